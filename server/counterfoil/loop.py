@@ -1,0 +1,136 @@
+"""The agent loop: ask the model, parse one action, pass it through the gate, repeat."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .actions import Action, FinalAction, ToolAction, parse_action
+from .errors import AgentError
+from .prompt import build_system_prompt
+from .workspace import Workspace
+
+Messages = list[dict[str, str]]
+IDENTICAL_ACTION_ERROR = "error: identical action loop detected"
+
+
+def initial_messages(task: str, system_prompt: str) -> Messages:
+    if not isinstance(task, str) or not task.strip():
+        raise ValueError("task must not be empty")
+    return [
+        {"role": "system", "content": system_prompt},
+        {"role": "user", "content": task},
+    ]
+
+
+@dataclass(frozen=True)
+class AgentLimits:
+    max_steps: int = 8
+    max_context_chars: int = 48_000
+    max_invalid_actions: int = 3
+    max_identical_actions: int = 2
+
+    def __post_init__(self) -> None:
+        for name in ("max_steps", "max_context_chars", "max_invalid_actions",
+                     "max_identical_actions"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"{name} must be a positive integer")
+
+
+@dataclass(frozen=True)
+class AgentEvent:
+    step: int
+    response: str
+    action: Action | None
+    result: str | None
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    completed: bool
+    reason: str
+    final: str | None
+    events: tuple[AgentEvent, ...] | list[AgentEvent]
+    modified_files: tuple[str, ...] = ()
+    error: str | None = None
+
+
+@dataclass
+class _Conversation:
+    messages: Messages
+    events: list[AgentEvent] = field(default_factory=list)
+
+    def context_chars(self) -> int:
+        return sum(len(message["content"]) for message in self.messages)
+
+    def record(self, event: AgentEvent, on_event: Callable[[AgentEvent], Any] | None) -> None:
+        self.events.append(event)
+        if on_event is not None:
+            on_event(event)
+
+
+def run_agent(
+    task: str,
+    generate: Callable[[Messages], str],
+    workspace: Workspace,
+    limits: AgentLimits | None = None,
+    on_event: Callable[[AgentEvent], Any] | None = None,
+    *,
+    should_stop: Callable[[], bool] | None = None,
+) -> AgentRun:
+    """Run until a final answer or a limit; `should_stop` is asked before each model call."""
+    limits = limits or AgentLimits()
+    conversation = _Conversation(initial_messages(task, build_system_prompt(workspace)))
+    invalid = 0
+    last_action: ToolAction | None = None
+    repeats = 0
+
+    def finish(completed: bool, reason: str, final: str | None = None,
+               error: str | None = None) -> AgentRun:
+        return AgentRun(completed, reason, final, tuple(conversation.events),
+                        workspace.modified_files, error)
+
+    for step in range(1, limits.max_steps + 1):
+        if should_stop is not None and should_stop():
+            return finish(False, "cancelled")
+        if conversation.context_chars() > limits.max_context_chars:
+            return finish(False, "context_limit")
+        try:
+            response = generate(list(conversation.messages))
+        except Exception as error:  # a model failure ends the run with its reason
+            return finish(False, "model_error", error=f"{type(error).__name__}: {error}")
+        if not isinstance(response, str):
+            return finish(False, "model_error", error="model returned a non-string response")
+        try:
+            action = parse_action(response, workspace.available_tools)
+        except AgentError as error:
+            result = f"error: {error}"
+            conversation.record(AgentEvent(step, response, None, result), on_event)
+            invalid += 1
+            conversation.messages += _turn(response, result)
+            if invalid >= limits.max_invalid_actions:
+                return finish(False, "invalid_action_limit")
+            continue
+        if isinstance(action, FinalAction):
+            conversation.record(AgentEvent(step, response, action, None), on_event)
+            conversation.messages.append({"role": "assistant", "content": response})
+            return finish(True, "completed", action.final)
+        repeats = repeats + 1 if action == last_action else 1
+        last_action = action
+        if repeats > limits.max_identical_actions:
+            conversation.record(AgentEvent(step, response, None, IDENTICAL_ACTION_ERROR),
+                                on_event)
+            return finish(False, "repeated_action_limit")
+        result = workspace.execute(action)
+        conversation.record(AgentEvent(step, response, action, result), on_event)
+        conversation.messages += _turn(response, result)
+    return finish(False, "step_limit")
+
+
+def _turn(response: str, result: str) -> Messages:
+    return [
+        {"role": "assistant", "content": response},
+        {"role": "user", "content": "Tool result:\n" + result},
+    ]

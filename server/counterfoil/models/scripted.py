@@ -1,0 +1,48 @@
+"""A model that replays recorded responses, for demos and tests that need no weights."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+SCRIPTED_PREFIX = "scripted:"
+
+
+class ScriptExhausted(RuntimeError):
+    """Raised when the run asks for more responses than the script holds."""
+
+
+class ScriptedModel:
+    """Returns the next recorded response on each call, whatever the messages say."""
+
+    def __init__(self, responses: Iterable[str], source: str = "script") -> None:
+        self._responses: Sequence[str] = tuple(responses)
+        self._next = 0
+        self.source = source
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "ScriptedModel":
+        """One raw model response per non-blank line."""
+        file = Path(path)
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise ValueError(f"could not read scripted responses from {file}: {error}") from None
+        responses = [line for line in text.splitlines() if line.strip()]
+        if not responses:
+            raise ValueError(f"scripted responses file {file} holds no responses")
+        return cls(responses, source=str(file))
+
+    @property
+    def remaining(self) -> int:
+        return len(self._responses) - self._next
+
+    def __call__(self, messages: list[dict[str, str]]) -> str:
+        if self._next >= len(self._responses):
+            raise ScriptExhausted(
+                f"scripted model ran out of responses after {len(self._responses)} "
+                f"(from {self.source})"
+            )
+        response = self._responses[self._next]
+        self._next += 1
+        return response

@@ -1,0 +1,49 @@
+"""What the agent may touch: one root, size limits, writes on or off, an exact-argv allowlist."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class ToolPolicy:
+    root: Path
+    max_file_bytes: int = 64 * 1024
+    max_list_entries: int = 200
+    allow_writes: bool = False
+    allowed_commands: tuple[tuple[str, ...], ...] = ()
+    max_write_bytes: int = 64 * 1024
+    command_timeout_seconds: float = 30.0
+
+    def __post_init__(self) -> None:
+        root = Path(self.root)
+        if not root.exists():
+            raise ValueError(f"workspace root does not exist: {root}")
+        if root.is_symlink():
+            raise ValueError(f"workspace root must not be a symlink: {root}")
+        if not root.is_dir():
+            raise ValueError(f"workspace root must be a directory: {root}")
+        object.__setattr__(self, "root", root.resolve())
+        for limit in (self.max_file_bytes, self.max_list_entries, self.max_write_bytes):
+            if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
+                raise ValueError("workspace limits must be positive integers")
+        if not isinstance(self.allow_writes, bool):
+            raise ValueError("allow_writes must be a boolean")
+        timeout = self.command_timeout_seconds
+        if (
+            not isinstance(timeout, (int, float))
+            or isinstance(timeout, bool)
+            or not math.isfinite(timeout)
+            or timeout <= 0
+        ):
+            raise ValueError("command timeout must be finite and positive")
+        commands = self.allowed_commands
+        if not isinstance(commands, tuple) or not all(isinstance(c, tuple) for c in commands):
+            raise ValueError("allowed commands must be a tuple of tuples")
+        for command in commands:
+            if not command or not all(
+                isinstance(part, str) and part and "\0" not in part for part in command
+            ):
+                raise ValueError("allowed commands must contain non-empty strings without NUL")

@@ -1,0 +1,50 @@
+"""The system prompt: the rules of the game, showing only the tools the policy enables."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
+
+TOOL_EXAMPLES: dict[str, dict[str, object]] = {
+    "list_files": {"tool": "list_files", "path": "."},
+    "read_file": {"tool": "read_file", "path": "app.py"},
+    "write_file": {"tool": "write_file", "path": "NOTES.md", "content": "text\n"},
+    "edit_file": {"tool": "edit_file", "path": "app.py", "old": "exact old text", "new": "new text"},
+    "run_command": {"tool": "run_command", "argv": ["python", "validate.py"]},
+}
+TOOL_ORDER = ("list_files", "read_file", "write_file", "edit_file", "run_command")
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def build_system_prompt(workspace: "Workspace") -> str:
+    tools = workspace.available_tools
+    commands = workspace.policy.allowed_commands
+    lines = [
+        "You are a coding agent working in one project folder. Inspect before you edit.",
+        "Reply with exactly one JSON object per turn and nothing else: no markdown, no prose.",
+        "Each turn is either one tool call or the final answer.",
+        "Tools (one example each):",
+    ]
+    for name in TOOL_ORDER:
+        if name not in tools:
+            continue
+        example = dict(TOOL_EXAMPLES[name])
+        if name == "run_command" and commands:
+            example["argv"] = list(commands[0])
+        lines.append(_compact(example))
+    lines.append('When you are done, reply {"final":"what you did and how it was checked"}.')
+    if "write_file" in tools:
+        lines.append("Read an existing file with read_file before you change it.")
+        lines.append("edit_file replaces old text that occurs exactly once in the file.")
+    if commands:
+        lines.append("Allowed commands (argv, exactly as listed):")
+        lines.extend(_compact(list(command)) for command in commands)
+    lines.append("Paths are relative to the project folder.")
+    lines.append("Never invent file contents: read them with read_file.")
+    return "\n".join(lines)
