@@ -1,0 +1,186 @@
+// The connection to `counterfoil serve`: starts it with the configured command, hands it the
+// settings, re-sends them on change, restarts it cleanly, and turns its notifications into events.
+
+import * as vscode from "vscode";
+import {
+  DidChangeConfigurationNotification,
+  LanguageClient,
+  type LanguageClientOptions,
+  type ServerOptions,
+  State,
+  TransportKind,
+} from "vscode-languageclient/node";
+import {
+  type AgentEvent,
+  type ConfirmParams,
+  type ConfirmResult,
+  Methods,
+  type ModelState,
+  type Receipt,
+} from "./protocol";
+import { readDaemonSettings, resolveServerCommand } from "./settings";
+
+export type ConfirmHandler = (params: ConfirmParams, token: vscode.CancellationToken) => Promise<ConfirmResult>;
+
+export class DaemonNotStarted extends Error {}
+
+export class DaemonClient implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private starting: Promise<LanguageClient> | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  private readonly eventEmitter = new vscode.EventEmitter<AgentEvent>();
+  private readonly receiptEmitter = new vscode.EventEmitter<Receipt>();
+  private readonly modelStateEmitter = new vscode.EventEmitter<ModelState>();
+  private readonly runningEmitter = new vscode.EventEmitter<boolean>();
+
+  /** One per agent step (`counterfoil/event`). */
+  readonly onEvent = this.eventEmitter.event;
+  /** One per new receipt (`counterfoil/receipt`). */
+  readonly onReceipt = this.receiptEmitter.event;
+  /** Model load and generation state (`counterfoil/modelState`). */
+  readonly onModelState = this.modelStateEmitter.event;
+  /** True when the daemon is up, false when it stopped (restart, crash, exit). */
+  readonly onRunning = this.runningEmitter.event;
+
+  constructor(
+    private readonly output: vscode.LogOutputChannel,
+    private readonly confirm: ConfirmHandler,
+  ) {
+    this.disposables.push(
+      this.eventEmitter,
+      this.receiptEmitter,
+      this.modelStateEmitter,
+      this.runningEmitter,
+      vscode.workspace.onDidChangeConfiguration((event) => this.onSettingsChanged(event)),
+    );
+  }
+
+  get isRunning(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** Starts the daemon unless it is running or starting; resolves when it answered `initialize`. */
+  async start(): Promise<LanguageClient> {
+    if (this.client && this.client.state === State.Running) {
+      return this.client;
+    }
+    if (!this.starting) {
+      this.starting = this.createAndStart().finally(() => {
+        this.starting = undefined;
+      });
+    }
+    return this.starting;
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client && client.state !== State.Stopped) {
+      try {
+        await client.stop(5000);
+      } catch (error) {
+        this.output.warn(`stopping the daemon: ${String(error)}`);
+      }
+    }
+    this.runningEmitter.fire(false);
+  }
+
+  async restart(): Promise<LanguageClient> {
+    this.output.info("restarting the daemon");
+    await this.stop();
+    return this.start();
+  }
+
+  async request<R>(method: string, params: object, token?: vscode.CancellationToken): Promise<R> {
+    const client = await this.start();
+    return token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params);
+  }
+
+  dispose(): void {
+    void this.stop();
+    for (const disposable of this.disposables) {
+      disposable.dispose();
+    }
+  }
+
+  private async createAndStart(): Promise<LanguageClient> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!folder) {
+      throw new DaemonNotStarted("Counterfoil needs an open folder: its root is the agent's workspace.");
+    }
+    const argv = resolveServerCommand(
+      vscode.workspace.getConfiguration("counterfoil").get("serverCommand"),
+      vscode.workspace.getConfiguration("python").get("defaultInterpreterPath"),
+    );
+    this.output.info(`starting the daemon: ${JSON.stringify(argv)} in ${folder.uri.fsPath}`);
+    const serverOptions: ServerOptions = {
+      command: argv[0],
+      args: argv.slice(1),
+      transport: TransportKind.stdio,
+      options: { cwd: folder.uri.fsPath, env: process.env },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [],
+      workspaceFolder: folder,
+      outputChannel: this.output,
+      traceOutputChannel: this.output,
+      initializationOptions: this.settings(),
+      middleware: {
+        workspace: {
+          // Settings go out in their own shape from onSettingsChanged, not the client's.
+          didChangeConfiguration: async () => undefined,
+        },
+      },
+    };
+    const client = new LanguageClient("counterfoil", "Counterfoil", serverOptions, clientOptions);
+    client.onRequest(Methods.confirm, (params: ConfirmParams, token: vscode.CancellationToken) =>
+      this.answerConfirm(params, token),
+    );
+    client.onNotification(Methods.event, (event: AgentEvent) => this.eventEmitter.fire(event));
+    client.onNotification(Methods.receipt, (receipt: Receipt) => this.receiptEmitter.fire(receipt));
+    client.onNotification(Methods.modelState, (state: ModelState) => this.modelStateEmitter.fire(state));
+    client.onDidChangeState(({ newState }) => {
+      this.runningEmitter.fire(newState === State.Running);
+    });
+    this.client = client;
+    try {
+      await client.start();
+    } catch (error) {
+      this.client = undefined;
+      throw new DaemonNotStarted(
+        `Could not start the Counterfoil daemon (${argv.join(" ")}): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    return client;
+  }
+
+  private async answerConfirm(params: ConfirmParams, token: vscode.CancellationToken): Promise<ConfirmResult> {
+    try {
+      const result = await this.confirm(params, token);
+      return { approved: result.approved === true };
+    } catch (error) {
+      this.output.error(`answering confirm for ${params?.toolCallId}: ${String(error)}`);
+      return { approved: false };
+    }
+  }
+
+  private settings(): object {
+    return readDaemonSettings(vscode.workspace.getConfiguration("counterfoil"));
+  }
+
+  private onSettingsChanged(event: vscode.ConfigurationChangeEvent): void {
+    if (!this.client) {
+      return;
+    }
+    if (event.affectsConfiguration("counterfoil.serverCommand") || event.affectsConfiguration("python.defaultInterpreterPath")) {
+      void this.restart().catch((error) => this.output.error(String(error)));
+      return;
+    }
+    if (event.affectsConfiguration("counterfoil") && this.client.state === State.Running) {
+      void this.client
+        .sendNotification(DidChangeConfigurationNotification.type, { settings: { counterfoil: this.settings() } })
+        .catch((error) => this.output.error(`sending settings: ${String(error)}`));
+    }
+  }
+}

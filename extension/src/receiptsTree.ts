@@ -1,0 +1,88 @@
+// The receipts view: one node per receipt, live on `counterfoil/receipt`, with a warning node
+// when the log is broken. Node shapes come from receiptNodes.ts.
+
+import * as vscode from "vscode";
+import type { Receipt, ReceiptsResult, VerifyResult } from "./protocol";
+import { type ReceiptNode, receiptRoots } from "./receiptNodes";
+
+export class ReceiptsTree implements vscode.TreeDataProvider<ReceiptNode>, vscode.Disposable {
+  private receipts: Receipt[] = [];
+  private loadProblem: string | null = null;
+  private verifyProblem: string | null = null;
+  private path: string | null = null;
+  private readonly changed = new vscode.EventEmitter<ReceiptNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+
+  constructor(private readonly root: () => vscode.Uri | undefined) {}
+
+  /** Receipts currently shown, in log order. */
+  get shown(): readonly Receipt[] {
+    return this.receipts;
+  }
+
+  get logPath(): string | null {
+    return this.path;
+  }
+
+  /** Replaces the contents with the daemon's answer to `counterfoil/receipts`. */
+  load(result: ReceiptsResult): void {
+    this.receipts = [...result.receipts];
+    this.path = result.logPath;
+    this.loadProblem = result.error;
+    this.verifyProblem = null;
+    this.changed.fire(undefined);
+  }
+
+  add(receipt: Receipt): void {
+    if (this.receipts.some((known) => known.receipt_id === receipt.receipt_id)) {
+      return;
+    }
+    this.receipts.push(receipt);
+    this.changed.fire(undefined);
+  }
+
+  showVerification(result: VerifyResult): void {
+    this.verifyProblem = result.ok ? null : (result.error ?? "the receipt log does not verify");
+    this.changed.fire(undefined);
+  }
+
+  showProblem(message: string): void {
+    this.loadProblem = message;
+    this.changed.fire(undefined);
+  }
+
+  getTreeItem(node: ReceiptNode): vscode.TreeItem {
+    const item = new vscode.TreeItem(
+      node.label,
+      node.children.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+    );
+    item.id = node.id;
+    item.description = node.description;
+    item.tooltip = node.tooltip;
+    item.contextValue = node.contextValue;
+    if (node.icon) {
+      item.iconPath = new vscode.ThemeIcon(node.icon.id, node.icon.color ? new vscode.ThemeColor(node.icon.color) : undefined);
+    }
+    const root = this.root();
+    if (node.openPath && root) {
+      item.command = {
+        command: "vscode.open",
+        title: "Open File",
+        arguments: [vscode.Uri.joinPath(root, node.openPath)],
+      };
+    }
+    return item;
+  }
+
+  getChildren(node?: ReceiptNode): ReceiptNode[] {
+    if (node) {
+      return node.children;
+    }
+    const problems = [this.loadProblem, this.verifyProblem].filter((problem): problem is string => !!problem);
+    return receiptRoots(this.receipts, problems.length > 0 ? problems.join("; ") : null);
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}

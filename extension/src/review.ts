@@ -1,0 +1,304 @@
+// Approvals: an edit is shown as a diff of the current file against a read-only proposal
+// document with Accept and Reject in the editor title; a command is shown in a modal with its
+// exact argv and cwd. Anything but an explicit Accept answers No.
+
+import { createHash } from "node:crypto";
+import * as vscode from "vscode";
+import type { CommandPreview, ConfirmParams, ConfirmResult, EditPreview } from "./protocol";
+import {
+  ProposalError,
+  commandDetail,
+  diffTitle,
+  proposalSubject,
+  proposedText,
+  readEditProposal,
+} from "./proposal";
+
+export const PROPOSAL_SCHEME = "counterfoil-proposal";
+const PENDING_CONTEXT = "counterfoil.approvalPending";
+
+/** Read-only documents holding proposed file contents, keyed by URI. */
+export class ProposalDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
+  private readonly texts = new Map<string, string>();
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  set(uri: vscode.Uri, text: string): void {
+    this.texts.set(uri.toString(), text);
+    this.changed.fire(uri);
+  }
+
+  delete(uri: vscode.Uri): void {
+    this.texts.delete(uri.toString());
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.toString()) ?? "";
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+/** The proposal document's URI: keeps the file name (for highlighting) and the call id. */
+export function proposalUri(path: string, toolCallId: string, side: "proposed" | "empty" = "proposed"): vscode.Uri {
+  return vscode.Uri.from({
+    scheme: PROPOSAL_SCHEME,
+    path: `/${path.replace(/^\/+/, "")}`,
+    query: `call=${encodeURIComponent(toolCallId)}&side=${side}`,
+  });
+}
+
+interface PendingApproval {
+  toolCallId: string;
+  subject: string;
+  /** The proposal side of the diff, for edits. */
+  documentUri?: vscode.Uri;
+  settle(approved: boolean, reason: string): void;
+}
+
+export class ReviewController implements vscode.Disposable {
+  readonly documents = new ProposalDocuments();
+  private readonly pending = new Map<string, PendingApproval>();
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly log: vscode.LogOutputChannel,
+    private readonly confirmTimeoutSeconds: () => number,
+  ) {
+    this.disposables.push(
+      this.documents,
+      vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, this.documents),
+      vscode.window.tabGroups.onDidChangeTabs((event) => {
+        for (const tab of event.closed) {
+          this.onTabClosed(tab);
+        }
+      }),
+    );
+  }
+
+  /** Tool call ids waiting for an answer, oldest first. */
+  get pendingIds(): string[] {
+    return [...this.pending.keys()];
+  }
+
+  /** Answers a `counterfoil/confirm` request. */
+  async confirm(params: ConfirmParams, token: vscode.CancellationToken): Promise<ConfirmResult> {
+    const preview = params.preview;
+    if (preview?.kind === "edit") {
+      return { approved: await this.confirmEdit(params, preview, token) };
+    }
+    if (preview?.kind === "command") {
+      return { approved: await this.confirmCommand(params, preview, token) };
+    }
+    this.log.warn(`confirm ${params.toolCallId}: no preview to show; answering No`);
+    void vscode.window.showWarningMessage(
+      `Counterfoil rejected ${params.tool} (${params.toolCallId}): the daemon sent nothing to review.`,
+    );
+    return { approved: false };
+  }
+
+  /** Accepts the approval for `target` (a proposal URI or call id), else the only or latest one. */
+  accept(target?: unknown): boolean {
+    return this.answer(target, true, "accepted");
+  }
+
+  reject(target?: unknown): boolean {
+    return this.answer(target, false, "rejected");
+  }
+
+  /** Answers No to everything pending, e.g. when the daemon restarts. */
+  rejectAll(reason: string): void {
+    for (const approval of [...this.pending.values()]) {
+      approval.settle(false, reason);
+    }
+  }
+
+  dispose(): void {
+    this.rejectAll("the extension was deactivated");
+    for (const disposable of this.disposables) {
+      disposable.dispose();
+    }
+  }
+
+  private answer(target: unknown, approved: boolean, reason: string): boolean {
+    const approval = this.find(target);
+    if (!approval) {
+      void vscode.window.showInformationMessage("Counterfoil has no proposal waiting for an answer.");
+      return false;
+    }
+    approval.settle(approved, reason);
+    return true;
+  }
+
+  private find(target: unknown): PendingApproval | undefined {
+    if (typeof target === "string") {
+      return this.pending.get(target);
+    }
+    if (target instanceof vscode.Uri) {
+      return [...this.pending.values()].find((approval) => approval.documentUri?.toString() === target.toString());
+    }
+    const active = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    if (active instanceof vscode.TabInputTextDiff) {
+      const match = this.find(active.modified);
+      if (match) {
+        return match;
+      }
+    }
+    const all = [...this.pending.values()];
+    return all[all.length - 1];
+  }
+
+  private onTabClosed(tab: vscode.Tab): void {
+    if (!(tab.input instanceof vscode.TabInputTextDiff) || tab.input.modified.scheme !== PROPOSAL_SCHEME) {
+      return;
+    }
+    const approval = this.find(tab.input.modified);
+    approval?.settle(false, "the diff was closed");
+  }
+
+  /**
+   * Registers an approval and resolves with the answer: Accept, Reject, closing, a timeout,
+   * the daemon cancelling the request, or a restart. Only Accept resolves true.
+   */
+  private waitForAnswer(
+    params: ConfirmParams,
+    token: vscode.CancellationToken,
+    documentUri?: vscode.Uri,
+  ): { answer: Promise<boolean>; approval: PendingApproval } {
+    let resolve!: (approved: boolean) => void;
+    const answer = new Promise<boolean>((done) => {
+      resolve = done;
+    });
+    const subject = proposalSubject(params);
+    const timeoutSeconds = this.confirmTimeoutSeconds();
+    const timer = setTimeout(() => approval.settle(false, `no answer within ${timeoutSeconds} s`), timeoutSeconds * 1000);
+    const cancellation = token.onCancellationRequested(() => approval.settle(false, "the daemon withdrew the request"));
+    const approval: PendingApproval = {
+      toolCallId: params.toolCallId,
+      subject,
+      documentUri,
+      settle: (approved, reason) => {
+        if (this.pending.get(params.toolCallId) !== approval) {
+          return;
+        }
+        this.pending.delete(params.toolCallId);
+        clearTimeout(timer);
+        cancellation.dispose();
+        void vscode.commands.executeCommand("setContext", PENDING_CONTEXT, this.pending.size > 0);
+        this.log.info(`${params.toolCallId} ${subject}: ${approved ? "approved" : "not approved"} (${reason})`);
+        if (!approved && reason !== "rejected") {
+          void vscode.window.showWarningMessage(`Counterfoil rejected ${subject} (${params.toolCallId}): ${reason}.`);
+        }
+        resolve(approved);
+      },
+    };
+    this.pending.get(params.toolCallId)?.settle(false, "the daemon asked again");
+    this.pending.set(params.toolCallId, approval);
+    void vscode.commands.executeCommand("setContext", PENDING_CONTEXT, true);
+    if (token.isCancellationRequested) {
+      approval.settle(false, "the daemon withdrew the request");
+    }
+    return { answer, approval };
+  }
+
+  private async confirmEdit(params: ConfirmParams, preview: EditPreview, token: vscode.CancellationToken): Promise<boolean> {
+    const refuse = (reason: string): false => {
+      this.log.warn(`${params.toolCallId} ${params.tool} ${preview.path}: refused (${reason})`);
+      void vscode.window.showWarningMessage(`Counterfoil rejected ${params.tool} ${preview.path} (${params.toolCallId}): ${reason}`);
+      return false;
+    };
+    let target: vscode.Uri;
+    let text: string;
+    let createsFile: boolean;
+    try {
+      const proposal = readEditProposal(preview.edit);
+      target = vscode.Uri.parse(proposal.targetUri, true);
+      createsFile = proposal.createsFile;
+      const dirty = vscode.workspace.textDocuments.find(
+        (document) => document.isDirty && document.uri.toString() === target.toString(),
+      );
+      if (dirty) {
+        return refuse(`${preview.path} has unsaved changes in the editor. Save or revert them, then ask again.`);
+      }
+      const base = createsFile ? "" : new TextDecoder("utf-8").decode(await vscode.workspace.fs.readFile(target));
+      text = proposedText(proposal, base);
+    } catch (error) {
+      const message = error instanceof ProposalError || error instanceof Error ? error.message : String(error);
+      return refuse(`the proposal could not be shown: ${message}`);
+    }
+    const digest = createHash("sha256").update(text, "utf8").digest("hex");
+    if (digest !== preview.proposedSha256) {
+      return refuse("the proposed text does not match the digest the daemon would write.");
+    }
+
+    const right = proposalUri(preview.path, params.toolCallId);
+    const left = createsFile ? proposalUri(preview.path, params.toolCallId, "empty") : target;
+    this.documents.set(right, text);
+    if (createsFile) {
+      this.documents.set(left, "");
+    }
+    const { answer, approval } = this.waitForAnswer(params, token, right);
+    await vscode.commands.executeCommand("vscode.diff", left, right, diffTitle(params, preview), { preview: false });
+    void vscode.window
+      .showInformationMessage(`Counterfoil proposes ${approval.subject} (${params.toolCallId}).`, "Accept", "Reject")
+      .then((choice) => {
+        if (choice === "Accept") {
+          approval.settle(true, "accepted");
+        } else if (choice === "Reject") {
+          approval.settle(false, "rejected");
+        }
+      });
+
+    const approved = await answer;
+    await this.closeDiff(right);
+    this.documents.delete(right);
+    this.documents.delete(left);
+    if (approved) {
+      void this.revealWhenWritten(target, preview.proposedSha256);
+    }
+    return approved;
+  }
+
+  private async confirmCommand(params: ConfirmParams, preview: CommandPreview, token: vscode.CancellationToken): Promise<boolean> {
+    const { answer, approval } = this.waitForAnswer(params, token);
+    void vscode.window
+      .showWarningMessage(
+        `Counterfoil wants to run a command (${params.toolCallId})`,
+        { modal: true, detail: commandDetail(preview) },
+        "Accept",
+        "Reject",
+      )
+      .then((choice) => approval.settle(choice === "Accept", choice === "Accept" ? "accepted" : "rejected"));
+    return answer;
+  }
+
+  private async closeDiff(right: vscode.Uri): Promise<void> {
+    const tabs = vscode.window.tabGroups.all.flatMap((group) => group.tabs);
+    const open = tabs.filter(
+      (tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === right.toString(),
+    );
+    if (open.length > 0) {
+      await vscode.window.tabGroups.close(open);
+    }
+  }
+
+  /** After Accept the daemon writes the file; show it once the bytes on disk are the approved ones. */
+  private async revealWhenWritten(target: vscode.Uri, digest: string): Promise<void> {
+    const deadline = Date.now() + 15_000;
+    while (Date.now() < deadline) {
+      try {
+        const bytes = await vscode.workspace.fs.readFile(target);
+        if (createHash("sha256").update(bytes).digest("hex") === digest) {
+          await vscode.window.showTextDocument(target, { preview: false });
+          return;
+        }
+      } catch {
+        // Not written yet (a new file); keep waiting.
+      }
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    this.log.warn(`${target.fsPath} did not reach the approved content within 15 s`);
+  }
+}

@@ -1,0 +1,78 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import type { Receipt } from "../../src/protocol";
+import { receiptFile, receiptLabel, receiptNode, receiptRoots } from "../../src/receiptNodes";
+
+const edit: Receipt = {
+  receipt_id: "a".repeat(64),
+  tool_call_id: "call-1",
+  tool: "edit_file",
+  arguments: { path: "app.py", old: "1", new: "2" },
+  exit_state: "ok",
+  result: "edited app.py",
+  changed_artifacts: ["app.py"],
+};
+
+const validation: Receipt = {
+  receipt_id: "b".repeat(64),
+  tool_call_id: "call-2",
+  tool: "run_command",
+  arguments: { argv: ["python", "-m", "pytest", "tests/test_math.py", "-q"] },
+  exit_state: "error",
+  result: "status: 1\noutput:\nF\n1 failed",
+  changed_artifacts: [],
+};
+
+describe("receipt nodes", () => {
+  test("an edit receipt is labelled with its call id, tool and path", () => {
+    assert.equal(receiptLabel(edit), "call-1 · edit_file app.py");
+  });
+
+  test("a command receipt is labelled with its argv", () => {
+    assert.equal(receiptLabel(validation), "call-2 · run_command python -m pytest tests/test_math.py -q");
+  });
+
+  test("the icon follows the tool, and a failed receipt shows an error icon", () => {
+    assert.deepEqual(receiptNode(edit).icon, { id: "edit", color: "testing.iconPassed" });
+    assert.deepEqual(receiptNode(validation).icon, { id: "error", color: "testing.iconFailed" });
+    assert.equal(receiptNode({ ...validation, exit_state: "ok" }).icon?.id, "terminal");
+  });
+
+  test("children show arguments, result, artifacts and receipt id", () => {
+    const node = receiptNode(edit);
+    assert.deepEqual(
+      node.children.map((child) => child.label),
+      ["arguments", "result", "artifacts", "receipt id"],
+    );
+    assert.equal(node.children[0].description, '{"path":"app.py","old":"1","new":"2"}');
+    assert.equal(node.children[1].description, "edited app.py");
+    assert.deepEqual(node.children[2].children.map((artifact) => artifact.openPath), ["app.py"]);
+    assert.equal(node.children[3].description, edit.receipt_id);
+  });
+
+  test("the result child shows the first line and keeps the whole text in the tooltip", () => {
+    const result = receiptNode(validation).children[1];
+    assert.equal(result.description, "status: 1");
+    assert.equal(result.tooltip, validation.result);
+  });
+
+  test("clicking an edit receipt opens its file; a command receipt opens nothing", () => {
+    assert.equal(receiptNode(edit).openPath, "app.py");
+    assert.equal(receiptFile(validation), undefined);
+    assert.equal(receiptNode(validation).openPath, undefined);
+  });
+
+  test("node ids are unique across receipts and their children", () => {
+    const ids = receiptRoots([edit, validation], null).flatMap((node) => [node.id, ...node.children.map((child) => child.id)]);
+    assert.equal(new Set(ids).size, ids.length);
+  });
+
+  test("a broken log shows as a warning node above the receipts", () => {
+    const roots = receiptRoots([edit], "line 3: receipt digest does not match its contents");
+    assert.equal(roots.length, 2);
+    assert.equal(roots[0].contextValue, "logProblem");
+    assert.equal(roots[0].icon?.id, "warning");
+    assert.equal(roots[0].description, "line 3: receipt digest does not match its contents");
+    assert.equal(roots[1].label, "call-1 · edit_file app.py");
+  });
+});
