@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .errors import ModelLoadError
 from .progress import ModelProgress
 from .scripted import SCRIPTED_PREFIX, ScriptedModel, ScriptExhausted
 
@@ -17,6 +18,7 @@ Generate = Callable[[list[dict[str, str]]], str]
 
 __all__ = [
     "Generate",
+    "ModelLoadError",
     "ModelProgress",
     "ScriptExhausted",
     "ScriptedModel",
@@ -30,6 +32,8 @@ def load_generate(spec: str, **options: Any) -> Generate:
     Options understood by MLX models (ignored by scripted ones): `max_tokens`,
     `enable_thinking`, `device` ("cpu" | "gpu" | None), `constrain`,
     `available_tools`, `allowed_commands`, `on_token(text)`, `on_progress(ModelProgress)`.
+    An MLX model that cannot be loaded (MLX missing, unknown name, failed download) raises
+    `ModelLoadError` with a one-line message. See `counterfoil.models.mlx`.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError("model spec must be a non-empty string")

@@ -1,0 +1,316 @@
+"""Decoding constrained to one valid action: an mlx-lm logits processor built on llguidance.
+
+The grammar is the JSON schema of the *enabled* tools (and `{"final": …}`), in the compact
+form `parse_action` reads, so a tool the policy disabled cannot even be spelled and, when
+commands are allowlisted, `argv` can only be one of the allowed arrays. The mask is computed
+on the CPU through llguidance's numpy bitmask path and applied with `mx.where`, so it works the
+same on CPU, Metal and CUDA builds.
+
+Two things a plain grammar cannot promise are handled here as well: a response must be
+complete within `max_tokens` (near the end of the budget the processor steers to the shortest
+closing of the object), and with thinking enabled an optional `<think>…</think>` block may
+precede the action.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+ALL_TOOLS = ("list_files", "read_file", "write_file", "edit_file", "run_command")
+
+# A single token can lengthen the shortest closing by at most this many tokens (an open
+# `\u` escape or a partial UTF-8 character), so forcing starts with this much slack left.
+_CLOSING_SLACK = 6
+# Bytes tried, in order, when no byte is forced: close strings, objects, arrays first.
+_CLOSING_PREFERENCE = (
+    b'"}],0a'
+    + bytes(range(0x80, 0xC0))
+    + bytes(byte for byte in range(256) if byte not in b'"}],0a' and not 0x80 <= byte < 0xC0)
+)
+
+
+def action_schema(
+    available_tools: Iterable[str] | None = None,
+    allowed_commands: Sequence[Sequence[str]] | None = None,
+) -> dict[str, Any]:
+    """The JSON schema of one action for the enabled tools, keys in the order models see."""
+    enabled = set(ALL_TOOLS if available_tools is None else available_tools)
+    unknown = enabled - set(ALL_TOOLS)
+    if unknown:
+        raise ValueError(f"unknown tools: {', '.join(sorted(unknown))}")
+    string = {"type": "string"}
+    arguments: dict[str, dict[str, Any]] = {
+        "list_files": {"path": string},
+        "read_file": {"path": string},
+        "write_file": {"path": string, "content": string},
+        "edit_file": {"path": string, "old": string, "new": string},
+        "run_command": {"argv": _argv_schema(allowed_commands)},
+    }
+    choices: list[dict[str, Any]] = []
+    for tool in ALL_TOOLS:
+        if tool not in enabled:
+            continue
+        properties = {"tool": {"const": tool}, **arguments[tool]}
+        required = ["tool"] if tool == "list_files" else list(properties)
+        choices.append(
+            {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
+            }
+        )
+    choices.append(
+        {
+            "type": "object",
+            "properties": {"final": string},
+            "required": ["final"],
+            "additionalProperties": False,
+        }
+    )
+    return {"anyOf": choices}
+
+
+def _argv_schema(allowed_commands: Sequence[Sequence[str]] | None) -> dict[str, Any]:
+    if allowed_commands:
+        return {"anyOf": [{"const": list(argv)} for argv in allowed_commands]}
+    return {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}
+
+
+def action_grammar(
+    available_tools: Iterable[str] | None = None,
+    allowed_commands: Sequence[Sequence[str]] | None = None,
+) -> str:
+    """The llguidance grammar for `action_schema`: compact JSON, no whitespace."""
+    from llguidance import LLMatcher
+
+    return str(
+        LLMatcher.grammar_from_json_schema(
+            action_schema(available_tools, allowed_commands),
+            defaults={"whitespace_flexible": False, "item_separator": ",", "key_separator": ":"},
+        )
+    )
+
+
+def llguidance_tokenizer(tokenizer: Any, vocab_size: int) -> Any:
+    """An llguidance tokenizer for an mlx-lm `TokenizerWrapper`, sized to the model's logits."""
+    import llguidance.hf
+
+    hf_tokenizer = getattr(tokenizer, "_tokenizer", tokenizer)
+    return llguidance.hf.from_tokenizer(
+        hf_tokenizer, n_vocab=vocab_size, eos_token=sorted(tokenizer.eos_token_ids)
+    )
+
+
+class ActionGrammar:
+    """One compiled action grammar for one tokenizer; hands out a processor per response."""
+
+    def __init__(
+        self,
+        tokenizer: Any,
+        vocab_size: int,
+        available_tools: Iterable[str] | None = None,
+        allowed_commands: Sequence[Sequence[str]] | None = None,
+        *,
+        ll_tokenizer: Any = None,
+    ) -> None:
+        from llguidance import LLMatcher
+
+        self.vocab_size = vocab_size
+        self.ll_tokenizer = ll_tokenizer or llguidance_tokenizer(tokenizer, vocab_size)
+        self.grammar = action_grammar(available_tools, allowed_commands)
+        self._matcher = LLMatcher(self.ll_tokenizer, self.grammar, log_level=0)
+        if self._matcher.is_error():
+            raise ValueError(f"action grammar is invalid: {self._matcher.get_error()}")
+        self.eos_token_ids = tuple(sorted(tokenizer.eos_token_ids))
+        self.think_start_id = _single_token(tokenizer, "think_start_id")
+        self.think_end_id = _single_token(tokenizer, "think_end_id")
+        self.byte_tokens: dict[int, int] = {}
+        for byte in range(256):
+            ids = self.ll_tokenizer.tokenize_bytes(bytes([byte]))
+            if len(ids) == 1:
+                self.byte_tokens[byte] = ids[0]
+
+    def processor(self, max_tokens: int, *, allow_thinking: bool = False) -> ActionConstraint:
+        """A fresh logits processor for one response of at most `max_tokens` tokens."""
+        matcher = self._matcher.deep_copy()
+        matcher.reset()
+        thinking = allow_thinking and None not in (self.think_start_id, self.think_end_id)
+        return ActionConstraint(self, matcher, max_tokens, allow_thinking=thinking)
+
+
+def _single_token(tokenizer: Any, attribute: str) -> int | None:
+    try:
+        value = getattr(tokenizer, attribute, None)
+    except ValueError:
+        return None
+    return value if isinstance(value, int) else None
+
+
+class ActionConstraint:
+    """An mlx-lm logits processor: `processor(tokens, logits) -> logits`.
+
+    mlx-lm passes `tokens` = the prompt suffix it was given followed by every token generated
+    so far (never the cached prefix), one step ahead of what it yields, and calls once more
+    after EOS. The first call therefore fixes the prompt length; later calls feed the new
+    tail to the matcher.
+    """
+
+    def __init__(
+        self, grammar: ActionGrammar, matcher: Any, max_tokens: int, *, allow_thinking: bool
+    ) -> None:
+        import numpy as np
+        from llguidance.numpy import allocate_token_bitmask
+
+        self._grammar = grammar
+        self._matcher = matcher
+        self._max_tokens = max_tokens
+        self._phase = "start" if allow_thinking else "action"
+        self._prompt_length: int | None = None
+        self._generated = 0
+        self._bitmask = allocate_token_bitmask(1, grammar.vocab_size)
+        self._np = np
+        self._next_closing_check = 0
+        self._closing_plan: list[int] | None = None
+        self.error: str | None = None
+        # Thinking may use the budget up to this many tokens before the action must start.
+        self._action_reserve = min(max(max_tokens // 2, 1), 256)
+
+    @property
+    def generated(self) -> int:
+        return self._generated
+
+    def __call__(self, tokens: Any, logits: Any) -> Any:
+        if self._prompt_length is None:
+            self._prompt_length = int(tokens.shape[0])
+        else:
+            start = self._prompt_length + self._generated
+            if int(tokens.shape[0]) > start:
+                for token in tokens[start:].tolist():
+                    self._advance(int(token))
+        allowed = self._allowed_tokens()
+        if allowed is None:
+            return logits
+        import mlx.core as mx
+
+        return mx.where(allowed, logits, mx.array(-float("inf"), dtype=logits.dtype))
+
+    def _advance(self, token: int) -> None:
+        self._generated += 1
+        if self._phase == "start":
+            if token == self._grammar.think_start_id:
+                self._phase = "thinking"
+                return
+            self._phase = "action"
+        if self._phase == "thinking":
+            if token == self._grammar.think_end_id:
+                self._phase = "action"
+            return
+        if self._phase != "action":
+            return
+        if self._matcher.is_stopped():
+            self._phase = "done"
+            return
+        if self._closing_plan:
+            if self._closing_plan[0] == token:
+                self._closing_plan.pop(0)
+            else:
+                self._closing_plan = None
+        if not self._matcher.consume_token(token):
+            self.error = self._matcher.get_error() or f"token {token} rejected"
+            self._phase = "done"
+
+    def _allowed_tokens(self) -> Any:
+        import mlx.core as mx
+
+        remaining = self._max_tokens - self._generated
+        if self._phase == "done":
+            return None
+        if self._phase == "thinking":
+            if remaining <= self._action_reserve:
+                return self._only(self._grammar.think_end_id)
+            return self._thinking_mask()
+        if self._matcher.is_stopped():
+            return self._only(*self._grammar.eos_token_ids)
+        forced = self._closing_token(remaining)
+        if forced is not None:
+            return self._only(forced)
+        from llguidance.numpy import fill_next_token_bitmask
+
+        fill_next_token_bitmask(self._matcher, self._bitmask)
+        bits = self._np.unpackbits(self._bitmask.view(self._np.uint8), bitorder="little")
+        allowed = bits[: self._grammar.vocab_size].view(self._np.bool_)
+        if self._phase == "start":
+            allowed = allowed.copy()
+            allowed[self._grammar.think_start_id] = True
+        return mx.array(allowed)
+
+    def _only(self, *token_ids: int | None) -> Any:
+        import mlx.core as mx
+
+        positions = mx.arange(self._grammar.vocab_size)
+        allowed = mx.zeros(positions.shape, dtype=mx.bool_)
+        for token in token_ids:
+            if token is not None:
+                allowed = allowed | (positions == token)
+        return allowed
+
+    def _thinking_mask(self) -> Any:
+        import mlx.core as mx
+
+        blocked = [*self._grammar.eos_token_ids, self._grammar.think_start_id]
+        allowed = self._np.ones(self._grammar.vocab_size, dtype=self._np.bool_)
+        allowed[[token for token in blocked if token is not None]] = False
+        return mx.array(allowed)
+
+    def _closing_token(self, remaining: int) -> int | None:
+        """The next token of the shortest closing once the budget leaves no more room."""
+        if self._closing_plan:
+            return self._closing_plan[0]
+        if self._generated < self._next_closing_check:
+            return None
+        plan = self.closing_plan()
+        if plan is None:
+            return None
+        if len(plan) + _CLOSING_SLACK >= remaining and plan:
+            self._closing_plan = plan
+            return plan[0]
+        # The shortest closing grows by at most _CLOSING_SLACK - 1 tokens a step while the
+        # budget shrinks by one, so the next check can wait this many steps.
+        self._next_closing_check = self._generated + max(
+            1, (remaining - len(plan) - _CLOSING_SLACK) // _CLOSING_SLACK
+        )
+        return None
+
+    def closing_plan(self) -> list[int] | None:
+        """Tokens that complete the action from here: forced bytes, else the first byte
+        (quote, brace, bracket first) the grammar accepts, until the matcher accepts."""
+        matcher = self._matcher.deep_copy()
+        closing = bytearray()
+        byte_tokens = self._grammar.byte_tokens
+        for _ in range(4096):
+            if matcher.is_accepting():
+                break
+            forced = matcher.compute_ff_bytes()
+            if forced and all(byte in byte_tokens for byte in forced):
+                if matcher.consume_tokens([byte_tokens[byte] for byte in forced]):
+                    closing += forced
+                    continue
+                return None
+            for byte in _CLOSING_PREFERENCE:
+                token = byte_tokens.get(byte)
+                if token is not None and matcher.validate_tokens([token]) == 1:
+                    matcher.consume_token(token)
+                    closing.append(byte)
+                    break
+            else:
+                return None
+        else:
+            return None
+        if not closing:
+            return []
+        tokens = list(self._grammar.ll_tokenizer.tokenize_bytes(bytes(closing)))
+        if self._matcher.validate_tokens(tokens) == len(tokens):
+            return tokens
+        return [byte_tokens[byte] for byte in closing]

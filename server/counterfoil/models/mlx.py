@@ -1,0 +1,322 @@
+"""A local MLX model as a `generate(messages) -> str` callable.
+
+Loading goes through `mlx_lm.load`; each call applies the chat template, reuses the KV cache
+of the previous turn for the shared token prefix, streams tokens to a callback, and (by
+default) constrains the response to one valid action. mlx, mlx-lm and llguidance are
+imported here only, when an MLX model is chosen.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ModelLoadError
+from .model_names import ModelSource, resolve_model
+from .progress import ModelProgress
+
+ProgressCallback = Callable[[ModelProgress], None]
+TokenCallback = Callable[[str], None]
+
+PROGRESS_EVERY_TOKENS = 8
+PROGRESS_EVERY_SECONDS = 0.25
+
+
+@dataclass(frozen=True)
+class GenerationStats:
+    """What one call cost: the prompt, the part of it prefilled, and what was generated."""
+
+    prompt_tokens: int
+    prefilled_tokens: int
+    generated_tokens: int
+    finish_reason: str
+    seconds: float
+    token_ids: tuple[int, ...]
+
+
+class LoadedModel:
+    """Weights and tokenizer loaded once per (model, device), shared by generate callables."""
+
+    def __init__(self, source: ModelSource, model: Any, tokenizer: Any, config: dict[str, Any],
+                 stream: Any) -> None:
+        self.source = source
+        self.model = model
+        self.tokenizer = tokenizer
+        self.vocab_size = _vocab_size(config, tokenizer)
+        self.stream = stream
+        self.lock = threading.Lock()
+        self._ll_tokenizer: Any = None
+
+    def action_grammar(
+        self, available_tools: Iterable[str] | None, allowed_commands: Sequence[Sequence[str]]
+    ) -> Any:
+        try:
+            from .constrained import ActionGrammar, llguidance_tokenizer
+
+            if self._ll_tokenizer is None:
+                self._ll_tokenizer = llguidance_tokenizer(self.tokenizer, self.vocab_size)
+        except ImportError:
+            raise ModelLoadError(
+                "constrained decoding needs llguidance: pip install 'counterfoil[mlx]', "
+                "or turn it off with --no-constrain"
+            ) from None
+        return ActionGrammar(
+            self.tokenizer,
+            self.vocab_size,
+            available_tools,
+            allowed_commands,
+            ll_tokenizer=self._ll_tokenizer,
+        )
+
+
+def _vocab_size(config: dict[str, Any], tokenizer: Any) -> int:
+    for section in (config, config.get("text_config") or {}):
+        size = section.get("vocab_size")
+        if isinstance(size, int) and size > 0:
+            return size
+    return len(tokenizer)
+
+
+_loaded: dict[tuple[str, str | None], LoadedModel] = {}
+_load_lock = threading.Lock()
+
+
+def load_model(
+    spec: str, *, device: str | None = None, on_progress: ProgressCallback | None = None
+) -> LoadedModel:
+    """Load `spec` once per device; later calls return the same weights."""
+    source = resolve_model(spec)
+    if device not in (None, "cpu", "gpu"):
+        raise ModelLoadError(f"unknown device {device!r}: use cpu or gpu")
+    key = (source.location, device)
+    with _load_lock:
+        loaded = _loaded.get(key)
+        if loaded is None:
+            _report(on_progress, ModelProgress("loading", message=f"loading {source.location}"))
+            try:
+                loaded = _load(source, device)
+            except ModelLoadError as error:
+                _report(on_progress, ModelProgress("error", message=str(error)))
+                raise
+            _loaded[key] = loaded
+    _report(on_progress, ModelProgress("ready", message=f"{source.spec} ready"))
+    return loaded
+
+
+def _load(source: ModelSource, device: str | None) -> LoadedModel:
+    try:
+        import mlx.core as mx
+        from mlx_lm import load
+    except ImportError:
+        raise ModelLoadError(
+            "MLX is not installed: pip install 'counterfoil[mlx]' "
+            "(mlx on Apple silicon, mlx[cpu] or mlx[cuda] on Linux)"
+        ) from None
+    stream = None
+    if device is not None:
+        target = mx.cpu if device == "cpu" else mx.gpu
+        if not mx.is_available(target):
+            raise ModelLoadError(
+                f"this MLX build has no {device.upper()} backend; use --device cpu, "
+                "or install mlx (Apple silicon) or mlx[cuda] (NVIDIA)"
+            )
+        mx.set_default_device(target)
+        stream = mx.new_stream(target)
+    try:
+        model, tokenizer, config = load(source.location, return_config=True)
+    except Exception as error:  # mlx-lm and huggingface_hub raise many kinds
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+        hint = (
+            "check that it is an MLX model directory"
+            if source.is_local
+            else "check the name and network access, or pass a local model directory"
+        )
+        raise ModelLoadError(
+            f"could not load model {source.spec!r} ({source.location}): {reason}; {hint}"
+        ) from None
+    return LoadedModel(source, model, tokenizer, config, stream)
+
+
+def _report(on_progress: ProgressCallback | None, progress: ModelProgress) -> None:
+    if on_progress is not None:
+        on_progress(progress)
+
+
+class MLXGenerate:
+    """`generate(messages) -> str` over a loaded model, keeping its KV cache across turns.
+
+    Returns only the action text: a `<think>…</think>` block is streamed to `on_token`
+    but not returned. `stats` holds one `GenerationStats` per call.
+    """
+
+    def __init__(
+        self,
+        loaded: LoadedModel,
+        *,
+        max_tokens: int = 1024,
+        enable_thinking: bool = False,
+        constrain: bool = True,
+        available_tools: Iterable[str] | None = None,
+        allowed_commands: Sequence[Sequence[str]] = (),
+        on_token: TokenCallback | None = None,
+        on_progress: ProgressCallback | None = None,
+        reuse_prompt_cache: bool = True,
+    ) -> None:
+        from mlx_lm.sample_utils import make_sampler
+
+        from .prompt_cache import PromptCache
+
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+            raise ValueError("max_tokens must be a positive integer")
+        self.loaded = loaded
+        self.max_tokens = max_tokens
+        self.enable_thinking = bool(enable_thinking)
+        self.on_token = on_token
+        self.on_progress = on_progress
+        self.reuse_prompt_cache = reuse_prompt_cache
+        self.available_tools = None if available_tools is None else frozenset(available_tools)
+        self.allowed_commands = tuple(tuple(argv) for argv in allowed_commands)
+        self.grammar = (
+            loaded.action_grammar(self.available_tools, self.allowed_commands)
+            if constrain
+            else None
+        )
+        self.sampler = make_sampler(temp=0.0)
+        self.prompt_cache = PromptCache(loaded.model)
+        self.stats: list[GenerationStats] = []
+
+    def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
+        tokens = self.loaded.tokenizer.apply_chat_template(
+            messages, add_generation_prompt=True, enable_thinking=self.enable_thinking
+        )
+        return [int(token) for token in tokens]
+
+    def __call__(self, messages: list[dict[str, str]]) -> str:
+        with self.loaded.lock:
+            return self._generate(messages)
+
+    def _generate(self, messages: list[dict[str, str]]) -> str:
+        import mlx.core as mx
+        from mlx_lm import stream_generate
+
+        started = time.perf_counter()
+        prompt = self.prompt_tokens(messages)
+        if not self.reuse_prompt_cache:
+            self.prompt_cache.reset()
+        suffix = self.prompt_cache.prefill_suffix(prompt)
+        processors = (
+            [self.grammar.processor(self.max_tokens, allow_thinking=self.enable_thinking)]
+            if self.grammar is not None
+            else None
+        )
+        options: dict[str, Any] = {}
+        if self.loaded.stream is not None:
+            options["stream"] = self.loaded.stream
+        generated: list[int] = []
+        finish_reason = "length"
+        last_report = (0, started)
+        _report(self.on_progress, ModelProgress("generating", message="prefilling"))
+        try:
+            for response in stream_generate(
+                self.loaded.model,
+                self.loaded.tokenizer,
+                mx.array(suffix),
+                max_tokens=self.max_tokens,
+                sampler=self.sampler,
+                logits_processors=processors,
+                prompt_cache=self.prompt_cache.cache,
+                **options,
+            ):
+                generated.append(int(response.token))
+                if response.finish_reason is not None:
+                    finish_reason = response.finish_reason
+                if response.text and self.on_token is not None:
+                    self.on_token(response.text)
+                now = time.perf_counter()
+                if (
+                    len(generated) - last_report[0] >= PROGRESS_EVERY_TOKENS
+                    or now - last_report[1] >= PROGRESS_EVERY_SECONDS
+                ):
+                    last_report = (len(generated), now)
+                    _report(
+                        self.on_progress,
+                        ModelProgress(
+                            "generating",
+                            tokens=len(generated),
+                            tokens_per_second=response.generation_tps,
+                        ),
+                    )
+        except BaseException:
+            self.prompt_cache.reset()
+            _report(self.on_progress, ModelProgress("ready", message="generation stopped"))
+            raise
+        self.prompt_cache.record(prompt, generated)
+        seconds = time.perf_counter() - started
+        self.stats.append(
+            GenerationStats(
+                prompt_tokens=len(prompt),
+                prefilled_tokens=len(suffix),
+                generated_tokens=len(generated),
+                finish_reason=finish_reason,
+                seconds=seconds,
+                token_ids=tuple(generated),
+            )
+        )
+        _report(
+            self.on_progress,
+            ModelProgress(
+                "ready",
+                message=f"{len(generated)} tokens",
+                tokens=len(generated),
+                tokens_per_second=len(generated) / seconds if seconds > 0 else None,
+            ),
+        )
+        return self.action_text(generated)
+
+    def action_text(self, generated: Sequence[int]) -> str:
+        """The response without EOS and without any thinking block."""
+        tokenizer = self.loaded.tokenizer
+        eos = tokenizer.eos_token_ids
+        tokens = [token for token in generated if token not in eos]
+        text = str(tokenizer.decode(tokens))
+        if "</think>" in text:
+            return text.rsplit("</think>", 1)[1].strip()
+        if text.lstrip().startswith("<think>"):
+            return ""
+        return text.strip()
+
+
+def load_mlx_generate(
+    spec: str,
+    *,
+    max_tokens: int = 1024,
+    enable_thinking: bool = False,
+    device: str | None = None,
+    constrain: bool = True,
+    available_tools: Iterable[str] | None = None,
+    allowed_commands: Sequence[Sequence[str]] = (),
+    on_token: TokenCallback | None = None,
+    on_progress: ProgressCallback | None = None,
+    reuse_prompt_cache: bool = True,
+) -> MLXGenerate:
+    """Load `spec` (a short name, repo id or local directory) and return its generate callable.
+
+    Raises `ModelLoadError` with a one-line, actionable message when MLX, the model or its
+    download is missing. `reuse_prompt_cache=False` re-prefills every turn (a baseline for
+    benchmarks).
+    """
+    loaded = load_model(spec, device=device, on_progress=on_progress)
+    return MLXGenerate(
+        loaded,
+        max_tokens=max_tokens,
+        enable_thinking=enable_thinking,
+        constrain=constrain,
+        available_tools=available_tools,
+        allowed_commands=allowed_commands or (),
+        on_token=on_token,
+        on_progress=on_progress,
+        reuse_prompt_cache=reuse_prompt_cache,
+    )

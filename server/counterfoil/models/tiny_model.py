@@ -1,0 +1,171 @@
+"""A small random-weight Qwen3 model directory, built offline.
+
+Tests, benchmarks and demos need a model that `mlx_lm.load` accepts exactly as it accepts a
+downloaded one, without downloading anything: the weights are saved from mlx-lm's own Qwen3
+class (so parameter names match), and the byte-level BPE tokenizer is trained locally on the
+Python standard library's sources, which are on every machine. Its answers are random; its
+shapes, tokenizer and chat template are real.
+"""
+
+from __future__ import annotations
+
+import json
+import sysconfig
+from collections.abc import Iterator
+from pathlib import Path
+
+SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>")
+EOS_TOKEN = "<|im_end|>"
+PAD_TOKEN = "<|endoftext|>"
+
+# ChatML as Qwen3 writes it: earlier assistant turns lose their <think> block, and with
+# thinking disabled the generation prompt carries an empty one.
+CHAT_TEMPLATE = (
+    "{%- for message in messages %}"
+    "{%- set content = message['content'] %}"
+    "{%- if message['role'] == 'assistant' and '</think>' in content %}"
+    "{%- set content = content.split('</think>')[-1].lstrip('\\n') %}"
+    "{%- endif %}"
+    "{{- '<|im_start|>' + message['role'] + '\\n' + content + '<|im_end|>\\n' }}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}"
+    "{{- '<|im_start|>assistant\\n' }}"
+    "{%- if enable_thinking is defined and enable_thinking is false %}"
+    "{{- '<think>\\n\\n</think>\\n\\n' }}"
+    "{%- endif %}"
+    "{%- endif %}"
+)
+
+
+def standard_library_text(max_bytes: int = 3_000_000) -> Iterator[str]:
+    """The standard library's top-level modules, in a fixed order, up to `max_bytes`."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    total = 0
+    for source in sorted(root.glob("*.py")):
+        if total >= max_bytes:
+            return
+        try:
+            text = source.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        text = text[: max_bytes - total]
+        total += len(text.encode("utf-8"))
+        yield text
+
+
+def train_tokenizer(vocab_size: int, corpus_bytes: int = 3_000_000) -> str:
+    """A byte-level BPE tokenizer as Qwen's are built, returned as tokenizer.json text."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=list(SPECIAL_TOKENS),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator(standard_library_text(corpus_bytes), trainer=trainer)
+    return str(tokenizer.to_str())
+
+
+def build_tiny_model(
+    directory: str | Path,
+    *,
+    hidden_size: int = 64,
+    num_layers: int = 2,
+    num_heads: int = 4,
+    num_kv_heads: int = 2,
+    vocab_size: int = 4096,
+    corpus_bytes: int = 3_000_000,
+    weight_scale: float = 4.0,
+    seed: int = 0,
+) -> Path:
+    """Write a loadable Qwen3 model directory with random float32 weights and return its path.
+
+    `vocab_size` is the tokenizer's target size; the model's embedding matches what the
+    tokenizer actually learned. `weight_scale` widens the random matrices so that greedy
+    decoding wanders over the vocabulary instead of repeating one token.
+    """
+    import mlx.core as mx
+    from mlx.utils import tree_flatten, tree_map
+    from mlx_lm.models import qwen3
+
+    target = Path(directory)
+    target.mkdir(parents=True, exist_ok=True)
+    tokenizer_json = train_tokenizer(vocab_size, corpus_bytes)
+    (target / "tokenizer.json").write_text(tokenizer_json, encoding="utf-8")
+    vocab = json.loads(tokenizer_json)["model"]["vocab"]
+    learned_size = max(len(vocab), max(vocab.values()) + 1)
+    special_ids = {
+        token["content"]: token["id"] for token in json.loads(tokenizer_json)["added_tokens"]
+    }
+    learned_size = max(learned_size, max(special_ids.values()) + 1)
+
+    config = {
+        "architectures": ["Qwen3ForCausalLM"],
+        "model_type": "qwen3",
+        "hidden_size": hidden_size,
+        "num_hidden_layers": num_layers,
+        "intermediate_size": hidden_size * 3,
+        "num_attention_heads": num_heads,
+        "num_key_value_heads": num_kv_heads,
+        "head_dim": hidden_size // num_heads,
+        "rms_norm_eps": 1e-6,
+        "vocab_size": learned_size,
+        "max_position_embeddings": 32768,
+        "rope_theta": 1_000_000.0,
+        "tie_word_embeddings": True,
+        "torch_dtype": "float32",
+        "bos_token_id": None,
+        "eos_token_id": special_ids[EOS_TOKEN],
+    }
+    (target / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+
+    mx.random.seed(seed)
+    model = qwen3.Model(qwen3.ModelArgs.from_dict(config))
+    model.update(
+        tree_map(lambda weight: weight * weight_scale if weight.ndim == 2 else weight,
+                 model.parameters())
+    )
+    weights = dict(tree_flatten(model.parameters()))
+    mx.save_safetensors(str(target / "model.safetensors"), weights, metadata={"format": "mlx"})
+
+    tokenizer_config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "bos_token": None,
+        "eos_token": EOS_TOKEN,
+        "pad_token": PAD_TOKEN,
+        "model_max_length": 32768,
+        "clean_up_tokenization_spaces": False,
+        "chat_template": CHAT_TEMPLATE,
+    }
+    (target / "tokenizer_config.json").write_text(
+        json.dumps(tokenizer_config, indent=2), encoding="utf-8"
+    )
+    return target
+
+
+def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("directory")
+    parser.add_argument("--hidden-size", type=int, default=64)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--vocab-size", type=int, default=4096)
+    parser.add_argument("--seed", type=int, default=0)
+    arguments = parser.parse_args()
+    path = build_tiny_model(
+        arguments.directory,
+        hidden_size=arguments.hidden_size,
+        num_layers=arguments.layers,
+        vocab_size=arguments.vocab_size,
+        seed=arguments.seed,
+    )
+    print(path)
+
+
+if __name__ == "__main__":
+    main()
