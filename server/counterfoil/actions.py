@@ -77,14 +77,12 @@ def check_arguments(tool: str, arguments: dict[str, Any]) -> None:
                 raise AgentError(f"{tool} requires argument {name}")
             continue
         item = arguments[name]
-        if not isinstance(item, kind) or isinstance(item, bool):
-            raise AgentError(f"{tool} argument {name} must be a {_type_name(kind)}")
-        if kind is list and not all(isinstance(part, str) for part in item):
+        if kind is str and not isinstance(item, str):
+            raise AgentError(f"{tool} argument {name} must be a string")
+        if kind is list and (
+            not isinstance(item, list) or not all(isinstance(part, str) for part in item)
+        ):
             raise AgentError(f"{tool} argument {name} must be a list of strings")
-
-
-def _type_name(kind: type) -> str:
-    return {str: "string", list: "list of strings"}[kind]
 
 
 def action_to_json(action: Action) -> str:

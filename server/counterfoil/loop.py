@@ -99,7 +99,7 @@ def run_agent(
             return finish(False, "context_limit")
         try:
             response = generate(list(conversation.messages))
-        except Exception as error:  # a model failure ends the run with its reason
+        except Exception as error:  # noqa: BLE001 - a model failure ends the run with its reason
             return finish(False, "model_error", error=f"{type(error).__name__}: {error}")
         if not isinstance(response, str):
             return finish(False, "model_error", error="model returned a non-string response")

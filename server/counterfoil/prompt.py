@@ -22,7 +22,7 @@ def _compact(value: object) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def build_system_prompt(workspace: "Workspace") -> str:
+def build_system_prompt(workspace: Workspace) -> str:
     tools = workspace.available_tools
     commands = workspace.policy.allowed_commands
     lines = [

@@ -60,7 +60,7 @@ class EffectReceipt:
         return {"receipt_id": self.receipt_id, **self.payload()}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "EffectReceipt":
+    def from_dict(cls, data: dict[str, Any]) -> EffectReceipt:
         """Rebuild a receipt and check that its id matches its contents."""
         if not isinstance(data, dict) or set(data) != {"receipt_id", *RECEIPT_FIELDS}:
             raise AgentError("receipt is malformed")

@@ -32,8 +32,7 @@ def is_protected_name(name: str) -> bool:
     return (
         lowered in PROTECTED_NAMES
         or lowered.startswith(".env.")
-        or lowered.endswith(".key")
-        or lowered.endswith(".pem")
+        or lowered.endswith((".key", ".pem"))
     )
 
 
@@ -101,7 +100,10 @@ class Workspace:
             except FileNotFoundError:
                 if must_exist:
                     raise AgentError("path is not accessible") from None
-                return root.joinpath(*parts)
+                missing = root.joinpath(*parts)
+                if self._is_receipt_log(missing):
+                    raise AgentError("path is not accessible")
+                return missing
             except OSError as error:
                 if error.errno == errno.ENAMETOOLONG:
                     raise AgentError("path is too long") from None
@@ -109,10 +111,18 @@ class Workspace:
             if stat.S_ISLNK(mode):
                 raise AgentError("symlinks are not accessible")
         try:
-            current.resolve().relative_to(root)
+            resolved = current.resolve()
+            resolved.relative_to(root)
         except (ValueError, OSError):
             raise AgentError("path is not accessible") from None
+        if self._is_receipt_log(resolved):
+            raise AgentError("path is not accessible")
         return current
+
+    def _is_receipt_log(self, path: Path) -> bool:
+        """The agent may neither read nor rewrite the log that records what it did."""
+        log = self.receipt_store.path
+        return log is not None and path == log.resolve()
 
     def _relative(self, path: Path) -> str:
         return path.relative_to(self.policy.root).as_posix() or "."
@@ -126,7 +136,11 @@ class Workspace:
         lines: list[str] = []
         with os.scandir(path) as entries:
             for entry in sorted(entries, key=lambda item: item.name):
-                if is_protected_name(entry.name) or entry.is_symlink():
+                if (
+                    is_protected_name(entry.name)
+                    or entry.is_symlink()
+                    or self._is_receipt_log(Path(entry.path))
+                ):
                     continue
                 mode = entry.stat(follow_symlinks=False).st_mode
                 relative = self._relative(Path(entry.path))
@@ -178,7 +192,7 @@ class Workspace:
         if not self.policy.allow_writes:
             raise AgentError("writes are not enabled")
         arguments = action.arguments
-        path = self.resolve_path(arguments["path"], must_exist=action.tool == "write_file")
+        path = self.resolve_path(arguments["path"], must_exist=action.tool == "edit_file")
         relative = self._relative(path)
         if not path.parent.is_dir():
             raise AgentError("parent directory does not exist")
@@ -324,7 +338,7 @@ class Workspace:
             return f"error: {error}"
         except OSError as error:
             return f"error: {error.strerror or error}"
-        except Exception as error:  # the gate never raises for model input
+        except Exception as error:  # noqa: BLE001 - the gate never raises for model input
             return f"error: {type(error).__name__}: {error}"
 
     def _execute(self, action: Any, tool_call_id: str | None) -> str:

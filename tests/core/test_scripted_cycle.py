@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from counterfoil import *  # noqa: F403 - the course's code imports exactly this way
+from counterfoil import *
 
 
 def test_scripted_cycle_edits_validates_and_records(demo_project: Path) -> None:

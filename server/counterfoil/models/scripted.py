@@ -21,7 +21,7 @@ class ScriptedModel:
         self.source = source
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "ScriptedModel":
+    def from_file(cls, path: str | Path) -> ScriptedModel:
         """One raw model response per non-blank line."""
         file = Path(path)
         try:

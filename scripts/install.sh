@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs everything the project needs on a fresh Debian machine, skipping what is there:
+# the Python package with all extras, and (through install-editor.sh) the editor test stack.
+set -euo pipefail
+repository="$(cd "$(dirname "$0")/.." && pwd)"
+python="${PYTHON:-python3}"
+
+if ! "$python" -c "import counterfoil, pygls, mlx_lm, llguidance, pytest_lsp, hypothesis" \
+    2>/dev/null || [ "$("$python" -c 'import counterfoil, pathlib; print(pathlib.Path(counterfoil.__file__).resolve().parents[2])' 2>/dev/null)" != "$repository" ]; then
+  echo "== installing the Python package and its extras"
+  "$python" -m pip install --quiet --disable-pip-version-check -e "$repository[all]"
+fi
+
+if [ -x "$repository/scripts/install-editor.sh" ]; then
+  echo "== installing the editor test stack"
+  bash "$repository/scripts/install-editor.sh"
+fi

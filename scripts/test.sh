@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs everything, then runs the whole test suite: lint, types, Python tests
+# (core, models, daemon over stdio) and the editor tests in a real VS Code.
+set -euo pipefail
+repository="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$repository"
+python="${PYTHON:-python3}"
+export HF_HUB_OFFLINE=1
+
+bash scripts/install.sh
+
+echo "== ruff"
+"$python" -m ruff check server tests bench
+echo "== mypy"
+"$python" -m mypy
+
+status=0
+if [ -x scripts/editor-test.sh ]; then
+  echo "== editor tests (real VS Code)"
+  bash scripts/editor-test.sh || status=$?
+fi
+
+echo "== pytest"
+"$python" -m pytest -q -p no:cacheprovider || status=$?
+exit "$status"
