@@ -1,0 +1,425 @@
+"""SPEC §4: model-given paths stay inside the root, and reads refuse what is not plain text."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from counterfoil import AgentError, ReceiptStore, ToolAction, ToolPolicy, Workspace
+
+RECEIPT_LOG = ".agent-receipts.jsonl"
+
+
+def workspace_at(root: Path, **policy: object) -> Workspace:
+    return Workspace(ToolPolicy(root, **policy))  # type: ignore[arg-type]
+
+
+def refusal(workspace: Workspace, raw: object, *, must_exist: bool = True) -> str:
+    with pytest.raises(AgentError) as caught:
+        workspace.resolve_path(raw, must_exist=must_exist)  # type: ignore[arg-type]
+    return str(caught.value)
+
+
+def in_thread(call: object, timeout: float = 5.0) -> object:
+    """Run `call` in a thread; a call still blocked after `timeout` fails the test."""
+    outcome: dict[str, object] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = call()  # type: ignore[operator]
+        except BaseException as error:  # noqa: BLE001 - handed back to the test
+            outcome["error"] = error
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    assert not thread.is_alive(), "the call blocked"
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]
+
+
+# resolve_path: the rules, in order
+
+
+@pytest.mark.parametrize("raw", ["", None, 3, b"a.py", ["a.py"]])
+def test_empty_or_non_string_path_is_refused(tmp_path: Path, raw: object) -> None:
+    assert refusal(workspace_at(tmp_path), raw) == "path must be a non-empty string"
+
+
+@pytest.mark.parametrize(
+    "raw", ["/etc/passwd", "../outside.txt", "src/../../outside.txt", "src/../app.py", ".."]
+)
+def test_absolute_or_parent_path_is_refused(tmp_path: Path, raw: str) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "app.py").write_text("x = 1\n")
+    assert refusal(workspace_at(tmp_path), raw) == "path must be relative and stay in the workspace"
+
+
+def test_parent_rule_comes_before_protected_names(tmp_path: Path) -> None:
+    assert refusal(workspace_at(tmp_path), "../.env") == (
+        "path must be relative and stay in the workspace"
+    )
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        ".aws",
+        ".env",
+        ".git",
+        ".ssh",
+        "credentials",
+        "id_ed25519",
+        "id_rsa",
+        ".ENV",
+        ".Git",
+        "CREDENTIALS",
+        "Id_Rsa",
+        ".env.local",
+        ".ENV.production",
+        "server.key",
+        "cert.pem",
+        "cert.PEM",
+        "config/.env",
+        "config/service.key",
+    ],
+)
+def test_protected_names_are_not_accessible(tmp_path: Path, raw: str) -> None:
+    target = tmp_path / raw
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("secret\n")
+    workspace = workspace_at(tmp_path)
+    assert refusal(workspace, raw) == "path is not accessible"
+    assert workspace.execute(ToolAction("read_file", {"path": raw})) == (
+        "error: path is not accessible"
+    )
+
+
+@pytest.mark.parametrize("raw", [".git/config", ".ssh/known_hosts", "credentials/aws.txt"])
+def test_files_under_protected_directories_are_not_accessible(tmp_path: Path, raw: str) -> None:
+    target = tmp_path / raw
+    target.parent.mkdir(parents=True)
+    target.write_text("secret\n")
+    assert refusal(workspace_at(tmp_path), raw) == "path is not accessible"
+
+
+def test_protected_names_are_refused_even_when_missing(tmp_path: Path) -> None:
+    assert refusal(workspace_at(tmp_path), ".env.local", must_exist=False) == (
+        "path is not accessible"
+    )
+
+
+def test_protected_rule_comes_before_the_symlink_rule(tmp_path: Path) -> None:
+    (tmp_path / "real.txt").write_text("x\n")
+    os.symlink(tmp_path / "real.txt", tmp_path / "server.pem")
+    assert refusal(workspace_at(tmp_path), "server.pem") == "path is not accessible"
+
+
+@pytest.mark.parametrize(
+    "raw", [".gitignore", ".github/workflows/ci.yml", ".envrc", ".prettierrc", "keys.txt"]
+)
+def test_other_hidden_and_similar_names_are_fine(tmp_path: Path, raw: str) -> None:
+    target = tmp_path / raw
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("fine\n")
+    assert workspace_at(tmp_path).resolve_path(raw) == tmp_path.resolve() / raw
+
+
+def test_symlinked_file_pointing_inside_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "real.py").write_text("x = 1\n")
+    os.symlink(tmp_path / "real.py", tmp_path / "alias.py")
+    assert refusal(workspace_at(tmp_path), "alias.py") == "symlinks are not accessible"
+
+
+def test_symlinked_file_pointing_outside_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "outside.txt").write_text("secret\n")
+    os.symlink(tmp_path / "outside.txt", root / "outside.txt")
+    workspace = workspace_at(root)
+    assert refusal(workspace, "outside.txt") == "symlinks are not accessible"
+    assert workspace.execute(ToolAction("read_file", {"path": "outside.txt"})) == (
+        "error: symlinks are not accessible"
+    )
+
+
+def test_symlinked_directory_pointing_inside_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("x = 1\n")
+    os.symlink(tmp_path / "src", tmp_path / "alias")
+    workspace = workspace_at(tmp_path)
+    assert refusal(workspace, "alias") == "symlinks are not accessible"
+    assert refusal(workspace, "alias/main.py") == "symlinks are not accessible"
+
+
+def test_symlinked_directory_pointing_outside_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.txt").write_text("secret\n")
+    os.symlink(tmp_path / "outside", root / "linked")
+    workspace = workspace_at(root)
+    assert refusal(workspace, "linked/secret.txt") == "symlinks are not accessible"
+    assert refusal(workspace, "linked/new.txt", must_exist=False) == (
+        "symlinks are not accessible"
+    )
+    assert workspace.execute(ToolAction("list_files", {"path": "linked"})) == (
+        "error: symlinks are not accessible"
+    )
+
+
+def test_dangling_symlink_is_refused_as_a_symlink(tmp_path: Path) -> None:
+    os.symlink(tmp_path / "nowhere.py", tmp_path / "dangling.py")
+    assert refusal(workspace_at(tmp_path), "dangling.py") == "symlinks are not accessible"
+
+
+def test_missing_path_is_not_accessible(tmp_path: Path) -> None:
+    assert refusal(workspace_at(tmp_path), "missing.py") == "path is not accessible"
+
+
+def test_dot_prefix_normalises_to_the_plain_path(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "main.py").write_text("y = 2\n")
+    workspace = workspace_at(tmp_path)
+    assert workspace.resolve_path("./a.py") == tmp_path.resolve() / "a.py"
+    assert workspace.resolve_path("src/./main.py") == tmp_path.resolve() / "src" / "main.py"
+
+
+def test_missing_path_is_returned_when_it_need_not_exist(tmp_path: Path) -> None:
+    workspace = workspace_at(tmp_path)
+    assert workspace.resolve_path("new.py", must_exist=False) == tmp_path.resolve() / "new.py"
+    assert workspace.resolve_path("./new/deeper.py", must_exist=False) == (
+        tmp_path.resolve() / "new" / "deeper.py"
+    )
+
+
+def test_must_exist_false_still_applies_the_other_rules(tmp_path: Path) -> None:
+    workspace = workspace_at(tmp_path)
+    assert refusal(workspace, "../new.py", must_exist=False) == (
+        "path must be relative and stay in the workspace"
+    )
+    assert refusal(workspace, "", must_exist=False) == "path must be a non-empty string"
+
+
+@pytest.mark.parametrize("raw", ["a\0.py", "\0", "src/\0/x.py"])
+def test_nul_bytes_are_refused_with_a_clear_error(tmp_path: Path, raw: str) -> None:
+    workspace = workspace_at(tmp_path, allow_writes=True)
+    assert "NUL" in refusal(workspace, raw)
+    assert "NUL" in refusal(workspace, raw, must_exist=False)
+    assert workspace.execute(ToolAction("read_file", {"path": raw})).startswith("error: path")
+    assert workspace.execute(
+        ToolAction("write_file", {"path": raw, "content": "x"})
+    ).startswith("error: path")
+
+
+@pytest.mark.parametrize("raw", ["a" * 300, "src/" + "b" * 300 + ".py", "a/" * 2500])
+def test_over_long_names_are_refused_with_a_clear_error(tmp_path: Path, raw: str) -> None:
+    (tmp_path / "src").mkdir()
+    workspace = workspace_at(tmp_path, allow_writes=True)
+    assert "too long" in refusal(workspace, raw)
+    assert "too long" in refusal(workspace, raw, must_exist=False)
+    for action in (
+        ToolAction("read_file", {"path": raw}),
+        ToolAction("list_files", {"path": raw}),
+        ToolAction("write_file", {"path": raw, "content": "x"}),
+    ):
+        assert workspace.execute(action) == "error: path is too long"
+
+
+# list_files
+
+
+def test_list_files_shows_direct_children_sorted(demo_project: Path) -> None:
+    listing = workspace_at(demo_project).list_files()
+    assert listing.splitlines() == [
+        "file app.py",
+        "file conftest.py",
+        "file greeting.py",
+        "dir tests",
+        "file validate.py",
+    ]
+
+
+def test_list_files_paths_are_relative_to_the_root(tmp_path: Path) -> None:
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "main.py").write_text("x = 1\n")
+    listing = workspace_at(tmp_path).list_files("src")
+    assert listing == "file src/main.py\ndir src/pkg"
+
+
+def test_list_files_default_is_the_root(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    workspace = workspace_at(tmp_path)
+    assert workspace.list_files() == "dir src"
+    assert workspace.list_files(".") == "dir src"
+    assert workspace.execute(ToolAction("list_files", {})) == "dir src"
+
+
+def test_list_files_skips_symlinks_protected_names_and_special_files(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("x = 1\n")
+    (tmp_path / ".gitignore").write_text("*.pyc\n")
+    (tmp_path / ".env").write_text("TOKEN=1\n")
+    (tmp_path / ".env.local").write_text("TOKEN=2\n")
+    (tmp_path / "server.key").write_text("key\n")
+    (tmp_path / "cert.PEM").write_text("pem\n")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "Credentials").mkdir()
+    os.symlink(tmp_path / "app.py", tmp_path / "alias.py")
+    os.symlink(tmp_path / ".git", tmp_path / "linked")
+    os.mkfifo(tmp_path / "pipe")
+    assert workspace_at(tmp_path).list_files() == "file .gitignore\nfile app.py"
+
+
+def test_list_files_stops_at_max_list_entries(tmp_path: Path) -> None:
+    for name in ("d.py", "a.py", "c.py", "b.py"):
+        (tmp_path / name).write_text("x\n")
+    listing = workspace_at(tmp_path, max_list_entries=2).list_files()
+    assert listing == "file a.py\nfile b.py"
+
+
+def test_list_files_reports_an_empty_directory(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    assert workspace_at(tmp_path).list_files("empty") == "(empty directory)"
+
+
+def test_list_files_of_only_hidden_entries_reports_an_empty_directory(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("TOKEN=1\n")
+    os.symlink(tmp_path / ".env", tmp_path / "alias")
+    assert workspace_at(tmp_path).list_files() == "(empty directory)"
+
+
+def test_list_files_of_a_file_is_not_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("x = 1\n")
+    workspace = workspace_at(tmp_path)
+    with pytest.raises(AgentError, match="^path is not a directory$"):
+        workspace.list_files("app.py")
+    assert workspace.execute(ToolAction("list_files", {"path": "app.py"})) == (
+        "error: path is not a directory"
+    )
+
+
+def test_list_files_of_a_fifo_is_not_a_directory(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(AgentError, match="^path is not a directory$"):
+        in_thread(lambda: workspace_at(tmp_path).list_files("pipe"))
+
+
+# read_file
+
+
+def test_read_file_returns_the_text(demo_project: Path) -> None:
+    text = workspace_at(demo_project).read_file("app.py")
+    assert text == (demo_project / "app.py").read_text(encoding="utf-8")
+
+
+def test_read_file_through_execute_returns_the_text(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("café\n", encoding="utf-8")
+    action = ToolAction("read_file", {"path": "./notes.md"})
+    assert workspace_at(tmp_path).execute(action) == "café\n"
+
+
+def test_read_file_of_a_directory_is_not_a_regular_file(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    workspace = workspace_at(tmp_path)
+    with pytest.raises(AgentError, match="^path is not a regular file$"):
+        workspace.read_file("src")
+    assert workspace.execute(ToolAction("read_file", {"path": "src"})) == (
+        "error: path is not a regular file"
+    )
+
+
+def test_read_file_of_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    workspace = workspace_at(tmp_path)
+    with pytest.raises(AgentError, match="^path is not a regular file$"):
+        in_thread(lambda: workspace.read_file("pipe"))
+    result = in_thread(lambda: workspace.execute(ToolAction("read_file", {"path": "pipe"})))
+    assert result == "error: path is not a regular file"
+
+
+def test_read_file_over_the_limit_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_bytes(b"x" * 11)
+    workspace = workspace_at(tmp_path, max_file_bytes=10)
+    with pytest.raises(AgentError, match="^file exceeds 10 bytes$"):
+        workspace.read_file("big.txt")
+    assert workspace.execute(ToolAction("read_file", {"path": "big.txt"})) == (
+        "error: file exceeds 10 bytes"
+    )
+
+
+def test_read_file_at_the_limit_is_allowed(tmp_path: Path) -> None:
+    (tmp_path / "exact.txt").write_bytes(b"x" * 10)
+    assert workspace_at(tmp_path, max_file_bytes=10).read_file("exact.txt") == "x" * 10
+
+
+def test_read_file_limit_counts_bytes_not_characters(tmp_path: Path) -> None:
+    (tmp_path / "accents.txt").write_text("é" * 6, encoding="utf-8")
+    with pytest.raises(AgentError, match="^file exceeds 10 bytes$"):
+        workspace_at(tmp_path, max_file_bytes=10).read_file("accents.txt")
+
+
+def test_read_file_of_invalid_utf8_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "binary.bin").write_bytes(b"\xff\xfe\x00\x81")
+    workspace = workspace_at(tmp_path)
+    with pytest.raises(AgentError, match="^file is not valid UTF-8$"):
+        workspace.read_file("binary.bin")
+    assert workspace.execute(ToolAction("read_file", {"path": "binary.bin"})) == (
+        "error: file is not valid UTF-8"
+    )
+
+
+# The receipt log is the operator's, not the agent's
+
+
+def log_workspace(root: Path) -> Workspace:
+    policy = ToolPolicy(root, allow_writes=True)
+    return Workspace(policy, lambda _action: True, ReceiptStore(root / RECEIPT_LOG))
+
+
+def test_receipt_log_cannot_be_read(tmp_path: Path) -> None:
+    workspace = log_workspace(tmp_path)
+    assert workspace.write_file("notes.md", "hello\n") == "wrote notes.md"
+    assert (tmp_path / RECEIPT_LOG).is_file()
+    for raw in (RECEIPT_LOG, f"./{RECEIPT_LOG}"):
+        assert workspace.execute(ToolAction("read_file", {"path": raw})) == (
+            "error: path is not accessible"
+        )
+
+
+def test_receipt_log_is_not_listed(tmp_path: Path) -> None:
+    workspace = log_workspace(tmp_path)
+    workspace.write_file("notes.md", "hello\n")
+    assert workspace.list_files() == "file notes.md"
+
+
+def test_receipt_log_cannot_be_written_even_before_it_exists(tmp_path: Path) -> None:
+    workspace = log_workspace(tmp_path)
+    action = ToolAction("write_file", {"path": RECEIPT_LOG, "content": "forged\n"})
+    assert workspace.execute(action) == "error: path is not accessible"
+    assert not (tmp_path / RECEIPT_LOG).exists()
+
+
+def test_receipt_log_cannot_be_overwritten_once_it_exists(tmp_path: Path) -> None:
+    workspace = log_workspace(tmp_path)
+    workspace.write_file("notes.md", "hello\n")
+    before = (tmp_path / RECEIPT_LOG).read_bytes()
+    action = ToolAction("write_file", {"path": RECEIPT_LOG, "content": "forged\n"})
+    assert workspace.execute(action) == "error: path is not accessible"
+    assert (tmp_path / RECEIPT_LOG).read_bytes() == before
+
+
+def test_receipt_log_in_a_subdirectory_is_not_accessible(tmp_path: Path) -> None:
+    (tmp_path / "logs").mkdir()
+    policy = ToolPolicy(tmp_path, allow_writes=True)
+    store = ReceiptStore(tmp_path / "logs" / "receipts.jsonl")
+    workspace = Workspace(policy, lambda _action: True, store)
+    workspace.write_file("notes.md", "hello\n")
+    assert workspace.execute(ToolAction("read_file", {"path": "logs/receipts.jsonl"})) == (
+        "error: path is not accessible"
+    )
+    assert workspace.list_files("logs") == "(empty directory)"
