@@ -1,0 +1,86 @@
+"""Approval as a blocking question to the client, asked from the agent's worker thread.
+
+Default No: a client error, a timeout, a cancelled run, a shutdown or any answer but
+`{"approved": true}` denies. A question that no longer needs an answer is withdrawn with
+`$/cancelRequest`, so the editor can close its diff.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+
+from ..proposals import ToolProposal
+from .channel import ClientChannel
+from .protocol import confirm_params, is_approval
+
+CONFIRM_METHOD = "counterfoil/confirm"
+
+logger = logging.getLogger(__name__)
+
+
+class ConfirmBridge:
+    """`Workspace(confirm_proposal=bridge)`: one pending question at a time per run."""
+
+    def __init__(
+        self,
+        channel: ClientChannel,
+        root: Path,
+        timeout_seconds: float,
+        *,
+        position_encoding: str = "utf-16",
+        stop: threading.Event | None = None,
+    ) -> None:
+        self._channel = channel
+        self._root = root
+        self._timeout = timeout_seconds
+        self._encoding = position_encoding
+        self.stop = stop if stop is not None else threading.Event()
+        self._waiting: set[threading.Event] = set()
+        self._lock = threading.Lock()
+
+    def cancel(self) -> None:
+        """Deny the pending question (if any) and every later one."""
+        self.stop.set()
+        with self._lock:
+            for decided in self._waiting:
+                decided.set()
+
+    def __call__(self, proposal: ToolProposal) -> bool:
+        if self.stop.is_set():
+            return False
+        params = confirm_params(proposal, self._root, self._encoding)
+        decided = threading.Event()
+        with self._lock:
+            self._waiting.add(decided)
+        try:
+            request_id, answer = self._channel.request(CONFIRM_METHOD, params)
+            answer.add_done_callback(lambda _: decided.set())
+            deadline = time.monotonic() + self._timeout
+            while not decided.is_set() and not self.stop.is_set():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                decided.wait(remaining)
+        except Exception:  # a failed question is a No
+            logger.exception("confirm %s could not be asked: denied", proposal.tool_call_id)
+            return False
+        finally:
+            with self._lock:
+                self._waiting.discard(decided)
+        if self.stop.is_set() or not answer.done():
+            why = "cancelled" if self.stop.is_set() else "timed out"
+            if not answer.done():
+                self._channel.cancel_request(request_id)
+            self._channel.log(f"approval of {proposal.tool_call_id} {why}: denied")
+            logger.info("confirm %s %s: denied", proposal.tool_call_id, why)
+            return False
+        if answer.cancelled() or answer.exception() is not None:
+            failure = "cancelled" if answer.cancelled() else answer.exception()
+            logger.info("confirm %s failed: denied (%s)", proposal.tool_call_id, failure)
+            return False
+        approved = is_approval(answer.result())
+        logger.info("confirm %s: %s", proposal.tool_call_id, "approved" if approved else "denied")
+        return approved

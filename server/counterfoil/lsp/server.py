@@ -1,0 +1,248 @@
+"""The pygls language server: translates the daemon protocol to and from the Session.
+
+Handlers here decide nothing: they check params, hand work to the Session (which runs it off
+the event loop) and shape results. Everything the worker threads send to the client hops
+onto the event loop first, so only the loop thread ever writes to stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from .channel import MessageKind
+from .progress import ProgressReporter
+from .protocol import (
+    NoWorkspace,
+    RunInProgress,
+    argv_param,
+    goal_param,
+    no_params,
+)
+from .session import Job, NoWorkspaceRoot, Session, SessionBusy
+from .settings import SettingsError, parse_settings, settings_from_configuration
+from .transport import LoggingProtocol, raw_converter
+
+SERVER_NAME = "counterfoil"
+SERVER_VERSION = "0.1.0"
+SHUTDOWN_WAIT_SECONDS = 10.0
+
+logger = logging.getLogger("counterfoil.lsp")
+
+_MESSAGE_TYPES: dict[MessageKind, types.MessageType] = {
+    "error": types.MessageType.Error,
+    "warning": types.MessageType.Warning,
+    "info": types.MessageType.Info,
+}
+
+
+class LoopChannel:
+    """The ClientChannel of a running server: every call is queued onto the event loop."""
+
+    def __init__(self, server: LanguageServer) -> None:
+        self._server = server
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ids = itertools.count(1)
+        self._progress = ProgressReporter(server.protocol)
+        self.supports_progress = False
+
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+
+    def _call(self, function: Callable[..., Any], *args: Any) -> bool:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return False
+        try:
+            loop.call_soon_threadsafe(function, *args)
+        except RuntimeError:  # the loop closed between the check and the call
+            return False
+        return True
+
+    def notify(self, method: str, params: Any) -> None:
+        self._call(self._server.protocol.notify, method, params)
+
+    def request(self, method: str, params: Any) -> tuple[str, Future[Any]]:
+        request_id = f"counterfoil-{next(self._ids)}"
+        answer: Future[Any] = Future()
+
+        def copy(sent: Future[Any]) -> None:
+            if answer.done():
+                return
+            if sent.cancelled():
+                answer.cancel()
+            elif (error := sent.exception()) is not None:
+                answer.set_exception(error)
+            else:
+                answer.set_result(sent.result())
+
+        def send() -> None:
+            try:
+                sent = self._server.protocol.send_request(method, params, msg_id=request_id)
+            except Exception as error:  # noqa: BLE001 - a request that cannot be sent is a No
+                answer.set_exception(error)
+                return
+            sent.add_done_callback(copy)
+
+        if not self._call(send):
+            answer.set_exception(ConnectionError("the client connection is closed"))
+        return request_id, answer
+
+    def cancel_request(self, request_id: str) -> None:
+        self.notify(types.CANCEL_REQUEST, types.CancelParams(id=request_id))
+
+    def show_message(self, kind: MessageKind, text: str) -> None:
+        self.notify(
+            types.WINDOW_SHOW_MESSAGE,
+            types.ShowMessageParams(type=_MESSAGE_TYPES[kind], message=text),
+        )
+
+    def log(self, text: str) -> None:
+        self.notify(
+            types.WINDOW_LOG_MESSAGE,
+            types.LogMessageParams(type=types.MessageType.Log, message=text),
+        )
+
+    def begin_progress(self, title: str, message: str) -> str | None:
+        if not self.supports_progress:
+            return None
+        token = f"counterfoil-progress-{next(self._ids)}"
+        self._call(self._progress.begin, token, title, message)
+        return token
+
+    def report_progress(self, token: str | None, message: str) -> None:
+        if token is not None:
+            self._call(self._progress.report, token, message)
+
+    def end_progress(self, token: str | None, message: str) -> None:
+        if token is not None:
+            self._call(self._progress.end, token, message)
+
+
+class CounterfoilServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(
+            SERVER_NAME,
+            SERVER_VERSION,
+            text_document_sync_kind=types.TextDocumentSyncKind.None_,
+            protocol_cls=LoggingProtocol,
+            converter_factory=raw_converter,
+        )
+        self.channel = LoopChannel(self)
+        self.session = Session(self.channel)
+
+
+def _root_of(params: types.InitializeParams) -> Path | None:
+    uri: str | None = None
+    if params.workspace_folders:
+        uri = params.workspace_folders[0].uri
+    elif params.root_uri:
+        uri = params.root_uri
+    if uri is not None:
+        path = to_fs_path(uri)
+        return Path(path) if path else None
+    if params.root_path:
+        return Path(params.root_path)
+    return None
+
+
+def _start(start: Callable[[], Job]) -> Job:
+    try:
+        return start()
+    except SessionBusy:
+        raise RunInProgress() from None
+    except NoWorkspaceRoot:
+        raise NoWorkspace() from None
+
+
+async def _outcome(job: Job) -> dict[str, Any]:
+    """Wait for a job; a cancelled request stops it and still answers with its result."""
+    waiting = asyncio.wrap_future(job.result)
+    try:
+        return await asyncio.shield(waiting)
+    except asyncio.CancelledError:
+        logger.info("cancelling the %s", job.kind)
+        job.cancel()
+        return await waiting
+
+
+def build_server() -> CounterfoilServer:
+    server = CounterfoilServer()
+    session = server.session
+    channel = server.channel
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: CounterfoilServer, params: types.InitializeParams) -> None:
+        window = params.capabilities.window
+        channel.supports_progress = bool(window and window.work_done_progress)
+        encoding = ls.workspace.position_encoding
+        session.position_encoding = str(getattr(encoding, "value", encoding) or "utf-16")
+        root = _root_of(params)
+        if root is not None and not root.is_dir():
+            channel.show_message("error", f"Counterfoil: workspace folder {root} is not a directory")
+            root = None
+        session.root = None if root is None else root.resolve()
+        try:
+            session.settings = parse_settings(params.initialization_options)
+        except SettingsError as error:
+            channel.show_message("error", f"Counterfoil: {error}; using the defaults")
+        logger.info("root %s, model %s", session.root, session.settings.model)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def change_configuration(
+        ls: CounterfoilServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        try:
+            settings = settings_from_configuration(params.settings)
+        except SettingsError as error:
+            channel.show_message("error", f"Counterfoil: {error}; keeping the previous settings")
+            return
+        if settings is None:
+            logger.info("configuration change without a counterfoil section ignored")
+            return
+        session.settings = settings
+        logger.info("settings changed; they apply from the next run")
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: CounterfoilServer, params: None) -> None:
+        await asyncio.to_thread(session.close, SHUTDOWN_WAIT_SECONDS)
+
+    @server.feature(types.EXIT)
+    def exit_(ls: CounterfoilServer, params: None) -> None:
+        session.close(SHUTDOWN_WAIT_SECONDS)
+
+    @server.feature("counterfoil/run")
+    async def run(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        goal = goal_param(params)
+        return await _outcome(_start(lambda: session.run(goal)))
+
+    @server.feature("counterfoil/runValidation")
+    async def run_validation(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        argv = argv_param(params)
+        return await _outcome(_start(lambda: session.run_validation(argv)))
+
+    @server.feature("counterfoil/receipts")
+    async def receipts(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        no_params(params, "counterfoil/receipts")
+        return await asyncio.to_thread(session.receipts)
+
+    @server.feature("counterfoil/verifyReceipts")
+    async def verify_receipts(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        no_params(params, "counterfoil/verifyReceipts")
+        return await asyncio.to_thread(session.verify)
+
+    @server.feature("counterfoil/status")
+    def status(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        no_params(params, "counterfoil/status")
+        return session.status()
+
+    return server

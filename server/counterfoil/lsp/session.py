@@ -1,0 +1,262 @@
+"""One operation at a time on the workspace: an agent run or a validation command.
+
+Each operation runs on its own worker thread with the settings it started with (a change
+applies to the next one), a fresh Workspace and a ReceiptStore read afresh from the log, so
+receipts other processes appended are part of the chain. Cancelling denies a pending
+approval and stops the agent at its next step boundary.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from ..actions import ToolAction
+from ..errors import AgentError
+from ..loop import AgentEvent, AgentLimits, run_agent
+from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
+from ..workspace import Workspace
+from .channel import ClientChannel
+from .confirm_bridge import ConfirmBridge
+from .model_host import ModelHost, ModelLoadFailed
+from .protocol import event_dict, failed_run, receipt_dict, run_result
+from .settings import Settings
+
+EVENT_METHOD = "counterfoil/event"
+RECEIPT_METHOD = "counterfoil/receipt"
+
+logger = logging.getLogger(__name__)
+
+
+class SessionBusy(RuntimeError):
+    """Another run or validation is still in progress."""
+
+
+class NoWorkspaceRoot(RuntimeError):
+    """The client opened no folder, so there is nothing to work on."""
+
+
+class Job:
+    """A running operation: its result future, its stop flag, its approval bridge."""
+
+    def __init__(self, kind: str, bridge: ConfirmBridge) -> None:
+        self.kind = kind
+        self.bridge = bridge
+        self.result: Future[dict[str, Any]] = Future()
+        self.thread: threading.Thread | None = None
+
+    @property
+    def stopping(self) -> bool:
+        return self.bridge.stop.is_set()
+
+    def cancel(self) -> None:
+        self.bridge.cancel()
+
+
+class Session:
+    def __init__(self, channel: ClientChannel, *, position_encoding: str = "utf-16") -> None:
+        self.channel = channel
+        self.models = ModelHost(channel)
+        self.settings = Settings()
+        self.root: Path | None = None
+        self.position_encoding = position_encoding
+        self._job: Job | None = None
+        self._lock = threading.Lock()
+
+    # State the client may ask about
+
+    @property
+    def running(self) -> bool:
+        with self._lock:
+            return self._job is not None and not self._job.result.done()
+
+    def receipt_log(self) -> Path | None:
+        return None if self.root is None else self.settings.receipt_log_path(self.root)
+
+    def status(self) -> dict[str, Any]:
+        settings, root = self.settings, self.root
+        tools: list[str] = []
+        if root is not None:
+            tools = sorted(Workspace(settings.policy(root)).available_tools)
+        log = self.receipt_log()
+        return {
+            "root": None if root is None else str(root),
+            "model": settings.model,
+            "modelState": self.models.state,
+            "allowWrites": settings.allow_writes,
+            "allowedCommands": [list(argv) for argv in settings.allowed_commands],
+            "availableTools": tools,
+            "receiptLog": None if log is None else str(log),
+            "running": self.running,
+        }
+
+    def receipts(self) -> dict[str, Any]:
+        log = self.receipt_log()
+        if log is None:
+            return {"receipts": [], "logPath": None, "error": "no workspace folder is open"}
+        try:
+            store = ReceiptStore(log)
+        except AgentError as error:
+            return {"receipts": [], "logPath": str(log), "error": str(error)}
+        return {
+            "receipts": [receipt_dict(r) for r in store.receipts()],
+            "logPath": str(log),
+            "error": None,
+        }
+
+    def verify(self) -> dict[str, Any]:
+        log = self.receipt_log()
+        if log is None:
+            return {"ok": False, "count": 0, "error": "no workspace folder is open", "line": None}
+        report = verify_receipt_log(log)
+        return {"ok": report.ok, "count": report.count, "error": report.error, "line": report.line}
+
+    # Operations
+
+    def run(self, goal: str) -> Job:
+        return self._start("run", lambda job, settings, root: self._run(job, settings, root, goal))
+
+    def run_validation(self, argv: list[str]) -> Job:
+        return self._start(
+            "validation", lambda job, settings, root: self._validate(job, settings, root, argv)
+        )
+
+    def cancel(self) -> None:
+        with self._lock:
+            job = self._job
+        if job is not None:
+            job.cancel()
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Stop the running operation and wait for it, so no effect is left half done."""
+        with self._lock:
+            job = self._job
+        if job is None:
+            return
+        job.cancel()
+        if job.thread is not None and job.thread is not threading.current_thread():
+            job.thread.join(timeout)
+            if job.thread.is_alive():
+                logger.warning("the %s did not stop within %.0f s", job.kind, timeout)
+
+    def _start(self, kind: str, work: Callable[[Job, Settings, Path], dict[str, Any]]) -> Job:
+        with self._lock:
+            if self._job is not None and not self._job.result.done():
+                raise SessionBusy(f"a {self._job.kind} is already in progress")
+            root = self.root
+            if root is None:
+                raise NoWorkspaceRoot("no workspace folder is open")
+            settings = self.settings
+            bridge = ConfirmBridge(
+                self.channel,
+                root,
+                settings.confirm_timeout_seconds,
+                position_encoding=self.position_encoding,
+            )
+            job = Job(kind, bridge)
+            self._job = job
+
+        def body() -> None:
+            try:
+                outcome = work(job, settings, root)
+            except Exception as error:  # the client always gets an answer
+                logger.exception("%s failed", kind)
+                outcome = failed_run("internal_error", f"{type(error).__name__}: {error}")
+            job.result.set_result(outcome)
+
+        job.thread = threading.Thread(target=body, name=f"counterfoil-{kind}", daemon=True)
+        job.thread.start()
+        return job
+
+    def _open_store(self, settings: Settings, root: Path) -> ReceiptStore:
+        log = settings.receipt_log_path(root)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        return ReceiptStore(log)
+
+    def _workspace(
+        self, job: Job, settings: Settings, root: Path, collected: list[EffectReceipt]
+    ) -> tuple[Workspace, Callable[[], None]]:
+        store = self._open_store(settings, root)
+
+        def on_receipt(receipt: EffectReceipt) -> None:
+            collected.append(receipt)
+            self.channel.notify(RECEIPT_METHOD, receipt_dict(receipt))
+
+        unsubscribe = store.subscribe(on_receipt)
+        workspace = Workspace(settings.policy(root), receipt_store=store,
+                              confirm_proposal=job.bridge)
+        return workspace, unsubscribe
+
+    def _run(self, job: Job, settings: Settings, root: Path, goal: str) -> dict[str, Any]:
+        collected: list[EffectReceipt] = []
+        try:
+            workspace, unsubscribe = self._workspace(job, settings, root, collected)
+        except (AgentError, OSError, ValueError) as error:
+            message = f"could not open the receipt log: {error}"
+            self.channel.show_message("error", message)
+            return failed_run("receipt_log_error", message)
+        token = self.channel.begin_progress("Counterfoil", goal[:80])
+        step = 0
+
+        def report(message: str) -> None:
+            self.channel.report_progress(token, f"step {step}: {message}")
+
+        def on_event(event: AgentEvent) -> None:
+            self.channel.notify(EVENT_METHOD, event_dict(event))
+            self.channel.log(f"step {event.step} response: {event.response}")
+            shown = json.dumps(event_dict(event)["action"])
+            self.channel.log(f"step {event.step} action: {shown}")
+            if event.result is not None:
+                self.channel.log(f"step {event.step} observation: {event.result}")
+
+        def counting(messages: list[dict[str, str]]) -> str:
+            nonlocal step
+            step += 1
+            return generate(messages)
+
+        try:
+            if job.stopping:
+                return failed_run("cancelled", None)
+            try:
+                loaded = self.models.load(settings, root, workspace.available_tools)
+            except ModelLoadFailed as error:
+                self.channel.show_message("error", str(error))
+                return failed_run("model_error", str(error))
+            generate = self.models.wrap(loaded, report)
+            self.channel.log(f"run started: {goal}")
+            run = run_agent(
+                goal,
+                counting,
+                workspace,
+                AgentLimits(max_steps=settings.max_steps),
+                on_event,
+                should_stop=lambda: job.stopping,
+            )
+            if run.reason == "model_error" and run.error:
+                self.channel.show_message("error", f"model error: {run.error}")
+            self.channel.log(f"run ended: {run.reason}")
+            return run_result(run)
+        finally:
+            unsubscribe()
+            self.channel.end_progress(token, "done")
+
+    def _validate(self, job: Job, settings: Settings, root: Path, argv: list[str]) -> dict[str, Any]:
+        collected: list[EffectReceipt] = []
+        try:
+            workspace, unsubscribe = self._workspace(job, settings, root, collected)
+        except (AgentError, OSError, ValueError) as error:
+            return {"observation": f"error: could not open the receipt log: {error}", "receipt": None}
+        try:
+            observation = workspace.execute(ToolAction("run_command", {"argv": argv}))
+        finally:
+            unsubscribe()
+        self.channel.log(f"validation {argv}: {observation}")
+        return {
+            "observation": observation,
+            "receipt": receipt_dict(collected[-1]) if collected else None,
+        }
