@@ -131,6 +131,22 @@ class ActionGrammar:
             ids = self.ll_tokenizer.tokenize_bytes(bytes([byte]))
             if len(ids) == 1:
                 self.byte_tokens[byte] = ids[0]
+        self.closing_window = self._closing_window(available_tools)
+
+    def _closing_window(self, available_tools: Iterable[str] | None) -> int:
+        """How close to the end of the budget a response must start watching its closing:
+        the longest shortest-closing once any branch (tool or final) has been chosen."""
+        longest = 0
+        tools = ALL_TOOLS if available_tools is None else tuple(available_tools)
+        openings = [f'{{"tool":"{tool}"' for tool in tools] + ['{"final":"']
+        for opening in openings:
+            matcher = self._matcher.deep_copy()
+            matcher.reset()
+            if not matcher.consume_tokens(self.ll_tokenizer.tokenize_str(opening)):
+                continue
+            plan = closing_plan(self, matcher)
+            longest = max(longest, len(plan) if plan is not None else 0)
+        return longest + 4 * _CLOSING_SLACK
 
     def processor(self, max_tokens: int, *, allow_thinking: bool = False) -> ActionConstraint:
         """A fresh logits processor for one response of at most `max_tokens` tokens."""
@@ -148,6 +164,50 @@ def _single_token(tokenizer: Any, attribute: str) -> int | None:
     return value if isinstance(value, int) else None
 
 
+def closing_plan(grammar: ActionGrammar, matcher: Any) -> list[int] | None:
+    """Tokens that complete the action from the matcher's state: forced bytes, else the first
+    byte (quote, brace, bracket first) the grammar accepts, until it accepts. None if stuck."""
+    matcher = matcher.deep_copy()
+    closing = bytearray()
+    byte_tokens = grammar.byte_tokens
+    for _ in range(4096):
+        if matcher.is_accepting():
+            break
+        forced = matcher.compute_ff_bytes()
+        if forced and all(byte in byte_tokens for byte in forced):
+            if not matcher.consume_tokens([byte_tokens[byte] for byte in forced]):
+                return None
+            closing += forced
+            continue
+        for byte in _CLOSING_PREFERENCE:
+            token = byte_tokens.get(byte)
+            if token is not None and matcher.validate_tokens([token]) == 1:
+                matcher.consume_token(token)
+                closing.append(byte)
+                break
+        else:
+            return None
+    else:
+        return None
+    if not closing:
+        return []
+    return _compact(grammar, bytes(closing), matcher)
+
+
+def _compact(grammar: ActionGrammar, closing: bytes, finished: Any) -> list[int]:
+    """The closing as the tokenizer would write it, when that tokenisation is accepted."""
+    per_byte = [grammar.byte_tokens[byte] for byte in closing]
+    tokens = list(grammar.ll_tokenizer.tokenize_bytes(closing))
+    if len(tokens) >= len(per_byte):
+        return per_byte
+    probe = finished.deep_copy()
+    if not probe.rollback(len(per_byte)):
+        return per_byte
+    if probe.validate_tokens(tokens) == len(tokens):
+        return tokens
+    return per_byte
+
+
 class ActionConstraint:
     """An mlx-lm logits processor: `processor(tokens, logits) -> logits`.
 
@@ -155,6 +215,11 @@ class ActionConstraint:
     so far (never the cached prefix), one step ahead of what it yields, and calls once more
     after EOS. The first call therefore fixes the prompt length; later calls feed the new
     tail to the matcher.
+
+    Near the end of the budget every step checks that the action can still be closed: where
+    few tokens are allowed (a choice of tool, key or bracket) each is tried and kept only if
+    the shortest closing after it still fits; inside free text, where one token lengthens the
+    closing by at most a few tokens, the closing is forced once it nearly fills the budget.
     """
 
     def __init__(
@@ -171,11 +236,10 @@ class ActionConstraint:
         self._generated = 0
         self._bitmask = allocate_token_bitmask(1, grammar.vocab_size)
         self._np = np
-        self._next_closing_check = 0
-        self._closing_plan: list[int] | None = None
+        self._closing: list[int] | None = None
         self.error: str | None = None
         # Thinking may use the budget up to this many tokens before the action must start.
-        self._action_reserve = min(max(max_tokens // 2, 1), 256)
+        self._action_reserve = min(max(max_tokens // 2, 1), max(256, grammar.closing_window))
 
     @property
     def generated(self) -> int:
@@ -212,11 +276,11 @@ class ActionConstraint:
         if self._matcher.is_stopped():
             self._phase = "done"
             return
-        if self._closing_plan:
-            if self._closing_plan[0] == token:
-                self._closing_plan.pop(0)
+        if self._closing:
+            if self._closing[0] == token:
+                self._closing.pop(0)
             else:
-                self._closing_plan = None
+                self._closing = None
         if not self._matcher.consume_token(token):
             self.error = self._matcher.get_error() or f"token {token} rejected"
             self._phase = "done"
@@ -233,18 +297,53 @@ class ActionConstraint:
             return self._thinking_mask()
         if self._matcher.is_stopped():
             return self._only(*self._grammar.eos_token_ids)
-        forced = self._closing_token(remaining)
-        if forced is not None:
-            return self._only(forced)
+        if self._closing:
+            return self._only(self._closing[0])
         from llguidance.numpy import fill_next_token_bitmask
 
+        np = self._np
         fill_next_token_bitmask(self._matcher, self._bitmask)
-        bits = self._np.unpackbits(self._bitmask.view(self._np.uint8), bitorder="little")
-        allowed = bits[: self._grammar.vocab_size].view(self._np.bool_)
-        if self._phase == "start":
+        bits = np.unpackbits(self._bitmask.view(np.uint8), bitorder="little")
+        allowed = bits[: self._grammar.vocab_size].view(np.bool_)
+        if remaining <= self._grammar.closing_window:
+            narrowed = self._within_budget(allowed, remaining)
+            if isinstance(narrowed, int):
+                return self._only(narrowed)
+            allowed = narrowed
+        if self._phase == "start" and remaining > self._action_reserve:
             allowed = allowed.copy()
             allowed[self._grammar.think_start_id] = True
         return mx.array(allowed)
+
+    def _within_budget(self, allowed: Any, remaining: int) -> Any:
+        """`allowed` narrowed to tokens after which the action still fits in `remaining`
+        tokens (this one included), or the single token of a closing that must start now."""
+        plan = closing_plan(self._grammar, self._matcher)
+        if plan is None:
+            return allowed
+        candidates = self._np.flatnonzero(allowed)
+        if len(candidates) <= 64:
+            budget = remaining - 1
+            fitting = [int(token) for token in candidates if self._fits_after(int(token), budget)]
+            if fitting:
+                narrowed = self._np.zeros_like(allowed)
+                narrowed[fitting] = True
+                return narrowed
+        elif len(plan) + _CLOSING_SLACK < remaining:
+            return allowed
+        if not plan:
+            return allowed
+        self._closing = plan
+        return plan[0]
+
+    def _fits_after(self, token: int, budget: int) -> bool:
+        if token in self._grammar.eos_token_ids:
+            return bool(self._matcher.is_accepting())
+        matcher = self._matcher.deep_copy()
+        if not matcher.consume_token(token):
+            return False
+        plan = closing_plan(self._grammar, matcher)
+        return plan is not None and len(plan) <= budget
 
     def _only(self, *token_ids: int | None) -> Any:
         import mlx.core as mx
@@ -263,54 +362,3 @@ class ActionConstraint:
         allowed = self._np.ones(self._grammar.vocab_size, dtype=self._np.bool_)
         allowed[[token for token in blocked if token is not None]] = False
         return mx.array(allowed)
-
-    def _closing_token(self, remaining: int) -> int | None:
-        """The next token of the shortest closing once the budget leaves no more room."""
-        if self._closing_plan:
-            return self._closing_plan[0]
-        if self._generated < self._next_closing_check:
-            return None
-        plan = self.closing_plan()
-        if plan is None:
-            return None
-        if len(plan) + _CLOSING_SLACK >= remaining and plan:
-            self._closing_plan = plan
-            return plan[0]
-        # The shortest closing grows by at most _CLOSING_SLACK - 1 tokens a step while the
-        # budget shrinks by one, so the next check can wait this many steps.
-        self._next_closing_check = self._generated + max(
-            1, (remaining - len(plan) - _CLOSING_SLACK) // _CLOSING_SLACK
-        )
-        return None
-
-    def closing_plan(self) -> list[int] | None:
-        """Tokens that complete the action from here: forced bytes, else the first byte
-        (quote, brace, bracket first) the grammar accepts, until the matcher accepts."""
-        matcher = self._matcher.deep_copy()
-        closing = bytearray()
-        byte_tokens = self._grammar.byte_tokens
-        for _ in range(4096):
-            if matcher.is_accepting():
-                break
-            forced = matcher.compute_ff_bytes()
-            if forced and all(byte in byte_tokens for byte in forced):
-                if matcher.consume_tokens([byte_tokens[byte] for byte in forced]):
-                    closing += forced
-                    continue
-                return None
-            for byte in _CLOSING_PREFERENCE:
-                token = byte_tokens.get(byte)
-                if token is not None and matcher.validate_tokens([token]) == 1:
-                    matcher.consume_token(token)
-                    closing.append(byte)
-                    break
-            else:
-                return None
-        else:
-            return None
-        if not closing:
-            return []
-        tokens = list(self._grammar.ll_tokenizer.tokenize_bytes(bytes(closing)))
-        if self._matcher.validate_tokens(tokens) == len(tokens):
-            return tokens
-        return [byte_tokens[byte] for byte in closing]

@@ -1,0 +1,173 @@
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from counterfoil import parse_action
+from counterfoil.models import load_generate
+from counterfoil.models.constrained import ALL_TOOLS, ActionGrammar, action_schema
+from counterfoil.models.mlx import MLXGenerate
+
+Converse = Callable[..., list[list[dict[str, str]]]]
+READ_ONLY = frozenset({"list_files", "read_file"})
+WRITES = READ_ONLY | {"write_file", "edit_file"}
+COMMANDS = READ_ONLY | {"run_command"}
+VALIDATE = ("python", "validate.py")
+TESTS = ("python", "-m", "pytest", "-q")
+
+
+def _branches(schema: dict[str, Any]) -> set[str]:
+    names = set()
+    for choice in schema["anyOf"]:
+        tool = choice["properties"].get("tool")
+        names.add(tool["const"] if tool else "final")
+    return names
+
+
+def test_schema_offers_only_enabled_tools_and_final() -> None:
+    assert _branches(action_schema(READ_ONLY)) == {"list_files", "read_file", "final"}
+    assert _branches(action_schema(None)) == {*ALL_TOOLS, "final"}
+
+
+def test_schema_restricts_argv_to_the_allowlist() -> None:
+    schema = action_schema(COMMANDS, [VALIDATE, TESTS])
+    command = next(c for c in schema["anyOf"] if c["properties"].get("tool") == {"const": "run_command"})
+    assert command["properties"]["argv"] == {"anyOf": [{"const": list(VALIDATE)}, {"const": list(TESTS)}]}
+
+
+def test_schema_rejects_unknown_tools() -> None:
+    with pytest.raises(ValueError, match="unknown tools"):
+        action_schema({"read_file", "delete_everything"})
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tiny_model_dir: Path) -> Any:
+    from mlx_lm.utils import load_tokenizer
+
+    return load_tokenizer(tiny_model_dir)
+
+
+@pytest.fixture(scope="module")
+def vocab_size(tiny_model_dir: Path) -> int:
+    return int(json.loads((tiny_model_dir / "config.json").read_text())["vocab_size"])
+
+
+def _accepts(grammar: ActionGrammar, text: str) -> bool:
+    matcher = grammar.processor(64)._matcher
+    tokens = grammar.ll_tokenizer.tokenize_str(text)
+    return bool(matcher.validate_tokens(tokens) == len(tokens) and matcher.consume_tokens(tokens)
+                and matcher.is_accepting())
+
+
+def test_grammar_cannot_spell_a_disabled_tool(tokenizer: Any, vocab_size: int) -> None:
+    grammar = ActionGrammar(tokenizer, vocab_size, READ_ONLY)
+    assert _accepts(grammar, '{"tool":"read_file","path":"app.py"}')
+    assert _accepts(grammar, '{"tool":"list_files"}')
+    assert _accepts(grammar, '{"final":"done"}')
+    assert not _accepts(grammar, '{"tool":"write_file","path":"a","content":"b"}')
+    assert not _accepts(grammar, '{"tool":"run_command","argv":["ls"]}')
+
+
+def test_grammar_allows_only_allowlisted_argv(tokenizer: Any, vocab_size: int) -> None:
+    grammar = ActionGrammar(tokenizer, vocab_size, COMMANDS, [VALIDATE])
+    assert _accepts(grammar, '{"tool":"run_command","argv":["python","validate.py"]}')
+    assert not _accepts(grammar, '{"tool":"run_command","argv":["python","evil.py"]}')
+    assert not _accepts(grammar, '{"tool":"run_command","argv":["python"]}')
+
+
+def test_grammar_rejects_extra_keys_and_whitespace(tokenizer: Any, vocab_size: int) -> None:
+    grammar = ActionGrammar(tokenizer, vocab_size, None)
+    assert not _accepts(grammar, '{"tool":"read_file","path":"a","extra":1}')
+    assert not _accepts(grammar, '{"tool": "read_file", "path": "a"}')
+    assert not _accepts(grammar, '{"final":"a"}{"final":"b"}')
+
+
+def _decode_with_random_logits(
+    tokenizer: Any, grammar: ActionGrammar, max_tokens: int, seed: int, *, thinking: bool = False
+) -> tuple[str, int]:
+    """Run the processor the way mlx-lm's generate_step does, with random logits."""
+    import mlx.core as mx
+
+    processor = grammar.processor(max_tokens, allow_thinking=thinking)
+    key = mx.random.key(seed)
+    tokens = mx.array([1, 2, 3])
+    generated: list[int] = []
+    for _ in range(max_tokens):
+        key, subkey = mx.random.split(key)
+        logits = mx.random.normal((1, grammar.vocab_size), key=subkey) * 4.0
+        token = int(mx.argmax(processor(tokens, logits), axis=-1).item())
+        generated.append(token)
+        tokens = mx.concatenate([tokens, mx.array([token])])
+        if token in grammar.eos_token_ids:
+            break
+    text = tokenizer.decode([token for token in generated if token not in grammar.eos_token_ids])
+    if "</think>" in text:
+        text = text.rsplit("</think>", 1)[1]
+    return text, len(generated)
+
+
+@pytest.mark.parametrize("tools", [None, READ_ONLY, WRITES, COMMANDS], ids=["all", "read", "write", "command"])
+def test_random_logits_always_yield_a_complete_action_within_budget(
+    tokenizer: Any, vocab_size: int, tools: frozenset[str] | None
+) -> None:
+    grammar = ActionGrammar(tokenizer, vocab_size, tools, [VALIDATE, TESTS])
+    for seed, max_tokens in enumerate([40, 48, 56, 64, 80, 96, 120, 200]):
+        text, used = _decode_with_random_logits(tokenizer, grammar, max_tokens, seed)
+        assert used <= max_tokens
+        action = parse_action(text, tools)
+        if tools is not None and hasattr(action, "tool"):
+            assert action.tool in tools
+
+
+def test_random_logits_with_thinking_end_in_an_action(tokenizer: Any, vocab_size: int) -> None:
+    grammar = ActionGrammar(tokenizer, vocab_size, READ_ONLY)
+    think = grammar.think_start_id
+    assert think is not None
+    for seed in range(4):
+        import mlx.core as mx
+
+        processor = grammar.processor(96, allow_thinking=True)
+        tokens = mx.array([1, 2, 3])
+        logits = mx.zeros((1, vocab_size)).at[0, think].add(10.0)
+        first = int(mx.argmax(processor(tokens, logits), axis=-1).item())
+        assert first == think, "thinking could not start"
+        text, _ = _decode_with_random_logits(tokenizer, grammar, 96, seed, thinking=True)
+        parse_action(text, READ_ONLY)
+
+
+POLICIES = {
+    "all tools": (None, [VALIDATE]),
+    "writes and commands disabled": (READ_ONLY, []),
+    "commands disabled": (WRITES, []),
+    "writes disabled": (COMMANDS, [VALIDATE, TESTS]),
+}
+
+
+@pytest.mark.parametrize("policy", list(POLICIES))
+def test_every_turn_of_a_tiny_model_conversation_parses(
+    tiny_model_spec: str, converse: Converse, policy: str
+) -> None:
+    tools, commands = POLICIES[policy]
+    responses: list[str] = []
+
+    def generate(messages: list[dict[str, str]]) -> str:
+        response = generator(messages)
+        responses.append(response)
+        return response
+
+    generator = load_generate(
+        tiny_model_spec, max_tokens=40, available_tools=tools, allowed_commands=commands
+    )
+    assert isinstance(generator, MLXGenerate)
+    converse(generate, 20)
+    assert len(responses) == 20
+    for response in responses:
+        action = parse_action(response, tools)
+        if hasattr(action, "tool"):
+            assert tools is None or action.tool in tools
+            if action.tool == "run_command":
+                assert tuple(action.arguments["argv"]) in commands
