@@ -1,0 +1,115 @@
+"""run_command: no shell, the whole process group bounded in time, output bounded in memory."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+from counterfoil.commands import OUTPUT_LIMIT_CHARS, run_bounded
+
+SLEEPING_GRANDCHILD = (
+    "import subprocess, sys, time\n"
+    "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+    "print(child.pid, flush=True)\n"
+)
+
+
+def _alive(pid: int) -> bool:
+    """True while the process exists and is not a zombie waiting to be reaped."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def _wait_dead(pid: int, seconds: float = 3.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    script = SLEEPING_GRANDCHILD + "time.sleep(60)\n"
+    started = time.monotonic()
+    result = run_bounded([sys.executable, "-c", script], tmp_path, timeout_seconds=1.0)
+    elapsed = time.monotonic() - started
+
+    assert result.timed_out
+    assert result.observation().startswith("status: timeout\noutput:\n")
+    assert elapsed < 5
+    grandchild = int(result.output.split()[0])
+    assert _wait_dead(grandchild)
+
+
+def test_a_grandchild_holding_the_pipe_does_not_keep_the_call_waiting(tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = run_bounded([sys.executable, "-c", SLEEPING_GRANDCHILD], tmp_path, 30.0)
+    elapsed = time.monotonic() - started
+
+    assert result.status == 0
+    assert elapsed < 5
+    assert _wait_dead(int(result.output.split()[0]))
+
+
+def test_output_keeps_the_first_characters_and_says_how_many_were_dropped(
+    tmp_path: Path,
+) -> None:
+    total = 5_000_000
+    script = f"import sys\nsys.stdout.write('x' * {total})"
+    result = run_bounded([sys.executable, "-c", script], tmp_path, 30.0)
+
+    assert result.status == 0
+    assert result.output == "x" * OUTPUT_LIMIT_CHARS
+    assert result.dropped_chars == total - OUTPUT_LIMIT_CHARS
+    assert result.observation().endswith(
+        f"\n[{total - OUTPUT_LIMIT_CHARS} more characters of output were dropped]"
+    )
+
+
+def test_huge_output_is_streamed_not_held_in_memory(tmp_path: Path) -> None:
+    script = "import sys\nfor _ in range(400):\n    sys.stdout.write('y' * 250_000)"
+    tracemalloc.start()
+    try:
+        result = run_bounded([sys.executable, "-c", script], tmp_path, 60.0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert result.dropped_chars == 100_000_000 - OUTPUT_LIMIT_CHARS
+    assert peak < 4 * 1024 * 1024
+
+
+def test_stdout_and_stderr_are_captured_together(tmp_path: Path) -> None:
+    script = "import sys\nprint('out', flush=True)\nprint('err', file=sys.stderr, flush=True)"
+    result = run_bounded([sys.executable, "-c", script], tmp_path, 30.0)
+
+    assert result.observation() == "status: 0\noutput:\nout\nerr\n"
+
+
+def test_no_shell_interprets_the_arguments(tmp_path: Path) -> None:
+    script = "import sys\nprint(sys.argv[1])"
+    result = run_bounded([sys.executable, "-c", script, "$HOME && echo hi"], tmp_path, 30.0)
+
+    assert result.output == "$HOME && echo hi\n"
+
+
+def test_runs_in_the_given_directory_with_its_exit_status(tmp_path: Path) -> None:
+    script = "import os, sys\nprint(os.getcwd())\nsys.exit(3)"
+    result = run_bounded([sys.executable, "-c", script], tmp_path, 30.0)
+
+    assert result.status == 3
+    assert result.output.strip() == os.fspath(tmp_path)
+
+
+def test_invalid_utf8_output_is_replaced_not_fatal(tmp_path: Path) -> None:
+    script = "import sys\nsys.stdout.buffer.write(b'ok \\xff\\xfe end')"
+    result = run_bounded([sys.executable, "-c", script], tmp_path, 30.0)
+
+    assert result.output == "ok \ufffd\ufffd end"
