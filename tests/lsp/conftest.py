@@ -1,0 +1,165 @@
+"""A scripted editor for the daemon: the real server over stdio, driven by pytest-lsp's client.
+
+Each test starts `python -m counterfoil.lsp` on a fresh copy of the demo project, answers
+`counterfoil/confirm` however the test says, and records every notification it is sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+from pytest_lsp.client import register_lsp_features
+
+from counterfoil.lsp.transport import raw_converter
+
+SERVER_COMMAND = [sys.executable, "-m", "counterfoil.lsp"]
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+FIX_APP = FIXTURES / "responses" / "fix-app.jsonl"
+PYTEST_ARGV = ["python", "-m", "pytest", "tests/test_math.py", "-q"]
+
+Answer = Callable[[dict[str, Any]], Awaitable[Any]]
+
+
+async def approve(params: dict[str, Any]) -> dict[str, Any]:
+    return {"approved": True}
+
+
+async def reject(params: dict[str, Any]) -> dict[str, Any]:
+    return {"approved": False}
+
+
+async def never_answer(params: dict[str, Any]) -> dict[str, Any]:
+    await asyncio.Event().wait()
+    raise AssertionError("unreachable")
+
+
+def script(path: Path, *responses: dict[str, Any]) -> str:
+    """Write scripted model responses and return the `scripted:` spec for them."""
+    path.write_text("".join(json.dumps(r) + "\n" for r in responses), encoding="utf-8")
+    return f"scripted:{path}"
+
+
+@dataclass
+class Daemon:
+    """The client side of one daemon under test, with everything it has been told."""
+
+    client: LanguageClient
+    root: Path
+    answer: Answer = approve
+    confirms: list[dict[str, Any]] = field(default_factory=list)
+    withdrawn: list[Any] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    receipts: list[dict[str, Any]] = field(default_factory=list)
+    model_states: list[dict[str, Any]] = field(default_factory=list)
+    exited: bool = False
+
+    async def request(self, method: str, params: Any = None, msg_id: Any = None) -> Any:
+        return await self.client.protocol.send_request_async(method, params, msg_id=msg_id)
+
+    def send(self, method: str, params: Any = None, msg_id: Any = None) -> asyncio.Future[Any]:
+        """Send a request without waiting, so the test can act while it is in flight."""
+        return asyncio.ensure_future(self.request(method, params, msg_id))
+
+    def notify(self, method: str, params: Any) -> None:
+        self.client.protocol.notify(method, params)
+
+    async def configure(self, settings: dict[str, Any]) -> None:
+        self.notify(
+            types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+            types.DidChangeConfigurationParams(settings={"counterfoil": settings}),
+        )
+        await self.request("counterfoil/status", {})  # the change is handled before this
+
+    async def until(self, predicate: Callable[[], object], timeout: float = 15.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise AssertionError("timed out waiting for the daemon")
+            await asyncio.sleep(0.01)
+
+    async def stop(self) -> None:
+        if not self.exited:
+            await self.client.shutdown_session()
+            self.exited = True
+        await self.client.stop()
+
+
+def _client_for(daemon_box: list[Daemon]) -> LanguageClient:
+    client = LanguageClient(converter_factory=raw_converter)
+    register_lsp_features(client)
+
+    @client.feature("counterfoil/confirm")
+    async def confirm(params: dict[str, Any]) -> Any:
+        daemon = daemon_box[0]
+        daemon.confirms.append(params)
+        try:
+            return await daemon.answer(params)
+        except asyncio.CancelledError:
+            daemon.withdrawn.append(params["toolCallId"])
+            raise
+
+    @client.feature("counterfoil/event")
+    def event(params: dict[str, Any]) -> None:
+        daemon_box[0].events.append(params)
+
+    @client.feature("counterfoil/receipt")
+    def receipt(params: dict[str, Any]) -> None:
+        daemon_box[0].receipts.append(params)
+
+    @client.feature("counterfoil/modelState")
+    def model_state(params: dict[str, Any]) -> None:
+        daemon_box[0].model_states.append(params)
+
+    return client
+
+
+StartDaemon = Callable[..., Awaitable[Daemon]]
+
+
+@pytest_asyncio.fixture
+async def start_daemon(demo_project: Path) -> AsyncIterator[StartDaemon]:
+    started: list[Daemon] = []
+
+    async def start(options: Any = None, *, root: Path | None = None) -> Daemon:
+        box: list[Daemon] = []
+        client = _client_for(box)
+        daemon = Daemon(client, root or demo_project)
+        box.append(daemon)
+        await client.start_io(*SERVER_COMMAND)
+        started.append(daemon)
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(
+                    window=types.WindowClientCapabilities(work_done_progress=True)
+                ),
+                workspace_folders=[
+                    types.WorkspaceFolder(uri=daemon.root.as_uri(), name=daemon.root.name)
+                ],
+                initialization_options=options,
+            )
+        )
+        return daemon
+
+    yield start
+    for daemon in started:
+        await daemon.stop()
+
+
+@pytest.fixture
+def fix_app_settings() -> dict[str, Any]:
+    return {
+        "model": f"scripted:{FIX_APP}",
+        "allowWrites": True,
+        "allowedCommands": [PYTEST_ARGV, ["python", "validate.py"]],
+    }
