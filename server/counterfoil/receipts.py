@@ -15,6 +15,7 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,7 @@ class EffectReceipt:
             "changed_artifacts": list(self.changed_artifacts),
         }
 
-    @property
+    @cached_property
     def receipt_id(self) -> str:
         encoded = json.dumps(self.payload(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
