@@ -8,7 +8,6 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
   State,
-  TransportKind,
 } from "vscode-languageclient/node";
 import {
   type AgentEvent,
@@ -76,7 +75,7 @@ export class DaemonClient implements vscode.Disposable {
   async stop(): Promise<void> {
     const client = this.client;
     this.client = undefined;
-    if (client && client.state !== State.Stopped) {
+    if (client?.isRunning()) {
       try {
         await client.stop(5000);
       } catch (error) {
@@ -116,8 +115,8 @@ export class DaemonClient implements vscode.Disposable {
     this.output.info(`starting the daemon: ${JSON.stringify(argv)} in ${folder.uri.fsPath}`);
     const serverOptions: ServerOptions = {
       command: argv[0],
+      // No `transport`: the client would append `--stdio`; the daemon speaks stdio anyway.
       args: argv.slice(1),
-      transport: TransportKind.stdio,
       options: { cwd: folder.uri.fsPath, env: process.env },
     };
     const clientOptions: LanguageClientOptions = {
@@ -148,6 +147,8 @@ export class DaemonClient implements vscode.Disposable {
       await client.start();
     } catch (error) {
       this.client = undefined;
+      // Stop the client's own restart attempts; the next request starts a fresh one.
+      void client.dispose().catch(() => undefined);
       throw new DaemonNotStarted(
         `Could not start the Counterfoil daemon (${argv.join(" ")}): ${error instanceof Error ? error.message : String(error)}`,
       );

@@ -1,0 +1,267 @@
+// The extension in a real VS Code (code-server, started by scripts/editor-test.sh), driven through
+// Debian's Chromium: first the extension-host tests, then the agent flow as a person does it,
+// against the real daemon and the scripted model, on copies of the demo project.
+
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { type Browser, type Page, chromium } from "playwright-core";
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) {
+    throw new Error(`${name} is not set; run scripts/editor-test.sh`);
+  }
+  return value;
+}
+
+const editorUrl = required("COUNTERFOIL_EDITOR_URL");
+const stateDir = required("COUNTERFOIL_EDITOR_STATE");
+const repoRoot = resolve(process.env.COUNTERFOIL_REPO ?? join(__dirname, "../../../.."));
+const artifacts = resolve(process.env.COUNTERFOIL_ARTIFACTS ?? join(repoRoot, "test-artifacts/editor"));
+const python = process.env.COUNTERFOIL_PYTHON ?? "python3";
+const extensionDir = join(repoRoot, "extension");
+const demoProject = join(repoRoot, "fixtures/demo-project");
+const fixApp = join(repoRoot, "fixtures/responses/fix-app.jsonl");
+const validation = ["python", "-m", "pytest", "tests/test_math.py", "-q"];
+const receiptLog = ".counterfoil/receipts.jsonl";
+
+/** A fresh copy of the demo project with workspace settings for the daemon. */
+function makeWorkspace(name: string): string {
+  const folder = join(stateDir, "workspaces", name);
+  cpSync(demoProject, folder, { recursive: true });
+  mkdirSync(join(folder, ".vscode"), { recursive: true });
+  writeFileSync(
+    join(folder, ".vscode/settings.json"),
+    JSON.stringify(
+      {
+        "counterfoil.serverCommand": [python, "-m", "counterfoil", "serve"],
+        "counterfoil.model": `scripted:${fixApp}`,
+        "counterfoil.allowWrites": true,
+        "counterfoil.allowedCommands": [validation],
+        "counterfoil.receiptLog": receiptLog,
+        "counterfoil.confirmTimeoutSeconds": 120,
+      },
+      null,
+      2,
+    ),
+  );
+  return folder;
+}
+
+let browser: Browser;
+
+async function openPage(url: string, onConsole?: (text: string) => void): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  page.on("console", (message) => onConsole?.(message.text()));
+  page.on("pageerror", (error) => console.log(`[page error] ${error.message}`));
+  await page.goto(url);
+  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+  return page;
+}
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(artifacts, name) });
+}
+
+/** Waits until the extension's status-bar item says the daemon is up. */
+async function waitForDaemon(page: Page): Promise<void> {
+  await page
+    .locator(".statusbar-item", { hasText: /Counterfoil: (?!stopped)/ })
+    .first()
+    .waitFor({ timeout: 60_000 });
+}
+
+async function runCommand(page: Page, title: string): Promise<void> {
+  await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 } });
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor();
+  await input.fill(`>${title}`);
+  await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: title }).waitFor();
+  await page.keyboard.press("Enter");
+}
+
+async function startRun(page: Page, goal: string): Promise<void> {
+  await runCommand(page, "Counterfoil: Run Agent…");
+  const input = page.locator(".quick-input-widget input");
+  await page.locator(".quick-input-widget", { hasText: "What should the agent do?" }).waitFor();
+  await input.fill(goal);
+  await page.keyboard.press("Enter");
+}
+
+/** The active editor group's title-bar action with this label (not the notification button). */
+function editorTitleAction(page: Page, label: string) {
+  return page.locator(`.editor-group-container.active .editor-actions a.action-label[aria-label^="${label}"]`);
+}
+
+async function waitForProposalDiff(page: Page): Promise<void> {
+  await page.locator(".tabs-container .tab.active", { hasText: "edit_file app.py (call-1)" }).waitFor({ timeout: 30_000 });
+  await page.locator(".monaco-diff-editor").first().waitFor();
+  await editorTitleAction(page, "Accept").waitFor();
+  await editorTitleAction(page, "Reject").waitFor();
+}
+
+async function answerCommandModal(page: Page, answer: "Accept" | "Reject"): Promise<string> {
+  const dialog = page.locator(".monaco-dialog-box");
+  await dialog.waitFor({ timeout: 30_000 });
+  const text = await dialog.innerText();
+  await screenshot(page, `command-modal-${answer.toLowerCase()}.png`);
+  await dialog.locator(".dialog-buttons .monaco-button", { hasText: new RegExp(`^${answer}$`) }).click();
+  await dialog.waitFor({ state: "detached" });
+  return text;
+}
+
+async function waitForNotification(page: Page, text: string | RegExp): Promise<string> {
+  const toast = page.locator(".notifications-toasts .notification-toast", { hasText: text }).first();
+  await toast.waitFor({ timeout: 30_000 });
+  return toast.innerText();
+}
+
+function receiptsOnDisk(workspace: string): Array<Record<string, unknown>> {
+  if (!existsSync(join(workspace, receiptLog))) {
+    return [];
+  }
+  return readFileSync(join(workspace, receiptLog), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+function verifyWithCli(workspace: string): { status: number | null; output: string } {
+  const verified = spawnSync(python, ["-m", "counterfoil", "receipts", "verify", join(workspace, receiptLog)], {
+    encoding: "utf8",
+  });
+  return { status: verified.status, output: `${verified.stdout}${verified.stderr}` };
+}
+
+describe("Counterfoil in a real VS Code", () => {
+  before(async () => {
+    mkdirSync(artifacts, { recursive: true });
+    browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+      ],
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+  });
+
+  test("extension-host tests pass against the real daemon", async () => {
+    const workspace = makeWorkspace("host");
+    const remote = (path: string) => `vscode-remote://${new URL(editorUrl).host}${path}`;
+    const payload = JSON.stringify([
+      ["extensionDevelopmentPath", remote(extensionDir)],
+      ["extensionTestsPath", remote(join(extensionDir, "dist/test/host/index.js"))],
+    ]);
+    const lines: string[] = [];
+    let exit!: (code: number) => void;
+    const exited = new Promise<number>((done) => {
+      exit = done;
+    });
+    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    page.on("console", (message) => {
+      const text = message.text();
+      if (text.includes("counterfoil-host:")) {
+        lines.push(text);
+        console.log(text);
+      }
+    });
+    await page.exposeFunction("codeAutomationExit", (code: number) => exit(code));
+    await page.goto(`${editorUrl}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`);
+    const code = await Promise.race([
+      exited,
+      new Promise<number>((_, fail) => setTimeout(() => fail(new Error("extension-host tests did not finish in 150 s")), 150_000)),
+    ]);
+    await screenshot(page, "host-tests.png");
+    await page.close();
+    assert.equal(code, 0, lines.join("\n"));
+    assert.ok(lines.some((line) => / \d+ passed, 0 failed/.test(line)), lines.join("\n"));
+  });
+
+  test("Run Agent: Accept in the diff's title bar writes the fix, the validation runs, the log verifies", async () => {
+    const workspace = makeWorkspace("accept");
+    const before = readFileSync(join(workspace, "app.py"), "utf8");
+    const page = await openPage(`${editorUrl}/?folder=${encodeURIComponent(workspace)}`);
+    await waitForDaemon(page);
+    await startRun(page, "make tests/test_math.py pass");
+
+    await waitForProposalDiff(page);
+    await page.mouse.move(10, 10);
+    await screenshot(page, "diff-with-accept-reject.png");
+    assert.equal(readFileSync(join(workspace, "app.py"), "utf8"), before, "nothing is written before Accept");
+    await editorTitleAction(page, "Accept").click();
+
+    const modal = await answerCommandModal(page, "Accept");
+    assert.ok(modal.includes(`argv: ${JSON.stringify(validation)}`), modal);
+    assert.ok(modal.includes(`cwd: ${workspace}`), modal);
+
+    await waitForNotification(page, "Counterfoil finished");
+    const after = readFileSync(join(workspace, "app.py"), "utf8");
+    assert.equal(after, before.replace("value * 1", "value * 2"));
+    await page.locator(".tabs-container .tab.active", { hasText: "app.py" }).waitFor();
+    await page.locator(".editor-group-container.active .view-lines", { hasText: "value * 2" }).waitFor();
+    await screenshot(page, "after-accept.png");
+
+    const receipts = receiptsOnDisk(workspace);
+    assert.deepEqual(
+      receipts.map((receipt) => [receipt.tool_call_id, receipt.tool, receipt.exit_state]),
+      [
+        ["call-1", "edit_file", "ok"],
+        ["call-2", "run_command", "ok"],
+      ],
+    );
+    assert.deepEqual(receipts[0].changed_artifacts, ["app.py"]);
+    const verified = verifyWithCli(workspace);
+    assert.equal(verified.status, 0, verified.output);
+
+    await page.locator('.activitybar .action-item a[aria-label^="Counterfoil"]').click();
+    const editReceipt = page.locator(".monaco-list-row", { hasText: "call-1 · edit_file app.py" });
+    await editReceipt.waitFor();
+    await page.locator(".monaco-list-row", { hasText: "call-2 · run_command python -m pytest tests/test_math.py -q" }).waitFor();
+    await editReceipt.locator(".monaco-tl-twistie").click();
+    await page.locator(".monaco-list-row", { hasText: "receipt id" }).first().waitFor();
+    await runCommand(page, "Counterfoil: Verify Receipts");
+    await waitForNotification(page, "the receipt log verifies (2 receipts)");
+    await screenshot(page, "receipts-tree.png");
+    await page.close();
+  });
+
+  test("Run Agent: Reject in the diff's title bar leaves the file unchanged", async () => {
+    const workspace = makeWorkspace("reject");
+    const before = readFileSync(join(workspace, "app.py"), "utf8");
+    const page = await openPage(`${editorUrl}/?folder=${encodeURIComponent(workspace)}`);
+    await waitForDaemon(page);
+    await startRun(page, "make tests/test_math.py pass");
+
+    await waitForProposalDiff(page);
+    await editorTitleAction(page, "Reject").click();
+    await page.locator(".monaco-diff-editor").first().waitFor({ state: "detached" });
+    await answerCommandModal(page, "Reject");
+    await waitForNotification(page, /Counterfoil (finished|run stopped)/);
+    await screenshot(page, "after-reject.png");
+
+    assert.equal(readFileSync(join(workspace, "app.py"), "utf8"), before);
+    const okEdits = receiptsOnDisk(workspace).filter(
+      (receipt) => receipt.tool === "edit_file" && receipt.exit_state === "ok",
+    );
+    assert.deepEqual(okEdits, []);
+    if (existsSync(join(workspace, receiptLog))) {
+      const verified = verifyWithCli(workspace);
+      assert.equal(verified.status, 0, verified.output);
+    }
+    await page.close();
+  });
+});

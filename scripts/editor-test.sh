@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The extension's tests: type check, unit tests (no VS Code), then the packaged .vsix installed
+# into a real VS Code (code-server on 127.0.0.1) driven by Debian's Chromium: extension-host
+# tests through the real vscode API and a UI test of the agent flow, both against the real
+# daemon. Screenshots go to test-artifacts/editor/. Exits non-zero on any failure.
+set -euo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+EXTENSION_DIR="$REPO_ROOT/extension"
+ARTIFACTS="$REPO_ROOT/test-artifacts/editor"
+PYTHON="${PYTHON:-python3}"
+started=$(date +%s)
+
+CODE_SERVER_BIN="$(bash "$REPO_ROOT/scripts/install-editor.sh" | tail -n 1)"
+# shellcheck source=../extension/scripts/code-server.sh
+source "$EXTENSION_DIR/scripts/code-server.sh"
+
+if ! "$PYTHON" -c "import counterfoil.lsp" 2>/dev/null; then
+  echo "editor tests need the counterfoil package with its daemon: pip install -e '$REPO_ROOT[lsp]'" >&2
+  exit 1
+fi
+
+cd "$EXTENSION_DIR"
+echo "== extension: type check"
+npx tsc --noEmit -p .
+echo "== extension: build and unit tests"
+node esbuild.mjs
+node --test dist/test/unit/
+echo "== extension: package"
+npm run --silent package > /dev/null
+ls -l counterfoil.vsix
+
+STATE="$(mktemp -d "${TMPDIR:-/tmp}/counterfoil-editor.XXXXXX")"
+cleanup() {
+  code_server_stop
+  rm -rf "$STATE"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+rm -rf "$ARTIFACTS"
+mkdir -p "$ARTIFACTS"
+code_server_prepare "$CODE_SERVER_BIN" "$STATE/code-server" "$EXTENSION_DIR/counterfoil.vsix"
+PORT="$(code_server_free_port)"
+code_server_start "$CODE_SERVER_BIN" "$STATE/code-server" "$PORT"
+echo "== code-server on http://127.0.0.1:$PORT"
+
+echo "== extension: in VS Code (extension host and UI)"
+status=0
+COUNTERFOIL_EDITOR_URL="http://127.0.0.1:$PORT" \
+COUNTERFOIL_EDITOR_STATE="$STATE" \
+COUNTERFOIL_REPO="$REPO_ROOT" \
+COUNTERFOIL_ARTIFACTS="$ARTIFACTS" \
+COUNTERFOIL_PYTHON="$("$PYTHON" -c 'import sys; print(sys.executable)')" \
+  node --test --test-concurrency=1 --test-timeout=300000 dist/test/ui/ || status=$?
+
+if [ "$status" -ne 0 ]; then
+  cp "$STATE/code-server/code-server.log" "$ARTIFACTS/code-server.log" 2>/dev/null || true
+  find "$STATE/code-server/user/logs" -name '*.log' -exec cp --backup=numbered -t "$ARTIFACTS" {} + 2>/dev/null || true
+fi
+echo "== editor tests took $(( $(date +%s) - started )) s; screenshots in $ARTIFACTS"
+exit "$status"
