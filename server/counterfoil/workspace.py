@@ -42,6 +42,10 @@ def _relative_parts(raw: object) -> tuple[str, ...]:
         raise AgentError("path must be a non-empty string")
     if "\0" in raw:
         raise AgentError("path must not contain NUL bytes")
+    try:
+        raw.encode("utf-8")
+    except UnicodeEncodeError:
+        raise AgentError("path must be valid Unicode text") from None
     if len(raw) > MAX_PATH_CHARS:
         raise AgentError("path is too long")
     pure = PurePosixPath(raw)
@@ -155,6 +159,8 @@ class Workspace:
     def read_file(self, raw: str) -> str:
         path = self.resolve_path(raw)
         relative = self._relative(path)
+        if relative == ".":
+            raise AgentError("path is not a regular file")
         data = self._read_bytes(relative)
         try:
             text = data.decode("utf-8")

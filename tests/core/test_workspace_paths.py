@@ -217,6 +217,20 @@ def test_nul_bytes_are_refused_with_a_clear_error(tmp_path: Path, raw: str) -> N
     ).startswith("error: path")
 
 
+@pytest.mark.parametrize("raw", ["\ud800.py", "src/\udc80.py"])
+def test_paths_that_are_not_valid_unicode_are_refused(tmp_path: Path, raw: str) -> None:
+    (tmp_path / "src").mkdir()
+    workspace = workspace_at(tmp_path, allow_writes=True)
+    assert refusal(workspace, raw) == "path must be valid Unicode text"
+    assert refusal(workspace, raw, must_exist=False) == "path must be valid Unicode text"
+    action = ToolAction("write_file", {"path": raw, "content": "x"})
+    assert Workspace(workspace.policy, lambda _action: True).execute(action) == (
+        "error: path must be valid Unicode text"
+    )
+    assert sorted(os.listdir(tmp_path)) == ["src"]
+    assert os.listdir(tmp_path / "src") == []
+
+
 @pytest.mark.parametrize("raw", ["a" * 300, "src/" + "b" * 300 + ".py", "a/" * 2500])
 def test_over_long_names_are_refused_with_a_clear_error(tmp_path: Path, raw: str) -> None:
     (tmp_path / "src").mkdir()
@@ -329,6 +343,16 @@ def test_read_file_of_a_directory_is_not_a_regular_file(tmp_path: Path) -> None:
     with pytest.raises(AgentError, match="^path is not a regular file$"):
         workspace.read_file("src")
     assert workspace.execute(ToolAction("read_file", {"path": "src"})) == (
+        "error: path is not a regular file"
+    )
+
+
+@pytest.mark.parametrize("raw", [".", "./"])
+def test_read_file_of_the_root_is_not_a_regular_file(tmp_path: Path, raw: str) -> None:
+    workspace = workspace_at(tmp_path)
+    with pytest.raises(AgentError, match="^path is not a regular file$"):
+        workspace.read_file(raw)
+    assert workspace.execute(ToolAction("read_file", {"path": raw})) == (
         "error: path is not a regular file"
     )
 

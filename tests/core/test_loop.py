@@ -1,0 +1,398 @@
+"""SPEC §2: the loop asks the model, parses one action, passes it through the gate, repeats."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from counterfoil import (
+    AgentEvent,
+    AgentLimits,
+    AgentRun,
+    FinalAction,
+    ToolAction,
+    ToolPolicy,
+    Workspace,
+    build_system_prompt,
+    initial_messages,
+    run_agent,
+)
+from counterfoil.models import ScriptedModel
+
+TASK = "make double() double its argument"
+READ_APP = '{"tool":"read_file","path":"app.py"}'
+READ_GREETING = '{"tool":"read_file","path":"greeting.py"}'
+LIST = '{"tool":"list_files"}'
+FINAL = '{"final":"done"}'
+
+
+class RecordingModel:
+    """Replays responses and keeps a copy of the messages it was given on each call."""
+
+    def __init__(self, *responses: str) -> None:
+        self.responses = list(responses)
+        self.calls: list[list[dict[str, str]]] = []
+
+    def __call__(self, messages: list[dict[str, str]]) -> str:
+        self.calls.append(copy.deepcopy(messages))
+        return self.responses.pop(0)
+
+
+def approve(_action: ToolAction) -> bool:
+    return True
+
+
+def read_only(root: Path) -> Workspace:
+    return Workspace(ToolPolicy(root))
+
+
+def writable(root: Path) -> Workspace:
+    return Workspace(ToolPolicy(root, allow_writes=True), approve)
+
+
+def turn(response: str, result: str) -> list[dict[str, str]]:
+    return [
+        {"role": "assistant", "content": response},
+        {"role": "user", "content": "Tool result:\n" + result},
+    ]
+
+
+# initial_messages
+
+
+def test_initial_messages_are_the_system_prompt_then_the_task() -> None:
+    assert initial_messages("fix app.py", "You are a coding agent.") == [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "fix app.py"},
+    ]
+
+
+@pytest.mark.parametrize("task", ["", "   ", "\n\t "])
+def test_blank_task_is_refused(task: str) -> None:
+    with pytest.raises(ValueError, match="must not be empty"):
+        initial_messages(task, "system")
+
+
+def test_run_agent_refuses_a_blank_task(demo_project: Path) -> None:
+    model = RecordingModel(FINAL)
+    with pytest.raises(ValueError, match="must not be empty"):
+        run_agent("  ", model, read_only(demo_project))
+    assert model.calls == []
+
+
+# AgentLimits
+
+
+def test_agent_limits_defaults() -> None:
+    limits = AgentLimits()
+    assert (limits.max_steps, limits.max_context_chars, limits.max_invalid_actions,
+            limits.max_identical_actions) == (8, 48_000, 3, 2)
+
+
+@pytest.mark.parametrize(
+    "field", ["max_steps", "max_context_chars", "max_invalid_actions", "max_identical_actions"])
+@pytest.mark.parametrize("value", [0, -1, True, 1.5, "3", None])
+def test_agent_limits_must_be_positive_integers(field: str, value: object) -> None:
+    with pytest.raises(ValueError, match="positive"):
+        AgentLimits(**{field: value})  # type: ignore[arg-type]
+
+
+def test_agent_limits_of_one_are_accepted() -> None:
+    assert AgentLimits(1, 1, 1, 1) == AgentLimits(
+        max_steps=1, max_context_chars=1, max_invalid_actions=1, max_identical_actions=1)
+
+
+# Messages and events
+
+
+def test_first_call_gets_the_system_prompt_and_the_task(demo_project: Path) -> None:
+    workspace = read_only(demo_project)
+    model = RecordingModel(FINAL)
+    run_agent(TASK, model, workspace)
+    assert model.calls == [[
+        {"role": "system", "content": build_system_prompt(workspace)},
+        {"role": "user", "content": TASK},
+    ]]
+
+
+def test_each_tool_turn_appends_the_response_and_its_result(demo_project: Path) -> None:
+    app = (demo_project / "app.py").read_text()
+    model = RecordingModel(READ_APP, LIST, FINAL)
+    workspace = read_only(demo_project)
+    run_agent(TASK, model, workspace)
+    start = initial_messages(TASK, build_system_prompt(workspace))
+    listing = workspace.list_files()
+    assert model.calls == [
+        start,
+        start + turn(READ_APP, app),
+        start + turn(READ_APP, app) + turn(LIST, listing),
+    ]
+
+
+def test_parse_errors_are_appended_as_tool_results(demo_project: Path) -> None:
+    model = RecordingModel("I think I should read app.py", FINAL)
+    workspace = read_only(demo_project)
+    run = run_agent(TASK, model, workspace)
+    error = run.events[0].result
+    assert error is not None and error.startswith("error: ")
+    assert model.calls[1][2:] == turn("I think I should read app.py", error)
+
+
+def test_tool_errors_are_appended_as_tool_results(demo_project: Path) -> None:
+    response = '{"tool":"read_file","path":"missing.py"}'
+    model = RecordingModel(response, FINAL)
+    run_agent(TASK, model, read_only(demo_project))
+    assert model.calls[1][2:] == turn(response, "error: path is not accessible")
+
+
+def test_tool_event_holds_step_response_action_and_result(demo_project: Path) -> None:
+    run = run_agent(TASK, RecordingModel(READ_APP, FINAL), read_only(demo_project))
+    assert run.events[0] == AgentEvent(
+        1, READ_APP, ToolAction("read_file", {"path": "app.py"}),
+        (demo_project / "app.py").read_text())
+
+
+def test_final_event_has_no_result(demo_project: Path) -> None:
+    run = run_agent(TASK, RecordingModel(READ_APP, FINAL), read_only(demo_project))
+    assert run.events[-1] == AgentEvent(2, FINAL, FinalAction("done"), None)
+
+
+def test_unparseable_response_event_has_no_action(demo_project: Path) -> None:
+    run = run_agent(TASK, RecordingModel("```json\n{}\n```", FINAL), read_only(demo_project))
+    event = run.events[0]
+    assert event.action is None
+    assert event.result is not None and event.result.startswith("error: ")
+
+
+def test_refused_tool_event_has_no_action_and_says_not_enabled(demo_project: Path) -> None:
+    response = '{"tool":"write_file","path":"notes.md","content":"x"}'
+    run = run_agent(TASK, RecordingModel(response, FINAL), read_only(demo_project))
+    event = run.events[0]
+    assert event.action is None
+    assert event.result is not None and event.result.startswith("error: ")
+    assert "not enabled" in event.result
+    assert not (demo_project / "notes.md").exists()
+
+
+def test_gate_is_called_with_one_positional_action(demo_project: Path) -> None:
+    seen: list[ToolAction] = []
+
+    class OneArgumentWorkspace(Workspace):
+        def execute(self, action):  # type: ignore[no-untyped-def, override]
+            seen.append(action)
+            return "stubbed"
+
+    workspace = OneArgumentWorkspace(ToolPolicy(demo_project))
+    run = run_agent(TASK, RecordingModel(READ_APP, FINAL), workspace)
+    assert seen == [ToolAction("read_file", {"path": "app.py"})]
+    assert run.events[0].result == "stubbed"
+
+
+def test_on_event_is_called_once_per_event_in_order(demo_project: Path) -> None:
+    seen: list[AgentEvent] = []
+    run = run_agent(TASK, RecordingModel(READ_APP, "nonsense", LIST, FINAL),
+                    read_only(demo_project), on_event=seen.append)
+    assert seen == list(run.events)
+    assert [event.step for event in seen] == [1, 2, 3, 4]
+
+
+def test_on_event_sees_the_refusal_of_a_repeated_action(demo_project: Path) -> None:
+    seen: list[AgentEvent] = []
+    run = run_agent(TASK, RecordingModel(READ_APP, READ_APP, READ_APP),
+                    read_only(demo_project), on_event=seen.append)
+    assert seen == list(run.events)
+    assert seen[-1].result == "error: identical action loop detected"
+
+
+# Every way a run ends
+
+
+def test_final_answer_completes_the_run(demo_project: Path) -> None:
+    run = run_agent(TASK, RecordingModel(READ_APP, '{"final":"it doubles now"}'),
+                    read_only(demo_project))
+    assert isinstance(run, AgentRun)
+    assert (run.completed, run.reason, run.final) == (True, "completed", "it doubles now")
+    assert len(run.events) == 2
+
+
+def test_step_limit_ends_the_run(demo_project: Path) -> None:
+    model = RecordingModel(READ_APP, LIST, READ_GREETING, FINAL)
+    run = run_agent(TASK, model, read_only(demo_project), AgentLimits(max_steps=3))
+    assert (run.completed, run.reason, run.final) == (False, "step_limit", None)
+    assert len(run.events) == 3
+    assert len(model.calls) == 3
+
+
+def test_context_limit_ends_the_run_before_the_next_model_call(demo_project: Path) -> None:
+    workspace = read_only(demo_project)
+    start = initial_messages(TASK, build_system_prompt(workspace))
+    start_chars = sum(len(message["content"]) for message in start)
+    model = RecordingModel(READ_APP, FINAL)
+    run = run_agent(TASK, model, workspace, AgentLimits(max_context_chars=start_chars + 20))
+    assert (run.completed, run.reason, run.final) == (False, "context_limit", None)
+    assert len(model.calls) == 1
+    assert len(run.events) == 1
+
+
+def test_context_limit_counts_the_system_prompt(demo_project: Path) -> None:
+    model = RecordingModel(FINAL)
+    run = run_agent(TASK, model, read_only(demo_project),
+                    AgentLimits(max_context_chars=len(TASK) + 10))
+    assert run.reason == "context_limit"
+    assert model.calls == []
+
+
+def test_context_within_the_limit_lets_the_run_go_on(demo_project: Path) -> None:
+    workspace = read_only(demo_project)
+    start = initial_messages(TASK, build_system_prompt(workspace))
+    app = (demo_project / "app.py").read_text()
+    after_read = start + turn(READ_APP, app)
+    limit = sum(len(message["content"]) for message in after_read)
+    run = run_agent(TASK, RecordingModel(READ_APP, FINAL), workspace,
+                    AgentLimits(max_context_chars=limit))
+    assert run.reason == "completed"
+
+
+def test_invalid_action_limit_ends_the_run(demo_project: Path) -> None:
+    model = RecordingModel("not json", '{"tool":"delete_file"}', "```{}```", FINAL)
+    run = run_agent(TASK, model, read_only(demo_project))
+    assert (run.completed, run.reason, run.final) == (False, "invalid_action_limit", None)
+    assert len(run.events) == 3
+    assert all(event.action is None for event in run.events)
+    assert all(event.result.startswith("error: ") for event in run.events)  # type: ignore[union-attr]
+
+
+def test_invalid_action_limit_of_one_ends_at_the_first_refusal(demo_project: Path) -> None:
+    run = run_agent(TASK, RecordingModel("not json", FINAL), read_only(demo_project),
+                    AgentLimits(max_invalid_actions=1))
+    assert run.reason == "invalid_action_limit"
+    assert len(run.events) == 1
+
+
+def test_repeated_action_limit_ends_the_run_without_executing_the_repeat(tmp_path: Path) -> None:
+    asked: list[ToolAction] = []
+
+    def confirm(action: ToolAction) -> bool:
+        asked.append(action)
+        return True
+
+    response = '{"tool":"write_file","path":"notes.md","content":"x\\n"}'
+    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True), confirm)
+    model = RecordingModel(response, response, response, FINAL)
+    run = run_agent(TASK, model, workspace)
+    assert (run.completed, run.reason, run.final) == (False, "repeated_action_limit", None)
+    assert len(asked) == 2
+    assert len(run.events) == 3
+    assert run.events[-1].action is None
+    assert run.events[-1].result == "error: identical action loop detected"
+
+
+def test_identical_actions_up_to_the_limit_are_allowed(demo_project: Path) -> None:
+    run = run_agent(TASK, RecordingModel(READ_APP, READ_APP, FINAL), read_only(demo_project))
+    assert run.reason == "completed"
+
+
+def test_alternating_actions_are_not_a_repeat(demo_project: Path) -> None:
+    model = RecordingModel(READ_APP, LIST, READ_APP, LIST, READ_APP, FINAL)
+    run = run_agent(TASK, model, read_only(demo_project))
+    assert run.reason == "completed"
+
+
+def test_repeat_limit_follows_max_identical_actions(demo_project: Path) -> None:
+    run = run_agent(TASK, RecordingModel(READ_APP, READ_APP, FINAL), read_only(demo_project),
+                    AgentLimits(max_identical_actions=1))
+    assert run.reason == "repeated_action_limit"
+    assert len(run.events) == 2
+
+
+def test_should_stop_cancels_before_the_next_model_call(demo_project: Path) -> None:
+    model = RecordingModel(READ_APP, LIST, FINAL)
+    run = run_agent(TASK, model, read_only(demo_project),
+                    should_stop=lambda: len(model.calls) >= 1)
+    assert (run.completed, run.reason, run.final) == (False, "cancelled", None)
+    assert len(model.calls) == 1
+    assert len(run.events) == 1
+
+
+def test_should_stop_at_once_calls_no_model(demo_project: Path) -> None:
+    model = RecordingModel(FINAL)
+    run = run_agent(TASK, model, read_only(demo_project), should_stop=lambda: True)
+    assert run.reason == "cancelled"
+    assert model.calls == []
+    assert tuple(run.events) == ()
+
+
+def test_model_out_of_responses_ends_with_model_error(demo_project: Path) -> None:
+    run = run_agent(TASK, ScriptedModel([READ_APP]), read_only(demo_project))
+    assert (run.completed, run.reason, run.final) == (False, "model_error", None)
+    assert run.error is not None and "ran out of responses" in run.error
+    assert len(run.events) == 1
+
+
+def test_model_exception_message_is_kept(demo_project: Path) -> None:
+    def broken(_messages: list[dict[str, str]]) -> str:
+        raise RuntimeError("the model server went away")
+
+    run = run_agent(TASK, broken, read_only(demo_project))
+    assert run.reason == "model_error"
+    assert run.error is not None and "the model server went away" in run.error
+    assert tuple(run.events) == ()
+
+
+def test_completed_run_has_no_error(demo_project: Path) -> None:
+    assert run_agent(TASK, RecordingModel(FINAL), read_only(demo_project)).error is None
+
+
+# What the run reports
+
+
+def test_modified_files_come_from_the_workspace(demo_project: Path) -> None:
+    responses = [
+        READ_APP,
+        '{"tool":"edit_file","path":"app.py","old":"value * 1","new":"value * 2"}',
+        '{"tool":"write_file","path":"NOTES.md","content":"doubled\\n"}',
+        FINAL,
+    ]
+    workspace = writable(demo_project)
+    run = run_agent(TASK, ScriptedModel(responses), workspace)
+    assert run.reason == "completed"
+    assert run.modified_files == ("NOTES.md", "app.py") == workspace.modified_files
+
+
+@pytest.mark.parametrize(
+    ("responses", "limits"),
+    [
+        (["nonsense"] * 3, None),
+        ([READ_APP, READ_APP, READ_APP], None),
+        ([READ_APP, LIST], AgentLimits(max_steps=2)),
+        ([], None),
+    ],
+    ids=["invalid_action_limit", "repeated_action_limit", "step_limit", "model_error"],
+)
+def test_modified_files_are_reported_on_every_ending(
+    demo_project: Path, responses: list[str], limits: AgentLimits | None
+) -> None:
+    workspace = writable(demo_project)
+    workspace.write_file("NOTES.md", "before the run\n")
+    run = run_agent(TASK, ScriptedModel(responses), workspace, limits)
+    assert run.reason != "completed"
+    assert run.modified_files == ("NOTES.md",)
+
+
+def test_read_only_run_modifies_nothing(demo_project: Path) -> None:
+    run = run_agent(TASK, RecordingModel(READ_APP, FINAL), read_only(demo_project))
+    assert run.modified_files == ()
+
+
+def test_generate_gets_a_list_of_role_content_messages(demo_project: Path) -> None:
+    checked: list[bool] = []
+
+    def generate(messages: list[dict[str, str]]) -> str:
+        checked.append(isinstance(messages, list) and all(
+            set(message) == {"role", "content"} for message in messages))
+        return FINAL if len(checked) > 1 else READ_APP
+
+    run_agent(TASK, generate, read_only(demo_project))
+    assert checked == [True, True]
