@@ -131,7 +131,14 @@ class FdReader:
 
 
 def send_error(protocol: LanguageServerProtocol, msg_id: Any, error: JsonRpcException) -> None:
-    protocol._send_response(msg_id, None, error.to_response_error())
+    if msg_id is not None:
+        protocol._send_response(msg_id, None, error.to_response_error())
+        return
+    # JSON-RPC wants `"id": null` when the id is unknown; the typed message would drop it.
+    logger.info("error response id=null: %s", error.message)
+    protocol._send_data(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": error.code, "message": error.message}}
+    )
 
 
 def _valid_id(value: Any) -> bool:
