@@ -1,0 +1,231 @@
+"""What the daemon adds to an approval: stdio round trips against the same cycle in-process.
+
+Measures, in one run:
+  * server start to the `initialize` result (a fresh `python -m counterfoil.lsp`, median of 3);
+  * N approve-edit cycles over stdio: the client gets `counterfoil/confirm`, answers
+    `{"approved": true}`, the daemon writes the file and appends the receipt, the client gets
+    `counterfoil/receipt` (p50/p99), plus the period between receipts (the whole agent step);
+  * the same N cycles in-process: `confirm_proposal` asked, approves, effect done, receipt
+    subscriber called (p50/p99);
+and prints a table, then one final line holding a JSON object of the figures.
+
+    python bench/lsp_roundtrip.py [--cycles 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil.proposals import ToolProposal
+from counterfoil.receipts import EffectReceipt
+
+SERVER = [sys.executable, "-m", "counterfoil.lsp", "--log-level", "WARNING"]
+TARGET = "counter.txt"
+
+
+class StdioClient:
+    """Just enough JSON-RPC over pipes to drive the daemon without a framework in the way."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process = process
+        self._in: IO[bytes] = process.stdout
+        self._out: IO[bytes] = process.stdin
+
+    def send(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message).encode()
+        self._out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self._out.flush()
+
+    def receive(self) -> dict[str, Any]:
+        length = 0
+        while True:
+            line = self._in.readline()
+            if not line:
+                raise EOFError("the daemon closed its output")
+            if not line.strip():
+                break
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        message: dict[str, Any] = json.loads(self._in.read(length))
+        return message
+
+    def answer(self, message: dict[str, Any], result: Any) -> None:
+        self.send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    def request(self, msg_id: int, method: str, params: Any) -> dict[str, Any]:
+        """Send a request and answer whatever the daemon asks until its result arrives."""
+        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
+        while True:
+            message = self.receive()
+            if message.get("id") == msg_id and "method" not in message:
+                return message
+            if "method" in message and "id" in message:
+                self.answer(message, None)
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(samples)
+    return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
+
+
+def initialize_params(root: Path, options: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "processId": None,
+        "capabilities": {"window": {"workDoneProgress": True}},
+        "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+        "initializationOptions": options,
+    }
+
+
+def start(root: Path, options: dict[str, Any]) -> tuple[StdioClient, float]:
+    """Start a daemon; returns it with the seconds from spawn to the initialize result."""
+    started = time.perf_counter()
+    process = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    client = StdioClient(process)
+    reply = client.request(1, "initialize", initialize_params(root, options))
+    elapsed = time.perf_counter() - started
+    assert "result" in reply, reply
+    client.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    return client, elapsed
+
+
+def stop(client: StdioClient) -> None:
+    client.request(999_999, "shutdown", None)
+    client.send({"jsonrpc": "2.0", "method": "exit", "params": None})
+    client.process.wait(timeout=30)
+
+
+def write_actions(cycles: int) -> list[dict[str, Any]]:
+    return [{"tool": "write_file", "path": TARGET, "content": f"{n}\n"} for n in range(cycles)]
+
+
+def bench_stdio(root: Path, cycles: int) -> tuple[list[float], list[float], list[float]]:
+    script = root.parent / "script.jsonl"
+    responses = [{"tool": "read_file", "path": TARGET}, *write_actions(cycles), {"final": "done"}]
+    script.write_text("".join(json.dumps(r) + "\n" for r in responses), encoding="utf-8")
+    options = {"model": f"scripted:{script}", "allowWrites": True, "maxSteps": cycles + 2}
+    startups: list[float] = []
+    for _ in range(2):
+        extra, elapsed = start(root, options)
+        startups.append(elapsed)
+        stop(extra)
+    client, elapsed = start(root, options)
+    startups.append(elapsed)
+
+    cycle_times: list[float] = []
+    receipt_times: list[float] = []
+    asked_at: float | None = None
+    client.send({"jsonrpc": "2.0", "id": 2, "method": "counterfoil/run",
+                 "params": {"goal": "count"}})
+    while True:
+        message = client.receive()
+        method = message.get("method")
+        if method == "counterfoil/confirm":
+            asked_at = time.perf_counter()
+            client.answer(message, {"approved": True})
+        elif method == "counterfoil/receipt":
+            now = time.perf_counter()
+            assert asked_at is not None
+            cycle_times.append(now - asked_at)
+            receipt_times.append(now)
+            asked_at = None
+        elif method is not None and "id" in message:
+            client.answer(message, None)
+        elif message.get("id") == 2:
+            result = message["result"]
+            assert result["reason"] == "completed", result
+            break
+    stop(client)
+    periods = [later - earlier for earlier, later in itertools.pairwise(receipt_times)]
+    return startups, cycle_times, periods
+
+
+def bench_in_process(root: Path, cycles: int) -> list[float]:
+    store = ReceiptStore(root / ".counterfoil-inprocess.jsonl")
+    asked: list[float] = []
+    done: list[float] = []
+
+    def approve(proposal: ToolProposal) -> bool:
+        asked.append(time.perf_counter())
+        return True
+
+    def on_receipt(receipt: EffectReceipt) -> None:
+        done.append(time.perf_counter())
+
+    store.subscribe(on_receipt)
+    workspace = Workspace(
+        ToolPolicy(root=root, allow_writes=True), receipt_store=store, confirm_proposal=approve
+    )
+    workspace.read_file(TARGET)
+    for action in write_actions(cycles):
+        arguments = {key: value for key, value in action.items() if key != "tool"}
+        result = workspace.execute(ToolAction("write_file", arguments))
+        assert result == f"wrote {TARGET}", result
+    return [end - begin for begin, end in zip(asked, done, strict=True)]
+
+
+def milliseconds(seconds: float) -> float:
+    return round(seconds * 1000, 3)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cycles", type=int, default=200)
+    cycles = parser.parse_args().cycles
+    base = Path(tempfile.mkdtemp(prefix="counterfoil-bench-"))
+    try:
+        stdio_root = base / "stdio"
+        local_root = base / "in-process"
+        for root in (stdio_root, local_root):
+            root.mkdir()
+            (root / TARGET).write_text("start\n", encoding="utf-8")
+        startups, stdio, periods = bench_stdio(stdio_root, cycles)
+        local = bench_in_process(local_root, cycles)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+    figures = {
+        "cycles": cycles,
+        "startup_to_initialize_ms": milliseconds(statistics.median(startups)),
+        "startup_samples_ms": [milliseconds(s) for s in startups],
+        "stdio_p50_ms": milliseconds(percentile(stdio, 0.50)),
+        "stdio_p99_ms": milliseconds(percentile(stdio, 0.99)),
+        "stdio_step_p50_ms": milliseconds(percentile(periods, 0.50)),
+        "in_process_p50_ms": milliseconds(percentile(local, 0.50)),
+        "in_process_p99_ms": milliseconds(percentile(local, 0.99)),
+    }
+    figures["ratio_p50"] = round(figures["stdio_p50_ms"] / figures["in_process_p50_ms"], 2)
+    figures["ratio_p99"] = round(figures["stdio_p99_ms"] / figures["in_process_p99_ms"], 2)
+
+    rows = [
+        ("server start -> initialize result (median of 3)", figures["startup_to_initialize_ms"], ""),
+        ("approve-edit cycle over stdio", figures["stdio_p50_ms"], figures["stdio_p99_ms"]),
+        ("whole agent step over stdio (receipt to receipt)", figures["stdio_step_p50_ms"], ""),
+        ("approve-edit cycle in-process", figures["in_process_p50_ms"],
+         figures["in_process_p99_ms"]),
+        ("stdio / in-process", figures["ratio_p50"], figures["ratio_p99"]),
+    ]
+    print(f"{cycles} approve-edit cycles (confirm -> effect -> receipt)")
+    print(f"{'':50} {'p50 ms':>10} {'p99 ms':>10}")
+    for label, p50, p99 in rows:
+        print(f"{label:50} {p50:>10} {p99!s:>10}")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
