@@ -49,6 +49,8 @@ class ModelHost:
         self._progress_token: str | None = None
         self._last_state_sent = 0.0
         self._tokens = 0
+        self._started = time.perf_counter()
+        self._report: Callable[[str], None] | None = None
 
     def load(self, settings: Settings, root: Path, available_tools: frozenset[str]) -> Generate:
         """The generate callable for this run's settings, loading it if need be."""
@@ -95,22 +97,28 @@ class ModelHost:
 
         def generating(messages: list[dict[str, str]]) -> str:
             self._tokens = 0
+            self._started = time.perf_counter()
+            self._report = report
             self.publish("generating", "generating", force=True)
             report("generating")
-            started = time.perf_counter()
             try:
                 response = generate(messages)
             except Exception:
                 self.publish("error", "generation failed", force=True)
                 raise
-            elapsed = max(time.perf_counter() - started, 1e-9)
-            rate = self._tokens / elapsed if self._tokens else None
+            finally:
+                self._report = None
+            rate = self._rate()
             summary = f"{self._tokens} tokens, {rate:.1f} tokens/s" if rate else "response ready"
             self.publish("ready", summary, tokens=self._tokens, rate=rate, force=True)
             report(summary)
             return response
 
         return generating
+
+    def _rate(self) -> float | None:
+        elapsed = time.perf_counter() - self._started
+        return self._tokens / elapsed if self._tokens and elapsed > 0 else None
 
     def publish(
         self,
@@ -140,10 +148,13 @@ class ModelHost:
 
     def _on_token(self, text: str) -> None:
         self._tokens += 1
+        self._live()
 
     def _on_progress(self, progress: ModelProgress) -> None:
-        if progress.tokens:
-            self._tokens = progress.tokens
+        self._tokens = max(self._tokens, progress.tokens)
+        if progress.state == "generating":
+            self._live(progress.tokens_per_second)
+            return
         self.publish(
             progress.state,
             progress.message,
@@ -153,3 +164,13 @@ class ModelHost:
         )
         if progress.state == "loading" and progress.message:
             self._channel.report_progress(self._progress_token, progress.message)
+
+    def _live(self, rate: float | None = None) -> None:
+        """Token-by-token updates while generating, at most ten a second."""
+        now = time.monotonic()
+        if self._report is None or now - self._last_state_sent < STATE_INTERVAL_SECONDS:
+            return
+        rate = rate if rate is not None else self._rate()
+        message = f"{self._tokens} tokens" + (f", {rate:.1f} tokens/s" if rate else "")
+        self.publish("generating", message, tokens=self._tokens, rate=rate, force=True)
+        self._report(message)
