@@ -23,6 +23,14 @@ def refusal(workspace: Workspace, raw: object, *, must_exist: bool = True) -> st
     return str(caught.value)
 
 
+def assert_refused(workspace: Workspace, tool: str, raw: str, message: str) -> None:
+    """The direct method raises `message`; the gate returns it as `error: message`."""
+    with pytest.raises(AgentError) as caught:
+        getattr(workspace, tool)(raw)
+    assert str(caught.value) == message
+    assert workspace.execute(ToolAction(tool, {"path": raw})) == f"error: {message}"
+
+
 def in_thread(call: object, timeout: float = 5.0) -> object:
     """Run `call` in a thread; a call still blocked after `timeout` fails the test."""
     outcome: dict[str, object] = {}
@@ -309,12 +317,7 @@ def test_list_files_of_only_hidden_entries_reports_an_empty_directory(tmp_path: 
 
 def test_list_files_of_a_file_is_not_a_directory(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("x = 1\n")
-    workspace = workspace_at(tmp_path)
-    with pytest.raises(AgentError, match="^path is not a directory$"):
-        workspace.list_files("app.py")
-    assert workspace.execute(ToolAction("list_files", {"path": "app.py"})) == (
-        "error: path is not a directory"
-    )
+    assert_refused(workspace_at(tmp_path), "list_files", "app.py", "path is not a directory")
 
 
 def test_list_files_of_a_fifo_is_not_a_directory(tmp_path: Path) -> None:
@@ -339,22 +342,12 @@ def test_read_file_through_execute_returns_the_text(tmp_path: Path) -> None:
 
 def test_read_file_of_a_directory_is_not_a_regular_file(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
-    workspace = workspace_at(tmp_path)
-    with pytest.raises(AgentError, match="^path is not a regular file$"):
-        workspace.read_file("src")
-    assert workspace.execute(ToolAction("read_file", {"path": "src"})) == (
-        "error: path is not a regular file"
-    )
+    assert_refused(workspace_at(tmp_path), "read_file", "src", "path is not a regular file")
 
 
 @pytest.mark.parametrize("raw", [".", "./"])
 def test_read_file_of_the_root_is_not_a_regular_file(tmp_path: Path, raw: str) -> None:
-    workspace = workspace_at(tmp_path)
-    with pytest.raises(AgentError, match="^path is not a regular file$"):
-        workspace.read_file(raw)
-    assert workspace.execute(ToolAction("read_file", {"path": raw})) == (
-        "error: path is not a regular file"
-    )
+    assert_refused(workspace_at(tmp_path), "read_file", raw, "path is not a regular file")
 
 
 def test_read_file_of_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
@@ -369,11 +362,7 @@ def test_read_file_of_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None
 def test_read_file_over_the_limit_is_refused(tmp_path: Path) -> None:
     (tmp_path / "big.txt").write_bytes(b"x" * 11)
     workspace = workspace_at(tmp_path, max_file_bytes=10)
-    with pytest.raises(AgentError, match="^file exceeds 10 bytes$"):
-        workspace.read_file("big.txt")
-    assert workspace.execute(ToolAction("read_file", {"path": "big.txt"})) == (
-        "error: file exceeds 10 bytes"
-    )
+    assert_refused(workspace, "read_file", "big.txt", "file exceeds 10 bytes")
 
 
 def test_read_file_at_the_limit_is_allowed(tmp_path: Path) -> None:
@@ -389,12 +378,7 @@ def test_read_file_limit_counts_bytes_not_characters(tmp_path: Path) -> None:
 
 def test_read_file_of_invalid_utf8_is_refused(tmp_path: Path) -> None:
     (tmp_path / "binary.bin").write_bytes(b"\xff\xfe\x00\x81")
-    workspace = workspace_at(tmp_path)
-    with pytest.raises(AgentError, match="^file is not valid UTF-8$"):
-        workspace.read_file("binary.bin")
-    assert workspace.execute(ToolAction("read_file", {"path": "binary.bin"})) == (
-        "error: file is not valid UTF-8"
-    )
+    assert_refused(workspace_at(tmp_path), "read_file", "binary.bin", "file is not valid UTF-8")
 
 
 # The receipt log is the operator's, not the agent's
