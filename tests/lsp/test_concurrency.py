@@ -87,3 +87,26 @@ async def test_shutdown_during_a_run_stops_it_without_touching_the_file(
         ".counterfoil"
     ]
     assert list(demo_project.glob("*.tmp*")) == []
+
+
+async def test_an_unanswered_confirm_times_out_as_a_no_and_is_withdrawn(
+    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+) -> None:
+    before = (demo_project / "app.py").read_bytes()
+    model = script(
+        tmp_path / "edit.jsonl",
+        {"tool": "read_file", "path": "app.py"},
+        {"tool": "edit_file", "path": "app.py", "old": "1", "new": "2"},
+        {"final": "not approved in time"},
+    )
+    daemon = await start_daemon(
+        {"model": model, "allowWrites": True, "confirmTimeoutSeconds": 0.5}
+    )
+    daemon.answer = never_answer
+
+    result = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
+
+    assert result["reason"] == "completed"
+    assert result["events"][1]["result"] == "error: operator denied the tool action"
+    await daemon.until(lambda: daemon.withdrawn == ["call-1"])
+    assert (demo_project / "app.py").read_bytes() == before

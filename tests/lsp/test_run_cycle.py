@@ -97,13 +97,21 @@ async def test_reject_leaves_the_file_and_the_log_untouched(
         {"final": "gave up"},
     )
     daemon = await start_daemon({"model": model, "allowWrites": True})
-    daemon.answer = reject
 
-    result = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
+    async def fail(params: dict[str, Any]) -> Any:
+        raise RuntimeError("the editor could not show the diff")
 
-    assert result["completed"] is True
-    assert result["events"][1]["result"] == "error: operator denied the tool action"
-    assert result["modifiedFiles"] == []
+    async def approve_loosely(params: dict[str, Any]) -> Any:
+        return {"approved": "yes"}
+
+    for answer in (reject, fail, approve_loosely):
+        daemon.answer = answer
+        result = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
+
+        assert result["completed"] is True
+        assert result["events"][1]["result"] == "error: operator denied the tool action"
+        assert result["modifiedFiles"] == []
+    assert len(daemon.confirms) == 3
     assert (demo_project / "app.py").read_bytes() == before
     assert daemon.receipts == []
     listed = await daemon.request("counterfoil/receipts", {})
