@@ -101,9 +101,15 @@ export class AgentCommands implements vscode.Disposable {
               progress.report({ message: describeStep(event) });
             }),
             this.context.client.onModelState((state) => {
-              if (state.state === "loading" || state.state === "generating") {
-                const speed = typeof state.tokensPerSecond === "number" ? ` (${state.tokensPerSecond.toFixed(1)} tok/s)` : "";
-                progress.report({ message: `${state.state} ${state.model ?? ""}${speed}`.trim() });
+              if (state.state === "loading") {
+                progress.report({ message: `loading the model${state.message ? `: ${state.message}` : ""}` });
+              } else if (state.state === "generating" && typeof state.tokensPerSecond === "number") {
+                progress.report({ message: `generating (${state.tokensPerSecond.toFixed(1)} tok/s)` });
+              }
+            }),
+            this.context.review.onDidChangePending((subject) => {
+              if (subject) {
+                progress.report({ message: `waiting for your answer: ${subject}` });
               }
             }),
           ];

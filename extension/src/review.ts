@@ -62,6 +62,9 @@ export class ReviewController implements vscode.Disposable {
   readonly documents = new ProposalDocuments();
   private readonly pending = new Map<string, PendingApproval>();
   private readonly disposables: vscode.Disposable[] = [];
+  private readonly pendingEmitter = new vscode.EventEmitter<string | undefined>();
+  /** Fires with what the latest pending approval is about ("edit_file app.py (call-1)"), or undefined when none. */
+  readonly onDidChangePending = this.pendingEmitter.event;
 
   constructor(
     private readonly log: vscode.LogOutputChannel,
@@ -69,6 +72,7 @@ export class ReviewController implements vscode.Disposable {
   ) {
     this.disposables.push(
       this.documents,
+      this.pendingEmitter,
       vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, this.documents),
       vscode.window.tabGroups.onDidChangeTabs((event) => {
         for (const tab of event.closed) {
@@ -120,6 +124,12 @@ export class ReviewController implements vscode.Disposable {
     for (const disposable of this.disposables) {
       disposable.dispose();
     }
+  }
+
+  private pendingChanged(): void {
+    const latest = [...this.pending.values()].pop();
+    void vscode.commands.executeCommand("setContext", PENDING_CONTEXT, latest !== undefined);
+    this.pendingEmitter.fire(latest ? `${latest.subject} (${latest.toolCallId})` : undefined);
   }
 
   private answer(target: unknown, approved: boolean, reason: string): boolean {
@@ -186,7 +196,7 @@ export class ReviewController implements vscode.Disposable {
         this.pending.delete(params.toolCallId);
         clearTimeout(timer);
         cancellation.dispose();
-        void vscode.commands.executeCommand("setContext", PENDING_CONTEXT, this.pending.size > 0);
+        this.pendingChanged();
         this.log.info(`${params.toolCallId} ${subject}: ${approved ? "approved" : "not approved"} (${reason})`);
         if (!approved && reason !== "rejected") {
           void vscode.window.showWarningMessage(`Counterfoil rejected ${subject} (${params.toolCallId}): ${reason}.`);
@@ -196,7 +206,7 @@ export class ReviewController implements vscode.Disposable {
     };
     this.pending.get(params.toolCallId)?.settle(false, "the daemon asked again");
     this.pending.set(params.toolCallId, approval);
-    void vscode.commands.executeCommand("setContext", PENDING_CONTEXT, true);
+    this.pendingChanged();
     if (token.isCancellationRequested) {
       approval.settle(false, "the daemon withdrew the request");
     }

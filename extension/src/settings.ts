@@ -40,7 +40,7 @@ const DEFAULTS: DaemonSettings = {
   maxWriteBytes: 65536,
   commandTimeoutSeconds: 30,
   maxSteps: 8,
-  maxTokens: 512,
+  maxTokens: 1024,
   constrainedDecoding: true,
   confirmTimeoutSeconds: 600,
 };

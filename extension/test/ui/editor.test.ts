@@ -53,6 +53,16 @@ function makeWorkspace(name: string): string {
 
 let browser: Browser;
 
+/** Logs how long each step of a UI test took, so a slow step shows in the output. */
+function stepTimer(testName: string): (step: string) => void {
+  let last = Date.now();
+  return (step) => {
+    const now = Date.now();
+    console.log(`[${testName}] ${step}: ${now - last} ms`);
+    last = now;
+  };
+}
+
 async function openPage(url: string, onConsole?: (text: string) => void): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   page.on("console", (message) => onConsole?.(message.text()));
@@ -181,10 +191,13 @@ describe("Counterfoil in a real VS Code", () => {
     });
     await page.exposeFunction("codeAutomationExit", (code: number) => exit(code));
     await page.goto(`${editorUrl}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`);
+    let timer: NodeJS.Timeout | undefined;
     const code = await Promise.race([
       exited,
-      new Promise<number>((_, fail) => setTimeout(() => fail(new Error("extension-host tests did not finish in 150 s")), 150_000)),
-    ]);
+      new Promise<number>((_, fail) => {
+        timer = setTimeout(() => fail(new Error("extension-host tests did not finish in 150 s")), 150_000);
+      }),
+    ]).finally(() => clearTimeout(timer));
     await screenshot(page, "host-tests.png");
     await page.close();
     assert.equal(code, 0, lines.join("\n"));
@@ -192,13 +205,18 @@ describe("Counterfoil in a real VS Code", () => {
   });
 
   test("Run Agent: Accept in the diff's title bar writes the fix, the validation runs, the log verifies", async () => {
+    const step = stepTimer("accept");
     const workspace = makeWorkspace("accept");
     const before = readFileSync(join(workspace, "app.py"), "utf8");
     const page = await openPage(`${editorUrl}/?folder=${encodeURIComponent(workspace)}`);
+    step("workbench loaded");
     await waitForDaemon(page);
+    step("daemon up");
     await startRun(page, "make tests/test_math.py pass");
+    step("run started");
 
     await waitForProposalDiff(page);
+    step("diff shown");
     await page.mouse.move(10, 10);
     await screenshot(page, "diff-with-accept-reject.png");
     assert.equal(readFileSync(join(workspace, "app.py"), "utf8"), before, "nothing is written before Accept");
@@ -208,12 +226,15 @@ describe("Counterfoil in a real VS Code", () => {
     assert.ok(modal.includes(`argv: ${JSON.stringify(validation)}`), modal);
     assert.ok(modal.includes(`cwd: ${workspace}`), modal);
 
+    step("command approved");
     await waitForNotification(page, "Counterfoil finished");
+    step("run finished");
     const after = readFileSync(join(workspace, "app.py"), "utf8");
     assert.equal(after, before.replace("value * 1", "value * 2"));
     await page.locator(".tabs-container .tab.active", { hasText: "app.py" }).waitFor();
     await page.locator(".editor-group-container.active .view-lines", { hasText: "value * 2" }).waitFor();
     await screenshot(page, "after-accept.png");
+    step("new content shown");
 
     const receipts = receiptsOnDisk(workspace);
     assert.deepEqual(
@@ -227,6 +248,7 @@ describe("Counterfoil in a real VS Code", () => {
     const verified = verifyWithCli(workspace);
     assert.equal(verified.status, 0, verified.output);
 
+    step("receipts verified on disk");
     await page.locator('.activitybar .action-item a[aria-label^="Counterfoil"]').click();
     const editReceipt = page.locator(".monaco-list-row", { hasText: "call-1 · edit_file app.py" });
     await editReceipt.waitFor();
@@ -236,21 +258,28 @@ describe("Counterfoil in a real VS Code", () => {
     await runCommand(page, "Counterfoil: Verify Receipts");
     await waitForNotification(page, "the receipt log verifies (2 receipts)");
     await screenshot(page, "receipts-tree.png");
+    step("receipts tree checked");
     await page.close();
   });
 
   test("Run Agent: Reject in the diff's title bar leaves the file unchanged", async () => {
+    const step = stepTimer("reject");
     const workspace = makeWorkspace("reject");
     const before = readFileSync(join(workspace, "app.py"), "utf8");
     const page = await openPage(`${editorUrl}/?folder=${encodeURIComponent(workspace)}`);
+    step("workbench loaded");
     await waitForDaemon(page);
+    step("daemon up");
     await startRun(page, "make tests/test_math.py pass");
-
     await waitForProposalDiff(page);
+    step("diff shown");
     await editorTitleAction(page, "Reject").click();
     await page.locator(".monaco-diff-editor").first().waitFor({ state: "detached" });
+    step("diff closed");
     await answerCommandModal(page, "Reject");
+    step("command rejected");
     await waitForNotification(page, /Counterfoil (finished|run stopped)/);
+    step("run finished");
     await screenshot(page, "after-reject.png");
 
     assert.equal(readFileSync(join(workspace, "app.py"), "utf8"), before);

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Try the extension in a browser: code-server (a real VS Code) on 127.0.0.1 with the packaged
+# extension, a fresh copy of fixtures/demo-project and the scripted model preset. Then run
+# "Counterfoil: Run Agent…" from the command palette (F1). Ctrl-C stops everything.
+#
+#   bash scripts/editor-demo.sh [PORT]        (default: a free port)
+set -euo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+EXTENSION_DIR="$REPO_ROOT/extension"
+DEMO_DIR="$REPO_ROOT/.editor-demo"
+PYTHON="${PYTHON:-python3}"
+
+CODE_SERVER_BIN="$(bash "$REPO_ROOT/scripts/install-editor.sh" | tail -n 1)"
+# shellcheck source=../extension/scripts/code-server.sh
+source "$EXTENSION_DIR/scripts/code-server.sh"
+
+if ! "$PYTHON" -c "import counterfoil.lsp" 2>/dev/null; then
+  echo "the demo needs the counterfoil package with its daemon: pip install -e '$REPO_ROOT[lsp]'" >&2
+  exit 1
+fi
+
+(cd "$EXTENSION_DIR" && npm run --silent package > /dev/null)
+
+rm -rf "$DEMO_DIR"
+mkdir -p "$DEMO_DIR"
+WORKSPACE="$DEMO_DIR/demo-project"
+cp -R "$REPO_ROOT/fixtures/demo-project" "$WORKSPACE"
+mkdir -p "$WORKSPACE/.vscode"
+"$PYTHON" - "$WORKSPACE/.vscode/settings.json" "$REPO_ROOT/fixtures/responses/fix-app.jsonl" <<'PY'
+import json, sys
+settings_path, responses = sys.argv[1], sys.argv[2]
+settings = {
+    "counterfoil.serverCommand": [sys.executable, "-m", "counterfoil", "serve"],
+    "counterfoil.model": f"scripted:{responses}",
+    "counterfoil.allowWrites": True,
+    "counterfoil.allowedCommands": [["python", "-m", "pytest", "tests/test_math.py", "-q"]],
+    "counterfoil.receiptLog": ".counterfoil/receipts.jsonl",
+}
+with open(settings_path, "w", encoding="utf-8") as file:
+    json.dump(settings, file, indent=2)
+PY
+
+trap code_server_stop EXIT
+trap 'exit 130' INT TERM
+code_server_prepare "$CODE_SERVER_BIN" "$DEMO_DIR/code-server" "$EXTENSION_DIR/counterfoil.vsix"
+PORT="${1:-$(code_server_free_port)}"
+code_server_start "$CODE_SERVER_BIN" "$DEMO_DIR/code-server" "$PORT" "$WORKSPACE"
+
+cat <<TEXT
+Counterfoil demo: http://127.0.0.1:$PORT/?folder=$WORKSPACE
+  F1 → "Counterfoil: Run Agent…" → any goal. The scripted model reads app.py, proposes the
+  one-character fix (Accept or Reject it in the diff's title bar), then asks to run the test.
+  Receipts: the Counterfoil icon in the activity bar. Demo files: $DEMO_DIR
+  Ctrl-C to stop.
+TEXT
+wait "$CODE_SERVER_PGID"
