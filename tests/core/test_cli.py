@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.conftest import FIXTURES
 
 from counterfoil.cli import main
-from tests.conftest import FIXTURES
 
 VALIDATION = "python -m pytest tests/test_math.py -q"
 
@@ -129,7 +129,7 @@ def test_approvals_piped_to_the_real_program_reach_each_run_in_turn(demo_project
     script = f"{' '.join(map(repr, command))}"
     shell = f"{{ {script}; {script}; }}"
     completed = subprocess.run(["bash", "-c", shell], input="y\ny\nn\n", text=True,
-                               capture_output=True, timeout=120)
+                               capture_output=True, timeout=120, check=False)
 
     # The first run approves its edit and command; the second run's edit no longer applies,
     # so its one question (the command) must get the third line, not an end of input.
