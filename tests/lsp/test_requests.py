@@ -250,3 +250,10 @@ async def test_a_broken_receipt_log_is_reported_not_served(
     assert verified["error"].startswith("line 1:")
     assert listed["receipts"] == []
     assert listed["error"] == verified["error"]
+    run = await daemon.request("counterfoil/run", {"goal": "anything"})
+    assert run["reason"] == "receipt_log_error"
+    assert verified["error"] in run["error"]
+    validation = await daemon.request("counterfoil/runValidation", {"argv": VALIDATE_ARGV})
+    assert validation["observation"].startswith("error: could not open the receipt log")
+    assert validation["receipt"] is None
+    assert log.read_text() == second + "\n" + first + "\n"

@@ -41,6 +41,15 @@ class NoWorkspaceRoot(RuntimeError):
     """The client opened no folder, so there is nothing to work on."""
 
 
+class WorkspaceUnavailable(RuntimeError):
+    """The root or the receipt log cannot be used; `reason` goes into the run result."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
 class Job:
     """A running operation: its result future, its stop flag, its approval bridge."""
 
@@ -82,7 +91,10 @@ class Session:
         settings, root = self.settings, self.root
         tools: list[str] = []
         if root is not None:
-            tools = sorted(Workspace(settings.policy(root)).available_tools)
+            try:
+                tools = sorted(Workspace(settings.policy(root)).available_tools)
+            except ValueError:  # the root has gone; runs will say so
+                tools = []
         log = self.receipt_log()
         return {
             "root": None if root is None else str(root),
@@ -173,33 +185,37 @@ class Session:
         job.thread.start()
         return job
 
-    def _open_store(self, settings: Settings, root: Path) -> ReceiptStore:
-        log = settings.receipt_log_path(root)
-        log.parent.mkdir(parents=True, exist_ok=True)
-        return ReceiptStore(log)
-
     def _workspace(
         self, job: Job, settings: Settings, root: Path, collected: list[EffectReceipt]
     ) -> tuple[Workspace, Callable[[], None]]:
-        store = self._open_store(settings, root)
+        """A Workspace for one operation; raises WorkspaceUnavailable with a reason to show."""
+        try:
+            policy = settings.policy(root)
+        except ValueError as error:
+            raise WorkspaceUnavailable("workspace_error", str(error)) from None
+        log = settings.receipt_log_path(root)
+        try:
+            log.parent.mkdir(parents=True, exist_ok=True)
+            store = ReceiptStore(log)
+        except (AgentError, OSError) as error:
+            message = f"could not open the receipt log {log}: {error}"
+            raise WorkspaceUnavailable("receipt_log_error", message) from None
 
         def on_receipt(receipt: EffectReceipt) -> None:
             collected.append(receipt)
             self.channel.notify(RECEIPT_METHOD, receipt_dict(receipt))
 
         unsubscribe = store.subscribe(on_receipt)
-        workspace = Workspace(settings.policy(root), receipt_store=store,
-                              confirm_proposal=job.bridge)
+        workspace = Workspace(policy, receipt_store=store, confirm_proposal=job.bridge)
         return workspace, unsubscribe
 
     def _run(self, job: Job, settings: Settings, root: Path, goal: str) -> dict[str, Any]:
         collected: list[EffectReceipt] = []
         try:
             workspace, unsubscribe = self._workspace(job, settings, root, collected)
-        except (AgentError, OSError, ValueError) as error:
-            message = f"could not open the receipt log: {error}"
-            self.channel.show_message("error", message)
-            return failed_run("receipt_log_error", message)
+        except WorkspaceUnavailable as error:
+            self.channel.show_message("error", f"Counterfoil: {error.message}")
+            return failed_run(error.reason, error.message)
         token = self.channel.begin_progress("Counterfoil", goal[:80])
         step = 0
 
@@ -249,8 +265,9 @@ class Session:
         collected: list[EffectReceipt] = []
         try:
             workspace, unsubscribe = self._workspace(job, settings, root, collected)
-        except (AgentError, OSError, ValueError) as error:
-            return {"observation": f"error: could not open the receipt log: {error}", "receipt": None}
+        except WorkspaceUnavailable as error:
+            self.channel.show_message("error", f"Counterfoil: {error.message}")
+            return {"observation": f"error: {error.message}", "receipt": None}
         try:
             observation = workspace.execute(ToolAction("run_command", {"argv": argv}))
         finally:
