@@ -130,8 +130,9 @@ def bench_stdio(root: Path, cycles: int) -> tuple[list[float], list[float], list
     cycle_times: list[float] = []
     receipt_times: list[float] = []
     asked_at: float | None = None
-    client.send({"jsonrpc": "2.0", "id": 2, "method": "counterfoil/run",
-                 "params": {"goal": "count"}})
+    client.send(
+        {"jsonrpc": "2.0", "id": 2, "method": "counterfoil/run", "params": {"goal": "count"}}
+    )
     while True:
         message = client.receive()
         method = message.get("method")
@@ -213,11 +214,18 @@ def main() -> None:
     figures["ratio_p99"] = round(figures["stdio_p99_ms"] / figures["in_process_p99_ms"], 2)
 
     rows = [
-        ("server start -> initialize result (median of 3)", figures["startup_to_initialize_ms"], ""),
+        (
+            "server start -> initialize result (median of 3)",
+            figures["startup_to_initialize_ms"],
+            "",
+        ),
         ("approve-edit cycle over stdio", figures["stdio_p50_ms"], figures["stdio_p99_ms"]),
         ("whole agent step over stdio (receipt to receipt)", figures["stdio_step_p50_ms"], ""),
-        ("approve-edit cycle in-process", figures["in_process_p50_ms"],
-         figures["in_process_p99_ms"]),
+        (
+            "approve-edit cycle in-process",
+            figures["in_process_p50_ms"],
+            figures["in_process_p99_ms"],
+        ),
         ("stdio / in-process", figures["ratio_p50"], figures["ratio_p99"]),
     ]
     print(f"{cycles} approve-edit cycles (confirm -> effect -> receipt)")

@@ -50,6 +50,16 @@ def script(path: Path, *responses: dict[str, Any]) -> str:
     return f"scripted:{path}"
 
 
+def edit_app_model(directory: Path, final: str = "done") -> str:
+    """A model that reads app.py, proposes the one-character fix, then answers `final`."""
+    return script(
+        directory / "edit-app.jsonl",
+        {"tool": "read_file", "path": "app.py"},
+        {"tool": "edit_file", "path": "app.py", "old": "1", "new": "2"},
+        {"final": final},
+    )
+
+
 @dataclass
 class Daemon:
     """The client side of one daemon under test, with everything it has been told."""

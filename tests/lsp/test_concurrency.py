@@ -10,18 +10,13 @@ from pygls.exceptions import JsonRpcException
 
 from counterfoil.lsp.protocol import RUN_IN_PROGRESS
 
-from .conftest import Daemon, StartDaemon, never_answer, script
+from .conftest import Daemon, StartDaemon, edit_app_model, never_answer, script
 
 
 async def _edit_pending_approval(
     start_daemon: StartDaemon, tmp_path: Path, run_id: str
 ) -> tuple[Daemon, object]:
-    model = script(
-        tmp_path / "edit.jsonl",
-        {"tool": "read_file", "path": "app.py"},
-        {"tool": "edit_file", "path": "app.py", "old": "1", "new": "2"},
-        {"final": "should not be reached when cancelled"},
-    )
+    model = edit_app_model(tmp_path, "should not be reached when cancelled")
     daemon = await start_daemon({"model": model, "allowWrites": True})
     daemon.answer = never_answer
     pending = daemon.send("counterfoil/run", {"goal": "fix app.py"}, msg_id=run_id)
@@ -93,15 +88,8 @@ async def test_an_unanswered_confirm_times_out_as_a_no_and_is_withdrawn(
     start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
 ) -> None:
     before = (demo_project / "app.py").read_bytes()
-    model = script(
-        tmp_path / "edit.jsonl",
-        {"tool": "read_file", "path": "app.py"},
-        {"tool": "edit_file", "path": "app.py", "old": "1", "new": "2"},
-        {"final": "not approved in time"},
-    )
-    daemon = await start_daemon(
-        {"model": model, "allowWrites": True, "confirmTimeoutSeconds": 0.5}
-    )
+    model = edit_app_model(tmp_path, "not approved in time")
+    daemon = await start_daemon({"model": model, "allowWrites": True, "confirmTimeoutSeconds": 0.5})
     daemon.answer = never_answer
 
     result = await daemon.request("counterfoil/run", {"goal": "fix app.py"})

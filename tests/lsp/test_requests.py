@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from pygls.exceptions import (
 
 from counterfoil.lsp.transport import MAX_MESSAGE_BYTES
 
-from .conftest import StartDaemon, reject, script
+from .conftest import StartDaemon, edit_app_model, reject, script
 
 VALIDATE_ARGV = ["python", "validate.py"]
 
@@ -124,7 +125,11 @@ async def test_settings_come_from_initialization_and_configuration_changes(
     assert status["allowWrites"] is True
     assert status["allowedCommands"] == [VALIDATE_ARGV]
     assert status["availableTools"] == [
-        "edit_file", "list_files", "read_file", "run_command", "write_file"
+        "edit_file",
+        "list_files",
+        "read_file",
+        "run_command",
+        "write_file",
     ]
     assert status["receiptLog"] == str(demo_project.resolve() / "audit" / "log.jsonl")
 
@@ -150,14 +155,9 @@ async def test_invalid_initialization_options_fall_back_to_the_defaults(
 async def test_a_settings_change_waits_for_the_next_run(
     start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
 ) -> None:
-    model = script(
-        tmp_path / "edit.jsonl",
-        {"tool": "read_file", "path": "app.py"},
-        {"tool": "edit_file", "path": "app.py", "old": "1", "new": "2"},
-        {"final": "done"},
-    )
+    model = edit_app_model(tmp_path, "done")
     daemon = await start_daemon({"model": model, "allowWrites": True})
-    release = __import__("asyncio").Event()
+    release = asyncio.Event()
 
     async def approve_later(params: dict[str, Any]) -> dict[str, Any]:
         await release.wait()
@@ -178,36 +178,39 @@ async def test_a_settings_change_waits_for_the_next_run(
 async def test_progress_model_state_and_trace_are_reported(
     start_daemon: StartDaemon, tmp_path: Path
 ) -> None:
-    model = script(
-        tmp_path / "list.jsonl", {"tool": "list_files"}, {"final": "listed"}
-    )
+    model = script(tmp_path / "list.jsonl", {"tool": "list_files"}, {"final": "listed"})
     daemon = await start_daemon({"model": model})
 
     result = await daemon.request("counterfoil/run", {"goal": "look around"})
 
     assert result["reason"] == "completed"
-    await daemon.until(lambda: len(daemon.client.progress_reports) == 2 and all(
-        reports and reports[-1].kind == "end"
-        for reports in daemon.client.progress_reports.values()
-    ))
-    titles = sorted(
-        reports[0].title for reports in daemon.client.progress_reports.values()
+    await daemon.until(
+        lambda: (
+            len(daemon.client.progress_reports) == 2
+            and all(
+                reports and reports[-1].kind == "end"
+                for reports in daemon.client.progress_reports.values()
+            )
+        )
     )
+    titles = sorted(reports[0].title for reports in daemon.client.progress_reports.values())
     assert titles == ["Counterfoil", "Loading model"]
     run_reports = next(
         r for r in daemon.client.progress_reports.values() if r[0].title == "Counterfoil"
     )
     assert [r.message for r in run_reports[1:-1]] == [
-        "step 1: generating", "step 1: response ready",
-        "step 2: generating", "step 2: response ready",
+        "step 1: generating",
+        "step 1: response ready",
+        "step 2: generating",
+        "step 2: response ready",
     ]
     states = [state["state"] for state in daemon.model_states]
     assert states[:2] == ["loading", "ready"]
     assert states.count("generating") == 2
     assert all(state["model"] == model for state in daemon.model_states)
-    await daemon.until(lambda: any(
-        "run ended: completed" in m.message for m in daemon.client.log_messages
-    ))
+    await daemon.until(
+        lambda: any("run ended: completed" in m.message for m in daemon.client.log_messages)
+    )
     trace = [m.message for m in daemon.client.log_messages]
     assert 'step 1 response: {"tool": "list_files"}' in trace
     assert 'step 1 action: {"tool": "list_files", "arguments": {}}' in trace

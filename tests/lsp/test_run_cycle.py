@@ -6,7 +6,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from .conftest import PYTEST_ARGV, StartDaemon, reject, script
+from .conftest import PYTEST_ARGV, StartDaemon, edit_app_model, reject, script
 
 
 def sha256(data: bytes) -> str:
@@ -90,12 +90,7 @@ async def test_reject_leaves_the_file_and_the_log_untouched(
     start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
 ) -> None:
     before = (demo_project / "app.py").read_bytes()
-    model = script(
-        tmp_path / "reject.jsonl",
-        {"tool": "read_file", "path": "app.py"},
-        {"tool": "edit_file", "path": "app.py", "old": "1", "new": "2"},
-        {"final": "gave up"},
-    )
+    model = edit_app_model(tmp_path, "gave up")
     daemon = await start_daemon({"model": model, "allowWrites": True})
 
     async def fail(params: dict[str, Any]) -> Any:
@@ -121,12 +116,7 @@ async def test_reject_leaves_the_file_and_the_log_untouched(
 async def test_edit_refuses_bytes_changed_while_the_confirm_was_pending(
     start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
 ) -> None:
-    model = script(
-        tmp_path / "stale.jsonl",
-        {"tool": "read_file", "path": "app.py"},
-        {"tool": "edit_file", "path": "app.py", "old": "1", "new": "2"},
-        {"final": "done"},
-    )
+    model = edit_app_model(tmp_path, "done")
     daemon = await start_daemon({"model": model, "allowWrites": True})
     other = b"def double(value: int) -> int:\n    return value + value\n"
 
@@ -163,7 +153,11 @@ async def test_new_file_preview_creates_then_fills_the_document(
     assert confirm["preview"]["baseSha256"] is None
     assert confirm["preview"]["edit"] == {
         "documentChanges": [
-            {"kind": "create", "uri": uri, "options": {"overwrite": False, "ignoreIfExists": False}},
+            {
+                "kind": "create",
+                "uri": uri,
+                "options": {"overwrite": False, "ignoreIfExists": False},
+            },
             {
                 "textDocument": {"uri": uri, "version": None},
                 "edits": [

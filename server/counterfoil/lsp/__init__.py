@@ -22,7 +22,9 @@ def _parse_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         description="Run the Counterfoil language-server daemon on stdin/stdout.",
     )
     parser.add_argument(
-        "--stdio", action="store_true", help="accepted for editors that pass it; stdio is the default"
+        "--stdio",
+        action="store_true",
+        help="accepted for editors that pass it; stdio is the default",
     )
     parser.add_argument(
         "--log-level",

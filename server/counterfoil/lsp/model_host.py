@@ -61,8 +61,13 @@ class ModelHost:
             "available_tools": available_tools,
             "allowed_commands": settings.allowed_commands,
         }
-        key = (spec, settings.max_tokens, settings.constrained_decoding,
-               tuple(sorted(available_tools)), settings.allowed_commands)
+        key = (
+            spec,
+            settings.max_tokens,
+            settings.constrained_decoding,
+            tuple(sorted(available_tools)),
+            settings.allowed_commands,
+        )
         scripted = spec.startswith(SCRIPTED_PREFIX)
         with self._lock:
             if not scripted and key == self._key and self._generate is not None:
@@ -131,7 +136,11 @@ class ModelHost:
     ) -> None:
         """Send `counterfoil/modelState`; token-by-token updates are limited to ten a second."""
         now = time.monotonic()
-        if not force and state == self.state and now - self._last_state_sent < STATE_INTERVAL_SECONDS:
+        if (
+            not force
+            and state == self.state
+            and now - self._last_state_sent < STATE_INTERVAL_SECONDS
+        ):
             return
         self.state = state
         self._last_state_sent = now

@@ -13,7 +13,9 @@ from typing import Any
 from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol
 
-ProgressValue = types.WorkDoneProgressBegin | types.WorkDoneProgressReport | types.WorkDoneProgressEnd
+ProgressValue = (
+    types.WorkDoneProgressBegin | types.WorkDoneProgressReport | types.WorkDoneProgressEnd
+)
 
 logger = logging.getLogger(__name__)
 

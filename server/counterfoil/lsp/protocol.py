@@ -145,7 +145,9 @@ def end_position(text: str, encoding: str = "utf-16") -> dict[str, int]:
     return {"line": len(lines) - 1, "character": _units(lines[-1], encoding)}
 
 
-def workspace_edit(uri: str, base_text: str | None, proposed_text: str, encoding: str) -> dict[str, Any]:
+def workspace_edit(
+    uri: str, base_text: str | None, proposed_text: str, encoding: str
+) -> dict[str, Any]:
     """The `workspace/applyEdit` shape of replacing a whole file (or creating it)."""
     start = {"line": 0, "character": 0}
     end = start if base_text is None else end_position(base_text, encoding)

@@ -188,7 +188,9 @@ def build_server() -> CounterfoilServer:
         session.position_encoding = str(getattr(encoding, "value", encoding) or "utf-16")
         root = _root_of(params)
         if root is not None and not root.is_dir():
-            channel.show_message("error", f"Counterfoil: workspace folder {root} is not a directory")
+            channel.show_message(
+                "error", f"Counterfoil: workspace folder {root} is not a directory"
+            )
             root = None
         session.root = None if root is None else root.resolve()
         try:

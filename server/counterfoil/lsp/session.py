@@ -261,7 +261,9 @@ class Session:
             unsubscribe()
             self.channel.end_progress(token, "done")
 
-    def _validate(self, job: Job, settings: Settings, root: Path, argv: list[str]) -> dict[str, Any]:
+    def _validate(
+        self, job: Job, settings: Settings, root: Path, argv: list[str]
+    ) -> dict[str, Any]:
         collected: list[EffectReceipt] = []
         try:
             workspace, unsubscribe = self._workspace(job, settings, root, collected)

@@ -149,7 +149,10 @@ def parse_settings(raw: Any) -> Settings:
             "command_timeout_seconds",
             lambda v: _positive_seconds(v, "commandTimeoutSeconds", problems),
         ),
-        "maxSteps": ("max_steps", lambda v: _positive_int(v, "maxSteps", problems, MAX_STEPS_LIMIT)),
+        "maxSteps": (
+            "max_steps",
+            lambda v: _positive_int(v, "maxSteps", problems, MAX_STEPS_LIMIT),
+        ),
         "maxTokens": ("max_tokens", lambda v: _positive_int(v, "maxTokens", problems, 1_000_000)),
         "constrainedDecoding": (
             "constrained_decoding",

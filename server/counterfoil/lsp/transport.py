@@ -182,7 +182,9 @@ def dispatch(protocol: LanguageServerProtocol, body: bytes) -> None:
     if "method" in data:
         if not isinstance(method, str):
             if "id" in data:
-                send_error(protocol, msg_id, JsonRpcInvalidRequest(message="method must be a string"))
+                send_error(
+                    protocol, msg_id, JsonRpcInvalidRequest(message="method must be a string")
+                )
             return
         data.setdefault("params", None)
     try:
@@ -305,7 +307,10 @@ def run_stdio(
                 pass
 
         reader = threading.Thread(
-            target=read_frames, args=(FdReader(stdin_fd), deliver), name="counterfoil-stdin", daemon=True
+            target=read_frames,
+            args=(FdReader(stdin_fd), deliver),
+            name="counterfoil-stdin",
+            daemon=True,
         )
         reader.start()
         await serve_frames(frames, protocol, stop)
