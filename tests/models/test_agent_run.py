@@ -45,8 +45,11 @@ def test_tiny_model_run_with_scripted_approvals_ends_with_a_defined_reason(
             continue
         assert event.action is not None, event.result
         assert parse_action(event.response, workspace.available_tools) == event.action
-    effects = [e for e in run.events if getattr(e.action, "tool", None) in
-               ("write_file", "edit_file", "run_command")]
+    effects = [
+        e
+        for e in run.events
+        if getattr(e.action, "tool", None) in ("write_file", "edit_file", "run_command")
+    ]
     assert len(asked) <= len(effects)
     report = verify_receipt_log(log) if log.exists() else None
     assert report is None or report.ok, report
@@ -62,12 +65,17 @@ def test_cli_agent_runs_end_to_end_with_the_tiny_model(
         [
             "agent",
             "Make the greeting say Welcome and validate it.",
-            "--root", str(demo_project),
-            "--model", tiny_model_spec,
+            "--root",
+            str(demo_project),
+            "--model",
+            tiny_model_spec,
             "--allow-writes",
-            "--allow-command", "python validate.py",
-            "--max-steps", "4",
-            "--max-tokens", "40",
+            "--allow-command",
+            "python validate.py",
+            "--max-steps",
+            "4",
+            "--max-tokens",
+            "40",
         ],
         stdin=io.StringIO("y\nn\ny\nn\n"),
         stdout=output,

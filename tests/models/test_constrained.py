@@ -35,8 +35,12 @@ def test_schema_offers_only_enabled_tools_and_final() -> None:
 
 def test_schema_restricts_argv_to_the_allowlist() -> None:
     schema = action_schema(COMMANDS, [VALIDATE, TESTS])
-    command = next(c for c in schema["anyOf"] if c["properties"].get("tool") == {"const": "run_command"})
-    assert command["properties"]["argv"] == {"anyOf": [{"const": list(VALIDATE)}, {"const": list(TESTS)}]}
+    command = next(
+        c for c in schema["anyOf"] if c["properties"].get("tool") == {"const": "run_command"}
+    )
+    assert command["properties"]["argv"] == {
+        "anyOf": [{"const": list(VALIDATE)}, {"const": list(TESTS)}]
+    }
 
 
 def test_schema_rejects_unknown_tools() -> None:
@@ -59,8 +63,11 @@ def vocab_size(tiny_model_dir: Path) -> int:
 def _accepts(grammar: ActionGrammar, text: str) -> bool:
     matcher = grammar.processor(64)._matcher
     tokens = grammar.ll_tokenizer.tokenize_str(text)
-    return bool(matcher.validate_tokens(tokens) == len(tokens) and matcher.consume_tokens(tokens)
-                and matcher.is_accepting())
+    return bool(
+        matcher.validate_tokens(tokens) == len(tokens)
+        and matcher.consume_tokens(tokens)
+        and matcher.is_accepting()
+    )
 
 
 def test_grammar_cannot_spell_a_disabled_tool(tokenizer: Any, vocab_size: int) -> None:
@@ -110,7 +117,9 @@ def _decode_with_random_logits(
     return text, len(generated)
 
 
-@pytest.mark.parametrize("tools", [None, READ_ONLY, WRITES, COMMANDS], ids=["all", "read", "write", "command"])
+@pytest.mark.parametrize(
+    "tools", [None, READ_ONLY, WRITES, COMMANDS], ids=["all", "read", "write", "command"]
+)
 def test_random_logits_always_yield_a_complete_action_within_budget(
     tokenizer: Any, vocab_size: int, tools: frozenset[str] | None
 ) -> None:

@@ -18,6 +18,7 @@ def _run_python(code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
+        check=False,
         text=True,
         timeout=120,
         env=environment,

@@ -40,8 +40,9 @@ class GenerationStats:
 class LoadedModel:
     """Weights and tokenizer loaded once per (model, device), shared by generate callables."""
 
-    def __init__(self, source: ModelSource, model: Any, tokenizer: Any, config: dict[str, Any],
-                 stream: Any) -> None:
+    def __init__(
+        self, source: ModelSource, model: Any, tokenizer: Any, config: dict[str, Any], stream: Any
+    ) -> None:
         self.source = source
         self.model = model
         self.tokenizer = tokenizer
@@ -126,8 +127,9 @@ def _load(source: ModelSource, device: str | None) -> LoadedModel:
         mx.set_default_device(target)
         stream = mx.new_stream(target)
     try:
-        model, tokenizer, config = load(source.location, return_config=True)
-    except Exception as error:  # mlx-lm and huggingface_hub raise many kinds
+        result: Any = load(source.location, return_config=True)
+        model, tokenizer, config = result
+    except Exception as error:  # noqa: BLE001 - mlx-lm and huggingface_hub raise many kinds
         reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
         hint = (
             "check that it is an MLX model directory"
@@ -292,31 +294,18 @@ class MLXGenerate:
 def load_mlx_generate(
     spec: str,
     *,
-    max_tokens: int = 1024,
-    enable_thinking: bool = False,
     device: str | None = None,
-    constrain: bool = True,
-    available_tools: Iterable[str] | None = None,
-    allowed_commands: Sequence[Sequence[str]] = (),
-    on_token: TokenCallback | None = None,
     on_progress: ProgressCallback | None = None,
-    reuse_prompt_cache: bool = True,
+    **options: Any,
 ) -> MLXGenerate:
     """Load `spec` (a short name, repo id or local directory) and return its generate callable.
 
-    Raises `ModelLoadError` with a one-line, actionable message when MLX, the model or its
-    download is missing. `reuse_prompt_cache=False` re-prefills every turn (a baseline for
-    benchmarks).
+    `options` are `MLXGenerate`'s: `max_tokens`, `enable_thinking`, `constrain`,
+    `available_tools`, `allowed_commands`, `on_token`, and `reuse_prompt_cache=False` to
+    re-prefill every turn (a baseline for benchmarks). Raises `ModelLoadError` with a
+    one-line, actionable message when MLX, the model or its download is missing.
     """
     loaded = load_model(spec, device=device, on_progress=on_progress)
-    return MLXGenerate(
-        loaded,
-        max_tokens=max_tokens,
-        enable_thinking=enable_thinking,
-        constrain=constrain,
-        available_tools=available_tools,
-        allowed_commands=allowed_commands or (),
-        on_token=on_token,
-        on_progress=on_progress,
-        reuse_prompt_cache=reuse_prompt_cache,
-    )
+    if options.get("allowed_commands") is None:
+        options["allowed_commands"] = ()
+    return MLXGenerate(loaded, on_progress=on_progress, **options)

@@ -64,4 +64,3 @@ class PromptCache:
         self.tokens = [*prompt, *generated]
         if self.offset != len(self.tokens):
             self.reset()
-

@@ -10,9 +10,11 @@ shapes, tokenizer and chat template are real.
 from __future__ import annotations
 
 import json
+import shutil
 import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>")
 EOS_TOKEN = "<|im_end|>"
@@ -126,8 +128,9 @@ def build_tiny_model(
     mx.random.seed(seed)
     model = qwen3.Model(qwen3.ModelArgs.from_dict(config))
     model.update(
-        tree_map(lambda weight: weight * weight_scale if weight.ndim == 2 else weight,
-                 model.parameters())
+        tree_map(
+            lambda weight: weight * weight_scale if weight.ndim == 2 else weight, model.parameters()
+        )
     )
     weights = dict(tree_flatten(model.parameters()))
     mx.save_safetensors(str(target / "model.safetensors"), weights, metadata={"format": "mlx"})
@@ -144,6 +147,23 @@ def build_tiny_model(
     (target / "tokenizer_config.json").write_text(
         json.dumps(tokenizer_config, indent=2), encoding="utf-8"
     )
+    return target
+
+
+def cached_tiny_model(cache_directory: str | Path | None = None, **options: Any) -> Path:
+    """`build_tiny_model(**options)` once per set of options, kept under `cache_directory`
+    (default: ~/.cache/counterfoil/tiny-models) so benchmarks and demos reuse it."""
+    root = Path(cache_directory or Path.home() / ".cache" / "counterfoil" / "tiny-models")
+    key = "-".join(f"{name}={options[name]}" for name in sorted(options)) or "default"
+    target = root / key.replace("/", "_")
+    if not (target / "model.safetensors").is_file():
+        partial = root / f"{target.name}.partial"
+        if partial.exists():
+            shutil.rmtree(partial)
+        build_tiny_model(partial, **options)
+        if target.exists():
+            shutil.rmtree(target)
+        partial.rename(target)
     return target
 
 
