@@ -54,9 +54,9 @@ COUNTERFOIL_ARTIFACTS="$ARTIFACTS" \
 COUNTERFOIL_PYTHON="$("$PYTHON" -c 'import sys; print(sys.executable)')" \
   node --test --test-concurrency=1 --test-timeout=300000 dist/test/ui/ || status=$?
 
-if [ "$status" -ne 0 ]; then
-  cp "$STATE/code-server/code-server.log" "$ARTIFACTS/code-server.log" 2>/dev/null || true
-  find "$STATE/code-server/user/logs" -name '*.log' -exec cp --backup=numbered -t "$ARTIFACTS" {} + 2>/dev/null || true
-fi
+# VS Code's logs, the daemon's trace among them (output channel "Counterfoil"), for diagnosis.
+mkdir -p "$ARTIFACTS/logs"
+cp "$STATE/code-server/code-server.log" "$ARTIFACTS/logs/" 2>/dev/null || true
+find "$STATE/code-server/user/logs" -name '*.log' -exec cp --backup=numbered -t "$ARTIFACTS/logs" {} + 2>/dev/null || true
 echo "== editor tests took $(( $(date +%s) - started )) s; screenshots in $ARTIFACTS"
 exit "$status"

@@ -17,6 +17,8 @@ export interface CounterfoilApi {
   commands: AgentCommands;
 }
 
+let activeClient: DaemonClient | undefined;
+
 export async function activate(context: vscode.ExtensionContext): Promise<CounterfoilApi> {
   const trace = vscode.window.createOutputChannel("Counterfoil", { log: true });
   const validationOutput = vscode.window.createOutputChannel("Counterfoil Validation");
@@ -31,6 +33,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Counte
   });
   const statusBar = new ModelStatusBar();
   const commands = new AgentCommands({ client, review, receipts, trace, validationOutput });
+  activeClient = client;
 
   context.subscriptions.push(
     trace,
@@ -70,6 +73,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Counte
   return { client, review, receipts, commands };
 }
 
-export function deactivate(): void {
-  // Disposables registered on the context stop the daemon.
+/** Stops the daemon before the output channel it writes to is disposed. */
+export async function deactivate(): Promise<void> {
+  await activeClient?.stop();
+  activeClient = undefined;
 }

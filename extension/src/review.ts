@@ -273,14 +273,19 @@ export class ReviewController implements vscode.Disposable {
 
   private async confirmCommand(params: ConfirmParams, preview: CommandPreview, token: vscode.CancellationToken): Promise<boolean> {
     const { answer, approval } = this.waitForAnswer(params, token);
-    void vscode.window
-      .showWarningMessage(
-        `Counterfoil wants to run a command (${params.toolCallId})`,
-        { modal: true, detail: commandDetail(preview) },
-        "Accept",
-        "Reject",
-      )
-      .then((choice) => approval.settle(choice === "Accept", choice === "Accept" ? "accepted" : "rejected"));
+    const settleWith = (choice: string | undefined) =>
+      approval.settle(choice === "Accept", choice === "Accept" ? "accepted" : "rejected");
+    const question = `Counterfoil wants to run a command (${params.toolCallId})`;
+    vscode.window.showWarningMessage(question, { modal: true, detail: commandDetail(preview) }, "Accept", "Reject").then(
+      settleWith,
+      (error: unknown) => {
+        // The workbench may refuse modals (e.g. under test); ask in a notification instead.
+        this.log.warn(`${params.toolCallId}: no modal (${String(error)}); asking in a notification`);
+        void vscode.window
+          .showWarningMessage(`${question}: ${commandDetail(preview).split("\n").slice(0, 2).join(", ")}`, "Accept", "Reject")
+          .then(settleWith);
+      },
+    );
     return answer;
   }
 

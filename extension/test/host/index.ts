@@ -198,6 +198,88 @@ const tests: Array<[string, () => Promise<void>]> = [
       assert.equal(document.isDirty, false);
     },
   ],
+  [
+    "Cancel Run while a proposal is open ends the run as cancelled and answers No",
+    async () => {
+      await useScript("cancel", [
+        { tool: "read_file", path: "app.py" },
+        { tool: "edit_file", path: "app.py", old: "* 2", new: "* 5" },
+        { final: "done" },
+      ]);
+      const before = readFileSync(workspaceFile("app.py"), "utf8");
+      const run = api.commands.runAgent("cancel me");
+      await waitFor("the proposal diff", proposalDiffTab);
+      await vscode.commands.executeCommand("counterfoil.cancelRun");
+      const result = await run;
+      assert.equal(result?.reason, "cancelled", JSON.stringify(result));
+      await waitFor("the diff to close", () => proposalDiffTab() === undefined);
+      assert.deepEqual(api.review.pendingIds, []);
+      assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), before);
+    },
+  ],
+  [
+    "Restart Server while a proposal is open answers No and brings the daemon back",
+    async () => {
+      await useScript("restart", [
+        { tool: "read_file", path: "app.py" },
+        { tool: "edit_file", path: "app.py", old: "* 2", new: "* 6" },
+        { final: "done" },
+      ]);
+      const before = readFileSync(workspaceFile("app.py"), "utf8");
+      const run = api.commands.runAgent("restart me");
+      await waitFor("the proposal diff", proposalDiffTab);
+      await vscode.commands.executeCommand("counterfoil.restartServer");
+      await run;
+      await waitFor("the diff to close", () => proposalDiffTab() === undefined);
+      assert.deepEqual(api.review.pendingIds, []);
+      assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), before);
+      const status = await api.client.request<StatusResult>("counterfoil/status", {});
+      assert.equal(status.running, false);
+      assert.equal(status.root, root().fsPath);
+    },
+  ],
+  [
+    "a broken receipt log shows as a warning node with the reason",
+    async () => {
+      const loaded = await api.commands.refreshReceipts();
+      assert.ok(loaded?.logPath, "the daemon keeps a log file");
+      const logPath = loaded.logPath;
+      const intact = readFileSync(logPath, "utf8");
+      assert.ok(intact.includes("edited app.py"));
+      writeFileSync(logPath, intact.replace("edited app.py", "edited app.pz"));
+      try {
+        const verified = await api.commands.verifyReceipts();
+        assert.equal(verified?.ok, false);
+        const [problem] = api.receipts.getChildren();
+        assert.equal(problem.contextValue, "logProblem");
+        assert.match(problem.description ?? "", /line 1/);
+        assert.equal(api.receipts.getTreeItem(problem).iconPath instanceof vscode.ThemeIcon, true);
+      } finally {
+        writeFileSync(logPath, intact);
+      }
+      assert.equal((await api.commands.verifyReceipts())?.ok, true);
+      assert.notEqual(api.receipts.getChildren()[0]?.contextValue, "logProblem");
+    },
+  ],
+  [
+    "Run Validation goes through approval and returns the status and its receipt",
+    async () => {
+      // Last: the command modal stays on screen after this programmatic answer.
+      const validation = api.commands.runValidation(["python", "-m", "pytest", "tests/test_math.py", "-q"]);
+      const [callId] = await waitFor("the command approval", () =>
+        api.review.pendingIds.length > 0 ? api.review.pendingIds : undefined,
+      );
+      assert.ok(api.review.accept(callId));
+      const result = await validation;
+      assert.ok(result, "the validation returned");
+      assert.match(result.observation, /^status: 0$/m);
+      assert.equal(result.receipt?.tool, "run_command");
+      assert.equal(result.receipt?.exit_state, "ok");
+      await waitFor("the receipt in the tree", () =>
+        api.receipts.getChildren().some((node) => node.label.startsWith(`${callId} · run_command`)) || undefined,
+      );
+    },
+  ],
 ];
 
 export async function run(): Promise<void> {

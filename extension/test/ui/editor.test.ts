@@ -130,6 +130,10 @@ async function waitForNotification(page: Page, text: string | RegExp): Promise<s
   return toast.innerText();
 }
 
+async function clearNotifications(page: Page): Promise<void> {
+  await runCommand(page, "Notifications: Clear All Notifications");
+}
+
 function receiptsOnDisk(workspace: string): Array<Record<string, unknown>> {
   if (!existsSync(join(workspace, receiptLog))) {
     return [];
@@ -204,93 +208,100 @@ describe("Counterfoil in a real VS Code", () => {
     assert.ok(lines.some((line) => / \d+ passed, 0 failed/.test(line)), lines.join("\n"));
   });
 
-  test("Run Agent: Accept in the diff's title bar writes the fix, the validation runs, the log verifies", async () => {
-    const step = stepTimer("accept");
-    const workspace = makeWorkspace("accept");
-    const before = readFileSync(join(workspace, "app.py"), "utf8");
-    const page = await openPage(`${editorUrl}/?folder=${encodeURIComponent(workspace)}`);
-    step("workbench loaded");
-    await waitForDaemon(page);
-    step("daemon up");
-    await startRun(page, "make tests/test_math.py pass");
-    step("run started");
+  describe("the agent flow on a copy of the demo project, as a person does it", () => {
+    let page: Page;
+    let workspace: string;
+    let original: string;
 
-    await waitForProposalDiff(page);
-    step("diff shown");
-    await page.mouse.move(10, 10);
-    await screenshot(page, "diff-with-accept-reject.png");
-    assert.equal(readFileSync(join(workspace, "app.py"), "utf8"), before, "nothing is written before Accept");
-    await editorTitleAction(page, "Accept").click();
+    before(async () => {
+      const step = stepTimer("window");
+      workspace = makeWorkspace("agent-flow");
+      original = readFileSync(join(workspace, "app.py"), "utf8");
+      page = await openPage(`${editorUrl}/?folder=${encodeURIComponent(workspace)}`);
+      step("workbench loaded");
+      await waitForDaemon(page);
+      step("daemon up");
+    });
 
-    const modal = await answerCommandModal(page, "Accept");
-    assert.ok(modal.includes(`argv: ${JSON.stringify(validation)}`), modal);
-    assert.ok(modal.includes(`cwd: ${workspace}`), modal);
+    after(async () => {
+      await page?.close();
+    });
 
-    step("command approved");
-    await waitForNotification(page, "Counterfoil finished");
-    step("run finished");
-    const after = readFileSync(join(workspace, "app.py"), "utf8");
-    assert.equal(after, before.replace("value * 1", "value * 2"));
-    await page.locator(".tabs-container .tab.active", { hasText: "app.py" }).waitFor();
-    await page.locator(".editor-group-container.active .view-lines", { hasText: "value * 2" }).waitFor();
-    await screenshot(page, "after-accept.png");
-    step("new content shown");
+    test("Reject in the diff's title bar and in the command modal leaves app.py unchanged", async () => {
+      const step = stepTimer("reject");
+      await startRun(page, "make tests/test_math.py pass");
+      await waitForProposalDiff(page);
+      step("diff shown");
+      await editorTitleAction(page, "Reject").click();
+      await page.locator(".monaco-diff-editor").first().waitFor({ state: "detached" });
+      step("diff closed");
+      await answerCommandModal(page, "Reject");
+      step("command rejected");
+      await waitForNotification(page, "Counterfoil finished");
+      step("run finished");
+      await screenshot(page, "after-reject.png");
 
-    const receipts = receiptsOnDisk(workspace);
-    assert.deepEqual(
-      receipts.map((receipt) => [receipt.tool_call_id, receipt.tool, receipt.exit_state]),
-      [
-        ["call-1", "edit_file", "ok"],
-        ["call-2", "run_command", "ok"],
-      ],
-    );
-    assert.deepEqual(receipts[0].changed_artifacts, ["app.py"]);
-    const verified = verifyWithCli(workspace);
-    assert.equal(verified.status, 0, verified.output);
+      assert.equal(readFileSync(join(workspace, "app.py"), "utf8"), original);
+      const okEffects = receiptsOnDisk(workspace).filter((receipt) => receipt.exit_state === "ok");
+      assert.deepEqual(okEffects, [], "a rejected effect leaves no successful receipt");
+      await clearNotifications(page);
+    });
 
-    step("receipts verified on disk");
-    await page.locator('.activitybar .action-item a[aria-label^="Counterfoil"]').click();
-    const editReceipt = page.locator(".monaco-list-row", { hasText: "call-1 · edit_file app.py" });
-    await editReceipt.waitFor();
-    await page.locator(".monaco-list-row", { hasText: "call-2 · run_command python -m pytest tests/test_math.py -q" }).waitFor();
-    await editReceipt.locator(".monaco-tl-twistie").click();
-    await page.locator(".monaco-list-row", { hasText: "receipt id" }).first().waitFor();
-    await runCommand(page, "Counterfoil: Verify Receipts");
-    await waitForNotification(page, "the receipt log verifies (2 receipts)");
-    await screenshot(page, "receipts-tree.png");
-    step("receipts tree checked");
-    await page.close();
-  });
+    test("Accept in the diff's title bar writes the fix, the approved validation passes, the log verifies", async () => {
+      const step = stepTimer("accept");
+      const rejectedReceipts = receiptsOnDisk(workspace).length;
+      await startRun(page, "make tests/test_math.py pass");
+      await waitForProposalDiff(page);
+      step("diff shown");
+      await page.mouse.move(10, 10);
+      await screenshot(page, "diff-with-accept-reject.png");
+      assert.equal(readFileSync(join(workspace, "app.py"), "utf8"), original, "nothing is written before Accept");
+      await editorTitleAction(page, "Accept").click();
 
-  test("Run Agent: Reject in the diff's title bar leaves the file unchanged", async () => {
-    const step = stepTimer("reject");
-    const workspace = makeWorkspace("reject");
-    const before = readFileSync(join(workspace, "app.py"), "utf8");
-    const page = await openPage(`${editorUrl}/?folder=${encodeURIComponent(workspace)}`);
-    step("workbench loaded");
-    await waitForDaemon(page);
-    step("daemon up");
-    await startRun(page, "make tests/test_math.py pass");
-    await waitForProposalDiff(page);
-    step("diff shown");
-    await editorTitleAction(page, "Reject").click();
-    await page.locator(".monaco-diff-editor").first().waitFor({ state: "detached" });
-    step("diff closed");
-    await answerCommandModal(page, "Reject");
-    step("command rejected");
-    await waitForNotification(page, /Counterfoil (finished|run stopped)/);
-    step("run finished");
-    await screenshot(page, "after-reject.png");
+      const modal = await answerCommandModal(page, "Accept");
+      assert.ok(modal.includes(`argv: ${JSON.stringify(validation)}`), modal);
+      assert.ok(modal.includes(`cwd: ${workspace}`), modal);
+      step("command approved");
 
-    assert.equal(readFileSync(join(workspace, "app.py"), "utf8"), before);
-    const okEdits = receiptsOnDisk(workspace).filter(
-      (receipt) => receipt.tool === "edit_file" && receipt.exit_state === "ok",
-    );
-    assert.deepEqual(okEdits, []);
-    if (existsSync(join(workspace, receiptLog))) {
+      await waitForNotification(page, "Counterfoil finished");
+      step("run finished");
+      const fixed = original.replace("value * 1", "value * 2");
+      assert.equal(readFileSync(join(workspace, "app.py"), "utf8"), fixed);
+      await page.locator(".tabs-container .tab.active", { hasText: "app.py" }).waitFor();
+      await page.locator(".editor-group-container.active .view-lines", { hasText: "value * 2" }).waitFor();
+      await screenshot(page, "after-accept.png");
+      step("new content shown");
+
+      const receipts = receiptsOnDisk(workspace).slice(rejectedReceipts);
+      assert.deepEqual(
+        receipts.map((receipt) => [receipt.tool, receipt.exit_state]),
+        [
+          ["edit_file", "ok"],
+          ["run_command", "ok"],
+        ],
+      );
+      assert.deepEqual(receipts[0].changed_artifacts, ["app.py"]);
+      assert.deepEqual(receipts[1].arguments, { argv: validation });
+      assert.match(String(receipts[1].result), /^status: 0$/m);
       const verified = verifyWithCli(workspace);
       assert.equal(verified.status, 0, verified.output);
-    }
-    await page.close();
+      step("receipts verified on disk");
+
+      await clearNotifications(page);
+      await page.locator('.activitybar .action-item a[aria-label^="Counterfoil"]').click();
+      const editReceipt = page.locator(".monaco-list-row", { hasText: `${receipts[0].tool_call_id} · edit_file app.py` });
+      await editReceipt.waitFor();
+      await page
+        .locator(".monaco-list-row", {
+          hasText: `${receipts[1].tool_call_id} · run_command python -m pytest tests/test_math.py -q`,
+        })
+        .waitFor();
+      await editReceipt.locator(".monaco-tl-twistie").click();
+      await page.locator(".monaco-list-row", { hasText: "receipt id" }).first().waitFor();
+      await runCommand(page, "Counterfoil: Verify Receipts");
+      await waitForNotification(page, `the receipt log verifies (${rejectedReceipts + 2} receipts)`);
+      await screenshot(page, "receipts-tree.png");
+      step("receipts tree checked");
+    });
   });
 });
