@@ -34,6 +34,7 @@ class GenerationStats:
     generated_tokens: int
     finish_reason: str
     seconds: float
+    prefill_seconds: float
     token_ids: tuple[int, ...]
 
 
@@ -221,6 +222,7 @@ class MLXGenerate:
         finish_reason = "length"
         last_report = (0, started)
         _report(self.on_progress, ModelProgress("generating", message="prefilling"))
+        prefill_seconds = 0.0
         try:
             for response in stream_generate(
                 self.loaded.model,
@@ -232,6 +234,8 @@ class MLXGenerate:
                 prompt_cache=self.prompt_cache.cache,
                 **options,
             ):
+                if not generated:
+                    prefill_seconds = time.perf_counter() - started
                 generated.append(int(response.token))
                 if response.finish_reason is not None:
                     finish_reason = response.finish_reason
@@ -264,6 +268,7 @@ class MLXGenerate:
                 generated_tokens=len(generated),
                 finish_reason=finish_reason,
                 seconds=seconds,
+                prefill_seconds=prefill_seconds,
                 token_ids=tuple(generated),
             )
         )

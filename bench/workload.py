@@ -1,0 +1,43 @@
+"""What the benchmarks share: the model they run and the agent prompts they send."""
+
+from __future__ import annotations
+
+import os
+import statistics
+from pathlib import Path
+
+# Large enough that prefill dominates an agent turn, small enough to build offline in seconds.
+BENCH_MODEL = {
+    "hidden_size": 512,
+    "num_layers": 8,
+    "vocab_size": 32768,
+    "corpus_bytes": 6_000_000,
+}
+SYSTEM = (
+    "You are a coding agent. Reply with exactly one JSON object per turn, e.g. "
+    '{"tool":"read_file","path":"app.py"}; finish with {"final":"..."}.'
+)
+GOALS = (
+    "Change the greeting to Welcome and validate it.",
+    "Record in NOTES.md why the greeting changed.",
+    "List the project files and read app.py.",
+    "Run python validate.py and report the result.",
+    "Explain what greeting.py does.",
+    "Rename the greet function and update its callers.",
+)
+
+
+def bench_model_dir() -> Path:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from counterfoil.models.tiny_model import cached_tiny_model
+
+    return cached_tiny_model(**BENCH_MODEL)
+
+
+def agent_messages(goal: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": goal}]
+
+
+def median_ratio(numerators: list[float], denominators: list[float]) -> float:
+    """The median of paired ratios: robust to a pair slowed by other work on the machine."""
+    return statistics.median(a / b for a, b in zip(numerators, denominators, strict=True))
