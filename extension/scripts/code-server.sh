@@ -38,6 +38,7 @@ code_server_prepare() {
   "extensions.autoUpdate": false,
   "extensions.ignoreRecommendations": true,
   "files.autoSave": "off",
+  "git.openRepositoryInParentFolders": "never",
   "window.restoreWindows": "none"
 }
 JSON

@@ -239,6 +239,32 @@ const tests: Array<[string, () => Promise<void>]> = [
     },
   ],
   [
+    "an unanswered proposal times out as No and its diff closes",
+    async () => {
+      const config = vscode.workspace.getConfiguration("counterfoil");
+      await config.update("confirmTimeoutSeconds", 1, vscode.ConfigurationTarget.Workspace);
+      try {
+        await useScript("timeout", [
+          { tool: "read_file", path: "app.py" },
+          { tool: "edit_file", path: "app.py", old: "* 2", new: "* 7" },
+          { final: "done" },
+        ]);
+        const before = readFileSync(workspaceFile("app.py"), "utf8");
+        const started = Date.now();
+        const result = await api.commands.runAgent("wait for nobody");
+        assert.ok(result);
+        assert.ok(Date.now() - started < 15_000, "the timeout is the configured one");
+        const edited = result.events.find((event) => event.action && "tool" in event.action && event.action.tool === "edit_file");
+        assert.match(edited?.result ?? "", /denied/);
+        await waitFor("the diff to close", () => proposalDiffTab() === undefined);
+        assert.deepEqual(api.review.pendingIds, []);
+        assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), before);
+      } finally {
+        await config.update("confirmTimeoutSeconds", undefined, vscode.ConfigurationTarget.Workspace);
+      }
+    },
+  ],
+  [
     "a broken receipt log shows as a warning node with the reason",
     async () => {
       const loaded = await api.commands.refreshReceipts();

@@ -73,6 +73,7 @@ async function openPage(url: string, onConsole?: (text: string) => void): Promis
 }
 
 async function screenshot(page: Page, name: string): Promise<void> {
+  await page.waitForTimeout(300); // let notifications finish fading in
   await page.screenshot({ path: join(artifacts, name) });
 }
 
@@ -302,6 +303,21 @@ describe("Counterfoil in a real VS Code", () => {
       await waitForNotification(page, `the receipt log verifies (${rejectedReceipts + 2} receipts)`);
       await screenshot(page, "receipts-tree.png");
       step("receipts tree checked");
+    });
+
+    test("Run Validation from the palette: pick the allowed argv, approve it, see it pass", async () => {
+      const step = stepTimer("validation");
+      await clearNotifications(page);
+      await runCommand(page, "Counterfoil: Run Validation");
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: validation.join(" ") }).waitFor();
+      await page.keyboard.press("Enter");
+      const modal = await answerCommandModal(page, "Accept");
+      assert.ok(modal.includes(`argv: ${JSON.stringify(validation)}`), modal);
+      const passed = await waitForNotification(page, "Validation passed");
+      assert.match(passed, /python -m pytest tests\/test_math.py -q \(status 0\)/);
+      await page.locator(".panel .view-lines", { hasText: "1 passed" }).first().waitFor();
+      await screenshot(page, "validation-passed.png");
+      step("validation passed");
     });
   });
 });
