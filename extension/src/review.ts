@@ -254,11 +254,15 @@ export class ReviewController implements vscode.Disposable {
     void vscode.window
       .showInformationMessage(`Counterfoil proposes ${approval.subject} (${params.toolCallId}).`, "Accept", "Reject")
       .then((choice) => {
-        if (choice === "Accept") {
-          approval.settle(true, "accepted");
-        } else if (choice === "Reject") {
-          approval.settle(false, "rejected");
+        if (!choice) {
+          return;
         }
+        if (this.pending.get(params.toolCallId) !== approval) {
+          // VS Code cannot withdraw a notification; say why its button no longer does anything.
+          void vscode.window.showInformationMessage(`${approval.subject} (${params.toolCallId}) was already answered.`);
+          return;
+        }
+        approval.settle(choice === "Accept", choice === "Accept" ? "accepted" : "rejected");
       });
 
     const approved = await answer;

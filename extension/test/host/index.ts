@@ -64,6 +64,31 @@ async function useScript(name: string, responses: object[]): Promise<void> {
   });
 }
 
+/** Starts a run whose second step proposes an edit of app.py, and waits for its diff. */
+async function runUntilProposal(name: string): Promise<{ run: Promise<RunResult | undefined>; before: string }> {
+  await useScript(name, [
+    { tool: "read_file", path: "app.py" },
+    { tool: "edit_file", path: "app.py", old: "* 2", new: "* 5" },
+    { final: "done" },
+  ]);
+  const before = readFileSync(workspaceFile("app.py"), "utf8");
+  const run = api.commands.runAgent(name);
+  await waitFor("the proposal diff", proposalDiffTab);
+  return { run, before };
+}
+
+/** After an approval that was not Accept: the diff is gone, nothing waits, the file is as it was. */
+async function assertAnsweredNo(before: string): Promise<void> {
+  await waitFor("the diff to close", () => proposalDiffTab() === undefined);
+  assert.deepEqual(api.review.pendingIds, []);
+  assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), before);
+}
+
+function editResult(result: RunResult): string {
+  const edited = result.events.find((event) => event.action && "tool" in event.action && event.action.tool === "edit_file");
+  return edited?.result ?? "";
+}
+
 function proposalDiffTab(): vscode.TabInputTextDiff | undefined {
   for (const tab of vscode.window.tabGroups.all.flatMap((group) => group.tabs)) {
     if (tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === PROPOSAL_SCHEME) {
@@ -192,8 +217,7 @@ const tests: Array<[string, () => Promise<void>]> = [
       assert.ok(result);
       assert.equal(proposalDiffTab(), undefined);
       assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), onDisk);
-      const edited = result.events.find((event) => event.action && "tool" in event.action && event.action.tool === "edit_file");
-      assert.match(edited?.result ?? "", /denied/);
+      assert.match(editResult(result), /denied/);
       await vscode.commands.executeCommand("workbench.action.files.revert");
       assert.equal(document.isDirty, false);
     },
@@ -201,38 +225,20 @@ const tests: Array<[string, () => Promise<void>]> = [
   [
     "Cancel Run while a proposal is open ends the run as cancelled and answers No",
     async () => {
-      await useScript("cancel", [
-        { tool: "read_file", path: "app.py" },
-        { tool: "edit_file", path: "app.py", old: "* 2", new: "* 5" },
-        { final: "done" },
-      ]);
-      const before = readFileSync(workspaceFile("app.py"), "utf8");
-      const run = api.commands.runAgent("cancel me");
-      await waitFor("the proposal diff", proposalDiffTab);
+      const { run, before } = await runUntilProposal("cancel");
       await vscode.commands.executeCommand("counterfoil.cancelRun");
       const result = await run;
       assert.equal(result?.reason, "cancelled", JSON.stringify(result));
-      await waitFor("the diff to close", () => proposalDiffTab() === undefined);
-      assert.deepEqual(api.review.pendingIds, []);
-      assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), before);
+      await assertAnsweredNo(before);
     },
   ],
   [
     "Restart Server while a proposal is open answers No and brings the daemon back",
     async () => {
-      await useScript("restart", [
-        { tool: "read_file", path: "app.py" },
-        { tool: "edit_file", path: "app.py", old: "* 2", new: "* 6" },
-        { final: "done" },
-      ]);
-      const before = readFileSync(workspaceFile("app.py"), "utf8");
-      const run = api.commands.runAgent("restart me");
-      await waitFor("the proposal diff", proposalDiffTab);
+      const { run, before } = await runUntilProposal("restart");
       await vscode.commands.executeCommand("counterfoil.restartServer");
       await run;
-      await waitFor("the diff to close", () => proposalDiffTab() === undefined);
-      assert.deepEqual(api.review.pendingIds, []);
-      assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), before);
+      await assertAnsweredNo(before);
       const status = await api.client.request<StatusResult>("counterfoil/status", {});
       assert.equal(status.running, false);
       assert.equal(status.root, root().fsPath);
@@ -244,21 +250,13 @@ const tests: Array<[string, () => Promise<void>]> = [
       const config = vscode.workspace.getConfiguration("counterfoil");
       await config.update("confirmTimeoutSeconds", 1, vscode.ConfigurationTarget.Workspace);
       try {
-        await useScript("timeout", [
-          { tool: "read_file", path: "app.py" },
-          { tool: "edit_file", path: "app.py", old: "* 2", new: "* 7" },
-          { final: "done" },
-        ]);
-        const before = readFileSync(workspaceFile("app.py"), "utf8");
         const started = Date.now();
-        const result = await api.commands.runAgent("wait for nobody");
+        const { run, before } = await runUntilProposal("timeout");
+        const result = await run;
         assert.ok(result);
         assert.ok(Date.now() - started < 15_000, "the timeout is the configured one");
-        const edited = result.events.find((event) => event.action && "tool" in event.action && event.action.tool === "edit_file");
-        assert.match(edited?.result ?? "", /denied/);
-        await waitFor("the diff to close", () => proposalDiffTab() === undefined);
-        assert.deepEqual(api.review.pendingIds, []);
-        assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), before);
+        assert.match(editResult(result), /denied/);
+        await assertAnsweredNo(before);
       } finally {
         await config.update("confirmTimeoutSeconds", undefined, vscode.ConfigurationTarget.Workspace);
       }
