@@ -15,6 +15,7 @@ import {
 } from "./protocol";
 import type { ReceiptsTree } from "./receiptsTree";
 import type { ReviewController } from "./review";
+import { summarizeRun } from "./runSummary";
 
 export interface CommandContext {
   client: DaemonClient;
@@ -237,15 +238,12 @@ export class AgentCommands implements vscode.Disposable {
 
   private reportRun(result: RunResult): void {
     const { trace } = this.context;
-    trace.info(`run ended: ${result.reason}${result.final ? `: ${result.final}` : ""}`);
-    const changed = result.modifiedFiles.length > 0 ? ` Changed: ${result.modifiedFiles.join(", ")}.` : "";
+    const summary = summarizeRun(result);
+    trace.info(summary);
     if (result.completed) {
-      void vscode.window.showInformationMessage(`Counterfoil finished: ${result.final ?? ""}${changed}`);
+      void vscode.window.showInformationMessage(summary);
     } else {
-      const why = result.error ? `${result.reason}: ${result.error}` : result.reason;
-      void vscode.window
-        .showWarningMessage(`Counterfoil run stopped (${why}).${changed}`, "Show Trace")
-        .then((choice) => choice && trace.show(true));
+      void vscode.window.showWarningMessage(summary, "Show Trace").then((choice) => choice && trace.show(true));
     }
   }
 

@@ -238,7 +238,7 @@ describe("Counterfoil in a real VS Code", () => {
       step("diff closed");
       await answerCommandModal(page, "Reject");
       step("command rejected");
-      await waitForNotification(page, "Counterfoil finished");
+      await waitForNotification(page, "Counterfoil finished (no files changed; 2 proposals rejected)");
       step("run finished");
       await screenshot(page, "after-reject.png");
 
@@ -264,7 +264,7 @@ describe("Counterfoil in a real VS Code", () => {
       assert.ok(modal.includes(`cwd: ${workspace}`), modal);
       step("command approved");
 
-      await waitForNotification(page, "Counterfoil finished");
+      await waitForNotification(page, "Counterfoil finished (changed app.py)");
       step("run finished");
       const fixed = original.replace("value * 1", "value * 2");
       assert.equal(readFileSync(join(workspace, "app.py"), "utf8"), fixed);
