@@ -250,22 +250,13 @@ export class ReviewController implements vscode.Disposable {
       this.documents.set(left, "");
     }
     const { answer, approval } = this.waitForAnswer(params, token, right);
-    await vscode.commands.executeCommand("vscode.diff", left, right, diffTitle(params, preview), { preview: false });
-    void vscode.window
-      .showInformationMessage(`Counterfoil proposes ${approval.subject} (${params.toolCallId}).`, "Accept", "Reject")
-      .then((choice) => {
-        if (!choice) {
-          return;
-        }
-        if (this.pending.get(params.toolCallId) !== approval) {
-          // VS Code cannot withdraw a notification; say why its button no longer does anything.
-          void vscode.window.showInformationMessage(`${approval.subject} (${params.toolCallId}) was already answered.`);
-          return;
-        }
-        approval.settle(choice === "Accept", choice === "Accept" ? "accepted" : "rejected");
-      });
+    const title = diffTitle(params, preview);
+    const showDiff = () => vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: false });
+    await showDiff();
+    const fallback = this.offerWhileHidden(approval, right, showDiff);
 
     const approved = await answer;
+    fallback.dispose();
     await this.closeDiff(right);
     this.documents.delete(right);
     this.documents.delete(left);
@@ -273,6 +264,49 @@ export class ReviewController implements vscode.Disposable {
       void this.revealWhenWritten(target, preview.proposedSha256);
     }
     return approved;
+  }
+
+  /**
+   * While the diff is not in front (never shown, or the person moved to another editor), offers
+   * Accept and Reject in a notification, once each time it goes to the background.
+   */
+  private offerWhileHidden(approval: PendingApproval, right: vscode.Uri, showDiff: () => Thenable<unknown>): vscode.Disposable {
+    let offered = false;
+    const diffInFront = () =>
+      vscode.window.tabGroups.all.some(
+        (group) =>
+          group.activeTab?.input instanceof vscode.TabInputTextDiff &&
+          group.activeTab.input.modified.toString() === right.toString(),
+      );
+    const offer = () => {
+      if (offered || diffInFront() || this.pending.get(approval.toolCallId) !== approval) {
+        return;
+      }
+      offered = true;
+      void vscode.window
+        .showInformationMessage(
+          `Counterfoil proposes ${approval.subject} (${approval.toolCallId}); its diff is not in front.`,
+          "Accept",
+          "Reject",
+          "Show Diff",
+        )
+        .then((choice) => {
+          offered = false;
+          if (!choice) {
+            return;
+          }
+          if (this.pending.get(approval.toolCallId) !== approval) {
+            // VS Code cannot withdraw a notification; say why its button no longer does anything.
+            void vscode.window.showInformationMessage(`${approval.subject} (${approval.toolCallId}) was already answered.`);
+          } else if (choice === "Show Diff") {
+            void showDiff();
+          } else {
+            approval.settle(choice === "Accept", choice === "Accept" ? "accepted" : "rejected");
+          }
+        });
+    };
+    offer();
+    return vscode.window.tabGroups.onDidChangeTabs(offer);
   }
 
   private async confirmCommand(params: ConfirmParams, preview: CommandPreview, token: vscode.CancellationToken): Promise<boolean> {
@@ -303,14 +337,19 @@ export class ReviewController implements vscode.Disposable {
     }
   }
 
-  /** After Accept the daemon writes the file; show it once the bytes on disk are the approved ones. */
+  /**
+   * After Accept the daemon writes the file; show it once the bytes on disk are the approved
+   * ones, unless the next edit's diff is already waiting (it must stay in front).
+   */
   private async revealWhenWritten(target: vscode.Uri, digest: string): Promise<void> {
     const deadline = Date.now() + 15_000;
     while (Date.now() < deadline) {
       try {
         const bytes = await vscode.workspace.fs.readFile(target);
         if (createHash("sha256").update(bytes).digest("hex") === digest) {
-          await vscode.window.showTextDocument(target, { preview: false });
+          if (![...this.pending.values()].some((approval) => approval.documentUri !== undefined)) {
+            await vscode.window.showTextDocument(target, { preview: false });
+          }
           return;
         }
       } catch {

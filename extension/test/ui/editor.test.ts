@@ -25,29 +25,30 @@ const python = process.env.COUNTERFOIL_PYTHON ?? "python3";
 const extensionDir = join(repoRoot, "extension");
 const demoProject = join(repoRoot, "fixtures/demo-project");
 const fixApp = join(repoRoot, "fixtures/responses/fix-app.jsonl");
+const greeting = join(repoRoot, "fixtures/responses/greeting.jsonl");
 const validation = ["python", "-m", "pytest", "tests/test_math.py", "-q"];
+const greetingValidation = ["python", "validate.py"];
 const receiptLog = ".counterfoil/receipts.jsonl";
 
-/** A fresh copy of the demo project with workspace settings for the daemon. */
+/** Workspace settings for the daemon, with the scripted model replaying `responses`. */
+function writeSettings(folder: string, responses: string): void {
+  mkdirSync(join(folder, ".vscode"), { recursive: true });
+  const settings = {
+    "counterfoil.serverCommand": [python, "-m", "counterfoil", "serve"],
+    "counterfoil.model": `scripted:${responses}`,
+    "counterfoil.allowWrites": true,
+    "counterfoil.allowedCommands": [validation, greetingValidation],
+    "counterfoil.receiptLog": receiptLog,
+    "counterfoil.confirmTimeoutSeconds": 120,
+  };
+  writeFileSync(join(folder, ".vscode/settings.json"), JSON.stringify(settings, null, 2));
+}
+
+/** A fresh copy of the demo project, set up for the fix-app script. */
 function makeWorkspace(name: string): string {
   const folder = join(stateDir, "workspaces", name);
   cpSync(demoProject, folder, { recursive: true });
-  mkdirSync(join(folder, ".vscode"), { recursive: true });
-  writeFileSync(
-    join(folder, ".vscode/settings.json"),
-    JSON.stringify(
-      {
-        "counterfoil.serverCommand": [python, "-m", "counterfoil", "serve"],
-        "counterfoil.model": `scripted:${fixApp}`,
-        "counterfoil.allowWrites": true,
-        "counterfoil.allowedCommands": [validation],
-        "counterfoil.receiptLog": receiptLog,
-        "counterfoil.confirmTimeoutSeconds": 120,
-      },
-      null,
-      2,
-    ),
-  );
+  writeSettings(folder, fixApp);
   return folder;
 }
 
@@ -108,9 +109,14 @@ function editorTitleAction(page: Page, label: string) {
   return page.locator(`.editor-group-container.active .editor-actions a.action-label[aria-label^="${label}"]`);
 }
 
-async function waitForProposalDiff(page: Page): Promise<void> {
-  await page.locator(".tabs-container .tab.active", { hasText: "edit_file app.py (call-1)" }).waitFor({ timeout: 30_000 });
-  await page.locator(".monaco-diff-editor").first().waitFor();
+async function waitForProposalDiff(page: Page, title: string | RegExp = "edit_file app.py (call-1)"): Promise<void> {
+  try {
+    await page.locator(".tabs-container .tab.active", { hasText: title }).waitFor({ timeout: 30_000 });
+    await page.locator(".editor-group-container.active .monaco-diff-editor").waitFor();
+  } catch (error) {
+    await screenshot(page, "failure-no-proposal-diff.png");
+    throw error;
+  }
   await editorTitleAction(page, "Accept").waitFor();
   await editorTitleAction(page, "Reject").waitFor();
 }
@@ -309,8 +315,7 @@ describe("Counterfoil in a real VS Code", () => {
       const step = stepTimer("validation");
       await clearNotifications(page);
       await runCommand(page, "Counterfoil: Run Validation");
-      await page.locator(".quick-input-list .monaco-list-row", { hasText: validation.join(" ") }).waitFor();
-      await page.keyboard.press("Enter");
+      await page.locator(".quick-input-list .monaco-list-row", { hasText: validation.join(" ") }).click();
       const modal = await answerCommandModal(page, "Accept");
       assert.ok(modal.includes(`argv: ${JSON.stringify(validation)}`), modal);
       const passed = await waitForNotification(page, "Validation passed");
@@ -318,6 +323,52 @@ describe("Counterfoil in a real VS Code", () => {
       await page.locator(".panel .view-lines", { hasText: "1 passed" }).first().waitFor();
       await screenshot(page, "validation-passed.png");
       step("validation passed");
+    });
+
+    test("a proposal whose diff goes to the background is answered from a notification; a new file diffs against empty", async () => {
+      const step = stepTimer("greeting");
+      writeSettings(workspace, greeting);
+      await page.waitForTimeout(1500); // VS Code picks up the changed settings file
+      await clearNotifications(page);
+      await startRun(page, "greet with Welcome and note why");
+      await waitForProposalDiff(page, /edit_file greeting\.py \(call-\d+\)/);
+      step("edit diff shown");
+
+      await page.keyboard.press("F1");
+      await page.locator(".quick-input-widget input").fill("greeting.py");
+      await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: "greeting.py" }).waitFor();
+      await page.keyboard.press("Enter");
+      const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "its diff is not in front" });
+      await toast.waitFor();
+      await screenshot(page, "proposal-in-notification.png");
+      await toast.locator(".monaco-button", { hasText: /^Accept$/ }).click();
+      step("edit accepted from the notification");
+
+      await waitForProposalDiff(page, /write_file NOTES\.md \(call-\d+\): new file/);
+      await page.mouse.move(10, 10);
+      await screenshot(page, "diff-new-file.png");
+      await editorTitleAction(page, "Accept").click();
+      const modal = await answerCommandModal(page, "Accept");
+      assert.ok(modal.includes(`argv: ${JSON.stringify(greetingValidation)}`), modal);
+      await waitForNotification(page, "Counterfoil finished (changed NOTES.md, greeting.py)");
+      step("run finished");
+
+      assert.match(readFileSync(join(workspace, "greeting.py"), "utf8"), /^GREETING = "Welcome"$/m);
+      assert.equal(
+        readFileSync(join(workspace, "NOTES.md"), "utf8"),
+        "# Notes\n\nThe greeting now says Welcome instead of Hello.\n",
+      );
+      const last = receiptsOnDisk(workspace).slice(-3);
+      assert.deepEqual(
+        last.map((receipt) => [receipt.tool, receipt.exit_state]),
+        [
+          ["edit_file", "ok"],
+          ["write_file", "ok"],
+          ["run_command", "ok"],
+        ],
+      );
+      const verified = verifyWithCli(workspace);
+      assert.equal(verified.status, 0, verified.output);
     });
   });
 });
