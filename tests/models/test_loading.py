@@ -85,6 +85,24 @@ def test_loaded_weights_are_shared_between_generate_callables(tiny_model_spec: s
     assert first.loaded is second.loaded
 
 
+def test_switching_models_keeps_only_the_latest_loaded(
+    mlx_installed: None, tiny_model_spec: str, tmp_path: Path
+) -> None:
+    import gc
+    import weakref
+
+    from counterfoil.models.tiny_model import build_tiny_model
+
+    other = build_tiny_model(tmp_path / "other", corpus_bytes=200_000, vocab_size=600)
+    first = load_model(str(other))
+    released = weakref.ref(first.model)
+    del first
+    load_model(tiny_model_spec)
+    gc.collect()
+    assert released() is None, "the previous model's weights are still held"
+    assert load_model(tiny_model_spec) is load_model(tiny_model_spec)
+
+
 def test_progress_reports_loading_ready_generating_ready(
     mlx_installed: None, tmp_path: Path
 ) -> None:

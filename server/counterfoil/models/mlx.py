@@ -89,7 +89,11 @@ _load_lock = threading.Lock()
 def load_model(
     spec: str, *, device: str | None = None, on_progress: ProgressCallback | None = None
 ) -> LoadedModel:
-    """Load `spec` once per device; later calls return the same weights."""
+    """Load `spec` once per device; later calls return the same weights.
+
+    Only the most recently loaded model is kept here, so switching models (a settings change
+    in the daemon) does not hold two sets of weights once the old callables are gone.
+    """
     source = resolve_model(spec)
     if device not in (None, "cpu", "gpu"):
         raise ModelLoadError(f"unknown device {device!r}: use cpu or gpu")
@@ -103,6 +107,7 @@ def load_model(
             except ModelLoadError as error:
                 _report(on_progress, ModelProgress("error", message=str(error)))
                 raise
+            _loaded.clear()
             _loaded[key] = loaded
     _report(on_progress, ModelProgress("ready", message=f"{source.spec} ready"))
     return loaded
