@@ -67,6 +67,7 @@ install_code_server() {
       }
   )
   "$CODE_SERVER_BIN" --version >/dev/null
+  rm -rf "$tmp"
   touch "$CODE_SERVER_DIR/.installed"
 }
 
