@@ -180,3 +180,29 @@ def test_every_turn_of_a_tiny_model_conversation_parses(
             assert tools is None or action.tool in tools
             if action.tool == "run_command":
                 assert tuple(action.arguments["argv"]) in commands
+
+
+def test_blank_lines_after_thinking_are_allowed_but_bounded(
+    tokenizer: Any, vocab_size: int
+) -> None:
+    import mlx.core as mx
+
+    grammar = ActionGrammar(tokenizer, vocab_size, READ_ONLY)
+    newline = tokenizer.encode("\n", add_special_tokens=False)
+    assert len(newline) == 1 and grammar.blank_tokens[newline[0]]
+    processor = grammar.processor(200, allow_thinking=True)
+    tokens = mx.array([1, 2, 3])
+
+    def pick(favoured: int) -> int:
+        nonlocal tokens
+        logits = mx.zeros((1, vocab_size)).at[0, favoured].add(10.0)
+        token = int(mx.argmax(processor(tokens, logits), axis=-1).item())
+        tokens = mx.concatenate([tokens, mx.array([token])])
+        return token
+
+    assert pick(grammar.think_start_id) == grammar.think_start_id
+    assert pick(grammar.think_end_id) == grammar.think_end_id
+    assert pick(newline[0]) == newline[0]
+    assert pick(newline[0]) == newline[0]
+    assert pick(newline[0]) != newline[0], "more blank tokens than allowed"
+    assert processor.error is None

@@ -22,6 +22,8 @@ ALL_TOOLS = ("list_files", "read_file", "write_file", "edit_file", "run_command"
 # A single token can lengthen the shortest closing by at most this many tokens (an open
 # `\u` escape or a partial UTF-8 character), so forcing starts with this much slack left.
 _CLOSING_SLACK = 6
+# Blank tokens allowed between </think> and the action, as thinking models write them.
+_GAP_TOKENS = 2
 # Bytes tried, in order, when no byte is forced: close strings, objects, arrays first.
 _CLOSING_PREFERENCE = (
     b'"}],0a'
@@ -132,6 +134,22 @@ class ActionGrammar:
             if len(ids) == 1:
                 self.byte_tokens[byte] = ids[0]
         self.closing_window = self._closing_window(available_tools)
+        self._blank_tokens: Any = None
+
+    @property
+    def blank_tokens(self) -> Any:
+        """A boolean array over the vocabulary: tokens made only of spaces and newlines."""
+        if self._blank_tokens is None:
+            import numpy as np
+
+            blank = np.zeros(self.vocab_size, dtype=np.bool_)
+            for token in range(self.vocab_size):
+                if token in self.eos_token_ids:
+                    continue
+                text = self.ll_tokenizer.decode_bytes([token])
+                blank[token] = bool(text) and not text.strip(b" \t\r\n")
+            self._blank_tokens = blank
+        return self._blank_tokens
 
     def _closing_window(self, available_tools: Iterable[str] | None) -> int:
         """How close to the end of the budget a response must start watching its closing:
@@ -237,6 +255,7 @@ class ActionConstraint:
         self._bitmask = allocate_token_bitmask(1, grammar.vocab_size)
         self._np = np
         self._closing: list[int] | None = None
+        self._gap = 0
         self.error: str | None = None
         # Thinking may use the budget up to this many tokens before the action must start.
         self._action_reserve = min(max(max_tokens // 2, 1), max(256, grammar.closing_window))
@@ -269,8 +288,13 @@ class ActionConstraint:
             self._phase = "action"
         if self._phase == "thinking":
             if token == self._grammar.think_end_id:
-                self._phase = "action"
+                self._phase = "gap"
             return
+        if self._phase == "gap":
+            if self._gap < _GAP_TOKENS and self._grammar.blank_tokens[token]:
+                self._gap += 1
+                return
+            self._phase = "action"
         if self._phase != "action":
             return
         if self._matcher.is_stopped():
@@ -313,6 +337,12 @@ class ActionConstraint:
         if self._phase == "start" and remaining > self._action_reserve:
             allowed = allowed.copy()
             allowed[self._grammar.think_start_id] = True
+        elif (
+            self._phase == "gap"
+            and self._gap < _GAP_TOKENS
+            and remaining > self._grammar.closing_window
+        ):
+            allowed = allowed | self._grammar.blank_tokens
         return mx.array(allowed)
 
     def _within_budget(self, allowed: Any, remaining: int) -> Any:
