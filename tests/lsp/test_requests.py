@@ -134,6 +134,7 @@ async def test_settings_come_from_initialization_and_configuration_changes(
     assert status["receiptLog"] == str(demo_project.resolve() / "audit" / "log.jsonl")
 
     await daemon.configure({"allowWrites": "yes", "maxSteps": 0})
+    await daemon.until(lambda: daemon.client.messages)
     [shown] = daemon.client.messages
     assert shown.type == types.MessageType.Error
     assert "allowWrites" in shown.message and "maxSteps" in shown.message
@@ -149,7 +150,9 @@ async def test_invalid_initialization_options_fall_back_to_the_defaults(
 
     assert status["allowWrites"] is False
     assert status["allowedCommands"] == []
-    assert any("allowedCommands" in m.message for m in daemon.client.messages)
+    await daemon.until(
+        lambda: any("allowedCommands" in m.message for m in daemon.client.messages)
+    )
 
 
 async def test_a_settings_change_waits_for_the_next_run(
@@ -229,7 +232,9 @@ async def test_a_model_that_fails_to_load_ends_the_run_and_the_daemon_stays(
     assert result["completed"] is False
     assert result["reason"] == "model_error"
     assert "no-such-script.jsonl" in result["error"]
-    assert any(m.type == types.MessageType.Error for m in daemon.client.messages)
+    await daemon.until(
+        lambda: any(m.type == types.MessageType.Error for m in daemon.client.messages)
+    )
     status = await daemon.request("counterfoil/status", {})
     assert status["modelState"] == "error"
     assert status["running"] is False
