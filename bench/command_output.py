@@ -42,8 +42,9 @@ def measure(body: str) -> tuple[float, float]:
         "elapsed = time.perf_counter() - started\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, elapsed)\n"
     )
-    output = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
-                            check=True).stdout.split()
+    output = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    ).stdout.split()
     return int(output[0]) / 1024, float(output[1])
 
 
@@ -57,17 +58,25 @@ def main() -> None:
     captured = results["subprocess.run(capture_output=True)"][0]
     baseline = results["baseline (python, nothing run)"][0]
     ratio = captured / bounded
-    print(f"subprocess.run uses {ratio:.1f}x the peak memory of run_bounded "
-          f"({captured - baseline:.0f} MiB vs {bounded - baseline:.1f} MiB above baseline)")
-    print(json.dumps({
-        "output_mb": MEGABYTES,
-        "baseline_peak_mib": round(baseline, 1),
-        "run_bounded_peak_mib": round(bounded, 1),
-        "capture_output_peak_mib": round(captured, 1),
-        "peak_ratio_capture_over_bounded": round(ratio, 2),
-        "run_bounded_seconds": round(results["run_bounded (counterfoil)"][1], 2),
-        "capture_output_seconds": round(results["subprocess.run(capture_output=True)"][1], 2),
-    }))
+    print(
+        f"subprocess.run uses {ratio:.1f}x the peak memory of run_bounded "
+        f"({captured - baseline:.0f} MiB vs {bounded - baseline:.1f} MiB above baseline)"
+    )
+    print(
+        json.dumps(
+            {
+                "output_mb": MEGABYTES,
+                "baseline_peak_mib": round(baseline, 1),
+                "run_bounded_peak_mib": round(bounded, 1),
+                "capture_output_peak_mib": round(captured, 1),
+                "peak_ratio_capture_over_bounded": round(ratio, 2),
+                "run_bounded_seconds": round(results["run_bounded (counterfoil)"][1], 2),
+                "capture_output_seconds": round(
+                    results["subprocess.run(capture_output=True)"][1], 2
+                ),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

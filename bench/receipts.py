@@ -20,12 +20,21 @@ APPENDS = 300
 
 def receipt(number: int) -> EffectReceipt:
     if number % 2:
-        return EffectReceipt(f"call-{number}", "edit_file",
-                             {"path": "app.py", "old": "value * 1", "new": f"value * {number}"},
-                             "ok", "edited app.py", ("app.py",))
-    return EffectReceipt(f"call-{number}", "run_command",
-                         {"argv": ["python", "-m", "pytest", "-q"]}, "ok",
-                         "status: 0\noutput:\n" + "." * 60 + " [100%]\n1 passed in 0.01s\n")
+        return EffectReceipt(
+            f"call-{number}",
+            "edit_file",
+            {"path": "app.py", "old": "value * 1", "new": f"value * {number}"},
+            "ok",
+            "edited app.py",
+            ("app.py",),
+        )
+    return EffectReceipt(
+        f"call-{number}",
+        "run_command",
+        {"argv": ["python", "-m", "pytest", "-q"]},
+        "ok",
+        "status: 0\noutput:\n" + "." * 60 + " [100%]\n1 passed in 0.01s\n",
+    )
 
 
 def write_chained_log(path: Path, count: int) -> None:
@@ -34,8 +43,9 @@ def write_chained_log(path: Path, count: int) -> None:
         for number in range(1, count + 1):
             item = receipt(number)
             link = chain_link(link, item.receipt_id)
-            handle.write(json.dumps({**item.to_dict(), CHAIN_KEY: link},
-                                    separators=(",", ":")) + "\n")
+            handle.write(
+                json.dumps({**item.to_dict(), CHAIN_KEY: link}, separators=(",", ":")) + "\n"
+            )
 
 
 def main() -> None:
@@ -75,18 +85,24 @@ def main() -> None:
     print(f"{'ReceiptStore(path): open + verify every line (s)':<52} {open_seconds:>12.2f}")
     print(f"{'verify_receipt_log(path) (s)':<52} {verify_seconds:>12.2f}")
     print(f"{'receipts verified per second':<52} {LOG_RECEIPTS / verify_seconds:>12.0f}")
-    print(f"{'appends/s: locked, chained, fsynced (ReceiptStore.put)':<52} "
-          f"{appends_per_second:>12.0f}")
+    print(
+        f"{'appends/s: locked, chained, fsynced (ReceiptStore.put)':<52} "
+        f"{appends_per_second:>12.0f}"
+    )
     print(f"{'appends/s: plain write + flush, same lines':<52} {plain_per_second:>12.0f}")
-    print(json.dumps({
-        "log_receipts": LOG_RECEIPTS,
-        "log_mb": round(size_mb, 1),
-        "open_and_verify_seconds": round(open_seconds, 3),
-        "verify_seconds": round(verify_seconds, 3),
-        "appends_per_second": round(appends_per_second),
-        "plain_appends_per_second": round(plain_per_second),
-        "plain_over_durable_append_ratio": round(plain_per_second / appends_per_second, 1),
-    }))
+    print(
+        json.dumps(
+            {
+                "log_receipts": LOG_RECEIPTS,
+                "log_mb": round(size_mb, 1),
+                "open_and_verify_seconds": round(open_seconds, 3),
+                "verify_seconds": round(verify_seconds, 3),
+                "appends_per_second": round(appends_per_second),
+                "plain_appends_per_second": round(plain_per_second),
+                "plain_over_durable_append_ratio": round(plain_per_second / appends_per_second, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":
