@@ -25,6 +25,7 @@ export class DaemonNotStarted extends Error {}
 
 export class DaemonClient implements vscode.Disposable {
   private client: LanguageClient | undefined;
+  private rootUri: string | undefined;
   private starting: Promise<LanguageClient> | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -52,6 +53,7 @@ export class DaemonClient implements vscode.Disposable {
       this.modelStateEmitter,
       this.runningEmitter,
       vscode.workspace.onDidChangeConfiguration((event) => this.onSettingsChanged(event)),
+      vscode.workspace.onDidChangeWorkspaceFolders(() => this.onFoldersChanged()),
     );
   }
 
@@ -108,6 +110,7 @@ export class DaemonClient implements vscode.Disposable {
     if (!folder) {
       throw new DaemonNotStarted("Counterfoil needs an open folder: its root is the agent's workspace.");
     }
+    this.rootUri = folder.uri.toString();
     const argv = resolveServerCommand(
       vscode.workspace.getConfiguration("counterfoil").get("serverCommand"),
       vscode.workspace.getConfiguration("python").get("defaultInterpreterPath"),
@@ -154,6 +157,14 @@ export class DaemonClient implements vscode.Disposable {
       );
     }
     return client;
+  }
+
+  /** The root is the first folder, fixed at initialize: a different first folder needs a new daemon. */
+  private onFoldersChanged(): void {
+    const first = vscode.workspace.workspaceFolders?.[0]?.uri.toString();
+    if (this.client && first !== this.rootUri) {
+      void this.restart().catch((error) => this.output.error(String(error)));
+    }
   }
 
   private async answerConfirm(params: ConfirmParams, token: vscode.CancellationToken): Promise<ConfirmResult> {

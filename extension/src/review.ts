@@ -225,6 +225,10 @@ export class ReviewController implements vscode.Disposable {
     try {
       const proposal = readEditProposal(preview.edit);
       target = vscode.Uri.parse(proposal.targetUri, true);
+      const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+      if (!root || target.fsPath !== vscode.Uri.joinPath(root, preview.path).fsPath) {
+        return refuse(`the edit targets ${target.toString()}, not ${preview.path} in the workspace.`);
+      }
       createsFile = proposal.createsFile;
       const dirty = vscode.workspace.textDocuments.find(
         (document) => document.isDirty && document.uri.toString() === target.toString(),
@@ -252,7 +256,11 @@ export class ReviewController implements vscode.Disposable {
     const { answer, approval } = this.waitForAnswer(params, token, right);
     const title = diffTitle(params, preview);
     const showDiff = () => vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: false });
-    await showDiff();
+    try {
+      await showDiff();
+    } catch (error) {
+      approval.settle(false, `the diff could not be opened: ${String(error)}`);
+    }
     const fallback = this.offerWhileHidden(approval, right, showDiff);
 
     const approved = await answer;
