@@ -21,8 +21,9 @@ if ! "$PYTHON" -c "import counterfoil.lsp" 2>/dev/null; then
 fi
 
 cd "$EXTENSION_DIR"
-echo "== extension: type check"
+echo "== extension: type check and format"
 npx tsc --noEmit -p .
+npx prettier --check . > /dev/null || { npx prettier --list-different .; echo "run: npm run format (in extension/)" >&2; exit 1; }
 echo "== extension: build and unit tests"
 node esbuild.mjs
 node --test dist/test/unit/

@@ -19,7 +19,10 @@ import {
 } from "./protocol";
 import { readDaemonSettings, resolveServerCommand } from "./settings";
 
-export type ConfirmHandler = (params: ConfirmParams, token: vscode.CancellationToken) => Promise<ConfirmResult>;
+export type ConfirmHandler = (
+  params: ConfirmParams,
+  token: vscode.CancellationToken,
+) => Promise<ConfirmResult>;
 
 export class DaemonNotStarted extends Error {}
 
@@ -52,8 +55,12 @@ export class DaemonClient implements vscode.Disposable {
       this.receiptEmitter,
       this.modelStateEmitter,
       this.runningEmitter,
-      vscode.workspace.onDidChangeConfiguration((event) => this.onSettingsChanged(event)),
-      vscode.workspace.onDidChangeWorkspaceFolders(() => this.onFoldersChanged()),
+      vscode.workspace.onDidChangeConfiguration((event) =>
+        this.onSettingsChanged(event),
+      ),
+      vscode.workspace.onDidChangeWorkspaceFolders(() =>
+        this.onFoldersChanged(),
+      ),
     );
   }
 
@@ -93,9 +100,15 @@ export class DaemonClient implements vscode.Disposable {
     return this.start();
   }
 
-  async request<R>(method: string, params: object, token?: vscode.CancellationToken): Promise<R> {
+  async request<R>(
+    method: string,
+    params: object,
+    token?: vscode.CancellationToken,
+  ): Promise<R> {
     const client = await this.start();
-    return token ? client.sendRequest<R>(method, params, token) : client.sendRequest<R>(method, params);
+    return token
+      ? client.sendRequest<R>(method, params, token)
+      : client.sendRequest<R>(method, params);
   }
 
   dispose(): void {
@@ -108,14 +121,18 @@ export class DaemonClient implements vscode.Disposable {
   private async createAndStart(): Promise<LanguageClient> {
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (!folder) {
-      throw new DaemonNotStarted("Counterfoil needs an open folder: its root is the agent's workspace.");
+      throw new DaemonNotStarted(
+        "Counterfoil needs an open folder: its root is the agent's workspace.",
+      );
     }
     this.rootUri = folder.uri.toString();
     const argv = resolveServerCommand(
       vscode.workspace.getConfiguration("counterfoil").get("serverCommand"),
       vscode.workspace.getConfiguration("python").get("defaultInterpreterPath"),
     );
-    this.output.info(`starting the daemon: ${JSON.stringify(argv)} in ${folder.uri.fsPath}`);
+    this.output.info(
+      `starting the daemon: ${JSON.stringify(argv)} in ${folder.uri.fsPath}`,
+    );
     const serverOptions: ServerOptions = {
       command: argv[0],
       // No `transport`: the client would append `--stdio`; the daemon speaks stdio anyway.
@@ -135,13 +152,26 @@ export class DaemonClient implements vscode.Disposable {
         },
       },
     };
-    const client = new LanguageClient("counterfoil", "Counterfoil", serverOptions, clientOptions);
-    client.onRequest(Methods.confirm, (params: ConfirmParams, token: vscode.CancellationToken) =>
-      this.answerConfirm(params, token),
+    const client = new LanguageClient(
+      "counterfoil",
+      "Counterfoil",
+      serverOptions,
+      clientOptions,
     );
-    client.onNotification(Methods.event, (event: AgentEvent) => this.eventEmitter.fire(event));
-    client.onNotification(Methods.receipt, (receipt: Receipt) => this.receiptEmitter.fire(receipt));
-    client.onNotification(Methods.modelState, (state: ModelState) => this.modelStateEmitter.fire(state));
+    client.onRequest(
+      Methods.confirm,
+      (params: ConfirmParams, token: vscode.CancellationToken) =>
+        this.answerConfirm(params, token),
+    );
+    client.onNotification(Methods.event, (event: AgentEvent) =>
+      this.eventEmitter.fire(event),
+    );
+    client.onNotification(Methods.receipt, (receipt: Receipt) =>
+      this.receiptEmitter.fire(receipt),
+    );
+    client.onNotification(Methods.modelState, (state: ModelState) =>
+      this.modelStateEmitter.fire(state),
+    );
     client.onDidChangeState(({ newState }) => {
       this.runningEmitter.fire(newState === State.Running);
     });
@@ -167,12 +197,17 @@ export class DaemonClient implements vscode.Disposable {
     }
   }
 
-  private async answerConfirm(params: ConfirmParams, token: vscode.CancellationToken): Promise<ConfirmResult> {
+  private async answerConfirm(
+    params: ConfirmParams,
+    token: vscode.CancellationToken,
+  ): Promise<ConfirmResult> {
     try {
       const result = await this.confirm(params, token);
       return { approved: result.approved === true };
     } catch (error) {
-      this.output.error(`answering confirm for ${params?.toolCallId}: ${String(error)}`);
+      this.output.error(
+        `answering confirm for ${params?.toolCallId}: ${String(error)}`,
+      );
       return { approved: false };
     }
   }
@@ -185,14 +220,24 @@ export class DaemonClient implements vscode.Disposable {
     if (!this.client) {
       return;
     }
-    if (event.affectsConfiguration("counterfoil.serverCommand") || event.affectsConfiguration("python.defaultInterpreterPath")) {
+    if (
+      event.affectsConfiguration("counterfoil.serverCommand") ||
+      event.affectsConfiguration("python.defaultInterpreterPath")
+    ) {
       void this.restart().catch((error) => this.output.error(String(error)));
       return;
     }
-    if (event.affectsConfiguration("counterfoil") && this.client.state === State.Running) {
+    if (
+      event.affectsConfiguration("counterfoil") &&
+      this.client.state === State.Running
+    ) {
       void this.client
-        .sendNotification(DidChangeConfigurationNotification.type, { settings: { counterfoil: this.settings() } })
-        .catch((error) => this.output.error(`sending settings: ${String(error)}`));
+        .sendNotification(DidChangeConfigurationNotification.type, {
+          settings: { counterfoil: this.settings() },
+        })
+        .catch((error) =>
+          this.output.error(`sending settings: ${String(error)}`),
+        );
     }
   }
 }

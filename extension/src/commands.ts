@@ -32,7 +32,11 @@ function errorMessage(error: unknown): string {
 function describeStep(event: AgentEvent): string {
   if (event.action && "tool" in event.action) {
     const target = event.action.arguments.path ?? event.action.arguments.argv;
-    const subject = Array.isArray(target) ? target.join(" ") : typeof target === "string" ? target : "";
+    const subject = Array.isArray(target)
+      ? target.join(" ")
+      : typeof target === "string"
+        ? target
+        : "";
     return `step ${event.step}: ${event.action.tool} ${subject}`.trim();
   }
   if (event.action && "final" in event.action) {
@@ -46,19 +50,30 @@ export class AgentCommands implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly context: CommandContext) {
-    const register = (id: string, handler: (...args: unknown[]) => unknown): void => {
+    const register = (
+      id: string,
+      handler: (...args: unknown[]) => unknown,
+    ): void => {
       this.disposables.push(vscode.commands.registerCommand(id, handler));
     };
-    register("counterfoil.runAgent", (goal?: unknown) => this.runAgent(typeof goal === "string" ? goal : undefined));
-    register("counterfoil.runValidation", (argv?: unknown) => this.runValidation(Array.isArray(argv) ? argv : undefined));
+    register("counterfoil.runAgent", (goal?: unknown) =>
+      this.runAgent(typeof goal === "string" ? goal : undefined),
+    );
+    register("counterfoil.runValidation", (argv?: unknown) =>
+      this.runValidation(Array.isArray(argv) ? argv : undefined),
+    );
     register("counterfoil.cancelRun", () => this.cancelRun());
     register("counterfoil.verifyReceipts", () => this.verifyReceipts());
     register("counterfoil.refreshReceipts", () => this.refreshReceipts());
     register("counterfoil.openReceiptLog", () => this.openReceiptLog());
     register("counterfoil.showTrace", () => context.trace.show(true));
     register("counterfoil.restartServer", () => this.restartServer());
-    register("counterfoil.acceptProposal", (target?: unknown) => context.review.accept(target));
-    register("counterfoil.rejectProposal", (target?: unknown) => context.review.reject(target));
+    register("counterfoil.acceptProposal", (target?: unknown) =>
+      context.review.accept(target),
+    );
+    register("counterfoil.rejectProposal", (target?: unknown) =>
+      context.review.reject(target),
+    );
   }
 
   dispose(): void {
@@ -70,29 +85,41 @@ export class AgentCommands implements vscode.Disposable {
 
   async runAgent(goalArgument?: string): Promise<RunResult | undefined> {
     if (this.run) {
-      void vscode.window.showWarningMessage("A Counterfoil run is already in progress; cancel it first.");
+      void vscode.window.showWarningMessage(
+        "A Counterfoil run is already in progress; cancel it first.",
+      );
       return undefined;
     }
     const goal =
       goalArgument ??
       (await vscode.window.showInputBox({
         title: "Counterfoil: Run Agent",
-        prompt: "What should the agent do? Every edit and command will ask for your approval.",
+        prompt:
+          "What should the agent do? Every edit and command will ask for your approval.",
         placeHolder: "e.g. make tests/test_math.py pass",
         ignoreFocusOut: true,
-        validateInput: (value) => (value.trim() === "" ? "Describe the goal." : undefined),
+        validateInput: (value) =>
+          value.trim() === "" ? "Describe the goal." : undefined,
       }));
     if (!goal || goal.trim() === "") {
       return undefined;
     }
     const cancellation = new vscode.CancellationTokenSource();
     this.run = cancellation;
-    void vscode.commands.executeCommand("setContext", "counterfoil.running", true);
+    void vscode.commands.executeCommand(
+      "setContext",
+      "counterfoil.running",
+      true,
+    );
     const { trace } = this.context;
     trace.info(`run: ${goal}`);
     try {
       return await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: "Counterfoil", cancellable: true },
+        {
+          location: vscode.ProgressLocation.Notification,
+          title: "Counterfoil",
+          cancellable: true,
+        },
         async (progress, progressToken) => {
           progressToken.onCancellationRequested(() => cancellation.cancel());
           progress.report({ message: `running: ${goal}` });
@@ -103,19 +130,32 @@ export class AgentCommands implements vscode.Disposable {
             }),
             this.context.client.onModelState((state) => {
               if (state.state === "loading") {
-                progress.report({ message: `loading the model${state.message ? `: ${state.message}` : ""}` });
-              } else if (state.state === "generating" && typeof state.tokensPerSecond === "number") {
-                progress.report({ message: `generating (${state.tokensPerSecond.toFixed(1)} tok/s)` });
+                progress.report({
+                  message: `loading the model${state.message ? `: ${state.message}` : ""}`,
+                });
+              } else if (
+                state.state === "generating" &&
+                typeof state.tokensPerSecond === "number"
+              ) {
+                progress.report({
+                  message: `generating (${state.tokensPerSecond.toFixed(1)} tok/s)`,
+                });
               }
             }),
             this.context.review.onDidChangePending((subject) => {
               if (subject) {
-                progress.report({ message: `waiting for your answer: ${subject}` });
+                progress.report({
+                  message: `waiting for your answer: ${subject}`,
+                });
               }
             }),
           ];
           try {
-            const result = await this.context.client.request<RunResult>(Methods.run, { goal }, cancellation.token);
+            const result = await this.context.client.request<RunResult>(
+              Methods.run,
+              { goal },
+              cancellation.token,
+            );
             this.reportRun(result);
             return result;
           } finally {
@@ -125,42 +165,67 @@ export class AgentCommands implements vscode.Disposable {
       );
     } catch (error) {
       trace.error(`run failed: ${errorMessage(error)}`);
-      void vscode.window.showErrorMessage(`Counterfoil run failed: ${errorMessage(error)}`);
+      void vscode.window.showErrorMessage(
+        `Counterfoil run failed: ${errorMessage(error)}`,
+      );
       return undefined;
     } finally {
       cancellation.dispose();
       this.run = undefined;
-      void vscode.commands.executeCommand("setContext", "counterfoil.running", false);
+      void vscode.commands.executeCommand(
+        "setContext",
+        "counterfoil.running",
+        false,
+      );
     }
   }
 
   cancelRun(): void {
     if (!this.run) {
-      void vscode.window.showInformationMessage("No Counterfoil run is in progress.");
+      void vscode.window.showInformationMessage(
+        "No Counterfoil run is in progress.",
+      );
       return;
     }
     this.context.trace.info("run: cancel requested");
     this.run.cancel();
   }
 
-  async runValidation(argvArgument?: unknown[]): Promise<ValidationResult | undefined> {
+  async runValidation(
+    argvArgument?: unknown[],
+  ): Promise<ValidationResult | undefined> {
     try {
-      let argv = argvArgument?.every((part) => typeof part === "string") ? (argvArgument as string[]) : undefined;
+      let argv = argvArgument?.every((part) => typeof part === "string")
+        ? (argvArgument as string[])
+        : undefined;
       if (!argv) {
-        const status = await this.context.client.request<StatusResult>(Methods.status, {});
+        const status = await this.context.client.request<StatusResult>(
+          Methods.status,
+          {},
+        );
         if (status.allowedCommands.length === 0) {
           const choice = await vscode.window.showWarningMessage(
-            "No validation commands are allowed. Add one to counterfoil.allowedCommands, e.g. [\"python\", \"-m\", \"pytest\", \"-q\"].",
+            'No validation commands are allowed. Add one to counterfoil.allowedCommands, e.g. ["python", "-m", "pytest", "-q"].',
             "Open Settings",
           );
           if (choice === "Open Settings") {
-            void vscode.commands.executeCommand("workbench.action.openSettings", "counterfoil.allowedCommands");
+            void vscode.commands.executeCommand(
+              "workbench.action.openSettings",
+              "counterfoil.allowedCommands",
+            );
           }
           return undefined;
         }
         const picked = await vscode.window.showQuickPick(
-          status.allowedCommands.map((command) => ({ label: command.join(" "), detail: JSON.stringify(command), argv: command })),
-          { title: "Counterfoil: Run Validation", placeHolder: "Allowed command to run (you approve it next)" },
+          status.allowedCommands.map((command) => ({
+            label: command.join(" "),
+            detail: JSON.stringify(command),
+            argv: command,
+          })),
+          {
+            title: "Counterfoil: Run Validation",
+            placeHolder: "Allowed command to run (you approve it next)",
+          },
         );
         argv = picked?.argv;
       }
@@ -169,24 +234,37 @@ export class AgentCommands implements vscode.Disposable {
       }
       const chosen = argv;
       const result = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `Counterfoil: ${chosen.join(" ")}` },
-        () => this.context.client.request<ValidationResult>(Methods.runValidation, { argv: chosen }),
+        {
+          location: vscode.ProgressLocation.Notification,
+          title: `Counterfoil: ${chosen.join(" ")}`,
+        },
+        () =>
+          this.context.client.request<ValidationResult>(Methods.runValidation, {
+            argv: chosen,
+          }),
       );
       this.reportValidation(chosen, result);
       return result;
     } catch (error) {
-      void vscode.window.showErrorMessage(`Counterfoil validation failed to run: ${errorMessage(error)}`);
+      void vscode.window.showErrorMessage(
+        `Counterfoil validation failed to run: ${errorMessage(error)}`,
+      );
       return undefined;
     }
   }
 
   async refreshReceipts(): Promise<ReceiptsResult | undefined> {
     try {
-      const result = await this.context.client.request<ReceiptsResult>(Methods.receipts, {});
+      const result = await this.context.client.request<ReceiptsResult>(
+        Methods.receipts,
+        {},
+      );
       this.context.receipts.load(result);
       return result;
     } catch (error) {
-      this.context.receipts.showProblem(`could not load receipts: ${errorMessage(error)}`);
+      this.context.receipts.showProblem(
+        `could not load receipts: ${errorMessage(error)}`,
+      );
       return undefined;
     }
   }
@@ -194,16 +272,25 @@ export class AgentCommands implements vscode.Disposable {
   async verifyReceipts(): Promise<VerifyResult | undefined> {
     try {
       await this.refreshReceipts();
-      const result = await this.context.client.request<VerifyResult>(Methods.verifyReceipts, {});
+      const result = await this.context.client.request<VerifyResult>(
+        Methods.verifyReceipts,
+        {},
+      );
       this.context.receipts.showVerification(result);
       if (result.ok) {
-        void vscode.window.showInformationMessage(`Counterfoil: the receipt log verifies (${result.count} receipts).`);
+        void vscode.window.showInformationMessage(
+          `Counterfoil: the receipt log verifies (${result.count} receipts).`,
+        );
       } else {
-        void vscode.window.showWarningMessage(`Counterfoil: the receipt log does not verify: ${result.error ?? "unknown reason"}`);
+        void vscode.window.showWarningMessage(
+          `Counterfoil: the receipt log does not verify: ${result.error ?? "unknown reason"}`,
+        );
       }
       return result;
     } catch (error) {
-      void vscode.window.showErrorMessage(`Counterfoil could not verify receipts: ${errorMessage(error)}`);
+      void vscode.window.showErrorMessage(
+        `Counterfoil could not verify receipts: ${errorMessage(error)}`,
+      );
       return undefined;
     }
   }
@@ -212,15 +299,22 @@ export class AgentCommands implements vscode.Disposable {
     const result = await this.refreshReceipts();
     const logPath = result?.logPath;
     if (!logPath) {
-      void vscode.window.showInformationMessage("Counterfoil keeps receipts in memory only; set counterfoil.receiptLog to keep a log.");
+      void vscode.window.showInformationMessage(
+        "Counterfoil keeps receipts in memory only; set counterfoil.receiptLog to keep a log.",
+      );
       return;
     }
     const root = vscode.workspace.workspaceFolders?.[0]?.uri;
-    const uri = path.isAbsolute(logPath) || !root ? vscode.Uri.file(logPath) : vscode.Uri.joinPath(root, logPath);
+    const uri =
+      path.isAbsolute(logPath) || !root
+        ? vscode.Uri.file(logPath)
+        : vscode.Uri.joinPath(root, logPath);
     try {
       await vscode.window.showTextDocument(uri, { preview: false });
     } catch (error) {
-      void vscode.window.showWarningMessage(`Counterfoil could not open ${uri.fsPath}: ${errorMessage(error)}`);
+      void vscode.window.showWarningMessage(
+        `Counterfoil could not open ${uri.fsPath}: ${errorMessage(error)}`,
+      );
     }
   }
 
@@ -230,7 +324,9 @@ export class AgentCommands implements vscode.Disposable {
       this.context.review.rejectAll("the daemon restarted");
       await this.context.client.restart();
       await this.refreshReceipts();
-      void vscode.window.showInformationMessage("Counterfoil daemon restarted.");
+      void vscode.window.showInformationMessage(
+        "Counterfoil daemon restarted.",
+      );
     } catch (error) {
       void vscode.window.showErrorMessage(errorMessage(error));
     }
@@ -243,7 +339,9 @@ export class AgentCommands implements vscode.Disposable {
     if (result.completed) {
       void vscode.window.showInformationMessage(summary);
     } else {
-      void vscode.window.showWarningMessage(summary, "Show Trace").then((choice) => choice && trace.show(true));
+      void vscode.window
+        .showWarningMessage(summary, "Show Trace")
+        .then((choice) => choice && trace.show(true));
     }
   }
 
@@ -256,11 +354,15 @@ export class AgentCommands implements vscode.Disposable {
     const status = /^status: (.+)$/m.exec(result.observation)?.[1];
     const summary = `${argv.join(" ")}${status ? ` (status ${status})` : ""}`;
     if (result.receipt?.exit_state === "ok") {
-      void vscode.window.showInformationMessage(`Validation passed: ${summary}`);
+      void vscode.window.showInformationMessage(
+        `Validation passed: ${summary}`,
+      );
     } else if (result.receipt) {
       void vscode.window.showWarningMessage(`Validation failed: ${summary}`);
     } else {
-      void vscode.window.showWarningMessage(`Validation did not run: ${result.observation}`);
+      void vscode.window.showWarningMessage(
+        `Validation did not run: ${result.observation}`,
+      );
     }
   }
 }

@@ -19,20 +19,38 @@ export interface CounterfoilApi {
 
 let activeClient: DaemonClient | undefined;
 
-export async function activate(context: vscode.ExtensionContext): Promise<CounterfoilApi> {
+export async function activate(
+  context: vscode.ExtensionContext,
+): Promise<CounterfoilApi> {
   const trace = vscode.window.createOutputChannel("Counterfoil", { log: true });
-  const validationOutput = vscode.window.createOutputChannel("Counterfoil Validation");
-  const settings = () => readDaemonSettings(vscode.workspace.getConfiguration("counterfoil"));
+  const validationOutput = vscode.window.createOutputChannel(
+    "Counterfoil Validation",
+  );
+  const settings = () =>
+    readDaemonSettings(vscode.workspace.getConfiguration("counterfoil"));
 
-  const review = new ReviewController(trace, () => settings().confirmTimeoutSeconds);
-  const client = new DaemonClient(trace, (params, token) => review.confirm(params, token));
-  const receipts = new ReceiptsTree(() => vscode.workspace.workspaceFolders?.[0]?.uri);
+  const review = new ReviewController(
+    trace,
+    () => settings().confirmTimeoutSeconds,
+  );
+  const client = new DaemonClient(trace, (params, token) =>
+    review.confirm(params, token),
+  );
+  const receipts = new ReceiptsTree(
+    () => vscode.workspace.workspaceFolders?.[0]?.uri,
+  );
   const treeView = vscode.window.createTreeView("counterfoil.receipts", {
     treeDataProvider: receipts,
     showCollapseAll: true,
   });
   const statusBar = new ModelStatusBar();
-  const commands = new AgentCommands({ client, review, receipts, trace, validationOutput });
+  const commands = new AgentCommands({
+    client,
+    review,
+    receipts,
+    trace,
+    validationOutput,
+  });
   activeClient = client;
 
   context.subscriptions.push(
@@ -61,13 +79,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Counte
       .catch((error: unknown) => {
         const message = error instanceof Error ? error.message : String(error);
         trace.error(message);
-        void vscode.window.showErrorMessage(message, "Open Settings", "Show Trace").then((choice) => {
-          if (choice === "Open Settings") {
-            void vscode.commands.executeCommand("workbench.action.openSettings", "counterfoil.serverCommand");
-          } else if (choice === "Show Trace") {
-            trace.show(true);
-          }
-        });
+        void vscode.window
+          .showErrorMessage(message, "Open Settings", "Show Trace")
+          .then((choice) => {
+            if (choice === "Open Settings") {
+              void vscode.commands.executeCommand(
+                "workbench.action.openSettings",
+                "counterfoil.serverCommand",
+              );
+            } else if (choice === "Show Trace") {
+              trace.show(true);
+            }
+          });
       });
   }
   return { client, review, receipts, commands };

@@ -18,7 +18,10 @@ const ICONS: Record<ModelState["state"], string> = {
 export function describeModelState(state: ModelState): ModelStatusText {
   const icon = ICONS[state.state] ?? "$(question)";
   let text = `${icon} Counterfoil: ${state.state}`;
-  if (state.state === "generating" && typeof state.tokensPerSecond === "number") {
+  if (
+    state.state === "generating" &&
+    typeof state.tokensPerSecond === "number"
+  ) {
     text += ` ${state.tokensPerSecond.toFixed(1)} tok/s`;
   }
   const lines = [`Model: ${state.model ?? "unknown"}`, `State: ${state.state}`];

@@ -29,7 +29,10 @@ function isCreateFile(change: unknown): change is CreateFile {
 
 function isTextDocumentEdit(change: unknown): change is TextDocumentEdit {
   const candidate = change as TextDocumentEdit | undefined;
-  return typeof candidate?.textDocument?.uri === "string" && Array.isArray(candidate.edits);
+  return (
+    typeof candidate?.textDocument?.uri === "string" &&
+    Array.isArray(candidate.edits)
+  );
 }
 
 /** Reads the single-file WorkspaceEdit an edit approval carries; anything else is refused. */
@@ -51,7 +54,9 @@ export function readEditProposal(edit: WorkspaceEdit): EditProposal {
       claim(change.textDocument.uri);
       edits.push(...change.edits);
     } else {
-      throw new ProposalError(`unsupported change in the proposal: ${JSON.stringify(change)}`);
+      throw new ProposalError(
+        `unsupported change in the proposal: ${JSON.stringify(change)}`,
+      );
     }
   }
   for (const [uri, uriEdits] of Object.entries(edit.changes ?? {})) {
@@ -84,14 +89,19 @@ export function offsetAt(text: string, position: Position): number {
 }
 
 /** Applies LSP text edits to `text`; positions refer to the original text, as in LSP. */
-export function applyTextEdits(text: string, edits: readonly TextEdit[]): string {
+export function applyTextEdits(
+  text: string,
+  edits: readonly TextEdit[],
+): string {
   const located = edits.map((edit, index) => ({
     start: offsetAt(text, edit.range.start),
     end: offsetAt(text, edit.range.end),
     newText: edit.newText,
     index,
   }));
-  located.sort((a, b) => a.start - b.start || a.end - b.end || a.index - b.index);
+  located.sort(
+    (a, b) => a.start - b.start || a.end - b.end || a.index - b.index,
+  );
   for (let i = 1; i < located.length; i += 1) {
     if (located[i].start < located[i - 1].end) {
       throw new ProposalError("the proposal's edits overlap");

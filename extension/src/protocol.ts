@@ -68,7 +68,8 @@ export interface Receipt {
   changed_artifacts: string[];
 }
 
-export type AgentAction = { tool: string; arguments: Record<string, unknown> } | { final: string };
+export type AgentAction =
+  { tool: string; arguments: Record<string, unknown> } | { final: string };
 
 export interface AgentEvent {
   step: number;
@@ -103,7 +104,8 @@ export interface VerifyResult {
   error: string | null;
 }
 
-export type ModelStateName = "unloaded" | "loading" | "ready" | "generating" | "error";
+export type ModelStateName =
+  "unloaded" | "loading" | "ready" | "generating" | "error";
 
 export interface ModelState {
   state: ModelStateName;

@@ -39,7 +39,9 @@ function argumentString(receipt: Receipt, key: string): string | undefined {
 
 function argvOf(receipt: Receipt): string[] | undefined {
   const argv = receipt.arguments.argv;
-  return Array.isArray(argv) && argv.every((part) => typeof part === "string") ? argv : undefined;
+  return Array.isArray(argv) && argv.every((part) => typeof part === "string")
+    ? argv
+    : undefined;
 }
 
 /** What a receipt acted on: the path for file tools, the argv for commands. */
@@ -73,7 +75,13 @@ function firstLine(text: string): string {
   return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
 
-function detail(parentId: string, key: string, label: string, value: string, full: string): ReceiptNode {
+function detail(
+  parentId: string,
+  key: string,
+  label: string,
+  value: string,
+  full: string,
+): ReceiptNode {
   return {
     id: `${parentId}/${key}`,
     label,
@@ -98,7 +106,10 @@ export function receiptNode(receipt: Receipt): ReceiptNode {
   const artifacts: ReceiptNode = {
     id: `${id}/artifacts`,
     label: "artifacts",
-    description: receipt.changed_artifacts.length === 0 ? "none" : `${receipt.changed_artifacts.length}`,
+    description:
+      receipt.changed_artifacts.length === 0
+        ? "none"
+        : `${receipt.changed_artifacts.length}`,
     children: receipt.changed_artifacts.map((path) => ({
       id: `${id}/artifacts/${path}`,
       label: path,
@@ -118,10 +129,22 @@ export function receiptNode(receipt: Receipt): ReceiptNode {
     openPath: receiptFile(receipt),
     contextValue: "receipt",
     children: [
-      detail(id, "arguments", "arguments", argumentsJson, JSON.stringify(receipt.arguments, null, 2)),
+      detail(
+        id,
+        "arguments",
+        "arguments",
+        argumentsJson,
+        JSON.stringify(receipt.arguments, null, 2),
+      ),
       detail(id, "result", "result", firstLine(receipt.result), receipt.result),
       artifacts,
-      detail(id, "receipt_id", "receipt id", receipt.receipt_id, receipt.receipt_id),
+      detail(
+        id,
+        "receipt_id",
+        "receipt id",
+        receipt.receipt_id,
+        receipt.receipt_id,
+      ),
     ],
   };
 }
@@ -140,7 +163,10 @@ export function logProblemNode(message: string): ReceiptNode {
 }
 
 /** Root nodes: the problem (if any) first, then one node per receipt in log order. */
-export function receiptRoots(receipts: readonly Receipt[], problem: string | null): ReceiptNode[] {
+export function receiptRoots(
+  receipts: readonly Receipt[],
+  problem: string | null,
+): ReceiptNode[] {
   const nodes = receipts.map(receiptNode);
   return problem ? [logProblemNode(problem), ...nodes] : nodes;
 }

@@ -5,7 +5,9 @@ import * as vscode from "vscode";
 import type { Receipt, ReceiptsResult, VerifyResult } from "./protocol";
 import { type ReceiptNode, receiptRoots } from "./receiptNodes";
 
-export class ReceiptsTree implements vscode.TreeDataProvider<ReceiptNode>, vscode.Disposable {
+export class ReceiptsTree
+  implements vscode.TreeDataProvider<ReceiptNode>, vscode.Disposable
+{
   private receipts: Receipt[] = [];
   private loadProblem: string | null = null;
   private verifyProblem: string | null = null;
@@ -34,7 +36,9 @@ export class ReceiptsTree implements vscode.TreeDataProvider<ReceiptNode>, vscod
   }
 
   add(receipt: Receipt): void {
-    if (this.receipts.some((known) => known.receipt_id === receipt.receipt_id)) {
+    if (
+      this.receipts.some((known) => known.receipt_id === receipt.receipt_id)
+    ) {
       return;
     }
     this.receipts.push(receipt);
@@ -42,7 +46,9 @@ export class ReceiptsTree implements vscode.TreeDataProvider<ReceiptNode>, vscod
   }
 
   showVerification(result: VerifyResult): void {
-    this.verifyProblem = result.ok ? null : (result.error ?? "the receipt log does not verify");
+    this.verifyProblem = result.ok
+      ? null
+      : (result.error ?? "the receipt log does not verify");
     this.changed.fire(undefined);
   }
 
@@ -54,14 +60,19 @@ export class ReceiptsTree implements vscode.TreeDataProvider<ReceiptNode>, vscod
   getTreeItem(node: ReceiptNode): vscode.TreeItem {
     const item = new vscode.TreeItem(
       node.label,
-      node.children.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+      node.children.length > 0
+        ? vscode.TreeItemCollapsibleState.Collapsed
+        : vscode.TreeItemCollapsibleState.None,
     );
     item.id = node.id;
     item.description = node.description;
     item.tooltip = node.tooltip;
     item.contextValue = node.contextValue;
     if (node.icon) {
-      item.iconPath = new vscode.ThemeIcon(node.icon.id, node.icon.color ? new vscode.ThemeColor(node.icon.color) : undefined);
+      item.iconPath = new vscode.ThemeIcon(
+        node.icon.id,
+        node.icon.color ? new vscode.ThemeColor(node.icon.color) : undefined,
+      );
     }
     const root = this.root();
     if (node.openPath && root) {
@@ -78,8 +89,13 @@ export class ReceiptsTree implements vscode.TreeDataProvider<ReceiptNode>, vscod
     if (node) {
       return node.children;
     }
-    const problems = [this.loadProblem, this.verifyProblem].filter((problem): problem is string => !!problem);
-    return receiptRoots(this.receipts, problems.length > 0 ? problems.join("; ") : null);
+    const problems = [this.loadProblem, this.verifyProblem].filter(
+      (problem): problem is string => !!problem,
+    );
+    return receiptRoots(
+      this.receipts,
+      problems.length > 0 ? problems.join("; ") : null,
+    );
   }
 
   dispose(): void {

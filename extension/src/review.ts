@@ -4,7 +4,12 @@
 
 import { createHash } from "node:crypto";
 import * as vscode from "vscode";
-import type { CommandPreview, ConfirmParams, ConfirmResult, EditPreview } from "./protocol";
+import type {
+  CommandPreview,
+  ConfirmParams,
+  ConfirmResult,
+  EditPreview,
+} from "./protocol";
 import {
   ProposalError,
   commandDetail,
@@ -18,7 +23,9 @@ export const PROPOSAL_SCHEME = "counterfoil-proposal";
 const PENDING_CONTEXT = "counterfoil.approvalPending";
 
 /** Read-only documents holding proposed file contents, keyed by URI. */
-export class ProposalDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
+export class ProposalDocuments
+  implements vscode.TextDocumentContentProvider, vscode.Disposable
+{
   private readonly texts = new Map<string, string>();
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
@@ -42,7 +49,11 @@ export class ProposalDocuments implements vscode.TextDocumentContentProvider, vs
 }
 
 /** The proposal document's URI: keeps the file name (for highlighting) and the call id. */
-export function proposalUri(path: string, toolCallId: string, side: "proposed" | "empty" = "proposed"): vscode.Uri {
+export function proposalUri(
+  path: string,
+  toolCallId: string,
+  side: "proposed" | "empty" = "proposed",
+): vscode.Uri {
   return vscode.Uri.from({
     scheme: PROPOSAL_SCHEME,
     path: `/${path.replace(/^\/+/, "")}`,
@@ -62,7 +73,9 @@ export class ReviewController implements vscode.Disposable {
   readonly documents = new ProposalDocuments();
   private readonly pending = new Map<string, PendingApproval>();
   private readonly disposables: vscode.Disposable[] = [];
-  private readonly pendingEmitter = new vscode.EventEmitter<string | undefined>();
+  private readonly pendingEmitter = new vscode.EventEmitter<
+    string | undefined
+  >();
   /** Fires with what the latest pending approval is about ("edit_file app.py (call-1)"), or undefined when none. */
   readonly onDidChangePending = this.pendingEmitter.event;
 
@@ -73,7 +86,10 @@ export class ReviewController implements vscode.Disposable {
     this.disposables.push(
       this.documents,
       this.pendingEmitter,
-      vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, this.documents),
+      vscode.workspace.registerTextDocumentContentProvider(
+        PROPOSAL_SCHEME,
+        this.documents,
+      ),
       vscode.window.tabGroups.onDidChangeTabs((event) => {
         for (const tab of event.closed) {
           this.onTabClosed(tab);
@@ -88,7 +104,10 @@ export class ReviewController implements vscode.Disposable {
   }
 
   /** Answers a `counterfoil/confirm` request. */
-  async confirm(params: ConfirmParams, token: vscode.CancellationToken): Promise<ConfirmResult> {
+  async confirm(
+    params: ConfirmParams,
+    token: vscode.CancellationToken,
+  ): Promise<ConfirmResult> {
     const preview = params.preview;
     if (preview?.kind === "edit") {
       return { approved: await this.confirmEdit(params, preview, token) };
@@ -96,7 +115,9 @@ export class ReviewController implements vscode.Disposable {
     if (preview?.kind === "command") {
       return { approved: await this.confirmCommand(params, preview, token) };
     }
-    this.log.warn(`confirm ${params.toolCallId}: no preview to show; answering No`);
+    this.log.warn(
+      `confirm ${params.toolCallId}: no preview to show; answering No`,
+    );
     void vscode.window.showWarningMessage(
       `Counterfoil rejected ${params.tool} (${params.toolCallId}): the daemon sent nothing to review.`,
     );
@@ -128,14 +149,22 @@ export class ReviewController implements vscode.Disposable {
 
   private pendingChanged(): void {
     const latest = [...this.pending.values()].pop();
-    void vscode.commands.executeCommand("setContext", PENDING_CONTEXT, latest !== undefined);
-    this.pendingEmitter.fire(latest ? `${latest.subject} (${latest.toolCallId})` : undefined);
+    void vscode.commands.executeCommand(
+      "setContext",
+      PENDING_CONTEXT,
+      latest !== undefined,
+    );
+    this.pendingEmitter.fire(
+      latest ? `${latest.subject} (${latest.toolCallId})` : undefined,
+    );
   }
 
   private answer(target: unknown, approved: boolean, reason: string): boolean {
     const approval = this.find(target);
     if (!approval) {
-      void vscode.window.showInformationMessage("Counterfoil has no proposal waiting for an answer.");
+      void vscode.window.showInformationMessage(
+        "Counterfoil has no proposal waiting for an answer.",
+      );
       return false;
     }
     approval.settle(approved, reason);
@@ -147,7 +176,9 @@ export class ReviewController implements vscode.Disposable {
       return this.pending.get(target);
     }
     if (target instanceof vscode.Uri) {
-      return [...this.pending.values()].find((approval) => approval.documentUri?.toString() === target.toString());
+      return [...this.pending.values()].find(
+        (approval) => approval.documentUri?.toString() === target.toString(),
+      );
     }
     const active = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
     if (active instanceof vscode.TabInputTextDiff) {
@@ -161,7 +192,10 @@ export class ReviewController implements vscode.Disposable {
   }
 
   private onTabClosed(tab: vscode.Tab): void {
-    if (!(tab.input instanceof vscode.TabInputTextDiff) || tab.input.modified.scheme !== PROPOSAL_SCHEME) {
+    if (
+      !(tab.input instanceof vscode.TabInputTextDiff) ||
+      tab.input.modified.scheme !== PROPOSAL_SCHEME
+    ) {
       return;
     }
     const approval = this.find(tab.input.modified);
@@ -183,8 +217,13 @@ export class ReviewController implements vscode.Disposable {
     });
     const subject = proposalSubject(params);
     const timeoutSeconds = this.confirmTimeoutSeconds();
-    const timer = setTimeout(() => approval.settle(false, `no answer within ${timeoutSeconds} s`), timeoutSeconds * 1000);
-    const cancellation = token.onCancellationRequested(() => approval.settle(false, "the daemon withdrew the request"));
+    const timer = setTimeout(
+      () => approval.settle(false, `no answer within ${timeoutSeconds} s`),
+      timeoutSeconds * 1000,
+    );
+    const cancellation = token.onCancellationRequested(() =>
+      approval.settle(false, "the daemon withdrew the request"),
+    );
     const approval: PendingApproval = {
       toolCallId: params.toolCallId,
       subject,
@@ -197,14 +236,20 @@ export class ReviewController implements vscode.Disposable {
         clearTimeout(timer);
         cancellation.dispose();
         this.pendingChanged();
-        this.log.info(`${params.toolCallId} ${subject}: ${approved ? "approved" : "not approved"} (${reason})`);
+        this.log.info(
+          `${params.toolCallId} ${subject}: ${approved ? "approved" : "not approved"} (${reason})`,
+        );
         if (!approved && reason !== "rejected") {
-          void vscode.window.showWarningMessage(`Counterfoil rejected ${subject} (${params.toolCallId}): ${reason}.`);
+          void vscode.window.showWarningMessage(
+            `Counterfoil rejected ${subject} (${params.toolCallId}): ${reason}.`,
+          );
         }
         resolve(approved);
       },
     };
-    this.pending.get(params.toolCallId)?.settle(false, "the daemon asked again");
+    this.pending
+      .get(params.toolCallId)
+      ?.settle(false, "the daemon asked again");
     this.pending.set(params.toolCallId, approval);
     this.pendingChanged();
     if (token.isCancellationRequested) {
@@ -213,10 +258,18 @@ export class ReviewController implements vscode.Disposable {
     return { answer, approval };
   }
 
-  private async confirmEdit(params: ConfirmParams, preview: EditPreview, token: vscode.CancellationToken): Promise<boolean> {
+  private async confirmEdit(
+    params: ConfirmParams,
+    preview: EditPreview,
+    token: vscode.CancellationToken,
+  ): Promise<boolean> {
     const refuse = (reason: string): false => {
-      this.log.warn(`${params.toolCallId} ${params.tool} ${preview.path}: refused (${reason})`);
-      void vscode.window.showWarningMessage(`Counterfoil rejected ${params.tool} ${preview.path} (${params.toolCallId}): ${reason}`);
+      this.log.warn(
+        `${params.toolCallId} ${params.tool} ${preview.path}: refused (${reason})`,
+      );
+      void vscode.window.showWarningMessage(
+        `Counterfoil rejected ${params.tool} ${preview.path} (${params.toolCallId}): ${reason}`,
+      );
       return false;
     };
     let target: vscode.Uri;
@@ -226,36 +279,58 @@ export class ReviewController implements vscode.Disposable {
       const proposal = readEditProposal(preview.edit);
       target = vscode.Uri.parse(proposal.targetUri, true);
       const root = vscode.workspace.workspaceFolders?.[0]?.uri;
-      if (!root || target.fsPath !== vscode.Uri.joinPath(root, preview.path).fsPath) {
-        return refuse(`the edit targets ${target.toString()}, not ${preview.path} in the workspace.`);
+      if (
+        !root ||
+        target.fsPath !== vscode.Uri.joinPath(root, preview.path).fsPath
+      ) {
+        return refuse(
+          `the edit targets ${target.toString()}, not ${preview.path} in the workspace.`,
+        );
       }
       createsFile = proposal.createsFile;
       const dirty = vscode.workspace.textDocuments.find(
-        (document) => document.isDirty && document.uri.toString() === target.toString(),
+        (document) =>
+          document.isDirty && document.uri.toString() === target.toString(),
       );
       if (dirty) {
-        return refuse(`${preview.path} has unsaved changes in the editor. Save or revert them, then ask again.`);
+        return refuse(
+          `${preview.path} has unsaved changes in the editor. Save or revert them, then ask again.`,
+        );
       }
-      const base = createsFile ? "" : new TextDecoder("utf-8").decode(await vscode.workspace.fs.readFile(target));
+      const base = createsFile
+        ? ""
+        : new TextDecoder("utf-8").decode(
+            await vscode.workspace.fs.readFile(target),
+          );
       text = proposedText(proposal, base);
     } catch (error) {
-      const message = error instanceof ProposalError || error instanceof Error ? error.message : String(error);
+      const message =
+        error instanceof ProposalError || error instanceof Error
+          ? error.message
+          : String(error);
       return refuse(`the proposal could not be shown: ${message}`);
     }
     const digest = createHash("sha256").update(text, "utf8").digest("hex");
     if (digest !== preview.proposedSha256) {
-      return refuse("the proposed text does not match the digest the daemon would write.");
+      return refuse(
+        "the proposed text does not match the digest the daemon would write.",
+      );
     }
 
     const right = proposalUri(preview.path, params.toolCallId);
-    const left = createsFile ? proposalUri(preview.path, params.toolCallId, "empty") : target;
+    const left = createsFile
+      ? proposalUri(preview.path, params.toolCallId, "empty")
+      : target;
     this.documents.set(right, text);
     if (createsFile) {
       this.documents.set(left, "");
     }
     const { answer, approval } = this.waitForAnswer(params, token, right);
     const title = diffTitle(params, preview);
-    const showDiff = () => vscode.commands.executeCommand("vscode.diff", left, right, title, { preview: false });
+    const showDiff = () =>
+      vscode.commands.executeCommand("vscode.diff", left, right, title, {
+        preview: false,
+      });
     try {
       await showDiff();
     } catch (error) {
@@ -278,7 +353,11 @@ export class ReviewController implements vscode.Disposable {
    * While the diff is not in front (never shown, or the person moved to another editor), offers
    * Accept and Reject in a notification, once each time it goes to the background.
    */
-  private offerWhileHidden(approval: PendingApproval, right: vscode.Uri, showDiff: () => Thenable<unknown>): vscode.Disposable {
+  private offerWhileHidden(
+    approval: PendingApproval,
+    right: vscode.Uri,
+    showDiff: () => Thenable<unknown>,
+  ): vscode.Disposable {
     let offered = false;
     const diffInFront = () =>
       vscode.window.tabGroups.all.some(
@@ -287,7 +366,11 @@ export class ReviewController implements vscode.Disposable {
           group.activeTab.input.modified.toString() === right.toString(),
       );
     const offer = () => {
-      if (offered || diffInFront() || this.pending.get(approval.toolCallId) !== approval) {
+      if (
+        offered ||
+        diffInFront() ||
+        this.pending.get(approval.toolCallId) !== approval
+      ) {
         return;
       }
       offered = true;
@@ -305,11 +388,16 @@ export class ReviewController implements vscode.Disposable {
           }
           if (this.pending.get(approval.toolCallId) !== approval) {
             // VS Code cannot withdraw a notification; say why its button no longer does anything.
-            void vscode.window.showInformationMessage(`${approval.subject} (${approval.toolCallId}) was already answered.`);
+            void vscode.window.showInformationMessage(
+              `${approval.subject} (${approval.toolCallId}) was already answered.`,
+            );
           } else if (choice === "Show Diff") {
             void showDiff();
           } else {
-            approval.settle(choice === "Accept", choice === "Accept" ? "accepted" : "rejected");
+            approval.settle(
+              choice === "Accept",
+              choice === "Accept" ? "accepted" : "rejected",
+            );
           }
         });
     };
@@ -317,28 +405,47 @@ export class ReviewController implements vscode.Disposable {
     return vscode.window.tabGroups.onDidChangeTabs(offer);
   }
 
-  private async confirmCommand(params: ConfirmParams, preview: CommandPreview, token: vscode.CancellationToken): Promise<boolean> {
+  private async confirmCommand(
+    params: ConfirmParams,
+    preview: CommandPreview,
+    token: vscode.CancellationToken,
+  ): Promise<boolean> {
     const { answer, approval } = this.waitForAnswer(params, token);
     const settleWith = (choice: string | undefined) =>
-      approval.settle(choice === "Accept", choice === "Accept" ? "accepted" : "rejected");
+      approval.settle(
+        choice === "Accept",
+        choice === "Accept" ? "accepted" : "rejected",
+      );
     const question = `Counterfoil wants to run a command (${params.toolCallId})`;
-    vscode.window.showWarningMessage(question, { modal: true, detail: commandDetail(preview) }, "Accept", "Reject").then(
-      settleWith,
-      (error: unknown) => {
+    vscode.window
+      .showWarningMessage(
+        question,
+        { modal: true, detail: commandDetail(preview) },
+        "Accept",
+        "Reject",
+      )
+      .then(settleWith, (error: unknown) => {
         // The workbench may refuse modals (e.g. under test); ask in a notification instead.
-        this.log.warn(`${params.toolCallId}: no modal (${String(error)}); asking in a notification`);
+        this.log.warn(
+          `${params.toolCallId}: no modal (${String(error)}); asking in a notification`,
+        );
         void vscode.window
-          .showWarningMessage(`${question}: ${commandDetail(preview).split("\n").slice(0, 2).join(", ")}`, "Accept", "Reject")
+          .showWarningMessage(
+            `${question}: ${commandDetail(preview).split("\n").slice(0, 2).join(", ")}`,
+            "Accept",
+            "Reject",
+          )
           .then(settleWith);
-      },
-    );
+      });
     return answer;
   }
 
   private async closeDiff(right: vscode.Uri): Promise<void> {
     const tabs = vscode.window.tabGroups.all.flatMap((group) => group.tabs);
     const open = tabs.filter(
-      (tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.toString() === right.toString(),
+      (tab) =>
+        tab.input instanceof vscode.TabInputTextDiff &&
+        tab.input.modified.toString() === right.toString(),
     );
     if (open.length > 0) {
       await vscode.window.tabGroups.close(open);
@@ -349,13 +456,20 @@ export class ReviewController implements vscode.Disposable {
    * After Accept the daemon writes the file; show it once the bytes on disk are the approved
    * ones, unless the next edit's diff is already waiting (it must stay in front).
    */
-  private async revealWhenWritten(target: vscode.Uri, digest: string): Promise<void> {
+  private async revealWhenWritten(
+    target: vscode.Uri,
+    digest: string,
+  ): Promise<void> {
     const deadline = Date.now() + 15_000;
     while (Date.now() < deadline) {
       try {
         const bytes = await vscode.workspace.fs.readFile(target);
         if (createHash("sha256").update(bytes).digest("hex") === digest) {
-          if (![...this.pending.values()].some((approval) => approval.documentUri !== undefined)) {
+          if (
+            ![...this.pending.values()].some(
+              (approval) => approval.documentUri !== undefined,
+            )
+          ) {
             await vscode.window.showTextDocument(target, { preview: false });
           }
           return;
@@ -365,6 +479,8 @@ export class ReviewController implements vscode.Disposable {
       }
       await new Promise((done) => setTimeout(done, 100));
     }
-    this.log.warn(`${target.fsPath} did not reach the approved content within 15 s`);
+    this.log.warn(
+      `${target.fsPath} did not reach the approved content within 15 s`,
+    );
   }
 }

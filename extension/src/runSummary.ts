@@ -6,17 +6,25 @@ import type { RunResult } from "./protocol";
 const DENIED = /^error: operator denied/;
 
 export function deniedCount(result: RunResult): number {
-  return result.events.filter((event) => DENIED.test(event.result ?? "")).length;
+  return result.events.filter((event) => DENIED.test(event.result ?? ""))
+    .length;
 }
 
 export function summarizeRun(result: RunResult): string {
   const changed =
-    result.modifiedFiles.length > 0 ? `changed ${result.modifiedFiles.join(", ")}` : "no files changed";
+    result.modifiedFiles.length > 0
+      ? `changed ${result.modifiedFiles.join(", ")}`
+      : "no files changed";
   const denied = deniedCount(result);
-  const facts = denied > 0 ? `${changed}; ${denied} proposal${denied === 1 ? "" : "s"} rejected` : changed;
+  const facts =
+    denied > 0
+      ? `${changed}; ${denied} proposal${denied === 1 ? "" : "s"} rejected`
+      : changed;
   if (result.completed) {
     return `Counterfoil finished (${facts}): ${result.final ?? ""}`.trimEnd();
   }
-  const why = result.error ? `${result.reason}: ${result.error}` : result.reason;
+  const why = result.error
+    ? `${result.reason}: ${result.error}`
+    : result.reason;
   return `Counterfoil run stopped (${why}; ${facts}).`;
 }

@@ -46,15 +46,25 @@ const DEFAULTS: DaemonSettings = {
 };
 
 function isArgv(value: unknown): value is string[] {
-  return Array.isArray(value) && value.length > 0 && value.every((part) => typeof part === "string" && part !== "");
+  return (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((part) => typeof part === "string" && part !== "")
+  );
 }
 
-function pick<T>(value: unknown, valid: (candidate: unknown) => boolean, fallback: T): T {
+function pick<T>(
+  value: unknown,
+  valid: (candidate: unknown) => boolean,
+  fallback: T,
+): T {
   return valid(value) ? (value as T) : fallback;
 }
 
-const isPositiveNumber = (value: unknown): boolean => typeof value === "number" && Number.isFinite(value) && value > 0;
-const isPositiveInteger = (value: unknown): boolean => isPositiveNumber(value) && Number.isInteger(value);
+const isPositiveNumber = (value: unknown): boolean =>
+  typeof value === "number" && Number.isFinite(value) && value > 0;
+const isPositiveInteger = (value: unknown): boolean =>
+  isPositiveNumber(value) && Number.isInteger(value);
 
 /**
  * Reads `counterfoil.*`. Values of the wrong type fall back to the default rather than reach
@@ -64,15 +74,49 @@ export function readDaemonSettings(config: SettingsSource): DaemonSettings {
   const commands = config.get<unknown>("allowedCommands");
   const receiptLog = config.get<unknown>("receiptLog");
   const settings: DaemonSettings = {
-    model: pick(config.get("model"), (v) => typeof v === "string" && v.trim() !== "", DEFAULTS.model),
-    allowWrites: pick(config.get("allowWrites"), (v) => typeof v === "boolean", DEFAULTS.allowWrites),
-    allowedCommands: Array.isArray(commands) ? commands.filter(isArgv) : DEFAULTS.allowedCommands,
-    maxWriteBytes: pick(config.get("maxWriteBytes"), isPositiveInteger, DEFAULTS.maxWriteBytes),
-    commandTimeoutSeconds: pick(config.get("commandTimeoutSeconds"), isPositiveNumber, DEFAULTS.commandTimeoutSeconds),
-    maxSteps: pick(config.get("maxSteps"), isPositiveInteger, DEFAULTS.maxSteps),
-    maxTokens: pick(config.get("maxTokens"), isPositiveInteger, DEFAULTS.maxTokens),
-    constrainedDecoding: pick(config.get("constrainedDecoding"), (v) => typeof v === "boolean", DEFAULTS.constrainedDecoding),
-    confirmTimeoutSeconds: pick(config.get("confirmTimeoutSeconds"), isPositiveNumber, DEFAULTS.confirmTimeoutSeconds),
+    model: pick(
+      config.get("model"),
+      (v) => typeof v === "string" && v.trim() !== "",
+      DEFAULTS.model,
+    ),
+    allowWrites: pick(
+      config.get("allowWrites"),
+      (v) => typeof v === "boolean",
+      DEFAULTS.allowWrites,
+    ),
+    allowedCommands: Array.isArray(commands)
+      ? commands.filter(isArgv)
+      : DEFAULTS.allowedCommands,
+    maxWriteBytes: pick(
+      config.get("maxWriteBytes"),
+      isPositiveInteger,
+      DEFAULTS.maxWriteBytes,
+    ),
+    commandTimeoutSeconds: pick(
+      config.get("commandTimeoutSeconds"),
+      isPositiveNumber,
+      DEFAULTS.commandTimeoutSeconds,
+    ),
+    maxSteps: pick(
+      config.get("maxSteps"),
+      isPositiveInteger,
+      DEFAULTS.maxSteps,
+    ),
+    maxTokens: pick(
+      config.get("maxTokens"),
+      isPositiveInteger,
+      DEFAULTS.maxTokens,
+    ),
+    constrainedDecoding: pick(
+      config.get("constrainedDecoding"),
+      (v) => typeof v === "boolean",
+      DEFAULTS.constrainedDecoding,
+    ),
+    confirmTimeoutSeconds: pick(
+      config.get("confirmTimeoutSeconds"),
+      isPositiveNumber,
+      DEFAULTS.confirmTimeoutSeconds,
+    ),
   };
   if (typeof receiptLog === "string" && receiptLog.trim() !== "") {
     settings.receiptLog = receiptLog;
@@ -84,11 +128,18 @@ export function readDaemonSettings(config: SettingsSource): DaemonSettings {
  * The argv that starts the daemon: `counterfoil.serverCommand` when set, else the configured
  * Python interpreter (or `python3`) with `-m counterfoil serve`.
  */
-export function resolveServerCommand(serverCommand: unknown, pythonPath: unknown): string[] {
+export function resolveServerCommand(
+  serverCommand: unknown,
+  pythonPath: unknown,
+): string[] {
   if (isArgv(serverCommand)) {
     return [...serverCommand];
   }
   const python =
-    typeof pythonPath === "string" && pythonPath.trim() !== "" && pythonPath !== "python" ? pythonPath : "python3";
+    typeof pythonPath === "string" &&
+    pythonPath.trim() !== "" &&
+    pythonPath !== "python"
+      ? pythonPath
+      : "python3";
   return [python, "-m", "counterfoil", "serve"];
 }

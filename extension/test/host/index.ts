@@ -38,7 +38,11 @@ function workspaceFile(path: string): string {
   return join(root().fsPath, path);
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -55,17 +59,27 @@ async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T |
 /** Points the daemon at a new scripted model and waits until it reports that model. */
 async function useScript(name: string, responses: object[]): Promise<void> {
   const file = join(scripts, `${name}.jsonl`);
-  writeFileSync(file, responses.map((response) => JSON.stringify(response)).join("\n") + "\n");
+  writeFileSync(
+    file,
+    responses.map((response) => JSON.stringify(response)).join("\n") + "\n",
+  );
   const spec = `scripted:${file}`;
-  await vscode.workspace.getConfiguration("counterfoil").update("model", spec, vscode.ConfigurationTarget.Workspace);
+  await vscode.workspace
+    .getConfiguration("counterfoil")
+    .update("model", spec, vscode.ConfigurationTarget.Workspace);
   await waitFor(`the daemon to use ${spec}`, async () => {
-    const status = await api.client.request<StatusResult>("counterfoil/status", {});
+    const status = await api.client.request<StatusResult>(
+      "counterfoil/status",
+      {},
+    );
     return status.model === spec ? status : undefined;
   });
 }
 
 /** Starts a run whose second step proposes an edit of app.py, and waits for its diff. */
-async function runUntilProposal(name: string): Promise<{ run: Promise<RunResult | undefined>; before: string }> {
+async function runUntilProposal(
+  name: string,
+): Promise<{ run: Promise<RunResult | undefined>; before: string }> {
   await useScript(name, [
     { tool: "read_file", path: "app.py" },
     { tool: "edit_file", path: "app.py", old: "* 2", new: "* 5" },
@@ -85,13 +99,23 @@ async function assertAnsweredNo(before: string): Promise<void> {
 }
 
 function editResult(result: RunResult): string {
-  const edited = result.events.find((event) => event.action && "tool" in event.action && event.action.tool === "edit_file");
+  const edited = result.events.find(
+    (event) =>
+      event.action &&
+      "tool" in event.action &&
+      event.action.tool === "edit_file",
+  );
   return edited?.result ?? "";
 }
 
 function proposalDiffTab(): vscode.TabInputTextDiff | undefined {
-  for (const tab of vscode.window.tabGroups.all.flatMap((group) => group.tabs)) {
-    if (tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === PROPOSAL_SCHEME) {
+  for (const tab of vscode.window.tabGroups.all.flatMap(
+    (group) => group.tabs,
+  )) {
+    if (
+      tab.input instanceof vscode.TabInputTextDiff &&
+      tab.input.modified.scheme === PROPOSAL_SCHEME
+    ) {
       return tab.input;
     }
   }
@@ -106,14 +130,21 @@ const tests: Array<[string, () => Promise<void>]> = [
   [
     "the extension activates and the daemon starts on the workspace root",
     async () => {
-      const extension = vscode.extensions.getExtension<CounterfoilApi>(EXTENSION_ID);
+      const extension =
+        vscode.extensions.getExtension<CounterfoilApi>(EXTENSION_ID);
       assert.ok(extension, `${EXTENSION_ID} is installed`);
       api = await extension.activate();
       await api.client.start();
-      const status = await api.client.request<StatusResult>("counterfoil/status", {});
+      const status = await api.client.request<StatusResult>(
+        "counterfoil/status",
+        {},
+      );
       assert.equal(status.root, root().fsPath);
       assert.equal(status.allowWrites, true);
-      assert.ok(status.availableTools.includes("edit_file"), JSON.stringify(status.availableTools));
+      assert.ok(
+        status.availableTools.includes("edit_file"),
+        JSON.stringify(status.availableTools),
+      );
       assert.equal(status.running, false);
     },
   ],
@@ -138,21 +169,36 @@ const tests: Array<[string, () => Promise<void>]> = [
       const expected = before.replace("value * 1", "value * 2");
       const run = api.commands.runAgent("fix app.py");
       const diff = await waitFor("the proposal diff", proposalDiffTab);
-      assert.equal(diff.original.toString(), vscode.Uri.joinPath(root(), "app.py").toString());
+      assert.equal(
+        diff.original.toString(),
+        vscode.Uri.joinPath(root(), "app.py").toString(),
+      );
       const proposal = await vscode.workspace.openTextDocument(diff.modified);
       assert.equal(proposal.getText(), expected);
-      assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), before, "nothing is written before Accept");
+      assert.equal(
+        readFileSync(workspaceFile("app.py"), "utf8"),
+        before,
+        "nothing is written before Accept",
+      );
       assert.deepEqual(api.review.pendingIds, ["call-1"]);
-      await vscode.commands.executeCommand("counterfoil.acceptProposal", diff.modified);
+      await vscode.commands.executeCommand(
+        "counterfoil.acceptProposal",
+        diff.modified,
+      );
       const result: RunResult | undefined = await run;
       assert.ok(result, "the run returned a result");
       assert.equal(result.completed, true, JSON.stringify(result));
       assert.deepEqual(result.modifiedFiles, ["app.py"]);
       assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), expected);
-      assert.equal(proposalDiffTab(), undefined, "the diff closes after the answer");
+      assert.equal(
+        proposalDiffTab(),
+        undefined,
+        "the diff closes after the answer",
+      );
       const shown = await waitFor("the editor to show the written file", () => {
         const editor = vscode.window.activeTextEditor;
-        return editor?.document.uri.fsPath === workspaceFile("app.py") && editor.document.getText() === expected
+        return editor?.document.uri.fsPath === workspaceFile("app.py") &&
+          editor.document.getText() === expected
           ? editor
           : undefined;
       });
@@ -172,7 +218,10 @@ const tests: Array<[string, () => Promise<void>]> = [
       );
       const item = api.receipts.getTreeItem(roots[0]);
       assert.equal(item.description, "ok");
-      assert.equal((item.command?.arguments?.[0] as vscode.Uri).fsPath, workspaceFile("app.py"));
+      assert.equal(
+        (item.command?.arguments?.[0] as vscode.Uri).fsPath,
+        workspaceFile("app.py"),
+      );
       assert.deepEqual(
         api.receipts.getChildren(roots[0]).map((node) => node.label),
         ["arguments", "result", "artifacts", "receipt id"],
@@ -185,16 +234,31 @@ const tests: Array<[string, () => Promise<void>]> = [
   [
     "closing the proposal diff answers No and nothing is written",
     async () => {
-      await useScript("new-file", [{ tool: "write_file", path: "notes.txt", content: "hello\n" }, { final: "done" }]);
+      await useScript("new-file", [
+        { tool: "write_file", path: "notes.txt", content: "hello\n" },
+        { final: "done" },
+      ]);
       const run = api.commands.runAgent("write notes");
-      const diff = await waitFor("the proposal diff for a new file", proposalDiffTab);
-      assert.equal(diff.original.scheme, PROPOSAL_SCHEME, "a new file is compared with an empty document");
-      assert.equal((await vscode.workspace.openTextDocument(diff.modified)).getText(), "hello\n");
+      const diff = await waitFor(
+        "the proposal diff for a new file",
+        proposalDiffTab,
+      );
+      assert.equal(
+        diff.original.scheme,
+        PROPOSAL_SCHEME,
+        "a new file is compared with an empty document",
+      );
+      assert.equal(
+        (await vscode.workspace.openTextDocument(diff.modified)).getText(),
+        "hello\n",
+      );
       await closeAllEditors();
       const result = await run;
       assert.ok(result);
       assert.equal(existsSync(workspaceFile("notes.txt")), false);
-      const denied = result.events.find((event) => event.action && "tool" in event.action);
+      const denied = result.events.find(
+        (event) => event.action && "tool" in event.action,
+      );
       assert.match(denied?.result ?? "", /denied/);
     },
   ],
@@ -206,7 +270,9 @@ const tests: Array<[string, () => Promise<void>]> = [
         { tool: "edit_file", path: "app.py", old: "* 2", new: "* 3" },
         { final: "done" },
       ]);
-      const document = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(root(), "app.py"));
+      const document = await vscode.workspace.openTextDocument(
+        vscode.Uri.joinPath(root(), "app.py"),
+      );
       await vscode.window.showTextDocument(document);
       const edit = new vscode.WorkspaceEdit();
       edit.insert(document.uri, new vscode.Position(0, 0), "# unsaved\n");
@@ -239,7 +305,10 @@ const tests: Array<[string, () => Promise<void>]> = [
       await vscode.commands.executeCommand("counterfoil.restartServer");
       await run;
       await assertAnsweredNo(before);
-      const status = await api.client.request<StatusResult>("counterfoil/status", {});
+      const status = await api.client.request<StatusResult>(
+        "counterfoil/status",
+        {},
+      );
       assert.equal(status.running, false);
       assert.equal(status.root, root().fsPath);
     },
@@ -248,17 +317,28 @@ const tests: Array<[string, () => Promise<void>]> = [
     "an unanswered proposal times out as No and its diff closes",
     async () => {
       const config = vscode.workspace.getConfiguration("counterfoil");
-      await config.update("confirmTimeoutSeconds", 1, vscode.ConfigurationTarget.Workspace);
+      await config.update(
+        "confirmTimeoutSeconds",
+        1,
+        vscode.ConfigurationTarget.Workspace,
+      );
       try {
         const started = Date.now();
         const { run, before } = await runUntilProposal("timeout");
         const result = await run;
         assert.ok(result);
-        assert.ok(Date.now() - started < 15_000, "the timeout is the configured one");
+        assert.ok(
+          Date.now() - started < 15_000,
+          "the timeout is the configured one",
+        );
         assert.match(editResult(result), /denied/);
         await assertAnsweredNo(before);
       } finally {
-        await config.update("confirmTimeoutSeconds", undefined, vscode.ConfigurationTarget.Workspace);
+        await config.update(
+          "confirmTimeoutSeconds",
+          undefined,
+          vscode.ConfigurationTarget.Workspace,
+        );
       }
     },
   ],
@@ -277,19 +357,32 @@ const tests: Array<[string, () => Promise<void>]> = [
         const [problem] = api.receipts.getChildren();
         assert.equal(problem.contextValue, "logProblem");
         assert.match(problem.description ?? "", /line 1/);
-        assert.equal(api.receipts.getTreeItem(problem).iconPath instanceof vscode.ThemeIcon, true);
+        assert.equal(
+          api.receipts.getTreeItem(problem).iconPath instanceof
+            vscode.ThemeIcon,
+          true,
+        );
       } finally {
         writeFileSync(logPath, intact);
       }
       assert.equal((await api.commands.verifyReceipts())?.ok, true);
-      assert.notEqual(api.receipts.getChildren()[0]?.contextValue, "logProblem");
+      assert.notEqual(
+        api.receipts.getChildren()[0]?.contextValue,
+        "logProblem",
+      );
     },
   ],
   [
     "Run Validation goes through approval and returns the status and its receipt",
     async () => {
       // Last: the command modal stays on screen after this programmatic answer.
-      const validation = api.commands.runValidation(["python", "-m", "pytest", "tests/test_math.py", "-q"]);
+      const validation = api.commands.runValidation([
+        "python",
+        "-m",
+        "pytest",
+        "tests/test_math.py",
+        "-q",
+      ]);
       const [callId] = await waitFor("the command approval", () =>
         api.review.pendingIds.length > 0 ? api.review.pendingIds : undefined,
       );
@@ -299,8 +392,13 @@ const tests: Array<[string, () => Promise<void>]> = [
       assert.match(result.observation, /^status: 0$/m);
       assert.equal(result.receipt?.tool, "run_command");
       assert.equal(result.receipt?.exit_state, "ok");
-      await waitFor("the receipt in the tree", () =>
-        api.receipts.getChildren().some((node) => node.label.startsWith(`${callId} · run_command`)) || undefined,
+      await waitFor(
+        "the receipt in the tree",
+        () =>
+          api.receipts
+            .getChildren()
+            .some((node) => node.label.startsWith(`${callId} · run_command`)) ||
+          undefined,
       );
     },
   ],
@@ -313,14 +411,19 @@ export async function run(): Promise<void> {
     const started = Date.now();
     try {
       await body();
-      console.log(`counterfoil-host: ok ${index + 1} - ${name} (${Date.now() - started} ms)`);
+      console.log(
+        `counterfoil-host: ok ${index + 1} - ${name} (${Date.now() - started} ms)`,
+      );
     } catch (error) {
       failed += 1;
-      const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      const detail =
+        error instanceof Error ? (error.stack ?? error.message) : String(error);
       console.log(`counterfoil-host: not ok ${index + 1} - ${name}\n${detail}`);
     }
   }
-  console.log(`counterfoil-host: ${tests.length - failed} passed, ${failed} failed`);
+  console.log(
+    `counterfoil-host: ${tests.length - failed} passed, ${failed} failed`,
+  );
   if (failed > 0) {
     throw new Error(`${failed} extension-host test(s) failed`);
   }

@@ -4,7 +4,13 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
 import { join, resolve } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type Browser, type Page, chromium } from "playwright-core";
@@ -19,8 +25,12 @@ function required(name: string): string {
 
 const editorUrl = required("COUNTERFOIL_EDITOR_URL");
 const stateDir = required("COUNTERFOIL_EDITOR_STATE");
-const repoRoot = resolve(process.env.COUNTERFOIL_REPO ?? join(__dirname, "../../../.."));
-const artifacts = resolve(process.env.COUNTERFOIL_ARTIFACTS ?? join(repoRoot, "test-artifacts/editor"));
+const repoRoot = resolve(
+  process.env.COUNTERFOIL_REPO ?? join(__dirname, "../../../.."),
+);
+const artifacts = resolve(
+  process.env.COUNTERFOIL_ARTIFACTS ?? join(repoRoot, "test-artifacts/editor"),
+);
 const python = process.env.COUNTERFOIL_PYTHON ?? "python3";
 const extensionDir = join(repoRoot, "extension");
 const demoProject = join(repoRoot, "fixtures/demo-project");
@@ -41,7 +51,10 @@ function writeSettings(folder: string, responses: string): void {
     "counterfoil.receiptLog": receiptLog,
     "counterfoil.confirmTimeoutSeconds": 120,
   };
-  writeFileSync(join(folder, ".vscode/settings.json"), JSON.stringify(settings, null, 2));
+  writeFileSync(
+    join(folder, ".vscode/settings.json"),
+    JSON.stringify(settings, null, 2),
+  );
 }
 
 /** A fresh copy of the demo project, set up for the fix-app script. */
@@ -64,8 +77,13 @@ function stepTimer(testName: string): (step: string) => void {
   };
 }
 
-async function openPage(url: string, onConsole?: (text: string) => void): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+async function openPage(
+  url: string,
+  onConsole?: (text: string) => void,
+): Promise<Page> {
+  const page = await browser.newPage({
+    viewport: { width: 1440, height: 900 },
+  });
   page.on("console", (message) => onConsole?.(message.text()));
   page.on("pageerror", (error) => console.log(`[page error] ${error.message}`));
   await page.goto(url);
@@ -87,32 +105,47 @@ async function waitForDaemon(page: Page): Promise<void> {
 }
 
 async function runCommand(page: Page, title: string): Promise<void> {
-  await page.locator(".monaco-workbench").click({ position: { x: 700, y: 400 } });
+  await page
+    .locator(".monaco-workbench")
+    .click({ position: { x: 700, y: 400 } });
   await page.keyboard.press("F1");
   const input = page.locator(".quick-input-widget input");
   await input.waitFor();
   await input.fill(`>${title}`);
-  await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: title }).waitFor();
+  await page
+    .locator(".quick-input-list .monaco-list-row.focused", { hasText: title })
+    .waitFor();
   await page.keyboard.press("Enter");
 }
 
 async function startRun(page: Page, goal: string): Promise<void> {
   await runCommand(page, "Counterfoil: Run Agent…");
   const input = page.locator(".quick-input-widget input");
-  await page.locator(".quick-input-widget", { hasText: "What should the agent do?" }).waitFor();
+  await page
+    .locator(".quick-input-widget", { hasText: "What should the agent do?" })
+    .waitFor();
   await input.fill(goal);
   await page.keyboard.press("Enter");
 }
 
 /** The active editor group's title-bar action with this label (not the notification button). */
 function editorTitleAction(page: Page, label: string) {
-  return page.locator(`.editor-group-container.active .editor-actions a.action-label[aria-label^="${label}"]`);
+  return page.locator(
+    `.editor-group-container.active .editor-actions a.action-label[aria-label^="${label}"]`,
+  );
 }
 
-async function waitForProposalDiff(page: Page, title: string | RegExp = "edit_file app.py (call-1)"): Promise<void> {
+async function waitForProposalDiff(
+  page: Page,
+  title: string | RegExp = "edit_file app.py (call-1)",
+): Promise<void> {
   try {
-    await page.locator(".tabs-container .tab.active", { hasText: title }).waitFor({ timeout: 30_000 });
-    await page.locator(".editor-group-container.active .monaco-diff-editor").waitFor();
+    await page
+      .locator(".tabs-container .tab.active", { hasText: title })
+      .waitFor({ timeout: 30_000 });
+    await page
+      .locator(".editor-group-container.active .monaco-diff-editor")
+      .waitFor();
   } catch (error) {
     await screenshot(page, "failure-no-proposal-diff.png");
     throw error;
@@ -121,18 +154,30 @@ async function waitForProposalDiff(page: Page, title: string | RegExp = "edit_fi
   await editorTitleAction(page, "Reject").waitFor();
 }
 
-async function answerCommandModal(page: Page, answer: "Accept" | "Reject"): Promise<string> {
+async function answerCommandModal(
+  page: Page,
+  answer: "Accept" | "Reject",
+): Promise<string> {
   const dialog = page.locator(".monaco-dialog-box");
   await dialog.waitFor({ timeout: 30_000 });
   const text = await dialog.innerText();
   await screenshot(page, `command-modal-${answer.toLowerCase()}.png`);
-  await dialog.locator(".dialog-buttons .monaco-button", { hasText: new RegExp(`^${answer}$`) }).click();
+  await dialog
+    .locator(".dialog-buttons .monaco-button", {
+      hasText: new RegExp(`^${answer}$`),
+    })
+    .click();
   await dialog.waitFor({ state: "detached" });
   return text;
 }
 
-async function waitForNotification(page: Page, text: string | RegExp): Promise<string> {
-  const toast = page.locator(".notifications-toasts .notification-toast", { hasText: text }).first();
+async function waitForNotification(
+  page: Page,
+  text: string | RegExp,
+): Promise<string> {
+  const toast = page
+    .locator(".notifications-toasts .notification-toast", { hasText: text })
+    .first();
   await toast.waitFor({ timeout: 30_000 });
   return toast.innerText();
 }
@@ -151,11 +196,21 @@ function receiptsOnDisk(workspace: string): Array<Record<string, unknown>> {
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
-function verifyWithCli(workspace: string): { status: number | null; output: string } {
-  const verified = spawnSync(python, ["-m", "counterfoil", "receipts", "verify", join(workspace, receiptLog)], {
-    encoding: "utf8",
-  });
-  return { status: verified.status, output: `${verified.stdout}${verified.stderr}` };
+function verifyWithCli(workspace: string): {
+  status: number | null;
+  output: string;
+} {
+  const verified = spawnSync(
+    python,
+    ["-m", "counterfoil", "receipts", "verify", join(workspace, receiptLog)],
+    {
+      encoding: "utf8",
+    },
+  );
+  return {
+    status: verified.status,
+    output: `${verified.stdout}${verified.stderr}`,
+  };
 }
 
 describe("Counterfoil in a real VS Code", () => {
@@ -182,17 +237,23 @@ describe("Counterfoil in a real VS Code", () => {
 
   test("extension-host tests pass against the real daemon", async () => {
     const workspace = makeWorkspace("host");
-    const remote = (path: string) => `vscode-remote://${new URL(editorUrl).host}${path}`;
+    const remote = (path: string) =>
+      `vscode-remote://${new URL(editorUrl).host}${path}`;
     const payload = JSON.stringify([
       ["extensionDevelopmentPath", remote(extensionDir)],
-      ["extensionTestsPath", remote(join(extensionDir, "dist/test/host/index.js"))],
+      [
+        "extensionTestsPath",
+        remote(join(extensionDir, "dist/test/host/index.js")),
+      ],
     ]);
     const lines: string[] = [];
     let exit!: (code: number) => void;
     const exited = new Promise<number>((done) => {
       exit = done;
     });
-    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    const page = await browser.newPage({
+      viewport: { width: 1440, height: 900 },
+    });
     page.on("console", (message) => {
       const text = message.text();
       if (text.includes("counterfoil-host:")) {
@@ -200,19 +261,29 @@ describe("Counterfoil in a real VS Code", () => {
         console.log(text);
       }
     });
-    await page.exposeFunction("codeAutomationExit", (code: number) => exit(code));
-    await page.goto(`${editorUrl}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`);
+    await page.exposeFunction("codeAutomationExit", (code: number) =>
+      exit(code),
+    );
+    await page.goto(
+      `${editorUrl}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`,
+    );
     let timer: NodeJS.Timeout | undefined;
     const code = await Promise.race([
       exited,
       new Promise<number>((_, fail) => {
-        timer = setTimeout(() => fail(new Error("extension-host tests did not finish in 150 s")), 150_000);
+        timer = setTimeout(
+          () => fail(new Error("extension-host tests did not finish in 150 s")),
+          150_000,
+        );
       }),
     ]).finally(() => clearTimeout(timer));
     await screenshot(page, "host-tests.png");
     await page.close();
     assert.equal(code, 0, lines.join("\n"));
-    assert.ok(lines.some((line) => / \d+ passed, 0 failed/.test(line)), lines.join("\n"));
+    assert.ok(
+      lines.some((line) => / \d+ passed, 0 failed/.test(line)),
+      lines.join("\n"),
+    );
   });
 
   describe("the agent flow on a copy of the demo project, as a person does it", () => {
@@ -224,7 +295,9 @@ describe("Counterfoil in a real VS Code", () => {
       const step = stepTimer("window");
       workspace = makeWorkspace("agent-flow");
       original = readFileSync(join(workspace, "app.py"), "utf8");
-      page = await openPage(`${editorUrl}/?folder=${encodeURIComponent(workspace)}`);
+      page = await openPage(
+        `${editorUrl}/?folder=${encodeURIComponent(workspace)}`,
+      );
       step("workbench loaded");
       await waitForDaemon(page);
       step("daemon up");
@@ -240,17 +313,29 @@ describe("Counterfoil in a real VS Code", () => {
       await waitForProposalDiff(page);
       step("diff shown");
       await editorTitleAction(page, "Reject").click();
-      await page.locator(".monaco-diff-editor").first().waitFor({ state: "detached" });
+      await page
+        .locator(".monaco-diff-editor")
+        .first()
+        .waitFor({ state: "detached" });
       step("diff closed");
       await answerCommandModal(page, "Reject");
       step("command rejected");
-      await waitForNotification(page, "Counterfoil finished (no files changed; 2 proposals rejected)");
+      await waitForNotification(
+        page,
+        "Counterfoil finished (no files changed; 2 proposals rejected)",
+      );
       step("run finished");
       await screenshot(page, "after-reject.png");
 
       assert.equal(readFileSync(join(workspace, "app.py"), "utf8"), original);
-      const okEffects = receiptsOnDisk(workspace).filter((receipt) => receipt.exit_state === "ok");
-      assert.deepEqual(okEffects, [], "a rejected effect leaves no successful receipt");
+      const okEffects = receiptsOnDisk(workspace).filter(
+        (receipt) => receipt.exit_state === "ok",
+      );
+      assert.deepEqual(
+        okEffects,
+        [],
+        "a rejected effect leaves no successful receipt",
+      );
       await clearNotifications(page);
     });
 
@@ -262,7 +347,11 @@ describe("Counterfoil in a real VS Code", () => {
       step("diff shown");
       await page.mouse.move(10, 10);
       await screenshot(page, "diff-with-accept-reject.png");
-      assert.equal(readFileSync(join(workspace, "app.py"), "utf8"), original, "nothing is written before Accept");
+      assert.equal(
+        readFileSync(join(workspace, "app.py"), "utf8"),
+        original,
+        "nothing is written before Accept",
+      );
       await editorTitleAction(page, "Accept").click();
 
       const modal = await answerCommandModal(page, "Accept");
@@ -274,8 +363,14 @@ describe("Counterfoil in a real VS Code", () => {
       step("run finished");
       const fixed = original.replace("value * 1", "value * 2");
       assert.equal(readFileSync(join(workspace, "app.py"), "utf8"), fixed);
-      await page.locator(".tabs-container .tab.active", { hasText: "app.py" }).waitFor();
-      await page.locator(".editor-group-container.active .view-lines", { hasText: "value * 2" }).waitFor();
+      await page
+        .locator(".tabs-container .tab.active", { hasText: "app.py" })
+        .waitFor();
+      await page
+        .locator(".editor-group-container.active .view-lines", {
+          hasText: "value * 2",
+        })
+        .waitFor();
       await screenshot(page, "after-accept.png");
       step("new content shown");
 
@@ -295,8 +390,12 @@ describe("Counterfoil in a real VS Code", () => {
       step("receipts verified on disk");
 
       await clearNotifications(page);
-      await page.locator('.activitybar .action-item a[aria-label^="Counterfoil"]').click();
-      const editReceipt = page.locator(".monaco-list-row", { hasText: `${receipts[0].tool_call_id} · edit_file app.py` });
+      await page
+        .locator('.activitybar .action-item a[aria-label^="Counterfoil"]')
+        .click();
+      const editReceipt = page.locator(".monaco-list-row", {
+        hasText: `${receipts[0].tool_call_id} · edit_file app.py`,
+      });
       await editReceipt.waitFor();
       await page
         .locator(".monaco-list-row", {
@@ -304,9 +403,15 @@ describe("Counterfoil in a real VS Code", () => {
         })
         .waitFor();
       await editReceipt.locator(".monaco-tl-twistie").click();
-      await page.locator(".monaco-list-row", { hasText: "receipt id" }).first().waitFor();
+      await page
+        .locator(".monaco-list-row", { hasText: "receipt id" })
+        .first()
+        .waitFor();
       await runCommand(page, "Counterfoil: Verify Receipts");
-      await waitForNotification(page, `the receipt log verifies (${rejectedReceipts + 2} receipts)`);
+      await waitForNotification(
+        page,
+        `the receipt log verifies (${rejectedReceipts + 2} receipts)`,
+      );
       await screenshot(page, "receipts-tree.png");
       step("receipts tree checked");
     });
@@ -315,12 +420,22 @@ describe("Counterfoil in a real VS Code", () => {
       const step = stepTimer("validation");
       await clearNotifications(page);
       await runCommand(page, "Counterfoil: Run Validation");
-      await page.locator(".quick-input-list .monaco-list-row", { hasText: validation.join(" ") }).click();
+      await page
+        .locator(".quick-input-list .monaco-list-row", {
+          hasText: validation.join(" "),
+        })
+        .click();
       const modal = await answerCommandModal(page, "Accept");
       assert.ok(modal.includes(`argv: ${JSON.stringify(validation)}`), modal);
       const passed = await waitForNotification(page, "Validation passed");
-      assert.match(passed, /python -m pytest tests\/test_math.py -q \(status 0\)/);
-      await page.locator(".panel .view-lines", { hasText: "1 passed" }).first().waitFor();
+      assert.match(
+        passed,
+        /python -m pytest tests\/test_math.py -q \(status 0\)/,
+      );
+      await page
+        .locator(".panel .view-lines", { hasText: "1 passed" })
+        .first()
+        .waitFor();
       await screenshot(page, "validation-passed.png");
       step("validation passed");
     });
@@ -336,24 +451,42 @@ describe("Counterfoil in a real VS Code", () => {
 
       await page.keyboard.press("F1");
       await page.locator(".quick-input-widget input").fill("greeting.py");
-      await page.locator(".quick-input-list .monaco-list-row.focused", { hasText: "greeting.py" }).waitFor();
+      await page
+        .locator(".quick-input-list .monaco-list-row.focused", {
+          hasText: "greeting.py",
+        })
+        .waitFor();
       await page.keyboard.press("Enter");
-      const toast = page.locator(".notifications-toasts .notification-toast", { hasText: "its diff is not in front" });
+      const toast = page.locator(".notifications-toasts .notification-toast", {
+        hasText: "its diff is not in front",
+      });
       await toast.waitFor();
       await screenshot(page, "proposal-in-notification.png");
       await toast.locator(".monaco-button", { hasText: /^Accept$/ }).click();
       step("edit accepted from the notification");
 
-      await waitForProposalDiff(page, /write_file NOTES\.md \(call-\d+\): new file/);
+      await waitForProposalDiff(
+        page,
+        /write_file NOTES\.md \(call-\d+\): new file/,
+      );
       await page.mouse.move(10, 10);
       await screenshot(page, "diff-new-file.png");
       await editorTitleAction(page, "Accept").click();
       const modal = await answerCommandModal(page, "Accept");
-      assert.ok(modal.includes(`argv: ${JSON.stringify(greetingValidation)}`), modal);
-      await waitForNotification(page, "Counterfoil finished (changed NOTES.md, greeting.py)");
+      assert.ok(
+        modal.includes(`argv: ${JSON.stringify(greetingValidation)}`),
+        modal,
+      );
+      await waitForNotification(
+        page,
+        "Counterfoil finished (changed NOTES.md, greeting.py)",
+      );
       step("run finished");
 
-      assert.match(readFileSync(join(workspace, "greeting.py"), "utf8"), /^GREETING = "Welcome"$/m);
+      assert.match(
+        readFileSync(join(workspace, "greeting.py"), "utf8"),
+        /^GREETING = "Welcome"$/m,
+      );
       assert.equal(
         readFileSync(join(workspace, "NOTES.md"), "utf8"),
         "# Notes\n\nThe greeting now says Welcome instead of Hello.\n",

@@ -3,17 +3,32 @@ import { test } from "node:test";
 import { describeModelState } from "../../src/modelState";
 
 test("generating shows tokens per second", () => {
-  const { text, tooltip } = describeModelState({ state: "generating", model: "qwen3-4b", tokens: 40, tokensPerSecond: 12.345 });
+  const { text, tooltip } = describeModelState({
+    state: "generating",
+    model: "qwen3-4b",
+    tokens: 40,
+    tokensPerSecond: 12.345,
+  });
   assert.equal(text, "$(sync~spin) Counterfoil: generating 12.3 tok/s");
   assert.match(tooltip, /Model: qwen3-4b/);
   assert.match(tooltip, /Tokens: 40/);
 });
 
 test("loading and errors carry the daemon's message in the tooltip", () => {
-  assert.equal(describeModelState({ state: "loading", model: "m" }).text, "$(loading~spin) Counterfoil: loading");
-  assert.match(describeModelState({ state: "error", model: "m", message: "no such model" }).tooltip, /no such model/);
+  assert.equal(
+    describeModelState({ state: "loading", model: "m" }).text,
+    "$(loading~spin) Counterfoil: loading",
+  );
+  assert.match(
+    describeModelState({ state: "error", model: "m", message: "no such model" })
+      .tooltip,
+    /no such model/,
+  );
 });
 
 test("ready shows no speed", () => {
-  assert.equal(describeModelState({ state: "ready", tokensPerSecond: 10 }).text, "$(check) Counterfoil: ready");
+  assert.equal(
+    describeModelState({ state: "ready", tokensPerSecond: 10 }).text,
+    "$(check) Counterfoil: ready",
+  );
 });

@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Receipt } from "../../src/protocol";
-import { receiptFile, receiptLabel, receiptNode, receiptRoots } from "../../src/receiptNodes";
+import {
+  receiptFile,
+  receiptLabel,
+  receiptNode,
+  receiptRoots,
+} from "../../src/receiptNodes";
 
 const edit: Receipt = {
   receipt_id: "a".repeat(64),
@@ -29,13 +34,25 @@ describe("receipt nodes", () => {
   });
 
   test("a command receipt is labelled with its argv", () => {
-    assert.equal(receiptLabel(validation), "call-2 · run_command python -m pytest tests/test_math.py -q");
+    assert.equal(
+      receiptLabel(validation),
+      "call-2 · run_command python -m pytest tests/test_math.py -q",
+    );
   });
 
   test("the icon follows the tool, and a failed receipt shows an error icon", () => {
-    assert.deepEqual(receiptNode(edit).icon, { id: "edit", color: "testing.iconPassed" });
-    assert.deepEqual(receiptNode(validation).icon, { id: "error", color: "testing.iconFailed" });
-    assert.equal(receiptNode({ ...validation, exit_state: "ok" }).icon?.id, "terminal");
+    assert.deepEqual(receiptNode(edit).icon, {
+      id: "edit",
+      color: "testing.iconPassed",
+    });
+    assert.deepEqual(receiptNode(validation).icon, {
+      id: "error",
+      color: "testing.iconFailed",
+    });
+    assert.equal(
+      receiptNode({ ...validation, exit_state: "ok" }).icon?.id,
+      "terminal",
+    );
   });
 
   test("children show arguments, result, artifacts and receipt id", () => {
@@ -44,9 +61,15 @@ describe("receipt nodes", () => {
       node.children.map((child) => child.label),
       ["arguments", "result", "artifacts", "receipt id"],
     );
-    assert.equal(node.children[0].description, '{"path":"app.py","old":"1","new":"2"}');
+    assert.equal(
+      node.children[0].description,
+      '{"path":"app.py","old":"1","new":"2"}',
+    );
     assert.equal(node.children[1].description, "edited app.py");
-    assert.deepEqual(node.children[2].children.map((artifact) => artifact.openPath), ["app.py"]);
+    assert.deepEqual(
+      node.children[2].children.map((artifact) => artifact.openPath),
+      ["app.py"],
+    );
     assert.equal(node.children[3].description, edit.receipt_id);
   });
 
@@ -63,16 +86,25 @@ describe("receipt nodes", () => {
   });
 
   test("node ids are unique across receipts and their children", () => {
-    const ids = receiptRoots([edit, validation], null).flatMap((node) => [node.id, ...node.children.map((child) => child.id)]);
+    const ids = receiptRoots([edit, validation], null).flatMap((node) => [
+      node.id,
+      ...node.children.map((child) => child.id),
+    ]);
     assert.equal(new Set(ids).size, ids.length);
   });
 
   test("a broken log shows as a warning node above the receipts", () => {
-    const roots = receiptRoots([edit], "line 3: receipt digest does not match its contents");
+    const roots = receiptRoots(
+      [edit],
+      "line 3: receipt digest does not match its contents",
+    );
     assert.equal(roots.length, 2);
     assert.equal(roots[0].contextValue, "logProblem");
     assert.equal(roots[0].icon?.id, "warning");
-    assert.equal(roots[0].description, "line 3: receipt digest does not match its contents");
+    assert.equal(
+      roots[0].description,
+      "line 3: receipt digest does not match its contents",
+    );
     assert.equal(roots[1].label, "call-1 · edit_file app.py");
   });
 });

@@ -3,7 +3,12 @@ import { test } from "node:test";
 import type { RunResult } from "../../src/protocol";
 import { summarizeRun } from "../../src/runSummary";
 
-const step = (result: string | null) => ({ step: 1, response: "{}", action: null, result });
+const step = (result: string | null) => ({
+  step: 1,
+  response: "{}",
+  action: null,
+  result,
+});
 
 test("a completed run names the changed files and the model's final words", () => {
   const result: RunResult = {
@@ -13,7 +18,10 @@ test("a completed run names the changed files and the model's final words", () =
     modifiedFiles: ["app.py"],
     events: [step("edited app.py"), step("status: 0\noutput:\n")],
   };
-  assert.equal(summarizeRun(result), "Counterfoil finished (changed app.py): changed and validated app.py");
+  assert.equal(
+    summarizeRun(result),
+    "Counterfoil finished (changed app.py): changed and validated app.py",
+  );
 });
 
 test("rejected proposals are reported even when the model claims success", () => {
@@ -22,7 +30,11 @@ test("rejected proposals are reported even when the model claims success", () =>
     reason: "completed",
     final: "changed and validated app.py",
     modifiedFiles: [],
-    events: [step("error: operator denied the tool action"), step("error: operator denied the tool action"), step(null)],
+    events: [
+      step("error: operator denied the tool action"),
+      step("error: operator denied the tool action"),
+      step(null),
+    ],
   };
   assert.equal(
     summarizeRun(result),
