@@ -14,7 +14,7 @@ import json
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -110,18 +110,22 @@ class ReceiptLogReport:
 
 @dataclass
 class _ChainState:
-    """What a store knows of its log: receipts in order, the last link, bytes consumed."""
+    """What a store knows of its log: receipts in order and by id, the last link, bytes read."""
 
-    receipts: list[EffectReceipt]
+    receipts: list[EffectReceipt] = field(default_factory=list)
+    by_id: dict[str, EffectReceipt] = field(default_factory=dict)
     link: str = ""
     chained: bool = False
     consumed: int = 0
     lines: int = 0
 
+    def add(self, receipt: EffectReceipt) -> None:
+        self.receipts.append(receipt)
+        self.by_id[receipt.tool_call_id] = receipt
+
 
 def _read_lines(data: bytes, state: _ChainState) -> None:
     """Verify and take in the log bytes that follow `state.consumed`."""
-    by_id = {receipt.tool_call_id: receipt for receipt in state.receipts}
     offset = 0
     while offset < len(data):
         newline = data.find(b"\n", offset)
@@ -162,12 +166,11 @@ def _read_lines(data: bytes, state: _ChainState) -> None:
             )
         else:
             state.chained = True
-        known = by_id.get(receipt.tool_call_id)
+        known = state.by_id.get(receipt.tool_call_id)
         if known is not None and known != receipt:
             raise ReceiptLogError("tool call id already has a different receipt", number)
         if known is None:
-            state.receipts.append(receipt)
-            by_id[receipt.tool_call_id] = receipt
+            state.add(receipt)
         state.link = link
         state.consumed += len(raw)
         offset = end
@@ -184,7 +187,7 @@ def _read_log_bytes(path: Path) -> bytes:
 
 def verify_receipt_log(path: str | Path) -> ReceiptLogReport:
     """Check a whole log without raising: how many receipts, or the first broken line."""
-    state = _ChainState(receipts=[])
+    state = _ChainState()
     try:
         _read_lines(_read_log_bytes(Path(path)), state)
     except ReceiptLogError as error:
@@ -202,17 +205,15 @@ class ReceiptStore:
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else None
-        self._state = _ChainState(receipts=[])
-        self._by_id: dict[str, EffectReceipt] = {}
+        self._state = _ChainState()
         self._lock = threading.Lock()
         self._listeners: list[Callable[[EffectReceipt], None]] = []
         if self.path is not None:
             _read_lines(_read_log_bytes(self.path), self._state)
-            self._by_id = {r.tool_call_id: r for r in self._state.receipts}
 
     def get(self, tool_call_id: str) -> EffectReceipt | None:
         with self._lock:
-            return self._by_id.get(tool_call_id)
+            return self._state.by_id.get(tool_call_id)
 
     def receipts(self) -> tuple[EffectReceipt, ...]:
         with self._lock:
@@ -236,21 +237,20 @@ class ReceiptStore:
             else:
                 stored = self._admit(receipt)
             if stored is None:
-                return self._by_id[receipt.tool_call_id]
+                return self._state.by_id[receipt.tool_call_id]
         for listener in list(self._listeners):
             listener(receipt)
         return receipt
 
     def _admit(self, receipt: EffectReceipt) -> EffectReceipt | None:
         """None when this exact receipt is already stored."""
-        known = self._by_id.get(receipt.tool_call_id)
+        known = self._state.by_id.get(receipt.tool_call_id)
         if known == receipt:
             return None
         if known is not None:
             raise AgentError("tool call id already has a different receipt")
         if self.path is None:
-            self._state.receipts.append(receipt)
-            self._by_id[receipt.tool_call_id] = receipt
+            self._state.add(receipt)
         return receipt
 
     def _append(self, receipt: EffectReceipt) -> EffectReceipt | None:
@@ -271,8 +271,7 @@ class ReceiptStore:
                 data = b"\n" + data
             os.write(fd, data)
             os.fsync(fd)
-            self._state.receipts.append(receipt)
-            self._by_id[receipt.tool_call_id] = receipt
+            self._state.add(receipt)
             self._state.link = link
             self._state.chained = True
             self._state.consumed += len(data)
@@ -289,7 +288,6 @@ class ReceiptStore:
         if size > self._state.consumed:
             data = os.pread(fd, size - self._state.consumed, self._state.consumed)
             _read_lines(data, self._state)
-            self._by_id = {r.tool_call_id: r for r in self._state.receipts}
 
     def _ends_with_newline(self, fd: int) -> bool:
         return os.pread(fd, 1, self._state.consumed - 1) == b"\n"
