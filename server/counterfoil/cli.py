@@ -21,6 +21,7 @@ from .loop import AgentEvent, AgentLimits, run_agent
 from .policy import ToolPolicy
 from .proposals import ToolProposal
 from .receipts import EffectReceipt, ReceiptStore, verify_receipt_log
+from .terminal_text import terminal_safe_stream
 from .workspace import Workspace
 
 DEFAULT_MODEL = "qwen3-4b"
@@ -61,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument("--allow-command", action="append", type=_command, default=[],
                        metavar="COMMAND", help='an allowed command, e.g. "python validate.py"; '
                                            "matched exactly as split by a shell (repeatable)")
+    agent.add_argument("--protect", action="append", default=[], metavar="PATTERN",
+                       help="also keep matching files from the model, e.g. '*.yaml' or "
+                            "'deploy/prod.*' (case-insensitive; repeatable)")
     agent.add_argument("--receipt-log", default=DEFAULT_RECEIPT_LOG,
                        help=f"receipt log, relative to the root (default {DEFAULT_RECEIPT_LOG})")
     agent.add_argument("--max-steps", type=_positive_int, default=AgentLimits().max_steps)
@@ -153,7 +157,8 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     try:
         policy = ToolPolicy(args.root, allow_writes=args.allow_writes,
                             allowed_commands=tuple(args.allow_command),
-                            command_timeout_seconds=args.command_timeout)
+                            command_timeout_seconds=args.command_timeout,
+                            protected_patterns=tuple(args.protect))
     except ValueError as error:
         stdout.write(f"error: {error}\n")
         return 2
@@ -238,7 +243,7 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
          stdout: TextIO | None = None) -> int:
     args = build_parser().parse_args(argv)
     stdin = stdin or sys.stdin
-    stdout = stdout or sys.stdout
+    stdout = terminal_safe_stream(stdout or sys.stdout)  # model-chosen text is shown, not obeyed
     if args.command == "agent":
         return run_agent_command(args, stdin, stdout)
     if args.command == "receipts":

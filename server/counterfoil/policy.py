@@ -1,4 +1,8 @@
-"""What the agent may touch: one root, size limits, writes on or off, an exact-argv allowlist."""
+"""What the agent may touch: one root, size limits, writes on or off, an exact-argv allowlist.
+
+`protected_patterns` adds to the built-in protected names (see paths.py): fnmatch patterns,
+matched case-insensitively against each name, or against consecutive parts when they hold `/`.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ class ToolPolicy:
     allowed_commands: tuple[tuple[str, ...], ...] = ()
     max_write_bytes: int = 64 * 1024
     command_timeout_seconds: float = 30.0
+    protected_patterns: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         root = Path(self.root)
@@ -47,3 +52,9 @@ class ToolPolicy:
                 isinstance(part, str) and part and "\0" not in part for part in command
             ):
                 raise ValueError("allowed commands must contain non-empty strings without NUL")
+        patterns = self.protected_patterns
+        if not isinstance(patterns, tuple) or not all(
+            isinstance(pattern, str) and pattern.strip() and "\0" not in pattern
+            for pattern in patterns
+        ):
+            raise ValueError("protected patterns must be a tuple of non-empty strings without NUL")

@@ -12,49 +12,31 @@ from typing import Any
 
 from .actions import EFFECT_TOOLS, ToolAction, check_arguments
 from .commands import run_bounded
+from .edits import apply_edit
 from .errors import AgentError
-from .files import entry_mode, open_directory, read_regular_file, replace_file
+from .files import (
+    FileIdentity,
+    directory_entries,
+    entry_mode,
+    file_identity,
+    open_directory,
+    read_regular_file,
+    refuse_hard_links,
+    replace_file,
+)
+from .paths import (  # noqa: F401 - the path rules' long-standing home re-exports them
+    MAX_PATH_CHARS,
+    PROTECTED_NAMES,
+    is_protected_name,
+    is_protected_path,
+    relative_parts,
+)
 from .policy import ToolPolicy
 from .proposals import ToolProposal, sha256_hex
 from .receipts import EffectReceipt, ReceiptStore
 
-PROTECTED_NAMES = frozenset(
-    {".aws", ".env", ".git", ".ssh", "credentials", "id_ed25519", "id_rsa"}
-)
-MAX_PATH_CHARS = 4096
-
 ConfirmTool = Callable[[ToolAction], object]
 ConfirmProposal = Callable[[ToolProposal], object]
-
-
-def is_protected_name(name: str) -> bool:
-    lowered = name.lower()
-    return (
-        lowered in PROTECTED_NAMES
-        or lowered.startswith(".env.")
-        or lowered.endswith((".key", ".pem"))
-    )
-
-
-def _relative_parts(raw: object) -> tuple[str, ...]:
-    """The normalised parts of a model-given path, or the first rule it breaks."""
-    if not isinstance(raw, str) or not raw:
-        raise AgentError("path must be a non-empty string")
-    if "\0" in raw:
-        raise AgentError("path must not contain NUL bytes")
-    try:
-        raw.encode("utf-8")
-    except UnicodeEncodeError:
-        raise AgentError("path must be valid Unicode text") from None
-    if len(raw) > MAX_PATH_CHARS:
-        raise AgentError("path is too long")
-    pure = PurePosixPath(raw)
-    if pure.is_absolute() or ".." in pure.parts:
-        raise AgentError("path must be relative and stay in the workspace")
-    parts = tuple(part for part in pure.parts if part != ".")
-    if any(is_protected_name(part) for part in parts):
-        raise AgentError("path is not accessible")
-    return parts
 
 
 class Workspace:
@@ -94,13 +76,13 @@ class Workspace:
 
     def resolve_path(self, raw: str, *, must_exist: bool = True) -> Path:
         """Map a model-given path into the root, refusing anything that could leave it."""
-        parts = _relative_parts(raw)
+        parts = relative_parts(raw, self.policy.protected_patterns)
         root = self.policy.root
         current = root
         for index, part in enumerate(parts):
             current = current / part
             try:
-                mode = os.lstat(current).st_mode
+                info = os.lstat(current)
             except FileNotFoundError:
                 if must_exist:
                     raise AgentError("path is not accessible") from None
@@ -112,21 +94,37 @@ class Workspace:
                 if error.errno == errno.ENAMETOOLONG:
                     raise AgentError("path is too long") from None
                 raise AgentError("path is not accessible") from None
-            if stat.S_ISLNK(mode):
+            if stat.S_ISLNK(info.st_mode):
                 raise AgentError("symlinks are not accessible")
         try:
             resolved = current.resolve()
             resolved.relative_to(root)
         except (ValueError, OSError):
             raise AgentError("path is not accessible") from None
-        if self._is_receipt_log(resolved):
+        if parts and file_identity(info) in self._receipt_log_identities():
             raise AgentError("path is not accessible")
+        if parts:
+            refuse_hard_links(info)
         return current
 
     def _is_receipt_log(self, path: Path) -> bool:
-        """The agent may neither read nor rewrite the log that records what it did."""
+        """The agent may neither read nor rewrite the log that records what it did; a log not
+        yet written is known by its path, letter case aside for case-insensitive disks."""
         log = self.receipt_store.path
-        return log is not None and path == log.resolve()
+        return log is not None and str(path).casefold() == str(log.resolve()).casefold()
+
+    def _receipt_log_identities(self) -> frozenset[FileIdentity]:
+        """The log's file by device and inode, so no other name (a hard link, a change of
+        letter case) reaches it; the file it links to as well, if it is a symlink."""
+        log = self.receipt_store.path
+        identities: set[FileIdentity] = set()
+        if log is not None:
+            for look in (os.lstat, os.stat):
+                try:
+                    identities.add(file_identity(look(log)))
+                except OSError:
+                    pass
+        return frozenset(identities)
 
     def _relative(self, path: Path) -> str:
         return path.relative_to(self.policy.root).as_posix() or "."
@@ -134,23 +132,26 @@ class Workspace:
     # Reads
 
     def list_files(self, raw: str = ".") -> str:
+        """The directory's children, read through descriptors opened without following links,
+        so a directory swapped for a symlink after the checks is refused, not listed."""
         path = self.resolve_path(raw)
         if not stat.S_ISDIR(os.lstat(path).st_mode):
             raise AgentError("path is not a directory")
+        parts = path.relative_to(self.policy.root).parts
+        log = self._receipt_log_identities()
         lines: list[str] = []
-        with os.scandir(path) as entries:
-            for entry in sorted(entries, key=lambda item: item.name):
+        with open_directory(self.policy.root, parts) as directory:
+            for name, info in directory_entries(directory):
+                child = (*parts, name)
                 if (
-                    is_protected_name(entry.name)
-                    or entry.is_symlink()
-                    or self._is_receipt_log(Path(entry.path))
+                    is_protected_path(child, self.policy.protected_patterns)
+                    or file_identity(info) in log
                 ):
                     continue
-                mode = entry.stat(follow_symlinks=False).st_mode
-                relative = self._relative(Path(entry.path))
-                if stat.S_ISDIR(mode):
+                relative = "/".join(child)
+                if stat.S_ISDIR(info.st_mode):
                     lines.append(f"dir {relative}")
-                elif stat.S_ISREG(mode):
+                elif stat.S_ISREG(info.st_mode):
                     lines.append(f"file {relative}")
                 if len(lines) >= self.policy.max_list_entries:
                     break
@@ -172,7 +173,9 @@ class Workspace:
     def _read_bytes(self, relative: str) -> bytes:
         parts = PurePosixPath(relative).parts
         with open_directory(self.policy.root, parts[:-1]) as directory:
-            return read_regular_file(directory, parts[-1], self.policy.max_file_bytes)
+            return read_regular_file(
+                directory, parts[-1], self.policy.max_file_bytes, self._receipt_log_identities()
+            )
 
     # Effects: each is a proposal, an approval, then the effect itself
 
@@ -220,9 +223,7 @@ class Workspace:
             old, new = arguments["old"], arguments["new"]
             if base_text is None:
                 raise AgentError("path is not accessible")
-            if not old or base_text.count(old) != 1:
-                raise AgentError("old text must occur exactly once")
-            proposed = base_text.replace(old, new, 1)
+            proposed = apply_edit(base_text, old, new)
         else:
             proposed = arguments["content"]
         try:

@@ -29,11 +29,29 @@ def test_the_protect_flag_keeps_matching_files_from_the_model(tmp_path: Path) ->
     project.mkdir()
     (project / "deploy.yaml").write_text("password: hunter2\n")
     script = tmp_path / "script.jsonl"
-    script.write_text(json.dumps({"tool": "read_file", "path": "deploy.yaml"}) + "\n"
-                      + json.dumps({"final": "done"}) + "\n")
+    script.write_text(
+        json.dumps({"tool": "read_file", "path": "deploy.yaml"})
+        + "\n"
+        + json.dumps({"final": "done"})
+        + "\n"
+    )
     output = io.StringIO()
-    main(["agent", "read it", "--root", str(project), "--model", f"scripted:{script}",
-          "--protect", "*.yml", "--protect", "*.YAML"], stdin=io.StringIO(), stdout=output)
+    main(
+        [
+            "agent",
+            "read it",
+            "--root",
+            str(project),
+            "--model",
+            f"scripted:{script}",
+            "--protect",
+            "*.yml",
+            "--protect",
+            "*.YAML",
+        ],
+        stdin=io.StringIO(),
+        stdout=output,
+    )
 
     assert "error: path is not accessible" in output.getvalue()
     assert "hunter2" not in output.getvalue()

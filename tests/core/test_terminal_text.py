@@ -56,13 +56,13 @@ def test_the_cli_escapes_model_chosen_text_in_diffs_paths_observations_and_answe
     model = scripted(
         tmp_path / "script.jsonl",
         {"tool": "read_file", "path": "notes.txt"},
-        {"tool": "write_file", "path": "app.py",
-         "content": "x = 1\n\x1b[2K\x1b[1Gsafe = True\n"},
+        {"tool": "write_file", "path": "app.py", "content": "x = 1\n\x1b[2K\x1b[1Gsafe = True\n"},
         {"tool": "write_file", "path": "\u202egnp.py", "content": "y\r\n"},
         {"final": "done \x1b]0;title\x07 \u202e"},
     )
-    output = run_cli(["agent", "go", "--root", str(project), "--allow-writes",
-                      "--model", model], "y\ny\n")
+    output = run_cli(
+        ["agent", "go", "--root", str(project), "--allow-writes", "--model", model], "y\ny\n"
+    )
 
     assert_nothing_hidden(output)
     assert "\\x1b[31mred\\x9b" in output

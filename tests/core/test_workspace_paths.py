@@ -513,8 +513,8 @@ def test_protected_names_are_refused_for_new_files(tmp_path: Path, raw: str) -> 
 
 
 def test_list_files_skips_credential_files_and_editor_settings(tmp_path: Path) -> None:
-    for name in (".envrc", ".netrc", "bundle.p12", "app.py", ".vscode/settings.json",
-                 ".vscode/extensions.json", ".kube/config", ".kube/notes.md"):
+    names = (".envrc", ".netrc", "bundle.p12", "app.py", ".vscode/settings.json")
+    for name in (*names, ".vscode/extensions.json", ".kube/config", ".kube/notes.md"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x\n")
     workspace = workspace_at(tmp_path)

@@ -39,6 +39,7 @@ class Settings:
     max_tokens: int = 1024
     constrained_decoding: bool = True
     confirm_timeout_seconds: float = 600.0
+    protected_patterns: tuple[str, ...] = ()
 
     def policy(self, root: Path) -> ToolPolicy:
         return ToolPolicy(
@@ -47,6 +48,7 @@ class Settings:
             allowed_commands=self.allowed_commands,
             max_write_bytes=self.max_write_bytes,
             command_timeout_seconds=self.command_timeout_seconds,
+            protected_patterns=self.protected_patterns,
         )
 
     def receipt_log_path(self, root: Path) -> Path:
@@ -117,6 +119,27 @@ def _commands(value: Any, problems: list[str]) -> tuple[tuple[str, ...], ...] | 
     return tuple(commands)
 
 
+def _patterns(value: Any, problems: list[str]) -> tuple[str, ...] | None:
+    name = "protectedPatterns"
+    if (
+        not isinstance(value, list)
+        or len(value) > MAX_COMMANDS
+        or not all(
+            isinstance(pattern, str)
+            and pattern.strip()
+            and "\0" not in pattern
+            and len(pattern) <= MAX_TEXT_CHARS
+            for pattern in value
+        )
+    ):
+        problems.append(
+            f"{name} must be an array of at most {MAX_COMMANDS} non-empty patterns "
+            '(such as ["*.yaml", "deploy/prod.*"])'
+        )
+        return None
+    return tuple(value)
+
+
 def _receipt_log(value: Any, problems: list[str]) -> str | None:
     text = _text(value, "receiptLog", problems)
     if text is None:
@@ -162,6 +185,7 @@ def parse_settings(raw: Any) -> Settings:
             "confirm_timeout_seconds",
             lambda v: _positive_seconds(v, "confirmTimeoutSeconds", problems),
         ),
+        "protectedPatterns": ("protected_patterns", lambda v: _patterns(v, problems)),
     }
     for key, (field_name, check) in checks.items():
         value = raw.get(key)
