@@ -128,17 +128,13 @@ def remove_stale_temporaries(directory_fd: int) -> None:
     STALE_TEMPORARY_SECONDS, so a write still in progress in another process is spared.
     """
     cutoff = time.time() - STALE_TEMPORARY_SECONDS
-    for name, info in directory_entries(directory_fd):
-        if (
-            is_temporary_name(name)
-            and stat.S_ISREG(info.st_mode)
-            and info.st_nlink == 1
-            and info.st_mtime < cutoff
-        ):
-            try:
+    for name in filter(is_temporary_name, os.listdir(directory_fd)):
+        try:
+            info = os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and info.st_mtime < cutoff:
                 os.unlink(name, dir_fd=directory_fd)
-            except OSError:
-                pass
+        except OSError:
+            continue
 
 
 def _kept_permissions(fd: int, mode: int, original: os.stat_result) -> int:
