@@ -80,7 +80,7 @@ def _matches(parts: Sequence[str], patterns: tuple[str, ...]) -> bool:
         width = len(pattern)
         for start in range(len(folded) - width + 1):
             window = folded[start : start + width]
-            if all(part.fullmatch(name) for part, name in zip(pattern, window, strict=True)):
+            if all(rule.fullmatch(name) for rule, name in zip(pattern, window, strict=True)):
                 return True
     return False
 

@@ -174,7 +174,6 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="changing a file's own
 
 @needs_root
 def test_an_edit_by_root_keeps_the_owner_group_and_setuid_bit(tmp_path: Path) -> None:
-    tmp_path.chmod(0o755)
     target = tmp_path / "tool.sh"
     target.write_text("echo 1\n")
     os.chown(target, 1000, 1000)
