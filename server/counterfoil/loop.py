@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from .actions import Action, FinalAction, ToolAction, parse_action
 from .errors import AgentError
@@ -13,6 +13,17 @@ from .workspace import Workspace
 
 Messages = list[dict[str, str]]
 IDENTICAL_ACTION_ERROR = "error: identical action loop detected"
+
+
+@runtime_checkable
+class ConfiguresTools(Protocol):
+    """The optional hook of a generate callable: `run_agent` calls `configure_tools` once,
+    before the first step, with the tools the workspace enables and its allowed commands, so
+    a model that constrains its output spells only those."""
+
+    def configure_tools(
+        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+    ) -> None: ...
 
 
 def initial_messages(task: str, system_prompt: str) -> Messages:
@@ -80,9 +91,17 @@ def run_agent(
     *,
     should_stop: Callable[[], bool] | None = None,
 ) -> AgentRun:
-    """Run until a final answer or a limit; `should_stop` is asked before each model call."""
+    """Run until a final answer or a limit; `should_stop` is asked before each model call.
+
+    A `generate` with `configure_tools` (see `ConfiguresTools`) is told the enabled tools first.
+    """
     limits = limits or AgentLimits()
     conversation = _Conversation(initial_messages(task, build_system_prompt(workspace)))
+    if isinstance(generate, ConfiguresTools):
+        try:
+            generate.configure_tools(workspace.available_tools, workspace.policy.allowed_commands)
+        except Exception as error:  # noqa: BLE001 - like a model failure, it ends the run
+            return AgentRun(False, "model_error", None, (), (), f"{type(error).__name__}: {error}")
     invalid = 0
     last_action: ToolAction | None = None
     repeats = 0

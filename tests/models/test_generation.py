@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
-from counterfoil.models import load_generate
+from counterfoil.models import GenerationOptions, ModelProgress, ProgressCallback, load_generate
 from counterfoil.models.mlx import MLXGenerate
 
 MESSAGES = [
@@ -13,8 +14,10 @@ MESSAGES = [
 ]
 
 
-def _generate(spec: str, **options: object) -> MLXGenerate:
-    generate = load_generate(spec, **options)
+def _generate(
+    spec: str, on_progress: ProgressCallback | None = None, **options: Any
+) -> MLXGenerate:
+    generate = load_generate(spec, GenerationOptions(**options), on_progress=on_progress)
     assert isinstance(generate, MLXGenerate)
     return generate
 
@@ -36,9 +39,10 @@ def test_chat_template_leaves_thinking_to_the_model_when_enabled(tiny_model_spec
 
 
 def test_streamed_pieces_add_up_to_the_returned_action(tiny_model_spec: str) -> None:
-    pieces: list[str] = []
-    generate = _generate(tiny_model_spec, max_tokens=32, on_token=pieces.append)
+    reports: list[ModelProgress] = []
+    generate = _generate(tiny_model_spec, max_tokens=32, on_progress=reports.append)
     response = generate(MESSAGES)
+    pieces = [report.text for report in reports if report.state == "generating"]
     assert len(pieces) > 1
     assert "".join(pieces).strip() == response
 
@@ -90,9 +94,9 @@ def test_constrained_thinking_response_ends_with_a_valid_action(
 ) -> None:
     from counterfoil import parse_action
 
-    streamed: list[str] = []
+    streamed: list[ModelProgress] = []
     generate = _generate(
-        tiny_model_spec, enable_thinking=True, max_tokens=max_tokens, on_token=streamed.append
+        tiny_model_spec, enable_thinking=True, max_tokens=max_tokens, on_progress=streamed.append
     )
     response = generate(MESSAGES)
     parse_action(response)

@@ -1,18 +1,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
-from counterfoil.models import load_generate
+from counterfoil.models import GenerationOptions, ProgressCallback, load_generate
 from counterfoil.models.mlx import MLXGenerate
 
 Messages = list[dict[str, str]]
 Converse = Callable[..., list[Messages]]
 
 
-def _generate(spec: str, **options: object) -> MLXGenerate:
-    generate = load_generate(spec, **options)
+def _generate(
+    spec: str, on_progress: ProgressCallback | None = None, **options: Any
+) -> MLXGenerate:
+    generate = load_generate(spec, GenerationOptions(**options), on_progress=on_progress)
     assert isinstance(generate, MLXGenerate)
     return generate
 

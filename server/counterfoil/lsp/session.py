@@ -18,14 +18,14 @@ from typing import Any
 
 from ..actions import ToolAction
 from ..errors import AgentError
-from ..loop import AgentEvent, AgentLimits, run_agent
+from ..loop import AgentEvent, run_agent
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
+from ..settings import Settings
 from ..workspace import Workspace
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
 from .model_host import ModelHost, ModelLoadFailed
 from .protocol import event_dict, failed_run, receipt_dict, run_result, tool_table
-from .settings import Settings
 
 EVENT_METHOD = "counterfoil/event"
 RECEIPT_METHOD = "counterfoil/receipt"
@@ -212,9 +212,8 @@ class Session:
             self.channel.show_message("error", f"Counterfoil: {error.message}")
             return failed_run(error.reason, error.message)
         token = self.channel.begin_progress("Counterfoil", goal[:80])
-        step = 0
 
-        def report(message: str) -> None:
+        def report(step: int, message: str) -> None:
             self.channel.report_progress(token, f"step {step}: {message}")
 
         def on_event(event: AgentEvent) -> None:
@@ -225,16 +224,11 @@ class Session:
             if event.result is not None:
                 self.channel.log(f"step {event.step} observation: {event.result}")
 
-        def counting(messages: list[dict[str, str]]) -> str:
-            nonlocal step
-            step += 1
-            return generate(messages)
-
         try:
             if job.stopping:
                 return failed_run("cancelled", None)
             try:
-                loaded = self.models.load(settings, root, workspace.available_tools)
+                loaded = self.models.load(settings, root)
             except ModelLoadFailed as error:
                 self.channel.show_message("error", str(error))
                 return failed_run("model_error", str(error))
@@ -242,9 +236,9 @@ class Session:
             self.channel.log(f"run started: {goal}")
             run = run_agent(
                 goal,
-                counting,
+                generate,
                 workspace,
-                AgentLimits(max_steps=settings.max_steps),
+                settings.limits(),
                 on_event,
                 should_stop=lambda: job.stopping,
             )
