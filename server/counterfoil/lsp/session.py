@@ -183,18 +183,27 @@ class Session:
     def _workspace(
         self, job: Job, settings: Settings, root: Path, collected: list[EffectReceipt]
     ) -> tuple[Workspace, Callable[[], None]]:
-        """A Workspace for one operation; raises WorkspaceUnavailable with a reason to show."""
+        """A Workspace for one operation whose receipts go to `collected` and the client.
+
+        When the root or the log cannot be used the person is told, and WorkspaceUnavailable
+        carries the reason for the result.
+        """
+
+        def unavailable(reason: str, message: str) -> WorkspaceUnavailable:
+            self.channel.show_message("error", f"Counterfoil: {message}")
+            return WorkspaceUnavailable(reason, message)
+
         try:
             policy = settings.policy(root)
         except ValueError as error:
-            raise WorkspaceUnavailable("workspace_error", str(error)) from None
+            raise unavailable("workspace_error", str(error)) from None
         log = settings.receipt_log_path(root)
         try:
             log.parent.mkdir(parents=True, exist_ok=True)
             store = ReceiptStore(log)
         except (AgentError, OSError) as error:
             message = f"could not open the receipt log {log}: {error}"
-            raise WorkspaceUnavailable("receipt_log_error", message) from None
+            raise unavailable("receipt_log_error", message) from None
 
         def on_receipt(receipt: EffectReceipt) -> None:
             collected.append(receipt)
@@ -205,11 +214,9 @@ class Session:
         return workspace, unsubscribe
 
     def _run(self, job: Job, settings: Settings, root: Path, goal: str) -> dict[str, Any]:
-        collected: list[EffectReceipt] = []
         try:
-            workspace, unsubscribe = self._workspace(job, settings, root, collected)
+            workspace, unsubscribe = self._workspace(job, settings, root, [])
         except WorkspaceUnavailable as error:
-            self.channel.show_message("error", f"Counterfoil: {error.message}")
             return failed_run(error.reason, error.message)
         token = self.channel.begin_progress("Counterfoil", goal[:80])
 
@@ -257,7 +264,6 @@ class Session:
         try:
             workspace, unsubscribe = self._workspace(job, settings, root, collected)
         except WorkspaceUnavailable as error:
-            self.channel.show_message("error", f"Counterfoil: {error.message}")
             return {"observation": f"error: {error.message}", "receipt": None}
         try:
             observation = workspace.execute(ToolAction("run_command", {"argv": argv}))
