@@ -36,6 +36,8 @@ MAX_SECONDS = 86_400
 MAX_COMMANDS = 256
 MAX_TEXT_CHARS = 4096
 
+NO_COMMANDS: tuple[tuple[str, ...], ...] = ()
+
 T = TypeVar("T")
 
 
@@ -118,7 +120,7 @@ def setting(default: T, key: str, check: Callable[[object], T]) -> Any:
 class Settings:
     model: str = setting(DEFAULT_MODEL, "model", text)
     allow_writes: bool = setting(False, "allowWrites", boolean)
-    allowed_commands: tuple[tuple[str, ...], ...] = setting((), "allowedCommands", commands)
+    allowed_commands: tuple[tuple[str, ...], ...] = setting(NO_COMMANDS, "allowedCommands", commands)
     receipt_log: str = setting(DEFAULT_RECEIPT_LOG, "receiptLog", receipt_log)
     max_write_bytes: int = setting(64 * 1024, "maxWriteBytes", positive_int(MAX_WRITE_BYTES_LIMIT))
     command_timeout_seconds: float = setting(30.0, "commandTimeoutSeconds", seconds)

@@ -26,12 +26,12 @@ NO_WORKSPACE = -32002
 
 class RunInProgress(JsonRpcServerError):
     def __init__(self) -> None:
-        super().__init__("a Counterfoil run is already in progress", RUN_IN_PROGRESS)
+        super().__init__("a Counterfoil run is already in progress", RUN_IN_PROGRESS)  # type: ignore[no-untyped-call]
 
 
 class NoWorkspace(JsonRpcServerError):
     def __init__(self) -> None:
-        super().__init__("no workspace folder is open", NO_WORKSPACE)
+        super().__init__("no workspace folder is open", NO_WORKSPACE)  # type: ignore[no-untyped-call]
 
 
 def invalid_params(message: str) -> JsonRpcInvalidParams:
