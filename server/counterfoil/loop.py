@@ -43,8 +43,12 @@ class AgentLimits:
     max_identical_actions: int = 2
 
     def __post_init__(self) -> None:
-        for name in ("max_steps", "max_context_chars", "max_invalid_actions",
-                     "max_identical_actions"):
+        for name in (
+            "max_steps",
+            "max_context_chars",
+            "max_invalid_actions",
+            "max_identical_actions",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer")
@@ -106,10 +110,12 @@ def run_agent(
     last_action: ToolAction | None = None
     repeats = 0
 
-    def finish(completed: bool, reason: str, final: str | None = None,
-               error: str | None = None) -> AgentRun:
-        return AgentRun(completed, reason, final, tuple(conversation.events),
-                        workspace.modified_files, error)
+    def finish(
+        completed: bool, reason: str, final: str | None = None, error: str | None = None
+    ) -> AgentRun:
+        return AgentRun(
+            completed, reason, final, tuple(conversation.events), workspace.modified_files, error
+        )
 
     for step in range(1, limits.max_steps + 1):
         if should_stop is not None and should_stop():
@@ -139,8 +145,7 @@ def run_agent(
         repeats = repeats + 1 if action == last_action else 1
         last_action = action
         if repeats > limits.max_identical_actions:
-            conversation.record(AgentEvent(step, response, None, IDENTICAL_ACTION_ERROR),
-                                on_event)
+            conversation.record(AgentEvent(step, response, None, IDENTICAL_ACTION_ERROR), on_event)
             return finish(False, "repeated_action_limit")
         result = workspace.execute(action)
         conversation.record(AgentEvent(step, response, action, result), on_event)

@@ -120,7 +120,9 @@ def setting(default: T, key: str, check: Callable[[object], T]) -> Any:
 class Settings:
     model: str = setting(DEFAULT_MODEL, "model", text)
     allow_writes: bool = setting(False, "allowWrites", boolean)
-    allowed_commands: tuple[tuple[str, ...], ...] = setting(NO_COMMANDS, "allowedCommands", commands)
+    allowed_commands: tuple[tuple[str, ...], ...] = setting(
+        NO_COMMANDS, "allowedCommands", commands
+    )
     receipt_log: str = setting(DEFAULT_RECEIPT_LOG, "receiptLog", receipt_log)
     max_write_bytes: int = setting(64 * 1024, "maxWriteBytes", positive_int(MAX_WRITE_BYTES_LIMIT))
     command_timeout_seconds: float = setting(30.0, "commandTimeoutSeconds", seconds)
@@ -130,9 +132,7 @@ class Settings:
     confirm_timeout_seconds: float = setting(600.0, "confirmTimeoutSeconds", seconds)
 
     @classmethod
-    def from_mapping(
-        cls, raw: object, *, names: Mapping[str, str] | None = None
-    ) -> Settings:
+    def from_mapping(cls, raw: object, *, names: Mapping[str, str] | None = None) -> Settings:
         """Settings from a mapping of setting keys (None: the defaults), or SettingsError naming
         every bad key.
 

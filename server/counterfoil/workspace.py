@@ -19,9 +19,7 @@ from .policy import ToolPolicy
 from .proposals import CommandProposal, EditProposal, ToolProposal, sha256_hex
 from .receipts import EffectReceipt, ReceiptStore
 
-PROTECTED_NAMES = frozenset(
-    {".aws", ".env", ".git", ".ssh", "credentials", "id_ed25519", "id_rsa"}
-)
+PROTECTED_NAMES = frozenset({".aws", ".env", ".git", ".ssh", "credentials", "id_ed25519", "id_rsa"})
 MAX_PATH_CHARS = 4096
 
 ConfirmTool = Callable[[ToolAction], object]

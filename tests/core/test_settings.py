@@ -38,9 +38,20 @@ def test_flags_left_out_take_the_settings_defaults(tmp_path: Path) -> None:
 
 def test_flags_given_become_settings(tmp_path: Path) -> None:
     args = build_parser().parse_args(
-        ["agent", "goal", "--root", str(tmp_path), "--allow-writes", "--no-constrain",
-         "--allow-command", "python validate.py", "--max-steps", "3",
-         "--command-timeout", "5"]
+        [
+            "agent",
+            "goal",
+            "--root",
+            str(tmp_path),
+            "--allow-writes",
+            "--no-constrain",
+            "--allow-command",
+            "python validate.py",
+            "--max-steps",
+            "3",
+            "--command-timeout",
+            "5",
+        ]
     )
     assert agent_settings(args) == Settings(
         allow_writes=True,

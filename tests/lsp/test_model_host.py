@@ -23,9 +23,7 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> Loads:
     """Replace the real loader with one that streams three tokens per call."""
     calls: Loads = []
 
-    def fake_load(
-        spec: str, options: GenerationOptions, *, on_progress: ProgressCallback
-    ) -> Any:
+    def fake_load(spec: str, options: GenerationOptions, *, on_progress: ProgressCallback) -> Any:
         calls.append((spec, options))
         on_progress(ModelProgress("loading", message="reading weights"))
         if spec == "broken":

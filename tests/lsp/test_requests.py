@@ -158,9 +158,7 @@ async def test_invalid_initialization_options_fall_back_to_the_defaults(
 
     assert status["allowWrites"] is False
     assert status["allowedCommands"] == []
-    await daemon.until(
-        lambda: any("allowedCommands" in m.message for m in daemon.client.messages)
-    )
+    await daemon.until(lambda: any("allowedCommands" in m.message for m in daemon.client.messages))
 
 
 async def test_a_settings_change_waits_for_the_next_run(

@@ -156,9 +156,7 @@ class ModelHost:
             for listener in listeners:
                 listener(progress)
             return
-        self.publish(
-            progress.state, progress.message, progress, force=progress.state != self.state
-        )
+        self.publish(progress.state, progress.message, progress, force=progress.state != self.state)
         if progress.state == "loading" and progress.message:
             self._channel.report_progress(self._progress_token, progress.message)
 

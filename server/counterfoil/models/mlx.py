@@ -280,7 +280,9 @@ class MLXGenerate:
         return text.strip()
 
 
-def _counters(state: Literal["generating", "ready"], response: Any, text: str = "") -> ModelProgress:
+def _counters(
+    state: Literal["generating", "ready"], response: Any, text: str = ""
+) -> ModelProgress:
     """A report from mlx-lm's own counters on a `GenerationResponse`."""
     tokens = int(response.generation_tokens)
     return ModelProgress(
