@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from counterfoil import ToolPolicy, Workspace, run_agent
 from counterfoil.lsp import model_host
 from counterfoil.lsp.model_host import ModelHost, ModelLoadFailed
 from counterfoil.models import GenerationOptions, ModelProgress, ProgressCallback
@@ -108,3 +109,25 @@ def test_a_model_that_fails_to_load_is_an_error_state_not_an_exception_elsewhere
 
     assert host.state == "error"
     assert channel.progress[-1] == ("end", "Loading model", "failed")
+
+
+def test_a_runs_generate_passes_the_enabled_tools_on_to_the_model(tmp_path: Path) -> None:
+    told: list[tuple[frozenset[str], object]] = []
+
+    class ToolAware:
+        def configure_tools(self, available_tools: frozenset[str], commands: object) -> None:
+            told.append((available_tools, commands))
+
+        def __call__(self, messages: list[dict[str, str]]) -> str:
+            return '{"final":"x"}'
+
+    host = ModelHost(RecordingChannel())
+    steps: list[tuple[int, str]] = []
+    generate = host.wrap(ToolAware(), lambda step, message: steps.append((step, message)))
+    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True))
+
+    run = run_agent("anything", generate, workspace)
+
+    assert run.completed
+    assert told == [(frozenset({"list_files", "read_file", "write_file", "edit_file"}), ())]
+    assert steps == [(1, "generating"), (1, "response ready")]
