@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from .commands import ResourceLimits
+
 
 @dataclass(frozen=True)
 class ToolPolicy:
@@ -16,6 +18,10 @@ class ToolPolicy:
     allowed_commands: tuple[tuple[str, ...], ...] = ()
     max_write_bytes: int = 64 * 1024
     command_timeout_seconds: float = 30.0
+    pass_environment: tuple[str, ...] = ()  # names passed to commands even if secret-looking
+    limit_cpu_seconds: int | None = None
+    limit_memory_bytes: int | None = None
+    limit_processes: int | None = None
 
     def __post_init__(self) -> None:
         root = Path(self.root)
@@ -47,3 +53,20 @@ class ToolPolicy:
                 isinstance(part, str) and part and "\0" not in part for part in command
             ):
                 raise ValueError("allowed commands must contain non-empty strings without NUL")
+        names = self.pass_environment
+        if not isinstance(names, tuple) or not all(
+            isinstance(name, str) and name and "=" not in name and "\0" not in name
+            for name in names
+        ):
+            raise ValueError("pass_environment must be a tuple of variable names")
+        for limit in (self.limit_cpu_seconds, self.limit_memory_bytes, self.limit_processes):
+            if limit is not None and (
+                not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0
+            ):
+                raise ValueError("command limits must be positive integers")
+
+    @property
+    def command_limits(self) -> ResourceLimits:
+        return ResourceLimits(
+            self.limit_cpu_seconds, self.limit_memory_bytes, self.limit_processes
+        )

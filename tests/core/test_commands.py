@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 import tracemalloc
 from pathlib import Path
@@ -113,3 +114,65 @@ def test_invalid_utf8_output_is_replaced_not_fatal(tmp_path: Path) -> None:
     result = run_bounded([sys.executable, "-c", script], tmp_path, 30.0)
 
     assert result.output == "ok \ufffd\ufffd end"
+
+
+ESCAPING_DESCENDANT = (
+    "import os, sys, time\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    if os.fork() == 0:\n"
+    "        open('escaped.pid', 'w').write(str(os.getpid()))\n"
+    "        time.sleep(1)\n"
+    "        open('escaped.txt', 'w').write('still here')\n"
+    "    os._exit(0)\n"
+    "os.wait()\n"
+    "while not os.path.exists('escaped.pid'):\n"
+    "    time.sleep(0.01)\n"
+    "time.sleep(0.05)\n"
+)
+
+
+def test_a_descendant_that_left_the_session_dies_when_the_command_ends(tmp_path: Path) -> None:
+    result = run_bounded([sys.executable, "-c", ESCAPING_DESCENDANT], tmp_path, 30.0)
+
+    escaped = int((tmp_path / "escaped.pid").read_text())
+    assert result.status == 0
+    assert _wait_dead(escaped, 0.5)
+    assert result.observation().endswith("[killed 1 leftover process]")
+    time.sleep(1.5)
+    assert not (tmp_path / "escaped.txt").exists()
+
+
+def test_a_descendant_that_left_the_session_dies_at_the_timeout(tmp_path: Path) -> None:
+    script = ESCAPING_DESCENDANT + "time.sleep(60)\n"
+    result = run_bounded([sys.executable, "-c", script], tmp_path, timeout_seconds=0.8)
+
+    escaped = int((tmp_path / "escaped.pid").read_text())
+    assert result.timed_out
+    assert _wait_dead(escaped, 0.5)
+    time.sleep(1.5)
+    assert not (tmp_path / "escaped.txt").exists()
+
+
+def test_closing_its_output_early_does_not_end_the_command(tmp_path: Path) -> None:
+    started = time.monotonic()
+    result = run_bounded(
+        ["sh", "-c", "echo before; exec >build.log 2>&1; sleep 1; echo done"], tmp_path, 30.0
+    )
+
+    assert result.observation() == "status: 0\noutput:\nbefore\n"
+    assert time.monotonic() - started >= 1
+    assert (tmp_path / "build.log").read_text() == "done\n"
+
+
+def test_a_stop_request_ends_the_command_and_everything_it_started(tmp_path: Path) -> None:
+    stop = threading.Event()
+    threading.Timer(0.5, stop.set).start()
+    script = ESCAPING_DESCENDANT + "print('waiting', flush=True)\ntime.sleep(60)\n"
+    started = time.monotonic()
+    result = run_bounded([sys.executable, "-c", script], tmp_path, 30.0, stop=stop)
+
+    assert time.monotonic() - started < 5
+    assert result.terminated
+    assert result.observation().startswith("status: terminated\noutput:\nwaiting\n")
+    assert _wait_dead(int((tmp_path / "escaped.pid").read_text()), 0.5)
