@@ -66,6 +66,15 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument("--max-steps", type=_positive_int, default=AgentLimits().max_steps)
     agent.add_argument("--max-tokens", type=_positive_int, default=1024)
     agent.add_argument("--command-timeout", type=float, default=30.0, metavar="SECONDS")
+    agent.add_argument("--pass-env", action="append", default=[], metavar="NAME",
+                       help="pass this variable to commands even if its name looks secret "
+                            "(*KEY*, *SECRET*, *TOKEN*, *PASSWORD*, *CREDENTIAL*; repeatable)")
+    agent.add_argument("--limit-cpu-seconds", type=_positive_int, default=None, metavar="N",
+                       help="RLIMIT_CPU of each command")
+    agent.add_argument("--limit-memory-bytes", type=_positive_int, default=None, metavar="N",
+                       help="RLIMIT_AS (address space) of each command")
+    agent.add_argument("--limit-processes", type=_positive_int, default=None, metavar="N",
+                       help="RLIMIT_NPROC of each command (counts all the user's processes)")
     agent.add_argument("--device", choices=("cpu", "gpu"), default=None)
     agent.add_argument("--enable-thinking", action="store_true")
     agent.add_argument("--no-constrain", dest="constrain", action="store_false",
@@ -153,7 +162,11 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     try:
         policy = ToolPolicy(args.root, allow_writes=args.allow_writes,
                             allowed_commands=tuple(args.allow_command),
-                            command_timeout_seconds=args.command_timeout)
+                            command_timeout_seconds=args.command_timeout,
+                            pass_environment=tuple(args.pass_env),
+                            limit_cpu_seconds=args.limit_cpu_seconds,
+                            limit_memory_bytes=args.limit_memory_bytes,
+                            limit_processes=args.limit_processes)
     except ValueError as error:
         stdout.write(f"error: {error}\n")
         return 2

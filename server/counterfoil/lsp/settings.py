@@ -39,6 +39,10 @@ class Settings:
     max_tokens: int = 1024
     constrained_decoding: bool = True
     confirm_timeout_seconds: float = 600.0
+    pass_environment: tuple[str, ...] = ()
+    limit_cpu_seconds: int | None = None
+    limit_memory_bytes: int | None = None
+    limit_processes: int | None = None
 
     def policy(self, root: Path) -> ToolPolicy:
         return ToolPolicy(
@@ -47,6 +51,10 @@ class Settings:
             allowed_commands=self.allowed_commands,
             max_write_bytes=self.max_write_bytes,
             command_timeout_seconds=self.command_timeout_seconds,
+            pass_environment=self.pass_environment,
+            limit_cpu_seconds=self.limit_cpu_seconds,
+            limit_memory_bytes=self.limit_memory_bytes,
+            limit_processes=self.limit_processes,
         )
 
     def receipt_log_path(self, root: Path) -> Path:
@@ -117,6 +125,17 @@ def _commands(value: Any, problems: list[str]) -> tuple[tuple[str, ...], ...] | 
     return tuple(commands)
 
 
+def _names(value: Any, problems: list[str]) -> tuple[str, ...] | None:
+    if not isinstance(value, list) or len(value) > MAX_COMMANDS or not all(
+        isinstance(name, str) and name and "=" not in name and "\0" not in name
+        and len(name) <= MAX_TEXT_CHARS
+        for name in value
+    ):
+        problems.append("passEnvironment must be an array of environment variable names")
+        return None
+    return tuple(value)
+
+
 def _receipt_log(value: Any, problems: list[str]) -> str | None:
     text = _text(value, "receiptLog", problems)
     if text is None:
@@ -161,6 +180,19 @@ def parse_settings(raw: Any) -> Settings:
         "confirmTimeoutSeconds": (
             "confirm_timeout_seconds",
             lambda v: _positive_seconds(v, "confirmTimeoutSeconds", problems),
+        ),
+        "passEnvironment": ("pass_environment", lambda v: _names(v, problems)),
+        "limitCpuSeconds": (
+            "limit_cpu_seconds",
+            lambda v: _positive_int(v, "limitCpuSeconds", problems, 10**9),
+        ),
+        "limitMemoryBytes": (
+            "limit_memory_bytes",
+            lambda v: _positive_int(v, "limitMemoryBytes", problems, 2**62),
+        ),
+        "limitProcesses": (
+            "limit_processes",
+            lambda v: _positive_int(v, "limitProcesses", problems, 10**7),
         ),
     }
     for key, (field_name, check) in checks.items():
