@@ -22,7 +22,5 @@ def command_environment(
     """`environment` without secret-looking names, except those named in `pass_through`."""
     kept = set(pass_through)
     return {
-        name: value
-        for name, value in environment.items()
-        if name in kept or not looks_secret(name)
+        name: value for name, value in environment.items() if name in kept or not looks_secret(name)
     }

@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -136,13 +137,15 @@ def kill_everything_below(me: int, remembered: ProcessTable) -> set[int]:
         time.sleep(0.005)
 
 
-def _limiter(cpu: str, memory: str, processes: str) -> object:
+def _limiter(cpu: str, memory: str, processes: str) -> Callable[[], None] | None:
     wanted = [
         (resource.RLIMIT_CPU, cpu),
         (resource.RLIMIT_AS, memory),
         (getattr(resource, "RLIMIT_NPROC", None), processes),
     ]
-    chosen = [(kind, int(value)) for kind, value in wanted if value != NO_LIMIT and kind is not None]
+    chosen = [
+        (kind, int(value)) for kind, value in wanted if value != NO_LIMIT and kind is not None
+    ]
     if not chosen:
         return None
 
@@ -180,7 +183,8 @@ def main(arguments: list[str]) -> int:
     remembered: ProcessTable = {}
     report: dict[str, object]
     try:
-        command = subprocess.Popen(argv, preexec_fn=_limiter(cpu, memory, processes))  # type: ignore[arg-type]
+        limits = _limiter(cpu, memory, processes)
+        command = subprocess.Popen(argv, preexec_fn=limits)  # noqa: PLW1509 - one thread here
     except OSError as error:
         report = {"error": [error.errno, error.strerror, error.filename]}
     except (Stop, subprocess.SubprocessError) as error:

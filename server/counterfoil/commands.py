@@ -204,7 +204,9 @@ def run_bounded(
                         timed_out = True
                 if timed_out or terminated:
                     runner.ask_to_stop(now)
-                runner.pump(selector, pipe, min(POLL_SECONDS, max(0.0, deadline - now)) or POLL_SECONDS)
+                runner.pump(
+                    selector, pipe, min(POLL_SECONDS, max(0.0, deadline - now)) or POLL_SECONDS
+                )
             drain_until = time.monotonic() + DRAIN_AFTER_EXIT_SECONDS
             while time.monotonic() < drain_until and runner.pump(selector, pipe, POLL_SECONDS):
                 if not selector.get_map():

@@ -59,14 +59,18 @@ class ToolPolicy:
             for name in names
         ):
             raise ValueError("pass_environment must be a tuple of variable names")
-        for limit in (self.limit_cpu_seconds, self.limit_memory_bytes, self.limit_processes):
-            if limit is not None and (
-                not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0
+        for command_limit in (
+            self.limit_cpu_seconds,
+            self.limit_memory_bytes,
+            self.limit_processes,
+        ):
+            if command_limit is not None and (
+                not isinstance(command_limit, int)
+                or isinstance(command_limit, bool)
+                or command_limit <= 0
             ):
                 raise ValueError("command limits must be positive integers")
 
     @property
     def command_limits(self) -> ResourceLimits:
-        return ResourceLimits(
-            self.limit_cpu_seconds, self.limit_memory_bytes, self.limit_processes
-        )
+        return ResourceLimits(self.limit_cpu_seconds, self.limit_memory_bytes, self.limit_processes)

@@ -36,7 +36,6 @@ from pygls.protocol import (
 
 from .framing import MAX_MESSAGE_BYTES, FdReader, Frame, Oversized, leading_id, read_frames
 
-
 logger = logging.getLogger("counterfoil.lsp")
 
 
@@ -107,7 +106,9 @@ def dispatch(protocol: LanguageServerProtocol, body: bytes) -> None:
     except RecursionError:
         logger.warning("message of %d bytes is nested too deeply", len(body))
         send_error(
-            protocol, leading_id(body[:4096]), JsonRpcParseError(message="message is nested too deeply")
+            protocol,
+            leading_id(body[:4096]),
+            JsonRpcParseError(message="message is nested too deeply"),
         )
         return
     if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
@@ -169,7 +170,7 @@ async def serve_frames(
             continue
         try:
             dispatch(protocol, frame)
-        except Exception as error:  # noqa: BLE001 - one message's failure is its own error
+        except Exception as error:
             logger.exception("could not handle a message of %d bytes", len(frame))
             try:
                 send_error(
@@ -177,7 +178,7 @@ async def serve_frames(
                     leading_id(frame[:4096]),
                     JsonRpcInternalError(message=f"{type(error).__name__}: {error}"),
                 )
-            except Exception:  # noqa: BLE001 - not even the error could be sent; go on
+            except Exception:
                 logger.exception("could not answer the message")
 
 
