@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
-WATCH_INTERVAL_SECONDS = 0.05
+WATCH_INTERVAL_SECONDS = 0.1
 NO_LIMIT = "-"
 
 ProcessTable = dict[int, tuple[int, str]]  # pid -> (parent pid, start time)

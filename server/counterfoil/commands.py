@@ -208,9 +208,8 @@ def run_bounded(
                     selector, pipe, min(POLL_SECONDS, max(0.0, deadline - now)) or POLL_SECONDS
                 )
             drain_until = time.monotonic() + DRAIN_AFTER_EXIT_SECONDS
-            while time.monotonic() < drain_until and runner.pump(selector, pipe, POLL_SECONDS):
-                if not selector.get_map():
-                    break
+            while selector.get_map() and time.monotonic() < drain_until:
+                runner.pump(selector, pipe, POLL_SECONDS)
         finally:
             if process.poll() is None:
                 runner.ask_to_stop(time.monotonic())
@@ -229,9 +228,11 @@ def run_bounded(
         errno, strerror, filename = error
         raise OSError(errno, strerror, filename) if errno is not None else OSError(strerror)
     status = report.get("status")
+    if not isinstance(status, int):  # the runner itself failed: its own exit status
+        status = process.returncode
     killed = report.get("killed")
     return CommandResult(
-        None if timed_out or terminated or not isinstance(status, int) else status,
+        None if timed_out or terminated else status,
         runner.output.text(),
         runner.output.dropped_chars,
         terminated=terminated,
