@@ -2,8 +2,9 @@
 
 An oversized body is skipped without being held in memory, a body that is not JSON gets a
 parse error, a request whose params do not fit its method gets InvalidParams with its id,
-and a request without `params` is taken as `params: null`. Every request is logged to stderr
-when it arrives and when it is answered.
+and a request without `params` is taken as `params: null`; any other failure while handling
+one message is that message's error. Every request is logged to stderr when it arrives and
+when it is answered. Framing, and finding the next message after a bad frame, is framing.py.
 """
 
 from __future__ import annotations
