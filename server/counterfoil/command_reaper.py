@@ -50,7 +50,7 @@ def _prctl(option: int, value: int) -> bool:
         return False
 
 
-def _proc_table() -> ProcessTable:
+def proc_table() -> ProcessTable:
     table: ProcessTable = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -65,7 +65,7 @@ def _proc_table() -> ProcessTable:
     return table
 
 
-def _ps_table() -> ProcessTable:
+def ps_table() -> ProcessTable:
     listing = subprocess.run(
         ["ps", "-A", "-o", "pid=,ppid=,stat=,lstart="],
         capture_output=True,
@@ -81,7 +81,7 @@ def _ps_table() -> ProcessTable:
 
 
 def process_table() -> ProcessTable:
-    return _proc_table() if os.path.isdir("/proc/self") else _ps_table()
+    return proc_table() if os.path.isdir("/proc/self") else ps_table()
 
 
 def descendants(table: ProcessTable, root: int) -> set[int]:
