@@ -6,6 +6,8 @@ directly instead of through pytest-lsp.
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 import queue
 import subprocess
@@ -16,6 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pygls.io_ import StdoutWriter
+
+from counterfoil.lsp.framing import Frame
+from counterfoil.lsp.server import build_server
+from counterfoil.lsp.transport import serve_frames
 
 SERVER_COMMAND = [sys.executable, "-m", "counterfoil.lsp"]
 ANSWER_SECONDS = 10.0
@@ -123,3 +130,27 @@ def test_a_body_nested_too_deeply_is_an_error_not_the_end_of_the_daemon(
     raw_daemon.write(frame(deep_params + nested + b"}"))
     assert raw_daemon.answer(9)["error"]["code"] == -32700
     raw_daemon.still_serves(1)
+
+
+async def test_any_failure_while_handling_a_message_is_that_message_s_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    server = build_server()
+    written = io.BytesIO()
+    server.protocol.set_writer(StdoutWriter(written))
+
+    def fail(data: Any) -> Any:
+        raise RuntimeError("cannot structure this")
+
+    monkeypatch.setattr(server.protocol, "structure_message", fail)
+    frames: asyncio.Queue[Frame] = asyncio.Queue()
+    for frame_body in (request(7, "counterfoil/status"), request(8, "counterfoil/status"), None):
+        frames.put_nowait(frame_body)
+    await serve_frames(frames, server.protocol, threading.Event())
+
+    answers = [
+        json.loads(part.split(b"Content-Length")[0])
+        for part in written.getvalue().split(b"\r\n\r\n")[1:]
+    ]
+    assert [(a["id"], a["error"]["code"]) for a in answers] == [(7, -32603), (8, -32603)]
+    assert "cannot structure this" in answers[0]["error"]["message"]
