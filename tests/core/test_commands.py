@@ -1,4 +1,4 @@
-"""run_command: no shell, the whole process group bounded in time, output bounded in memory."""
+"""run_command: no shell, nothing it started outlives it, output bounded in memory."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from tests.processes import wait_dead
+
 from counterfoil.commands import OUTPUT_LIMIT_CHARS, run_bounded
 
 SLEEPING_GRANDCHILD = (
@@ -16,24 +18,6 @@ SLEEPING_GRANDCHILD = (
     "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
     "print(child.pid, flush=True)\n"
 )
-
-
-def _alive(pid: int) -> bool:
-    """True while the process exists and is not a zombie waiting to be reaped."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
-
-
-def _wait_dead(pid: int, seconds: float = 3.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not _alive(pid):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
@@ -46,7 +30,7 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert result.observation().startswith("status: timeout\noutput:\n")
     assert elapsed < 5
     grandchild = int(result.output.split()[0])
-    assert _wait_dead(grandchild)
+    assert wait_dead(grandchild)
 
 
 def test_a_grandchild_holding_the_pipe_does_not_keep_the_call_waiting(tmp_path: Path) -> None:
@@ -56,7 +40,7 @@ def test_a_grandchild_holding_the_pipe_does_not_keep_the_call_waiting(tmp_path: 
 
     assert result.status == 0
     assert elapsed < 5
-    assert _wait_dead(int(result.output.split()[0]))
+    assert wait_dead(int(result.output.split()[0]))
 
 
 def test_output_keeps_the_first_characters_and_says_how_many_were_dropped(
@@ -137,7 +121,7 @@ def test_a_descendant_that_left_the_session_dies_when_the_command_ends(tmp_path:
 
     escaped = int((tmp_path / "escaped.pid").read_text())
     assert result.status == 0
-    assert _wait_dead(escaped, 0.5)
+    assert wait_dead(escaped, 0.5)
     assert result.observation().endswith("[killed 1 leftover process]")
     time.sleep(1.5)
     assert not (tmp_path / "escaped.txt").exists()
@@ -149,7 +133,7 @@ def test_a_descendant_that_left_the_session_dies_at_the_timeout(tmp_path: Path) 
 
     escaped = int((tmp_path / "escaped.pid").read_text())
     assert result.timed_out
-    assert _wait_dead(escaped, 0.5)
+    assert wait_dead(escaped, 0.5)
     time.sleep(1.5)
     assert not (tmp_path / "escaped.txt").exists()
 
@@ -182,4 +166,4 @@ def test_a_stop_request_ends_the_command_and_everything_it_started(tmp_path: Pat
 
     assert result.terminated
     assert result.observation().startswith("status: terminated\noutput:\nwaiting\n")
-    assert _wait_dead(int((tmp_path / "escaped.pid").read_text()), 0.5)
+    assert wait_dead(int((tmp_path / "escaped.pid").read_text()), 0.5)

@@ -6,6 +6,8 @@ import json
 import time
 from pathlib import Path
 
+from tests.processes import alive
+
 from .conftest import StartDaemon
 
 LONG_ARGV = ["python", "long.py"]
@@ -15,14 +17,6 @@ LONG_COMMAND = (
     "print('started', flush=True)\n"
     "time.sleep(120)\n"
 )
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
 
 
 async def test_shutdown_ends_a_running_command_and_records_it(
@@ -41,7 +35,7 @@ async def test_shutdown_ends_a_running_command_and_records_it(
     pending.cancel()
 
     assert time.monotonic() - started < 10
-    assert not _alive(pid)
+    assert not alive(pid)
     log = demo_project / ".counterfoil" / "receipts.jsonl"
     [line] = log.read_text(encoding="utf-8").splitlines()
     receipt = json.loads(line)
