@@ -138,19 +138,16 @@ class _Runner:
         elif now - self.stop_sent_at > STOP_GRACE_SECONDS:
             _signal_group(self.process, signal.SIGKILL)
 
-    def pump(self, selector: selectors.BaseSelector, pipe: int, wait: float) -> bool:
-        """Read what is there; False at end of output (the command may still be running)."""
+    def pump(self, selector: selectors.BaseSelector, pipe: int) -> None:
+        """Read what is there; at end of output stop reading (the command may still run)."""
         if not selector.get_map():
-            time.sleep(wait)
-            return True
-        if not selector.select(wait):
-            return True
-        chunk = os.read(pipe, READ_CHUNK_BYTES)
-        if not chunk:
-            selector.unregister(pipe)
-            return False
-        self.output.feed(chunk)
-        return True
+            time.sleep(POLL_SECONDS)
+        elif selector.select(POLL_SECONDS):
+            chunk = os.read(pipe, READ_CHUNK_BYTES)
+            if chunk:
+                self.output.feed(chunk)
+            else:
+                selector.unregister(pipe)
 
 
 def run_bounded(
@@ -204,12 +201,10 @@ def run_bounded(
                         timed_out = True
                 if timed_out or terminated:
                     runner.ask_to_stop(now)
-                runner.pump(
-                    selector, pipe, min(POLL_SECONDS, max(0.0, deadline - now)) or POLL_SECONDS
-                )
+                runner.pump(selector, pipe)
             drain_until = time.monotonic() + DRAIN_AFTER_EXIT_SECONDS
             while selector.get_map() and time.monotonic() < drain_until:
-                runner.pump(selector, pipe, POLL_SECONDS)
+                runner.pump(selector, pipe)
         finally:
             if process.poll() is None:
                 runner.ask_to_stop(time.monotonic())
