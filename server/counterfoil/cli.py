@@ -37,6 +37,10 @@ SETTING_FLAGS = {
     "commandTimeoutSeconds": "--command-timeout",
     "constrainedDecoding": "--no-constrain",
     "protectedPatterns": "--protect",
+    "passEnvironment": "--pass-env",
+    "limitCpuSeconds": "--limit-cpu-seconds",
+    "limitMemoryBytes": "--limit-memory-bytes",
+    "limitProcesses": "--limit-processes",
 }
 
 
@@ -81,6 +85,15 @@ def build_parser() -> argparse.ArgumentParser:
                        help=f"default {default('maxTokens')}")
     agent.add_argument("--command-timeout", dest="commandTimeoutSeconds", type=float,
                        metavar="SECONDS", help=f"default {default('commandTimeoutSeconds')}")
+    agent.add_argument("--pass-env", dest="passEnvironment", action="append", metavar="NAME",
+                       help="pass this variable to commands even if its name looks secret "
+                            "(*KEY*, *SECRET*, *TOKEN*, *PASSWORD*, *CREDENTIAL*; repeatable)")
+    agent.add_argument("--limit-cpu-seconds", dest="limitCpuSeconds", type=int, metavar="N",
+                       help="RLIMIT_CPU of each command")
+    agent.add_argument("--limit-memory-bytes", dest="limitMemoryBytes", type=int, metavar="N",
+                       help="RLIMIT_AS (address space) of each command")
+    agent.add_argument("--limit-processes", dest="limitProcesses", type=int, metavar="N",
+                       help="RLIMIT_NPROC of each command (counts all the user's processes)")
     agent.add_argument("--device", choices=("cpu", "gpu"), default=None)
     agent.add_argument("--enable-thinking", action="store_true")
     agent.add_argument("--no-constrain", dest="constrainedDecoding", action="store_const",

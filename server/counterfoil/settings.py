@@ -123,6 +123,23 @@ def patterns(value: object) -> tuple[str, ...]:
     return tuple(value)
 
 
+def variable_names(value: object) -> tuple[str, ...]:
+    if (
+        not isinstance(value, (list, tuple))
+        or len(value) > MAX_COMMANDS
+        or not all(
+            isinstance(name, str)
+            and name
+            and "=" not in name
+            and "\0" not in name
+            and len(name) <= MAX_TEXT_CHARS
+            for name in value
+        )
+    ):
+        raise Invalid("must be an array of environment variable names")
+    return tuple(value)
+
+
 def receipt_log(value: object) -> str:
     path = text(value)
     pure = PurePosixPath(path)
@@ -151,6 +168,10 @@ class Settings:
     constrained_decoding: bool = setting(True, "constrainedDecoding", boolean)
     confirm_timeout_seconds: float = setting(600.0, "confirmTimeoutSeconds", seconds)
     protected_patterns: tuple[str, ...] = setting(NO_PATTERNS, "protectedPatterns", patterns)
+    pass_environment: tuple[str, ...] = setting(NO_PATTERNS, "passEnvironment", variable_names)
+    limit_cpu_seconds: int | None = setting(None, "limitCpuSeconds", positive_int(10**9))
+    limit_memory_bytes: int | None = setting(None, "limitMemoryBytes", positive_int(2**62))
+    limit_processes: int | None = setting(None, "limitProcesses", positive_int(10**7))
 
     @classmethod
     def from_mapping(cls, raw: object, *, names: Mapping[str, str] | None = None) -> Settings:
@@ -198,6 +219,10 @@ class Settings:
             max_write_bytes=self.max_write_bytes,
             command_timeout_seconds=self.command_timeout_seconds,
             protected_patterns=self.protected_patterns,
+            pass_environment=self.pass_environment,
+            limit_cpu_seconds=self.limit_cpu_seconds,
+            limit_memory_bytes=self.limit_memory_bytes,
+            limit_processes=self.limit_processes,
         )
 
     def limits(self) -> AgentLimits:

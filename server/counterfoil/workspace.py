@@ -50,8 +50,10 @@ class Workspace:
         receipt_store: ReceiptStore | None = None,
         *,
         confirm_proposal: ConfirmProposal | None = None,
+        stop_commands: threading.Event | None = None,
     ) -> None:
         self.policy = policy
+        self.stop_commands = stop_commands  # set: a running command is ended and receipted
         self.confirm_tool = confirm_tool
         self.confirm_proposal = confirm_proposal
         self.receipt_store = receipt_store if receipt_store is not None else ReceiptStore()
@@ -294,7 +296,12 @@ class Workspace:
     def _run_command(self, proposal: CommandProposal) -> str:
         try:
             outcome = run_bounded(
-                proposal.argv, self.policy.root, self.policy.command_timeout_seconds
+                proposal.argv,
+                self.policy.root,
+                self.policy.command_timeout_seconds,
+                pass_environment=self.policy.pass_environment,
+                limits=self.policy.command_limits,
+                stop=self.stop_commands,
             )
         except OSError as error:
             raise AgentError(f"could not run command: {error}") from None

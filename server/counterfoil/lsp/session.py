@@ -210,7 +210,12 @@ class Session:
             self.channel.notify(RECEIPT_METHOD, receipt_dict(receipt))
 
         unsubscribe = store.subscribe(on_receipt)
-        workspace = Workspace(policy, receipt_store=store, confirm_proposal=job.bridge)
+        workspace = Workspace(
+            policy,
+            receipt_store=store,
+            confirm_proposal=job.bridge,
+            stop_commands=job.bridge.stop,
+        )
         return workspace, unsubscribe
 
     def _run(self, job: Job, settings: Settings, root: Path, goal: str) -> dict[str, Any]:
