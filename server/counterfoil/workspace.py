@@ -277,7 +277,7 @@ class Workspace:
     def _perform_approved(self, proposal: ToolProposal) -> str:
         if not self._approved(proposal):
             raise AgentError("operator denied the tool action")
-        self.receipt_store.check_writable(proposal.tool_call_id)
+        self.receipt_store.check_writable()
         if proposal.kind == "edit":
             self._keep_file_bytes(proposal)
         if proposal.kind == "command":
