@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TextIO
 
 from .actions import action_to_json
-from .errors import AgentError
 from .loop import AgentEvent, AgentLimits, run_agent
 from .policy import ToolPolicy
 from .proposals import ToolProposal

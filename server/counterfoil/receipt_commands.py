@@ -65,8 +65,7 @@ def _verify(args: argparse.Namespace, stdout: TextIO) -> int:
             stdout.write(f"error: could not read public key {args.public_key}: {error}\n")
             return 2
     report = verify_receipt_log(args.path, public_key=public_key, root=args.root)
-    for line in report.drift:
-        stdout.write(f"drift: {line}\n")
+    stdout.writelines(f"drift: {line}\n" for line in report.drift)
     if report.ok:
         signed = ", signatures checked" if public_key is not None else ""
         stdout.write(f"ok: {report.count} receipts verified in {args.path}{signed}\n")
@@ -91,8 +90,8 @@ def describe_receipt(receipt: EffectReceipt) -> str:
         target = str(arguments.get("path", ""))
     when = evidence.get("time", "-")
     run = str(evidence.get("run_id", "-"))[:12]
-    lines = [f"{receipt.tool_call_id}  {when}  run {run}  {receipt.tool:<11} "
-             f"{receipt.exit_state:<5} {target}"]
+    lines = [(f"{receipt.tool_call_id}  {when}  run {run}  {receipt.tool:<11} "
+             f"{receipt.exit_state:<5} {target}")]
     if "result_sha256" in evidence:
         lines.append(f"  base   {evidence.get('base_sha256') or '(new file)'}")
         lines.append(f"  result {evidence['result_sha256']}")

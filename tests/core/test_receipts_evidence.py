@@ -10,12 +10,12 @@ import re
 from pathlib import Path
 
 import pytest
+from tests.core.receipt_helpers import HELLO, approving_workspace, log_path, run_hello, write
 
 from counterfoil import ReceiptStore, ToolAction, verify_receipt_log
 from counterfoil.cli import main
 from counterfoil.receipts import CHAIN_KEY, canonical_json
 from counterfoil.receipts.head import head_path
-from receipt_helpers import HELLO, approving_workspace, log_path, run_hello, write
 
 
 @pytest.fixture(autouse=True)

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.core.receipt_helpers import approving_workspace, log_path, receipt, write
 
 from counterfoil import AgentError, ReceiptStore, ToolPolicy, Workspace, verify_receipt_log
 from counterfoil.actions import parse_action
@@ -14,7 +15,6 @@ from counterfoil.loop import AgentLimits, run_agent
 from counterfoil.receipts import CHAIN_KEY
 from counterfoil.receipts.chain import MAX_LINE_BYTES
 from counterfoil.receipts.head import head_path
-from receipt_helpers import approving_workspace, log_path, receipt, write
 
 
 @pytest.fixture(autouse=True)

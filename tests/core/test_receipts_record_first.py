@@ -11,11 +11,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from tests.core.receipt_helpers import approving_workspace, log_path, receipt, write
 
 from counterfoil import AgentError, ReceiptStore, verify_receipt_log
 from counterfoil.loop import run_agent
 from counterfoil.receipts import logfile
-from receipt_helpers import approving_workspace, log_path, receipt, write
 
 
 @pytest.fixture(autouse=True)
@@ -145,8 +145,8 @@ def test_a_lock_held_by_another_process_times_out_with_a_clear_error(tmp_path: P
     ReceiptStore(log).put(receipt(1))
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDONLY)\n"
-         "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(30)",
+         ("import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDONLY)\n"
+         "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(30)"),
          str(log.parent)],
         stdout=subprocess.PIPE, text=True,
     )

@@ -7,13 +7,13 @@ import stat
 from pathlib import Path
 
 import pytest
+from tests.core.receipt_helpers import approving_workspace, log_path, write
 
 from counterfoil import ReceiptStore, verify_receipt_log
 from counterfoil.cli import main
 from counterfoil.receipts import CHAIN_KEY, RECEIPT_FIELDS, EffectReceipt, chain_link
 from counterfoil.receipts.record import PUBLIC_KEY_KEY, SIGNATURE_KEY, line_digest
 from counterfoil.receipts.signing import KEY_FILE, PUBLIC_KEY_FILE
-from receipt_helpers import approving_workspace, log_path, write
 
 
 @pytest.fixture

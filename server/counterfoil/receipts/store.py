@@ -275,11 +275,11 @@ class ReceiptStore:
                 "the log is shorter than its head record: receipts were removed from its end "
                 f"(the head records {head.count}, the log holds {state.count})"
             )
-        if head is not None and state.consumed == size and head.length == size:
-            if head.link != state.link or (head.chained and not state.chained):
-                raise ReceiptLogError(
-                    "the log does not match its head record (its end was rewritten)"
-                )
+        at_head = head is not None and state.consumed == size == head.length
+        if at_head and head is not None and (
+            head.link != state.link or (head.chained and not state.chained)
+        ):
+            raise ReceiptLogError("the log does not match its head record (its end was rewritten)")
 
     def _index(self, fd: int) -> dict[str, int]:
         """Id -> offset of each receipt's line up to what is verified, built when first
@@ -324,7 +324,7 @@ def verify_log(
                 if head is not None and head.length > 0:
                     missing = "the receipt log is missing, but its head record lists"
                     return state, f"{missing} {head.count} receipts", None
-                return state, f"no receipt log at {path}", None
+                return state, None, None
             at_head: list[ChainState] = []
 
             def remember(current: ChainState) -> None:
