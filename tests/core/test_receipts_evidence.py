@@ -79,7 +79,8 @@ def test_every_evidence_field_is_covered_by_the_chain(tmp_path: Path, field: str
     records = lines_of(log)
     target = records[1] if field == "argv" else records[0]
     target[field] = {"forged": True}
-    log.write_text("".join(json.dumps(record) + "\n" for record in records))
+    log.write_text("".join(json.dumps(record, separators=(",", ":")) + "\n"
+                           for record in records))
 
     report = verify_receipt_log(log)
     assert not report.ok and "chain does not match" in (report.error or "")

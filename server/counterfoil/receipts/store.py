@@ -32,14 +32,7 @@ from .chain import (
 from .errors import ReceiptLogError
 from .head import LogHead, head_path, read_head, write_head
 from .logfile import LOCK_TIMEOUT_SECONDS, locked_log, write_all
-from .record import (
-    CHAIN_KEY,
-    PUBLIC_KEY_KEY,
-    SIGNATURE_KEY,
-    EffectReceipt,
-    chain_link,
-    line_digest,
-)
+from .record import CHAIN_KEY, PUBLIC_KEY_KEY, SIGNATURE_KEY, EffectReceipt, encode_line
 from .signing import Signer, load_signer
 
 AUTO = object()
@@ -206,14 +199,8 @@ class ReceiptStore:
                     return None
                 raise AgentError("tool call id already has a different receipt")
             signer = self._signer_now()
-            public_key = signer.public_key if signer is not None else None
-            link = chain_link(self._state.link, line_digest(receipt, public_key))
-            line = receipt.to_dict()
-            if signer is not None:
-                line[PUBLIC_KEY_KEY] = signer.public_key
-                line[SIGNATURE_KEY] = signer.sign(link)
-            line[CHAIN_KEY] = link
-            data = json.dumps(line, separators=(",", ":")).encode("utf-8") + b"\n"
+            encoded, link = encode_line(receipt, self._state.link, signer)
+            data = encoded + b"\n"
             start = self._state.consumed
             if start and os.pread(fd, 1, start - 1) != b"\n":
                 data = b"\n" + data
@@ -226,7 +213,7 @@ class ReceiptStore:
             state.link = link
             state.chained = True
             state.evidence_seen = state.evidence_seen or bool(receipt.evidence)
-            state.signed_by = public_key or state.signed_by
+            state.signed_by = signer.public_key if signer is not None else state.signed_by
             state.consumed += len(data)
             head = read_head(self.path)
             self._write_head(head.next_call if head else 0)
