@@ -31,6 +31,7 @@ from .record import (
 
 MAX_LINE_BYTES = 8 << 20
 READ_CHUNK_BYTES = 1 << 20
+_DECODER = json.JSONDecoder()
 AUTO_CALL_ID = re.compile(r"call-([1-9][0-9]{0,17})")
 
 SignatureCheck = Callable[[str, str, str], None]  # (public_key, link, signature); raises
@@ -117,7 +118,7 @@ def iter_lines(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes | Non
 
 def parse_line(raw: bytes, number: int, complete: bool) -> dict[str, Any]:
     try:
-        record = json.loads(raw)
+        record = _DECODER.decode(raw.decode("utf-8"))
     except (ValueError, RecursionError):
         if not complete:
             raise ReceiptLogError(

@@ -107,17 +107,17 @@ class EffectReceipt:
 def check_fields(data: Any) -> None:
     """The course's six fields and an id, each of its type, and no field this version does not
     know."""
-    if not isinstance(data, dict) or not (COURSE_KEYS <= data.keys() <= LINE_KEYS):
+    if type(data) is not dict or not (COURSE_KEYS <= data.keys() <= LINE_KEYS):
         raise AgentError("receipt is malformed")
     artifacts = data["changed_artifacts"]
     if (
-        not isinstance(data["tool_call_id"], str)
-        or not isinstance(data["tool"], str)
-        or not isinstance(data["result"], str)
-        or not isinstance(data["arguments"], dict)
+        type(data["tool_call_id"]) is not str
+        or type(data["tool"]) is not str
+        or type(data["result"]) is not str
+        or type(data["arguments"]) is not dict
         or data["exit_state"] not in EXIT_STATES
-        or not isinstance(artifacts, list)
-        or not all(isinstance(item, str) for item in artifacts)
+        or type(artifacts) is not list
+        or (artifacts and not all(type(item) is str for item in artifacts))
     ):
         raise AgentError("receipt is malformed")
 
