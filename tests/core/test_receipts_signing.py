@@ -48,8 +48,9 @@ def test_with_a_key_every_line_is_signed_and_verifies_with_the_public_key(
     for line in log.read_text().splitlines():
         record = json.loads(line)
         assert record[PUBLIC_KEY_KEY] == public and record[SIGNATURE_KEY]
-    assert main(["receipts", "verify", str(log), "--public-key",
-                 str(config / PUBLIC_KEY_FILE)]) == 0
+    assert (
+        main(["receipts", "verify", str(log), "--public-key", str(config / PUBLIC_KEY_FILE)]) == 0
+    )
     assert "signatures checked" in capsys.readouterr().out
 
 
@@ -59,13 +60,21 @@ def test_a_forged_line_with_a_recomputed_chain_fails_with_the_public_key(
     log = signed_log(tmp_path, config)
     records = [json.loads(line) for line in log.read_text().splitlines()]
     original = records[-1]
-    evidence = {key: value for key, value in original.items() if key not in (
-        "receipt_id", CHAIN_KEY, SIGNATURE_KEY, PUBLIC_KEY_KEY, *RECEIPT_FIELDS)}
+    evidence = {
+        key: value
+        for key, value in original.items()
+        if key not in ("receipt_id", CHAIN_KEY, SIGNATURE_KEY, PUBLIC_KEY_KEY, *RECEIPT_FIELDS)
+    }
     receipt = EffectReceipt(
-        original["tool_call_id"], original["tool"], original["arguments"],
-        original["exit_state"], "wrote nothing", tuple(original["changed_artifacts"]),
+        original["tool_call_id"],
+        original["tool"],
+        original["arguments"],
+        original["exit_state"],
+        "wrote nothing",
+        tuple(original["changed_artifacts"]),
         evidence,
     )
+
     class ReusedSignature:
         """A forger's signer: it names the real key and copies an old signature."""
 

@@ -273,6 +273,7 @@ def head_matches_prefix(fd: int, head: LogHead, size: int) -> bool:
         return False
     return stored == head.link == chain_link(previous_link, digest)
 
+
 def head_problem(head: LogHead | None, state: ChainState, at_head: ChainState | None) -> str | None:
     """Why a fully read log disagrees with its head record, or None.
 

@@ -26,6 +26,7 @@ from .chain import (
     head_matches_prefix,
     head_problem,
     iter_lines,
+    parse_line,
     read_receipt_at,
     take_lines,
 )
@@ -133,9 +134,7 @@ class ReceiptStore:
                 number = self._next_call
                 self._next_call += 1
                 return f"call-{number}"
-            with locked_log(
-                self.path, write=True, timeout=self.lock_timeout, create=False
-            ) as fd:
+            with locked_log(self.path, write=True, timeout=self.lock_timeout, create=False) as fd:
                 if fd is not None:
                     self._catch_up(fd)
                 else:
@@ -250,8 +249,10 @@ class ReceiptStore:
         if size < state.consumed:
             raise ReceiptLogError("receipt log shrank while open; refusing to append")
         head = read_head(self.path)
-        if head is not None and head.length > state.consumed and head_matches_prefix(
-            fd, head, size
+        if (
+            head is not None
+            and head.length > state.consumed
+            and head_matches_prefix(fd, head, size)
         ):
             self._state = state = ChainState.from_head(head)
         if size > state.consumed:
@@ -263,8 +264,10 @@ class ReceiptStore:
                 f"(the head records {head.count}, the log holds {state.count})"
             )
         at_head = head is not None and state.consumed == size == head.length
-        if at_head and head is not None and (
-            head.link != state.link or (head.chained and not state.chained)
+        if (
+            at_head
+            and head is not None
+            and (head.link != state.link or (head.chained and not state.chained))
         ):
             raise ReceiptLogError("the log does not match its head record (its end was rewritten)")
 
@@ -288,8 +291,6 @@ class ReceiptStore:
 
 
 def _receipt_from_line(raw: bytes, complete: bool) -> EffectReceipt:
-    from .chain import parse_line
-
     record = parse_line(raw, 0, complete)
     for key in (CHAIN_KEY, SIGNATURE_KEY, PUBLIC_KEY_KEY):
         record.pop(key, None)
@@ -324,4 +325,3 @@ def verify_log(
         return state, str(error), error.line
     problem = head_problem(head, state, at_head[0] if at_head else None)
     return state, problem, None
-
