@@ -215,6 +215,7 @@ class Session:
             receipt_store=store,
             confirm_proposal=job.bridge,
             stop_commands=job.bridge.stop,
+            approval_via="editor",
         )
         return workspace, unsubscribe
 
