@@ -16,6 +16,7 @@ from ..actions import Action, FinalAction, ToolAction
 from ..loop import AgentEvent, AgentRun
 from ..proposals import ToolProposal
 from ..receipts import EffectReceipt
+from .outcomes import step_outcome
 
 MAX_GOAL_CHARS = 20_000
 MAX_ARGV_ITEMS = 256
@@ -101,6 +102,7 @@ def event_dict(event: AgentEvent) -> dict[str, Any]:
         "response": event.response,
         "action": action_dict(event.action),
         "result": event.result,
+        "outcome": step_outcome(event.action, event.result),
     }
 
 
