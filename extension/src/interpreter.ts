@@ -76,7 +76,7 @@ export class InterpreterSource implements vscode.Disposable {
 
   /** How to run `counterfoil SUBCOMMAND` for this folder; throws LaunchProblem with the reason. */
   async resolve(
-    folder: vscode.WorkspaceFolder,
+    folder: vscode.WorkspaceFolder | undefined,
     subcommand = "serve",
   ): Promise<DaemonLaunch> {
     const config = vscode.workspace.getConfiguration("counterfoil", folder);
@@ -118,7 +118,7 @@ export class InterpreterSource implements vscode.Disposable {
   }
 
   private async choosePython(
-    folder: vscode.WorkspaceFolder,
+    folder: vscode.WorkspaceFolder | undefined,
   ): Promise<[string, string]> {
     const configured = vscode.workspace
       .getConfiguration("counterfoil", folder)
@@ -128,11 +128,11 @@ export class InterpreterSource implements vscode.Disposable {
     }
     const api = await this.pythonExtension();
     if (api) {
-      const active = api.environments.getActiveEnvironmentPath(folder.uri);
+      const active = api.environments.getActiveEnvironmentPath(folder?.uri);
       const resolved = await api.environments.resolveEnvironment(active);
       const executable = resolved?.executable.uri?.fsPath;
       if (executable) {
-        return [executable, `the Python extension's interpreter for ${folder.name}`];
+        return [executable, "the Python extension's active interpreter"];
       }
     }
     const defaultPath = vscode.workspace

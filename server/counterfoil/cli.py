@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from . import doctor
 from .actions import action_to_json
 from .errors import AgentError
 from .loop import AgentEvent, AgentLimits, run_agent
@@ -79,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("path", type=Path)
 
     commands.add_parser("serve", help="run the language-server daemon on stdio")
+    doctor.add_arguments(commands.add_parser("doctor", help="report what this setup can run"))
     return parser
 
 
@@ -243,6 +245,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
         return run_agent_command(args, stdin, stdout)
     if args.command == "receipts":
         return receipts_command(args, stdout)
+    if args.command == "doctor":
+        return doctor.doctor_command(args, stdout)
     from .lsp import serve
 
     return serve()

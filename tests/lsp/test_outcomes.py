@@ -1,7 +1,7 @@
 from counterfoil.actions import FinalAction, ToolAction
+from counterfoil.loop import AgentEvent
 from counterfoil.lsp.outcomes import step_outcome
 from counterfoil.lsp.protocol import event_dict
-from counterfoil.loop import AgentEvent
 
 EDIT = ToolAction("edit_file", {"path": "app.py", "old": "1", "new": "2"})
 RUN = ToolAction("run_command", {"argv": ["python", "validate.py"]})
