@@ -33,7 +33,7 @@ export class DaemonClient implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private rootUri: string | undefined;
   private starting: Promise<LanguageClient> | undefined;
-  private confirm: ConfirmHandler = async () => ({ approved: false });
+  private confirm: ConfirmHandler = () => Promise.resolve({ approved: false });
   private launched: DaemonLaunch | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -170,7 +170,7 @@ export class DaemonClient implements vscode.Disposable {
       middleware: {
         workspace: {
           // Settings go out in their own shape from onSettingsChanged, not the client's.
-          didChangeConfiguration: async () => undefined,
+          didChangeConfiguration: () => Promise.resolve(),
         },
       },
     };

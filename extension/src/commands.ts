@@ -4,6 +4,7 @@
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { DaemonClient } from "./client";
+import { isArgv } from "./launch";
 import {
   type AgentEvent,
   Methods,
@@ -153,7 +154,9 @@ export class AgentCommands implements vscode.Disposable {
             this.reportRun(result);
             return result;
           } finally {
-            listeners.forEach((listener) => listener.dispose());
+            for (const listener of listeners) {
+              listener.dispose();
+            }
           }
         },
       );
@@ -189,9 +192,7 @@ export class AgentCommands implements vscode.Disposable {
     argvArgument?: unknown[],
   ): Promise<ValidationResult | undefined> {
     try {
-      let argv = argvArgument?.every((part) => typeof part === "string")
-        ? (argvArgument as string[])
-        : undefined;
+      let argv = isArgv(argvArgument) ? argvArgument : undefined;
       if (!argv) {
         const status = await this.context.client.request<StatusResult>(
           Methods.status,

@@ -23,9 +23,7 @@ export interface CounterfoilApi {
 
 let activeClient: DaemonClient | undefined;
 
-export async function activate(
-  context: vscode.ExtensionContext,
-): Promise<CounterfoilApi> {
+export function activate(context: vscode.ExtensionContext): CounterfoilApi {
   const trace = vscode.window.createOutputChannel("Counterfoil", { log: true });
   const validationOutput = vscode.window.createOutputChannel(
     "Counterfoil Validation",

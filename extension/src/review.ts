@@ -71,7 +71,10 @@ async function diskSha256(uri: vscode.Uri): Promise<string | null> {
   try {
     return sha256(await vscode.workspace.fs.readFile(uri));
   } catch (error) {
-    if (error instanceof vscode.FileSystemError && error.code === "FileNotFound") {
+    if (
+      error instanceof vscode.FileSystemError &&
+      error.code === "FileNotFound"
+    ) {
       return null;
     }
     throw error;

@@ -17,9 +17,8 @@ function errorMessage(error: unknown): string {
 }
 
 export class SetupCommands implements vscode.Disposable {
-  private readonly output = vscode.window.createOutputChannel(
-    "Counterfoil Setup",
-  );
+  private readonly output =
+    vscode.window.createOutputChannel("Counterfoil Setup");
   private readonly disposables: vscode.Disposable[] = [this.output];
 
   constructor(
@@ -57,7 +56,8 @@ export class SetupCommands implements vscode.Disposable {
       return;
     }
     const picked = await vscode.window.showOpenDialog({
-      title: "Counterfoil: the Python interpreter (3.11 or newer) that runs the daemon",
+      title:
+        "Counterfoil: the Python interpreter (3.11 or newer) that runs the daemon",
       canSelectMany: false,
       openLabel: "Use this Python",
     });

@@ -12,7 +12,8 @@ export function showStartFailure(
   const actions: Record<string, () => unknown> = {
     "Select Interpreter": () =>
       vscode.commands.executeCommand("counterfoil.selectInterpreter"),
-    "Check Setup": () => vscode.commands.executeCommand("counterfoil.checkSetup"),
+    "Check Setup": () =>
+      vscode.commands.executeCommand("counterfoil.checkSetup"),
     "Open Settings": () =>
       vscode.commands.executeCommand(
         "workbench.action.openSettings",
