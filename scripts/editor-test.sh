@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The extension's tests: type check, unit tests (no VS Code), then the packaged .vsix installed
+# The extension's tests: type check, eslint, format, unit tests (no VS Code), then the packaged
+# .vsix (with its bundled daemon) installed
 # into a real VS Code (code-server on 127.0.0.1) driven by Debian's Chromium: extension-host
 # tests through the real vscode API and a UI test of the agent flow, both against the real
 # daemon. Screenshots go to test-artifacts/editor/. Exits non-zero on any failure.
@@ -21,15 +22,16 @@ if ! "$PYTHON" -c "import counterfoil.lsp" 2>/dev/null; then
 fi
 
 cd "$EXTENSION_DIR"
-echo "== extension: type check and format"
+echo "== extension: type check, lint and format"
 npx tsc --noEmit -p .
+npx eslint src
 npx prettier --check . > /dev/null || { npx prettier --list-different .; echo "run: npm run format (in extension/)" >&2; exit 1; }
 echo "== extension: build and unit tests"
 node esbuild.mjs
 node --test dist/test/unit/
-echo "== extension: package"
-npm run --silent package > /dev/null
-ls -l counterfoil.vsix
+echo "== extension: package (with the daemon bundled)"
+PYTHON="$PYTHON" npm run --silent package > /dev/null
+echo "counterfoil.vsix: $(( $(stat -c %s counterfoil.vsix) / 1024 )) KiB"
 
 STATE="$(mktemp -d "${TMPDIR:-/tmp}/counterfoil-editor.XXXXXX")"
 cleanup() {
