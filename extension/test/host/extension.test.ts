@@ -396,6 +396,11 @@ suite("Counterfoil in the extension host", () => {
 
   test("Run Validation goes through approval and returns the status and its receipt", async () => {
     // Last: the command modal stays on screen after this programmatic answer.
+    const app = workspaceFile("app.py");
+    writeFileSync(
+      app,
+      readFileSync(app, "utf8").replace(/value \* \d+/, "value * 2"),
+    );
     const validation = api.commands.runValidation([
       "python",
       "-m",
@@ -410,6 +415,7 @@ suite("Counterfoil in the extension host", () => {
     const result = await validation;
     assert.ok(result, "the validation returned");
     assert.match(result.observation, /^status: 0$/m);
+    assert.equal(result.outcome, "ok");
     assert.equal(result.receipt?.tool, "run_command");
     assert.equal(result.receipt?.exit_state, "ok");
     await waitFor(
