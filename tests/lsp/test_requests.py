@@ -55,14 +55,18 @@ async def test_run_validation_refused_or_denied_leaves_no_receipt(
 
     not_allowed = await daemon.request("counterfoil/runValidation", {"argv": ["rm", "-rf", "."]})
     assert not_allowed == {
-        "observation": "error: command is not allowed", "receipt": None, "outcome": "refused"
+        "observation": "error: command is not allowed",
+        "receipt": None,
+        "outcome": "refused",
     }
     assert daemon.confirms == []
 
     daemon.answer = reject
     denied = await daemon.request("counterfoil/runValidation", {"argv": VALIDATE_ARGV})
     assert denied == {
-        "observation": "error: operator denied the tool action", "receipt": None, "outcome": "denied"
+        "observation": "error: operator denied the tool action",
+        "receipt": None,
+        "outcome": "denied",
     }
     assert daemon.receipts == []
 

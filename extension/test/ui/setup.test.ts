@@ -3,7 +3,13 @@
 
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser } from "playwright-core";
@@ -31,6 +37,14 @@ import {
 } from "./workbench";
 
 let browser: Browser;
+
+/** The texts of every log file VS Code wrote for this output channel, newest sessions included. */
+function outputChannelLog(channel: string): string[] {
+  const logs = join(stateDir, "code-server", "user", "logs");
+  return readdirSync(logs, { recursive: true, encoding: "utf8" })
+    .filter((path) => path.endsWith(`${channel}.log`))
+    .map((path) => readFileSync(join(logs, path), "utf8"));
+}
 
 describe("the packaged extension on a fresh Python", () => {
   before(async () => {
@@ -92,14 +106,25 @@ describe("the packaged extension on a fresh Python", () => {
       );
       await clearNotifications(page);
       await runCommand(page, "Counterfoil: Check Setup");
-      await page
-        .locator(".panel .view-lines", { hasText: "bundled/libs/counterfoil" })
-        .first()
-        .waitFor({ timeout: 60_000 });
-      await page
-        .locator(".panel .view-lines", { hasText: `python: ` })
-        .first()
-        .waitFor();
+      try {
+        await page
+          .locator(".panel .view-lines", { hasText: "no problems found" })
+          .first()
+          .waitFor({ timeout: 60_000 });
+      } catch (error) {
+        await screenshot(page, "failure-check-setup.png");
+        throw error;
+      }
+      const report = outputChannelLog("Counterfoil Setup").find((text) =>
+        text.includes(barePython),
+      );
+      assert.ok(report, "Check Setup ran with the bare venv's Python");
+      assert.match(
+        report,
+        /^ok {2}counterfoil: .*\/bundled\/libs\/counterfoil$/m,
+      );
+      assert.match(report, /^ok {2}pygls: 2\./m);
+      assert.match(report, /^ok {2}mlx backend: MLX is not installed/m);
       await screenshot(page, "check-setup-bundled.png");
       step("check setup shows the bundled daemon");
     } finally {
