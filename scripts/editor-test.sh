@@ -4,6 +4,8 @@
 # into a real VS Code (code-server on 127.0.0.1) driven by Debian's Chromium: extension-host
 # tests through the real vscode API and a UI test of the agent flow, both against the real
 # daemon. Screenshots go to test-artifacts/editor/. Exits non-zero on any failure.
+#
+#   bash scripts/editor-test.sh [NAME]     NAME: only extension/test/ui/NAME.test.ts
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -55,7 +57,7 @@ COUNTERFOIL_EDITOR_STATE="$STATE" \
 COUNTERFOIL_REPO="$REPO_ROOT" \
 COUNTERFOIL_ARTIFACTS="$ARTIFACTS" \
 COUNTERFOIL_PYTHON="$("$PYTHON" -c 'import sys; print(sys.executable)')" \
-  node --test --test-concurrency=1 --test-timeout=300000 dist/test/ui/ || status=$?
+  node --test --test-concurrency=1 --test-timeout=300000 "dist/test/ui/${1:+$1.test.js}" || status=$?
 
 # VS Code's logs, the daemon's trace among them (output channel "Counterfoil"), for diagnosis.
 mkdir -p "$ARTIFACTS/logs"
