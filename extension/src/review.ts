@@ -306,7 +306,10 @@ export class ReviewController implements vscode.Disposable {
       return refuse("no workspace folder is open.");
     }
     const target = vscode.Uri.joinPath(root, preview.path);
-    if (preview.uri !== undefined && preview.uri !== target.toString()) {
+    if (
+      preview.uri !== undefined &&
+      vscode.Uri.parse(preview.uri, true).fsPath !== target.fsPath
+    ) {
       return refuse(
         `the edit targets ${preview.uri}, not ${preview.path} in the workspace.`,
       );
