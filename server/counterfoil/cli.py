@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
+from . import doctor
 from .actions import action_to_json
 from .loop import AgentEvent, run_agent
 from .proposals import CommandProposal, EditProposal, ToolProposal
@@ -107,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
         "init", help="make your Ed25519 signing key")
 
     commands.add_parser("serve", help="run the language-server daemon on stdio")
+    doctor.add_arguments(commands.add_parser("doctor", help="report what this setup can run"))
     return parser
 
 
@@ -248,6 +250,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
         return receipts_command(args, stdout)
     if args.command == "keys":
         return keys_command(args, stdout)
+    if args.command == "doctor":
+        return doctor.doctor_command(args, stdout)
     from .lsp import serve
 
     return serve()

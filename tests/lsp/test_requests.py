@@ -54,12 +54,20 @@ async def test_run_validation_refused_or_denied_leaves_no_receipt(
     daemon = await start_daemon({"allowedCommands": [VALIDATE_ARGV]})
 
     not_allowed = await daemon.request("counterfoil/runValidation", {"argv": ["rm", "-rf", "."]})
-    assert not_allowed == {"observation": "error: command is not allowed", "receipt": None}
+    assert not_allowed == {
+        "observation": "error: command is not allowed",
+        "receipt": None,
+        "outcome": "refused",
+    }
     assert daemon.confirms == []
 
     daemon.answer = reject
     denied = await daemon.request("counterfoil/runValidation", {"argv": VALIDATE_ARGV})
-    assert denied == {"observation": "error: operator denied the tool action", "receipt": None}
+    assert denied == {
+        "observation": "error: operator denied the tool action",
+        "receipt": None,
+        "outcome": "denied",
+    }
     assert daemon.receipts == []
 
 

@@ -17,6 +17,7 @@ from ..loop import AgentEvent, AgentRun
 from ..proposals import CommandProposal, ToolProposal
 from ..receipts import EffectReceipt
 from ..tools import example_action
+from .outcomes import step_outcome
 
 MAX_GOAL_CHARS = 20_000
 
@@ -93,6 +94,7 @@ def event_dict(event: AgentEvent) -> dict[str, Any]:
         "response": event.response,
         "action": action_dict(event.action),
         "result": event.result,
+        "outcome": step_outcome(event.action, event.result),
     }
 
 

@@ -25,6 +25,7 @@ from ..workspace import Workspace
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
 from .model_host import ModelHost, ModelLoadFailed
+from .outcomes import step_outcome
 from .protocol import event_dict, failed_run, receipt_dict, run_result, tool_table
 
 EVENT_METHOD = "counterfoil/event"
@@ -270,13 +271,15 @@ class Session:
         try:
             workspace, unsubscribe = self._workspace(job, settings, root, collected)
         except WorkspaceUnavailable as error:
-            return {"observation": f"error: {error.message}", "receipt": None}
+            return {"observation": f"error: {error.message}", "receipt": None, "outcome": "refused"}
         try:
-            observation = workspace.execute(ToolAction("run_command", {"argv": argv}))
+            action = ToolAction("run_command", {"argv": argv})
+            observation = workspace.execute(action)
         finally:
             unsubscribe()
         self.channel.log(f"validation {argv}: {observation}")
         return {
             "observation": observation,
             "receipt": receipt_dict(collected[-1]) if collected else None,
+            "outcome": step_outcome(action, observation),
         }
