@@ -14,7 +14,9 @@ from typing import Any
 
 from . import tools
 from .actions import EFFECT_TOOLS, ToolAction, check_arguments
+from .approval import Approval, denial
 from .commands import run_bounded
+from .edited_approval import edited_observation, edited_proposal
 from .edits import apply_edit
 from .errors import AgentError
 from .files import (
@@ -56,13 +58,14 @@ class Workspace:
         stop_commands: threading.Event | None = None,
         run_id: str | None = None,
         approval_via: str = "cli",
+        read_digests: dict[str, str] | None = None,
     ) -> None:
         self.policy = policy
         self.stop_commands = stop_commands  # set: a running command is ended and receipted
         self.confirm_tool = confirm_tool
         self.confirm_proposal = confirm_proposal
         self.receipt_store = receipt_store if receipt_store is not None else ReceiptStore()
-        self._read_digests: dict[str, str] = {}
+        self._read_digests: dict[str, str] = dict(read_digests or {})  # a follow-up's earlier reads
         self._modified: set[str] = set()
         self._call_ids = threading.Lock()
         self.run_id = run_id or uuid.uuid4().hex
@@ -76,6 +79,11 @@ class Workspace:
     @property
     def modified_files(self) -> tuple[str, ...]:
         return tuple(sorted(self._modified))
+
+    @property
+    def read_digests(self) -> dict[str, str]:
+        """The files the model has read (or written) and their digests, for a follow-up."""
+        return dict(self._read_digests)
 
     # Paths
 
@@ -268,25 +276,41 @@ class Workspace:
             timeout_seconds=float(self.policy.command_timeout_seconds),
         )
 
-    def _approved(self, proposal: ToolProposal) -> bool:
+    def _approval(self, proposal: ToolProposal) -> Approval:
         if self.confirm_proposal is not None:
-            return self.confirm_proposal(proposal) is True
+            return Approval.of(self.confirm_proposal(proposal))
         if self.confirm_tool is not None:
-            return self.confirm_tool(proposal.action) is True
-        return False
+            return Approval.of(self.confirm_tool(proposal.action))
+        return Approval(False)
 
     def _perform_approved(self, proposal: ToolProposal) -> str:
-        if not self._approved(proposal):
-            raise AgentError("operator denied the tool action")
+        approval = self._approval(proposal)
+        if not approval.approved:
+            raise AgentError(denial(approval.reason))
         self.receipt_store.check_writable()
+        if approval.text is not None:
+            return self._write_edited(proposal, approval.text)
         if isinstance(proposal, EditProposal):
             self._keep_file_bytes(proposal)
         if isinstance(proposal, CommandProposal):
             return self._run_command(proposal)
         return self._write_proposal(proposal)
 
-    def _write_proposal(self, proposal: EditProposal) -> str:
-        """Replace the file with exactly the approved bytes, if the disk still holds the base."""
+    def _write_edited(self, proposal: ToolProposal, text: object) -> str:
+        """Write the text the person approved in place of the proposal, checked like any write."""
+        if not isinstance(proposal, EditProposal):
+            raise AgentError("an edited approval applies only to file edits")
+        edited = edited_proposal(proposal, text, self.policy.max_write_bytes)
+        self._keep_file_bytes(proposal)
+        if edited.proposed_sha256 == proposal.proposed_sha256:
+            return self._write_proposal(proposal)
+        self.receipt_store.keep_object(edited.proposed_text.encode("utf-8"))
+        return self._write_proposal(edited, shown=proposal)
+
+    def _write_proposal(self, proposal: EditProposal, shown: EditProposal | None = None) -> str:
+        """Replace the file with exactly the approved bytes, if the disk still holds the base.
+
+        `shown`: the model's proposal when the person approved other text (`proposal`)."""
         data = proposal.proposed_text.encode("utf-8")
         if sha256_hex(data) != proposal.proposed_sha256:
             raise AgentError("proposed bytes do not match the approved digest")
@@ -307,7 +331,14 @@ class Workspace:
         self._modified.add(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {proposal.path}"
-        self._record(proposal, "ok", result, (proposal.path,), file_evidence(proposal))
+        approval = approval_record(shown or proposal, self.approval_via)
+        if shown is not None:
+            approval.update(modified=True, approved_sha256=proposal.proposed_sha256)
+            result = edited_observation(
+                verb, proposal.path, proposal.base_text, shown.proposed_text, proposal.proposed_text
+            )
+        evidence = file_evidence(proposal)
+        self._record(proposal, "ok", result, (proposal.path,), evidence, approval)
         return result
 
     def _keep_file_bytes(self, proposal: EditProposal) -> None:
@@ -345,12 +376,13 @@ class Workspace:
         result: str,
         artifacts: tuple[str, ...],
         evidence: dict[str, Any],
+        approval: dict[str, Any] | None = None,
     ) -> None:
         """Record an effect that has run; if that fails the run must stop and say so."""
         evidence = {
             "run_id": self.run_id,
             **evidence,
-            "approval": approval_record(proposal, self.approval_via),
+            "approval": approval or approval_record(proposal, self.approval_via),
         }
         record_receipt(self.receipt_store, proposal, exit_state, result, artifacts, evidence)
 

@@ -25,6 +25,7 @@ from ..models import Generate, GenerationOptions, ModelProgress, load_generate
 from ..models.scripted import SCRIPTED_PREFIX
 from ..settings import Settings
 from .channel import ClientChannel
+from .model_text import TextBatcher
 
 MODEL_STATE_METHOD = "counterfoil/modelState"
 STATE_INTERVAL_SECONDS = 0.1
@@ -32,7 +33,12 @@ STATE_INTERVAL_SECONDS = 0.1
 logger = logging.getLogger(__name__)
 
 StepReport = Callable[[int, str], None]
+StepText = Callable[[int, str, bool], None]
 ProgressListener = Callable[[ModelProgress], None]
+
+
+class GenerationStopped(RuntimeError):
+    """Raised from inside the model's token loop when the run is asked to stop."""
 
 
 class ModelLoadFailed(RuntimeError):
@@ -100,9 +106,20 @@ class ModelHost:
                 self._key, self._generate = key, generate
         return generate
 
-    def wrap(self, generate: Generate, report: StepReport) -> HostedGenerate:
-        """The run's generate: each call is one step, reported as generation."""
-        return HostedGenerate(self, generate, report)
+    def wrap(
+        self,
+        generate: Generate,
+        report: StepReport,
+        *,
+        stop: Callable[[], bool] | None = None,
+        on_text: StepText | None = None,
+    ) -> HostedGenerate:
+        """The run's generate: each call is one step, reported as generation.
+
+        `stop` is asked at every token the model streams (a True stops generation at once);
+        `on_text(step, text, thinking)` gets the streamed text in batches.
+        """
+        return HostedGenerate(self, generate, report, stop=stop, on_text=on_text)
 
     def publish(
         self,
@@ -164,10 +181,20 @@ class ModelHost:
 class HostedGenerate:
     """One run's generate: numbers its steps and reports each as generation."""
 
-    def __init__(self, host: ModelHost, generate: Generate, report: StepReport) -> None:
+    def __init__(
+        self,
+        host: ModelHost,
+        generate: Generate,
+        report: StepReport,
+        *,
+        stop: Callable[[], bool] | None = None,
+        on_text: StepText | None = None,
+    ) -> None:
         self._host = host
         self._generate = generate
         self._report = report
+        self._stop = stop
+        self._on_text = on_text
         self.steps = 0
 
     def configure_tools(
@@ -180,9 +207,16 @@ class HostedGenerate:
         self.steps += 1
         step = self.steps
         latest: list[ModelProgress] = []
+        on_text = self._on_text
+        batcher = TextBatcher(
+            lambda text, thinking: on_text(step, text, thinking) if on_text else None
+        )
 
         def on_progress(progress: ModelProgress) -> None:
+            if progress.state == "generating" and self._stop is not None and self._stop():
+                raise GenerationStopped("the run was asked to stop")
             latest[:] = [progress]
+            batcher.feed(progress.text)
             if progress.state != "generating" or not progress.tokens:
                 return
             message = summary(progress)
@@ -194,11 +228,17 @@ class HostedGenerate:
         stop = self._host.listen(on_progress)
         try:
             response = self._generate(messages)
+        except GenerationStopped:
+            self._host.publish("ready", "generation stopped", force=True)
+            raise
         except Exception:
             self._host.publish("error", "generation failed", force=True)
             raise
         finally:
             stop()
+            batcher.flush()
+        if not batcher.fed and on_text is not None and response:
+            on_text(step, response, False)
         last = latest[0] if latest else None
         self._host.publish("ready", summary(last), last, force=True)
         self._report(step, summary(last))

@@ -22,13 +22,16 @@ from pygls.uris import to_fs_path
 from .channel import MessageKind
 from .progress import ProgressReporter
 from .protocol import (
+    NoConversationToContinue,
     NoWorkspace,
     RunInProgress,
     argv_param,
+    digest_param,
     goal_param,
     no_params,
+    text_param,
 )
-from .session import Job, NoWorkspaceRoot, Session, SessionBusy
+from .session import Job, NoConversation, NoWorkspaceRoot, Session, SessionBusy
 from .settings import SettingsError, parse_settings, settings_from_configuration
 from .transport import LoggingProtocol, raw_converter
 
@@ -162,6 +165,8 @@ def _start(start: Callable[[], Job]) -> Job:
         raise RunInProgress() from None
     except NoWorkspaceRoot:
         raise NoWorkspace() from None
+    except NoConversation:
+        raise NoConversationToContinue() from None
 
 
 async def _outcome(job: Job) -> dict[str, Any]:
@@ -224,6 +229,16 @@ def build_server() -> CounterfoilServer:
     async def run(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         goal = goal_param(params)
         return await _outcome(_start(lambda: session.run(goal)))
+
+    @server.feature("counterfoil/followUp")
+    async def follow_up(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        text = text_param(params)
+        return await _outcome(_start(lambda: session.follow_up(text)))
+
+    @server.feature("counterfoil/object")
+    async def stored_object(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        digest = digest_param(params)
+        return await asyncio.to_thread(session.stored_object, digest)
 
     @server.feature("counterfoil/runValidation")
     async def run_validation(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
