@@ -38,7 +38,9 @@ async def test_a_reject_reason_reaches_the_model_cleaned(
     assert len(event["result"]) == len("error: operator denied the tool action: ") + 500
     assert event["result"].endswith("…")
     assert event["outcome"] == "denied"
-    assert event["reason"] == event["result"].removeprefix("error: operator denied the tool action: ")
+    assert event["reason"] == event["result"].removeprefix(
+        "error: operator denied the tool action: "
+    )
     assert event["toolCallId"] == daemon.confirms[0]["toolCallId"]
     assert (demo_project / "app.py").read_bytes() == before
     assert daemon.receipts == []

@@ -24,7 +24,9 @@ def _settings(model: str) -> dict[str, Any]:
 async def test_a_follow_up_continues_with_the_files_already_read(
     start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
 ) -> None:
-    model = script(tmp_path / "model.jsonl", {"tool": "read_file", "path": "app.py"}, {"final": "read"})
+    model = script(
+        tmp_path / "model.jsonl", {"tool": "read_file", "path": "app.py"}, {"final": "read"}
+    )
     daemon = await start_daemon(_settings(model))
     first = await daemon.request("counterfoil/run", {"goal": "look at app.py"})
     script(tmp_path / "model.jsonl", EDIT_APP, {"final": "fixed"})
@@ -38,14 +40,24 @@ async def test_a_follow_up_continues_with_the_files_already_read(
     assert second["events"][0]["outcome"] == "ok"
     assert "* 2" in (demo_project / "app.py").read_text()
     assert daemon.told("counterfoil/runStarted") == [
-        {"runId": first["runId"], "conversationId": first["runId"], "goal": "look at app.py",
-         "followUp": False},
-        {"runId": second["runId"], "conversationId": first["runId"], "goal": "now fix it",
-         "followUp": True},
+        {
+            "runId": first["runId"],
+            "conversationId": first["runId"],
+            "goal": "look at app.py",
+            "followUp": False,
+        },
+        {
+            "runId": second["runId"],
+            "conversationId": first["runId"],
+            "goal": "now fix it",
+            "followUp": True,
+        },
     ]
     status = await daemon.request("counterfoil/status", {})
     assert status["conversation"] == {
-        "conversationId": first["runId"], "runId": second["runId"], "goal": "look at app.py",
+        "conversationId": first["runId"],
+        "runId": second["runId"],
+        "goal": "look at app.py",
         "turns": 2,
     }
     listed = await daemon.request("counterfoil/receipts", {})
@@ -58,7 +70,9 @@ async def test_a_follow_up_continues_with_the_files_already_read(
 async def test_a_plain_run_starts_a_new_conversation(
     start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
 ) -> None:
-    model = script(tmp_path / "model.jsonl", {"tool": "read_file", "path": "app.py"}, {"final": "read"})
+    model = script(
+        tmp_path / "model.jsonl", {"tool": "read_file", "path": "app.py"}, {"final": "read"}
+    )
     daemon = await start_daemon(_settings(model))
     first = await daemon.request("counterfoil/run", {"goal": "look at app.py"})
     script(tmp_path / "model.jsonl", EDIT_APP, {"final": "fixed"})
@@ -96,8 +110,11 @@ def test_the_model_sees_the_earlier_messages_in_a_follow_up(
     demo_project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     model = RecordingModel(
-        ['{"tool":"read_file","path":"app.py"}', '{"final":"it multiplies by one"}',
-         '{"final":"by two would double it"}']
+        [
+            '{"tool":"read_file","path":"app.py"}',
+            '{"final":"it multiplies by one"}',
+            '{"final":"by two would double it"}',
+        ]
     )
     monkeypatch.setattr(model_host, "load_generate", lambda spec, options, on_progress: model)
     session = Session(RecordingChannel())  # type: ignore[arg-type]
@@ -109,7 +126,7 @@ def test_the_model_sees_the_earlier_messages_in_a_follow_up(
 
     first_turn, follow_up = model.seen[1], model.seen[2]
     assert follow_up[: len(first_turn)] == first_turn
-    assert follow_up[len(first_turn):] == [
+    assert follow_up[len(first_turn) :] == [
         {"role": "assistant", "content": '{"final":"it multiplies by one"}'},
         {"role": "user", "content": "and how should it?"},
     ]
