@@ -9,6 +9,7 @@ from typing import Any
 from .actions import Action, FinalAction, ToolAction, parse_action
 from .errors import AgentError
 from .prompt import build_system_prompt
+from .verdict import RunVerdict, compute_verdict
 from .workspace import Workspace
 
 Messages = list[dict[str, str]]
@@ -55,6 +56,7 @@ class AgentRun:
     events: tuple[AgentEvent, ...] | list[AgentEvent]
     modified_files: tuple[str, ...] = ()
     error: str | None = None
+    verdict: RunVerdict = field(default_factory=RunVerdict)
 
 
 @dataclass
@@ -90,7 +92,7 @@ def run_agent(
     def finish(completed: bool, reason: str, final: str | None = None,
                error: str | None = None) -> AgentRun:
         return AgentRun(completed, reason, final, tuple(conversation.events),
-                        workspace.modified_files, error)
+                        workspace.modified_files, error, run_verdict(workspace))
 
     for step in range(1, limits.max_steps + 1):
         if should_stop is not None and should_stop():
@@ -127,6 +129,11 @@ def run_agent(
         conversation.record(AgentEvent(step, response, action, result), on_event)
         conversation.messages += _turn(response, result)
     return finish(False, "step_limit")
+
+
+def run_verdict(workspace: Workspace) -> RunVerdict:
+    """The verdict of the effects this workspace has seen so far."""
+    return compute_verdict(getattr(workspace, "effect_outcomes", ()))
 
 
 def _turn(response: str, result: str) -> Messages:

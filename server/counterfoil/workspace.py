@@ -7,6 +7,7 @@ import os
 import stat
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -17,6 +18,7 @@ from .files import entry_mode, open_directory, read_regular_file, replace_file
 from .policy import ToolPolicy
 from .proposals import ToolProposal, sha256_hex
 from .receipts import EffectReceipt, ReceiptStore
+from .verdict import EffectOutcome, EffectState
 
 PROTECTED_NAMES = frozenset(
     {".aws", ".env", ".git", ".ssh", "credentials", "id_ed25519", "id_rsa"}
@@ -74,6 +76,7 @@ class Workspace:
         self.receipt_store = receipt_store if receipt_store is not None else ReceiptStore()
         self._read_digests: dict[str, str] = {}
         self._modified: set[str] = set()
+        self._outcomes: list[EffectOutcome] = []
         self._next_call = 1
         self._call_ids = threading.Lock()
 
@@ -89,6 +92,28 @@ class Workspace:
     @property
     def modified_files(self) -> tuple[str, ...]:
         return tuple(sorted(self._modified))
+
+    @property
+    def effect_outcomes(self) -> tuple[EffectOutcome, ...]:
+        """What became of each effect call so far, in order (the run verdict reads this)."""
+        return tuple(self._outcomes)
+
+    def _note(
+        self, proposal: ToolProposal, state: EffectState, reason: str | None = None, **facts: Any
+    ) -> None:
+        self._outcomes.append(
+            EffectOutcome(proposal.tool_call_id, proposal.action.tool, state,
+                          path=proposal.path, argv=proposal.argv, reason=reason, **facts)
+        )
+
+    def _note_failure(self, proposal: ToolProposal, error: BaseException) -> None:
+        """An approved effect that did not complete; one already done keeps what it did."""
+        reason = str(error) if isinstance(error, AgentError) else f"{error}"
+        last = self._outcomes[-1] if self._outcomes else None
+        if last is not None and last.call_id == proposal.tool_call_id and last.state == "approved":
+            self._outcomes[-1] = replace(last, state="failed", reason=reason)
+        else:
+            self._note(proposal, "failed", reason)
 
     # Paths
 
@@ -270,10 +295,15 @@ class Workspace:
 
     def _perform_approved(self, proposal: ToolProposal) -> str:
         if not self._approved(proposal):
+            self._note(proposal, "rejected")
             raise AgentError("operator denied the tool action")
-        if proposal.kind == "command":
-            return self._run_command(proposal)
-        return self._write_proposal(proposal)
+        try:
+            if proposal.kind == "command":
+                return self._run_command(proposal)
+            return self._write_proposal(proposal)
+        except Exception as error:
+            self._note_failure(proposal, error)
+            raise
 
     def _write_proposal(self, proposal: ToolProposal) -> str:
         """Replace the file with exactly the approved bytes, if the disk still holds the base."""
@@ -294,6 +324,7 @@ class Workspace:
                 if sha256_hex(current) != proposal.base_sha256:
                     raise AgentError("file changed since it was read")
             replace_file(directory, parts[-1], data, mode)
+        self._note(proposal, "approved", sha256=proposal.proposed_sha256)
         self._read_digests[proposal.path] = sha256_hex(data)
         self._modified.add(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
@@ -309,6 +340,7 @@ class Workspace:
             )
         except OSError as error:
             raise AgentError(f"could not run command: {error}") from None
+        self._note(proposal, "approved", exit_status=outcome.status, timed_out=outcome.timed_out)
         result = outcome.observation()
         self._record(proposal, "ok" if outcome.status == 0 else "error", result, ())
         return result
@@ -369,4 +401,21 @@ class Workspace:
             if existing.tool == action.tool and existing.arguments == action.arguments:
                 return existing.result
             raise AgentError("tool call id was already used for another action")
-        return self._perform_approved(self.propose(action, tool_call_id))
+        try:
+            proposal = self.propose(action, tool_call_id)
+        except AgentError as error:
+            self._outcomes.append(
+                EffectOutcome(tool_call_id, action.tool, "refused", reason=str(error),
+                              path=_text_or_none(action.arguments.get("path")),
+                              argv=_argv_or_none(action.arguments.get("argv")))
+            )
+            raise
+        return self._perform_approved(proposal)
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _argv_or_none(value: object) -> tuple[str, ...] | None:
+    return tuple(value) if isinstance(value, list) else None
