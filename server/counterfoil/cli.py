@@ -11,16 +11,26 @@ import difflib
 import os
 import shlex
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from .actions import action_to_json
 from .errors import AgentError
-from .loop import AgentEvent, AgentLimits, run_agent
+from .loop import AgentEvent, AgentLimits, run_agent, run_verdict
 from .policy import ToolPolicy
 from .proposals import ToolProposal
 from .receipts import EffectReceipt, ReceiptStore, verify_receipt_log
+from .terminal import (
+    EXIT_INTERRUPTED,
+    EXIT_SETUP_ERROR,
+    StepPrinter,
+    Style,
+    exit_status,
+    format_verdict,
+    short_digest,
+    timed_load,
+)
 from .workspace import Workspace
 
 DEFAULT_MODEL = "qwen3-4b"
@@ -91,14 +101,16 @@ def unified_diff(proposal: ToolProposal) -> str:
                    for line in lines)
 
 
-def describe_proposal(proposal: ToolProposal) -> str:
+def describe_proposal(proposal: ToolProposal, style: Style | None = None) -> str:
     header = f"{proposal.tool_call_id}: {proposal.action.tool}"
     if proposal.kind == "command":
         return (f"{header}\n  argv: {list(proposal.argv or ())}\n  cwd:  {proposal.cwd}\n"
                 f"  timeout: {proposal.timeout_seconds:g} s")
-    state = "new file" if proposal.creates_file else f"base sha256 {proposal.base_sha256}"
-    return (f"{header} {proposal.path} ({state}; proposed sha256 {proposal.proposed_sha256})\n"
-            f"{unified_diff(proposal) or '(no change)'}")
+    base = "new file" if proposal.creates_file else f"base {short_digest(proposal.base_sha256)}"
+    diff = unified_diff(proposal)
+    return (f"{header} {proposal.path}\n  sha256 {base} -> proposed "
+            f"{short_digest(proposal.proposed_sha256)}\n"
+            f"{(style or Style()).diff(diff) if diff else '(no change)'}")
 
 
 def read_line(stream: TextIO) -> str:
@@ -116,13 +128,31 @@ def read_line(stream: TextIO) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def terminal_confirm(stdin: TextIO, stdout: TextIO) -> Callable[[ToolProposal], bool]:
-    """Ask on the terminal; only y/yes approves, and end of input means No."""
+def terminal_confirm(
+    stdin: TextIO,
+    stdout: TextIO,
+    style: Style | None = None,
+    interrupted: threading.Event | None = None,
+) -> Callable[[ToolProposal], bool]:
+    """Ask on the terminal; only y/yes approves, and end of input or Ctrl-C means No.
+
+    Ctrl-C while waiting sets `interrupted`, so the run stops at its next step.
+    """
 
     def confirm(proposal: ToolProposal) -> bool:
-        stdout.write(f"\n--- approval needed ---\n{describe_proposal(proposal)}\nApprove? [y/N] ")
+        if interrupted is not None and interrupted.is_set():
+            return False
+        stdout.write(f"\n--- approval needed ---\n{describe_proposal(proposal, style)}\n"
+                     "Approve? [y/N] ")
         stdout.flush()
-        answer = read_line(stdin)
+        try:
+            answer = read_line(stdin)
+        except KeyboardInterrupt:
+            if interrupted is None:
+                raise
+            interrupted.set()
+            stdout.write("\n(interrupted: no)\n")
+            return False
         if not answer:
             stdout.write("(end of input: no)\n")
         approved = answer.strip().lower() in ("y", "yes")
@@ -133,11 +163,10 @@ def terminal_confirm(stdin: TextIO, stdout: TextIO) -> Callable[[ToolProposal], 
 
 
 def format_event(event: AgentEvent) -> str:
-    action = "(none)" if event.action is None else action_to_json(event.action)
-    lines = [f"\n== step {event.step} ==", f"response: {event.response}", f"action:   {action}"]
-    if event.result is not None:
-        lines.append("observation:\n" + event.result)
-    return "\n".join(lines)
+    """What a step observed; its header and response were printed as the model answered."""
+    if event.result is None:
+        return ""
+    return "observation:\n" + event.result + "\n"
 
 
 def format_receipt(receipt: EffectReceipt) -> str:
@@ -156,52 +185,65 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
                             command_timeout_seconds=args.command_timeout)
     except ValueError as error:
         stdout.write(f"error: {error}\n")
-        return 2
+        return EXIT_SETUP_ERROR
     log_path = _receipt_log_path(policy.root, args.receipt_log)
     if log_path is None:
         stdout.write("error: --receipt-log must be a relative path inside the root\n")
-        return 2
+        return EXIT_SETUP_ERROR
     try:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         store = ReceiptStore(log_path)
     except (OSError, ValueError) as error:
         stdout.write(f"error: {error}\n")
-        return 2
+        return EXIT_SETUP_ERROR
+    style = Style.for_stream(stdout)
+    interrupted = threading.Event()
     workspace = Workspace(policy, receipt_store=store,
-                          confirm_proposal=terminal_confirm(stdin, stdout))
+                          confirm_proposal=terminal_confirm(stdin, stdout, style, interrupted))
     before = len(store)
-
-    def on_token(text: str) -> None:
-        stdout.write(text)
-        stdout.flush()
-
+    steps = StepPrinter(stdout)
+    stdout.write(f"goal: {args.goal}\nroot: {policy.root}\n"
+                 f"tools: {', '.join(sorted(workspace.available_tools))}\n")
     try:
-        generate = load_generate(
+        generate = timed_load(stdout, args.model, lambda: load_generate(
             args.model, max_tokens=args.max_tokens, enable_thinking=args.enable_thinking,
             device=args.device, constrain=args.constrain,
             available_tools=workspace.available_tools,
-            allowed_commands=policy.allowed_commands, on_token=on_token,
-        )
+            allowed_commands=policy.allowed_commands, on_token=steps.on_token,
+        ))
+    except KeyboardInterrupt:
+        stdout.write("interrupted while loading the model\n")
+        return EXIT_INTERRUPTED
     except ImportError as error:
         stdout.write(f"error: model {args.model!r} needs the MLX extra "
                      f"(pip install 'counterfoil[mlx]'): {error}\n")
-        return 2
+        return EXIT_SETUP_ERROR
     except Exception as error:  # noqa: BLE001 - any load failure is one line
         stdout.write(f"error: {error}\n")
-        return 2
-    stdout.write(f"goal: {args.goal}\nroot: {policy.root}\nmodel: {args.model}\n"
-                 f"tools: {', '.join(sorted(workspace.available_tools))}\n")
-    run = run_agent(args.goal, generate, workspace, AgentLimits(max_steps=args.max_steps),
-                    on_event=lambda event: stdout.write(format_event(event) + "\n"))
-    stdout.write(f"\n== run ended: {run.reason} ==\n")
-    if run.error:
-        stdout.write(f"error: {run.error}\n")
-    stdout.write(f"final answer (a model statement, not evidence): {run.final}\n")
-    stdout.write(f"modified files: {', '.join(run.modified_files) or '(none)'}\n")
+        return EXIT_SETUP_ERROR
+    try:
+        run = run_agent(args.goal, steps.wrap(generate), workspace,
+                        AgentLimits(max_steps=args.max_steps),
+                        on_event=lambda event: stdout.write(format_event(event)),
+                        should_stop=interrupted.is_set)
+    except KeyboardInterrupt:
+        interrupted.set()
+        stdout.write("\n(interrupted)\n")
+        completed, reason, final, error = False, "interrupted", None, None
+        verdict = run_verdict(workspace)
+    else:
+        completed, reason, final, error = run.completed, run.reason, run.final, run.error
+        verdict = run.verdict
+        if interrupted.is_set():
+            reason = "interrupted"
+    status = exit_status(completed, verdict, interrupted=interrupted.is_set())
+    stdout.write(f"\n== run ended: {reason} ==\n")
     new_receipts = store.receipts()[before:]
     stdout.write(f"receipts ({len(new_receipts)} new, log {log_path}):\n")
     stdout.writelines(format_receipt(receipt) + "\n" for receipt in new_receipts)
-    return 0 if run.completed else 1
+    stdout.write(format_verdict(verdict, reason=reason, final=final, status=status, error=error))
+    stdout.flush()
+    return status
 
 
 def _receipt_log_path(root: Path, raw: str) -> Path | None:
@@ -236,7 +278,10 @@ def receipts_command(args: argparse.Namespace, stdout: TextIO) -> int:
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
          stdout: TextIO | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit:  # argparse: 2 for bad flags, 0 for --help
+        return exit.code if isinstance(exit.code, int) else EXIT_SETUP_ERROR
     stdin = stdin or sys.stdin
     stdout = stdout or sys.stdout
     if args.command == "agent":
