@@ -16,6 +16,7 @@ from ..actions import Action, FinalAction, ToolAction
 from ..loop import AgentEvent, AgentRun
 from ..proposals import ToolProposal
 from ..receipts import EffectReceipt
+from ..verdict import EffectOutcome, RunVerdict
 
 MAX_GOAL_CHARS = 20_000
 MAX_ARGV_ITEMS = 256
@@ -104,6 +105,38 @@ def event_dict(event: AgentEvent) -> dict[str, Any]:
     }
 
 
+def outcome_dict(outcome: EffectOutcome) -> dict[str, Any]:
+    return {
+        "toolCallId": outcome.call_id,
+        "tool": outcome.tool,
+        "state": outcome.state,
+        "path": outcome.path,
+        "argv": None if outcome.argv is None else list(outcome.argv),
+        "sha256": outcome.sha256,
+        "exitStatus": outcome.exit_status,
+        "timedOut": outcome.timed_out,
+        "reason": outcome.reason,
+    }
+
+
+def verdict_dict(verdict: RunVerdict, completed: bool) -> dict[str, Any]:
+    """The run's evidence, computed from its effects; `succeeded` is the CLI's exit 0."""
+    return {
+        "succeeded": completed and verdict.succeeded,
+        "approved": list(verdict.approved),
+        "rejected": list(verdict.rejected),
+        "refused": list(verdict.refused),
+        "failed": list(verdict.failed),
+        "filesChanged": [
+            {"path": change.path, "sha256": change.sha256, "toolCallId": change.call_id}
+            for change in verdict.files_changed
+        ],
+        "validation": verdict.validation,
+        "validatedBy": verdict.validated_by,
+        "effects": [outcome_dict(outcome) for outcome in verdict.effects],
+    }
+
+
 def run_result(run: AgentRun) -> dict[str, Any]:
     return {
         "completed": run.completed,
@@ -112,6 +145,7 @@ def run_result(run: AgentRun) -> dict[str, Any]:
         "modifiedFiles": list(run.modified_files),
         "events": [event_dict(event) for event in run.events],
         "error": run.error,
+        "verdict": verdict_dict(run.verdict, run.completed),
     }
 
 
@@ -124,6 +158,7 @@ def failed_run(reason: str, error: str | None) -> dict[str, Any]:
         "modifiedFiles": [],
         "events": [],
         "error": error,
+        "verdict": verdict_dict(RunVerdict(), False),
     }
 
 
