@@ -156,7 +156,8 @@ def terminal_confirm(
         if not answer:
             stdout.write("(end of input: no)\n")
         approved = answer.strip().lower() in ("y", "yes")
-        stdout.write("approved\n" if approved else "denied\n")
+        stdout.write("denied\n" if not approved else "approved; running …\n"
+                     if proposal.kind == "command" else "approved\n")
         return approved
 
     return confirm

@@ -137,7 +137,7 @@ def test_approvals_piped_to_the_real_program_reach_each_run_in_turn(demo_project
 
     # The first run approves its edit and command; the second run's edit no longer applies,
     # so its one question (the command) must get the third line, not an end of input.
-    assert completed.stdout.count("] approved\n") == 2
+    assert completed.stdout.count("] approved") == 2
     assert completed.stdout.count("] denied\n") == 1
     assert "(end of input: no)" not in completed.stdout
 
