@@ -142,10 +142,10 @@ def terminal_confirm(
     def confirm(proposal: ToolProposal) -> bool:
         if interrupted is not None and interrupted.is_set():
             return False
-        stdout.write(f"\n--- approval needed ---\n{describe_proposal(proposal, style)}\n"
-                     "Approve? [y/N] ")
-        stdout.flush()
         try:
+            stdout.write(f"\n--- approval needed ---\n{describe_proposal(proposal, style)}\n"
+                         "Approve? [y/N] ")
+            stdout.flush()
             answer = read_line(stdin)
         except KeyboardInterrupt:
             if interrupted is None:

@@ -127,6 +127,8 @@ def run_agent(
             return finish(False, "repeated_action_limit")
         result = workspace.execute(action)
         conversation.record(AgentEvent(step, response, action, result), on_event)
+        if workspace.unrecorded_effect is not None:
+            return finish(False, "receipt_not_recorded", error=workspace.unrecorded_effect)
         conversation.messages += _turn(response, result)
     return finish(False, "step_limit")
 

@@ -6,6 +6,8 @@ import errno
 import os
 import stat
 import threading
+import time
+import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
@@ -17,7 +19,8 @@ from .errors import AgentError
 from .files import entry_mode, open_directory, read_regular_file, replace_file
 from .policy import ToolPolicy
 from .proposals import ToolProposal, sha256_hex
-from .receipts import EffectReceipt, ReceiptStore
+from .receipt_evidence import approval_record, command_evidence, file_evidence, record_receipt
+from .receipts import ReceiptNotRecorded, ReceiptStore
 from .verdict import EffectOutcome, EffectState
 
 PROTECTED_NAMES = frozenset(
@@ -69,6 +72,8 @@ class Workspace:
         receipt_store: ReceiptStore | None = None,
         *,
         confirm_proposal: ConfirmProposal | None = None,
+        run_id: str | None = None,
+        approval_via: str = "cli",
     ) -> None:
         self.policy = policy
         self.confirm_tool = confirm_tool
@@ -77,8 +82,10 @@ class Workspace:
         self._read_digests: dict[str, str] = {}
         self._modified: set[str] = set()
         self._outcomes: list[EffectOutcome] = []
-        self._next_call = 1
         self._call_ids = threading.Lock()
+        self.run_id = run_id or uuid.uuid4().hex
+        self.approval_via = approval_via
+        self.unrecorded_effect: str | None = None
 
     @property
     def available_tools(self) -> frozenset[str]:
@@ -150,8 +157,7 @@ class Workspace:
 
     def _is_receipt_log(self, path: Path) -> bool:
         """The agent may neither read nor rewrite the log that records what it did."""
-        log = self.receipt_store.path
-        return log is not None and path == log.resolve()
+        return self.receipt_store.guards(path)
 
     def _relative(self, path: Path) -> str:
         return path.relative_to(self.policy.root).as_posix() or "."
@@ -298,6 +304,9 @@ class Workspace:
             self._note(proposal, "rejected")
             raise AgentError("operator denied the tool action")
         try:
+            self.receipt_store.check_writable(proposal.tool_call_id)
+            if proposal.kind == "edit":
+                self._keep_file_bytes(proposal)
             if proposal.kind == "command":
                 return self._run_command(proposal)
             return self._write_proposal(proposal)
@@ -329,49 +338,64 @@ class Workspace:
         self._modified.add(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {proposal.path}"
-        self._record(proposal, "ok", result, (proposal.path,))
+        self._record(proposal, "ok", result, (proposal.path,), file_evidence(proposal))
         return result
+
+    def _keep_file_bytes(self, proposal: ToolProposal) -> None:
+        """The before and after bytes go to the content store before the file is touched."""
+        if proposal.base_text is not None:
+            self.receipt_store.keep_object(proposal.base_text.encode("utf-8"))
+        self.receipt_store.keep_object((proposal.proposed_text or "").encode("utf-8"))
 
     def _run_command(self, proposal: ToolProposal) -> str:
         assert proposal.argv is not None
+        started = time.monotonic()
         try:
             outcome = run_bounded(
                 proposal.argv, self.policy.root, self.policy.command_timeout_seconds
             )
         except OSError as error:
             raise AgentError(f"could not run command: {error}") from None
+        duration = time.monotonic() - started
         self._note(proposal, "approved", exit_status=outcome.status, timed_out=outcome.timed_out)
         result = outcome.observation()
-        self._record(proposal, "ok" if outcome.status == 0 else "error", result, ())
+        try:
+            evidence = command_evidence(proposal, outcome, duration, self.receipt_store)
+        except (AgentError, OSError) as error:
+            raise ReceiptNotRecorded(str(error)) from None
+        self._record(proposal, "ok" if outcome.status == 0 else "error", result, (), evidence)
         return result
 
     def _record(
-        self, proposal: ToolProposal, exit_state: str, result: str, artifacts: tuple[str, ...]
+        self,
+        proposal: ToolProposal,
+        exit_state: str,
+        result: str,
+        artifacts: tuple[str, ...],
+        evidence: dict[str, Any],
     ) -> None:
-        receipt = EffectReceipt(
-            tool_call_id=proposal.tool_call_id,
-            tool=proposal.action.tool,
-            arguments=dict(proposal.action.arguments),
-            exit_state=exit_state,
-            result=result,
-            changed_artifacts=artifacts,
-        )
-        self.receipt_store.put(receipt)
+        """Record an effect that has run; if that fails the run must stop and say so."""
+        evidence = {
+            "run_id": self.run_id,
+            **evidence,
+            "approval": approval_record(proposal, self.approval_via),
+        }
+        record_receipt(self.receipt_store, proposal, exit_state, result, artifacts, evidence)
 
     # The gate
 
     def _allocate_id(self) -> str:
+        """A call id no run and no process on this log has used, even for refused calls."""
         with self._call_ids:
-            while self.receipt_store.get(f"call-{self._next_call}") is not None:
-                self._next_call += 1
-            tool_call_id = f"call-{self._next_call}"
-            self._next_call += 1
-            return tool_call_id
+            return self.receipt_store.reserve_call_id()
 
     def execute(self, action: Any, tool_call_id: str | None = None) -> str:
         """Run one model action; every refusal comes back as an `error: …` observation."""
         try:
             return self._execute(action, tool_call_id)
+        except ReceiptNotRecorded as error:
+            self.unrecorded_effect = str(error)
+            return f"error: {error}"
         except AgentError as error:
             return f"error: {error}"
         except OSError as error:

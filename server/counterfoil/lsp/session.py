@@ -206,7 +206,8 @@ class Session:
             self.channel.notify(RECEIPT_METHOD, receipt_dict(receipt))
 
         unsubscribe = store.subscribe(on_receipt)
-        workspace = Workspace(policy, receipt_store=store, confirm_proposal=job.bridge)
+        workspace = Workspace(policy, receipt_store=store, confirm_proposal=job.bridge,
+                              approval_via="editor")
         return workspace, unsubscribe
 
     def _run(self, job: Job, settings: Settings, root: Path, goal: str) -> dict[str, Any]:

@@ -1,0 +1,270 @@
+"""Reading and checking log lines: ids bound to contents, one chain, signatures in order.
+
+Lines are read in bounded chunks, so a huge line costs a line error, not the memory to hold it;
+every hostile line (deep nesting, an integer of thousands of digits, bad UTF-8) is a line
+error, never an exception that escapes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from ..errors import AgentError
+from .errors import ReceiptLogError
+from .head import LogHead
+from .record import (
+    CHAIN_KEY,
+    PUBLIC_KEY_KEY,
+    SIGNATURE_KEY,
+    EffectReceipt,
+    chain_link,
+    line_digest,
+)
+
+MAX_LINE_BYTES = 8 << 20
+READ_CHUNK_BYTES = 1 << 20
+AUTO_CALL_ID = re.compile(r"call-([1-9][0-9]{0,17})")
+
+SignatureCheck = Callable[[str, str, str], None]  # (public_key, link, signature); raises
+
+
+@dataclass
+class ChainState:
+    """What is known of a log up to `consumed` bytes: its last link and its receipts' places."""
+
+    link: str = ""
+    chained: bool = False
+    signed_by: str | None = None
+    evidence_seen: bool = False
+    count: int = 0
+    lines: int = 0
+    consumed: int = 0
+    highest_auto: int = 0
+    index: dict[str, int] | None = field(default_factory=dict)
+
+    @classmethod
+    def from_head(cls, head: LogHead) -> ChainState:
+        return cls(
+            link=head.link,
+            chained=head.chained,
+            signed_by=head.signed_by,
+            evidence_seen=head.chained,
+            count=head.count,
+            lines=head.lines,
+            consumed=head.length,
+            highest_auto=max(0, head.next_call - 1),
+            index=None,
+        )
+
+    def head(self, next_call: int) -> LogHead:
+        return LogHead(
+            count=self.count,
+            lines=self.lines,
+            length=self.consumed,
+            link=self.link,
+            chained=self.chained,
+            signed_by=self.signed_by,
+            next_call=max(next_call, self.highest_auto + 1),
+        )
+
+
+def auto_number(tool_call_id: str) -> int:
+    match = AUTO_CALL_ID.fullmatch(tool_call_id)
+    return int(match.group(1)) if match else 0
+
+
+def iter_lines(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes | None, int, bool]]:
+    """(offset, line without its newline or None when too long, length, ends with a newline)."""
+    offset = start
+    position = start
+    buffer = bytearray()
+    oversized = False
+    while True:
+        size = min(READ_CHUNK_BYTES, end - position)
+        chunk = os.pread(fd, size, position) if size > 0 else b""
+        position += len(chunk)
+        buffer += chunk
+        while True:
+            newline = buffer.find(b"\n")
+            if newline < 0:
+                break
+            line_end = position - len(buffer) + newline + 1
+            yield offset, None if oversized else bytes(buffer[:newline]), line_end - offset, True
+            del buffer[: newline + 1]
+            offset = line_end
+            oversized = False
+        if len(buffer) > MAX_LINE_BYTES:
+            oversized = True
+            buffer.clear()
+        if not chunk:
+            if position > offset:
+                yield offset, None if oversized else bytes(buffer), position - offset, False
+            return
+
+
+def parse_line(raw: bytes, number: int, complete: bool) -> dict[str, object]:
+    try:
+        record = json.loads(raw)
+    except (ValueError, RecursionError):
+        if not complete:
+            raise ReceiptLogError(
+                "the last line is incomplete: the log ends mid-receipt "
+                "(an append was interrupted); no receipt after it is lost",
+                number,
+            ) from None
+        raise ReceiptLogError("receipt is malformed (not a JSON object)", number) from None
+    if not isinstance(record, dict):
+        raise ReceiptLogError("receipt is malformed (not a JSON object)", number)
+    return record
+
+
+def read_receipt_at(fd: int, offset: int) -> EffectReceipt:
+    """The receipt on the (already verified) line that starts at `offset`."""
+    for _, raw, _, complete in iter_lines(fd, offset, os.fstat(fd).st_size):
+        if raw is None:
+            break
+        record = parse_line(raw, 0, complete)
+        for key in (CHAIN_KEY, SIGNATURE_KEY, PUBLIC_KEY_KEY):
+            record.pop(key, None)
+        return EffectReceipt.from_dict(record)
+    raise ReceiptLogError("receipt log changed under its index")
+
+
+def take_line(
+    state: ChainState,
+    fd: int,
+    offset: int,
+    raw: bytes | None,
+    length: int,
+    complete: bool,
+    check_signature: SignatureCheck | None = None,
+) -> None:
+    """Verify one line against what came before and take it into `state`."""
+    state.lines += 1
+    number = state.lines
+    if raw is None:
+        raise ReceiptLogError(f"receipt line is longer than {MAX_LINE_BYTES} bytes", number)
+    if not raw.strip():
+        state.consumed += length
+        return
+    record = parse_line(raw, number, complete)
+    stored_link = record.pop(CHAIN_KEY, None)
+    signature = record.pop(SIGNATURE_KEY, None)
+    public_key = record.pop(PUBLIC_KEY_KEY, None)
+    try:
+        receipt = EffectReceipt.from_dict(record)
+        if public_key is not None and not isinstance(public_key, str):
+            raise AgentError("receipt public key is malformed")
+        digest = line_digest(receipt, public_key)
+    except AgentError as error:
+        raise ReceiptLogError(str(error), number) from None
+    except (ValueError, RecursionError):
+        raise ReceiptLogError("receipt is malformed (not a JSON object)", number) from None
+    link = chain_link(state.link, digest)
+    carries_evidence = bool(receipt.evidence) or public_key is not None or signature is not None
+    if stored_link is None:
+        if state.chained:
+            raise ReceiptLogError("receipt chain link is missing after a chained line", number)
+        if carries_evidence:
+            raise ReceiptLogError("receipt chain link is missing from a line with evidence", number)
+    elif stored_link != link:
+        raise ReceiptLogError(
+            "receipt chain does not match the line before "
+            "(a line was deleted, inserted or reordered)",
+            number,
+        )
+    else:
+        state.chained = True
+    if signature is not None or public_key is not None:
+        if not isinstance(signature, str) or public_key is None:
+            raise ReceiptLogError("receipt signature is malformed", number)
+        if check_signature is not None:
+            try:
+                check_signature(public_key, link, signature)
+            except AgentError as error:
+                raise ReceiptLogError(str(error), number) from None
+        state.signed_by = public_key
+    elif state.signed_by is not None:
+        raise ReceiptLogError("receipt is unsigned in a signed log", number)
+    assert state.index is not None
+    known = state.index.get(receipt.tool_call_id)
+    if known is None:
+        state.index[receipt.tool_call_id] = offset
+        state.count += 1
+        state.highest_auto = max(state.highest_auto, auto_number(receipt.tool_call_id))
+    elif read_receipt_at(fd, known) != receipt:
+        raise ReceiptLogError("tool call id already has a different receipt", number)
+    state.evidence_seen = state.evidence_seen or carries_evidence
+    state.link = link
+    state.consumed += length
+
+
+def take_lines(
+    state: ChainState,
+    fd: int,
+    end: int,
+    check_signature: SignatureCheck | None = None,
+    on_boundary: Callable[[ChainState], None] | None = None,
+) -> None:
+    """Verify every line from `state.consumed` to `end`."""
+    for offset, raw, length, complete in iter_lines(fd, state.consumed, end):
+        take_line(state, fd, offset, raw, length, complete, check_signature)
+        if on_boundary is not None:
+            on_boundary(state)
+
+
+def head_matches_prefix(fd: int, head: LogHead, size: int) -> bool:
+    """Whether the log still ends, at the head's length, with the head's last link: then the
+    lines before it need not be read again. A cheap check, not a full verification."""
+    if head.length > size or not head.chained:
+        return head.length == 0 and head.count == 0 and head.lines == 0
+    if head.length == 0:
+        return head.count == 0
+    window = 4096
+    while True:
+        start = max(0, head.length - window)
+        data = os.pread(fd, head.length - start, start)
+        if not data.endswith(b"\n"):
+            return False
+        previous = data.rfind(b"\n", 0, len(data) - 1)
+        if previous >= 0 or start == 0:
+            line = data[previous + 1 : -1]
+            break
+        if window >= MAX_LINE_BYTES:
+            return False
+        window *= 4
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(record, dict) and record.get(CHAIN_KEY) == head.link
+
+
+def head_problem(head: LogHead | None, state: ChainState, at_head: ChainState | None) -> str | None:
+    """Why a fully read log disagrees with its head record, or None.
+
+    A log with no head is accepted only when none of its lines carries evidence or a signature:
+    logs written before heads existed (course format, or chained lines alone) still verify.
+    A log that ever carried evidence was written with a head, so a missing head means it was
+    removed.
+    """
+    if head is None:
+        if state.evidence_seen or state.signed_by is not None:
+            return "the head record beside the log is missing (the log was written with one)"
+        return None
+    if state.consumed < head.length or state.count < head.count:
+        return (
+            "the log is shorter than its head record: receipts were removed from its end "
+            f"(the head records {head.count}, the log holds {state.count})"
+        )
+    if at_head is None or at_head.link != head.link:
+        return "the log does not match its head record (its end was rewritten)"
+    if head.chained and not state.chained:
+        return "the head record says the log is chained, but its lines carry no chain links"
+    if head.signed_by is not None and state.signed_by is None:
+        return "the head record says the log is signed, but its lines carry no signatures"
+    return None
