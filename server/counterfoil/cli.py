@@ -230,10 +230,10 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     except KeyboardInterrupt:
         interrupted.set()
         stdout.write("\n(interrupted)\n")
-        completed, reason, final, error = False, "interrupted", None, None
+        completed, reason, final, run_error = False, "interrupted", None, None
         verdict = run_verdict(workspace)
     else:
-        completed, reason, final, error = run.completed, run.reason, run.final, run.error
+        completed, reason, final, run_error = run.completed, run.reason, run.final, run.error
         verdict = run.verdict
         if interrupted.is_set():
             reason = "interrupted"
@@ -242,7 +242,8 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     new_receipts = store.receipts()[before:]
     stdout.write(f"receipts ({len(new_receipts)} new, log {log_path}):\n")
     stdout.writelines(format_receipt(receipt) + "\n" for receipt in new_receipts)
-    stdout.write(format_verdict(verdict, reason=reason, final=final, status=status, error=error))
+    stdout.write(format_verdict(verdict, reason=reason, final=final, status=status,
+                                error=run_error))
     stdout.flush()
     return status
 

@@ -157,11 +157,15 @@ def _validation_line(verdict: RunVerdict) -> str:
     command = verdict.outcome(verdict.validated_by)
     named = "" if command is None else f"{command.call_id} `{_effect_subject(command)}`"
     if verdict.validation == "passed":
-        return f"passed: {named} exited 0" + (" after the last change"
-                                              if verdict.files_changed else "")
+        return f"passed: {named} exited 0" + (
+            " after the last change" if verdict.files_changed else ""
+        )
     if verdict.validation == "failed":
-        how = "timed out" if command and command.timed_out else (
-            f"exited {command.exit_status if command else '?'}")
+        how = (
+            "timed out"
+            if command and command.timed_out
+            else (f"exited {command.exit_status if command else '?'}")
+        )
         return f"failed: {named} {how}"
     if verdict.validation == "stale":
         return f"stale: {named} ran before the last change, and nothing checked it since"

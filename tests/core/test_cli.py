@@ -169,7 +169,7 @@ def test_digests_are_short_on_their_own_line_in_the_proposal_and_full_in_the_rec
     _, output = run_cli(agent_args(demo_project), "y\ny\n")
     digest = hashlib.sha256((demo_project / "app.py").read_bytes()).hexdigest()
 
-    assert f"call-1: edit_file app.py\n  sha256 base " in output
+    assert "call-1: edit_file app.py\n  sha256 base " in output
     assert f"-> proposed {digest[:12]}…\n" in output
     assert f"    sha256 {digest}\n" in output
 
@@ -204,7 +204,7 @@ def test_diff_lines_are_coloured_on_a_terminal_unless_no_color_is_set(
 def test_loading_the_model_is_one_timed_line(demo_project: Path) -> None:
     _, output = run_cli(agent_args(demo_project), "y\ny\n")
 
-    assert re.search(r"^loading model scripted:\S+ … ready in \d+\.\d s$", output, re.M)
+    assert re.search(r"^loading model scripted:\S+ … ready in \d+\.\d s$", output, re.MULTILINE)
 
 
 def test_rejecting_everything_exits_one_whatever_the_model_claims(demo_project: Path) -> None:

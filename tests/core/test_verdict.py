@@ -180,8 +180,7 @@ class UnwritableStore(ReceiptStore):
 def test_a_write_whose_receipt_is_not_recorded_fails_but_counts_as_a_change(
     demo_project: Path,
 ) -> None:
-    run = run_demo(demo_project, [READ_APP, FIX_APP, FINAL], answers(True),
-                   store=UnwritableStore())
+    run = run_demo(demo_project, [READ_APP, FIX_APP, FINAL], answers(True), store=UnwritableStore())
 
     assert run.verdict.failed == ("call-1",)
     assert [change.path for change in run.verdict.files_changed] == ["app.py"]
@@ -201,11 +200,13 @@ def test_the_last_command_after_the_last_change_decides() -> None:
 
 
 def test_files_changed_carry_the_digest_of_their_last_write() -> None:
-    verdict = compute_verdict([
-        EffectOutcome("call-1", "write_file", "approved", path="a.py", sha256="1" * 64),
-        EffectOutcome("call-2", "write_file", "approved", path="b.py", sha256="2" * 64),
-        EffectOutcome("call-3", "edit_file", "approved", path="a.py", sha256="3" * 64),
-    ])
+    verdict = compute_verdict(
+        [
+            EffectOutcome("call-1", "write_file", "approved", path="a.py", sha256="1" * 64),
+            EffectOutcome("call-2", "write_file", "approved", path="b.py", sha256="2" * 64),
+            EffectOutcome("call-3", "edit_file", "approved", path="a.py", sha256="3" * 64),
+        ]
+    )
 
     assert [(c.path, c.sha256, c.call_id) for c in verdict.files_changed] == [
         ("b.py", "2" * 64, "call-2"),

@@ -20,16 +20,37 @@ async def test_a_validated_run_reports_its_effects_changes_and_validation(
     verdict = result["verdict"]
     assert verdict["succeeded"] is True
     assert (verdict["approved"], verdict["rejected"], verdict["refused"], verdict["failed"]) == (
-        ["call-1", "call-2"], [], [], [])
+        ["call-1", "call-2"],
+        [],
+        [],
+        [],
+    )
     assert verdict["filesChanged"] == [{"path": "app.py", "sha256": digest, "toolCallId": "call-1"}]
     assert verdict["validation"] == "passed"
     assert verdict["validatedBy"] == "call-2"
     assert verdict["effects"] == [
-        {"toolCallId": "call-1", "tool": "edit_file", "state": "approved", "path": "app.py",
-         "argv": None, "sha256": digest, "exitStatus": None, "timedOut": False, "reason": None},
-        {"toolCallId": "call-2", "tool": "run_command", "state": "approved", "path": None,
-         "argv": PYTEST_ARGV, "sha256": None, "exitStatus": 0, "timedOut": False,
-         "reason": None},
+        {
+            "toolCallId": "call-1",
+            "tool": "edit_file",
+            "state": "approved",
+            "path": "app.py",
+            "argv": None,
+            "sha256": digest,
+            "exitStatus": None,
+            "timedOut": False,
+            "reason": None,
+        },
+        {
+            "toolCallId": "call-2",
+            "tool": "run_command",
+            "state": "approved",
+            "path": None,
+            "argv": PYTEST_ARGV,
+            "sha256": None,
+            "exitStatus": 0,
+            "timedOut": False,
+            "reason": None,
+        },
     ]
 
 
@@ -59,6 +80,13 @@ async def test_a_run_that_could_not_start_still_has_an_empty_verdict(
 
     assert result["reason"] == "model_error"
     assert result["verdict"] == {
-        "succeeded": False, "approved": [], "rejected": [], "refused": [], "failed": [],
-        "filesChanged": [], "validation": "not_run", "validatedBy": None, "effects": [],
+        "succeeded": False,
+        "approved": [],
+        "rejected": [],
+        "refused": [],
+        "failed": [],
+        "filesChanged": [],
+        "validation": "not_run",
+        "validatedBy": None,
+        "effects": [],
     }

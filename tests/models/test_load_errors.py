@@ -16,8 +16,10 @@ def test_an_offline_miss_names_hf_download_a_local_folder_and_scripted() -> None
     )
     message = load_failure("qwen3-4b", "Qwen/Qwen3-4B-MLX-4bit", False, error)
 
-    assert message.startswith("could not load model 'qwen3-4b' (Qwen/Qwen3-4B-MLX-4bit): it is "
-                              "not in the local Hugging Face cache and the Hub cannot be reached")
+    assert message.startswith(
+        "could not load model 'qwen3-4b' (Qwen/Qwen3-4B-MLX-4bit): it is "
+        "not in the local Hugging Face cache and the Hub cannot be reached"
+    )
     assert "`hf download Qwen/Qwen3-4B-MLX-4bit`" in message
     assert "local MLX model directory" in message and "scripted:PATH" in message
     assert "An error happened" not in message

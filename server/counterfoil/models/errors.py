@@ -13,8 +13,14 @@ class ModelLoadError(RuntimeError):
 
 
 OFFLINE_ERRORS = frozenset(
-    {"LocalEntryNotFoundError", "OfflineModeIsEnabled", "ConnectError", "ConnectionError",
-     "ConnectTimeout", "Timeout"}
+    {
+        "LocalEntryNotFoundError",
+        "OfflineModeIsEnabled",
+        "ConnectError",
+        "ConnectionError",
+        "ConnectTimeout",
+        "Timeout",
+    }
 )
 REASON_LIMIT_CHARS = 300
 
