@@ -88,6 +88,14 @@ def build_parser() -> argparse.ArgumentParser:
     show = receipt_commands.add_parser("show", help="print the receipts of a log")
     show.add_argument("path", type=Path)
 
+    revert = commands.add_parser(
+        "revert", help="undo a file effect from its receipt (asks first, like every effect)"
+    )
+    revert.add_argument("call_id", metavar="CALL_ID", help="the tool call id of the receipt")
+    revert.add_argument("--root", required=True, type=Path, help="the project folder")
+    revert.add_argument("--receipt-log", default=DEFAULT_RECEIPT_LOG,
+                        help=f"receipt log, relative to the root (default {DEFAULT_RECEIPT_LOG})")
+
     commands.add_parser("serve", help="run the language-server daemon on stdio")
     return parser
 
@@ -96,7 +104,8 @@ def unified_diff(proposal: ToolProposal) -> str:
     before = (proposal.base_text or "").splitlines(keepends=True)
     after = (proposal.proposed_text or "").splitlines(keepends=True)
     source = f"a/{proposal.path}" if proposal.base_sha256 is not None else "/dev/null"
-    lines = difflib.unified_diff(before, after, source, f"b/{proposal.path}")
+    target = "/dev/null" if proposal.removes_file else f"b/{proposal.path}"
+    lines = difflib.unified_diff(before, after, source, target)
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
                    for line in lines)
 
@@ -106,10 +115,13 @@ def describe_proposal(proposal: ToolProposal, style: Style | None = None) -> str
     if proposal.kind == "command":
         return (f"{header}\n  argv: {list(proposal.argv or ())}\n  cwd:  {proposal.cwd}\n"
                 f"  timeout: {proposal.timeout_seconds:g} s")
+    if proposal.reverts is not None:
+        header += f" of {proposal.reverts}"
     base = "new file" if proposal.creates_file else f"base {short_digest(proposal.base_sha256)}"
+    after = ("removes the file" if proposal.removes_file
+             else f"proposed {short_digest(proposal.proposed_sha256)}")
     diff = unified_diff(proposal)
-    return (f"{header} {proposal.path}\n  sha256 {base} -> proposed "
-            f"{short_digest(proposal.proposed_sha256)}\n"
+    return (f"{header} {proposal.path}\n  sha256 {base} -> {after}\n"
             f"{(style or Style()).diff(diff) if diff else '(no change)'}")
 
 
@@ -248,6 +260,36 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     return status
 
 
+def revert_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    """0 reverted; 1 not reverted (denied, drifted, a command, no receipt); 2 setup; 130."""
+    try:
+        policy = ToolPolicy(args.root, allow_writes=True)
+    except ValueError as error:
+        stdout.write(f"error: {error}\n")
+        return EXIT_SETUP_ERROR
+    log_path = _receipt_log_path(policy.root, args.receipt_log)
+    if log_path is None or not log_path.is_file():
+        stdout.write(f"error: no receipt log at {log_path or args.receipt_log}\n")
+        return EXIT_SETUP_ERROR
+    try:
+        store = ReceiptStore(log_path)
+    except (OSError, ValueError) as error:
+        stdout.write(f"error: {error}\n")
+        return EXIT_SETUP_ERROR
+    interrupted = threading.Event()
+    confirm = terminal_confirm(stdin, stdout, Style.for_stream(stdout), interrupted)
+    workspace = Workspace(policy, receipt_store=store, confirm_proposal=confirm)
+    before = len(store)
+    try:
+        result = workspace.revert(args.call_id)
+    except AgentError as error:
+        stdout.write(f"error: {error}\n")
+        return EXIT_INTERRUPTED if interrupted.is_set() else 1
+    stdout.write(f"{result}\n")
+    stdout.writelines(format_receipt(receipt) + "\n" for receipt in store.receipts()[before:])
+    return 0
+
+
 def _receipt_log_path(root: Path, raw: str) -> Path | None:
     relative = Path(raw)
     if relative.is_absolute() or ".." in relative.parts or not relative.parts:
@@ -290,6 +332,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
         return run_agent_command(args, stdin, stdout)
     if args.command == "receipts":
         return receipts_command(args, stdout)
+    if args.command == "revert":
+        return revert_command(args, stdin, stdout)
     from .lsp import serve
 
     return serve()

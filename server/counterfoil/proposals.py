@@ -26,7 +26,13 @@ class ToolProposal:
     argv: tuple[str, ...] | None = None
     cwd: str | None = None
     timeout_seconds: float | None = None
+    reverts: str | None = None
 
     @property
     def creates_file(self) -> bool:
         return self.kind == "edit" and self.base_sha256 is None
+
+    @property
+    def removes_file(self) -> bool:
+        """A revert of an effect that created its file."""
+        return self.kind == "edit" and self.proposed_text is None

@@ -16,11 +16,13 @@ from typing import Any
 from .actions import EFFECT_TOOLS, ToolAction, check_arguments
 from .commands import run_bounded
 from .errors import AgentError
-from .files import entry_mode, open_directory, read_regular_file, replace_file
+from .files import entry_mode, open_directory, read_regular_file, remove_file, replace_file
 from .policy import ToolPolicy
 from .proposals import ToolProposal, sha256_hex
 from .receipt_evidence import approval_record, command_evidence, file_evidence, record_receipt
 from .receipts import ReceiptNotRecorded, ReceiptStore
+from .receipts.content import load_object
+from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
 from .verdict import EffectOutcome, EffectState
 
 PROTECTED_NAMES = frozenset(
@@ -307,6 +309,8 @@ class Workspace:
             self.receipt_store.check_writable(proposal.tool_call_id)
             if proposal.kind == "edit":
                 self._keep_file_bytes(proposal)
+            if proposal.reverts is not None:
+                return self._apply_revert(proposal)
             if proposal.kind == "command":
                 return self._run_command(proposal)
             return self._write_proposal(proposal)
@@ -339,6 +343,73 @@ class Workspace:
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {proposal.path}"
         self._record(proposal, "ok", result, (proposal.path,), file_evidence(proposal))
+        return result
+
+    def revert(self, call_id: str, tool_call_id: str | None = None) -> str:
+        """Put back the bytes a file effect's receipt says were there before it (or remove the
+        file it created): an effect like any other, proposed, approved, digest-checked and
+        recorded with `reverts`. Raises AgentError when it cannot be done or is denied."""
+        proposal = self._propose_revert(call_id, tool_call_id or self._allocate_id())
+        return self._perform_approved(proposal)
+
+    def _propose_revert(self, call_id: str, tool_call_id: str) -> ToolProposal:
+        plan = plan_revert(self.receipt_store.get(call_id), call_id, self._stored_object)
+        path = self.resolve_path(plan.path, must_exist=plan.expected_sha256 is not None)
+        relative = self._relative(path)
+        parts = PurePosixPath(relative).parts
+        with open_directory(self.policy.root, parts[:-1]) as directory:
+            current = self._current_bytes(directory, parts[-1])
+        if (None if current is None else sha256_hex(current)) != plan.expected_sha256:
+            raise AgentError(DRIFT_ERROR)
+        try:
+            base_text = None if current is None else current.decode("utf-8")
+            restored = None if plan.restore is None else plan.restore.decode("utf-8")
+        except UnicodeDecodeError:
+            raise AgentError("file is not valid UTF-8") from None
+        return ToolProposal(
+            tool_call_id=tool_call_id,
+            action=ToolAction(REVERT_TOOL, {"tool_call_id": call_id, "path": relative}),
+            kind="edit",
+            path=relative,
+            base_text=base_text,
+            base_sha256=plan.expected_sha256,
+            proposed_text=restored,
+            proposed_sha256=plan.restore_sha256,
+            reverts=call_id,
+        )
+
+    def _stored_object(self, digest: str) -> bytes | None:
+        log = self.receipt_store.path
+        return None if log is None else load_object(log.parent, digest)
+
+    def _current_bytes(self, directory: int, name: str) -> bytes | None:
+        mode = entry_mode(directory, name)
+        if mode is None:
+            return None
+        if not stat.S_ISREG(mode):
+            raise AgentError("path is not a regular file")
+        return read_regular_file(directory, name, self.policy.max_file_bytes)
+
+    def _apply_revert(self, proposal: ToolProposal) -> str:
+        """Write the approved bytes back only if the file still holds what the receipt says."""
+        assert proposal.path is not None and proposal.reverts is not None
+        parts = PurePosixPath(proposal.path).parts
+        with open_directory(self.policy.root, parts[:-1]) as directory:
+            current = self._current_bytes(directory, parts[-1])
+            if (None if current is None else sha256_hex(current)) != proposal.base_sha256:
+                raise AgentError(DRIFT_ERROR)
+            if proposal.proposed_text is None:
+                remove_file(directory, parts[-1])
+            else:
+                mode = entry_mode(directory, parts[-1])
+                replace_file(directory, parts[-1], proposal.proposed_text.encode("utf-8"), mode)
+        self._note(proposal, "approved", sha256=proposal.proposed_sha256)
+        self._read_digests.pop(proposal.path, None)
+        self._modified.add(proposal.path)
+        verb = "removed" if proposal.proposed_text is None else "restored"
+        result = f"{verb} {proposal.path} (reverts {proposal.reverts})"
+        evidence = {**file_evidence(proposal), "reverts": proposal.reverts}
+        self._record(proposal, "ok", result, (proposal.path,), evidence)
         return result
 
     def _keep_file_bytes(self, proposal: ToolProposal) -> None:
