@@ -81,6 +81,13 @@ def argv_param(params: Any) -> list[str]:
     return list(argv)
 
 
+def call_id_param(params: Any, method: str) -> str:
+    call_id = _object(params, method).get("toolCallId")
+    if not isinstance(call_id, str) or not call_id or len(call_id) > MAX_ARGV_ITEM_CHARS:
+        raise invalid_params(f"{method} needs a non-empty string toolCallId")
+    return call_id
+
+
 # Results and notifications
 
 
@@ -207,15 +214,26 @@ def preview(proposal: ToolProposal, root: Path, encoding: str = "utf-16") -> dic
             "cwd": proposal.cwd,
             "timeoutSeconds": proposal.timeout_seconds,
         }
-    assert proposal.path is not None and proposal.proposed_text is not None
+    assert proposal.path is not None
     uri = (root / proposal.path).as_uri()
-    return {
+    if proposal.proposed_text is None:
+        edit: dict[str, Any] = {
+            "documentChanges": [
+                {"kind": "delete", "uri": uri, "options": {"ignoreIfNotExists": False}}
+            ]
+        }
+    else:
+        edit = workspace_edit(uri, proposal.base_text, proposal.proposed_text, encoding)
+    shown = {
         "kind": "edit",
         "path": proposal.path,
-        "edit": workspace_edit(uri, proposal.base_text, proposal.proposed_text, encoding),
+        "edit": edit,
         "baseSha256": proposal.base_sha256,
         "proposedSha256": proposal.proposed_sha256,
     }
+    if proposal.reverts is not None:
+        shown["reverts"] = proposal.reverts
+    return shown
 
 
 def confirm_params(proposal: ToolProposal, root: Path, encoding: str = "utf-16") -> dict[str, Any]:

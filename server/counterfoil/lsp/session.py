@@ -138,6 +138,15 @@ class Session:
             "validation", lambda job, settings, root: self._validate(job, settings, root, argv)
         )
 
+    def revert(self, call_id: str) -> Job:
+        """Undo a file effect from its receipt, asked like any effect (`counterfoil/confirm`)."""
+        return self._start(
+            "revert",
+            lambda job, settings, root: self._one_effect(
+                job, settings, root, f"revert {call_id}", lambda w: w.revert(call_id)
+            ),
+        )
+
     def cancel(self) -> None:
         with self._lock:
             job = self._job
@@ -265,6 +274,23 @@ class Session:
     def _validate(
         self, job: Job, settings: Settings, root: Path, argv: list[str]
     ) -> dict[str, Any]:
+        return self._one_effect(
+            job,
+            settings,
+            root,
+            f"validation {argv}",
+            lambda workspace: workspace.execute(ToolAction("run_command", {"argv": argv})),
+        )
+
+    def _one_effect(
+        self,
+        job: Job,
+        settings: Settings,
+        root: Path,
+        label: str,
+        perform: Callable[[Workspace], str],
+    ) -> dict[str, Any]:
+        """One effect outside a run: its observation and the receipt it left, if any."""
         collected: list[EffectReceipt] = []
         try:
             workspace, unsubscribe = self._workspace(job, settings, root, collected)
@@ -272,10 +298,12 @@ class Session:
             self.channel.show_message("error", f"Counterfoil: {error.message}")
             return {"observation": f"error: {error.message}", "receipt": None}
         try:
-            observation = workspace.execute(ToolAction("run_command", {"argv": argv}))
+            observation = perform(workspace)
+        except AgentError as error:
+            observation = f"error: {error}"
         finally:
             unsubscribe()
-        self.channel.log(f"validation {argv}: {observation}")
+        self.channel.log(f"{label}: {observation}")
         return {
             "observation": observation,
             "receipt": receipt_dict(collected[-1]) if collected else None,
