@@ -20,7 +20,8 @@ from .errors import AgentError
 from .loop import AgentEvent, AgentLimits, run_agent, run_verdict
 from .policy import ToolPolicy
 from .proposals import ToolProposal
-from .receipts import EffectReceipt, ReceiptStore, verify_receipt_log
+from .receipt_commands import add_receipt_parsers, keys_command, receipts_command
+from .receipts import EffectReceipt, ReceiptStore
 from .terminal import (
     EXIT_INTERRUPTED,
     EXIT_SETUP_ERROR,
@@ -83,10 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     receipts = commands.add_parser("receipts", help="inspect a receipt log")
     receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
-    verify = receipt_commands.add_parser("verify", help="verify every line of a receipt log")
-    verify.add_argument("path", type=Path)
-    show = receipt_commands.add_parser("show", help="print the receipts of a log")
-    show.add_argument("path", type=Path)
+    add_receipt_parsers(receipt_commands)
+    keys = commands.add_parser("keys", help="manage the receipt signing key")
+    keys.add_subparsers(dest="keys_command", required=True).add_parser(
+        "init", help="make your Ed25519 signing key")
 
     revert = commands.add_parser(
         "revert", help="undo a file effect from its receipt (asks first, like every effect)"
@@ -297,29 +298,6 @@ def _receipt_log_path(root: Path, raw: str) -> Path | None:
     return root / relative
 
 
-def receipts_command(args: argparse.Namespace, stdout: TextIO) -> int:
-    if not args.path.is_file():
-        stdout.write(f"error: no receipt log at {args.path}\n")
-        return 2
-    if args.receipts_command == "verify":
-        report = verify_receipt_log(args.path)
-        count, error = report.count, report.error
-    else:
-        try:
-            receipts = ReceiptStore(args.path).receipts()  # opening verifies every line
-        except AgentError as failure:
-            stdout.write("(receipts are not shown from a log that does not verify)\n")
-            count, error = 0, str(failure)
-        else:
-            stdout.writelines(format_receipt(receipt) + "\n" for receipt in receipts)
-            count, error = len(receipts), None
-    if error is None:
-        stdout.write(f"ok: {count} receipts verified in {args.path}\n")
-        return 0
-    stdout.write(f"error: {error}\n")
-    return 1
-
-
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
          stdout: TextIO | None = None) -> int:
     try:
@@ -332,6 +310,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
         return run_agent_command(args, stdin, stdout)
     if args.command == "receipts":
         return receipts_command(args, stdout)
+    if args.command == "keys":
+        return keys_command(args, stdout)
     if args.command == "revert":
         return revert_command(args, stdin, stdout)
     from .lsp import serve

@@ -306,7 +306,7 @@ class Workspace:
             self._note(proposal, "rejected")
             raise AgentError("operator denied the tool action")
         try:
-            self.receipt_store.check_writable(proposal.tool_call_id)
+            self.receipt_store.check_writable()
             if proposal.kind == "edit":
                 self._keep_file_bytes(proposal)
             if proposal.reverts is not None:

@@ -123,7 +123,8 @@ def test_show_lists_receipts_then_the_verification(demo_project: Path) -> None:
                               str(demo_project / ".counterfoil/receipts.jsonl")])
 
     assert status == 0
-    assert output.splitlines()[0].startswith("call-1  edit_file   ok    artifacts: app.py")
+    first = output.splitlines()[0].split()
+    assert (first[0], first[4], first[5], first[6]) == ("call-1", "edit_file", "ok", "app.py")
     assert "ok: 2 receipts verified" in output.splitlines()[-1]
 
 

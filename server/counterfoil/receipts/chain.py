@@ -18,11 +18,15 @@ from .errors import ReceiptLogError
 from .head import LogHead
 from .record import (
     CHAIN_KEY,
+    COURSE_KEYS,
     PUBLIC_KEY_KEY,
     SIGNATURE_KEY,
     EffectReceipt,
     chain_link,
+    check_fields,
     line_digest,
+    payload_digest,
+    record_digest,
 )
 
 MAX_LINE_BYTES = 8 << 20
@@ -79,31 +83,36 @@ def auto_number(tool_call_id: str) -> int:
 
 def iter_lines(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes | None, int, bool]]:
     """(offset, line without its newline or None when too long, length, ends with a newline)."""
-    offset = start
-    position = start
-    buffer = bytearray()
+    offset = position = start
+    pending = b""
+    pending_length = 0
     oversized = False
-    while True:
-        size = min(READ_CHUNK_BYTES, end - position)
-        chunk = os.pread(fd, size, position) if size > 0 else b""
-        position += len(chunk)
-        buffer += chunk
-        while True:
-            newline = buffer.find(b"\n")
-            if newline < 0:
-                break
-            line_end = position - len(buffer) + newline + 1
-            yield offset, None if oversized else bytes(buffer[:newline]), line_end - offset, True
-            del buffer[: newline + 1]
-            offset = line_end
-            oversized = False
-        if len(buffer) > MAX_LINE_BYTES:
-            oversized = True
-            buffer.clear()
+    while position < end:
+        chunk = os.pread(fd, min(READ_CHUNK_BYTES, end - position), position)
         if not chunk:
-            if position > offset:
-                yield offset, None if oversized else bytes(buffer), position - offset, False
-            return
+            break
+        position += len(chunk)
+        parts = chunk.split(b"\n")
+        tail = parts.pop()
+        if parts:
+            first = parts[0]
+            length = pending_length + len(first) + 1
+            too_long = oversized or length > MAX_LINE_BYTES
+            yield offset, None if too_long else pending + first, length, True
+            offset += length
+            for part in parts[1:]:
+                length = len(part) + 1
+                yield offset, part if length <= MAX_LINE_BYTES else None, length, True
+                offset += length
+            pending, pending_length, oversized = tail, len(tail), False
+        else:
+            pending_length += len(tail)
+            if not oversized:
+                pending += tail
+        if pending_length > MAX_LINE_BYTES:
+            oversized, pending = True, b""
+    if pending_length:
+        yield offset, None if oversized else pending, pending_length, False
 
 
 def parse_line(raw: bytes, number: int, complete: bool) -> dict[str, object]:
@@ -156,16 +165,20 @@ def take_line(
     signature = record.pop(SIGNATURE_KEY, None)
     public_key = record.pop(PUBLIC_KEY_KEY, None)
     try:
-        receipt = EffectReceipt.from_dict(record)
-        if public_key is not None and not isinstance(public_key, str):
-            raise AgentError("receipt public key is malformed")
-        digest = line_digest(receipt, public_key)
+        check_fields(record)
+        if payload_digest(record) != record["receipt_id"]:
+            raise AgentError("receipt digest does not match its contents")
+        if public_key is not None:
+            if not isinstance(public_key, str):
+                raise AgentError("receipt public key is malformed")
+            record[PUBLIC_KEY_KEY] = public_key
+        digest = record_digest(record)
     except AgentError as error:
         raise ReceiptLogError(str(error), number) from None
     except (ValueError, RecursionError):
         raise ReceiptLogError("receipt is malformed (not a JSON object)", number) from None
     link = chain_link(state.link, digest)
-    carries_evidence = bool(receipt.evidence) or public_key is not None or signature is not None
+    carries_evidence = len(record) > len(COURSE_KEYS) or signature is not None
     if stored_link is None:
         if state.chained:
             raise ReceiptLogError("receipt chain link is missing after a chained line", number)
@@ -191,13 +204,17 @@ def take_line(
     elif state.signed_by is not None:
         raise ReceiptLogError("receipt is unsigned in a signed log", number)
     assert state.index is not None
-    known = state.index.get(receipt.tool_call_id)
+    tool_call_id = record["tool_call_id"]
+    known = state.index.get(tool_call_id)
     if known is None:
-        state.index[receipt.tool_call_id] = offset
+        state.index[tool_call_id] = offset
         state.count += 1
-        state.highest_auto = max(state.highest_auto, auto_number(receipt.tool_call_id))
-    elif read_receipt_at(fd, known) != receipt:
-        raise ReceiptLogError("tool call id already has a different receipt", number)
+        if tool_call_id.startswith("call-"):
+            state.highest_auto = max(state.highest_auto, auto_number(tool_call_id))
+    else:
+        record.pop(PUBLIC_KEY_KEY, None)
+        if read_receipt_at(fd, known) != EffectReceipt.from_dict(record):
+            raise ReceiptLogError("tool call id already has a different receipt", number)
     state.evidence_seen = state.evidence_seen or carries_evidence
     state.link = link
     state.consumed += length
@@ -218,8 +235,9 @@ def take_lines(
 
 
 def head_matches_prefix(fd: int, head: LogHead, size: int) -> bool:
-    """Whether the log still ends, at the head's length, with the head's last link: then the
-    lines before it need not be read again. A cheap check, not a full verification."""
+    """Whether the log still ends, at the head's length, with the head's last line: its
+    contents recomputed against the link stored on the line before give the head's link.
+    Then the lines before need not be read again; a full verify still reads them all."""
     if head.length > size or not head.chained:
         return head.length == 0 and head.count == 0 and head.lines == 0
     if head.length == 0:
@@ -230,18 +248,24 @@ def head_matches_prefix(fd: int, head: LogHead, size: int) -> bool:
         data = os.pread(fd, head.length - start, start)
         if not data.endswith(b"\n"):
             return False
-        previous = data.rfind(b"\n", 0, len(data) - 1)
-        if previous >= 0 or start == 0:
-            line = data[previous + 1 : -1]
+        lines = data[:-1].split(b"\n")
+        if len(lines) >= 3 or start == 0:
             break
-        if window >= MAX_LINE_BYTES:
+        if window >= 2 * MAX_LINE_BYTES:
             return False
         window *= 4
     try:
-        record = json.loads(line)
-    except (ValueError, RecursionError):
+        last = json.loads(lines[-1])
+        previous_link = json.loads(lines[-2]).get(CHAIN_KEY, "") if len(lines) > 1 else ""
+        stored = last.pop(CHAIN_KEY, None)
+        last.pop(SIGNATURE_KEY, None)
+        public_key = last.pop(PUBLIC_KEY_KEY, None)
+        digest = line_digest(EffectReceipt.from_dict(last), public_key)
+    except (ValueError, RecursionError, AttributeError, TypeError):
         return False
-    return isinstance(record, dict) and record.get(CHAIN_KEY) == head.link
+    if not isinstance(previous_link, str):
+        return False
+    return stored == head.link == chain_link(previous_link, digest)
 
 
 def head_problem(head: LogHead | None, state: ChainState, at_head: ChainState | None) -> str | None:

@@ -43,18 +43,27 @@ def check_folder(path: Path) -> None:
         raise ReceiptLogError(f"the receipt log's folder {folder} is not a directory")
 
 
-def open_log(path: Path, *, write: bool) -> int | None:
-    """A descriptor on the log, or None when it does not exist and `write` is False."""
-    if not write and not os.path.lexists(path.parent):
+def open_folder(path: Path) -> int | None:
+    """A descriptor on the log's folder (never through a symlink); None when it is absent."""
+    if not os.path.lexists(path.parent):
         return None
     check_folder(path)
-    flags = os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    flags |= (os.O_RDWR | os.O_APPEND | os.O_CREAT) if write else os.O_RDONLY
     try:
-        fd = os.open(path, flags, 0o644)
+        return os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as error:
+        raise ReceiptLogError(f"the receipt log's folder: {_why(error)}") from None
+
+
+def open_log(folder: int, path: Path, *, write: bool, create: bool = True) -> int | None:
+    """A descriptor on the log inside `folder`, or None when it does not exist (and is not to
+    be created)."""
+    flags = os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    flags |= (os.O_RDWR | os.O_APPEND) if write else os.O_RDONLY
+    if write and create:
+        flags |= os.O_CREAT
+    try:
+        fd = os.open(path.name, flags, 0o644, dir_fd=folder)
     except FileNotFoundError:
-        if write:
-            raise ReceiptLogError(f"could not open receipt log {path}: no such folder") from None
         return None
     except OSError as error:
         raise ReceiptLogError(f"could not load receipt log {path}: {_why(error)}") from None
@@ -87,17 +96,26 @@ def lock(fd: int, *, exclusive: bool, timeout: float = LOCK_TIMEOUT_SECONDS) -> 
 
 @contextmanager
 def locked_log(
-    path: Path, *, write: bool, timeout: float = LOCK_TIMEOUT_SECONDS
+    path: Path, *, write: bool, timeout: float = LOCK_TIMEOUT_SECONDS, create: bool = True
 ) -> Iterator[int | None]:
-    fd = open_log(path, write=write)
-    if fd is None:
+    """The log, opened while holding its lock: the lock is on the log's folder, so it also
+    covers a log that does not exist yet and the head beside it."""
+    folder = open_folder(path)
+    if folder is None:
+        if write:
+            raise ReceiptLogError(f"the receipt log's folder {path.parent} does not exist")
         yield None
         return
     try:
-        lock(fd, exclusive=write, timeout=timeout)
-        yield fd
+        lock(folder, exclusive=write, timeout=timeout)
+        fd = open_log(folder, path, write=write, create=create)
+        try:
+            yield fd
+        finally:
+            if fd is not None:
+                os.close(fd)
     finally:
-        os.close(fd)
+        os.close(folder)
 
 
 def write_all(fd: int, data: bytes, start: int) -> None:

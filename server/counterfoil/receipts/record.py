@@ -42,13 +42,17 @@ EVIDENCE_FIELDS = frozenset(
 CHAIN_KEY = "chain_sha256"
 SIGNATURE_KEY = "signature"
 PUBLIC_KEY_KEY = "public_key"
-LINE_EXTRA_FIELDS = frozenset({CHAIN_KEY, SIGNATURE_KEY, PUBLIC_KEY_KEY})
 EXIT_STATES = ("ok", "error")
+
+
+COURSE_KEYS = frozenset({"receipt_id", *RECEIPT_FIELDS})
+LINE_KEYS = COURSE_KEYS | EVIDENCE_FIELDS
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 
 
 def canonical_json(value: Any) -> str:
     """The one encoding every digest is taken over: sorted keys, no spaces, ASCII."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return _CANONICAL.encode(value)
 
 
 def sha256_text(text: str) -> str:
@@ -77,7 +81,7 @@ class EffectReceipt:
 
     @cached_property
     def receipt_id(self) -> str:
-        return sha256_text(canonical_json(self.payload()))
+        return payload_digest(self.payload())
 
     def to_dict(self) -> dict[str, Any]:
         return {"receipt_id": self.receipt_id, **self.payload(), **self.evidence}
@@ -85,21 +89,8 @@ class EffectReceipt:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EffectReceipt:
         """Rebuild a receipt and check that its id matches its contents."""
-        if not isinstance(data, dict):
-            raise AgentError("receipt is malformed")
-        keys = set(data)
-        course = {"receipt_id", *RECEIPT_FIELDS}
-        if not course <= keys or not (keys - course) <= EVIDENCE_FIELDS:
-            raise AgentError("receipt is malformed")
+        check_fields(data)
         artifacts = data["changed_artifacts"]
-        if (
-            not all(isinstance(data[key], str) for key in ("tool_call_id", "tool", "result"))
-            or not isinstance(data["arguments"], dict)
-            or data["exit_state"] not in EXIT_STATES
-            or not isinstance(artifacts, list)
-            or not all(isinstance(item, str) for item in artifacts)
-        ):
-            raise AgentError("receipt is malformed")
         receipt = cls(
             tool_call_id=data["tool_call_id"],
             tool=data["tool"],
@@ -107,11 +98,43 @@ class EffectReceipt:
             exit_state=data["exit_state"],
             result=data["result"],
             changed_artifacts=tuple(artifacts),
-            evidence={key: data[key] for key in keys - course},
+            evidence={key: data[key] for key in data.keys() - COURSE_KEYS},
         )
         if receipt.receipt_id != data["receipt_id"]:
             raise AgentError("receipt digest does not match its contents")
         return receipt
+
+
+def check_fields(data: Any) -> None:
+    """The course's six fields and an id, each of its type, and no field this version does not
+    know."""
+    if not isinstance(data, dict) or not (COURSE_KEYS <= data.keys() <= LINE_KEYS):
+        raise AgentError("receipt is malformed")
+    artifacts = data["changed_artifacts"]
+    if (
+        not isinstance(data["tool_call_id"], str)
+        or not isinstance(data["tool"], str)
+        or not isinstance(data["result"], str)
+        or not isinstance(data["arguments"], dict)
+        or data["exit_state"] not in EXIT_STATES
+        or not isinstance(artifacts, list)
+        or not all(isinstance(item, str) for item in artifacts)
+    ):
+        raise AgentError("receipt is malformed")
+
+
+def payload_digest(data: dict[str, Any]) -> str:
+    """The course's receipt id: SHA-256 of the six fields as canonical JSON."""
+    return sha256_text(canonical_json({key: data[key] for key in RECEIPT_FIELDS}))
+
+
+def record_digest(data: dict[str, Any]) -> str:
+    """What a checked line (link and signature removed) commits to; see `line_digest`."""
+    receipt_id: str = data["receipt_id"]
+    if len(data) == len(COURSE_KEYS):
+        return receipt_id
+    extras = {key: value for key, value in data.items() if key not in COURSE_KEYS}
+    return sha256_text(f"{receipt_id}:{canonical_json(extras)}")
 
 
 def chain_link(previous_link: str, digest: str) -> str:
@@ -120,11 +143,10 @@ def chain_link(previous_link: str, digest: str) -> str:
 
 
 def line_digest(receipt: EffectReceipt, public_key: str | None = None) -> str:
-    """What a line's link commits to: its receipt id for a course-format line, else the whole
-    line (every field but the link and the signature) as canonical JSON."""
-    if not receipt.evidence and public_key is None:
-        return receipt.receipt_id
+    """What a line's link commits to: its receipt id for a course-format line; otherwise the
+    receipt id (which commits to the six fields) and every other field on the line but the
+    link and the signature, as canonical JSON — so the whole line is covered."""
     line = receipt.to_dict()
     if public_key is not None:
         line[PUBLIC_KEY_KEY] = public_key
-    return sha256_text(canonical_json(line))
+    return record_digest(line)

@@ -62,7 +62,6 @@ class ReceiptStore:
         self._memory: dict[str, EffectReceipt] = {}
         self._order: list[str] = []
         self._next_call = 1
-        self._unlocked_ids: set[str] = set()
         self._lock = threading.Lock()
         self._listeners: list[Callable[[EffectReceipt], None]] = []
         if self.path is not None:
@@ -141,38 +140,28 @@ class ReceiptStore:
                 number = self._next_call
                 self._next_call += 1
                 return f"call-{number}"
-            if not os.path.lexists(self.path):
-                # No log yet, so nothing to lock: the id is checked again under the lock
-                # before the effect runs (check_writable).
-                number = self._state.highest_auto + 1
-                self._state.highest_auto = number
-                self._unlocked_ids.add(f"call-{number}")
-                return f"call-{number}"
-            with locked_log(self.path, write=True, timeout=self.lock_timeout) as fd:
-                assert fd is not None
-                self._catch_up(fd)
+            with locked_log(
+                self.path, write=True, timeout=self.lock_timeout, create=False
+            ) as fd:
+                if fd is not None:
+                    self._catch_up(fd)
+                else:
+                    self._check_missing_log()
                 head = read_head(self.path)
                 number = max(self._state.highest_auto, (head.next_call - 1) if head else 0) + 1
                 self._state.highest_auto = number
                 self._write_head(number + 1)
                 return f"call-{number}"
 
-    def check_writable(self, tool_call_id: str | None = None) -> None:
+    def check_writable(self) -> None:
         """Raise unless a receipt could be appended now: the log is a regular file in a real
-        folder, its lock can be taken, it verifies up to its end, and an id reserved before
-        the log existed was not taken meanwhile by another process."""
+        folder, its lock can be taken, and it verifies up to its end."""
         if self.path is None:
             return
         with self._lock, locked_log(self.path, write=True, timeout=self.lock_timeout) as fd:
             assert fd is not None
             self._catch_up(fd)
             self._signer_now()
-            if tool_call_id in self._unlocked_ids:
-                if tool_call_id in self._index(fd):
-                    raise AgentError(f"call id {tool_call_id} was taken by another process")
-                head = read_head(self.path)
-                self._write_head(max(head.next_call if head else 0, self._state.highest_auto + 1))
-                self._unlocked_ids.discard(tool_call_id)
 
     def keep_object(self, data: bytes) -> str:
         """Store bytes a receipt will name; returns their SHA-256."""
@@ -286,11 +275,11 @@ class ReceiptStore:
                 "the log is shorter than its head record: receipts were removed from its end "
                 f"(the head records {head.count}, the log holds {state.count})"
             )
-        if head is not None and state.consumed == size and head.length == size:
-            if head.link != state.link or (head.chained and not state.chained):
-                raise ReceiptLogError(
-                    "the log does not match its head record (its end was rewritten)"
-                )
+        at_head = head is not None and state.consumed == size == head.length
+        if at_head and head is not None and (
+            head.link != state.link or (head.chained and not state.chained)
+        ):
+            raise ReceiptLogError("the log does not match its head record (its end was rewritten)")
 
     def _index(self, fd: int) -> dict[str, int]:
         """Id -> offset of each receipt's line up to what is verified, built when first
@@ -335,7 +324,7 @@ def verify_log(
                 if head is not None and head.length > 0:
                     missing = "the receipt log is missing, but its head record lists"
                     return state, f"{missing} {head.count} receipts", None
-                return state, f"no receipt log at {path}", None
+                return state, None, None
             at_head: list[ChainState] = []
 
             def remember(current: ChainState) -> None:

@@ -42,12 +42,12 @@ def verify_receipt_log(
             check = signature_checker(public_key)
         except AgentError as error:
             return ReceiptLogReport(False, 0, str(error))
-    state, error, line = verify_log(path, check)
+    state, problem, line = verify_log(path, check)
     signed = state.signed_by is not None
-    if error is None and public_key is not None and not signed and state.count:
-        error = "the log is not signed"
-    if error is not None:
-        return ReceiptLogReport(False, state.count, error, line, signed)
+    if problem is None and public_key is not None and not signed and state.count:
+        problem = "the log is not signed"
+    if problem is not None:
+        return ReceiptLogReport(False, state.count, problem, line, signed)
     drift = file_drift(path, Path(root)) if root is not None else ()
     if drift:
         return ReceiptLogReport(False, state.count, "files changed after their receipts",
