@@ -181,13 +181,21 @@ def _exit_reason(status: int, verdict: RunVerdict, reason: str) -> str:
         return f"stopped before completing ({reason})"
     if status == EXIT_SUCCEEDED:
         return "validated" if verdict.validation == "passed" else "nothing changed"
-    if verdict.rejected:
-        return "an effect was rejected"
-    if verdict.failed:
-        return "an effect failed"
-    if verdict.validation == "failed":
-        return "validation failed"
-    return "the change was not validated"
+    reasons = [
+        why
+        for why, applies in (
+            ("an effect was rejected", verdict.rejected),
+            ("an effect failed", verdict.failed),
+            ("validation failed", verdict.validation == "failed"),
+            ("validation is stale", verdict.validation == "stale"),
+            (
+                "the change was not validated",
+                verdict.validation == "not_run" and verdict.files_changed,
+            ),
+        )
+        if applies
+    ]
+    return "; ".join(reasons)
 
 
 def format_verdict(

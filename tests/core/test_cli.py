@@ -223,6 +223,7 @@ def test_a_rejected_edit_and_a_failing_test_exits_one_with_validation_failed(
 
     assert status == 1
     assert "validation: failed: call-2 `python -m pytest tests/test_math.py -q` exited 1" in output
+    assert "exit:       1 (an effect was rejected; validation failed)" in output
 
 
 def scripted(tmp_path: Path, *steps: dict[str, object]) -> str:
