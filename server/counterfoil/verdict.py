@@ -102,6 +102,12 @@ class RunVerdict:
             return False
         return self.validation == "passed" or not self.files_changed
 
+    def summary(self) -> str:
+        """One line for a log or a status message: validation, effects, files changed."""
+        counts = ", ".join(f"{len(self.calls(state))} {state}" for state in EFFECT_STATES)
+        changed = ", ".join(change.path for change in self.files_changed) or "nothing"
+        return f"validation {self.validation}; {counts}; changed {changed}"
+
     def outcome(self, call_id: str | None) -> EffectOutcome | None:
         for outcome in reversed(self.effects):
             if outcome.call_id == call_id:

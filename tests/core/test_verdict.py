@@ -212,3 +212,11 @@ def test_files_changed_carry_the_digest_of_their_last_write() -> None:
         ("b.py", "2" * 64, "call-2"),
         ("a.py", "3" * 64, "call-3"),
     ]
+
+
+def test_the_summary_reads_validation_then_effects_then_changes(demo_project: Path) -> None:
+    run = run_demo(demo_project, [READ_APP, FIX_APP, RUN_TEST, FINAL], answers(True, True))
+
+    assert run.verdict.summary() == (
+        "validation passed; 2 approved, 0 rejected, 0 refused, 0 failed; changed app.py"
+    )

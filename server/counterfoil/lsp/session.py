@@ -265,7 +265,7 @@ class Session:
             )
             if run.reason == "model_error" and run.error:
                 self.channel.show_message("error", f"model error: {run.error}")
-            self.channel.log(f"run ended: {run.reason}")
+            self.channel.log(f"run ended: {run.reason}; verdict: {run.verdict.summary()}")
             return run_result(run)
         finally:
             unsubscribe()
