@@ -18,8 +18,7 @@ import time
 from pathlib import Path
 
 from counterfoil import EffectReceipt, ReceiptStore, verify_receipt_log
-from counterfoil.receipts import CHAIN_KEY, chain_link
-from counterfoil.receipts.record import line_digest
+from counterfoil.receipts.record import encode_line
 
 LOG_RECEIPTS = 100_000
 APPENDS = 300
@@ -73,12 +72,10 @@ def write_log(path: Path, count: int) -> None:
     """All but the last line written directly; the last through the store, which writes the
     head, as a log in use has."""
     link = ""
-    with path.open("w", encoding="utf-8") as handle:
+    with path.open("wb") as handle:
         for number in range(1, count):
-            item = receipt(number)
-            link = chain_link(link, line_digest(item))
-            line = {**item.to_dict(), CHAIN_KEY: link}
-            handle.write(json.dumps(line, separators=(",", ":")) + "\n")
+            line, link = encode_line(receipt(number), link)
+            handle.write(line + b"\n")
     ReceiptStore(path, signer=None).put(receipt(count))
 
 

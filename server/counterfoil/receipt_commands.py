@@ -19,10 +19,15 @@ from .receipts.signing import init_key
 def add_receipt_parsers(receipt_commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     verify = receipt_commands.add_parser("verify", help="verify every line of a receipt log")
     verify.add_argument("path", type=Path)
-    verify.add_argument("--public-key", type=Path, metavar="FILE",
-                        help="require every line to be signed by this key (ed25519:<base64>)")
-    verify.add_argument("--root", type=Path,
-                        help="also check that each file still holds its last receipt's bytes")
+    verify.add_argument(
+        "--public-key",
+        type=Path,
+        metavar="FILE",
+        help="require every line to be signed by this key (ed25519:<base64>)",
+    )
+    verify.add_argument(
+        "--root", type=Path, help="also check that each file still holds its last receipt's bytes"
+    )
     show = receipt_commands.add_parser("show", help="print the receipts of a log")
     show.add_argument("path", type=Path)
     show.add_argument("--output", action="store_true", help="print each command's stored output")
@@ -40,8 +45,9 @@ def receipts_command(args: argparse.Namespace, stdout: TextIO) -> int:
         mode = None
     if mode is None or not stat.S_ISREG(mode):
         what = "no receipt log" if mode is None else "not a regular file:"
-        stdout.write(f"error: {what} at {args.path}\n" if mode is None else
-                     f"error: {what} {args.path}\n")
+        stdout.write(
+            f"error: {what} at {args.path}\n" if mode is None else f"error: {what} {args.path}\n"
+        )
         return 2
     try:
         if args.receipts_command == "verify":
@@ -90,8 +96,12 @@ def describe_receipt(receipt: EffectReceipt) -> str:
         target = str(arguments.get("path", ""))
     when = evidence.get("time", "-")
     run = str(evidence.get("run_id", "-"))[:12]
-    lines = [(f"{receipt.tool_call_id}  {when}  run {run}  {receipt.tool:<11} "
-             f"{receipt.exit_state:<5} {target}")]
+    lines = [
+        (
+            f"{receipt.tool_call_id}  {when}  run {run}  {receipt.tool:<11} "
+            f"{receipt.exit_state:<5} {target}"
+        )
+    ]
     if "result_sha256" in evidence:
         lines.append(f"  base   {evidence.get('base_sha256') or '(new file)'}")
         lines.append(f"  result {evidence['result_sha256']}")
@@ -115,8 +125,7 @@ def _show(args: argparse.Namespace, stdout: TextIO) -> int:
                 stdout.write("  (output not in the content store)\n")
             else:
                 text = output.decode("utf-8", errors="replace")
-                stdout.write("  output:\n" + "".join(f"    {line}\n" for line in
-                                                     text.splitlines()))
+                stdout.write("  output:\n" + "".join(f"    {line}\n" for line in text.splitlines()))
                 if receipt.evidence.get("output_truncated"):
                     stdout.write("  (output was truncated)\n")
     stdout.write(f"ok: {count} receipts verified in {args.path}\n")
@@ -144,10 +153,12 @@ def _diff(args: argparse.Namespace, stdout: TextIO) -> int:
     lines = difflib.unified_diff(
         before.decode("utf-8", errors="replace").splitlines(keepends=True),
         after.decode("utf-8", errors="replace").splitlines(keepends=True),
-        source, f"b/{path}",
+        source,
+        f"b/{path}",
     )
-    stdout.write("".join(line if line.endswith("\n") else line + "\n" for line in lines)
-                 or "(no change)\n")
+    stdout.write(
+        "".join(line if line.endswith("\n") else line + "\n" for line in lines) or "(no change)\n"
+    )
     return 0
 
 
@@ -171,7 +182,9 @@ def keys_command(args: argparse.Namespace, stdout: TextIO) -> int:
     except AgentError as error:
         stdout.write(f"error: {error}\n")
         return 1
-    stdout.write(f"signing key: {path}\npublic key: {public_key}\n"
-                 f"(check a log with: counterfoil receipts verify LOG --public-key "
-                 f"{path.with_suffix('.pub')})\n")
+    stdout.write(
+        f"signing key: {path}\npublic key: {public_key}\n"
+        f"(check a log with: counterfoil receipts verify LOG --public-key "
+        f"{path.with_suffix('.pub')})\n"
+    )
     return 0

@@ -20,8 +20,7 @@ def log_path(root: Path) -> Path:
 def approving_workspace(root: Path, answer: bool = True, **options: object) -> Workspace:
     policy = ToolPolicy(root, allow_writes=True, allowed_commands=(HELLO,))
     store = ReceiptStore(log_path(root))
-    return Workspace(policy, receipt_store=store, confirm_proposal=lambda _: answer,
-                     **options)  # type: ignore[arg-type]
+    return Workspace(policy, receipt_store=store, confirm_proposal=lambda _: answer, **options)  # type: ignore[arg-type]
 
 
 def write(path: str, content: str) -> ToolAction:

@@ -47,8 +47,13 @@ def test_a_file_receipt_carries_run_time_digests_and_approval(tmp_path: Path) ->
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", str(line["time"]))
     assert line["base_sha256"] == sha(b"value = 1\n")
     assert line["result_sha256"] == sha(b"value = 2\n")
-    assert line["approval"] == {"decision": "approved", "by": getpass.getuser(), "via": "cli",
-                                "shown_sha256": sha(b"value = 2\n"), "modified": False}
+    assert line["approval"] == {
+        "decision": "approved",
+        "by": getpass.getuser(),
+        "via": "cli",
+        "shown_sha256": sha(b"value = 2\n"),
+        "modified": False,
+    }
 
 
 def test_a_new_file_receipt_has_a_null_base(tmp_path: Path) -> None:
@@ -79,7 +84,7 @@ def test_every_evidence_field_is_covered_by_the_chain(tmp_path: Path, field: str
     records = lines_of(log)
     target = records[1] if field == "argv" else records[0]
     target[field] = {"forged": True}
-    log.write_text("".join(json.dumps(record) + "\n" for record in records))
+    log.write_text("".join(json.dumps(record, separators=(",", ":")) + "\n" for record in records))
 
     report = verify_receipt_log(log)
     assert not report.ok and "chain does not match" in (report.error or "")
@@ -117,7 +122,9 @@ def test_gc_removes_only_objects_no_receipt_names(tmp_path: Path, capsys: object
     assert not stray.exists() and len(list(objects.iterdir())) == 3
 
 
-def test_receipts_diff_prints_the_applied_diff(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_receipts_diff_prints_the_applied_diff(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     log = edit_and_run(tmp_path)
     assert main(["receipts", "diff", str(log), "call-1"]) == 0
     out = capsys.readouterr().out

@@ -92,7 +92,8 @@ def test_stripping_the_chain_from_lines_with_evidence_fails_even_without_a_head(
     log.write_text("".join(json.dumps(record) + "\n" for record in records))
 
     assert "chain link is missing from a line with evidence" in (
-        verify_receipt_log(log).error or "")
+        verify_receipt_log(log).error or ""
+    )
 
 
 @pytest.mark.parametrize(
@@ -113,7 +114,8 @@ def test_hostile_lines_are_line_errors_not_exceptions(tmp_path: Path, hostile: s
 
 
 @pytest.mark.parametrize(
-    "response", ['{"final":' + "[" * 100_000 + "]" * 100_000 + "}", '{"final":' + "9" * 5000 + "}"],
+    "response",
+    ['{"final":' + "[" * 100_000 + "]" * 100_000 + "}", '{"final":' + "9" * 5000 + "}"],
     ids=["deep nesting", "huge integer"],
 )
 def test_a_hostile_model_response_is_a_parse_error_observation(
@@ -135,8 +137,11 @@ def test_a_course_format_log_without_a_head_loads_and_verifies(tmp_path: Path) -
     assert verify_receipt_log(log).ok
     store = ReceiptStore(log)
     assert store.receipts() == (receipt(1), receipt(2))
-    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True), receipt_store=store,
-                          confirm_proposal=lambda _: True)
+    workspace = Workspace(
+        ToolPolicy(tmp_path, allow_writes=True),
+        receipt_store=store,
+        confirm_proposal=lambda _: True,
+    )
     assert workspace.execute(write("new.md", "n\n")) == "wrote new.md"
     assert store.get("call-3") is not None and verify_receipt_log(log).count == 3
 

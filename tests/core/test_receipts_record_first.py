@@ -54,8 +54,7 @@ def test_two_processes_on_one_log_never_hand_out_the_same_id(tmp_path: Path) -> 
     ReceiptStore(log).put(receipt(1))
     context = multiprocessing.get_context("spawn")
     outs = [tmp_path / "a.txt", tmp_path / "b.txt"]
-    workers = [context.Process(target=_reserve_many, args=(str(log), 40, str(out)))
-               for out in outs]
+    workers = [context.Process(target=_reserve_many, args=(str(log), 40, str(out))) for out in outs]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -94,10 +93,14 @@ def test_a_fifo_at_the_log_path_is_an_error_not_a_hang(tmp_path: Path) -> None:
         "import sys\nfrom counterfoil import ReceiptStore, verify_receipt_log\n"
         "try:\n    ReceiptStore(sys.argv[1])\nexcept ValueError as e:\n    print('open:', e)\n"
         "print('verify:', verify_receipt_log(sys.argv[1]).error)\n"
-        "s = ReceiptStore()\n"
     )
-    done = subprocess.run([sys.executable, "-c", script, str(log)], capture_output=True,
-                          text=True, timeout=20, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(log)],
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=True,
+    )
     assert "open: could not load receipt log" in done.stdout
     assert "not a regular file" in done.stdout.splitlines()[1]
 
@@ -144,11 +147,17 @@ def test_a_lock_held_by_another_process_times_out_with_a_clear_error(tmp_path: P
     log = log_path(tmp_path)
     ReceiptStore(log).put(receipt(1))
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         ("import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDONLY)\n"
-         "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(30)"),
-         str(log.parent)],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            (
+                "import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDONLY)\n"
+                "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(30)"
+            ),
+            str(log.parent),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
@@ -168,8 +177,7 @@ def test_an_effect_whose_receipt_fails_says_so_and_stops_the_run(tmp_path: Path)
         raise AgentError("disk full")
 
     store.put = refuse  # type: ignore[method-assign]
-    responses = iter(['{"tool":"write_file","path":"a.md","content":"a\\n"}',
-                      '{"final":"done"}'])
+    responses = iter(['{"tool":"write_file","path":"a.md","content":"a\\n"}', '{"final":"done"}'])
     run = run_agent("write a.md", lambda _: next(responses), workspace)
 
     assert (tmp_path / "a.md").read_text() == "a\n"

@@ -11,8 +11,8 @@ from tests.core.receipt_helpers import approving_workspace, log_path, write
 
 from counterfoil import ReceiptStore, verify_receipt_log
 from counterfoil.cli import main
-from counterfoil.receipts import CHAIN_KEY, RECEIPT_FIELDS, EffectReceipt, chain_link
-from counterfoil.receipts.record import PUBLIC_KEY_KEY, SIGNATURE_KEY, line_digest
+from counterfoil.receipts import CHAIN_KEY, RECEIPT_FIELDS, EffectReceipt
+from counterfoil.receipts.record import PUBLIC_KEY_KEY, SIGNATURE_KEY, encode_line
 from counterfoil.receipts.signing import KEY_FILE, PUBLIC_KEY_FILE
 
 
@@ -48,8 +48,9 @@ def test_with_a_key_every_line_is_signed_and_verifies_with_the_public_key(
     for line in log.read_text().splitlines():
         record = json.loads(line)
         assert record[PUBLIC_KEY_KEY] == public and record[SIGNATURE_KEY]
-    assert main(["receipts", "verify", str(log), "--public-key",
-                 str(config / PUBLIC_KEY_FILE)]) == 0
+    assert (
+        main(["receipts", "verify", str(log), "--public-key", str(config / PUBLIC_KEY_FILE)]) == 0
+    )
     assert "signatures checked" in capsys.readouterr().out
 
 
@@ -59,22 +60,36 @@ def test_a_forged_line_with_a_recomputed_chain_fails_with_the_public_key(
     log = signed_log(tmp_path, config)
     records = [json.loads(line) for line in log.read_text().splitlines()]
     original = records[-1]
-    evidence = {key: value for key, value in original.items() if key not in (
-        "receipt_id", CHAIN_KEY, SIGNATURE_KEY, PUBLIC_KEY_KEY, *RECEIPT_FIELDS)}
+    evidence = {
+        key: value
+        for key, value in original.items()
+        if key not in ("receipt_id", CHAIN_KEY, SIGNATURE_KEY, PUBLIC_KEY_KEY, *RECEIPT_FIELDS)
+    }
     receipt = EffectReceipt(
-        original["tool_call_id"], original["tool"], original["arguments"],
-        original["exit_state"], "wrote nothing", tuple(original["changed_artifacts"]),
+        original["tool_call_id"],
+        original["tool"],
+        original["arguments"],
+        original["exit_state"],
+        "wrote nothing",
+        tuple(original["changed_artifacts"]),
         evidence,
     )
-    public_key = original[PUBLIC_KEY_KEY]
-    line = {**receipt.to_dict(), PUBLIC_KEY_KEY: public_key,
-            SIGNATURE_KEY: original[SIGNATURE_KEY],
-            CHAIN_KEY: chain_link(records[-2][CHAIN_KEY], line_digest(receipt, public_key))}
-    records[-1] = line
-    log.write_text("".join(json.dumps(record) + "\n" for record in records))
+
+    class ReusedSignature:
+        """A forger's signer: it names the real key and copies an old signature."""
+
+        public_key = original[PUBLIC_KEY_KEY]
+
+        def sign(self, link: str) -> str:
+            return str(original[SIGNATURE_KEY])
+
+    encoded, link = encode_line(receipt, records[-2][CHAIN_KEY], ReusedSignature())
+    public_key = ReusedSignature.public_key
+    kept = log.read_bytes().splitlines(keepends=True)[:-1]
+    log.write_bytes(b"".join(kept) + encoded + b"\n")
     head = log.with_name(log.name + ".head")
     head_data = json.loads(head.read_text())
-    head_data["link"], head_data["length"] = line[CHAIN_KEY], log.stat().st_size
+    head_data["link"], head_data["length"] = link, log.stat().st_size
     head.write_text(json.dumps(head_data))
 
     assert verify_receipt_log(log).ok  # the chain alone cannot tell

@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import AgentError
 from .errors import ReceiptLogError
@@ -26,11 +27,11 @@ from .record import (
     check_fields,
     line_digest,
     payload_digest,
-    record_digest,
 )
 
 MAX_LINE_BYTES = 8 << 20
 READ_CHUNK_BYTES = 1 << 20
+_DECODER = json.JSONDecoder()
 AUTO_CALL_ID = re.compile(r"call-([1-9][0-9]{0,17})")
 
 SignatureCheck = Callable[[str, str, str], None]  # (public_key, link, signature); raises
@@ -115,9 +116,9 @@ def iter_lines(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes | Non
         yield offset, None if oversized else pending, pending_length, False
 
 
-def parse_line(raw: bytes, number: int, complete: bool) -> dict[str, object]:
+def parse_line(raw: bytes, number: int, complete: bool) -> dict[str, Any]:
     try:
-        record = json.loads(raw)
+        record = _DECODER.decode(raw.decode("utf-8"))
     except (ValueError, RecursionError):
         if not complete:
             raise ReceiptLogError(
@@ -168,17 +169,19 @@ def take_line(
         check_fields(record)
         if payload_digest(record) != record["receipt_id"]:
             raise AgentError("receipt digest does not match its contents")
-        if public_key is not None:
-            if not isinstance(public_key, str):
-                raise AgentError("receipt public key is malformed")
-            record[PUBLIC_KEY_KEY] = public_key
-        digest = record_digest(record)
+        if public_key is not None and not isinstance(public_key, str):
+            raise AgentError("receipt public key is malformed")
     except AgentError as error:
         raise ReceiptLogError(str(error), number) from None
     except (ValueError, RecursionError):
         raise ReceiptLogError("receipt is malformed (not a JSON object)", number) from None
+    carries_evidence = (
+        len(record) > len(COURSE_KEYS) or signature is not None or public_key is not None
+    )
+    digest = line_digest(raw, record, not carries_evidence or stored_link is None)
+    if digest is None:
+        raise ReceiptLogError("receipt line is not in the form it was written in", number)
     link = chain_link(state.link, digest)
-    carries_evidence = len(record) > len(COURSE_KEYS) or signature is not None
     if stored_link is None:
         if state.chained:
             raise ReceiptLogError("receipt chain link is missing after a chained line", number)
@@ -212,7 +215,6 @@ def take_line(
         if tool_call_id.startswith("call-"):
             state.highest_auto = max(state.highest_auto, auto_number(tool_call_id))
     else:
-        record.pop(PUBLIC_KEY_KEY, None)
         if read_receipt_at(fd, known) != EffectReceipt.from_dict(record):
             raise ReceiptLogError("tool call id already has a different receipt", number)
     state.evidence_seen = state.evidence_seen or carries_evidence
@@ -258,12 +260,16 @@ def head_matches_prefix(fd: int, head: LogHead, size: int) -> bool:
         last = json.loads(lines[-1])
         previous_link = json.loads(lines[-2]).get(CHAIN_KEY, "") if len(lines) > 1 else ""
         stored = last.pop(CHAIN_KEY, None)
+        plain = SIGNATURE_KEY not in last and PUBLIC_KEY_KEY not in last
         last.pop(SIGNATURE_KEY, None)
-        public_key = last.pop(PUBLIC_KEY_KEY, None)
-        digest = line_digest(EffectReceipt.from_dict(last), public_key)
+        last.pop(PUBLIC_KEY_KEY, None)
+        check_fields(last)
+        if payload_digest(last) != last["receipt_id"]:
+            return False
+        digest = line_digest(lines[-1], last, plain and len(last) == len(COURSE_KEYS))
     except (ValueError, RecursionError, AttributeError, TypeError):
         return False
-    if not isinstance(previous_link, str):
+    if not isinstance(previous_link, str) or digest is None:
         return False
     return stored == head.link == chain_link(previous_link, digest)
 

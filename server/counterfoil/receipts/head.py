@@ -1,8 +1,11 @@
 """The head record beside a log: how long the log was, and its last link, after the last append.
 
 A chain alone cannot tell a log whose last lines were removed from a shorter log; the head can.
-It is replaced atomically after every append. A log without a head is a log from before heads
-existed; see `check_head` for when that is accepted.
+It is replaced atomically (a whole new file renamed over the old) after every append and every
+call id handed out; it is not fsynced on its own, so after a power loss it may lag the log, and
+lines after the head are then checked by the chain alone until the next append rewrites it. A
+log without a head is a log from before heads existed; `chain.head_problem` says when that is
+accepted.
 """
 
 from __future__ import annotations

@@ -139,7 +139,9 @@ def write_all(fd: int, data: bytes, start: int) -> None:
 
 
 def replace_atomically(path: Path, data: bytes) -> None:
-    """Write a small file next to `path` and rename it into place, fsynced."""
+    """Write a small file next to `path` and rename it into place: readers see the old or the
+    new whole file, never a part. It is not fsynced: the log's own fsync is what makes a
+    receipt count, and a file that lags after a power loss is rewritten by the next append."""
     folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
         temporary = f".{path.name}.{os.getpid()}.tmp"
@@ -153,11 +155,9 @@ def replace_atomically(path: Path, data: bytes) -> None:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
-            os.fsync(fd)
         finally:
             os.close(fd)
         os.rename(temporary, path.name, src_dir_fd=folder, dst_dir_fd=folder)
-        os.fsync(folder)
     finally:
         os.close(folder)
 

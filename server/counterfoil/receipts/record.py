@@ -108,17 +108,17 @@ class EffectReceipt:
 def check_fields(data: Any) -> None:
     """The course's six fields and an id, each of its type, and no field this version does not
     know."""
-    if not isinstance(data, dict) or not (COURSE_KEYS <= data.keys() <= LINE_KEYS):
+    if type(data) is not dict or not (COURSE_KEYS <= data.keys() <= LINE_KEYS):
         raise AgentError("receipt is malformed")
     artifacts = data["changed_artifacts"]
     if (
-        not isinstance(data["tool_call_id"], str)
-        or not isinstance(data["tool"], str)
-        or not isinstance(data["result"], str)
-        or not isinstance(data["arguments"], dict)
+        type(data["tool_call_id"]) is not str
+        or type(data["tool"]) is not str
+        or type(data["result"]) is not str
+        or type(data["arguments"]) is not dict
         or data["exit_state"] not in EXIT_STATES
-        or not isinstance(artifacts, list)
-        or not all(isinstance(item, str) for item in artifacts)
+        or type(artifacts) is not list
+        or (artifacts and not all(type(item) is str for item in artifacts))
     ):
         raise AgentError("receipt is malformed")
 
@@ -128,25 +128,56 @@ def payload_digest(data: dict[str, Any]) -> str:
     return sha256_text(canonical_json({key: data[key] for key in RECEIPT_FIELDS}))
 
 
-def record_digest(data: dict[str, Any]) -> str:
-    """What a checked line (link and signature removed) commits to; see `line_digest`."""
-    receipt_id: str = data["receipt_id"]
-    if len(data) == len(COURSE_KEYS):
-        return receipt_id
-    extras = {key: value for key, value in data.items() if key not in COURSE_KEYS}
-    return sha256_text(f"{receipt_id}:{canonical_json(extras)}")
-
-
 def chain_link(previous_link: str, digest: str) -> str:
     """The link of a line: it commits to every line before it."""
     return hashlib.sha256(f"{previous_link}:{digest}".encode("ascii")).hexdigest()
 
 
-def line_digest(receipt: EffectReceipt, public_key: str | None = None) -> str:
-    """What a line's link commits to: its receipt id for a course-format line; otherwise the
-    receipt id (which commits to the six fields) and every other field on the line but the
-    link and the signature, as canonical JSON — so the whole line is covered."""
+CHAIN_FIELD_BYTES = b',"chain_sha256":"'
+SIGNATURE_FIELD_BYTES = b',"signature":"'
+CHAIN_TAIL_BYTES = len(CHAIN_FIELD_BYTES) + 64 + 2
+
+
+def encode_line(
+    receipt: EffectReceipt, previous_link: str, signer: Any = None
+) -> tuple[bytes, str]:
+    """The log line of `receipt` (without its newline) and its link.
+
+    A course-format receipt links through its id, as the first versions did. Any other line
+    links through the SHA-256 of its own bytes up to the signature and link, which come last:
+    the receipt id commits to the six fields, the bytes to everything else on the line.
+    """
     line = receipt.to_dict()
-    if public_key is not None:
-        line[PUBLIC_KEY_KEY] = public_key
-    return record_digest(line)
+    if not receipt.evidence and signer is None:
+        link = chain_link(previous_link, receipt.receipt_id)
+        return json.dumps({**line, CHAIN_KEY: link}, separators=(",", ":")).encode(), link
+    if signer is not None:
+        line[PUBLIC_KEY_KEY] = signer.public_key
+    body = json.dumps(line, separators=(",", ":")).encode("ascii")
+    link = chain_link(previous_link, hashlib.sha256(body).hexdigest())
+    tail = b""
+    if signer is not None:
+        tail += SIGNATURE_FIELD_BYTES + signer.sign(link).encode("ascii") + b'"'
+    tail += CHAIN_FIELD_BYTES + link.encode("ascii") + b'"}'
+    return body[:-1] + tail, link
+
+
+def signed_body(raw: bytes) -> bytes | None:
+    """The bytes a written line's link commits to: the line without its trailing signature
+    and link fields; None when the line does not end the way lines are written."""
+    cut = len(raw) - CHAIN_TAIL_BYTES
+    if cut <= 0 or raw[cut : cut + len(CHAIN_FIELD_BYTES)] != CHAIN_FIELD_BYTES:
+        return None
+    head = raw[:cut]
+    signature = head.rfind(SIGNATURE_FIELD_BYTES)
+    if signature >= 0 and head.endswith(b'"') and b'"' not in head[signature + 14 : -1]:
+        head = head[:signature]
+    return head + b"}"
+
+
+def line_digest(raw: bytes, record: dict[str, Any], plain: bool) -> str | None:
+    """What a checked line's link commits to (see `encode_line`); None when its form is off."""
+    if plain:
+        return str(record["receipt_id"])
+    body = signed_body(raw)
+    return None if body is None else hashlib.sha256(body).hexdigest()

@@ -26,20 +26,14 @@ from .chain import (
     head_matches_prefix,
     head_problem,
     iter_lines,
+    parse_line,
     read_receipt_at,
     take_lines,
 )
 from .errors import ReceiptLogError
 from .head import LogHead, head_path, read_head, write_head
 from .logfile import LOCK_TIMEOUT_SECONDS, locked_log, write_all
-from .record import (
-    CHAIN_KEY,
-    PUBLIC_KEY_KEY,
-    SIGNATURE_KEY,
-    EffectReceipt,
-    chain_link,
-    line_digest,
-)
+from .record import CHAIN_KEY, PUBLIC_KEY_KEY, SIGNATURE_KEY, EffectReceipt, encode_line
 from .signing import Signer, load_signer
 
 AUTO = object()
@@ -140,9 +134,7 @@ class ReceiptStore:
                 number = self._next_call
                 self._next_call += 1
                 return f"call-{number}"
-            with locked_log(
-                self.path, write=True, timeout=self.lock_timeout, create=False
-            ) as fd:
+            with locked_log(self.path, write=True, timeout=self.lock_timeout, create=False) as fd:
                 if fd is not None:
                     self._catch_up(fd)
                 else:
@@ -206,14 +198,8 @@ class ReceiptStore:
                     return None
                 raise AgentError("tool call id already has a different receipt")
             signer = self._signer_now()
-            public_key = signer.public_key if signer is not None else None
-            link = chain_link(self._state.link, line_digest(receipt, public_key))
-            line = receipt.to_dict()
-            if signer is not None:
-                line[PUBLIC_KEY_KEY] = signer.public_key
-                line[SIGNATURE_KEY] = signer.sign(link)
-            line[CHAIN_KEY] = link
-            data = json.dumps(line, separators=(",", ":")).encode("utf-8") + b"\n"
+            encoded, link = encode_line(receipt, self._state.link, signer)
+            data = encoded + b"\n"
             start = self._state.consumed
             if start and os.pread(fd, 1, start - 1) != b"\n":
                 data = b"\n" + data
@@ -226,7 +212,7 @@ class ReceiptStore:
             state.link = link
             state.chained = True
             state.evidence_seen = state.evidence_seen or bool(receipt.evidence)
-            state.signed_by = public_key or state.signed_by
+            state.signed_by = signer.public_key if signer is not None else state.signed_by
             state.consumed += len(data)
             head = read_head(self.path)
             self._write_head(head.next_call if head else 0)
@@ -263,8 +249,10 @@ class ReceiptStore:
         if size < state.consumed:
             raise ReceiptLogError("receipt log shrank while open; refusing to append")
         head = read_head(self.path)
-        if head is not None and head.length > state.consumed and head_matches_prefix(
-            fd, head, size
+        if (
+            head is not None
+            and head.length > state.consumed
+            and head_matches_prefix(fd, head, size)
         ):
             self._state = state = ChainState.from_head(head)
         if size > state.consumed:
@@ -276,8 +264,10 @@ class ReceiptStore:
                 f"(the head records {head.count}, the log holds {state.count})"
             )
         at_head = head is not None and state.consumed == size == head.length
-        if at_head and head is not None and (
-            head.link != state.link or (head.chained and not state.chained)
+        if (
+            at_head
+            and head is not None
+            and (head.link != state.link or (head.chained and not state.chained))
         ):
             raise ReceiptLogError("the log does not match its head record (its end was rewritten)")
 
@@ -301,8 +291,6 @@ class ReceiptStore:
 
 
 def _receipt_from_line(raw: bytes, complete: bool) -> EffectReceipt:
-    from .chain import parse_line
-
     record = parse_line(raw, 0, complete)
     for key in (CHAIN_KEY, SIGNATURE_KEY, PUBLIC_KEY_KEY):
         record.pop(key, None)
@@ -337,4 +325,3 @@ def verify_log(
         return state, str(error), error.line
     problem = head_problem(head, state, at_head[0] if at_head else None)
     return state, problem, None
-

@@ -50,8 +50,9 @@ def verify_receipt_log(
         return ReceiptLogReport(False, state.count, problem, line, signed)
     drift = file_drift(path, Path(root)) if root is not None else ()
     if drift:
-        return ReceiptLogReport(False, state.count, "files changed after their receipts",
-                                None, signed, drift)
+        return ReceiptLogReport(
+            False, state.count, "files changed after their receipts", None, signed, drift
+        )
     return ReceiptLogReport(True, state.count, signed=signed)
 
 
