@@ -160,3 +160,16 @@ def test_revert_without_a_receipt_log_is_a_setup_error(demo_project: Path) -> No
 
     assert status == 2
     assert output.startswith("error: no receipt log at ")
+
+
+def test_a_receipt_from_an_older_log_cannot_be_reverted() -> None:
+    from counterfoil.errors import AgentError
+    from counterfoil.receipts import EffectReceipt
+    from counterfoil.revert import plan_revert
+
+    course = EffectReceipt(
+        "call-1", "edit_file", {"path": "app.py"}, "ok", "edited app.py", ("app.py",)
+    )
+
+    with pytest.raises(AgentError, match="does not record the bytes before it"):
+        plan_revert(course, "call-1", lambda digest: None)
