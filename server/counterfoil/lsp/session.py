@@ -25,7 +25,7 @@ from ..workspace import Workspace
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
 from .model_host import ModelHost, ModelLoadFailed
-from .outcomes import step_outcome
+from .outcomes import effect_outcome
 from .protocol import event_dict, failed_run, receipt_dict, run_result, tool_table
 
 EVENT_METHOD = "counterfoil/event"
@@ -137,6 +137,15 @@ class Session:
     def run_validation(self, argv: list[str]) -> Job:
         return self._start(
             "validation", lambda job, settings, root: self._validate(job, settings, root, argv)
+        )
+
+    def revert(self, call_id: str) -> Job:
+        """Undo a file effect from its receipt, asked like any effect (`counterfoil/confirm`)."""
+        return self._start(
+            "revert",
+            lambda job, settings, root: self._one_effect(
+                job, settings, root, f"revert {call_id}", lambda w: w.revert(call_id)
+            ),
         )
 
     def cancel(self) -> None:
@@ -258,7 +267,7 @@ class Session:
             )
             if run.reason == "model_error" and run.error:
                 self.channel.show_message("error", f"model error: {run.error}")
-            self.channel.log(f"run ended: {run.reason}")
+            self.channel.log(f"run ended: {run.reason}; verdict: {run.verdict.summary()}")
             return run_result(run)
         finally:
             unsubscribe()
@@ -267,19 +276,37 @@ class Session:
     def _validate(
         self, job: Job, settings: Settings, root: Path, argv: list[str]
     ) -> dict[str, Any]:
+        return self._one_effect(
+            job,
+            settings,
+            root,
+            f"validation {argv}",
+            lambda workspace: workspace.execute(ToolAction("run_command", {"argv": argv})),
+        )
+
+    def _one_effect(
+        self,
+        job: Job,
+        settings: Settings,
+        root: Path,
+        label: str,
+        perform: Callable[[Workspace], str],
+    ) -> dict[str, Any]:
+        """One effect outside a run: its observation and the receipt it left, if any."""
         collected: list[EffectReceipt] = []
         try:
             workspace, unsubscribe = self._workspace(job, settings, root, collected)
         except WorkspaceUnavailable as error:
             return {"observation": f"error: {error.message}", "receipt": None, "outcome": "refused"}
         try:
-            action = ToolAction("run_command", {"argv": argv})
-            observation = workspace.execute(action)
+            observation = perform(workspace)
+        except AgentError as error:
+            observation = f"error: {error}"
         finally:
             unsubscribe()
-        self.channel.log(f"validation {argv}: {observation}")
+        self.channel.log(f"{label}: {observation}")
         return {
             "observation": observation,
             "receipt": receipt_dict(collected[-1]) if collected else None,
-            "outcome": step_outcome(action, observation),
+            "outcome": effect_outcome(workspace.effect_outcomes, observation),
         }
