@@ -11,15 +11,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from ..approval import Approval
 from ..proposals import ToolProposal
 from .channel import ClientChannel
 from .protocol import approval_of, confirm_params
-
-AnswerListener = Callable[[ToolProposal, Approval], None]
 
 CONFIRM_METHOD = "counterfoil/confirm"
 
@@ -43,7 +40,6 @@ class ConfirmBridge:
         self.stop = stop if stop is not None else threading.Event()
         self._waiting: set[threading.Event] = set()
         self._lock = threading.Lock()
-        self.on_answer: AnswerListener | None = None  # told every decision, for the run events
 
     def cancel(self) -> None:
         """Deny the pending question (if any) and every later one."""
@@ -53,12 +49,6 @@ class ConfirmBridge:
                 decided.set()
 
     def __call__(self, proposal: ToolProposal) -> Approval:
-        approval = self._ask(proposal)
-        if self.on_answer is not None:
-            self.on_answer(proposal, approval)
-        return approval
-
-    def _ask(self, proposal: ToolProposal) -> Approval:
         if self.stop.is_set():
             return Approval(False)
         params = confirm_params(proposal, self._root)

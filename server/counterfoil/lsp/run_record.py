@@ -1,8 +1,8 @@
 """What the run panel needs beyond the loop's events: which call a step made, what the person
 answered, what its receipt holds; and the runs and conversation this daemon keeps.
 
-The loop reports a step after its effect; the approval and the receipt arrive before that, on
-the same worker thread, so they are held here and attached to the step's event.
+The loop reports a step after its effect; the workspace notes what became of the effect, and
+the receipt arrives, before that, on the same worker thread, so both are attached here.
 """
 
 from __future__ import annotations
@@ -11,57 +11,58 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..approval import Approval
+from ..actions import ToolAction
 from ..loop import AgentEvent, Messages
-from ..proposals import ToolProposal
 from ..receipts import EffectReceipt
-from .outcomes import step_outcome
+from ..verdict import EffectOutcome
+from ..workspace import Workspace
+from .outcomes import effect_outcome
 from .protocol import event_dict
 
 
 class StepEvidence:
-    """Collects one step's approval and receipt, and turns the step into its event dict."""
+    """Turns each step into its event dict: the effect the workspace noted during the step (its
+    call id, what became of it, why) and the receipt it left."""
 
-    def __init__(self, run_id: str) -> None:
+    def __init__(self, run_id: str, workspace: Workspace | None = None) -> None:
         self.run_id = run_id
-        self._call_id: str | None = None
-        self._approval: Approval | None = None
-        self._receipt: EffectReceipt | None = None
+        self.workspace = workspace
+        self._seen = 0
+        self._receipts: dict[str, EffectReceipt] = {}
         self._lock = threading.Lock()
-
-    def answered(self, proposal: ToolProposal, approval: Approval) -> None:
-        with self._lock:
-            self._call_id, self._approval = proposal.tool_call_id, approval
 
     def recorded(self, receipt: EffectReceipt) -> None:
         with self._lock:
-            self._call_id, self._receipt = receipt.tool_call_id, receipt
+            self._receipts[receipt.tool_call_id] = receipt
 
     def event(self, event: AgentEvent) -> dict[str, Any]:
+        noted = self.workspace.effect_outcomes if self.workspace is not None else ()
         with self._lock:
-            call_id, approval, receipt = self._call_id, self._approval, self._receipt
-            self._call_id = self._approval = self._receipt = None
-        return event_fields(event, self.run_id, call_id, approval, receipt)
+            effect = noted[-1] if len(noted) > self._seen else None
+            self._seen = len(noted)
+            receipt = None if effect is None else self._receipts.pop(effect.call_id, None)
+        return event_fields(event, self.run_id, effect, receipt)
 
 
 def event_fields(
     event: AgentEvent,
     run_id: str | None,
-    call_id: str | None,
-    approval: Approval | None,
+    effect: EffectOutcome | None,
     receipt: EffectReceipt | None,
 ) -> dict[str, Any]:
+    """The loop's event plus the call it made: ids, evidence digests, and the outcome read from
+    what the workspace noted rather than from the observation text."""
     shown = event_dict(event)
     evidence = receipt.evidence if receipt is not None else {}
-    approved = None if approval is None else approval.approved
+    if effect is not None and isinstance(event.action, ToolAction) and event.result is not None:
+        shown["outcome"] = effect_outcome((effect,), event.result)
     shown.update(
         runId=run_id,
-        toolCallId=call_id,
+        toolCallId=None if effect is None else effect.call_id,
         receiptId=None if receipt is None else receipt.receipt_id,
         outputSha256=evidence.get("output_sha256"),
         resultSha256=evidence.get("result_sha256"),
-        reason=None if approval is None or approval.approved else approval.reason,
-        outcome=step_outcome(event.action, event.result, approved),
+        reason=None if effect is None or effect.state == "approved" else effect.reason,
     )
     return shown
 

@@ -26,6 +26,7 @@ from .protocol import (
     NoWorkspace,
     RunInProgress,
     argv_param,
+    call_id_param,
     digest_param,
     goal_param,
     no_params,
@@ -244,6 +245,11 @@ def build_server() -> CounterfoilServer:
     async def run_validation(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         argv = argv_param(params)
         return await _outcome(_start(lambda: session.run_validation(argv)))
+
+    @server.feature("counterfoil/revert")
+    async def revert(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        call_id = call_id_param(params, "counterfoil/revert")
+        return await _outcome(_start(lambda: session.revert(call_id)))
 
     @server.feature("counterfoil/receipts")
     async def receipts(ls: CounterfoilServer, params: Any) -> dict[str, Any]:

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from ..actions import ToolAction
-from ..approval import Approval
 from ..errors import AgentError
 from ..loop import AgentEvent, run_agent
 from ..receipt_evidence import utc_now
@@ -30,7 +29,7 @@ from ..workspace import Workspace
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
 from .model_host import ModelHost, ModelLoadFailed
-from .outcomes import step_outcome
+from .outcomes import effect_outcome
 from .protocol import failed_run, receipt_dict, run_result, tool_table
 from .run_record import Conversation, StepEvidence
 
@@ -216,6 +215,15 @@ class Session:
             "validation", lambda job, settings, root: self._validate(job, settings, root, argv)
         )
 
+    def revert(self, call_id: str) -> Job:
+        """Undo a file effect from its receipt, asked like any effect (`counterfoil/confirm`)."""
+        return self._start(
+            "revert",
+            lambda job, settings, root: self._one_effect(
+                job, settings, root, f"revert {call_id}", lambda w: w.revert(call_id)
+            ),
+        )
+
     def cancel(self) -> None:
         with self._lock:
             job = self._job
@@ -373,7 +381,6 @@ class Session:
         run_id: str,
     ) -> dict[str, Any]:
         evidence = StepEvidence(run_id)
-        job.bridge.on_answer = evidence.answered
         try:
             workspace, unsubscribe = self._workspace(
                 job,
@@ -386,6 +393,7 @@ class Session:
             )
         except WorkspaceUnavailable as error:
             return failed_run(error.reason, error.message)
+        evidence.workspace = workspace
         token = self.channel.begin_progress("Counterfoil", goal[:80])
         events: list[dict[str, Any]] = []
 
@@ -430,7 +438,7 @@ class Session:
             self._keep_conversation(continued, goal, messages, workspace, run_id)
             if run.reason == "model_error" and run.error:
                 self.channel.show_message("error", f"model error: {run.error}")
-            self.channel.log(f"run ended: {run.reason}")
+            self.channel.log(f"run ended: {run.reason}; verdict: {run.verdict.summary()}")
             result = run_result(run)
             result["events"] = events
             return result
@@ -457,21 +465,37 @@ class Session:
     def _validate(
         self, job: Job, settings: Settings, root: Path, argv: list[str]
     ) -> dict[str, Any]:
+        return self._one_effect(
+            job,
+            settings,
+            root,
+            f"validation {argv}",
+            lambda workspace: workspace.execute(ToolAction("run_command", {"argv": argv})),
+        )
+
+    def _one_effect(
+        self,
+        job: Job,
+        settings: Settings,
+        root: Path,
+        label: str,
+        perform: Callable[[Workspace], str],
+    ) -> dict[str, Any]:
+        """One effect outside a run: its observation and the receipt it left, if any."""
         collected: list[EffectReceipt] = []
-        answers: list[Approval] = []
-        job.bridge.on_answer = lambda _proposal, approval: answers.append(approval)
         try:
             workspace, unsubscribe = self._workspace(job, settings, root, collected)
         except WorkspaceUnavailable as error:
             return {"observation": f"error: {error.message}", "receipt": None, "outcome": "refused"}
         try:
-            action = ToolAction("run_command", {"argv": argv})
-            observation = workspace.execute(action)
+            observation = perform(workspace)
+        except AgentError as error:
+            observation = f"error: {error}"
         finally:
             unsubscribe()
-        self.channel.log(f"validation {argv}: {observation}")
+        self.channel.log(f"{label}: {observation}")
         return {
             "observation": observation,
             "receipt": receipt_dict(collected[-1]) if collected else None,
-            "outcome": step_outcome(action, observation, answers[-1].approved if answers else None),
+            "outcome": effect_outcome(workspace.effect_outcomes, observation),
         }
