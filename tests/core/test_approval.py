@@ -7,13 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.core.receipt_helpers import approving_workspace, log_path, write
 
 from counterfoil import ToolPolicy, Workspace
 from counterfoil.approval import MAX_REASON_CHARS, Approval, clean_reason
 from counterfoil.edited_approval import kept_changes, proposal_diff
 from counterfoil.loop import AgentLimits, run_agent
-
-from tests.core.receipt_helpers import approving_workspace, log_path, write
 
 
 @pytest.mark.parametrize(
