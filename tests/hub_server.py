@@ -74,6 +74,12 @@ def _handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: object) -> None:
             return None
 
+        def handle(self) -> None:
+            try:
+                super().handle()
+            except (ConnectionResetError, BrokenPipeError):  # the client went away
+                self.close_connection = True
+
         def do_HEAD(self) -> None:
             self._serve(body=False)
 

@@ -72,9 +72,12 @@ class DownloadProgress:
 
 @dataclass(frozen=True)
 class ModelFile:
+    """One file of the snapshot; `present` bytes of it are already here (all, some, none)."""
+
     path: str
     size: int
     on_disk: bool
+    present: int = 0
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ class DownloadPlan:
 
     @property
     def missing_bytes(self) -> int:
-        return sum(file.size for file in self.files if not file.on_disk)
+        return sum(file.size - file.present for file in self.files)
 
 
 ProgressCallback = Callable[[DownloadProgress], None]
@@ -161,11 +164,30 @@ def plan_download(
             f"{repo_id} on {endpoint} has no model files (config.json, *.safetensors); "
             + WAY_OUT
         )
-    snapshot = _storage(repo_id, cache_dir) / "snapshots" / info.sha
-    files = tuple(
-        ModelFile(path, siblings[path].size or 0, (snapshot / path).exists()) for path in wanted
-    )
-    return DownloadPlan(spec, repo_id, revision, info.sha, files)
+    storage = _storage(repo_id, cache_dir)
+    files = []
+    for path in wanted:
+        sibling = siblings[path]
+        size = sibling.size or 0
+        # The hub's blob name: an LFS file's SHA-256, else its git blob id (what HEAD sends).
+        etag = sibling.lfs.sha256 if sibling.lfs is not None else sibling.blob_id
+        on_disk = (storage / "snapshots" / info.sha / path).exists()
+        present = size if on_disk else _present_bytes(storage, etag, size)
+        files.append(ModelFile(path, size, on_disk, present))
+    return DownloadPlan(spec, repo_id, revision, info.sha, tuple(files))
+
+
+def _present_bytes(storage: Path, etag: str | None, size: int) -> int:
+    if not etag:
+        return 0
+    blob = storage / "blobs" / etag
+    if blob.exists():
+        return size
+    partial = blob.with_name(blob.name + INCOMPLETE_SUFFIX)
+    try:
+        return min(partial.stat().st_size, size)
+    except OSError:
+        return 0
 
 
 def download_model(
@@ -187,9 +209,9 @@ def download_model(
     try:
         for file in plan.files:
             if not file.on_disk:
-                meter.start_file()
+                meter.start_file(file)
                 _fetch_blob(plan, file, endpoint, cache_dir, meter)
-            meter.file_done(file)
+                meter.file_done(file)
         folder = _link_snapshot(plan, endpoint, cache_dir)
     except DownloadCancelled:
         meter.finish("cancelled")
@@ -383,18 +405,18 @@ class _Meter:
         self.transferred = 0
         self.started = time.monotonic()
         self.last_sent = 0.0
-        self._file_start = self.done
+        self._before_file = self.done
 
     def check_stop(self) -> None:
         if self.stop():
             raise DownloadCancelled(f"download of {self.plan.spec} cancelled")
 
-    def start_file(self) -> None:
+    def start_file(self, file: ModelFile) -> None:
         self.check_stop()
-        self._file_start = self.done
+        self._before_file = self.done - file.present
 
     def resumed(self, size: int) -> None:
-        self.done += size
+        self.done = self._before_file + size
         self._emit("downloading", force=True)
 
     def advance(self, count: int) -> None:
@@ -404,9 +426,7 @@ class _Meter:
         self._emit("downloading")
 
     def file_done(self, file: ModelFile) -> None:
-        if not file.on_disk:
-            self.done = self._file_start + file.size
-            self._file_start = self.done
+        self.done = self._before_file + file.size
         self._emit("downloading")
 
     def finish(self, state: DownloadState) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shlex
 import site
 import sys
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ class MissingRuntime:
     def message(self) -> str:
         return (
             f"the model runtime is not installed in {self.python} "
-            f"(missing {', '.join(self.modules)}); install it with: {' '.join(self.command)}"
+            f"(missing {', '.join(self.modules)}); install it with: {shlex.join(self.command)}"
         )
 
 
