@@ -20,7 +20,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import pytest
+
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
+REPO = "owner/tiny"
+WEIGHTS = "model.safetensors"
+WEIGHTS_BYTES = 300_000
+CHUNK_BYTES = 16 * 1024
 LFS_MIN_BYTES = 1024  # files this big are served as LFS files, like weights on the hub
 
 
@@ -50,7 +56,9 @@ class HubServer:
     def files(self, repo: str) -> dict[str, Path]:
         folder = self.repos[repo]
         return {
-            str(path.relative_to(folder)): path for path in sorted(folder.rglob("*")) if path.is_file()
+            str(path.relative_to(folder)): path
+            for path in sorted(folder.rglob("*"))
+            if path.is_file()
         }
 
 
@@ -88,7 +96,9 @@ def _handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
 
         def _record(self, status: int, sent: int) -> None:
             hub.requests.append(
-                Served(self.command, urlsplit(self.path).path, self.headers.get("Range"), status, sent)
+                Served(
+                    self.command, urlsplit(self.path).path, self.headers.get("Range"), status, sent
+                )
             )
 
         def _not_found(self, code: str) -> None:
@@ -124,10 +134,23 @@ def _handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
                     return self._json({"id": repo, "sha": COMMIT, "siblings": siblings})
                 return self._json(
                     [
-                        {"type": "file", "path": s["rfilename"], "size": s["size"],
-                         "oid": s["blobId"], **({"lfs": {"oid": s["lfs"]["sha256"],  # type: ignore[index]
-                                                         "size": s["size"], "pointerSize": 134}}
-                                                 if "lfs" in s else {})}
+                        {
+                            "type": "file",
+                            "path": s["rfilename"],
+                            "size": s["size"],
+                            "oid": s["blobId"],
+                            **(
+                                {
+                                    "lfs": {
+                                        "oid": s["lfs"]["sha256"],  # type: ignore[index]
+                                        "size": s["size"],
+                                        "pointerSize": 134,
+                                    }
+                                }
+                                if "lfs" in s
+                                else {}
+                            ),
+                        }
                         for s in siblings
                     ]
                 )
@@ -207,3 +230,25 @@ def write_model_folder(folder: Path, *, weights_bytes: int = 300_000) -> Path:
     (folder / "model.safetensors").write_bytes(weights)
     (folder / "README.md").write_text("not fetched\n", encoding="utf-8")
     return folder
+
+
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubServer]:
+    """The hub client pointed at a local hub, online, with small chunks so progress is seen."""
+    from huggingface_hub import constants
+
+    from counterfoil.models import download
+
+    folder = write_model_folder(tmp_path / "repo", weights_bytes=WEIGHTS_BYTES)
+    with serve_hub({REPO: folder}) as server:
+        monkeypatch.setenv("HF_ENDPOINT", server.url)
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+        monkeypatch.setattr(constants, "DOWNLOAD_CHUNK_SIZE", CHUNK_BYTES)
+        monkeypatch.setattr(download, "PROGRESS_INTERVAL_SECONDS", 0.0)
+        yield server
+
+
+@pytest.fixture
+def cache(tmp_path: Path) -> Path:
+    return tmp_path / "hub-cache"

@@ -18,6 +18,7 @@ from typing import TextIO
 from .actions import action_to_json
 from .errors import AgentError
 from .loop import AgentEvent, AgentLimits, run_agent
+from .model_download_terminal import download_command, prepare_model
 from .policy import ToolPolicy
 from .proposals import ToolProposal
 from .receipts import EffectReceipt, ReceiptStore, verify_receipt_log
@@ -81,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("path", type=Path)
     show = receipt_commands.add_parser("show", help="print the receipts of a log")
     show.add_argument("path", type=Path)
+
+    download = commands.add_parser("download", help="download a model now (Ctrl-C stops, "
+                                                     "running it again resumes)")
+    download.add_argument("model", help="model name or hub repo id, e.g. qwen3-4b")
 
     commands.add_parser("serve", help="run the language-server daemon on stdio")
     return parser
@@ -176,6 +181,10 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
                           confirm_proposal=terminal_confirm(stdin, stdout))
     before = len(store)
 
+    prepared = prepare_model(args.model, stdout, endpoint=getattr(args, "endpoint", None))
+    if prepared is not None:
+        return prepared
+
     def on_token(text: str) -> None:
         stdout.write(text)
         stdout.flush()
@@ -248,6 +257,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
         return run_agent_command(args, stdin, stdout)
     if args.command == "receipts":
         return receipts_command(args, stdout)
+    if args.command == "download":
+        return download_command(args.model, stdout)
     from .lsp import serve
 
     return serve()

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.hub_server import REPO, WEIGHTS, WEIGHTS_BYTES, HubServer, cache, hub
 
-from counterfoil.models import download
 from counterfoil.models.download import (
     MLX_LM_ALLOW_PATTERNS,
     DownloadCancelled,
@@ -18,27 +18,8 @@ from counterfoil.models.download import (
     model_on_disk,
     plan_download,
 )
-from tests.hub_server import HubServer, serve_hub, write_model_folder
 
-REPO = "owner/tiny"
-WEIGHTS = "model.safetensors"
-WEIGHTS_BYTES = 300_000
-CHUNK_BYTES = 16 * 1024
-
-
-@pytest.fixture
-def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubServer]:
-    """The hub client pointed at a local hub, online, with small chunks so progress is seen."""
-    from huggingface_hub import constants
-
-    folder = write_model_folder(tmp_path / "repo", weights_bytes=WEIGHTS_BYTES)
-    with serve_hub({REPO: folder}) as server:
-        monkeypatch.setenv("HF_ENDPOINT", server.url)
-        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-        monkeypatch.setattr(constants, "DOWNLOAD_CHUNK_SIZE", CHUNK_BYTES)
-        monkeypatch.setattr(download, "PROGRESS_INTERVAL_SECONDS", 0.0)
-        yield server
+__all__ = ["cache", "hub"]  # fixtures
 
 
 @pytest.fixture
@@ -46,11 +27,6 @@ def unused_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-@pytest.fixture
-def cache(tmp_path: Path) -> Path:
-    return tmp_path / "hub-cache"
 
 
 def partial_files(cache: Path) -> list[Path]:
@@ -165,9 +141,7 @@ def test_an_unreachable_hub_is_one_message(
     assert "\n" not in str(raised.value)
 
 
-def test_a_connection_dropped_once_is_resumed_in_the_same_run(
-    hub: HubServer, cache: Path
-) -> None:
+def test_a_connection_dropped_once_is_resumed_in_the_same_run(hub: HubServer, cache: Path) -> None:
     hub.drop_after[WEIGHTS] = [100_000]
 
     folder = download_model(REPO, cache_dir=cache)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, Self, cast
 
 from .errors import ModelLoadError
 from .model_names import SHORT_NAMES, resolve_model
@@ -161,8 +161,7 @@ def plan_download(
     wanted = filter_repo_objects(list(siblings), allow_patterns=MLX_LM_ALLOW_PATTERNS)
     if not info.sha or not wanted:
         raise ModelDownloadError(
-            f"{repo_id} on {endpoint} has no model files (config.json, *.safetensors); "
-            + WAY_OUT
+            f"{repo_id} on {endpoint} has no model files (config.json, *.safetensors); " + WAY_OUT
         )
     storage = _storage(repo_id, cache_dir)
     files = []
@@ -381,7 +380,7 @@ class _SilentBar:
     def __iter__(self) -> Any:
         return iter(self.iterable or ())
 
-    def __enter__(self) -> _SilentBar:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -441,7 +440,7 @@ class _Meter:
             def __init__(self, *args: Any, **kwargs: Any) -> None:
                 pass
 
-            def __enter__(self) -> Bar:
+            def __enter__(self) -> Self:
                 return self
 
             def __exit__(self, *exc: object) -> None:
