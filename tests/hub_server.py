@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import threading
 import time
 from collections.abc import Iterator
@@ -226,7 +227,7 @@ def write_model_folder(folder: Path, *, weights_bytes: int = 300_000) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text('{"model_type": "qwen3"}\n', encoding="utf-8")
     (folder / "tokenizer_config.json").write_text("{}\n", encoding="utf-8")
-    weights = bytes((index * 7 + index // 251) % 256 for index in range(weights_bytes))
+    weights = random.Random(weights_bytes).randbytes(weights_bytes)
     (folder / "model.safetensors").write_bytes(weights)
     (folder / "README.md").write_text("not fetched\n", encoding="utf-8")
     return folder

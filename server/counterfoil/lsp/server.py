@@ -20,6 +20,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from .channel import MessageKind
+from .model_download import answer, model_param
 from .progress import ProgressReporter
 from .protocol import (
     NoWorkspace,
@@ -241,6 +242,11 @@ def build_server() -> CounterfoilServer:
     async def verify_receipts(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         no_params(params, "counterfoil/verifyReceipts")
         return await asyncio.to_thread(session.verify)
+
+    @server.feature("counterfoil/downloadModel")
+    async def download_model(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        model = model_param(params, session.settings.model)
+        return await answer(session.downloads.start(model))
 
     @server.feature("counterfoil/status")
     def status(ls: CounterfoilServer, params: Any) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
 from ..workspace import Workspace
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
+from .model_download import ModelDownloads
 from .model_host import ModelHost, ModelLoadFailed
 from .protocol import event_dict, failed_run, receipt_dict, run_result
 from .settings import Settings
@@ -71,6 +72,7 @@ class Session:
     def __init__(self, channel: ClientChannel, *, position_encoding: str = "utf-16") -> None:
         self.channel = channel
         self.models = ModelHost(channel)
+        self.downloads = ModelDownloads(channel)
         self.settings = Settings()
         self.root: Path | None = None
         self.position_encoding = position_encoding
@@ -105,6 +107,7 @@ class Session:
             "availableTools": tools,
             "receiptLog": None if log is None else str(log),
             "running": self.running,
+            **self.downloads.status(settings.model),
         }
 
     def receipts(self) -> dict[str, Any]:
@@ -146,6 +149,7 @@ class Session:
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop the running operation and wait for it, so no effect is left half done."""
+        self.downloads.close(timeout)
         with self._lock:
             job = self._job
         if job is None:

@@ -226,6 +226,37 @@ def download_model(
     return folder
 
 
+def format_size(count: float) -> str:
+    """Bytes as a person reads them: 812 KiB, 2.3 GiB."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if count < 1024 or unit == "GiB":
+            return f"{count:.0f} {unit}" if unit in ("B", "KiB") else f"{count:.1f} {unit}"
+        count /= 1024
+    raise AssertionError("unreachable")
+
+
+def format_duration(seconds: float) -> str:
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes} min {seconds:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
+def format_progress(progress: DownloadProgress) -> str:
+    """`downloading 38 % of 2.3 GiB, 12.0 MiB/s, 1 min 20 s left`."""
+    percent = int(progress.fraction * 100)
+    parts = [f"downloading {percent} % of {format_size(progress.total)}"]
+    if progress.rate:
+        parts.append(f"{format_size(progress.rate)}/s")
+    if progress.eta_seconds is not None and progress.state == "downloading":
+        parts.append(f"{format_duration(progress.eta_seconds)} left")
+    return ", ".join(parts)
+
+
 WAY_OUT = (
     f"choose another model ({', '.join(SHORT_NAMES)}), a local model folder, "
     "a model server endpoint, or scripted:PATH for the demo"

@@ -1,0 +1,107 @@
+"""`counterfoil/downloadModel` and the model fields of `counterfoil/status`, on a local hub."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from tests.hub_server import REPO, WEIGHTS, HubServer, serve_hub, write_model_folder
+
+from .conftest import Daemon, StartDaemon
+
+MIB = 1024 * 1024
+
+
+@pytest.fixture
+def daemon_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubServer]:
+    """A local hub; the daemon started in the test inherits its endpoint and a fresh cache."""
+    folder = write_model_folder(tmp_path / "repo", weights_bytes=24 * MIB)
+    with serve_hub({REPO: folder}) as server:
+        server.piece_bytes = MIB
+        monkeypatch.setenv("HF_ENDPOINT", server.url)
+        monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        yield server
+
+
+def record_downloads(daemon: Daemon) -> list[dict[str, Any]]:
+    reports: list[dict[str, Any]] = []
+
+    @daemon.client.feature("counterfoil/download")
+    def download(params: dict[str, Any]) -> None:
+        reports.append(params)
+
+    return reports
+
+
+async def test_download_streams_progress_and_answers_with_the_snapshot_path(
+    start_daemon: StartDaemon, daemon_hub: HubServer
+) -> None:
+    daemon = await start_daemon({"model": REPO})
+    reports = record_downloads(daemon)
+    before = await daemon.request("counterfoil/status", {})
+
+    answer = await daemon.request("counterfoil/downloadModel", {})
+
+    assert before["modelOnDisk"] is False
+    assert answer["ok"] is True
+    assert (Path(answer["path"]) / WEIGHTS).stat().st_size == 24 * MIB
+    await daemon.until(lambda: bool(reports) and reports[-1]["state"] == "done")
+    assert set(reports[-1]) == {"model", "bytes", "total", "rate", "etaSeconds", "state"}
+    assert reports[-1]["bytes"] == reports[-1]["total"] > 24 * MIB
+    assert any(0 < report["bytes"] < report["total"] for report in reports)
+    status = await daemon.request("counterfoil/status", {})
+    assert (status["modelOnDisk"], status["modelDownloadBytes"]) == (True, 0)
+    await daemon.until(
+        lambda: any(
+            reports_of_token[0].title == "Downloading model" and reports_of_token[-1].kind == "end"
+            for reports_of_token in daemon.client.progress_reports.values()
+        )
+    )
+
+
+async def test_cancel_stops_the_download_and_the_next_request_resumes_it(
+    start_daemon: StartDaemon, daemon_hub: HubServer
+) -> None:
+    daemon_hub.seconds_per_piece = 0.05
+    daemon = await start_daemon({"model": REPO})
+    reports = record_downloads(daemon)
+
+    pending = daemon.send("counterfoil/downloadModel", {"model": REPO}, msg_id="download-1")
+    await daemon.until(lambda: any(report["bytes"] > MIB for report in reports))
+    daemon.notify(types.CANCEL_REQUEST, types.CancelParams(id="download-1"))
+
+    with pytest.raises(JsonRpcException) as raised:
+        await pending
+    assert raised.value.code == -32800 and "what arrived is kept" in raised.value.message
+    assert reports[-1]["state"] == "cancelled"
+    [partial] = Path(daemon_hub.repos[REPO]).parent.joinpath("hf-home").rglob("*.incomplete")
+    kept = partial.stat().st_size
+    assert 0 < kept < 24 * MIB
+    daemon_hub.seconds_per_piece = 0.0
+
+    answer = await daemon.request("counterfoil/downloadModel", {"model": REPO})
+
+    assert answer["ok"] is True
+    assert daemon_hub.gets(WEIGHTS)[-1].range == f"bytes={kept}-"
+
+
+async def test_a_wrong_name_is_one_error_with_the_way_out(
+    start_daemon: StartDaemon, daemon_hub: HubServer
+) -> None:
+    daemon = await start_daemon({"model": "scripted:responses.jsonl"})
+
+    with pytest.raises(JsonRpcException) as raised:
+        await daemon.request("counterfoil/downloadModel", {"model": "owner/missing"})
+    with pytest.raises(JsonRpcInvalidParams):
+        await daemon.request("counterfoil/downloadModel", {"model": 3})
+
+    assert raised.value.code == -32003
+    assert "owner/missing was not found on " + daemon_hub.url in raised.value.message
+    assert "scripted:PATH" in raised.value.message
+    status = await daemon.request("counterfoil/status", {})
+    assert (status["modelOnDisk"], status["modelDownloadBytes"]) == (True, 0)
