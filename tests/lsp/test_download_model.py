@@ -105,3 +105,22 @@ async def test_a_wrong_name_is_one_error_with_the_way_out(
     assert "scripted:PATH" in raised.value.message
     status = await daemon.request("counterfoil/status", {})
     assert (status["modelOnDisk"], status["modelDownloadBytes"]) == (True, 0)
+
+
+async def test_a_run_downloads_a_model_not_on_disk_first_and_cancelling_it_keeps_the_bytes(
+    start_daemon: StartDaemon, daemon_hub: HubServer
+) -> None:
+    daemon_hub.seconds_per_piece = 0.05
+    daemon = await start_daemon({"model": REPO})
+    reports = record_downloads(daemon)
+
+    pending = daemon.send("counterfoil/run", {"goal": "anything"}, msg_id="run-1")
+    await daemon.until(lambda: any(report["bytes"] > MIB for report in reports))
+    daemon.notify(types.CANCEL_REQUEST, types.CancelParams(id="run-1"))
+    result = await pending
+
+    assert result["reason"] == "cancelled"
+    assert reports[-1]["state"] == "cancelled"
+    assert daemon.model_states == []  # loading never started
+    [partial] = Path(daemon_hub.repos[REPO]).parent.joinpath("hf-home").rglob("*.incomplete")
+    assert 0 < partial.stat().st_size < 24 * MIB

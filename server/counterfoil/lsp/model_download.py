@@ -12,6 +12,7 @@ import asyncio
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ DOWNLOAD_FAILED = -32003
 DOWNLOAD_IN_PROGRESS = -32004
 REQUEST_CANCELLED = -32800
 SIZE_RETRY_SECONDS = 60.0
+STOP_POLL_SECONDS = 0.1
 
 logger = logging.getLogger(__name__)
 
@@ -138,6 +140,35 @@ class ModelDownloads:
         self._missing[job.model] = 0
         self._channel.end_progress(token, "done")
         job.result.set_result(folder)
+
+    def ensure_on_disk(self, model: str, should_stop: Callable[[], bool]) -> None:
+        """Before a run: download a hub model that is not on disk, reported like a request.
+
+        Joins a download of the same model already under way. Raises `DownloadCancelled` when
+        the run is stopped and `ModelLoadError` when the download fails; a name that is not
+        valid is left to the model loader to report.
+        """
+        try:
+            repo = hub_repo(model)
+        except ModelLoadError:
+            return
+        if repo is None or local_snapshot(repo) is not None:
+            return
+        with self._lock:
+            job = self._job
+        if job is None or job.result.done() or job.model != model:
+            try:
+                job = self.start(model)
+            except DownloadInProgress as error:
+                raise ModelDownloadError(error.message) from None
+        while True:
+            try:
+                job.result.exception(STOP_POLL_SECONDS)
+                break
+            except TimeoutError:
+                if should_stop():
+                    job.stop.set()
+        job.result.result()
 
     def close(self, timeout: float = 10.0) -> None:
         with self._lock:

@@ -19,6 +19,8 @@ from typing import Any
 from ..actions import ToolAction
 from ..errors import AgentError
 from ..loop import AgentEvent, AgentLimits, run_agent
+from ..models.download import DownloadCancelled
+from ..models.errors import ModelLoadError
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
 from ..workspace import Workspace
 from .channel import ClientChannel
@@ -242,6 +244,14 @@ class Session:
         try:
             if job.stopping:
                 return failed_run("cancelled", None)
+            try:
+                if not getattr(settings, "endpoint", None):
+                    self.downloads.ensure_on_disk(settings.model, lambda: job.stopping)
+            except DownloadCancelled:
+                return failed_run("cancelled", None)
+            except ModelLoadError as error:
+                self.channel.show_message("error", f"Counterfoil: {error}")
+                return failed_run("model_error", str(error))
             try:
                 loaded = self.models.load(settings, root, workspace.available_tools)
             except ModelLoadFailed as error:
