@@ -124,3 +124,19 @@ async def test_a_run_downloads_a_model_not_on_disk_first_and_cancelling_it_keeps
     assert daemon.model_states == []  # loading never started
     [partial] = Path(daemon_hub.repos[REPO]).parent.joinpath("hf-home").rglob("*.incomplete")
     assert 0 < partial.stat().st_size < 24 * MIB
+
+
+async def test_model_runtime_says_what_the_model_needs_in_the_daemons_python(
+    start_daemon: StartDaemon,
+) -> None:
+    daemon = await start_daemon({"model": "scripted:responses.jsonl"})
+
+    scripted = await daemon.request("counterfoil/modelRuntime", {})
+    hub_model = await daemon.request("counterfoil/modelRuntime", {"model": "qwen3-4b"})
+
+    assert scripted["extra"] is None and scripted["command"] is None
+    assert hub_model["extra"] == "mlx" and hub_model["python"]
+    if hub_model["missing"]:  # this Python lacks MLX: the command installs it into it
+        assert hub_model["command"][:4] == [hub_model["python"], "-m", "pip", "install"]
+    else:
+        assert hub_model["command"] is None

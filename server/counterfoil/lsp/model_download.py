@@ -211,18 +211,18 @@ class ModelDownloads:
 
 
 def model_param(params: Any, default: str) -> str:
-    """`{model?: string}`; without one, the configured model."""
+    """`{model?: string}` (downloadModel, modelRuntime); without one, the configured model."""
     from .protocol import invalid_params
 
     if params is None:
         return default
     if not isinstance(params, dict):
-        raise invalid_params("counterfoil/downloadModel params must be an object")
+        raise invalid_params("params must be an object")
     model = params.get("model")
     if model is None:
         return default
     if not isinstance(model, str) or not model.strip():
-        raise invalid_params("counterfoil/downloadModel needs model: a non-empty string")
+        raise invalid_params("model must be a non-empty string")
     return model.strip()
 
 

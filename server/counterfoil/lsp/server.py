@@ -19,6 +19,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
+from ..models.runtime import runtime_report
 from .channel import MessageKind
 from .model_download import answer, model_param
 from .progress import ProgressReporter
@@ -247,6 +248,12 @@ def build_server() -> CounterfoilServer:
     async def download_model(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         model = model_param(params, session.settings.model)
         return await answer(session.downloads.start(model))
+
+    @server.feature("counterfoil/modelRuntime")
+    def model_runtime(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        settings = session.settings
+        model = model_param(params, settings.model)
+        return runtime_report(model, endpoint=getattr(settings, "endpoint", None))
 
     @server.feature("counterfoil/status")
     def status(ls: CounterfoilServer, params: Any) -> dict[str, Any]:

@@ -132,3 +132,20 @@ def _installed_in_site_packages() -> bool:
     location = Path(str(distribution.locate_file(""))).resolve()
     roots = [*site.getsitepackages(), site.getusersitepackages()]
     return any(location == Path(root).resolve() for root in roots)
+
+
+def runtime_report(spec: str, *, endpoint: str | None = None) -> dict[str, object]:
+    """`{model, extra, missing, python, command}`: what `spec` needs and what this Python lacks.
+
+    `extra` is null when the model needs none (a script); `missing` is empty and `command`
+    null when everything is installed.
+    """
+    extra = needed_extra(spec, endpoint=endpoint)
+    need = missing_runtime(spec, endpoint=endpoint)
+    return {
+        "model": spec,
+        "extra": extra,
+        "missing": [] if need is None else list(need.modules),
+        "python": sys.executable,
+        "command": None if need is None else list(need.command),
+    }
