@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,16 @@ def record_downloads(daemon: Daemon) -> list[dict[str, Any]]:
     return reports
 
 
+async def cancel_mid_download(
+    daemon: Daemon, reports: list[dict[str, Any]], method: str, params: dict[str, Any]
+) -> asyncio.Future[Any]:
+    """Send `method`, cancel it once a download has brought its first chunk; return its answer."""
+    pending = daemon.send(method, params, msg_id="cancelled-1")
+    await daemon.until(lambda: any(report["bytes"] > MIB for report in reports))
+    daemon.notify(types.CANCEL_REQUEST, types.CancelParams(id="cancelled-1"))
+    return pending
+
+
 async def test_download_streams_progress_and_answers_with_the_snapshot_path(
     start_daemon: StartDaemon, daemon_hub: HubServer
 ) -> None:
@@ -71,9 +82,7 @@ async def test_cancel_stops_the_download_and_the_next_request_resumes_it(
     daemon = await start_daemon({"model": REPO})
     reports = record_downloads(daemon)
 
-    pending = daemon.send("counterfoil/downloadModel", {"model": REPO}, msg_id="download-1")
-    await daemon.until(lambda: any(report["bytes"] > MIB for report in reports))
-    daemon.notify(types.CANCEL_REQUEST, types.CancelParams(id="download-1"))
+    pending = await cancel_mid_download(daemon, reports, "counterfoil/downloadModel", {})
 
     with pytest.raises(JsonRpcException) as raised:
         await pending
@@ -114,10 +123,7 @@ async def test_a_run_downloads_a_model_not_on_disk_first_and_cancelling_it_keeps
     daemon = await start_daemon({"model": REPO})
     reports = record_downloads(daemon)
 
-    pending = daemon.send("counterfoil/run", {"goal": "anything"}, msg_id="run-1")
-    await daemon.until(lambda: any(report["bytes"] > MIB for report in reports))
-    daemon.notify(types.CANCEL_REQUEST, types.CancelParams(id="run-1"))
-    result = await pending
+    result = await (await cancel_mid_download(daemon, reports, "counterfoil/run", {"goal": "x"}))
 
     assert result["reason"] == "cancelled"
     assert reports[-1]["state"] == "cancelled"

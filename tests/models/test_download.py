@@ -197,3 +197,23 @@ def test_local_folders_and_scripted_models_need_no_download(tmp_path: Path) -> N
     assert model_on_disk("scripted:responses.jsonl")
     with pytest.raises(ModelDownloadError, match="nothing to download"):
         plan_download(str(tmp_path))
+
+
+def test_the_hub_client_alone_starts_an_interrupted_file_again_from_zero(
+    hub: HubServer, cache: Path
+) -> None:
+    """Why downloads keep their own partial files: huggingface_hub 2.4 deletes its temporary
+    file when a transfer fails, so the next `hf_hub_download` fetches every byte again."""
+    from huggingface_hub import hf_hub_download
+
+    hub.drop_after[WEIGHTS] = [100_000] + [0] * 10
+    with pytest.raises(Exception):  # noqa: B017 - the hub client's own error
+        hf_hub_download(REPO, WEIGHTS, cache_dir=cache, endpoint=hub.url)
+    assert partial_files(cache) == []
+    hub.drop_after.clear()
+    served = len(hub.gets(WEIGHTS))
+
+    hf_hub_download(REPO, WEIGHTS, cache_dir=cache, endpoint=hub.url)
+
+    [again] = hub.gets(WEIGHTS)[served:]
+    assert again.range is None and again.body_bytes == WEIGHTS_BYTES
