@@ -56,9 +56,15 @@ async def test_download_streams_progress_and_answers_with_the_snapshot_path(
     reports = record_downloads(daemon)
     before = await daemon.request("counterfoil/status", {})
 
+    for _ in range(200):  # the first status asked the hub for the size in the background
+        sized = await daemon.request("counterfoil/status", {})
+        if sized["modelDownloadBytes"] is not None:
+            break
+        await asyncio.sleep(0.05)
     answer = await daemon.request("counterfoil/downloadModel", {})
 
     assert before["modelOnDisk"] is False
+    assert sized["modelDownloadBytes"] == 24 * MIB + 27  # weights, config.json, tokenizer
     assert answer["ok"] is True
     assert (Path(answer["path"]) / WEIGHTS).stat().st_size == 24 * MIB
     await daemon.until(lambda: bool(reports) and reports[-1]["state"] == "done")
