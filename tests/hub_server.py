@@ -95,12 +95,12 @@ def _handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             self._serve(body=True)
 
-        def _record(self, status: int, sent: int) -> None:
-            hub.requests.append(
-                Served(
-                    self.command, urlsplit(self.path).path, self.headers.get("Range"), status, sent
-                )
+        def _record(self, status: int, sent: int) -> Served:
+            served = Served(
+                self.command, urlsplit(self.path).path, self.headers.get("Range"), status, sent
             )
+            hub.requests.append(served)
+            return served
 
         def _not_found(self, code: str) -> None:
             self._record(404, 0)
@@ -183,25 +183,25 @@ def _handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
             if not body:
                 self._record(status, 0)
                 return None
+            served = self._record(status, 0)  # in arrival order; the count grows as bytes go
             drops = hub.drop_after.get(name)
             limit = drops.pop(0) if drops else None
-            sent = 0
             try:
                 for offset in range(start, len(data), hub.piece_bytes):
                     piece = data[offset : offset + hub.piece_bytes]
-                    if limit is not None and sent + len(piece) > limit:
-                        self.wfile.write(piece[: limit - sent])
-                        sent = limit
+                    if limit is not None and served.body_bytes + len(piece) > limit:
+                        piece = piece[: limit - served.body_bytes]
+                        served.body_bytes = limit
+                        self.wfile.write(piece)
                         self.wfile.flush()
                         self.close_connection = True
                         break
+                    served.body_bytes += len(piece)
                     self.wfile.write(piece)
-                    sent += len(piece)
                     if hub.seconds_per_piece:
                         time.sleep(hub.seconds_per_piece)
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
-            self._record(status, sent)
             return None
 
     return Handler

@@ -123,9 +123,9 @@ def prepare_model(spec: str, stdout: TextIO, *, endpoint: str | None = None) -> 
         return None
     try:
         repo = hub_repo(spec)
+        if repo is None or local_snapshot(repo) is not None:
+            return None
     except ModelLoadError:
         return None  # the model loader says what is wrong with the name
-    if repo is None or local_snapshot(repo) is not None:
-        return None
     status = fetch_model(spec, stdout)
     return None if status == 0 else status

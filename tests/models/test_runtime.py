@@ -58,3 +58,26 @@ def test_a_python_without_mlx_is_told_the_pip_command_for_its_own_environment() 
     assert any(r.startswith("mlx[cpu]==0.32.4; sys_platform ==") for r in command)
     assert not any("extra" in requirement for requirement in command)
     assert message.endswith(shlex.join(command)) and sys.executable in message
+
+
+def test_without_the_hub_client_a_download_names_the_runtime_install() -> None:
+    """The bundled daemon has no huggingface_hub until the model runtime is installed."""
+    program = (
+        "from counterfoil.models.download import ModelDownloadError, model_on_disk\n"
+        "try:\n    model_on_disk('qwen3-4b')\n"
+        "except ModelDownloadError as error:\n    print(error)\n"
+    )
+    environment = {**os.environ, "PYTHONPATH": str(SERVER)}
+    completed = subprocess.run(
+        [sys.executable, "-S", "-c", program],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=True,
+        timeout=60,
+    )
+
+    assert completed.stdout.startswith(
+        "downloading models needs huggingface_hub, part of the model runtime: "
+    )
+    assert f"{sys.executable} -m pip install mlx-lm==0.32.2" in completed.stdout

@@ -150,9 +150,9 @@ class ModelDownloads:
         """
         try:
             repo = hub_repo(model)
+            if repo is None or local_snapshot(repo) is not None:
+                return
         except ModelLoadError:
-            return
-        if repo is None or local_snapshot(repo) is not None:
             return
         with self._lock:
             job = self._job
@@ -185,9 +185,10 @@ class ModelDownloads:
         left to fetch; null until the hub has been asked, which this starts in the background)."""
         try:
             repo = hub_repo(model)
-        except ModelLoadError:
+            on_disk = repo is None or local_snapshot(repo) is not None
+        except ModelLoadError:  # a name that is not valid, or no hub client to look with
             return {"modelOnDisk": None, "modelDownloadBytes": None}
-        if repo is None or local_snapshot(repo) is not None:
+        if on_disk:
             return {"modelOnDisk": True, "modelDownloadBytes": 0}
         missing = self._missing.get(model)
         if missing is None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -118,8 +119,23 @@ def hub_endpoint() -> str:
     return (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
 
 
+def require_hub_client() -> None:
+    """huggingface_hub comes with the model runtime (mlx-lm needs it), not with the bundled
+    daemon; without it nothing can be looked up or fetched, and the message says how to fix it."""
+    try:
+        import huggingface_hub  # noqa: F401
+    except ImportError:
+        from .runtime import install_command
+
+        command = shlex.join(install_command("mlx"))
+        raise ModelDownloadError(
+            f"downloading models needs huggingface_hub, part of the model runtime: {command}"
+        ) from None
+
+
 def local_snapshot(repo_id: str, *, cache_dir: str | Path | None = None) -> Path | None:
     """The complete cached snapshot of `repo_id` at `main`, without touching the network."""
+    require_hub_client()
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import IncompleteSnapshotError, LocalEntryNotFoundError
 
@@ -148,6 +164,7 @@ def plan_download(
     repo_id = hub_repo(spec)
     if repo_id is None:
         raise ModelDownloadError(f"model {spec!r} is not on the hub; there is nothing to download")
+    require_hub_client()
     from huggingface_hub import HfApi
 
     endpoint = hub_endpoint()
@@ -285,6 +302,8 @@ def describe_hub_error(error: BaseException, spec: str, repo_id: str, endpoint: 
     if isinstance(error, errors.HfHubHTTPError):
         status = error.response.status_code if error.response is not None else "?"
         return f"the hub at {endpoint} answered {status} for model {name}; try again later, or {WAY_OUT}"
+    if isinstance(error, ValueError):
+        return f"model {name} cannot be fetched: {error}; {WAY_OUT}"
     if isinstance(error, OSError) and not _is_network_error(error):
         return f"could not save model {name}: {error}"
     reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:160]
