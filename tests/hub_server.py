@@ -38,6 +38,7 @@ class Served:
     range: str | None
     status: int
     body_bytes: int
+    authorized: bool = False
 
 
 @dataclass
@@ -50,6 +51,7 @@ class HubServer:
     seconds_per_piece: float = 0.0
     piece_bytes: int = 64 * 1024
     url: str = ""
+    cdn_host: str | None = None  # LFS files redirect there, like the hub's CDN
 
     def gets(self, name: str) -> list[Served]:
         return [r for r in self.requests if r.method == "GET" and r.path.endswith("/" + name)]
@@ -97,7 +99,12 @@ def _handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
 
         def _record(self, status: int, sent: int) -> Served:
             served = Served(
-                self.command, urlsplit(self.path).path, self.headers.get("Range"), status, sent
+                self.command,
+                urlsplit(self.path).path,
+                self.headers.get("Range"),
+                status,
+                sent,
+                "authorization" in {name.lower() for name in self.headers},
             )
             hub.requests.append(served)
             return served
@@ -156,14 +163,30 @@ def _handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
                     ]
                 )
             parts = path.lstrip("/").split("/")
-            repo, name = "/".join(parts[:2]), "/".join(parts[4:])
-            if repo not in hub.repos or parts[2:3] != ["resolve"]:
+            from_cdn = parts[0] == "cdn"
+            if from_cdn:
+                repo, name = "/".join(parts[1:3]), "/".join(parts[3:])
+            else:
+                repo, name = "/".join(parts[:2]), "/".join(parts[4:])
+            if repo not in hub.repos or not (from_cdn or parts[2:3] == ["resolve"]):
                 return self._not_found("RepoNotFound")
             file = hub.files(repo).get(name)
             if file is None:
                 return self._not_found("EntryNotFound")
             data = file.read_bytes()
             item = entry(name, file)
+            if hub.cdn_host and "lfs" in item and not from_cdn:
+                port = self.server.server_address[1]
+                self.send_response(302)
+                self.send_header("Location", f"http://{hub.cdn_host}:{port}/cdn/{repo}/{name}")
+                self.send_header("X-Repo-Commit", COMMIT)
+                self.send_header("ETag", f'"{item["blobId"]}"')
+                self.send_header("X-Linked-Etag", f'"{item["lfs"]["sha256"]}"')  # type: ignore[index]
+                self.send_header("X-Linked-Size", str(len(data)))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                self._record(302, 0)
+                return None
             start = 0
             requested = self.headers.get("Range")
             if body and requested and requested.startswith("bytes="):

@@ -217,3 +217,17 @@ def test_the_hub_client_alone_starts_an_interrupted_file_again_from_zero(
 
     [again] = hub.gets(WEIGHTS)[served:]
     assert again.range is None and again.body_bytes == WEIGHTS_BYTES
+
+
+def test_weights_redirected_to_a_cdn_are_fetched_there_without_the_token(
+    hub: HubServer, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_TOKEN", "hf_secret")
+    hub.cdn_host = "localhost"
+
+    folder = download_model(REPO, cache_dir=cache)
+
+    [from_cdn] = hub.gets(WEIGHTS)
+    assert from_cdn.path.startswith("/cdn/") and not from_cdn.authorized
+    assert any(r.authorized for r in hub.requests if r.path.startswith("/api/"))
+    assert (folder / WEIGHTS).read_bytes() == (hub.repos[REPO] / WEIGHTS).read_bytes()

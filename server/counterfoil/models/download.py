@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Self, cast
+from urllib.parse import urlsplit
 
 from .errors import ModelLoadError
 from .model_names import SHORT_NAMES, resolve_model
@@ -360,11 +361,14 @@ def _fetch_blob(
             resume = output.tell()
             meter.resumed(resume)
             if resume < expected:
+                headers = build_hf_headers()
+                if urlsplit(metadata.location).netloc != urlsplit(url).netloc:
+                    headers.pop("authorization", None)  # a signed CDN address takes no token
                 _http_get(
                     metadata.location,
                     output,
                     resume_size=resume,
-                    headers=build_hf_headers(),
+                    headers=headers,
                     expected_size=expected,
                     displayed_filename=file.path,
                     tqdm_class=cast(Any, meter.bar_class()),
