@@ -12,33 +12,43 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
+from . import doctor
 from .actions import action_to_json
-from .errors import AgentError
-from .loop import AgentEvent, AgentLimits, run_agent
+from .loop import AgentEvent, run_agent
 from .model_download_terminal import download_command, prepare_model
-from .policy import ToolPolicy
-from .proposals import ToolProposal
-from .receipts import EffectReceipt, ReceiptStore, verify_receipt_log
+from .proposals import CommandProposal, EditProposal, ToolProposal
+from .receipt_commands import add_receipt_parsers, keys_command, receipts_command
+from .receipts import EffectReceipt, ReceiptStore
+from .settings import Settings, SettingsError
 from .terminal_text import terminal_safe_stream
 from .workspace import Workspace
 
-DEFAULT_MODEL = "qwen3-4b"
-DEFAULT_RECEIPT_LOG = ".counterfoil/receipts.jsonl"
+# Flags that are settings: each maps to its key in `Settings.from_mapping`, so checks,
+# defaults and error messages are the ones the daemon uses.
+SETTING_FLAGS = {
+    "model": "--model",
+    "allowWrites": "--allow-writes",
+    "allowedCommands": "--allow-command",
+    "receiptLog": "--receipt-log",
+    "maxSteps": "--max-steps",
+    "maxTokens": "--max-tokens",
+    "commandTimeoutSeconds": "--command-timeout",
+    "constrainedDecoding": "--no-constrain",
+    "protectedPatterns": "--protect",
+    "passEnvironment": "--pass-env",
+    "limitCpuSeconds": "--limit-cpu-seconds",
+    "limitMemoryBytes": "--limit-memory-bytes",
+    "limitProcesses": "--limit-processes",
+}
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be a positive integer")
-    return value
-
-
-def _command(text: str) -> tuple[str, ...]:
+def _command(text: str) -> list[str]:
     try:
-        argv = tuple(shlex.split(text))
+        argv = shlex.split(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(f"cannot split command {text!r}: {error}") from None
     if not argv:
@@ -56,44 +66,60 @@ def build_parser() -> argparse.ArgumentParser:
     agent = commands.add_parser("agent", help="run the agent on one goal in a folder")
     agent.add_argument("goal", help="what the agent should do")
     agent.add_argument("--root", required=True, type=Path, help="the project folder")
-    agent.add_argument("--model", default=DEFAULT_MODEL,
+    default = Settings.default
+    agent.add_argument("--model", dest="model",
                        help="MLX model name, repo id or directory, or scripted:PATH "
-                            f"(default {DEFAULT_MODEL})")
-    agent.add_argument("--allow-writes", action="store_true", help="enable write_file/edit_file")
-    agent.add_argument("--allow-command", action="append", type=_command, default=[],
+                            f"(default {default('model')})")
+    agent.add_argument("--allow-writes", dest="allowWrites", action="store_const", const=True,
+                       help="enable write_file/edit_file")
+    agent.add_argument("--allow-command", dest="allowedCommands", action="append", type=_command,
                        metavar="COMMAND", help='an allowed command, e.g. "python validate.py"; '
                                            "matched exactly as split by a shell (repeatable)")
-    agent.add_argument("--protect", action="append", default=[], metavar="PATTERN",
+    agent.add_argument("--protect", dest="protectedPatterns", action="append", metavar="PATTERN",
                        help="also keep matching files from the model, e.g. '*.yaml' or "
                             "'deploy/prod.*' (case-insensitive; repeatable)")
-    agent.add_argument("--receipt-log", default=DEFAULT_RECEIPT_LOG,
-                       help=f"receipt log, relative to the root (default {DEFAULT_RECEIPT_LOG})")
-    agent.add_argument("--max-steps", type=_positive_int, default=AgentLimits().max_steps)
-    agent.add_argument("--max-tokens", type=_positive_int, default=1024)
-    agent.add_argument("--command-timeout", type=float, default=30.0, metavar="SECONDS")
+    agent.add_argument("--receipt-log", dest="receiptLog", metavar="PATH",
+                       help="receipt log: relative to the root, or absolute "
+                            f"(default {default('receiptLog')})")
+    agent.add_argument("--max-steps", dest="maxSteps", type=int, metavar="N",
+                       help=f"default {default('maxSteps')}")
+    agent.add_argument("--max-tokens", dest="maxTokens", type=int, metavar="N",
+                       help=f"default {default('maxTokens')}")
+    agent.add_argument("--command-timeout", dest="commandTimeoutSeconds", type=float,
+                       metavar="SECONDS", help=f"default {default('commandTimeoutSeconds')}")
+    agent.add_argument("--pass-env", dest="passEnvironment", action="append", metavar="NAME",
+                       help="pass this variable to commands even if its name looks secret "
+                            "(*KEY*, *SECRET*, *TOKEN*, *PASSWORD*, *CREDENTIAL*; repeatable)")
+    agent.add_argument("--limit-cpu-seconds", dest="limitCpuSeconds", type=int, metavar="N",
+                       help="RLIMIT_CPU of each command")
+    agent.add_argument("--limit-memory-bytes", dest="limitMemoryBytes", type=int, metavar="N",
+                       help="RLIMIT_AS (address space) of each command")
+    agent.add_argument("--limit-processes", dest="limitProcesses", type=int, metavar="N",
+                       help="RLIMIT_NPROC of each command (counts all the user's processes)")
     agent.add_argument("--device", choices=("cpu", "gpu"), default=None)
     agent.add_argument("--enable-thinking", action="store_true")
-    agent.add_argument("--no-constrain", dest="constrain", action="store_false",
-                       help="do not constrain generation to valid actions")
+    agent.add_argument("--no-constrain", dest="constrainedDecoding", action="store_const",
+                       const=False, help="do not constrain generation to valid actions")
 
     receipts = commands.add_parser("receipts", help="inspect a receipt log")
     receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
-    verify = receipt_commands.add_parser("verify", help="verify every line of a receipt log")
-    verify.add_argument("path", type=Path)
-    show = receipt_commands.add_parser("show", help="print the receipts of a log")
-    show.add_argument("path", type=Path)
+    add_receipt_parsers(receipt_commands)
+    keys = commands.add_parser("keys", help="manage the receipt signing key")
+    keys.add_subparsers(dest="keys_command", required=True).add_parser(
+        "init", help="make your Ed25519 signing key")
 
     download = commands.add_parser("download", help="download a model now (Ctrl-C stops, "
                                                      "running it again resumes)")
     download.add_argument("model", help="model name or hub repo id, e.g. qwen3-4b")
 
     commands.add_parser("serve", help="run the language-server daemon on stdio")
+    doctor.add_arguments(commands.add_parser("doctor", help="report what this setup can run"))
     return parser
 
 
-def unified_diff(proposal: ToolProposal) -> str:
+def unified_diff(proposal: EditProposal) -> str:
     before = (proposal.base_text or "").splitlines(keepends=True)
-    after = (proposal.proposed_text or "").splitlines(keepends=True)
+    after = proposal.proposed_text.splitlines(keepends=True)
     source = f"a/{proposal.path}" if proposal.base_sha256 is not None else "/dev/null"
     lines = difflib.unified_diff(before, after, source, f"b/{proposal.path}")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
@@ -102,8 +128,8 @@ def unified_diff(proposal: ToolProposal) -> str:
 
 def describe_proposal(proposal: ToolProposal) -> str:
     header = f"{proposal.tool_call_id}: {proposal.action.tool}"
-    if proposal.kind == "command":
-        return (f"{header}\n  argv: {list(proposal.argv or ())}\n  cwd:  {proposal.cwd}\n"
+    if isinstance(proposal, CommandProposal):
+        return (f"{header}\n  argv: {list(proposal.argv)}\n  cwd:  {proposal.cwd}\n"
                 f"  timeout: {proposal.timeout_seconds:g} s")
     state = "new file" if proposal.creates_file else f"base sha256 {proposal.base_sha256}"
     return (f"{header} {proposal.path} ({state}; proposed sha256 {proposal.proposed_sha256})\n"
@@ -156,21 +182,25 @@ def format_receipt(receipt: EffectReceipt) -> str:
             f"artifacts: {artifacts}  {first_line}\n  receipt {receipt.receipt_id}")
 
 
+def agent_settings(args: argparse.Namespace) -> Settings:
+    """The settings the flags give; a flag left out takes the default. Raises SettingsError."""
+    given = {key: getattr(args, key) for key in SETTING_FLAGS}
+    return Settings.from_mapping(given, names=SETTING_FLAGS)
+
+
 def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    from .models import load_generate
+    from .models import GenerationOptions, ModelProgress, load_generate
 
     try:
-        policy = ToolPolicy(args.root, allow_writes=args.allow_writes,
-                            allowed_commands=tuple(args.allow_command),
-                            command_timeout_seconds=args.command_timeout,
-                            protected_patterns=tuple(args.protect))
+        settings = agent_settings(args)
+        policy = settings.policy(args.root)
+    except SettingsError as error:
+        stdout.writelines(f"error: {problem}\n" for problem in error.problems)
+        return 2
     except ValueError as error:
         stdout.write(f"error: {error}\n")
         return 2
-    log_path = _receipt_log_path(policy.root, args.receipt_log)
-    if log_path is None:
-        stdout.write("error: --receipt-log must be a relative path inside the root\n")
-        return 2
+    log_path = settings.receipt_log_path(policy.root)
     try:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         store = ReceiptStore(log_path)
@@ -181,31 +211,29 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
                           confirm_proposal=terminal_confirm(stdin, stdout))
     before = len(store)
 
-    prepared = prepare_model(args.model, stdout, endpoint=getattr(args, "endpoint", None))
+    prepared = prepare_model(settings.model, stdout, endpoint=getattr(settings, "endpoint", None))
     if prepared is not None:
         return prepared
 
-    def on_token(text: str) -> None:
-        stdout.write(text)
-        stdout.flush()
+    def on_progress(progress: ModelProgress) -> None:
+        if progress.text:
+            stdout.write(progress.text)
+            stdout.flush()
 
+    options = replace(GenerationOptions.from_settings(settings),
+                      enable_thinking=args.enable_thinking, device=args.device)
     try:
-        generate = load_generate(
-            args.model, max_tokens=args.max_tokens, enable_thinking=args.enable_thinking,
-            device=args.device, constrain=args.constrain,
-            available_tools=workspace.available_tools,
-            allowed_commands=policy.allowed_commands, on_token=on_token,
-        )
+        generate = load_generate(settings.model, options, on_progress=on_progress)
     except ImportError as error:
-        stdout.write(f"error: model {args.model!r} needs the MLX extra "
+        stdout.write(f"error: model {settings.model!r} needs the MLX extra "
                      f"(pip install 'counterfoil[mlx]'): {error}\n")
         return 2
     except Exception as error:  # noqa: BLE001 - any load failure is one line
         stdout.write(f"error: {error}\n")
         return 2
-    stdout.write(f"goal: {args.goal}\nroot: {policy.root}\nmodel: {args.model}\n"
+    stdout.write(f"goal: {args.goal}\nroot: {policy.root}\nmodel: {settings.model}\n"
                  f"tools: {', '.join(sorted(workspace.available_tools))}\n")
-    run = run_agent(args.goal, generate, workspace, AgentLimits(max_steps=args.max_steps),
+    run = run_agent(args.goal, generate, workspace, settings.limits(),
                     on_event=lambda event: stdout.write(format_event(event) + "\n"))
     stdout.write(f"\n== run ended: {run.reason} ==\n")
     if run.error:
@@ -218,34 +246,6 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     return 0 if run.completed else 1
 
 
-def _receipt_log_path(root: Path, raw: str) -> Path | None:
-    relative = Path(raw)
-    if relative.is_absolute() or ".." in relative.parts or not relative.parts:
-        return None
-    return root / relative
-
-
-def receipts_command(args: argparse.Namespace, stdout: TextIO) -> int:
-    if not args.path.is_file():
-        stdout.write(f"error: no receipt log at {args.path}\n")
-        return 2
-    if args.receipts_command == "verify":
-        report = verify_receipt_log(args.path)
-        count, error = report.count, report.error
-    else:
-        try:
-            receipts = ReceiptStore(args.path).receipts()  # opening verifies every line
-        except AgentError as failure:
-            stdout.write("(receipts are not shown from a log that does not verify)\n")
-            count, error = 0, str(failure)
-        else:
-            stdout.writelines(format_receipt(receipt) + "\n" for receipt in receipts)
-            count, error = len(receipts), None
-    if error is None:
-        stdout.write(f"ok: {count} receipts verified in {args.path}\n")
-        return 0
-    stdout.write(f"error: {error}\n")
-    return 1
 
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
@@ -259,6 +259,10 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
         return receipts_command(args, stdout)
     if args.command == "download":
         return download_command(args.model, stdout)
+    if args.command == "keys":
+        return keys_command(args, stdout)
+    if args.command == "doctor":
+        return doctor.doctor_command(args, stdout)
     from .lsp import serve
 
     return serve()

@@ -10,6 +10,9 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from .commands import ResourceLimits
+from .tools import is_argv
+
 
 @dataclass(frozen=True)
 class ToolPolicy:
@@ -21,6 +24,10 @@ class ToolPolicy:
     max_write_bytes: int = 64 * 1024
     command_timeout_seconds: float = 30.0
     protected_patterns: tuple[str, ...] = ()
+    pass_environment: tuple[str, ...] = ()  # names passed to commands even if secret-looking
+    limit_cpu_seconds: int | None = None
+    limit_memory_bytes: int | None = None
+    limit_processes: int | None = None
 
     def __post_init__(self) -> None:
         root = Path(self.root)
@@ -48,9 +55,7 @@ class ToolPolicy:
         if not isinstance(commands, tuple) or not all(isinstance(c, tuple) for c in commands):
             raise ValueError("allowed commands must be a tuple of tuples")
         for command in commands:
-            if not command or not all(
-                isinstance(part, str) and part and "\0" not in part for part in command
-            ):
+            if not is_argv(command):
                 raise ValueError("allowed commands must contain non-empty strings without NUL")
         patterns = self.protected_patterns
         if not isinstance(patterns, tuple) or not all(
@@ -58,3 +63,24 @@ class ToolPolicy:
             for pattern in patterns
         ):
             raise ValueError("protected patterns must be a tuple of non-empty strings without NUL")
+        names = self.pass_environment
+        if not isinstance(names, tuple) or not all(
+            isinstance(name, str) and name and "=" not in name and "\0" not in name
+            for name in names
+        ):
+            raise ValueError("pass_environment must be a tuple of variable names")
+        for command_limit in (
+            self.limit_cpu_seconds,
+            self.limit_memory_bytes,
+            self.limit_processes,
+        ):
+            if command_limit is not None and (
+                not isinstance(command_limit, int)
+                or isinstance(command_limit, bool)
+                or command_limit <= 0
+            ):
+                raise ValueError("command limits must be positive integers")
+
+    @property
+    def command_limits(self) -> ResourceLimits:
+        return ResourceLimits(self.limit_cpu_seconds, self.limit_memory_bytes, self.limit_processes)

@@ -6,10 +6,13 @@ import errno
 import os
 import stat
 import threading
+import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from . import tools
 from .actions import EFFECT_TOOLS, ToolAction, check_arguments
 from .commands import run_bounded
 from .edits import apply_edit
@@ -32,8 +35,9 @@ from .paths import (  # noqa: F401 - the path rules' long-standing home re-expor
     relative_parts,
 )
 from .policy import ToolPolicy
-from .proposals import ToolProposal, sha256_hex
-from .receipts import EffectReceipt, ReceiptStore
+from .proposals import CommandProposal, EditProposal, ToolProposal, sha256_hex
+from .receipt_evidence import approval_record, command_evidence, file_evidence, record_receipt
+from .receipts import ReceiptNotRecorded, ReceiptStore
 
 ConfirmTool = Callable[[ToolAction], object]
 ConfirmProposal = Callable[[ToolProposal], object]
@@ -49,24 +53,25 @@ class Workspace:
         receipt_store: ReceiptStore | None = None,
         *,
         confirm_proposal: ConfirmProposal | None = None,
+        stop_commands: threading.Event | None = None,
+        run_id: str | None = None,
+        approval_via: str = "cli",
     ) -> None:
         self.policy = policy
+        self.stop_commands = stop_commands  # set: a running command is ended and receipted
         self.confirm_tool = confirm_tool
         self.confirm_proposal = confirm_proposal
         self.receipt_store = receipt_store if receipt_store is not None else ReceiptStore()
         self._read_digests: dict[str, str] = {}
         self._modified: set[str] = set()
-        self._next_call = 1
         self._call_ids = threading.Lock()
+        self.run_id = run_id or uuid.uuid4().hex
+        self.approval_via = approval_via
+        self.unrecorded_effect: str | None = None
 
     @property
     def available_tools(self) -> frozenset[str]:
-        tools = {"list_files", "read_file"}
-        if self.policy.allow_writes:
-            tools |= {"write_file", "edit_file"}
-        if self.policy.allowed_commands:
-            tools.add("run_command")
-        return frozenset(tools)
+        return tools.enabled_tools(self.policy.allow_writes, self.policy.allowed_commands)
 
     @property
     def modified_files(self) -> tuple[str, ...]:
@@ -101,15 +106,21 @@ class Workspace:
             resolved.relative_to(root)
         except (ValueError, OSError):
             raise AgentError("path is not accessible") from None
-        if parts and file_identity(info) in self._receipt_log_identities():
+        if parts and (
+            self._is_receipt_log(resolved)
+            or file_identity(info) in self._receipt_log_identities()
+        ):
             raise AgentError("path is not accessible")
         if parts:
             refuse_hard_links(info)
         return current
 
     def _is_receipt_log(self, path: Path) -> bool:
-        """The agent may neither read nor rewrite the log that records what it did; a log not
-        yet written is known by its path, letter case aside for case-insensitive disks."""
+        """The agent may neither read nor rewrite the log that records what it did, its head or
+        its content store; a log not yet written is known by its path, letter case aside for
+        case-insensitive disks."""
+        if self.receipt_store.guards(path):
+            return True
         log = self.receipt_store.path
         return log is not None and str(path).casefold() == str(log.resolve()).casefold()
 
@@ -146,6 +157,7 @@ class Workspace:
                 if (
                     is_protected_path(child, self.policy.protected_patterns)
                     or file_identity(info) in log
+                    or self.receipt_store.guards(self.policy.root.joinpath(*child))
                 ):
                     continue
                 relative = "/".join(child)
@@ -197,7 +209,7 @@ class Workspace:
             return self._propose_command(action, tool_call_id)
         return self._propose_file(action, tool_call_id)
 
-    def _propose_file(self, action: ToolAction, tool_call_id: str) -> ToolProposal:
+    def _propose_file(self, action: ToolAction, tool_call_id: str) -> EditProposal:
         if not self.policy.allow_writes:
             raise AgentError("writes are not enabled")
         arguments = action.arguments
@@ -232,10 +244,9 @@ class Workspace:
             raise AgentError("content must be valid Unicode text") from None
         if len(encoded) > self.policy.max_write_bytes:
             raise AgentError(f"write exceeds {self.policy.max_write_bytes} bytes")
-        return ToolProposal(
+        return EditProposal(
             tool_call_id=tool_call_id,
             action=action,
-            kind="edit",
             path=relative,
             base_text=base_text,
             base_sha256=base_digest,
@@ -243,20 +254,15 @@ class Workspace:
             proposed_sha256=sha256_hex(encoded),
         )
 
-    def _propose_command(self, action: ToolAction, tool_call_id: str) -> ToolProposal:
+    def _propose_command(self, action: ToolAction, tool_call_id: str) -> CommandProposal:
         argv = action.arguments.get("argv")
-        if (
-            not isinstance(argv, list)
-            or not argv
-            or not all(isinstance(part, str) and part and "\0" not in part for part in argv)
-        ):
-            raise AgentError("argv must contain non-empty strings without NUL")
+        if not isinstance(argv, list) or not tools.is_argv(argv):
+            raise AgentError(tools.ARGV_RULE)
         if tuple(argv) not in self.policy.allowed_commands:
             raise AgentError("command is not allowed")
-        return ToolProposal(
+        return CommandProposal(
             tool_call_id=tool_call_id,
             action=action,
-            kind="command",
             argv=tuple(argv),
             cwd=str(self.policy.root),
             timeout_seconds=float(self.policy.command_timeout_seconds),
@@ -272,13 +278,15 @@ class Workspace:
     def _perform_approved(self, proposal: ToolProposal) -> str:
         if not self._approved(proposal):
             raise AgentError("operator denied the tool action")
-        if proposal.kind == "command":
+        self.receipt_store.check_writable()
+        if isinstance(proposal, EditProposal):
+            self._keep_file_bytes(proposal)
+        if isinstance(proposal, CommandProposal):
             return self._run_command(proposal)
         return self._write_proposal(proposal)
 
-    def _write_proposal(self, proposal: ToolProposal) -> str:
+    def _write_proposal(self, proposal: EditProposal) -> str:
         """Replace the file with exactly the approved bytes, if the disk still holds the base."""
-        assert proposal.path is not None and proposal.proposed_text is not None
         data = proposal.proposed_text.encode("utf-8")
         if sha256_hex(data) != proposal.proposed_sha256:
             raise AgentError("proposed bytes do not match the approved digest")
@@ -299,48 +307,67 @@ class Workspace:
         self._modified.add(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {proposal.path}"
-        self._record(proposal, "ok", result, (proposal.path,))
+        self._record(proposal, "ok", result, (proposal.path,), file_evidence(proposal))
         return result
 
-    def _run_command(self, proposal: ToolProposal) -> str:
-        assert proposal.argv is not None
+    def _keep_file_bytes(self, proposal: EditProposal) -> None:
+        """The before and after bytes go to the content store before the file is touched."""
+        if proposal.base_text is not None:
+            self.receipt_store.keep_object(proposal.base_text.encode("utf-8"))
+        self.receipt_store.keep_object(proposal.proposed_text.encode("utf-8"))
+
+    def _run_command(self, proposal: CommandProposal) -> str:
+        started = time.monotonic()
         try:
             outcome = run_bounded(
-                proposal.argv, self.policy.root, self.policy.command_timeout_seconds
+                proposal.argv,
+                self.policy.root,
+                self.policy.command_timeout_seconds,
+                pass_environment=self.policy.pass_environment,
+                limits=self.policy.command_limits,
+                stop=self.stop_commands,
             )
         except OSError as error:
             raise AgentError(f"could not run command: {error}") from None
+        duration = time.monotonic() - started
         result = outcome.observation()
-        self._record(proposal, "ok" if outcome.status == 0 else "error", result, ())
+        try:
+            evidence = command_evidence(proposal, outcome, duration, self.receipt_store)
+        except (AgentError, OSError) as error:
+            raise ReceiptNotRecorded(str(error)) from None
+        self._record(proposal, "ok" if outcome.status == 0 else "error", result, (), evidence)
         return result
 
     def _record(
-        self, proposal: ToolProposal, exit_state: str, result: str, artifacts: tuple[str, ...]
+        self,
+        proposal: ToolProposal,
+        exit_state: str,
+        result: str,
+        artifacts: tuple[str, ...],
+        evidence: dict[str, Any],
     ) -> None:
-        receipt = EffectReceipt(
-            tool_call_id=proposal.tool_call_id,
-            tool=proposal.action.tool,
-            arguments=dict(proposal.action.arguments),
-            exit_state=exit_state,
-            result=result,
-            changed_artifacts=artifacts,
-        )
-        self.receipt_store.put(receipt)
+        """Record an effect that has run; if that fails the run must stop and say so."""
+        evidence = {
+            "run_id": self.run_id,
+            **evidence,
+            "approval": approval_record(proposal, self.approval_via),
+        }
+        record_receipt(self.receipt_store, proposal, exit_state, result, artifacts, evidence)
 
     # The gate
 
     def _allocate_id(self) -> str:
+        """A call id no run and no process on this log has used, even for refused calls."""
         with self._call_ids:
-            while self.receipt_store.get(f"call-{self._next_call}") is not None:
-                self._next_call += 1
-            tool_call_id = f"call-{self._next_call}"
-            self._next_call += 1
-            return tool_call_id
+            return self.receipt_store.reserve_call_id()
 
     def execute(self, action: Any, tool_call_id: str | None = None) -> str:
         """Run one model action; every refusal comes back as an `error: …` observation."""
         try:
             return self._execute(action, tool_call_id)
+        except ReceiptNotRecorded as error:
+            self.unrecorded_effect = str(error)
+            return f"error: {error}"
         except AgentError as error:
             return f"error: {error}"
         except OSError as error:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -119,7 +121,8 @@ def test_show_lists_receipts_then_the_verification(demo_project: Path) -> None:
                               str(demo_project / ".counterfoil/receipts.jsonl")])
 
     assert status == 0
-    assert output.splitlines()[0].startswith("call-1  edit_file   ok    artifacts: app.py")
+    first = output.splitlines()[0].split()
+    assert (first[0], first[4], first[5], first[6]) == ("call-1", "edit_file", "ok", "app.py")
     assert "ok: 2 receipts verified" in output.splitlines()[-1]
 
 
@@ -136,3 +139,23 @@ def test_approvals_piped_to_the_real_program_reach_each_run_in_turn(demo_project
     assert completed.stdout.count("] approved\n") == 2
     assert completed.stdout.count("] denied\n") == 1
     assert "(end of input: no)" not in completed.stdout
+
+
+def test_command_environment_and_limits_come_from_the_flags(
+    demo_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CF_PASSED_TOKEN", "passed")
+    monkeypatch.setenv("CF_HIDDEN_TOKEN", "hidden")
+    show = ("python -c \"import os, resource; print(os.environ.get('CF_PASSED_TOKEN'), "
+            "os.environ.get('CF_HIDDEN_TOKEN'), resource.getrlimit(resource.RLIMIT_CPU)[0])\"")
+    responses = demo_project / "show-environment.jsonl"
+    responses.write_text(
+        '{"tool": "run_command", "argv": ' + json.dumps(shlex.split(show)) + "}\n"
+        '{"final": "done"}\n', encoding="utf-8")
+    status, output = run_cli(["agent", "show", "--root", str(demo_project),
+                              "--allow-command", show, "--pass-env", "CF_PASSED_TOKEN",
+                              "--limit-cpu-seconds", "9", "--model", f"scripted:{responses}"],
+                             "y\n")
+
+    assert status == 0
+    assert "status: 0\noutput:\npassed None 9\n" in output

@@ -11,6 +11,7 @@ import pytest
 
 import counterfoil.models
 from counterfoil.cli import main
+from counterfoil.models import ModelProgress
 from counterfoil.terminal_text import terminal_safe
 
 HIDDEN = ("\x1b", "\x07", "\x08", "\r", "\x7f", "\x9b", "\u202e", "\u2066", "\u200f")
@@ -78,10 +79,10 @@ def test_the_cli_escapes_model_chosen_text_in_diffs_paths_observations_and_answe
 
 
 def test_the_cli_escapes_streamed_tokens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def load_generate(_spec: str, **options: Any) -> Any:
+    def load_generate(_spec: str, _options: object = None, *, on_progress: Any) -> Any:
         def generate(_messages: object) -> str:
             for token in ('{"final": "', "\x1b[2", "J\u202e", '"}'):
-                options["on_token"](token)
+                on_progress(ModelProgress("generating", text=token))
             return '{"final": "done"}'
 
         return generate

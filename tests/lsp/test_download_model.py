@@ -35,6 +35,7 @@ def record_downloads(daemon: Daemon) -> list[dict[str, Any]]:
     @daemon.client.feature("counterfoil/download")
     def download(params: dict[str, Any]) -> None:
         reports.append(params)
+        daemon.changed.set()
 
     return reports
 

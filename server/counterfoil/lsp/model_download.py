@@ -46,12 +46,13 @@ class DownloadFailed(JsonRpcServerError):
     """Offline, unreachable, a wrong name: the one-line message with the way out."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, DOWNLOAD_FAILED)
+        super().__init__(message, DOWNLOAD_FAILED)  # type: ignore[no-untyped-call]
 
 
 class DownloadInProgress(JsonRpcServerError):
     def __init__(self, model: str) -> None:
-        super().__init__(f"a download of {model} is already in progress", DOWNLOAD_IN_PROGRESS)
+        message = f"a download of {model} is already in progress"
+        super().__init__(message, DOWNLOAD_IN_PROGRESS)  # type: ignore[no-untyped-call]
 
 
 class DownloadRequestCancelled(JsonRpcException):

@@ -173,7 +173,7 @@ def plan_download(
         info = HfApi(endpoint=endpoint).model_info(repo_id, revision=revision, files_metadata=True)
     except Exception as error:  # noqa: BLE001 - every hub failure becomes one line
         raise ModelDownloadError(describe_hub_error(error, spec, repo_id, endpoint)) from None
-    from huggingface_hub.utils import filter_repo_objects
+    from huggingface_hub.utils import filter_repo_objects  # type: ignore[attr-defined]
 
     siblings = {sibling.rfilename: sibling for sibling in info.siblings or []}
     wanted = filter_repo_objects(list(siblings), allow_patterns=MLX_LM_ALLOW_PATTERNS)
@@ -338,7 +338,10 @@ def _fetch_blob(
     """Bring one file into `blobs/<etag>`, continuing a partial file left by an earlier run."""
     from huggingface_hub import constants, get_hf_file_metadata, hf_hub_url
     from huggingface_hub.file_download import repo_folder_name
-    from huggingface_hub.utils import WeakFileLock, build_hf_headers
+    from huggingface_hub.utils import (  # type: ignore[attr-defined]
+        WeakFileLock,
+        build_hf_headers,
+    )
 
     url = hf_hub_url(plan.repo_id, file.path, revision=plan.commit, endpoint=endpoint)
     metadata = get_hf_file_metadata(url, endpoint=endpoint)
