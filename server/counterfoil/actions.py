@@ -10,10 +10,11 @@ from .errors import AgentError
 
 TOOL_ARGUMENTS: dict[str, dict[str, tuple[type, bool]]] = {
     "list_files": {"path": (str, False)},
-    "read_file": {"path": (str, True)},
+    "read_file": {"path": (str, True), "start_line": (int, False), "end_line": (int, False)},
     "write_file": {"path": (str, True), "content": (str, True)},
     "edit_file": {"path": (str, True), "old": (str, True), "new": (str, True)},
     "run_command": {"argv": (list, True)},
+    "search_files": {"pattern": (str, True), "path": (str, False), "literal": (bool, False)},
 }
 KNOWN_TOOLS = frozenset(TOOL_ARGUMENTS)
 EFFECT_TOOLS = frozenset({"write_file", "edit_file", "run_command"})
@@ -79,6 +80,10 @@ def check_arguments(tool: str, arguments: dict[str, Any]) -> None:
         item = arguments[name]
         if kind is str and not isinstance(item, str):
             raise AgentError(f"{tool} argument {name} must be a string")
+        if kind is int and (not isinstance(item, int) or isinstance(item, bool)):
+            raise AgentError(f"{tool} argument {name} must be an integer")
+        if kind is bool and not isinstance(item, bool):
+            raise AgentError(f"{tool} argument {name} must be true or false")
         if kind is list and (
             not isinstance(item, list) or not all(isinstance(part, str) for part in item)
         ):
