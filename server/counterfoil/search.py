@@ -16,7 +16,7 @@ import shutil
 import stat
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,8 +37,6 @@ _UNSHARED_SYNTAX = (
 _UNSHARED_ESCAPES = frozenset("123456789gkpPAzZuUnxe")
 _INLINE_FLAGS = re.compile(r"\(\?([a-zA-Z-]*)[:)]")
 MAX_PATTERN_CHARS = 500
-# Files passed to one ripgrep process, so the command line stays far below ARG_MAX.
-_ARGUMENT_BYTES_PER_RUN = 96 * 1024
 
 
 @dataclass(frozen=True)
@@ -125,67 +123,66 @@ def _escaped(pattern: str, index: int) -> bool:
 def walk_files(
     start: Path,
     root: Path,
-    excluded: Callable[[str, Path], bool],
+    hidden: Callable[[str], bool],
     limits: SearchLimits,
     deadline: float,
 ) -> tuple[list[str], str | None]:
-    """Root-relative paths of the regular files under `start`, sorted depth first.
+    """Root-relative paths of the regular files under `start`, in ripgrep's `--sort path` order.
 
-    `excluded(name, path)` is the caller's rule for names and paths the agent may not see.
+    `hidden(relative_path)` is the caller's rule for what the agent may not see; a hidden
+    directory is not entered.
     """
     visible = _git_visible_paths(root)
     visible_directories = None if visible is None else _parent_directories(visible)
-    found: list[str] = []
-    root_text = str(root)
-
-    def relative(path: str) -> str:
-        return os.path.relpath(path, root_text).replace(os.sep, "/")
-
     if start.is_file():
-        rel = relative(str(start))
-        if visible is None or rel in visible:
-            found.append(rel)
-        return found, None
-    stack: list[str] = [str(start)]
+        relative = start.relative_to(root).as_posix()
+        return ([relative] if visible is None or relative in visible else []), None
+    found: list[str] = []
+    prefix = start.relative_to(root).as_posix()
+    stack: list[tuple[str, str]] = [(str(start), "" if prefix == "." else prefix + "/")]
     while stack:
         if time.monotonic() > deadline:
-            return found, "time"
-        directory = stack.pop()
+            return _in_path_order(found), "time"
+        directory, relative_prefix = stack.pop()
         try:
             with os.scandir(directory) as scan:
-                entries = sorted(scan, key=lambda entry: entry.name)
+                entries = list(scan)
         except OSError:
             continue
-        subdirectories: list[str] = []
         for entry in entries:
-            if excluded(entry.name, Path(entry.path)):
+            relative = relative_prefix + entry.name
+            if hidden(relative):
                 continue
             try:
                 info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            rel = relative(entry.path)
             if stat.S_ISDIR(info.st_mode):
-                if visible_directories is None or rel in visible_directories:
-                    subdirectories.append(entry.path)
+                if visible_directories is None or relative in visible_directories:
+                    stack.append((entry.path, relative + "/"))
             elif stat.S_ISREG(info.st_mode) and info.st_size <= limits.max_file_bytes:
-                if visible is not None and rel not in visible:
+                if visible is not None and relative not in visible:
                     continue
                 if len(found) >= limits.max_files:
-                    return found, "files"
-                found.append(rel)
-        stack.extend(reversed(subdirectories))
-    return found, None
+                    return _in_path_order(found), "files"
+                found.append(relative)
+    return _in_path_order(found), None
+
+
+def _in_path_order(paths: list[str]) -> list[str]:
+    """Depth first, each directory's entries by name: the order `rg --sort path` prints."""
+    return sorted(paths, key=lambda path: path.split("/"))
 
 
 def _git_visible_paths(root: Path) -> frozenset[str] | None:
-    """Tracked and untracked-but-not-ignored files, when the root is a git checkout.
+    """Tracked and untracked-but-not-ignored files, when the root is in a git checkout.
 
-    git runs with its fsmonitor hook switched off, so no repository setting can start a
-    program. None (no ignore rules applied) when the root is not a checkout or git fails.
+    These are the rules ripgrep applies in a checkout (.gitignore files, info/exclude, the
+    global excludes file). git runs with its fsmonitor hook off, so no repository setting can
+    start a program. None (no ignore rules) when the root is not in a checkout or git fails.
     """
     git = shutil.which("git")
-    if git is None or not os.path.lexists(root / ".git"):
+    if git is None:
         return None
     try:
         listed = subprocess.run(
@@ -263,83 +260,70 @@ def search_python(
     return hits, None
 
 
-def ripgrep_argv(executable: str, pattern: str, literal: bool, max_hits: int) -> list[str]:
-    """ripgrep's arguments: no config file, no walking of its own, no symlinks, one thread."""
+def ripgrep_argv(
+    executable: str, pattern: str, literal: bool, limits: SearchLimits, start: str
+) -> list[str]:
+    """ripgrep's arguments: no config file, no symlinks, hidden files too, git's ignore rules
+    only (not .ignore/.rgignore), files in path order so the first hits are the walk's."""
     argv = [
-        executable, "--no-config", "--no-ignore", "--no-follow", "--hidden", "--threads", "1",
-        "--no-heading", "--with-filename", "--line-number", "--null", "--color", "never",
-        "--no-messages", "--max-count", str(max_hits + 1),
+        executable, "--no-config", "--hidden", "--no-follow", "--no-ignore-dot",
+        "--sort", "path", "--no-heading", "--with-filename", "--line-number", "--null",
+        "--color", "never", "--no-messages", "--max-count", str(limits.max_hits + 1),
+        "--max-filesize", str(limits.max_file_bytes),
     ]
     if literal:
         argv.append("--fixed-strings")
-    return [*argv, "-e", pattern, "--"]
+    argv += ["-e", pattern]
+    return argv if start == "." else [*argv, "--", start]
 
 
 def search_ripgrep(
-    executable: str, root: Path, files: list[str], pattern: str, literal: bool,
-    limits: SearchLimits, deadline: float,
-) -> tuple[list[SearchHit], str | None]:
+    executable: str, root: Path, start: Path, pattern: str, literal: bool,
+    hidden: Callable[[str], bool], limits: SearchLimits, deadline: float,
+) -> tuple[list[SearchHit], int, str | None]:
+    """Hits from ripgrep walking `start`, each checked against the same rules as the walk."""
     hits: list[SearchHit] = []
     checked: dict[str, bool] = {}
-    for batch in _batches(files):
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return hits, "time"
-        for relative, number, text in _ripgrep_lines(
-            executable, root, batch, pattern, literal, limits, remaining
-        ):
+    argv = ripgrep_argv(executable, pattern, literal, limits, start.relative_to(root).as_posix())
+    process = subprocess.Popen(
+        argv, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    assert process.stdout is not None
+    watchdog = _Watchdog(process, max(deadline - time.monotonic(), 0.0))
+    stopped: str | None = None
+    try:
+        for raw in process.stdout:
+            name, _, rest = raw.partition(b"\0")
+            number, _, text = rest.partition(b":")
+            relative = os.fsdecode(name)
+            if not number.isdigit():  # a file name with a newline in it; such a file is skipped
+                continue
             if relative not in checked:
-                checked[relative] = (
+                checked[relative] = not _hidden_path(relative, hidden) and (
                     searchable_text(root, relative, limits.max_file_bytes) is not None
                 )
             if not checked[relative]:
                 continue
             if len(hits) >= limits.max_hits:
-                return hits, "hits"
-            hits.append(SearchHit(relative, number, text))
-        if time.monotonic() > deadline:
-            return hits, "time"
-    return hits, None
-
-
-def _batches(files: list[str]) -> Iterator[list[str]]:
-    batch: list[str] = []
-    size = 0
-    for relative in files:
-        if batch and size + len(relative) + 1 > _ARGUMENT_BYTES_PER_RUN:
-            yield batch
-            batch, size = [], 0
-        batch.append(relative)
-        size += len(relative) + 1
-    if batch:
-        yield batch
-
-
-def _ripgrep_lines(
-    executable: str, root: Path, batch: list[str], pattern: str, literal: bool,
-    limits: SearchLimits, timeout: float,
-) -> Iterator[tuple[str, int, str]]:
-    argv = ripgrep_argv(executable, pattern, literal, limits.max_hits)
-    process = subprocess.Popen(
-        [*argv, *batch], cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, start_new_session=True,
-    )
-    assert process.stdout is not None
-    timer = _Watchdog(process, timeout)
-    try:
-        for raw in process.stdout:
-            name, _, rest = raw.partition(b"\0")
-            number, _, text = rest.partition(b":")
-            try:
-                yield os.fsdecode(name), int(number), text.rstrip(b"\n").decode("utf-8")
-            except (ValueError, UnicodeDecodeError):
-                continue
+                stopped = "hits"
+                break
+            hits.append(SearchHit(relative, int(number), text.rstrip(b"\n").decode("utf-8")))
     finally:
-        timer.cancel()
+        watchdog.cancel()
         if process.poll() is None:
             process.kill()
         process.stdout.close()
         process.wait()
+    if stopped is None and watchdog.fired:
+        stopped = "time"
+    return hits, len(checked), stopped
+
+
+def _hidden_path(relative: str, hidden: Callable[[str], bool]) -> bool:
+    """The walk's rule for every directory on the way, as ripgrep walked there on its own."""
+    parts = relative.split("/")
+    return any(hidden("/".join(parts[: index + 1])) for index in range(len(parts)))
 
 
 class _Watchdog:
@@ -348,13 +332,14 @@ class _Watchdog:
     def __init__(self, process: subprocess.Popen[bytes], timeout: float) -> None:
         import threading
 
+        self.fired = False
         self._timer = threading.Timer(timeout, self._kill, args=(process,))
         self._timer.daemon = True
         self._timer.start()
 
-    @staticmethod
-    def _kill(process: subprocess.Popen[bytes]) -> None:
+    def _kill(self, process: subprocess.Popen[bytes]) -> None:
         if process.poll() is None:
+            self.fired = True
             process.kill()
 
     def cancel(self) -> None:
@@ -367,20 +352,26 @@ def search_tree(
     pattern: str,
     *,
     literal: bool,
-    excluded: Callable[[str, Path], bool],
+    hidden: Callable[[str], bool],
     limits: SearchLimits,
     engine: str = "auto",
 ) -> SearchResult:
-    """Hits for `pattern` under `start`, in walk order; `engine` is auto, ripgrep or python."""
+    """Hits for `pattern` under `start`, in path order; `engine` is auto, ripgrep or python.
+
+    ripgrep walks by itself (that is where its speed comes from) and every hit is checked
+    against `hidden` and the text rule; its walk is bounded by the time budget, not by
+    `max_files`, which bounds the Python walk.
+    """
     compiled = compile_pattern(pattern, literal)
     deadline = time.monotonic() + limits.max_seconds
-    files, walk_stopped = walk_files(start, root, excluded, limits, deadline)
     executable = shutil.which("rg") if engine in ("auto", "ripgrep") else None
     if engine == "ripgrep" and executable is None:
         raise AgentError("ripgrep is not installed")
     if executable is not None:
-        hits, stopped = search_ripgrep(executable, root, files, pattern, literal, limits,
-                                       deadline)
-    else:
-        hits, stopped = search_python(root, files, compiled, limits, deadline)
+        hits, scanned, stopped = search_ripgrep(
+            executable, root, start, pattern, literal, hidden, limits, deadline
+        )
+        return SearchResult(tuple(hits), scanned, stopped)
+    files, walk_stopped = walk_files(start, root, hidden, limits, deadline)
+    hits, stopped = search_python(root, files, compiled, limits, deadline)
     return SearchResult(tuple(hits), len(files), stopped or walk_stopped)

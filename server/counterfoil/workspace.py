@@ -194,14 +194,22 @@ class Workspace:
     def search_files(self, pattern: str, raw: str = ".", literal: bool = False) -> str:
         """`path:line: text` for each matching line, under the same rules as reads."""
         start = self.resolve_path(raw)
-        if start != self.policy.root and not (start.is_dir() or start.is_file()):
+        if not (start.is_dir() or start.is_file()):
             raise AgentError("path is not a regular file")
+        log = self.receipt_store.path
+        log_relative = None
+        if log is not None and log.resolve().is_relative_to(self.policy.root):
+            log_relative = log.resolve().relative_to(self.policy.root).as_posix()
+
+        def hidden(relative: str) -> bool:
+            return relative == log_relative or is_protected_name(relative.rpartition("/")[2])
+
         result = search_tree(
             self.policy.root,
             start,
             pattern,
             literal=literal,
-            excluded=lambda name, path: is_protected_name(name) or self._is_receipt_log(path),
+            hidden=hidden,
             limits=self.search_limits,
             engine=self.search_engine,
         )
