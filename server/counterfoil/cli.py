@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .actions import action_to_json
+from .context import context_tokens
 from .errors import AgentError
 from .loop import AgentEvent, AgentLimits, run_agent
 from .policy import ToolPolicy
@@ -58,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="MLX model name, repo id or directory, or scripted:PATH "
                             f"(default {DEFAULT_MODEL})")
     agent.add_argument("--allow-writes", action="store_true", help="enable write_file/edit_file")
+    agent.add_argument("--no-search", dest="search", action="store_false",
+                       help="leave search_files out of the tools")
     agent.add_argument("--allow-command", action="append", type=_command, default=[],
                        metavar="COMMAND", help='an allowed command, e.g. "python validate.py"; '
                                            "matched exactly as split by a shell (repeatable)")
@@ -153,7 +156,8 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     try:
         policy = ToolPolicy(args.root, allow_writes=args.allow_writes,
                             allowed_commands=tuple(args.allow_command),
-                            command_timeout_seconds=args.command_timeout)
+                            command_timeout_seconds=args.command_timeout,
+                            allow_search=args.search)
     except ValueError as error:
         stdout.write(f"error: {error}\n")
         return 2
@@ -191,7 +195,8 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         return 2
     stdout.write(f"goal: {args.goal}\nroot: {policy.root}\nmodel: {args.model}\n"
                  f"tools: {', '.join(sorted(workspace.available_tools))}\n")
-    run = run_agent(args.goal, generate, workspace, AgentLimits(max_steps=args.max_steps),
+    limits = AgentLimits(max_steps=args.max_steps, max_context_tokens=context_tokens(generate))
+    run = run_agent(args.goal, generate, workspace, limits,
                     on_event=lambda event: stdout.write(format_event(event) + "\n"))
     stdout.write(f"\n== run ended: {run.reason} ==\n")
     if run.error:

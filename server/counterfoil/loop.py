@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .actions import Action, FinalAction, ToolAction, parse_action
+from .context import ContextWindow
 from .errors import AgentError
 from .prompt import build_system_prompt
 from .workspace import Workspace
@@ -26,10 +27,14 @@ def initial_messages(task: str, system_prompt: str) -> Messages:
 
 @dataclass(frozen=True)
 class AgentLimits:
+    """`max_context_tokens` (the model's context window) replaces the course's character
+    limit when set: old observations are then elided instead of ending the run."""
+
     max_steps: int = 8
     max_context_chars: int = 48_000
     max_invalid_actions: int = 3
     max_identical_actions: int = 2
+    max_context_tokens: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("max_steps", "max_context_chars", "max_invalid_actions",
@@ -37,6 +42,11 @@ class AgentLimits:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer")
+        tokens = self.max_context_tokens
+        if tokens is not None and (
+            not isinstance(tokens, int) or isinstance(tokens, bool) or tokens <= 0
+        ):
+            raise ValueError("max_context_tokens must be a positive integer")
 
 
 @dataclass(frozen=True)
@@ -79,10 +89,20 @@ def run_agent(
     on_event: Callable[[AgentEvent], Any] | None = None,
     *,
     should_stop: Callable[[], bool] | None = None,
+    count_tokens: Callable[[Messages], int] | None = None,
 ) -> AgentRun:
-    """Run until a final answer or a limit; `should_stop` is asked before each model call."""
+    """Run until a final answer or a limit; `should_stop` is asked before each model call.
+
+    With `limits.max_context_tokens`, tokens are counted by `count_tokens(messages)` (by
+    default `generate.count_tokens` when the model has one), else estimated at about four
+    characters a token.
+    """
     limits = limits or AgentLimits()
     conversation = _Conversation(initial_messages(task, build_system_prompt(workspace)))
+    window = None
+    if limits.max_context_tokens is not None:
+        window = ContextWindow(conversation.messages, limits.max_context_tokens,
+                               count_tokens or getattr(generate, "count_tokens", None))
     invalid = 0
     last_action: ToolAction | None = None
     repeats = 0
@@ -95,7 +115,10 @@ def run_agent(
     for step in range(1, limits.max_steps + 1):
         if should_stop is not None and should_stop():
             return finish(False, "cancelled")
-        if conversation.context_chars() > limits.max_context_chars:
+        if window is not None:
+            if not window.fits():
+                return finish(False, "context_limit")
+        elif conversation.context_chars() > limits.max_context_chars:
             return finish(False, "context_limit")
         try:
             response = generate(list(conversation.messages))
@@ -110,6 +133,8 @@ def run_agent(
             conversation.record(AgentEvent(step, response, None, result), on_event)
             invalid += 1
             conversation.messages += _turn(response, result)
+            if window is not None:
+                window.observed(None, result)
             if invalid >= limits.max_invalid_actions:
                 return finish(False, "invalid_action_limit")
             continue
@@ -126,6 +151,8 @@ def run_agent(
         result = workspace.execute(action)
         conversation.record(AgentEvent(step, response, action, result), on_event)
         conversation.messages += _turn(response, result)
+        if window is not None:
+            window.observed(action, result)
     return finish(False, "step_limit")
 
 

@@ -14,8 +14,9 @@ TOOL_EXAMPLES: dict[str, dict[str, object]] = {
     "write_file": {"tool": "write_file", "path": "NOTES.md", "content": "text\n"},
     "edit_file": {"tool": "edit_file", "path": "app.py", "old": "exact old text", "new": "new text"},
     "run_command": {"tool": "run_command", "argv": ["python", "validate.py"]},
+    "search_files": {"tool": "search_files", "pattern": "def main", "path": "."},
 }
-TOOL_ORDER = ("list_files", "read_file", "write_file", "edit_file", "run_command")
+TOOL_ORDER = ("list_files", "read_file", "search_files", "write_file", "edit_file", "run_command")
 
 
 def _compact(value: object) -> str:
@@ -39,6 +40,12 @@ def build_system_prompt(workspace: Workspace) -> str:
             example["argv"] = list(commands[0])
         lines.append(_compact(example))
     lines.append('When you are done, reply {"final":"what you did and how it was checked"}.')
+    if "search_files" in tools:
+        lines.append(
+            "search_files finds lines matching a regular expression (literal:true for plain"
+            " text) and answers path:line: text; then read_file with start_line and end_line"
+            " reads just those lines, also of files too big to read whole."
+        )
     if "write_file" in tools:
         lines.append("Read an existing file with read_file before you change it.")
         lines.append("edit_file replaces old text that occurs exactly once in the file.")

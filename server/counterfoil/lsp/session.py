@@ -18,6 +18,7 @@ from typing import Any
 
 from ..actions import ToolAction
 from ..errors import AgentError
+from ..context import context_tokens
 from ..loop import AgentEvent, AgentLimits, run_agent
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
 from ..workspace import Workspace
@@ -249,9 +250,10 @@ class Session:
                 goal,
                 counting,
                 workspace,
-                AgentLimits(max_steps=settings.max_steps),
+                AgentLimits(max_steps=settings.max_steps, max_context_tokens=context_tokens(loaded)),
                 on_event,
                 should_stop=lambda: job.stopping,
+                count_tokens=getattr(loaded, "count_tokens", None),
             )
             if run.reason == "model_error" and run.error:
                 self.channel.show_message("error", f"model error: {run.error}")

@@ -39,6 +39,7 @@ class Settings:
     max_tokens: int = 1024
     constrained_decoding: bool = True
     confirm_timeout_seconds: float = 600.0
+    search_files: bool = True
 
     def policy(self, root: Path) -> ToolPolicy:
         return ToolPolicy(
@@ -47,6 +48,7 @@ class Settings:
             allowed_commands=self.allowed_commands,
             max_write_bytes=self.max_write_bytes,
             command_timeout_seconds=self.command_timeout_seconds,
+            allow_search=self.search_files,
         )
 
     def receipt_log_path(self, root: Path) -> Path:
@@ -162,6 +164,7 @@ def parse_settings(raw: Any) -> Settings:
             "confirm_timeout_seconds",
             lambda v: _positive_seconds(v, "confirmTimeoutSeconds", problems),
         ),
+        "searchFiles": ("search_files", lambda v: _boolean(v, "searchFiles", problems)),
     }
     for key, (field_name, check) in checks.items():
         value = raw.get(key)

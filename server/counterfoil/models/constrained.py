@@ -17,7 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-ALL_TOOLS = ("list_files", "read_file", "write_file", "edit_file", "run_command")
+ALL_TOOLS = ("list_files", "read_file", "write_file", "edit_file", "run_command", "search_files")
+# Arguments a model may leave out; every other argument is required.
+OPTIONAL_ARGUMENTS = {
+    "list_files": {"path"},
+    "read_file": {"start_line", "end_line"},
+    "search_files": {"path", "literal"},
+}
 
 # A single token can lengthen the shortest closing by at most this many tokens (an open
 # `\u` escape or a partial UTF-8 character), so forcing starts with this much slack left.
@@ -42,19 +48,22 @@ def action_schema(
     if unknown:
         raise ValueError(f"unknown tools: {', '.join(sorted(unknown))}")
     string = {"type": "string"}
+    line = {"type": "integer", "minimum": 1}
     arguments: dict[str, dict[str, Any]] = {
         "list_files": {"path": string},
-        "read_file": {"path": string},
+        "read_file": {"path": string, "start_line": line, "end_line": line},
         "write_file": {"path": string, "content": string},
         "edit_file": {"path": string, "old": string, "new": string},
         "run_command": {"argv": _argv_schema(allowed_commands)},
+        "search_files": {"pattern": string, "path": string, "literal": {"type": "boolean"}},
     }
     choices: list[dict[str, Any]] = []
     for tool in ALL_TOOLS:
         if tool not in enabled:
             continue
         properties = {"tool": {"const": tool}, **arguments[tool]}
-        required = ["tool"] if tool == "list_files" else list(properties)
+        optional = OPTIONAL_ARGUMENTS.get(tool, set())
+        required = [name for name in properties if name not in optional]
         choices.append(
             {
                 "type": "object",
