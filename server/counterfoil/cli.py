@@ -20,7 +20,7 @@ from .context import context_tokens
 from .errors import AgentError
 from .loop import AgentEvent, AgentLimits, run_agent
 from .policy import ToolPolicy
-from .proposals import ToolProposal
+from .proposals import CommandProposal, EditProposal, ToolProposal
 from .receipts import EffectReceipt, ReceiptStore, verify_receipt_log
 from .workspace import Workspace
 
@@ -85,9 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def unified_diff(proposal: ToolProposal) -> str:
+def unified_diff(proposal: EditProposal) -> str:
     before = (proposal.base_text or "").splitlines(keepends=True)
-    after = (proposal.proposed_text or "").splitlines(keepends=True)
+    after = proposal.proposed_text.splitlines(keepends=True)
     source = f"a/{proposal.path}" if proposal.base_sha256 is not None else "/dev/null"
     lines = difflib.unified_diff(before, after, source, f"b/{proposal.path}")
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
@@ -96,8 +96,8 @@ def unified_diff(proposal: ToolProposal) -> str:
 
 def describe_proposal(proposal: ToolProposal) -> str:
     header = f"{proposal.tool_call_id}: {proposal.action.tool}"
-    if proposal.kind == "command":
-        return (f"{header}\n  argv: {list(proposal.argv or ())}\n  cwd:  {proposal.cwd}\n"
+    if isinstance(proposal, CommandProposal):
+        return (f"{header}\n  argv: {list(proposal.argv)}\n  cwd:  {proposal.cwd}\n"
                 f"  timeout: {proposal.timeout_seconds:g} s")
     state = "new file" if proposal.creates_file else f"base sha256 {proposal.base_sha256}"
     return (f"{header} {proposal.path} ({state}; proposed sha256 {proposal.proposed_sha256})\n"

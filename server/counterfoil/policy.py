@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from .tools import is_argv
+
 
 @dataclass(frozen=True)
 class ToolPolicy:
@@ -53,7 +55,5 @@ class ToolPolicy:
         if not isinstance(commands, tuple) or not all(isinstance(c, tuple) for c in commands):
             raise ValueError("allowed commands must be a tuple of tuples")
         for command in commands:
-            if not command or not all(
-                isinstance(part, str) and part and "\0" not in part for part in command
-            ):
+            if not is_argv(command):
                 raise ValueError("allowed commands must contain non-empty strings without NUL")

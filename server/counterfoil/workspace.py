@@ -10,13 +10,14 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from . import tools
 from .actions import EFFECT_TOOLS, ToolAction, check_arguments
 from .commands import run_bounded
 from .errors import AgentError
 from .files import entry_mode, open_directory, read_regular_file, replace_file
 from .line_ranges import check_line_range, render_line_range
 from .policy import ToolPolicy
-from .proposals import ToolProposal, sha256_hex
+from .proposals import CommandProposal, EditProposal, ToolProposal, sha256_hex
 from .receipts import EffectReceipt, ReceiptStore
 from .search import SearchLimits, search_tree
 
@@ -83,14 +84,9 @@ class Workspace:
 
     @property
     def available_tools(self) -> frozenset[str]:
-        tools = {"list_files", "read_file"}
-        if self.policy.allow_writes:
-            tools |= {"write_file", "edit_file"}
-        if self.policy.allowed_commands:
-            tools.add("run_command")
-        if self.policy.allow_search:
-            tools.add("search_files")
-        return frozenset(tools)
+        return tools.enabled_tools(
+            self.policy.allow_writes, self.policy.allowed_commands, self.policy.allow_search
+        )
 
     @property
     def modified_files(self) -> tuple[str, ...]:
@@ -235,7 +231,7 @@ class Workspace:
             return self._propose_command(action, tool_call_id)
         return self._propose_file(action, tool_call_id)
 
-    def _propose_file(self, action: ToolAction, tool_call_id: str) -> ToolProposal:
+    def _propose_file(self, action: ToolAction, tool_call_id: str) -> EditProposal:
         if not self.policy.allow_writes:
             raise AgentError("writes are not enabled")
         arguments = action.arguments
@@ -273,10 +269,9 @@ class Workspace:
         write_limit = self._write_limit(action.tool, base_text)
         if len(encoded) > write_limit:
             raise AgentError(f"write exceeds {write_limit} bytes")
-        return ToolProposal(
+        return EditProposal(
             tool_call_id=tool_call_id,
             action=action,
-            kind="edit",
             path=relative,
             base_text=base_text,
             base_sha256=base_digest,
@@ -294,20 +289,15 @@ class Workspace:
                 return min(base_size + limit, self.policy.max_ranged_file_bytes)
         return limit
 
-    def _propose_command(self, action: ToolAction, tool_call_id: str) -> ToolProposal:
+    def _propose_command(self, action: ToolAction, tool_call_id: str) -> CommandProposal:
         argv = action.arguments.get("argv")
-        if (
-            not isinstance(argv, list)
-            or not argv
-            or not all(isinstance(part, str) and part and "\0" not in part for part in argv)
-        ):
-            raise AgentError("argv must contain non-empty strings without NUL")
+        if not isinstance(argv, list) or not tools.is_argv(argv):
+            raise AgentError(tools.ARGV_RULE)
         if tuple(argv) not in self.policy.allowed_commands:
             raise AgentError("command is not allowed")
-        return ToolProposal(
+        return CommandProposal(
             tool_call_id=tool_call_id,
             action=action,
-            kind="command",
             argv=tuple(argv),
             cwd=str(self.policy.root),
             timeout_seconds=float(self.policy.command_timeout_seconds),
@@ -323,13 +313,12 @@ class Workspace:
     def _perform_approved(self, proposal: ToolProposal) -> str:
         if not self._approved(proposal):
             raise AgentError("operator denied the tool action")
-        if proposal.kind == "command":
+        if isinstance(proposal, CommandProposal):
             return self._run_command(proposal)
         return self._write_proposal(proposal)
 
-    def _write_proposal(self, proposal: ToolProposal) -> str:
+    def _write_proposal(self, proposal: EditProposal) -> str:
         """Replace the file with exactly the approved bytes, if the disk still holds the base."""
-        assert proposal.path is not None and proposal.proposed_text is not None
         data = proposal.proposed_text.encode("utf-8")
         if sha256_hex(data) != proposal.proposed_sha256:
             raise AgentError("proposed bytes do not match the approved digest")
@@ -355,8 +344,7 @@ class Workspace:
         self._record(proposal, "ok", result, (proposal.path,))
         return result
 
-    def _run_command(self, proposal: ToolProposal) -> str:
-        assert proposal.argv is not None
+    def _run_command(self, proposal: CommandProposal) -> str:
         try:
             outcome = run_bounded(
                 proposal.argv, self.policy.root, self.policy.command_timeout_seconds

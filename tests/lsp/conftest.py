@@ -11,6 +11,7 @@ import json
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,42 @@ def edit_app_model(directory: Path, final: str = "done") -> str:
         {"tool": "edit_file", "path": "app.py", "old": "1", "new": "2"},
         {"final": final},
     )
+
+
+class RecordingChannel:
+    """A ClientChannel that keeps what it was asked to send."""
+
+    def __init__(self) -> None:
+        self.notifications: list[tuple[str, Any]] = []
+        self.progress: list[tuple[str, str | None, str]] = []
+
+    def notify(self, method: str, params: Any) -> None:
+        self.notifications.append((method, params))
+
+    def request(self, method: str, params: Any) -> tuple[str, Future[Any]]:
+        raise AssertionError("the model host asks nothing")
+
+    def cancel_request(self, request_id: str) -> None:
+        raise AssertionError("the model host asks nothing")
+
+    def show_message(self, kind: str, text: str) -> None:
+        self.notifications.append(("show", text))
+
+    def log(self, text: str) -> None:
+        self.notifications.append(("log", text))
+
+    def begin_progress(self, title: str, message: str) -> str | None:
+        self.progress.append(("begin", title, message))
+        return title
+
+    def report_progress(self, token: str | None, message: str) -> None:
+        self.progress.append(("report", token, message))
+
+    def end_progress(self, token: str | None, message: str) -> None:
+        self.progress.append(("end", token, message))
+
+    def states(self) -> list[str]:
+        return [p["state"] for m, p in self.notifications if m == "counterfoil/modelState"]
 
 
 @dataclass

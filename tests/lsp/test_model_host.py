@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -14,43 +13,9 @@ from counterfoil.lsp.model_host import ModelHost, ModelLoadFailed
 from counterfoil.lsp.settings import Settings
 from counterfoil.models import ModelProgress
 
+from .conftest import RecordingChannel
+
 TOOLS = frozenset({"list_files", "read_file"})
-
-
-class RecordingChannel:
-    """A ClientChannel that keeps what it was asked to send."""
-
-    def __init__(self) -> None:
-        self.notifications: list[tuple[str, Any]] = []
-        self.progress: list[tuple[str, str | None, str]] = []
-
-    def notify(self, method: str, params: Any) -> None:
-        self.notifications.append((method, params))
-
-    def request(self, method: str, params: Any) -> tuple[str, Future[Any]]:
-        raise AssertionError("the model host asks nothing")
-
-    def cancel_request(self, request_id: str) -> None:
-        raise AssertionError("the model host asks nothing")
-
-    def show_message(self, kind: str, text: str) -> None:
-        self.notifications.append(("show", text))
-
-    def log(self, text: str) -> None:
-        self.notifications.append(("log", text))
-
-    def begin_progress(self, title: str, message: str) -> str | None:
-        self.progress.append(("begin", title, message))
-        return title
-
-    def report_progress(self, token: str | None, message: str) -> None:
-        self.progress.append(("report", token, message))
-
-    def end_progress(self, token: str | None, message: str) -> None:
-        self.progress.append(("end", token, message))
-
-    def states(self) -> list[str]:
-        return [p["state"] for m, p in self.notifications if m == "counterfoil/modelState"]
 
 
 @pytest.fixture

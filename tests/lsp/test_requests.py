@@ -107,6 +107,14 @@ async def test_settings_come_from_initialization_and_configuration_changes(
 ) -> None:
     daemon = await start_daemon({"unknownKey": 1})
     status = await daemon.request("counterfoil/status", {})
+    table = status.pop("tools")
+    assert [(tool["name"], tool["enabled"]) for tool in table] == [
+        ("list_files", True),
+        ("read_file", True),
+        ("write_file", False),
+        ("edit_file", False),
+        ("run_command", False),
+    ]
     assert status == {
         "root": str(demo_project.resolve()),
         "model": "qwen3-4b",

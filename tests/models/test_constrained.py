@@ -9,8 +9,10 @@ import pytest
 
 from counterfoil import parse_action
 from counterfoil.models import load_generate
-from counterfoil.models.constrained import ALL_TOOLS, ActionGrammar, action_schema
+from counterfoil.models.constrained import ActionGrammar
 from counterfoil.models.mlx import MLXGenerate
+from counterfoil.tools import action_schema
+from counterfoil.tools import tool_names as all_tools
 
 Converse = Callable[..., list[list[dict[str, str]]]]
 READ_ONLY = frozenset({"list_files", "read_file"})
@@ -30,7 +32,7 @@ def _branches(schema: dict[str, Any]) -> set[str]:
 
 def test_schema_offers_only_enabled_tools_and_final() -> None:
     assert _branches(action_schema(READ_ONLY)) == {"list_files", "read_file", "final"}
-    assert _branches(action_schema(None)) == {*ALL_TOOLS, "final"}
+    assert _branches(action_schema(None)) == {*all_tools(), "final"}
 
 
 def test_schema_restricts_argv_to_the_allowlist() -> None:

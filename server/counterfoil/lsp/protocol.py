@@ -6,16 +6,17 @@ written down once and tested without a running server. See docs/protocol.md.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 
+from .. import tools
 from ..actions import Action, FinalAction, ToolAction
 from ..loop import AgentEvent, AgentRun
-from ..proposals import ToolProposal
+from ..proposals import CommandProposal, ToolProposal
 from ..receipts import EffectReceipt
+from ..tools import example_action
 
 MAX_GOAL_CHARS = 20_000
 MAX_ARGV_ITEMS = 256
@@ -23,8 +24,6 @@ MAX_ARGV_ITEM_CHARS = 4096
 
 RUN_IN_PROGRESS = -32001
 NO_WORKSPACE = -32002
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class RunInProgress(JsonRpcServerError):
@@ -127,68 +126,51 @@ def failed_run(reason: str, error: str | None) -> dict[str, Any]:
     }
 
 
+def tool_table(enabled: frozenset[str]) -> list[dict[str, Any]]:
+    """The core's tool table as `counterfoil/status` reports it, in the order models see it."""
+    return [
+        {
+            "name": tool.name,
+            "effect": tool.effect,
+            "enabled": tool.name in enabled,
+            "arguments": [
+                {"name": item.name, "type": item.type, "required": item.required}
+                for item in tool.arguments
+            ],
+            "example": example_action(tool),
+        }
+        for tool in tools.TOOLS
+    ]
+
+
 # The confirm request
 
 
-def _units(text: str, encoding: str) -> int:
-    """Length of `text` in the negotiated position encoding's code units."""
-    if encoding == "utf-8":
-        return len(text.encode("utf-8"))
-    if encoding == "utf-32":
-        return len(text)
-    return len(text.encode("utf-16-le")) // 2
-
-
-def end_position(text: str, encoding: str = "utf-16") -> dict[str, int]:
-    """The position just past the last character, as LSP counts lines and characters."""
-    lines = _LINE_BREAK.split(text)
-    return {"line": len(lines) - 1, "character": _units(lines[-1], encoding)}
-
-
-def workspace_edit(
-    uri: str, base_text: str | None, proposed_text: str, encoding: str
-) -> dict[str, Any]:
-    """The `workspace/applyEdit` shape of replacing a whole file (or creating it)."""
-    start = {"line": 0, "character": 0}
-    end = start if base_text is None else end_position(base_text, encoding)
-    text_edit = {
-        "textDocument": {"uri": uri, "version": None},
-        "edits": [{"range": {"start": start, "end": end}, "newText": proposed_text}],
-    }
-    changes: list[dict[str, Any]] = []
-    if base_text is None:
-        changes.append(
-            {"kind": "create", "uri": uri, "options": {"overwrite": False, "ignoreIfExists": False}}
-        )
-    changes.append(text_edit)
-    return {"documentChanges": changes}
-
-
-def preview(proposal: ToolProposal, root: Path, encoding: str = "utf-16") -> dict[str, Any]:
-    if proposal.kind == "command":
+def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
+    """What the person is shown: the exact argv, or the whole proposed file once."""
+    if isinstance(proposal, CommandProposal):
         return {
             "kind": "command",
-            "argv": list(proposal.argv or ()),
+            "argv": list(proposal.argv),
             "cwd": proposal.cwd,
             "timeoutSeconds": proposal.timeout_seconds,
         }
-    assert proposal.path is not None and proposal.proposed_text is not None
-    uri = (root / proposal.path).as_uri()
     return {
         "kind": "edit",
         "path": proposal.path,
-        "edit": workspace_edit(uri, proposal.base_text, proposal.proposed_text, encoding),
+        "uri": (root / proposal.path).as_uri(),
         "baseSha256": proposal.base_sha256,
         "proposedSha256": proposal.proposed_sha256,
+        "proposedText": proposal.proposed_text,
     }
 
 
-def confirm_params(proposal: ToolProposal, root: Path, encoding: str = "utf-16") -> dict[str, Any]:
+def confirm_params(proposal: ToolProposal, root: Path) -> dict[str, Any]:
     return {
         "toolCallId": proposal.tool_call_id,
         "tool": proposal.action.tool,
         "arguments": dict(proposal.action.arguments),
-        "preview": preview(proposal, root, encoding),
+        "preview": preview(proposal, root),
     }
 
 

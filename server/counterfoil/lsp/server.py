@@ -184,8 +184,6 @@ def build_server() -> CounterfoilServer:
     def initialize(ls: CounterfoilServer, params: types.InitializeParams) -> None:
         window = params.capabilities.window
         channel.supports_progress = bool(window and window.work_done_progress)
-        encoding = ls.workspace.position_encoding
-        session.position_encoding = str(getattr(encoding, "value", encoding) or "utf-16")
         root = _root_of(params)
         if root is not None and not root.is_dir():
             channel.show_message(

@@ -25,7 +25,7 @@ from ..workspace import Workspace
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
 from .model_host import ModelHost, ModelLoadFailed
-from .protocol import event_dict, failed_run, receipt_dict, run_result
+from .protocol import event_dict, failed_run, receipt_dict, run_result, tool_table
 from .settings import Settings
 
 EVENT_METHOD = "counterfoil/event"
@@ -69,12 +69,11 @@ class Job:
 
 
 class Session:
-    def __init__(self, channel: ClientChannel, *, position_encoding: str = "utf-16") -> None:
+    def __init__(self, channel: ClientChannel) -> None:
         self.channel = channel
         self.models = ModelHost(channel)
         self.settings = Settings()
         self.root: Path | None = None
-        self.position_encoding = position_encoding
         self._job: Job | None = None
         self._lock = threading.Lock()
 
@@ -90,12 +89,12 @@ class Session:
 
     def status(self) -> dict[str, Any]:
         settings, root = self.settings, self.root
-        tools: list[str] = []
+        enabled: frozenset[str] = frozenset()
         if root is not None:
             try:
-                tools = sorted(Workspace(settings.policy(root)).available_tools)
+                enabled = Workspace(settings.policy(root)).available_tools
             except ValueError:  # the root has gone; runs will say so
-                tools = []
+                enabled = frozenset()
         log = self.receipt_log()
         return {
             "root": None if root is None else str(root),
@@ -103,7 +102,8 @@ class Session:
             "modelState": self.models.state,
             "allowWrites": settings.allow_writes,
             "allowedCommands": [list(argv) for argv in settings.allowed_commands],
-            "availableTools": tools,
+            "availableTools": sorted(enabled),
+            "tools": tool_table(enabled),
             "receiptLog": None if log is None else str(log),
             "running": self.running,
         }
@@ -165,12 +165,7 @@ class Session:
             if root is None:
                 raise NoWorkspaceRoot("no workspace folder is open")
             settings = self.settings
-            bridge = ConfirmBridge(
-                self.channel,
-                root,
-                settings.confirm_timeout_seconds,
-                position_encoding=self.position_encoding,
-            )
+            bridge = ConfirmBridge(self.channel, root, settings.confirm_timeout_seconds)
             job = Job(kind, bridge)
             self._job = job
 
