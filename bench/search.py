@@ -20,10 +20,13 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from workload import median_ratio
 
+T = TypeVar("T")
 ROUNDS = 7
 QUERIES = (
     ("class HTTPServer", True),  # (pattern, selective: few hits, the whole tree is read)
@@ -44,10 +47,14 @@ def copy_standard_library(target: Path) -> int:
     return sum(len(files) for _, _, files in os.walk(target))
 
 
-def timed(call: object) -> tuple[float, object]:
+def timed(call: Callable[..., T], *arguments: object) -> tuple[float, T]:
     started = time.perf_counter()
-    result = call()  # type: ignore[operator]
+    result = call(*arguments)
     return time.perf_counter() - started, result
+
+
+def run_ripgrep(argv: list[str]) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(argv, capture_output=True, check=False)
 
 
 def main() -> None:
@@ -57,7 +64,7 @@ def main() -> None:
     if ripgrep is None:
         print("ripgrep (rg) is not installed; this benchmark compares against it")
         sys.exit(2)
-    version = subprocess.run([ripgrep, "--version"], capture_output=True, text=True)
+    version = subprocess.run([ripgrep, "--version"], capture_output=True, text=True, check=False)
     with tempfile.TemporaryDirectory() as directory:
         tree = Path(directory) / "stdlib"
         files = copy_standard_library(tree)
@@ -73,19 +80,17 @@ def main() -> None:
             through_rg: list[float] = []
             through_python: list[float] = []
             for _ in range(ROUNDS):
-                seconds, output = timed(
-                    lambda: subprocess.run(
-                        [ripgrep, "-n", pattern, str(tree)], capture_output=True, check=False
-                    )
-                )
+                seconds, output = timed(run_ripgrep, [ripgrep, "-n", pattern, str(tree)])
                 direct.append(seconds)
-                direct_hits = len(output.stdout.splitlines())  # type: ignore[attr-defined]
-                seconds, observation = timed(lambda: workspaces["ripgrep"].search_files(pattern))
+                direct_hits = len(output.stdout.splitlines())
+                seconds, observation = timed(workspaces["ripgrep"].search_files, pattern)
                 through_rg.append(seconds)
-                seconds, fallback = timed(lambda: workspaces["python"].search_files(pattern))
+                seconds, fallback = timed(workspaces["python"].search_files, pattern)
                 through_python.append(seconds)
             assert observation == fallback, f"engines disagree on {pattern!r}"
-            hits = sum(1 for line in str(observation).splitlines() if not line.startswith(("[", "(")))
+            hits = sum(
+                1 for line in str(observation).splitlines() if not line.startswith(("[", "("))
+            )
             rows.append(
                 {
                     "pattern": pattern,
@@ -100,15 +105,21 @@ def main() -> None:
                 }
             )
 
-    print(f"{version.stdout.splitlines()[0]}; tree: {files} files; {ROUNDS} rounds; "
-          f"load average {os.getloadavg()[0]:.1f}")
-    print(f"{'pattern':<26} {'hits rg':>7} {'hits':>5} {'rg ms':>7} {'search ms':>9} "
-          f"{'x rg':>5} {'python ms':>9} {'x rg':>6}")
+    print(
+        f"{version.stdout.splitlines()[0]}; tree: {files} files; {ROUNDS} rounds; "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        f"{'pattern':<26} {'hits rg':>7} {'hits':>5} {'rg ms':>7} {'search ms':>9} "
+        f"{'x rg':>5} {'python ms':>9} {'x rg':>6}"
+    )
     for row in rows:
         mark = "" if row["selective"] else " *"
-        print(f"{row['pattern'] + mark:<26} {row['rg_hits']:>7} {row['search_hits']:>5} "
-              f"{row['rg_ms']:>7} {row['search_ripgrep_ms']:>9} {row['ratio_ripgrep']:>5} "
-              f"{row['search_python_ms']:>9} {row['ratio_python']:>6}")
+        print(
+            f"{row['pattern'] + mark:<26} {row['rg_hits']:>7} {row['search_hits']:>5} "
+            f"{row['rg_ms']:>7} {row['search_ripgrep_ms']:>9} {row['ratio_ripgrep']:>5} "
+            f"{row['search_python_ms']:>9} {row['ratio_python']:>6}"
+        )
     print("* search_files stops at 100 hits; rg prints every hit")
     selective = [row for row in rows if row["selective"]]
     worst = max(row["ratio_ripgrep"] for row in selective)

@@ -24,7 +24,9 @@ CHARS_PER_TOKEN = 4
 def context_tokens(generate: object) -> int | None:
     """The prompt budget a model states (`generate.context_tokens`), or None for none."""
     tokens = getattr(generate, "context_tokens", None)
-    return tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else None
+    return (
+        tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else None
+    )
 
 
 def estimate_tokens(messages: Messages) -> int:
@@ -81,15 +83,13 @@ class ContextWindow:
     def observed(self, action: ToolAction | None, result: str) -> None:
         """Note the observation just appended as the last message."""
         summary = None
-        if action is not None and action.tool in ELIDABLE_TOOLS and not result.startswith(
-            "error:"
-        ):
+        if action is not None and action.tool in ELIDABLE_TOOLS and not result.startswith("error:"):
             summary = OBSERVATION_PREFIX + elided_summary(action, result)
         self._observations.append(_Observation(len(self.messages) - 1, summary))
 
     def fits(self) -> bool:
         """Elide, in one large step, when above `high`; False when even that is not enough."""
-        used = self.count_tokens(self.messages)
+        used: float = self.count_tokens(self.messages)
         if used <= self.high * self.max_tokens:
             return True
         chars = sum(len(message["content"]) for message in self.messages)

@@ -62,7 +62,9 @@ class SearchResult:
     stopped: str | None  # why the search ended early: "hits", "files", "time"; None: complete
 
     def observation(self, max_line_chars: int) -> str:
-        lines = [f"{hit.path}:{hit.line}: {_shorten(hit.text, max_line_chars)}" for hit in self.hits]
+        lines = [
+            f"{hit.path}:{hit.line}: {_shorten(hit.text, max_line_chars)}" for hit in self.hits
+        ]
         if not lines:
             lines.append("(no matches)")
         if self.stopped == "hits":
@@ -186,16 +188,27 @@ def _git_visible_paths(root: Path) -> frozenset[str] | None:
         return None
     try:
         listed = subprocess.run(
-            [git, "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
-             "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root, capture_output=True, timeout=10, check=True,
+            [
+                git,
+                "-c",
+                "core.fsmonitor=false",
+                "-c",
+                "core.untrackedCache=false",
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+            ],
+            cwd=root,
+            capture_output=True,
+            timeout=10,
+            check=True,
             env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return frozenset(
-        os.fsdecode(item) for item in listed.stdout.split(b"\0") if item
-    )
+    return frozenset(os.fsdecode(item) for item in listed.stdout.split(b"\0") if item)
 
 
 def _parent_directories(paths: frozenset[str]) -> frozenset[str]:
@@ -242,7 +255,10 @@ def searchable_text(root: Path, relative: str, limit: int) -> str | None:
 
 
 def search_python(
-    root: Path, files: list[str], pattern: re.Pattern[str], limits: SearchLimits,
+    root: Path,
+    files: list[str],
+    pattern: re.Pattern[str],
+    limits: SearchLimits,
     deadline: float,
 ) -> tuple[list[SearchHit], str | None]:
     hits: list[SearchHit] = []
@@ -266,10 +282,24 @@ def ripgrep_argv(
     """ripgrep's arguments: no config file, no symlinks, hidden files too, git's ignore rules
     only (not .ignore/.rgignore), files in path order so the first hits are the walk's."""
     argv = [
-        executable, "--no-config", "--hidden", "--no-follow", "--no-ignore-dot",
-        "--sort", "path", "--no-heading", "--with-filename", "--line-number", "--null",
-        "--color", "never", "--no-messages", "--max-count", str(limits.max_hits + 1),
-        "--max-filesize", str(limits.max_file_bytes),
+        executable,
+        "--no-config",
+        "--hidden",
+        "--no-follow",
+        "--no-ignore-dot",
+        "--sort",
+        "path",
+        "--no-heading",
+        "--with-filename",
+        "--line-number",
+        "--null",
+        "--color",
+        "never",
+        "--no-messages",
+        "--max-count",
+        str(limits.max_hits + 1),
+        "--max-filesize",
+        str(limits.max_file_bytes),
     ]
     if literal:
         argv.append("--fixed-strings")
@@ -278,16 +308,26 @@ def ripgrep_argv(
 
 
 def search_ripgrep(
-    executable: str, root: Path, start: Path, pattern: str, literal: bool,
-    hidden: Callable[[str], bool], limits: SearchLimits, deadline: float,
+    executable: str,
+    root: Path,
+    start: Path,
+    pattern: str,
+    literal: bool,
+    hidden: Callable[[str], bool],
+    limits: SearchLimits,
+    deadline: float,
 ) -> tuple[list[SearchHit], int, str | None]:
     """Hits from ripgrep walking `start`, each checked against the same rules as the walk."""
     hits: list[SearchHit] = []
     checked: dict[str, bool] = {}
     argv = ripgrep_argv(executable, pattern, literal, limits, start.relative_to(root).as_posix())
     process = subprocess.Popen(
-        argv, cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL, start_new_session=True,
+        argv,
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     assert process.stdout is not None
     watchdog = _Watchdog(process, max(deadline - time.monotonic(), 0.0))

@@ -229,12 +229,12 @@ def _value_schema(
 def tool_arguments() -> dict[str, dict[str, tuple[type, bool]]]:
     """The table as `{tool: {argument: (python type, required)}}`, the SPEC's older shape."""
     python_types: dict[ArgumentType, type] = {
-        "string": str, "argv": list, "line": int, "boolean": bool
+        "string": str,
+        "argv": list,
+        "line": int,
+        "boolean": bool,
     }
     return {
-        tool.name: {
-            item.name: (python_types[item.type], item.required)
-            for item in tool.arguments
-        }
+        tool.name: {item.name: (python_types[item.type], item.required) for item in tool.arguments}
         for tool in TOOLS
     }

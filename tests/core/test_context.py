@@ -46,15 +46,28 @@ def forty_steps() -> list[dict[str, object]]:
     script: list[dict[str, object]] = [{"tool": "list_files"}]
     for index in range(MODULES):
         script.append({"tool": "read_file", "path": f"mod_{index:02}.py"})
-        script.append({"tool": "read_file", "path": f"mod_{index:02}.py",
-                       "start_line": 1, "end_line": 40})
+        script.append(
+            {"tool": "read_file", "path": f"mod_{index:02}.py", "start_line": 1, "end_line": 40}
+        )
     script.append({"tool": "search_files", "pattern": "helper_07_0[0-9]"})
-    script.append({"tool": "edit_file", "path": "mod_07.py", "old": "def helper_07_00(",
-                   "new": "def helper_seven_00("})
+    script.append(
+        {
+            "tool": "edit_file",
+            "path": "mod_07.py",
+            "old": "def helper_07_00(",
+            "new": "def helper_seven_00(",
+        }
+    )
     script.append({"tool": "run_command", "argv": list(CHECK)})
     while len(script) < 39:
-        script.append({"tool": "read_file", "path": f"mod_{len(script) % MODULES:02}.py",
-                       "start_line": len(script), "end_line": len(script) + 30})
+        script.append(
+            {
+                "tool": "read_file",
+                "path": f"mod_{len(script) % MODULES:02}.py",
+                "start_line": len(script),
+                "end_line": len(script) + 30,
+            }
+        )
     script.append({"final": "renamed helper_07_00 and the project imports"})
     return script
 
@@ -110,8 +123,9 @@ def test_the_system_prompt_goal_effects_and_latest_observations_are_never_elided
     assert last[1] == {"role": "user", "content": GOAL}
     view = observations(last)
     assert "Tool result:\nedited mod_07.py" in view
-    command = next(e for e in run.events if isinstance(e.action, ToolAction)
-                   and e.action.tool == "run_command")
+    command = next(
+        e for e in run.events if isinstance(e.action, ToolAction) and e.action.tool == "run_command"
+    )
     assert "imports ok" in command.result
     assert "Tool result:\n" + command.result in view
     assert view[-2:] == ["Tool result:\n" + event.result for event in run.events[-3:-1]]
@@ -143,8 +157,12 @@ def test_a_token_counter_offered_by_the_model_is_used(tmp_path: Path) -> None:
 
 def test_a_budget_that_elision_cannot_meet_ends_the_run(tmp_path: Path) -> None:
     workspace = project_workspace(fixture_project(tmp_path))
-    run = run_agent(GOAL, RecordingModel(forty_steps()), workspace,
-                    AgentLimits(max_steps=40, max_context_tokens=1_500))
+    run = run_agent(
+        GOAL,
+        RecordingModel(forty_steps()),
+        workspace,
+        AgentLimits(max_steps=40, max_context_tokens=1_500),
+    )
     assert run.reason == "context_limit"
 
 
@@ -152,10 +170,16 @@ def test_a_budget_that_elision_cannot_meet_ends_the_run(tmp_path: Path) -> None:
     "action, result, summary",
     [
         (ToolAction("read_file", {"path": "a.py"}), "text", "[read_file a.py: elided]"),
-        (ToolAction("read_file", {"path": "a.py", "start_line": 3}),
-         "[lines 3–9 of 9]\nx", "[read_file a.py, lines 3–9: elided]"),
-        (ToolAction("search_files", {"pattern": "def"}), "a:1: def\nb:2: def",
-         "[search_files 'def' in .: 2 lines elided]"),
+        (
+            ToolAction("read_file", {"path": "a.py", "start_line": 3}),
+            "[lines 3–9 of 9]\nx",
+            "[read_file a.py, lines 3–9: elided]",
+        ),
+        (
+            ToolAction("search_files", {"pattern": "def"}),
+            "a:1: def\nb:2: def",
+            "[search_files 'def' in .: 2 lines elided]",
+        ),
         (ToolAction("list_files", {"path": "src"}), "file src/a.py", "[list_files src: elided]"),
     ],
 )
@@ -179,8 +203,10 @@ def test_errors_and_effects_are_not_elidable() -> None:
         (ToolAction("run_command", {"argv": ["make"]}), "exit 0\n" + "y" * 400),
         (None, "error: response is not a JSON object"),
     ]:
-        messages += [{"role": "assistant", "content": "{}"},
-                     {"role": "user", "content": "Tool result:\n" + result}]
+        messages += [
+            {"role": "assistant", "content": "{}"},
+            {"role": "user", "content": "Tool result:\n" + result},
+        ]
         window.observed(action, result)
     before = copy.deepcopy(messages)
     assert window.fits() is False

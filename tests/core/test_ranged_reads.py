@@ -60,8 +60,9 @@ def test_an_open_ended_range_reads_to_the_end(tmp_path: Path) -> None:
 
 def test_a_range_over_the_read_limit_is_cut_at_whole_lines(tmp_path: Path) -> None:
     big_file(tmp_path)
-    observation = read(Workspace(ToolPolicy(tmp_path, max_file_bytes=100)), "big.py",
-                       start_line=10, end_line=20)
+    observation = read(
+        Workspace(ToolPolicy(tmp_path, max_file_bytes=100)), "big.py", start_line=10, end_line=20
+    )
     assert observation.splitlines()[0] == (
         "[lines 10–12 of 4,210; cut at 100 bytes, continue from line 13]"
     )
@@ -115,8 +116,10 @@ def test_old_text_must_occur_once_in_the_whole_file_not_the_range(tmp_path: Path
 
 def test_an_edit_of_a_big_file_may_grow_it_by_at_most_the_write_limit(tmp_path: Path) -> None:
     path = big_file(tmp_path)
-    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True, max_write_bytes=1000),
-                          confirm_proposal=lambda _: True)
+    workspace = Workspace(
+        ToolPolicy(tmp_path, allow_writes=True, max_write_bytes=1000),
+        confirm_proposal=lambda _: True,
+    )
     read(workspace, "big.py", start_line=1, end_line=1)
     size = path.stat().st_size
     grown = edit(workspace, "big.py", "value_00001 = 1 ", "value_00001 = 1 " + "z" * 1001)

@@ -130,9 +130,7 @@ def test_search_does_not_follow_symlinked_directories_or_files(tmp_path: Path, e
     (root / "loop").symlink_to(root, target_is_directory=True)
     workspace = searcher(root, engine)
     assert hit_paths(search(workspace, "needle")) == {"inside.py"}
-    assert search(workspace, "needle", path="linked-dir") == (
-        "error: symlinks are not accessible"
-    )
+    assert search(workspace, "needle", path="linked-dir") == ("error: symlinks are not accessible")
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..actions import ToolAction
-from ..errors import AgentError
 from ..context import context_tokens
+from ..errors import AgentError
 from ..loop import AgentEvent, AgentLimits, run_agent
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
 from ..workspace import Workspace
