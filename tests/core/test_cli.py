@@ -136,3 +136,18 @@ def test_approvals_piped_to_the_real_program_reach_each_run_in_turn(demo_project
     assert completed.stdout.count("] approved\n") == 2
     assert completed.stdout.count("] denied\n") == 1
     assert "(end of input: no)" not in completed.stdout
+
+
+def test_search_is_on_by_default_and_off_with_no_search(demo_project: Path, tmp_path: Path) -> None:
+    script = tmp_path / "search.jsonl"
+    script.write_text('{"tool":"search_files","pattern":"def "}\n{"final":"found"}\n')
+    args = ["agent", "find functions", "--root", str(demo_project), "--model", f"scripted:{script}"]
+
+    status, output = run_cli(args)
+    assert status == 0
+    assert "search_files" in output.split("tools: ", 1)[1].splitlines()[0]
+    assert "app.py:" in output
+
+    status, output = run_cli([*args, "--no-search"])
+    assert "search_files" not in output.split("tools: ", 1)[1].splitlines()[0]
+    assert "error: tool is not enabled: search_files" in output
