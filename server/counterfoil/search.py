@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import AgentError
-from .files import READ_FLAGS
+from .files import open_directory, read_regular_file
 
 # Constructs one engine knows and the other does not (or reads differently).
 _UNSHARED_SYNTAX = (
@@ -222,30 +222,17 @@ def _parent_directories(paths: frozenset[str]) -> frozenset[str]:
 
 
 def searchable_text(root: Path, relative: str, limit: int) -> str | None:
-    """The file's text when it is a regular UTF-8 file without NUL bytes; never blocks."""
+    """The file's text when it is a regular UTF-8 file without NUL bytes.
+
+    Opened as reads open files (one directory at a time, no symlink anywhere on the way,
+    FIFOs refused without blocking), so a path swapped for a symlink after the walk is skipped.
+    """
+    parts = tuple(relative.split("/"))
     try:
-        fd = os.open(root / relative, READ_FLAGS)
-    except OSError:
+        with open_directory(root, parts[:-1]) as directory:
+            data = read_regular_file(directory, parts[-1], limit)
+    except (AgentError, OSError):
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                break
-            total += len(chunk)
-            if total > limit:
-                return None
-            chunks.append(chunk)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
     if b"\0" in data:
         return None
     try:
