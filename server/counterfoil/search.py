@@ -1,11 +1,14 @@
-"""Searching file contents under the root: one walk decides which files, an engine finds lines.
+"""Searching file contents under the root with ripgrep, or in Python with the same hits.
 
-The walk applies the same rules as reads (no symlinks, no protected names, not the receipt log,
-regular files only, git's ignore rules when the root is a git checkout), so ripgrep never walks
-on its own: it is handed the chosen files, with arguments built here and the model's pattern
-passed as one `-e` value. A pure-Python engine gives the same hits when ripgrep is absent.
-A file is searched only when it has no NUL byte and is valid UTF-8; both engines check that
-in Python. Patterns are limited to the dialect Rust's `regex` and Python's `re` agree on.
+ripgrep walks the tree itself (that is its speed), with arguments built here (the model's
+pattern is one `-e` value): no config file, no symlinks followed, hidden files included, git's
+ignore rules in a checkout, paths in sorted order. Every hit it reports is then checked in
+Python against the read rules (no protected name on the way, not the receipt log, a regular
+UTF-8 file without NUL bytes, opened without following a symlink). The Python engine walks
+with the same rules, asks git for its ignore rules, and searches line by line, so both give
+the same hits in the same order. Patterns are limited to the dialect Rust's `regex` and
+Python's `re` read alike. One known difference: ripgrep 13 cannot be told to disregard
+`.rgignore` files, so what they list is left out by ripgrep and searched by Python.
 """
 
 from __future__ import annotations
