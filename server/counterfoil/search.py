@@ -36,8 +36,10 @@ _UNSHARED_SYNTAX = (
     ("(?>", "atomic groups"),
     ("{,", "{,n} repetition"),
     ("[[:", "POSIX classes"),
+    ("(?#", "comments"),
 )
-_UNSHARED_ESCAPES = frozenset("123456789gkpPAzZuUnxe")
+# Escapes both read alike: metacharacters, and the classes and controls both know.
+_SHARED_ESCAPES = frozenset("\\.+*?()|[]{}^$#&-~dDwWsSbBtfvr")
 _INLINE_FLAGS = re.compile(r"\(\?([a-zA-Z-]*)[:)]")
 MAX_PATTERN_CHARS = 500
 
@@ -104,7 +106,7 @@ def compile_pattern(pattern: object, literal: bool) -> re.Pattern[str]:
     for index, character in enumerate(pattern):
         if character == "\\" and index + 1 < len(pattern):
             following = pattern[index + 1]
-            if following in _UNSHARED_ESCAPES and not _escaped(pattern, index):
+            if following not in _SHARED_ESCAPES and not _escaped(pattern, index):
                 raise AgentError(f"pattern escape \\{following} is not supported")
     for flags in _INLINE_FLAGS.findall(pattern):
         if set(flags) - set("is-"):
@@ -316,10 +318,10 @@ def search_ripgrep(
         cwd=root,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    assert process.stdout is not None
+    assert process.stdout is not None and process.stderr is not None
     watchdog = _Watchdog(process, max(deadline - time.monotonic(), 0.0))
     stopped: str | None = None
     try:
@@ -344,9 +346,14 @@ def search_ripgrep(
         if process.poll() is None:
             process.kill()
         process.stdout.close()
+        complaint = process.stderr.read(2000).decode("utf-8", "replace").strip()
+        process.stderr.close()
         process.wait()
     if stopped is None and watchdog.fired:
         stopped = "time"
+    elif process.returncode == 2 and not checked and complaint:
+        # With --no-messages ripgrep only speaks of fatal errors, such as a pattern it refuses.
+        raise AgentError(f"search failed: {complaint.splitlines()[-1]}")
     return hits, len(checked), stopped
 
 

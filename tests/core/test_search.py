@@ -259,6 +259,8 @@ def test_search_stops_at_the_time_limit(tmp_path: Path, engine: str) -> None:
         ("\\p{L}", "escape \\p"),
         ("(?x)a b", "flags"),
         ("[", "not a valid regular expression"),
+        ("a\\/b", "escape \\/"),
+        ("(?#note)a", "comments"),
     ],
 )
 def test_patterns_outside_the_shared_dialect_are_refused(
@@ -298,3 +300,13 @@ def test_a_pattern_that_looks_like_an_option_is_only_a_pattern(tmp_path: Path, e
     write(tmp_path / "a.txt", "run with --pre=cat\n")
     observation = search(searcher(tmp_path, engine), "--pre=cat", literal=True)
     assert observation == "a.txt:1: run with --pre=cat"
+
+
+@pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")
+def test_every_escape_the_dialect_allows_is_accepted_by_both_engines(tmp_path: Path) -> None:
+    write(tmp_path / "a.txt", "a#&~-{}.+*?()|[]^$\\ b\tc\n")
+    for escape in "\\.+*?()|[]{}^$#&-~dDwWsSbBtfvr":
+        pattern = "\\" + escape
+        observations = [search(searcher(tmp_path, e), pattern) for e in ("ripgrep", "python")]
+        assert observations[0] == observations[1], pattern
+        assert not observations[0].startswith("error:"), pattern
