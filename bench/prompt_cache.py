@@ -21,6 +21,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from blas import matmul_gflops, use_openblas
@@ -44,9 +45,10 @@ def long_run(model_dir: Path, high: float, low: float) -> tuple[int, int, int, f
     """Prefilled tokens, elisions, largest prompt and prefill seconds of one 40-turn run."""
     from counterfoil.actions import ToolAction
     from counterfoil.context import ContextWindow
-    from counterfoil.models import load_generate
+    from counterfoil.models import GenerationOptions, load_generate
 
-    generate = load_generate(str(model_dir), max_tokens=LONG_GENERATED_TOKENS, constrain=False)
+    options = GenerationOptions(max_tokens=LONG_GENERATED_TOKENS, constrain=False)
+    generate = load_generate(str(model_dir), options)
     messages = [
         {"role": "system", "content": system_prompt()},
         {"role": "user", "content": "Find where the parser handles abbreviations and fix it."},
@@ -86,13 +88,13 @@ def main() -> None:
         figures = {"benchmark": "prompt_cache_long", **long_figures(bench_model_dir())}
         print(json.dumps(figures))
         return
-    from counterfoil.models import load_generate
+    from counterfoil.models import GenerationOptions, load_generate
     from counterfoil.models.mlx import MLXGenerate
 
     model_dir = bench_model_dir()
-    options = {"max_tokens": GENERATED_TOKENS, "constrain": False}
-    cached = load_generate(str(model_dir), **options)
-    naive = load_generate(str(model_dir), reuse_prompt_cache=False, **options)
+    options = GenerationOptions(max_tokens=GENERATED_TOKENS, constrain=False)
+    cached = load_generate(str(model_dir), options)
+    naive = load_generate(str(model_dir), replace(options, reuse_prompt_cache=False))
     assert isinstance(cached, MLXGenerate) and isinstance(naive, MLXGenerate)
     naive([{"role": "user", "content": "warm up"}])
     naive.stats.clear()

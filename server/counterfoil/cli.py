@@ -12,32 +12,37 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
 from .actions import action_to_json
 from .context import context_tokens
 from .errors import AgentError
-from .loop import AgentEvent, AgentLimits, run_agent
-from .policy import ToolPolicy
+from .loop import AgentEvent, run_agent
 from .proposals import CommandProposal, EditProposal, ToolProposal
 from .receipts import EffectReceipt, ReceiptStore, verify_receipt_log
+from .settings import Settings, SettingsError
 from .workspace import Workspace
 
-DEFAULT_MODEL = "qwen3-4b"
-DEFAULT_RECEIPT_LOG = ".counterfoil/receipts.jsonl"
+# Flags that are settings: each maps to its key in `Settings.from_mapping`, so checks,
+# defaults and error messages are the ones the daemon uses.
+SETTING_FLAGS = {
+    "model": "--model",
+    "allowWrites": "--allow-writes",
+    "allowedCommands": "--allow-command",
+    "receiptLog": "--receipt-log",
+    "maxSteps": "--max-steps",
+    "maxTokens": "--max-tokens",
+    "commandTimeoutSeconds": "--command-timeout",
+    "constrainedDecoding": "--no-constrain",
+    "searchFiles": "--no-search",
+}
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be a positive integer")
-    return value
-
-
-def _command(text: str) -> tuple[str, ...]:
+def _command(text: str) -> list[str]:
     try:
-        argv = tuple(shlex.split(text))
+        argv = shlex.split(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(f"cannot split command {text!r}: {error}") from None
     if not argv:
@@ -55,24 +60,30 @@ def build_parser() -> argparse.ArgumentParser:
     agent = commands.add_parser("agent", help="run the agent on one goal in a folder")
     agent.add_argument("goal", help="what the agent should do")
     agent.add_argument("--root", required=True, type=Path, help="the project folder")
-    agent.add_argument("--model", default=DEFAULT_MODEL,
+    default = Settings.default
+    agent.add_argument("--model", dest="model",
                        help="MLX model name, repo id or directory, or scripted:PATH "
-                            f"(default {DEFAULT_MODEL})")
-    agent.add_argument("--allow-writes", action="store_true", help="enable write_file/edit_file")
-    agent.add_argument("--no-search", dest="search", action="store_false",
-                       help="leave search_files out of the tools")
-    agent.add_argument("--allow-command", action="append", type=_command, default=[],
+                            f"(default {default('model')})")
+    agent.add_argument("--allow-writes", dest="allowWrites", action="store_const", const=True,
+                       help="enable write_file/edit_file")
+    agent.add_argument("--allow-command", dest="allowedCommands", action="append", type=_command,
                        metavar="COMMAND", help='an allowed command, e.g. "python validate.py"; '
                                            "matched exactly as split by a shell (repeatable)")
-    agent.add_argument("--receipt-log", default=DEFAULT_RECEIPT_LOG,
-                       help=f"receipt log, relative to the root (default {DEFAULT_RECEIPT_LOG})")
-    agent.add_argument("--max-steps", type=_positive_int, default=AgentLimits().max_steps)
-    agent.add_argument("--max-tokens", type=_positive_int, default=1024)
-    agent.add_argument("--command-timeout", type=float, default=30.0, metavar="SECONDS")
+    agent.add_argument("--no-search", dest="searchFiles", action="store_const", const=False,
+                       help="leave search_files out of the tools")
+    agent.add_argument("--receipt-log", dest="receiptLog", metavar="PATH",
+                       help="receipt log: relative to the root, or absolute "
+                            f"(default {default('receiptLog')})")
+    agent.add_argument("--max-steps", dest="maxSteps", type=int, metavar="N",
+                       help=f"default {default('maxSteps')}")
+    agent.add_argument("--max-tokens", dest="maxTokens", type=int, metavar="N",
+                       help=f"default {default('maxTokens')}")
+    agent.add_argument("--command-timeout", dest="commandTimeoutSeconds", type=float,
+                       metavar="SECONDS", help=f"default {default('commandTimeoutSeconds')}")
     agent.add_argument("--device", choices=("cpu", "gpu"), default=None)
     agent.add_argument("--enable-thinking", action="store_true")
-    agent.add_argument("--no-constrain", dest="constrain", action="store_false",
-                       help="do not constrain generation to valid actions")
+    agent.add_argument("--no-constrain", dest="constrainedDecoding", action="store_const",
+                       const=False, help="do not constrain generation to valid actions")
 
     receipts = commands.add_parser("receipts", help="inspect a receipt log")
     receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
@@ -150,21 +161,25 @@ def format_receipt(receipt: EffectReceipt) -> str:
             f"artifacts: {artifacts}  {first_line}\n  receipt {receipt.receipt_id}")
 
 
+def agent_settings(args: argparse.Namespace) -> Settings:
+    """The settings the flags give; a flag left out takes the default. Raises SettingsError."""
+    given = {key: getattr(args, key) for key in SETTING_FLAGS}
+    return Settings.from_mapping(given, names=SETTING_FLAGS)
+
+
 def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    from .models import load_generate
+    from .models import GenerationOptions, ModelProgress, load_generate
 
     try:
-        policy = ToolPolicy(args.root, allow_writes=args.allow_writes,
-                            allowed_commands=tuple(args.allow_command),
-                            command_timeout_seconds=args.command_timeout,
-                            allow_search=args.search)
+        settings = agent_settings(args)
+        policy = settings.policy(args.root)
+    except SettingsError as error:
+        stdout.writelines(f"error: {problem}\n" for problem in error.problems)
+        return 2
     except ValueError as error:
         stdout.write(f"error: {error}\n")
         return 2
-    log_path = _receipt_log_path(policy.root, args.receipt_log)
-    if log_path is None:
-        stdout.write("error: --receipt-log must be a relative path inside the root\n")
-        return 2
+    log_path = settings.receipt_log_path(policy.root)
     try:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         store = ReceiptStore(log_path)
@@ -175,27 +190,25 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
                           confirm_proposal=terminal_confirm(stdin, stdout))
     before = len(store)
 
-    def on_token(text: str) -> None:
-        stdout.write(text)
-        stdout.flush()
+    def on_progress(progress: ModelProgress) -> None:
+        if progress.text:
+            stdout.write(progress.text)
+            stdout.flush()
 
+    options = replace(GenerationOptions.from_settings(settings),
+                      enable_thinking=args.enable_thinking, device=args.device)
     try:
-        generate = load_generate(
-            args.model, max_tokens=args.max_tokens, enable_thinking=args.enable_thinking,
-            device=args.device, constrain=args.constrain,
-            available_tools=workspace.available_tools,
-            allowed_commands=policy.allowed_commands, on_token=on_token,
-        )
+        generate = load_generate(settings.model, options, on_progress=on_progress)
     except ImportError as error:
-        stdout.write(f"error: model {args.model!r} needs the MLX extra "
+        stdout.write(f"error: model {settings.model!r} needs the MLX extra "
                      f"(pip install 'counterfoil[mlx]'): {error}\n")
         return 2
     except Exception as error:  # noqa: BLE001 - any load failure is one line
         stdout.write(f"error: {error}\n")
         return 2
-    stdout.write(f"goal: {args.goal}\nroot: {policy.root}\nmodel: {args.model}\n"
+    stdout.write(f"goal: {args.goal}\nroot: {policy.root}\nmodel: {settings.model}\n"
                  f"tools: {', '.join(sorted(workspace.available_tools))}\n")
-    limits = AgentLimits(max_steps=args.max_steps, max_context_tokens=context_tokens(generate))
+    limits = replace(settings.limits(), max_context_tokens=context_tokens(generate))
     run = run_agent(args.goal, generate, workspace, limits,
                     on_event=lambda event: stdout.write(format_event(event) + "\n"))
     stdout.write(f"\n== run ended: {run.reason} ==\n")
@@ -207,13 +220,6 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     stdout.write(f"receipts ({len(new_receipts)} new, log {log_path}):\n")
     stdout.writelines(format_receipt(receipt) + "\n" for receipt in new_receipts)
     return 0 if run.completed else 1
-
-
-def _receipt_log_path(root: Path, raw: str) -> Path | None:
-    relative = Path(raw)
-    if relative.is_absolute() or ".." in relative.parts or not relative.parts:
-        return None
-    return root / relative
 
 
 def receipts_command(args: argparse.Namespace, stdout: TextIO) -> int:

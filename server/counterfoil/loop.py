@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from .actions import Action, FinalAction, ToolAction, parse_action
 from .context import ContextWindow
@@ -14,6 +14,17 @@ from .workspace import Workspace
 
 Messages = list[dict[str, str]]
 IDENTICAL_ACTION_ERROR = "error: identical action loop detected"
+
+
+@runtime_checkable
+class ConfiguresTools(Protocol):
+    """The optional hook of a generate callable: `run_agent` calls `configure_tools` once,
+    before the first step, with the tools the workspace enables and its allowed commands, so
+    a model that constrains its output spells only those."""
+
+    def configure_tools(
+        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+    ) -> None: ...
 
 
 def initial_messages(task: str, system_prompt: str) -> Messages:
@@ -37,8 +48,12 @@ class AgentLimits:
     max_context_tokens: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("max_steps", "max_context_chars", "max_invalid_actions",
-                     "max_identical_actions"):
+        for name in (
+            "max_steps",
+            "max_context_chars",
+            "max_invalid_actions",
+            "max_identical_actions",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer")
@@ -93,24 +108,35 @@ def run_agent(
 ) -> AgentRun:
     """Run until a final answer or a limit; `should_stop` is asked before each model call.
 
+    A `generate` with `configure_tools` (see `ConfiguresTools`) is told the enabled tools first.
     With `limits.max_context_tokens`, tokens are counted by `count_tokens(messages)` (by
     default `generate.count_tokens` when the model has one), else estimated at about four
     characters a token.
     """
     limits = limits or AgentLimits()
     conversation = _Conversation(initial_messages(task, build_system_prompt(workspace)))
+    if isinstance(generate, ConfiguresTools):
+        try:
+            generate.configure_tools(workspace.available_tools, workspace.policy.allowed_commands)
+        except Exception as error:  # noqa: BLE001 - like a model failure, it ends the run
+            return AgentRun(False, "model_error", None, (), (), f"{type(error).__name__}: {error}")
     window = None
     if limits.max_context_tokens is not None:
-        window = ContextWindow(conversation.messages, limits.max_context_tokens,
-                               count_tokens or getattr(generate, "count_tokens", None))
+        window = ContextWindow(
+            conversation.messages,
+            limits.max_context_tokens,
+            count_tokens or getattr(generate, "count_tokens", None),
+        )
     invalid = 0
     last_action: ToolAction | None = None
     repeats = 0
 
-    def finish(completed: bool, reason: str, final: str | None = None,
-               error: str | None = None) -> AgentRun:
-        return AgentRun(completed, reason, final, tuple(conversation.events),
-                        workspace.modified_files, error)
+    def finish(
+        completed: bool, reason: str, final: str | None = None, error: str | None = None
+    ) -> AgentRun:
+        return AgentRun(
+            completed, reason, final, tuple(conversation.events), workspace.modified_files, error
+        )
 
     for step in range(1, limits.max_steps + 1):
         if should_stop is not None and should_stop():
@@ -145,8 +171,7 @@ def run_agent(
         repeats = repeats + 1 if action == last_action else 1
         last_action = action
         if repeats > limits.max_identical_actions:
-            conversation.record(AgentEvent(step, response, None, IDENTICAL_ACTION_ERROR),
-                                on_event)
+            conversation.record(AgentEvent(step, response, None, IDENTICAL_ACTION_ERROR), on_event)
             return finish(False, "repeated_action_limit")
         result = workspace.execute(action)
         conversation.record(AgentEvent(step, response, action, result), on_event)

@@ -18,6 +18,9 @@ ArgumentType = Literal["string", "argv", "line", "boolean"]  # line: an integer 
 Requirement = Literal["nothing", "writes", "commands", "search"]
 
 ARGV_RULE = "argv must contain non-empty strings without NUL"
+# Bounds on an argv a person sends (settings, requests); a model's argv must be allowlisted.
+MAX_ARGV_ITEMS = 256
+MAX_ARGV_ITEM_CHARS = 4096
 
 
 @dataclass(frozen=True)

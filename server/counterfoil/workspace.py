@@ -21,9 +21,7 @@ from .proposals import CommandProposal, EditProposal, ToolProposal, sha256_hex
 from .receipts import EffectReceipt, ReceiptStore
 from .search import SearchLimits, search_tree
 
-PROTECTED_NAMES = frozenset(
-    {".aws", ".env", ".git", ".ssh", "credentials", "id_ed25519", "id_rsa"}
-)
+PROTECTED_NAMES = frozenset({".aws", ".env", ".git", ".ssh", "credentials", "id_ed25519", "id_rsa"})
 MAX_PATH_CHARS = 4096
 
 ConfirmTool = Callable[[ToolAction], object]
@@ -331,9 +329,7 @@ class Workspace:
             else:
                 if mode is None or not stat.S_ISREG(mode):
                     raise AgentError("file changed since it was read")
-                current = read_regular_file(
-                    directory, parts[-1], self.policy.max_ranged_file_bytes
-                )
+                current = read_regular_file(directory, parts[-1], self.policy.max_ranged_file_bytes)
                 if sha256_hex(current) != proposal.base_sha256:
                     raise AgentError("file changed since it was read")
             replace_file(directory, parts[-1], data, mode)

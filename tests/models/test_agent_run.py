@@ -5,7 +5,7 @@ from itertools import cycle
 from pathlib import Path
 
 from counterfoil import AgentLimits, ToolPolicy, Workspace, parse_action, run_agent
-from counterfoil.models import load_generate
+from counterfoil.models import GenerationOptions, load_generate
 from counterfoil.receipts import ReceiptStore, verify_receipt_log
 
 VALIDATE = ("python", "validate.py")
@@ -25,12 +25,7 @@ def test_tiny_model_run_with_scripted_approvals_ends_with_a_defined_reason(
 
     log = demo_project / ".agent-receipts.jsonl"
     workspace = Workspace(policy, confirm, ReceiptStore(log))
-    generate = load_generate(
-        tiny_model_spec,
-        max_tokens=48,
-        available_tools=workspace.available_tools,
-        allowed_commands=policy.allowed_commands,
-    )
+    generate = load_generate(tiny_model_spec, GenerationOptions(max_tokens=48))
     run = run_agent(
         "Change the greeting to Welcome, write NOTES.md, then run python validate.py.",
         generate,

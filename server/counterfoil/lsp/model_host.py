@@ -1,8 +1,15 @@
 """The daemon's model: loaded lazily on a worker thread, kept across runs, reported as it goes.
 
-A loaded model is kept for the next run while its spec and options stay the same (one at a
-time: weights are large). A scripted model is made afresh for every run, so each run replays
-its script from the first response; a relative script path is relative to the workspace.
+A loaded model is kept for the next run while its spec and `GenerationOptions` stay the same
+(one at a time: weights are large); the tools a run enables reach it through
+`configure_tools`, which `run_agent` calls. A scripted model is made afresh for every run, so
+each run replays its script from the first response; a relative script path is relative to
+the workspace.
+
+The model reports through one `ModelProgress` stream. Loading reports go to the
+`Loading model` progress; while a response is generated they go to the run that asked for it
+(`wrap`), which turns the model's own counters into `counterfoil/modelState` and the run's
+`$/progress`, at most ten a second.
 """
 
 from __future__ import annotations
@@ -10,19 +17,22 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
-from ..models import Generate, ModelProgress, load_generate
+from ..loop import ConfiguresTools
+from ..models import Generate, GenerationOptions, ModelProgress, load_generate
 from ..models.scripted import SCRIPTED_PREFIX
+from ..settings import Settings
 from .channel import ClientChannel
-from .settings import Settings
 
 MODEL_STATE_METHOD = "counterfoil/modelState"
 STATE_INTERVAL_SECONDS = 0.1
 
 logger = logging.getLogger(__name__)
+
+StepReport = Callable[[int, str], None]
+ProgressListener = Callable[[ModelProgress], None]
 
 
 class ModelLoadFailed(RuntimeError):
@@ -36,38 +46,33 @@ def resolve_spec(spec: str, root: Path) -> str:
     return spec
 
 
+def summary(progress: ModelProgress | None) -> str:
+    """`K tokens, R tokens/s` from the model's counters, or `response ready` without them."""
+    if progress is None or not progress.tokens:
+        return "response ready"
+    rate = progress.tokens_per_second
+    return f"{progress.tokens} tokens" + (f", {rate:.1f} tokens/s" if rate else "")
+
+
 class ModelHost:
     """Owns the cached model and its state (`unloaded`, `loading`, `ready`, `generating`, `error`)."""
 
     def __init__(self, channel: ClientChannel) -> None:
         self._channel = channel
         self._lock = threading.Lock()
-        self._key: tuple[Any, ...] | None = None
+        self._key: tuple[str, GenerationOptions] | None = None
         self._generate: Generate | None = None
         self.state = "unloaded"
         self.model: str | None = None
         self._progress_token: str | None = None
         self._last_state_sent = 0.0
-        self._tokens = 0
-        self._started = time.perf_counter()
-        self._report: Callable[[str], None] | None = None
+        self._listeners: list[ProgressListener] = []
 
-    def load(self, settings: Settings, root: Path, available_tools: frozenset[str]) -> Generate:
+    def load(self, settings: Settings, root: Path) -> Generate:
         """The generate callable for this run's settings, loading it if need be."""
         spec = resolve_spec(settings.model, root)
-        options: dict[str, Any] = {
-            "max_tokens": settings.max_tokens,
-            "constrain": settings.constrained_decoding,
-            "available_tools": available_tools,
-            "allowed_commands": settings.allowed_commands,
-        }
-        key = (
-            spec,
-            settings.max_tokens,
-            settings.constrained_decoding,
-            tuple(sorted(available_tools)),
-            settings.allowed_commands,
-        )
+        options = GenerationOptions.from_settings(settings)
+        key = (spec, options)
         scripted = spec.startswith(SCRIPTED_PREFIX)
         with self._lock:
             if not scripted and key == self._key and self._generate is not None:
@@ -79,9 +84,7 @@ class ModelHost:
         self.publish("loading", f"loading {settings.model}", force=True)
         started = time.perf_counter()
         try:
-            generate = load_generate(
-                spec, **options, on_token=self._on_token, on_progress=self._on_progress
-            )
+            generate = load_generate(spec, options, on_progress=self._on_progress)
         except Exception as error:  # any load failure is reported, not raised
             message = f"could not load model {settings.model}: {error}"
             self.publish("error", message, force=True)
@@ -97,51 +100,29 @@ class ModelHost:
                 self._key, self._generate = key, generate
         return generate
 
-    def wrap(self, generate: Generate, report: Callable[[str], None]) -> Generate:
-        """Report each model call as generation: state, token count and tokens per second."""
-
-        def generating(messages: list[dict[str, str]]) -> str:
-            self._tokens = 0
-            self._started = time.perf_counter()
-            self._report = report
-            self.publish("generating", "generating", force=True)
-            report("generating")
-            try:
-                response = generate(messages)
-            except Exception:
-                self.publish("error", "generation failed", force=True)
-                raise
-            finally:
-                self._report = None
-            rate = self._rate()
-            summary = f"{self._tokens} tokens, {rate:.1f} tokens/s" if rate else "response ready"
-            self.publish("ready", summary, tokens=self._tokens, rate=rate, force=True)
-            report(summary)
-            return response
-
-        return generating
-
-    def _rate(self) -> float | None:
-        elapsed = time.perf_counter() - self._started
-        return self._tokens / elapsed if self._tokens and elapsed > 0 else None
+    def wrap(self, generate: Generate, report: StepReport) -> HostedGenerate:
+        """The run's generate: each call is one step, reported as generation."""
+        return HostedGenerate(self, generate, report)
 
     def publish(
         self,
         state: str,
         message: str,
+        progress: ModelProgress | None = None,
         *,
-        tokens: int = 0,
-        rate: float | None = None,
         force: bool = False,
-    ) -> None:
-        """Send `counterfoil/modelState`; token-by-token updates are limited to ten a second."""
+    ) -> bool:
+        """Send `counterfoil/modelState`; updates within one state at most ten a second.
+
+        Returns whether it was sent.
+        """
         now = time.monotonic()
         if (
             not force
             and state == self.state
             and now - self._last_state_sent < STATE_INTERVAL_SECONDS
         ):
-            return
+            return False
         self.state = state
         self._last_state_sent = now
         self._channel.notify(
@@ -150,36 +131,75 @@ class ModelHost:
                 "state": state,
                 "model": self.model,
                 "message": message,
-                "tokens": tokens,
-                "tokensPerSecond": rate,
+                "tokens": progress.tokens if progress else 0,
+                "tokensPerSecond": progress.tokens_per_second if progress else None,
+                "promptTokens": progress.prompt_tokens if progress else None,
             },
         )
+        return True
 
-    def _on_token(self, text: str) -> None:
-        self._tokens += 1
-        self._live()
+    def listen(self, listener: ProgressListener) -> Callable[[], None]:
+        """Send the model's generation reports to `listener` until the returned call."""
+        with self._lock:
+            self._listeners.append(listener)
+
+        def stop() -> None:
+            with self._lock:
+                self._listeners.remove(listener)
+
+        return stop
 
     def _on_progress(self, progress: ModelProgress) -> None:
-        self._tokens = max(self._tokens, progress.tokens)
-        if progress.state == "generating":
-            self._live(progress.tokens_per_second)
+        with self._lock:
+            listeners = tuple(self._listeners)
+        if listeners and progress.state in ("generating", "ready"):
+            for listener in listeners:
+                listener(progress)
             return
-        self.publish(
-            progress.state,
-            progress.message,
-            tokens=progress.tokens,
-            rate=progress.tokens_per_second,
-            force=progress.state != self.state,
-        )
+        self.publish(progress.state, progress.message, progress, force=progress.state != self.state)
         if progress.state == "loading" and progress.message:
             self._channel.report_progress(self._progress_token, progress.message)
 
-    def _live(self, rate: float | None = None) -> None:
-        """Token-by-token updates while generating, at most ten a second."""
-        now = time.monotonic()
-        if self._report is None or now - self._last_state_sent < STATE_INTERVAL_SECONDS:
-            return
-        rate = rate if rate is not None else self._rate()
-        message = f"{self._tokens} tokens" + (f", {rate:.1f} tokens/s" if rate else "")
-        self.publish("generating", message, tokens=self._tokens, rate=rate, force=True)
-        self._report(message)
+
+class HostedGenerate:
+    """One run's generate: numbers its steps and reports each as generation."""
+
+    def __init__(self, host: ModelHost, generate: Generate, report: StepReport) -> None:
+        self._host = host
+        self._generate = generate
+        self._report = report
+        self.steps = 0
+
+    def configure_tools(
+        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+    ) -> None:
+        if isinstance(self._generate, ConfiguresTools):
+            self._generate.configure_tools(available_tools, allowed_commands)
+
+    def __call__(self, messages: list[dict[str, str]]) -> str:
+        self.steps += 1
+        step = self.steps
+        latest: list[ModelProgress] = []
+
+        def on_progress(progress: ModelProgress) -> None:
+            latest[:] = [progress]
+            if progress.state != "generating" or not progress.tokens:
+                return
+            message = summary(progress)
+            if self._host.publish("generating", message, progress):
+                self._report(step, message)
+
+        self._host.publish("generating", "generating", force=True)
+        self._report(step, "generating")
+        stop = self._host.listen(on_progress)
+        try:
+            response = self._generate(messages)
+        except Exception:
+            self._host.publish("error", "generation failed", force=True)
+            raise
+        finally:
+            stop()
+        last = latest[0] if latest else None
+        self._host.publish("ready", summary(last), last, force=True)
+        self._report(step, summary(last))
+        return response

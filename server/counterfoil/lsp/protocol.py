@@ -19,8 +19,6 @@ from ..receipts import EffectReceipt
 from ..tools import example_action
 
 MAX_GOAL_CHARS = 20_000
-MAX_ARGV_ITEMS = 256
-MAX_ARGV_ITEM_CHARS = 4096
 
 RUN_IN_PROGRESS = -32001
 NO_WORKSPACE = -32002
@@ -28,12 +26,12 @@ NO_WORKSPACE = -32002
 
 class RunInProgress(JsonRpcServerError):
     def __init__(self) -> None:
-        super().__init__("a Counterfoil run is already in progress", RUN_IN_PROGRESS)
+        super().__init__("a Counterfoil run is already in progress", RUN_IN_PROGRESS)  # type: ignore[no-untyped-call]
 
 
 class NoWorkspace(JsonRpcServerError):
     def __init__(self) -> None:
-        super().__init__("no workspace folder is open", NO_WORKSPACE)
+        super().__init__("no workspace folder is open", NO_WORKSPACE)  # type: ignore[no-untyped-call]
 
 
 def invalid_params(message: str) -> JsonRpcInvalidParams:
@@ -67,13 +65,8 @@ def goal_param(params: Any) -> str:
 
 def argv_param(params: Any) -> list[str]:
     argv = _object(params, "counterfoil/runValidation").get("argv")
-    if (
-        not isinstance(argv, list)
-        or not argv
-        or len(argv) > MAX_ARGV_ITEMS
-        or not all(
-            isinstance(part, str) and part and len(part) <= MAX_ARGV_ITEM_CHARS for part in argv
-        )
+    if not isinstance(argv, list) or not tools.is_argv(
+        argv, max_items=tools.MAX_ARGV_ITEMS, max_item_chars=tools.MAX_ARGV_ITEM_CHARS
     ):
         raise invalid_params("counterfoil/runValidation needs argv: a non-empty array of strings")
     return list(argv)

@@ -13,20 +13,21 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..actions import ToolAction
 from ..context import context_tokens
 from ..errors import AgentError
-from ..loop import AgentEvent, AgentLimits, run_agent
+from ..loop import AgentEvent, run_agent
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
+from ..settings import Settings
 from ..workspace import Workspace
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
 from .model_host import ModelHost, ModelLoadFailed
 from .protocol import event_dict, failed_run, receipt_dict, run_result, tool_table
-from .settings import Settings
 
 EVENT_METHOD = "counterfoil/event"
 RECEIPT_METHOD = "counterfoil/receipt"
@@ -184,18 +185,27 @@ class Session:
     def _workspace(
         self, job: Job, settings: Settings, root: Path, collected: list[EffectReceipt]
     ) -> tuple[Workspace, Callable[[], None]]:
-        """A Workspace for one operation; raises WorkspaceUnavailable with a reason to show."""
+        """A Workspace for one operation whose receipts go to `collected` and the client.
+
+        When the root or the log cannot be used the person is told, and WorkspaceUnavailable
+        carries the reason for the result.
+        """
+
+        def unavailable(reason: str, message: str) -> WorkspaceUnavailable:
+            self.channel.show_message("error", f"Counterfoil: {message}")
+            return WorkspaceUnavailable(reason, message)
+
         try:
             policy = settings.policy(root)
         except ValueError as error:
-            raise WorkspaceUnavailable("workspace_error", str(error)) from None
+            raise unavailable("workspace_error", str(error)) from None
         log = settings.receipt_log_path(root)
         try:
             log.parent.mkdir(parents=True, exist_ok=True)
             store = ReceiptStore(log)
         except (AgentError, OSError) as error:
             message = f"could not open the receipt log {log}: {error}"
-            raise WorkspaceUnavailable("receipt_log_error", message) from None
+            raise unavailable("receipt_log_error", message) from None
 
         def on_receipt(receipt: EffectReceipt) -> None:
             collected.append(receipt)
@@ -206,16 +216,13 @@ class Session:
         return workspace, unsubscribe
 
     def _run(self, job: Job, settings: Settings, root: Path, goal: str) -> dict[str, Any]:
-        collected: list[EffectReceipt] = []
         try:
-            workspace, unsubscribe = self._workspace(job, settings, root, collected)
+            workspace, unsubscribe = self._workspace(job, settings, root, [])
         except WorkspaceUnavailable as error:
-            self.channel.show_message("error", f"Counterfoil: {error.message}")
             return failed_run(error.reason, error.message)
         token = self.channel.begin_progress("Counterfoil", goal[:80])
-        step = 0
 
-        def report(message: str) -> None:
+        def report(step: int, message: str) -> None:
             self.channel.report_progress(token, f"step {step}: {message}")
 
         def on_event(event: AgentEvent) -> None:
@@ -226,16 +233,11 @@ class Session:
             if event.result is not None:
                 self.channel.log(f"step {event.step} observation: {event.result}")
 
-        def counting(messages: list[dict[str, str]]) -> str:
-            nonlocal step
-            step += 1
-            return generate(messages)
-
         try:
             if job.stopping:
                 return failed_run("cancelled", None)
             try:
-                loaded = self.models.load(settings, root, workspace.available_tools)
+                loaded = self.models.load(settings, root)
             except ModelLoadFailed as error:
                 self.channel.show_message("error", str(error))
                 return failed_run("model_error", str(error))
@@ -243,9 +245,9 @@ class Session:
             self.channel.log(f"run started: {goal}")
             run = run_agent(
                 goal,
-                counting,
+                generate,
                 workspace,
-                AgentLimits(max_steps=settings.max_steps, max_context_tokens=context_tokens(loaded)),
+                replace(settings.limits(), max_context_tokens=context_tokens(loaded)),
                 on_event,
                 should_stop=lambda: job.stopping,
                 count_tokens=getattr(loaded, "count_tokens", None),
@@ -265,7 +267,6 @@ class Session:
         try:
             workspace, unsubscribe = self._workspace(job, settings, root, collected)
         except WorkspaceUnavailable as error:
-            self.channel.show_message("error", f"Counterfoil: {error.message}")
             return {"observation": f"error: {error.message}", "receipt": None}
         try:
             observation = workspace.execute(ToolAction("run_command", {"argv": argv}))

@@ -8,32 +8,41 @@ MLX model (a short name, a repo id or a local directory), imported only when cho
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from .errors import ModelLoadError
-from .progress import ModelProgress
+from .options import GenerationOptions
+from .progress import ModelProgress, ProgressCallback
 from .scripted import SCRIPTED_PREFIX, ScriptedModel, ScriptExhausted
 
 Generate = Callable[[list[dict[str, str]]], str]
 
 __all__ = [
     "Generate",
+    "GenerationOptions",
     "ModelLoadError",
     "ModelProgress",
+    "ProgressCallback",
     "ScriptExhausted",
     "ScriptedModel",
     "load_generate",
 ]
 
 
-def load_generate(spec: str, **options: Any) -> Generate:
+def load_generate(
+    spec: str,
+    options: GenerationOptions | None = None,
+    *,
+    on_progress: ProgressCallback | None = None,
+) -> Generate:
     """Return the generate callable for `spec`.
 
-    Options understood by MLX models (ignored by scripted ones): `max_tokens`,
-    `enable_thinking`, `device` ("cpu" | "gpu" | None), `constrain`,
-    `available_tools`, `allowed_commands`, `on_token(text)`, `on_progress(ModelProgress)`.
-    An MLX model that cannot be loaded (MLX missing, unknown name, failed download) raises
-    `ModelLoadError` with a one-line message. See `counterfoil.models.mlx`.
+    `options` (default `GenerationOptions()`) and `on_progress` matter to MLX models only;
+    `on_progress` receives one `ModelProgress` stream: loading, then per response
+    `generating` (one report per token, with its text) and `ready`. An MLX model that cannot be
+    loaded (MLX missing, unknown name, failed download) raises `ModelLoadError` with a
+    one-line message. An MLX generate callable has `configure_tools(available_tools,
+    allowed_commands)`, which `run_agent` calls, so it is constrained to the enabled tools
+    without passing them here. See `counterfoil.models.mlx`.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError("model spec must be a non-empty string")
@@ -41,4 +50,4 @@ def load_generate(spec: str, **options: Any) -> Generate:
         return ScriptedModel.from_file(spec[len(SCRIPTED_PREFIX) :])
     from .mlx import load_mlx_generate
 
-    return load_mlx_generate(spec, **options)
+    return load_mlx_generate(spec, options, on_progress=on_progress)
