@@ -6,7 +6,7 @@ float32, 32k vocabulary). Both runs see the same messages, turn by turn side by 
 tokens must be identical. Prefill time is time to the first token; decoding the 40 tokens a
 turn costs both runs the same.
 
-Then a long run: 40 turns within a context budget of LONG_BUDGET tokens, counted by the
+Then a long run: 30 turns within a context budget of LONG_BUDGET tokens, counted by the
 model's tokenizer, with old observations elided by `ContextWindow` in large steps (above 85%
 of the budget, down to 50%) against eliding a little every turn once full (a sliding window,
 85% to 85%). Both keep the prompt cache; the figure is the tokens each prefilled. Prints the
@@ -30,9 +30,9 @@ from workload import bench_model_dir
 TURNS = 12
 GENERATED_TOKENS = 40
 TOOL_RESULT_CHARS = 520
-LONG_TURNS = 40
+LONG_TURNS = 30
 LONG_GENERATED_TOKENS = 4
-LONG_BUDGET = 2_000
+LONG_BUDGET = 1_500
 
 
 def tool_results(turns: int = TURNS) -> list[str]:
@@ -42,7 +42,7 @@ def tool_results(turns: int = TURNS) -> list[str]:
 
 
 def long_run(model_dir: Path, high: float, low: float) -> tuple[int, int, int, float]:
-    """Prefilled tokens, elisions, largest prompt and prefill seconds of one 40-turn run."""
+    """Prefilled tokens, elisions, largest prompt and prefill seconds of one long run."""
     from counterfoil.actions import ToolAction
     from counterfoil.context import ContextWindow
     from counterfoil.models import GenerationOptions, load_generate
@@ -181,6 +181,7 @@ def main() -> None:
 
 def long_figures(model_dir: Path) -> dict[str, object]:
     steps = long_run(model_dir, high=0.85, low=0.5)
+    print(f"in steps: {steps[0]} tokens prefilled, {steps[1]} elided", flush=True)
     sliding = long_run(model_dir, high=0.85, low=0.85)
     print(f"long run: {LONG_TURNS} turns, budget {LONG_BUDGET} tokens, prompt cache kept")
     print(f"{'elision':<22} {'prefilled':>9} {'elided':>6} {'max prompt':>10} {'prefill s':>9}")
