@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import TextIO
 
 from . import doctor
+from .context import context_tokens
 from .errors import AgentError
 from .loop import AgentEvent, run_agent, run_verdict
+from .model_download_terminal import download_command, prepare_model
 from .proposals import CommandProposal, EditProposal, ToolProposal
 from .receipt_commands import add_receipt_parsers, keys_command, receipts_command
 from .receipts import EffectReceipt, ReceiptStore
@@ -53,6 +55,7 @@ SETTING_FLAGS = {
     "limitCpuSeconds": "--limit-cpu-seconds",
     "limitMemoryBytes": "--limit-memory-bytes",
     "limitProcesses": "--limit-processes",
+    "searchFiles": "--no-search",
 }
 
 
@@ -88,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument("--protect", dest="protectedPatterns", action="append", metavar="PATTERN",
                        help="also keep matching files from the model, e.g. '*.yaml' or "
                             "'deploy/prod.*' (case-insensitive; repeatable)")
+    agent.add_argument("--no-search", dest="searchFiles", action="store_const", const=False,
+                       help="leave search_files out of the tools")
     agent.add_argument("--receipt-log", dest="receiptLog", metavar="PATH",
                        help="receipt log: relative to the root, or absolute "
                             f"(default {default('receiptLog')})")
@@ -126,6 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     revert.add_argument("--receipt-log", dest="receiptLog", metavar="PATH",
                         help="receipt log: relative to the root, or absolute "
                              f"(default {Settings.default('receiptLog')})")
+
+    download = commands.add_parser("download", help="download a model now (Ctrl-C stops, "
+                                                     "running it again resumes)")
+    download.add_argument("model", help="model name or hub repo id, e.g. qwen3-4b")
 
     commands.add_parser("serve", help="run the language-server daemon on stdio")
     doctor.add_arguments(commands.add_parser("doctor", help="report what this setup can run"))
@@ -259,6 +268,9 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     steps = StepPrinter(stdout)
     stdout.write(f"goal: {args.goal}\nroot: {policy.root}\n"
                  f"tools: {', '.join(sorted(workspace.available_tools))}\n")
+    prepared = prepare_model(settings.model, stdout, endpoint=getattr(settings, "endpoint", None))
+    if prepared is not None:
+        return prepared
     options = replace(GenerationOptions.from_settings(settings),
                       enable_thinking=args.enable_thinking, device=args.device)
     try:
@@ -275,7 +287,8 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         stdout.write(f"error: {error}\n")
         return EXIT_SETUP_ERROR
     try:
-        run = run_agent(args.goal, steps.wrap(generate), workspace, settings.limits(),
+        limits = replace(settings.limits(), max_context_tokens=context_tokens(generate))
+        run = run_agent(args.goal, steps.wrap(generate), workspace, limits,
                         on_event=lambda event: stdout.write(format_event(event)),
                         should_stop=interrupted.is_set)
     except KeyboardInterrupt:
@@ -349,6 +362,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
         return run_agent_command(args, stdin, stdout)
     if args.command == "receipts":
         return receipts_command(args, stdout)
+    if args.command == "download":
+        return download_command(args.model, stdout)
     if args.command == "keys":
         return keys_command(args, stdout)
     if args.command == "doctor":

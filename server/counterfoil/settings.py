@@ -172,6 +172,7 @@ class Settings:
     limit_cpu_seconds: int | None = setting(None, "limitCpuSeconds", positive_int(10**9))
     limit_memory_bytes: int | None = setting(None, "limitMemoryBytes", positive_int(2**62))
     limit_processes: int | None = setting(None, "limitProcesses", positive_int(10**7))
+    search_files: bool = setting(True, "searchFiles", boolean)
 
     @classmethod
     def from_mapping(cls, raw: object, *, names: Mapping[str, str] | None = None) -> Settings:
@@ -223,6 +224,7 @@ class Settings:
             limit_cpu_seconds=self.limit_cpu_seconds,
             limit_memory_bytes=self.limit_memory_bytes,
             limit_processes=self.limit_processes,
+            allow_search=self.search_files,
         )
 
     def limits(self) -> AgentLimits:

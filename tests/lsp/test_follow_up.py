@@ -119,7 +119,7 @@ def test_the_model_sees_the_earlier_messages_in_a_follow_up(
     monkeypatch.setattr(model_host, "load_generate", lambda spec, options, on_progress: model)
     session = Session(RecordingChannel())  # type: ignore[arg-type]
     session.root = demo_project
-    session.settings = Settings(model="qwen3-4b")
+    session.settings = Settings(model=script(demo_project.parent / "unused.jsonl", {"final": "-"}))
 
     session.run("what does double do?").result.result(timeout=10)
     session.follow_up("and how should it?").result.result(timeout=10)

@@ -15,12 +15,16 @@ import threading
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..actions import ToolAction
+from ..context import context_tokens
 from ..errors import AgentError
 from ..loop import AgentEvent, run_agent
+from ..models.download import DownloadCancelled
+from ..models.errors import ModelLoadError
 from ..receipt_evidence import utc_now
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
 from ..receipts.content import load_object
@@ -28,6 +32,7 @@ from ..settings import Settings
 from ..workspace import Workspace
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
+from .model_download import ModelDownloads
 from .model_host import ModelHost, ModelLoadFailed
 from .outcomes import effect_outcome
 from .protocol import failed_run, receipt_dict, run_result, tool_table
@@ -89,6 +94,7 @@ class Session:
     def __init__(self, channel: ClientChannel) -> None:
         self.channel = channel
         self.models = ModelHost(channel)
+        self.downloads = ModelDownloads(channel)
         self.settings = Settings()
         self.root: Path | None = None
         self._job: Job | None = None
@@ -126,6 +132,7 @@ class Session:
             "receiptLog": None if log is None else str(log),
             "running": self.running,
             "conversation": None if self._conversation is None else self._conversation.status(),
+            **self.downloads.status(settings.model),
         }
 
     def receipts(self) -> dict[str, Any]:
@@ -232,6 +239,7 @@ class Session:
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop the running operation and wait for it, so no effect is left half done."""
+        self.downloads.close(timeout)
         with self._lock:
             job = self._job
         if job is None:
@@ -419,6 +427,14 @@ class Session:
             if job.stopping:
                 return failed_run("cancelled", None)
             try:
+                if not getattr(settings, "endpoint", None):
+                    self.downloads.ensure_on_disk(settings.model, lambda: job.stopping)
+            except DownloadCancelled:
+                return failed_run("cancelled", None)
+            except ModelLoadError as error:
+                self.channel.show_message("error", f"Counterfoil: {error}")
+                return failed_run("model_error", str(error))
+            try:
                 loaded = self.models.load(settings, root)
             except ModelLoadFailed as error:
                 self.channel.show_message("error", str(error))
@@ -430,10 +446,11 @@ class Session:
                 goal,
                 generate,
                 workspace,
-                settings.limits(),
+                replace(settings.limits(), max_context_tokens=context_tokens(loaded)),
                 on_event,
                 should_stop=lambda: job.stopping,
                 messages=messages,
+                count_tokens=getattr(loaded, "count_tokens", None),
             )
             self._keep_conversation(continued, goal, messages, workspace, run_id)
             if run.reason == "model_error" and run.error:
