@@ -138,11 +138,16 @@ class Session:
     def receipts(self) -> dict[str, Any]:
         log = self.receipt_log()
         if log is None:
-            return {"receipts": [], "logPath": None, "error": "no workspace folder is open"}
+            return {
+                "receipts": [],
+                "logPath": None,
+                "error": "no workspace folder is open",
+                "runs": self.runs(),
+            }
         try:
             store = ReceiptStore(log)
         except AgentError as error:
-            return {"receipts": [], "logPath": str(log), "error": str(error)}
+            return {"receipts": [], "logPath": str(log), "error": str(error), "runs": self.runs()}
         return {
             "receipts": [receipt_dict(r) for r in store.receipts()],
             "logPath": str(log),
