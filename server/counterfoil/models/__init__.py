@@ -35,6 +35,15 @@ def load_generate(spec: str, **options: Any) -> Generate:
     An MLX model that cannot be loaded (MLX missing, unknown name, failed download) raises
     `ModelLoadError` with a one-line message. See `counterfoil.models.mlx`.
     """
+    endpoint = options.pop("endpoint", None)
+    if endpoint:
+        from .remote import load_remote_generate
+
+        return load_remote_generate(spec or "", endpoint=endpoint, **options)
+    for remote_only in (
+        "api_key_env", "allow_insecure_http", "schema_mode", "timeout_seconds", "should_stop"
+    ):
+        options.pop(remote_only, None)
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError("model spec must be a non-empty string")
     if spec.startswith(SCRIPTED_PREFIX):

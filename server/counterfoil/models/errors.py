@@ -8,3 +8,14 @@ class ModelLoadError(RuntimeError):
 
     The message is one actionable line; adapters print it without a traceback.
     """
+
+
+class ModelServerError(RuntimeError):
+    """A model server that cannot be reached, refuses the request, or breaks off a response.
+
+    The message is one actionable line naming the endpoint (never the key).
+    """
+
+
+class GenerationCancelled(RuntimeError):
+    """The person stopped the run while the model was generating."""

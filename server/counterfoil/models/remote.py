@@ -1,0 +1,548 @@
+"""An OpenAI-compatible model server as a `generate(messages) -> str` callable.
+
+vLLM, SGLang, llama.cpp's llama-server, Ollama, LM Studio and mlx_lm.server all speak
+`POST {endpoint}/chat/completions` with server-sent events. The response streams to the same
+`on_token` and `on_progress` callbacks as a local MLX model, the action schema travels as the
+request's `response_format` (or vLLM's `structured_outputs`), and the messages are sent exactly
+as the loop built them, an append-only extension of the last turn, so the server's prefix
+cache hits. httpx is imported here only, when an endpoint is chosen.
+
+The request runs on a worker thread that hands events to the caller through a queue, so the
+caller notices a stop within `CANCEL_POLL_SECONDS` even while the server is silent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..actions import ToolAction, parse_action
+from ..errors import AgentError
+from .endpoint import SCHEMA_MODES, api_key_from_environment, checked_endpoint
+from .errors import GenerationCancelled, ModelLoadError, ModelServerError
+from .progress import ModelProgress
+
+ProgressCallback = Callable[[ModelProgress], None]
+TokenCallback = Callable[[str], None]
+Messages = list[dict[str, str]]
+
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+MAX_RETRIES = 3
+BACKOFF_SECONDS = 0.5
+MAX_RETRY_AFTER_SECONDS = 30.0
+CANCEL_POLL_SECONDS = 0.05
+DEFAULT_TIMEOUT_SECONDS = 120.0
+CONNECT_TIMEOUT_SECONDS = 10.0
+SCHEMA_NAME = "counterfoil_action"
+NOT_ENFORCED = "this server does not enforce the schema"
+PROGRESS_EVERY_TOKENS = 8
+PROGRESS_EVERY_SECONDS = 0.25
+
+logger = logging.getLogger(__name__)
+
+
+def server_action_schema(
+    available_tools: Iterable[str] | None, allowed_commands: Sequence[Sequence[str]]
+) -> dict[str, Any]:
+    """The action schema the server is asked to enforce: the one the local decoder uses."""
+    from .constrained import action_schema
+
+    return action_schema(available_tools, allowed_commands)
+
+
+def schema_request(mode: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The request fields that ask a server to enforce `schema`, in the form `mode` names."""
+    if mode == "json_schema":
+        return {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": SCHEMA_NAME, "schema": schema, "strict": True},
+            }
+        }
+    if mode == "json_object":
+        return {"response_format": {"type": "json_object", "schema": schema}}
+    if mode == "structured_outputs":
+        return {"structured_outputs": {"json": schema}}
+    if mode == "none":
+        return {}
+    raise ModelLoadError(f"unknown schema mode {mode!r}: use one of {', '.join(SCHEMA_MODES)}")
+
+
+@dataclass(frozen=True)
+class RemoteStats:
+    """What one call cost, as the server reported it (`None` where it did not say)."""
+
+    prompt_tokens: int | None
+    cached_tokens: int | None
+    generated_tokens: int
+    finish_reason: str
+    seconds: float
+    first_token_seconds: float | None
+    attempts: int
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    return " ".join(text.split())[:limit]
+
+
+def _server_message(body: bytes) -> str:
+    """The error message a server put in its body, whichever of the usual shapes it used."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return _one_line(body.decode("utf-8", errors="replace"))
+    if isinstance(data, dict):
+        error = data.get("error", data.get("detail", data.get("message")))
+        if isinstance(error, dict):
+            error = error.get("message", error)
+        if error is not None:
+            return _one_line(str(error))
+    return _one_line(str(data))
+
+
+def _retry_delay(headers: Any, attempt: int) -> float:
+    raw = headers.get("retry-after")
+    try:
+        if raw is not None:
+            return min(max(float(raw), 0.0), MAX_RETRY_AFTER_SECONDS)
+    except ValueError:
+        pass
+    return float(BACKOFF_SECONDS * 2**attempt)
+
+
+class RemoteGenerate:
+    """`generate(messages) -> str` against one model on one OpenAI-compatible server.
+
+    Returns the action text only: `reasoning_content` deltas and a `<think>…</think>` block in
+    the content are streamed to `on_token` but not returned. `stats` holds one `RemoteStats`
+    per call. `should_stop` is polled while waiting; a stop raises `GenerationCancelled`.
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        max_tokens: int = 1024,
+        enable_thinking: bool = False,
+        schema_mode: str = "json_schema",
+        available_tools: Iterable[str] | None = None,
+        allowed_commands: Sequence[Sequence[str]] = (),
+        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+        on_token: TokenCallback | None = None,
+        on_progress: ProgressCallback | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> None:
+        try:
+            import httpx
+        except ImportError:
+            raise ModelLoadError(
+                "a model endpoint needs httpx: pip install 'counterfoil[remote]'"
+            ) from None
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+            raise ValueError("max_tokens must be a positive integer")
+        if not timeout_seconds > 0:
+            raise ValueError("timeout_seconds must be positive")
+        self.endpoint = endpoint
+        self.model = model
+        self.max_tokens = max_tokens
+        self.enable_thinking = bool(enable_thinking)
+        self.schema_mode = schema_mode
+        self.available_tools = None if available_tools is None else frozenset(available_tools)
+        self.allowed_commands = tuple(tuple(argv) for argv in allowed_commands)
+        self.timeout_seconds = float(timeout_seconds)
+        self.on_token = on_token
+        self.on_progress = on_progress
+        self.should_stop = should_stop
+        self.stats: list[RemoteStats] = []
+        self.schema_enforced: bool | None = None
+        self._api_key = api_key
+        self._api_key_env = api_key_env
+        self._schema_fields = (
+            {}
+            if schema_mode == "none"
+            else schema_request(
+                schema_mode, server_action_schema(self.available_tools, self.allowed_commands)
+            )
+        )
+        headers = {"Accept": "text/event-stream"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._client = httpx.Client(
+            headers=headers,
+            timeout=httpx.Timeout(
+                self.timeout_seconds, connect=min(CONNECT_TIMEOUT_SECONDS, self.timeout_seconds)
+            ),
+        )
+        self._lock = threading.Lock()
+
+    # Requests
+
+    def request_body(self, messages: Messages) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": self.max_tokens,
+            "temperature": 0.0,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            **self._schema_fields,
+        }
+        if self.enable_thinking:
+            body["chat_template_kwargs"] = {"enable_thinking": True}
+        return body
+
+    def list_models(self) -> list[str]:
+        """The model ids the server lists; [] when it has no `/models` route."""
+        import httpx
+
+        try:
+            response = self._client.get(f"{self.endpoint}/models", timeout=self._connect_timeout())
+        except httpx.HTTPError as error:
+            raise ModelLoadError(self._transport_message(error)) from None
+        if response.status_code in (401, 403):
+            raise ModelLoadError(self._status_message(response.status_code, response.content))
+        if response.status_code >= 400:
+            return []
+        try:
+            data = response.json().get("data") or []
+            return [str(item["id"]) for item in data if isinstance(item, dict) and "id" in item]
+        except (ValueError, AttributeError, KeyError):
+            return []
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __call__(self, messages: Messages) -> str:
+        with self._lock:
+            return self._generate(messages)
+
+    # One call
+
+    def _generate(self, messages: Messages) -> str:
+        started = time.perf_counter()
+        events: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
+        stop = threading.Event()
+        worker = threading.Thread(
+            target=self._stream,
+            args=(self.request_body(messages), events, stop),
+            name="counterfoil-remote",
+            daemon=True,
+        )
+        self._report(ModelProgress("generating", message="waiting for the server"))
+        worker.start()
+        content: list[str] = []
+        tokens = 0
+        first_token: float | None = None
+        finish_reason: str | None = None
+        usage: dict[str, Any] = {}
+        attempts = 1
+        last_report = (0, started)
+        try:
+            while True:
+                try:
+                    kind, value = events.get(timeout=CANCEL_POLL_SECONDS)
+                except queue.Empty:
+                    kind, value = "idle", None
+                if self.should_stop is not None and self.should_stop():
+                    raise GenerationCancelled("generation stopped")
+                if kind == "idle":
+                    continue
+                if kind in ("content", "reasoning"):
+                    if first_token is None:
+                        first_token = time.perf_counter()
+                    tokens += 1
+                    if kind == "content":
+                        content.append(value)
+                    if self.on_token is not None:
+                        self.on_token(value)
+                    if tokens > self.max_tokens:
+                        finish_reason = "length"
+                        logger.warning("%s sent more than max_tokens; stopped reading", self.model)
+                        break
+                    now = time.perf_counter()
+                    if (
+                        tokens - last_report[0] >= PROGRESS_EVERY_TOKENS
+                        or now - last_report[1] >= PROGRESS_EVERY_SECONDS
+                    ):
+                        last_report = (tokens, now)
+                        rate = (tokens - 1) / (now - first_token) if tokens > 1 else None
+                        self._report(
+                            ModelProgress("generating", tokens=tokens, tokens_per_second=rate)
+                        )
+                elif kind == "finish":
+                    finish_reason = value
+                elif kind == "usage":
+                    usage = value
+                elif kind == "retry":
+                    attempts += 1
+                    self._report(ModelProgress("generating", message=value))
+                elif kind == "error":
+                    raise ModelServerError(self._scrub(value))
+                elif kind == "end":
+                    if finish_reason is None and not value:
+                        raise ModelServerError(
+                            f"the model server at {self.endpoint} closed the stream midway "
+                            f"after {tokens} tokens; check the server's log"
+                        )
+                    break
+        except BaseException as error:
+            stop.set()
+            message = "generation stopped" if isinstance(error, GenerationCancelled) else "error"
+            self._report(ModelProgress("ready", message=message))
+            raise
+        stop.set()
+        seconds = time.perf_counter() - started
+        details = usage.get("prompt_tokens_details") or {}
+        stats = RemoteStats(
+            prompt_tokens=usage.get("prompt_tokens"),
+            cached_tokens=details.get("cached_tokens") if isinstance(details, dict) else None,
+            generated_tokens=int(usage.get("completion_tokens") or tokens),
+            finish_reason=finish_reason or "stop",
+            seconds=seconds,
+            first_token_seconds=None if first_token is None else first_token - started,
+            attempts=attempts,
+        )
+        self.stats.append(stats)
+        text = action_text("".join(content))
+        message = f"{stats.generated_tokens} tokens"
+        if stats.cached_tokens is not None and stats.prompt_tokens:
+            message += f", {stats.cached_tokens}/{stats.prompt_tokens} prompt tokens cached"
+        if self._check_enforcement(text, stats.finish_reason):
+            message += f"; {NOT_ENFORCED}"
+        generation_seconds = seconds - (stats.first_token_seconds or 0.0)
+        self._report(
+            ModelProgress(
+                "ready",
+                message=message,
+                tokens=stats.generated_tokens,
+                tokens_per_second=(
+                    stats.generated_tokens / generation_seconds if generation_seconds > 0 else None
+                ),
+            )
+        )
+        return text
+
+    def _stream(
+        self, body: dict[str, Any], events: queue.SimpleQueue[tuple[str, Any]], stop: threading.Event
+    ) -> None:
+        """The worker: POST with retries on 429/502/503/504, then hand each delta on."""
+        import httpx
+
+        url = f"{self.endpoint}/chat/completions"
+        try:
+            for attempt in range(MAX_RETRIES + 1):
+                with self._client.stream("POST", url, json=body) as response:
+                    status = response.status_code
+                    if status in RETRY_STATUSES and attempt < MAX_RETRIES:
+                        delay = _retry_delay(response.headers, attempt)
+                        events.put(("retry", f"server busy ({status}); retrying in {delay:.1f} s"))
+                        if stop.wait(delay):
+                            return
+                        continue
+                    if status >= 400:
+                        events.put(("error", self._status_message(status, response.read())))
+                        return
+                    if "text/event-stream" not in response.headers.get("content-type", ""):
+                        self._whole_response(response.read(), events)
+                        return
+                    self._read_events(response.iter_lines(), events, stop)
+                    return
+        except httpx.HTTPError as error:
+            if not stop.is_set():
+                events.put(("error", self._transport_message(error)))
+        except Exception as error:  # noqa: BLE001 - the caller gets every failure as one line
+            if not stop.is_set():
+                events.put(("error", f"the model server at {self.endpoint} sent {error}"))
+
+    def _read_events(
+        self, lines: Iterable[str], events: queue.SimpleQueue[tuple[str, Any]], stop: threading.Event
+    ) -> None:
+        for line in lines:
+            if stop.is_set():
+                return
+            if not line.startswith("data:"):
+                continue  # blank separators, `: keepalive` comments, `event:` names
+            data = line[5:].strip()
+            if data == "[DONE]":
+                events.put(("end", True))
+                return
+            try:
+                chunk = json.loads(data)
+            except ValueError:
+                events.put(("error", f"the model server at {self.endpoint} sent a line that is "
+                                     f"not JSON: {_one_line(data, 80)}"))
+                return
+            if not isinstance(chunk, dict):
+                continue
+            if "error" in chunk:
+                message = _server_message(json.dumps(chunk).encode())
+                events.put(("error", f"the model server at {self.endpoint} failed: {message}"))
+                return
+            self._put_chunk(chunk, events)
+        events.put(("end", False))
+
+    def _put_chunk(self, chunk: dict[str, Any], events: queue.SimpleQueue[tuple[str, Any]]) -> None:
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta") or choice.get("message") or {}
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if reasoning:
+                events.put(("reasoning", str(reasoning)))
+            if delta.get("content"):
+                events.put(("content", str(delta["content"])))
+            if choice.get("finish_reason"):
+                events.put(("finish", str(choice["finish_reason"])))
+        if isinstance(chunk.get("usage"), dict):
+            events.put(("usage", chunk["usage"]))
+
+    def _whole_response(self, body: bytes, events: queue.SimpleQueue[tuple[str, Any]]) -> None:
+        """A server that answered without streaming: one completion object."""
+        try:
+            chunk = json.loads(body)
+        except ValueError:
+            events.put(("error", f"the model server at {self.endpoint} answered with neither "
+                                 "an event stream nor JSON; is the endpoint its /v1 URL?"))
+            return
+        if isinstance(chunk, dict):
+            self._put_chunk(chunk, events)
+        events.put(("end", True))
+
+    # Messages a person can act on
+
+    def _connect_timeout(self) -> float:
+        return min(CONNECT_TIMEOUT_SECONDS, self.timeout_seconds)
+
+    def _transport_message(self, error: Exception) -> str:
+        import httpx
+
+        if isinstance(error, httpx.ConnectTimeout):
+            return (f"the model server at {self.endpoint} did not accept a connection within "
+                    f"{self._connect_timeout():g} s; is it running and reachable?")
+        if isinstance(error, httpx.TimeoutException):
+            return (f"the model server at {self.endpoint} sent nothing for "
+                    f"{self.timeout_seconds:g} s; raise --endpoint-timeout or check the server")
+        if isinstance(error, httpx.ConnectError):
+            return (f"cannot connect to the model server at {self.endpoint} "
+                    f"({_one_line(str(error), 80)}); is it running?")
+        return (f"the model server at {self.endpoint} closed the stream midway "
+                f"({_one_line(str(error), 80) or type(error).__name__}); check the server's log")
+
+    def _status_message(self, status: int, body: bytes) -> str:
+        detail = self._scrub(_server_message(body))
+        if status in (401, 403):
+            where = (f"the environment variable {self._api_key_env}" if self._api_key_env
+                     else "OPENAI_API_KEY, or name another variable with --api-key-env")
+            state = "refused the key" if self._api_key else "needs a key"
+            return f"the model server at {self.endpoint} {state} ({status}: {detail}); set {where}"
+        if status == 404:
+            return (f"the model server at {self.endpoint} has no model {self.model!r} or no "
+                    f"chat completions route (404: {detail}); check --model against "
+                    f"{self.endpoint}/models and that the endpoint ends in /v1")
+        if status in RETRY_STATUSES:
+            return (f"the model server at {self.endpoint} is still busy ({status}) after "
+                    f"{MAX_RETRIES} retries: {detail}")
+        return f"the model server at {self.endpoint} answered {status}: {detail}"
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+    # Schema enforcement
+
+    def _check_enforcement(self, text: str, finish_reason: str) -> bool:
+        """True the first time a complete response breaks the schema the server was sent."""
+        if self.schema_mode == "none" or self.schema_enforced is False or not text:
+            return False
+        if finish_reason == "length":
+            if text.lstrip().startswith("{"):
+                return False  # a cut-off action may still be the schema's prefix
+        elif self._is_valid_action(text):
+            return False
+        self.schema_enforced = False
+        logger.warning("%s at %s: %s", self.model, self.endpoint, NOT_ENFORCED)
+        return True
+
+    def _is_valid_action(self, text: str) -> bool:
+        try:
+            action = parse_action(text, self.available_tools)
+        except AgentError:
+            return False
+        if isinstance(action, ToolAction) and action.tool == "run_command" and self.allowed_commands:
+            return tuple(action.arguments.get("argv") or ()) in self.allowed_commands
+        return True
+
+    def _report(self, progress: ModelProgress) -> None:
+        if self.on_progress is not None:
+            self.on_progress(progress)
+
+
+def action_text(text: str) -> str:
+    """The response without a thinking block, as the local model returns it."""
+    if "</think>" in text:
+        return text.rsplit("</think>", 1)[1].strip()
+    if text.lstrip().startswith("<think>"):
+        return ""
+    return text.strip()
+
+
+def load_remote_generate(
+    spec: str,
+    *,
+    endpoint: str,
+    api_key_env: str | None = None,
+    allow_insecure_http: bool = False,
+    schema_mode: str = "json_schema",
+    constrain: bool = True,
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+    on_progress: ProgressCallback | None = None,
+    device: str | None = None,
+    **options: Any,
+) -> RemoteGenerate:
+    """Check the endpoint and key, ask the server for its models, and return the callable.
+
+    `spec` is the served model's name; when empty, the first model the server lists.
+    `constrain=False` sends no schema. `device` is the server's business and is ignored.
+    Raises `ModelLoadError` with one actionable line when the server cannot be used.
+    """
+    base = checked_endpoint(endpoint, allow_insecure_http=allow_insecure_http)
+    if schema_mode not in SCHEMA_MODES:
+        raise ModelLoadError(
+            f"unknown schema mode {schema_mode!r}: use one of {', '.join(SCHEMA_MODES)}"
+        )
+    key = api_key_from_environment(api_key_env)
+    if options.get("allowed_commands") is None:
+        options["allowed_commands"] = ()
+    if on_progress is not None:
+        on_progress(ModelProgress("loading", message=f"connecting to {base}"))
+    generate = RemoteGenerate(
+        base,
+        spec,
+        api_key=key,
+        api_key_env=api_key_env,
+        schema_mode=schema_mode if constrain else "none",
+        timeout_seconds=timeout_seconds,
+        on_progress=on_progress,
+        **options,
+    )
+    try:
+        served = generate.list_models()
+    except ModelLoadError as error:
+        generate.close()
+        if on_progress is not None:
+            on_progress(ModelProgress("error", message=str(error)))
+        raise
+    if not spec:
+        if not served:
+            generate.close()
+            raise ModelLoadError(f"the model server at {base} lists no models; pass --model NAME")
+        generate.model = served[0]
+    if on_progress is not None:
+        on_progress(ModelProgress("ready", message=f"{generate.model} at {base} ready"))
+    return generate
