@@ -17,6 +17,8 @@ from typing import TextIO
 
 from .actions import action_to_json
 from .errors import AgentError
+from .models.endpoint import SCHEMA_MODES
+from .models.progress import ModelProgress
 from .loop import AgentEvent, AgentLimits, run_agent
 from .policy import ToolPolicy
 from .proposals import ToolProposal
@@ -54,9 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
     agent = commands.add_parser("agent", help="run the agent on one goal in a folder")
     agent.add_argument("goal", help="what the agent should do")
     agent.add_argument("--root", required=True, type=Path, help="the project folder")
-    agent.add_argument("--model", default=DEFAULT_MODEL,
+    agent.add_argument("--model", default=None,
                        help="MLX model name, repo id or directory, or scripted:PATH "
-                            f"(default {DEFAULT_MODEL})")
+                            f"(default {DEFAULT_MODEL}); with --endpoint, the served model's "
+                            "name (default: the first the server lists)")
     agent.add_argument("--allow-writes", action="store_true", help="enable write_file/edit_file")
     agent.add_argument("--allow-command", action="append", type=_command, default=[],
                        metavar="COMMAND", help='an allowed command, e.g. "python validate.py"; '
@@ -70,6 +73,18 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument("--enable-thinking", action="store_true")
     agent.add_argument("--no-constrain", dest="constrain", action="store_false",
                        help="do not constrain generation to valid actions")
+    remote = agent.add_argument_group("model server (see docs/remote.md)")
+    remote.add_argument("--endpoint", metavar="URL",
+                        help="an OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1")
+    remote.add_argument("--api-key-env", metavar="NAME",
+                        help="the environment variable holding the key "
+                             "(default OPENAI_API_KEY if set)")
+    remote.add_argument("--allow-insecure-http", action="store_true",
+                        help="allow http:// to a machine other than this one")
+    remote.add_argument("--schema-mode", choices=SCHEMA_MODES, default="json_schema",
+                        help="how the action schema is requested (default json_schema)")
+    remote.add_argument("--endpoint-timeout", type=float, default=120.0, metavar="SECONDS",
+                        help="seconds to wait for the server's next bytes (default 120)")
 
     receipts = commands.add_parser("receipts", help="inspect a receipt log")
     receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
@@ -175,21 +190,26 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         stdout.write(text)
         stdout.flush()
 
+    remote = endpoint_options(args, stdout)
+    model = args.model or ("" if args.endpoint else DEFAULT_MODEL)
     try:
         generate = load_generate(
-            args.model, max_tokens=args.max_tokens, enable_thinking=args.enable_thinking,
+            model, max_tokens=args.max_tokens, enable_thinking=args.enable_thinking,
             device=args.device, constrain=args.constrain,
             available_tools=workspace.available_tools,
-            allowed_commands=policy.allowed_commands, on_token=on_token,
+            allowed_commands=policy.allowed_commands, on_token=on_token, **remote,
         )
     except ImportError as error:
-        stdout.write(f"error: model {args.model!r} needs the MLX extra "
+        stdout.write(f"error: model {model!r} needs the MLX extra "
                      f"(pip install 'counterfoil[mlx]'): {error}\n")
         return 2
     except Exception as error:  # noqa: BLE001 - any load failure is one line
         stdout.write(f"error: {error}\n")
         return 2
-    stdout.write(f"goal: {args.goal}\nroot: {policy.root}\nmodel: {args.model}\n"
+    model = getattr(generate, "model", None) or model
+    if args.endpoint:
+        model += f" at {args.endpoint}"
+    stdout.write(f"goal: {args.goal}\nroot: {policy.root}\nmodel: {model}\n"
                  f"tools: {', '.join(sorted(workspace.available_tools))}\n")
     run = run_agent(args.goal, generate, workspace, AgentLimits(max_steps=args.max_steps),
                     on_event=lambda event: stdout.write(format_event(event) + "\n"))
@@ -202,6 +222,20 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     stdout.write(f"receipts ({len(new_receipts)} new, log {log_path}):\n")
     stdout.writelines(format_receipt(receipt) + "\n" for receipt in new_receipts)
     return 0 if run.completed else 1
+
+
+def endpoint_options(args: argparse.Namespace, stdout: TextIO) -> dict[str, object]:
+    """`load_generate` options for --endpoint; the server's notes go to the terminal."""
+    if not args.endpoint:
+        return {}
+
+    def on_progress(progress: ModelProgress) -> None:
+        if progress.state in ("ready", "error") and progress.message:
+            stdout.write(f"\n[model] {progress.message}\n")
+
+    return {"endpoint": args.endpoint, "api_key_env": args.api_key_env,
+            "allow_insecure_http": args.allow_insecure_http, "schema_mode": args.schema_mode,
+            "timeout_seconds": args.endpoint_timeout, "on_progress": on_progress}
 
 
 def _receipt_log_path(root: Path, raw: str) -> Path | None:

@@ -257,6 +257,10 @@ class RemoteGenerate:
                 if kind == "idle":
                     continue
                 if kind in ("content", "reasoning"):
+                    if tokens >= self.max_tokens:
+                        finish_reason = "length"
+                        logger.warning("%s sent more than max_tokens; stopped reading", self.model)
+                        break
                     if first_token is None:
                         first_token = time.perf_counter()
                     tokens += 1
@@ -264,10 +268,6 @@ class RemoteGenerate:
                         content.append(value)
                     if self.on_token is not None:
                         self.on_token(value)
-                    if tokens > self.max_tokens:
-                        finish_reason = "length"
-                        logger.warning("%s sent more than max_tokens; stopped reading", self.model)
-                        break
                     now = time.perf_counter()
                     if (
                         tokens - last_report[0] >= PROGRESS_EVERY_TOKENS

@@ -1,0 +1,327 @@
+"""The remote client against small real HTTP servers on 127.0.0.1 that misbehave on purpose.
+
+Each server is the standard library's `http.server` in a thread, speaking just enough of the
+OpenAI chat-completions protocol to reach one failure: a refused connection, a refused key,
+an unknown model, a busy server, a stream cut midway, a response past `max_tokens`, a server
+slower than the timeout, a server that goes silent while the person presses Stop.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from io import StringIO
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("httpx")
+
+from counterfoil.cli import main  # noqa: E402
+from counterfoil.models import ModelLoadError, load_generate  # noqa: E402
+from counterfoil.models.errors import GenerationCancelled, ModelServerError  # noqa: E402
+from counterfoil.models.remote import RemoteGenerate  # noqa: E402
+
+MESSAGES = [
+    {"role": "system", "content": "Reply with one JSON action."},
+    {"role": "user", "content": "Say hello."},
+]
+FINAL = '{"final":"hello"}'
+
+
+@dataclass
+class Recorded:
+    """What the server saw: one entry per request."""
+
+    paths: list[str] = field(default_factory=list)
+    bodies: list[dict[str, object]] = field(default_factory=list)
+    authorizations: list[str | None] = field(default_factory=list)
+
+
+Reply = Callable[[BaseHTTPRequestHandler, int], None]
+
+
+def sse_chunk(content: str | None = None, finish: str | None = None, **extra: object) -> bytes:
+    delta = {} if content is None else {"content": content}
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return b"data: " + json.dumps({"choices": [choice], **extra}).encode() + b"\n\n"
+
+
+def stream_head(handler: BaseHTTPRequestHandler) -> None:
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.send_header("Connection", "close")
+    handler.end_headers()
+
+
+def stream_tokens(handler: BaseHTTPRequestHandler, pieces: list[str], done: bool = True) -> None:
+    stream_head(handler)
+    for piece in pieces:
+        handler.wfile.write(sse_chunk(piece))
+        handler.wfile.flush()
+    if done:
+        handler.wfile.write(sse_chunk(finish="stop"))
+        usage = {"prompt_tokens": 12, "completion_tokens": len(pieces), "total_tokens": 20,
+                 "prompt_tokens_details": {"cached_tokens": 8}}
+        handler.wfile.write(b"data: " + json.dumps({"choices": [], "usage": usage}).encode())
+        handler.wfile.write(b"\n\ndata: [DONE]\n\n")
+
+
+def json_reply(handler: BaseHTTPRequestHandler, status: int, body: object,
+               headers: dict[str, str] | None = None) -> None:
+    data = json.dumps(body).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    for name, value in (headers or {}).items():
+        handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+@pytest.fixture
+def fake_server() -> Iterator[Callable[[Reply], tuple[str, Recorded]]]:
+    """Start a server whose chat-completions answer is `reply(handler, request_number)`."""
+    servers: list[ThreadingHTTPServer] = []
+
+    def start(reply: Reply) -> tuple[str, Recorded]:
+        recorded = Recorded()
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:
+                return
+
+            def do_GET(self) -> None:
+                recorded.paths.append(self.path)
+                recorded.authorizations.append(self.headers.get("Authorization"))
+                json_reply(self, 200, {"object": "list", "data": [{"id": "tiny"}]})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                recorded.paths.append(self.path)
+                recorded.bodies.append(json.loads(self.rfile.read(length)))
+                recorded.authorizations.append(self.headers.get("Authorization"))
+                try:
+                    reply(self, len(recorded.bodies))
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}/v1", recorded
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_streamed_response_reaches_callbacks_and_reports_cached_tokens(fake_server) -> None:
+    url, recorded = fake_server(lambda handler, _: stream_tokens(handler, ['{"final"', ':"hello"}']))
+    tokens: list[str] = []
+    generate = RemoteGenerate(url, "tiny", on_token=tokens.append)
+
+    assert generate(MESSAGES) == FINAL
+    assert tokens == ['{"final"', ':"hello"}']
+    assert generate.stats[-1].cached_tokens == 8
+    assert generate.stats[-1].prompt_tokens == 12
+    body = recorded.bodies[0]
+    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert body["messages"] == MESSAGES
+    response_format = body["response_format"]
+    assert isinstance(response_format, dict) and response_format["type"] == "json_schema"
+
+
+def test_refused_connection_is_one_actionable_line() -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    with pytest.raises(ModelLoadError) as loading:
+        load_generate("tiny", endpoint=url)
+    with pytest.raises(ModelServerError) as generating:
+        RemoteGenerate(url, "tiny")(MESSAGES)
+    for error in (loading.value, generating.value):
+        assert "\n" not in str(error)
+        assert url in str(error) and "is it running" in str(error)
+
+
+def test_unauthorized_names_the_key_variable_and_never_echoes_the_key(
+    fake_server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = "sk-test-5f1d2c9e"
+
+    def refuse(handler: BaseHTTPRequestHandler, _: int) -> None:
+        json_reply(handler, 401, {"error": {"message": f"bad key {secret}"}})
+
+    url, recorded = fake_server(refuse)
+    monkeypatch.setenv("TEAM_MODEL_KEY", secret)
+    generate = load_generate("tiny", endpoint=url, api_key_env="TEAM_MODEL_KEY")
+    with pytest.raises(ModelServerError) as error:
+        generate(MESSAGES)
+
+    assert recorded.authorizations[-1] == f"Bearer {secret}"
+    assert "401" in str(error.value) and "TEAM_MODEL_KEY" in str(error.value)
+    assert secret not in str(error.value) and "\n" not in str(error.value)
+
+
+def test_unknown_model_points_at_the_model_list(fake_server) -> None:
+    def missing(handler: BaseHTTPRequestHandler, _: int) -> None:
+        json_reply(handler, 404, {"error": {"message": "The model `nope` does not exist."}})
+
+    url, _ = fake_server(missing)
+    with pytest.raises(ModelServerError) as error:
+        RemoteGenerate(url, "nope")(MESSAGES)
+
+    assert "404" in str(error.value) and "'nope'" in str(error.value)
+    assert f"{url}/models" in str(error.value)
+
+
+def test_busy_server_is_retried_then_answers(fake_server) -> None:
+    def busy_once(handler: BaseHTTPRequestHandler, request: int) -> None:
+        if request == 1:
+            json_reply(handler, 429, {"error": "slow down"}, {"Retry-After": "0"})
+        else:
+            stream_tokens(handler, [FINAL])
+
+    url, recorded = fake_server(busy_once)
+    generate = RemoteGenerate(url, "tiny")
+
+    assert generate(MESSAGES) == FINAL
+    assert len(recorded.bodies) == 2
+    assert generate.stats[-1].attempts == 2
+
+
+def test_busy_server_is_retried_at_most_three_times(fake_server) -> None:
+    url, recorded = fake_server(
+        lambda handler, _: json_reply(handler, 503, {"error": "overloaded"}, {"Retry-After": "0"})
+    )
+    with pytest.raises(ModelServerError) as error:
+        RemoteGenerate(url, "tiny")(MESSAGES)
+
+    assert len(recorded.bodies) == 4
+    assert "503" in str(error.value) and "3 retries" in str(error.value)
+
+
+def test_server_error_other_than_busy_is_not_retried(fake_server) -> None:
+    url, recorded = fake_server(
+        lambda handler, _: json_reply(handler, 500, {"error": "internal failure"})
+    )
+    with pytest.raises(ModelServerError, match="answered 500: internal failure"):
+        RemoteGenerate(url, "tiny")(MESSAGES)
+    assert len(recorded.bodies) == 1
+
+
+def test_stream_cut_midway_is_an_error_not_a_short_answer(fake_server) -> None:
+    url, _ = fake_server(
+        lambda handler, _: stream_tokens(handler, ['{"final"', ':"hel'], done=False)
+    )
+    with pytest.raises(ModelServerError, match="closed the stream midway after 2 tokens"):
+        RemoteGenerate(url, "tiny")(MESSAGES)
+
+
+def test_stream_cut_inside_a_declared_body_is_an_error(fake_server) -> None:
+    def truncated(handler: BaseHTTPRequestHandler, _: int) -> None:
+        handler.protocol_version = "HTTP/1.1"
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Content-Length", "100000")
+        handler.end_headers()
+        handler.wfile.write(sse_chunk('{"final"'))
+        handler.wfile.flush()
+        handler.close_connection = True
+
+    url, _ = fake_server(truncated)
+    with pytest.raises(ModelServerError, match="closed the stream midway"):
+        RemoteGenerate(url, "tiny")(MESSAGES)
+
+
+def test_response_longer_than_max_tokens_is_cut_at_max_tokens(fake_server) -> None:
+    url, _ = fake_server(lambda handler, _: stream_tokens(handler, ["word "] * 50))
+    tokens: list[str] = []
+    generate = RemoteGenerate(url, "tiny", max_tokens=10, on_token=tokens.append)
+
+    text = generate(MESSAGES)
+
+    assert len(tokens) == 10 and text == ("word " * 10).strip()
+    assert generate.stats[-1].finish_reason == "length"
+
+
+def test_server_slower_than_the_timeout_fails_within_it(fake_server) -> None:
+    def slow(handler: BaseHTTPRequestHandler, _: int) -> None:
+        time.sleep(3)
+        stream_tokens(handler, [FINAL])
+
+    url, _ = fake_server(slow)
+    started = time.perf_counter()
+    with pytest.raises(ModelServerError) as error:
+        RemoteGenerate(url, "tiny", timeout_seconds=0.5)(MESSAGES)
+
+    assert time.perf_counter() - started < 2.0
+    assert "sent nothing for 0.5 s" in str(error.value) and "--endpoint-timeout" in str(error.value)
+
+
+def test_stop_while_the_server_is_silent_returns_within_half_a_second(fake_server) -> None:
+    def stalls(handler: BaseHTTPRequestHandler, _: int) -> None:
+        stream_head(handler)
+        handler.wfile.write(sse_chunk("{"))
+        handler.wfile.flush()
+        time.sleep(5)
+
+    url, _ = fake_server(stalls)
+    stop = threading.Event()
+    first_token = threading.Event()
+
+    def on_token(_: str) -> None:
+        first_token.set()
+
+    generate = RemoteGenerate(url, "tiny", on_token=on_token, should_stop=stop.is_set)
+    stopped_at: list[float] = []
+
+    def press_stop() -> None:
+        first_token.wait(10)
+        stopped_at.append(time.perf_counter())
+        stop.set()
+
+    threading.Thread(target=press_stop, daemon=True).start()
+    with pytest.raises(GenerationCancelled):
+        generate(MESSAGES)
+
+    assert first_token.is_set() and generate.stats == []
+    assert time.perf_counter() - stopped_at[0] <= 0.5
+
+
+def test_key_is_sent_but_never_written_by_a_cli_run(
+    fake_server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    secret = "sk-cli-7a4be02d19"
+    url, recorded = fake_server(lambda handler, _: stream_tokens(handler, [FINAL]))
+    monkeypatch.setenv("COUNTERFOIL_TEST_KEY", secret)
+    (tmp_path / "app.py").write_text("print('hi')\n", encoding="utf-8")
+    output = StringIO()
+    caplog.set_level(logging.DEBUG)
+
+    status = main(
+        ["agent", "say hello", "--root", str(tmp_path), "--endpoint", url, "--model", "tiny",
+         "--api-key-env", "COUNTERFOIL_TEST_KEY"],
+        stdin=StringIO(""), stdout=output,
+    )
+
+    assert status == 0, output.getvalue()
+    assert recorded.authorizations[-1] == f"Bearer {secret}"
+    written = [output.getvalue(), caplog.text]
+    written += [path.read_text(errors="replace") for path in tmp_path.rglob("*") if path.is_file()]
+    assert not any(secret in text for text in written)
+    assert any("run ended: completed" in text for text in written)
