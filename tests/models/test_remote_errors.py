@@ -1,21 +1,18 @@
 """The remote client against small real HTTP servers on 127.0.0.1 that misbehave on purpose.
 
-Each server is the standard library's `http.server` in a thread, speaking just enough of the
-OpenAI chat-completions protocol to reach one failure: a refused connection, a refused key,
+Each server (tests/chat_servers.py) speaks just enough of the chat-completions protocol to
+reach one failure: a refused connection, a refused key,
 an unknown model, a busy server, a stream cut midway, a response past `max_tokens`, a server
 slower than the timeout, a server that goes silent while the person presses Stop.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from io import StringIO
 from pathlib import Path
 
@@ -27,101 +24,19 @@ from counterfoil.cli import main  # noqa: E402
 from counterfoil.models import ModelLoadError, load_generate  # noqa: E402
 from counterfoil.models.errors import GenerationCancelled, ModelServerError  # noqa: E402
 from counterfoil.models.remote import RemoteGenerate  # noqa: E402
+from tests.chat_servers import (  # noqa: E402
+    fake_server,  # noqa: F401 - a fixture
+    json_reply,
+    sse_chunk,
+    stream_head,
+    stream_tokens,
+)
 
 MESSAGES = [
     {"role": "system", "content": "Reply with one JSON action."},
     {"role": "user", "content": "Say hello."},
 ]
 FINAL = '{"final":"hello"}'
-
-
-@dataclass
-class Recorded:
-    """What the server saw: one entry per request."""
-
-    paths: list[str] = field(default_factory=list)
-    bodies: list[dict[str, object]] = field(default_factory=list)
-    authorizations: list[str | None] = field(default_factory=list)
-
-
-Reply = Callable[[BaseHTTPRequestHandler, int], None]
-
-
-def sse_chunk(content: str | None = None, finish: str | None = None, **extra: object) -> bytes:
-    delta = {} if content is None else {"content": content}
-    choice = {"index": 0, "delta": delta, "finish_reason": finish}
-    return b"data: " + json.dumps({"choices": [choice], **extra}).encode() + b"\n\n"
-
-
-def stream_head(handler: BaseHTTPRequestHandler) -> None:
-    handler.send_response(200)
-    handler.send_header("Content-Type", "text/event-stream")
-    handler.send_header("Connection", "close")
-    handler.end_headers()
-
-
-def stream_tokens(handler: BaseHTTPRequestHandler, pieces: list[str], done: bool = True) -> None:
-    stream_head(handler)
-    for piece in pieces:
-        handler.wfile.write(sse_chunk(piece))
-        handler.wfile.flush()
-    if done:
-        handler.wfile.write(sse_chunk(finish="stop"))
-        usage = {"prompt_tokens": 12, "completion_tokens": len(pieces), "total_tokens": 20,
-                 "prompt_tokens_details": {"cached_tokens": 8}}
-        handler.wfile.write(b"data: " + json.dumps({"choices": [], "usage": usage}).encode())
-        handler.wfile.write(b"\n\ndata: [DONE]\n\n")
-
-
-def json_reply(handler: BaseHTTPRequestHandler, status: int, body: object,
-               headers: dict[str, str] | None = None) -> None:
-    data = json.dumps(body).encode()
-    handler.send_response(status)
-    handler.send_header("Content-Type", "application/json")
-    handler.send_header("Content-Length", str(len(data)))
-    for name, value in (headers or {}).items():
-        handler.send_header(name, value)
-    handler.end_headers()
-    handler.wfile.write(data)
-
-
-@pytest.fixture
-def fake_server() -> Iterator[Callable[[Reply], tuple[str, Recorded]]]:
-    """Start a server whose chat-completions answer is `reply(handler, request_number)`."""
-    servers: list[ThreadingHTTPServer] = []
-
-    def start(reply: Reply) -> tuple[str, Recorded]:
-        recorded = Recorded()
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: object) -> None:
-                return
-
-            def do_GET(self) -> None:
-                recorded.paths.append(self.path)
-                recorded.authorizations.append(self.headers.get("Authorization"))
-                json_reply(self, 200, {"object": "list", "data": [{"id": "tiny"}]})
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                recorded.paths.append(self.path)
-                recorded.bodies.append(json.loads(self.rfile.read(length)))
-                recorded.authorizations.append(self.headers.get("Authorization"))
-                try:
-                    reply(self, len(recorded.bodies))
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        return f"http://127.0.0.1:{server.server_address[1]}/v1", recorded
-
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
 
 
 def free_port() -> int:

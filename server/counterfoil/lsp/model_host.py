@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..models import Generate, ModelProgress, load_generate
+from ..models.errors import GenerationCancelled
 from ..models.scripted import SCRIPTED_PREFIX
 from .channel import ClientChannel
 from .settings import Settings
@@ -51,6 +52,7 @@ class ModelHost:
         self._tokens = 0
         self._started = time.perf_counter()
         self._report: Callable[[str], None] | None = None
+        self._should_stop: Callable[[], bool] | None = None
 
     def load(self, settings: Settings, root: Path, available_tools: frozenset[str]) -> Generate:
         """The generate callable for this run's settings, loading it if need be."""
@@ -61,12 +63,24 @@ class ModelHost:
             "available_tools": available_tools,
             "allowed_commands": settings.allowed_commands,
         }
+        if settings.endpoint:
+            options.update(
+                endpoint=settings.endpoint,
+                api_key_env=settings.api_key_env,
+                allow_insecure_http=settings.allow_insecure_http,
+                schema_mode=settings.schema_mode,
+                should_stop=self._stopping,
+            )
         key = (
             spec,
             settings.max_tokens,
             settings.constrained_decoding,
             tuple(sorted(available_tools)),
             settings.allowed_commands,
+            settings.endpoint,
+            settings.api_key_env,
+            settings.allow_insecure_http,
+            settings.schema_mode,
         )
         scripted = spec.startswith(SCRIPTED_PREFIX)
         with self._lock:
@@ -97,10 +111,21 @@ class ModelHost:
                 self._key, self._generate = key, generate
         return generate
 
-    def wrap(self, generate: Generate, report: Callable[[str], None]) -> Generate:
+    def _stopping(self) -> bool:
+        """Asked by a remote model while it streams, so Stop closes the stream."""
+        should_stop = self._should_stop
+        return should_stop is not None and should_stop()
+
+    def wrap(
+        self,
+        generate: Generate,
+        report: Callable[[str], None],
+        should_stop: Callable[[], bool] | None = None,
+    ) -> Generate:
         """Report each model call as generation: state, token count and tokens per second."""
 
         def generating(messages: list[dict[str, str]]) -> str:
+            self._should_stop = should_stop
             self._tokens = 0
             self._started = time.perf_counter()
             self._report = report
@@ -108,6 +133,9 @@ class ModelHost:
             report("generating")
             try:
                 response = generate(messages)
+            except GenerationCancelled:
+                self.publish("ready", "generation stopped", force=True)
+                raise
             except Exception:
                 self.publish("error", "generation failed", force=True)
                 raise

@@ -243,7 +243,7 @@ class Session:
             except ModelLoadFailed as error:
                 self.channel.show_message("error", str(error))
                 return failed_run("model_error", str(error))
-            generate = self.models.wrap(loaded, report)
+            generate = self.models.wrap(loaded, report, should_stop=lambda: job.stopping)
             self.channel.log(f"run started: {goal}")
             run = run_agent(
                 goal,

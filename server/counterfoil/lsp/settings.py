@@ -9,10 +9,13 @@ allowed unless the person says so.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from ..models.endpoint import SCHEMA_MODES, checked_endpoint
+from ..models.errors import ModelLoadError
 from ..policy import ToolPolicy
 
 DEFAULT_MODEL = "qwen3-4b"
@@ -21,6 +24,7 @@ MAX_STEPS_LIMIT = 10_000
 MAX_COMMANDS = 256
 MAX_ARGV_ITEMS = 256
 MAX_TEXT_CHARS = 4096
+ENVIRONMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
 class SettingsError(ValueError):
@@ -39,6 +43,10 @@ class Settings:
     max_tokens: int = 1024
     constrained_decoding: bool = True
     confirm_timeout_seconds: float = 600.0
+    endpoint: str | None = None
+    api_key_env: str | None = None
+    allow_insecure_http: bool = False
+    schema_mode: str = "json_schema"
 
     def policy(self, root: Path) -> ToolPolicy:
         return ToolPolicy(
@@ -117,6 +125,32 @@ def _commands(value: Any, problems: list[str]) -> tuple[tuple[str, ...], ...] | 
     return tuple(commands)
 
 
+def _endpoint(value: Any, problems: list[str]) -> str | None:
+    text = _text(value, "endpoint", problems)
+    if text is None:
+        return None
+    try:  # the http:// opt-in is checked again when the model loads
+        return checked_endpoint(text, allow_insecure_http=True)
+    except ModelLoadError as error:
+        problems.append(f"endpoint: {error}")
+        return None
+
+
+def _environment_name(value: Any, problems: list[str]) -> str | None:
+    """Only the variable's name is a setting; a value that looks like a key is not echoed."""
+    if not isinstance(value, str) or not ENVIRONMENT_NAME.fullmatch(value):
+        problems.append("apiKeyEnv must be the name of an environment variable (not the key)")
+        return None
+    return value
+
+
+def _schema_mode(value: Any, problems: list[str]) -> str | None:
+    if value not in SCHEMA_MODES:
+        problems.append(f"schemaMode must be one of {', '.join(SCHEMA_MODES)}")
+        return None
+    return str(value)
+
+
 def _receipt_log(value: Any, problems: list[str]) -> str | None:
     text = _text(value, "receiptLog", problems)
     if text is None:
@@ -162,6 +196,13 @@ def parse_settings(raw: Any) -> Settings:
             "confirm_timeout_seconds",
             lambda v: _positive_seconds(v, "confirmTimeoutSeconds", problems),
         ),
+        "endpoint": ("endpoint", lambda v: _endpoint(v, problems)),
+        "apiKeyEnv": ("api_key_env", lambda v: _environment_name(v, problems)),
+        "allowInsecureHttp": (
+            "allow_insecure_http",
+            lambda v: _boolean(v, "allowInsecureHttp", problems),
+        ),
+        "schemaMode": ("schema_mode", lambda v: _schema_mode(v, problems)),
     }
     for key, (field_name, check) in checks.items():
         value = raw.get(key)
