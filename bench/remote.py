@@ -50,9 +50,20 @@ def start_server(model_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     process = subprocess.Popen(
-        [sys.executable, "-m", "mlx_lm", "server", "--model", str(model_dir),
-         "--host", "127.0.0.1", "--port", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "mlx_lm",
+            "server",
+            "--model",
+            str(model_dir),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     url = f"http://127.0.0.1:{port}/v1"
@@ -102,12 +113,19 @@ def main() -> None:
     try:
         system, tools = system_prompt()
         tokens: list[str] = []
-        counterfoil = RemoteGenerate(url, str(model_dir), max_tokens=GENERATED_TOKENS,
-                                     available_tools=tools, on_token=tokens.append,
-                                     on_progress=lambda progress: None)
+        counterfoil = RemoteGenerate(
+            url,
+            str(model_dir),
+            max_tokens=GENERATED_TOKENS,
+            available_tools=tools,
+            on_token=tokens.append,
+            on_progress=lambda progress: None,
+        )
         bare = httpx.Client(timeout=120)
-        messages = [{"role": "system", "content": system},
-                    {"role": "user", "content": "Change the greeting to Welcome and validate."}]
+        messages = [
+            {"role": "system", "content": system},
+            {"role": "user", "content": "Change the greeting to Welcome and validate."},
+        ]
         counterfoil(messages)  # warm both paths and the server once
         bare_generate(bare, url, counterfoil.request_body(messages))
         rows = []
@@ -129,31 +147,42 @@ def main() -> None:
                 if response != text:
                     raise SystemExit(f"turn {turn}: responses differ: {response!r} vs {text!r}")
             stats = counterfoil.stats[-1]
-            rows.append({
-                "turn": turn,
-                "prompt_tokens": stats.prompt_tokens,
-                "cached_tokens": stats.cached_tokens,
-                "bare_seconds": statistics.median(s for s, _ in theirs),
-                "counterfoil_seconds": statistics.median(s for s, _ in ours),
-                "bare_first_token_seconds": statistics.median(f for _, f in theirs),
-                "counterfoil_first_token_seconds": statistics.median(f for _, f in ours),
-            })
-            messages = [*messages, {"role": "assistant", "content": response},
-                        {"role": "user", "content": "Tool result:\n" + result}]
+            rows.append(
+                {
+                    "turn": turn,
+                    "prompt_tokens": stats.prompt_tokens,
+                    "cached_tokens": stats.cached_tokens,
+                    "bare_seconds": statistics.median(s for s, _ in theirs),
+                    "counterfoil_seconds": statistics.median(s for s, _ in ours),
+                    "bare_first_token_seconds": statistics.median(f for _, f in theirs),
+                    "counterfoil_first_token_seconds": statistics.median(f for _, f in ours),
+                }
+            )
+            messages = [
+                *messages,
+                {"role": "assistant", "content": response},
+                {"role": "user", "content": "Tool result:\n" + result},
+            ]
     finally:
         process.terminate()
         process.wait(10)
 
-    print(f"server: mlx_lm.server at {url}, model {model_dir.name}; {TURNS} turns x "
-          f"{REPEATS} repeats, {GENERATED_TOKENS} tokens a turn, median per turn")
-    print(f"{'turn':>4} {'prompt':>7} {'cached':>7} {'bare s':>8} {'ours s':>8} {'ratio':>6} "
-          f"{'bare ttft':>10} {'ours ttft':>10}")
+    print(
+        f"server: mlx_lm.server at {url}, model {model_dir.name}; {TURNS} turns x "
+        f"{REPEATS} repeats, {GENERATED_TOKENS} tokens a turn, median per turn"
+    )
+    print(
+        f"{'turn':>4} {'prompt':>7} {'cached':>7} {'bare s':>8} {'ours s':>8} {'ratio':>6} "
+        f"{'bare ttft':>10} {'ours ttft':>10}"
+    )
     for row in rows:
         ratio = row["counterfoil_seconds"] / row["bare_seconds"]
-        print(f"{row['turn']:>4} {row['prompt_tokens']:>7} {row['cached_tokens']:>7} "
-              f"{row['bare_seconds']:>8.4f} {row['counterfoil_seconds']:>8.4f} {ratio:>6.3f} "
-              f"{row['bare_first_token_seconds']:>10.4f} "
-              f"{row['counterfoil_first_token_seconds']:>10.4f}")
+        print(
+            f"{row['turn']:>4} {row['prompt_tokens']:>7} {row['cached_tokens']:>7} "
+            f"{row['bare_seconds']:>8.4f} {row['counterfoil_seconds']:>8.4f} {ratio:>6.3f} "
+            f"{row['bare_first_token_seconds']:>10.4f} "
+            f"{row['counterfoil_first_token_seconds']:>10.4f}"
+        )
     ratios = [row["counterfoil_seconds"] / row["bare_seconds"] for row in rows]
     figures = {
         "turns": TURNS,
@@ -161,20 +190,26 @@ def main() -> None:
         "generated_tokens": GENERATED_TOKENS,
         "median_ratio_per_turn": round(statistics.median(ratios), 4),
         "max_ratio_per_turn": round(max(ratios), 4),
-        "total_ratio": round(sum(r["counterfoil_seconds"] for r in rows)
-                             / sum(r["bare_seconds"] for r in rows), 4),
+        "total_ratio": round(
+            sum(r["counterfoil_seconds"] for r in rows) / sum(r["bare_seconds"] for r in rows), 4
+        ),
         "median_bare_seconds": round(statistics.median(r["bare_seconds"] for r in rows), 4),
         "median_counterfoil_seconds": round(
-            statistics.median(r["counterfoil_seconds"] for r in rows), 4),
+            statistics.median(r["counterfoil_seconds"] for r in rows), 4
+        ),
         "median_bare_first_token_seconds": round(
-            statistics.median(r["bare_first_token_seconds"] for r in rows), 4),
+            statistics.median(r["bare_first_token_seconds"] for r in rows), 4
+        ),
         "median_counterfoil_first_token_seconds": round(
-            statistics.median(r["counterfoil_first_token_seconds"] for r in rows), 4),
+            statistics.median(r["counterfoil_first_token_seconds"] for r in rows), 4
+        ),
         "cached_tokens_last_turn": rows[-1]["cached_tokens"],
         "prompt_tokens_last_turn": rows[-1]["prompt_tokens"],
     }
-    print(f"median ratio per turn {figures['median_ratio_per_turn']:.3f} "
-          f"(target <= 1.05), total {figures['total_ratio']:.3f}")
+    print(
+        f"median ratio per turn {figures['median_ratio_per_turn']:.3f} "
+        f"(target <= 1.05), total {figures['total_ratio']:.3f}"
+    )
     print(json.dumps(figures))
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-import pytest
 
 
 @dataclass
@@ -47,14 +46,22 @@ def stream_tokens(handler: BaseHTTPRequestHandler, pieces: list[str], done: bool
         handler.wfile.flush()
     if done:
         handler.wfile.write(sse_chunk(finish="stop"))
-        usage = {"prompt_tokens": 12, "completion_tokens": len(pieces), "total_tokens": 20,
-                 "prompt_tokens_details": {"cached_tokens": 8}}
+        usage = {
+            "prompt_tokens": 12,
+            "completion_tokens": len(pieces),
+            "total_tokens": 20,
+            "prompt_tokens_details": {"cached_tokens": 8},
+        }
         handler.wfile.write(b"data: " + json.dumps({"choices": [], "usage": usage}).encode())
         handler.wfile.write(b"\n\ndata: [DONE]\n\n")
 
 
-def json_reply(handler: BaseHTTPRequestHandler, status: int, body: object,
-               headers: dict[str, str] | None = None) -> None:
+def json_reply(
+    handler: BaseHTTPRequestHandler,
+    status: int,
+    body: object,
+    headers: dict[str, str] | None = None,
+) -> None:
     data = json.dumps(body).encode()
     handler.send_response(status)
     handler.send_header("Content-Type", "application/json")
@@ -65,9 +72,13 @@ def json_reply(handler: BaseHTTPRequestHandler, status: int, body: object,
     handler.wfile.write(data)
 
 
-@pytest.fixture
-def fake_server() -> Iterator[Callable[[Reply], tuple[str, Recorded]]]:
-    """Start a server whose chat-completions answer is `reply(handler, request_number)`."""
+StartServer = Callable[[Reply], tuple[str, Recorded]]
+
+
+@contextmanager
+def chat_servers() -> Iterator[StartServer]:
+    """Start servers whose chat-completions answer is `reply(handler, request_number)`;
+    every one started is shut down on leaving."""
     servers: list[ThreadingHTTPServer] = []
 
     def start(reply: Reply) -> tuple[str, Recorded]:
@@ -98,7 +109,9 @@ def fake_server() -> Iterator[Callable[[Reply], tuple[str, Recorded]]]:
         servers.append(server)
         return f"http://127.0.0.1:{server.server_address[1]}/v1", recorded
 
-    yield start
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+    try:
+        yield start
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()

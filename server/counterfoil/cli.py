@@ -17,9 +17,9 @@ from typing import TextIO
 
 from .actions import action_to_json
 from .errors import AgentError
+from .loop import AgentEvent, AgentLimits, run_agent
 from .models.endpoint import SCHEMA_MODES
 from .models.progress import ModelProgress
-from .loop import AgentEvent, AgentLimits, run_agent
 from .policy import ToolPolicy
 from .proposals import ToolProposal
 from .receipts import EffectReceipt, ReceiptStore, verify_receipt_log

@@ -5,23 +5,33 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
-
-from tests.chat_servers import fake_server, stream_head, sse_chunk, stream_tokens  # noqa: F401
+from tests.chat_servers import StartServer, chat_servers, sse_chunk, stream_head, stream_tokens
 
 from .conftest import StartDaemon
 
 pytest.importorskip("httpx")
 
+
+@pytest.fixture
+def fake_server() -> Iterator[StartServer]:
+    with chat_servers() as start:
+        yield start
+
+
 READ_THEN_FINISH = ['{"tool":"read_file","path":"app.py"}', '{"final":"read app.py"}']
 
 
 async def test_a_run_through_an_endpoint_completes_and_never_writes_the_key(
-    start_daemon: StartDaemon, demo_project: Path, fake_server, monkeypatch: pytest.MonkeyPatch
+    start_daemon: StartDaemon,
+    demo_project: Path,
+    fake_server: StartServer,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     secret = "sk-daemon-93be11c0a7"
     monkeypatch.setenv("COUNTERFOIL_DAEMON_KEY", secret)
@@ -38,12 +48,18 @@ async def test_a_run_through_an_endpoint_completes_and_never_writes_the_key(
     assert result["events"][0]["action"]["tool"] == "read_file"
     assert "def double" in result["events"][0]["result"]
     assert recorded.authorizations[-1] == f"Bearer {secret}"
-    assert any(state["state"] == "ready" and "prompt tokens cached" in state["message"]
-               for state in daemon.model_states)
-    written = [json.dumps(daemon.model_states), json.dumps(result),
-               json.dumps([str(message) for message in daemon.client.log_messages])]
-    written += [path.read_text(errors="replace") for path in demo_project.rglob("*")
-                if path.is_file()]
+    assert any(
+        state["state"] == "ready" and "prompt tokens cached" in state["message"]
+        for state in daemon.model_states
+    )
+    written = [
+        json.dumps(daemon.model_states),
+        json.dumps(result),
+        json.dumps([str(message) for message in daemon.client.log_messages]),
+    ]
+    written += [
+        path.read_text(errors="replace") for path in demo_project.rglob("*") if path.is_file()
+    ]
     assert not any(secret in text for text in written)
 
 
@@ -60,8 +76,7 @@ async def test_stop_while_the_server_streams_ends_the_run_as_cancelled(
     url, _ = fake_server(stalls)
     daemon = await start_daemon({"endpoint": url, "model": "tiny"})
     pending = daemon.send("counterfoil/run", {"goal": "anything"}, msg_id="run-1")
-    await daemon.until(lambda: any(state["state"] == "generating"
-                                   for state in daemon.model_states))
+    await daemon.until(lambda: any(state["state"] == "generating" for state in daemon.model_states))
     await asyncio.sleep(0.3)  # the three tokens have arrived; the server is now silent
 
     stopped = time.perf_counter()

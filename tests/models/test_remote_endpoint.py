@@ -12,23 +12,38 @@ from counterfoil.models.remote import schema_request, server_action_schema
 
 @pytest.mark.parametrize(
     "url",
-    ["http://127.0.0.1:8080/v1", "http://localhost:11434/v1/", "http://[::1]:8000/v1",
-     "http://127.8.9.10/v1", "https://models.example.com/v1"],
+    [
+        "http://127.0.0.1:8080/v1",
+        "http://localhost:11434/v1/",
+        "http://[::1]:8000/v1",
+        "http://127.8.9.10/v1",
+        "https://models.example.com/v1",
+    ],
 )
 def test_loopback_http_and_any_https_are_accepted(url: str) -> None:
     assert checked_endpoint(url) == url.rstrip("/")
 
 
-@pytest.mark.parametrize("url", ["http://10.0.0.5:8000/v1", "http://gpu-box.local:8000/v1",
-                                 "http://localhost.example.com/v1"])
+@pytest.mark.parametrize(
+    "url",
+    ["http://10.0.0.5:8000/v1", "http://gpu-box.local:8000/v1", "http://localhost.example.com/v1"],
+)
 def test_plain_http_to_another_machine_needs_the_opt_in(url: str) -> None:
     with pytest.raises(ModelLoadError, match="--allow-insecure-http"):
         checked_endpoint(url)
     assert checked_endpoint(url, allow_insecure_http=True) == url
 
 
-@pytest.mark.parametrize("url", ["ftp://127.0.0.1/v1", "127.0.0.1:8080", "",
-                                 "https://user:secret@host/v1", "https://host/v1?key=1"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "ftp://127.0.0.1/v1",
+        "127.0.0.1:8080",
+        "",
+        "https://user:secret@host/v1",
+        "https://host/v1?key=1",
+    ],
+)
 def test_malformed_or_credential_bearing_endpoints_are_refused(url: str) -> None:
     with pytest.raises(ModelLoadError):
         checked_endpoint(url)
@@ -63,16 +78,17 @@ def test_server_schema_is_the_local_decoders_for_enabled_tools_and_allowed_argv(
     assert schema == action_schema({"read_file", "run_command"}, allowed)
     tools = [choice["properties"].get("tool", {}).get("const") for choice in schema["anyOf"]]
     assert tools == ["read_file", "run_command", None]
-    assert schema["anyOf"][1]["properties"]["argv"] == {"anyOf": [{"const": ["python",
-                                                                              "validate.py"]}]}
+    assert schema["anyOf"][1]["properties"]["argv"] == {
+        "anyOf": [{"const": ["python", "validate.py"]}]
+    }
 
 
 def test_each_schema_mode_asks_in_its_servers_form() -> None:
     schema = {"type": "object"}
     strict = schema_request("json_schema", schema)["response_format"]
-    assert strict["json_schema"] == {"name": "counterfoil_action", "schema": schema,
-                                     "strict": True}
+    assert strict["json_schema"] == {"name": "counterfoil_action", "schema": schema, "strict": True}
     assert schema_request("json_object", schema) == {
-        "response_format": {"type": "json_object", "schema": schema}}
+        "response_format": {"type": "json_object", "schema": schema}
+    }
     assert schema_request("structured_outputs", schema) == {"structured_outputs": {"json": schema}}
     assert schema_request("none", schema) == {}

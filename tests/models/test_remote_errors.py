@@ -12,6 +12,7 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from io import StringIO
 from pathlib import Path
@@ -20,17 +21,26 @@ import pytest
 
 pytest.importorskip("httpx")
 
-from counterfoil.cli import main  # noqa: E402
-from counterfoil.models import ModelLoadError, load_generate  # noqa: E402
-from counterfoil.models.errors import GenerationCancelled, ModelServerError  # noqa: E402
-from counterfoil.models.remote import RemoteGenerate  # noqa: E402
-from tests.chat_servers import (  # noqa: E402
-    fake_server,  # noqa: F401 - a fixture
+from tests.chat_servers import (
+    StartServer,
+    chat_servers,
     json_reply,
     sse_chunk,
     stream_head,
     stream_tokens,
 )
+
+from counterfoil.cli import main
+from counterfoil.models import ModelLoadError, load_generate
+from counterfoil.models.errors import GenerationCancelled, ModelServerError
+from counterfoil.models.remote import RemoteGenerate
+
+
+@pytest.fixture
+def fake_server() -> Iterator[StartServer]:
+    with chat_servers() as start:
+        yield start
+
 
 MESSAGES = [
     {"role": "system", "content": "Reply with one JSON action."},
@@ -45,8 +55,12 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def test_streamed_response_reaches_callbacks_and_reports_cached_tokens(fake_server) -> None:
-    url, recorded = fake_server(lambda handler, _: stream_tokens(handler, ['{"final"', ':"hello"}']))
+def test_streamed_response_reaches_callbacks_and_reports_cached_tokens(
+    fake_server: StartServer,
+) -> None:
+    url, recorded = fake_server(
+        lambda handler, _: stream_tokens(handler, ['{"final"', ':"hello"}'])
+    )
     tokens: list[str] = []
     generate = RemoteGenerate(url, "tiny", on_token=tokens.append)
 
@@ -73,7 +87,7 @@ def test_refused_connection_is_one_actionable_line() -> None:
 
 
 def test_unauthorized_names_the_key_variable_and_never_echoes_the_key(
-    fake_server, monkeypatch: pytest.MonkeyPatch
+    fake_server: StartServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     secret = "sk-test-5f1d2c9e"
 
@@ -91,7 +105,7 @@ def test_unauthorized_names_the_key_variable_and_never_echoes_the_key(
     assert secret not in str(error.value) and "\n" not in str(error.value)
 
 
-def test_unknown_model_points_at_the_model_list(fake_server) -> None:
+def test_unknown_model_points_at_the_model_list(fake_server: StartServer) -> None:
     def missing(handler: BaseHTTPRequestHandler, _: int) -> None:
         json_reply(handler, 404, {"error": {"message": "The model `nope` does not exist."}})
 
@@ -103,7 +117,7 @@ def test_unknown_model_points_at_the_model_list(fake_server) -> None:
     assert f"{url}/models" in str(error.value)
 
 
-def test_busy_server_is_retried_then_answers(fake_server) -> None:
+def test_busy_server_is_retried_then_answers(fake_server: StartServer) -> None:
     def busy_once(handler: BaseHTTPRequestHandler, request: int) -> None:
         if request == 1:
             json_reply(handler, 429, {"error": "slow down"}, {"Retry-After": "0"})
@@ -118,7 +132,7 @@ def test_busy_server_is_retried_then_answers(fake_server) -> None:
     assert generate.stats[-1].attempts == 2
 
 
-def test_busy_server_is_retried_at_most_three_times(fake_server) -> None:
+def test_busy_server_is_retried_at_most_three_times(fake_server: StartServer) -> None:
     url, recorded = fake_server(
         lambda handler, _: json_reply(handler, 503, {"error": "overloaded"}, {"Retry-After": "0"})
     )
@@ -129,7 +143,7 @@ def test_busy_server_is_retried_at_most_three_times(fake_server) -> None:
     assert "503" in str(error.value) and "3 retries" in str(error.value)
 
 
-def test_server_error_other_than_busy_is_not_retried(fake_server) -> None:
+def test_server_error_other_than_busy_is_not_retried(fake_server: StartServer) -> None:
     url, recorded = fake_server(
         lambda handler, _: json_reply(handler, 500, {"error": "internal failure"})
     )
@@ -138,7 +152,7 @@ def test_server_error_other_than_busy_is_not_retried(fake_server) -> None:
     assert len(recorded.bodies) == 1
 
 
-def test_stream_cut_midway_is_an_error_not_a_short_answer(fake_server) -> None:
+def test_stream_cut_midway_is_an_error_not_a_short_answer(fake_server: StartServer) -> None:
     url, _ = fake_server(
         lambda handler, _: stream_tokens(handler, ['{"final"', ':"hel'], done=False)
     )
@@ -146,7 +160,7 @@ def test_stream_cut_midway_is_an_error_not_a_short_answer(fake_server) -> None:
         RemoteGenerate(url, "tiny")(MESSAGES)
 
 
-def test_stream_cut_inside_a_declared_body_is_an_error(fake_server) -> None:
+def test_stream_cut_inside_a_declared_body_is_an_error(fake_server: StartServer) -> None:
     def truncated(handler: BaseHTTPRequestHandler, _: int) -> None:
         handler.protocol_version = "HTTP/1.1"
         handler.send_response(200)
@@ -162,7 +176,7 @@ def test_stream_cut_inside_a_declared_body_is_an_error(fake_server) -> None:
         RemoteGenerate(url, "tiny")(MESSAGES)
 
 
-def test_response_longer_than_max_tokens_is_cut_at_max_tokens(fake_server) -> None:
+def test_response_longer_than_max_tokens_is_cut_at_max_tokens(fake_server: StartServer) -> None:
     url, _ = fake_server(lambda handler, _: stream_tokens(handler, ["word "] * 50))
     tokens: list[str] = []
     generate = RemoteGenerate(url, "tiny", max_tokens=10, on_token=tokens.append)
@@ -173,7 +187,7 @@ def test_response_longer_than_max_tokens_is_cut_at_max_tokens(fake_server) -> No
     assert generate.stats[-1].finish_reason == "length"
 
 
-def test_server_slower_than_the_timeout_fails_within_it(fake_server) -> None:
+def test_server_slower_than_the_timeout_fails_within_it(fake_server: StartServer) -> None:
     def slow(handler: BaseHTTPRequestHandler, _: int) -> None:
         time.sleep(3)
         stream_tokens(handler, [FINAL])
@@ -187,7 +201,9 @@ def test_server_slower_than_the_timeout_fails_within_it(fake_server) -> None:
     assert "sent nothing for 0.5 s" in str(error.value) and "--endpoint-timeout" in str(error.value)
 
 
-def test_stop_while_the_server_is_silent_returns_within_half_a_second(fake_server) -> None:
+def test_stop_while_the_server_is_silent_returns_within_half_a_second(
+    fake_server: StartServer,
+) -> None:
     def stalls(handler: BaseHTTPRequestHandler, _: int) -> None:
         stream_head(handler)
         handler.wfile.write(sse_chunk("{"))
@@ -218,7 +234,9 @@ def test_stop_while_the_server_is_silent_returns_within_half_a_second(fake_serve
 
 
 def test_key_is_sent_but_never_written_by_a_cli_run(
-    fake_server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+    fake_server: StartServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     secret = "sk-cli-7a4be02d19"
@@ -229,9 +247,20 @@ def test_key_is_sent_but_never_written_by_a_cli_run(
     caplog.set_level(logging.DEBUG)
 
     status = main(
-        ["agent", "say hello", "--root", str(tmp_path), "--endpoint", url, "--model", "tiny",
-         "--api-key-env", "COUNTERFOIL_TEST_KEY"],
-        stdin=StringIO(""), stdout=output,
+        [
+            "agent",
+            "say hello",
+            "--root",
+            str(tmp_path),
+            "--endpoint",
+            url,
+            "--model",
+            "tiny",
+            "--api-key-env",
+            "COUNTERFOIL_TEST_KEY",
+        ],
+        stdin=StringIO(""),
+        stdout=output,
     )
 
     assert status == 0, output.getvalue()

@@ -21,13 +21,13 @@ import pytest
 
 pytest.importorskip("httpx")
 
-from counterfoil.cli import main  # noqa: E402
-from counterfoil.loop import run_agent  # noqa: E402
-from counterfoil.models import ModelProgress, load_generate  # noqa: E402
-from counterfoil.models.errors import GenerationCancelled  # noqa: E402
-from counterfoil.models.remote import NOT_ENFORCED, RemoteGenerate  # noqa: E402
-from counterfoil.policy import ToolPolicy  # noqa: E402
-from counterfoil.workspace import Workspace  # noqa: E402
+from counterfoil.cli import main
+from counterfoil.loop import run_agent
+from counterfoil.models import ModelProgress, load_generate
+from counterfoil.models.errors import GenerationCancelled
+from counterfoil.models.remote import NOT_ENFORCED, RemoteGenerate
+from counterfoil.policy import ToolPolicy
+from counterfoil.workspace import Workspace
 
 MESSAGES = [
     {"role": "system", "content": "You are a coding agent. Reply with one JSON action."},
@@ -45,9 +45,20 @@ def start_mlx_server(model_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes
     """`python -m mlx_lm server` on a free loopback port, once it answers `/v1/models`."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "mlx_lm", "server", "--model", str(model_dir),
-         "--host", "127.0.0.1", "--port", str(port)],
-        stdout=log.open("wb"), stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "mlx_lm",
+            "server",
+            "--model",
+            str(model_dir),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     url = f"http://127.0.0.1:{port}/v1"
@@ -103,8 +114,11 @@ def test_appended_turn_reports_cached_prompt_tokens(mlx_server: tuple[str, str])
     generate = RemoteGenerate(url, model, max_tokens=8)
     first = generate(MESSAGES)
     generate(
-        [*MESSAGES, {"role": "assistant", "content": first},
-         {"role": "user", "content": "Tool result:\nerror: not a valid action"}]
+        [
+            *MESSAGES,
+            {"role": "assistant", "content": first},
+            {"role": "user", "content": "Tool result:\nerror: not a valid action"},
+        ]
     )
 
     first_stats, second_stats = generate.stats
@@ -127,8 +141,9 @@ def test_stop_mid_stream_ends_the_call_within_half_a_second(
             pressed.append(time.perf_counter())
             threading.Thread(target=stop.set).start()
 
-    generate = RemoteGenerate(url, model, max_tokens=4000, on_token=on_token,
-                              should_stop=stop.is_set)
+    generate = RemoteGenerate(
+        url, model, max_tokens=4000, on_token=on_token, should_stop=stop.is_set
+    )
     with pytest.raises(GenerationCancelled):
         generate(MESSAGES)
 
@@ -154,8 +169,9 @@ def test_agent_run_against_the_server_ends_with_invalid_action_observations(
     url, model = mlx_server
     (tmp_path / "app.py").write_text("print('hello')\n", encoding="utf-8")
     workspace = Workspace(ToolPolicy(tmp_path), confirm_proposal=lambda proposal: False)
-    generate = load_generate(model, endpoint=url, max_tokens=16,
-                             available_tools=workspace.available_tools)
+    generate = load_generate(
+        model, endpoint=url, max_tokens=16, available_tools=workspace.available_tools
+    )
 
     run = run_agent("Change the greeting to Welcome.", generate, workspace)
 
@@ -173,9 +189,20 @@ def test_cli_run_with_an_endpoint_reaches_its_end(
     output = StringIO()
 
     status = main(
-        ["agent", "Change the greeting.", "--root", str(tmp_path), "--endpoint", url,
-         "--model", model, "--max-tokens", "16"],
-        stdin=StringIO(""), stdout=output,
+        [
+            "agent",
+            "Change the greeting.",
+            "--root",
+            str(tmp_path),
+            "--endpoint",
+            url,
+            "--model",
+            model,
+            "--max-tokens",
+            "16",
+        ],
+        stdin=StringIO(""),
+        stdout=output,
     )
 
     text = output.getvalue()

@@ -41,7 +41,11 @@ def load_generate(spec: str, **options: Any) -> Generate:
 
         return load_remote_generate(spec or "", endpoint=endpoint, **options)
     for remote_only in (
-        "api_key_env", "allow_insecure_http", "schema_mode", "timeout_seconds", "should_stop"
+        "api_key_env",
+        "allow_insecure_http",
+        "schema_mode",
+        "timeout_seconds",
+        "should_stop",
     ):
         options.pop(remote_only, None)
     if not isinstance(spec, str) or not spec.strip():

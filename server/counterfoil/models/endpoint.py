@@ -44,12 +44,11 @@ def checked_endpoint(url: str, *, allow_insecure_http: bool = False) -> str:
         )
     if parts.query or parts.fragment:
         raise ModelLoadError(f"endpoint {url!r} must not have a query or fragment")
-    if parts.scheme == "http" and not is_loopback_host(parts.hostname):
-        if not allow_insecure_http:
-            raise ModelLoadError(
-                f"endpoint {url!r} sends prompts (which contain your files) unencrypted to "
-                f"another machine; use https://, or opt in with --allow-insecure-http"
-            )
+    if parts.scheme == "http" and not is_loopback_host(parts.hostname) and not allow_insecure_http:
+        raise ModelLoadError(
+            f"endpoint {url!r} sends prompts (which contain your files) unencrypted to "
+            f"another machine; use https://, or opt in with --allow-insecure-http"
+        )
     return url
 
 

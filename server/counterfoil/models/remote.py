@@ -332,7 +332,10 @@ class RemoteGenerate:
         return text
 
     def _stream(
-        self, body: dict[str, Any], events: queue.SimpleQueue[tuple[str, Any]], stop: threading.Event
+        self,
+        body: dict[str, Any],
+        events: queue.SimpleQueue[tuple[str, Any]],
+        stop: threading.Event,
     ) -> None:
         """The worker: POST with retries on 429/502/503/504, then hand each delta on."""
         import httpx
@@ -364,7 +367,10 @@ class RemoteGenerate:
                 events.put(("error", f"the model server at {self.endpoint} sent {error}"))
 
     def _read_events(
-        self, lines: Iterable[str], events: queue.SimpleQueue[tuple[str, Any]], stop: threading.Event
+        self,
+        lines: Iterable[str],
+        events: queue.SimpleQueue[tuple[str, Any]],
+        stop: threading.Event,
     ) -> None:
         for line in lines:
             if stop.is_set():
@@ -378,8 +384,8 @@ class RemoteGenerate:
             try:
                 chunk = json.loads(data)
             except ValueError:
-                events.put(("error", f"the model server at {self.endpoint} sent a line that is "
-                                     f"not JSON: {_one_line(data, 80)}"))
+                message = f"the model server at {self.endpoint} sent a line that is not JSON"
+                events.put(("error", f"{message}: {_one_line(data, 80)}"))
                 return
             if not isinstance(chunk, dict):
                 continue
@@ -408,8 +414,11 @@ class RemoteGenerate:
         try:
             chunk = json.loads(body)
         except ValueError:
-            events.put(("error", f"the model server at {self.endpoint} answered with neither "
-                                 "an event stream nor JSON; is the endpoint its /v1 URL?"))
+            message = (
+                f"the model server at {self.endpoint} answered with neither an event "
+                "stream nor JSON; is the endpoint its /v1 URL?"
+            )
+            events.put(("error", message))
             return
         if isinstance(chunk, dict):
             self._put_chunk(chunk, events)
@@ -424,31 +433,46 @@ class RemoteGenerate:
         import httpx
 
         if isinstance(error, httpx.ConnectTimeout):
-            return (f"the model server at {self.endpoint} did not accept a connection within "
-                    f"{self._connect_timeout():g} s; is it running and reachable?")
+            return (
+                f"the model server at {self.endpoint} did not accept a connection within "
+                f"{self._connect_timeout():g} s; is it running and reachable?"
+            )
         if isinstance(error, httpx.TimeoutException):
-            return (f"the model server at {self.endpoint} sent nothing for "
-                    f"{self.timeout_seconds:g} s; raise --endpoint-timeout or check the server")
+            return (
+                f"the model server at {self.endpoint} sent nothing for "
+                f"{self.timeout_seconds:g} s; raise --endpoint-timeout or check the server"
+            )
         if isinstance(error, httpx.ConnectError):
-            return (f"cannot connect to the model server at {self.endpoint} "
-                    f"({_one_line(str(error), 80)}); is it running?")
-        return (f"the model server at {self.endpoint} closed the stream midway "
-                f"({_one_line(str(error), 80) or type(error).__name__}); check the server's log")
+            return (
+                f"cannot connect to the model server at {self.endpoint} "
+                f"({_one_line(str(error), 80)}); is it running?"
+            )
+        return (
+            f"the model server at {self.endpoint} closed the stream midway "
+            f"({_one_line(str(error), 80) or type(error).__name__}); check the server's log"
+        )
 
     def _status_message(self, status: int, body: bytes) -> str:
         detail = self._scrub(_server_message(body))
         if status in (401, 403):
-            where = (f"the environment variable {self._api_key_env}" if self._api_key_env
-                     else "OPENAI_API_KEY, or name another variable with --api-key-env")
+            where = (
+                f"the environment variable {self._api_key_env}"
+                if self._api_key_env
+                else "OPENAI_API_KEY, or name another variable with --api-key-env"
+            )
             state = "refused the key" if self._api_key else "needs a key"
             return f"the model server at {self.endpoint} {state} ({status}: {detail}); set {where}"
         if status == 404:
-            return (f"the model server at {self.endpoint} has no model {self.model!r} or no "
-                    f"chat completions route (404: {detail}); check --model against "
-                    f"{self.endpoint}/models and that the endpoint ends in /v1")
+            return (
+                f"the model server at {self.endpoint} has no model {self.model!r} or no "
+                f"chat completions route (404: {detail}); check --model against "
+                f"{self.endpoint}/models and that the endpoint ends in /v1"
+            )
         if status in RETRY_STATUSES:
-            return (f"the model server at {self.endpoint} is still busy ({status}) after "
-                    f"{MAX_RETRIES} retries: {detail}")
+            return (
+                f"the model server at {self.endpoint} is still busy ({status}) after "
+                f"{MAX_RETRIES} retries: {detail}"
+            )
         return f"the model server at {self.endpoint} answered {status}: {detail}"
 
     def _scrub(self, text: str) -> str:
@@ -474,7 +498,11 @@ class RemoteGenerate:
             action = parse_action(text, self.available_tools)
         except AgentError:
             return False
-        if isinstance(action, ToolAction) and action.tool == "run_command" and self.allowed_commands:
+        if (
+            isinstance(action, ToolAction)
+            and action.tool == "run_command"
+            and self.allowed_commands
+        ):
             return tuple(action.arguments.get("argv") or ()) in self.allowed_commands
         return True
 
