@@ -31,9 +31,12 @@ from tests.chat_servers import (
 )
 
 from counterfoil.cli import main
+from counterfoil.loop import run_agent
 from counterfoil.models import ModelLoadError, load_generate
 from counterfoil.models.errors import GenerationCancelled, ModelServerError
 from counterfoil.models.remote import RemoteGenerate
+from counterfoil.policy import ToolPolicy
+from counterfoil.workspace import Workspace
 
 
 @pytest.fixture
@@ -269,3 +272,21 @@ def test_key_is_sent_but_never_written_by_a_cli_run(
     written += [path.read_text(errors="replace") for path in tmp_path.rglob("*") if path.is_file()]
     assert not any(secret in text for text in written)
     assert any("run ended: completed" in text for text in written)
+
+
+def test_stop_during_a_remote_response_ends_the_agent_run_as_cancelled(
+    fake_server: StartServer, tmp_path: Path
+) -> None:
+    def stalls(handler: BaseHTTPRequestHandler, _: int) -> None:
+        stream_head(handler)
+        handler.wfile.write(sse_chunk("{"))
+        handler.wfile.flush()
+        time.sleep(3)
+
+    url, _ = fake_server(stalls)
+    stop = threading.Event()
+    generate = RemoteGenerate(url, "tiny", on_token=lambda _: stop.set(), should_stop=stop.is_set)
+
+    run = run_agent("say hello", generate, Workspace(ToolPolicy(tmp_path)), should_stop=stop.is_set)
+
+    assert run.reason == "cancelled" and run.error is None and run.events == ()
