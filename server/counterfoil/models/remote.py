@@ -7,18 +7,19 @@ request's `response_format` (or vLLM's `structured_outputs`), and the messages a
 as the loop built them, an append-only extension of the last turn, so the server's prefix
 cache hits. httpx is imported here only, when an endpoint is chosen.
 
-The request runs on a worker thread that hands events to the caller through a queue, so the
-caller notices a stop within `CANCEL_POLL_SECONDS` even while the server is silent.
+The stream is read on the caller's thread; when a `should_stop` hook is given, a small watcher
+thread polls it and, on a stop, shuts the connection's socket down, so the call ends within
+`CANCEL_POLL_SECONDS` even while the server is silent.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import queue
+import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -229,16 +230,7 @@ class RemoteGenerate:
 
     def _generate(self, messages: Messages) -> str:
         started = time.perf_counter()
-        events: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-        stop = threading.Event()
-        worker = threading.Thread(
-            target=self._stream,
-            args=(self.request_body(messages), events, stop),
-            name="counterfoil-remote",
-            daemon=True,
-        )
-        self._report(ModelProgress("generating", message="waiting for the server"))
-        worker.start()
+        watch = _StopWatch(self.should_stop)
         content: list[str] = []
         tokens = 0
         first_token: float | None = None
@@ -246,16 +238,11 @@ class RemoteGenerate:
         usage: dict[str, Any] = {}
         attempts = 1
         last_report = (0, started)
+        self._report(ModelProgress("generating", message="waiting for the server"))
         try:
-            while True:
-                try:
-                    kind, value = events.get(timeout=CANCEL_POLL_SECONDS)
-                except queue.Empty:
-                    kind, value = "idle", None
-                if self.should_stop is not None and self.should_stop():
+            for kind, value in self._events(self.request_body(messages), watch):
+                if watch.stopped():
                     raise GenerationCancelled("generation stopped")
-                if kind == "idle":
-                    continue
                 if kind in ("content", "reasoning"):
                     if tokens >= self.max_tokens:
                         finish_reason = "length"
@@ -285,8 +272,6 @@ class RemoteGenerate:
                 elif kind == "retry":
                     attempts += 1
                     self._report(ModelProgress("generating", message=value))
-                elif kind == "error":
-                    raise ModelServerError(self._scrub(value))
                 elif kind == "end":
                     if finish_reason is None and not value:
                         raise ModelServerError(
@@ -295,11 +280,15 @@ class RemoteGenerate:
                         )
                     break
         except BaseException as error:
-            stop.set()
+            if watch.stopped() and not isinstance(error, GenerationCancelled):
+                error = GenerationCancelled("generation stopped")
             message = "generation stopped" if isinstance(error, GenerationCancelled) else "error"
             self._report(ModelProgress("ready", message=message))
+            if isinstance(error, ModelServerError | GenerationCancelled):
+                raise error from None
             raise
-        stop.set()
+        finally:
+            watch.close()
         seconds = time.perf_counter() - started
         details = usage.get("prompt_tokens_details") or {}
         stats = RemoteStats(
@@ -331,13 +320,11 @@ class RemoteGenerate:
         )
         return text
 
-    def _stream(
-        self,
-        body: dict[str, Any],
-        events: queue.SimpleQueue[tuple[str, Any]],
-        stop: threading.Event,
-    ) -> None:
-        """The worker: POST with retries on 429/502/503/504, then hand each delta on."""
+    def _events(self, body: dict[str, Any], watch: _StopWatch) -> Iterator[tuple[str, Any]]:
+        """POST with retries on 429/502/503/504, then each delta as (kind, value).
+
+        Failures are raised as `ModelServerError`, one line each.
+        """
         import httpx
 
         url = f"{self.endpoint}/chat/completions"
@@ -347,82 +334,54 @@ class RemoteGenerate:
                     status = response.status_code
                     if status in RETRY_STATUSES and attempt < MAX_RETRIES:
                         delay = _retry_delay(response.headers, attempt)
-                        events.put(("retry", f"server busy ({status}); retrying in {delay:.1f} s"))
-                        if stop.wait(delay):
+                        yield "retry", f"server busy ({status}); retrying in {delay:.1f} s"
+                        if watch.wait(delay):
                             return
                         continue
                     if status >= 400:
-                        events.put(("error", self._status_message(status, response.read())))
-                        return
+                        raise ModelServerError(self._status_message(status, response.read()))
                     if "text/event-stream" not in response.headers.get("content-type", ""):
-                        self._whole_response(response.read(), events)
+                        yield from self._whole_response(response.read())
                         return
-                    self._read_events(response.iter_lines(), events, stop)
+                    watch.guard(response)
+                    yield from self._read_events(response.iter_lines())
                     return
         except httpx.HTTPError as error:
-            if not stop.is_set():
-                events.put(("error", self._transport_message(error)))
-        except Exception as error:  # noqa: BLE001 - the caller gets every failure as one line
-            if not stop.is_set():
-                events.put(("error", f"the model server at {self.endpoint} sent {error}"))
+            raise ModelServerError(self._transport_message(error)) from None
 
-    def _read_events(
-        self,
-        lines: Iterable[str],
-        events: queue.SimpleQueue[tuple[str, Any]],
-        stop: threading.Event,
-    ) -> None:
+    def _read_events(self, lines: Iterable[str]) -> Iterator[tuple[str, Any]]:
         for line in lines:
-            if stop.is_set():
-                return
             if not line.startswith("data:"):
                 continue  # blank separators, `: keepalive` comments, `event:` names
             data = line[5:].strip()
             if data == "[DONE]":
-                events.put(("end", True))
+                yield "end", True
                 return
             try:
                 chunk = json.loads(data)
             except ValueError:
                 message = f"the model server at {self.endpoint} sent a line that is not JSON"
-                events.put(("error", f"{message}: {_one_line(data, 80)}"))
-                return
+                raise ModelServerError(f"{message}: {_one_line(data, 80)}") from None
             if not isinstance(chunk, dict):
                 continue
             if "error" in chunk:
-                message = _server_message(json.dumps(chunk).encode())
-                events.put(("error", f"the model server at {self.endpoint} failed: {message}"))
-                return
-            self._put_chunk(chunk, events)
-        events.put(("end", False))
+                message = self._scrub(_server_message(json.dumps(chunk).encode()))
+                raise ModelServerError(f"the model server at {self.endpoint} failed: {message}")
+            yield from _chunk_events(chunk)
+        yield "end", False
 
-    def _put_chunk(self, chunk: dict[str, Any], events: queue.SimpleQueue[tuple[str, Any]]) -> None:
-        for choice in chunk.get("choices") or ():
-            delta = choice.get("delta") or choice.get("message") or {}
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if reasoning:
-                events.put(("reasoning", str(reasoning)))
-            if delta.get("content"):
-                events.put(("content", str(delta["content"])))
-            if choice.get("finish_reason"):
-                events.put(("finish", str(choice["finish_reason"])))
-        if isinstance(chunk.get("usage"), dict):
-            events.put(("usage", chunk["usage"]))
-
-    def _whole_response(self, body: bytes, events: queue.SimpleQueue[tuple[str, Any]]) -> None:
+    def _whole_response(self, body: bytes) -> Iterator[tuple[str, Any]]:
         """A server that answered without streaming: one completion object."""
         try:
             chunk = json.loads(body)
         except ValueError:
-            message = (
+            raise ModelServerError(
                 f"the model server at {self.endpoint} answered with neither an event "
                 "stream nor JSON; is the endpoint its /v1 URL?"
-            )
-            events.put(("error", message))
-            return
+            ) from None
         if isinstance(chunk, dict):
-            self._put_chunk(chunk, events)
-        events.put(("end", True))
+            yield from _chunk_events(chunk)
+        yield "end", True
 
     # Messages a person can act on
 
@@ -509,6 +468,68 @@ class RemoteGenerate:
     def _report(self, progress: ModelProgress) -> None:
         if self.on_progress is not None:
             self.on_progress(progress)
+
+
+def _chunk_events(chunk: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    for choice in chunk.get("choices") or ():
+        delta = choice.get("delta") or choice.get("message") or {}
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning:
+            yield "reasoning", str(reasoning)
+        if delta.get("content"):
+            yield "content", str(delta["content"])
+        if choice.get("finish_reason"):
+            yield "finish", str(choice["finish_reason"])
+    if isinstance(chunk.get("usage"), dict):
+        yield "usage", chunk["usage"]
+
+
+class _StopWatch:
+    """Polls `should_stop` on its own thread while a call runs; on a stop it shuts the
+    response's socket down, so a read blocked on a silent server returns at once."""
+
+    def __init__(self, should_stop: Callable[[], bool] | None) -> None:
+        self._should_stop = should_stop
+        self._stopped = threading.Event()
+        self._done = threading.Event()
+        self._socket: Any = None
+        if should_stop is not None:
+            threading.Thread(target=self._watch, name="counterfoil-stop", daemon=True).start()
+
+    def _watch(self) -> None:
+        assert self._should_stop is not None
+        while not self._done.wait(CANCEL_POLL_SECONDS):
+            if self._should_stop():
+                self._stopped.set()
+                self._shut_down()
+                return
+
+    def guard(self, response: Any) -> None:
+        """Remember the socket under `response`; shut it now if the stop came first."""
+        stream = response.extensions.get("network_stream")
+        self._socket = stream.get_extra_info("socket") if stream is not None else None
+        if self._stopped.is_set():
+            self._shut_down()
+
+    def _shut_down(self) -> None:
+        if self._socket is not None:
+            try:
+                self._socket.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def stopped(self) -> bool:
+        return self._stopped.is_set()
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to `seconds`; True when a stop came meanwhile."""
+        if self._should_stop is None:
+            time.sleep(seconds)
+            return False
+        return self._stopped.wait(seconds)
+
+    def close(self) -> None:
+        self._done.set()
 
 
 def action_text(text: str) -> str:
