@@ -290,3 +290,30 @@ def test_stop_during_a_remote_response_ends_the_agent_run_as_cancelled(
     run = run_agent("say hello", generate, Workspace(ToolPolicy(tmp_path)), should_stop=stop.is_set)
 
     assert run.reason == "cancelled" and run.error is None and run.events == ()
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        ([], {"type": "json_schema"}),
+        (["--schema-mode", "json_object"], {"type": "json_object"}),
+        (["--schema-mode", "structured_outputs"], None),
+        (["--no-constrain"], None),
+    ],
+)
+def test_cli_schema_flags_choose_the_request_form(
+    fake_server: StartServer, tmp_path: Path, flags: list[str], expected: dict[str, str] | None
+) -> None:
+    url, recorded = fake_server(lambda handler, _: stream_tokens(handler, [FINAL]))
+    argv = ["agent", "say hello", "--root", str(tmp_path), "--endpoint", url, "--model", "tiny"]
+
+    assert main([*argv, *flags], stdin=StringIO(""), stdout=StringIO()) == 0
+
+    body = recorded.bodies[-1]
+    response_format = body.get("response_format")
+    if expected is None:
+        assert response_format is None
+    else:
+        assert isinstance(response_format, dict)
+        assert response_format["type"] == expected["type"]
+    assert ("structured_outputs" in body) == ("structured_outputs" in flags)
