@@ -48,6 +48,7 @@ async def test_a_run_through_an_endpoint_completes_and_never_writes_the_key(
     assert result["events"][0]["action"]["tool"] == "read_file"
     assert "def double" in result["events"][0]["result"]
     assert recorded.authorizations[-1] == f"Bearer {secret}"
+    assert {state["model"] for state in daemon.model_states} == {f"tiny at {url}"}
     assert any(
         state["state"] == "ready" and "prompt tokens cached" in state["message"]
         for state in daemon.model_states

@@ -87,23 +87,25 @@ class ModelHost:
             if not scripted and key == self._key and self._generate is not None:
                 return self._generate
             self._key, self._generate = None, None
-        self.model = settings.model
-        token = self._channel.begin_progress("Loading model", settings.model)
+        self.model = (
+            f"{settings.model} at {settings.endpoint}" if settings.endpoint else settings.model
+        )
+        token = self._channel.begin_progress("Loading model", self.model)
         self._progress_token = token
-        self.publish("loading", f"loading {settings.model}", force=True)
+        self.publish("loading", f"loading {self.model}", force=True)
         started = time.perf_counter()
         try:
             generate = load_generate(
                 spec, **options, on_token=self._on_token, on_progress=self._on_progress
             )
         except Exception as error:  # any load failure is reported, not raised
-            message = f"could not load model {settings.model}: {error}"
+            message = f"could not load model {self.model}: {error}"
             self.publish("error", message, force=True)
             self._channel.end_progress(token, "failed")
             self._progress_token = None
             raise ModelLoadFailed(message) from error
         elapsed = time.perf_counter() - started
-        self.publish("ready", f"{settings.model} loaded in {elapsed:.2f} s", force=True)
+        self.publish("ready", f"{self.model} loaded in {elapsed:.2f} s", force=True)
         self._channel.end_progress(token, "ready")
         self._progress_token = None
         with self._lock:
