@@ -8,6 +8,7 @@ slower than the timeout, a server that goes silent while the person presses Stop
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import threading
@@ -317,3 +318,22 @@ def test_cli_schema_flags_choose_the_request_form(
         assert isinstance(response_format, dict)
         assert response_format["type"] == expected["type"]
     assert ("structured_outputs" in body) == ("structured_outputs" in flags)
+
+
+def test_reasoning_is_streamed_to_the_callback_but_never_parsed(fake_server: StartServer) -> None:
+    def thinks(handler: BaseHTTPRequestHandler, _: int) -> None:
+        stream_head(handler)
+        for thought in ("The user wants ", '{"final":"not this"}'):
+            choice = {"index": 0, "delta": {"reasoning_content": thought}, "finish_reason": None}
+            handler.wfile.write(b"data: " + json.dumps({"choices": [choice]}).encode() + b"\n\n")
+        for piece in ("<think>more</think>", FINAL):
+            handler.wfile.write(sse_chunk(piece))
+        handler.wfile.write(sse_chunk(finish="stop") + b"data: [DONE]\n\n")
+
+    url, _ = fake_server(thinks)
+    tokens: list[str] = []
+
+    response = RemoteGenerate(url, "tiny", on_token=tokens.append)(MESSAGES)
+
+    assert response == FINAL
+    assert tokens[:2] == ["The user wants ", '{"final":"not this"}']
