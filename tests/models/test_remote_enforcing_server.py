@@ -1,8 +1,8 @@
 """The action schema enforced by a real server: llama-cpp-python's, on a tiny GGUF written here.
 
 llama-cpp-python (0.3.36) turns `{"type": "json_object", "schema": …}` into a grammar and
-ignores OpenAI's `json_schema` form, so this also shows the two sides of the "does not enforce"
-check on one server. Building llama-cpp-python takes minutes of compiling, so it is not part
+refuses OpenAI's `json_schema` form outright (a validation error), which the error message
+turns into a hint at `--schema-mode json_object`. Building llama-cpp-python takes minutes of compiling, so it is not part
 of the project's install; these tests run where it is installed
 (`pip install 'llama-cpp-python[server]'`) and are skipped elsewhere.
 """
@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from counterfoil.actions import parse_action
+from counterfoil.models.errors import ModelServerError
 from counterfoil.models.remote import NOT_ENFORCED, RemoteGenerate
 from counterfoil.policy import ToolPolicy
 from counterfoil.workspace import Workspace
@@ -139,18 +140,16 @@ def test_enforcing_server_gives_only_valid_actions_over_twenty_turns(
     assert all(stats.finish_reason == "stop" for stats in generate.stats)
 
 
-def test_the_same_server_ignoring_json_schema_is_detected(
+def test_the_same_server_refuses_the_json_schema_form_and_says_which_to_use(
     llama_server: str, tmp_path: Path
 ) -> None:
     workspace = read_only_workspace(tmp_path)
     generate = RemoteGenerate(
-        llama_server,
-        "tiny",
-        schema_mode="json_schema",
-        max_tokens=32,
-        available_tools=workspace.available_tools,
+        llama_server, "tiny", schema_mode="json_schema", available_tools=workspace.available_tools
     )
 
-    converse(generate, "Reply with one JSON action.", 3)
+    with pytest.raises(ModelServerError) as error:
+        converse(generate, "Reply with one JSON action.", 1)
 
-    assert generate.schema_enforced is False
+    assert "response_format" in str(error.value) and "--schema-mode" in str(error.value)
+    assert "\n" not in str(error.value)

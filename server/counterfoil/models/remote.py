@@ -432,7 +432,10 @@ class RemoteGenerate:
                 f"the model server at {self.endpoint} is still busy ({status}) after "
                 f"{MAX_RETRIES} retries: {detail}"
             )
-        return f"the model server at {self.endpoint} answered {status}: {detail}"
+        hint = ""
+        if "response_format" in detail or "structured_outputs" in detail:
+            hint = "; it may want another --schema-mode (json_object for llama-cpp-python)"
+        return f"the model server at {self.endpoint} answered {status}: {detail}{hint}"
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._api_key, "***") if self._api_key else text
