@@ -1,7 +1,7 @@
 """Counterfoil's generate callable versus bare `mlx_lm.stream_generate` on the same prompts.
 
 Counterfoil's side is the whole per-turn path the CLI uses (chat template, prompt-cache
-bookkeeping, streaming to `on_token`, progress reports, action extraction), with cache reuse
+bookkeeping, a progress report per token, action extraction), with cache reuse
 off so both sides prefill the same tokens; the bare side applies the chat template and
 streams. The random-weight benchmark model, greedy, unconstrained, tokens checked equal, run
 in pairs; the headline ratio is the median over pairs. Prints a table, then one JSON line.
@@ -25,17 +25,13 @@ def main() -> None:
     from mlx_lm import stream_generate
     from mlx_lm.sample_utils import make_sampler
 
-    from counterfoil.models import ModelProgress, load_generate
+    from counterfoil.models import GenerationOptions, ModelProgress, load_generate
     from counterfoil.models.mlx import MLXGenerate
 
-    pieces: list[str] = []
     reports: list[ModelProgress] = []
     generate = load_generate(
         str(bench_model_dir()),
-        max_tokens=MAX_TOKENS,
-        constrain=False,
-        reuse_prompt_cache=False,
-        on_token=pieces.append,
+        GenerationOptions(max_tokens=MAX_TOKENS, constrain=False, reuse_prompt_cache=False),
         on_progress=reports.append,
     )
     assert isinstance(generate, MLXGenerate)

@@ -15,6 +15,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from blas import matmul_gflops, use_openblas
@@ -43,13 +44,13 @@ def system_prompt() -> str:
 
 def main() -> None:
     blas = use_openblas()
-    from counterfoil.models import load_generate
+    from counterfoil.models import GenerationOptions, load_generate
     from counterfoil.models.mlx import MLXGenerate
 
     model_dir = bench_model_dir()
-    options = {"max_tokens": GENERATED_TOKENS, "constrain": False}
-    cached = load_generate(str(model_dir), **options)
-    naive = load_generate(str(model_dir), reuse_prompt_cache=False, **options)
+    options = GenerationOptions(max_tokens=GENERATED_TOKENS, constrain=False)
+    cached = load_generate(str(model_dir), options)
+    naive = load_generate(str(model_dir), replace(options, reuse_prompt_cache=False))
     assert isinstance(cached, MLXGenerate) and isinstance(naive, MLXGenerate)
     naive([{"role": "user", "content": "warm up"}])
     naive.stats.clear()

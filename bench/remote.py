@@ -118,8 +118,7 @@ def main() -> None:
             str(model_dir),
             max_tokens=GENERATED_TOKENS,
             available_tools=tools,
-            on_token=tokens.append,
-            on_progress=lambda progress: None,
+            on_progress=lambda progress: tokens.append(progress.text),
         )
         bare = httpx.Client(timeout=120)
         messages = [

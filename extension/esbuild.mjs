@@ -31,7 +31,7 @@ await Promise.all([
     ...common,
     entryPoints: ["test/host/index.ts"],
     outfile: "dist/test/host/index.js",
-    external: ["vscode"],
+    external: ["vscode", "mocha"],
   }),
   build({
     ...common,

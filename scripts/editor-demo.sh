@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Try the extension in a browser: code-server (a real VS Code) on 127.0.0.1 with the packaged
-# extension, a fresh copy of fixtures/demo-project and the scripted model preset. Then run
+# extension (its daemon bundled: the Python needs none of the project's packages), a fresh copy
+# of fixtures/demo-project and the scripted model preset. Then run
 # "Counterfoil: Run Agent…" from the command palette (F1). Ctrl-C stops everything.
 #
 #   bash scripts/editor-demo.sh [PORT]        (default: a free port)
@@ -15,12 +16,12 @@ CODE_SERVER_BIN="$(bash "$REPO_ROOT/scripts/install-editor.sh" | tail -n 1)"
 # shellcheck source=../extension/scripts/code-server.sh
 source "$EXTENSION_DIR/scripts/code-server.sh"
 
-if ! "$PYTHON" -c "import counterfoil.lsp" 2>/dev/null; then
-  echo "the demo needs the counterfoil package with its daemon: pip install -e '$REPO_ROOT[lsp]'" >&2
+if ! "$PYTHON" -c "import sys; sys.exit(sys.version_info < (3, 11))" 2>/dev/null; then
+  echo "the demo needs Python 3.11 or newer as \$PYTHON (now: $PYTHON)" >&2
   exit 1
 fi
 
-(cd "$EXTENSION_DIR" && npm run --silent package > /dev/null)
+(cd "$EXTENSION_DIR" && PYTHON="$PYTHON" npm run --silent package > /dev/null)
 
 rm -rf "$DEMO_DIR"
 mkdir -p "$DEMO_DIR"
@@ -31,7 +32,7 @@ mkdir -p "$WORKSPACE/.vscode"
 import json, sys
 settings_path, responses = sys.argv[1], sys.argv[2]
 settings = {
-    "counterfoil.serverCommand": [sys.executable, "-m", "counterfoil", "serve"],
+    "counterfoil.pythonPath": sys.executable,
     "counterfoil.model": f"scripted:{responses}",
     "counterfoil.allowWrites": True,
     "counterfoil.allowedCommands": [["python", "-m", "pytest", "tests/test_math.py", "-q"]],

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The extension's tests: type check, unit tests (no VS Code), then the packaged .vsix installed
+# The extension's tests: type check, eslint, format, unit tests (no VS Code), then the packaged
+# .vsix (with its bundled daemon) installed
 # into a real VS Code (code-server on 127.0.0.1) driven by Debian's Chromium: extension-host
 # tests through the real vscode API and a UI test of the agent flow, both against the real
 # daemon. Screenshots go to test-artifacts/editor/. Exits non-zero on any failure.
+#
+#   bash scripts/editor-test.sh [NAME]     NAME: only extension/test/ui/NAME.test.ts
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,15 +24,16 @@ if ! "$PYTHON" -c "import counterfoil.lsp" 2>/dev/null; then
 fi
 
 cd "$EXTENSION_DIR"
-echo "== extension: type check and format"
+echo "== extension: type check, lint and format"
 npx tsc --noEmit -p .
+npx eslint src
 npx prettier --check . > /dev/null || { npx prettier --list-different .; echo "run: npm run format (in extension/)" >&2; exit 1; }
 echo "== extension: build and unit tests"
 node esbuild.mjs
 node --test dist/test/unit/
-echo "== extension: package"
-npm run --silent package > /dev/null
-ls -l counterfoil.vsix
+echo "== extension: package (with the daemon bundled)"
+PYTHON="$PYTHON" npm run --silent package > /dev/null
+echo "counterfoil.vsix: $(( $(stat -c %s counterfoil.vsix) / 1024 )) KiB"
 
 STATE="$(mktemp -d "${TMPDIR:-/tmp}/counterfoil-editor.XXXXXX")"
 cleanup() {
@@ -53,7 +57,7 @@ COUNTERFOIL_EDITOR_STATE="$STATE" \
 COUNTERFOIL_REPO="$REPO_ROOT" \
 COUNTERFOIL_ARTIFACTS="$ARTIFACTS" \
 COUNTERFOIL_PYTHON="$("$PYTHON" -c 'import sys; print(sys.executable)')" \
-  node --test --test-concurrency=1 --test-timeout=300000 dist/test/ui/ || status=$?
+  node --test --test-concurrency=1 --test-timeout=300000 "dist/test/ui/${1:+$1.test.js}" || status=$?
 
 # VS Code's logs, the daemon's trace among them (output channel "Counterfoil"), for diagnosis.
 mkdir -p "$ARTIFACTS/logs"

@@ -11,6 +11,8 @@ bash scripts/install.sh
 
 echo "== ruff"
 "$python" -m ruff check server tests bench
+echo "== ruff format"
+"$python" -m ruff format --check server tests bench
 echo "== mypy"
 "$python" -m mypy
 

@@ -13,6 +13,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from counterfoil.models import ModelProgress
+
 
 @dataclass
 class Recorded:
@@ -24,6 +26,16 @@ class Recorded:
 
 
 Reply = Callable[[BaseHTTPRequestHandler, int], None]
+
+
+def token_texts(on_text: Callable[[str], object]) -> Callable[[ModelProgress], None]:
+    """An `on_progress` that passes each streamed delta's text to `on_text`."""
+
+    def on_progress(progress: ModelProgress) -> None:
+        if progress.state == "generating" and progress.text:
+            on_text(progress.text)
+
+    return on_progress
 
 
 def sse_chunk(content: str | None = None, finish: str | None = None, **extra: object) -> bytes:

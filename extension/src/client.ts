@@ -1,5 +1,6 @@
-// The connection to `counterfoil serve`: starts it with the configured command, hands it the
-// settings, re-sends them on change, restarts it cleanly, and turns its notifications into events.
+// The connection to `counterfoil serve`: starts it with the interpreter InterpreterSource chose,
+// hands it the settings, re-sends them on change, restarts it cleanly (also when the interpreter
+// changes), and turns its notifications into events.
 
 import * as vscode from "vscode";
 import {
@@ -17,7 +18,9 @@ import {
   type ModelState,
   type Receipt,
 } from "./protocol";
-import { readDaemonSettings, resolveServerCommand } from "./settings";
+import { type InterpreterSource, LaunchProblem } from "./interpreter";
+import type { DaemonLaunch } from "./launch";
+import { readDaemonSettings } from "./settings";
 
 export type ConfirmHandler = (
   params: ConfirmParams,
@@ -30,6 +33,8 @@ export class DaemonClient implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private rootUri: string | undefined;
   private starting: Promise<LanguageClient> | undefined;
+  private confirm: ConfirmHandler = () => Promise.resolve({ approved: false });
+  private launched: DaemonLaunch | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
   private readonly eventEmitter = new vscode.EventEmitter<AgentEvent>();
@@ -48,9 +53,10 @@ export class DaemonClient implements vscode.Disposable {
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
-    private readonly confirm: ConfirmHandler,
+    private readonly interpreter: InterpreterSource,
   ) {
     this.disposables.push(
+      interpreter.onDidChange(() => this.onInterpreterChanged()),
       this.eventEmitter,
       this.receiptEmitter,
       this.modelStateEmitter,
@@ -62,6 +68,16 @@ export class DaemonClient implements vscode.Disposable {
         this.onFoldersChanged(),
       ),
     );
+  }
+
+  /** Sets who answers `counterfoil/confirm` (the review); until then every confirm is a No. */
+  handleConfirm(handler: ConfirmHandler): void {
+    this.confirm = handler;
+  }
+
+  /** How the running (or last started) daemon was launched. */
+  get launch(): DaemonLaunch | undefined {
+    return this.launched;
   }
 
   get isRunning(): boolean {
@@ -126,18 +142,24 @@ export class DaemonClient implements vscode.Disposable {
       );
     }
     this.rootUri = folder.uri.toString();
-    const argv = resolveServerCommand(
-      vscode.workspace.getConfiguration("counterfoil").get("serverCommand"),
-      vscode.workspace.getConfiguration("python").get("defaultInterpreterPath"),
-    );
+    let launch: DaemonLaunch;
+    try {
+      launch = await this.interpreter.resolve(folder);
+    } catch (error) {
+      throw new DaemonNotStarted(
+        error instanceof LaunchProblem ? error.message : String(error),
+      );
+    }
+    const argv = launch.argv;
+    this.launched = launch;
     this.output.info(
-      `starting the daemon: ${JSON.stringify(argv)} in ${folder.uri.fsPath}`,
+      `starting the daemon with ${launch.description}: ${JSON.stringify(argv)} in ${folder.uri.fsPath}`,
     );
     const serverOptions: ServerOptions = {
       command: argv[0],
       // No `transport`: the client would append `--stdio`; the daemon speaks stdio anyway.
       args: argv.slice(1),
-      options: { cwd: folder.uri.fsPath, env: process.env },
+      options: { cwd: folder.uri.fsPath, env: launch.env },
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [],
@@ -148,7 +170,7 @@ export class DaemonClient implements vscode.Disposable {
       middleware: {
         workspace: {
           // Settings go out in their own shape from onSettingsChanged, not the client's.
-          didChangeConfiguration: async () => undefined,
+          didChangeConfiguration: () => Promise.resolve(),
         },
       },
     };
@@ -197,6 +219,12 @@ export class DaemonClient implements vscode.Disposable {
     }
   }
 
+  private onInterpreterChanged(): void {
+    if (this.client) {
+      void this.restart().catch((error) => this.output.error(String(error)));
+    }
+  }
+
   private async answerConfirm(
     params: ConfirmParams,
     token: vscode.CancellationToken,
@@ -218,13 +246,6 @@ export class DaemonClient implements vscode.Disposable {
 
   private onSettingsChanged(event: vscode.ConfigurationChangeEvent): void {
     if (!this.client) {
-      return;
-    }
-    if (
-      event.affectsConfiguration("counterfoil.serverCommand") ||
-      event.affectsConfiguration("python.defaultInterpreterPath")
-    ) {
-      void this.restart().catch((error) => this.output.error(String(error)));
       return;
     }
     if (

@@ -1,9 +1,10 @@
 // The command palette: run the agent, run a validation, cancel, verify and browse receipts,
-// show the trace, restart the daemon, and answer a pending proposal.
+// show the trace, restart the daemon. (Accept and Reject belong to the review.)
 
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { DaemonClient } from "./client";
+import { isArgv } from "./launch";
 import {
   type AgentEvent,
   Methods,
@@ -68,12 +69,6 @@ export class AgentCommands implements vscode.Disposable {
     register("counterfoil.openReceiptLog", () => this.openReceiptLog());
     register("counterfoil.showTrace", () => context.trace.show(true));
     register("counterfoil.restartServer", () => this.restartServer());
-    register("counterfoil.acceptProposal", (target?: unknown) =>
-      context.review.accept(target),
-    );
-    register("counterfoil.rejectProposal", (target?: unknown) =>
-      context.review.reject(target),
-    );
   }
 
   dispose(): void {
@@ -159,7 +154,9 @@ export class AgentCommands implements vscode.Disposable {
             this.reportRun(result);
             return result;
           } finally {
-            listeners.forEach((listener) => listener.dispose());
+            for (const listener of listeners) {
+              listener.dispose();
+            }
           }
         },
       );
@@ -195,9 +192,7 @@ export class AgentCommands implements vscode.Disposable {
     argvArgument?: unknown[],
   ): Promise<ValidationResult | undefined> {
     try {
-      let argv = argvArgument?.every((part) => typeof part === "string")
-        ? (argvArgument as string[])
-        : undefined;
+      let argv = isArgv(argvArgument) ? argvArgument : undefined;
       if (!argv) {
         const status = await this.context.client.request<StatusResult>(
           Methods.status,
@@ -351,14 +346,17 @@ export class AgentCommands implements vscode.Disposable {
     output.appendLine(result.observation);
     output.appendLine("");
     output.show(true);
-    const status = /^status: (.+)$/m.exec(result.observation)?.[1];
-    const summary = `${argv.join(" ")}${status ? ` (status ${status})` : ""}`;
-    if (result.receipt?.exit_state === "ok") {
+    const summary = `${argv.join(" ")} (${result.outcome ?? "no outcome"})`;
+    if (result.outcome === "ok") {
       void vscode.window.showInformationMessage(
         `Validation passed: ${summary}`,
       );
     } else if (result.receipt) {
       void vscode.window.showWarningMessage(`Validation failed: ${summary}`);
+    } else if (result.outcome === "denied") {
+      void vscode.window.showInformationMessage(
+        `Validation not run: ${summary}`,
+      );
     } else {
       void vscode.window.showWarningMessage(
         `Validation did not run: ${result.observation}`,

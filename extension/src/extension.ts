@@ -1,13 +1,16 @@
-// Entry point: wires the daemon client to the review, the receipts view, the status bar and the
-// commands. Every detail lives in the module named for it.
+// Entry point, a table of contents: the output channels, the interpreter, the daemon client,
+// the components that wire themselves to it (review, receipts, status bar, commands, setup),
+// then the daemon started. Every detail lives in the module named for it.
 
 import * as vscode from "vscode";
 import { DaemonClient } from "./client";
 import { AgentCommands } from "./commands";
+import { InterpreterSource } from "./interpreter";
 import { ReceiptsTree } from "./receiptsTree";
 import { ReviewController } from "./review";
-import { readDaemonSettings } from "./settings";
+import { SetupCommands } from "./setup";
 import { ModelStatusBar } from "./statusBar";
+import { showStartFailure } from "./startFailure";
 
 /** What activate() returns; the extension-host tests drive the extension through it. */
 export interface CounterfoilApi {
@@ -15,35 +18,24 @@ export interface CounterfoilApi {
   review: ReviewController;
   receipts: ReceiptsTree;
   commands: AgentCommands;
+  setup: SetupCommands;
 }
 
 let activeClient: DaemonClient | undefined;
 
-export async function activate(
-  context: vscode.ExtensionContext,
-): Promise<CounterfoilApi> {
+export function activate(context: vscode.ExtensionContext): CounterfoilApi {
   const trace = vscode.window.createOutputChannel("Counterfoil", { log: true });
   const validationOutput = vscode.window.createOutputChannel(
     "Counterfoil Validation",
   );
-  const settings = () =>
-    readDaemonSettings(vscode.workspace.getConfiguration("counterfoil"));
-
-  const review = new ReviewController(
-    trace,
-    () => settings().confirmTimeoutSeconds,
-  );
-  const client = new DaemonClient(trace, (params, token) =>
-    review.confirm(params, token),
-  );
+  const interpreter = new InterpreterSource(context.extensionPath);
+  const client = new DaemonClient(trace, interpreter);
+  const review = new ReviewController(client, trace);
   const receipts = new ReceiptsTree(
+    client,
     () => vscode.workspace.workspaceFolders?.[0]?.uri,
   );
-  const treeView = vscode.window.createTreeView("counterfoil.receipts", {
-    treeDataProvider: receipts,
-    showCollapseAll: true,
-  });
-  const statusBar = new ModelStatusBar();
+  const statusBar = new ModelStatusBar(client);
   const commands = new AgentCommands({
     client,
     review,
@@ -51,49 +43,27 @@ export async function activate(
     trace,
     validationOutput,
   });
+  const setup = new SetupCommands(interpreter, context);
   activeClient = client;
-
   context.subscriptions.push(
     trace,
     validationOutput,
+    interpreter,
     review,
     client,
     receipts,
-    treeView,
     statusBar,
     commands,
-    client.onReceipt((receipt) => receipts.add(receipt)),
-    client.onModelState((state) => statusBar.update(state)),
-    client.onRunning((running) => {
-      statusBar.showDaemon(running);
-      if (!running) {
-        review.rejectAll("the daemon stopped");
-      }
-    }),
+    setup,
   );
 
   if (vscode.workspace.workspaceFolders?.length) {
     void client
       .start()
       .then(() => commands.refreshReceipts())
-      .catch((error: unknown) => {
-        const message = error instanceof Error ? error.message : String(error);
-        trace.error(message);
-        void vscode.window
-          .showErrorMessage(message, "Open Settings", "Show Trace")
-          .then((choice) => {
-            if (choice === "Open Settings") {
-              void vscode.commands.executeCommand(
-                "workbench.action.openSettings",
-                "counterfoil.serverCommand",
-              );
-            } else if (choice === "Show Trace") {
-              trace.show(true);
-            }
-          });
-      });
+      .catch((error: unknown) => showStartFailure(error, trace));
   }
-  return { client, review, receipts, commands };
+  return { client, review, receipts, commands, setup };
 }
 
 /** Stops the daemon before the output channel it writes to is disposed. */

@@ -1,124 +1,49 @@
-// What an approval shows: the proposed file text built from the daemon's WorkspaceEdit, and the
-// words around it. Pure functions, no VS Code, so they are unit-tested on their own.
+// What an approval shows: the proposed file text the daemon sent, and the words around it. Pure
+// functions, no VS Code, so they are unit-tested on their own.
 
-import type {
-  CommandPreview,
-  ConfirmParams,
-  CreateFile,
-  EditPreview,
-  Position,
-  TextDocumentEdit,
-  TextEdit,
-  WorkspaceEdit,
-} from "./protocol";
-
-export interface EditProposal {
-  /** URI of the file the edit targets, as the daemon wrote it. */
-  targetUri: string;
-  /** True when the edit creates the file (a CreateFile precedes the text edit). */
-  createsFile: boolean;
-  /** The text edits for the target, in the order the daemon sent them. */
-  edits: TextEdit[];
-}
+import type { CommandPreview, ConfirmParams, EditPreview } from "./protocol";
 
 export class ProposalError extends Error {}
 
-function isCreateFile(change: unknown): change is CreateFile {
-  return (change as CreateFile | undefined)?.kind === "create";
-}
-
-function isTextDocumentEdit(change: unknown): change is TextDocumentEdit {
-  const candidate = change as TextDocumentEdit | undefined;
-  return (
-    typeof candidate?.textDocument?.uri === "string" &&
-    Array.isArray(candidate.edits)
+/**
+ * The whole proposed file, exactly as the daemon will write it: `proposedText`, or from a daemon
+ * that predates it, the text of its single whole-file replacement. Nothing is applied to the
+ * live file, so what is shown cannot drift from what the digest covers.
+ */
+export function proposedFileText(preview: EditPreview): string {
+  if (typeof preview.proposedText === "string") {
+    return preview.proposedText;
+  }
+  const texts = (preview.edit?.documentChanges ?? []).flatMap((change) =>
+    "edits" in change && Array.isArray(change.edits)
+      ? change.edits.map((edit) => edit.newText)
+      : [],
   );
+  if (texts.length !== 1) {
+    throw new ProposalError("the preview carries no proposed text");
+  }
+  return texts[0];
 }
 
-/** Reads the single-file WorkspaceEdit an edit approval carries; anything else is refused. */
-export function readEditProposal(edit: WorkspaceEdit): EditProposal {
-  let createsFile = false;
-  let targetUri: string | undefined;
-  const edits: TextEdit[] = [];
-  const claim = (uri: string): void => {
-    if (targetUri !== undefined && targetUri !== uri) {
-      throw new ProposalError("the proposal changes more than one file");
-    }
-    targetUri = uri;
-  };
-  for (const change of edit.documentChanges ?? []) {
-    if (isCreateFile(change)) {
-      claim(change.uri);
-      createsFile = true;
-    } else if (isTextDocumentEdit(change)) {
-      claim(change.textDocument.uri);
-      edits.push(...change.edits);
-    } else {
-      throw new ProposalError(
-        `unsupported change in the proposal: ${JSON.stringify(change)}`,
-      );
-    }
+/**
+ * Why the file on disk is not the one the proposal was made from (`diskSha256`: SHA-256 of its
+ * bytes, null when it does not exist), or undefined when it is.
+ */
+export function baseMismatch(
+  preview: EditPreview,
+  diskSha256: string | null,
+): string | undefined {
+  if (preview.baseSha256 === null) {
+    return diskSha256 === null
+      ? undefined
+      : `${preview.path} exists now, and the proposal would create it.`;
   }
-  for (const [uri, uriEdits] of Object.entries(edit.changes ?? {})) {
-    claim(uri);
-    edits.push(...uriEdits);
+  if (diskSha256 === null) {
+    return `${preview.path} was removed after the model read it.`;
   }
-  if (targetUri === undefined) {
-    throw new ProposalError("the proposal changes no file");
-  }
-  return { targetUri, createsFile, edits };
-}
-
-/** Offset in `text` of an LSP position (UTF-16 code units, like JavaScript strings). */
-export function offsetAt(text: string, position: Position): number {
-  let offset = 0;
-  for (let line = 0; line < position.line; line += 1) {
-    const newline = text.indexOf("\n", offset);
-    if (newline === -1) {
-      return text.length;
-    }
-    offset = newline + 1;
-  }
-  let lineEnd = text.indexOf("\n", offset);
-  if (lineEnd === -1) {
-    lineEnd = text.length;
-  } else if (lineEnd > offset && text[lineEnd - 1] === "\r") {
-    lineEnd -= 1;
-  }
-  return Math.min(offset + Math.max(0, position.character), lineEnd);
-}
-
-/** Applies LSP text edits to `text`; positions refer to the original text, as in LSP. */
-export function applyTextEdits(
-  text: string,
-  edits: readonly TextEdit[],
-): string {
-  const located = edits.map((edit, index) => ({
-    start: offsetAt(text, edit.range.start),
-    end: offsetAt(text, edit.range.end),
-    newText: edit.newText,
-    index,
-  }));
-  located.sort(
-    (a, b) => a.start - b.start || a.end - b.end || a.index - b.index,
-  );
-  for (let i = 1; i < located.length; i += 1) {
-    if (located[i].start < located[i - 1].end) {
-      throw new ProposalError("the proposal's edits overlap");
-    }
-  }
-  let result = "";
-  let cursor = 0;
-  for (const edit of located) {
-    result += text.slice(cursor, edit.start) + edit.newText;
-    cursor = edit.end;
-  }
-  return result + text.slice(cursor);
-}
-
-/** The whole proposed file: the base text (empty for a new file) with the edits applied. */
-export function proposedText(proposal: EditProposal, baseText: string): string {
-  return applyTextEdits(proposal.createsFile ? "" : baseText, proposal.edits);
+  return diskSha256 === preview.baseSha256
+    ? undefined
+    : `${preview.path} changed on disk after the model read it.`;
 }
 
 export function proposalSubject(params: ConfirmParams): string {

@@ -35,9 +35,16 @@ export interface WorkspaceEdit {
 export interface EditPreview {
   kind: "edit";
   path: string;
-  edit: WorkspaceEdit;
+  /** The target file's URI (newer daemons). */
+  uri?: string;
+  /** SHA-256 of the bytes the model read; null for a new file, which must not exist. */
   baseSha256: string | null;
+  /** SHA-256 of the UTF-8 bytes of proposedText: exactly what will be written. */
   proposedSha256: string;
+  /** The whole proposed file (newer daemons). */
+  proposedText?: string;
+  /** A whole-file replacement (older daemons, in place of proposedText). */
+  edit?: WorkspaceEdit;
 }
 
 export interface CommandPreview {
@@ -71,11 +78,23 @@ export interface Receipt {
 export type AgentAction =
   { tool: string; arguments: Record<string, unknown> } | { final: string };
 
+/** What became of a step's tool action; null for a final answer or a response that did not parse. */
+export type StepOutcome = "ok" | "denied" | "refused" | "failed";
+
 export interface AgentEvent {
   step: number;
   response: string;
   action: AgentAction | null;
   result: string | null;
+  outcome?: StepOutcome | null;
+}
+
+/** One row of the daemon's tool table (`counterfoil/status`'s `tools`). */
+export interface ToolInfo {
+  name: string;
+  effect: boolean;
+  enabled: boolean;
+  arguments: Array<{ name: string; type: string; required: boolean }>;
 }
 
 export interface RunResult {
@@ -90,6 +109,7 @@ export interface RunResult {
 export interface ValidationResult {
   observation: string;
   receipt: Receipt | null;
+  outcome?: StepOutcome | null;
 }
 
 export interface ReceiptsResult {
@@ -110,6 +130,8 @@ export type ModelStateName =
 export interface ModelState {
   state: ModelStateName;
   model?: string | null;
+  /** The model server's base URL; null when the model runs in the daemon. */
+  endpoint?: string | null;
   message?: string | null;
   tokens?: number | null;
   tokensPerSecond?: number | null;
@@ -122,6 +144,7 @@ export interface StatusResult {
   allowWrites: boolean;
   allowedCommands: string[][];
   availableTools: string[];
+  tools?: ToolInfo[];
   receiptLog: string | null;
   running: boolean;
 }

@@ -22,16 +22,6 @@ export interface ReceiptNode {
   contextValue: "receipt" | "receiptDetail" | "artifact" | "logProblem";
 }
 
-const FILE_TOOLS = new Set(["write_file", "edit_file"]);
-
-const TOOL_ICONS: Record<string, string> = {
-  write_file: "new-file",
-  edit_file: "edit",
-  run_command: "terminal",
-  read_file: "file",
-  list_files: "list-tree",
-};
-
 function argumentString(receipt: Receipt, key: string): string | undefined {
   const value = receipt.arguments[key];
   return typeof value === "string" ? value : undefined;
@@ -62,10 +52,18 @@ export function receiptLabel(receipt: Receipt): string {
   return `${receipt.tool_call_id} · ${receipt.tool}${subject ? ` ${subject}` : ""}`;
 }
 
+/** The icon says what kind of effect it was from the receipt's own fields, not from a tool list. */
+function effectIcon(receipt: Receipt): string {
+  if (argvOf(receipt) !== undefined) {
+    return "terminal";
+  }
+  return receipt.changed_artifacts.length > 0 ? "edit" : "symbol-event";
+}
+
 export function receiptIcon(receipt: Receipt): NodeIcon {
   const failed = receipt.exit_state !== "ok";
   return {
-    id: failed ? "error" : (TOOL_ICONS[receipt.tool] ?? "symbol-event"),
+    id: failed ? "error" : effectIcon(receipt),
     color: failed ? "testing.iconFailed" : "testing.iconPassed",
   };
 }
@@ -92,12 +90,9 @@ function detail(
   };
 }
 
-/** The file an edit receipt changed, for clicking; undefined for other receipts. */
+/** The file a receipt changed, for clicking; undefined when it changed none. */
 export function receiptFile(receipt: Receipt): string | undefined {
-  if (!FILE_TOOLS.has(receipt.tool)) {
-    return undefined;
-  }
-  return receipt.changed_artifacts[0] ?? argumentString(receipt, "path");
+  return receipt.changed_artifacts[0];
 }
 
 export function receiptNode(receipt: Receipt): ReceiptNode {

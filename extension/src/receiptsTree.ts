@@ -1,7 +1,9 @@
 // The receipts view: one node per receipt, live on `counterfoil/receipt`, with a warning node
-// when the log is broken. Node shapes come from receiptNodes.ts.
+// when the log is broken. It registers its own view and listens to the client itself. Node
+// shapes come from receiptNodes.ts.
 
 import * as vscode from "vscode";
+import type { DaemonClient } from "./client";
 import type { Receipt, ReceiptsResult, VerifyResult } from "./protocol";
 import { type ReceiptNode, receiptRoots } from "./receiptNodes";
 
@@ -14,8 +16,20 @@ export class ReceiptsTree
   private path: string | null = null;
   private readonly changed = new vscode.EventEmitter<ReceiptNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
+  private readonly disposables: vscode.Disposable[] = [this.changed];
 
-  constructor(private readonly root: () => vscode.Uri | undefined) {}
+  constructor(
+    client: DaemonClient,
+    private readonly root: () => vscode.Uri | undefined,
+  ) {
+    this.disposables.push(
+      vscode.window.createTreeView("counterfoil.receipts", {
+        treeDataProvider: this,
+        showCollapseAll: true,
+      }),
+      client.onReceipt((receipt) => this.add(receipt)),
+    );
+  }
 
   /** Receipts currently shown, in log order. */
   get shown(): readonly Receipt[] {
@@ -99,6 +113,8 @@ export class ReceiptsTree
   }
 
   dispose(): void {
-    this.changed.dispose();
+    for (const disposable of this.disposables) {
+      disposable.dispose();
+    }
   }
 }

@@ -1,9 +1,11 @@
 // Approvals: an edit is shown as a diff of the current file against a read-only proposal
 // document with Accept and Reject in the editor title; a command is shown in a modal with its
-// exact argv and cwd. Anything but an explicit Accept answers No.
+// exact argv and cwd. Anything but an explicit Accept answers No. The controller answers the
+// client's `counterfoil/confirm` and registers its own Accept and Reject commands.
 
 import { createHash } from "node:crypto";
 import * as vscode from "vscode";
+import type { DaemonClient } from "./client";
 import type {
   CommandPreview,
   ConfirmParams,
@@ -11,12 +13,11 @@ import type {
   EditPreview,
 } from "./protocol";
 import {
-  ProposalError,
+  baseMismatch,
   commandDetail,
   diffTitle,
   proposalSubject,
-  proposedText,
-  readEditProposal,
+  proposedFileText,
 } from "./proposal";
 
 export const PROPOSAL_SCHEME = "counterfoil-proposal";
@@ -61,6 +62,25 @@ export function proposalUri(
   });
 }
 
+function sha256(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/** SHA-256 of the file's bytes, or null when it does not exist. */
+async function diskSha256(uri: vscode.Uri): Promise<string | null> {
+  try {
+    return sha256(await vscode.workspace.fs.readFile(uri));
+  } catch (error) {
+    if (
+      error instanceof vscode.FileSystemError &&
+      error.code === "FileNotFound"
+    ) {
+      return null;
+    }
+    throw error;
+  }
+}
+
 interface PendingApproval {
   toolCallId: string;
   subject: string;
@@ -80,10 +100,24 @@ export class ReviewController implements vscode.Disposable {
   readonly onDidChangePending = this.pendingEmitter.event;
 
   constructor(
+    client: DaemonClient,
     private readonly log: vscode.LogOutputChannel,
-    private readonly confirmTimeoutSeconds: () => number,
   ) {
+    client.handleConfirm((params, token) => this.confirm(params, token));
     this.disposables.push(
+      vscode.commands.registerCommand(
+        "counterfoil.acceptProposal",
+        (target?: unknown) => this.accept(target),
+      ),
+      vscode.commands.registerCommand(
+        "counterfoil.rejectProposal",
+        (target?: unknown) => this.reject(target),
+      ),
+      client.onRunning((running) => {
+        if (!running) {
+          this.rejectAll("the daemon stopped");
+        }
+      }),
       this.documents,
       this.pendingEmitter,
       vscode.workspace.registerTextDocumentContentProvider(
@@ -203,8 +237,9 @@ export class ReviewController implements vscode.Disposable {
   }
 
   /**
-   * Registers an approval and resolves with the answer: Accept, Reject, closing, a timeout,
-   * the daemon cancelling the request, or a restart. Only Accept resolves true.
+   * Registers an approval and resolves with the answer: Accept, Reject, closing, the daemon
+   * withdrawing the request (its confirm timeout, a cancelled run), or a restart. Only Accept
+   * resolves true. The daemon keeps the only timer.
    */
   private waitForAnswer(
     params: ConfirmParams,
@@ -216,11 +251,6 @@ export class ReviewController implements vscode.Disposable {
       resolve = done;
     });
     const subject = proposalSubject(params);
-    const timeoutSeconds = this.confirmTimeoutSeconds();
-    const timer = setTimeout(
-      () => approval.settle(false, `no answer within ${timeoutSeconds} s`),
-      timeoutSeconds * 1000,
-    );
     const cancellation = token.onCancellationRequested(() =>
       approval.settle(false, "the daemon withdrew the request"),
     );
@@ -233,7 +263,6 @@ export class ReviewController implements vscode.Disposable {
           return;
         }
         this.pending.delete(params.toolCallId);
-        clearTimeout(timer);
         cancellation.dispose();
         this.pendingChanged();
         this.log.info(
@@ -272,50 +301,44 @@ export class ReviewController implements vscode.Disposable {
       );
       return false;
     };
-    let target: vscode.Uri;
-    let text: string;
-    let createsFile: boolean;
-    try {
-      const proposal = readEditProposal(preview.edit);
-      target = vscode.Uri.parse(proposal.targetUri, true);
-      const root = vscode.workspace.workspaceFolders?.[0]?.uri;
-      if (
-        !root ||
-        target.fsPath !== vscode.Uri.joinPath(root, preview.path).fsPath
-      ) {
-        return refuse(
-          `the edit targets ${target.toString()}, not ${preview.path} in the workspace.`,
-        );
-      }
-      createsFile = proposal.createsFile;
-      const dirty = vscode.workspace.textDocuments.find(
-        (document) =>
-          document.isDirty && document.uri.toString() === target.toString(),
-      );
-      if (dirty) {
-        return refuse(
-          `${preview.path} has unsaved changes in the editor. Save or revert them, then ask again.`,
-        );
-      }
-      const base = createsFile
-        ? ""
-        : new TextDecoder("utf-8").decode(
-            await vscode.workspace.fs.readFile(target),
-          );
-      text = proposedText(proposal, base);
-    } catch (error) {
-      const message =
-        error instanceof ProposalError || error instanceof Error
-          ? error.message
-          : String(error);
-      return refuse(`the proposal could not be shown: ${message}`);
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+    if (!root) {
+      return refuse("no workspace folder is open.");
     }
-    const digest = createHash("sha256").update(text, "utf8").digest("hex");
-    if (digest !== preview.proposedSha256) {
+    const target = vscode.Uri.joinPath(root, preview.path);
+    if (
+      preview.uri !== undefined &&
+      vscode.Uri.parse(preview.uri, true).fsPath !== target.fsPath
+    ) {
+      return refuse(
+        `the edit targets ${preview.uri}, not ${preview.path} in the workspace.`,
+      );
+    }
+    const dirty = vscode.workspace.textDocuments.find(
+      (document) =>
+        document.isDirty && document.uri.toString() === target.toString(),
+    );
+    if (dirty) {
+      return refuse(
+        `${preview.path} has unsaved changes in the editor. Save or revert them, then ask again.`,
+      );
+    }
+    let text: string;
+    try {
+      text = proposedFileText(preview);
+    } catch (error) {
+      return refuse(`the proposal could not be shown: ${String(error)}`);
+    }
+    const changed = baseMismatch(preview, await diskSha256(target));
+    if (changed) {
+      return refuse(changed);
+    }
+    if (sha256(text) !== preview.proposedSha256) {
       return refuse(
         "the proposed text does not match the digest the daemon would write.",
       );
     }
+    const createsFile = preview.baseSha256 === null;
 
     const right = proposalUri(preview.path, params.toolCallId);
     const left = createsFile
@@ -463,8 +486,7 @@ export class ReviewController implements vscode.Disposable {
     const deadline = Date.now() + 15_000;
     while (Date.now() < deadline) {
       try {
-        const bytes = await vscode.workspace.fs.readFile(target);
-        if (createHash("sha256").update(bytes).digest("hex") === digest) {
+        if ((await diskSha256(target)) === digest) {
           if (
             ![...this.pending.values()].some(
               (approval) => approval.documentUri !== undefined,
@@ -474,8 +496,9 @@ export class ReviewController implements vscode.Disposable {
           }
           return;
         }
-      } catch {
-        // Not written yet (a new file); keep waiting.
+      } catch (error) {
+        this.log.warn(`showing ${target.fsPath}: ${String(error)}`);
+        return;
       }
       await new Promise((done) => setTimeout(done, 100));
     }

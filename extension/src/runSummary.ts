@@ -3,11 +3,9 @@
 
 import type { RunResult } from "./protocol";
 
-const DENIED = /^error: operator denied/;
-
+/** Proposals the person (or the daemon's confirm timeout) answered No to, from each step's outcome. */
 export function deniedCount(result: RunResult): number {
-  return result.events.filter((event) => DENIED.test(event.result ?? ""))
-    .length;
+  return result.events.filter((event) => event.outcome === "denied").length;
 }
 
 export function summarizeRun(result: RunResult): string {

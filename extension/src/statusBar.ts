@@ -1,6 +1,8 @@
-// The status-bar item: the daemon's model state, and tokens/s while generating.
+// The status-bar item: the daemon's model state, tokens/s while generating, and in its tooltip
+// the interpreter the daemon runs on. It listens to the client itself.
 
 import * as vscode from "vscode";
+import type { DaemonClient } from "./client";
 import { describeModelState } from "./modelState";
 import type { ModelState } from "./protocol";
 
@@ -11,17 +13,28 @@ export class ModelStatusBar implements vscode.Disposable {
     50,
   );
 
-  constructor() {
+  private readonly disposables: vscode.Disposable[] = [this.item];
+
+  constructor(private readonly client: DaemonClient) {
     this.item.name = "Counterfoil model";
     this.item.command = "counterfoil.showTrace";
     this.showDaemon(false);
     this.item.show();
+    this.disposables.push(
+      client.onModelState((state) => this.update(state)),
+      client.onRunning((running) => this.showDaemon(running)),
+    );
+  }
+
+  private get interpreterLine(): string {
+    const launch = this.client.launch;
+    return launch ? `\nDaemon: ${launch.description}` : "";
   }
 
   update(state: ModelState): void {
     const { text, tooltip } = describeModelState(state);
     this.item.text = text;
-    this.item.tooltip = tooltip;
+    this.item.tooltip = tooltip + this.interpreterLine;
     this.item.backgroundColor =
       state.state === "error"
         ? new vscode.ThemeColor("statusBarItem.errorBackground")
@@ -32,13 +45,16 @@ export class ModelStatusBar implements vscode.Disposable {
     this.item.text = running
       ? "$(circle-outline) Counterfoil: unloaded"
       : "$(debug-disconnect) Counterfoil: stopped";
-    this.item.tooltip = running
-      ? "The daemon is running; the model loads on the first run."
-      : "The daemon is not running.";
+    this.item.tooltip =
+      (running
+        ? "The daemon is running; the model loads on the first run."
+        : "The daemon is not running.") + this.interpreterLine;
     this.item.backgroundColor = undefined;
   }
 
   dispose(): void {
-    this.item.dispose();
+    for (const disposable of this.disposables) {
+      disposable.dispose();
+    }
   }
 }

@@ -9,7 +9,7 @@ from .errors import AgentError
 from .loop import AgentEvent, AgentLimits, AgentRun, initial_messages, run_agent
 from .policy import ToolPolicy
 from .prompt import build_system_prompt
-from .proposals import ToolProposal
+from .proposals import CommandProposal, EditProposal, ToolProposal
 from .receipts import (
     EffectReceipt,
     ReceiptLogError,
@@ -25,6 +25,8 @@ __all__ = [
     "AgentEvent",
     "AgentLimits",
     "AgentRun",
+    "CommandProposal",
+    "EditProposal",
     "EffectReceipt",
     "FinalAction",
     "ReceiptLogError",

@@ -6,17 +6,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from . import tools
 from .errors import AgentError
 
-TOOL_ARGUMENTS: dict[str, dict[str, tuple[type, bool]]] = {
-    "list_files": {"path": (str, False)},
-    "read_file": {"path": (str, True)},
-    "write_file": {"path": (str, True), "content": (str, True)},
-    "edit_file": {"path": (str, True), "old": (str, True), "new": (str, True)},
-    "run_command": {"argv": (list, True)},
-}
-KNOWN_TOOLS = frozenset(TOOL_ARGUMENTS)
-EFFECT_TOOLS = frozenset({"write_file", "edit_file", "run_command"})
+# The SPEC's names, derived from the tool table (`counterfoil.tools.TOOLS`), which is what the
+# functions below read.
+TOOL_ARGUMENTS: dict[str, dict[str, tuple[type, bool]]] = tools.tool_arguments()
+KNOWN_TOOLS = frozenset(tools.tool_names())
+EFFECT_TOOLS = frozenset(tool.name for tool in tools.TOOLS if tool.effect)
 
 
 @dataclass(frozen=True)
@@ -44,6 +41,8 @@ def parse_action(response: str, available_tools: frozenset[str] | None = None) -
         value, end = json.JSONDecoder().raw_decode(text)
     except json.JSONDecodeError as error:
         raise AgentError(f"response is not a JSON object: {error.msg}") from None
+    except (RecursionError, ValueError):
+        raise AgentError("response is not a JSON object: too deeply nested or too large") from None
     if end != len(text):
         raise AgentError("response must contain exactly one JSON object and nothing else")
     if not isinstance(value, dict):
@@ -57,7 +56,7 @@ def parse_action(response: str, available_tools: frozenset[str] | None = None) -
     tool = value.get("tool")
     if not isinstance(tool, str):
         raise AgentError("response must have a string tool or a final answer")
-    if tool not in TOOL_ARGUMENTS:
+    if tools.tool_named(tool) is None:
         raise AgentError(f"unknown tool: {tool}")
     if available_tools is not None and tool not in available_tools:
         raise AgentError(f"tool is not enabled: {tool}")
@@ -67,22 +66,13 @@ def parse_action(response: str, available_tools: frozenset[str] | None = None) -
 
 
 def check_arguments(tool: str, arguments: dict[str, Any]) -> None:
-    expected = TOOL_ARGUMENTS[tool]
-    extra = sorted(set(arguments) - set(expected))
-    if extra:
-        raise AgentError(f"{tool} got unexpected arguments: {', '.join(extra)}")
-    for name, (kind, required) in expected.items():
-        if name not in arguments:
-            if required:
-                raise AgentError(f"{tool} requires argument {name}")
-            continue
-        item = arguments[name]
-        if kind is str and not isinstance(item, str):
-            raise AgentError(f"{tool} argument {name} must be a string")
-        if kind is list and (
-            not isinstance(item, list) or not all(isinstance(part, str) for part in item)
-        ):
-            raise AgentError(f"{tool} argument {name} must be a list of strings")
+    """Raise AgentError naming the first missing, extra or mistyped argument of `tool`."""
+    row = tools.tool_named(tool)
+    if row is None:
+        raise AgentError(f"unknown tool: {tool}")
+    problem = tools.argument_problem(row, arguments)
+    if problem is not None:
+        raise AgentError(problem)
 
 
 def action_to_json(action: Action) -> str:

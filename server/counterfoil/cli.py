@@ -11,34 +11,61 @@ import difflib
 import os
 import shlex
 import sys
+import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
-from .actions import action_to_json
+from . import doctor
 from .errors import AgentError
-from .loop import AgentEvent, AgentLimits, run_agent
+from .loop import AgentEvent, run_agent, run_verdict
 from .models.endpoint import SCHEMA_MODES
 from .models.progress import ModelProgress
-from .policy import ToolPolicy
-from .proposals import ToolProposal
-from .receipts import EffectReceipt, ReceiptStore, verify_receipt_log
+from .proposals import CommandProposal, EditProposal, ToolProposal
+from .receipt_commands import add_receipt_parsers, keys_command, receipts_command
+from .receipts import EffectReceipt, ReceiptStore
+from .settings import Settings, SettingsError
+from .terminal import (
+    EXIT_INTERRUPTED,
+    EXIT_SETUP_ERROR,
+    StepPrinter,
+    Style,
+    exit_status,
+    format_verdict,
+    short_digest,
+    timed_load,
+)
+from .terminal_text import terminal_safe_stream
 from .workspace import Workspace
 
-DEFAULT_MODEL = "qwen3-4b"
-DEFAULT_RECEIPT_LOG = ".counterfoil/receipts.jsonl"
+# Flags that are settings: each maps to its key in `Settings.from_mapping`, so checks,
+# defaults and error messages are the ones the daemon uses.
+SETTING_FLAGS = {
+    "model": "--model",
+    "allowWrites": "--allow-writes",
+    "allowedCommands": "--allow-command",
+    "receiptLog": "--receipt-log",
+    "maxSteps": "--max-steps",
+    "maxTokens": "--max-tokens",
+    "commandTimeoutSeconds": "--command-timeout",
+    "constrainedDecoding": "--no-constrain",
+    "protectedPatterns": "--protect",
+    "passEnvironment": "--pass-env",
+    "limitCpuSeconds": "--limit-cpu-seconds",
+    "limitMemoryBytes": "--limit-memory-bytes",
+    "limitProcesses": "--limit-processes",
+    "endpoint": "--endpoint",
+    "apiKeyEnv": "--api-key-env",
+    "allowInsecureHttp": "--allow-insecure-http",
+    "schemaMode": "--schema-mode",
+    "endpointTimeoutSeconds": "--endpoint-timeout",
+}
 
 
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be a positive integer")
-    return value
-
-
-def _command(text: str) -> tuple[str, ...]:
+def _command(text: str) -> list[str]:
     try:
-        argv = tuple(shlex.split(text))
+        argv = shlex.split(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(f"cannot split command {text!r}: {error}") from None
     if not argv:
@@ -56,64 +83,105 @@ def build_parser() -> argparse.ArgumentParser:
     agent = commands.add_parser("agent", help="run the agent on one goal in a folder")
     agent.add_argument("goal", help="what the agent should do")
     agent.add_argument("--root", required=True, type=Path, help="the project folder")
-    agent.add_argument("--model", default=None,
+    default = Settings.default
+    agent.add_argument("--model", dest="model",
                        help="MLX model name, repo id or directory, or scripted:PATH "
-                            f"(default {DEFAULT_MODEL}); with --endpoint, the served model's "
-                            "name (default: the first the server lists)")
-    agent.add_argument("--allow-writes", action="store_true", help="enable write_file/edit_file")
-    agent.add_argument("--allow-command", action="append", type=_command, default=[],
+                            f"(default {default('model')}); with --endpoint, the served "
+                            "model's name (default: the first the server lists)")
+    agent.add_argument("--allow-writes", dest="allowWrites", action="store_const", const=True,
+                       help="enable write_file/edit_file")
+    agent.add_argument("--allow-command", dest="allowedCommands", action="append", type=_command,
                        metavar="COMMAND", help='an allowed command, e.g. "python validate.py"; '
                                            "matched exactly as split by a shell (repeatable)")
-    agent.add_argument("--receipt-log", default=DEFAULT_RECEIPT_LOG,
-                       help=f"receipt log, relative to the root (default {DEFAULT_RECEIPT_LOG})")
-    agent.add_argument("--max-steps", type=_positive_int, default=AgentLimits().max_steps)
-    agent.add_argument("--max-tokens", type=_positive_int, default=1024)
-    agent.add_argument("--command-timeout", type=float, default=30.0, metavar="SECONDS")
+    agent.add_argument("--protect", dest="protectedPatterns", action="append", metavar="PATTERN",
+                       help="also keep matching files from the model, e.g. '*.yaml' or "
+                            "'deploy/prod.*' (case-insensitive; repeatable)")
+    agent.add_argument("--receipt-log", dest="receiptLog", metavar="PATH",
+                       help="receipt log: relative to the root, or absolute "
+                            f"(default {default('receiptLog')})")
+    agent.add_argument("--max-steps", dest="maxSteps", type=int, metavar="N",
+                       help=f"default {default('maxSteps')}")
+    agent.add_argument("--max-tokens", dest="maxTokens", type=int, metavar="N",
+                       help=f"default {default('maxTokens')}")
+    agent.add_argument("--command-timeout", dest="commandTimeoutSeconds", type=float,
+                       metavar="SECONDS", help=f"default {default('commandTimeoutSeconds')}")
+    agent.add_argument("--pass-env", dest="passEnvironment", action="append", metavar="NAME",
+                       help="pass this variable to commands even if its name looks secret "
+                            "(*KEY*, *SECRET*, *TOKEN*, *PASSWORD*, *CREDENTIAL*; repeatable)")
+    agent.add_argument("--limit-cpu-seconds", dest="limitCpuSeconds", type=int, metavar="N",
+                       help="RLIMIT_CPU of each command")
+    agent.add_argument("--limit-memory-bytes", dest="limitMemoryBytes", type=int, metavar="N",
+                       help="RLIMIT_AS (address space) of each command")
+    agent.add_argument("--limit-processes", dest="limitProcesses", type=int, metavar="N",
+                       help="RLIMIT_NPROC of each command (counts all the user's processes)")
     agent.add_argument("--device", choices=("cpu", "gpu"), default=None)
     agent.add_argument("--enable-thinking", action="store_true")
-    agent.add_argument("--no-constrain", dest="constrain", action="store_false",
-                       help="do not constrain generation to valid actions")
+    agent.add_argument("--no-constrain", dest="constrainedDecoding", action="store_const",
+                       const=False, help="do not constrain generation to valid actions")
     remote = agent.add_argument_group("model server (see docs/remote.md)")
-    remote.add_argument("--endpoint", metavar="URL",
+    remote.add_argument("--endpoint", dest="endpoint", metavar="URL",
                         help="an OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1")
-    remote.add_argument("--api-key-env", metavar="NAME",
+    remote.add_argument("--api-key-env", dest="apiKeyEnv", metavar="NAME",
                         help="the environment variable holding the key "
                              "(default OPENAI_API_KEY if set)")
-    remote.add_argument("--allow-insecure-http", action="store_true",
+    remote.add_argument("--allow-insecure-http", dest="allowInsecureHttp",
+                        action="store_const", const=True,
                         help="allow http:// to a machine other than this one")
-    remote.add_argument("--schema-mode", choices=SCHEMA_MODES, default="json_schema",
-                        help="how the action schema is requested (default json_schema)")
-    remote.add_argument("--endpoint-timeout", type=float, default=120.0, metavar="SECONDS",
-                        help="seconds to wait for the server's next bytes (default 120)")
+    remote.add_argument("--schema-mode", dest="schemaMode", choices=SCHEMA_MODES,
+                        help="how the action schema is requested "
+                             f"(default {default('schemaMode')})")
+    remote.add_argument("--endpoint-timeout", dest="endpointTimeoutSeconds", type=float,
+                        metavar="SECONDS", help="seconds to wait for the server's next bytes "
+                                                f"(default {default('endpointTimeoutSeconds'):g})")
 
     receipts = commands.add_parser("receipts", help="inspect a receipt log")
     receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
-    verify = receipt_commands.add_parser("verify", help="verify every line of a receipt log")
-    verify.add_argument("path", type=Path)
-    show = receipt_commands.add_parser("show", help="print the receipts of a log")
-    show.add_argument("path", type=Path)
+    add_receipt_parsers(receipt_commands)
+    keys = commands.add_parser("keys", help="manage the receipt signing key")
+    keys.add_subparsers(dest="keys_command", required=True).add_parser(
+        "init", help="make your Ed25519 signing key")
+
+    revert = commands.add_parser(
+        "revert", help="undo a file effect from its receipt (asks first, like every effect)"
+    )
+    revert.add_argument("call_id", metavar="CALL_ID", help="the tool call id of the receipt")
+    revert.add_argument("--root", required=True, type=Path, help="the project folder")
+    revert.add_argument("--receipt-log", dest="receiptLog", metavar="PATH",
+                        help="receipt log: relative to the root, or absolute "
+                             f"(default {Settings.default('receiptLog')})")
 
     commands.add_parser("serve", help="run the language-server daemon on stdio")
+    doctor.add_arguments(commands.add_parser("doctor", help="report what this setup can run"))
     return parser
 
 
-def unified_diff(proposal: ToolProposal) -> str:
+def unified_diff(proposal: EditProposal) -> str:
     before = (proposal.base_text or "").splitlines(keepends=True)
-    after = (proposal.proposed_text or "").splitlines(keepends=True)
+    after = proposal.proposed_text.splitlines(keepends=True)
     source = f"a/{proposal.path}" if proposal.base_sha256 is not None else "/dev/null"
-    lines = difflib.unified_diff(before, after, source, f"b/{proposal.path}")
+    target = "/dev/null" if proposal.removes_file else f"b/{proposal.path}"
+    lines = difflib.unified_diff(before, after, source, target)
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
                    for line in lines)
 
 
-def describe_proposal(proposal: ToolProposal) -> str:
+def proposal_diff(proposal: ToolProposal) -> str:
+    if isinstance(proposal, CommandProposal):
+        return ""
+    return unified_diff(proposal) or "(no change)\n"
+
+
+def proposal_header(proposal: ToolProposal) -> str:
     header = f"{proposal.tool_call_id}: {proposal.action.tool}"
-    if proposal.kind == "command":
-        return (f"{header}\n  argv: {list(proposal.argv or ())}\n  cwd:  {proposal.cwd}\n"
-                f"  timeout: {proposal.timeout_seconds:g} s")
-    state = "new file" if proposal.creates_file else f"base sha256 {proposal.base_sha256}"
-    return (f"{header} {proposal.path} ({state}; proposed sha256 {proposal.proposed_sha256})\n"
-            f"{unified_diff(proposal) or '(no change)'}")
+    if isinstance(proposal, CommandProposal):
+        return (f"{header}\n  argv: {list(proposal.argv)}\n  cwd:  {proposal.cwd}\n"
+                f"  timeout: {proposal.timeout_seconds:g} s\n")
+    if proposal.reverts is not None:
+        header += f" of {proposal.reverts}"
+    base = "new file" if proposal.creates_file else f"base {short_digest(proposal.base_sha256)}"
+    after = ("removes the file" if proposal.removes_file
+             else f"proposed {short_digest(proposal.proposed_sha256)}")
+    return f"{header} {proposal.path}\n  sha256 {base} -> {after}\n"
 
 
 def read_line(stream: TextIO) -> str:
@@ -131,28 +199,47 @@ def read_line(stream: TextIO) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def terminal_confirm(stdin: TextIO, stdout: TextIO) -> Callable[[ToolProposal], bool]:
-    """Ask on the terminal; only y/yes approves, and end of input means No."""
+def terminal_confirm(
+    stdin: TextIO,
+    stdout: TextIO,
+    style: Style | None = None,
+    interrupted: threading.Event | None = None,
+) -> Callable[[ToolProposal], bool]:
+    """Ask on the terminal; only y/yes approves, and end of input or Ctrl-C means No.
+
+    Ctrl-C while waiting sets `interrupted`, so the run stops at its next step.
+    """
 
     def confirm(proposal: ToolProposal) -> bool:
-        stdout.write(f"\n--- approval needed ---\n{describe_proposal(proposal)}\nApprove? [y/N] ")
-        stdout.flush()
-        answer = read_line(stdin)
+        if interrupted is not None and interrupted.is_set():
+            return False
+        try:
+            stdout.write(f"\n--- approval needed ---\n{proposal_header(proposal)}")
+            (style or Style()).write_diff(stdout, proposal_diff(proposal))
+            stdout.write("Approve? [y/N] ")
+            stdout.flush()
+            answer = read_line(stdin)
+        except KeyboardInterrupt:
+            if interrupted is None:
+                raise
+            interrupted.set()
+            stdout.write("\n(interrupted: no)\n")
+            return False
         if not answer:
             stdout.write("(end of input: no)\n")
         approved = answer.strip().lower() in ("y", "yes")
-        stdout.write("approved\n" if approved else "denied\n")
+        stdout.write("denied\n" if not approved else "approved; running …\n"
+                     if proposal.kind == "command" else "approved\n")
         return approved
 
     return confirm
 
 
 def format_event(event: AgentEvent) -> str:
-    action = "(none)" if event.action is None else action_to_json(event.action)
-    lines = [f"\n== step {event.step} ==", f"response: {event.response}", f"action:   {action}"]
-    if event.result is not None:
-        lines.append("observation:\n" + event.result)
-    return "\n".join(lines)
+    """What a step observed; its header and response were printed as the model answered."""
+    if event.result is None:
+        return ""
+    return "observation:\n" + event.result + "\n"
 
 
 def format_receipt(receipt: EffectReceipt) -> str:
@@ -162,121 +249,148 @@ def format_receipt(receipt: EffectReceipt) -> str:
             f"artifacts: {artifacts}  {first_line}\n  receipt {receipt.receipt_id}")
 
 
+def agent_settings(args: argparse.Namespace) -> Settings:
+    """The settings the flags give; a flag left out takes the default. Raises SettingsError."""
+    given = {key: getattr(args, key) for key in SETTING_FLAGS}
+    return Settings.from_mapping(given, names=SETTING_FLAGS)
+
+
 def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    from .models import load_generate
+    from .models import GenerationOptions, load_generate
 
     try:
-        policy = ToolPolicy(args.root, allow_writes=args.allow_writes,
-                            allowed_commands=tuple(args.allow_command),
-                            command_timeout_seconds=args.command_timeout)
+        settings = agent_settings(args)
+        policy = settings.policy(args.root)
+    except SettingsError as error:
+        stdout.writelines(f"error: {problem}\n" for problem in error.problems)
+        return 2
     except ValueError as error:
         stdout.write(f"error: {error}\n")
-        return 2
-    log_path = _receipt_log_path(policy.root, args.receipt_log)
-    if log_path is None:
-        stdout.write("error: --receipt-log must be a relative path inside the root\n")
-        return 2
+        return EXIT_SETUP_ERROR
+    log_path = settings.receipt_log_path(policy.root)
     try:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         store = ReceiptStore(log_path)
     except (OSError, ValueError) as error:
         stdout.write(f"error: {error}\n")
-        return 2
+        return EXIT_SETUP_ERROR
+    style = Style.for_stream(stdout)
+    interrupted = threading.Event()
     workspace = Workspace(policy, receipt_store=store,
-                          confirm_proposal=terminal_confirm(stdin, stdout))
+                          confirm_proposal=terminal_confirm(stdin, stdout, style, interrupted))
     before = len(store)
+    steps = StepPrinter(stdout)
+    stdout.write(f"goal: {args.goal}\nroot: {policy.root}\n"
+                 f"tools: {', '.join(sorted(workspace.available_tools))}\n")
+    options = replace(GenerationOptions.from_settings(settings),
+                      enable_thinking=args.enable_thinking, device=args.device)
+    spec = "" if settings.endpoint and args.model is None else settings.model
+    shown = f"{spec or 'the served model'} at {settings.endpoint}" if settings.endpoint else spec
+    loaded = threading.Event()
 
-    def on_token(text: str) -> None:
-        stdout.write(text)
-        stdout.flush()
+    def on_progress(progress: ModelProgress) -> None:
+        steps.on_progress(progress)
+        if progress.note and loaded.is_set():
+            stdout.write(f"\n[model] {progress.note}\n")  # a server's cache stats and notes
 
-    remote = endpoint_options(args, stdout)
-    model = args.model or ("" if args.endpoint else DEFAULT_MODEL)
+    stop_hook = {"should_stop": interrupted.is_set} if settings.endpoint else {}
     try:
-        generate = load_generate(
-            model, max_tokens=args.max_tokens, enable_thinking=args.enable_thinking,
-            device=args.device, constrain=args.constrain,
-            available_tools=workspace.available_tools,
-            allowed_commands=policy.allowed_commands, on_token=on_token, **remote,
-        )
+        generate = timed_load(stdout, shown, lambda: load_generate(
+            spec, options, on_progress=on_progress, **stop_hook))
+    except KeyboardInterrupt:
+        stdout.write("interrupted while loading the model\n")
+        return EXIT_INTERRUPTED
     except ImportError as error:
-        stdout.write(f"error: model {model!r} needs the MLX extra "
+        stdout.write(f"error: model {settings.model!r} needs the MLX extra "
                      f"(pip install 'counterfoil[mlx]'): {error}\n")
-        return 2
+        return EXIT_SETUP_ERROR
     except Exception as error:  # noqa: BLE001 - any load failure is one line
         stdout.write(f"error: {error}\n")
-        return 2
-    model = getattr(generate, "model", None) or model
-    if args.endpoint:
-        model += f" at {args.endpoint}"
-    stdout.write(f"goal: {args.goal}\nroot: {policy.root}\nmodel: {model}\n"
-                 f"tools: {', '.join(sorted(workspace.available_tools))}\n")
-    run = run_agent(args.goal, generate, workspace, AgentLimits(max_steps=args.max_steps),
-                    on_event=lambda event: stdout.write(format_event(event) + "\n"))
-    stdout.write(f"\n== run ended: {run.reason} ==\n")
-    if run.error:
-        stdout.write(f"error: {run.error}\n")
-    stdout.write(f"final answer (a model statement, not evidence): {run.final}\n")
-    stdout.write(f"modified files: {', '.join(run.modified_files) or '(none)'}\n")
+        return EXIT_SETUP_ERROR
+    loaded.set()
+    if settings.endpoint:
+        stdout.write(f"model: {getattr(generate, 'model', spec)} at {settings.endpoint}\n")
+    try:
+        run = run_agent(args.goal, steps.wrap(generate), workspace, settings.limits(),
+                        on_event=lambda event: stdout.write(format_event(event)),
+                        should_stop=interrupted.is_set)
+    except KeyboardInterrupt:
+        interrupted.set()
+        stdout.write("\n(interrupted)\n")
+        completed, reason, final, run_error = False, "interrupted", None, None
+        verdict = run_verdict(workspace)
+    else:
+        completed, reason, final, run_error = run.completed, run.reason, run.final, run.error
+        verdict = run.verdict
+        if interrupted.is_set():
+            reason = "interrupted"
+    status = exit_status(completed, verdict, interrupted=interrupted.is_set())
+    stdout.write(f"\n== run ended: {reason} ==\n")
     new_receipts = store.receipts()[before:]
     stdout.write(f"receipts ({len(new_receipts)} new, log {log_path}):\n")
     stdout.writelines(format_receipt(receipt) + "\n" for receipt in new_receipts)
-    return 0 if run.completed else 1
+    stdout.write(format_verdict(verdict, reason=reason, final=final, status=status,
+                                error=run_error))
+    stdout.flush()
+    return status
 
 
-def endpoint_options(args: argparse.Namespace, stdout: TextIO) -> dict[str, object]:
-    """`load_generate` options for --endpoint; the server's notes go to the terminal."""
-    if not args.endpoint:
-        return {}
+def revert_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    """0 reverted; 1 not reverted (denied, drifted, a command, no receipt); 2 setup; 130."""
+    try:
+        settings = Settings.from_mapping(
+            {"receiptLog": args.receiptLog, "allowWrites": True}, names=SETTING_FLAGS
+        )
+        policy = settings.policy(args.root)
+    except SettingsError as error:
+        stdout.writelines(f"error: {problem}\n" for problem in error.problems)
+        return EXIT_SETUP_ERROR
+    except ValueError as error:
+        stdout.write(f"error: {error}\n")
+        return EXIT_SETUP_ERROR
+    log_path = settings.receipt_log_path(policy.root)
+    if not log_path.is_file():
+        stdout.write(f"error: no receipt log at {log_path}\n")
+        return EXIT_SETUP_ERROR
+    try:
+        store = ReceiptStore(log_path)
+    except (OSError, ValueError) as error:
+        stdout.write(f"error: {error}\n")
+        return EXIT_SETUP_ERROR
+    interrupted = threading.Event()
+    confirm = terminal_confirm(stdin, stdout, Style.for_stream(stdout), interrupted)
+    workspace = Workspace(policy, receipt_store=store, confirm_proposal=confirm)
+    before = len(store)
+    try:
+        result = workspace.revert(args.call_id)
+    except AgentError as error:
+        stdout.write(f"error: {error}\n")
+        return EXIT_INTERRUPTED if interrupted.is_set() else 1
+    stdout.write(f"{result}\n")
+    stdout.writelines(format_receipt(receipt) + "\n" for receipt in store.receipts()[before:])
+    return 0
 
-    def on_progress(progress: ModelProgress) -> None:
-        if progress.state in ("ready", "error") and progress.message:
-            stdout.write(f"\n[model] {progress.message}\n")
 
-    return {"endpoint": args.endpoint, "api_key_env": args.api_key_env,
-            "allow_insecure_http": args.allow_insecure_http, "schema_mode": args.schema_mode,
-            "timeout_seconds": args.endpoint_timeout, "on_progress": on_progress}
-
-
-def _receipt_log_path(root: Path, raw: str) -> Path | None:
-    relative = Path(raw)
-    if relative.is_absolute() or ".." in relative.parts or not relative.parts:
-        return None
-    return root / relative
-
-
-def receipts_command(args: argparse.Namespace, stdout: TextIO) -> int:
-    if not args.path.is_file():
-        stdout.write(f"error: no receipt log at {args.path}\n")
-        return 2
-    if args.receipts_command == "verify":
-        report = verify_receipt_log(args.path)
-        count, error = report.count, report.error
-    else:
-        try:
-            receipts = ReceiptStore(args.path).receipts()  # opening verifies every line
-        except AgentError as failure:
-            stdout.write("(receipts are not shown from a log that does not verify)\n")
-            count, error = 0, str(failure)
-        else:
-            stdout.writelines(format_receipt(receipt) + "\n" for receipt in receipts)
-            count, error = len(receipts), None
-    if error is None:
-        stdout.write(f"ok: {count} receipts verified in {args.path}\n")
-        return 0
-    stdout.write(f"error: {error}\n")
-    return 1
 
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
          stdout: TextIO | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit:  # argparse: 2 for bad flags, 0 for --help
+        return exit.code if isinstance(exit.code, int) else EXIT_SETUP_ERROR
     stdin = stdin or sys.stdin
-    stdout = stdout or sys.stdout
+    stdout = terminal_safe_stream(stdout or sys.stdout)  # model-chosen text is shown, not obeyed
     if args.command == "agent":
         return run_agent_command(args, stdin, stdout)
     if args.command == "receipts":
         return receipts_command(args, stdout)
+    if args.command == "keys":
+        return keys_command(args, stdout)
+    if args.command == "doctor":
+        return doctor.doctor_command(args, stdout)
+    if args.command == "revert":
+        return revert_command(args, stdin, stdout)
     from .lsp import serve
 
     return serve()

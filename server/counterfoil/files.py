@@ -2,23 +2,39 @@
 
 Every operation walks from the workspace root one directory at a time with O_NOFOLLOW and
 works relative to the directory's file descriptor, so a symlink swapped in anywhere on the
-path, parent directories included, is refused rather than followed.
+path, parent directories included, is refused rather than followed. A regular file with more
+than one hard link is refused too: its other name may lie outside the root or be protected.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
-from collections.abc import Iterator
+import time
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import AgentError
+from .paths import is_temporary_name, temporary_name
 
 DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+# A temporary file lives for one write; one this old was left by a killed process.
+STALE_TEMPORARY_SECONDS = 10 * 60
+
+FileIdentity = tuple[int, int]
+
+
+def file_identity(info: os.stat_result) -> FileIdentity:
+    """Device and inode: the same file under any name, link or letter case."""
+    return (info.st_dev, info.st_ino)
+
+
+def refuse_hard_links(info: os.stat_result) -> None:
+    if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+        raise AgentError("file has other hard links")
 
 
 def _refusal(error: OSError) -> AgentError:
@@ -51,8 +67,11 @@ def open_directory(root: Path, parts: tuple[str, ...]) -> Iterator[int]:
         os.close(fd)
 
 
-def read_regular_file(directory_fd: int, name: str, limit: int) -> bytes:
-    """The file's bytes; FIFOs, devices and sockets are refused without blocking."""
+def read_regular_file(
+    directory_fd: int, name: str, limit: int, forbidden: Collection[FileIdentity] = ()
+) -> bytes:
+    """The file's bytes; FIFOs, devices, sockets and hard-linked files are refused without
+    blocking, and so is any file in `forbidden`, whatever name it was opened by."""
     try:
         fd = os.open(name, READ_FLAGS, dir_fd=directory_fd)
     except OSError as error:
@@ -63,6 +82,9 @@ def read_regular_file(directory_fd: int, name: str, limit: int) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise AgentError("path is not a regular file")
+        if file_identity(info) in forbidden:
+            raise AgentError("path is not accessible")
+        refuse_hard_links(info)
         if info.st_size > limit:
             raise AgentError(f"file exceeds {limit} bytes")
         chunks: list[bytes] = []
@@ -90,13 +112,61 @@ def entry_mode(directory_fd: int, name: str) -> int | None:
         raise _refusal(error) from None
 
 
+def directory_entries(directory_fd: int) -> Iterator[tuple[str, os.stat_result]]:
+    """Each entry of an open directory, by name and lstat, in name order."""
+    for name in sorted(os.listdir(directory_fd)):
+        try:
+            yield name, os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+
+
+def remove_stale_temporaries(directory_fd: int) -> None:
+    """Remove temporary files that a killed write left in this directory.
+
+    Only regular files with our temporary name and no other hard link, untouched for
+    STALE_TEMPORARY_SECONDS, so a write still in progress in another process is spared.
+    """
+    cutoff = time.time() - STALE_TEMPORARY_SECONDS
+    for name in filter(is_temporary_name, os.listdir(directory_fd)):
+        try:
+            info = os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and info.st_mtime < cutoff:
+                os.unlink(name, dir_fd=directory_fd)
+        except OSError:
+            continue
+
+
+def _kept_permissions(fd: int, mode: int, original: os.stat_result) -> int:
+    """Give the new file the original's owner and group where possible; the permission bits
+    of `mode` to set, less setuid and setgid when the owner or group could not be kept."""
+    try:
+        os.fchown(fd, original.st_uid, original.st_gid)
+    except OSError:
+        try:
+            os.fchown(fd, -1, original.st_gid)
+        except OSError:
+            pass
+    bits = stat.S_IMODE(mode)
+    current = os.fstat(fd)
+    if (current.st_uid, current.st_gid) != (original.st_uid, original.st_gid):
+        bits &= ~(stat.S_ISUID | stat.S_ISGID)
+    return bits
+
+
 def replace_file(directory_fd: int, name: str, data: bytes, mode: int | None) -> None:
     """Write `data` to a temporary sibling, then rename it over `name` in one step.
 
-    `mode` keeps an existing file's permission bits; None gives a new file the usual
-    0o666 less the umask. The temporary file is removed on any failure.
+    `mode` (not None) says the file exists: it keeps its permission bits, owner and group;
+    None gives a new file the usual 0o666 less the umask. The temporary file has a short
+    name, so any legal `name` can be replaced, and is removed on any failure; stale ones
+    from killed writes in this directory go first.
     """
-    temporary = f".{name}.counterfoil-{secrets.token_hex(6)}.tmp"
+    remove_stale_temporaries(directory_fd)
+    original = None
+    if mode is not None:
+        original = os.stat(name, dir_fd=directory_fd, follow_symlinks=False)
+    temporary = temporary_name()
     fd = os.open(
         temporary,
         os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
@@ -105,12 +175,12 @@ def replace_file(directory_fd: int, name: str, data: bytes, mode: int | None) ->
     )
     try:
         try:
-            if mode is not None:
-                os.fchmod(fd, stat.S_IMODE(mode))
             view = memoryview(data)
             while view:
                 written = os.write(fd, view)
                 view = view[written:]
+            if original is not None and mode is not None:  # after writing, which clears setuid
+                os.fchmod(fd, _kept_permissions(fd, mode, original))
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -121,4 +191,10 @@ def replace_file(directory_fd: int, name: str, data: bytes, mode: int | None) ->
         except OSError:
             pass
         raise
+    os.fsync(directory_fd)
+
+
+def remove_file(directory_fd: int, name: str) -> None:
+    """Remove `name` (never following a symlink: unlink removes the entry itself), durably."""
+    os.unlink(name, dir_fd=directory_fd)
     os.fsync(directory_fd)

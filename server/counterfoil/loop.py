@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from .actions import Action, FinalAction, ToolAction, parse_action
 from .errors import AgentError
 from .prompt import build_system_prompt
+from .verdict import RunVerdict, compute_verdict
 from .workspace import Workspace
 
 Messages = list[dict[str, str]]
 IDENTICAL_ACTION_ERROR = "error: identical action loop detected"
+
+
+@runtime_checkable
+class ConfiguresTools(Protocol):
+    """The optional hook of a generate callable: `run_agent` calls `configure_tools` once,
+    before the first step, with the tools the workspace enables and its allowed commands, so
+    a model that constrains its output spells only those."""
+
+    def configure_tools(
+        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+    ) -> None: ...
 
 
 def initial_messages(task: str, system_prompt: str) -> Messages:
@@ -32,8 +44,12 @@ class AgentLimits:
     max_identical_actions: int = 2
 
     def __post_init__(self) -> None:
-        for name in ("max_steps", "max_context_chars", "max_invalid_actions",
-                     "max_identical_actions"):
+        for name in (
+            "max_steps",
+            "max_context_chars",
+            "max_invalid_actions",
+            "max_identical_actions",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer")
@@ -55,6 +71,7 @@ class AgentRun:
     events: tuple[AgentEvent, ...] | list[AgentEvent]
     modified_files: tuple[str, ...] = ()
     error: str | None = None
+    verdict: RunVerdict = field(default_factory=RunVerdict)
 
 
 @dataclass
@@ -80,17 +97,33 @@ def run_agent(
     *,
     should_stop: Callable[[], bool] | None = None,
 ) -> AgentRun:
-    """Run until a final answer or a limit; `should_stop` is asked before each model call."""
+    """Run until a final answer or a limit; `should_stop` is asked before each model call.
+
+    A `generate` with `configure_tools` (see `ConfiguresTools`) is told the enabled tools first.
+    """
     limits = limits or AgentLimits()
     conversation = _Conversation(initial_messages(task, build_system_prompt(workspace)))
+    if isinstance(generate, ConfiguresTools):
+        try:
+            generate.configure_tools(workspace.available_tools, workspace.policy.allowed_commands)
+        except Exception as error:  # noqa: BLE001 - like a model failure, it ends the run
+            return AgentRun(False, "model_error", None, (), (), f"{type(error).__name__}: {error}")
     invalid = 0
     last_action: ToolAction | None = None
     repeats = 0
 
-    def finish(completed: bool, reason: str, final: str | None = None,
-               error: str | None = None) -> AgentRun:
-        return AgentRun(completed, reason, final, tuple(conversation.events),
-                        workspace.modified_files, error)
+    def finish(
+        completed: bool, reason: str, final: str | None = None, error: str | None = None
+    ) -> AgentRun:
+        return AgentRun(
+            completed,
+            reason,
+            final,
+            tuple(conversation.events),
+            workspace.modified_files,
+            error,
+            run_verdict(workspace),
+        )
 
     for step in range(1, limits.max_steps + 1):
         if should_stop is not None and should_stop():
@@ -122,13 +155,19 @@ def run_agent(
         repeats = repeats + 1 if action == last_action else 1
         last_action = action
         if repeats > limits.max_identical_actions:
-            conversation.record(AgentEvent(step, response, None, IDENTICAL_ACTION_ERROR),
-                                on_event)
+            conversation.record(AgentEvent(step, response, None, IDENTICAL_ACTION_ERROR), on_event)
             return finish(False, "repeated_action_limit")
         result = workspace.execute(action)
         conversation.record(AgentEvent(step, response, action, result), on_event)
+        if workspace.unrecorded_effect is not None:
+            return finish(False, "receipt_not_recorded", error=workspace.unrecorded_effect)
         conversation.messages += _turn(response, result)
     return finish(False, "step_limit")
+
+
+def run_verdict(workspace: Workspace) -> RunVerdict:
+    """The verdict of the effects this workspace has seen so far."""
+    return compute_verdict(getattr(workspace, "effect_outcomes", ()))
 
 
 def _turn(response: str, result: str) -> Messages:

@@ -1,10 +1,17 @@
-"""What the agent may touch: one root, size limits, writes on or off, an exact-argv allowlist."""
+"""What the agent may touch: one root, size limits, writes on or off, an exact-argv allowlist.
+
+`protected_patterns` adds to the built-in protected names (see paths.py): fnmatch patterns,
+matched case-insensitively against each name, or against consecutive parts when they hold `/`.
+"""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from pathlib import Path
+
+from .commands import ResourceLimits
+from .tools import is_argv
 
 
 @dataclass(frozen=True)
@@ -16,6 +23,11 @@ class ToolPolicy:
     allowed_commands: tuple[tuple[str, ...], ...] = ()
     max_write_bytes: int = 64 * 1024
     command_timeout_seconds: float = 30.0
+    protected_patterns: tuple[str, ...] = ()
+    pass_environment: tuple[str, ...] = ()  # names passed to commands even if secret-looking
+    limit_cpu_seconds: int | None = None
+    limit_memory_bytes: int | None = None
+    limit_processes: int | None = None
 
     def __post_init__(self) -> None:
         root = Path(self.root)
@@ -43,7 +55,32 @@ class ToolPolicy:
         if not isinstance(commands, tuple) or not all(isinstance(c, tuple) for c in commands):
             raise ValueError("allowed commands must be a tuple of tuples")
         for command in commands:
-            if not command or not all(
-                isinstance(part, str) and part and "\0" not in part for part in command
-            ):
+            if not is_argv(command):
                 raise ValueError("allowed commands must contain non-empty strings without NUL")
+        patterns = self.protected_patterns
+        if not isinstance(patterns, tuple) or not all(
+            isinstance(pattern, str) and pattern.strip() and "\0" not in pattern
+            for pattern in patterns
+        ):
+            raise ValueError("protected patterns must be a tuple of non-empty strings without NUL")
+        names = self.pass_environment
+        if not isinstance(names, tuple) or not all(
+            isinstance(name, str) and name and "=" not in name and "\0" not in name
+            for name in names
+        ):
+            raise ValueError("pass_environment must be a tuple of variable names")
+        for command_limit in (
+            self.limit_cpu_seconds,
+            self.limit_memory_bytes,
+            self.limit_processes,
+        ):
+            if command_limit is not None and (
+                not isinstance(command_limit, int)
+                or isinstance(command_limit, bool)
+                or command_limit <= 0
+            ):
+                raise ValueError("command limits must be positive integers")
+
+    @property
+    def command_limits(self) -> ResourceLimits:
+        return ResourceLimits(self.limit_cpu_seconds, self.limit_memory_bytes, self.limit_processes)

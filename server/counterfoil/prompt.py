@@ -5,17 +5,10 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from . import tools
+
 if TYPE_CHECKING:
     from .workspace import Workspace
-
-TOOL_EXAMPLES: dict[str, dict[str, object]] = {
-    "list_files": {"tool": "list_files", "path": "."},
-    "read_file": {"tool": "read_file", "path": "app.py"},
-    "write_file": {"tool": "write_file", "path": "NOTES.md", "content": "text\n"},
-    "edit_file": {"tool": "edit_file", "path": "app.py", "old": "exact old text", "new": "new text"},
-    "run_command": {"tool": "run_command", "argv": ["python", "validate.py"]},
-}
-TOOL_ORDER = ("list_files", "read_file", "write_file", "edit_file", "run_command")
 
 
 def _compact(value: object) -> str:
@@ -23,7 +16,7 @@ def _compact(value: object) -> str:
 
 
 def build_system_prompt(workspace: Workspace) -> str:
-    tools = workspace.available_tools
+    enabled = workspace.available_tools
     commands = workspace.policy.allowed_commands
     lines = [
         "You are a coding agent working in one project folder. Inspect before you edit.",
@@ -31,15 +24,11 @@ def build_system_prompt(workspace: Workspace) -> str:
         "Each turn is either one tool call or the final answer.",
         "Tools (one example each):",
     ]
-    for name in TOOL_ORDER:
-        if name not in tools:
-            continue
-        example = dict(TOOL_EXAMPLES[name])
-        if name == "run_command" and commands:
-            example["argv"] = list(commands[0])
-        lines.append(_compact(example))
+    for tool in tools.TOOLS:
+        if tool.name in enabled:
+            lines.append(_compact(tools.example_action(tool, commands)))
     lines.append('When you are done, reply {"final":"what you did and how it was checked"}.')
-    if "write_file" in tools:
+    if "write_file" in enabled:
         lines.append("Read an existing file with read_file before you change it.")
         lines.append("edit_file replaces old text that occurs exactly once in the file.")
     if commands:

@@ -1,10 +1,14 @@
-"""What a person is asked to approve: the exact bytes of an edit, or the exact argv of a command."""
+"""What a person is asked to approve: the exact bytes of an edit, or the exact argv of a command.
+
+A proposal is one of two shapes, told apart by `kind` (or `isinstance`): every field of each
+is always set, so no reader checks for fields that belong to the other.
+"""
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
 
 from .actions import ToolAction
 
@@ -14,19 +18,39 @@ def sha256_hex(data: bytes) -> str:
 
 
 @dataclass(frozen=True)
-class ToolProposal:
+class EditProposal:
+    """Replace (or create) the file at `path` with exactly `proposed_text`.
+
+    `base_text`/`base_sha256` are the bytes the model read, None for a new file; the write
+    happens only if the disk still holds them.
+    """
+
     tool_call_id: str
     action: ToolAction
-    kind: Literal["edit", "command"]
-    path: str | None = None
-    base_text: str | None = None
-    base_sha256: str | None = None
-    proposed_text: str | None = None
-    proposed_sha256: str | None = None
-    argv: tuple[str, ...] | None = None
-    cwd: str | None = None
-    timeout_seconds: float | None = None
+    path: str
+    base_text: str | None
+    base_sha256: str | None
+    proposed_text: str
+    proposed_sha256: str
+    reverts: str | None = None  # the call id whose effect this puts back
+    removes_file: bool = False  # a revert of an effect that created its file
+    kind: Literal["edit"] = field(default="edit", init=False)
 
     @property
     def creates_file(self) -> bool:
-        return self.kind == "edit" and self.base_sha256 is None
+        return self.base_sha256 is None
+
+
+@dataclass(frozen=True)
+class CommandProposal:
+    """Run exactly `argv` in `cwd` (the root), stopped after `timeout_seconds`."""
+
+    tool_call_id: str
+    action: ToolAction
+    argv: tuple[str, ...]
+    cwd: str
+    timeout_seconds: float
+    kind: Literal["command"] = field(default="command", init=False)
+
+
+ToolProposal: TypeAlias = EditProposal | CommandProposal

@@ -6,55 +6,46 @@ import errno
 import os
 import stat
 import threading
+import time
+import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from . import tools
 from .actions import EFFECT_TOOLS, ToolAction, check_arguments
 from .commands import run_bounded
+from .edits import apply_edit
 from .errors import AgentError
-from .files import entry_mode, open_directory, read_regular_file, replace_file
-from .policy import ToolPolicy
-from .proposals import ToolProposal, sha256_hex
-from .receipts import EffectReceipt, ReceiptStore
-
-PROTECTED_NAMES = frozenset(
-    {".aws", ".env", ".git", ".ssh", "credentials", "id_ed25519", "id_rsa"}
+from .files import (
+    FileIdentity,
+    directory_entries,
+    entry_mode,
+    file_identity,
+    open_directory,
+    read_regular_file,
+    refuse_hard_links,
+    remove_file,
+    replace_file,
 )
-MAX_PATH_CHARS = 4096
+from .paths import (  # noqa: F401 - the path rules' long-standing home re-exports them
+    MAX_PATH_CHARS,
+    PROTECTED_NAMES,
+    is_protected_name,
+    is_protected_path,
+    relative_parts,
+)
+from .policy import ToolPolicy
+from .proposals import CommandProposal, EditProposal, ToolProposal, sha256_hex
+from .receipt_evidence import approval_record, command_evidence, file_evidence, record_receipt
+from .receipts import ReceiptNotRecorded, ReceiptStore
+from .receipts.content import load_object
+from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
+from .verdict import EffectOutcome, EffectState
 
 ConfirmTool = Callable[[ToolAction], object]
 ConfirmProposal = Callable[[ToolProposal], object]
-
-
-def is_protected_name(name: str) -> bool:
-    lowered = name.lower()
-    return (
-        lowered in PROTECTED_NAMES
-        or lowered.startswith(".env.")
-        or lowered.endswith((".key", ".pem"))
-    )
-
-
-def _relative_parts(raw: object) -> tuple[str, ...]:
-    """The normalised parts of a model-given path, or the first rule it breaks."""
-    if not isinstance(raw, str) or not raw:
-        raise AgentError("path must be a non-empty string")
-    if "\0" in raw:
-        raise AgentError("path must not contain NUL bytes")
-    try:
-        raw.encode("utf-8")
-    except UnicodeEncodeError:
-        raise AgentError("path must be valid Unicode text") from None
-    if len(raw) > MAX_PATH_CHARS:
-        raise AgentError("path is too long")
-    pure = PurePosixPath(raw)
-    if pure.is_absolute() or ".." in pure.parts:
-        raise AgentError("path must be relative and stay in the workspace")
-    parts = tuple(part for part in pure.parts if part != ".")
-    if any(is_protected_name(part) for part in parts):
-        raise AgentError("path is not accessible")
-    return parts
 
 
 class Workspace:
@@ -67,40 +58,68 @@ class Workspace:
         receipt_store: ReceiptStore | None = None,
         *,
         confirm_proposal: ConfirmProposal | None = None,
+        stop_commands: threading.Event | None = None,
+        run_id: str | None = None,
+        approval_via: str = "cli",
     ) -> None:
         self.policy = policy
+        self.stop_commands = stop_commands  # set: a running command is ended and receipted
         self.confirm_tool = confirm_tool
         self.confirm_proposal = confirm_proposal
         self.receipt_store = receipt_store if receipt_store is not None else ReceiptStore()
         self._read_digests: dict[str, str] = {}
         self._modified: set[str] = set()
-        self._next_call = 1
+        self._outcomes: list[EffectOutcome] = []
         self._call_ids = threading.Lock()
+        self.run_id = run_id or uuid.uuid4().hex
+        self.approval_via = approval_via
+        self.unrecorded_effect: str | None = None
 
     @property
     def available_tools(self) -> frozenset[str]:
-        tools = {"list_files", "read_file"}
-        if self.policy.allow_writes:
-            tools |= {"write_file", "edit_file"}
-        if self.policy.allowed_commands:
-            tools.add("run_command")
-        return frozenset(tools)
+        return tools.enabled_tools(self.policy.allow_writes, self.policy.allowed_commands)
 
     @property
     def modified_files(self) -> tuple[str, ...]:
         return tuple(sorted(self._modified))
 
+    @property
+    def effect_outcomes(self) -> tuple[EffectOutcome, ...]:
+        """What became of each effect call so far, in order (the run verdict reads this)."""
+        return tuple(self._outcomes)
+
+    def _note(
+        self, proposal: ToolProposal, state: EffectState, reason: str | None = None, **facts: Any
+    ) -> None:
+        if isinstance(proposal, CommandProposal):
+            subject: dict[str, Any] = {"argv": proposal.argv}
+        else:
+            subject = {"path": proposal.path}
+        self._outcomes.append(
+            EffectOutcome(proposal.tool_call_id, proposal.action.tool, state,
+                          reason=reason, **subject, **facts)
+        )
+
+    def _note_failure(self, proposal: ToolProposal, error: BaseException) -> None:
+        """An approved effect that did not complete; one already done keeps what it did."""
+        reason = str(error) if isinstance(error, AgentError) else f"{error}"
+        last = self._outcomes[-1] if self._outcomes else None
+        if last is not None and last.call_id == proposal.tool_call_id and last.state == "approved":
+            self._outcomes[-1] = replace(last, state="failed", reason=reason)
+        else:
+            self._note(proposal, "failed", reason)
+
     # Paths
 
     def resolve_path(self, raw: str, *, must_exist: bool = True) -> Path:
         """Map a model-given path into the root, refusing anything that could leave it."""
-        parts = _relative_parts(raw)
+        parts = relative_parts(raw, self.policy.protected_patterns)
         root = self.policy.root
         current = root
         for index, part in enumerate(parts):
             current = current / part
             try:
-                mode = os.lstat(current).st_mode
+                info = os.lstat(current)
             except FileNotFoundError:
                 if must_exist:
                     raise AgentError("path is not accessible") from None
@@ -112,21 +131,43 @@ class Workspace:
                 if error.errno == errno.ENAMETOOLONG:
                     raise AgentError("path is too long") from None
                 raise AgentError("path is not accessible") from None
-            if stat.S_ISLNK(mode):
+            if stat.S_ISLNK(info.st_mode):
                 raise AgentError("symlinks are not accessible")
         try:
             resolved = current.resolve()
             resolved.relative_to(root)
         except (ValueError, OSError):
             raise AgentError("path is not accessible") from None
-        if self._is_receipt_log(resolved):
+        if parts and (
+            self._is_receipt_log(resolved)
+            or file_identity(info) in self._receipt_log_identities()
+        ):
             raise AgentError("path is not accessible")
+        if parts:
+            refuse_hard_links(info)
         return current
 
     def _is_receipt_log(self, path: Path) -> bool:
-        """The agent may neither read nor rewrite the log that records what it did."""
+        """The agent may neither read nor rewrite the log that records what it did, its head or
+        its content store; a log not yet written is known by its path, letter case aside for
+        case-insensitive disks."""
+        if self.receipt_store.guards(path):
+            return True
         log = self.receipt_store.path
-        return log is not None and path == log.resolve()
+        return log is not None and str(path).casefold() == str(log.resolve()).casefold()
+
+    def _receipt_log_identities(self) -> frozenset[FileIdentity]:
+        """The log's file by device and inode, so no other name (a hard link, a change of
+        letter case) reaches it; the file it links to as well, if it is a symlink."""
+        log = self.receipt_store.path
+        identities: set[FileIdentity] = set()
+        if log is not None:
+            for look in (os.lstat, os.stat):
+                try:
+                    identities.add(file_identity(look(log)))
+                except OSError:
+                    pass
+        return frozenset(identities)
 
     def _relative(self, path: Path) -> str:
         return path.relative_to(self.policy.root).as_posix() or "."
@@ -134,23 +175,27 @@ class Workspace:
     # Reads
 
     def list_files(self, raw: str = ".") -> str:
+        """The directory's children, read through descriptors opened without following links,
+        so a directory swapped for a symlink after the checks is refused, not listed."""
         path = self.resolve_path(raw)
         if not stat.S_ISDIR(os.lstat(path).st_mode):
             raise AgentError("path is not a directory")
+        parts = path.relative_to(self.policy.root).parts
+        log = self._receipt_log_identities()
         lines: list[str] = []
-        with os.scandir(path) as entries:
-            for entry in sorted(entries, key=lambda item: item.name):
+        with open_directory(self.policy.root, parts) as directory:
+            for name, info in directory_entries(directory):
+                child = (*parts, name)
                 if (
-                    is_protected_name(entry.name)
-                    or entry.is_symlink()
-                    or self._is_receipt_log(Path(entry.path))
+                    is_protected_path(child, self.policy.protected_patterns)
+                    or file_identity(info) in log
+                    or self.receipt_store.guards(self.policy.root.joinpath(*child))
                 ):
                     continue
-                mode = entry.stat(follow_symlinks=False).st_mode
-                relative = self._relative(Path(entry.path))
-                if stat.S_ISDIR(mode):
+                relative = "/".join(child)
+                if stat.S_ISDIR(info.st_mode):
                     lines.append(f"dir {relative}")
-                elif stat.S_ISREG(mode):
+                elif stat.S_ISREG(info.st_mode):
                     lines.append(f"file {relative}")
                 if len(lines) >= self.policy.max_list_entries:
                     break
@@ -172,7 +217,9 @@ class Workspace:
     def _read_bytes(self, relative: str) -> bytes:
         parts = PurePosixPath(relative).parts
         with open_directory(self.policy.root, parts[:-1]) as directory:
-            return read_regular_file(directory, parts[-1], self.policy.max_file_bytes)
+            return read_regular_file(
+                directory, parts[-1], self.policy.max_file_bytes, self._receipt_log_identities()
+            )
 
     # Effects: each is a proposal, an approval, then the effect itself
 
@@ -194,7 +241,7 @@ class Workspace:
             return self._propose_command(action, tool_call_id)
         return self._propose_file(action, tool_call_id)
 
-    def _propose_file(self, action: ToolAction, tool_call_id: str) -> ToolProposal:
+    def _propose_file(self, action: ToolAction, tool_call_id: str) -> EditProposal:
         if not self.policy.allow_writes:
             raise AgentError("writes are not enabled")
         arguments = action.arguments
@@ -220,9 +267,7 @@ class Workspace:
             old, new = arguments["old"], arguments["new"]
             if base_text is None:
                 raise AgentError("path is not accessible")
-            if not old or base_text.count(old) != 1:
-                raise AgentError("old text must occur exactly once")
-            proposed = base_text.replace(old, new, 1)
+            proposed = apply_edit(base_text, old, new)
         else:
             proposed = arguments["content"]
         try:
@@ -231,10 +276,9 @@ class Workspace:
             raise AgentError("content must be valid Unicode text") from None
         if len(encoded) > self.policy.max_write_bytes:
             raise AgentError(f"write exceeds {self.policy.max_write_bytes} bytes")
-        return ToolProposal(
+        return EditProposal(
             tool_call_id=tool_call_id,
             action=action,
-            kind="edit",
             path=relative,
             base_text=base_text,
             base_sha256=base_digest,
@@ -242,20 +286,15 @@ class Workspace:
             proposed_sha256=sha256_hex(encoded),
         )
 
-    def _propose_command(self, action: ToolAction, tool_call_id: str) -> ToolProposal:
+    def _propose_command(self, action: ToolAction, tool_call_id: str) -> CommandProposal:
         argv = action.arguments.get("argv")
-        if (
-            not isinstance(argv, list)
-            or not argv
-            or not all(isinstance(part, str) and part and "\0" not in part for part in argv)
-        ):
-            raise AgentError("argv must contain non-empty strings without NUL")
+        if not isinstance(argv, list) or not tools.is_argv(argv):
+            raise AgentError(tools.ARGV_RULE)
         if tuple(argv) not in self.policy.allowed_commands:
             raise AgentError("command is not allowed")
-        return ToolProposal(
+        return CommandProposal(
             tool_call_id=tool_call_id,
             action=action,
-            kind="command",
             argv=tuple(argv),
             cwd=str(self.policy.root),
             timeout_seconds=float(self.policy.command_timeout_seconds),
@@ -270,14 +309,22 @@ class Workspace:
 
     def _perform_approved(self, proposal: ToolProposal) -> str:
         if not self._approved(proposal):
+            self._note(proposal, "rejected")
             raise AgentError("operator denied the tool action")
-        if proposal.kind == "command":
-            return self._run_command(proposal)
-        return self._write_proposal(proposal)
+        try:
+            self.receipt_store.check_writable()
+            if isinstance(proposal, CommandProposal):
+                return self._run_command(proposal)
+            self._keep_file_bytes(proposal)
+            if proposal.reverts is not None:
+                return self._apply_revert(proposal)
+            return self._write_proposal(proposal)
+        except Exception as error:
+            self._note_failure(proposal, error)
+            raise
 
-    def _write_proposal(self, proposal: ToolProposal) -> str:
+    def _write_proposal(self, proposal: EditProposal) -> str:
         """Replace the file with exactly the approved bytes, if the disk still holds the base."""
-        assert proposal.path is not None and proposal.proposed_text is not None
         data = proposal.proposed_text.encode("utf-8")
         if sha256_hex(data) != proposal.proposed_sha256:
             raise AgentError("proposed bytes do not match the approved digest")
@@ -294,52 +341,140 @@ class Workspace:
                 if sha256_hex(current) != proposal.base_sha256:
                     raise AgentError("file changed since it was read")
             replace_file(directory, parts[-1], data, mode)
+        self._note(proposal, "approved", sha256=proposal.proposed_sha256)
         self._read_digests[proposal.path] = sha256_hex(data)
         self._modified.add(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {proposal.path}"
-        self._record(proposal, "ok", result, (proposal.path,))
+        self._record(proposal, "ok", result, (proposal.path,), file_evidence(proposal))
         return result
 
-    def _run_command(self, proposal: ToolProposal) -> str:
-        assert proposal.argv is not None
+    def revert(self, call_id: str, tool_call_id: str | None = None) -> str:
+        """Put back the bytes a file effect's receipt says were there before it (or remove the
+        file it created): an effect like any other, proposed, approved, digest-checked and
+        recorded with `reverts`. Raises AgentError when it cannot be done or is denied."""
+        proposal = self._propose_revert(call_id, tool_call_id or self._allocate_id())
+        return self._perform_approved(proposal)
+
+    def _propose_revert(self, call_id: str, tool_call_id: str) -> EditProposal:
+        plan = plan_revert(self.receipt_store.get(call_id), call_id, self._stored_object)
+        path = self.resolve_path(plan.path, must_exist=plan.expected_sha256 is not None)
+        relative = self._relative(path)
+        parts = PurePosixPath(relative).parts
+        with open_directory(self.policy.root, parts[:-1]) as directory:
+            current = self._current_bytes(directory, parts[-1])
+        if (None if current is None else sha256_hex(current)) != plan.expected_sha256:
+            raise AgentError(DRIFT_ERROR)
+        try:
+            base_text = None if current is None else current.decode("utf-8")
+            restored = None if plan.restore is None else plan.restore.decode("utf-8")
+        except UnicodeDecodeError:
+            raise AgentError("file is not valid UTF-8") from None
+        return EditProposal(
+            tool_call_id=tool_call_id,
+            action=ToolAction(REVERT_TOOL, {"tool_call_id": call_id, "path": relative}),
+            path=relative,
+            base_text=base_text,
+            base_sha256=plan.expected_sha256,
+            proposed_text="" if restored is None else restored,
+            proposed_sha256=plan.restore_sha256 or "",
+            reverts=call_id,
+            removes_file=restored is None,
+        )
+
+    def _stored_object(self, digest: str) -> bytes | None:
+        log = self.receipt_store.path
+        return None if log is None else load_object(log.parent, digest)
+
+    def _current_bytes(self, directory: int, name: str) -> bytes | None:
+        mode = entry_mode(directory, name)
+        if mode is None:
+            return None
+        if not stat.S_ISREG(mode):
+            raise AgentError("path is not a regular file")
+        return read_regular_file(directory, name, self.policy.max_file_bytes)
+
+    def _apply_revert(self, proposal: EditProposal) -> str:
+        """Write the approved bytes back only if the file still holds what the receipt says."""
+        parts = PurePosixPath(proposal.path).parts
+        with open_directory(self.policy.root, parts[:-1]) as directory:
+            current = self._current_bytes(directory, parts[-1])
+            if (None if current is None else sha256_hex(current)) != proposal.base_sha256:
+                raise AgentError(DRIFT_ERROR)
+            if proposal.removes_file:
+                remove_file(directory, parts[-1])
+            else:
+                mode = entry_mode(directory, parts[-1])
+                replace_file(directory, parts[-1], proposal.proposed_text.encode("utf-8"), mode)
+        self._note(proposal, "approved", sha256=proposal.proposed_sha256)
+        self._read_digests.pop(proposal.path, None)
+        self._modified.add(proposal.path)
+        verb = "removed" if proposal.removes_file else "restored"
+        result = f"{verb} {proposal.path} (reverts {proposal.reverts})"
+        evidence = {**file_evidence(proposal), "reverts": proposal.reverts}
+        self._record(proposal, "ok", result, (proposal.path,), evidence)
+        return result
+
+    def _keep_file_bytes(self, proposal: EditProposal) -> None:
+        """The before and after bytes go to the content store before the file is touched."""
+        if proposal.base_text is not None:
+            self.receipt_store.keep_object(proposal.base_text.encode("utf-8"))
+        if not proposal.removes_file:
+            self.receipt_store.keep_object(proposal.proposed_text.encode("utf-8"))
+
+    def _run_command(self, proposal: CommandProposal) -> str:
+        started = time.monotonic()
         try:
             outcome = run_bounded(
-                proposal.argv, self.policy.root, self.policy.command_timeout_seconds
+                proposal.argv,
+                self.policy.root,
+                self.policy.command_timeout_seconds,
+                pass_environment=self.policy.pass_environment,
+                limits=self.policy.command_limits,
+                stop=self.stop_commands,
             )
         except OSError as error:
             raise AgentError(f"could not run command: {error}") from None
+        duration = time.monotonic() - started
+        self._note(proposal, "approved", exit_status=outcome.status, timed_out=outcome.timed_out)
         result = outcome.observation()
-        self._record(proposal, "ok" if outcome.status == 0 else "error", result, ())
+        try:
+            evidence = command_evidence(proposal, outcome, duration, self.receipt_store)
+        except (AgentError, OSError) as error:
+            raise ReceiptNotRecorded(str(error)) from None
+        self._record(proposal, "ok" if outcome.status == 0 else "error", result, (), evidence)
         return result
 
     def _record(
-        self, proposal: ToolProposal, exit_state: str, result: str, artifacts: tuple[str, ...]
+        self,
+        proposal: ToolProposal,
+        exit_state: str,
+        result: str,
+        artifacts: tuple[str, ...],
+        evidence: dict[str, Any],
     ) -> None:
-        receipt = EffectReceipt(
-            tool_call_id=proposal.tool_call_id,
-            tool=proposal.action.tool,
-            arguments=dict(proposal.action.arguments),
-            exit_state=exit_state,
-            result=result,
-            changed_artifacts=artifacts,
-        )
-        self.receipt_store.put(receipt)
+        """Record an effect that has run; if that fails the run must stop and say so."""
+        evidence = {
+            "run_id": self.run_id,
+            **evidence,
+            "approval": approval_record(proposal, self.approval_via),
+        }
+        record_receipt(self.receipt_store, proposal, exit_state, result, artifacts, evidence)
 
     # The gate
 
     def _allocate_id(self) -> str:
+        """A call id no run and no process on this log has used, even for refused calls."""
         with self._call_ids:
-            while self.receipt_store.get(f"call-{self._next_call}") is not None:
-                self._next_call += 1
-            tool_call_id = f"call-{self._next_call}"
-            self._next_call += 1
-            return tool_call_id
+            return self.receipt_store.reserve_call_id()
 
     def execute(self, action: Any, tool_call_id: str | None = None) -> str:
         """Run one model action; every refusal comes back as an `error: …` observation."""
         try:
             return self._execute(action, tool_call_id)
+        except ReceiptNotRecorded as error:
+            self.unrecorded_effect = str(error)
+            return f"error: {error}"
         except AgentError as error:
             return f"error: {error}"
         except OSError as error:
@@ -369,4 +504,21 @@ class Workspace:
             if existing.tool == action.tool and existing.arguments == action.arguments:
                 return existing.result
             raise AgentError("tool call id was already used for another action")
-        return self._perform_approved(self.propose(action, tool_call_id))
+        try:
+            proposal = self.propose(action, tool_call_id)
+        except AgentError as error:
+            self._outcomes.append(
+                EffectOutcome(tool_call_id, action.tool, "refused", reason=str(error),
+                              path=_text_or_none(action.arguments.get("path")),
+                              argv=_argv_or_none(action.arguments.get("argv")))
+            )
+            raise
+        return self._perform_approved(proposal)
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _argv_or_none(value: object) -> tuple[str, ...] | None:
+    return tuple(value) if isinstance(value, list) else None

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -119,3 +121,133 @@ def test_a_failed_replace_leaves_no_temporary_file_and_the_old_bytes(
     assert (tmp_path / "app.py").read_text() == "x = 1\n"
     assert workspace.modified_files == ()
     assert len(workspace.receipt_store) == 0
+
+
+@pytest.mark.parametrize(("text", "old"), [("aaa\n", "aa"), ("ababab\n", "abab")])
+def test_old_text_that_overlaps_itself_does_not_occur_exactly_once(
+    tmp_path: Path, text: str, old: str
+) -> None:
+    (tmp_path / "app.py").write_text(text)
+    workspace = make_workspace(tmp_path, lambda _p: True)
+    workspace.read_file("app.py")
+    result = workspace.execute(ToolAction("edit_file", {"path": "app.py", "old": old,
+                                                        "new": "b"}))
+
+    assert result == "error: old text must occur exactly once"
+    assert (tmp_path / "app.py").read_text() == text
+
+
+def test_a_hard_linked_file_is_not_edited(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "outside.py").write_text("x = 1\n")
+    os.link(tmp_path / "outside.py", root / "app.py")
+    workspace = make_workspace(root, lambda _p: True)
+
+    assert workspace.execute(ToolAction("read_file", {"path": "app.py"})) == (
+        "error: file has other hard links"
+    )
+    result = workspace.execute(ToolAction("write_file", {"path": "app.py", "content": "y\n"}))
+
+    assert result == "error: file has other hard links"
+    assert (tmp_path / "outside.py").read_text() == "x = 1\n"
+
+
+def test_a_file_hard_linked_during_approval_is_not_replaced(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("x = 1\n")
+
+    def link_it(_proposal: ToolProposal) -> bool:
+        os.link(tmp_path / "app.py", tmp_path / "elsewhere.py")
+        return True
+
+    workspace = make_workspace(tmp_path, link_it)
+    workspace.read_file("app.py")
+    result = workspace.execute(ToolAction("edit_file", {"path": "app.py", "old": "1",
+                                                        "new": "2"}))
+
+    assert result == "error: file has other hard links"
+    assert (tmp_path / "app.py").read_text() == "x = 1\n"
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="changing a file's owner needs root")
+
+
+@needs_root
+def test_an_edit_by_root_keeps_the_owner_group_and_setuid_bit(tmp_path: Path) -> None:
+    target = tmp_path / "tool.sh"
+    target.write_text("echo 1\n")
+    os.chown(target, 1000, 1000)
+    target.chmod(0o4755)
+    workspace = make_workspace(tmp_path, lambda _p: True)
+    workspace.read_file("tool.sh")
+    workspace.execute(ToolAction("edit_file", {"path": "tool.sh", "old": "1", "new": "2"}))
+
+    info = target.stat()
+    assert target.read_text() == "echo 2\n"
+    assert (info.st_uid, info.st_gid) == (1000, 1000)
+    assert stat.S_IMODE(info.st_mode) == 0o4755
+
+
+@needs_root
+def test_a_setuid_file_whose_owner_cannot_be_kept_loses_setuid_and_setgid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "tool.sh"
+    target.write_text("echo 1\n")
+    os.chown(target, 1000, 1000)
+    target.chmod(0o6755)
+
+    def refused_chown(*_args: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    workspace = make_workspace(tmp_path, lambda _p: True)
+    workspace.read_file("tool.sh")
+    monkeypatch.setattr(os, "fchown", refused_chown)
+    workspace.execute(ToolAction("edit_file", {"path": "tool.sh", "old": "1", "new": "2"}))
+
+    info = target.stat()
+    assert target.read_text() == "echo 2\n"
+    assert info.st_uid == os.geteuid()
+    assert stat.S_IMODE(info.st_mode) == 0o755
+
+
+def test_a_file_with_a_long_name_can_be_edited(tmp_path: Path) -> None:
+    name = "a" * 247 + ".py"  # 250 bytes: a legal name with no room for a longer sibling
+    (tmp_path / name).write_text("x = 1\n")
+    workspace = make_workspace(tmp_path, lambda _p: True)
+    workspace.read_file(name)
+    result = workspace.execute(ToolAction("edit_file", {"path": name, "old": "1", "new": "2"}))
+
+    assert result == f"edited {name}"
+    assert (tmp_path / name).read_text() == "x = 2\n"
+    assert sorted(os.listdir(tmp_path)) == [name]
+
+
+@pytest.mark.parametrize("name", ["b" * 256, "é" * 128, "src/" + "c" * 300])
+def test_an_over_long_name_is_refused_before_approval(tmp_path: Path, name: str) -> None:
+    (tmp_path / "src").mkdir()
+    asked: list[ToolProposal] = []
+    workspace = make_workspace(tmp_path, lambda proposal: asked.append(proposal) or True)
+    result = workspace.execute(ToolAction("write_file", {"path": name, "content": "x"}))
+
+    assert result == "error: path is too long"
+    assert asked == []
+
+
+def test_a_write_removes_stale_temporary_files_from_its_directory(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    stale = [tmp_path / "src" / ".cf-0123456789ab.tmp",
+             tmp_path / "src" / ".app.py.counterfoil-0123456789ab.tmp"]
+    fresh = tmp_path / "src" / ".cf-ba9876543210.tmp"
+    elsewhere = tmp_path / ".cf-00000000000a.tmp"
+    for path in (*stale, fresh, elsewhere):
+        path.write_text("half\n")
+    an_hour_ago = time.time() - 3600
+    for path in (*stale, elsewhere):
+        os.utime(path, (an_hour_ago, an_hour_ago))
+    workspace = make_workspace(tmp_path, lambda _p: True)
+    result = workspace.execute(ToolAction("write_file", {"path": "src/new.py", "content": "x"}))
+
+    assert result == "wrote src/new.py"
+    assert sorted(os.listdir(tmp_path / "src")) == [fresh.name, "new.py"]
+    assert elsewhere.exists()

@@ -396,3 +396,33 @@ def test_generate_gets_a_list_of_role_content_messages(demo_project: Path) -> No
 
     run_agent(TASK, generate, read_only(demo_project))
     assert checked == [True, True]
+
+
+class ToolAwareModel(ScriptedModel):
+    """A scripted model that records what `run_agent` tells it about the enabled tools."""
+
+    def __init__(self, responses: list[str]) -> None:
+        super().__init__(responses)
+        self.configured: list[tuple[frozenset[str], object]] = []
+
+    def configure_tools(self, available_tools: frozenset[str], allowed_commands: object) -> None:
+        self.configured.append((available_tools, allowed_commands))
+
+
+def test_run_agent_tells_a_tool_aware_model_the_enabled_tools_once(tmp_path: Path) -> None:
+    commands = (("python", "validate.py"),)
+    workspace = Workspace(ToolPolicy(tmp_path, allowed_commands=commands))
+    model = ToolAwareModel([LIST, FINAL])
+    run = run_agent(TASK, model, workspace)
+    assert run.completed
+    assert model.configured == [(frozenset({"list_files", "read_file", "run_command"}), commands)]
+
+
+def test_a_model_that_cannot_take_the_tools_ends_the_run_with_model_error(tmp_path: Path) -> None:
+    class Refusing(ToolAwareModel):
+        def configure_tools(self, available_tools: frozenset[str], allowed_commands: object) -> None:
+            raise ValueError("grammar is invalid")
+
+    run = run_agent(TASK, Refusing([FINAL]), Workspace(ToolPolicy(tmp_path)))
+    assert (run.completed, run.reason, run.error) == (
+        False, "model_error", "ValueError: grammar is invalid")

@@ -22,6 +22,7 @@ from counterfoil import (
     ToolProposal,
     Workspace,
 )
+from counterfoil.proposals import CommandProposal
 
 PYTHON = sys.executable
 HELLO = (PYTHON, "-c", "print('hello')")
@@ -706,7 +707,7 @@ def test_proposal_for_a_command_shows_argv_cwd_and_timeout(tmp_path: Path) -> No
     assert isinstance(proposal, ToolProposal)
     assert (proposal.kind, proposal.argv, proposal.cwd, proposal.timeout_seconds) == (
         "command", HELLO, str(tmp_path.resolve()), 7.0)
-    assert proposal.path is None and proposal.proposed_text is None
+    assert isinstance(proposal, CommandProposal) and not hasattr(proposal, "proposed_text")
 
 
 def test_proposal_callback_must_return_true(tmp_path: Path) -> None:

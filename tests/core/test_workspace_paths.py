@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -128,7 +129,19 @@ def test_protected_rule_comes_before_the_symlink_rule(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "raw", [".gitignore", ".github/workflows/ci.yml", ".envrc", ".prettierrc", "keys.txt"]
+    "raw",
+    [
+        ".gitignore",
+        ".github/workflows/ci.yml",
+        ".prettierrc",
+        "keys.txt",
+        "environment.yml",
+        "config",
+        "docker/config.json",
+        ".vscode/extensions.json",
+        ".vscode/launch.json",
+        "settings.json",
+    ],
 )
 def test_other_hidden_and_similar_names_are_fine(tmp_path: Path, raw: str) -> None:
     target = tmp_path / raw
@@ -431,3 +444,215 @@ def test_receipt_log_in_a_subdirectory_is_not_accessible(tmp_path: Path) -> None
         "error: path is not accessible"
     )
     assert workspace.list_files("logs") == "(empty directory)"
+
+
+# Counterfoil protects more than the course's minimum
+
+
+@pytest.mark.parametrize("raw", [" ", "   ", "\t", "\n", " \u3000 "])
+def test_whitespace_only_path_is_refused(tmp_path: Path, raw: str) -> None:
+    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True), lambda _action: True)
+    assert refusal(workspace, raw) == "path must be a non-empty string"
+    assert refusal(workspace, raw, must_exist=False) == "path must be a non-empty string"
+    action = ToolAction("write_file", {"path": raw, "content": "x"})
+    assert workspace.execute(action) == "error: path must be a non-empty string"
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        ".envrc",
+        ".env_local",
+        ".env-prod",
+        ".env~",
+        ".ENVRC",
+        "config/.envrc",
+        ".netrc",
+        ".pgpass",
+        ".npmrc",
+        ".pypirc",
+        ".git-credentials",
+        ".htpasswd",
+        "id_ecdsa",
+        "id_dsa",
+        "client.p12",
+        "CLIENT.PFX",
+        ".docker/config.json",
+        ".kube/config",
+        "home/.Docker/Config.JSON",
+        ".vscode/settings.json",
+        ".vscode/tasks.json",
+        "team.code-workspace",
+    ],
+)
+def test_credential_files_and_editor_settings_are_not_accessible(tmp_path: Path, raw: str) -> None:
+    target = tmp_path / raw
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("secret\n")
+    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True), lambda _action: True)
+    assert refusal(workspace, raw) == "path is not accessible"
+    assert workspace.execute(ToolAction("read_file", {"path": raw})) == (
+        "error: path is not accessible"
+    )
+    write = ToolAction("write_file", {"path": raw, "content": "changed\n"})
+    assert workspace.execute(write) == "error: path is not accessible"
+    assert target.read_text() == "secret\n"
+
+
+@pytest.mark.parametrize("raw", [".envrc", ".vscode/settings.json", ".kube/config", "x.pfx"])
+def test_protected_names_are_refused_for_new_files(tmp_path: Path, raw: str) -> None:
+    (tmp_path / raw).parent.mkdir(parents=True, exist_ok=True)
+    asked: list[object] = []
+    policy = ToolPolicy(tmp_path, allow_writes=True)
+    workspace = Workspace(policy, confirm_proposal=lambda proposal: asked.append(proposal) or True)
+    action = ToolAction("write_file", {"path": raw, "content": "forged\n"})
+    assert workspace.execute(action) == "error: path is not accessible"
+    assert asked == []
+    assert not (tmp_path / raw).exists()
+
+
+def test_list_files_skips_credential_files_and_editor_settings(tmp_path: Path) -> None:
+    names = (".envrc", ".netrc", "bundle.p12", "app.py", ".vscode/settings.json")
+    for name in (*names, ".vscode/extensions.json", ".kube/config", ".kube/notes.md"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x\n")
+    workspace = workspace_at(tmp_path)
+    assert workspace.list_files() == "dir .kube\ndir .vscode\nfile app.py"
+    assert workspace.list_files(".vscode") == "file .vscode/extensions.json"
+    assert workspace.list_files(".kube") == "file .kube/notes.md"
+
+
+def test_policy_protected_patterns_protect_names_and_paths(tmp_path: Path) -> None:
+    (tmp_path / "deploy").mkdir()
+    for name in ("secrets.yaml", "Notes.TXT", "deploy/prod.yaml", "deploy/dev.yaml", "app.py"):
+        (tmp_path / name).write_text("x\n")
+    workspace = workspace_at(tmp_path, protected_patterns=("secrets.*", "*.txt", "deploy/prod.*"))
+    for raw in ("secrets.yaml", "Notes.TXT", "deploy/prod.yaml", "DEPLOY/prod.yaml"):
+        assert refusal(workspace, raw, must_exist=False) == "path is not accessible"
+    assert workspace.read_file("deploy/dev.yaml") == "x\n"
+    assert workspace.list_files() == "file app.py\ndir deploy"
+    assert workspace.list_files("deploy") == "file deploy/dev.yaml"
+
+
+# Hard links: another name for an inode is not a way around the rules
+
+
+def test_a_hard_link_to_a_file_outside_the_root_is_not_read(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (tmp_path / "outside.txt").write_text("secret\n")
+    os.link(tmp_path / "outside.txt", root / "innocent.txt")
+    workspace = workspace_at(root)
+    assert_refused(workspace, "read_file", "innocent.txt", "file has other hard links")
+
+
+def test_a_hard_link_to_a_protected_file_is_not_read(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("TOKEN=1\n")
+    os.link(tmp_path / ".env", tmp_path / "notes.txt")
+    assert_refused(workspace_at(tmp_path), "read_file", "notes.txt", "file has other hard links")
+
+
+def test_a_file_that_gains_a_hard_link_after_the_check_is_not_read(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("x\n")
+    (tmp_path / "secret.txt").write_text("secret\n")
+    workspace = workspace_at(tmp_path)
+    checked = workspace.resolve_path
+
+    def link_after_check(raw: str, *, must_exist: bool = True) -> Path:
+        path = checked(raw, must_exist=must_exist)
+        os.unlink(tmp_path / "notes.txt")
+        os.link(tmp_path / "secret.txt", tmp_path / "notes.txt")
+        return path
+
+    workspace.resolve_path = link_after_check  # type: ignore[method-assign]
+    with pytest.raises(AgentError, match="^file has other hard links$"):
+        workspace.read_file("notes.txt")
+
+
+def test_a_hard_link_to_the_receipt_log_is_the_receipt_log(tmp_path: Path) -> None:
+    workspace = log_workspace(tmp_path)
+    workspace.write_file("notes.md", "hello\n")
+    os.link(tmp_path / RECEIPT_LOG, tmp_path / "alias.txt")
+    assert_refused(workspace, "read_file", "alias.txt", "path is not accessible")
+    assert workspace.list_files() == "file notes.md"
+
+
+# list_files works through directory descriptors, as reads do
+
+
+def test_list_files_does_not_follow_a_parent_swapped_for_a_symlink(tmp_path: Path) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "src" / "pkg").mkdir(parents=True)
+    (root / "src" / "pkg" / "inside.py").write_text("x\n")
+    (outside / "pkg").mkdir(parents=True)
+    (outside / "pkg" / "outside-secret.txt").write_text("secret\n")
+    workspace = workspace_at(root)
+    checked = workspace.resolve_path
+
+    def swap_after_check(raw: str, *, must_exist: bool = True) -> Path:
+        path = checked(raw, must_exist=must_exist)
+        (root / "src").rename(root / "src-real")
+        (root / "src").symlink_to(outside)
+        return path
+
+    workspace.resolve_path = swap_after_check  # type: ignore[method-assign]
+    with pytest.raises(AgentError, match="^symlinks are not accessible$"):
+        workspace.list_files("src/pkg")
+
+
+def test_list_files_racing_a_directory_symlink_swap_never_lists_outside_names(
+    tmp_path: Path,
+) -> None:
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "real" / "inner").mkdir(parents=True)
+    (root / "real" / "inner" / "inside.py").write_text("x\n")
+    (outside / "inner").mkdir(parents=True)
+    (outside / "inner" / "outside-secret.txt").write_text("secret\n")
+    (root / "link").symlink_to(outside)
+    (root / "real").rename(root / "sub")
+    workspace = workspace_at(root)
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            (root / "sub").rename(root / "real")
+            (root / "link").rename(root / "sub")
+            (root / "sub").rename(root / "link")
+            (root / "real").rename(root / "sub")
+
+    swapper = threading.Thread(target=swap, daemon=True)
+    swapper.start()
+    seen: set[str] = set()
+    deadline = time.monotonic() + 2.0
+    try:
+        while time.monotonic() < deadline:
+            seen.add(workspace.execute(ToolAction("list_files", {"path": "sub/inner"})))
+    finally:
+        stop.set()
+        swapper.join(5)
+    assert not any("outside-secret" in listing for listing in seen)
+    assert "file sub/inner/inside.py" in seen
+
+
+# Temporary files of interrupted writes are neither listed nor accessible
+
+
+TEMPORARY_NAMES = (".cf-0123456789ab.tmp", ".app.py.counterfoil-0123456789ab.tmp")
+
+
+def test_temporary_files_are_not_listed(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("x = 1\n")
+    for name in TEMPORARY_NAMES:
+        (tmp_path / name).write_text("x = 2\n")
+    assert workspace_at(tmp_path).list_files() == "file app.py"
+
+
+@pytest.mark.parametrize("name", TEMPORARY_NAMES)
+def test_temporary_files_are_not_accessible(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_text("x = 2\n")
+    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True), lambda _action: True)
+    assert_refused(workspace, "read_file", name, "path is not accessible")
+    write = ToolAction("write_file", {"path": f"src/{name}", "content": "x"})
+    (tmp_path / "src").mkdir()
+    assert workspace.execute(write) == "error: path is not accessible"

@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,42 @@ def edit_app_model(directory: Path, final: str = "done") -> str:
     )
 
 
+class RecordingChannel:
+    """A ClientChannel that keeps what it was asked to send."""
+
+    def __init__(self) -> None:
+        self.notifications: list[tuple[str, Any]] = []
+        self.progress: list[tuple[str, str | None, str]] = []
+
+    def notify(self, method: str, params: Any) -> None:
+        self.notifications.append((method, params))
+
+    def request(self, method: str, params: Any) -> tuple[str, Future[Any]]:
+        raise AssertionError("the model host asks nothing")
+
+    def cancel_request(self, request_id: str) -> None:
+        raise AssertionError("the model host asks nothing")
+
+    def show_message(self, kind: str, text: str) -> None:
+        self.notifications.append(("show", text))
+
+    def log(self, text: str) -> None:
+        self.notifications.append(("log", text))
+
+    def begin_progress(self, title: str, message: str) -> str | None:
+        self.progress.append(("begin", title, message))
+        return title
+
+    def report_progress(self, token: str | None, message: str) -> None:
+        self.progress.append(("report", token, message))
+
+    def end_progress(self, token: str | None, message: str) -> None:
+        self.progress.append(("end", token, message))
+
+    def states(self) -> list[str]:
+        return [p["state"] for m, p in self.notifications if m == "counterfoil/modelState"]
+
+
 @dataclass
 class Daemon:
     """The client side of one daemon under test, with everything it has been told."""
@@ -73,6 +109,11 @@ class Daemon:
     receipts: list[dict[str, Any]] = field(default_factory=list)
     model_states: list[dict[str, Any]] = field(default_factory=list)
     exited: bool = False
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def record(self, into: list[Any], item: Any) -> None:
+        into.append(item)
+        self.changed.set()
 
     async def request(self, method: str, params: Any = None, msg_id: Any = None) -> Any:
         return await self.client.protocol.send_request_async(method, params, msg_id=msg_id)
@@ -91,12 +132,24 @@ class Daemon:
         )
         await self.request("counterfoil/status", {})  # the change is handled before this
 
-    async def until(self, predicate: Callable[[], object], timeout: float = 15.0) -> None:
-        deadline = time.monotonic() + timeout
-        while not predicate():
-            if time.monotonic() > deadline:
-                raise AssertionError("timed out waiting for the daemon")
-            await asyncio.sleep(0.01)
+    async def until(
+        self, predicate: Callable[[], object], *methods: str, timeout: float = 15.0
+    ) -> None:
+        """Wait until `predicate()` holds, checking it again each time the daemon tells the
+        client something: a message recorded here, or a notification in `methods` (those
+        pytest-lsp records itself, e.g. `window/showMessage`), through `wait_for_notification`.
+        """
+        protocol = self.client.protocol
+        try:
+            async with asyncio.timeout(timeout):
+                while not predicate():
+                    self.changed.clear()
+                    recorded = asyncio.ensure_future(self.changed.wait())
+                    told = [protocol.wait_for_notification_async(m) for m in methods]
+                    await asyncio.wait([recorded, *told], return_when=asyncio.FIRST_COMPLETED)
+                    recorded.cancel()  # the notification futures are left to resolve
+        except TimeoutError:
+            raise AssertionError("timed out waiting for the daemon") from None
 
     async def stop(self) -> None:
         if not self.exited:
@@ -112,24 +165,24 @@ def _client_for(daemon_box: list[Daemon]) -> LanguageClient:
     @client.feature("counterfoil/confirm")
     async def confirm(params: dict[str, Any]) -> Any:
         daemon = daemon_box[0]
-        daemon.confirms.append(params)
+        daemon.record(daemon.confirms, params)
         try:
             return await daemon.answer(params)
         except asyncio.CancelledError:
-            daemon.withdrawn.append(params["toolCallId"])
+            daemon.record(daemon.withdrawn, params["toolCallId"])
             raise
 
     @client.feature("counterfoil/event")
     def event(params: dict[str, Any]) -> None:
-        daemon_box[0].events.append(params)
+        daemon_box[0].record(daemon_box[0].events, params)
 
     @client.feature("counterfoil/receipt")
     def receipt(params: dict[str, Any]) -> None:
-        daemon_box[0].receipts.append(params)
+        daemon_box[0].record(daemon_box[0].receipts, params)
 
     @client.feature("counterfoil/modelState")
     def model_state(params: dict[str, Any]) -> None:
-        daemon_box[0].model_states.append(params)
+        daemon_box[0].record(daemon_box[0].model_states, params)
 
     return client
 

@@ -3,72 +3,40 @@
 from __future__ import annotations
 
 import time
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from counterfoil import ToolPolicy, Workspace, run_agent
 from counterfoil.lsp import model_host
 from counterfoil.lsp.model_host import ModelHost, ModelLoadFailed
-from counterfoil.lsp.settings import Settings
-from counterfoil.models import ModelProgress
+from counterfoil.models import GenerationOptions, ModelProgress, ProgressCallback
+from counterfoil.settings import Settings
 
-TOOLS = frozenset({"list_files", "read_file"})
+from .conftest import RecordingChannel
 
-
-class RecordingChannel:
-    """A ClientChannel that keeps what it was asked to send."""
-
-    def __init__(self) -> None:
-        self.notifications: list[tuple[str, Any]] = []
-        self.progress: list[tuple[str, str | None, str]] = []
-
-    def notify(self, method: str, params: Any) -> None:
-        self.notifications.append((method, params))
-
-    def request(self, method: str, params: Any) -> tuple[str, Future[Any]]:
-        raise AssertionError("the model host asks nothing")
-
-    def cancel_request(self, request_id: str) -> None:
-        raise AssertionError("the model host asks nothing")
-
-    def show_message(self, kind: str, text: str) -> None:
-        self.notifications.append(("show", text))
-
-    def log(self, text: str) -> None:
-        self.notifications.append(("log", text))
-
-    def begin_progress(self, title: str, message: str) -> str | None:
-        self.progress.append(("begin", title, message))
-        return title
-
-    def report_progress(self, token: str | None, message: str) -> None:
-        self.progress.append(("report", token, message))
-
-    def end_progress(self, token: str | None, message: str) -> None:
-        self.progress.append(("end", token, message))
-
-    def states(self) -> list[str]:
-        return [p["state"] for m, p in self.notifications if m == "counterfoil/modelState"]
+Loads = list[tuple[str, GenerationOptions]]
 
 
 @pytest.fixture
-def loads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
+def loads(monkeypatch: pytest.MonkeyPatch) -> Loads:
     """Replace the real loader with one that streams three tokens per call."""
-    calls: list[tuple[str, dict[str, Any]]] = []
+    calls: Loads = []
 
-    def fake_load(spec: str, **options: Any) -> Any:
+    def fake_load(spec: str, options: GenerationOptions, *, on_progress: ProgressCallback) -> Any:
         calls.append((spec, options))
-        options["on_progress"](ModelProgress("loading", message="reading weights"))
+        on_progress(ModelProgress("loading", message="reading weights"))
         if spec == "broken":
             raise RuntimeError("no such model")
 
         def generate(messages: list[dict[str, str]]) -> str:
-            for text in ("{", '"final"', ':"x"}'):
+            for count, text in enumerate(("{", '"final"', ':"x"}'), start=1):
                 time.sleep(0.06)
-                options["on_token"](text)
-            options["on_progress"](ModelProgress("generating", tokens=3, tokens_per_second=50.0))
+                on_progress(
+                    ModelProgress("generating", tokens=count, tokens_per_second=50.0, text=text)
+                )
+            on_progress(ModelProgress("ready", tokens=3, tokens_per_second=50.0))
             return '{"final":"x"}'
 
         return generate
@@ -78,42 +46,44 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
 
 
 def test_a_loaded_model_is_kept_while_its_spec_and_options_stay(
-    loads: list[tuple[str, dict[str, Any]]], tmp_path: Path
+    loads: Loads, tmp_path: Path
 ) -> None:
     host = ModelHost(RecordingChannel())
     settings = Settings(model="qwen3-0.6b", max_tokens=64)
 
-    first = host.load(settings, tmp_path, TOOLS)
-    again = host.load(settings, tmp_path, TOOLS)
-    other = host.load(Settings(model="qwen3-0.6b", max_tokens=128), tmp_path, TOOLS)
+    first = host.load(settings, tmp_path)
+    again = host.load(settings, tmp_path)
+    other = host.load(Settings(model="qwen3-0.6b", max_tokens=128), tmp_path)
 
     assert first is again
     assert other is not first
-    assert [options["max_tokens"] for _, options in loads] == [64, 128]
-    assert loads[0][1]["available_tools"] == TOOLS
-    assert loads[0][1]["constrain"] is True
+    assert [options.max_tokens for _, options in loads] == [64, 128]
+    assert loads[0][1].constrain is True
 
 
 def test_a_scripted_model_is_made_afresh_for_each_run_relative_to_the_root(
-    loads: list[tuple[str, dict[str, Any]]], tmp_path: Path
+    loads: Loads, tmp_path: Path
 ) -> None:
     host = ModelHost(RecordingChannel())
     settings = Settings(model="scripted:replies.jsonl")
 
-    host.load(settings, tmp_path, TOOLS)
-    host.load(settings, tmp_path, TOOLS)
+    host.load(settings, tmp_path)
+    host.load(settings, tmp_path)
 
     assert [spec for spec, _ in loads] == [f"scripted:{tmp_path / 'replies.jsonl'}"] * 2
 
 
 def test_loading_and_generation_are_reported_with_tokens_per_second(
-    loads: list[tuple[str, dict[str, Any]]], tmp_path: Path
+    loads: Loads, tmp_path: Path
 ) -> None:
     channel = RecordingChannel()
     host = ModelHost(channel)
     reports: list[str] = []
 
-    generate = host.wrap(host.load(Settings(model="qwen3-0.6b"), tmp_path, TOOLS), reports.append)
+    def report(step: int, message: str) -> None:
+        reports.append(f"step {step}: {message}")
+
+    generate = host.wrap(host.load(Settings(model="qwen3-0.6b"), tmp_path), report)
     assert generate([]) == '{"final":"x"}'
 
     assert channel.progress[0] == ("begin", "Loading model", "qwen3-0.6b")
@@ -122,20 +92,42 @@ def test_loading_and_generation_are_reported_with_tokens_per_second(
     assert channel.states()[:2] == ["loading", "ready"]
     assert channel.states()[-1] == "ready"
     assert "generating" in channel.states()
-    assert reports[0] == "generating"
-    assert any(r.startswith(("2 tokens", "3 tokens")) and "tokens/s" in r for r in reports[1:-1])
-    assert reports[-1].startswith("3 tokens, ") and reports[-1].endswith(" tokens/s")
+    assert reports[0] == "step 1: generating"
+    assert any(r.startswith(("step 1: 2 tokens", "step 1: 3 tokens")) for r in reports[1:-1])
+    assert reports[-1] == "step 1: 3 tokens, 50.0 tokens/s"
     assert host.state == "ready"
 
 
 def test_a_model_that_fails_to_load_is_an_error_state_not_an_exception_elsewhere(
-    loads: list[tuple[str, dict[str, Any]]], tmp_path: Path
+    loads: Loads, tmp_path: Path
 ) -> None:
     channel = RecordingChannel()
     host = ModelHost(channel)
 
     with pytest.raises(ModelLoadFailed, match="could not load model broken: no such model"):
-        host.load(Settings(model="broken"), tmp_path, TOOLS)
+        host.load(Settings(model="broken"), tmp_path)
 
     assert host.state == "error"
     assert channel.progress[-1] == ("end", "Loading model", "failed")
+
+
+def test_a_runs_generate_passes_the_enabled_tools_on_to_the_model(tmp_path: Path) -> None:
+    told: list[tuple[frozenset[str], object]] = []
+
+    class ToolAware:
+        def configure_tools(self, available_tools: frozenset[str], commands: object) -> None:
+            told.append((available_tools, commands))
+
+        def __call__(self, messages: list[dict[str, str]]) -> str:
+            return '{"final":"x"}'
+
+    host = ModelHost(RecordingChannel())
+    steps: list[tuple[int, str]] = []
+    generate = host.wrap(ToolAware(), lambda step, message: steps.append((step, message)))
+    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True))
+
+    run = run_agent("anything", generate, workspace)
+
+    assert run.completed
+    assert told == [(frozenset({"list_files", "read_file", "write_file", "edit_file"}), ())]
+    assert steps == [(1, "generating"), (1, "response ready")]

@@ -54,12 +54,20 @@ async def test_run_validation_refused_or_denied_leaves_no_receipt(
     daemon = await start_daemon({"allowedCommands": [VALIDATE_ARGV]})
 
     not_allowed = await daemon.request("counterfoil/runValidation", {"argv": ["rm", "-rf", "."]})
-    assert not_allowed == {"observation": "error: command is not allowed", "receipt": None}
+    assert not_allowed == {
+        "observation": "error: command is not allowed",
+        "receipt": None,
+        "outcome": "refused",
+    }
     assert daemon.confirms == []
 
     daemon.answer = reject
     denied = await daemon.request("counterfoil/runValidation", {"argv": VALIDATE_ARGV})
-    assert denied == {"observation": "error: operator denied the tool action", "receipt": None}
+    assert denied == {
+        "observation": "error: operator denied the tool action",
+        "receipt": None,
+        "outcome": "denied",
+    }
     assert daemon.receipts == []
 
 
@@ -107,6 +115,14 @@ async def test_settings_come_from_initialization_and_configuration_changes(
 ) -> None:
     daemon = await start_daemon({"unknownKey": 1})
     status = await daemon.request("counterfoil/status", {})
+    table = status.pop("tools")
+    assert [(tool["name"], tool["enabled"]) for tool in table] == [
+        ("list_files", True),
+        ("read_file", True),
+        ("write_file", False),
+        ("edit_file", False),
+        ("run_command", False),
+    ]
     assert status == {
         "root": str(demo_project.resolve()),
         "model": "qwen3-4b",
@@ -134,7 +150,7 @@ async def test_settings_come_from_initialization_and_configuration_changes(
     assert status["receiptLog"] == str(demo_project.resolve() / "audit" / "log.jsonl")
 
     await daemon.configure({"allowWrites": "yes", "maxSteps": 0})
-    await daemon.until(lambda: daemon.client.messages)
+    await daemon.until(lambda: daemon.client.messages, types.WINDOW_SHOW_MESSAGE)
     [shown] = daemon.client.messages
     assert shown.type == types.MessageType.Error
     assert "allowWrites" in shown.message and "maxSteps" in shown.message
@@ -151,7 +167,8 @@ async def test_invalid_initialization_options_fall_back_to_the_defaults(
     assert status["allowWrites"] is False
     assert status["allowedCommands"] == []
     await daemon.until(
-        lambda: any("allowedCommands" in m.message for m in daemon.client.messages)
+        lambda: any("allowedCommands" in m.message for m in daemon.client.messages),
+        types.WINDOW_SHOW_MESSAGE,
     )
 
 
@@ -194,7 +211,8 @@ async def test_progress_model_state_and_trace_are_reported(
                 reports and reports[-1].kind == "end"
                 for reports in daemon.client.progress_reports.values()
             )
-        )
+        ),
+        types.PROGRESS,
     )
     titles = sorted(reports[0].title for reports in daemon.client.progress_reports.values())
     assert titles == ["Counterfoil", "Loading model"]
@@ -212,7 +230,8 @@ async def test_progress_model_state_and_trace_are_reported(
     assert states.count("generating") == 2
     assert all(state["model"] == model for state in daemon.model_states)
     await daemon.until(
-        lambda: any("run ended: completed" in m.message for m in daemon.client.log_messages)
+        lambda: any("run ended: completed" in m.message for m in daemon.client.log_messages),
+        types.WINDOW_LOG_MESSAGE,
     )
     trace = [m.message for m in daemon.client.log_messages]
     assert 'step 1 response: {"tool": "list_files"}' in trace
@@ -233,7 +252,8 @@ async def test_a_model_that_fails_to_load_ends_the_run_and_the_daemon_stays(
     assert result["reason"] == "model_error"
     assert "no-such-script.jsonl" in result["error"]
     await daemon.until(
-        lambda: any(m.type == types.MessageType.Error for m in daemon.client.messages)
+        lambda: any(m.type == types.MessageType.Error for m in daemon.client.messages),
+        types.WINDOW_SHOW_MESSAGE,
     )
     status = await daemon.request("counterfoil/status", {})
     assert status["modelState"] == "error"

@@ -13,20 +13,6 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def applied(edit: dict[str, Any], base: str) -> str:
-    """Apply a whole-document WorkspaceEdit the way an editor would, checking its range."""
-    changes = edit["documentChanges"]
-    text_edit = changes[-1]
-    assert text_edit["textDocument"]["version"] is None
-    [single] = text_edit["edits"]
-    lines = base.split("\n")
-    assert single["range"] == {
-        "start": {"line": 0, "character": 0},
-        "end": {"line": len(lines) - 1, "character": len(lines[-1])},
-    }
-    return single["newText"]
-
-
 async def test_full_cycle_edits_validates_and_keeps_verified_receipts(
     start_daemon: StartDaemon, demo_project: Path, fix_app_settings: dict[str, Any]
 ) -> None:
@@ -57,9 +43,9 @@ async def test_full_cycle_edits_validates_and_keeps_verified_receipts(
     assert preview["kind"] == "edit"
     assert preview["path"] == "app.py"
     assert preview["baseSha256"] == sha256(base)
-    [change] = preview["edit"]["documentChanges"]
-    assert change["textDocument"]["uri"] == (demo_project / "app.py").as_uri()
-    shown = applied(preview["edit"], base.decode()).encode()
+    assert preview["uri"] == (demo_project / "app.py").as_uri()
+    assert "edit" not in preview
+    shown = preview["proposedText"].encode()
     written = (demo_project / "app.py").read_bytes()
     assert written == shown == base.replace(b"* 1", b"* 2")
     assert preview["proposedSha256"] == sha256(written)
@@ -134,7 +120,7 @@ async def test_edit_refuses_bytes_changed_while_the_confirm_was_pending(
     assert daemon.receipts == []
 
 
-async def test_new_file_preview_creates_then_fills_the_document(
+async def test_new_file_preview_carries_the_whole_content_and_no_base(
     start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
 ) -> None:
     content = "# Notes\n\nsnowman \u2603 and a clef \U0001d11e\n"
@@ -151,27 +137,8 @@ async def test_new_file_preview_creates_then_fills_the_document(
     [confirm] = daemon.confirms
     uri = (demo_project / "NOTES.md").as_uri()
     assert confirm["preview"]["baseSha256"] is None
-    assert confirm["preview"]["edit"] == {
-        "documentChanges": [
-            {
-                "kind": "create",
-                "uri": uri,
-                "options": {"overwrite": False, "ignoreIfExists": False},
-            },
-            {
-                "textDocument": {"uri": uri, "version": None},
-                "edits": [
-                    {
-                        "range": {
-                            "start": {"line": 0, "character": 0},
-                            "end": {"line": 0, "character": 0},
-                        },
-                        "newText": content,
-                    }
-                ],
-            },
-        ]
-    }
+    assert confirm["preview"]["uri"] == uri
+    assert confirm["preview"]["proposedText"] == content
     written = (demo_project / "NOTES.md").read_bytes()
     assert written == content.encode()
     assert confirm["preview"]["proposedSha256"] == sha256(written)

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from counterfoil.actions import ToolAction
-from counterfoil.lsp.protocol import end_position, is_approval, preview
+from counterfoil.lsp.protocol import is_approval, preview
 from counterfoil.lsp.settings import Settings, SettingsError, parse_settings
-from counterfoil.proposals import ToolProposal
+from counterfoil.proposals import CommandProposal
 
 
 def test_missing_and_unknown_settings_take_the_safe_defaults() -> None:
@@ -72,24 +72,6 @@ def test_settings_must_be_an_object() -> None:
         parse_settings(["allowWrites"])
 
 
-@pytest.mark.parametrize(
-    ("text", "encoding", "end"),
-    [
-        ("", "utf-16", (0, 0)),
-        ("one\ntwo\n", "utf-16", (2, 0)),
-        ("one\r\ntwo", "utf-16", (1, 3)),
-        ("a\rb", "utf-16", (1, 1)),
-        ("clef \U0001d11e", "utf-16", (0, 7)),
-        ("clef \U0001d11e", "utf-8", (0, 9)),
-        ("clef \U0001d11e", "utf-32", (0, 6)),
-    ],
-)
-def test_full_range_ends_after_the_last_character(
-    text: str, encoding: str, end: tuple[int, int]
-) -> None:
-    assert end_position(text, encoding) == {"line": end[0], "character": end[1]}
-
-
 def test_only_approved_true_approves() -> None:
     assert is_approval({"approved": True})
     for answer in ({"approved": "true"}, {"approved": 1}, {}, None, True, [True]):
@@ -97,10 +79,9 @@ def test_only_approved_true_approves() -> None:
 
 
 def test_command_preview_shows_the_exact_argv(tmp_path: Path) -> None:
-    proposal = ToolProposal(
+    proposal = CommandProposal(
         tool_call_id="call-1",
         action=ToolAction("run_command", {"argv": ["python", "validate.py"]}),
-        kind="command",
         argv=("python", "validate.py"),
         cwd=str(tmp_path),
         timeout_seconds=30.0,

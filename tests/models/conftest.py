@@ -9,8 +9,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from counterfoil.models import ProgressCallback
+    from counterfoil.models.mlx import MLXGenerate
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
@@ -41,6 +46,23 @@ def tiny_model_dir(mlx_installed: None, tmp_path_factory: pytest.TempPathFactory
 @pytest.fixture(scope="session")
 def tiny_model_spec(tiny_model_dir: Path) -> str:
     return str(tiny_model_dir)
+
+
+MakeGenerate = Callable[..., "MLXGenerate"]
+
+
+@pytest.fixture
+def mlx_generate(mlx_installed: None) -> MakeGenerate:
+    """`mlx_generate(spec, on_progress=None, **GenerationOptions fields)`: an MLXGenerate."""
+    from counterfoil.models import GenerationOptions, load_generate
+    from counterfoil.models.mlx import MLXGenerate
+
+    def make(spec: str, on_progress: ProgressCallback | None = None, **options: Any) -> MLXGenerate:
+        generate = load_generate(spec, GenerationOptions(**options), on_progress=on_progress)
+        assert isinstance(generate, MLXGenerate)
+        return generate
+
+    return make
 
 
 TOOL_RESULTS = (

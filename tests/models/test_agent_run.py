@@ -5,7 +5,7 @@ from itertools import cycle
 from pathlib import Path
 
 from counterfoil import AgentLimits, ToolPolicy, Workspace, parse_action, run_agent
-from counterfoil.models import load_generate
+from counterfoil.models import GenerationOptions, load_generate
 from counterfoil.receipts import ReceiptStore, verify_receipt_log
 
 VALIDATE = ("python", "validate.py")
@@ -25,12 +25,7 @@ def test_tiny_model_run_with_scripted_approvals_ends_with_a_defined_reason(
 
     log = demo_project / ".agent-receipts.jsonl"
     workspace = Workspace(policy, confirm, ReceiptStore(log))
-    generate = load_generate(
-        tiny_model_spec,
-        max_tokens=48,
-        available_tools=workspace.available_tools,
-        allowed_commands=policy.allowed_commands,
-    )
+    generate = load_generate(tiny_model_spec, GenerationOptions(max_tokens=48))
     run = run_agent(
         "Change the greeting to Welcome, write NOTES.md, then run python validate.py.",
         generate,
@@ -81,8 +76,8 @@ def test_cli_agent_runs_end_to_end_with_the_tiny_model(
         stdout=output,
     )
     text = output.getvalue()
-    assert code in (0, 1), text
     assert "== run ended: " in text
     ended = text.split("== run ended: ", 1)[1].split(" ==", 1)[0]
     assert ended in ENDINGS, text
+    assert code in ((0, 1) if ended == "completed" else (3,)), text
     assert "Traceback" not in text

@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 
 from counterfoil import parse_action
-from counterfoil.models import load_generate
-from counterfoil.models.constrained import ALL_TOOLS, ActionGrammar, action_schema
+from counterfoil.models import GenerationOptions, load_generate
+from counterfoil.models.constrained import ActionGrammar
 from counterfoil.models.mlx import MLXGenerate
+from counterfoil.tools import action_schema
+from counterfoil.tools import tool_names as all_tools
 
 Converse = Callable[..., list[list[dict[str, str]]]]
 READ_ONLY = frozenset({"list_files", "read_file"})
@@ -30,7 +32,7 @@ def _branches(schema: dict[str, Any]) -> set[str]:
 
 def test_schema_offers_only_enabled_tools_and_final() -> None:
     assert _branches(action_schema(READ_ONLY)) == {"list_files", "read_file", "final"}
-    assert _branches(action_schema(None)) == {*ALL_TOOLS, "final"}
+    assert _branches(action_schema(None)) == {*all_tools(), "final"}
 
 
 def test_schema_restricts_argv_to_the_allowlist() -> None:
@@ -169,7 +171,8 @@ def test_every_turn_of_a_tiny_model_conversation_parses(
         return response
 
     generator = load_generate(
-        tiny_model_spec, max_tokens=40, available_tools=tools, allowed_commands=commands
+        tiny_model_spec,
+        GenerationOptions(max_tokens=40, available_tools=tools, allowed_commands=commands),
     )
     assert isinstance(generator, MLXGenerate)
     converse(generate, 20)
@@ -206,3 +209,19 @@ def test_blank_lines_after_thinking_are_allowed_but_bounded(
     assert pick(newline[0]) == newline[0]
     assert pick(newline[0]) != newline[0], "more blank tokens than allowed"
     assert processor.error is None
+
+
+def test_run_agent_narrows_a_model_loaded_without_tools_to_the_enabled_ones(
+    tiny_model_spec: str, tmp_path: Path
+) -> None:
+    from counterfoil import AgentLimits, ToolPolicy, Workspace, run_agent
+
+    generate = load_generate(tiny_model_spec, GenerationOptions(max_tokens=40))
+    assert isinstance(generate, MLXGenerate)
+    assert generate.options.available_tools is None
+    workspace = Workspace(ToolPolicy(tmp_path))
+    run = run_agent("look around", generate, workspace, AgentLimits(max_steps=3))
+    assert generate.options.available_tools == READ_ONLY
+    assert run.events
+    for event in run.events:
+        parse_action(event.response, READ_ONLY)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from counterfoil.models import ModelLoadError, ModelProgress, load_generate
+from counterfoil.models import GenerationOptions, ModelLoadError, ModelProgress, load_generate
 from counterfoil.models.mlx import MLXGenerate, load_model
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -66,6 +66,9 @@ def test_model_not_available_offline_is_a_one_line_load_error(mlx_installed: Non
     message = str(raised.value)
     assert "could not load model" in message
     assert "\n" not in message
+    assert "hf download counterfoil-test/no-such-model-anywhere" in message
+    assert "local MLX model directory" in message and "scripted:PATH" in message
+    assert message.endswith(".")
 
 
 def test_directory_without_weights_is_a_load_error(mlx_installed: None, tmp_path: Path) -> None:
@@ -74,13 +77,15 @@ def test_directory_without_weights_is_a_load_error(mlx_installed: None, tmp_path
 
 
 def test_load_generate_returns_the_mlx_generate_for_a_directory(tiny_model_spec: str) -> None:
-    generate = load_generate(tiny_model_spec, max_tokens=8)
+    generate = load_generate(tiny_model_spec, GenerationOptions(max_tokens=8))
     assert isinstance(generate, MLXGenerate)
 
 
 def test_loaded_weights_are_shared_between_generate_callables(tiny_model_spec: str) -> None:
-    first = load_generate(tiny_model_spec, available_tools=frozenset({"read_file"}))
-    second = load_generate(tiny_model_spec, constrain=False)
+    first = load_generate(
+        tiny_model_spec, GenerationOptions(available_tools=frozenset({"read_file"}))
+    )
+    second = load_generate(tiny_model_spec, GenerationOptions(constrain=False))
     assert isinstance(first, MLXGenerate) and isinstance(second, MLXGenerate)
     assert first.loaded is second.loaded
 
@@ -110,7 +115,9 @@ def test_progress_reports_loading_ready_generating_ready(
 
     directory = build_tiny_model(tmp_path / "fresh", corpus_bytes=200_000, vocab_size=600)
     reports: list[ModelProgress] = []
-    generate = load_generate(str(directory), max_tokens=24, on_progress=reports.append)
+    generate = load_generate(
+        str(directory), GenerationOptions(max_tokens=24), on_progress=reports.append
+    )
     assert [report.state for report in reports] == ["loading", "ready"]
     reports.clear()
     generate([{"role": "user", "content": "hello"}])

@@ -4,17 +4,12 @@ from collections.abc import Callable
 
 import pytest
 
-from counterfoil.models import load_generate
 from counterfoil.models.mlx import MLXGenerate
+
+MakeGenerate = Callable[..., MLXGenerate]
 
 Messages = list[dict[str, str]]
 Converse = Callable[..., list[Messages]]
-
-
-def _generate(spec: str, **options: object) -> MLXGenerate:
-    generate = load_generate(spec, **options)
-    assert isinstance(generate, MLXGenerate)
-    return generate
 
 
 def _shared_prefix(first: list[int], second: list[int]) -> int:
@@ -28,11 +23,13 @@ def _shared_prefix(first: list[int], second: list[int]) -> int:
 
 @pytest.mark.parametrize("constrain", [True, False], ids=["constrained", "free"])
 def test_cached_turns_match_fresh_prefill_and_prefill_only_the_new_suffix(
-    tiny_model_spec: str, converse: Converse, constrain: bool
+    tiny_model_spec: str, mlx_generate: MakeGenerate, converse: Converse, constrain: bool
 ) -> None:
-    cached = _generate(tiny_model_spec, max_tokens=32, constrain=constrain)
+    cached = mlx_generate(tiny_model_spec, max_tokens=32, constrain=constrain)
     turns = converse(cached, 6)
-    fresh = _generate(tiny_model_spec, max_tokens=32, constrain=constrain, reuse_prompt_cache=False)
+    fresh = mlx_generate(
+        tiny_model_spec, max_tokens=32, constrain=constrain, reuse_prompt_cache=False
+    )
     for messages in turns:
         fresh(messages)
 
@@ -56,8 +53,10 @@ def test_cached_turns_match_fresh_prefill_and_prefill_only_the_new_suffix(
     assert total_cached * 2 < total_fresh
 
 
-def test_whole_prompt_cached_backs_off_one_token(tiny_model_spec: str) -> None:
-    generate = _generate(tiny_model_spec, max_tokens=16, constrain=False)
+def test_whole_prompt_cached_backs_off_one_token(
+    tiny_model_spec: str, mlx_generate: MakeGenerate
+) -> None:
+    generate = mlx_generate(tiny_model_spec, max_tokens=16, constrain=False)
     messages = [{"role": "user", "content": "What is in app.py?"}]
     first = generate(messages)
     second = generate(messages)
@@ -66,8 +65,10 @@ def test_whole_prompt_cached_backs_off_one_token(tiny_model_spec: str) -> None:
     assert generate.stats[0].token_ids == generate.stats[1].token_ids
 
 
-def test_edited_history_trims_to_the_shared_prefix(tiny_model_spec: str) -> None:
-    generate = _generate(tiny_model_spec, max_tokens=16)
+def test_edited_history_trims_to_the_shared_prefix(
+    tiny_model_spec: str, mlx_generate: MakeGenerate
+) -> None:
+    generate = mlx_generate(tiny_model_spec, max_tokens=16)
     messages = [
         {"role": "system", "content": "You are a careful agent."},
         {"role": "user", "content": "Read app.py and tell me what it does."},
@@ -79,13 +80,15 @@ def test_edited_history_trims_to_the_shared_prefix(tiny_model_spec: str) -> None
     shared = _shared_prefix(generate.prompt_tokens(messages), prompt)
     assert generate.stats[1].prefilled_tokens == len(prompt) - shared
 
-    fresh = _generate(tiny_model_spec, max_tokens=16, reuse_prompt_cache=False)
+    fresh = mlx_generate(tiny_model_spec, max_tokens=16, reuse_prompt_cache=False)
     fresh(edited)
     assert fresh.stats[0].token_ids == generate.stats[1].token_ids
 
 
-def test_cache_holds_prompt_and_every_generated_token(tiny_model_spec: str) -> None:
-    generate = _generate(tiny_model_spec, max_tokens=20)
+def test_cache_holds_prompt_and_every_generated_token(
+    tiny_model_spec: str, mlx_generate: MakeGenerate
+) -> None:
+    generate = mlx_generate(tiny_model_spec, max_tokens=20)
     generate([{"role": "user", "content": "hello"}])
     stats = generate.stats[-1]
     assert generate.prompt_cache.offset == stats.prompt_tokens + stats.generated_tokens

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from counterfoil.models import ModelLoadError, load_generate
-from counterfoil.models.constrained import action_schema
+from counterfoil.models import EndpointOptions, GenerationOptions, ModelLoadError, load_generate
 from counterfoil.models.endpoint import api_key_from_environment, checked_endpoint
 from counterfoil.models.remote import schema_request, server_action_schema
+from counterfoil.tools import action_schema
 
 
 @pytest.mark.parametrize(
@@ -51,7 +51,7 @@ def test_malformed_or_credential_bearing_endpoints_are_refused(url: str) -> None
 
 def test_refused_endpoint_is_refused_before_any_request() -> None:
     with pytest.raises(ModelLoadError, match="unencrypted"):
-        load_generate("m", endpoint="http://192.0.2.1:8000/v1")
+        load_generate("m", GenerationOptions(endpoint=EndpointOptions("http://192.0.2.1:8000/v1")))
 
 
 def test_key_comes_from_the_named_variable_else_openai_api_key(

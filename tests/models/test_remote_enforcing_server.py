@@ -128,7 +128,7 @@ def test_enforcing_server_gives_only_valid_actions_over_twenty_turns(
         schema_mode="json_object",
         max_tokens=256,
         available_tools=workspace.available_tools,
-        on_progress=lambda report: progress.append(report.message),
+        on_progress=lambda report: progress.append(report.note),
     )
 
     responses = converse(generate, "Reply with one JSON action.", TURNS)

@@ -29,11 +29,12 @@ from tests.chat_servers import (
     sse_chunk,
     stream_head,
     stream_tokens,
+    token_texts,
 )
 
 from counterfoil.cli import main
 from counterfoil.loop import run_agent
-from counterfoil.models import ModelLoadError, load_generate
+from counterfoil.models import EndpointOptions, GenerationOptions, ModelLoadError, load_generate
 from counterfoil.models.errors import GenerationCancelled, ModelServerError
 from counterfoil.models.remote import RemoteGenerate
 from counterfoil.policy import ToolPolicy
@@ -66,7 +67,7 @@ def test_streamed_response_reaches_callbacks_and_reports_cached_tokens(
         lambda handler, _: stream_tokens(handler, ['{"final"', ':"hello"}'])
     )
     tokens: list[str] = []
-    generate = RemoteGenerate(url, "tiny", on_token=tokens.append)
+    generate = RemoteGenerate(url, "tiny", on_progress=token_texts(tokens.append))
 
     assert generate(MESSAGES) == FINAL
     assert tokens == ['{"final"', ':"hello"}']
@@ -82,7 +83,7 @@ def test_streamed_response_reaches_callbacks_and_reports_cached_tokens(
 def test_refused_connection_is_one_actionable_line() -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
     with pytest.raises(ModelLoadError) as loading:
-        load_generate("tiny", endpoint=url)
+        load_generate("tiny", GenerationOptions(endpoint=EndpointOptions(url)))
     with pytest.raises(ModelServerError) as generating:
         RemoteGenerate(url, "tiny")(MESSAGES)
     for error in (loading.value, generating.value):
@@ -100,7 +101,9 @@ def test_unauthorized_names_the_key_variable_and_never_echoes_the_key(
 
     url, recorded = fake_server(refuse)
     monkeypatch.setenv("TEAM_MODEL_KEY", secret)
-    generate = load_generate("tiny", endpoint=url, api_key_env="TEAM_MODEL_KEY")
+    generate = load_generate(
+        "tiny", GenerationOptions(endpoint=EndpointOptions(url, api_key_env="TEAM_MODEL_KEY"))
+    )
     with pytest.raises(ModelServerError) as error:
         generate(MESSAGES)
 
@@ -183,7 +186,7 @@ def test_stream_cut_inside_a_declared_body_is_an_error(fake_server: StartServer)
 def test_response_longer_than_max_tokens_is_cut_at_max_tokens(fake_server: StartServer) -> None:
     url, _ = fake_server(lambda handler, _: stream_tokens(handler, ["word "] * 50))
     tokens: list[str] = []
-    generate = RemoteGenerate(url, "tiny", max_tokens=10, on_token=tokens.append)
+    generate = RemoteGenerate(url, "tiny", max_tokens=10, on_progress=token_texts(tokens.append))
 
     text = generate(MESSAGES)
 
@@ -221,7 +224,9 @@ def test_stop_while_the_server_is_silent_returns_within_half_a_second(
     def on_token(_: str) -> None:
         first_token.set()
 
-    generate = RemoteGenerate(url, "tiny", on_token=on_token, should_stop=stop.is_set)
+    generate = RemoteGenerate(
+        url, "tiny", on_progress=token_texts(on_token), should_stop=stop.is_set
+    )
     stopped_at: list[float] = []
 
     def press_stop() -> None:
@@ -286,7 +291,9 @@ def test_stop_during_a_remote_response_ends_the_agent_run_as_cancelled(
 
     url, _ = fake_server(stalls)
     stop = threading.Event()
-    generate = RemoteGenerate(url, "tiny", on_token=lambda _: stop.set(), should_stop=stop.is_set)
+    generate = RemoteGenerate(
+        url, "tiny", on_progress=token_texts(lambda _: stop.set()), should_stop=stop.is_set
+    )
 
     run = run_agent("say hello", generate, Workspace(ToolPolicy(tmp_path)), should_stop=stop.is_set)
 
@@ -333,7 +340,7 @@ def test_reasoning_is_streamed_to_the_callback_but_never_parsed(fake_server: Sta
     url, _ = fake_server(thinks)
     tokens: list[str] = []
 
-    response = RemoteGenerate(url, "tiny", on_token=tokens.append)(MESSAGES)
+    response = RemoteGenerate(url, "tiny", on_progress=token_texts(tokens.append))(MESSAGES)
 
     assert response == FINAL
     assert tokens[:2] == ["The user wants ", '{"final":"not this"}']

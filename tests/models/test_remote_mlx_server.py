@@ -21,12 +21,15 @@ import pytest
 
 pytest.importorskip("httpx")
 
+from tests.chat_servers import token_texts
+
 from counterfoil.cli import main
 from counterfoil.loop import run_agent
-from counterfoil.models import ModelProgress, load_generate
+from counterfoil.models import EndpointOptions, GenerationOptions, ModelProgress, load_generate
 from counterfoil.models.errors import GenerationCancelled
 from counterfoil.models.remote import NOT_ENFORCED, RemoteGenerate
 from counterfoil.policy import ToolPolicy
+from counterfoil.terminal import EXIT_STOPPED
 from counterfoil.workspace import Workspace
 
 MESSAGES = [
@@ -96,8 +99,15 @@ def test_streamed_tokens_are_the_response(mlx_server: tuple[str, str]) -> None:
     url, model = mlx_server
     tokens: list[str] = []
     progress: list[ModelProgress] = []
+
+    def on_progress(report: ModelProgress) -> None:
+        progress.append(report)
+        token_texts(tokens.append)(report)
+
     generate = load_generate(
-        model, endpoint=url, max_tokens=24, on_token=tokens.append, on_progress=progress.append
+        model,
+        GenerationOptions(max_tokens=24, endpoint=EndpointOptions(url)),
+        on_progress=on_progress,
     )
 
     response = generate(MESSAGES)
@@ -142,7 +152,7 @@ def test_stop_mid_stream_ends_the_call_within_half_a_second(
             threading.Thread(target=stop.set).start()
 
     generate = RemoteGenerate(
-        url, model, max_tokens=4000, on_token=on_token, should_stop=stop.is_set
+        url, model, max_tokens=4000, on_progress=token_texts(on_token), should_stop=stop.is_set
     )
     with pytest.raises(GenerationCancelled):
         generate(MESSAGES)
@@ -159,7 +169,7 @@ def test_server_that_ignores_the_schema_is_reported_once(mlx_server: tuple[str, 
     generate(MESSAGES)
     generate(MESSAGES)
 
-    notices = [p for p in progress if NOT_ENFORCED in p.message]
+    notices = [p for p in progress if NOT_ENFORCED in p.note]
     assert len(notices) == 1 and generate.schema_enforced is False
 
 
@@ -169,9 +179,7 @@ def test_agent_run_against_the_server_ends_with_invalid_action_observations(
     url, model = mlx_server
     (tmp_path / "app.py").write_text("print('hello')\n", encoding="utf-8")
     workspace = Workspace(ToolPolicy(tmp_path), confirm_proposal=lambda proposal: False)
-    generate = load_generate(
-        model, endpoint=url, max_tokens=16, available_tools=workspace.available_tools
-    )
+    generate = load_generate(model, GenerationOptions(max_tokens=16, endpoint=EndpointOptions(url)))
 
     run = run_agent("Change the greeting to Welcome.", generate, workspace)
 
@@ -206,7 +214,7 @@ def test_cli_run_with_an_endpoint_reaches_its_end(
     )
 
     text = output.getvalue()
-    assert status == 1, text
+    assert status == EXIT_STOPPED, text
     assert f"model: {model} at {url}" in text
     assert "== run ended: invalid_action_limit ==" in text
     assert "prompt tokens cached" in text and NOT_ENFORCED in text

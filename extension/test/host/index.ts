@@ -1,430 +1,49 @@
-// Extension-host tests: loaded by VS Code (code-server) as `extensionTestsPath`, they use the real
-// `vscode` API against the real daemon in a copy of the demo project. VS Code calls run(); a
-// rejected promise fails the run. Results are printed as TAP-like lines on the console.
+// The extension-host test runner: VS Code (code-server) loads this bundle as
+// `extensionTestsPath` and calls run(). Mocha runs the suites in extension.test.ts against the
+// real `vscode` API and the real daemon; each result is printed as a console line the UI test
+// reads from the page ("counterfoil-host: ok 1 - …").
 
-import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import * as vscode from "vscode";
-import type { CounterfoilApi } from "../../src/extension";
-import type { RunResult, StatusResult } from "../../src/protocol";
-import { PROPOSAL_SCHEME } from "../../src/review";
+import Mocha from "mocha";
 
-const EXTENSION_ID = "counterfoil.counterfoil";
-const COMMANDS = [
-  "counterfoil.runAgent",
-  "counterfoil.runValidation",
-  "counterfoil.cancelRun",
-  "counterfoil.verifyReceipts",
-  "counterfoil.refreshReceipts",
-  "counterfoil.openReceiptLog",
-  "counterfoil.showTrace",
-  "counterfoil.restartServer",
-  "counterfoil.acceptProposal",
-  "counterfoil.rejectProposal",
-];
+const PREFIX = "counterfoil-host:";
 
-const scripts = mkdtempSync(join(tmpdir(), "counterfoil-host-scripts-"));
-let api: CounterfoilApi;
-
-function root(): vscode.Uri {
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  assert.ok(folder, "a workspace folder is open");
-  return folder.uri;
-}
-
-function workspaceFile(path: string): string {
-  return join(root().fsPath, path);
-}
-
-async function waitFor<T>(
-  what: string,
-  probe: () => T | undefined | Promise<T | undefined>,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== null && (value as unknown) !== false) {
-      return value;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out waiting for ${what}`);
-    }
-    await new Promise((done) => setTimeout(done, 100));
-  }
-}
-
-/** Points the daemon at a new scripted model and waits until it reports that model. */
-async function useScript(name: string, responses: object[]): Promise<void> {
-  const file = join(scripts, `${name}.jsonl`);
-  writeFileSync(
-    file,
-    responses.map((response) => JSON.stringify(response)).join("\n") + "\n",
-  );
-  const spec = `scripted:${file}`;
-  await vscode.workspace
-    .getConfiguration("counterfoil")
-    .update("model", spec, vscode.ConfigurationTarget.Workspace);
-  await waitFor(`the daemon to use ${spec}`, async () => {
-    const status = await api.client.request<StatusResult>(
-      "counterfoil/status",
-      {},
+/** A Mocha reporter that writes one console line per test and a summary. */
+class ConsoleLines extends Mocha.reporters.Base {
+  constructor(runner: Mocha.Runner, options?: Mocha.MochaOptions) {
+    super(runner, options);
+    let index = 0;
+    let passed = 0;
+    let failed = 0;
+    runner.on("pass", (test) => {
+      index += 1;
+      passed += 1;
+      console.log(
+        `${PREFIX} ok ${index} - ${test.fullTitle()} (${test.duration ?? 0} ms)`,
+      );
+    });
+    runner.on("fail", (test, error: Error) => {
+      index += 1;
+      failed += 1;
+      console.log(
+        `${PREFIX} not ok ${index} - ${test.fullTitle()}\n${error.stack ?? error.message}`,
+      );
+    });
+    runner.on("end", () =>
+      console.log(`${PREFIX} ${passed} passed, ${failed} failed`),
     );
-    return status.model === spec ? status : undefined;
-  });
-}
-
-/** Starts a run whose second step proposes an edit of app.py, and waits for its diff. */
-async function runUntilProposal(
-  name: string,
-): Promise<{ run: Promise<RunResult | undefined>; before: string }> {
-  await useScript(name, [
-    { tool: "read_file", path: "app.py" },
-    { tool: "edit_file", path: "app.py", old: "* 2", new: "* 5" },
-    { final: "done" },
-  ]);
-  const before = readFileSync(workspaceFile("app.py"), "utf8");
-  const run = api.commands.runAgent(name);
-  await waitFor("the proposal diff", proposalDiffTab);
-  return { run, before };
-}
-
-/** After an approval that was not Accept: the diff is gone, nothing waits, the file is as it was. */
-async function assertAnsweredNo(before: string): Promise<void> {
-  await waitFor("the diff to close", () => proposalDiffTab() === undefined);
-  assert.deepEqual(api.review.pendingIds, []);
-  assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), before);
-}
-
-function editResult(result: RunResult): string {
-  const edited = result.events.find(
-    (event) =>
-      event.action &&
-      "tool" in event.action &&
-      event.action.tool === "edit_file",
-  );
-  return edited?.result ?? "";
-}
-
-function proposalDiffTab(): vscode.TabInputTextDiff | undefined {
-  for (const tab of vscode.window.tabGroups.all.flatMap(
-    (group) => group.tabs,
-  )) {
-    if (
-      tab.input instanceof vscode.TabInputTextDiff &&
-      tab.input.modified.scheme === PROPOSAL_SCHEME
-    ) {
-      return tab.input;
-    }
   }
-  return undefined;
 }
-
-async function closeAllEditors(): Promise<void> {
-  await vscode.commands.executeCommand("workbench.action.closeAllEditors");
-}
-
-const tests: Array<[string, () => Promise<void>]> = [
-  [
-    "the extension activates and the daemon starts on the workspace root",
-    async () => {
-      const extension =
-        vscode.extensions.getExtension<CounterfoilApi>(EXTENSION_ID);
-      assert.ok(extension, `${EXTENSION_ID} is installed`);
-      api = await extension.activate();
-      await api.client.start();
-      const status = await api.client.request<StatusResult>(
-        "counterfoil/status",
-        {},
-      );
-      assert.equal(status.root, root().fsPath);
-      assert.equal(status.allowWrites, true);
-      assert.ok(
-        status.availableTools.includes("edit_file"),
-        JSON.stringify(status.availableTools),
-      );
-      assert.equal(status.running, false);
-    },
-  ],
-  [
-    "every command is registered",
-    async () => {
-      const registered = new Set(await vscode.commands.getCommands(true));
-      for (const command of COMMANDS) {
-        assert.ok(registered.has(command), command);
-      }
-    },
-  ],
-  [
-    "a confirm for an edit opens a diff of the file against the read-only proposal; Accept writes it",
-    async () => {
-      await useScript("edit", [
-        { tool: "read_file", path: "app.py" },
-        { tool: "edit_file", path: "app.py", old: "1", new: "2" },
-        { final: "changed app.py" },
-      ]);
-      const before = readFileSync(workspaceFile("app.py"), "utf8");
-      const expected = before.replace("value * 1", "value * 2");
-      const run = api.commands.runAgent("fix app.py");
-      const diff = await waitFor("the proposal diff", proposalDiffTab);
-      assert.equal(
-        diff.original.toString(),
-        vscode.Uri.joinPath(root(), "app.py").toString(),
-      );
-      const proposal = await vscode.workspace.openTextDocument(diff.modified);
-      assert.equal(proposal.getText(), expected);
-      assert.equal(
-        readFileSync(workspaceFile("app.py"), "utf8"),
-        before,
-        "nothing is written before Accept",
-      );
-      assert.deepEqual(api.review.pendingIds, ["call-1"]);
-      await vscode.commands.executeCommand(
-        "counterfoil.acceptProposal",
-        diff.modified,
-      );
-      const result: RunResult | undefined = await run;
-      assert.ok(result, "the run returned a result");
-      assert.equal(result.completed, true, JSON.stringify(result));
-      assert.deepEqual(result.modifiedFiles, ["app.py"]);
-      assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), expected);
-      assert.equal(
-        proposalDiffTab(),
-        undefined,
-        "the diff closes after the answer",
-      );
-      const shown = await waitFor("the editor to show the written file", () => {
-        const editor = vscode.window.activeTextEditor;
-        return editor?.document.uri.fsPath === workspaceFile("app.py") &&
-          editor.document.getText() === expected
-          ? editor
-          : undefined;
-      });
-      assert.ok(shown);
-    },
-  ],
-  [
-    "the receipts tree lists the receipt with its children, and the log verifies",
-    async () => {
-      const roots = await waitFor("a receipt in the tree", () => {
-        const nodes = api.receipts.getChildren();
-        return nodes.length > 0 ? nodes : undefined;
-      });
-      assert.deepEqual(
-        roots.map((node) => node.label),
-        ["call-1 · edit_file app.py"],
-      );
-      const item = api.receipts.getTreeItem(roots[0]);
-      assert.equal(item.description, "ok");
-      assert.equal(
-        (item.command?.arguments?.[0] as vscode.Uri).fsPath,
-        workspaceFile("app.py"),
-      );
-      assert.deepEqual(
-        api.receipts.getChildren(roots[0]).map((node) => node.label),
-        ["arguments", "result", "artifacts", "receipt id"],
-      );
-      const verified = await api.commands.verifyReceipts();
-      assert.equal(verified?.ok, true, JSON.stringify(verified));
-      assert.equal(verified?.count, 1);
-    },
-  ],
-  [
-    "closing the proposal diff answers No and nothing is written",
-    async () => {
-      await useScript("new-file", [
-        { tool: "write_file", path: "notes.txt", content: "hello\n" },
-        { final: "done" },
-      ]);
-      const run = api.commands.runAgent("write notes");
-      const diff = await waitFor(
-        "the proposal diff for a new file",
-        proposalDiffTab,
-      );
-      assert.equal(
-        diff.original.scheme,
-        PROPOSAL_SCHEME,
-        "a new file is compared with an empty document",
-      );
-      assert.equal(
-        (await vscode.workspace.openTextDocument(diff.modified)).getText(),
-        "hello\n",
-      );
-      await closeAllEditors();
-      const result = await run;
-      assert.ok(result);
-      assert.equal(existsSync(workspaceFile("notes.txt")), false);
-      const denied = result.events.find(
-        (event) => event.action && "tool" in event.action,
-      );
-      assert.match(denied?.result ?? "", /denied/);
-    },
-  ],
-  [
-    "a target open with unsaved changes is refused without showing a diff",
-    async () => {
-      await useScript("dirty", [
-        { tool: "read_file", path: "app.py" },
-        { tool: "edit_file", path: "app.py", old: "* 2", new: "* 3" },
-        { final: "done" },
-      ]);
-      const document = await vscode.workspace.openTextDocument(
-        vscode.Uri.joinPath(root(), "app.py"),
-      );
-      await vscode.window.showTextDocument(document);
-      const edit = new vscode.WorkspaceEdit();
-      edit.insert(document.uri, new vscode.Position(0, 0), "# unsaved\n");
-      assert.ok(await vscode.workspace.applyEdit(edit));
-      assert.ok(document.isDirty);
-      const onDisk = readFileSync(workspaceFile("app.py"), "utf8");
-      const result = await api.commands.runAgent("rename");
-      assert.ok(result);
-      assert.equal(proposalDiffTab(), undefined);
-      assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), onDisk);
-      assert.match(editResult(result), /denied/);
-      await vscode.commands.executeCommand("workbench.action.files.revert");
-      assert.equal(document.isDirty, false);
-    },
-  ],
-  [
-    "Cancel Run while a proposal is open ends the run as cancelled and answers No",
-    async () => {
-      const { run, before } = await runUntilProposal("cancel");
-      await vscode.commands.executeCommand("counterfoil.cancelRun");
-      const result = await run;
-      assert.equal(result?.reason, "cancelled", JSON.stringify(result));
-      await assertAnsweredNo(before);
-    },
-  ],
-  [
-    "Restart Server while a proposal is open answers No and brings the daemon back",
-    async () => {
-      const { run, before } = await runUntilProposal("restart");
-      await vscode.commands.executeCommand("counterfoil.restartServer");
-      await run;
-      await assertAnsweredNo(before);
-      const status = await api.client.request<StatusResult>(
-        "counterfoil/status",
-        {},
-      );
-      assert.equal(status.running, false);
-      assert.equal(status.root, root().fsPath);
-    },
-  ],
-  [
-    "an unanswered proposal times out as No and its diff closes",
-    async () => {
-      const config = vscode.workspace.getConfiguration("counterfoil");
-      await config.update(
-        "confirmTimeoutSeconds",
-        1,
-        vscode.ConfigurationTarget.Workspace,
-      );
-      try {
-        const started = Date.now();
-        const { run, before } = await runUntilProposal("timeout");
-        const result = await run;
-        assert.ok(result);
-        assert.ok(
-          Date.now() - started < 15_000,
-          "the timeout is the configured one",
-        );
-        assert.match(editResult(result), /denied/);
-        await assertAnsweredNo(before);
-      } finally {
-        await config.update(
-          "confirmTimeoutSeconds",
-          undefined,
-          vscode.ConfigurationTarget.Workspace,
-        );
-      }
-    },
-  ],
-  [
-    "a broken receipt log shows as a warning node with the reason",
-    async () => {
-      const loaded = await api.commands.refreshReceipts();
-      assert.ok(loaded?.logPath, "the daemon keeps a log file");
-      const logPath = loaded.logPath;
-      const intact = readFileSync(logPath, "utf8");
-      assert.ok(intact.includes("edited app.py"));
-      writeFileSync(logPath, intact.replace("edited app.py", "edited app.pz"));
-      try {
-        const verified = await api.commands.verifyReceipts();
-        assert.equal(verified?.ok, false);
-        const [problem] = api.receipts.getChildren();
-        assert.equal(problem.contextValue, "logProblem");
-        assert.match(problem.description ?? "", /line 1/);
-        assert.equal(
-          api.receipts.getTreeItem(problem).iconPath instanceof
-            vscode.ThemeIcon,
-          true,
-        );
-      } finally {
-        writeFileSync(logPath, intact);
-      }
-      assert.equal((await api.commands.verifyReceipts())?.ok, true);
-      assert.notEqual(
-        api.receipts.getChildren()[0]?.contextValue,
-        "logProblem",
-      );
-    },
-  ],
-  [
-    "Run Validation goes through approval and returns the status and its receipt",
-    async () => {
-      // Last: the command modal stays on screen after this programmatic answer.
-      const validation = api.commands.runValidation([
-        "python",
-        "-m",
-        "pytest",
-        "tests/test_math.py",
-        "-q",
-      ]);
-      const [callId] = await waitFor("the command approval", () =>
-        api.review.pendingIds.length > 0 ? api.review.pendingIds : undefined,
-      );
-      assert.ok(api.review.accept(callId));
-      const result = await validation;
-      assert.ok(result, "the validation returned");
-      assert.match(result.observation, /^status: 0$/m);
-      assert.equal(result.receipt?.tool, "run_command");
-      assert.equal(result.receipt?.exit_state, "ok");
-      await waitFor(
-        "the receipt in the tree",
-        () =>
-          api.receipts
-            .getChildren()
-            .some((node) => node.label.startsWith(`${callId} · run_command`)) ||
-          undefined,
-      );
-    },
-  ],
-];
 
 export async function run(): Promise<void> {
-  let failed = 0;
-  console.log(`counterfoil-host: 1..${tests.length}`);
-  for (const [index, [name, body]] of tests.entries()) {
-    const started = Date.now();
-    try {
-      await body();
-      console.log(
-        `counterfoil-host: ok ${index + 1} - ${name} (${Date.now() - started} ms)`,
-      );
-    } catch (error) {
-      failed += 1;
-      const detail =
-        error instanceof Error ? (error.stack ?? error.message) : String(error);
-      console.log(`counterfoil-host: not ok ${index + 1} - ${name}\n${detail}`);
-    }
-  }
-  console.log(
-    `counterfoil-host: ${tests.length - failed} passed, ${failed} failed`,
-  );
-  if (failed > 0) {
-    throw new Error(`${failed} extension-host test(s) failed`);
+  const mocha = new Mocha({
+    ui: "tdd",
+    timeout: 60_000,
+    reporter: ConsoleLines,
+  });
+  mocha.suite.emit("pre-require", globalThis, "extension.test", mocha);
+  await import("./extension.test");
+  const failures = await new Promise<number>((done) => mocha.run(done));
+  if (failures > 0) {
+    throw new Error(`${failures} extension-host test(s) failed`);
   }
 }

@@ -3,232 +3,40 @@
 // against the real daemon and the scripted model, on copies of the demo project.
 
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  writeFileSync,
-} from "node:fs";
-import { join, resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type Browser, type Page, chromium } from "playwright-core";
-
-function required(name: string): string {
-  const value = process.env[name];
-  if (!value) {
-    throw new Error(`${name} is not set; run scripts/editor-test.sh`);
-  }
-  return value;
-}
-
-const editorUrl = required("COUNTERFOIL_EDITOR_URL");
-const stateDir = required("COUNTERFOIL_EDITOR_STATE");
-const repoRoot = resolve(
-  process.env.COUNTERFOIL_REPO ?? join(__dirname, "../../../.."),
-);
-const artifacts = resolve(
-  process.env.COUNTERFOIL_ARTIFACTS ?? join(repoRoot, "test-artifacts/editor"),
-);
-const python = process.env.COUNTERFOIL_PYTHON ?? "python3";
-const extensionDir = join(repoRoot, "extension");
-const demoProject = join(repoRoot, "fixtures/demo-project");
-const fixApp = join(repoRoot, "fixtures/responses/fix-app.jsonl");
-const greeting = join(repoRoot, "fixtures/responses/greeting.jsonl");
-const validation = ["python", "-m", "pytest", "tests/test_math.py", "-q"];
-const greetingValidation = ["python", "validate.py"];
-const receiptLog = ".counterfoil/receipts.jsonl";
-
-/** Workspace settings for the daemon, with the scripted model replaying `responses`. */
-function writeSettings(folder: string, responses: string): void {
-  mkdirSync(join(folder, ".vscode"), { recursive: true });
-  const settings = {
-    "counterfoil.serverCommand": [python, "-m", "counterfoil", "serve"],
-    "counterfoil.model": `scripted:${responses}`,
-    "counterfoil.allowWrites": true,
-    "counterfoil.allowedCommands": [validation, greetingValidation],
-    "counterfoil.receiptLog": receiptLog,
-    "counterfoil.confirmTimeoutSeconds": 120,
-  };
-  writeFileSync(
-    join(folder, ".vscode/settings.json"),
-    JSON.stringify(settings, null, 2),
-  );
-}
-
-/** A fresh copy of the demo project, set up for the fix-app script. */
-function makeWorkspace(name: string): string {
-  const folder = join(stateDir, "workspaces", name);
-  cpSync(demoProject, folder, { recursive: true });
-  writeSettings(folder, fixApp);
-  return folder;
-}
+import type { Browser, Page } from "playwright-core";
+import {
+  editorUrl,
+  extensionDir,
+  greeting,
+  validation,
+  greetingValidation,
+  writeSettings,
+  makeWorkspace,
+  startBrowser,
+  stepTimer,
+  openPage,
+  screenshot,
+  showCounterfoilView,
+  waitForDaemon,
+  runCommand,
+  startRun,
+  editorTitleAction,
+  waitForProposalDiff,
+  answerCommandModal,
+  waitForNotification,
+  clearNotifications,
+  receiptsOnDisk,
+  verifyWithCli,
+} from "./workbench";
 
 let browser: Browser;
 
-/** Logs how long each step of a UI test took, so a slow step shows in the output. */
-function stepTimer(testName: string): (step: string) => void {
-  let last = Date.now();
-  return (step) => {
-    const now = Date.now();
-    console.log(`[${testName}] ${step}: ${now - last} ms`);
-    last = now;
-  };
-}
-
-async function openPage(
-  url: string,
-  onConsole?: (text: string) => void,
-): Promise<Page> {
-  const page = await browser.newPage({
-    viewport: { width: 1440, height: 900 },
-  });
-  page.on("console", (message) => onConsole?.(message.text()));
-  page.on("pageerror", (error) => console.log(`[page error] ${error.message}`));
-  await page.goto(url);
-  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
-  return page;
-}
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  await page.waitForTimeout(300); // let notifications finish fading in
-  await page.screenshot({ path: join(artifacts, name) });
-}
-
-/** Waits until the extension's status-bar item says the daemon is up. */
-async function waitForDaemon(page: Page): Promise<void> {
-  await page
-    .locator(".statusbar-item", { hasText: /Counterfoil: (?!stopped)/ })
-    .first()
-    .waitFor({ timeout: 60_000 });
-}
-
-async function runCommand(page: Page, title: string): Promise<void> {
-  await page
-    .locator(".monaco-workbench")
-    .click({ position: { x: 700, y: 400 } });
-  await page.keyboard.press("F1");
-  const input = page.locator(".quick-input-widget input");
-  await input.waitFor();
-  await input.fill(`>${title}`);
-  await page
-    .locator(".quick-input-list .monaco-list-row.focused", { hasText: title })
-    .waitFor();
-  await page.keyboard.press("Enter");
-}
-
-async function startRun(page: Page, goal: string): Promise<void> {
-  await runCommand(page, "Counterfoil: Run Agent…");
-  const input = page.locator(".quick-input-widget input");
-  await page
-    .locator(".quick-input-widget", { hasText: "What should the agent do?" })
-    .waitFor();
-  await input.fill(goal);
-  await page.keyboard.press("Enter");
-}
-
-/** The active editor group's title-bar action with this label (not the notification button). */
-function editorTitleAction(page: Page, label: string) {
-  return page.locator(
-    `.editor-group-container.active .editor-actions a.action-label[aria-label^="${label}"]`,
-  );
-}
-
-async function waitForProposalDiff(
-  page: Page,
-  title: string | RegExp = "edit_file app.py (call-1)",
-): Promise<void> {
-  try {
-    await page
-      .locator(".tabs-container .tab.active", { hasText: title })
-      .waitFor({ timeout: 30_000 });
-    await page
-      .locator(".editor-group-container.active .monaco-diff-editor")
-      .waitFor();
-  } catch (error) {
-    await screenshot(page, "failure-no-proposal-diff.png");
-    throw error;
-  }
-  await editorTitleAction(page, "Accept").waitFor();
-  await editorTitleAction(page, "Reject").waitFor();
-}
-
-async function answerCommandModal(
-  page: Page,
-  answer: "Accept" | "Reject",
-): Promise<string> {
-  const dialog = page.locator(".monaco-dialog-box");
-  await dialog.waitFor({ timeout: 30_000 });
-  const text = await dialog.innerText();
-  await screenshot(page, `command-modal-${answer.toLowerCase()}.png`);
-  await dialog
-    .locator(".dialog-buttons .monaco-button", {
-      hasText: new RegExp(`^${answer}$`),
-    })
-    .click();
-  await dialog.waitFor({ state: "detached" });
-  return text;
-}
-
-async function waitForNotification(
-  page: Page,
-  text: string | RegExp,
-): Promise<string> {
-  const toast = page
-    .locator(".notifications-toasts .notification-toast", { hasText: text })
-    .first();
-  await toast.waitFor({ timeout: 30_000 });
-  return toast.innerText();
-}
-
-async function clearNotifications(page: Page): Promise<void> {
-  await runCommand(page, "Notifications: Clear All Notifications");
-}
-
-function receiptsOnDisk(workspace: string): Array<Record<string, unknown>> {
-  if (!existsSync(join(workspace, receiptLog))) {
-    return [];
-  }
-  return readFileSync(join(workspace, receiptLog), "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
-}
-
-function verifyWithCli(workspace: string): {
-  status: number | null;
-  output: string;
-} {
-  const verified = spawnSync(
-    python,
-    ["-m", "counterfoil", "receipts", "verify", join(workspace, receiptLog)],
-    {
-      encoding: "utf8",
-    },
-  );
-  return {
-    status: verified.status,
-    output: `${verified.stdout}${verified.stderr}`,
-  };
-}
-
 describe("Counterfoil in a real VS Code", () => {
   before(async () => {
-    mkdirSync(artifacts, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-      ],
-    });
+    browser = await startBrowser();
   });
 
   after(async () => {
@@ -390,9 +198,7 @@ describe("Counterfoil in a real VS Code", () => {
       step("receipts verified on disk");
 
       await clearNotifications(page);
-      await page
-        .locator('.activitybar .action-item a[aria-label^="Counterfoil"]')
-        .click();
+      await showCounterfoilView(page);
       const editReceipt = page.locator(".monaco-list-row", {
         hasText: `${receipts[0].tool_call_id} · edit_file app.py`,
       });
@@ -428,10 +234,7 @@ describe("Counterfoil in a real VS Code", () => {
       const modal = await answerCommandModal(page, "Accept");
       assert.ok(modal.includes(`argv: ${JSON.stringify(validation)}`), modal);
       const passed = await waitForNotification(page, "Validation passed");
-      assert.match(
-        passed,
-        /python -m pytest tests\/test_math.py -q \(status 0\)/,
-      );
+      assert.match(passed, /python -m pytest tests\/test_math.py -q \(ok\)/);
       await page
         .locator(".panel .view-lines", { hasText: "1 passed" })
         .first()

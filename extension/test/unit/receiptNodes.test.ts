@@ -40,7 +40,7 @@ describe("receipt nodes", () => {
     );
   });
 
-  test("the icon follows the tool, and a failed receipt shows an error icon", () => {
+  test("the icon follows what the receipt changed or ran, and a failed receipt shows an error icon", () => {
     assert.deepEqual(receiptNode(edit).icon, {
       id: "edit",
       color: "testing.iconPassed",

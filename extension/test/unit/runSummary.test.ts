@@ -3,11 +3,15 @@ import { test } from "node:test";
 import type { RunResult } from "../../src/protocol";
 import { summarizeRun } from "../../src/runSummary";
 
-const step = (result: string | null) => ({
+const step = (
+  result: string | null,
+  outcome: "ok" | "denied" | null = null,
+) => ({
   step: 1,
   response: "{}",
   action: null,
   result,
+  outcome,
 });
 
 test("a completed run names the changed files and the model's final words", () => {
@@ -24,15 +28,16 @@ test("a completed run names the changed files and the model's final words", () =
   );
 });
 
-test("rejected proposals are reported even when the model claims success", () => {
+test("rejected proposals are counted from the steps' outcomes even when the model claims success", () => {
   const result: RunResult = {
     completed: true,
     reason: "completed",
     final: "changed and validated app.py",
     modifiedFiles: [],
     events: [
-      step("error: operator denied the tool action"),
-      step("error: operator denied the tool action"),
+      step("no", "denied"),
+      step("no", "denied"),
+      step("error: operator denied, said only in words"),
       step(null),
     ],
   };

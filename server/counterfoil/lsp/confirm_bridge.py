@@ -30,13 +30,11 @@ class ConfirmBridge:
         root: Path,
         timeout_seconds: float,
         *,
-        position_encoding: str = "utf-16",
         stop: threading.Event | None = None,
     ) -> None:
         self._channel = channel
         self._root = root
         self._timeout = timeout_seconds
-        self._encoding = position_encoding
         self.stop = stop if stop is not None else threading.Event()
         self._waiting: set[threading.Event] = set()
         self._lock = threading.Lock()
@@ -51,7 +49,7 @@ class ConfirmBridge:
     def __call__(self, proposal: ToolProposal) -> bool:
         if self.stop.is_set():
             return False
-        params = confirm_params(proposal, self._root, self._encoding)
+        params = confirm_params(proposal, self._root)
         decided = threading.Event()
         with self._lock:
             self._waiting.add(decided)

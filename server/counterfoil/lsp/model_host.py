@@ -1,8 +1,15 @@
 """The daemon's model: loaded lazily on a worker thread, kept across runs, reported as it goes.
 
-A loaded model is kept for the next run while its spec and options stay the same (one at a
-time: weights are large). A scripted model is made afresh for every run, so each run replays
-its script from the first response; a relative script path is relative to the workspace.
+A loaded model is kept for the next run while its spec and `GenerationOptions` stay the same
+(one at a time: weights are large); the tools a run enables reach it through
+`configure_tools`, which `run_agent` calls. A scripted model is made afresh for every run, so
+each run replays its script from the first response; a relative script path is relative to
+the workspace.
+
+The model reports through one `ModelProgress` stream. Loading reports go to the
+`Loading model` progress; while a response is generated they go to the run that asked for it
+(`wrap`), which turns the model's own counters into `counterfoil/modelState` and the run's
+`$/progress`, at most ten a second.
 """
 
 from __future__ import annotations
@@ -10,20 +17,23 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
-from ..models import Generate, ModelProgress, load_generate
+from ..loop import ConfiguresTools
+from ..models import Generate, GenerationOptions, ModelProgress, load_generate
 from ..models.errors import GenerationCancelled
 from ..models.scripted import SCRIPTED_PREFIX
+from ..settings import Settings
 from .channel import ClientChannel
-from .settings import Settings
 
 MODEL_STATE_METHOD = "counterfoil/modelState"
 STATE_INTERVAL_SECONDS = 0.1
 
 logger = logging.getLogger(__name__)
+
+StepReport = Callable[[int, str], None]
+ProgressListener = Callable[[ModelProgress], None]
 
 
 class ModelLoadFailed(RuntimeError):
@@ -37,56 +47,46 @@ def resolve_spec(spec: str, root: Path) -> str:
     return spec
 
 
+def summary(progress: ModelProgress | None) -> str:
+    """`K tokens, R tokens/s` from the model's counters, or `response ready` without them;
+    then a model server's note (cached prompt tokens), if it gave one."""
+    if progress is None or not progress.tokens:
+        text = "response ready"
+    else:
+        rate = progress.tokens_per_second
+        text = f"{progress.tokens} tokens" + (f", {rate:.1f} tokens/s" if rate else "")
+    if progress is not None and progress.note:
+        text += f"; {progress.note}"
+    return text
+
+
 class ModelHost:
     """Owns the cached model and its state (`unloaded`, `loading`, `ready`, `generating`, `error`)."""
 
     def __init__(self, channel: ClientChannel) -> None:
         self._channel = channel
         self._lock = threading.Lock()
-        self._key: tuple[Any, ...] | None = None
+        self._key: tuple[str, GenerationOptions] | None = None
         self._generate: Generate | None = None
         self.state = "unloaded"
         self.model: str | None = None
+        self.endpoint: str | None = None
         self._progress_token: str | None = None
         self._last_state_sent = 0.0
-        self._tokens = 0
-        self._started = time.perf_counter()
-        self._report: Callable[[str], None] | None = None
+        self._listeners: list[ProgressListener] = []
         self._should_stop: Callable[[], bool] | None = None
 
-    def load(self, settings: Settings, root: Path, available_tools: frozenset[str]) -> Generate:
+    def load(self, settings: Settings, root: Path) -> Generate:
         """The generate callable for this run's settings, loading it if need be."""
         spec = resolve_spec(settings.model, root)
-        options: dict[str, Any] = {
-            "max_tokens": settings.max_tokens,
-            "constrain": settings.constrained_decoding,
-            "available_tools": available_tools,
-            "allowed_commands": settings.allowed_commands,
-        }
-        if settings.endpoint:
-            options.update(
-                endpoint=settings.endpoint,
-                api_key_env=settings.api_key_env,
-                allow_insecure_http=settings.allow_insecure_http,
-                schema_mode=settings.schema_mode,
-                should_stop=self._stopping,
-            )
-        key = (
-            spec,
-            settings.max_tokens,
-            settings.constrained_decoding,
-            tuple(sorted(available_tools)),
-            settings.allowed_commands,
-            settings.endpoint,
-            settings.api_key_env,
-            settings.allow_insecure_http,
-            settings.schema_mode,
-        )
+        options = GenerationOptions.from_settings(settings)
+        key = (spec, options)
         scripted = spec.startswith(SCRIPTED_PREFIX)
         with self._lock:
             if not scripted and key == self._key and self._generate is not None:
                 return self._generate
             self._key, self._generate = None, None
+        self.endpoint = settings.endpoint
         self.model = (
             f"{settings.model} at {settings.endpoint}" if settings.endpoint else settings.model
         )
@@ -95,9 +95,12 @@ class ModelHost:
         self.publish("loading", f"loading {self.model}", force=True)
         started = time.perf_counter()
         try:
-            generate = load_generate(
-                spec, **options, on_token=self._on_token, on_progress=self._on_progress
-            )
+            if options.endpoint is None:
+                generate = load_generate(spec, options, on_progress=self._on_progress)
+            else:  # a server's stream is closed on Stop
+                generate = load_generate(
+                    spec, options, on_progress=self._on_progress, should_stop=self._stopping
+                )
         except Exception as error:  # any load failure is reported, not raised
             message = f"could not load model {self.model}: {error}"
             self.publish("error", message, force=True)
@@ -113,65 +116,39 @@ class ModelHost:
                 self._key, self._generate = key, generate
         return generate
 
-    def _stopping(self) -> bool:
-        """Asked by a remote model while it streams, so Stop closes the stream."""
-        should_stop = self._should_stop
-        return should_stop is not None and should_stop()
-
     def wrap(
         self,
         generate: Generate,
-        report: Callable[[str], None],
+        report: StepReport,
         should_stop: Callable[[], bool] | None = None,
-    ) -> Generate:
-        """Report each model call as generation: state, token count and tokens per second."""
+    ) -> HostedGenerate:
+        """The run's generate: each call is one step, reported as generation; a model that
+        streams from a server polls `should_stop`, so Stop closes its stream."""
+        return HostedGenerate(self, generate, report, should_stop)
 
-        def generating(messages: list[dict[str, str]]) -> str:
-            self._should_stop = should_stop
-            self._tokens = 0
-            self._started = time.perf_counter()
-            self._report = report
-            self.publish("generating", "generating", force=True)
-            report("generating")
-            try:
-                response = generate(messages)
-            except GenerationCancelled:
-                self.publish("ready", "generation stopped", force=True)
-                raise
-            except Exception:
-                self.publish("error", "generation failed", force=True)
-                raise
-            finally:
-                self._report = None
-            rate = self._rate()
-            summary = f"{self._tokens} tokens, {rate:.1f} tokens/s" if rate else "response ready"
-            self.publish("ready", summary, tokens=self._tokens, rate=rate, force=True)
-            report(summary)
-            return response
-
-        return generating
-
-    def _rate(self) -> float | None:
-        elapsed = time.perf_counter() - self._started
-        return self._tokens / elapsed if self._tokens and elapsed > 0 else None
+    def _stopping(self) -> bool:
+        should_stop = self._should_stop
+        return should_stop is not None and should_stop()
 
     def publish(
         self,
         state: str,
         message: str,
+        progress: ModelProgress | None = None,
         *,
-        tokens: int = 0,
-        rate: float | None = None,
         force: bool = False,
-    ) -> None:
-        """Send `counterfoil/modelState`; token-by-token updates are limited to ten a second."""
+    ) -> bool:
+        """Send `counterfoil/modelState`; updates within one state at most ten a second.
+
+        Returns whether it was sent.
+        """
         now = time.monotonic()
         if (
             not force
             and state == self.state
             and now - self._last_state_sent < STATE_INTERVAL_SECONDS
         ):
-            return
+            return False
         self.state = state
         self._last_state_sent = now
         self._channel.notify(
@@ -179,37 +156,89 @@ class ModelHost:
             {
                 "state": state,
                 "model": self.model,
+                "endpoint": self.endpoint,
                 "message": message,
-                "tokens": tokens,
-                "tokensPerSecond": rate,
+                "tokens": progress.tokens if progress else 0,
+                "tokensPerSecond": progress.tokens_per_second if progress else None,
+                "promptTokens": progress.prompt_tokens if progress else None,
             },
         )
+        return True
 
-    def _on_token(self, text: str) -> None:
-        self._tokens += 1
-        self._live()
+    def listen(self, listener: ProgressListener) -> Callable[[], None]:
+        """Send the model's generation reports to `listener` until the returned call."""
+        with self._lock:
+            self._listeners.append(listener)
+
+        def stop() -> None:
+            with self._lock:
+                self._listeners.remove(listener)
+
+        return stop
 
     def _on_progress(self, progress: ModelProgress) -> None:
-        self._tokens = max(self._tokens, progress.tokens)
-        if progress.state == "generating":
-            self._live(progress.tokens_per_second)
+        with self._lock:
+            listeners = tuple(self._listeners)
+        if listeners and progress.state in ("generating", "ready"):
+            for listener in listeners:
+                listener(progress)
             return
-        self.publish(
-            progress.state,
-            progress.message,
-            tokens=progress.tokens,
-            rate=progress.tokens_per_second,
-            force=progress.state != self.state,
-        )
+        self.publish(progress.state, progress.message, progress, force=progress.state != self.state)
         if progress.state == "loading" and progress.message:
             self._channel.report_progress(self._progress_token, progress.message)
 
-    def _live(self, rate: float | None = None) -> None:
-        """Token-by-token updates while generating, at most ten a second."""
-        now = time.monotonic()
-        if self._report is None or now - self._last_state_sent < STATE_INTERVAL_SECONDS:
-            return
-        rate = rate if rate is not None else self._rate()
-        message = f"{self._tokens} tokens" + (f", {rate:.1f} tokens/s" if rate else "")
-        self.publish("generating", message, tokens=self._tokens, rate=rate, force=True)
-        self._report(message)
+
+class HostedGenerate:
+    """One run's generate: numbers its steps and reports each as generation."""
+
+    def __init__(
+        self,
+        host: ModelHost,
+        generate: Generate,
+        report: StepReport,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> None:
+        self._host = host
+        self._generate = generate
+        self._report = report
+        self._should_stop = should_stop
+        self.steps = 0
+
+    def configure_tools(
+        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+    ) -> None:
+        if isinstance(self._generate, ConfiguresTools):
+            self._generate.configure_tools(available_tools, allowed_commands)
+
+    def __call__(self, messages: list[dict[str, str]]) -> str:
+        self.steps += 1
+        step = self.steps
+        latest: list[ModelProgress] = []
+
+        def on_progress(progress: ModelProgress) -> None:
+            latest[:] = [progress]
+            if progress.state != "generating" or not progress.tokens:
+                return
+            message = summary(progress)
+            if self._host.publish("generating", message, progress):
+                self._report(step, message)
+
+        self._host.publish("generating", "generating", force=True)
+        self._report(step, "generating")
+        stop = self._host.listen(on_progress)
+        self._host._should_stop = self._should_stop
+        try:
+            response = self._generate(messages)
+        except GenerationCancelled:
+            self._host.publish("ready", "generation stopped", force=True)
+            raise
+        except Exception:
+            self._host.publish("error", "generation failed", force=True)
+            raise
+        finally:
+            self._host._should_stop = None
+            stop()
+        last = latest[0] if latest else None
+        self._host.publish("ready", summary(last), last, force=True)
+        self._report(step, summary(last))
+        return response

@@ -25,6 +25,7 @@ from .protocol import (
     NoWorkspace,
     RunInProgress,
     argv_param,
+    call_id_param,
     goal_param,
     no_params,
 )
@@ -184,8 +185,6 @@ def build_server() -> CounterfoilServer:
     def initialize(ls: CounterfoilServer, params: types.InitializeParams) -> None:
         window = params.capabilities.window
         channel.supports_progress = bool(window and window.work_done_progress)
-        encoding = ls.workspace.position_encoding
-        session.position_encoding = str(getattr(encoding, "value", encoding) or "utf-16")
         root = _root_of(params)
         if root is not None and not root.is_dir():
             channel.show_message(
@@ -231,6 +230,11 @@ def build_server() -> CounterfoilServer:
     async def run_validation(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         argv = argv_param(params)
         return await _outcome(_start(lambda: session.run_validation(argv)))
+
+    @server.feature("counterfoil/revert")
+    async def revert(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        call_id = call_id_param(params, "counterfoil/revert")
+        return await _outcome(_start(lambda: session.revert(call_id)))
 
     @server.feature("counterfoil/receipts")
     async def receipts(ls: CounterfoilServer, params: Any) -> dict[str, Any]:

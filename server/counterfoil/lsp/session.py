@@ -18,14 +18,15 @@ from typing import Any
 
 from ..actions import ToolAction
 from ..errors import AgentError
-from ..loop import AgentEvent, AgentLimits, run_agent
+from ..loop import AgentEvent, run_agent
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
+from ..settings import Settings
 from ..workspace import Workspace
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
 from .model_host import ModelHost, ModelLoadFailed
-from .protocol import event_dict, failed_run, receipt_dict, run_result
-from .settings import Settings
+from .outcomes import effect_outcome
+from .protocol import event_dict, failed_run, receipt_dict, run_result, tool_table
 
 EVENT_METHOD = "counterfoil/event"
 RECEIPT_METHOD = "counterfoil/receipt"
@@ -68,12 +69,11 @@ class Job:
 
 
 class Session:
-    def __init__(self, channel: ClientChannel, *, position_encoding: str = "utf-16") -> None:
+    def __init__(self, channel: ClientChannel) -> None:
         self.channel = channel
         self.models = ModelHost(channel)
         self.settings = Settings()
         self.root: Path | None = None
-        self.position_encoding = position_encoding
         self._job: Job | None = None
         self._lock = threading.Lock()
 
@@ -89,12 +89,12 @@ class Session:
 
     def status(self) -> dict[str, Any]:
         settings, root = self.settings, self.root
-        tools: list[str] = []
+        enabled: frozenset[str] = frozenset()
         if root is not None:
             try:
-                tools = sorted(Workspace(settings.policy(root)).available_tools)
+                enabled = Workspace(settings.policy(root)).available_tools
             except ValueError:  # the root has gone; runs will say so
-                tools = []
+                enabled = frozenset()
         log = self.receipt_log()
         return {
             "root": None if root is None else str(root),
@@ -102,7 +102,8 @@ class Session:
             "modelState": self.models.state,
             "allowWrites": settings.allow_writes,
             "allowedCommands": [list(argv) for argv in settings.allowed_commands],
-            "availableTools": tools,
+            "availableTools": sorted(enabled),
+            "tools": tool_table(enabled),
             "receiptLog": None if log is None else str(log),
             "running": self.running,
         }
@@ -138,6 +139,15 @@ class Session:
             "validation", lambda job, settings, root: self._validate(job, settings, root, argv)
         )
 
+    def revert(self, call_id: str) -> Job:
+        """Undo a file effect from its receipt, asked like any effect (`counterfoil/confirm`)."""
+        return self._start(
+            "revert",
+            lambda job, settings, root: self._one_effect(
+                job, settings, root, f"revert {call_id}", lambda w: w.revert(call_id)
+            ),
+        )
+
     def cancel(self) -> None:
         with self._lock:
             job = self._job
@@ -164,12 +174,7 @@ class Session:
             if root is None:
                 raise NoWorkspaceRoot("no workspace folder is open")
             settings = self.settings
-            bridge = ConfirmBridge(
-                self.channel,
-                root,
-                settings.confirm_timeout_seconds,
-                position_encoding=self.position_encoding,
-            )
+            bridge = ConfirmBridge(self.channel, root, settings.confirm_timeout_seconds)
             job = Job(kind, bridge)
             self._job = job
 
@@ -188,38 +193,50 @@ class Session:
     def _workspace(
         self, job: Job, settings: Settings, root: Path, collected: list[EffectReceipt]
     ) -> tuple[Workspace, Callable[[], None]]:
-        """A Workspace for one operation; raises WorkspaceUnavailable with a reason to show."""
+        """A Workspace for one operation whose receipts go to `collected` and the client.
+
+        When the root or the log cannot be used the person is told, and WorkspaceUnavailable
+        carries the reason for the result.
+        """
+
+        def unavailable(reason: str, message: str) -> WorkspaceUnavailable:
+            self.channel.show_message("error", f"Counterfoil: {message}")
+            return WorkspaceUnavailable(reason, message)
+
         try:
             policy = settings.policy(root)
         except ValueError as error:
-            raise WorkspaceUnavailable("workspace_error", str(error)) from None
+            raise unavailable("workspace_error", str(error)) from None
         log = settings.receipt_log_path(root)
         try:
             log.parent.mkdir(parents=True, exist_ok=True)
             store = ReceiptStore(log)
         except (AgentError, OSError) as error:
             message = f"could not open the receipt log {log}: {error}"
-            raise WorkspaceUnavailable("receipt_log_error", message) from None
+            raise unavailable("receipt_log_error", message) from None
 
         def on_receipt(receipt: EffectReceipt) -> None:
             collected.append(receipt)
             self.channel.notify(RECEIPT_METHOD, receipt_dict(receipt))
 
         unsubscribe = store.subscribe(on_receipt)
-        workspace = Workspace(policy, receipt_store=store, confirm_proposal=job.bridge)
+        workspace = Workspace(
+            policy,
+            receipt_store=store,
+            confirm_proposal=job.bridge,
+            stop_commands=job.bridge.stop,
+            approval_via="editor",
+        )
         return workspace, unsubscribe
 
     def _run(self, job: Job, settings: Settings, root: Path, goal: str) -> dict[str, Any]:
-        collected: list[EffectReceipt] = []
         try:
-            workspace, unsubscribe = self._workspace(job, settings, root, collected)
+            workspace, unsubscribe = self._workspace(job, settings, root, [])
         except WorkspaceUnavailable as error:
-            self.channel.show_message("error", f"Counterfoil: {error.message}")
             return failed_run(error.reason, error.message)
         token = self.channel.begin_progress("Counterfoil", goal[:80])
-        step = 0
 
-        def report(message: str) -> None:
+        def report(step: int, message: str) -> None:
             self.channel.report_progress(token, f"step {step}: {message}")
 
         def on_event(event: AgentEvent) -> None:
@@ -230,16 +247,11 @@ class Session:
             if event.result is not None:
                 self.channel.log(f"step {event.step} observation: {event.result}")
 
-        def counting(messages: list[dict[str, str]]) -> str:
-            nonlocal step
-            step += 1
-            return generate(messages)
-
         try:
             if job.stopping:
                 return failed_run("cancelled", None)
             try:
-                loaded = self.models.load(settings, root, workspace.available_tools)
+                loaded = self.models.load(settings, root)
             except ModelLoadFailed as error:
                 self.channel.show_message("error", str(error))
                 return failed_run("model_error", str(error))
@@ -247,15 +259,15 @@ class Session:
             self.channel.log(f"run started: {goal}")
             run = run_agent(
                 goal,
-                counting,
+                generate,
                 workspace,
-                AgentLimits(max_steps=settings.max_steps),
+                settings.limits(),
                 on_event,
                 should_stop=lambda: job.stopping,
             )
             if run.reason == "model_error" and run.error:
                 self.channel.show_message("error", f"model error: {run.error}")
-            self.channel.log(f"run ended: {run.reason}")
+            self.channel.log(f"run ended: {run.reason}; verdict: {run.verdict.summary()}")
             return run_result(run)
         finally:
             unsubscribe()
@@ -264,18 +276,37 @@ class Session:
     def _validate(
         self, job: Job, settings: Settings, root: Path, argv: list[str]
     ) -> dict[str, Any]:
+        return self._one_effect(
+            job,
+            settings,
+            root,
+            f"validation {argv}",
+            lambda workspace: workspace.execute(ToolAction("run_command", {"argv": argv})),
+        )
+
+    def _one_effect(
+        self,
+        job: Job,
+        settings: Settings,
+        root: Path,
+        label: str,
+        perform: Callable[[Workspace], str],
+    ) -> dict[str, Any]:
+        """One effect outside a run: its observation and the receipt it left, if any."""
         collected: list[EffectReceipt] = []
         try:
             workspace, unsubscribe = self._workspace(job, settings, root, collected)
         except WorkspaceUnavailable as error:
-            self.channel.show_message("error", f"Counterfoil: {error.message}")
-            return {"observation": f"error: {error.message}", "receipt": None}
+            return {"observation": f"error: {error.message}", "receipt": None, "outcome": "refused"}
         try:
-            observation = workspace.execute(ToolAction("run_command", {"argv": argv}))
+            observation = perform(workspace)
+        except AgentError as error:
+            observation = f"error: {error}"
         finally:
             unsubscribe()
-        self.channel.log(f"validation {argv}: {observation}")
+        self.channel.log(f"{label}: {observation}")
         return {
             "observation": observation,
             "receipt": receipt_dict(collected[-1]) if collected else None,
+            "outcome": effect_outcome(workspace.effect_outcomes, observation),
         }

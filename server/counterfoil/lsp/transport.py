@@ -2,8 +2,9 @@
 
 An oversized body is skipped without being held in memory, a body that is not JSON gets a
 parse error, a request whose params do not fit its method gets InvalidParams with its id,
-and a request without `params` is taken as `params: null`. Every request is logged to stderr
-when it arrives and when it is answered.
+and a request without `params` is taken as `params: null`; any other failure while handling
+one message is that message's error. Every request is logged to stderr when it arrives and
+when it is answered. Framing, and finding the next message after a bad frame, is framing.py.
 """
 
 from __future__ import annotations
@@ -11,12 +12,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 import attrs
@@ -25,6 +23,7 @@ from lsprotocol import converters
 from lsprotocol.types import ResponseError
 from pygls.exceptions import (
     JsonRpcException,
+    JsonRpcInternalError,
     JsonRpcInvalidRequest,
     JsonRpcParseError,
 )
@@ -36,11 +35,7 @@ from pygls.protocol import (
     LanguageServerProtocol,
 )
 
-MAX_MESSAGE_BYTES = 4 * 1024 * 1024
-DISCARD_CHUNK_BYTES = 1024 * 1024
-MAX_HEADER_LINES = 32
-MAX_HEADER_BYTES = 1024
-_ID_PATTERN = re.compile(rb'"id"\s*:\s*(-?\d+|"[^"\\]{0,200}")')
+from .framing import MAX_MESSAGE_BYTES, FdReader, Frame, Oversized, leading_id, read_frames
 
 logger = logging.getLogger("counterfoil.lsp")
 
@@ -86,50 +81,6 @@ def raw_converter() -> Converter:
     return converter
 
 
-class FdReader:
-    """Blocking reads straight from a file descriptor.
-
-    sys.stdin's buffered reader holds a lock while it blocks, and a daemon thread holding it
-    makes the interpreter abort at exit; a plain descriptor has no such lock.
-    """
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self._buffer = bytearray()
-        self._eof = False
-
-    def _fill(self) -> bool:
-        if self._eof:
-            return False
-        chunk = os.read(self._fd, 65536)
-        if not chunk:
-            self._eof = True
-            return False
-        self._buffer += chunk
-        return True
-
-    def readline(self, limit: int) -> bytes:
-        while True:
-            newline = self._buffer.find(b"\n", 0, limit)
-            if newline >= 0 or len(self._buffer) >= limit:
-                end = newline + 1 if newline >= 0 else limit
-                line = bytes(self._buffer[:end])
-                del self._buffer[:end]
-                return line
-            if not self._fill():
-                line = bytes(self._buffer)
-                self._buffer.clear()
-                return line
-
-    def read(self, size: int) -> bytes:
-        while len(self._buffer) < size:
-            if not self._fill():
-                break
-        data = bytes(self._buffer[:size])
-        del self._buffer[:size]
-        return data
-
-
 def send_error(protocol: LanguageServerProtocol, msg_id: Any, error: JsonRpcException) -> None:
     if msg_id is not None:
         protocol._send_response(msg_id, None, error.to_response_error())
@@ -145,19 +96,6 @@ def _valid_id(value: Any) -> bool:
     return isinstance(value, (int, str)) and not isinstance(value, bool)
 
 
-def _leading_id(head: bytes) -> Any:
-    """The id of an oversized request, when it comes before its params (as clients write it)."""
-    before_params = head.split(b'"params"', 1)[0]
-    match = _ID_PATTERN.search(before_params)
-    if match is None:
-        return None
-    try:
-        value = json.loads(match.group(1))
-    except ValueError:
-        return None
-    return value if _valid_id(value) else None
-
-
 def dispatch(protocol: LanguageServerProtocol, body: bytes) -> None:
     """Decode one message body and hand it to pygls, answering what pygls would drop."""
     try:
@@ -165,6 +103,14 @@ def dispatch(protocol: LanguageServerProtocol, body: bytes) -> None:
     except (ValueError, UnicodeDecodeError) as error:
         logger.warning("message is not JSON: %s", error)
         send_error(protocol, None, JsonRpcParseError(message=f"message is not JSON: {error}"))
+        return
+    except RecursionError:
+        logger.warning("message of %d bytes is nested too deeply", len(body))
+        send_error(
+            protocol,
+            leading_id(body[:4096]),
+            JsonRpcParseError(message="message is nested too deeply"),
+        )
         return
     if not isinstance(data, dict) or data.get("jsonrpc") != "2.0":
         msg_id = data.get("id") if isinstance(data, dict) else None
@@ -204,65 +150,6 @@ def dispatch(protocol: LanguageServerProtocol, body: bytes) -> None:
         logger.exception("could not handle %s id=%s", method, msg_id)
 
 
-@dataclass(frozen=True)
-class Oversized:
-    length: int
-    msg_id: Any
-
-
-Frame = bytes | Oversized | None  # None: the input ended
-
-
-def _read_length(stdin: FdReader) -> int | None:
-    """The Content-Length of the next message: None at end of input, -1 when unusable."""
-    length = -1
-    for _ in range(MAX_HEADER_LINES):
-        line = stdin.readline(MAX_HEADER_BYTES)
-        if not line:
-            return None
-        if not line.strip():
-            if length >= 0:
-                return length
-            continue
-        name, _, value = line.decode("ascii", "replace").partition(":")
-        if name.strip().lower() == "content-length":
-            try:
-                length = int(value.strip())
-            except ValueError:
-                length = -1
-    return -1
-
-
-def read_frames(stdin: FdReader, deliver: Callable[[Frame], None]) -> None:
-    """Split stdin into message bodies (on a thread of its own: reads block)."""
-    while True:
-        length = _read_length(stdin)
-        if length is None:
-            deliver(None)
-            return
-        if length < 0:
-            logger.warning("skipping a message without a usable Content-Length header")
-            continue
-        if length > MAX_MESSAGE_BYTES:
-            remaining = length
-            msg_id: Any = None
-            while remaining:
-                chunk = stdin.read(min(remaining, DISCARD_CHUNK_BYTES))
-                if not chunk:
-                    deliver(None)
-                    return
-                if remaining == length:
-                    msg_id = _leading_id(chunk)
-                remaining -= len(chunk)
-            deliver(Oversized(length, msg_id))
-            continue
-        body = stdin.read(length)
-        if len(body) < length:
-            deliver(None)
-            return
-        deliver(body)
-
-
 async def serve_frames(
     frames: asyncio.Queue[Frame], protocol: LanguageServerProtocol, stop: threading.Event
 ) -> None:
@@ -282,7 +169,18 @@ async def serve_frames(
                 ),
             )
             continue
-        dispatch(protocol, frame)
+        try:
+            dispatch(protocol, frame)
+        except Exception as error:
+            logger.exception("could not handle a message of %d bytes", len(frame))
+            try:
+                send_error(
+                    protocol,
+                    leading_id(frame[:4096]),
+                    JsonRpcInternalError(message=f"{type(error).__name__}: {error}"),
+                )
+            except Exception:
+                logger.exception("could not answer the message")
 
 
 def run_stdio(

@@ -1,7 +1,8 @@
 """Decoding constrained to one valid action: an mlx-lm logits processor built on llguidance.
 
-The grammar is the JSON schema of the *enabled* tools (and `{"final": …}`), in the compact
-form `parse_action` reads, so a tool the policy disabled cannot even be spelled and, when
+The grammar is the core's JSON schema of one action for the *enabled* tools
+(`counterfoil.tools.action_schema`), written in the compact form `parse_action` reads, so a
+tool the policy disabled cannot even be spelled and, when
 commands are allowlisted, `argv` can only be one of the allowed arrays. The mask is computed
 on the CPU through llguidance's numpy bitmask path and applied with `mx.where`, so it works the
 same on CPU, Metal and CUDA builds.
@@ -17,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-ALL_TOOLS = ("list_files", "read_file", "write_file", "edit_file", "run_command")
+from ..tools import action_schema, tool_names
 
 # A single token can lengthen the shortest closing by at most this many tokens (an open
 # `\u` escape or a partial UTF-8 character), so forcing starts with this much slack left.
@@ -30,54 +31,6 @@ _CLOSING_PREFERENCE = (
     + bytes(range(0x80, 0xC0))
     + bytes(byte for byte in range(256) if byte not in b'"}],0a' and not 0x80 <= byte < 0xC0)
 )
-
-
-def action_schema(
-    available_tools: Iterable[str] | None = None,
-    allowed_commands: Sequence[Sequence[str]] | None = None,
-) -> dict[str, Any]:
-    """The JSON schema of one action for the enabled tools, keys in the order models see."""
-    enabled = set(ALL_TOOLS if available_tools is None else available_tools)
-    unknown = enabled - set(ALL_TOOLS)
-    if unknown:
-        raise ValueError(f"unknown tools: {', '.join(sorted(unknown))}")
-    string = {"type": "string"}
-    arguments: dict[str, dict[str, Any]] = {
-        "list_files": {"path": string},
-        "read_file": {"path": string},
-        "write_file": {"path": string, "content": string},
-        "edit_file": {"path": string, "old": string, "new": string},
-        "run_command": {"argv": _argv_schema(allowed_commands)},
-    }
-    choices: list[dict[str, Any]] = []
-    for tool in ALL_TOOLS:
-        if tool not in enabled:
-            continue
-        properties = {"tool": {"const": tool}, **arguments[tool]}
-        required = ["tool"] if tool == "list_files" else list(properties)
-        choices.append(
-            {
-                "type": "object",
-                "properties": properties,
-                "required": required,
-                "additionalProperties": False,
-            }
-        )
-    choices.append(
-        {
-            "type": "object",
-            "properties": {"final": string},
-            "required": ["final"],
-            "additionalProperties": False,
-        }
-    )
-    return {"anyOf": choices}
-
-
-def _argv_schema(allowed_commands: Sequence[Sequence[str]] | None) -> dict[str, Any]:
-    if allowed_commands:
-        return {"anyOf": [{"const": list(argv)} for argv in allowed_commands]}
-    return {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}
 
 
 def action_grammar(
@@ -155,7 +108,7 @@ class ActionGrammar:
         """How close to the end of the budget a response must start watching its closing:
         the longest shortest-closing once any branch (tool or final) has been chosen."""
         longest = 0
-        tools = ALL_TOOLS if available_tools is None else tuple(available_tools)
+        tools = tool_names() if available_tools is None else tuple(available_tools)
         openings = [f'{{"tool":"{tool}"' for tool in tools] + ['{"final":"']
         for opening in openings:
             matcher = self._matcher.deep_copy()

@@ -9,12 +9,27 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from .errors import ModelLoadError
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 SCHEMA_MODES = ("json_schema", "json_object", "structured_outputs", "none")
+DEFAULT_TIMEOUT_SECONDS = 120.0
+
+
+@dataclass(frozen=True)
+class EndpointOptions:
+    """Where a remote model runs and how to ask it; part of `GenerationOptions`, so of the
+    daemon's cache key. Only the key's variable name is kept: the key is read when the model
+    loads and never appears in a repr, a log or a cache key."""
+
+    url: str
+    api_key_env: str | None = None
+    allow_insecure_http: bool = False
+    schema_mode: str = "json_schema"
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
 
 
 def is_loopback_host(host: str) -> bool:

@@ -10,19 +10,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from .errors import ModelLoadError
+from .errors import ModelLoadError, load_failure
 from .model_names import ModelSource, resolve_model
-from .progress import ModelProgress
-
-ProgressCallback = Callable[[ModelProgress], None]
-TokenCallback = Callable[[str], None]
-
-PROGRESS_EVERY_TOKENS = 8
-PROGRESS_EVERY_SECONDS = 0.25
+from .options import GenerationOptions
+from .progress import ModelProgress, ProgressCallback
 
 
 @dataclass(frozen=True)
@@ -136,14 +131,8 @@ def _load(source: ModelSource, device: str | None) -> LoadedModel:
         result: Any = load(source.location, return_config=True)
         model, tokenizer, config = result
     except Exception as error:  # noqa: BLE001 - mlx-lm and huggingface_hub raise many kinds
-        reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
-        hint = (
-            "check that it is an MLX model directory"
-            if source.is_local
-            else "check the name and network access, or pass a local model directory"
-        )
         raise ModelLoadError(
-            f"could not load model {source.spec!r} ({source.location}): {reason}; {hint}"
+            load_failure(source.spec, source.location, source.is_local, error)
         ) from None
     return LoadedModel(source, model, tokenizer, config, stream)
 
@@ -156,49 +145,54 @@ def _report(on_progress: ProgressCallback | None, progress: ModelProgress) -> No
 class MLXGenerate:
     """`generate(messages) -> str` over a loaded model, keeping its KV cache across turns.
 
-    Returns only the action text: a `<think>…</think>` block is streamed to `on_token`
-    but not returned. `stats` holds one `GenerationStats` per call.
+    Returns only the action text: a `<think>…</think>` block is reported to `on_progress`
+    (token by token, as `ModelProgress.text`) but not returned. `stats` holds one
+    `GenerationStats` per call. `configure_tools` (called by `run_agent`) narrows the
+    constrained grammar to the tools the workspace enables.
     """
 
     def __init__(
         self,
         loaded: LoadedModel,
+        options: GenerationOptions | None = None,
         *,
-        max_tokens: int = 1024,
-        enable_thinking: bool = False,
-        constrain: bool = True,
-        available_tools: Iterable[str] | None = None,
-        allowed_commands: Sequence[Sequence[str]] = (),
-        on_token: TokenCallback | None = None,
         on_progress: ProgressCallback | None = None,
-        reuse_prompt_cache: bool = True,
     ) -> None:
         from mlx_lm.sample_utils import make_sampler
 
         from .prompt_cache import PromptCache
 
-        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
-            raise ValueError("max_tokens must be a positive integer")
         self.loaded = loaded
-        self.max_tokens = max_tokens
-        self.enable_thinking = bool(enable_thinking)
-        self.on_token = on_token
+        self.options = options or GenerationOptions()
         self.on_progress = on_progress
-        self.reuse_prompt_cache = reuse_prompt_cache
-        self.available_tools = None if available_tools is None else frozenset(available_tools)
-        self.allowed_commands = tuple(tuple(argv) for argv in allowed_commands)
-        self.grammar = (
-            loaded.action_grammar(self.available_tools, self.allowed_commands)
-            if constrain
-            else None
-        )
+        self.grammar: Any = None
+        self._grammar_tools: tuple[frozenset[str] | None, tuple[tuple[str, ...], ...]] | None
+        self._grammar_tools = None
+        if self.options.constrain:
+            self.configure_tools(self.options.available_tools, self.options.allowed_commands)
         self.sampler = make_sampler(temp=0.0)
         self.prompt_cache = PromptCache(loaded.model)
         self.stats: list[GenerationStats] = []
 
+    @property
+    def max_tokens(self) -> int:
+        return self.options.max_tokens
+
+    def configure_tools(
+        self, available_tools: Iterable[str] | None, allowed_commands: Sequence[Sequence[str]]
+    ) -> None:
+        """Constrain later responses to these tools and commands (rebuilt only on a change)."""
+        self.options = self.options.with_tools(available_tools, allowed_commands)
+        if not self.options.constrain:
+            return
+        wanted = (self.options.available_tools, self.options.allowed_commands)
+        if wanted != self._grammar_tools:
+            self.grammar = self.loaded.action_grammar(*wanted)
+            self._grammar_tools = wanted
+
     def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
         tokens = self.loaded.tokenizer.apply_chat_template(
-            messages, add_generation_prompt=True, enable_thinking=self.enable_thinking
+            messages, add_generation_prompt=True, enable_thinking=self.options.enable_thinking
         )
         return [int(token) for token in tokens]
 
@@ -212,11 +206,11 @@ class MLXGenerate:
 
         started = time.perf_counter()
         prompt = self.prompt_tokens(messages)
-        if not self.reuse_prompt_cache:
+        if not self.options.reuse_prompt_cache:
             self.prompt_cache.reset()
         suffix = self.prompt_cache.prefill_suffix(prompt)
         processors = (
-            [self.grammar.processor(self.max_tokens, allow_thinking=self.enable_thinking)]
+            [self.grammar.processor(self.max_tokens, allow_thinking=self.options.enable_thinking)]
             if self.grammar is not None
             else None
         )
@@ -225,7 +219,7 @@ class MLXGenerate:
             options["stream"] = self.loaded.stream
         generated: list[int] = []
         finish_reason = "length"
-        last_report = (0, started)
+        last: Any = None
         _report(self.on_progress, ModelProgress("generating", message="prefilling"))
         prefill_seconds = 0.0
         try:
@@ -242,24 +236,10 @@ class MLXGenerate:
                 if not generated:
                     prefill_seconds = time.perf_counter() - started
                 generated.append(int(response.token))
+                last = response
                 if response.finish_reason is not None:
                     finish_reason = response.finish_reason
-                if response.text and self.on_token is not None:
-                    self.on_token(response.text)
-                now = time.perf_counter()
-                if (
-                    len(generated) - last_report[0] >= PROGRESS_EVERY_TOKENS
-                    or now - last_report[1] >= PROGRESS_EVERY_SECONDS
-                ):
-                    last_report = (len(generated), now)
-                    _report(
-                        self.on_progress,
-                        ModelProgress(
-                            "generating",
-                            tokens=len(generated),
-                            tokens_per_second=response.generation_tps,
-                        ),
-                    )
+                _report(self.on_progress, _counters("generating", response, response.text))
         except BaseException:
             self.prompt_cache.reset()
             _report(self.on_progress, ModelProgress("ready", message="generation stopped"))
@@ -277,15 +257,8 @@ class MLXGenerate:
                 token_ids=tuple(generated),
             )
         )
-        _report(
-            self.on_progress,
-            ModelProgress(
-                "ready",
-                message=f"{len(generated)} tokens",
-                tokens=len(generated),
-                tokens_per_second=len(generated) / seconds if seconds > 0 else None,
-            ),
-        )
+        done = _counters("ready", last) if last is not None else ModelProgress("ready")
+        _report(self.on_progress, done)
         return self.action_text(generated)
 
     def action_text(self, generated: Sequence[int]) -> str:
@@ -301,21 +274,32 @@ class MLXGenerate:
         return text.strip()
 
 
+def _counters(
+    state: Literal["generating", "ready"], response: Any, text: str = ""
+) -> ModelProgress:
+    """A report from mlx-lm's own counters on a `GenerationResponse`."""
+    tokens = int(response.generation_tokens)
+    return ModelProgress(
+        state,
+        message=f"{tokens} tokens" if state == "ready" else "",
+        tokens=tokens,
+        tokens_per_second=float(response.generation_tps) or None,
+        prompt_tokens=int(response.prompt_tokens),
+        text=text,
+    )
+
+
 def load_mlx_generate(
     spec: str,
+    options: GenerationOptions | None = None,
     *,
-    device: str | None = None,
     on_progress: ProgressCallback | None = None,
-    **options: Any,
 ) -> MLXGenerate:
     """Load `spec` (a short name, repo id or local directory) and return its generate callable.
 
-    `options` are `MLXGenerate`'s: `max_tokens`, `enable_thinking`, `constrain`,
-    `available_tools`, `allowed_commands`, `on_token`, and `reuse_prompt_cache=False` to
-    re-prefill every turn (a baseline for benchmarks). Raises `ModelLoadError` with a
-    one-line, actionable message when MLX, the model or its download is missing.
+    Raises `ModelLoadError` with a one-line, actionable message when MLX, the model or its
+    download is missing.
     """
-    loaded = load_model(spec, device=device, on_progress=on_progress)
-    if options.get("allowed_commands") is None:
-        options["allowed_commands"] = ()
-    return MLXGenerate(loaded, on_progress=on_progress, **options)
+    options = options or GenerationOptions()
+    loaded = load_model(spec, device=options.device, on_progress=on_progress)
+    return MLXGenerate(loaded, options, on_progress=on_progress)

@@ -8,8 +8,6 @@ from pathlib import Path
 
 from .errors import ModelLoadError
 
-DEFAULT_MODEL = "qwen3-4b"
-
 SHORT_NAMES: dict[str, str] = {
     "qwen3-0.6b": "Qwen/Qwen3-0.6B-MLX-4bit",
     "qwen3-1.7b": "Qwen/Qwen3-1.7B-MLX-4bit",

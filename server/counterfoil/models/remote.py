@@ -2,7 +2,8 @@
 
 vLLM, SGLang, llama.cpp's llama-server, Ollama, LM Studio and mlx_lm.server all speak
 `POST {endpoint}/chat/completions` with server-sent events. The response streams to the same
-`on_token` and `on_progress` callbacks as a local MLX model, the action schema travels as the
+`ModelProgress` stream as a local MLX model (one `generating` report per delta, with its text
+and counters), the action schema travels as the
 request's `response_format` (or vLLM's `structured_outputs`), and the messages are sent exactly
 as the loop built them, an append-only extension of the last turn, so the server's prefix
 cache hits. httpx is imported here only, when an endpoint is chosen.
@@ -25,12 +26,17 @@ from typing import Any
 
 from ..actions import ToolAction, parse_action
 from ..errors import AgentError
-from .endpoint import SCHEMA_MODES, api_key_from_environment, checked_endpoint
+from ..tools import action_schema
+from .endpoint import (
+    DEFAULT_TIMEOUT_SECONDS,
+    SCHEMA_MODES,
+    api_key_from_environment,
+    checked_endpoint,
+)
 from .errors import GenerationCancelled, ModelLoadError, ModelServerError
-from .progress import ModelProgress
+from .options import GenerationOptions
+from .progress import ModelProgress, ProgressCallback
 
-ProgressCallback = Callable[[ModelProgress], None]
-TokenCallback = Callable[[str], None]
 Messages = list[dict[str, str]]
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -38,12 +44,9 @@ MAX_RETRIES = 3
 BACKOFF_SECONDS = 0.5
 MAX_RETRY_AFTER_SECONDS = 30.0
 CANCEL_POLL_SECONDS = 0.05
-DEFAULT_TIMEOUT_SECONDS = 120.0
 CONNECT_TIMEOUT_SECONDS = 10.0
 SCHEMA_NAME = "counterfoil_action"
 NOT_ENFORCED = "this server does not enforce the schema"
-PROGRESS_EVERY_TOKENS = 8
-PROGRESS_EVERY_SECONDS = 0.25
 
 logger = logging.getLogger(__name__)
 
@@ -52,8 +55,6 @@ def server_action_schema(
     available_tools: Iterable[str] | None, allowed_commands: Sequence[Sequence[str]]
 ) -> dict[str, Any]:
     """The action schema the server is asked to enforce: the one the local decoder uses."""
-    from .constrained import action_schema
-
     return action_schema(available_tools, allowed_commands)
 
 
@@ -121,8 +122,10 @@ class RemoteGenerate:
     """`generate(messages) -> str` against one model on one OpenAI-compatible server.
 
     Returns the action text only: `reasoning_content` deltas and a `<think>…</think>` block in
-    the content are streamed to `on_token` but not returned. `stats` holds one `RemoteStats`
-    per call. `should_stop` is polled while waiting; a stop raises `GenerationCancelled`.
+    the content are reported (`ModelProgress.text`) but not returned. `stats` holds one
+    `RemoteStats` per call. `should_stop` is polled while waiting; a stop raises
+    `GenerationCancelled`. `configure_tools` (called by `run_agent`) narrows the schema sent to
+    the enabled tools and allowed commands.
     """
 
     def __init__(
@@ -138,7 +141,6 @@ class RemoteGenerate:
         available_tools: Iterable[str] | None = None,
         allowed_commands: Sequence[Sequence[str]] = (),
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
-        on_token: TokenCallback | None = None,
         on_progress: ProgressCallback | None = None,
         should_stop: Callable[[], bool] | None = None,
     ) -> None:
@@ -157,23 +159,15 @@ class RemoteGenerate:
         self.max_tokens = max_tokens
         self.enable_thinking = bool(enable_thinking)
         self.schema_mode = schema_mode
-        self.available_tools = None if available_tools is None else frozenset(available_tools)
-        self.allowed_commands = tuple(tuple(argv) for argv in allowed_commands)
         self.timeout_seconds = float(timeout_seconds)
-        self.on_token = on_token
         self.on_progress = on_progress
         self.should_stop = should_stop
         self.stats: list[RemoteStats] = []
         self.schema_enforced: bool | None = None
         self._api_key = api_key
         self._api_key_env = api_key_env
-        self._schema_fields = (
-            {}
-            if schema_mode == "none"
-            else schema_request(
-                schema_mode, server_action_schema(self.available_tools, self.allowed_commands)
-            )
-        )
+        self._schema_fields: dict[str, Any] = {}
+        self.configure_tools(available_tools, allowed_commands)
         headers = {"Accept": "text/event-stream"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
@@ -184,6 +178,19 @@ class RemoteGenerate:
             ),
         )
         self._lock = threading.Lock()
+
+    def configure_tools(
+        self, available_tools: Iterable[str] | None, allowed_commands: Sequence[Sequence[str]]
+    ) -> None:
+        """Ask the server for actions of these tools and commands only, from the next call."""
+        self.available_tools = None if available_tools is None else frozenset(available_tools)
+        self.allowed_commands = tuple(tuple(argv) for argv in allowed_commands)
+        if self.schema_mode != "none":
+            schema = server_action_schema(self.available_tools, self.allowed_commands)
+            self._schema_fields = schema_request(self.schema_mode, schema)
+
+    def __repr__(self) -> str:  # never the key
+        return f"RemoteGenerate({self.endpoint!r}, {self.model!r})"
 
     # Requests
 
@@ -237,7 +244,6 @@ class RemoteGenerate:
         finish_reason: str | None = None
         usage: dict[str, Any] = {}
         attempts = 1
-        last_report = (0, started)
         self._report(ModelProgress("generating", message="waiting for the server"))
         try:
             for kind, value in self._events(self.request_body(messages), watch):
@@ -253,18 +259,13 @@ class RemoteGenerate:
                     tokens += 1
                     if kind == "content":
                         content.append(value)
-                    if self.on_token is not None:
-                        self.on_token(value)
-                    now = time.perf_counter()
-                    if (
-                        tokens - last_report[0] >= PROGRESS_EVERY_TOKENS
-                        or now - last_report[1] >= PROGRESS_EVERY_SECONDS
-                    ):
-                        last_report = (tokens, now)
-                        rate = (tokens - 1) / (now - first_token) if tokens > 1 else None
-                        self._report(
-                            ModelProgress("generating", tokens=tokens, tokens_per_second=rate)
+                    elapsed = time.perf_counter() - first_token
+                    rate = (tokens - 1) / elapsed if tokens > 1 and elapsed > 0 else None
+                    self._report(
+                        ModelProgress(
+                            "generating", text=value, tokens=tokens, tokens_per_second=rate
                         )
+                    )
                 elif kind == "finish":
                     finish_reason = value
                 elif kind == "usage":
@@ -302,20 +303,22 @@ class RemoteGenerate:
         )
         self.stats.append(stats)
         text = action_text("".join(content))
-        message = f"{stats.generated_tokens} tokens"
+        notes = []  # the counters travel in the report's fields; these are the server's notes
         if stats.cached_tokens is not None and stats.prompt_tokens:
-            message += f", {stats.cached_tokens}/{stats.prompt_tokens} prompt tokens cached"
+            notes.append(f"{stats.cached_tokens}/{stats.prompt_tokens} prompt tokens cached")
         if self._check_enforcement(text, stats.finish_reason):
-            message += f"; {NOT_ENFORCED}"
+            notes.append(NOT_ENFORCED)
         generation_seconds = seconds - (stats.first_token_seconds or 0.0)
         self._report(
             ModelProgress(
                 "ready",
-                message=message,
+                message=f"{stats.generated_tokens} tokens",
+                note="; ".join(notes),
                 tokens=stats.generated_tokens,
                 tokens_per_second=(
                     stats.generated_tokens / generation_seconds if generation_seconds > 0 else None
                 ),
+                prompt_tokens=stats.prompt_tokens,
             )
         )
         return text
@@ -546,42 +549,41 @@ def action_text(text: str) -> str:
 
 def load_remote_generate(
     spec: str,
+    options: GenerationOptions,
     *,
-    endpoint: str,
-    api_key_env: str | None = None,
-    allow_insecure_http: bool = False,
-    schema_mode: str = "json_schema",
-    constrain: bool = True,
-    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
     on_progress: ProgressCallback | None = None,
-    device: str | None = None,
-    **options: Any,
+    should_stop: Callable[[], bool] | None = None,
 ) -> RemoteGenerate:
     """Check the endpoint and key, ask the server for its models, and return the callable.
 
     `spec` is the served model's name; when empty, the first model the server lists.
-    `constrain=False` sends no schema. `device` is the server's business and is ignored.
-    Raises `ModelLoadError` with one actionable line when the server cannot be used.
+    `options.constrain=False` sends no schema; `device` is the server's business and is
+    ignored. Raises `ModelLoadError` with one actionable line when the server cannot be used.
     """
-    base = checked_endpoint(endpoint, allow_insecure_http=allow_insecure_http)
-    if schema_mode not in SCHEMA_MODES:
+    endpoint = options.endpoint
+    if endpoint is None:
+        raise ValueError("load_remote_generate needs options with an endpoint")
+    base = checked_endpoint(endpoint.url, allow_insecure_http=endpoint.allow_insecure_http)
+    if endpoint.schema_mode not in SCHEMA_MODES:
         raise ModelLoadError(
-            f"unknown schema mode {schema_mode!r}: use one of {', '.join(SCHEMA_MODES)}"
+            f"unknown schema mode {endpoint.schema_mode!r}: use one of {', '.join(SCHEMA_MODES)}"
         )
-    key = api_key_from_environment(api_key_env)
-    if options.get("allowed_commands") is None:
-        options["allowed_commands"] = ()
+    key = api_key_from_environment(endpoint.api_key_env)
     if on_progress is not None:
         on_progress(ModelProgress("loading", message=f"connecting to {base}"))
     generate = RemoteGenerate(
         base,
-        spec,
+        spec.strip(),
         api_key=key,
-        api_key_env=api_key_env,
-        schema_mode=schema_mode if constrain else "none",
-        timeout_seconds=timeout_seconds,
+        api_key_env=endpoint.api_key_env,
+        max_tokens=options.max_tokens,
+        enable_thinking=options.enable_thinking,
+        schema_mode=endpoint.schema_mode if options.constrain else "none",
+        available_tools=options.available_tools,
+        allowed_commands=options.allowed_commands,
+        timeout_seconds=endpoint.timeout_seconds,
         on_progress=on_progress,
-        **options,
+        should_stop=should_stop,
     )
     try:
         served = generate.list_models()
@@ -590,7 +592,7 @@ def load_remote_generate(
         if on_progress is not None:
             on_progress(ModelProgress("error", message=str(error)))
         raise
-    if not spec:
+    if not generate.model:
         if not served:
             generate.close()
             raise ModelLoadError(f"the model server at {base} lists no models; pass --model NAME")

@@ -1,0 +1,53 @@
+// Builds extension/bundled/ for the .vsix: libs/ holds the daemon (the counterfoil package from
+// server/) and its pinned pure-Python dependencies (bundled-requirements.txt, installed with
+// pip from wheels only, hashes checked); demo/ holds the demo project and its scripted
+// responses for the walkthrough. The extension puts libs/ first on the daemon's PYTHONPATH.
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdirSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const extension = join(dirname(fileURLToPath(import.meta.url)), "..");
+const repository = join(extension, "..");
+const bundled = join(extension, "bundled");
+const libs = join(bundled, "libs");
+const python = process.env.PYTHON ?? "python3";
+const notCache = (source) =>
+  basename(source) !== "__pycache__" && !source.endsWith(".pyc");
+
+rmSync(bundled, { recursive: true, force: true });
+mkdirSync(libs, { recursive: true });
+execFileSync(
+  python,
+  [
+    "-m",
+    "pip",
+    "install",
+    "--quiet",
+    "--disable-pip-version-check",
+    "--target",
+    libs,
+    "--no-deps",
+    "--no-compile",
+    "--only-binary=:all:",
+    "--require-hashes",
+    "-r",
+    join(extension, "bundled-requirements.txt"),
+  ],
+  { stdio: "inherit" },
+);
+rmSync(join(libs, "bin"), { recursive: true, force: true });
+cpSync(join(repository, "server", "counterfoil"), join(libs, "counterfoil"), {
+  recursive: true,
+  filter: notCache,
+});
+cpSync(
+  join(repository, "fixtures", "demo-project"),
+  join(bundled, "demo", "project"),
+  { recursive: true, filter: notCache },
+);
+cpSync(
+  join(repository, "fixtures", "responses", "fix-app.jsonl"),
+  join(bundled, "demo", "fix-app.jsonl"),
+);
+console.log(`bundled the daemon into ${libs}`);

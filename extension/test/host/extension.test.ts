@@ -1,0 +1,430 @@
+// Extension-host tests: the real `vscode` API against the real daemon in a copy of the demo
+// project. Each test sets up the script and state it needs, so any one can run alone.
+
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as vscode from "vscode";
+import type { CounterfoilApi } from "../../src/extension";
+import type { RunResult, StatusResult } from "../../src/protocol";
+import { PROPOSAL_SCHEME } from "../../src/review";
+
+const EXTENSION_ID = "counterfoil.counterfoil";
+const COMMANDS = [
+  "counterfoil.runAgent",
+  "counterfoil.runValidation",
+  "counterfoil.cancelRun",
+  "counterfoil.verifyReceipts",
+  "counterfoil.refreshReceipts",
+  "counterfoil.openReceiptLog",
+  "counterfoil.showTrace",
+  "counterfoil.restartServer",
+  "counterfoil.acceptProposal",
+  "counterfoil.rejectProposal",
+  "counterfoil.checkSetup",
+  "counterfoil.selectInterpreter",
+  "counterfoil.chooseModel",
+  "counterfoil.allowForFolder",
+  "counterfoil.openDemo",
+];
+
+const scripts = mkdtempSync(join(tmpdir(), "counterfoil-host-scripts-"));
+let api: CounterfoilApi;
+
+function root(): vscode.Uri {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  assert.ok(folder, "a workspace folder is open");
+  return folder.uri;
+}
+
+function workspaceFile(path: string): string {
+  return join(root().fsPath, path);
+}
+
+async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== null && (value as unknown) !== false) {
+      return value;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}`);
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}
+
+/** Points the daemon at a new scripted model and waits until it reports that model. */
+async function useScript(name: string, responses: object[]): Promise<void> {
+  const file = join(scripts, `${name}.jsonl`);
+  writeFileSync(
+    file,
+    responses.map((response) => JSON.stringify(response)).join("\n") + "\n",
+  );
+  const spec = `scripted:${file}`;
+  await vscode.workspace
+    .getConfiguration("counterfoil")
+    .update("model", spec, vscode.ConfigurationTarget.Workspace);
+  await waitFor(`the daemon to use ${spec}`, async () => {
+    const status = await api.client.request<StatusResult>(
+      "counterfoil/status",
+      {},
+    );
+    return status.model === spec ? status : undefined;
+  });
+}
+
+/** Starts a run whose second step proposes an edit of app.py, and waits for its diff. */
+async function runUntilProposal(
+  name: string,
+): Promise<{ run: Promise<RunResult | undefined>; before: string }> {
+  await useScript(name, [
+    { tool: "read_file", path: "app.py" },
+    bumpFactor().action,
+    { final: "done" },
+  ]);
+  const before = readFileSync(workspaceFile("app.py"), "utf8");
+  const run = api.commands.runAgent(name);
+  await waitFor("the proposal diff", proposalDiffTab);
+  return { run, before };
+}
+
+/** After an approval that was not Accept: the diff is gone, nothing waits, the file is as it was. */
+async function assertAnsweredNo(before: string): Promise<void> {
+  await waitFor("the diff to close", () => proposalDiffTab() === undefined);
+  assert.deepEqual(api.review.pendingIds, []);
+  assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), before);
+}
+
+function editResult(result: RunResult): string {
+  const edited = result.events.find(
+    (event) =>
+      event.action &&
+      "tool" in event.action &&
+      event.action.tool === "edit_file",
+  );
+  return edited?.result ?? "";
+}
+
+function proposalDiffTab(): vscode.TabInputTextDiff | undefined {
+  for (const tab of vscode.window.tabGroups.all.flatMap(
+    (group) => group.tabs,
+  )) {
+    if (
+      tab.input instanceof vscode.TabInputTextDiff &&
+      tab.input.modified.scheme === PROPOSAL_SCHEME
+    ) {
+      return tab.input;
+    }
+  }
+  return undefined;
+}
+
+async function closeAllEditors(): Promise<void> {
+  await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+}
+
+/** An edit_file action on app.py that bumps its factor, whatever earlier tests left there. */
+function bumpFactor(): { action: object; expected: string } {
+  const text = readFileSync(workspaceFile("app.py"), "utf8");
+  const [old, factor] = /value \* (\d+)/.exec(text) ?? [];
+  assert.ok(old && factor, text);
+  const replacement = `value * ${Number(factor) + 1}`;
+  return {
+    action: { tool: "edit_file", path: "app.py", old, new: replacement },
+    expected: text.replace(old, replacement),
+  };
+}
+
+/** Runs a script that edits app.py and accepts the proposal; returns the run. */
+async function acceptedEdit(name: string): Promise<RunResult> {
+  await useScript(name, [
+    { tool: "read_file", path: "app.py" },
+    bumpFactor().action,
+    { final: "changed app.py" },
+  ]);
+  const run = api.commands.runAgent(name);
+  const diff = await waitFor("the proposal diff", proposalDiffTab);
+  await vscode.commands.executeCommand(
+    "counterfoil.acceptProposal",
+    diff.modified,
+  );
+  const result = await run;
+  assert.ok(result?.completed, JSON.stringify(result));
+  return result;
+}
+
+suite("Counterfoil in the extension host", () => {
+  suiteSetup(async () => {
+    const extension =
+      vscode.extensions.getExtension<CounterfoilApi>(EXTENSION_ID);
+    assert.ok(extension, `${EXTENSION_ID} is installed`);
+    api = await extension.activate();
+    await api.client.start();
+  });
+
+  teardown(closeAllEditors);
+
+  test("the extension activates and the daemon starts on the workspace root", async () => {
+    const status = await api.client.request<StatusResult>(
+      "counterfoil/status",
+      {},
+    );
+    assert.equal(status.root, root().fsPath);
+    assert.equal(status.allowWrites, true);
+    assert.ok(
+      status.availableTools.includes("edit_file"),
+      JSON.stringify(status.availableTools),
+    );
+    assert.equal(status.running, false);
+  });
+
+  test("Check Setup runs counterfoil doctor with the daemon's interpreter and shows its report", async () => {
+    const report = await api.setup.checkSetup();
+    assert.match(report, /^ok {2}python: 3\.\d+/m);
+    assert.match(report, /^ok {2}pygls: /m);
+    assert.match(report, /^ok {2}receipt log: /m);
+  });
+
+  test("every command is registered", async () => {
+    const registered = new Set(await vscode.commands.getCommands(true));
+    for (const command of COMMANDS) {
+      assert.ok(registered.has(command), command);
+    }
+  });
+
+  test("a confirm for an edit opens a diff of the file against the read-only proposal; Accept writes it", async () => {
+    const { action, expected } = bumpFactor();
+    await useScript("edit", [
+      { tool: "read_file", path: "app.py" },
+      action,
+      { final: "changed app.py" },
+    ]);
+    const before = readFileSync(workspaceFile("app.py"), "utf8");
+    const run = api.commands.runAgent("fix app.py");
+    const diff = await waitFor("the proposal diff", proposalDiffTab);
+    assert.equal(
+      diff.original.toString(),
+      vscode.Uri.joinPath(root(), "app.py").toString(),
+    );
+    const proposal = await vscode.workspace.openTextDocument(diff.modified);
+    assert.equal(proposal.getText(), expected);
+    assert.equal(
+      readFileSync(workspaceFile("app.py"), "utf8"),
+      before,
+      "nothing is written before Accept",
+    );
+    assert.equal(api.review.pendingIds.length, 1);
+    await vscode.commands.executeCommand(
+      "counterfoil.acceptProposal",
+      diff.modified,
+    );
+    const result: RunResult | undefined = await run;
+    assert.ok(result, "the run returned a result");
+    assert.equal(result.completed, true, JSON.stringify(result));
+    assert.deepEqual(result.modifiedFiles, ["app.py"]);
+    assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), expected);
+    assert.equal(
+      proposalDiffTab(),
+      undefined,
+      "the diff closes after the answer",
+    );
+    const shown = await waitFor("the editor to show the written file", () => {
+      const editor = vscode.window.activeTextEditor;
+      return editor?.document.uri.fsPath === workspaceFile("app.py") &&
+        editor.document.getText() === expected
+        ? editor
+        : undefined;
+    });
+    assert.ok(shown);
+  });
+
+  test("the receipts tree lists the receipt with its children, and the log verifies", async () => {
+    await acceptedEdit("tree");
+    const node = await waitFor("the edit's receipt in the tree", () =>
+      api.receipts
+        .getChildren()
+        .reverse()
+        .find((candidate) => / · edit_file app\.py$/.test(candidate.label)),
+    );
+    const item = api.receipts.getTreeItem(node);
+    assert.equal(item.description, "ok");
+    assert.equal(
+      (item.command?.arguments?.[0] as vscode.Uri).fsPath,
+      workspaceFile("app.py"),
+    );
+    assert.deepEqual(
+      api.receipts.getChildren(node).map((child) => child.label),
+      ["arguments", "result", "artifacts", "receipt id"],
+    );
+    const verified = await api.commands.verifyReceipts();
+    assert.equal(verified?.ok, true, JSON.stringify(verified));
+    assert.equal(verified?.count, api.receipts.shown.length);
+  });
+
+  test("closing the proposal diff answers No and nothing is written", async () => {
+    await useScript("new-file", [
+      { tool: "write_file", path: "notes.txt", content: "hello\n" },
+      { final: "done" },
+    ]);
+    const run = api.commands.runAgent("write notes");
+    const diff = await waitFor(
+      "the proposal diff for a new file",
+      proposalDiffTab,
+    );
+    assert.equal(
+      diff.original.scheme,
+      PROPOSAL_SCHEME,
+      "a new file is compared with an empty document",
+    );
+    assert.equal(
+      (await vscode.workspace.openTextDocument(diff.modified)).getText(),
+      "hello\n",
+    );
+    await closeAllEditors();
+    const result = await run;
+    assert.ok(result);
+    assert.equal(existsSync(workspaceFile("notes.txt")), false);
+    const denied = result.events.find(
+      (event) => event.action && "tool" in event.action,
+    );
+    assert.match(denied?.result ?? "", /denied/);
+  });
+
+  test("a target open with unsaved changes is refused without showing a diff", async () => {
+    await useScript("dirty", [
+      { tool: "read_file", path: "app.py" },
+      bumpFactor().action,
+      { final: "done" },
+    ]);
+    const document = await vscode.workspace.openTextDocument(
+      vscode.Uri.joinPath(root(), "app.py"),
+    );
+    await vscode.window.showTextDocument(document);
+    const edit = new vscode.WorkspaceEdit();
+    edit.insert(document.uri, new vscode.Position(0, 0), "# unsaved\n");
+    assert.ok(await vscode.workspace.applyEdit(edit));
+    assert.ok(document.isDirty);
+    const onDisk = readFileSync(workspaceFile("app.py"), "utf8");
+    const result = await api.commands.runAgent("rename");
+    assert.ok(result);
+    assert.equal(proposalDiffTab(), undefined);
+    assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), onDisk);
+    assert.match(editResult(result), /denied/);
+    await vscode.commands.executeCommand("workbench.action.files.revert");
+    assert.equal(document.isDirty, false);
+  });
+
+  test("Cancel Run while a proposal is open ends the run as cancelled and answers No", async () => {
+    const { run, before } = await runUntilProposal("cancel");
+    await vscode.commands.executeCommand("counterfoil.cancelRun");
+    const result = await run;
+    assert.equal(result?.reason, "cancelled", JSON.stringify(result));
+    await assertAnsweredNo(before);
+  });
+
+  test("Restart Server while a proposal is open answers No and brings the daemon back", async () => {
+    const { run, before } = await runUntilProposal("restart");
+    await vscode.commands.executeCommand("counterfoil.restartServer");
+    await run;
+    await assertAnsweredNo(before);
+    const status = await api.client.request<StatusResult>(
+      "counterfoil/status",
+      {},
+    );
+    assert.equal(status.running, false);
+    assert.equal(status.root, root().fsPath);
+  });
+
+  test("an unanswered proposal times out as No and its diff closes", async () => {
+    const config = vscode.workspace.getConfiguration("counterfoil");
+    await config.update(
+      "confirmTimeoutSeconds",
+      1,
+      vscode.ConfigurationTarget.Workspace,
+    );
+    try {
+      const started = Date.now();
+      const { run, before } = await runUntilProposal("timeout");
+      const result = await run;
+      assert.ok(result);
+      assert.ok(
+        Date.now() - started < 15_000,
+        "the timeout is the configured one",
+      );
+      assert.match(editResult(result), /denied/);
+      await assertAnsweredNo(before);
+    } finally {
+      await config.update(
+        "confirmTimeoutSeconds",
+        undefined,
+        vscode.ConfigurationTarget.Workspace,
+      );
+    }
+  });
+
+  test("a broken receipt log shows as a warning node with the reason", async () => {
+    await acceptedEdit("before-breaking");
+    const loaded = await api.commands.refreshReceipts();
+    assert.ok(loaded?.logPath, "the daemon keeps a log file");
+    const logPath = loaded.logPath;
+    const intact = readFileSync(logPath, "utf8");
+    assert.ok(intact.includes("edited app.py"));
+    writeFileSync(logPath, intact.replace("edited app.py", "edited app.pz"));
+    try {
+      const verified = await api.commands.verifyReceipts();
+      assert.equal(verified?.ok, false);
+      const [problem] = api.receipts.getChildren();
+      assert.equal(problem.contextValue, "logProblem");
+      assert.match(problem.description ?? "", /line 1/);
+      assert.equal(
+        api.receipts.getTreeItem(problem).iconPath instanceof vscode.ThemeIcon,
+        true,
+      );
+    } finally {
+      writeFileSync(logPath, intact);
+    }
+    assert.equal((await api.commands.verifyReceipts())?.ok, true);
+    assert.notEqual(api.receipts.getChildren()[0]?.contextValue, "logProblem");
+  });
+
+  test("Run Validation goes through approval and returns the status and its receipt", async () => {
+    // Last: the command modal stays on screen after this programmatic answer.
+    const app = workspaceFile("app.py");
+    writeFileSync(
+      app,
+      readFileSync(app, "utf8").replace(/value \* \d+/, "value * 2"),
+    );
+    const validation = api.commands.runValidation([
+      "python",
+      "-m",
+      "pytest",
+      "tests/test_math.py",
+      "-q",
+    ]);
+    const [callId] = await waitFor("the command approval", () =>
+      api.review.pendingIds.length > 0 ? api.review.pendingIds : undefined,
+    );
+    assert.ok(api.review.accept(callId));
+    const result = await validation;
+    assert.ok(result, "the validation returned");
+    assert.match(result.observation, /^status: 0$/m);
+    assert.equal(result.outcome, "ok");
+    assert.equal(result.receipt?.tool, "run_command");
+    assert.equal(result.receipt?.exit_state, "ok");
+    await waitFor(
+      "the receipt in the tree",
+      () =>
+        api.receipts
+          .getChildren()
+          .some((node) => node.label.startsWith(`${callId} · run_command`)) ||
+        undefined,
+    );
+  });
+});

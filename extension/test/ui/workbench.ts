@@ -1,0 +1,248 @@
+// What the UI tests share: the environment scripts/editor-test.sh sets, the demo project and
+// its scripted responses, one Chromium, and the steps a person takes in the workbench.
+
+import { spawnSync } from "node:child_process";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
+import { join, resolve } from "node:path";
+import { type Browser, type Page, chromium } from "playwright-core";
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) {
+    throw new Error(`${name} is not set; run scripts/editor-test.sh`);
+  }
+  return value;
+}
+
+export const editorUrl = required("COUNTERFOIL_EDITOR_URL");
+export const stateDir = required("COUNTERFOIL_EDITOR_STATE");
+export const repoRoot = resolve(
+  process.env.COUNTERFOIL_REPO ?? join(__dirname, "../../../.."),
+);
+export const artifacts = resolve(
+  process.env.COUNTERFOIL_ARTIFACTS ?? join(repoRoot, "test-artifacts/editor"),
+);
+export const python = process.env.COUNTERFOIL_PYTHON ?? "python3";
+export const extensionDir = join(repoRoot, "extension");
+export const demoProject = join(repoRoot, "fixtures/demo-project");
+export const fixApp = join(repoRoot, "fixtures/responses/fix-app.jsonl");
+export const greeting = join(repoRoot, "fixtures/responses/greeting.jsonl");
+export const validation = [
+  "python",
+  "-m",
+  "pytest",
+  "tests/test_math.py",
+  "-q",
+];
+export const greetingValidation = ["python", "validate.py"];
+export const receiptLog = ".counterfoil/receipts.jsonl";
+
+/** Workspace settings for the daemon, with the scripted model replaying `responses`. */
+export function writeSettings(folder: string, responses: string): void {
+  mkdirSync(join(folder, ".vscode"), { recursive: true });
+  const settings = {
+    "counterfoil.serverCommand": [python, "-m", "counterfoil", "serve"],
+    "counterfoil.model": `scripted:${responses}`,
+    "counterfoil.allowWrites": true,
+    "counterfoil.allowedCommands": [validation, greetingValidation],
+    "counterfoil.receiptLog": receiptLog,
+    "counterfoil.confirmTimeoutSeconds": 120,
+  };
+  writeFileSync(
+    join(folder, ".vscode/settings.json"),
+    JSON.stringify(settings, null, 2),
+  );
+}
+
+/** A fresh copy of the demo project, set up for the fix-app script. */
+export function makeWorkspace(name: string): string {
+  const folder = join(stateDir, "workspaces", name);
+  cpSync(demoProject, folder, { recursive: true });
+  writeSettings(folder, fixApp);
+  return folder;
+}
+
+let browser: Browser;
+
+export async function startBrowser(): Promise<Browser> {
+  mkdirSync(artifacts, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-dev-shm-usage",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+  });
+  return browser;
+}
+
+/** Logs how long each step of a UI test took, so a slow step shows in the output. */
+export function stepTimer(testName: string): (step: string) => void {
+  let last = Date.now();
+  return (step) => {
+    const now = Date.now();
+    console.log(`[${testName}] ${step}: ${now - last} ms`);
+    last = now;
+  };
+}
+
+export async function openPage(
+  url: string,
+  onConsole?: (text: string) => void,
+): Promise<Page> {
+  const page = await browser.newPage({
+    viewport: { width: 1440, height: 900 },
+  });
+  page.on("console", (message) => onConsole?.(message.text()));
+  page.on("pageerror", (error) => console.log(`[page error] ${error.message}`));
+  await page.goto(url);
+  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+  return page;
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  await page.waitForTimeout(300); // let notifications finish fading in
+  await page.screenshot({ path: join(artifacts, name) });
+}
+
+/** Shows the Counterfoil view (a click on its activity-bar icon toggles it, so only when hidden). */
+export async function showCounterfoilView(page: Page): Promise<void> {
+  const item = page.locator(".activitybar .action-item", {
+    has: page.locator('a[aria-label^="Counterfoil"]'),
+  });
+  if (!((await item.getAttribute("class")) ?? "").includes("checked")) {
+    await item.locator("a").click();
+  }
+}
+
+/** Opens the Counterfoil view (which activates the extension) and waits for the daemon. */
+export async function waitForDaemon(page: Page): Promise<void> {
+  await showCounterfoilView(page);
+  await page
+    .locator(".statusbar-item", { hasText: /Counterfoil: (?!stopped)/ })
+    .first()
+    .waitFor({ timeout: 60_000 });
+}
+
+export async function runCommand(page: Page, title: string): Promise<void> {
+  await page
+    .locator(".monaco-workbench")
+    .click({ position: { x: 700, y: 400 } });
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor();
+  await input.fill(`>${title}`);
+  await page
+    .locator(".quick-input-list .monaco-list-row.focused", { hasText: title })
+    .waitFor();
+  await page.keyboard.press("Enter");
+}
+
+export async function startRun(page: Page, goal: string): Promise<void> {
+  await runCommand(page, "Counterfoil: Run Agent…");
+  const input = page.locator(".quick-input-widget input");
+  await page
+    .locator(".quick-input-widget", { hasText: "What should the agent do?" })
+    .waitFor();
+  await input.fill(goal);
+  await page.keyboard.press("Enter");
+}
+
+/** The active editor group's title-bar action with this label (not the notification button). */
+export function editorTitleAction(page: Page, label: string) {
+  return page.locator(
+    `.editor-group-container.active .editor-actions a.action-label[aria-label^="${label}"]`,
+  );
+}
+
+export async function waitForProposalDiff(
+  page: Page,
+  title: string | RegExp = "edit_file app.py (call-1)",
+): Promise<void> {
+  try {
+    await page
+      .locator(".tabs-container .tab.active", { hasText: title })
+      .waitFor({ timeout: 30_000 });
+    await page
+      .locator(".editor-group-container.active .monaco-diff-editor")
+      .waitFor();
+  } catch (error) {
+    await screenshot(page, "failure-no-proposal-diff.png");
+    throw error;
+  }
+  await editorTitleAction(page, "Accept").waitFor();
+  await editorTitleAction(page, "Reject").waitFor();
+}
+
+export async function answerCommandModal(
+  page: Page,
+  answer: "Accept" | "Reject",
+): Promise<string> {
+  const dialog = page.locator(".monaco-dialog-box");
+  await dialog.waitFor({ timeout: 30_000 });
+  const text = await dialog.innerText();
+  await screenshot(page, `command-modal-${answer.toLowerCase()}.png`);
+  await dialog
+    .locator(".dialog-buttons .monaco-button", {
+      hasText: new RegExp(`^${answer}$`),
+    })
+    .click();
+  await dialog.waitFor({ state: "detached" });
+  return text;
+}
+
+export async function waitForNotification(
+  page: Page,
+  text: string | RegExp,
+): Promise<string> {
+  const toast = page
+    .locator(".notifications-toasts .notification-toast", { hasText: text })
+    .first();
+  await toast.waitFor({ timeout: 30_000 });
+  return toast.innerText();
+}
+
+export async function clearNotifications(page: Page): Promise<void> {
+  await runCommand(page, "Notifications: Clear All Notifications");
+}
+
+export function receiptsOnDisk(
+  workspace: string,
+): Array<Record<string, unknown>> {
+  if (!existsSync(join(workspace, receiptLog))) {
+    return [];
+  }
+  return readFileSync(join(workspace, receiptLog), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+export function verifyWithCli(workspace: string): {
+  status: number | null;
+  output: string;
+} {
+  const verified = spawnSync(
+    python,
+    ["-m", "counterfoil", "receipts", "verify", join(workspace, receiptLog)],
+    {
+      encoding: "utf8",
+    },
+  );
+  return {
+    status: verified.status,
+    output: `${verified.stdout}${verified.stderr}`,
+  };
+}

@@ -1,0 +1,122 @@
+"""Which model-given paths the gate accepts, judged from their text alone.
+
+A path must be relative, stay in the root, fit the file system's name limit, and name no
+secret, no editor setting that chooses what runs, and no temporary file of an interrupted
+write. The workspace then walks the disk (no symlinks, no hard links, not the receipt log).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Sequence
+from fnmatch import translate
+from functools import lru_cache
+from pathlib import PurePosixPath
+
+from .errors import AgentError
+
+MAX_PATH_CHARS = 4096
+MAX_NAME_BYTES = 255
+
+# The course's minimum: these names, anywhere in a path, case-insensitively.
+PROTECTED_NAMES = frozenset({".aws", ".env", ".git", ".ssh", "credentials", "id_ed25519", "id_rsa"})
+# What Counterfoil adds: credential files and the editor settings that choose what runs
+# (`.vscode/settings.json` can set `counterfoil.serverCommand`, `tasks.json` can run a task
+# when the folder opens, a `.code-workspace` file carries settings too). A pattern with `/`
+# matches consecutive parts anywhere in a path.
+PROTECTED_PATTERNS = (
+    ".env*",
+    "*.key",
+    "*.pem",
+    "*.p12",
+    "*.pfx",
+    ".netrc",
+    ".pgpass",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".htpasswd",
+    "id_ecdsa",
+    "id_dsa",
+    ".docker/config.json",
+    ".kube/config",
+    ".vscode/settings.json",
+    ".vscode/tasks.json",
+    "*.code-workspace",
+)
+
+TEMPORARY_PREFIX = ".cf-"
+TEMPORARY_SUFFIX = ".tmp"
+# Ours, and the longer `.<name>.counterfoil-<hex>.tmp` that earlier versions left behind.
+_TEMPORARY_NAME = re.compile(
+    r"\.cf-[0-9a-f]{12}\.tmp|\..+\.counterfoil-[0-9a-f]{12}\.tmp", re.DOTALL
+)
+
+
+def temporary_name() -> str:
+    """A sibling name for a write in progress: short enough to sit beside any legal name."""
+    return f"{TEMPORARY_PREFIX}{secrets.token_hex(6)}{TEMPORARY_SUFFIX}"
+
+
+def is_temporary_name(name: str) -> bool:
+    return _TEMPORARY_NAME.fullmatch(name) is not None
+
+
+@lru_cache(maxsize=64)
+def _compiled(patterns: tuple[str, ...]) -> tuple[tuple[re.Pattern[str], ...], ...]:
+    """Each pattern as one regular expression per path part, casefolded."""
+    compiled = []
+    for pattern in patterns:
+        parts = [part for part in PurePosixPath(pattern.casefold()).parts if part not in ("/", ".")]
+        if parts:
+            compiled.append(tuple(re.compile(translate(part)) for part in parts))
+    return tuple(compiled)
+
+
+def _matches(parts: Sequence[str], patterns: tuple[str, ...]) -> bool:
+    folded = [part.casefold() for part in parts]
+    for pattern in _compiled(patterns):
+        width = len(pattern)
+        for start in range(len(folded) - width + 1):
+            window = folded[start : start + width]
+            if all(rule.fullmatch(name) for rule, name in zip(pattern, window, strict=True)):
+                return True
+    return False
+
+
+def is_protected_name(name: str) -> bool:
+    """A name the model never sees, wherever it appears in a path."""
+    return name.casefold() in PROTECTED_NAMES or _matches((name,), PROTECTED_PATTERNS)
+
+
+def is_protected_path(parts: Sequence[str], extra_patterns: tuple[str, ...] = ()) -> bool:
+    """Whether any part, or run of parts, is protected or a temporary file of ours."""
+    return (
+        any(part.casefold() in PROTECTED_NAMES or is_temporary_name(part) for part in parts)
+        or _matches(parts, PROTECTED_PATTERNS)
+        or _matches(parts, extra_patterns)
+    )
+
+
+def relative_parts(raw: object, extra_patterns: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The normalised parts of a model-given path, or the first rule it breaks."""
+    if not isinstance(raw, str) or not raw.strip():
+        raise AgentError("path must be a non-empty string")
+    if "\0" in raw:
+        raise AgentError("path must not contain NUL bytes")
+    try:
+        raw.encode("utf-8")
+    except UnicodeEncodeError:
+        raise AgentError("path must be valid Unicode text") from None
+    if len(raw) > MAX_PATH_CHARS:
+        raise AgentError("path is too long")
+    pure = PurePosixPath(raw)
+    if pure.is_absolute() or ".." in pure.parts:
+        raise AgentError("path must be relative and stay in the workspace")
+    parts = tuple(part for part in pure.parts if part != ".")
+    if is_protected_path(parts, extra_patterns):
+        raise AgentError("path is not accessible")
+    if any(len(part.encode("utf-8")) > MAX_NAME_BYTES for part in parts):
+        raise AgentError("path is too long")
+    return parts

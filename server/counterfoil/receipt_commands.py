@@ -1,0 +1,190 @@
+"""`counterfoil receipts verify|show|diff|gc` and `counterfoil keys init`: reading the evidence."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import stat
+from pathlib import Path
+from typing import TextIO
+
+from .errors import AgentError
+from .receipts import EffectReceipt, ReceiptStore, verify_receipt_log
+from .receipts.content import collect_garbage, load_object
+from .receipts.logfile import locked_log
+from .receipts.signing import init_key
+
+
+def add_receipt_parsers(receipt_commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    verify = receipt_commands.add_parser("verify", help="verify every line of a receipt log")
+    verify.add_argument("path", type=Path)
+    verify.add_argument(
+        "--public-key",
+        type=Path,
+        metavar="FILE",
+        help="require every line to be signed by this key (ed25519:<base64>)",
+    )
+    verify.add_argument(
+        "--root", type=Path, help="also check that each file still holds its last receipt's bytes"
+    )
+    show = receipt_commands.add_parser("show", help="print the receipts of a log")
+    show.add_argument("path", type=Path)
+    show.add_argument("--output", action="store_true", help="print each command's stored output")
+    diff = receipt_commands.add_parser("diff", help="print the diff a file receipt applied")
+    diff.add_argument("path", type=Path)
+    diff.add_argument("call_id")
+    gc = receipt_commands.add_parser("gc", help="remove stored objects no receipt names")
+    gc.add_argument("path", type=Path)
+
+
+def receipts_command(args: argparse.Namespace, stdout: TextIO) -> int:
+    try:
+        mode = os.lstat(args.path).st_mode
+    except OSError:
+        mode = None
+    if mode is None or not stat.S_ISREG(mode):
+        what = "no receipt log" if mode is None else "not a regular file:"
+        stdout.write(
+            f"error: {what} at {args.path}\n" if mode is None else f"error: {what} {args.path}\n"
+        )
+        return 2
+    try:
+        if args.receipts_command == "verify":
+            return _verify(args, stdout)
+        if args.receipts_command == "show":
+            return _show(args, stdout)
+        if args.receipts_command == "diff":
+            return _diff(args, stdout)
+        return _gc(args, stdout)
+    except AgentError as error:
+        stdout.write(f"error: {error}\n")
+        return 1
+
+
+def _verify(args: argparse.Namespace, stdout: TextIO) -> int:
+    public_key = None
+    if args.public_key is not None:
+        try:
+            public_key = args.public_key.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError) as error:
+            stdout.write(f"error: could not read public key {args.public_key}: {error}\n")
+            return 2
+    report = verify_receipt_log(args.path, public_key=public_key, root=args.root)
+    stdout.writelines(f"drift: {line}\n" for line in report.drift)
+    if report.ok:
+        signed = ", signatures checked" if public_key is not None else ""
+        stdout.write(f"ok: {report.count} receipts verified in {args.path}{signed}\n")
+        return 0
+    stdout.write(f"error: {report.error}\n")
+    return 1
+
+
+def _store(args: argparse.Namespace) -> ReceiptStore:
+    return ReceiptStore(args.path, signer=None)
+
+
+def describe_receipt(receipt: EffectReceipt) -> str:
+    """One receipt for a person: run, time, tool, path or argv, state."""
+    evidence = receipt.evidence
+    arguments = receipt.arguments
+    if receipt.tool == "run_command":
+        target = f"argv {evidence.get('argv', arguments.get('argv'))}"
+        status = evidence.get("exit_status", "?")
+        target += f"  exit {'timeout' if status is None else status}"
+    else:
+        target = str(arguments.get("path", ""))
+    when = evidence.get("time", "-")
+    run = str(evidence.get("run_id", "-"))[:12]
+    lines = [
+        (
+            f"{receipt.tool_call_id}  {when}  run {run}  {receipt.tool:<11} "
+            f"{receipt.exit_state:<5} {target}"
+        )
+    ]
+    if "result_sha256" in evidence:
+        lines.append(f"  base   {evidence.get('base_sha256') or '(new file)'}")
+        lines.append(f"  result {evidence['result_sha256']}")
+    approval = evidence.get("approval")
+    if isinstance(approval, dict):
+        lines.append(f"  approved by {approval.get('by')} via {approval.get('via')}")
+    lines.append(f"  receipt {receipt.receipt_id}")
+    return "\n".join(lines)
+
+
+def _show(args: argparse.Namespace, stdout: TextIO) -> int:
+    store = _store(args)
+    count = 0
+    for receipt in store.iter_receipts():
+        count += 1
+        stdout.write(describe_receipt(receipt) + "\n")
+        digest = receipt.evidence.get("output_sha256")
+        if args.output and isinstance(digest, str):
+            output = load_object(args.path.parent, digest)
+            if output is None:
+                stdout.write("  (output not in the content store)\n")
+            else:
+                text = output.decode("utf-8", errors="replace")
+                stdout.write("  output:\n" + "".join(f"    {line}\n" for line in text.splitlines()))
+                if receipt.evidence.get("output_truncated"):
+                    stdout.write("  (output was truncated)\n")
+    stdout.write(f"ok: {count} receipts verified in {args.path}\n")
+    return 0
+
+
+def _diff(args: argparse.Namespace, stdout: TextIO) -> int:
+    receipt = _store(args).get(args.call_id)
+    if receipt is None:
+        stdout.write(f"error: no receipt for {args.call_id}\n")
+        return 1
+    evidence = receipt.evidence
+    if "result_sha256" not in evidence:
+        stdout.write(f"error: {args.call_id} is a {receipt.tool} receipt without file bytes\n")
+        return 1
+    folder = args.path.parent
+    base_digest = evidence.get("base_sha256")
+    before = b"" if base_digest is None else load_object(folder, base_digest)
+    after = load_object(folder, evidence["result_sha256"])
+    if before is None or after is None:
+        stdout.write("error: the file's bytes are not in the content store\n")
+        return 1
+    path = str(receipt.arguments.get("path", ""))
+    source = "/dev/null" if base_digest is None else f"a/{path}"
+    lines = difflib.unified_diff(
+        before.decode("utf-8", errors="replace").splitlines(keepends=True),
+        after.decode("utf-8", errors="replace").splitlines(keepends=True),
+        source,
+        f"b/{path}",
+    )
+    stdout.write(
+        "".join(line if line.endswith("\n") else line + "\n" for line in lines) or "(no change)\n"
+    )
+    return 0
+
+
+def _gc(args: argparse.Namespace, stdout: TextIO) -> int:
+    store = _store(args)
+    keep: set[str] = set()
+    for receipt in store.iter_receipts():
+        for key in ("base_sha256", "result_sha256", "output_sha256"):
+            value = receipt.evidence.get(key)
+            if isinstance(value, str):
+                keep.add(value)
+    with locked_log(args.path, write=True, timeout=store.lock_timeout):
+        removed = collect_garbage(args.path.parent, keep)
+    stdout.write(f"removed {len(removed)} objects; {len(keep)} kept\n")
+    return 0
+
+
+def keys_command(args: argparse.Namespace, stdout: TextIO) -> int:
+    try:
+        path, public_key = init_key()
+    except AgentError as error:
+        stdout.write(f"error: {error}\n")
+        return 1
+    stdout.write(
+        f"signing key: {path}\npublic key: {public_key}\n"
+        f"(check a log with: counterfoil receipts verify LOG --public-key "
+        f"{path.with_suffix('.pub')})\n"
+    )
+    return 0

@@ -1,0 +1,95 @@
+"""What a receipt records beyond the course's six fields: when, in which run, which bytes, what
+ran, and who approved exactly what they were shown."""
+
+from __future__ import annotations
+
+import getpass
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from .commands import CommandResult
+from .errors import AgentError
+from .proposals import CommandProposal, EditProposal, ToolProposal, sha256_hex
+from .receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore, canonical_json
+from .receipts.content import OUTPUT_LIMIT_BYTES
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def os_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return f"uid {os.getuid()}"
+
+
+def shown_digest(proposal: ToolProposal) -> str:
+    """The digest of exactly what the person was shown: the proposed bytes of a file, or a
+    command's argv, cwd and timeout as canonical JSON."""
+    if isinstance(proposal, CommandProposal):
+        shown = {
+            "argv": list(proposal.argv),
+            "cwd": proposal.cwd,
+            "timeout_seconds": proposal.timeout_seconds,
+        }
+        return sha256_hex(canonical_json(shown).encode("utf-8"))
+    return proposal.proposed_sha256 or ""
+
+
+def approval_record(proposal: ToolProposal, via: str) -> dict[str, Any]:
+    return {
+        "decision": "approved",
+        "by": os_user(),
+        "via": via,
+        "shown_sha256": shown_digest(proposal),
+        "modified": False,
+    }
+
+
+def file_evidence(proposal: EditProposal) -> dict[str, Any]:
+    result = None if proposal.removes_file else proposal.proposed_sha256
+    return {"base_sha256": proposal.base_sha256, "result_sha256": result}
+
+
+def command_evidence(
+    proposal: CommandProposal, outcome: CommandResult, duration: float, store: ReceiptStore
+) -> dict[str, Any]:
+    """A command's facts; its output (what the runner kept) goes to the content store."""
+    output = outcome.output.encode("utf-8")
+    truncated = outcome.dropped_chars > 0 or len(output) > OUTPUT_LIMIT_BYTES
+    return {
+        "argv": list(proposal.argv),
+        "cwd": proposal.cwd,
+        "exit_status": outcome.status,
+        "duration_seconds": round(duration, 3),
+        "output_sha256": store.keep_object(output[:OUTPUT_LIMIT_BYTES]),
+        "output_truncated": truncated,
+    }
+
+
+def record_receipt(
+    store: ReceiptStore,
+    proposal: ToolProposal,
+    exit_state: str,
+    result: str,
+    artifacts: tuple[str, ...],
+    evidence: dict[str, Any],
+) -> EffectReceipt:
+    """Append the receipt of an effect that has already run; any failure is loud."""
+    receipt = EffectReceipt(
+        tool_call_id=proposal.tool_call_id,
+        tool=proposal.action.tool,
+        arguments=dict(proposal.action.arguments),
+        exit_state=exit_state,
+        result=result,
+        changed_artifacts=artifacts,
+        evidence={**evidence, "time": utc_now()},
+    )
+    try:
+        return store.put(receipt)
+    except (AgentError, OSError) as error:
+        why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise ReceiptNotRecorded(why) from None

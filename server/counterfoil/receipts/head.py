@@ -1,0 +1,60 @@
+"""The head record beside a log: how long the log was, and its last link, after the last append.
+
+A chain alone cannot tell a log whose last lines were removed from a shorter log; the head can.
+It is replaced atomically (a whole new file renamed over the old) after every append and every
+call id handed out; it is not fsynced on its own, so after a power loss it may lag the log, and
+lines after the head are then checked by the chain alone until the next append rewrites it. A
+log without a head is a log from before heads existed; `chain.head_problem` says when that is
+accepted.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .errors import ReceiptLogError
+from .logfile import read_small, replace_atomically
+
+HEAD_SUFFIX = ".head"
+
+
+def head_path(log: Path) -> Path:
+    return log.with_name(log.name + HEAD_SUFFIX)
+
+
+@dataclass(frozen=True)
+class LogHead:
+    count: int
+    lines: int
+    length: int
+    link: str
+    chained: bool
+    signed_by: str | None
+    next_call: int
+    version: int = 1
+
+    def to_bytes(self) -> bytes:
+        return json.dumps(asdict(self), sort_keys=True).encode("utf-8") + b"\n"
+
+
+def read_head(log: Path) -> LogHead | None:
+    data = read_small(head_path(log))
+    if data is None:
+        return None
+    try:
+        value = json.loads(data)
+        head = LogHead(**value)
+    except (ValueError, TypeError, RecursionError):
+        raise ReceiptLogError("the head record beside the log is malformed") from None
+    numbers = (head.count, head.lines, head.length, head.next_call)
+    if not all(isinstance(item, int) and item >= 0 for item in numbers) or not isinstance(
+        head.link, str
+    ):
+        raise ReceiptLogError("the head record beside the log is malformed")
+    return head
+
+
+def write_head(log: Path, head: LogHead) -> None:
+    replace_atomically(head_path(log), head.to_bytes())

@@ -1,0 +1,327 @@
+"""The receipt store: receipts by tool call id, in memory or in an append-only JSONL log.
+
+A receipt counts only once its line is written completely and fsynced. Every step that touches
+the log holds its lock (with a timeout) and first takes in what other processes appended, so
+the chain stays one chain, two writers never interleave and two processes never hand out the
+same call id. Opening trusts the head record when the log still ends with the head's link, and
+verifies only what was appended after it; the store keeps the log's places (id -> offset), not
+its receipts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from ..errors import AgentError
+from . import content
+from .chain import (
+    ChainState,
+    SignatureCheck,
+    auto_number,
+    head_matches_prefix,
+    head_problem,
+    iter_lines,
+    parse_line,
+    read_receipt_at,
+    take_lines,
+)
+from .errors import ReceiptLogError
+from .head import LogHead, head_path, read_head, write_head
+from .logfile import LOCK_TIMEOUT_SECONDS, locked_log, write_all
+from .record import CHAIN_KEY, PUBLIC_KEY_KEY, SIGNATURE_KEY, EffectReceipt, encode_line
+from .signing import Signer, load_signer
+
+AUTO = object()
+
+
+class ReceiptStore:
+    """Receipts by tool call id; `path=None` keeps them in memory only."""
+
+    def __init__(
+        self,
+        path: str | Path | None = None,
+        *,
+        signer: Signer | None | object = AUTO,
+        lock_timeout: float = LOCK_TIMEOUT_SECONDS,
+    ) -> None:
+        self.path = Path(path) if path is not None else None
+        self.lock_timeout = lock_timeout
+        self._signer = signer
+        self._state = ChainState()
+        self._memory: dict[str, EffectReceipt] = {}
+        self._order: list[str] = []
+        self._next_call = 1
+        self._lock = threading.Lock()
+        self._listeners: list[Callable[[EffectReceipt], None]] = []
+        if self.path is not None:
+            with locked_log(self.path, write=False, timeout=lock_timeout) as fd:
+                if fd is not None:
+                    self._catch_up(fd)
+                else:
+                    self._check_missing_log()
+
+    # Reading
+
+    def get(self, tool_call_id: str) -> EffectReceipt | None:
+        with self._lock:
+            if self.path is None:
+                return self._memory.get(tool_call_id)
+            with locked_log(self.path, write=False, timeout=self.lock_timeout) as fd:
+                if fd is None:
+                    return None
+                offset = self._index(fd).get(tool_call_id)
+                return None if offset is None else read_receipt_at(fd, offset)
+
+    def receipts(self) -> tuple[EffectReceipt, ...]:
+        return tuple(self.iter_receipts())
+
+    def iter_receipts(self) -> Iterator[EffectReceipt]:
+        """Receipts in log order, read from the file (up to what this store has verified)."""
+        if self.path is None:
+            with self._lock:
+                yield from [self._memory[key] for key in self._order]
+            return
+        with self._lock:
+            end = self._state.consumed
+        with locked_log(self.path, write=False, timeout=self.lock_timeout) as fd:
+            if fd is None:
+                return
+            seen: set[str] = set()
+            for _, raw, _, complete in iter_lines(fd, 0, end):
+                if raw is None or not raw.strip():
+                    continue
+                receipt = _receipt_from_line(raw, complete)
+                if receipt.tool_call_id not in seen:
+                    seen.add(receipt.tool_call_id)
+                    yield receipt
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._memory) if self.path is None else self._state.count
+
+    @property
+    def objects_folder(self) -> Path | None:
+        return None if self.path is None else self.path.parent / content.OBJECTS_FOLDER
+
+    def guards(self, path: Path) -> bool:
+        """Whether `path` is the log, its head or its content store, which the agent may not
+        touch."""
+        if self.path is None:
+            return False
+        log = self.path.resolve()
+        objects = log.parent / content.OBJECTS_FOLDER
+        return path in (log, head_path(log), objects) or objects in path.parents
+
+    def subscribe(self, callback: Callable[[EffectReceipt], None]) -> Callable[[], None]:
+        """Call `callback(receipt)` after each new receipt is stored; returns an unsubscribe."""
+        self._listeners.append(callback)
+        return lambda: self._listeners.remove(callback) if callback in self._listeners else None
+
+    # Recording first: an id and a writable log before the effect
+
+    def reserve_call_id(self) -> str:
+        """A call id no process has used on this log, recorded in its head so it is never
+        handed out again, even when the call is then denied or fails."""
+        with self._lock:
+            if self.path is None:
+                while f"call-{self._next_call}" in self._memory:
+                    self._next_call += 1
+                number = self._next_call
+                self._next_call += 1
+                return f"call-{number}"
+            with locked_log(self.path, write=True, timeout=self.lock_timeout, create=False) as fd:
+                if fd is not None:
+                    self._catch_up(fd)
+                else:
+                    self._check_missing_log()
+                head = read_head(self.path)
+                number = max(self._state.highest_auto, (head.next_call - 1) if head else 0) + 1
+                self._state.highest_auto = number
+                self._write_head(number + 1)
+                return f"call-{number}"
+
+    def check_writable(self) -> None:
+        """Raise unless a receipt could be appended now: the log is a regular file in a real
+        folder, its lock can be taken, and it verifies up to its end."""
+        if self.path is None:
+            return
+        with self._lock, locked_log(self.path, write=True, timeout=self.lock_timeout) as fd:
+            assert fd is not None
+            self._catch_up(fd)
+            self._signer_now()
+
+    def keep_object(self, data: bytes) -> str:
+        """Store bytes a receipt will name; returns their SHA-256."""
+        if self.path is None:
+            return hashlib.sha256(data).hexdigest()
+        return content.store_object(self.path.parent, data)
+
+    # Writing
+
+    def put(self, receipt: EffectReceipt) -> EffectReceipt:
+        if not isinstance(receipt, EffectReceipt):
+            raise AgentError("receipt must be an EffectReceipt")
+        with self._lock:
+            stored = self._put_memory(receipt) if self.path is None else self._append(receipt)
+        if stored is None:
+            existing = self.get(receipt.tool_call_id)
+            assert existing is not None
+            return existing
+        for listener in list(self._listeners):
+            listener(receipt)
+        return receipt
+
+    def _put_memory(self, receipt: EffectReceipt) -> EffectReceipt | None:
+        known = self._memory.get(receipt.tool_call_id)
+        if known == receipt:
+            return None
+        if known is not None:
+            raise AgentError("tool call id already has a different receipt")
+        self._memory[receipt.tool_call_id] = receipt
+        self._order.append(receipt.tool_call_id)
+        return receipt
+
+    def _append(self, receipt: EffectReceipt) -> EffectReceipt | None:
+        assert self.path is not None
+        with locked_log(self.path, write=True, timeout=self.lock_timeout) as fd:
+            assert fd is not None
+            self._catch_up(fd)
+            index = self._index(fd)
+            known = index.get(receipt.tool_call_id)
+            if known is not None:
+                if read_receipt_at(fd, known) == receipt:
+                    return None
+                raise AgentError("tool call id already has a different receipt")
+            signer = self._signer_now()
+            encoded, link = encode_line(receipt, self._state.link, signer)
+            data = encoded + b"\n"
+            start = self._state.consumed
+            if start and os.pread(fd, 1, start - 1) != b"\n":
+                data = b"\n" + data
+            write_all(fd, data, start)
+            state = self._state
+            state.lines += 1
+            index[receipt.tool_call_id] = start + (1 if data.startswith(b"\n") else 0)
+            state.count += 1
+            state.highest_auto = max(state.highest_auto, auto_number(receipt.tool_call_id))
+            state.link = link
+            state.chained = True
+            state.evidence_seen = state.evidence_seen or bool(receipt.evidence)
+            state.signed_by = signer.public_key if signer is not None else state.signed_by
+            state.consumed += len(data)
+            head = read_head(self.path)
+            self._write_head(head.next_call if head else 0)
+            return receipt
+
+    # The log's state
+
+    def _signer_now(self) -> Signer | None:
+        if self._signer is AUTO:
+            self._signer = load_signer()
+        return self._signer  # type: ignore[return-value]
+
+    def _write_head(self, next_call: int) -> None:
+        assert self.path is not None
+        try:
+            write_head(self.path, self._state.head(next_call))
+        except OSError as error:
+            raise ReceiptLogError(f"could not write the head record: {error.strerror}") from None
+
+    def _check_missing_log(self) -> None:
+        assert self.path is not None
+        head = read_head(self.path)
+        if head is not None and head.length > 0:
+            raise ReceiptLogError(
+                f"the receipt log is missing, but its head record lists {head.count} receipts"
+            )
+
+    def _catch_up(self, fd: int) -> None:
+        """Take in what other processes appended: trust a head that matches the file, and
+        verify every line after what is already known."""
+        assert self.path is not None
+        size = os.fstat(fd).st_size
+        state = self._state
+        if size < state.consumed:
+            raise ReceiptLogError("receipt log shrank while open; refusing to append")
+        head = read_head(self.path)
+        if (
+            head is not None
+            and head.length > state.consumed
+            and head_matches_prefix(fd, head, size)
+        ):
+            self._state = state = ChainState.from_head(head)
+        if size > state.consumed:
+            self._index(fd)
+            take_lines(state, fd, size)
+        if head is not None and head.length > state.consumed:
+            raise ReceiptLogError(
+                "the log is shorter than its head record: receipts were removed from its end "
+                f"(the head records {head.count}, the log holds {state.count})"
+            )
+        at_head = head is not None and state.consumed == size == head.length
+        if (
+            at_head
+            and head is not None
+            and (head.link != state.link or (head.chained and not state.chained))
+        ):
+            raise ReceiptLogError("the log does not match its head record (its end was rewritten)")
+
+    def _index(self, fd: int) -> dict[str, int]:
+        """Id -> offset of each receipt's line up to what is verified, built when first
+        needed."""
+        state = self._state
+        if state.index is None:
+            index: dict[str, int] = {}
+            for offset, raw, _, complete in iter_lines(fd, 0, state.consumed):
+                if raw is None or not raw.strip():
+                    continue
+                try:
+                    record = json.loads(raw)
+                    tool_call_id = record["tool_call_id"]
+                except (ValueError, RecursionError, KeyError, TypeError):
+                    raise ReceiptLogError("receipt log changed under its head record") from None
+                index.setdefault(tool_call_id, offset)
+            state.index = index
+        return state.index
+
+
+def _receipt_from_line(raw: bytes, complete: bool) -> EffectReceipt:
+    record = parse_line(raw, 0, complete)
+    for key in (CHAIN_KEY, SIGNATURE_KEY, PUBLIC_KEY_KEY):
+        record.pop(key, None)
+    return EffectReceipt.from_dict(record)
+
+
+def verify_log(
+    path: Path,
+    check_signature: SignatureCheck | None = None,
+    lock_timeout: float = LOCK_TIMEOUT_SECONDS,
+) -> tuple[ChainState, str | None, int | None]:
+    """Read every line and the head; the state reached and the first problem with its line."""
+    state = ChainState()
+    head: LogHead | None = None
+    try:
+        with locked_log(path, write=False, timeout=lock_timeout) as fd:
+            head = read_head(path)
+            if fd is None:
+                if head is not None and head.length > 0:
+                    missing = "the receipt log is missing, but its head record lists"
+                    return state, f"{missing} {head.count} receipts", None
+                return state, None, None
+            at_head: list[ChainState] = []
+
+            def remember(current: ChainState) -> None:
+                if head is not None and current.consumed == head.length:
+                    at_head[:] = [ChainState(link=current.link)]
+
+            remember(state)
+            take_lines(state, fd, os.fstat(fd).st_size, check_signature, remember)
+    except ReceiptLogError as error:
+        return state, str(error), error.line
+    problem = head_problem(head, state, at_head[0] if at_head else None)
+    return state, problem, None

@@ -1,0 +1,211 @@
+"""The tool table: every fact about a tool written once.
+
+Argument checking (`actions`), the system prompt (`prompt`), the tools a policy enables
+(`Workspace.available_tools`), the JSON schema of one action (the constrained decoder and any
+endpoint's `response_format`) and the daemon's `counterfoil/status` all read `TOOLS`, so a new
+tool is one new row here (plus, for its effect, the code that performs it). Functions read the
+module's `TOOLS` when called, so a test may replace it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+ArgumentType = Literal["string", "argv"]
+# What must hold in the policy for the tool to be enabled.
+Requirement = Literal["nothing", "writes", "commands"]
+
+ARGV_RULE = "argv must contain non-empty strings without NUL"
+# Bounds on an argv a person sends (settings, requests); a model's argv must be allowlisted.
+MAX_ARGV_ITEMS = 256
+MAX_ARGV_ITEM_CHARS = 4096
+
+
+@dataclass(frozen=True)
+class Argument:
+    name: str
+    type: ArgumentType
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool: its arguments in the order models write them, and the prompt's example."""
+
+    name: str
+    arguments: tuple[Argument, ...]
+    effect: bool
+    requires: Requirement
+    example: Mapping[str, Any]
+
+    def argument(self, name: str) -> Argument | None:
+        return next((item for item in self.arguments if item.name == name), None)
+
+
+TOOLS: tuple[Tool, ...] = (
+    Tool(
+        "list_files",
+        (Argument("path", "string", required=False),),
+        effect=False,
+        requires="nothing",
+        example={"path": "."},
+    ),
+    Tool(
+        "read_file",
+        (Argument("path", "string"),),
+        effect=False,
+        requires="nothing",
+        example={"path": "app.py"},
+    ),
+    Tool(
+        "write_file",
+        (Argument("path", "string"), Argument("content", "string")),
+        effect=True,
+        requires="writes",
+        example={"path": "NOTES.md", "content": "text\n"},
+    ),
+    Tool(
+        "edit_file",
+        (Argument("path", "string"), Argument("old", "string"), Argument("new", "string")),
+        effect=True,
+        requires="writes",
+        example={"path": "app.py", "old": "exact old text", "new": "new text"},
+    ),
+    Tool(
+        "run_command",
+        (Argument("argv", "argv"),),
+        effect=True,
+        requires="commands",
+        example={"argv": ["python", "validate.py"]},
+    ),
+)
+
+
+def tool_named(name: str) -> Tool | None:
+    return next((tool for tool in TOOLS if tool.name == name), None)
+
+
+def tool_names() -> tuple[str, ...]:
+    return tuple(tool.name for tool in TOOLS)
+
+
+def enabled_tools(allow_writes: bool, allowed_commands: Sequence[Sequence[str]]) -> frozenset[str]:
+    """The tools a policy with these switches enables."""
+    met: set[Requirement] = {"nothing"}
+    if allow_writes:
+        met.add("writes")
+    if allowed_commands:
+        met.add("commands")
+    return frozenset(tool.name for tool in TOOLS if tool.requires in met)
+
+
+def is_argv(
+    value: object, *, max_items: int | None = None, max_item_chars: int | None = None
+) -> bool:
+    """A non-empty list or tuple of non-empty strings without NUL (within the limits given).
+
+    The one place this is decided: model arguments, policies, settings and requests all ask.
+    """
+    if not isinstance(value, (list, tuple)) or not value:
+        return False
+    if max_items is not None and len(value) > max_items:
+        return False
+    return all(
+        isinstance(part, str)
+        and part
+        and "\0" not in part
+        and (max_item_chars is None or len(part) <= max_item_chars)
+        for part in value
+    )
+
+
+def argument_problem(tool: Tool, arguments: Mapping[str, object]) -> str | None:
+    """What is wrong with `arguments` for `tool` (missing, extra, mistyped), or None."""
+    extra = sorted(name for name in arguments if tool.argument(name) is None)
+    if extra:
+        return f"{tool.name} got unexpected arguments: {', '.join(extra)}"
+    for argument in tool.arguments:
+        if argument.name not in arguments:
+            if argument.required:
+                return f"{tool.name} requires argument {argument.name}"
+            continue
+        value = arguments[argument.name]
+        if argument.type == "string" and not isinstance(value, str):
+            return f"{tool.name} argument {argument.name} must be a string"
+        if argument.type == "argv" and not is_argv(value):
+            return ARGV_RULE if argument.name == "argv" else f"{argument.name}: {ARGV_RULE}"
+    return None
+
+
+def example_action(tool: Tool, allowed_commands: Sequence[Sequence[str]] = ()) -> dict[str, Any]:
+    """The action the prompt shows; an argv example is the first allowed command, if any."""
+    example: dict[str, Any] = {"tool": tool.name, **tool.example}
+    for argument in tool.arguments:
+        if argument.type == "argv" and allowed_commands:
+            example[argument.name] = list(allowed_commands[0])
+    return example
+
+
+def action_schema(
+    enabled_tools: Iterable[str] | None = None,
+    allowed_commands: Sequence[Sequence[str]] | None = None,
+) -> dict[str, Any]:
+    """The JSON schema of one action: a call of an enabled tool, or `{"final": string}`.
+
+    `enabled_tools=None` means every tool. Objects are flat, keys in the order models write
+    them, no other keys allowed. When `allowed_commands` is non-empty an `argv` can only be one
+    of those arrays exactly. Raises ValueError for a tool name the table does not know.
+    """
+    names = tool_names()
+    enabled = set(names if enabled_tools is None else enabled_tools)
+    unknown = enabled - set(names)
+    if unknown:
+        raise ValueError(f"unknown tools: {', '.join(sorted(unknown))}")
+    choices: list[dict[str, Any]] = []
+    for tool in TOOLS:
+        if tool.name not in enabled:
+            continue
+        properties: dict[str, Any] = {"tool": {"const": tool.name}}
+        for argument in tool.arguments:
+            properties[argument.name] = _value_schema(argument.type, allowed_commands)
+        required = ["tool"] + [item.name for item in tool.arguments if item.required]
+        choices.append(
+            {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
+            }
+        )
+    choices.append(
+        {
+            "type": "object",
+            "properties": {"final": {"type": "string"}},
+            "required": ["final"],
+            "additionalProperties": False,
+        }
+    )
+    return {"anyOf": choices}
+
+
+def _value_schema(
+    kind: ArgumentType, allowed_commands: Sequence[Sequence[str]] | None
+) -> dict[str, Any]:
+    if kind == "string":
+        return {"type": "string"}
+    if allowed_commands:
+        return {"anyOf": [{"const": list(argv)} for argv in allowed_commands]}
+    return {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}
+
+
+def tool_arguments() -> dict[str, dict[str, tuple[type, bool]]]:
+    """The table as `{tool: {argument: (str | list, required)}}`, the SPEC's older shape."""
+    return {
+        tool.name: {
+            item.name: (list if item.type == "argv" else str, item.required)
+            for item in tool.arguments
+        }
+        for tool in TOOLS
+    }

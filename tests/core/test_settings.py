@@ -1,0 +1,80 @@
+"""Settings are decided once: one type, one set of defaults, one check for CLI and daemon."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from counterfoil.cli import agent_settings, build_parser
+from counterfoil.settings import Settings, SettingsError
+
+
+def test_every_bad_key_is_named_in_one_refusal() -> None:
+    with pytest.raises(SettingsError) as refused:
+        Settings.from_mapping({"maxSteps": 0, "allowWrites": "yes", "model": "ok"})
+    assert refused.value.problems == (
+        "allowWrites must be true or false",
+        "maxSteps must be an integer from 1 to 10000",
+    )
+
+
+def test_the_cli_flags_go_through_the_same_checks_and_name_the_flags(tmp_path: Path) -> None:
+    args = build_parser().parse_args(
+        ["agent", "goal", "--root", str(tmp_path), "--max-tokens", "0", "--receipt-log", "../x"]
+    )
+    with pytest.raises(SettingsError) as refused:
+        agent_settings(args)
+    assert [problem.split()[0] for problem in refused.value.problems] == [
+        "--receipt-log",
+        "--max-tokens",
+    ]
+
+
+def test_flags_left_out_take_the_settings_defaults(tmp_path: Path) -> None:
+    args = build_parser().parse_args(["agent", "goal", "--root", str(tmp_path)])
+    assert agent_settings(args) == Settings()
+
+
+def test_flags_given_become_settings(tmp_path: Path) -> None:
+    args = build_parser().parse_args(
+        [
+            "agent",
+            "goal",
+            "--root",
+            str(tmp_path),
+            "--allow-writes",
+            "--no-constrain",
+            "--allow-command",
+            "python validate.py",
+            "--max-steps",
+            "3",
+            "--command-timeout",
+            "5",
+        ]
+    )
+    assert agent_settings(args) == Settings(
+        allow_writes=True,
+        constrained_decoding=False,
+        allowed_commands=(("python", "validate.py"),),
+        max_steps=3,
+        command_timeout_seconds=5.0,
+    )
+
+
+@pytest.mark.parametrize("log", ["audit/receipts.jsonl", "/var/tmp/receipts.jsonl"])
+def test_one_receipt_log_rule_relative_inside_the_root_or_absolute(
+    tmp_path: Path, log: str
+) -> None:
+    expected = Path(log) if Path(log).is_absolute() else tmp_path / log
+    assert Settings.from_mapping({"receiptLog": log}).receipt_log_path(tmp_path) == expected
+
+
+def test_a_receipt_log_that_climbs_out_of_the_root_is_refused() -> None:
+    with pytest.raises(SettingsError, match=r"receiptLog must be a relative path inside the root"):
+        Settings.from_mapping({"receiptLog": "logs/../../outside.jsonl"})
+
+
+def test_defaults_are_looked_up_by_setting_key() -> None:
+    assert Settings.default("maxSteps") == Settings().max_steps == 8
+    assert Settings.default("model") == "qwen3-4b"

@@ -1,0 +1,91 @@
+"""counterfoil/revert: the same confirm preview as any edit, then a receipt that says so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcInvalidParams
+
+from .conftest import FIXTURES, StartDaemon, approve, reject
+
+
+async def test_a_revert_is_previewed_approved_written_and_receipted(
+    start_daemon: StartDaemon, demo_project: Path, fix_app_settings: dict[str, Any]
+) -> None:
+    original = (FIXTURES / "demo-project" / "app.py").read_text()
+    daemon = await start_daemon(fix_app_settings)
+    await daemon.request("counterfoil/run", {"goal": "fix app.py"})
+    fixed = (demo_project / "app.py").read_text()
+
+    daemon.answer = reject
+    rejected = await daemon.request("counterfoil/revert", {"toolCallId": "call-1"})
+    assert rejected == {"observation": "error: operator denied the tool action", "receipt": None}
+    assert (demo_project / "app.py").read_text() == fixed
+
+    daemon.answer = approve
+    result = await daemon.request("counterfoil/revert", {"toolCallId": "call-1"})
+
+    confirm = daemon.confirms[-1]
+    assert confirm["tool"] == "revert"
+    assert confirm["arguments"] == {"tool_call_id": "call-1", "path": "app.py"}
+    assert confirm["preview"]["reverts"] == "call-1"
+    assert confirm["preview"]["edit"]["documentChanges"][-1]["edits"][0]["newText"] == original
+    assert (demo_project / "app.py").read_text() == original
+    assert result["observation"] == "restored app.py (reverts call-1)"
+    assert result["receipt"]["reverts"] == "call-1"
+    assert result["receipt"] == daemon.receipts[-1]
+
+
+async def test_a_command_cannot_be_reverted_and_nobody_is_asked(
+    start_daemon: StartDaemon, fix_app_settings: dict[str, Any]
+) -> None:
+    daemon = await start_daemon(fix_app_settings)
+    await daemon.request("counterfoil/run", {"goal": "fix app.py"})
+    asked = len(daemon.confirms)
+
+    result = await daemon.request("counterfoil/revert", {"toolCallId": "call-2"})
+
+    assert result["observation"].startswith("error: call-2 ran a command; commands cannot be")
+    assert result["receipt"] is None
+    assert len(daemon.confirms) == asked
+
+
+async def test_revert_needs_a_tool_call_id(start_daemon: StartDaemon) -> None:
+    daemon = await start_daemon({})
+    with pytest.raises(JsonRpcInvalidParams):
+        await daemon.request("counterfoil/revert", {"toolCallId": ""})
+
+
+def test_reverting_a_created_file_is_previewed_as_a_delete(tmp_path: Path) -> None:
+    from counterfoil.actions import ToolAction
+    from counterfoil.lsp.protocol import preview
+    from counterfoil.proposals import ToolProposal
+
+    proposal = ToolProposal(
+        tool_call_id="call-4",
+        action=ToolAction("revert", {"tool_call_id": "call-3", "path": "NOTES.md"}),
+        kind="edit",
+        path="NOTES.md",
+        base_text="# Notes\n",
+        base_sha256="1" * 64,
+        reverts="call-3",
+    )
+
+    assert preview(proposal, tmp_path) == {
+        "kind": "edit",
+        "path": "NOTES.md",
+        "edit": {
+            "documentChanges": [
+                {
+                    "kind": "delete",
+                    "uri": (tmp_path / "NOTES.md").as_uri(),
+                    "options": {"ignoreIfNotExists": False},
+                }
+            ]
+        },
+        "baseSha256": "1" * 64,
+        "proposedSha256": None,
+        "reverts": "call-3",
+    }
