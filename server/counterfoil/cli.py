@@ -20,6 +20,7 @@ from typing import TextIO
 from . import doctor
 from .errors import AgentError
 from .loop import AgentEvent, run_agent, run_verdict
+from .model_download_terminal import download_command, prepare_model
 from .models.endpoint import SCHEMA_MODES
 from .models.progress import ModelProgress
 from .proposals import CommandProposal, EditProposal, ToolProposal
@@ -149,6 +150,10 @@ def build_parser() -> argparse.ArgumentParser:
     revert.add_argument("--receipt-log", dest="receiptLog", metavar="PATH",
                         help="receipt log: relative to the root, or absolute "
                              f"(default {Settings.default('receiptLog')})")
+
+    download = commands.add_parser("download", help="download a model now (Ctrl-C stops, "
+                                                     "running it again resumes)")
+    download.add_argument("model", help="model name or hub repo id, e.g. qwen3-4b")
 
     commands.add_parser("serve", help="run the language-server daemon on stdio")
     doctor.add_arguments(commands.add_parser("doctor", help="report what this setup can run"))
@@ -282,6 +287,9 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     steps = StepPrinter(stdout)
     stdout.write(f"goal: {args.goal}\nroot: {policy.root}\n"
                  f"tools: {', '.join(sorted(workspace.available_tools))}\n")
+    prepared = prepare_model(settings.model, stdout, endpoint=settings.endpoint)
+    if prepared is not None:
+        return prepared
     options = replace(GenerationOptions.from_settings(settings),
                       enable_thinking=args.enable_thinking, device=args.device)
     spec = "" if settings.endpoint and args.model is None else settings.model
@@ -385,6 +393,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
         return run_agent_command(args, stdin, stdout)
     if args.command == "receipts":
         return receipts_command(args, stdout)
+    if args.command == "download":
+        return download_command(args.model, stdout)
     if args.command == "keys":
         return keys_command(args, stdout)
     if args.command == "doctor":

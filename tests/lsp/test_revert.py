@@ -21,7 +21,11 @@ async def test_a_revert_is_previewed_approved_written_and_receipted(
 
     daemon.answer = reject
     rejected = await daemon.request("counterfoil/revert", {"toolCallId": "call-1"})
-    assert rejected == {"observation": "error: operator denied the tool action", "receipt": None}
+    assert rejected == {
+        "observation": "error: operator denied the tool action",
+        "receipt": None,
+        "outcome": "denied",
+    }
     assert (demo_project / "app.py").read_text() == fixed
 
     daemon.answer = approve
@@ -31,7 +35,8 @@ async def test_a_revert_is_previewed_approved_written_and_receipted(
     assert confirm["tool"] == "revert"
     assert confirm["arguments"] == {"tool_call_id": "call-1", "path": "app.py"}
     assert confirm["preview"]["reverts"] == "call-1"
-    assert confirm["preview"]["edit"]["documentChanges"][-1]["edits"][0]["newText"] == original
+    assert confirm["preview"]["proposedText"] == original
+    assert confirm["preview"]["removesFile"] is False
     assert (demo_project / "app.py").read_text() == original
     assert result["observation"] == "restored app.py (reverts call-1)"
     assert result["receipt"]["reverts"] == "call-1"
@@ -58,34 +63,30 @@ async def test_revert_needs_a_tool_call_id(start_daemon: StartDaemon) -> None:
         await daemon.request("counterfoil/revert", {"toolCallId": ""})
 
 
-def test_reverting_a_created_file_is_previewed_as_a_delete(tmp_path: Path) -> None:
+def test_reverting_a_created_file_is_previewed_as_a_removal(tmp_path: Path) -> None:
     from counterfoil.actions import ToolAction
     from counterfoil.lsp.protocol import preview
-    from counterfoil.proposals import ToolProposal
+    from counterfoil.proposals import EditProposal
 
-    proposal = ToolProposal(
+    proposal = EditProposal(
         tool_call_id="call-4",
         action=ToolAction("revert", {"tool_call_id": "call-3", "path": "NOTES.md"}),
-        kind="edit",
         path="NOTES.md",
         base_text="# Notes\n",
         base_sha256="1" * 64,
+        proposed_text="",
+        proposed_sha256="",
         reverts="call-3",
+        removes_file=True,
     )
 
     assert preview(proposal, tmp_path) == {
         "kind": "edit",
         "path": "NOTES.md",
-        "edit": {
-            "documentChanges": [
-                {
-                    "kind": "delete",
-                    "uri": (tmp_path / "NOTES.md").as_uri(),
-                    "options": {"ignoreIfNotExists": False},
-                }
-            ]
-        },
+        "uri": (tmp_path / "NOTES.md").as_uri(),
+        "removesFile": True,
         "baseSha256": "1" * 64,
         "proposedSha256": None,
+        "proposedText": None,
         "reverts": "call-3",
     }

@@ -19,11 +19,14 @@ from typing import Any
 from ..actions import ToolAction
 from ..errors import AgentError
 from ..loop import AgentEvent, run_agent
+from ..models.download import DownloadCancelled
+from ..models.errors import ModelLoadError
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
 from ..settings import Settings
 from ..workspace import Workspace
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
+from .model_download import ModelDownloads
 from .model_host import ModelHost, ModelLoadFailed
 from .outcomes import effect_outcome
 from .protocol import event_dict, failed_run, receipt_dict, run_result, tool_table
@@ -72,6 +75,7 @@ class Session:
     def __init__(self, channel: ClientChannel) -> None:
         self.channel = channel
         self.models = ModelHost(channel)
+        self.downloads = ModelDownloads(channel)
         self.settings = Settings()
         self.root: Path | None = None
         self._job: Job | None = None
@@ -106,6 +110,7 @@ class Session:
             "tools": tool_table(enabled),
             "receiptLog": None if log is None else str(log),
             "running": self.running,
+            **self.downloads.status(settings.model),
         }
 
     def receipts(self) -> dict[str, Any]:
@@ -156,6 +161,7 @@ class Session:
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop the running operation and wait for it, so no effect is left half done."""
+        self.downloads.close(timeout)
         with self._lock:
             job = self._job
         if job is None:
@@ -250,6 +256,14 @@ class Session:
         try:
             if job.stopping:
                 return failed_run("cancelled", None)
+            try:
+                if not settings.endpoint:
+                    self.downloads.ensure_on_disk(settings.model, lambda: job.stopping)
+            except DownloadCancelled:
+                return failed_run("cancelled", None)
+            except ModelLoadError as error:
+                self.channel.show_message("error", f"Counterfoil: {error}")
+                return failed_run("model_error", str(error))
             try:
                 loaded = self.models.load(settings, root)
             except ModelLoadFailed as error:
