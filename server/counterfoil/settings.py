@@ -203,6 +203,7 @@ class Settings:
     endpoint_timeout_seconds: float = setting(
         DEFAULT_TIMEOUT_SECONDS, "endpointTimeoutSeconds", seconds
     )
+    search_files: bool = setting(True, "searchFiles", boolean)
 
     @classmethod
     def from_mapping(cls, raw: object, *, names: Mapping[str, str] | None = None) -> Settings:
@@ -254,6 +255,7 @@ class Settings:
             limit_cpu_seconds=self.limit_cpu_seconds,
             limit_memory_bytes=self.limit_memory_bytes,
             limit_processes=self.limit_processes,
+            allow_search=self.search_files,
         )
 
     def limits(self) -> AgentLimits:
