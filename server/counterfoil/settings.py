@@ -28,6 +28,7 @@ from .loop import AgentLimits
 from .models.endpoint import DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES, checked_endpoint
 from .models.errors import ModelLoadError
 from .policy import ToolPolicy
+from .receipts.content import OUTPUT_LIMIT_BYTES
 from .tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
 
 DEFAULT_MODEL = "qwen3-4b"
@@ -35,6 +36,7 @@ DEFAULT_RECEIPT_LOG = ".counterfoil/receipts.jsonl"
 MAX_STEPS_LIMIT = 10_000
 MAX_TOKENS_LIMIT = 1_000_000
 MAX_WRITE_BYTES_LIMIT = 64 * 1024 * 1024
+MAX_COMMAND_OUTPUT_BYTES_LIMIT = 1024 * 1024 * 1024
 MAX_SECONDS = 86_400
 MAX_COMMANDS = 256
 MAX_TEXT_CHARS = 4096
@@ -204,6 +206,9 @@ class Settings:
         DEFAULT_TIMEOUT_SECONDS, "endpointTimeoutSeconds", seconds
     )
     search_files: bool = setting(True, "searchFiles", boolean)
+    max_command_output_bytes: int = setting(
+        OUTPUT_LIMIT_BYTES, "maxCommandOutputBytes", positive_int(MAX_COMMAND_OUTPUT_BYTES_LIMIT)
+    )
 
     @classmethod
     def from_mapping(cls, raw: object, *, names: Mapping[str, str] | None = None) -> Settings:
@@ -256,6 +261,7 @@ class Settings:
             limit_memory_bytes=self.limit_memory_bytes,
             limit_processes=self.limit_processes,
             allow_search=self.search_files,
+            max_command_output_bytes=self.max_command_output_bytes,
         )
 
     def limits(self) -> AgentLimits:
