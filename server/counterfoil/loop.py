@@ -170,7 +170,7 @@ def run_agent(
             response = generate(list(conversation.messages))
         except Exception as error:  # noqa: BLE001 - a model failure ends the run with its reason
             if should_stop is not None and should_stop():
-                return finish(False, "cancelled")
+                return finish(False, "cancelled")  # a model stopped mid-response
             return finish(False, "model_error", error=f"{type(error).__name__}: {error}")
         if not isinstance(response, str):
             return finish(False, "model_error", error="model returned a non-string response")

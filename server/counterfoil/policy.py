@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .commands import ResourceLimits
+from .receipts.content import OUTPUT_LIMIT_BYTES
 from .tools import is_argv
 
 
@@ -31,6 +32,7 @@ class ToolPolicy:
     # Beyond the course: searching contents, and reading (and editing) big files by lines.
     allow_search: bool = False
     max_ranged_file_bytes: int = 16 * 1024 * 1024
+    max_command_output_bytes: int = OUTPUT_LIMIT_BYTES  # kept in the content store per command
 
     def __post_init__(self) -> None:
         root = Path(self.root)
@@ -46,6 +48,7 @@ class ToolPolicy:
             self.max_list_entries,
             self.max_write_bytes,
             self.max_ranged_file_bytes,
+            self.max_command_output_bytes,
         ):
             if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
                 raise ValueError("workspace limits must be positive integers")

@@ -513,25 +513,29 @@ class Workspace:
             self.receipt_store.keep_object(proposal.proposed_text.encode("utf-8"))
 
     def _run_command(self, proposal: CommandProposal) -> str:
-        started = time.monotonic()
-        try:
-            outcome = run_bounded(
-                proposal.argv,
-                self.policy.root,
-                self.policy.command_timeout_seconds,
-                pass_environment=self.policy.pass_environment,
-                limits=self.policy.command_limits,
-                stop=self.stop_commands,
+        with self.receipt_store.output_stream(self.policy.max_command_output_bytes) as output:
+            started = time.monotonic()
+            try:
+                outcome = run_bounded(
+                    proposal.argv,
+                    self.policy.root,
+                    self.policy.command_timeout_seconds,
+                    pass_environment=self.policy.pass_environment,
+                    limits=self.policy.command_limits,
+                    stop=self.stop_commands,
+                    output_sink=output.write,
+                )
+            except OSError as error:
+                raise AgentError(f"could not run command: {error}") from None
+            duration = time.monotonic() - started
+            self._note(
+                proposal, "approved", exit_status=outcome.status, timed_out=outcome.timed_out
             )
-        except OSError as error:
-            raise AgentError(f"could not run command: {error}") from None
-        duration = time.monotonic() - started
-        self._note(proposal, "approved", exit_status=outcome.status, timed_out=outcome.timed_out)
-        result = outcome.observation()
-        try:
-            evidence = command_evidence(proposal, outcome, duration, self.receipt_store)
-        except (AgentError, OSError) as error:
-            raise ReceiptNotRecorded(str(error)) from None
+            result = outcome.observation()
+            try:
+                evidence = command_evidence(proposal, outcome, duration, output)
+            except (AgentError, OSError) as error:
+                raise ReceiptNotRecorded(str(error)) from None
         self._record(proposal, "ok" if outcome.status == 0 else "error", result, (), evidence)
         return result
 

@@ -272,7 +272,7 @@ def build_server() -> CounterfoilServer:
     def model_runtime(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         settings = session.settings
         model = model_param(params, settings.model)
-        return runtime_report(model, endpoint=getattr(settings, "endpoint", None))
+        return runtime_report(model, endpoint=settings.endpoint)
 
     @server.feature("counterfoil/status")
     def status(ls: CounterfoilServer, params: Any) -> dict[str, Any]:

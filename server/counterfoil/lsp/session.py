@@ -432,7 +432,7 @@ class Session:
             if job.stopping:
                 return failed_run("cancelled", None)
             try:
-                if not getattr(settings, "endpoint", None):
+                if not settings.endpoint:
                     self.downloads.ensure_on_disk(settings.model, lambda: job.stopping)
             except DownloadCancelled:
                 return failed_run("cancelled", None)
@@ -444,7 +444,9 @@ class Session:
             except ModelLoadFailed as error:
                 self.channel.show_message("error", str(error))
                 return failed_run("model_error", str(error))
-            generate = self.models.wrap(loaded, report, stop=lambda: job.stopping, on_text=on_text)
+            generate = self.models.wrap(
+                loaded, report, should_stop=lambda: job.stopping, on_text=on_text
+            )
             self.channel.log(f"run started: {goal}")
             messages = [] if continued is None else continued.messages
             run = run_agent(
