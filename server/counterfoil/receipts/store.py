@@ -26,14 +26,14 @@ from .chain import (
     head_matches_prefix,
     head_problem,
     iter_lines,
-    parse_line,
     read_receipt_at,
+    receipt_from_line,
     take_lines,
 )
 from .errors import ReceiptLogError
 from .head import LogHead, head_path, read_head, write_head
 from .logfile import LOCK_TIMEOUT_SECONDS, locked_log, write_all
-from .record import CHAIN_KEY, PUBLIC_KEY_KEY, SIGNATURE_KEY, EffectReceipt, encode_line
+from .record import EffectReceipt, encode_line
 from .signing import Signer, load_signer
 
 AUTO = object()
@@ -95,7 +95,7 @@ class ReceiptStore:
             for _, raw, _, complete in iter_lines(fd, 0, end):
                 if raw is None or not raw.strip():
                     continue
-                receipt = _receipt_from_line(raw, complete)
+                receipt = receipt_from_line(raw, complete)
                 if receipt.tool_call_id not in seen:
                     seen.add(receipt.tool_call_id)
                     yield receipt
@@ -293,13 +293,6 @@ class ReceiptStore:
                 index.setdefault(tool_call_id, offset)
             state.index = index
         return state.index
-
-
-def _receipt_from_line(raw: bytes, complete: bool) -> EffectReceipt:
-    record = parse_line(raw, 0, complete)
-    for key in (CHAIN_KEY, SIGNATURE_KEY, PUBLIC_KEY_KEY):
-        record.pop(key, None)
-    return EffectReceipt.from_dict(record)
 
 
 def verify_log(
