@@ -60,10 +60,7 @@ class ReceiptStore:
         self._listeners: list[Callable[[EffectReceipt], None]] = []
         if self.path is not None:
             with locked_log(self.path, write=False, timeout=lock_timeout) as fd:
-                if fd is not None:
-                    self._catch_up(fd)
-                else:
-                    self._check_missing_log()
+                self._catch_up_or_check_missing(fd)
 
     # Reading
 
@@ -135,10 +132,7 @@ class ReceiptStore:
                 self._next_call += 1
                 return f"call-{number}"
             with locked_log(self.path, write=True, timeout=self.lock_timeout, create=False) as fd:
-                if fd is not None:
-                    self._catch_up(fd)
-                else:
-                    self._check_missing_log()
+                self._catch_up_or_check_missing(fd)
                 head = read_head(self.path)
                 number = max(self._state.highest_auto, (head.next_call - 1) if head else 0) + 1
                 self._state.highest_auto = number
@@ -236,6 +230,13 @@ class ReceiptStore:
             write_head(self.path, self._state.head(next_call))
         except OSError as error:
             raise ReceiptLogError(f"could not write the head record: {error.strerror}") from None
+
+    def _catch_up_or_check_missing(self, fd: int | None) -> None:
+        """Take in the log when it exists; when it does not, its head must not list receipts."""
+        if fd is not None:
+            self._catch_up(fd)
+        else:
+            self._check_missing_log()
 
     def _check_missing_log(self) -> None:
         assert self.path is not None
