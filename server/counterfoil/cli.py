@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from . import doctor
+from .command_setup import set_up_command
 from .context import context_tokens
 from .errors import AgentError
 from .loop import AgentEvent, run_agent, run_verdict
@@ -26,8 +27,8 @@ from .models.endpoint import SCHEMA_MODES
 from .models.progress import ModelProgress
 from .proposals import CommandProposal, EditProposal, ToolProposal
 from .receipt_commands import add_receipt_parsers, keys_command, receipts_command
-from .receipts import EffectReceipt, ReceiptStore
-from .settings import Settings, SettingsError
+from .receipts import EffectReceipt
+from .settings import Settings
 from .terminal import (
     EXIT_INTERRUPTED,
     EXIT_SETUP_ERROR,
@@ -267,22 +268,10 @@ def agent_settings(args: argparse.Namespace) -> Settings:
 def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     from .models import GenerationOptions, load_generate
 
-    try:
-        settings = agent_settings(args)
-        policy = settings.policy(args.root)
-    except SettingsError as error:
-        stdout.writelines(f"error: {problem}\n" for problem in error.problems)
-        return 2
-    except ValueError as error:
-        stdout.write(f"error: {error}\n")
+    setup = set_up_command(lambda: agent_settings(args), args.root, stdout, log_must_exist=False)
+    if setup is None:
         return EXIT_SETUP_ERROR
-    log_path = settings.receipt_log_path(policy.root)
-    try:
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        store = ReceiptStore(log_path)
-    except (OSError, ValueError) as error:
-        stdout.write(f"error: {error}\n")
-        return EXIT_SETUP_ERROR
+    settings, policy, log_path, store = setup.settings, setup.policy, setup.log_path, setup.store
     style = Style.for_stream(stdout)
     interrupted = threading.Event()
     workspace = Workspace(policy, receipt_store=store,
@@ -350,26 +339,17 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
 
 def revert_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     """0 reverted; 1 not reverted (denied, drifted, a command, no receipt); 2 setup; 130."""
-    try:
-        settings = Settings.from_mapping(
+    setup = set_up_command(
+        lambda: Settings.from_mapping(
             {"receiptLog": args.receiptLog, "allowWrites": True}, names=SETTING_FLAGS
-        )
-        policy = settings.policy(args.root)
-    except SettingsError as error:
-        stdout.writelines(f"error: {problem}\n" for problem in error.problems)
+        ),
+        args.root,
+        stdout,
+        log_must_exist=True,
+    )
+    if setup is None:
         return EXIT_SETUP_ERROR
-    except ValueError as error:
-        stdout.write(f"error: {error}\n")
-        return EXIT_SETUP_ERROR
-    log_path = settings.receipt_log_path(policy.root)
-    if not log_path.is_file():
-        stdout.write(f"error: no receipt log at {log_path}\n")
-        return EXIT_SETUP_ERROR
-    try:
-        store = ReceiptStore(log_path)
-    except (OSError, ValueError) as error:
-        stdout.write(f"error: {error}\n")
-        return EXIT_SETUP_ERROR
+    policy, store = setup.policy, setup.store
     interrupted = threading.Event()
     confirm = terminal_confirm(stdin, stdout, Style.for_stream(stdout), interrupted)
     workspace = Workspace(policy, receipt_store=store, confirm_proposal=confirm)

@@ -21,6 +21,7 @@ from .models.download import (
     format_size,
     hub_repo,
     local_snapshot,
+    model_on_disk,
     plan_download,
 )
 from .models.errors import ModelLoadError
@@ -122,8 +123,7 @@ def prepare_model(spec: str, stdout: TextIO, *, endpoint: str | None = None) -> 
     if endpoint:
         return None
     try:
-        repo = hub_repo(spec)
-        if repo is None or local_snapshot(repo) is not None:
+        if model_on_disk(spec):
             return None
     except ModelLoadError:
         return None  # the model loader says what is wrong with the name

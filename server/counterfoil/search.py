@@ -300,19 +300,15 @@ def ripgrep_argv(
 
 
 def search_ripgrep(
-    executable: str,
+    argv: list[str],
     root: Path,
-    start: Path,
-    pattern: str,
-    literal: bool,
     hidden: Callable[[str], bool],
     limits: SearchLimits,
     deadline: float,
 ) -> tuple[list[SearchHit], int, str | None]:
-    """Hits from ripgrep walking `start`, each checked against the same rules as the walk."""
+    """Hits from ripgrep's `argv` run in `root`, each checked against the same rules as the walk."""
     hits: list[SearchHit] = []
     checked: dict[str, bool] = {}
-    argv = ripgrep_argv(executable, pattern, literal, limits, start.relative_to(root).as_posix())
     process = subprocess.Popen(
         argv,
         cwd=root,
@@ -405,9 +401,10 @@ def search_tree(
     if engine == "ripgrep" and executable is None:
         raise AgentError("ripgrep is not installed")
     if executable is not None:
-        hits, scanned, stopped = search_ripgrep(
-            executable, root, start, pattern, literal, hidden, limits, deadline
+        argv = ripgrep_argv(
+            executable, pattern, literal, limits, start.relative_to(root).as_posix()
         )
+        hits, scanned, stopped = search_ripgrep(argv, root, hidden, limits, deadline)
         return SearchResult(tuple(hits), scanned, stopped)
     files, walk_stopped = walk_files(start, root, hidden, limits, deadline)
     hits, stopped = search_python(root, files, compiled, limits, deadline)

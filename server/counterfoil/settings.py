@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path, PurePosixPath
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from .loop import AgentLimits
 from .models.endpoint import DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES, checked_endpoint
@@ -110,18 +110,25 @@ def commands(value: object) -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(argv) for argv in value)
 
 
-def patterns(value: object) -> tuple[str, ...]:
-    if (
-        not isinstance(value, (list, tuple))
-        or len(value) > MAX_COMMANDS
-        or not all(
-            isinstance(pattern, str)
-            and pattern.strip()
-            and "\0" not in pattern
-            and len(pattern) <= MAX_TEXT_CHARS
-            for pattern in value
+def is_string_array(
+    value: object, valid: Callable[[str], bool]
+) -> TypeGuard[list[str] | tuple[str, ...]]:
+    """An array of at most MAX_COMMANDS strings, each short, without NUL and `valid`."""
+    return (
+        isinstance(value, (list, tuple))
+        and len(value) <= MAX_COMMANDS
+        and all(
+            isinstance(item, str)
+            and "\0" not in item
+            and len(item) <= MAX_TEXT_CHARS
+            and valid(item)
+            for item in value
         )
-    ):
+    )
+
+
+def patterns(value: object) -> tuple[str, ...]:
+    if not is_string_array(value, lambda pattern: bool(pattern.strip())):
         raise Invalid(
             f"must be an array of at most {MAX_COMMANDS} non-empty patterns "
             '(such as ["*.yaml", "deploy/prod.*"])'
@@ -130,18 +137,7 @@ def patterns(value: object) -> tuple[str, ...]:
 
 
 def variable_names(value: object) -> tuple[str, ...]:
-    if (
-        not isinstance(value, (list, tuple))
-        or len(value) > MAX_COMMANDS
-        or not all(
-            isinstance(name, str)
-            and name
-            and "=" not in name
-            and "\0" not in name
-            and len(name) <= MAX_TEXT_CHARS
-            for name in value
-        )
-    ):
+    if not is_string_array(value, lambda name: bool(name) and "=" not in name):
         raise Invalid("must be an array of environment variable names")
     return tuple(value)
 

@@ -26,7 +26,7 @@ from ..models.download import (
     download_model,
     format_progress,
     hub_repo,
-    local_snapshot,
+    model_on_disk,
     plan_download,
 )
 from ..models.errors import ModelLoadError
@@ -150,8 +150,7 @@ class ModelDownloads:
         valid is left to the model loader to report.
         """
         try:
-            repo = hub_repo(model)
-            if repo is None or local_snapshot(repo) is not None:
+            if model_on_disk(model):
                 return
         except ModelLoadError:
             return
@@ -185,8 +184,7 @@ class ModelDownloads:
         """`modelOnDisk` (null for a name that is not valid) and `modelDownloadBytes` (bytes
         left to fetch; null until the hub has been asked, which this starts in the background)."""
         try:
-            repo = hub_repo(model)
-            on_disk = repo is None or local_snapshot(repo) is not None
+            on_disk = model_on_disk(model)
         except ModelLoadError:  # a name that is not valid, or no hub client to look with
             return {"modelOnDisk": None, "modelDownloadBytes": None}
         if on_disk:

@@ -491,23 +491,11 @@ class _Meter:
     def bar_class(self) -> type:
         meter = self
 
-        class Bar:
+        class Bar(_SilentBar):
             """What `http_get` believes is a tqdm bar: each chunk lands in the meter."""
-
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                pass
-
-            def __enter__(self) -> Self:
-                return self
-
-            def __exit__(self, *exc: object) -> None:
-                return None
 
             def update(self, n: float | None = 1) -> None:
                 meter.advance(int(n or 0))
-
-            def close(self) -> None:
-                return None
 
         return Bar
 

@@ -18,6 +18,7 @@ from .errors import ModelLoadError, load_failure
 from .model_names import ModelSource, resolve_model
 from .options import GenerationOptions
 from .progress import ModelProgress, ProgressCallback
+from .thinking import strip_thinking
 
 
 @dataclass(frozen=True)
@@ -288,12 +289,7 @@ class MLXGenerate:
         tokenizer = self.loaded.tokenizer
         eos = tokenizer.eos_token_ids
         tokens = [token for token in generated if token not in eos]
-        text = str(tokenizer.decode(tokens))
-        if "</think>" in text:
-            return text.rsplit("</think>", 1)[1].strip()
-        if text.lstrip().startswith("<think>"):
-            return ""
-        return text.strip()
+        return strip_thinking(str(tokenizer.decode(tokens)))
 
 
 def _counters(

@@ -36,6 +36,7 @@ from .endpoint import (
 from .errors import GenerationCancelled, ModelLoadError, ModelServerError
 from .options import GenerationOptions
 from .progress import ModelProgress, ProgressCallback
+from .thinking import strip_thinking
 
 Messages = list[dict[str, str]]
 
@@ -302,7 +303,7 @@ class RemoteGenerate:
             attempts=attempts,
         )
         self.stats.append(stats)
-        text = action_text("".join(content))
+        text = strip_thinking("".join(content))
         notes = []  # the counters travel in the report's fields; these are the server's notes
         if stats.cached_tokens is not None and stats.prompt_tokens:
             notes.append(f"{stats.cached_tokens}/{stats.prompt_tokens} prompt tokens cached")
@@ -536,15 +537,6 @@ class _StopWatch:
 
     def close(self) -> None:
         self._done.set()
-
-
-def action_text(text: str) -> str:
-    """The response without a thinking block, as the local model returns it."""
-    if "</think>" in text:
-        return text.rsplit("</think>", 1)[1].strip()
-    if text.lstrip().startswith("<think>"):
-        return ""
-    return text.strip()
 
 
 def load_remote_generate(

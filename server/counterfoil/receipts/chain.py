@@ -137,11 +137,16 @@ def read_receipt_at(fd: int, offset: int) -> EffectReceipt:
     for _, raw, _, complete in iter_lines(fd, offset, os.fstat(fd).st_size):
         if raw is None:
             break
-        record = parse_line(raw, 0, complete)
-        for key in (CHAIN_KEY, SIGNATURE_KEY, PUBLIC_KEY_KEY):
-            record.pop(key, None)
-        return EffectReceipt.from_dict(record)
+        return receipt_from_line(raw, complete)
     raise ReceiptLogError("receipt log changed under its index")
+
+
+def receipt_from_line(raw: bytes, complete: bool) -> EffectReceipt:
+    """The receipt a verified line holds, without the chain link and signature around it."""
+    record = parse_line(raw, 0, complete)
+    for key in (CHAIN_KEY, SIGNATURE_KEY, PUBLIC_KEY_KEY):
+        record.pop(key, None)
+    return EffectReceipt.from_dict(record)
 
 
 def take_line(

@@ -26,14 +26,14 @@ from .chain import (
     head_matches_prefix,
     head_problem,
     iter_lines,
-    parse_line,
     read_receipt_at,
+    receipt_from_line,
     take_lines,
 )
 from .errors import ReceiptLogError
 from .head import LogHead, head_path, read_head, write_head
 from .logfile import LOCK_TIMEOUT_SECONDS, locked_log, write_all
-from .record import CHAIN_KEY, PUBLIC_KEY_KEY, SIGNATURE_KEY, EffectReceipt, encode_line
+from .record import EffectReceipt, encode_line
 from .signing import Signer, load_signer
 
 AUTO = object()
@@ -60,10 +60,7 @@ class ReceiptStore:
         self._listeners: list[Callable[[EffectReceipt], None]] = []
         if self.path is not None:
             with locked_log(self.path, write=False, timeout=lock_timeout) as fd:
-                if fd is not None:
-                    self._catch_up(fd)
-                else:
-                    self._check_missing_log()
+                self._catch_up_or_check_missing(fd)
 
     # Reading
 
@@ -95,7 +92,7 @@ class ReceiptStore:
             for _, raw, _, complete in iter_lines(fd, 0, end):
                 if raw is None or not raw.strip():
                     continue
-                receipt = _receipt_from_line(raw, complete)
+                receipt = receipt_from_line(raw, complete)
                 if receipt.tool_call_id not in seen:
                     seen.add(receipt.tool_call_id)
                     yield receipt
@@ -135,10 +132,7 @@ class ReceiptStore:
                 self._next_call += 1
                 return f"call-{number}"
             with locked_log(self.path, write=True, timeout=self.lock_timeout, create=False) as fd:
-                if fd is not None:
-                    self._catch_up(fd)
-                else:
-                    self._check_missing_log()
+                self._catch_up_or_check_missing(fd)
                 head = read_head(self.path)
                 number = max(self._state.highest_auto, (head.next_call - 1) if head else 0) + 1
                 self._state.highest_auto = number
@@ -237,6 +231,13 @@ class ReceiptStore:
         except OSError as error:
             raise ReceiptLogError(f"could not write the head record: {error.strerror}") from None
 
+    def _catch_up_or_check_missing(self, fd: int | None) -> None:
+        """Take in the log when it exists; when it does not, its head must not list receipts."""
+        if fd is not None:
+            self._catch_up(fd)
+        else:
+            self._check_missing_log()
+
     def _check_missing_log(self) -> None:
         assert self.path is not None
         head = read_head(self.path)
@@ -293,13 +294,6 @@ class ReceiptStore:
                 index.setdefault(tool_call_id, offset)
             state.index = index
         return state.index
-
-
-def _receipt_from_line(raw: bytes, complete: bool) -> EffectReceipt:
-    record = parse_line(raw, 0, complete)
-    for key in (CHAIN_KEY, SIGNATURE_KEY, PUBLIC_KEY_KEY):
-        record.pop(key, None)
-    return EffectReceipt.from_dict(record)
 
 
 def verify_log(

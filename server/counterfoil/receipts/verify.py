@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..errors import AgentError
-from .chain import iter_lines
+from .chain import iter_lines, receipt_from_line
 from .logfile import locked_log
-from .store import _receipt_from_line, verify_log
+from .store import verify_log
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ def last_results(path: Path) -> dict[str, tuple[str, str | None]]:
         for _, raw, _, complete in iter_lines(fd, 0, os.fstat(fd).st_size):
             if raw is None or not raw.strip():
                 continue
-            receipt = _receipt_from_line(raw, complete)
+            receipt = receipt_from_line(raw, complete)
             if "result_sha256" not in receipt.evidence or receipt.exit_state != "ok":
                 continue
             for artifact in receipt.changed_artifacts:
