@@ -24,6 +24,13 @@ export const DAEMON_SETTING_KEYS = [
   "allowInsecureHttp",
   "schemaMode",
   "endpointTimeoutSeconds",
+  "searchFiles",
+  "protectedPatterns",
+  "passEnvironment",
+  "limitCpuSeconds",
+  "limitMemoryBytes",
+  "limitProcesses",
+  "maxCommandOutputBytes",
 ] as const;
 
 export type DaemonSettings = Partial<
