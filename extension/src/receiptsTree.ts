@@ -4,8 +4,14 @@
 
 import * as vscode from "vscode";
 import type { DaemonClient } from "./client";
-import type { Receipt, ReceiptsResult, VerifyResult } from "./protocol";
+import type {
+  Receipt,
+  ReceiptsResult,
+  RunRecord,
+  VerifyResult,
+} from "./protocol";
 import { type ReceiptNode, receiptRoots } from "./receiptNodes";
+import { verifyReport } from "./verifyReport";
 
 export class ReceiptsTree
   implements vscode.TreeDataProvider<ReceiptNode>, vscode.Disposable
@@ -14,6 +20,7 @@ export class ReceiptsTree
   private loadProblem: string | null = null;
   private verifyProblem: string | null = null;
   private path: string | null = null;
+  private runs: RunRecord[] = [];
   private readonly changed = new vscode.EventEmitter<ReceiptNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [this.changed];
@@ -49,6 +56,12 @@ export class ReceiptsTree
     this.changed.fire(undefined);
   }
 
+  /** The daemon's runs (goal, time, verdict), for the run groups' labels. */
+  setRuns(runs: readonly RunRecord[]): void {
+    this.runs = [...runs];
+    this.changed.fire(undefined);
+  }
+
   add(receipt: Receipt): void {
     if (
       this.receipts.some((known) => known.receipt_id === receipt.receipt_id)
@@ -60,9 +73,7 @@ export class ReceiptsTree
   }
 
   showVerification(result: VerifyResult): void {
-    this.verifyProblem = result.ok
-      ? null
-      : (result.error ?? "the receipt log does not verify");
+    this.verifyProblem = result.ok ? null : verifyReport(result);
     this.changed.fire(undefined);
   }
 
@@ -89,7 +100,13 @@ export class ReceiptsTree
       );
     }
     const root = this.root();
-    if (node.openPath && root) {
+    if (node.command) {
+      item.command = {
+        command: node.command.id,
+        title: node.command.title,
+        arguments: node.command.arguments,
+      };
+    } else if (node.openPath && root) {
       item.command = {
         command: "vscode.open",
         title: "Open File",
@@ -97,6 +114,13 @@ export class ReceiptsTree
       };
     }
     return item;
+  }
+
+  /** Every receipt node, across the run groups. */
+  receiptNodes(): ReceiptNode[] {
+    return this.getChildren().flatMap((root) =>
+      root.contextValue === "run" ? root.children : [],
+    );
   }
 
   getChildren(node?: ReceiptNode): ReceiptNode[] {
@@ -109,6 +133,7 @@ export class ReceiptsTree
     return receiptRoots(
       this.receipts,
       problems.length > 0 ? problems.join("; ") : null,
+      this.runs,
     );
   }
 
