@@ -6,10 +6,16 @@
   const vscode = acquireVsCodeApi();
   const conversation = document.getElementById("conversation");
   const form = document.getElementById("composer");
-  const message = /** @type {HTMLTextAreaElement} */ (document.getElementById("message"));
+  const message = /** @type {HTMLTextAreaElement} */ (
+    document.getElementById("message")
+  );
   const label = document.getElementById("message-label");
-  const send = /** @type {HTMLButtonElement} */ (document.getElementById("send"));
-  const stop = /** @type {HTMLButtonElement} */ (document.getElementById("stop"));
+  const send = /** @type {HTMLButtonElement} */ (
+    document.getElementById("send")
+  );
+  const stop = /** @type {HTMLButtonElement} */ (
+    document.getElementById("stop")
+  );
   const newConversation = document.getElementById("new");
   /** Reasons typed but not sent yet, by call id, so a redraw keeps them. */
   const reasons = {};
@@ -50,7 +56,11 @@
     const head = el("div", "proposal-head");
     head.append(
       el("span", "subject", `${proposal.subject} (${proposal.toolCallId})`),
-      el("span", `badge ${proposal.state}`, STATE_WORDS[proposal.state] || proposal.state),
+      el(
+        "span",
+        `badge ${proposal.state}`,
+        STATE_WORDS[proposal.state] || proposal.state,
+      ),
     );
     box.append(head);
     if (proposal.reason) {
@@ -66,7 +76,11 @@
         ),
       );
     }
-    if (proposal.state === "pending" && proposal.hunks && proposal.hunks.length > 1) {
+    if (
+      proposal.state === "pending" &&
+      proposal.hunks &&
+      proposal.hunks.length > 1
+    ) {
       const list = el("fieldset", "hunks");
       list.append(el("legend", "", "Hunks to keep"));
       proposal.hunks.forEach((hunk, index) => {
@@ -87,9 +101,12 @@
       box.append(list);
     }
     if (proposal.state === "pending") {
-      const reason = /** @type {HTMLInputElement} */ (el("input", "reason-input"));
+      const reason = /** @type {HTMLInputElement} */ (
+        el("input", "reason-input")
+      );
       reason.type = "text";
-      reason.placeholder = "Reason for rejecting (optional, the model reads it)";
+      reason.placeholder =
+        "Reason for rejecting (optional, the model reads it)";
       reason.value = reasons[proposal.toolCallId] || "";
       reason.addEventListener("input", () => {
         reasons[proposal.toolCallId] = reason.value;
@@ -133,7 +150,10 @@
       if (step.outputSha256) {
         box.append(
           button("Full output", "link", () =>
-            vscode.postMessage({ type: "openOutput", sha256: step.outputSha256 }),
+            vscode.postMessage({
+              type: "openOutput",
+              sha256: step.outputSha256,
+            }),
           ),
         );
       }
@@ -158,7 +178,8 @@
         if (turn.streaming.thinking) {
           live.append(details("Thinking", turn.streaming.thinking, false));
         }
-        if (turn.streaming.text) live.append(el("p", "model-text", turn.streaming.text));
+        if (turn.streaming.text)
+          live.append(el("p", "model-text", turn.streaming.text));
         block.append(live);
       }
       if (turn.status === "running" || turn.status === "stopping") {
@@ -171,18 +192,21 @@
         }
         running = true;
         stopping = turn.status === "stopping";
-        block.append(
-          el("p", "run-state", stopping ? "Stopping…" : "Running…"),
-        );
+        block.append(el("p", "run-state", stopping ? "Stopping…" : "Running…"));
       } else {
         const verdict = el("div", "verdict");
-        verdict.append(el("h3", "", turn.status === "stopped" ? "Stopped" : "Verdict"));
+        verdict.append(
+          el("h3", "", turn.status === "stopped" ? "Stopped" : "Verdict"),
+        );
         const list = el("ul");
         for (const line of turn.verdictLines) list.append(el("li", "", line));
         verdict.append(list);
         if (turn.final) {
           const claim = el("p", "claim");
-          claim.append(el("strong", "", "The model's claim: "), el("span", "", turn.final));
+          claim.append(
+            el("strong", "", "The model's claim: "),
+            el("span", "", turn.final),
+          );
           verdict.append(claim);
         }
         block.append(verdict);
@@ -196,7 +220,9 @@
       }
     }
     const hasTurns = state.turns.length > 0;
-    label.textContent = hasTurns ? "Follow-up (continues this conversation)" : "Goal";
+    label.textContent = hasTurns
+      ? "Follow-up (continues this conversation)"
+      : "Goal";
     send.textContent = hasTurns ? "Send follow-up" : "Run";
     send.disabled = running;
     stop.hidden = !running;
