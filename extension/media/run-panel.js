@@ -168,7 +168,9 @@
     let stopping = false;
     for (const turn of state.turns) {
       const block = el("article", `turn status-${turn.status}`);
-      block.append(el("h2", "goal", turn.goal));
+      block.append(
+        el("h2", "goal", turn.followUp ? `Follow-up: ${turn.goal}` : turn.goal),
+      );
       for (const step of turn.steps) {
         block.append(stepBlock(step, state.proposals, shown));
       }

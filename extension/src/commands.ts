@@ -186,7 +186,7 @@ export class AgentCommands implements vscode.Disposable {
     );
     const { trace, panel } = this.context;
     trace.info(`${method === Methods.followUp ? "follow-up" : "run"}: ${goal}`);
-    panel.runStarted(goal);
+    panel.runStarted(goal, method === Methods.followUp);
     const listeners = [
       this.context.client.onEvent((event) => {
         trace.info(`${describeStep(event)} → ${event.result ?? ""}`);

@@ -38,6 +38,8 @@ export type TurnStatus = "running" | "stopping" | "finished" | "stopped";
 
 export interface TurnView {
   goal: string;
+  /** A follow-up continuing the turns before it. */
+  followUp?: boolean;
   runId?: string | null;
   status: TurnStatus;
   steps: StepView[];
@@ -104,6 +106,7 @@ export function startTurn(
   model: RunModel,
   goal: string,
   runId?: string | null,
+  followUp = false,
 ): void {
   const last = currentTurn(model);
   if (
@@ -114,10 +117,12 @@ export function startTurn(
   ) {
     // The daemon's runStarted for the turn the extension already opened.
     last.runId = runId ?? last.runId;
+    last.followUp = last.followUp || followUp;
     return;
   }
   model.turns.push({
     goal,
+    followUp,
     runId,
     status: "running",
     steps: [],

@@ -63,7 +63,12 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         webviewOptions: { retainContextWhenHidden: true },
       }),
       client.onRunStarted((started) => {
-        startTurn(this.model, started.goal, started.runId);
+        startTurn(
+          this.model,
+          started.goal,
+          started.runId,
+          started.followUp === true,
+        );
         this.render();
       }),
       client.onModelText((text) => {
@@ -95,8 +100,8 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   }
 
   /** A run or follow-up the extension just asked for. */
-  runStarted(goal: string): void {
-    startTurn(this.model, goal);
+  runStarted(goal: string, followUp = false): void {
+    startTurn(this.model, goal, null, followUp);
     this.render();
     this.reveal();
   }

@@ -162,8 +162,11 @@ export async function startRun(page: Page, goal: string): Promise<void> {
 
 /** The active editor group's title-bar action with this label (not the notification button). */
 export function editorTitleAction(page: Page, label: string) {
+  // Exactly `label`, or `label (keybinding)`: not "Reject with Reason…".
+  const actions =
+    ".editor-group-container.active .editor-actions a.action-label";
   return page.locator(
-    `.editor-group-container.active .editor-actions a.action-label[aria-label^="${label}"]`,
+    `${actions}[aria-label="${label}"], ${actions}[aria-label^="${label} ("]`,
   );
 }
 
