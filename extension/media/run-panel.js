@@ -166,7 +166,7 @@
     const shown = new Set();
     let running = false;
     let stopping = false;
-    for (const turn of state.turns) {
+    state.turns.forEach((turn, index) => {
       const block = el("article", `turn status-${turn.status}`);
       block.append(
         el("h2", "goal", turn.followUp ? `Follow-up: ${turn.goal}` : turn.goal),
@@ -184,14 +184,14 @@
           live.append(el("p", "model-text", turn.streaming.text));
         block.append(live);
       }
-      if (turn.status === "running" || turn.status === "stopping") {
-        // Proposals not yet tied to a step: the pending ones of this run.
-        for (const proposal of Object.values(state.proposals)) {
-          if (!shown.has(proposal.toolCallId) && proposal.state === "pending") {
-            block.append(proposalBlock(proposal));
-            shown.add(proposal.toolCallId);
-          }
+      // This turn's proposals not tied to a step (yet, or by an older daemon).
+      for (const proposal of Object.values(state.proposals)) {
+        if (!shown.has(proposal.toolCallId) && proposal.turn === index) {
+          block.append(proposalBlock(proposal));
+          shown.add(proposal.toolCallId);
         }
+      }
+      if (turn.status === "running" || turn.status === "stopping") {
         running = true;
         stopping = turn.status === "stopping";
         block.append(el("p", "run-state", stopping ? "Stopping…" : "Running…"));
@@ -214,7 +214,7 @@
         block.append(verdict);
       }
       conversation.append(block);
-    }
+    });
     // Pending proposals outside any turn (a validation or a revert).
     for (const proposal of Object.values(state.proposals)) {
       if (!shown.has(proposal.toolCallId) && proposal.state === "pending") {

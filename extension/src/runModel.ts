@@ -18,6 +18,8 @@ export interface ProposalView {
   hunks?: Array<{ label: string; kept: boolean }>;
   /** Whether the proposed text was edited by hand. */
   edited?: boolean;
+  /** The turn it belongs to (index into `turns`); absent outside any run (a revert). */
+  turn?: number;
 }
 
 export interface StepView {
@@ -157,7 +159,9 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
   if (!turn) {
     return;
   }
-  const { thinking, text } = splitThinking(event.response);
+  const { thinking, text: said } = splitThinking(event.response);
+  // A response that is only the action's JSON says nothing the action line does not.
+  const text = isJson(said) ? "" : said;
   const view: StepView = {
     step: event.step,
     thinking,
@@ -184,15 +188,31 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
   }
 }
 
+function isJson(text: string): boolean {
+  if (!text.startsWith("{")) {
+    return false;
+  }
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function firstLine(text: string): string {
   return text.split("\n", 1)[0] ?? "";
 }
 
 export function setProposal(model: RunModel, proposal: ProposalView): void {
-  model.proposals[proposal.toolCallId] = {
-    ...model.proposals[proposal.toolCallId],
-    ...proposal,
-  };
+  const known = model.proposals[proposal.toolCallId];
+  const current = model.turns[model.turns.length - 1];
+  const turn =
+    known?.turn ??
+    (current && (current.status === "running" || current.status === "stopping")
+      ? model.turns.length - 1
+      : undefined);
+  model.proposals[proposal.toolCallId] = { ...known, ...proposal, turn };
 }
 
 export function setStopping(model: RunModel): void {

@@ -14,6 +14,7 @@ import {
   editorTitleAction,
   editorUrl,
   makeWorkspace,
+  openFile,
   openPage,
   receiptsOnDisk,
   runCommand,
@@ -55,12 +56,7 @@ describe("the review a careful person trusts", () => {
     try {
       await waitForDaemon(page);
       step("daemon up");
-      await runCommand(page, "Go to File...");
-      await page.keyboard.type("app.py");
-      await page.keyboard.press("Enter");
-      await page
-        .locator(".tabs-container .tab.active", { hasText: "app.py" })
-        .waitFor();
+      await openFile(page, "app.py");
       await startRun(page, "make tests/test_math.py pass");
       await waitForProposalDiff(page);
       step("diff shown");
