@@ -162,6 +162,9 @@
   }
 
   function render(state) {
+    // Follow the run as it grows, unless the person scrolled up to read.
+    const atBottom =
+      window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
     conversation.replaceChildren();
     const shown = new Set();
     let running = false;
@@ -231,6 +234,9 @@
     stop.disabled = stopping;
     stop.textContent = stopping ? "Stopping…" : "Stop run";
     newConversation.hidden = !hasTurns || running;
+    if (atBottom) {
+      window.scrollTo(0, document.body.scrollHeight);
+    }
   }
 
   form.addEventListener("submit", (event) => {

@@ -39,10 +39,12 @@ export interface EditPreview {
   uri?: string;
   /** SHA-256 of the bytes the model read; null for a new file, which must not exist. */
   baseSha256: string | null;
-  /** SHA-256 of the UTF-8 bytes of proposedText: exactly what will be written. */
-  proposedSha256: string;
-  /** The whole proposed file (newer daemons). */
-  proposedText?: string;
+  /** SHA-256 of the UTF-8 bytes of proposedText: exactly what will be written; null when the file is removed. */
+  proposedSha256: string | null;
+  /** The whole proposed file (newer daemons); null when the file is removed. */
+  proposedText?: string | null;
+  /** A revert that removes the file (it was created by the effect reverted). */
+  removesFile?: boolean;
   /** A whole-file replacement (older daemons, in place of proposedText). */
   edit?: WorkspaceEdit;
   /** The bytes the model read, as text, when the daemon sends them (else read from disk or the content store). */
