@@ -33,3 +33,5 @@ echo "################ receipts"
 "$python" -m counterfoil receipts show "$project/.counterfoil/receipts.jsonl"
 echo
 echo "The files and the receipt log are in $project"
+echo "Each run above ended with its verdict (computed from the effects) before the model's claim."
+echo "Undo an edit from its receipt:  $python -m counterfoil revert call-1 --root $project"

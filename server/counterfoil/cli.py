@@ -11,18 +11,30 @@ import difflib
 import os
 import shlex
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
 from . import doctor
-from .actions import action_to_json
-from .loop import AgentEvent, run_agent
+from .errors import AgentError
+from .loop import AgentEvent, run_agent, run_verdict
+from .model_download_terminal import download_command, prepare_model
 from .proposals import CommandProposal, EditProposal, ToolProposal
 from .receipt_commands import add_receipt_parsers, keys_command, receipts_command
 from .receipts import EffectReceipt, ReceiptStore
 from .settings import Settings, SettingsError
+from .terminal import (
+    EXIT_INTERRUPTED,
+    EXIT_SETUP_ERROR,
+    StepPrinter,
+    Style,
+    exit_status,
+    format_verdict,
+    short_digest,
+    timed_load,
+)
 from .terminal_text import terminal_safe_stream
 from .workspace import Workspace
 
@@ -107,6 +119,19 @@ def build_parser() -> argparse.ArgumentParser:
     keys.add_subparsers(dest="keys_command", required=True).add_parser(
         "init", help="make your Ed25519 signing key")
 
+    revert = commands.add_parser(
+        "revert", help="undo a file effect from its receipt (asks first, like every effect)"
+    )
+    revert.add_argument("call_id", metavar="CALL_ID", help="the tool call id of the receipt")
+    revert.add_argument("--root", required=True, type=Path, help="the project folder")
+    revert.add_argument("--receipt-log", dest="receiptLog", metavar="PATH",
+                        help="receipt log: relative to the root, or absolute "
+                             f"(default {Settings.default('receiptLog')})")
+
+    download = commands.add_parser("download", help="download a model now (Ctrl-C stops, "
+                                                     "running it again resumes)")
+    download.add_argument("model", help="model name or hub repo id, e.g. qwen3-4b")
+
     commands.add_parser("serve", help="run the language-server daemon on stdio")
     doctor.add_arguments(commands.add_parser("doctor", help="report what this setup can run"))
     return parser
@@ -116,19 +141,29 @@ def unified_diff(proposal: EditProposal) -> str:
     before = (proposal.base_text or "").splitlines(keepends=True)
     after = proposal.proposed_text.splitlines(keepends=True)
     source = f"a/{proposal.path}" if proposal.base_sha256 is not None else "/dev/null"
-    lines = difflib.unified_diff(before, after, source, f"b/{proposal.path}")
+    target = "/dev/null" if proposal.removes_file else f"b/{proposal.path}"
+    lines = difflib.unified_diff(before, after, source, target)
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
                    for line in lines)
 
 
-def describe_proposal(proposal: ToolProposal) -> str:
+def proposal_diff(proposal: ToolProposal) -> str:
+    if isinstance(proposal, CommandProposal):
+        return ""
+    return unified_diff(proposal) or "(no change)\n"
+
+
+def proposal_header(proposal: ToolProposal) -> str:
     header = f"{proposal.tool_call_id}: {proposal.action.tool}"
     if isinstance(proposal, CommandProposal):
         return (f"{header}\n  argv: {list(proposal.argv)}\n  cwd:  {proposal.cwd}\n"
-                f"  timeout: {proposal.timeout_seconds:g} s")
-    state = "new file" if proposal.creates_file else f"base sha256 {proposal.base_sha256}"
-    return (f"{header} {proposal.path} ({state}; proposed sha256 {proposal.proposed_sha256})\n"
-            f"{unified_diff(proposal) or '(no change)'}")
+                f"  timeout: {proposal.timeout_seconds:g} s\n")
+    if proposal.reverts is not None:
+        header += f" of {proposal.reverts}"
+    base = "new file" if proposal.creates_file else f"base {short_digest(proposal.base_sha256)}"
+    after = ("removes the file" if proposal.removes_file
+             else f"proposed {short_digest(proposal.proposed_sha256)}")
+    return f"{header} {proposal.path}\n  sha256 {base} -> {after}\n"
 
 
 def read_line(stream: TextIO) -> str:
@@ -146,28 +181,47 @@ def read_line(stream: TextIO) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def terminal_confirm(stdin: TextIO, stdout: TextIO) -> Callable[[ToolProposal], bool]:
-    """Ask on the terminal; only y/yes approves, and end of input means No."""
+def terminal_confirm(
+    stdin: TextIO,
+    stdout: TextIO,
+    style: Style | None = None,
+    interrupted: threading.Event | None = None,
+) -> Callable[[ToolProposal], bool]:
+    """Ask on the terminal; only y/yes approves, and end of input or Ctrl-C means No.
+
+    Ctrl-C while waiting sets `interrupted`, so the run stops at its next step.
+    """
 
     def confirm(proposal: ToolProposal) -> bool:
-        stdout.write(f"\n--- approval needed ---\n{describe_proposal(proposal)}\nApprove? [y/N] ")
-        stdout.flush()
-        answer = read_line(stdin)
+        if interrupted is not None and interrupted.is_set():
+            return False
+        try:
+            stdout.write(f"\n--- approval needed ---\n{proposal_header(proposal)}")
+            (style or Style()).write_diff(stdout, proposal_diff(proposal))
+            stdout.write("Approve? [y/N] ")
+            stdout.flush()
+            answer = read_line(stdin)
+        except KeyboardInterrupt:
+            if interrupted is None:
+                raise
+            interrupted.set()
+            stdout.write("\n(interrupted: no)\n")
+            return False
         if not answer:
             stdout.write("(end of input: no)\n")
         approved = answer.strip().lower() in ("y", "yes")
-        stdout.write("approved\n" if approved else "denied\n")
+        stdout.write("denied\n" if not approved else "approved; running …\n"
+                     if proposal.kind == "command" else "approved\n")
         return approved
 
     return confirm
 
 
 def format_event(event: AgentEvent) -> str:
-    action = "(none)" if event.action is None else action_to_json(event.action)
-    lines = [f"\n== step {event.step} ==", f"response: {event.response}", f"action:   {action}"]
-    if event.result is not None:
-        lines.append("observation:\n" + event.result)
-    return "\n".join(lines)
+    """What a step observed; its header and response were printed as the model answered."""
+    if event.result is None:
+        return ""
+    return "observation:\n" + event.result + "\n"
 
 
 def format_receipt(receipt: EffectReceipt) -> str:
@@ -184,7 +238,7 @@ def agent_settings(args: argparse.Namespace) -> Settings:
 
 
 def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    from .models import GenerationOptions, ModelProgress, load_generate
+    from .models import GenerationOptions, load_generate
 
     try:
         settings = agent_settings(args)
@@ -194,64 +248,123 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         return 2
     except ValueError as error:
         stdout.write(f"error: {error}\n")
-        return 2
+        return EXIT_SETUP_ERROR
     log_path = settings.receipt_log_path(policy.root)
     try:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         store = ReceiptStore(log_path)
     except (OSError, ValueError) as error:
         stdout.write(f"error: {error}\n")
-        return 2
+        return EXIT_SETUP_ERROR
+    style = Style.for_stream(stdout)
+    interrupted = threading.Event()
     workspace = Workspace(policy, receipt_store=store,
-                          confirm_proposal=terminal_confirm(stdin, stdout))
+                          confirm_proposal=terminal_confirm(stdin, stdout, style, interrupted))
     before = len(store)
-
-    def on_progress(progress: ModelProgress) -> None:
-        if progress.text:
-            stdout.write(progress.text)
-            stdout.flush()
-
+    steps = StepPrinter(stdout)
+    stdout.write(f"goal: {args.goal}\nroot: {policy.root}\n"
+                 f"tools: {', '.join(sorted(workspace.available_tools))}\n")
+    prepared = prepare_model(settings.model, stdout, endpoint=getattr(settings, "endpoint", None))
+    if prepared is not None:
+        return prepared
     options = replace(GenerationOptions.from_settings(settings),
                       enable_thinking=args.enable_thinking, device=args.device)
     try:
-        generate = load_generate(settings.model, options, on_progress=on_progress)
+        generate = timed_load(stdout, settings.model, lambda: load_generate(
+            settings.model, options, on_progress=steps.on_progress))
+    except KeyboardInterrupt:
+        stdout.write("interrupted while loading the model\n")
+        return EXIT_INTERRUPTED
     except ImportError as error:
         stdout.write(f"error: model {settings.model!r} needs the MLX extra "
                      f"(pip install 'counterfoil[mlx]'): {error}\n")
-        return 2
+        return EXIT_SETUP_ERROR
     except Exception as error:  # noqa: BLE001 - any load failure is one line
         stdout.write(f"error: {error}\n")
-        return 2
-    stdout.write(f"goal: {args.goal}\nroot: {policy.root}\nmodel: {settings.model}\n"
-                 f"tools: {', '.join(sorted(workspace.available_tools))}\n")
-    run = run_agent(args.goal, generate, workspace, settings.limits(),
-                    on_event=lambda event: stdout.write(format_event(event) + "\n"))
-    stdout.write(f"\n== run ended: {run.reason} ==\n")
-    if run.error:
-        stdout.write(f"error: {run.error}\n")
-    stdout.write(f"final answer (a model statement, not evidence): {run.final}\n")
-    stdout.write(f"modified files: {', '.join(run.modified_files) or '(none)'}\n")
+        return EXIT_SETUP_ERROR
+    try:
+        run = run_agent(args.goal, steps.wrap(generate), workspace, settings.limits(),
+                        on_event=lambda event: stdout.write(format_event(event)),
+                        should_stop=interrupted.is_set)
+    except KeyboardInterrupt:
+        interrupted.set()
+        stdout.write("\n(interrupted)\n")
+        completed, reason, final, run_error = False, "interrupted", None, None
+        verdict = run_verdict(workspace)
+    else:
+        completed, reason, final, run_error = run.completed, run.reason, run.final, run.error
+        verdict = run.verdict
+        if interrupted.is_set():
+            reason = "interrupted"
+    status = exit_status(completed, verdict, interrupted=interrupted.is_set())
+    stdout.write(f"\n== run ended: {reason} ==\n")
     new_receipts = store.receipts()[before:]
     stdout.write(f"receipts ({len(new_receipts)} new, log {log_path}):\n")
     stdout.writelines(format_receipt(receipt) + "\n" for receipt in new_receipts)
-    return 0 if run.completed else 1
+    stdout.write(format_verdict(verdict, reason=reason, final=final, status=status,
+                                error=run_error))
+    stdout.flush()
+    return status
+
+
+def revert_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    """0 reverted; 1 not reverted (denied, drifted, a command, no receipt); 2 setup; 130."""
+    try:
+        settings = Settings.from_mapping(
+            {"receiptLog": args.receiptLog, "allowWrites": True}, names=SETTING_FLAGS
+        )
+        policy = settings.policy(args.root)
+    except SettingsError as error:
+        stdout.writelines(f"error: {problem}\n" for problem in error.problems)
+        return EXIT_SETUP_ERROR
+    except ValueError as error:
+        stdout.write(f"error: {error}\n")
+        return EXIT_SETUP_ERROR
+    log_path = settings.receipt_log_path(policy.root)
+    if not log_path.is_file():
+        stdout.write(f"error: no receipt log at {log_path}\n")
+        return EXIT_SETUP_ERROR
+    try:
+        store = ReceiptStore(log_path)
+    except (OSError, ValueError) as error:
+        stdout.write(f"error: {error}\n")
+        return EXIT_SETUP_ERROR
+    interrupted = threading.Event()
+    confirm = terminal_confirm(stdin, stdout, Style.for_stream(stdout), interrupted)
+    workspace = Workspace(policy, receipt_store=store, confirm_proposal=confirm)
+    before = len(store)
+    try:
+        result = workspace.revert(args.call_id)
+    except AgentError as error:
+        stdout.write(f"error: {error}\n")
+        return EXIT_INTERRUPTED if interrupted.is_set() else 1
+    stdout.write(f"{result}\n")
+    stdout.writelines(format_receipt(receipt) + "\n" for receipt in store.receipts()[before:])
+    return 0
 
 
 
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
          stdout: TextIO | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit:  # argparse: 2 for bad flags, 0 for --help
+        return exit.code if isinstance(exit.code, int) else EXIT_SETUP_ERROR
     stdin = stdin or sys.stdin
     stdout = terminal_safe_stream(stdout or sys.stdout)  # model-chosen text is shown, not obeyed
     if args.command == "agent":
         return run_agent_command(args, stdin, stdout)
     if args.command == "receipts":
         return receipts_command(args, stdout)
+    if args.command == "download":
+        return download_command(args.model, stdout)
     if args.command == "keys":
         return keys_command(args, stdout)
     if args.command == "doctor":
         return doctor.doctor_command(args, stdout)
+    if args.command == "revert":
+        return revert_command(args, stdin, stdout)
     from .lsp import serve
 
     return serve()

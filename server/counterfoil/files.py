@@ -192,3 +192,9 @@ def replace_file(directory_fd: int, name: str, data: bytes, mode: int | None) ->
             pass
         raise
     os.fsync(directory_fd)
+
+
+def remove_file(directory_fd: int, name: str) -> None:
+    """Remove `name` (never following a symlink: unlink removes the entry itself), durably."""
+    os.unlink(name, dir_fd=directory_fd)
+    os.fsync(directory_fd)

@@ -9,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 from .actions import Action, FinalAction, ToolAction, parse_action
 from .errors import AgentError
 from .prompt import build_system_prompt
+from .verdict import RunVerdict, compute_verdict
 from .workspace import Workspace
 
 Messages = list[dict[str, str]]
@@ -70,6 +71,7 @@ class AgentRun:
     events: tuple[AgentEvent, ...] | list[AgentEvent]
     modified_files: tuple[str, ...] = ()
     error: str | None = None
+    verdict: RunVerdict = field(default_factory=RunVerdict)
 
 
 @dataclass
@@ -114,7 +116,13 @@ def run_agent(
         completed: bool, reason: str, final: str | None = None, error: str | None = None
     ) -> AgentRun:
         return AgentRun(
-            completed, reason, final, tuple(conversation.events), workspace.modified_files, error
+            completed,
+            reason,
+            final,
+            tuple(conversation.events),
+            workspace.modified_files,
+            error,
+            run_verdict(workspace),
         )
 
     for step in range(1, limits.max_steps + 1):
@@ -153,6 +161,11 @@ def run_agent(
             return finish(False, "receipt_not_recorded", error=workspace.unrecorded_effect)
         conversation.messages += _turn(response, result)
     return finish(False, "step_limit")
+
+
+def run_verdict(workspace: Workspace) -> RunVerdict:
+    """The verdict of the effects this workspace has seen so far."""
+    return compute_verdict(getattr(workspace, "effect_outcomes", ()))
 
 
 def _turn(response: str, result: str) -> Messages:

@@ -32,6 +32,8 @@ class EditProposal:
     base_sha256: str | None
     proposed_text: str
     proposed_sha256: str
+    reverts: str | None = None  # the call id whose effect this puts back
+    removes_file: bool = False  # a revert of an effect that created its file
     kind: Literal["edit"] = field(default="edit", init=False)
 
     @property

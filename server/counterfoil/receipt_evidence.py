@@ -50,7 +50,8 @@ def approval_record(proposal: ToolProposal, via: str) -> dict[str, Any]:
 
 
 def file_evidence(proposal: EditProposal) -> dict[str, Any]:
-    return {"base_sha256": proposal.base_sha256, "result_sha256": proposal.proposed_sha256}
+    result = None if proposal.removes_file else proposal.proposed_sha256
+    return {"base_sha256": proposal.base_sha256, "result_sha256": result}
 
 
 def command_evidence(

@@ -22,6 +22,10 @@ def terminal_safe(text: str) -> str:
     return text.translate(_VISIBLE)
 
 
+# The colours the CLI itself paints diff lines with (reset, bold, red, green, cyan).
+OWN_STYLES = frozenset({"0", "1", "31", "32", "36"})
+
+
 class TerminalSafeStream:
     """A text stream that shows, instead of obeys, whatever control characters it is given."""
 
@@ -31,12 +35,24 @@ class TerminalSafeStream:
     def write(self, text: str) -> int:
         return self._stream.write(terminal_safe(text))
 
+    def write_style(self, code: str) -> None:
+        """Switch the terminal to one of the CLI's own colours; nothing else passes unescaped."""
+        if code not in OWN_STYLES:
+            raise ValueError(f"not a colour of the CLI: {code!r}")
+        self._stream.write(f"\x1b[{code}m")
+
     def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:
             self.write(line)
 
     def flush(self) -> None:
         self._stream.flush()
+
+    def isatty(self) -> bool:
+        try:
+            return bool(self._stream.isatty())
+        except (AttributeError, ValueError):
+            return False
 
 
 def terminal_safe_stream(stream: TextIO) -> TextIO:

@@ -9,6 +9,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -25,6 +26,7 @@ from .files import (
     open_directory,
     read_regular_file,
     refuse_hard_links,
+    remove_file,
     replace_file,
 )
 from .paths import (  # noqa: F401 - the path rules' long-standing home re-exports them
@@ -38,6 +40,9 @@ from .policy import ToolPolicy
 from .proposals import CommandProposal, EditProposal, ToolProposal, sha256_hex
 from .receipt_evidence import approval_record, command_evidence, file_evidence, record_receipt
 from .receipts import ReceiptNotRecorded, ReceiptStore
+from .receipts.content import load_object
+from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
+from .verdict import EffectOutcome, EffectState
 
 ConfirmTool = Callable[[ToolAction], object]
 ConfirmProposal = Callable[[ToolProposal], object]
@@ -64,6 +69,7 @@ class Workspace:
         self.receipt_store = receipt_store if receipt_store is not None else ReceiptStore()
         self._read_digests: dict[str, str] = {}
         self._modified: set[str] = set()
+        self._outcomes: list[EffectOutcome] = []
         self._call_ids = threading.Lock()
         self.run_id = run_id or uuid.uuid4().hex
         self.approval_via = approval_via
@@ -76,6 +82,32 @@ class Workspace:
     @property
     def modified_files(self) -> tuple[str, ...]:
         return tuple(sorted(self._modified))
+
+    @property
+    def effect_outcomes(self) -> tuple[EffectOutcome, ...]:
+        """What became of each effect call so far, in order (the run verdict reads this)."""
+        return tuple(self._outcomes)
+
+    def _note(
+        self, proposal: ToolProposal, state: EffectState, reason: str | None = None, **facts: Any
+    ) -> None:
+        if isinstance(proposal, CommandProposal):
+            subject: dict[str, Any] = {"argv": proposal.argv}
+        else:
+            subject = {"path": proposal.path}
+        self._outcomes.append(
+            EffectOutcome(proposal.tool_call_id, proposal.action.tool, state,
+                          reason=reason, **subject, **facts)
+        )
+
+    def _note_failure(self, proposal: ToolProposal, error: BaseException) -> None:
+        """An approved effect that did not complete; one already done keeps what it did."""
+        reason = str(error) if isinstance(error, AgentError) else f"{error}"
+        last = self._outcomes[-1] if self._outcomes else None
+        if last is not None and last.call_id == proposal.tool_call_id and last.state == "approved":
+            self._outcomes[-1] = replace(last, state="failed", reason=reason)
+        else:
+            self._note(proposal, "failed", reason)
 
     # Paths
 
@@ -277,13 +309,19 @@ class Workspace:
 
     def _perform_approved(self, proposal: ToolProposal) -> str:
         if not self._approved(proposal):
+            self._note(proposal, "rejected")
             raise AgentError("operator denied the tool action")
-        self.receipt_store.check_writable()
-        if isinstance(proposal, EditProposal):
+        try:
+            self.receipt_store.check_writable()
+            if isinstance(proposal, CommandProposal):
+                return self._run_command(proposal)
             self._keep_file_bytes(proposal)
-        if isinstance(proposal, CommandProposal):
-            return self._run_command(proposal)
-        return self._write_proposal(proposal)
+            if proposal.reverts is not None:
+                return self._apply_revert(proposal)
+            return self._write_proposal(proposal)
+        except Exception as error:
+            self._note_failure(proposal, error)
+            raise
 
     def _write_proposal(self, proposal: EditProposal) -> str:
         """Replace the file with exactly the approved bytes, if the disk still holds the base."""
@@ -303,6 +341,7 @@ class Workspace:
                 if sha256_hex(current) != proposal.base_sha256:
                     raise AgentError("file changed since it was read")
             replace_file(directory, parts[-1], data, mode)
+        self._note(proposal, "approved", sha256=proposal.proposed_sha256)
         self._read_digests[proposal.path] = sha256_hex(data)
         self._modified.add(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
@@ -310,11 +349,78 @@ class Workspace:
         self._record(proposal, "ok", result, (proposal.path,), file_evidence(proposal))
         return result
 
+    def revert(self, call_id: str, tool_call_id: str | None = None) -> str:
+        """Put back the bytes a file effect's receipt says were there before it (or remove the
+        file it created): an effect like any other, proposed, approved, digest-checked and
+        recorded with `reverts`. Raises AgentError when it cannot be done or is denied."""
+        proposal = self._propose_revert(call_id, tool_call_id or self._allocate_id())
+        return self._perform_approved(proposal)
+
+    def _propose_revert(self, call_id: str, tool_call_id: str) -> EditProposal:
+        plan = plan_revert(self.receipt_store.get(call_id), call_id, self._stored_object)
+        path = self.resolve_path(plan.path, must_exist=plan.expected_sha256 is not None)
+        relative = self._relative(path)
+        parts = PurePosixPath(relative).parts
+        with open_directory(self.policy.root, parts[:-1]) as directory:
+            current = self._current_bytes(directory, parts[-1])
+        if (None if current is None else sha256_hex(current)) != plan.expected_sha256:
+            raise AgentError(DRIFT_ERROR)
+        try:
+            base_text = None if current is None else current.decode("utf-8")
+            restored = None if plan.restore is None else plan.restore.decode("utf-8")
+        except UnicodeDecodeError:
+            raise AgentError("file is not valid UTF-8") from None
+        return EditProposal(
+            tool_call_id=tool_call_id,
+            action=ToolAction(REVERT_TOOL, {"tool_call_id": call_id, "path": relative}),
+            path=relative,
+            base_text=base_text,
+            base_sha256=plan.expected_sha256,
+            proposed_text="" if restored is None else restored,
+            proposed_sha256=plan.restore_sha256 or "",
+            reverts=call_id,
+            removes_file=restored is None,
+        )
+
+    def _stored_object(self, digest: str) -> bytes | None:
+        log = self.receipt_store.path
+        return None if log is None else load_object(log.parent, digest)
+
+    def _current_bytes(self, directory: int, name: str) -> bytes | None:
+        mode = entry_mode(directory, name)
+        if mode is None:
+            return None
+        if not stat.S_ISREG(mode):
+            raise AgentError("path is not a regular file")
+        return read_regular_file(directory, name, self.policy.max_file_bytes)
+
+    def _apply_revert(self, proposal: EditProposal) -> str:
+        """Write the approved bytes back only if the file still holds what the receipt says."""
+        parts = PurePosixPath(proposal.path).parts
+        with open_directory(self.policy.root, parts[:-1]) as directory:
+            current = self._current_bytes(directory, parts[-1])
+            if (None if current is None else sha256_hex(current)) != proposal.base_sha256:
+                raise AgentError(DRIFT_ERROR)
+            if proposal.removes_file:
+                remove_file(directory, parts[-1])
+            else:
+                mode = entry_mode(directory, parts[-1])
+                replace_file(directory, parts[-1], proposal.proposed_text.encode("utf-8"), mode)
+        self._note(proposal, "approved", sha256=proposal.proposed_sha256)
+        self._read_digests.pop(proposal.path, None)
+        self._modified.add(proposal.path)
+        verb = "removed" if proposal.removes_file else "restored"
+        result = f"{verb} {proposal.path} (reverts {proposal.reverts})"
+        evidence = {**file_evidence(proposal), "reverts": proposal.reverts}
+        self._record(proposal, "ok", result, (proposal.path,), evidence)
+        return result
+
     def _keep_file_bytes(self, proposal: EditProposal) -> None:
         """The before and after bytes go to the content store before the file is touched."""
         if proposal.base_text is not None:
             self.receipt_store.keep_object(proposal.base_text.encode("utf-8"))
-        self.receipt_store.keep_object(proposal.proposed_text.encode("utf-8"))
+        if not proposal.removes_file:
+            self.receipt_store.keep_object(proposal.proposed_text.encode("utf-8"))
 
     def _run_command(self, proposal: CommandProposal) -> str:
         started = time.monotonic()
@@ -330,6 +436,7 @@ class Workspace:
         except OSError as error:
             raise AgentError(f"could not run command: {error}") from None
         duration = time.monotonic() - started
+        self._note(proposal, "approved", exit_status=outcome.status, timed_out=outcome.timed_out)
         result = outcome.observation()
         try:
             evidence = command_evidence(proposal, outcome, duration, self.receipt_store)
@@ -397,4 +504,21 @@ class Workspace:
             if existing.tool == action.tool and existing.arguments == action.arguments:
                 return existing.result
             raise AgentError("tool call id was already used for another action")
-        return self._perform_approved(self.propose(action, tool_call_id))
+        try:
+            proposal = self.propose(action, tool_call_id)
+        except AgentError as error:
+            self._outcomes.append(
+                EffectOutcome(tool_call_id, action.tool, "refused", reason=str(error),
+                              path=_text_or_none(action.arguments.get("path")),
+                              argv=_argv_or_none(action.arguments.get("argv")))
+            )
+            raise
+        return self._perform_approved(proposal)
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _argv_or_none(value: object) -> tuple[str, ...] | None:
+    return tuple(value) if isinstance(value, list) else None

@@ -66,6 +66,9 @@ def test_model_not_available_offline_is_a_one_line_load_error(mlx_installed: Non
     message = str(raised.value)
     assert "could not load model" in message
     assert "\n" not in message
+    assert "hf download counterfoil-test/no-such-model-anywhere" in message
+    assert "local MLX model directory" in message and "scripted:PATH" in message
+    assert message.endswith(".")
 
 
 def test_directory_without_weights_is_a_load_error(mlx_installed: None, tmp_path: Path) -> None:

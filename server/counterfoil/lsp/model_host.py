@@ -86,7 +86,9 @@ class ModelHost:
         try:
             generate = load_generate(spec, options, on_progress=self._on_progress)
         except Exception as error:  # any load failure is reported, not raised
-            message = f"could not load model {settings.model}: {error}"
+            message = str(error)
+            if not message.startswith("could not load model"):  # the loader's own lines say so
+                message = f"could not load model {settings.model}: {message}"
             self.publish("error", message, force=True)
             self._channel.end_progress(token, "failed")
             self._progress_token = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Literal
 
 from ..actions import Action, ToolAction
+from ..verdict import EffectOutcome
 
 Outcome = Literal["ok", "denied", "refused", "failed"]
 
@@ -26,5 +27,19 @@ def step_outcome(action: Action | None, observation: str | None) -> Outcome | No
         return "refused"
     first_line = observation.split("\n", 1)[0]
     if first_line.startswith("status: ") and first_line != "status: 0":
+        return "failed"
+    return "ok"
+
+
+def effect_outcome(outcomes: tuple[EffectOutcome, ...], observation: str) -> Outcome:
+    """The outcome of one effect asked for outside a run, from what the workspace noted."""
+    if not outcomes:
+        return "refused" if observation.startswith("error: ") else "ok"
+    last = outcomes[-1]
+    if last.state == "rejected":
+        return "denied"
+    if last.state in ("refused", "failed"):
+        return last.state
+    if last.timed_out or (last.exit_status is not None and last.exit_status != 0):
         return "failed"
     return "ok"

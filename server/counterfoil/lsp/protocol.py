@@ -17,6 +17,7 @@ from ..loop import AgentEvent, AgentRun
 from ..proposals import CommandProposal, ToolProposal
 from ..receipts import EffectReceipt
 from ..tools import example_action
+from ..verdict import EffectOutcome, RunVerdict
 from .outcomes import step_outcome
 
 MAX_GOAL_CHARS = 20_000
@@ -73,6 +74,13 @@ def argv_param(params: Any) -> list[str]:
     return list(argv)
 
 
+def call_id_param(params: Any, method: str) -> str:
+    call_id = _object(params, method).get("toolCallId")
+    if not isinstance(call_id, str) or not call_id or len(call_id) > tools.MAX_ARGV_ITEM_CHARS:
+        raise invalid_params(f"{method} needs a non-empty string toolCallId")
+    return call_id
+
+
 # Results and notifications
 
 
@@ -98,6 +106,38 @@ def event_dict(event: AgentEvent) -> dict[str, Any]:
     }
 
 
+def outcome_dict(outcome: EffectOutcome) -> dict[str, Any]:
+    return {
+        "toolCallId": outcome.call_id,
+        "tool": outcome.tool,
+        "state": outcome.state,
+        "path": outcome.path,
+        "argv": None if outcome.argv is None else list(outcome.argv),
+        "sha256": outcome.sha256,
+        "exitStatus": outcome.exit_status,
+        "timedOut": outcome.timed_out,
+        "reason": outcome.reason,
+    }
+
+
+def verdict_dict(verdict: RunVerdict, completed: bool) -> dict[str, Any]:
+    """The run's evidence, computed from its effects; `succeeded` is the CLI's exit 0."""
+    return {
+        "succeeded": completed and verdict.succeeded,
+        "approved": list(verdict.approved),
+        "rejected": list(verdict.rejected),
+        "refused": list(verdict.refused),
+        "failed": list(verdict.failed),
+        "filesChanged": [
+            {"path": change.path, "sha256": change.sha256, "toolCallId": change.call_id}
+            for change in verdict.files_changed
+        ],
+        "validation": verdict.validation,
+        "validatedBy": verdict.validated_by,
+        "effects": [outcome_dict(outcome) for outcome in verdict.effects],
+    }
+
+
 def run_result(run: AgentRun) -> dict[str, Any]:
     return {
         "completed": run.completed,
@@ -106,6 +146,7 @@ def run_result(run: AgentRun) -> dict[str, Any]:
         "modifiedFiles": list(run.modified_files),
         "events": [event_dict(event) for event in run.events],
         "error": run.error,
+        "verdict": verdict_dict(run.verdict, run.completed),
     }
 
 
@@ -118,6 +159,7 @@ def failed_run(reason: str, error: str | None) -> dict[str, Any]:
         "modifiedFiles": [],
         "events": [],
         "error": error,
+        "verdict": verdict_dict(RunVerdict(), False),
     }
 
 
@@ -150,14 +192,18 @@ def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
             "cwd": proposal.cwd,
             "timeoutSeconds": proposal.timeout_seconds,
         }
-    return {
+    shown: dict[str, Any] = {
         "kind": "edit",
         "path": proposal.path,
         "uri": (root / proposal.path).as_uri(),
+        "removesFile": proposal.removes_file,
         "baseSha256": proposal.base_sha256,
-        "proposedSha256": proposal.proposed_sha256,
-        "proposedText": proposal.proposed_text,
+        "proposedSha256": None if proposal.removes_file else proposal.proposed_sha256,
+        "proposedText": None if proposal.removes_file else proposal.proposed_text,
     }
+    if proposal.reverts is not None:
+        shown["reverts"] = proposal.reverts
+    return shown
 
 
 def confirm_params(proposal: ToolProposal, root: Path) -> dict[str, Any]:

@@ -19,12 +19,15 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
+from ..models.runtime import runtime_report
 from .channel import MessageKind
+from .model_download import answer, model_param
 from .progress import ProgressReporter
 from .protocol import (
     NoWorkspace,
     RunInProgress,
     argv_param,
+    call_id_param,
     goal_param,
     no_params,
 )
@@ -230,6 +233,11 @@ def build_server() -> CounterfoilServer:
         argv = argv_param(params)
         return await _outcome(_start(lambda: session.run_validation(argv)))
 
+    @server.feature("counterfoil/revert")
+    async def revert(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        call_id = call_id_param(params, "counterfoil/revert")
+        return await _outcome(_start(lambda: session.revert(call_id)))
+
     @server.feature("counterfoil/receipts")
     async def receipts(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         no_params(params, "counterfoil/receipts")
@@ -239,6 +247,17 @@ def build_server() -> CounterfoilServer:
     async def verify_receipts(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         no_params(params, "counterfoil/verifyReceipts")
         return await asyncio.to_thread(session.verify)
+
+    @server.feature("counterfoil/downloadModel")
+    async def download_model(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        model = model_param(params, session.settings.model)
+        return await answer(session.downloads.start(model))
+
+    @server.feature("counterfoil/modelRuntime")
+    def model_runtime(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        settings = session.settings
+        model = model_param(params, settings.model)
+        return runtime_report(model, endpoint=getattr(settings, "endpoint", None))
 
     @server.feature("counterfoil/status")
     def status(ls: CounterfoilServer, params: Any) -> dict[str, Any]:

@@ -19,13 +19,16 @@ from typing import Any
 from ..actions import ToolAction
 from ..errors import AgentError
 from ..loop import AgentEvent, run_agent
+from ..models.download import DownloadCancelled
+from ..models.errors import ModelLoadError
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
 from ..settings import Settings
 from ..workspace import Workspace
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
+from .model_download import ModelDownloads
 from .model_host import ModelHost, ModelLoadFailed
-from .outcomes import step_outcome
+from .outcomes import effect_outcome
 from .protocol import event_dict, failed_run, receipt_dict, run_result, tool_table
 
 EVENT_METHOD = "counterfoil/event"
@@ -72,6 +75,7 @@ class Session:
     def __init__(self, channel: ClientChannel) -> None:
         self.channel = channel
         self.models = ModelHost(channel)
+        self.downloads = ModelDownloads(channel)
         self.settings = Settings()
         self.root: Path | None = None
         self._job: Job | None = None
@@ -106,6 +110,7 @@ class Session:
             "tools": tool_table(enabled),
             "receiptLog": None if log is None else str(log),
             "running": self.running,
+            **self.downloads.status(settings.model),
         }
 
     def receipts(self) -> dict[str, Any]:
@@ -139,6 +144,15 @@ class Session:
             "validation", lambda job, settings, root: self._validate(job, settings, root, argv)
         )
 
+    def revert(self, call_id: str) -> Job:
+        """Undo a file effect from its receipt, asked like any effect (`counterfoil/confirm`)."""
+        return self._start(
+            "revert",
+            lambda job, settings, root: self._one_effect(
+                job, settings, root, f"revert {call_id}", lambda w: w.revert(call_id)
+            ),
+        )
+
     def cancel(self) -> None:
         with self._lock:
             job = self._job
@@ -147,6 +161,7 @@ class Session:
 
     def close(self, timeout: float = 10.0) -> None:
         """Stop the running operation and wait for it, so no effect is left half done."""
+        self.downloads.close(timeout)
         with self._lock:
             job = self._job
         if job is None:
@@ -242,6 +257,14 @@ class Session:
             if job.stopping:
                 return failed_run("cancelled", None)
             try:
+                if not getattr(settings, "endpoint", None):
+                    self.downloads.ensure_on_disk(settings.model, lambda: job.stopping)
+            except DownloadCancelled:
+                return failed_run("cancelled", None)
+            except ModelLoadError as error:
+                self.channel.show_message("error", f"Counterfoil: {error}")
+                return failed_run("model_error", str(error))
+            try:
                 loaded = self.models.load(settings, root)
             except ModelLoadFailed as error:
                 self.channel.show_message("error", str(error))
@@ -258,7 +281,7 @@ class Session:
             )
             if run.reason == "model_error" and run.error:
                 self.channel.show_message("error", f"model error: {run.error}")
-            self.channel.log(f"run ended: {run.reason}")
+            self.channel.log(f"run ended: {run.reason}; verdict: {run.verdict.summary()}")
             return run_result(run)
         finally:
             unsubscribe()
@@ -267,19 +290,37 @@ class Session:
     def _validate(
         self, job: Job, settings: Settings, root: Path, argv: list[str]
     ) -> dict[str, Any]:
+        return self._one_effect(
+            job,
+            settings,
+            root,
+            f"validation {argv}",
+            lambda workspace: workspace.execute(ToolAction("run_command", {"argv": argv})),
+        )
+
+    def _one_effect(
+        self,
+        job: Job,
+        settings: Settings,
+        root: Path,
+        label: str,
+        perform: Callable[[Workspace], str],
+    ) -> dict[str, Any]:
+        """One effect outside a run: its observation and the receipt it left, if any."""
         collected: list[EffectReceipt] = []
         try:
             workspace, unsubscribe = self._workspace(job, settings, root, collected)
         except WorkspaceUnavailable as error:
             return {"observation": f"error: {error.message}", "receipt": None, "outcome": "refused"}
         try:
-            action = ToolAction("run_command", {"argv": argv})
-            observation = workspace.execute(action)
+            observation = perform(workspace)
+        except AgentError as error:
+            observation = f"error: {error}"
         finally:
             unsubscribe()
-        self.channel.log(f"validation {argv}: {observation}")
+        self.channel.log(f"{label}: {observation}")
         return {
             "observation": observation,
             "receipt": receipt_dict(collected[-1]) if collected else None,
-            "outcome": step_outcome(action, observation),
+            "outcome": effect_outcome(workspace.effect_outcomes, observation),
         }

@@ -2,9 +2,63 @@
 
 from __future__ import annotations
 
+import re
+
 
 class ModelLoadError(RuntimeError):
     """A missing MLX install, an unknown or missing model, or a failed download.
 
     The message is one actionable line; adapters print it without a traceback.
     """
+
+
+OFFLINE_ERRORS = frozenset(
+    {
+        "LocalEntryNotFoundError",
+        "OfflineModeIsEnabled",
+        "ConnectError",
+        "ConnectionError",
+        "ConnectTimeout",
+        "Timeout",
+    }
+)
+REASON_LIMIT_CHARS = 300
+
+
+def whole_sentences(text: str, limit: int = REASON_LIMIT_CHARS) -> str:
+    """The first sentences of `text` that fit in `limit`, never a sentence cut short."""
+    sentences: list[str] = []
+    for line in text.splitlines():
+        for sentence in re.split(r"(?<=[.!?])\s+", line.strip()):
+            if sentence:
+                sentences.append(sentence if sentence[-1] in ".!?" else sentence + ".")
+    kept: list[str] = []
+    for sentence in sentences:
+        if kept and len(" ".join([*kept, sentence])) > limit:
+            break
+        kept.append(sentence)
+    return " ".join(kept)
+
+
+def load_failure(spec: str, location: str, is_local: bool, error: BaseException) -> str:
+    """Why `spec` did not load and what to do instead, as whole sentences."""
+    names = {kind.__name__ for kind in type(error).__mro__}
+    offline = bool(names & OFFLINE_ERRORS)
+    reason = whole_sentences(str(error), 0 if offline else REASON_LIMIT_CHARS)
+    reason = reason or f"{type(error).__name__}."
+    if is_local:
+        return (
+            f"could not load model {spec!r} from {location}: {reason} "
+            "Check that it is an MLX model directory (config.json, weights, tokenizer)."
+        )
+    ways_out = (
+        f"Download it once with `hf download {location}`, use a local MLX model directory "
+        "as the model, or try Counterfoil without weights with scripted:PATH "
+        "(e.g. scripted:fixtures/responses/fix-app.jsonl)."
+    )
+    if offline:
+        return (
+            f"could not load model {spec!r} ({location}): it is not in the local Hugging Face "
+            f"cache and the Hub cannot be reached ({reason.rstrip('.')}). {ways_out}"
+        )
+    return f"could not load model {spec!r} ({location}): {reason} {ways_out}"

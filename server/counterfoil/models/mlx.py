@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .errors import ModelLoadError
+from .errors import ModelLoadError, load_failure
 from .model_names import ModelSource, resolve_model
 from .options import GenerationOptions
 from .progress import ModelProgress, ProgressCallback
@@ -131,14 +131,8 @@ def _load(source: ModelSource, device: str | None) -> LoadedModel:
         result: Any = load(source.location, return_config=True)
         model, tokenizer, config = result
     except Exception as error:  # noqa: BLE001 - mlx-lm and huggingface_hub raise many kinds
-        reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
-        hint = (
-            "check that it is an MLX model directory"
-            if source.is_local
-            else "check the name and network access, or pass a local model directory"
-        )
         raise ModelLoadError(
-            f"could not load model {source.spec!r} ({source.location}): {reason}; {hint}"
+            load_failure(source.spec, source.location, source.is_local, error)
         ) from None
     return LoadedModel(source, model, tokenizer, config, stream)
 

@@ -36,6 +36,7 @@ EVIDENCE_FIELDS = frozenset(
         "output_sha256",
         "output_truncated",
         "approval",
+        "reverts",
     }
 )
 CHAIN_KEY = "chain_sha256"

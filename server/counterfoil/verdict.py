@@ -1,0 +1,139 @@
+"""The verdict of a run, computed from what its effects did, never from what the model said.
+
+The Workspace notes one `EffectOutcome` per effect call as it happens; `compute_verdict`
+turns that list into who approved what, which files changed (and to which bytes), and
+whether the last change was validated by an allowlisted command that ran after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+EffectState = Literal["approved", "rejected", "refused", "failed"]
+Validation = Literal["passed", "failed", "not_run", "stale"]
+
+EFFECT_STATES: tuple[EffectState, ...] = ("approved", "rejected", "refused", "failed")
+
+
+@dataclass(frozen=True)
+class EffectOutcome:
+    """What became of one effect call.
+
+    `approved`: asked, approved and done. `rejected`: the person said No. `refused`: the gate
+    refused it before asking (not allowed, not enabled, a refused path, …). `failed`: approved
+    but not done, or done without its receipt (`reason` says which). `sha256` is the digest of
+    the bytes a file effect wrote (None when nothing was written); `exit_status` is a command's
+    status (None when it did not run or timed out; then `timed_out` says which).
+    """
+
+    call_id: str
+    tool: str
+    state: EffectState
+    path: str | None = None
+    argv: tuple[str, ...] | None = None
+    sha256: str | None = None
+    exit_status: int | None = None
+    timed_out: bool = False
+    reason: str | None = None
+
+    @property
+    def wrote_file(self) -> bool:
+        return self.path is not None and self.sha256 is not None
+
+    @property
+    def ran_command(self) -> bool:
+        """A command that ran to an exit status or a timeout, and was recorded."""
+        return (
+            self.state == "approved"
+            and self.argv is not None
+            and (self.exit_status is not None or self.timed_out)
+        )
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    sha256: str
+    call_id: str
+
+
+@dataclass(frozen=True)
+class RunVerdict:
+    """Effects by state (call ids, in order), files changed, and the validation status.
+
+    `validation` is decided by the last allowlisted command that ran after the last file
+    change: `passed` (exit 0) or `failed` (non-zero or timed out). A command that ran only
+    before a later change leaves it `stale`; no command at all leaves it `not_run` (also when
+    nothing changed). `validated_by` is the call id of the deciding (or stale) command.
+    """
+
+    effects: tuple[EffectOutcome, ...] = ()
+    files_changed: tuple[FileChange, ...] = ()
+    validation: Validation = "not_run"
+    validated_by: str | None = None
+
+    def calls(self, state: EffectState) -> tuple[str, ...]:
+        return tuple(outcome.call_id for outcome in self.effects if outcome.state == state)
+
+    @property
+    def approved(self) -> tuple[str, ...]:
+        return self.calls("approved")
+
+    @property
+    def rejected(self) -> tuple[str, ...]:
+        return self.calls("rejected")
+
+    @property
+    def refused(self) -> tuple[str, ...]:
+        return self.calls("refused")
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        return self.calls("failed")
+
+    @property
+    def succeeded(self) -> bool:
+        """The effects back a completed run: nothing rejected or failed, validation did not
+        fail, and either the last change was followed by a passing command or nothing changed.
+        """
+        if self.rejected or self.failed or self.validation == "failed":
+            return False
+        return self.validation == "passed" or not self.files_changed
+
+    def summary(self) -> str:
+        """One line for a log or a status message: validation, effects, files changed."""
+        counts = ", ".join(f"{len(self.calls(state))} {state}" for state in EFFECT_STATES)
+        changed = ", ".join(change.path for change in self.files_changed) or "nothing"
+        return f"validation {self.validation}; {counts}; changed {changed}"
+
+    def outcome(self, call_id: str | None) -> EffectOutcome | None:
+        for outcome in reversed(self.effects):
+            if outcome.call_id == call_id:
+                return outcome
+        return None
+
+
+def compute_verdict(outcomes: Iterable[EffectOutcome]) -> RunVerdict:
+    effects = tuple(outcomes)
+    last_change = max(
+        (index for index, outcome in enumerate(effects) if outcome.wrote_file), default=-1
+    )
+    changes: dict[str, FileChange] = {}
+    for outcome in effects:
+        if outcome.wrote_file:
+            assert outcome.path is not None and outcome.sha256 is not None
+            changes.pop(outcome.path, None)
+            changes[outcome.path] = FileChange(outcome.path, outcome.sha256, outcome.call_id)
+    commands = [(index, outcome) for index, outcome in enumerate(effects) if outcome.ran_command]
+    validation: Validation = "not_run"
+    validated_by: str | None = None
+    if commands:
+        index, last = commands[-1]
+        validated_by = last.call_id
+        if index < last_change:
+            validation = "stale"
+        else:
+            validation = "passed" if last.exit_status == 0 else "failed"
+    return RunVerdict(effects, tuple(changes.values()), validation, validated_by)

@@ -1,0 +1,92 @@
+"""counterfoil/revert: the same confirm preview as any edit, then a receipt that says so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcInvalidParams
+
+from .conftest import FIXTURES, StartDaemon, approve, reject
+
+
+async def test_a_revert_is_previewed_approved_written_and_receipted(
+    start_daemon: StartDaemon, demo_project: Path, fix_app_settings: dict[str, Any]
+) -> None:
+    original = (FIXTURES / "demo-project" / "app.py").read_text()
+    daemon = await start_daemon(fix_app_settings)
+    await daemon.request("counterfoil/run", {"goal": "fix app.py"})
+    fixed = (demo_project / "app.py").read_text()
+
+    daemon.answer = reject
+    rejected = await daemon.request("counterfoil/revert", {"toolCallId": "call-1"})
+    assert rejected == {
+        "observation": "error: operator denied the tool action",
+        "receipt": None,
+        "outcome": "denied",
+    }
+    assert (demo_project / "app.py").read_text() == fixed
+
+    daemon.answer = approve
+    result = await daemon.request("counterfoil/revert", {"toolCallId": "call-1"})
+
+    confirm = daemon.confirms[-1]
+    assert confirm["tool"] == "revert"
+    assert confirm["arguments"] == {"tool_call_id": "call-1", "path": "app.py"}
+    assert confirm["preview"]["reverts"] == "call-1"
+    assert confirm["preview"]["proposedText"] == original
+    assert confirm["preview"]["removesFile"] is False
+    assert (demo_project / "app.py").read_text() == original
+    assert result["observation"] == "restored app.py (reverts call-1)"
+    assert result["receipt"]["reverts"] == "call-1"
+    assert result["receipt"] == daemon.receipts[-1]
+
+
+async def test_a_command_cannot_be_reverted_and_nobody_is_asked(
+    start_daemon: StartDaemon, fix_app_settings: dict[str, Any]
+) -> None:
+    daemon = await start_daemon(fix_app_settings)
+    await daemon.request("counterfoil/run", {"goal": "fix app.py"})
+    asked = len(daemon.confirms)
+
+    result = await daemon.request("counterfoil/revert", {"toolCallId": "call-2"})
+
+    assert result["observation"].startswith("error: call-2 ran a command; commands cannot be")
+    assert result["receipt"] is None
+    assert len(daemon.confirms) == asked
+
+
+async def test_revert_needs_a_tool_call_id(start_daemon: StartDaemon) -> None:
+    daemon = await start_daemon({})
+    with pytest.raises(JsonRpcInvalidParams):
+        await daemon.request("counterfoil/revert", {"toolCallId": ""})
+
+
+def test_reverting_a_created_file_is_previewed_as_a_removal(tmp_path: Path) -> None:
+    from counterfoil.actions import ToolAction
+    from counterfoil.lsp.protocol import preview
+    from counterfoil.proposals import EditProposal
+
+    proposal = EditProposal(
+        tool_call_id="call-4",
+        action=ToolAction("revert", {"tool_call_id": "call-3", "path": "NOTES.md"}),
+        path="NOTES.md",
+        base_text="# Notes\n",
+        base_sha256="1" * 64,
+        proposed_text="",
+        proposed_sha256="",
+        reverts="call-3",
+        removes_file=True,
+    )
+
+    assert preview(proposal, tmp_path) == {
+        "kind": "edit",
+        "path": "NOTES.md",
+        "uri": (tmp_path / "NOTES.md").as_uri(),
+        "removesFile": True,
+        "baseSha256": "1" * 64,
+        "proposedSha256": None,
+        "proposedText": None,
+        "reverts": "call-3",
+    }

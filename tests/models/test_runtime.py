@@ -1,0 +1,83 @@
+"""Which extra a model needs, and the install command for the environment that lacks it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from counterfoil.models import runtime
+from counterfoil.models.runtime import install_command, missing_runtime, needed_extra
+
+SERVER = Path(__file__).resolve().parents[2] / "server"
+
+
+def test_hub_models_need_mlx_endpoints_the_remote_client_and_scripts_nothing() -> None:
+    assert needed_extra("qwen3-4b") == "mlx"
+    assert needed_extra("/models/tiny") == "mlx"
+    assert needed_extra("qwen3-4b", endpoint="http://127.0.0.1:8080/v1") == "remote"
+    assert needed_extra("scripted:fixtures/responses/fix-app.jsonl") is None
+    assert missing_runtime("scripted:anything.jsonl") is None
+
+
+def test_an_installed_counterfoil_is_named_with_its_extra_for_this_python(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(runtime, "_installed_in_site_packages", lambda: True)
+
+    assert install_command("mlx") == (sys.executable, "-m", "pip", "install", "counterfoil[mlx]")
+
+
+def test_a_python_without_mlx_is_told_the_pip_command_for_its_own_environment() -> None:
+    """`-S` leaves site-packages off the path: the bundled case, counterfoil on PYTHONPATH only."""
+    program = (
+        "import json, sys; from counterfoil.models.runtime import missing_runtime; "
+        "need = missing_runtime('qwen3-4b'); "
+        "print(json.dumps(None if need is None else "
+        "[need.extra, list(need.modules), list(need.command), need.message]))"
+    )
+    environment = {**os.environ, "PYTHONPATH": str(SERVER)}
+    completed = subprocess.run(
+        [sys.executable, "-S", "-c", program],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=True,
+        timeout=60,
+    )
+
+    extra, modules, command, message = json.loads(completed.stdout)
+    assert extra == "mlx" and "mlx_lm" in modules
+    assert command[:4] == [sys.executable, "-m", "pip", "install"]
+    assert "mlx-lm==0.32.2" in command
+    assert any(r.startswith("mlx[cpu]==0.32.4; sys_platform ==") for r in command)
+    assert not any("extra" in requirement for requirement in command)
+    assert message.endswith(shlex.join(command)) and sys.executable in message
+
+
+def test_without_the_hub_client_a_download_names_the_runtime_install() -> None:
+    """The bundled daemon has no huggingface_hub until the model runtime is installed."""
+    program = (
+        "from counterfoil.models.download import ModelDownloadError, model_on_disk\n"
+        "try:\n    model_on_disk('qwen3-4b')\n"
+        "except ModelDownloadError as error:\n    print(error)\n"
+    )
+    environment = {**os.environ, "PYTHONPATH": str(SERVER)}
+    completed = subprocess.run(
+        [sys.executable, "-S", "-c", program],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=True,
+        timeout=60,
+    )
+
+    assert completed.stdout.startswith(
+        "downloading models needs huggingface_hub, part of the model runtime: "
+    )
+    assert f"{sys.executable} -m pip install mlx-lm==0.32.2" in completed.stdout
