@@ -186,6 +186,10 @@ export class AgentCommands implements vscode.Disposable {
     );
     const { trace, panel } = this.context;
     trace.info(`${method === Methods.followUp ? "follow-up" : "run"}: ${goal}`);
+    if (method === Methods.run) {
+      // A plain run starts a new conversation in the daemon; the panel starts afresh with it.
+      panel.clear();
+    }
     panel.runStarted(goal, method === Methods.followUp);
     const listeners = [
       this.context.client.onEvent((event) => {

@@ -49,7 +49,11 @@ export class ReceiptsTree
 
   /** Replaces the contents with the daemon's answer to `counterfoil/receipts`. */
   load(result: ReceiptsResult): void {
-    this.receipts = [...result.receipts];
+    // A log that does not verify comes back empty: keep what was shown, so Verify can show the
+    // receipts before the bad line.
+    if (!(result.error && result.receipts.length === 0)) {
+      this.receipts = [...result.receipts];
+    }
     this.path = result.logPath;
     this.loadProblem = result.error;
     this.verifyProblem = null;
@@ -74,6 +78,9 @@ export class ReceiptsTree
 
   showVerification(result: VerifyResult): void {
     this.verifyProblem = result.ok ? null : verifyReport(result);
+    if (!result.ok && typeof result.line === "number") {
+      this.receipts = this.receipts.slice(0, Math.max(0, result.line - 1));
+    }
     this.changed.fire(undefined);
   }
 

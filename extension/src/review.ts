@@ -223,7 +223,11 @@ export class ReviewController implements vscode.Disposable {
       modified ? { approved: true, text } : { approved: true },
       modified ? "accepted with changes" : "accepted",
     );
-    void this.showWritten(edit.target, text);
+    void this.showWritten(
+      edit.target,
+      text,
+      modified ? edit.proposed : undefined,
+    );
     return true;
   }
 
@@ -769,12 +773,26 @@ export class ReviewController implements vscode.Disposable {
    * open clean document is brought up to date and the file is shown, unless the next edit's diff
    * is already waiting (it must stay in front).
    */
-  private async showWritten(target: vscode.Uri, text: string): Promise<void> {
+  private async showWritten(
+    target: vscode.Uri,
+    text: string,
+    unedited?: string,
+  ): Promise<void> {
     const digest = sha256(text);
+    const uneditedDigest =
+      unedited === undefined ? undefined : sha256(unedited);
     const deadline = Date.now() + 15_000;
     while (Date.now() < deadline) {
       try {
-        if ((await diskSha256(target)) === digest) {
+        const onDisk = await diskSha256(target);
+        if (uneditedDigest !== undefined && onDisk === uneditedDigest) {
+          // A daemon that predates edited approvals writes the proposal as sent: say so.
+          void vscode.window.showWarningMessage(
+            `The daemon wrote the proposal as the model made it, not your edited text: it does not support edited approvals. Check ${vscode.workspace.asRelativePath(target)}.`,
+          );
+          return;
+        }
+        if (onDisk === digest) {
           const open = vscode.workspace.textDocuments.find(
             (document) => document.uri.toString() === target.toString(),
           );

@@ -185,7 +185,7 @@ export function editorTitleAction(page: Page, label: string) {
 
 export async function waitForProposalDiff(
   page: Page,
-  title: string | RegExp = "edit_file app.py (call-1)",
+  title: string | RegExp = /edit_file app\.py \(call-\d+\)/,
 ): Promise<void> {
   try {
     await page
