@@ -63,6 +63,7 @@ function describeStep(event: AgentEvent): string {
 
 export class AgentCommands implements vscode.Disposable {
   private run: vscode.CancellationTokenSource | undefined;
+  private stopRequestedAt: number | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly context: CommandContext) {
@@ -212,6 +213,11 @@ export class AgentCommands implements vscode.Disposable {
             cancellation.token,
           ),
       );
+      if (this.stopRequestedAt !== undefined) {
+        trace.info(
+          `run: answered ${result.reason} ${Date.now() - this.stopRequestedAt} ms after Stop`,
+        );
+      }
       panel.runEnded(result);
       this.reportRun(result);
       void this.refreshReceipts();
@@ -229,6 +235,7 @@ export class AgentCommands implements vscode.Disposable {
       }
       cancellation.dispose();
       this.run = undefined;
+      this.stopRequestedAt = undefined;
       void vscode.commands.executeCommand(
         "setContext",
         "counterfoil.running",
@@ -245,6 +252,7 @@ export class AgentCommands implements vscode.Disposable {
       return;
     }
     this.context.trace.info("run: stop requested");
+    this.stopRequestedAt = Date.now();
     this.context.panel.stopping();
     this.run.cancel();
   }
@@ -316,11 +324,7 @@ export class AgentCommands implements vscode.Disposable {
         {},
       );
       this.context.receipts.load(result);
-      const status = await this.context.client.request<StatusResult>(
-        Methods.status,
-        {},
-      );
-      this.context.receipts.setRuns(status.runs ?? []);
+      this.context.receipts.setRuns(result.runs ?? []);
       return result;
     } catch (error) {
       this.context.receipts.showProblem(

@@ -236,6 +236,8 @@ export interface ReceiptsResult {
   receipts: Receipt[];
   logPath: string | null;
   error: string | null;
+  /** The runs this daemon ran (goal, times, verdict), for grouping (newer daemons). */
+  runs?: RunRecord[];
 }
 
 export interface VerifyResult {
@@ -247,7 +249,7 @@ export interface VerifyResult {
   /** The chain alone (newer daemons); `ok` also needs no drift. */
   chainOk?: boolean;
   chainError?: string | null;
-  /** Paths whose bytes on disk differ from their last receipt's `result_sha256`. */
+  /** One sentence per file whose bytes differ from its last receipt's, e.g. "app.py changed after call-1". */
   drift?: string[] | null;
 }
 
@@ -272,7 +274,6 @@ export interface StatusResult {
   tools?: ToolInfo[];
   receiptLog: string | null;
   running: boolean;
-  runs?: RunRecord[];
 }
 
 export const Methods = {

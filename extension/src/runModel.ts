@@ -238,6 +238,18 @@ export function finishTurn(model: RunModel, result: RunResult): void {
     return;
   }
   turn.status = result.reason === "cancelled" ? "stopped" : "finished";
+  const partial = turn.streaming;
+  if (partial && (partial.text || partial.thinking)) {
+    // What the model had said when it was stopped stays readable.
+    turn.steps.push({
+      step: partial.step,
+      thinking: partial.thinking,
+      text: partial.text,
+      action: "stopped while generating",
+      observation: null,
+      outcome: null,
+    });
+  }
   turn.streaming = null;
   turn.verdict = result.verdict ?? null;
   turn.reason = result.reason;

@@ -46,6 +46,7 @@ export interface RunActions {
 export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   readonly model: RunModel = emptyModel();
   private view: vscode.WebviewView | undefined;
+  private pendingRender: NodeJS.Timeout | undefined;
   private actions: RunActions | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly renderedEmitter = new vscode.EventEmitter<RunModel>();
@@ -73,7 +74,7 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       }),
       client.onModelText((text) => {
         addModelText(this.model, text.step, text.text, text.thinking === true);
-        this.render();
+        this.renderSoon();
       }),
       client.onEvent((event) => {
         addEvent(this.model, event);
@@ -192,7 +193,16 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
+  /** Streamed text redraws at most every 150 ms, so the host keeps up with Stop and answers. */
+  private renderSoon(): void {
+    this.pendingRender ??= setTimeout(() => this.render(), 150);
+  }
+
   private render(): void {
+    if (this.pendingRender !== undefined) {
+      clearTimeout(this.pendingRender);
+      this.pendingRender = undefined;
+    }
     const turns = this.model.turns.map((turn) => ({
       ...turn,
       verdictLines:

@@ -26,7 +26,7 @@ export function driftWords(result: VerifyResult): string {
   if (drift.length === 0) {
     return "every file the agent wrote still has the bytes it wrote";
   }
-  return `changed since the agent wrote them: ${drift.join(", ")}`;
+  return `files no longer what the agent wrote: ${drift.join("; ")}`;
 }
 
 /** One line: the chain, then the files. */

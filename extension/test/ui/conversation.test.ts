@@ -133,7 +133,7 @@ describe("a conversation in the run panel", () => {
     );
     assert.match(
       await panel.locator(".turn").first().innerText(),
-      /1 of 2 changes kept/,
+      /the person changed your proposal before approving/,
       "the model's observation says what was applied",
     );
     step("verdict of the first turn");

@@ -126,9 +126,9 @@ test("verify reports the chain and the files in separate words", () => {
       count: 3,
       error: "files changed after their receipts",
       chainOk: true,
-      drift: ["app.py"],
+      drift: ["app.py changed after call-1"],
     }),
-    "The receipt chain is intact (3 receipts, none altered or removed); changed since the agent wrote them: app.py.",
+    "The receipt chain is intact (3 receipts, none altered or removed); files no longer what the agent wrote: app.py changed after call-1.",
   );
   assert.equal(
     verifyReport({
