@@ -252,11 +252,16 @@ export function runNodes(
   return [...groups.entries()].map(([runId, members]) => {
     const run = runs.find((known) => known.runId === runId);
     const time = clock(run?.startedAt ?? members[0].time);
+    const reverted = members.every((receipt) => receipt.reverts)
+      ? members.map((receipt) => receipt.reverts).join(", ")
+      : undefined;
     const goal = run?.goal
       ? shorten(run.goal, 48)
-      : runId
-        ? "run (goal not known here)"
-        : "receipts without a run";
+      : reverted
+        ? `revert of ${reverted}`
+        : runId
+          ? "run (goal not known here)"
+          : "receipts without a run";
     const verdict = verdictShort(run?.verdict);
     const count = `${members.length} effect${members.length === 1 ? "" : "s"}`;
     return {

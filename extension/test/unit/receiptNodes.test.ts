@@ -145,6 +145,13 @@ describe("receipt nodes", () => {
       ],
     );
     assert.equal(roots[0].children[0].contextValue, "receipt.edit");
+    const revert = {
+      ...edit,
+      receipt_id: "r-3",
+      run_id: "r3",
+      reverts: "call-1",
+    };
+    assert.equal(runNodes([revert])[0].label, "revert of call-1");
   });
 
   test("an edit receipt with digests opens its applied diff; a command receipt its output", () => {
