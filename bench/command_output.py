@@ -1,5 +1,8 @@
 """Peak memory of run_command's bounded streaming vs subprocess.run(capture_output=True).
 
+run_bounded also runs streaming its output into the content store (the first 10 MB kept as
+one object), as the workspace does.
+
 Each variant runs in a fresh Python process on the same command (one that prints 200 MB);
 the figure is that process's peak resident memory (ru_maxrss), measured side by side.
 """
@@ -24,6 +27,17 @@ VARIANTS = {
         "from counterfoil.commands import run_bounded\n"
         "result = run_bounded([sys.executable, '-c', PRINTER], Path('.'), 120)\n"
         "assert result.dropped_chars > 0\n"
+    ),
+    "run_bounded + content store (10 MB kept)": (
+        "import tempfile\n"
+        "from pathlib import Path\n"
+        "from counterfoil.commands import run_bounded\n"
+        "from counterfoil.receipts.content import ObjectStream\n"
+        "with tempfile.TemporaryDirectory() as folder, ObjectStream(Path(folder)) as stream:\n"
+        "    result = run_bounded([sys.executable, '-c', PRINTER], Path('.'), 120,\n"
+        "                         output_sink=stream.write)\n"
+        "    stream.finish()\n"
+        "assert stream.truncated and stream.size == 10 * 1024 * 1024\n"
     ),
     "subprocess.run(capture_output=True)": (
         "import subprocess\n"
@@ -51,10 +65,11 @@ def measure(body: str) -> tuple[float, float]:
 def main() -> None:
     results = {name: measure(body) for name, body in VARIANTS.items()}
     print(f"A command printing {MEGABYTES} MB; peak RSS of the calling process")
-    print(f"{'variant':<40} {'peak RSS MiB':>12} {'seconds':>8}")
+    print(f"{'variant':<42} {'peak RSS MiB':>12} {'seconds':>8}")
     for name, (peak, seconds) in results.items():
-        print(f"{name:<40} {peak:>12.1f} {seconds:>8.2f}")
+        print(f"{name:<42} {peak:>12.1f} {seconds:>8.2f}")
     bounded = results["run_bounded (counterfoil)"][0]
+    stored = results["run_bounded + content store (10 MB kept)"]
     captured = results["subprocess.run(capture_output=True)"][0]
     baseline = results["baseline (python, nothing run)"][0]
     ratio = captured / bounded
@@ -71,6 +86,8 @@ def main() -> None:
                 "capture_output_peak_mib": round(captured, 1),
                 "peak_ratio_capture_over_bounded": round(ratio, 2),
                 "run_bounded_seconds": round(results["run_bounded (counterfoil)"][1], 2),
+                "run_bounded_stored_peak_mib": round(stored[0], 1),
+                "run_bounded_stored_seconds": round(stored[1], 2),
                 "capture_output_seconds": round(
                     results["subprocess.run(capture_output=True)"][1], 2
                 ),

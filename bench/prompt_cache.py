@@ -4,7 +4,13 @@ A 12-turn agent conversation (Counterfoil's real system prompt, 40 generated and
 tool-result tokens a turn) on the random-weight benchmark model (hidden 512, 8 layers,
 float32, 32k vocabulary). Both runs see the same messages, turn by turn side by side; greedy
 tokens must be identical. Prefill time is time to the first token; decoding the 40 tokens a
-turn costs both runs the same. Prints a table, then one JSON line of the figures.
+turn costs both runs the same.
+
+Then a long run: 30 turns within a context budget of LONG_BUDGET tokens, counted by the
+model's tokenizer, with old observations elided by `ContextWindow` in large steps (above 85%
+of the budget, down to 50%) against eliding a little every turn once full (a sliding window,
+85% to 85%). Both keep the prompt cache; the figure is the tokens each prefilled. Prints the
+tables, then one JSON line of the figures. `--long` runs only the long run.
 """
 
 from __future__ import annotations
@@ -24,12 +30,46 @@ from workload import bench_model_dir
 TURNS = 12
 GENERATED_TOKENS = 40
 TOOL_RESULT_CHARS = 520
+LONG_TURNS = 30
+LONG_GENERATED_TOKENS = 4
+LONG_BUDGET = 1_500
 
 
-def tool_results() -> list[str]:
+def tool_results(turns: int = TURNS) -> list[str]:
     source = Path(sysconfig.get_paths()["stdlib"]) / "argparse.py"
     text = source.read_text(encoding="utf-8")
-    return [text[i * TOOL_RESULT_CHARS : (i + 1) * TOOL_RESULT_CHARS] for i in range(TURNS)]
+    return [text[i * TOOL_RESULT_CHARS : (i + 1) * TOOL_RESULT_CHARS] for i in range(turns)]
+
+
+def long_run(model_dir: Path, high: float, low: float) -> tuple[int, int, int, float]:
+    """Prefilled tokens, elisions, largest prompt and prefill seconds of one long run."""
+    from counterfoil.actions import ToolAction
+    from counterfoil.context import ContextWindow
+    from counterfoil.models import GenerationOptions, load_generate
+
+    options = GenerationOptions(max_tokens=LONG_GENERATED_TOKENS, constrain=False)
+    generate = load_generate(str(model_dir), options)
+    messages = [
+        {"role": "system", "content": system_prompt()},
+        {"role": "user", "content": "Find where the parser handles abbreviations and fix it."},
+    ]
+    window = ContextWindow(messages, LONG_BUDGET, generate.count_tokens, high=high, low=low)
+    for turn, result in enumerate(tool_results(LONG_TURNS), start=1):
+        if not window.fits():
+            raise SystemExit(f"the budget cannot hold turn {turn}")
+        response = generate(list(messages))
+        messages += [
+            {"role": "assistant", "content": response},
+            {"role": "user", "content": "Tool result:\n" + result},
+        ]
+        window.observed(ToolAction("read_file", {"path": f"argparse_{turn}.py"}), result)
+    stats = generate.stats
+    return (
+        sum(s.prefilled_tokens for s in stats),
+        window.elisions,
+        max(s.prompt_tokens for s in stats),
+        sum(s.prefill_seconds for s in stats),
+    )
 
 
 def system_prompt() -> str:
@@ -44,6 +84,10 @@ def system_prompt() -> str:
 
 def main() -> None:
     blas = use_openblas()
+    if "--long" in sys.argv[1:]:
+        figures = {"benchmark": "prompt_cache_long", **long_figures(bench_model_dir())}
+        print(json.dumps(figures))
+        return
     from counterfoil.models import GenerationOptions, load_generate
     from counterfoil.models.mlx import MLXGenerate
 
@@ -129,9 +173,38 @@ def main() -> None:
         "time_ratio": round(seconds_naive / seconds_cached, 2),
         "identical_tokens": identical,
         "blas": "openblas" if "OpenBLAS" in blas else "default",
+        **long_figures(model_dir),
     }
     print(json.dumps(figures))
     sys.exit(0 if identical else 1)
+
+
+def long_figures(model_dir: Path) -> dict[str, object]:
+    steps = long_run(model_dir, high=0.85, low=0.5)
+    print(f"in steps: {steps[0]} tokens prefilled, {steps[1]} elided", flush=True)
+    sliding = long_run(model_dir, high=0.85, low=0.85)
+    print(f"long run: {LONG_TURNS} turns, budget {LONG_BUDGET} tokens, prompt cache kept")
+    print(f"{'elision':<22} {'prefilled':>9} {'elided':>6} {'max prompt':>10} {'prefill s':>9}")
+    for name, (prefilled, elided, largest, seconds) in (
+        ("in steps (85% -> 50%)", steps),
+        ("every turn (85%)", sliding),
+    ):
+        print(f"{name:<22} {prefilled:>9} {elided:>6} {largest:>10} {seconds:>9.2f}")
+    print(
+        f"prefilled tokens: in steps {steps[0]}, every turn {sliding[0]} "
+        f"({sliding[0] / steps[0]:.2f}x fewer in steps)"
+    )
+    return {
+        "long_turns": LONG_TURNS,
+        "long_budget_tokens": LONG_BUDGET,
+        "long_prefilled_tokens_elision_in_steps": steps[0],
+        "long_prefilled_tokens_elision_every_turn": sliding[0],
+        "long_prefill_token_ratio": round(sliding[0] / steps[0], 2),
+        "long_prefill_seconds_in_steps": round(steps[3], 2),
+        "long_prefill_seconds_every_turn": round(sliding[3], 2),
+        "long_elisions_in_steps": steps[1],
+        "long_elisions_every_turn": sliding[1],
+    }
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from . import doctor
+from .context import context_tokens
 from .errors import AgentError
 from .loop import AgentEvent, run_agent, run_verdict
 from .model_download_terminal import download_command, prepare_model
@@ -54,6 +55,7 @@ SETTING_FLAGS = {
     "limitCpuSeconds": "--limit-cpu-seconds",
     "limitMemoryBytes": "--limit-memory-bytes",
     "limitProcesses": "--limit-processes",
+    "searchFiles": "--no-search",
 }
 
 
@@ -89,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument("--protect", dest="protectedPatterns", action="append", metavar="PATTERN",
                        help="also keep matching files from the model, e.g. '*.yaml' or "
                             "'deploy/prod.*' (case-insensitive; repeatable)")
+    agent.add_argument("--no-search", dest="searchFiles", action="store_const", const=False,
+                       help="leave search_files out of the tools")
     agent.add_argument("--receipt-log", dest="receiptLog", metavar="PATH",
                        help="receipt log: relative to the root, or absolute "
                             f"(default {default('receiptLog')})")
@@ -283,7 +287,8 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         stdout.write(f"error: {error}\n")
         return EXIT_SETUP_ERROR
     try:
-        run = run_agent(args.goal, steps.wrap(generate), workspace, settings.limits(),
+        limits = replace(settings.limits(), max_context_tokens=context_tokens(generate))
+        run = run_agent(args.goal, steps.wrap(generate), workspace, limits,
                         on_event=lambda event: stdout.write(format_event(event)),
                         should_stop=interrupted.is_set)
     except KeyboardInterrupt:

@@ -4,7 +4,8 @@ The command runs under `command_reaper.py`, a small process that kills every des
 when the command ends, times out or is stopped, so when `run_bounded` returns (and the
 receipt is written) nothing the command started is still running. The output is streamed
 through a fixed-size buffer, so a command that prints hundreds of megabytes costs the caller
-a few kilobytes, not the whole output.
+a few kilobytes, not the whole output; an `output_sink` sees every byte as it arrives (the
+workspace streams it into the content store).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,9 +123,15 @@ def _read_report(fd: int) -> dict[str, object]:
 class _Runner:
     """One command under its reaper: the read loop and the decisions to stop it."""
 
-    def __init__(self, process: subprocess.Popen[bytes], limit_chars: int) -> None:
+    def __init__(
+        self,
+        process: subprocess.Popen[bytes],
+        limit_chars: int,
+        sink: Callable[[bytes], None] | None,
+    ) -> None:
         self.process = process
         self.output = _BoundedText(limit_chars)
+        self.sink = sink
         self.stop_sent_at: float | None = None
 
     def ask_to_stop(self, now: float) -> None:
@@ -146,6 +153,8 @@ class _Runner:
             chunk = os.read(pipe, READ_CHUNK_BYTES)
             if chunk:
                 self.output.feed(chunk)
+                if self.sink is not None:
+                    self.sink(chunk)
             else:
                 selector.unregister(pipe)
 
@@ -159,12 +168,14 @@ def run_bounded(
     pass_environment: Iterable[str] = (),
     limits: ResourceLimits = ResourceLimits(),
     stop: threading.Event | None = None,
+    output_sink: Callable[[bytes], None] | None = None,
 ) -> CommandResult:
     """Run `argv` with stdout and stderr together, bounded; wait for its exit, not its EOF.
 
     When the command exits, the timeout passes or `stop` is set, every process it started is
     killed (even one that left its session), so a grandchild left holding the pipe neither
-    survives nor keeps the call waiting. Raises OSError when the command cannot start.
+    survives nor keeps the call waiting. `output_sink`, when given, is called with every raw
+    chunk of output in order (it must not raise). Raises OSError when the command cannot start.
     """
     report_read, report_write = os.pipe()
     try:
@@ -186,7 +197,7 @@ def run_bounded(
         os.close(report_write)
     assert process.stdout is not None
     pipe = process.stdout.fileno()
-    runner = _Runner(process, limit_chars)
+    runner = _Runner(process, limit_chars, output_sink)
     deadline = time.monotonic() + timeout_seconds
     timed_out = terminated = False
     with selectors.DefaultSelector() as selector:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from .actions import Action, FinalAction, ToolAction, parse_action
+from .context import ContextWindow
 from .errors import AgentError
 from .prompt import build_system_prompt
 from .verdict import RunVerdict, compute_verdict
@@ -38,10 +39,14 @@ def initial_messages(task: str, system_prompt: str) -> Messages:
 
 @dataclass(frozen=True)
 class AgentLimits:
+    """`max_context_tokens` (the model's context window) replaces the course's character
+    limit when set: old observations are then elided instead of ending the run."""
+
     max_steps: int = 8
     max_context_chars: int = 48_000
     max_invalid_actions: int = 3
     max_identical_actions: int = 2
+    max_context_tokens: int | None = None
 
     def __post_init__(self) -> None:
         for name in (
@@ -53,6 +58,11 @@ class AgentLimits:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"{name} must be a positive integer")
+        tokens = self.max_context_tokens
+        if tokens is not None and (
+            not isinstance(tokens, int) or isinstance(tokens, bool) or tokens <= 0
+        ):
+            raise ValueError("max_context_tokens must be a positive integer")
 
 
 @dataclass(frozen=True)
@@ -96,10 +106,14 @@ def run_agent(
     on_event: Callable[[AgentEvent], Any] | None = None,
     *,
     should_stop: Callable[[], bool] | None = None,
+    count_tokens: Callable[[Messages], int] | None = None,
 ) -> AgentRun:
     """Run until a final answer or a limit; `should_stop` is asked before each model call.
 
     A `generate` with `configure_tools` (see `ConfiguresTools`) is told the enabled tools first.
+    With `limits.max_context_tokens`, tokens are counted by `count_tokens(messages)` (by
+    default `generate.count_tokens` when the model has one), else estimated at about four
+    characters a token.
     """
     limits = limits or AgentLimits()
     conversation = _Conversation(initial_messages(task, build_system_prompt(workspace)))
@@ -108,6 +122,13 @@ def run_agent(
             generate.configure_tools(workspace.available_tools, workspace.policy.allowed_commands)
         except Exception as error:  # noqa: BLE001 - like a model failure, it ends the run
             return AgentRun(False, "model_error", None, (), (), f"{type(error).__name__}: {error}")
+    window = None
+    if limits.max_context_tokens is not None:
+        window = ContextWindow(
+            conversation.messages,
+            limits.max_context_tokens,
+            count_tokens or getattr(generate, "count_tokens", None),
+        )
     invalid = 0
     last_action: ToolAction | None = None
     repeats = 0
@@ -128,7 +149,10 @@ def run_agent(
     for step in range(1, limits.max_steps + 1):
         if should_stop is not None and should_stop():
             return finish(False, "cancelled")
-        if conversation.context_chars() > limits.max_context_chars:
+        if window is not None:
+            if not window.fits():
+                return finish(False, "context_limit")
+        elif conversation.context_chars() > limits.max_context_chars:
             return finish(False, "context_limit")
         try:
             response = generate(list(conversation.messages))
@@ -143,6 +167,8 @@ def run_agent(
             conversation.record(AgentEvent(step, response, None, result), on_event)
             invalid += 1
             conversation.messages += _turn(response, result)
+            if window is not None:
+                window.observed(None, result)
             if invalid >= limits.max_invalid_actions:
                 return finish(False, "invalid_action_limit")
             continue
@@ -160,6 +186,8 @@ def run_agent(
         if workspace.unrecorded_effect is not None:
             return finish(False, "receipt_not_recorded", error=workspace.unrecorded_effect)
         conversation.messages += _turn(response, result)
+        if window is not None:
+            window.observed(action, result)
     return finish(False, "step_limit")
 
 

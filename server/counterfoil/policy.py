@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .commands import ResourceLimits
+from .receipts.content import OUTPUT_LIMIT_BYTES
 from .tools import is_argv
 
 
@@ -28,6 +29,10 @@ class ToolPolicy:
     limit_cpu_seconds: int | None = None
     limit_memory_bytes: int | None = None
     limit_processes: int | None = None
+    # Beyond the course: searching contents, and reading (and editing) big files by lines.
+    allow_search: bool = False
+    max_ranged_file_bytes: int = 16 * 1024 * 1024
+    max_command_output_bytes: int = OUTPUT_LIMIT_BYTES  # kept in the content store per command
 
     def __post_init__(self) -> None:
         root = Path(self.root)
@@ -38,11 +43,19 @@ class ToolPolicy:
         if not root.is_dir():
             raise ValueError(f"workspace root must be a directory: {root}")
         object.__setattr__(self, "root", root.resolve())
-        for limit in (self.max_file_bytes, self.max_list_entries, self.max_write_bytes):
+        for limit in (
+            self.max_file_bytes,
+            self.max_list_entries,
+            self.max_write_bytes,
+            self.max_ranged_file_bytes,
+            self.max_command_output_bytes,
+        ):
             if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
                 raise ValueError("workspace limits must be positive integers")
         if not isinstance(self.allow_writes, bool):
             raise ValueError("allow_writes must be a boolean")
+        if not isinstance(self.allow_search, bool):
+            raise ValueError("allow_search must be a boolean")
         timeout = self.command_timeout_seconds
         if (
             not isinstance(timeout, (int, float))

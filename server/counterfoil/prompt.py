@@ -28,6 +28,12 @@ def build_system_prompt(workspace: Workspace) -> str:
         if tool.name in enabled:
             lines.append(_compact(tools.example_action(tool, commands)))
     lines.append('When you are done, reply {"final":"what you did and how it was checked"}.')
+    if "search_files" in enabled:
+        lines.append(
+            "search_files finds lines matching a regular expression (literal:true for plain"
+            " text) and answers path:line: text; then read_file with start_line and end_line"
+            " reads just those lines, also of files too big to read whole."
+        )
     if "write_file" in enabled:
         lines.append("Read an existing file with read_file before you change it.")
         lines.append("edit_file replaces old text that occurs exactly once in the file.")

@@ -12,7 +12,7 @@ from .commands import CommandResult
 from .errors import AgentError
 from .proposals import CommandProposal, EditProposal, ToolProposal, sha256_hex
 from .receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore, canonical_json
-from .receipts.content import OUTPUT_LIMIT_BYTES
+from .receipts.content import ObjectStream
 
 
 def utc_now() -> str:
@@ -55,18 +55,16 @@ def file_evidence(proposal: EditProposal) -> dict[str, Any]:
 
 
 def command_evidence(
-    proposal: CommandProposal, outcome: CommandResult, duration: float, store: ReceiptStore
+    proposal: CommandProposal, outcome: CommandResult, duration: float, output: ObjectStream
 ) -> dict[str, Any]:
-    """A command's facts; its output (what the runner kept) goes to the content store."""
-    output = outcome.output.encode("utf-8")
-    truncated = outcome.dropped_chars > 0 or len(output) > OUTPUT_LIMIT_BYTES
+    """A command's facts; its full output (up to the cap) is already in the content store."""
     return {
         "argv": list(proposal.argv),
         "cwd": proposal.cwd,
         "exit_status": outcome.status,
         "duration_seconds": round(duration, 3),
-        "output_sha256": store.keep_object(output[:OUTPUT_LIMIT_BYTES]),
-        "output_truncated": truncated,
+        "output_sha256": output.finish(),
+        "output_truncated": output.truncated,
     }
 
 

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from .loop import AgentLimits
 from .policy import ToolPolicy
+from .receipts.content import OUTPUT_LIMIT_BYTES
 from .tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
 
 DEFAULT_MODEL = "qwen3-4b"
@@ -32,6 +33,7 @@ DEFAULT_RECEIPT_LOG = ".counterfoil/receipts.jsonl"
 MAX_STEPS_LIMIT = 10_000
 MAX_TOKENS_LIMIT = 1_000_000
 MAX_WRITE_BYTES_LIMIT = 64 * 1024 * 1024
+MAX_COMMAND_OUTPUT_BYTES_LIMIT = 1024 * 1024 * 1024
 MAX_SECONDS = 86_400
 MAX_COMMANDS = 256
 MAX_TEXT_CHARS = 4096
@@ -172,6 +174,10 @@ class Settings:
     limit_cpu_seconds: int | None = setting(None, "limitCpuSeconds", positive_int(10**9))
     limit_memory_bytes: int | None = setting(None, "limitMemoryBytes", positive_int(2**62))
     limit_processes: int | None = setting(None, "limitProcesses", positive_int(10**7))
+    search_files: bool = setting(True, "searchFiles", boolean)
+    max_command_output_bytes: int = setting(
+        OUTPUT_LIMIT_BYTES, "maxCommandOutputBytes", positive_int(MAX_COMMAND_OUTPUT_BYTES_LIMIT)
+    )
 
     @classmethod
     def from_mapping(cls, raw: object, *, names: Mapping[str, str] | None = None) -> Settings:
@@ -223,6 +229,8 @@ class Settings:
             limit_cpu_seconds=self.limit_cpu_seconds,
             limit_memory_bytes=self.limit_memory_bytes,
             limit_processes=self.limit_processes,
+            allow_search=self.search_files,
+            max_command_output_bytes=self.max_command_output_bytes,
         )
 
     def limits(self) -> AgentLimits:

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-ArgumentType = Literal["string", "argv"]
+ArgumentType = Literal["string", "argv", "line", "boolean"]  # line: an integer from 1
 # What must hold in the policy for the tool to be enabled.
-Requirement = Literal["nothing", "writes", "commands"]
+Requirement = Literal["nothing", "writes", "commands", "search"]
 
 ARGV_RULE = "argv must contain non-empty strings without NUL"
 # Bounds on an argv a person sends (settings, requests); a model's argv must be allowlisted.
@@ -54,10 +54,25 @@ TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "read_file",
-        (Argument("path", "string"),),
+        (
+            Argument("path", "string"),
+            Argument("start_line", "line", required=False),
+            Argument("end_line", "line", required=False),
+        ),
         effect=False,
         requires="nothing",
         example={"path": "app.py"},
+    ),
+    Tool(
+        "search_files",
+        (
+            Argument("pattern", "string"),
+            Argument("path", "string", required=False),
+            Argument("literal", "boolean", required=False),
+        ),
+        effect=False,
+        requires="search",
+        example={"pattern": "def main", "path": "."},
     ),
     Tool(
         "write_file",
@@ -91,9 +106,13 @@ def tool_names() -> tuple[str, ...]:
     return tuple(tool.name for tool in TOOLS)
 
 
-def enabled_tools(allow_writes: bool, allowed_commands: Sequence[Sequence[str]]) -> frozenset[str]:
+def enabled_tools(
+    allow_writes: bool, allowed_commands: Sequence[Sequence[str]], allow_search: bool = False
+) -> frozenset[str]:
     """The tools a policy with these switches enables."""
     met: set[Requirement] = {"nothing"}
+    if allow_search:
+        met.add("search")
     if allow_writes:
         met.add("writes")
     if allowed_commands:
@@ -134,6 +153,12 @@ def argument_problem(tool: Tool, arguments: Mapping[str, object]) -> str | None:
         value = arguments[argument.name]
         if argument.type == "string" and not isinstance(value, str):
             return f"{tool.name} argument {argument.name} must be a string"
+        if argument.type == "line" and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 1
+        ):
+            return f"{tool.name} argument {argument.name} must be a positive integer"
+        if argument.type == "boolean" and not isinstance(value, bool):
+            return f"{tool.name} argument {argument.name} must be true or false"
         if argument.type == "argv" and not is_argv(value):
             return ARGV_RULE if argument.name == "argv" else f"{argument.name}: {ARGV_RULE}"
     return None
@@ -195,17 +220,24 @@ def _value_schema(
 ) -> dict[str, Any]:
     if kind == "string":
         return {"type": "string"}
+    if kind == "line":
+        return {"type": "integer", "minimum": 1}
+    if kind == "boolean":
+        return {"type": "boolean"}
     if allowed_commands:
         return {"anyOf": [{"const": list(argv)} for argv in allowed_commands]}
     return {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}
 
 
 def tool_arguments() -> dict[str, dict[str, tuple[type, bool]]]:
-    """The table as `{tool: {argument: (str | list, required)}}`, the SPEC's older shape."""
+    """The table as `{tool: {argument: (python type, required)}}`, the SPEC's older shape."""
+    python_types: dict[ArgumentType, type] = {
+        "string": str,
+        "argv": list,
+        "line": int,
+        "boolean": bool,
+    }
     return {
-        tool.name: {
-            item.name: (list if item.type == "argv" else str, item.required)
-            for item in tool.arguments
-        }
+        tool.name: {item.name: (python_types[item.type], item.required) for item in tool.arguments}
         for tool in TOOLS
     }

@@ -29,6 +29,7 @@ from .files import (
     remove_file,
     replace_file,
 )
+from .line_ranges import check_line_range, render_line_range
 from .paths import (  # noqa: F401 - the path rules' long-standing home re-exports them
     MAX_PATH_CHARS,
     PROTECTED_NAMES,
@@ -42,6 +43,7 @@ from .receipt_evidence import approval_record, command_evidence, file_evidence, 
 from .receipts import ReceiptNotRecorded, ReceiptStore
 from .receipts.content import load_object
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
+from .search import SearchLimits, search_tree
 from .verdict import EffectOutcome, EffectState
 
 ConfirmTool = Callable[[ToolAction], object]
@@ -74,10 +76,14 @@ class Workspace:
         self.run_id = run_id or uuid.uuid4().hex
         self.approval_via = approval_via
         self.unrecorded_effect: str | None = None
+        self.search_limits = SearchLimits()
+        self.search_engine = "auto"  # or "ripgrep" / "python", to pin one engine
 
     @property
     def available_tools(self) -> frozenset[str]:
-        return tools.enabled_tools(self.policy.allow_writes, self.policy.allowed_commands)
+        return tools.enabled_tools(
+            self.policy.allow_writes, self.policy.allowed_commands, self.policy.allow_search
+        )
 
     @property
     def modified_files(self) -> tuple[str, ...]:
@@ -201,25 +207,60 @@ class Workspace:
                     break
         return "\n".join(lines) if lines else "(empty directory)"
 
-    def read_file(self, raw: str) -> str:
+    def read_file(
+        self, raw: str, start_line: int | None = None, end_line: int | None = None
+    ) -> str:
+        """The whole text, or with a line range the lines asked for (of a file of any size
+        up to `max_ranged_file_bytes`); either way the digest recorded is of all its bytes."""
+        ranged = start_line is not None or end_line is not None
+        start, end = check_line_range(start_line, end_line)
         path = self.resolve_path(raw)
         relative = self._relative(path)
         if relative == ".":
             raise AgentError("path is not a regular file")
-        data = self._read_bytes(relative)
+        limit = self.policy.max_ranged_file_bytes if ranged else self.policy.max_file_bytes
+        data = self._read_bytes(relative, limit)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise AgentError("file is not valid UTF-8") from None
         self._read_digests[relative] = sha256_hex(data)
+        if ranged:
+            return render_line_range(text, start, end, self.policy.max_file_bytes)
         return text
 
-    def _read_bytes(self, relative: str) -> bytes:
+    def _read_bytes(self, relative: str, limit: int | None = None) -> bytes:
         parts = PurePosixPath(relative).parts
         with open_directory(self.policy.root, parts[:-1]) as directory:
             return read_regular_file(
-                directory, parts[-1], self.policy.max_file_bytes, self._receipt_log_identities()
+                directory,
+                parts[-1],
+                self.policy.max_file_bytes if limit is None else limit,
+                self._receipt_log_identities(),
             )
+
+    def search_files(self, pattern: str, raw: str = ".", literal: bool = False) -> str:
+        """`path:line: text` for each matching line, under the same rules as reads."""
+        start = self.resolve_path(raw)
+        if not (start.is_dir() or start.is_file()):
+            raise AgentError("path is not a regular file")
+
+        def hidden(relative: str) -> bool:
+            parts = tuple(relative.split("/"))
+            return is_protected_path(
+                parts, self.policy.protected_patterns
+            ) or self._is_receipt_log(self.policy.root.joinpath(*parts))
+
+        result = search_tree(
+            self.policy.root,
+            start,
+            pattern,
+            literal=literal,
+            hidden=hidden,
+            limits=self.search_limits,
+            engine=self.search_engine,
+        )
+        return result.observation(self.search_limits.max_line_chars)
 
     # Effects: each is a proposal, an approval, then the effect itself
 
@@ -258,7 +299,7 @@ class Workspace:
             recorded = self._read_digests.get(relative)
             if recorded is None:
                 raise AgentError("read the existing file before changing it")
-            data = self._read_bytes(relative)
+            data = self._read_bytes(relative, self.policy.max_ranged_file_bytes)
             if sha256_hex(data) != recorded:
                 raise AgentError("file changed since it was read")
             base_text = data.decode("utf-8")
@@ -274,8 +315,9 @@ class Workspace:
             encoded = proposed.encode("utf-8")
         except UnicodeEncodeError:
             raise AgentError("content must be valid Unicode text") from None
-        if len(encoded) > self.policy.max_write_bytes:
-            raise AgentError(f"write exceeds {self.policy.max_write_bytes} bytes")
+        write_limit = self._write_limit(action.tool, base_text)
+        if len(encoded) > write_limit:
+            raise AgentError(f"write exceeds {write_limit} bytes")
         return EditProposal(
             tool_call_id=tool_call_id,
             action=action,
@@ -285,6 +327,16 @@ class Workspace:
             proposed_text=proposed,
             proposed_sha256=sha256_hex(encoded),
         )
+
+    def _write_limit(self, tool: str, base_text: str | None) -> int:
+        """`max_write_bytes` for the whole file, except that an edit of a file already over it
+        (one read by lines) may grow the file by up to `max_write_bytes`."""
+        limit = self.policy.max_write_bytes
+        if tool == "edit_file" and base_text is not None:
+            base_size = len(base_text.encode("utf-8"))
+            if base_size > limit:
+                return min(base_size + limit, self.policy.max_ranged_file_bytes)
+        return limit
 
     def _propose_command(self, action: ToolAction, tool_call_id: str) -> CommandProposal:
         argv = action.arguments.get("argv")
@@ -337,7 +389,7 @@ class Workspace:
             else:
                 if mode is None or not stat.S_ISREG(mode):
                     raise AgentError("file changed since it was read")
-                current = read_regular_file(directory, parts[-1], self.policy.max_file_bytes)
+                current = read_regular_file(directory, parts[-1], self.policy.max_ranged_file_bytes)
                 if sha256_hex(current) != proposal.base_sha256:
                     raise AgentError("file changed since it was read")
             replace_file(directory, parts[-1], data, mode)
@@ -423,25 +475,29 @@ class Workspace:
             self.receipt_store.keep_object(proposal.proposed_text.encode("utf-8"))
 
     def _run_command(self, proposal: CommandProposal) -> str:
-        started = time.monotonic()
-        try:
-            outcome = run_bounded(
-                proposal.argv,
-                self.policy.root,
-                self.policy.command_timeout_seconds,
-                pass_environment=self.policy.pass_environment,
-                limits=self.policy.command_limits,
-                stop=self.stop_commands,
+        with self.receipt_store.output_stream(self.policy.max_command_output_bytes) as output:
+            started = time.monotonic()
+            try:
+                outcome = run_bounded(
+                    proposal.argv,
+                    self.policy.root,
+                    self.policy.command_timeout_seconds,
+                    pass_environment=self.policy.pass_environment,
+                    limits=self.policy.command_limits,
+                    stop=self.stop_commands,
+                    output_sink=output.write,
+                )
+            except OSError as error:
+                raise AgentError(f"could not run command: {error}") from None
+            duration = time.monotonic() - started
+            self._note(
+                proposal, "approved", exit_status=outcome.status, timed_out=outcome.timed_out
             )
-        except OSError as error:
-            raise AgentError(f"could not run command: {error}") from None
-        duration = time.monotonic() - started
-        self._note(proposal, "approved", exit_status=outcome.status, timed_out=outcome.timed_out)
-        result = outcome.observation()
-        try:
-            evidence = command_evidence(proposal, outcome, duration, self.receipt_store)
-        except (AgentError, OSError) as error:
-            raise ReceiptNotRecorded(str(error)) from None
+            result = outcome.observation()
+            try:
+                evidence = command_evidence(proposal, outcome, duration, output)
+            except (AgentError, OSError) as error:
+                raise ReceiptNotRecorded(str(error)) from None
         self._record(proposal, "ok" if outcome.status == 0 else "error", result, (), evidence)
         return result
 
@@ -493,7 +549,17 @@ class Workspace:
         if action.tool == "list_files":
             return self.list_files(action.arguments.get("path", "."))
         if action.tool == "read_file":
-            return self.read_file(action.arguments["path"])
+            return self.read_file(
+                action.arguments["path"],
+                action.arguments.get("start_line"),
+                action.arguments.get("end_line"),
+            )
+        if action.tool == "search_files":
+            return self.search_files(
+                action.arguments["pattern"],
+                action.arguments.get("path", "."),
+                action.arguments.get("literal", False),
+            )
         assert action.tool in EFFECT_TOOLS
         if tool_call_id is None:
             tool_call_id = self._allocate_id()

@@ -340,3 +340,18 @@ def test_ctrl_c_at_an_approval_is_a_no_and_exits_130_without_a_traceback(
     assert "  rejected call-1 edit_file app.py" in output
     assert "exit:       130 (interrupted)" in output
     assert (demo_project / "app.py").read_bytes() == before
+
+
+def test_search_is_on_by_default_and_off_with_no_search(demo_project: Path, tmp_path: Path) -> None:
+    script = tmp_path / "search.jsonl"
+    script.write_text('{"tool":"search_files","pattern":"def "}\n{"final":"found"}\n')
+    args = ["agent", "find functions", "--root", str(demo_project), "--model", f"scripted:{script}"]
+
+    status, output = run_cli(args)
+    assert status == 0
+    assert "search_files" in output.split("tools: ", 1)[1].splitlines()[0]
+    assert "app.py:" in output
+
+    status, output = run_cli([*args, "--no-search"])
+    assert "search_files" not in output.split("tools: ", 1)[1].splitlines()[0]
+    assert "error: tool is not enabled: search_files" in output

@@ -121,6 +121,7 @@ async def test_settings_come_from_initialization_and_configuration_changes(
     assert [(tool["name"], tool["enabled"]) for tool in table] == [
         ("list_files", True),
         ("read_file", True),
+        ("search_files", True),
         ("write_file", False),
         ("edit_file", False),
         ("run_command", False),
@@ -131,7 +132,7 @@ async def test_settings_come_from_initialization_and_configuration_changes(
         "modelState": "unloaded",
         "allowWrites": False,
         "allowedCommands": [],
-        "availableTools": ["list_files", "read_file"],
+        "availableTools": ["list_files", "read_file", "search_files"],
         "receiptLog": str(demo_project.resolve() / ".counterfoil" / "receipts.jsonl"),
         "running": False,
     }
@@ -147,6 +148,7 @@ async def test_settings_come_from_initialization_and_configuration_changes(
         "list_files",
         "read_file",
         "run_command",
+        "search_files",
         "write_file",
     ]
     assert status["receiptLog"] == str(demo_project.resolve() / "audit" / "log.jsonl")

@@ -92,3 +92,10 @@ def test_command_preview_shows_the_exact_argv(tmp_path: Path) -> None:
         "cwd": str(tmp_path),
         "timeoutSeconds": 30.0,
     }
+
+
+def test_search_files_setting_defaults_on_and_reaches_the_policy(tmp_path: Path) -> None:
+    assert parse_settings(None).policy(tmp_path).allow_search is True
+    assert parse_settings({"searchFiles": False}).policy(tmp_path).allow_search is False
+    with pytest.raises(SettingsError, match="searchFiles"):
+        parse_settings({"searchFiles": "yes"})

@@ -37,4 +37,5 @@ def test_each_streamed_step_has_its_header_first_and_its_speed_after(
     steps = re.findall(r"^== step \d ==$", text, re.MULTILINE)
     assert len(speeds) == len(steps) >= 1
     assert text.index("== step 1 ==") < text.index(speeds[0])
-    assert "final answer" not in text and "\nresponse:" not in text
+    assert not re.search(r"^final answer", text, re.MULTILINE) and "\nresponse:" not in text
+    assert "None" not in text.split("== verdict ==", 1)[1]

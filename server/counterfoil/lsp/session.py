@@ -13,10 +13,12 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..actions import ToolAction
+from ..context import context_tokens
 from ..errors import AgentError
 from ..loop import AgentEvent, run_agent
 from ..models.download import DownloadCancelled
@@ -275,9 +277,10 @@ class Session:
                 goal,
                 generate,
                 workspace,
-                settings.limits(),
+                replace(settings.limits(), max_context_tokens=context_tokens(loaded)),
                 on_event,
                 should_stop=lambda: job.stopping,
+                count_tokens=getattr(loaded, "count_tokens", None),
             )
             if run.reason == "model_error" and run.error:
                 self.channel.show_message("error", f"model error: {run.error}")

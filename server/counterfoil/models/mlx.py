@@ -43,6 +43,7 @@ class LoadedModel:
         self.model = model
         self.tokenizer = tokenizer
         self.vocab_size = _vocab_size(config, tokenizer)
+        self.context_window = _context_window(config)
         self.stream = stream
         self.lock = threading.Lock()
         self._ll_tokenizer: Any = None
@@ -75,6 +76,15 @@ def _vocab_size(config: dict[str, Any], tokenizer: Any) -> int:
         if isinstance(size, int) and size > 0:
             return size
     return len(tokenizer)
+
+
+def _context_window(config: dict[str, Any]) -> int | None:
+    """The positions the model was trained for, as its config states them (None: unstated)."""
+    for section in (config, config.get("text_config") or {}):
+        size = section.get("max_position_embeddings")
+        if isinstance(size, int) and size > 0:
+            return size
+    return None
 
 
 _loaded: dict[tuple[str, str | None], LoadedModel] = {}
@@ -195,6 +205,18 @@ class MLXGenerate:
             messages, add_generation_prompt=True, enable_thinking=self.options.enable_thinking
         )
         return [int(token) for token in tokens]
+
+    def count_tokens(self, messages: list[dict[str, str]]) -> int:
+        """The prompt's length in this model's tokens, chat template included."""
+        return len(self.prompt_tokens(messages))
+
+    @property
+    def context_tokens(self) -> int | None:
+        """The prompt tokens a run may use: the context window less room for one response."""
+        window = self.loaded.context_window
+        if window is None or window <= 2 * self.max_tokens:
+            return window
+        return window - self.max_tokens
 
     def __call__(self, messages: list[dict[str, str]]) -> str:
         with self.loaded.lock:

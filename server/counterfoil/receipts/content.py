@@ -7,12 +7,15 @@ through a symlink: every step goes through directory descriptors opened with O_N
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
+import secrets
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Self
 
 from ..errors import AgentError
 
@@ -49,14 +52,8 @@ def store_object(log_folder: Path, data: bytes) -> str:
     objects = _open_objects(log_folder, create=True)
     assert objects is not None
     try:
-        try:
-            mode = os.stat(digest, dir_fd=objects, follow_symlinks=False).st_mode
-        except FileNotFoundError:
-            mode = None
-        if mode is not None:
-            if stat.S_ISREG(mode):
-                return digest
-            raise AgentError(f"content store: objects/{digest} is not a regular file")
+        if _is_stored(objects, digest):
+            return digest
         temporary = f".{digest}.{os.getpid()}.tmp"
         fd = os.open(
             temporary,
@@ -65,19 +62,140 @@ def store_object(log_folder: Path, data: bytes) -> str:
             dir_fd=objects,
         )
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            _write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.rename(temporary, digest, src_dir_fd=objects, dst_dir_fd=objects)
-        os.fsync(objects)
+        _publish(objects, temporary, digest)
     except OSError as error:
         raise AgentError(f"content store: could not write object: {error.strerror}") from None
     finally:
         os.close(objects)
     return digest
+
+
+def _is_stored(objects: int, digest: str) -> bool:
+    try:
+        mode = os.stat(digest, dir_fd=objects, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        return False
+    if stat.S_ISREG(mode):
+        return True
+    raise AgentError(f"content store: objects/{digest} is not a regular file")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _publish(objects: int, temporary: str, digest: str) -> None:
+    """Name a complete, fsynced temporary file by its digest; an object already there wins."""
+    if _is_stored(objects, digest):
+        os.unlink(temporary, dir_fd=objects)
+    else:
+        os.rename(temporary, digest, src_dir_fd=objects, dst_dir_fd=objects)
+    os.fsync(objects)
+
+
+class ObjectStream:
+    """Bytes that arrive in pieces (a command's output), kept as one object: the first `limit`
+    bytes go to a temporary file in the objects folder, hashed as they come, so memory stays
+    bounded whatever the size; `finish` fsyncs it and names it by its digest.
+
+    Without a log folder (a store in memory) nothing is written, but the digest is the same.
+    A write that fails is remembered and raised by `finish`, so the producer (the command's
+    read loop) never stops on it. Leaving the `with` block unfinished removes the temporary
+    file.
+    """
+
+    def __init__(self, log_folder: Path | None, limit: int = OUTPUT_LIMIT_BYTES) -> None:
+        self.limit = limit
+        self.size = 0
+        self.truncated = False
+        self._hash = hashlib.sha256()
+        self._objects: int | None = None
+        self._fd: int | None = None
+        self._temporary = f".output.{os.getpid()}.{secrets.token_hex(8)}.tmp"
+        self._error: OSError | None = None
+        self._digest: str | None = None
+        if log_folder is None:
+            return
+        self._objects = _open_objects(log_folder, create=True)
+        try:
+            self._fd = os.open(
+                self._temporary,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                0o444,
+                dir_fd=self._objects,
+            )
+        except OSError as error:
+            self.discard()
+            raise AgentError(f"content store: could not write object: {error.strerror}") from None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._digest is None:
+            self.discard()
+
+    def write(self, chunk: bytes) -> None:
+        room = self.limit - self.size
+        if len(chunk) > room:
+            self.truncated = True
+            chunk = chunk[:room]
+        if not chunk:
+            return
+        self._hash.update(chunk)
+        self.size += len(chunk)
+        if self._fd is not None and self._error is None:
+            try:
+                _write_all(self._fd, chunk)
+            except OSError as error:
+                self._error = error
+
+    def finish(self) -> str:
+        """Fsync and name the kept bytes; returns their SHA-256. Raises AgentError (having
+        removed the temporary file) when they could not be stored."""
+        if self._digest is not None:
+            return self._digest
+        digest = self._hash.hexdigest()
+        if self._objects is None:
+            self._digest = digest
+            return digest
+        try:
+            if self._error is not None:
+                raise self._error
+            assert self._fd is not None
+            os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = None
+            _publish(self._objects, self._temporary, digest)
+        except OSError as error:
+            self.discard()
+            raise AgentError(f"content store: could not write object: {error.strerror}") from None
+        except AgentError:
+            self.discard()
+            raise
+        os.close(self._objects)
+        self._objects = None
+        self._digest = digest
+        return digest
+
+    def discard(self) -> None:
+        """Remove the temporary file and let go of the folder; safe to call more than once."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        if self._objects is not None:
+            try:
+                with contextlib.suppress(OSError):  # already renamed, or left for `receipts gc`
+                    os.unlink(self._temporary, dir_fd=self._objects)
+            finally:
+                os.close(self._objects)
+                self._objects = None
 
 
 def load_object(log_folder: Path, digest: str) -> bytes | None:

@@ -161,6 +161,11 @@ class ReceiptStore:
             return hashlib.sha256(data).hexdigest()
         return content.store_object(self.path.parent, data)
 
+    def output_stream(self, limit: int = content.OUTPUT_LIMIT_BYTES) -> content.ObjectStream:
+        """Where a command's output goes as it runs: its first `limit` bytes become one object
+        (only hashed when the store is in memory)."""
+        return content.ObjectStream(None if self.path is None else self.path.parent, limit)
+
     # Writing
 
     def put(self, receipt: EffectReceipt) -> EffectReceipt:

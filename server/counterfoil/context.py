@@ -1,0 +1,111 @@
+"""Keeping the conversation inside the model's context window by eliding old observations.
+
+The model sees a shortened view; the run's events keep every observation whole. Elision
+happens in large steps (above `high` of the budget, down to `low`), so between steps the
+conversation only grows at its end and the prompt cache keeps being reused.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .actions import ToolAction
+
+Messages = list[dict[str, str]]
+TokenCounter = Callable[[Messages], int]
+OBSERVATION_PREFIX = "Tool result:\n"
+# Observations of these tools can be read again; an effect's outcome never can.
+ELIDABLE_TOOLS = frozenset({"list_files", "read_file", "search_files"})
+CHARS_PER_TOKEN = 4
+
+
+def context_tokens(generate: object) -> int | None:
+    """The prompt budget a model states (`generate.context_tokens`), or None for none."""
+    tokens = getattr(generate, "context_tokens", None)
+    return (
+        tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else None
+    )
+
+
+def estimate_tokens(messages: Messages) -> int:
+    """About four characters a token, plus a few tokens of chat template per message."""
+    chars = sum(len(message["content"]) for message in messages)
+    return math.ceil(chars / CHARS_PER_TOKEN) + 4 * len(messages)
+
+
+def elided_summary(action: ToolAction, result: str) -> str:
+    """One line that says what was seen: `[read_file app.py, lines 1–120: elided]`."""
+    arguments = action.arguments
+    if action.tool == "read_file":
+        where = str(arguments.get("path"))
+        if result.startswith("[lines "):
+            where += ", " + result[1:].split(" of ", 1)[0]
+        return f"[read_file {where}: elided]"
+    if action.tool == "search_files":
+        return (
+            f"[search_files {arguments.get('pattern')!r} in {arguments.get('path', '.')}: "
+            f"{result.count(chr(10)) + 1} lines elided]"
+        )
+    return f"[{action.tool} {arguments.get('path', '.')}: elided]"
+
+
+@dataclass
+class _Observation:
+    index: int  # of its message in the view
+    summary: str | None  # None: never elided
+    elided: bool = False
+
+
+class ContextWindow:
+    """The model's view of the conversation, held under `max_tokens`."""
+
+    def __init__(
+        self,
+        messages: Messages,
+        max_tokens: int,
+        count_tokens: TokenCounter | None = None,
+        *,
+        high: float = 0.85,
+        low: float = 0.5,
+        keep_recent: int = 2,
+    ) -> None:
+        self.messages = messages
+        self.max_tokens = max_tokens
+        self.count_tokens = count_tokens or estimate_tokens
+        self.high = high
+        self.low = low
+        self.keep_recent = keep_recent
+        self.elisions = 0
+        self._observations: list[_Observation] = []
+
+    def observed(self, action: ToolAction | None, result: str) -> None:
+        """Note the observation just appended as the last message."""
+        summary = None
+        if action is not None and action.tool in ELIDABLE_TOOLS and not result.startswith("error:"):
+            summary = OBSERVATION_PREFIX + elided_summary(action, result)
+        self._observations.append(_Observation(len(self.messages) - 1, summary))
+
+    def fits(self) -> bool:
+        """Elide, in one large step, when above `high`; False when even that is not enough."""
+        used: float = self.count_tokens(self.messages)
+        if used <= self.high * self.max_tokens:
+            return True
+        chars = sum(len(message["content"]) for message in self.messages)
+        tokens_per_char = used / max(chars, 1)
+        target = self.low * self.max_tokens
+        candidates = self._observations[: max(len(self._observations) - self.keep_recent, 0)]
+        for observation in candidates:
+            if used <= target:
+                break
+            if observation.elided or observation.summary is None:
+                continue
+            message = self.messages[observation.index]
+            if len(observation.summary) >= len(message["content"]):
+                continue
+            used -= (len(message["content"]) - len(observation.summary)) * tokens_per_char
+            self.messages[observation.index] = {**message, "content": observation.summary}
+            observation.elided = True
+            self.elisions += 1
+        return self.count_tokens(self.messages) <= self.max_tokens

@@ -1,0 +1,414 @@
+"""Searching file contents under the root with ripgrep, or in Python with the same hits.
+
+ripgrep walks the tree itself (that is its speed), with arguments built here (the model's
+pattern is one `-e` value): no config file, no symlinks followed, hidden files included, git's
+ignore rules in a checkout, paths in sorted order. Every hit it reports is then checked in
+Python against the read rules (no protected name on the way, not the receipt log, a regular
+UTF-8 file without NUL bytes, opened without following a symlink). The Python engine walks
+with the same rules, asks git for its ignore rules, and searches line by line, so both give
+the same hits in the same order. Patterns are limited to the dialect Rust's `regex` and
+Python's `re` read alike. One known difference: ripgrep 13 cannot be told to disregard
+`.rgignore` files, so what they list is left out by ripgrep and searched by Python.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import AgentError
+from .files import open_directory, read_regular_file
+
+# Constructs one engine knows and the other does not (or reads differently).
+_UNSHARED_SYNTAX = (
+    ("(?=", "look-around"),
+    ("(?!", "look-around"),
+    ("(?<=", "look-around"),
+    ("(?<!", "look-around"),
+    ("(?P=", "back-references"),
+    ("(?>", "atomic groups"),
+    ("{,", "{,n} repetition"),
+    ("[[:", "POSIX classes"),
+    ("(?#", "comments"),
+)
+# Escapes both read alike: metacharacters, and the classes and controls both know.
+_SHARED_ESCAPES = frozenset("\\.+*?()|[]{}^$#&-~dDwWsSbBtfvr")
+_INLINE_FLAGS = re.compile(r"\(\?([a-zA-Z-]*)[:)]")
+MAX_PATTERN_CHARS = 500
+
+
+@dataclass(frozen=True)
+class SearchLimits:
+    max_hits: int = 100
+    max_line_chars: int = 200
+    max_files: int = 20_000
+    max_seconds: float = 10.0
+    max_file_bytes: int = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    path: str
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    hits: tuple[SearchHit, ...]
+    files_scanned: int
+    stopped: str | None  # why the search ended early: "hits", "files", "time"; None: complete
+
+    def observation(self, max_line_chars: int) -> str:
+        lines = [
+            f"{hit.path}:{hit.line}: {_shorten(hit.text, max_line_chars)}" for hit in self.hits
+        ]
+        if not lines:
+            lines.append("(no matches)")
+        if self.stopped == "hits":
+            lines.append(f"[first {len(self.hits)} hits; narrow the pattern or the path for more]")
+        elif self.stopped == "files":
+            lines.append(f"[stopped after {self.files_scanned} files; give a narrower path]")
+        elif self.stopped == "time":
+            lines.append("[stopped at the time limit; give a narrower path]")
+        return "\n".join(lines)
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = text.rstrip()
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def compile_pattern(pattern: object, literal: bool) -> re.Pattern[str]:
+    """The pattern as both engines will read it, or the reason it is refused.
+
+    It is compiled with MULTILINE so that one search of a whole file can rule the file out:
+    in the shared dialect a line that matches alone also matches inside the file.
+    """
+    if not isinstance(pattern, str) or not pattern:
+        raise AgentError("pattern must be a non-empty string")
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise AgentError(f"pattern exceeds {MAX_PATTERN_CHARS} characters")
+    if "\n" in pattern or "\r" in pattern or "\0" in pattern:
+        raise AgentError("pattern must be one line")
+    if literal:
+        return re.compile(re.escape(pattern), re.MULTILINE)
+    for marker, name in _UNSHARED_SYNTAX:
+        if marker in pattern:
+            raise AgentError(f"pattern uses {name}, which search does not support")
+    for index, character in enumerate(pattern):
+        if character == "\\" and index + 1 < len(pattern):
+            following = pattern[index + 1]
+            if following not in _SHARED_ESCAPES and not _escaped(pattern, index):
+                raise AgentError(f"pattern escape \\{following} is not supported")
+    for flags in _INLINE_FLAGS.findall(pattern):
+        if set(flags) - set("is-"):
+            raise AgentError("pattern flags other than i and s are not supported")
+    if "&&" in pattern or "~~" in pattern or "--" in pattern and "[" in pattern:
+        raise AgentError("pattern uses class set operations, which search does not support")
+    try:
+        return re.compile(pattern, re.MULTILINE)
+    except re.error as error:
+        raise AgentError(f"pattern is not a valid regular expression: {error}") from None
+
+
+def _escaped(pattern: str, index: int) -> bool:
+    """Whether the backslash at `index` is itself escaped by an odd run of backslashes."""
+    run = 0
+    while index - run - 1 >= 0 and pattern[index - run - 1] == "\\":
+        run += 1
+    return run % 2 == 1
+
+
+def walk_files(
+    start: Path,
+    root: Path,
+    hidden: Callable[[str], bool],
+    limits: SearchLimits,
+    deadline: float,
+) -> tuple[list[str], str | None]:
+    """Root-relative paths of the regular files under `start`, in ripgrep's `--sort path` order.
+
+    `hidden(relative_path)` is the caller's rule for what the agent may not see; a hidden
+    directory is not entered.
+    """
+    visible = _git_visible_paths(root)
+    visible_directories = None if visible is None else _parent_directories(visible)
+    if start.is_file():
+        relative = start.relative_to(root).as_posix()
+        return ([relative] if visible is None or relative in visible else []), None
+    found: list[str] = []
+    prefix = start.relative_to(root).as_posix()
+    stack: list[tuple[str, str]] = [(str(start), "" if prefix == "." else prefix + "/")]
+    while stack:
+        if time.monotonic() > deadline:
+            return _in_path_order(found), "time"
+        directory, relative_prefix = stack.pop()
+        try:
+            with os.scandir(directory) as scan:
+                entries = list(scan)
+        except OSError:
+            continue
+        for entry in entries:
+            relative = relative_prefix + entry.name
+            if hidden(relative):
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(info.st_mode):
+                if visible_directories is None or relative in visible_directories:
+                    stack.append((entry.path, relative + "/"))
+            elif stat.S_ISREG(info.st_mode) and info.st_size <= limits.max_file_bytes:
+                if visible is not None and relative not in visible:
+                    continue
+                if len(found) >= limits.max_files:
+                    return _in_path_order(found), "files"
+                found.append(relative)
+    return _in_path_order(found), None
+
+
+def _in_path_order(paths: list[str]) -> list[str]:
+    """Depth first, each directory's entries by name: the order `rg --sort path` prints."""
+    return sorted(paths, key=lambda path: path.split("/"))
+
+
+def _git_visible_paths(root: Path) -> frozenset[str] | None:
+    """Tracked and untracked-but-not-ignored files, when the root is in a git checkout.
+
+    These are the rules ripgrep applies in a checkout (.gitignore files, info/exclude, the
+    global excludes file). git runs with its fsmonitor hook off, so no repository setting can
+    start a program. None (no ignore rules) when the root is not in a checkout or git fails.
+    """
+    git = shutil.which("git")
+    if git is None:
+        return None
+    try:
+        listed = subprocess.run(
+            [
+                git,
+                "-c",
+                "core.fsmonitor=false",
+                "-c",
+                "core.untrackedCache=false",
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+            ],
+            cwd=root,
+            capture_output=True,
+            timeout=10,
+            check=True,
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return frozenset(os.fsdecode(item) for item in listed.stdout.split(b"\0") if item)
+
+
+def _parent_directories(paths: frozenset[str]) -> frozenset[str]:
+    directories: set[str] = set()
+    for path in paths:
+        parent = path.rpartition("/")[0]
+        while parent and parent not in directories:
+            directories.add(parent)
+            parent = parent.rpartition("/")[0]
+    return frozenset(directories)
+
+
+def searchable_text(root: Path, relative: str, limit: int) -> str | None:
+    """The file's text when it is a regular UTF-8 file without NUL bytes.
+
+    Opened as reads open files (one directory at a time, no symlink anywhere on the way,
+    FIFOs refused without blocking), so a path swapped for a symlink after the walk is skipped.
+    """
+    parts = tuple(relative.split("/"))
+    try:
+        with open_directory(root, parts[:-1]) as directory:
+            data = read_regular_file(directory, parts[-1], limit)
+    except (AgentError, OSError):
+        return None
+    if b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def search_python(
+    root: Path,
+    files: list[str],
+    pattern: re.Pattern[str],
+    limits: SearchLimits,
+    deadline: float,
+) -> tuple[list[SearchHit], str | None]:
+    hits: list[SearchHit] = []
+    for relative in files:
+        if time.monotonic() > deadline:
+            return hits, "time"
+        text = searchable_text(root, relative, limits.max_file_bytes)
+        if text is None or pattern.search(text) is None:
+            continue
+        for number, line in enumerate(text.split("\n"), start=1):
+            if pattern.search(line):
+                if len(hits) >= limits.max_hits:
+                    return hits, "hits"
+                hits.append(SearchHit(relative, number, line))
+    return hits, None
+
+
+def ripgrep_argv(
+    executable: str, pattern: str, literal: bool, limits: SearchLimits, start: str
+) -> list[str]:
+    """ripgrep's arguments: no config file, no symlinks, hidden files too, git's ignore rules
+    only (not .ignore/.rgignore), files in path order so the first hits are the walk's."""
+    argv = [
+        executable,
+        "--no-config",
+        "--hidden",
+        "--no-follow",
+        "--no-ignore-dot",
+        "--sort",
+        "path",
+        "--no-heading",
+        "--with-filename",
+        "--line-number",
+        "--null",
+        "--color",
+        "never",
+        "--no-messages",
+        "--max-count",
+        str(limits.max_hits + 1),
+        "--max-filesize",
+        str(limits.max_file_bytes),
+    ]
+    if literal:
+        argv.append("--fixed-strings")
+    argv += ["-e", pattern]
+    return argv if start == "." else [*argv, "--", start]
+
+
+def search_ripgrep(
+    executable: str,
+    root: Path,
+    start: Path,
+    pattern: str,
+    literal: bool,
+    hidden: Callable[[str], bool],
+    limits: SearchLimits,
+    deadline: float,
+) -> tuple[list[SearchHit], int, str | None]:
+    """Hits from ripgrep walking `start`, each checked against the same rules as the walk."""
+    hits: list[SearchHit] = []
+    checked: dict[str, bool] = {}
+    argv = ripgrep_argv(executable, pattern, literal, limits, start.relative_to(root).as_posix())
+    process = subprocess.Popen(
+        argv,
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    watchdog = _Watchdog(process, max(deadline - time.monotonic(), 0.0))
+    stopped: str | None = None
+    try:
+        for raw in process.stdout:
+            name, _, rest = raw.partition(b"\0")
+            number, _, text = rest.partition(b":")
+            relative = os.fsdecode(name)
+            if not number.isdigit():  # a file name with a newline in it; such a file is skipped
+                continue
+            if relative not in checked:
+                checked[relative] = not _hidden_path(relative, hidden) and (
+                    searchable_text(root, relative, limits.max_file_bytes) is not None
+                )
+            if not checked[relative]:
+                continue
+            if len(hits) >= limits.max_hits:
+                stopped = "hits"
+                break
+            hits.append(SearchHit(relative, int(number), text.rstrip(b"\n").decode("utf-8")))
+    finally:
+        watchdog.cancel()
+        if process.poll() is None:
+            process.kill()
+        process.stdout.close()
+        complaint = process.stderr.read(2000).decode("utf-8", "replace").strip()
+        process.stderr.close()
+        process.wait()
+    if stopped is None and watchdog.fired:
+        stopped = "time"
+    elif process.returncode == 2 and not checked and complaint:
+        # With --no-messages ripgrep only speaks of fatal errors, such as a pattern it refuses.
+        raise AgentError(f"search failed: {complaint.splitlines()[-1]}")
+    return hits, len(checked), stopped
+
+
+def _hidden_path(relative: str, hidden: Callable[[str], bool]) -> bool:
+    """The walk's rule for every directory on the way, as ripgrep walked there on its own."""
+    parts = relative.split("/")
+    return any(hidden("/".join(parts[: index + 1])) for index in range(len(parts)))
+
+
+class _Watchdog:
+    """Kills a process that outlives its share of the time budget."""
+
+    def __init__(self, process: subprocess.Popen[bytes], timeout: float) -> None:
+        import threading
+
+        self.fired = False
+        self._timer = threading.Timer(timeout, self._kill, args=(process,))
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _kill(self, process: subprocess.Popen[bytes]) -> None:
+        if process.poll() is None:
+            self.fired = True
+            process.kill()
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def search_tree(
+    root: Path,
+    start: Path,
+    pattern: str,
+    *,
+    literal: bool,
+    hidden: Callable[[str], bool],
+    limits: SearchLimits,
+    engine: str = "auto",
+) -> SearchResult:
+    """Hits for `pattern` under `start`, in path order; `engine` is auto, ripgrep or python.
+
+    ripgrep walks by itself (that is where its speed comes from) and every hit is checked
+    against `hidden` and the text rule; its walk is bounded by the time budget, not by
+    `max_files`, which bounds the Python walk.
+    """
+    compiled = compile_pattern(pattern, literal)
+    deadline = time.monotonic() + limits.max_seconds
+    executable = shutil.which("rg") if engine in ("auto", "ripgrep") else None
+    if engine == "ripgrep" and executable is None:
+        raise AgentError("ripgrep is not installed")
+    if executable is not None:
+        hits, scanned, stopped = search_ripgrep(
+            executable, root, start, pattern, literal, hidden, limits, deadline
+        )
+        return SearchResult(tuple(hits), scanned, stopped)
+    files, walk_stopped = walk_files(start, root, hidden, limits, deadline)
+    hits, stopped = search_python(root, files, compiled, limits, deadline)
+    return SearchResult(tuple(hits), len(files), stopped or walk_stopped)
