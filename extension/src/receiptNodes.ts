@@ -22,6 +22,8 @@ export interface ReceiptNode {
   command?: { id: string; title: string; arguments: unknown[] };
   /** The receipt's call id, for Revert. */
   toolCallId?: string;
+  /** Shown open at first (the latest run). */
+  expanded?: boolean;
   children: ReceiptNode[];
   contextValue:
     | "receipt"
@@ -249,7 +251,8 @@ export function runNodes(
     const key = receipt.run_id ?? "";
     groups.set(key, [...(groups.get(key) ?? []), receipt]);
   }
-  return [...groups.entries()].map(([runId, members]) => {
+  const entries = [...groups.entries()];
+  return entries.map(([runId, members], index) => {
     const run = runs.find((known) => known.runId === runId);
     const time = clock(run?.startedAt ?? members[0].time);
     const reverted = members.every((receipt) => receipt.reverts)
@@ -279,6 +282,7 @@ export function runNodes(
         .join("\n"),
       icon: { id: "history" },
       contextValue: "run",
+      expanded: index === entries.length - 1,
       children: members.map(receiptNode),
     };
   });

@@ -92,9 +92,11 @@ export class ReceiptsTree
   getTreeItem(node: ReceiptNode): vscode.TreeItem {
     const item = new vscode.TreeItem(
       node.label,
-      node.children.length > 0
-        ? vscode.TreeItemCollapsibleState.Collapsed
-        : vscode.TreeItemCollapsibleState.None,
+      node.children.length === 0
+        ? vscode.TreeItemCollapsibleState.None
+        : node.expanded
+          ? vscode.TreeItemCollapsibleState.Expanded
+          : vscode.TreeItemCollapsibleState.Collapsed,
     );
     item.id = node.id;
     item.description = node.description;

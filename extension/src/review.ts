@@ -793,15 +793,8 @@ export class ReviewController implements vscode.Disposable {
           return;
         }
         if (onDisk === digest) {
-          const open = vscode.workspace.textDocuments.find(
-            (document) => document.uri.toString() === target.toString(),
-          );
-          if (open && !open.isDirty && open.getText() !== text) {
-            await vscode.window.showTextDocument(open, { preview: false });
-            await vscode.commands.executeCommand(
-              "workbench.action.files.revert",
-            );
-          }
+          // VS Code reloads an open, clean document from disk by itself; the file is brought to
+          // the front unless the next edit's diff is waiting (it must stay in front).
           if (
             ![...this.pending.values()].some(
               (approval) => approval.edit !== undefined,

@@ -216,7 +216,7 @@ describe("Counterfoil in a real VS Code", () => {
       await runCommand(page, "Counterfoil: Verify Receipts");
       await waitForNotification(
         page,
-        `the receipt log verifies (${rejectedReceipts + 2} receipts)`,
+        `The receipt chain is intact (${rejectedReceipts + 2} receipts`,
       );
       await screenshot(page, "receipts-tree.png");
       step("receipts tree checked");
