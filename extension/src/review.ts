@@ -311,7 +311,9 @@ export class ReviewController implements vscode.Disposable {
     const document = vscode.workspace.textDocuments.find(
       (open) => open.uri.toString() === edit.right.toString(),
     );
-    if (document) {
+    if (!document) {
+      this.proposed.set(edit.right, text);
+    } else if (document.getText() !== text) {
       const change = new vscode.WorkspaceEdit();
       change.replace(
         edit.right,
@@ -323,8 +325,6 @@ export class ReviewController implements vscode.Disposable {
       );
       await vscode.workspace.applyEdit(change);
       await document.save();
-    } else {
-      this.proposed.set(edit.right, text);
     }
     this.log.info(
       `${approval.toolCallId}: hunks kept ${edit.keep.map((kept) => (kept ? "1" : "0")).join("")}`,

@@ -392,8 +392,11 @@ suite("Counterfoil in the extension host", () => {
     );
     const diff = await waitFor("the proposal diff", proposalDiffTab);
     assert.equal(api.panel.model.proposals["call-h"].hunks?.length, 2);
-    await api.review.chooseHunks("call-h", [true, false]);
     const right = await vscode.workspace.openTextDocument(diff.modified);
+    await waitFor("the proposed side", () =>
+      right.getText() === proposed ? true : undefined,
+    );
+    await api.review.chooseHunks("call-h", [true, false]);
     assert.equal(right.getText(), "a = 10\nb = 2\nc = 3\nd = 4\ne = 5\n");
     const typed = new vscode.WorkspaceEdit();
     typed.insert(right.uri, new vscode.Position(1, 0), "# kept by hand\n");
