@@ -179,7 +179,16 @@
       }
       if (turn.streaming) {
         const live = el("section", "step streaming");
-        live.append(el("h3", "", `Step ${turn.streaming.step}: generating…`));
+        const waiting = Object.values(state.proposals).some(
+          (proposal) => proposal.turn === index && proposal.state === "pending",
+        );
+        live.append(
+          el(
+            "h3",
+            "",
+            `Step ${turn.streaming.step}: ${waiting ? "waiting for your answer" : "generating…"}`,
+          ),
+        );
         if (turn.streaming.thinking) {
           live.append(details("Thinking", turn.streaming.thinking, false));
         }

@@ -258,13 +258,18 @@ export function runNodes(
     const reverted = members.every((receipt) => receipt.reverts)
       ? members.map((receipt) => receipt.reverts).join(", ")
       : undefined;
+    const commandsOnly = members.every(
+      (receipt) => argvOf(receipt) !== undefined,
+    );
     const goal = run?.goal
       ? shorten(run.goal, 48)
       : reverted
         ? `revert of ${reverted}`
-        : runId
-          ? "run (goal not known here)"
-          : "receipts without a run";
+        : runId && commandsOnly
+          ? "commands (no goal known here)"
+          : runId
+            ? "run (goal not known here)"
+            : "receipts without a run";
     const verdict = verdictShort(run?.verdict);
     const count = `${members.length} effect${members.length === 1 ? "" : "s"}`;
     return {
