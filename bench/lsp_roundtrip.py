@@ -7,9 +7,14 @@ Measures, in one run:
     `counterfoil/receipt` (p50/p99), plus the period between receipts (the whole agent step);
   * the same N cycles in-process: `confirm_proposal` asked, approves, effect done, receipt
     subscriber called (p50/p99);
+  * with the tiny random-weight MLX model (skipped without MLX): how long after
+    `$/cancelRequest` the daemon reports `counterfoil/runState {state: "cancelled"}` while the
+    model is generating (p50, max over --cancels runs), and the tokens a follow-up turn
+    prefills against the same turn run fresh (no prompt cache), through `run_agent` and the
+    daemon's MLX generate;
 and prints a table, then one final line holding a JSON object of the figures.
 
-    python bench/lsp_roundtrip.py [--cycles 200]
+    python bench/lsp_roundtrip.py [--cycles 200] [--cancels 10]
 """
 
 from __future__ import annotations
@@ -180,6 +185,84 @@ def bench_in_process(root: Path, cycles: int) -> list[float]:
     return [end - begin for begin, end in zip(asked, done, strict=True)]
 
 
+def bench_cancel(root: Path, model_dir: Path, repeats: int) -> tuple[list[float], dict[str, int]]:
+    """Seconds from `$/cancelRequest` to `runState: cancelled`, the model generating each time;
+    and how many `counterfoil/modelText` notifications carried how many tokens."""
+    options = {"model": str(model_dir), "constrainedDecoding": False, "maxTokens": 200_000}
+    client, _ = start(root, options)
+    latencies: list[float] = []
+    streamed = {"notifications": 0, "tokens": 0}
+    for run in range(repeats):
+        run_id = 100 + run
+        client.send(
+            {"jsonrpc": "2.0", "id": run_id, "method": "counterfoil/run", "params": {"goal": "go"}}
+        )
+        asked_at: float | None = None
+        generated = 0
+        while True:
+            message = client.receive()
+            method, params = message.get("method"), message.get("params") or {}
+            if method is not None and "id" in message:
+                client.answer(message, None)
+            elif method == "counterfoil/modelText":
+                streamed["notifications"] += 1
+            elif (
+                method == "counterfoil/modelState"
+                and asked_at is None
+                and params.get("state") == "generating"
+                and params.get("tokens", 0) >= 5
+            ):
+                client.send(
+                    {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": run_id}}
+                )
+                asked_at = time.perf_counter()
+            elif method == "counterfoil/runState" and params.get("state") == "cancelled":
+                assert asked_at is not None
+                latencies.append(time.perf_counter() - asked_at)
+            if method == "counterfoil/modelState" and params.get("state") == "generating":
+                generated = max(generated, params.get("tokens") or 0)
+            elif message.get("id") == run_id:
+                assert message["result"]["reason"] == "cancelled", message
+                streamed["tokens"] += generated
+                break
+    stop(client)
+    return latencies, streamed
+
+
+def bench_follow_up_prefill(root: Path, model_dir: Path) -> dict[str, int]:
+    """A follow-up turn's prefilled tokens against its whole prompt (what a fresh run prefills)."""
+    from counterfoil.loop import AgentLimits, run_agent
+    from counterfoil.models import GenerationOptions, load_generate
+    from counterfoil.models.mlx import MLXGenerate
+
+    generate = load_generate(str(model_dir), GenerationOptions(max_tokens=16))
+    assert isinstance(generate, MLXGenerate)
+    workspace = Workspace(ToolPolicy(root=root))
+    messages: list[dict[str, str]] = []
+    limits = AgentLimits(max_steps=1)
+    run_agent(
+        "Look around the project and say what it does.",
+        generate,
+        workspace,
+        limits,
+        messages=messages,
+    )
+    run_agent("Now say which file to change first.", generate, workspace, limits, messages=messages)
+    follow_up = generate.stats[-1]
+    return {"prefilled": follow_up.prefilled_tokens, "fresh": follow_up.prompt_tokens}
+
+
+def tiny_model(base: Path) -> Path | None:
+    try:
+        import mlx.core  # noqa: F401
+        import mlx_lm  # noqa: F401
+    except ImportError:
+        return None
+    from counterfoil.models.tiny_model import build_tiny_model
+
+    return build_tiny_model(base / "tiny-qwen3", seed=3)
+
+
 def milliseconds(seconds: float) -> float:
     return round(seconds * 1000, 3)
 
@@ -187,16 +270,26 @@ def milliseconds(seconds: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cycles", type=int, default=200)
-    cycles = parser.parse_args().cycles
+    parser.add_argument("--cancels", type=int, default=10)
+    arguments = parser.parse_args()
+    cycles = arguments.cycles
     base = Path(tempfile.mkdtemp(prefix="counterfoil-bench-"))
+    cancels: list[float] = []
+    streamed = {"notifications": 0, "tokens": 0}
+    prefill: dict[str, int] | None = None
     try:
         stdio_root = base / "stdio"
         local_root = base / "in-process"
-        for root in (stdio_root, local_root):
+        model_root = base / "model-project"
+        for root in (stdio_root, local_root, model_root):
             root.mkdir()
             (root / TARGET).write_text("start\n", encoding="utf-8")
         startups, stdio, periods = bench_stdio(stdio_root, cycles)
         local = bench_in_process(local_root, cycles)
+        model_dir = tiny_model(base)
+        if model_dir is not None:
+            cancels, streamed = bench_cancel(model_root, model_dir, arguments.cancels)
+            prefill = bench_follow_up_prefill(model_root, model_dir)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 
@@ -212,6 +305,16 @@ def main() -> None:
     }
     figures["ratio_p50"] = round(figures["stdio_p50_ms"] / figures["in_process_p50_ms"], 2)
     figures["ratio_p99"] = round(figures["stdio_p99_ms"] / figures["in_process_p99_ms"], 2)
+    if cancels:
+        figures["cancel_runs"] = len(cancels)
+        figures["cancel_p50_ms"] = milliseconds(percentile(cancels, 0.50))
+        figures["cancel_max_ms"] = milliseconds(max(cancels))
+        figures["model_text_notifications"] = streamed["notifications"]
+        figures["model_text_tokens"] = streamed["tokens"]
+    if prefill is not None:
+        figures["follow_up_prefilled_tokens"] = prefill["prefilled"]
+        figures["fresh_prefilled_tokens"] = prefill["fresh"]
+        figures["follow_up_prefill_ratio"] = round(prefill["prefilled"] / prefill["fresh"], 3)
 
     rows = [
         (
@@ -232,6 +335,22 @@ def main() -> None:
     print(f"{'':50} {'p50 ms':>10} {'p99 ms':>10}")
     for label, p50, p99 in rows:
         print(f"{label:50} {p50:>10} {p99!s:>10}")
+    if cancels:
+        print(
+            f"{'cancel -> cancelled while generating (tiny model)':50} "
+            f"{figures['cancel_p50_ms']:>10} {'max ' + str(figures['cancel_max_ms']):>10}"
+        )
+        print(
+            f"streamed text: {streamed['notifications']} modelText notifications for "
+            f"{streamed['tokens']} generated tokens (batched every 50 ms)"
+        )
+    else:
+        print("cancel latency: skipped (MLX is not installed)")
+    if prefill is not None:
+        print(
+            f"follow-up turn prefills {prefill['prefilled']} tokens; the same turn fresh "
+            f"prefills {prefill['fresh']} (ratio {figures['follow_up_prefill_ratio']})"
+        )
     print(json.dumps(figures))
 
 

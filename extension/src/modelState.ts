@@ -24,6 +24,10 @@ export function describeModelState(state: ModelState): ModelStatusText {
   ) {
     text += ` ${state.tokensPerSecond.toFixed(1)} tok/s`;
   }
+  const server = endpointHost(state.endpoint);
+  if (server) {
+    text += ` @ ${server}`;
+  }
   const lines = [`Model: ${state.model ?? "unknown"}`, `State: ${state.state}`];
   if (typeof state.tokens === "number") {
     lines.push(`Tokens: ${state.tokens}`);
@@ -35,4 +39,16 @@ export function describeModelState(state: ModelState): ModelStatusText {
     lines.push(state.message);
   }
   return { text, tooltip: lines.join("\n") };
+}
+
+/** `host:port` of a model server's URL, short enough for the status bar. */
+function endpointHost(endpoint: string | null | undefined): string | null {
+  if (!endpoint) {
+    return null;
+  }
+  try {
+    return new URL(endpoint).host || endpoint;
+  } catch {
+    return endpoint;
+  }
 }

@@ -259,6 +259,8 @@ export type ModelStateName =
 export interface ModelState {
   state: ModelStateName;
   model?: string | null;
+  /** The model server's base URL; null when the model runs in the daemon. */
+  endpoint?: string | null;
   message?: string | null;
   tokens?: number | null;
   tokensPerSecond?: number | null;

@@ -19,6 +19,11 @@ export const DAEMON_SETTING_KEYS = [
   "maxTokens",
   "constrainedDecoding",
   "confirmTimeoutSeconds",
+  "endpoint",
+  "apiKeyEnv",
+  "allowInsecureHttp",
+  "schemaMode",
+  "endpointTimeoutSeconds",
 ] as const;
 
 export type DaemonSettings = Partial<

@@ -22,6 +22,8 @@ from .context import context_tokens
 from .errors import AgentError
 from .loop import AgentEvent, run_agent, run_verdict
 from .model_download_terminal import download_command, prepare_model
+from .models.endpoint import SCHEMA_MODES
+from .models.progress import ModelProgress
 from .proposals import CommandProposal, EditProposal, ToolProposal
 from .receipt_commands import add_receipt_parsers, keys_command, receipts_command
 from .receipts import EffectReceipt, ReceiptStore
@@ -55,6 +57,11 @@ SETTING_FLAGS = {
     "limitCpuSeconds": "--limit-cpu-seconds",
     "limitMemoryBytes": "--limit-memory-bytes",
     "limitProcesses": "--limit-processes",
+    "endpoint": "--endpoint",
+    "apiKeyEnv": "--api-key-env",
+    "allowInsecureHttp": "--allow-insecure-http",
+    "schemaMode": "--schema-mode",
+    "endpointTimeoutSeconds": "--endpoint-timeout",
     "searchFiles": "--no-search",
 }
 
@@ -82,7 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     default = Settings.default
     agent.add_argument("--model", dest="model",
                        help="MLX model name, repo id or directory, or scripted:PATH "
-                            f"(default {default('model')})")
+                            f"(default {default('model')}); with --endpoint, the served "
+                            "model's name (default: the first the server lists)")
     agent.add_argument("--allow-writes", dest="allowWrites", action="store_const", const=True,
                        help="enable write_file/edit_file")
     agent.add_argument("--allow-command", dest="allowedCommands", action="append", type=_command,
@@ -115,6 +123,21 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument("--enable-thinking", action="store_true")
     agent.add_argument("--no-constrain", dest="constrainedDecoding", action="store_const",
                        const=False, help="do not constrain generation to valid actions")
+    remote = agent.add_argument_group("model server (see docs/remote.md)")
+    remote.add_argument("--endpoint", dest="endpoint", metavar="URL",
+                        help="an OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1")
+    remote.add_argument("--api-key-env", dest="apiKeyEnv", metavar="NAME",
+                        help="the environment variable holding the key "
+                             "(default OPENAI_API_KEY if set)")
+    remote.add_argument("--allow-insecure-http", dest="allowInsecureHttp",
+                        action="store_const", const=True,
+                        help="allow http:// to a machine other than this one")
+    remote.add_argument("--schema-mode", dest="schemaMode", choices=SCHEMA_MODES,
+                        help="how the action schema is requested "
+                             f"(default {default('schemaMode')})")
+    remote.add_argument("--endpoint-timeout", dest="endpointTimeoutSeconds", type=float,
+                        metavar="SECONDS", help="seconds to wait for the server's next bytes "
+                                                f"(default {default('endpointTimeoutSeconds'):g})")
 
     receipts = commands.add_parser("receipts", help="inspect a receipt log")
     receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
@@ -268,14 +291,24 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     steps = StepPrinter(stdout)
     stdout.write(f"goal: {args.goal}\nroot: {policy.root}\n"
                  f"tools: {', '.join(sorted(workspace.available_tools))}\n")
-    prepared = prepare_model(settings.model, stdout, endpoint=getattr(settings, "endpoint", None))
+    prepared = prepare_model(settings.model, stdout, endpoint=settings.endpoint)
     if prepared is not None:
         return prepared
     options = replace(GenerationOptions.from_settings(settings),
                       enable_thinking=args.enable_thinking, device=args.device)
+    spec = "" if settings.endpoint and args.model is None else settings.model
+    shown = f"{spec or 'the served model'} at {settings.endpoint}" if settings.endpoint else spec
+    loaded = threading.Event()
+
+    def on_progress(progress: ModelProgress) -> None:
+        steps.on_progress(progress)
+        if progress.note and loaded.is_set():
+            stdout.write(f"\n[model] {progress.note}\n")  # a server's cache stats and notes
+
+    stop_hook = {"should_stop": interrupted.is_set} if settings.endpoint else {}
     try:
-        generate = timed_load(stdout, settings.model, lambda: load_generate(
-            settings.model, options, on_progress=steps.on_progress))
+        generate = timed_load(stdout, shown, lambda: load_generate(
+            spec, options, on_progress=on_progress, **stop_hook))
     except KeyboardInterrupt:
         stdout.write("interrupted while loading the model\n")
         return EXIT_INTERRUPTED
@@ -286,6 +319,9 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     except Exception as error:  # noqa: BLE001 - any load failure is one line
         stdout.write(f"error: {error}\n")
         return EXIT_SETUP_ERROR
+    loaded.set()
+    if settings.endpoint:
+        stdout.write(f"model: {getattr(generate, 'model', spec)} at {settings.endpoint}\n")
     try:
         limits = replace(settings.limits(), max_context_tokens=context_tokens(generate))
         run = run_agent(args.goal, steps.wrap(generate), workspace, limits,

@@ -106,17 +106,29 @@ def run_agent(
     on_event: Callable[[AgentEvent], Any] | None = None,
     *,
     should_stop: Callable[[], bool] | None = None,
+    messages: Messages | None = None,
     count_tokens: Callable[[Messages], int] | None = None,
 ) -> AgentRun:
-    """Run until a final answer or a limit; `should_stop` is asked before each model call.
+    """Run until a final answer or a limit; `should_stop` is asked before each model call, and
+    a model call that fails once it says stop ends the run as cancelled.
 
     A `generate` with `configure_tools` (see `ConfiguresTools`) is told the enabled tools first.
+    `messages` is the conversation, extended in place so the caller keeps it: empty, it is
+    started with the system prompt and `task`; otherwise `task` continues it (see
+    `continue_conversation`).
     With `limits.max_context_tokens`, tokens are counted by `count_tokens(messages)` (by
     default `generate.count_tokens` when the model has one), else estimated at about four
     characters a token.
     """
     limits = limits or AgentLimits()
-    conversation = _Conversation(initial_messages(task, build_system_prompt(workspace)))
+    system_prompt = build_system_prompt(workspace)
+    if messages:
+        continue_conversation(messages, task, system_prompt)
+    elif messages is not None:
+        messages += initial_messages(task, system_prompt)
+    conversation = _Conversation(
+        messages if messages is not None else initial_messages(task, system_prompt)
+    )
     if isinstance(generate, ConfiguresTools):
         try:
             generate.configure_tools(workspace.available_tools, workspace.policy.allowed_commands)
@@ -157,6 +169,8 @@ def run_agent(
         try:
             response = generate(list(conversation.messages))
         except Exception as error:  # noqa: BLE001 - a model failure ends the run with its reason
+            if should_stop is not None and should_stop():
+                return finish(False, "cancelled")  # a model stopped mid-response
             return finish(False, "model_error", error=f"{type(error).__name__}: {error}")
         if not isinstance(response, str):
             return finish(False, "model_error", error="model returned a non-string response")
@@ -189,6 +203,24 @@ def run_agent(
         if window is not None:
             window.observed(action, result)
     return finish(False, "step_limit")
+
+
+def continue_conversation(messages: Messages, task: str, system_prompt: str) -> None:
+    """Append the person's next message to a kept conversation, in place.
+
+    The system prompt is the current one (the same bytes when nothing changed, so a model's
+    prompt cache still matches); after a tool result or the person's own message the new text
+    joins that message, so roles keep alternating.
+    """
+    if not isinstance(task, str) or not task.strip():
+        raise ValueError("task must not be empty")
+    if messages[0].get("role") == "system":
+        messages[0] = {"role": "system", "content": system_prompt}
+    last = messages[-1]
+    if last.get("role") == "user":
+        messages[-1] = {"role": "user", "content": last["content"] + "\n\n" + task}
+    else:
+        messages.append({"role": "user", "content": task})
 
 
 def run_verdict(workspace: Workspace) -> RunVerdict:

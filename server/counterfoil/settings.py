@@ -18,12 +18,15 @@ keep receipts outside the project. (The agent can never read or write the log ei
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
 from .loop import AgentLimits
+from .models.endpoint import DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES, checked_endpoint
+from .models.errors import ModelLoadError
 from .policy import ToolPolicy
 from .receipts.content import OUTPUT_LIMIT_BYTES
 from .tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
@@ -37,6 +40,7 @@ MAX_COMMAND_OUTPUT_BYTES_LIMIT = 1024 * 1024 * 1024
 MAX_SECONDS = 86_400
 MAX_COMMANDS = 256
 MAX_TEXT_CHARS = 4096
+ENVIRONMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 NO_COMMANDS: tuple[tuple[str, ...], ...] = ()
 NO_PATTERNS: tuple[str, ...] = ()
@@ -150,6 +154,26 @@ def receipt_log(value: object) -> str:
     return path
 
 
+def endpoint(value: object) -> str:
+    try:  # the http:// opt-in is checked again when the model loads
+        return checked_endpoint(text(value), allow_insecure_http=True)
+    except ModelLoadError as error:
+        raise Invalid(f"must be a usable URL ({error})") from None
+
+
+def environment_name(value: object) -> str:
+    """Only the variable's name is a setting; a value that looks like a key is not echoed."""
+    if not isinstance(value, str) or not ENVIRONMENT_NAME.fullmatch(value):
+        raise Invalid("must be the name of an environment variable (not the key)")
+    return value
+
+
+def schema_mode(value: object) -> str:
+    if value not in SCHEMA_MODES:
+        raise Invalid(f"must be one of {', '.join(SCHEMA_MODES)}")
+    return str(value)
+
+
 def setting(default: T, key: str, check: Callable[[object], T]) -> Any:
     """A settings field: its default, its key in settings objects, and its check."""
     return field(default=default, metadata={"key": key, "check": check})
@@ -174,6 +198,13 @@ class Settings:
     limit_cpu_seconds: int | None = setting(None, "limitCpuSeconds", positive_int(10**9))
     limit_memory_bytes: int | None = setting(None, "limitMemoryBytes", positive_int(2**62))
     limit_processes: int | None = setting(None, "limitProcesses", positive_int(10**7))
+    endpoint: str | None = setting(None, "endpoint", endpoint)
+    api_key_env: str | None = setting(None, "apiKeyEnv", environment_name)
+    allow_insecure_http: bool = setting(False, "allowInsecureHttp", boolean)
+    schema_mode: str = setting("json_schema", "schemaMode", schema_mode)
+    endpoint_timeout_seconds: float = setting(
+        DEFAULT_TIMEOUT_SECONDS, "endpointTimeoutSeconds", seconds
+    )
     search_files: bool = setting(True, "searchFiles", boolean)
     max_command_output_bytes: int = setting(
         OUTPUT_LIMIT_BYTES, "maxCommandOutputBytes", positive_int(MAX_COMMAND_OUTPUT_BYTES_LIMIT)

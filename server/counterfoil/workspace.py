@@ -15,7 +15,9 @@ from typing import Any
 
 from . import tools
 from .actions import EFFECT_TOOLS, ToolAction, check_arguments
+from .approval import Approval, denial
 from .commands import run_bounded
+from .edited_approval import edited_observation, edited_proposal
 from .edits import apply_edit
 from .errors import AgentError
 from .files import (
@@ -63,13 +65,14 @@ class Workspace:
         stop_commands: threading.Event | None = None,
         run_id: str | None = None,
         approval_via: str = "cli",
+        read_digests: dict[str, str] | None = None,
     ) -> None:
         self.policy = policy
         self.stop_commands = stop_commands  # set: a running command is ended and receipted
         self.confirm_tool = confirm_tool
         self.confirm_proposal = confirm_proposal
         self.receipt_store = receipt_store if receipt_store is not None else ReceiptStore()
-        self._read_digests: dict[str, str] = {}
+        self._read_digests: dict[str, str] = dict(read_digests or {})  # a follow-up's earlier reads
         self._modified: set[str] = set()
         self._outcomes: list[EffectOutcome] = []
         self._call_ids = threading.Lock()
@@ -88,6 +91,11 @@ class Workspace:
     @property
     def modified_files(self) -> tuple[str, ...]:
         return tuple(sorted(self._modified))
+
+    @property
+    def read_digests(self) -> dict[str, str]:
+        """The files the model has read (or written) and their digests, for a follow-up."""
+        return dict(self._read_digests)
 
     @property
     def effect_outcomes(self) -> tuple[EffectOutcome, ...]:
@@ -352,31 +360,54 @@ class Workspace:
             timeout_seconds=float(self.policy.command_timeout_seconds),
         )
 
-    def _approved(self, proposal: ToolProposal) -> bool:
+    def _approval(self, proposal: ToolProposal) -> Approval:
         if self.confirm_proposal is not None:
-            return self.confirm_proposal(proposal) is True
+            return Approval.of(self.confirm_proposal(proposal))
         if self.confirm_tool is not None:
-            return self.confirm_tool(proposal.action) is True
-        return False
+            return Approval.of(self.confirm_tool(proposal.action))
+        return Approval(False)
 
     def _perform_approved(self, proposal: ToolProposal) -> str:
-        if not self._approved(proposal):
-            self._note(proposal, "rejected")
-            raise AgentError("operator denied the tool action")
+        approval = self._approval(proposal)
+        if not approval.approved:
+            self._note(proposal, "rejected", approval.reason)
+            raise AgentError(denial(approval.reason))
+        shown: EditProposal | None = None
+        if approval.text is not None:
+            edited = self._edited(proposal, approval.text)
+            if edited is not None:
+                assert isinstance(proposal, EditProposal)  # _edited refuses anything else
+                shown, proposal = proposal, edited
         try:
             self.receipt_store.check_writable()
             if isinstance(proposal, CommandProposal):
                 return self._run_command(proposal)
             self._keep_file_bytes(proposal)
+            if shown is not None:
+                self.receipt_store.keep_object(shown.proposed_text.encode("utf-8"))
             if proposal.reverts is not None:
                 return self._apply_revert(proposal)
-            return self._write_proposal(proposal)
+            return self._write_proposal(proposal, shown)
         except Exception as error:
             self._note_failure(proposal, error)
             raise
 
-    def _write_proposal(self, proposal: EditProposal) -> str:
-        """Replace the file with exactly the approved bytes, if the disk still holds the base."""
+    def _edited(self, proposal: ToolProposal, text: object) -> EditProposal | None:
+        """The text the person approved in place of the proposal, checked like any write
+        (None: it is the proposal itself); a text that fails the checks is refused."""
+        try:
+            if not isinstance(proposal, EditProposal) or proposal.reverts is not None:
+                raise AgentError("an edited approval applies only to file edits")
+            edited = edited_proposal(proposal, text, self.policy.max_write_bytes)
+        except AgentError as error:
+            self._note(proposal, "refused", str(error))
+            raise
+        return None if edited.proposed_sha256 == proposal.proposed_sha256 else edited
+
+    def _write_proposal(self, proposal: EditProposal, shown: EditProposal | None = None) -> str:
+        """Replace the file with exactly the approved bytes, if the disk still holds the base.
+
+        `shown`: the model's proposal when the person approved other text (`proposal`)."""
         data = proposal.proposed_text.encode("utf-8")
         if sha256_hex(data) != proposal.proposed_sha256:
             raise AgentError("proposed bytes do not match the approved digest")
@@ -398,7 +429,14 @@ class Workspace:
         self._modified.add(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {proposal.path}"
-        self._record(proposal, "ok", result, (proposal.path,), file_evidence(proposal))
+        approval = approval_record(shown or proposal, self.approval_via)
+        if shown is not None:
+            approval.update(modified=True, approved_sha256=proposal.proposed_sha256)
+            result = edited_observation(
+                verb, proposal.path, proposal.base_text, shown.proposed_text, proposal.proposed_text
+            )
+        evidence = file_evidence(proposal)
+        self._record(proposal, "ok", result, (proposal.path,), evidence, approval)
         return result
 
     def revert(self, call_id: str, tool_call_id: str | None = None) -> str:
@@ -508,12 +546,13 @@ class Workspace:
         result: str,
         artifacts: tuple[str, ...],
         evidence: dict[str, Any],
+        approval: dict[str, Any] | None = None,
     ) -> None:
         """Record an effect that has run; if that fails the run must stop and say so."""
         evidence = {
             "run_id": self.run_id,
             **evidence,
-            "approval": approval_record(proposal, self.approval_via),
+            "approval": approval or approval_record(proposal, self.approval_via),
         }
         record_receipt(self.receipt_store, proposal, exit_state, result, artifacts, evidence)
 

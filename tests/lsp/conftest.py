@@ -108,8 +108,13 @@ class Daemon:
     events: list[dict[str, Any]] = field(default_factory=list)
     receipts: list[dict[str, Any]] = field(default_factory=list)
     model_states: list[dict[str, Any]] = field(default_factory=list)
+    run_notes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # runStarted, …
     exited: bool = False
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def told(self, method: str) -> list[dict[str, Any]]:
+        """The run notifications of one method (`counterfoil/runState`, …), in order."""
+        return [params for name, params in self.run_notes if name == method]
 
     def record(self, into: list[Any], item: Any) -> None:
         into.append(item)
@@ -183,6 +188,13 @@ def _client_for(daemon_box: list[Daemon]) -> LanguageClient:
     @client.feature("counterfoil/modelState")
     def model_state(params: dict[str, Any]) -> None:
         daemon_box[0].record(daemon_box[0].model_states, params)
+
+    for method in ("counterfoil/runStarted", "counterfoil/runState", "counterfoil/modelText"):
+
+        def note(params: dict[str, Any], method: str = method) -> None:
+            daemon_box[0].record(daemon_box[0].run_notes, (method, params))
+
+        client.feature(method)(note)
 
     return client
 

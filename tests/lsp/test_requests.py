@@ -135,6 +135,7 @@ async def test_settings_come_from_initialization_and_configuration_changes(
         "availableTools": ["list_files", "read_file", "search_files"],
         "receiptLog": str(demo_project.resolve() / ".counterfoil" / "receipts.jsonl"),
         "running": False,
+        "conversation": None,
     }
 
     await daemon.configure(

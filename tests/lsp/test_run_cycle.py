@@ -69,6 +69,9 @@ async def test_full_cycle_edits_validates_and_keeps_verified_receipts(
         "count": 2,
         "error": None,
         "line": None,
+        "chainOk": True,
+        "chainError": None,
+        "drift": [],
     }
 
 

@@ -26,6 +26,20 @@ test("loading and errors carry the daemon's message in the tooltip", () => {
   );
 });
 
+test("a model on a server shows the server's host", () => {
+  const { text, tooltip } = describeModelState({
+    state: "generating",
+    model: "qwen at http://10.0.0.5:8000/v1",
+    endpoint: "http://10.0.0.5:8000/v1",
+    tokensPerSecond: 20,
+  });
+  assert.equal(
+    text,
+    "$(sync~spin) Counterfoil: generating 20.0 tok/s @ 10.0.0.5:8000",
+  );
+  assert.match(tooltip, /Model: qwen at http:\/\/10\.0\.0\.5:8000\/v1/);
+});
+
 test("ready shows no speed", () => {
   assert.equal(
     describeModelState({ state: "ready", tokensPerSecond: 10 }).text,

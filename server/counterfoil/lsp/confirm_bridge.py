@@ -1,7 +1,8 @@
 """Approval as a blocking question to the client, asked from the agent's worker thread.
 
 Default No: a client error, a timeout, a cancelled run, a shutdown or any answer but
-`{"approved": true}` denies. A question that no longer needs an answer is withdrawn with
+`{"approved": true}` denies. The answer reaches the core as an `Approval`, with the person's
+reason for a No or the text they approved instead of the proposal. A question that no longer needs an answer is withdrawn with
 `$/cancelRequest`, so the editor can close its diff.
 """
 
@@ -12,9 +13,10 @@ import threading
 import time
 from pathlib import Path
 
+from ..approval import Approval
 from ..proposals import ToolProposal
 from .channel import ClientChannel
-from .protocol import confirm_params, is_approval
+from .protocol import approval_of, confirm_params
 
 CONFIRM_METHOD = "counterfoil/confirm"
 
@@ -46,9 +48,9 @@ class ConfirmBridge:
             for decided in self._waiting:
                 decided.set()
 
-    def __call__(self, proposal: ToolProposal) -> bool:
+    def __call__(self, proposal: ToolProposal) -> Approval:
         if self.stop.is_set():
-            return False
+            return Approval(False)
         params = confirm_params(proposal, self._root)
         decided = threading.Event()
         with self._lock:
@@ -64,7 +66,7 @@ class ConfirmBridge:
                 decided.wait(remaining)
         except Exception:  # a failed question is a No
             logger.exception("confirm %s could not be asked: denied", proposal.tool_call_id)
-            return False
+            return Approval(False)
         finally:
             with self._lock:
                 self._waiting.discard(decided)
@@ -74,11 +76,16 @@ class ConfirmBridge:
                 self._channel.cancel_request(request_id)
             self._channel.log(f"approval of {proposal.tool_call_id} {why}: denied")
             logger.info("confirm %s %s: denied", proposal.tool_call_id, why)
-            return False
+            return Approval(False)
         if answer.cancelled() or answer.exception() is not None:
             failure = "cancelled" if answer.cancelled() else answer.exception()
             logger.info("confirm %s failed: denied (%s)", proposal.tool_call_id, failure)
-            return False
-        approved = is_approval(answer.result())
-        logger.info("confirm %s: %s", proposal.tool_call_id, "approved" if approved else "denied")
-        return approved
+            return Approval(False)
+        approval = approval_of(answer.result())
+        logger.info(
+            "confirm %s: %s%s",
+            proposal.tool_call_id,
+            "approved" if approval.approved else "denied",
+            " with edits" if approval.text is not None else "",
+        )
+        return approval

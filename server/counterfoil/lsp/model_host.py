@@ -22,9 +22,11 @@ from pathlib import Path
 
 from ..loop import ConfiguresTools
 from ..models import Generate, GenerationOptions, ModelProgress, load_generate
+from ..models.errors import GenerationCancelled
 from ..models.scripted import SCRIPTED_PREFIX
 from ..settings import Settings
 from .channel import ClientChannel
+from .model_text import TextBatcher
 
 MODEL_STATE_METHOD = "counterfoil/modelState"
 STATE_INTERVAL_SECONDS = 0.1
@@ -32,6 +34,7 @@ STATE_INTERVAL_SECONDS = 0.1
 logger = logging.getLogger(__name__)
 
 StepReport = Callable[[int, str], None]
+StepText = Callable[[int, str, bool], None]
 ProgressListener = Callable[[ModelProgress], None]
 
 
@@ -47,11 +50,16 @@ def resolve_spec(spec: str, root: Path) -> str:
 
 
 def summary(progress: ModelProgress | None) -> str:
-    """`K tokens, R tokens/s` from the model's counters, or `response ready` without them."""
+    """`K tokens, R tokens/s` from the model's counters, or `response ready` without them;
+    then a model server's note (cached prompt tokens), if it gave one."""
     if progress is None or not progress.tokens:
-        return "response ready"
-    rate = progress.tokens_per_second
-    return f"{progress.tokens} tokens" + (f", {rate:.1f} tokens/s" if rate else "")
+        text = "response ready"
+    else:
+        rate = progress.tokens_per_second
+        text = f"{progress.tokens} tokens" + (f", {rate:.1f} tokens/s" if rate else "")
+    if progress is not None and progress.note:
+        text += f"; {progress.note}"
+    return text
 
 
 class ModelHost:
@@ -64,9 +72,11 @@ class ModelHost:
         self._generate: Generate | None = None
         self.state = "unloaded"
         self.model: str | None = None
+        self.endpoint: str | None = None
         self._progress_token: str | None = None
         self._last_state_sent = 0.0
         self._listeners: list[ProgressListener] = []
+        self._should_stop: Callable[[], bool] | None = None
 
     def load(self, settings: Settings, root: Path) -> Generate:
         """The generate callable for this run's settings, loading it if need be."""
@@ -78,23 +88,31 @@ class ModelHost:
             if not scripted and key == self._key and self._generate is not None:
                 return self._generate
             self._key, self._generate = None, None
-        self.model = settings.model
-        token = self._channel.begin_progress("Loading model", settings.model)
+        self.endpoint = settings.endpoint
+        self.model = (
+            f"{settings.model} at {settings.endpoint}" if settings.endpoint else settings.model
+        )
+        token = self._channel.begin_progress("Loading model", self.model)
         self._progress_token = token
-        self.publish("loading", f"loading {settings.model}", force=True)
+        self.publish("loading", f"loading {self.model}", force=True)
         started = time.perf_counter()
         try:
-            generate = load_generate(spec, options, on_progress=self._on_progress)
+            if options.endpoint is None:
+                generate = load_generate(spec, options, on_progress=self._on_progress)
+            else:  # a server's stream is closed on Stop
+                generate = load_generate(
+                    spec, options, on_progress=self._on_progress, should_stop=self._stopping
+                )
         except Exception as error:  # any load failure is reported, not raised
             message = str(error)
             if not message.startswith("could not load model"):  # the loader's own lines say so
-                message = f"could not load model {settings.model}: {message}"
+                message = f"could not load model {self.model}: {message}"
             self.publish("error", message, force=True)
             self._channel.end_progress(token, "failed")
             self._progress_token = None
             raise ModelLoadFailed(message) from error
         elapsed = time.perf_counter() - started
-        self.publish("ready", f"{settings.model} loaded in {elapsed:.2f} s", force=True)
+        self.publish("ready", f"{self.model} loaded in {elapsed:.2f} s", force=True)
         self._channel.end_progress(token, "ready")
         self._progress_token = None
         with self._lock:
@@ -102,9 +120,26 @@ class ModelHost:
                 self._key, self._generate = key, generate
         return generate
 
-    def wrap(self, generate: Generate, report: StepReport) -> HostedGenerate:
-        """The run's generate: each call is one step, reported as generation."""
-        return HostedGenerate(self, generate, report)
+    def wrap(
+        self,
+        generate: Generate,
+        report: StepReport,
+        should_stop: Callable[[], bool] | None = None,
+        *,
+        on_text: StepText | None = None,
+    ) -> HostedGenerate:
+        """The run's generate: each call is one step, reported as generation.
+
+        `should_stop` is asked at every token a local model streams (True stops generation
+        at once, raising GenerationCancelled), and a model that streams from a server polls it,
+        so Stop closes its stream; `on_text(step, text, thinking)` gets the streamed text in
+        batches.
+        """
+        return HostedGenerate(self, generate, report, should_stop, on_text=on_text)
+
+    def _stopping(self) -> bool:
+        should_stop = self._should_stop
+        return should_stop is not None and should_stop()
 
     def publish(
         self,
@@ -132,6 +167,7 @@ class ModelHost:
             {
                 "state": state,
                 "model": self.model,
+                "endpoint": self.endpoint,
                 "message": message,
                 "tokens": progress.tokens if progress else 0,
                 "tokensPerSecond": progress.tokens_per_second if progress else None,
@@ -166,10 +202,20 @@ class ModelHost:
 class HostedGenerate:
     """One run's generate: numbers its steps and reports each as generation."""
 
-    def __init__(self, host: ModelHost, generate: Generate, report: StepReport) -> None:
+    def __init__(
+        self,
+        host: ModelHost,
+        generate: Generate,
+        report: StepReport,
+        should_stop: Callable[[], bool] | None = None,
+        *,
+        on_text: StepText | None = None,
+    ) -> None:
         self._host = host
         self._generate = generate
         self._report = report
+        self._should_stop = should_stop
+        self._on_text = on_text
         self.steps = 0
 
     def configure_tools(
@@ -182,9 +228,16 @@ class HostedGenerate:
         self.steps += 1
         step = self.steps
         latest: list[ModelProgress] = []
+        on_text = self._on_text
+        batcher = TextBatcher(
+            lambda text, thinking: on_text(step, text, thinking) if on_text else None
+        )
 
         def on_progress(progress: ModelProgress) -> None:
+            if progress.state == "generating" and self._should_stop and self._should_stop():
+                raise GenerationCancelled("generation stopped")
             latest[:] = [progress]
+            batcher.feed(progress.text)
             if progress.state != "generating" or not progress.tokens:
                 return
             message = summary(progress)
@@ -194,13 +247,21 @@ class HostedGenerate:
         self._host.publish("generating", "generating", force=True)
         self._report(step, "generating")
         stop = self._host.listen(on_progress)
+        self._host._should_stop = self._should_stop
         try:
             response = self._generate(messages)
+        except GenerationCancelled:
+            self._host.publish("ready", "generation stopped", force=True)
+            raise
         except Exception:
             self._host.publish("error", "generation failed", force=True)
             raise
         finally:
+            self._host._should_stop = None
             stop()
+            batcher.flush()
+        if not batcher.fed and on_text is not None and response:
+            on_text(step, response, False)
         last = latest[0] if latest else None
         self._host.publish("ready", summary(last), last, force=True)
         self._report(step, summary(last))

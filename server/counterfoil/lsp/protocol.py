@@ -13,9 +13,11 @@ from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 
 from .. import tools
 from ..actions import Action, FinalAction, ToolAction
+from ..approval import Approval, clean_reason
 from ..loop import AgentEvent, AgentRun
 from ..proposals import CommandProposal, ToolProposal
 from ..receipts import EffectReceipt
+from ..receipts.content import DIGEST
 from ..tools import example_action
 from ..verdict import EffectOutcome, RunVerdict
 from .outcomes import step_outcome
@@ -24,6 +26,7 @@ MAX_GOAL_CHARS = 20_000
 
 RUN_IN_PROGRESS = -32001
 NO_WORKSPACE = -32002
+NO_CONVERSATION = -32003
 
 
 class RunInProgress(JsonRpcServerError):
@@ -34,6 +37,11 @@ class RunInProgress(JsonRpcServerError):
 class NoWorkspace(JsonRpcServerError):
     def __init__(self) -> None:
         super().__init__("no workspace folder is open", NO_WORKSPACE)  # type: ignore[no-untyped-call]
+
+
+class NoConversationToContinue(JsonRpcServerError):
+    def __init__(self) -> None:
+        super().__init__("no conversation to continue", NO_CONVERSATION)  # type: ignore[no-untyped-call]
 
 
 def invalid_params(message: str) -> JsonRpcInvalidParams:
@@ -63,6 +71,22 @@ def goal_param(params: Any) -> str:
     if len(goal) > MAX_GOAL_CHARS:
         raise invalid_params(f"goal must be at most {MAX_GOAL_CHARS} characters")
     return goal
+
+
+def text_param(params: Any) -> str:
+    text = _object(params, "counterfoil/followUp").get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise invalid_params("counterfoil/followUp needs a non-empty string text")
+    if len(text) > MAX_GOAL_CHARS:
+        raise invalid_params(f"text must be at most {MAX_GOAL_CHARS} characters")
+    return text
+
+
+def digest_param(params: Any) -> str:
+    digest = _object(params, "counterfoil/object").get("sha256")
+    if not isinstance(digest, str) or not DIGEST.fullmatch(digest):
+        raise invalid_params("counterfoil/object needs sha256: 64 lower-case hex characters")
+    return digest
 
 
 def argv_param(params: Any) -> list[str]:
@@ -218,3 +242,12 @@ def confirm_params(proposal: ToolProposal, root: Path) -> dict[str, Any]:
 def is_approval(answer: Any) -> bool:
     """Only `{"approved": true}` approves; anything else is a No."""
     return isinstance(answer, dict) and answer.get("approved") is True
+
+
+def approval_of(answer: Any) -> Approval:
+    """The confirm answer as the core's Approval: a reason with a No, a text with a Yes."""
+    if not isinstance(answer, dict):
+        return Approval(False)
+    if answer.get("approved") is True:
+        return Approval(True, None, answer.get("text"))
+    return Approval(False, clean_reason(answer.get("reason")))

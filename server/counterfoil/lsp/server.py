@@ -24,14 +24,17 @@ from .channel import MessageKind
 from .model_download import answer, model_param
 from .progress import ProgressReporter
 from .protocol import (
+    NoConversationToContinue,
     NoWorkspace,
     RunInProgress,
     argv_param,
     call_id_param,
+    digest_param,
     goal_param,
     no_params,
+    text_param,
 )
-from .session import Job, NoWorkspaceRoot, Session, SessionBusy
+from .session import Job, NoConversation, NoWorkspaceRoot, Session, SessionBusy
 from .settings import SettingsError, parse_settings, settings_from_configuration
 from .transport import LoggingProtocol, raw_converter
 
@@ -165,6 +168,8 @@ def _start(start: Callable[[], Job]) -> Job:
         raise RunInProgress() from None
     except NoWorkspaceRoot:
         raise NoWorkspace() from None
+    except NoConversation:
+        raise NoConversationToContinue() from None
 
 
 async def _outcome(job: Job) -> dict[str, Any]:
@@ -228,6 +233,16 @@ def build_server() -> CounterfoilServer:
         goal = goal_param(params)
         return await _outcome(_start(lambda: session.run(goal)))
 
+    @server.feature("counterfoil/followUp")
+    async def follow_up(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        text = text_param(params)
+        return await _outcome(_start(lambda: session.follow_up(text)))
+
+    @server.feature("counterfoil/object")
+    async def stored_object(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        digest = digest_param(params)
+        return await asyncio.to_thread(session.stored_object, digest)
+
     @server.feature("counterfoil/runValidation")
     async def run_validation(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         argv = argv_param(params)
@@ -257,7 +272,7 @@ def build_server() -> CounterfoilServer:
     def model_runtime(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         settings = session.settings
         model = model_param(params, settings.model)
-        return runtime_report(model, endpoint=getattr(settings, "endpoint", None))
+        return runtime_report(model, endpoint=settings.endpoint)
 
     @server.feature("counterfoil/status")
     def status(ls: CounterfoilServer, params: Any) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 Each operation runs on its own worker thread with the settings it started with (a change
 applies to the next one), a fresh Workspace and a ReceiptStore read afresh from the log, so
 receipts other processes appended are part of the chain. Cancelling denies a pending
-approval and stops the agent at its next step boundary.
+approval and stops the model inside its token loop. The last run's conversation (messages
+and files read) is kept, so a follow-up continues it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import replace
@@ -23,7 +25,9 @@ from ..errors import AgentError
 from ..loop import AgentEvent, run_agent
 from ..models.download import DownloadCancelled
 from ..models.errors import ModelLoadError
+from ..receipt_evidence import utc_now
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
+from ..receipts.content import load_object
 from ..settings import Settings
 from ..workspace import Workspace
 from .channel import ClientChannel
@@ -31,10 +35,15 @@ from .confirm_bridge import ConfirmBridge
 from .model_download import ModelDownloads
 from .model_host import ModelHost, ModelLoadFailed
 from .outcomes import effect_outcome
-from .protocol import event_dict, failed_run, receipt_dict, run_result, tool_table
+from .protocol import failed_run, receipt_dict, run_result, tool_table
+from .run_record import Conversation, StepEvidence
 
 EVENT_METHOD = "counterfoil/event"
 RECEIPT_METHOD = "counterfoil/receipt"
+RUN_STARTED_METHOD = "counterfoil/runStarted"
+RUN_STATE_METHOD = "counterfoil/runState"
+MODEL_TEXT_METHOD = "counterfoil/modelText"
+MAX_OBJECT_TEXT_BYTES = 1024 * 1024
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +54,10 @@ class SessionBusy(RuntimeError):
 
 class NoWorkspaceRoot(RuntimeError):
     """The client opened no folder, so there is nothing to work on."""
+
+
+class NoConversation(RuntimeError):
+    """A follow-up with no kept conversation to continue."""
 
 
 class WorkspaceUnavailable(RuntimeError):
@@ -64,13 +77,17 @@ class Job:
         self.bridge = bridge
         self.result: Future[dict[str, Any]] = Future()
         self.thread: threading.Thread | None = None
+        self.on_stop: Callable[[], None] | None = None  # told once, when a stop is first asked
 
     @property
     def stopping(self) -> bool:
         return self.bridge.stop.is_set()
 
     def cancel(self) -> None:
+        first = not self.bridge.stop.is_set()
         self.bridge.cancel()
+        if first and self.on_stop is not None:
+            self.on_stop()
 
 
 class Session:
@@ -82,6 +99,8 @@ class Session:
         self.root: Path | None = None
         self._job: Job | None = None
         self._lock = threading.Lock()
+        self._conversation: Conversation | None = None
+        self._runs: list[dict[str, Any]] = []
 
     # State the client may ask about
 
@@ -112,34 +131,96 @@ class Session:
             "tools": tool_table(enabled),
             "receiptLog": None if log is None else str(log),
             "running": self.running,
+            "conversation": None if self._conversation is None else self._conversation.status(),
             **self.downloads.status(settings.model),
         }
 
     def receipts(self) -> dict[str, Any]:
         log = self.receipt_log()
         if log is None:
-            return {"receipts": [], "logPath": None, "error": "no workspace folder is open"}
+            return {
+                "receipts": [],
+                "logPath": None,
+                "error": "no workspace folder is open",
+                "runs": self.runs(),
+            }
         try:
             store = ReceiptStore(log)
         except AgentError as error:
-            return {"receipts": [], "logPath": str(log), "error": str(error)}
+            return {"receipts": [], "logPath": str(log), "error": str(error), "runs": self.runs()}
         return {
             "receipts": [receipt_dict(r) for r in store.receipts()],
             "logPath": str(log),
             "error": None,
+            "runs": self.runs(),
         }
+
+    def runs(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [dict(run) for run in self._runs]
 
     def verify(self) -> dict[str, Any]:
         log = self.receipt_log()
         if log is None:
-            return {"ok": False, "count": 0, "error": "no workspace folder is open", "line": None}
-        report = verify_receipt_log(log)
-        return {"ok": report.ok, "count": report.count, "error": report.error, "line": report.line}
+            message = "no workspace folder is open"
+            return {
+                "ok": False,
+                "count": 0,
+                "error": message,
+                "line": None,
+                "chainOk": False,
+                "chainError": message,
+                "drift": [],
+            }
+        report = verify_receipt_log(log, root=self.root)
+        chain_ok = report.ok or bool(report.drift)
+        return {
+            "ok": report.ok,
+            "count": report.count,
+            "error": report.error,
+            "line": report.line,
+            "chainOk": chain_ok,
+            "chainError": None if chain_ok else report.error,
+            "drift": list(report.drift),
+        }
+
+    def stored_object(self, digest: str) -> dict[str, Any]:
+        """A content-store object as text, bounded; `digest` is already checked to be hex."""
+        log = self.receipt_log()
+        data = None
+        if log is not None:
+            try:
+                data = load_object(log.parent, digest)
+            except AgentError:
+                data = None
+        if data is None:
+            return {"sha256": digest, "found": False, "text": None, "bytes": 0, "truncated": False}
+        shown = data[:MAX_OBJECT_TEXT_BYTES]
+        return {
+            "sha256": digest,
+            "found": True,
+            "text": shown.decode("utf-8", errors="replace"),
+            "bytes": len(data),
+            "truncated": len(shown) < len(data),
+        }
 
     # Operations
 
     def run(self, goal: str) -> Job:
-        return self._start("run", lambda job, settings, root: self._run(job, settings, root, goal))
+        """A new conversation: the kept one is forgotten."""
+        return self._start(
+            "run", lambda job, settings, root: self._run(job, settings, root, goal, None)
+        )
+
+    def follow_up(self, text: str) -> Job:
+        """Continue the kept conversation with the person's next message."""
+        with self._lock:
+            conversation = self._conversation
+        if conversation is None:
+            raise NoConversation("no conversation to continue")
+        return self._start(
+            "run", lambda job, settings, root: self._run(job, settings, root, text, conversation)
+        )
 
     def run_validation(self, argv: list[str]) -> Job:
         return self._start(
@@ -199,7 +280,15 @@ class Session:
         return job
 
     def _workspace(
-        self, job: Job, settings: Settings, root: Path, collected: list[EffectReceipt]
+        self,
+        job: Job,
+        settings: Settings,
+        root: Path,
+        collected: list[EffectReceipt],
+        *,
+        run_id: str | None = None,
+        read_digests: dict[str, str] | None = None,
+        on_receipt_recorded: Callable[[EffectReceipt], None] | None = None,
     ) -> tuple[Workspace, Callable[[], None]]:
         """A Workspace for one operation whose receipts go to `collected` and the client.
 
@@ -225,6 +314,8 @@ class Session:
 
         def on_receipt(receipt: EffectReceipt) -> None:
             collected.append(receipt)
+            if on_receipt_recorded is not None:
+                on_receipt_recorded(receipt)
             self.channel.notify(RECEIPT_METHOD, receipt_dict(receipt))
 
         unsubscribe = store.subscribe(on_receipt)
@@ -234,24 +325,106 @@ class Session:
             confirm_proposal=job.bridge,
             stop_commands=job.bridge.stop,
             approval_via="editor",
+            run_id=run_id,
+            read_digests=read_digests,
         )
         return workspace, unsubscribe
 
-    def _run(self, job: Job, settings: Settings, root: Path, goal: str) -> dict[str, Any]:
+    def _run(
+        self,
+        job: Job,
+        settings: Settings,
+        root: Path,
+        goal: str,
+        continued: Conversation | None,
+    ) -> dict[str, Any]:
+        run_id = uuid.uuid4().hex
+        follow_up = continued is not None
+        conversation_id = continued.conversation_id if continued is not None else run_id
+        if continued is None:
+            with self._lock:
+                self._conversation = None
+        entry = {
+            "runId": run_id,
+            "conversationId": conversation_id,
+            "goal": goal,
+            "followUp": follow_up,
+            "startedAt": utc_now(),
+            "endedAt": None,
+            "reason": None,
+            "verdict": None,
+        }
+        with self._lock:
+            self._runs.append(entry)
+        self.channel.notify(
+            RUN_STARTED_METHOD,
+            {
+                "runId": run_id,
+                "conversationId": conversation_id,
+                "goal": goal,
+                "followUp": follow_up,
+            },
+        )
+        self._run_state(run_id, "running", None)
+        job.on_stop = lambda: self._run_state(run_id, "stopping", None)
+        if job.stopping:
+            job.on_stop()
         try:
-            workspace, unsubscribe = self._workspace(job, settings, root, [])
+            result = self._run_agent(job, settings, root, goal, continued, run_id)
+        except Exception:
+            self._run_state(run_id, "ended", "internal_error")
+            raise
+        result.update(runId=run_id, conversationId=conversation_id, followUp=follow_up)
+        with self._lock:
+            entry.update(endedAt=utc_now(), reason=result["reason"], verdict=result.get("verdict"))
+        reason = result["reason"]
+        self._run_state(run_id, "cancelled" if reason == "cancelled" else "ended", reason)
+        return result
+
+    def _run_state(self, run_id: str, state: str, reason: str | None) -> None:
+        self.channel.notify(RUN_STATE_METHOD, {"runId": run_id, "state": state, "reason": reason})
+
+    def _run_agent(
+        self,
+        job: Job,
+        settings: Settings,
+        root: Path,
+        goal: str,
+        continued: Conversation | None,
+        run_id: str,
+    ) -> dict[str, Any]:
+        evidence = StepEvidence(run_id)
+        try:
+            workspace, unsubscribe = self._workspace(
+                job,
+                settings,
+                root,
+                [],
+                run_id=run_id,
+                read_digests=None if continued is None else continued.read_digests,
+                on_receipt_recorded=evidence.recorded,
+            )
         except WorkspaceUnavailable as error:
             return failed_run(error.reason, error.message)
+        evidence.workspace = workspace
         token = self.channel.begin_progress("Counterfoil", goal[:80])
+        events: list[dict[str, Any]] = []
 
         def report(step: int, message: str) -> None:
             self.channel.report_progress(token, f"step {step}: {message}")
 
+        def on_text(step: int, text: str, thinking: bool) -> None:
+            self.channel.notify(
+                MODEL_TEXT_METHOD,
+                {"runId": run_id, "step": step, "text": text, "thinking": thinking},
+            )
+
         def on_event(event: AgentEvent) -> None:
-            self.channel.notify(EVENT_METHOD, event_dict(event))
+            shown = evidence.event(event)
+            events.append(shown)
+            self.channel.notify(EVENT_METHOD, shown)
             self.channel.log(f"step {event.step} response: {event.response}")
-            shown = json.dumps(event_dict(event)["action"])
-            self.channel.log(f"step {event.step} action: {shown}")
+            self.channel.log(f"step {event.step} action: {json.dumps(shown['action'])}")
             if event.result is not None:
                 self.channel.log(f"step {event.step} observation: {event.result}")
 
@@ -259,7 +432,7 @@ class Session:
             if job.stopping:
                 return failed_run("cancelled", None)
             try:
-                if not getattr(settings, "endpoint", None):
+                if not settings.endpoint:
                     self.downloads.ensure_on_disk(settings.model, lambda: job.stopping)
             except DownloadCancelled:
                 return failed_run("cancelled", None)
@@ -271,8 +444,11 @@ class Session:
             except ModelLoadFailed as error:
                 self.channel.show_message("error", str(error))
                 return failed_run("model_error", str(error))
-            generate = self.models.wrap(loaded, report)
+            generate = self.models.wrap(
+                loaded, report, should_stop=lambda: job.stopping, on_text=on_text
+            )
             self.channel.log(f"run started: {goal}")
+            messages = [] if continued is None else continued.messages
             run = run_agent(
                 goal,
                 generate,
@@ -280,15 +456,35 @@ class Session:
                 replace(settings.limits(), max_context_tokens=context_tokens(loaded)),
                 on_event,
                 should_stop=lambda: job.stopping,
+                messages=messages,
                 count_tokens=getattr(loaded, "count_tokens", None),
             )
+            self._keep_conversation(continued, goal, messages, workspace, run_id)
             if run.reason == "model_error" and run.error:
                 self.channel.show_message("error", f"model error: {run.error}")
             self.channel.log(f"run ended: {run.reason}; verdict: {run.verdict.summary()}")
-            return run_result(run)
+            result = run_result(run)
+            result["events"] = events
+            return result
         finally:
             unsubscribe()
             self.channel.end_progress(token, "done")
+
+    def _keep_conversation(
+        self,
+        continued: Conversation | None,
+        goal: str,
+        messages: list[dict[str, str]],
+        workspace: Workspace,
+        run_id: str,
+    ) -> None:
+        conversation = continued or Conversation(run_id, goal, messages)
+        conversation.messages = messages
+        conversation.read_digests = workspace.read_digests
+        conversation.run_id = run_id
+        conversation.turns += 1
+        with self._lock:
+            self._conversation = conversation
 
     def _validate(
         self, job: Job, settings: Settings, root: Path, argv: list[str]

@@ -2,13 +2,15 @@
 
 One factory serves the CLI and the daemon alike, so a spec string means the same
 thing everywhere: `scripted:PATH` replays recorded responses, anything else is an
-MLX model (a short name, a repo id or a local directory), imported only when chosen.
+MLX model (a short name, a repo id or a local directory), imported only when chosen, or,
+with an endpoint in the options, the model an OpenAI-compatible server serves.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from .endpoint import EndpointOptions
 from .errors import ModelLoadError
 from .options import GenerationOptions
 from .progress import ModelProgress, ProgressCallback
@@ -17,6 +19,7 @@ from .scripted import SCRIPTED_PREFIX, ScriptedModel, ScriptExhausted
 Generate = Callable[[list[dict[str, str]]], str]
 
 __all__ = [
+    "EndpointOptions",
     "Generate",
     "GenerationOptions",
     "ModelLoadError",
@@ -33,10 +36,15 @@ def load_generate(
     options: GenerationOptions | None = None,
     *,
     on_progress: ProgressCallback | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> Generate:
     """Return the generate callable for `spec`.
 
-    `options` (default `GenerationOptions()`) and `on_progress` matter to MLX models only;
+    With `options.endpoint`, `spec` is the served model's name (empty: the first the server
+    lists) and the model runs on that server; `should_stop` is polled while it streams, so a
+    stop closes the connection at once (see `counterfoil.models.remote`).
+
+    `options` (default `GenerationOptions()`) and `on_progress` matter to MLX and remote models;
     `on_progress` receives one `ModelProgress` stream: loading, then per response
     `generating` (one report per token, with its text) and `ready`. An MLX model that cannot be
     loaded (MLX missing, unknown name, failed download) raises `ModelLoadError` with a
@@ -44,6 +52,10 @@ def load_generate(
     allowed_commands)`, which `run_agent` calls, so it is constrained to the enabled tools
     without passing them here. See `counterfoil.models.mlx`.
     """
+    if options is not None and options.endpoint is not None:
+        from .remote import load_remote_generate
+
+        return load_remote_generate(spec, options, on_progress=on_progress, should_stop=should_stop)
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError("model spec must be a non-empty string")
     if spec.startswith(SCRIPTED_PREFIX):

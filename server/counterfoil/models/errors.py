@@ -62,3 +62,14 @@ def load_failure(spec: str, location: str, is_local: bool, error: BaseException)
             f"cache and the Hub cannot be reached ({reason.rstrip('.')}). {ways_out}"
         )
     return f"could not load model {spec!r} ({location}): {reason} {ways_out}"
+
+
+class ModelServerError(RuntimeError):
+    """A model server that cannot be reached, refuses the request, or breaks off a response.
+
+    The message is one actionable line naming the endpoint (never the key).
+    """
+
+
+class GenerationCancelled(RuntimeError):
+    """The person stopped the run while the model was generating."""

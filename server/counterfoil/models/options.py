@@ -6,6 +6,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from .endpoint import EndpointOptions
+
 if TYPE_CHECKING:
     from ..settings import Settings
 
@@ -18,7 +20,9 @@ class GenerationOptions:
 
     `available_tools=None` lets the constrained grammar spell every tool until the agent loop
     says which are enabled (`configure_tools`); `reuse_prompt_cache=False` re-prefills every
-    turn (a baseline for benchmarks). Hashable: equal options mean an equal model.
+    turn (a baseline for benchmarks). `endpoint` set: the model runs on that
+    OpenAI-compatible server (`counterfoil.models.remote`). Hashable: equal options mean an
+    equal model.
     """
 
     max_tokens: int = 1024
@@ -28,6 +32,7 @@ class GenerationOptions:
     available_tools: frozenset[str] | None = None
     allowed_commands: tuple[tuple[str, ...], ...] = ()
     reuse_prompt_cache: bool = True
+    endpoint: EndpointOptions | None = None
 
     def __post_init__(self) -> None:
         tokens = self.max_tokens
@@ -48,6 +53,17 @@ class GenerationOptions:
             max_tokens=settings.max_tokens,
             constrain=settings.constrained_decoding,
             allowed_commands=settings.allowed_commands,
+            endpoint=(
+                EndpointOptions(
+                    url=settings.endpoint,
+                    api_key_env=settings.api_key_env,
+                    allow_insecure_http=settings.allow_insecure_http,
+                    schema_mode=settings.schema_mode,
+                    timeout_seconds=settings.endpoint_timeout_seconds,
+                )
+                if settings.endpoint
+                else None
+            ),
         )
 
     def with_tools(

@@ -22,6 +22,7 @@ class ModelProgress:
     tokens_per_second: float | None = None  # generation rate
     prompt_tokens: int | None = None  # prompt tokens prefilled for this response
     text: str = ""  # the newest token's text, while generating
+    note: str = ""  # a model server's remark on a finished response (cached prompt tokens)
 
 
 ProgressCallback = Callable[[ModelProgress], None]

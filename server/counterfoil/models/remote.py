@@ -1,0 +1,602 @@
+"""An OpenAI-compatible model server as a `generate(messages) -> str` callable.
+
+vLLM, SGLang, llama.cpp's llama-server, Ollama, LM Studio and mlx_lm.server all speak
+`POST {endpoint}/chat/completions` with server-sent events. The response streams to the same
+`ModelProgress` stream as a local MLX model (one `generating` report per delta, with its text
+and counters), the action schema travels as the
+request's `response_format` (or vLLM's `structured_outputs`), and the messages are sent exactly
+as the loop built them, an append-only extension of the last turn, so the server's prefix
+cache hits. httpx is imported here only, when an endpoint is chosen.
+
+The stream is read on the caller's thread; when a `should_stop` hook is given, a small watcher
+thread polls it and, on a stop, shuts the connection's socket down, so the call ends within
+`CANCEL_POLL_SECONDS` even while the server is silent.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..actions import ToolAction, parse_action
+from ..errors import AgentError
+from ..tools import action_schema
+from .endpoint import (
+    DEFAULT_TIMEOUT_SECONDS,
+    SCHEMA_MODES,
+    api_key_from_environment,
+    checked_endpoint,
+)
+from .errors import GenerationCancelled, ModelLoadError, ModelServerError
+from .options import GenerationOptions
+from .progress import ModelProgress, ProgressCallback
+
+Messages = list[dict[str, str]]
+
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+MAX_RETRIES = 3
+BACKOFF_SECONDS = 0.5
+MAX_RETRY_AFTER_SECONDS = 30.0
+CANCEL_POLL_SECONDS = 0.05
+CONNECT_TIMEOUT_SECONDS = 10.0
+SCHEMA_NAME = "counterfoil_action"
+NOT_ENFORCED = "this server does not enforce the schema"
+
+logger = logging.getLogger(__name__)
+
+
+def server_action_schema(
+    available_tools: Iterable[str] | None, allowed_commands: Sequence[Sequence[str]]
+) -> dict[str, Any]:
+    """The action schema the server is asked to enforce: the one the local decoder uses."""
+    return action_schema(available_tools, allowed_commands)
+
+
+def schema_request(mode: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The request fields that ask a server to enforce `schema`, in the form `mode` names."""
+    if mode == "json_schema":
+        return {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": SCHEMA_NAME, "schema": schema, "strict": True},
+            }
+        }
+    if mode == "json_object":
+        return {"response_format": {"type": "json_object", "schema": schema}}
+    if mode == "structured_outputs":
+        return {"structured_outputs": {"json": schema}}
+    if mode == "none":
+        return {}
+    raise ModelLoadError(f"unknown schema mode {mode!r}: use one of {', '.join(SCHEMA_MODES)}")
+
+
+@dataclass(frozen=True)
+class RemoteStats:
+    """What one call cost, as the server reported it (`None` where it did not say)."""
+
+    prompt_tokens: int | None
+    cached_tokens: int | None
+    generated_tokens: int
+    finish_reason: str
+    seconds: float
+    first_token_seconds: float | None
+    attempts: int
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    return " ".join(text.split())[:limit]
+
+
+def _server_message(body: bytes) -> str:
+    """The error message a server put in its body, whichever of the usual shapes it used."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return _one_line(body.decode("utf-8", errors="replace"))
+    if isinstance(data, dict):
+        error = data.get("error", data.get("detail", data.get("message")))
+        if isinstance(error, dict):
+            error = error.get("message", error)
+        if error is not None:
+            return _one_line(str(error))
+    return _one_line(str(data))
+
+
+def _retry_delay(headers: Any, attempt: int) -> float:
+    raw = headers.get("retry-after")
+    try:
+        if raw is not None:
+            return min(max(float(raw), 0.0), MAX_RETRY_AFTER_SECONDS)
+    except ValueError:
+        pass
+    return float(BACKOFF_SECONDS * 2**attempt)
+
+
+class RemoteGenerate:
+    """`generate(messages) -> str` against one model on one OpenAI-compatible server.
+
+    Returns the action text only: `reasoning_content` deltas and a `<think>…</think>` block in
+    the content are reported (`ModelProgress.text`) but not returned. `stats` holds one
+    `RemoteStats` per call. `should_stop` is polled while waiting; a stop raises
+    `GenerationCancelled`. `configure_tools` (called by `run_agent`) narrows the schema sent to
+    the enabled tools and allowed commands.
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        max_tokens: int = 1024,
+        enable_thinking: bool = False,
+        schema_mode: str = "json_schema",
+        available_tools: Iterable[str] | None = None,
+        allowed_commands: Sequence[Sequence[str]] = (),
+        timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
+        on_progress: ProgressCallback | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> None:
+        try:
+            import httpx
+        except ImportError:
+            raise ModelLoadError(
+                "a model endpoint needs httpx: pip install 'counterfoil[remote]'"
+            ) from None
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+            raise ValueError("max_tokens must be a positive integer")
+        if not timeout_seconds > 0:
+            raise ValueError("timeout_seconds must be positive")
+        self.endpoint = endpoint
+        self.model = model
+        self.max_tokens = max_tokens
+        self.enable_thinking = bool(enable_thinking)
+        self.schema_mode = schema_mode
+        self.timeout_seconds = float(timeout_seconds)
+        self.on_progress = on_progress
+        self.should_stop = should_stop
+        self.stats: list[RemoteStats] = []
+        self.schema_enforced: bool | None = None
+        self._api_key = api_key
+        self._api_key_env = api_key_env
+        self._schema_fields: dict[str, Any] = {}
+        self.configure_tools(available_tools, allowed_commands)
+        headers = {"Accept": "text/event-stream"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._client = httpx.Client(
+            headers=headers,
+            timeout=httpx.Timeout(
+                self.timeout_seconds, connect=min(CONNECT_TIMEOUT_SECONDS, self.timeout_seconds)
+            ),
+        )
+        self._lock = threading.Lock()
+
+    def configure_tools(
+        self, available_tools: Iterable[str] | None, allowed_commands: Sequence[Sequence[str]]
+    ) -> None:
+        """Ask the server for actions of these tools and commands only, from the next call."""
+        self.available_tools = None if available_tools is None else frozenset(available_tools)
+        self.allowed_commands = tuple(tuple(argv) for argv in allowed_commands)
+        if self.schema_mode != "none":
+            schema = server_action_schema(self.available_tools, self.allowed_commands)
+            self._schema_fields = schema_request(self.schema_mode, schema)
+
+    def __repr__(self) -> str:  # never the key
+        return f"RemoteGenerate({self.endpoint!r}, {self.model!r})"
+
+    # Requests
+
+    def request_body(self, messages: Messages) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": self.max_tokens,
+            "temperature": 0.0,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            **self._schema_fields,
+        }
+        if self.enable_thinking:
+            body["chat_template_kwargs"] = {"enable_thinking": True}
+        return body
+
+    def list_models(self) -> list[str]:
+        """The model ids the server lists; [] when it has no `/models` route."""
+        import httpx
+
+        try:
+            response = self._client.get(f"{self.endpoint}/models", timeout=self._connect_timeout())
+        except httpx.HTTPError as error:
+            raise ModelLoadError(self._transport_message(error)) from None
+        if response.status_code in (401, 403):
+            raise ModelLoadError(self._status_message(response.status_code, response.content))
+        if response.status_code >= 400:
+            return []
+        try:
+            data = response.json().get("data") or []
+            return [str(item["id"]) for item in data if isinstance(item, dict) and "id" in item]
+        except (ValueError, AttributeError, KeyError):
+            return []
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __call__(self, messages: Messages) -> str:
+        with self._lock:
+            return self._generate(messages)
+
+    # One call
+
+    def _generate(self, messages: Messages) -> str:
+        started = time.perf_counter()
+        watch = _StopWatch(self.should_stop)
+        content: list[str] = []
+        tokens = 0
+        first_token: float | None = None
+        finish_reason: str | None = None
+        usage: dict[str, Any] = {}
+        attempts = 1
+        self._report(ModelProgress("generating", message="waiting for the server"))
+        try:
+            for kind, value in self._events(self.request_body(messages), watch):
+                if watch.stopped():
+                    raise GenerationCancelled("generation stopped")
+                if kind in ("content", "reasoning"):
+                    if tokens >= self.max_tokens:
+                        finish_reason = "length"
+                        logger.warning("%s sent more than max_tokens; stopped reading", self.model)
+                        break
+                    if first_token is None:
+                        first_token = time.perf_counter()
+                    tokens += 1
+                    if kind == "content":
+                        content.append(value)
+                    elapsed = time.perf_counter() - first_token
+                    rate = (tokens - 1) / elapsed if tokens > 1 and elapsed > 0 else None
+                    self._report(
+                        ModelProgress(
+                            "generating", text=value, tokens=tokens, tokens_per_second=rate
+                        )
+                    )
+                elif kind == "finish":
+                    finish_reason = value
+                elif kind == "usage":
+                    usage = value
+                elif kind == "retry":
+                    attempts += 1
+                    self._report(ModelProgress("generating", message=value))
+                elif kind == "end":
+                    if finish_reason is None and not value:
+                        raise ModelServerError(
+                            f"the model server at {self.endpoint} closed the stream midway "
+                            f"after {tokens} tokens; check the server's log"
+                        )
+                    break
+        except BaseException as error:
+            if watch.stopped() and not isinstance(error, GenerationCancelled):
+                error = GenerationCancelled("generation stopped")
+            message = "generation stopped" if isinstance(error, GenerationCancelled) else "error"
+            self._report(ModelProgress("ready", message=message))
+            if isinstance(error, ModelServerError | GenerationCancelled):
+                raise error from None
+            raise
+        finally:
+            watch.close()
+        seconds = time.perf_counter() - started
+        details = usage.get("prompt_tokens_details") or {}
+        stats = RemoteStats(
+            prompt_tokens=usage.get("prompt_tokens"),
+            cached_tokens=details.get("cached_tokens") if isinstance(details, dict) else None,
+            generated_tokens=int(usage.get("completion_tokens") or tokens),
+            finish_reason=finish_reason or "stop",
+            seconds=seconds,
+            first_token_seconds=None if first_token is None else first_token - started,
+            attempts=attempts,
+        )
+        self.stats.append(stats)
+        text = action_text("".join(content))
+        notes = []  # the counters travel in the report's fields; these are the server's notes
+        if stats.cached_tokens is not None and stats.prompt_tokens:
+            notes.append(f"{stats.cached_tokens}/{stats.prompt_tokens} prompt tokens cached")
+        if self._check_enforcement(text, stats.finish_reason):
+            notes.append(NOT_ENFORCED)
+        generation_seconds = seconds - (stats.first_token_seconds or 0.0)
+        self._report(
+            ModelProgress(
+                "ready",
+                message=f"{stats.generated_tokens} tokens",
+                note="; ".join(notes),
+                tokens=stats.generated_tokens,
+                tokens_per_second=(
+                    stats.generated_tokens / generation_seconds if generation_seconds > 0 else None
+                ),
+                prompt_tokens=stats.prompt_tokens,
+            )
+        )
+        return text
+
+    def _events(self, body: dict[str, Any], watch: _StopWatch) -> Iterator[tuple[str, Any]]:
+        """POST with retries on 429/502/503/504, then each delta as (kind, value).
+
+        Failures are raised as `ModelServerError`, one line each.
+        """
+        import httpx
+
+        url = f"{self.endpoint}/chat/completions"
+        try:
+            for attempt in range(MAX_RETRIES + 1):
+                with self._client.stream("POST", url, json=body) as response:
+                    status = response.status_code
+                    if status in RETRY_STATUSES and attempt < MAX_RETRIES:
+                        delay = _retry_delay(response.headers, attempt)
+                        yield "retry", f"server busy ({status}); retrying in {delay:.1f} s"
+                        if watch.wait(delay):
+                            return
+                        continue
+                    if status >= 400:
+                        raise ModelServerError(self._status_message(status, response.read()))
+                    if "text/event-stream" not in response.headers.get("content-type", ""):
+                        yield from self._whole_response(response.read())
+                        return
+                    watch.guard(response)
+                    yield from self._read_events(response.iter_lines())
+                    return
+        except httpx.HTTPError as error:
+            raise ModelServerError(self._transport_message(error)) from None
+
+    def _read_events(self, lines: Iterable[str]) -> Iterator[tuple[str, Any]]:
+        for line in lines:
+            if not line.startswith("data:"):
+                continue  # blank separators, `: keepalive` comments, `event:` names
+            data = line[5:].strip()
+            if data == "[DONE]":
+                yield "end", True
+                return
+            try:
+                chunk = json.loads(data)
+            except ValueError:
+                message = f"the model server at {self.endpoint} sent a line that is not JSON"
+                raise ModelServerError(f"{message}: {_one_line(data, 80)}") from None
+            if not isinstance(chunk, dict):
+                continue
+            if "error" in chunk:
+                message = self._scrub(_server_message(json.dumps(chunk).encode()))
+                raise ModelServerError(f"the model server at {self.endpoint} failed: {message}")
+            yield from _chunk_events(chunk)
+        yield "end", False
+
+    def _whole_response(self, body: bytes) -> Iterator[tuple[str, Any]]:
+        """A server that answered without streaming: one completion object."""
+        try:
+            chunk = json.loads(body)
+        except ValueError:
+            raise ModelServerError(
+                f"the model server at {self.endpoint} answered with neither an event "
+                "stream nor JSON; is the endpoint its /v1 URL?"
+            ) from None
+        if isinstance(chunk, dict):
+            yield from _chunk_events(chunk)
+        yield "end", True
+
+    # Messages a person can act on
+
+    def _connect_timeout(self) -> float:
+        return min(CONNECT_TIMEOUT_SECONDS, self.timeout_seconds)
+
+    def _transport_message(self, error: Exception) -> str:
+        import httpx
+
+        if isinstance(error, httpx.ConnectTimeout):
+            return (
+                f"the model server at {self.endpoint} did not accept a connection within "
+                f"{self._connect_timeout():g} s; is it running and reachable?"
+            )
+        if isinstance(error, httpx.TimeoutException):
+            return (
+                f"the model server at {self.endpoint} sent nothing for "
+                f"{self.timeout_seconds:g} s; raise --endpoint-timeout or check the server"
+            )
+        if isinstance(error, httpx.ConnectError):
+            return (
+                f"cannot connect to the model server at {self.endpoint} "
+                f"({_one_line(str(error), 80)}); is it running?"
+            )
+        return (
+            f"the model server at {self.endpoint} closed the stream midway "
+            f"({_one_line(str(error), 80) or type(error).__name__}); check the server's log"
+        )
+
+    def _status_message(self, status: int, body: bytes) -> str:
+        detail = self._scrub(_server_message(body))
+        if status in (401, 403):
+            where = (
+                f"the environment variable {self._api_key_env}"
+                if self._api_key_env
+                else "OPENAI_API_KEY, or name another variable with --api-key-env"
+            )
+            state = "refused the key" if self._api_key else "needs a key"
+            return f"the model server at {self.endpoint} {state} ({status}: {detail}); set {where}"
+        if status == 404:
+            return (
+                f"the model server at {self.endpoint} has no model {self.model!r} or no "
+                f"chat completions route (404: {detail}); check --model against "
+                f"{self.endpoint}/models and that the endpoint ends in /v1"
+            )
+        if status in RETRY_STATUSES:
+            return (
+                f"the model server at {self.endpoint} is still busy ({status}) after "
+                f"{MAX_RETRIES} retries: {detail}"
+            )
+        hint = ""
+        if "response_format" in detail or "structured_outputs" in detail:
+            hint = "; it may want another --schema-mode (json_object for llama-cpp-python)"
+        return f"the model server at {self.endpoint} answered {status}: {detail}{hint}"
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+    # Schema enforcement
+
+    def _check_enforcement(self, text: str, finish_reason: str) -> bool:
+        """True the first time a complete response breaks the schema the server was sent."""
+        if self.schema_mode == "none" or self.schema_enforced is False or not text:
+            return False
+        if finish_reason == "length":
+            if text.lstrip().startswith("{"):
+                return False  # a cut-off action may still be the schema's prefix
+        elif self._is_valid_action(text):
+            return False
+        self.schema_enforced = False
+        logger.warning("%s at %s: %s", self.model, self.endpoint, NOT_ENFORCED)
+        return True
+
+    def _is_valid_action(self, text: str) -> bool:
+        try:
+            action = parse_action(text, self.available_tools)
+        except AgentError:
+            return False
+        if (
+            isinstance(action, ToolAction)
+            and action.tool == "run_command"
+            and self.allowed_commands
+        ):
+            return tuple(action.arguments.get("argv") or ()) in self.allowed_commands
+        return True
+
+    def _report(self, progress: ModelProgress) -> None:
+        if self.on_progress is not None:
+            self.on_progress(progress)
+
+
+def _chunk_events(chunk: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    for choice in chunk.get("choices") or ():
+        delta = choice.get("delta") or choice.get("message") or {}
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning:
+            yield "reasoning", str(reasoning)
+        if delta.get("content"):
+            yield "content", str(delta["content"])
+        if choice.get("finish_reason"):
+            yield "finish", str(choice["finish_reason"])
+    if isinstance(chunk.get("usage"), dict):
+        yield "usage", chunk["usage"]
+
+
+class _StopWatch:
+    """Polls `should_stop` on its own thread while a call runs; on a stop it shuts the
+    response's socket down, so a read blocked on a silent server returns at once."""
+
+    def __init__(self, should_stop: Callable[[], bool] | None) -> None:
+        self._should_stop = should_stop
+        self._stopped = threading.Event()
+        self._done = threading.Event()
+        self._socket: Any = None
+        if should_stop is not None:
+            threading.Thread(target=self._watch, name="counterfoil-stop", daemon=True).start()
+
+    def _watch(self) -> None:
+        assert self._should_stop is not None
+        while not self._done.wait(CANCEL_POLL_SECONDS):
+            if self._should_stop():
+                self._stopped.set()
+                self._shut_down()
+                return
+
+    def guard(self, response: Any) -> None:
+        """Remember the socket under `response`; shut it now if the stop came first."""
+        stream = response.extensions.get("network_stream")
+        self._socket = stream.get_extra_info("socket") if stream is not None else None
+        if self._stopped.is_set():
+            self._shut_down()
+
+    def _shut_down(self) -> None:
+        if self._socket is not None:
+            try:
+                self._socket.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def stopped(self) -> bool:
+        return self._stopped.is_set()
+
+    def wait(self, seconds: float) -> bool:
+        """Sleep up to `seconds`; True when a stop came meanwhile."""
+        if self._should_stop is None:
+            time.sleep(seconds)
+            return False
+        return self._stopped.wait(seconds)
+
+    def close(self) -> None:
+        self._done.set()
+
+
+def action_text(text: str) -> str:
+    """The response without a thinking block, as the local model returns it."""
+    if "</think>" in text:
+        return text.rsplit("</think>", 1)[1].strip()
+    if text.lstrip().startswith("<think>"):
+        return ""
+    return text.strip()
+
+
+def load_remote_generate(
+    spec: str,
+    options: GenerationOptions,
+    *,
+    on_progress: ProgressCallback | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> RemoteGenerate:
+    """Check the endpoint and key, ask the server for its models, and return the callable.
+
+    `spec` is the served model's name; when empty, the first model the server lists.
+    `options.constrain=False` sends no schema; `device` is the server's business and is
+    ignored. Raises `ModelLoadError` with one actionable line when the server cannot be used.
+    """
+    endpoint = options.endpoint
+    if endpoint is None:
+        raise ValueError("load_remote_generate needs options with an endpoint")
+    base = checked_endpoint(endpoint.url, allow_insecure_http=endpoint.allow_insecure_http)
+    if endpoint.schema_mode not in SCHEMA_MODES:
+        raise ModelLoadError(
+            f"unknown schema mode {endpoint.schema_mode!r}: use one of {', '.join(SCHEMA_MODES)}"
+        )
+    key = api_key_from_environment(endpoint.api_key_env)
+    if on_progress is not None:
+        on_progress(ModelProgress("loading", message=f"connecting to {base}"))
+    generate = RemoteGenerate(
+        base,
+        spec.strip(),
+        api_key=key,
+        api_key_env=endpoint.api_key_env,
+        max_tokens=options.max_tokens,
+        enable_thinking=options.enable_thinking,
+        schema_mode=endpoint.schema_mode if options.constrain else "none",
+        available_tools=options.available_tools,
+        allowed_commands=options.allowed_commands,
+        timeout_seconds=endpoint.timeout_seconds,
+        on_progress=on_progress,
+        should_stop=should_stop,
+    )
+    try:
+        served = generate.list_models()
+    except ModelLoadError as error:
+        generate.close()
+        if on_progress is not None:
+            on_progress(ModelProgress("error", message=str(error)))
+        raise
+    if not generate.model:
+        if not served:
+            generate.close()
+            raise ModelLoadError(f"the model server at {base} lists no models; pass --model NAME")
+        generate.model = served[0]
+    if on_progress is not None:
+        on_progress(ModelProgress("ready", message=f"{generate.model} at {base} ready"))
+    return generate

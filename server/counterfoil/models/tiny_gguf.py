@@ -1,0 +1,112 @@
+"""A small random-weight Llama model as one GGUF file, written offline.
+
+llama.cpp's server (and llama-cpp-python's) enforces a JSON schema during decoding, so it is
+the server that proves the remote schema request works end to end; it needs a GGUF. This
+writes one with the `gguf` package: the byte-level BPE tokenizer trained by `tiny_model`, the
+same ChatML template, and random weights. The output head leans towards closing quotes and
+braces, so strings end and a schema-constrained response completes within a few dozen tokens
+instead of wandering until `max_tokens`; which tokens win among the ones the schema allows is
+still up to the random weights.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .tiny_model import CHAT_TEMPLATE, EOS_TOKEN, train_tokenizer
+
+CLOSING_TEXT = ('"', "}", '"}')
+CLOSING_BIAS = 6.0
+
+
+def build_tiny_gguf(
+    path: str | Path,
+    *,
+    hidden_size: int = 64,
+    num_layers: int = 2,
+    num_heads: int = 4,
+    num_kv_heads: int = 2,
+    vocab_size: int = 2048,
+    corpus_bytes: int = 1_000_000,
+    seed: int = 0,
+) -> Path:
+    """Write the model to `path` (a .gguf file) and return it."""
+    import gguf
+    import numpy as np
+
+    tokenizer = json.loads(train_tokenizer(vocab_size, corpus_bytes))
+    vocab: dict[str, int] = dict(tokenizer["model"]["vocab"])
+    specials = {token["content"]: token["id"] for token in tokenizer["added_tokens"]}
+    vocab.update(specials)
+    size = max(vocab.values()) + 1
+    tokens = [f"[UNUSED{index}]" for index in range(size)]
+    for text, index in vocab.items():
+        tokens[index] = text
+    token_types = [
+        gguf.TokenType.CONTROL if text in specials else gguf.TokenType.NORMAL for text in tokens
+    ]
+    merges = [
+        merge if isinstance(merge, str) else " ".join(merge)
+        for merge in tokenizer["model"].get("merges", [])
+    ]
+
+    rng = np.random.default_rng(seed)
+    head_dim = hidden_size // num_heads
+    feed_forward = hidden_size * 3
+
+    def matrix(rows: int, columns: int, scale: float = 0.5) -> Any:
+        return (rng.standard_normal((rows, columns)) * scale).astype(np.float32)
+
+    embedding = matrix(size, hidden_size, 1.0)
+    embedding[:, 0] = 4.0  # a direction every hidden state shares, for the closing bias
+    output = matrix(size, hidden_size, 1.0)
+    for text in CLOSING_TEXT:
+        if text in vocab:
+            output[vocab[text], 0] = CLOSING_BIAS
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    writer = gguf.GGUFWriter(str(target), "llama")
+    writer.add_name("counterfoil-tiny-random")
+    writer.add_context_length(4096)
+    writer.add_embedding_length(hidden_size)
+    writer.add_block_count(num_layers)
+    writer.add_feed_forward_length(feed_forward)
+    writer.add_head_count(num_heads)
+    writer.add_head_count_kv(num_kv_heads)
+    writer.add_layer_norm_rms_eps(1e-6)
+    writer.add_rope_dimension_count(head_dim)
+    writer.add_rope_freq_base(10_000.0)
+    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+    writer.add_tokenizer_model("gpt2")
+    writer.add_tokenizer_pre("default")
+    writer.add_token_list(tokens)
+    writer.add_token_types(token_types)
+    writer.add_token_merges(merges)
+    writer.add_eos_token_id(specials[EOS_TOKEN])
+    writer.add_bos_token_id(specials[EOS_TOKEN])
+    writer.add_add_bos_token(False)
+    writer.add_chat_template(CHAT_TEMPLATE)
+
+    writer.add_tensor("token_embd.weight", embedding)
+    writer.add_tensor("output_norm.weight", np.ones(hidden_size, dtype=np.float32))
+    writer.add_tensor("output.weight", output)
+    kv_size = num_kv_heads * head_dim
+    for layer in range(num_layers):
+        prefix = f"blk.{layer}"
+        writer.add_tensor(f"{prefix}.attn_norm.weight", np.ones(hidden_size, dtype=np.float32))
+        writer.add_tensor(f"{prefix}.attn_q.weight", matrix(hidden_size, hidden_size, 0.1))
+        writer.add_tensor(f"{prefix}.attn_k.weight", matrix(kv_size, hidden_size, 0.1))
+        writer.add_tensor(f"{prefix}.attn_v.weight", matrix(kv_size, hidden_size, 0.1))
+        writer.add_tensor(f"{prefix}.attn_output.weight", matrix(hidden_size, hidden_size, 0.1))
+        writer.add_tensor(f"{prefix}.ffn_norm.weight", np.ones(hidden_size, dtype=np.float32))
+        writer.add_tensor(f"{prefix}.ffn_gate.weight", matrix(feed_forward, hidden_size, 0.1))
+        writer.add_tensor(f"{prefix}.ffn_up.weight", matrix(feed_forward, hidden_size, 0.1))
+        writer.add_tensor(f"{prefix}.ffn_down.weight", matrix(hidden_size, feed_forward, 0.1))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return target

@@ -1,0 +1,133 @@
+"""Follow-ups: the daemon keeps the last run's conversation and what its model read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from counterfoil.lsp import model_host
+from counterfoil.lsp.session import Session
+from counterfoil.settings import Settings
+
+from .conftest import RecordingChannel, StartDaemon, script
+
+EDIT_APP = {"tool": "edit_file", "path": "app.py", "old": "1", "new": "2"}
+
+
+def _settings(model: str) -> dict[str, Any]:
+    return {"model": model, "allowWrites": True}
+
+
+async def test_a_follow_up_continues_with_the_files_already_read(
+    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+) -> None:
+    model = script(
+        tmp_path / "model.jsonl", {"tool": "read_file", "path": "app.py"}, {"final": "read"}
+    )
+    daemon = await start_daemon(_settings(model))
+    first = await daemon.request("counterfoil/run", {"goal": "look at app.py"})
+    script(tmp_path / "model.jsonl", EDIT_APP, {"final": "fixed"})
+
+    second = await daemon.request("counterfoil/followUp", {"text": "now fix it"})
+
+    assert first["followUp"] is False and second["followUp"] is True
+    assert second["conversationId"] == first["conversationId"] == first["runId"]
+    assert second["runId"] != first["runId"]
+    assert second["events"][0]["result"] == "edited app.py"
+    assert second["events"][0]["outcome"] == "ok"
+    assert "* 2" in (demo_project / "app.py").read_text()
+    assert daemon.told("counterfoil/runStarted") == [
+        {
+            "runId": first["runId"],
+            "conversationId": first["runId"],
+            "goal": "look at app.py",
+            "followUp": False,
+        },
+        {
+            "runId": second["runId"],
+            "conversationId": first["runId"],
+            "goal": "now fix it",
+            "followUp": True,
+        },
+    ]
+    status = await daemon.request("counterfoil/status", {})
+    assert status["conversation"] == {
+        "conversationId": first["runId"],
+        "runId": second["runId"],
+        "goal": "look at app.py",
+        "turns": 2,
+    }
+    listed = await daemon.request("counterfoil/receipts", {})
+    assert [run["runId"] for run in listed["runs"]] == [first["runId"], second["runId"]]
+    assert listed["runs"][1]["goal"] == "now fix it"
+    assert listed["runs"][1]["reason"] == "completed"
+    assert [r["run_id"] for r in listed["receipts"]] == [second["runId"]]
+
+
+async def test_a_plain_run_starts_a_new_conversation(
+    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+) -> None:
+    model = script(
+        tmp_path / "model.jsonl", {"tool": "read_file", "path": "app.py"}, {"final": "read"}
+    )
+    daemon = await start_daemon(_settings(model))
+    first = await daemon.request("counterfoil/run", {"goal": "look at app.py"})
+    script(tmp_path / "model.jsonl", EDIT_APP, {"final": "fixed"})
+
+    fresh = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
+
+    assert fresh["conversationId"] == fresh["runId"] != first["runId"]
+    assert fresh["events"][0]["result"] == "error: read the existing file before changing it"
+    assert daemon.confirms == []
+
+
+async def test_a_follow_up_without_a_conversation_is_refused(start_daemon: StartDaemon) -> None:
+    daemon = await start_daemon()
+    with pytest.raises(JsonRpcException) as raised:
+        await daemon.request("counterfoil/followUp", {"text": "and then?"})
+    assert raised.value.code == -32003
+    with pytest.raises(JsonRpcException) as raised:
+        await daemon.request("counterfoil/followUp", {"text": "  "})
+    assert raised.value.code == -32602
+
+
+class RecordingModel:
+    """Answers from a list and keeps the messages of every call."""
+
+    def __init__(self, responses: list[str]) -> None:
+        self.responses = responses
+        self.seen: list[list[dict[str, str]]] = []
+
+    def __call__(self, messages: list[dict[str, str]]) -> str:
+        self.seen.append([dict(message) for message in messages])
+        return self.responses.pop(0)
+
+
+def test_the_model_sees_the_earlier_messages_in_a_follow_up(
+    demo_project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = RecordingModel(
+        [
+            '{"tool":"read_file","path":"app.py"}',
+            '{"final":"it multiplies by one"}',
+            '{"final":"by two would double it"}',
+        ]
+    )
+    monkeypatch.setattr(model_host, "load_generate", lambda spec, options, on_progress: model)
+    session = Session(RecordingChannel())  # type: ignore[arg-type]
+    session.root = demo_project
+    session.settings = Settings(model=script(demo_project.parent / "unused.jsonl", {"final": "-"}))
+
+    session.run("what does double do?").result.result(timeout=10)
+    session.follow_up("and how should it?").result.result(timeout=10)
+
+    first_turn, follow_up = model.seen[1], model.seen[2]
+    assert follow_up[: len(first_turn)] == first_turn
+    assert follow_up[len(first_turn) :] == [
+        {"role": "assistant", "content": '{"final":"it multiplies by one"}'},
+        {"role": "user", "content": "and how should it?"},
+    ]
+    assert "return value * 1" in first_turn[-1]["content"]

@@ -1,0 +1,85 @@
+"""Stopping a model mid-generation, and what a follow-up prefills, with the tiny MLX model."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from lsprotocol import types
+
+from .conftest import Daemon, StartDaemon
+
+CANCEL_LIMIT_SECONDS = 0.5
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
+    for module in ("mlx.core", "mlx_lm", "llguidance", "tokenizers"):
+        pytest.importorskip(module)
+    from counterfoil.models.tiny_model import build_tiny_model
+
+    return str(build_tiny_model(tmp_path_factory.mktemp("models") / "tiny-qwen3", seed=3))
+
+
+def _generating(daemon: Daemon) -> bool:
+    return any(
+        state["tokens"] >= 5 for state in daemon.model_states if state["state"] == "generating"
+    )
+
+
+async def test_cancel_stops_generation_within_half_a_second(
+    start_daemon: StartDaemon, tiny_model: str
+) -> None:
+    settings: dict[str, Any] = {
+        "model": tiny_model,
+        "constrainedDecoding": False,
+        "maxTokens": 200_000,
+    }
+    daemon = await start_daemon(settings)
+    pending = daemon.send("counterfoil/run", {"goal": "say a lot"}, msg_id="run-1")
+    await daemon.until(lambda: _generating(daemon), timeout=120)
+
+    asked = time.perf_counter()
+    daemon.notify(types.CANCEL_REQUEST, types.CancelParams(id="run-1"))
+    await daemon.until(
+        lambda: any(s["state"] == "cancelled" for s in daemon.told("counterfoil/runState"))
+    )
+    latency = time.perf_counter() - asked
+    result = await pending
+
+    assert latency <= CANCEL_LIMIT_SECONDS, f"stopped {latency:.3f} s after the cancel"
+    assert result["reason"] == "cancelled"
+    assert [s["state"] for s in daemon.told("counterfoil/runState")] == [
+        "running",
+        "stopping",
+        "cancelled",
+    ]
+    texts = daemon.told("counterfoil/modelText")
+    assert texts and all(t["runId"] == result["runId"] and t["step"] == 1 for t in texts)
+    tokens = max(s["tokens"] for s in daemon.model_states)
+    assert len(texts) < tokens  # batched, not one message per token
+    assert (await daemon.request("counterfoil/status", {}))["modelState"] == "ready"
+
+
+def _prefilled(daemon: Daemon) -> list[int]:
+    return [
+        s["promptTokens"]
+        for s in daemon.model_states
+        if s["state"] == "ready" and s["promptTokens"] is not None
+    ]
+
+
+async def test_a_follow_up_prefills_only_its_new_tokens(
+    start_daemon: StartDaemon, tiny_model: str
+) -> None:
+    settings = {"model": tiny_model, "maxTokens": 16, "maxSteps": 1}
+    daemon = await start_daemon(settings)
+    await daemon.request("counterfoil/run", {"goal": "look around the project"})
+    (fresh,) = _prefilled(daemon)
+
+    result = await daemon.request("counterfoil/followUp", {"text": "and now?"})
+
+    assert result["followUp"] is True
+    follow_up = _prefilled(daemon)[-1]
+    assert follow_up * 2 < fresh, (follow_up, fresh)  # the shared prefix is not prefilled again

@@ -1,0 +1,88 @@
+"""The daemon with `counterfoil.endpoint` set: a run, its key, and Stop, against a local server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from tests.chat_servers import StartServer, chat_servers, sse_chunk, stream_head, stream_tokens
+
+from .conftest import StartDaemon
+
+pytest.importorskip("httpx")
+
+
+@pytest.fixture
+def fake_server() -> Iterator[StartServer]:
+    with chat_servers() as start:
+        yield start
+
+
+READ_THEN_FINISH = ['{"tool":"read_file","path":"app.py"}', '{"final":"read app.py"}']
+
+
+async def test_a_run_through_an_endpoint_completes_and_never_writes_the_key(
+    start_daemon: StartDaemon,
+    demo_project: Path,
+    fake_server: StartServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    secret = "sk-daemon-93be11c0a7"
+    monkeypatch.setenv("COUNTERFOIL_DAEMON_KEY", secret)
+    url, recorded = fake_server(
+        lambda handler, request: stream_tokens(handler, [READ_THEN_FINISH[min(request, 2) - 1]])
+    )
+    daemon = await start_daemon(
+        {"endpoint": url, "model": "tiny", "apiKeyEnv": "COUNTERFOIL_DAEMON_KEY"}
+    )
+
+    result = await daemon.request("counterfoil/run", {"goal": "read app.py"})
+
+    assert result["reason"] == "completed", result
+    assert result["events"][0]["action"]["tool"] == "read_file"
+    assert "def double" in result["events"][0]["result"]
+    assert recorded.authorizations[-1] == f"Bearer {secret}"
+    assert {state["model"] for state in daemon.model_states} == {f"tiny at {url}"}
+    assert any(
+        state["state"] == "ready" and "prompt tokens cached" in state["message"]
+        for state in daemon.model_states
+    )
+    written = [
+        json.dumps(daemon.model_states),
+        json.dumps(result),
+        json.dumps([str(message) for message in daemon.client.log_messages]),
+    ]
+    written += [
+        path.read_text(errors="replace") for path in demo_project.rglob("*") if path.is_file()
+    ]
+    assert not any(secret in text for text in written)
+
+
+async def test_stop_while_the_server_streams_ends_the_run_as_cancelled(
+    start_daemon: StartDaemon, fake_server
+) -> None:
+    def stalls(handler: BaseHTTPRequestHandler, _: int) -> None:
+        stream_head(handler)
+        for _ in range(3):
+            handler.wfile.write(sse_chunk("{"))
+            handler.wfile.flush()
+        time.sleep(4)
+
+    url, _ = fake_server(stalls)
+    daemon = await start_daemon({"endpoint": url, "model": "tiny"})
+    pending = daemon.send("counterfoil/run", {"goal": "anything"}, msg_id="run-1")
+    await daemon.until(lambda: any(state["state"] == "generating" for state in daemon.model_states))
+    await asyncio.sleep(0.3)  # the three tokens have arrived; the server is now silent
+
+    stopped = time.perf_counter()
+    daemon.notify(types.CANCEL_REQUEST, types.CancelParams(id="run-1"))
+    result = await pending
+
+    assert time.perf_counter() - stopped <= 1.0
+    assert result["reason"] == "cancelled" and result["events"] == []

@@ -1,0 +1,96 @@
+"""The run panel's events: the run's state, the model's text, each step's call and evidence,
+stored objects, and a verification that reports the files too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcException
+
+from .conftest import PYTEST_ARGV, StartDaemon
+
+
+async def test_a_run_reports_its_start_text_steps_and_end(
+    start_daemon: StartDaemon, fix_app_settings: dict[str, Any]
+) -> None:
+    daemon = await start_daemon(fix_app_settings)
+
+    result = await daemon.request("counterfoil/run", {"goal": "make double() double"})
+
+    run_id = result["runId"]
+    assert daemon.told("counterfoil/runStarted") == [
+        {
+            "runId": run_id,
+            "conversationId": run_id,
+            "goal": "make double() double",
+            "followUp": False,
+        }
+    ]
+    assert daemon.told("counterfoil/runState") == [
+        {"runId": run_id, "state": "running", "reason": None},
+        {"runId": run_id, "state": "ended", "reason": "completed"},
+    ]
+    texts = daemon.told("counterfoil/modelText")
+    assert [(t["step"], t["text"], t["thinking"]) for t in texts] == [
+        (event["step"], event["response"], False) for event in result["events"]
+    ]
+    read, edit, command, final = result["events"]
+    assert daemon.events == result["events"]
+    assert all(event["runId"] == run_id for event in result["events"])
+    assert (read["toolCallId"], read["receiptId"], read["outputSha256"]) == (None, None, None)
+    edit_receipt, command_receipt = daemon.receipts
+    assert edit["toolCallId"] == edit_receipt["tool_call_id"] == "call-1"
+    assert edit["resultSha256"] == edit_receipt["result_sha256"]
+    assert edit["outputSha256"] is None
+    assert command["toolCallId"] == "call-2"
+    assert command["outputSha256"] == command_receipt["output_sha256"]
+    assert command["receiptId"] == command_receipt["receipt_id"]
+    assert final["toolCallId"] is None and final["outcome"] is None
+    for receipt in daemon.receipts:
+        assert receipt["run_id"] == run_id and receipt["time"] and receipt["approval"]
+    assert command_receipt["argv"] == PYTEST_ARGV and command_receipt["exit_status"] == 0
+
+    output = await daemon.request("counterfoil/object", {"sha256": command["outputSha256"]})
+    assert output["found"] is True and output["truncated"] is False
+    assert output["text"] in command["result"]
+    assert "passed" in output["text"]
+
+
+@pytest.mark.parametrize(
+    "params", [{"sha256": "../receipts.jsonl"}, {"sha256": "A" * 64}, {"sha256": "0" * 63}, {}]
+)
+async def test_object_names_must_be_64_hex_characters(
+    start_daemon: StartDaemon, params: dict[str, Any]
+) -> None:
+    daemon = await start_daemon()
+    with pytest.raises(JsonRpcException) as raised:
+        await daemon.request("counterfoil/object", params)
+    assert raised.value.code == -32602
+
+
+async def test_an_object_not_stored_is_not_found(start_daemon: StartDaemon) -> None:
+    daemon = await start_daemon()
+    assert await daemon.request("counterfoil/object", {"sha256": "0" * 64}) == {
+        "sha256": "0" * 64,
+        "found": False,
+        "text": None,
+        "bytes": 0,
+        "truncated": False,
+    }
+
+
+async def test_verify_reports_the_chain_and_files_changed_since(
+    start_daemon: StartDaemon, demo_project: Path, fix_app_settings: dict[str, Any]
+) -> None:
+    daemon = await start_daemon(fix_app_settings)
+    await daemon.request("counterfoil/run", {"goal": "make double() double"})
+    (demo_project / "app.py").write_text("changed by hand\n")
+
+    verified = await daemon.request("counterfoil/verifyReceipts", {})
+
+    assert verified["chainOk"] is True and verified["chainError"] is None
+    assert verified["ok"] is False
+    assert verified["drift"] == ["app.py changed after call-1"]
+    assert verified["count"] == 2

@@ -1,0 +1,220 @@
+"""The remote client against a real `mlx_lm.server` on 127.0.0.1 serving the offline tiny model.
+
+mlx_lm.server streams server-sent events and reports cached prompt tokens, and it accepts but
+ignores `response_format`, so it is also the server that does not enforce the schema.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from io import StringIO
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("httpx")
+
+from tests.chat_servers import token_texts
+
+from counterfoil.cli import main
+from counterfoil.loop import run_agent
+from counterfoil.models import EndpointOptions, GenerationOptions, ModelProgress, load_generate
+from counterfoil.models.errors import GenerationCancelled
+from counterfoil.models.remote import NOT_ENFORCED, RemoteGenerate
+from counterfoil.policy import ToolPolicy
+from counterfoil.terminal import EXIT_STOPPED
+from counterfoil.workspace import Workspace
+
+MESSAGES = [
+    {"role": "system", "content": "You are a coding agent. Reply with one JSON action."},
+    {"role": "user", "content": "Change the greeting to Welcome."},
+]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_mlx_server(model_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """`python -m mlx_lm server` on a free loopback port, once it answers `/v1/models`."""
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mlx_lm",
+            "server",
+            "--model",
+            str(model_dir),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"mlx_lm server exited: {log.read_text(errors='replace')[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/models", timeout=2):
+                return process, url
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError("mlx_lm server did not start within 120 s")
+
+
+@pytest.fixture(scope="module")
+def mlx_server(
+    tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, str]]:
+    """(base URL, model name) of a server the tests started and stop."""
+    log = tmp_path_factory.mktemp("mlx-server") / "server.log"
+    process, url = start_mlx_server(tiny_model_dir, log)
+    try:
+        yield url, str(tiny_model_dir)
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def test_streamed_tokens_are_the_response(mlx_server: tuple[str, str]) -> None:
+    url, model = mlx_server
+    tokens: list[str] = []
+    progress: list[ModelProgress] = []
+
+    def on_progress(report: ModelProgress) -> None:
+        progress.append(report)
+        token_texts(tokens.append)(report)
+
+    generate = load_generate(
+        model,
+        GenerationOptions(max_tokens=24, endpoint=EndpointOptions(url)),
+        on_progress=on_progress,
+    )
+
+    response = generate(MESSAGES)
+
+    # The server streams detokenized text, so a chunk may hold less or more than one token.
+    assert 0 < len(tokens) <= 24 and generate.stats[-1].generated_tokens == 24
+    assert response == "".join(tokens).strip()
+    assert any(p.state == "generating" and p.tokens_per_second for p in progress)
+    assert progress[-1].state == "ready" and progress[-1].tokens == 24
+
+
+def test_appended_turn_reports_cached_prompt_tokens(mlx_server: tuple[str, str]) -> None:
+    url, model = mlx_server
+    generate = RemoteGenerate(url, model, max_tokens=8)
+    first = generate(MESSAGES)
+    generate(
+        [
+            *MESSAGES,
+            {"role": "assistant", "content": first},
+            {"role": "user", "content": "Tool result:\nerror: not a valid action"},
+        ]
+    )
+
+    first_stats, second_stats = generate.stats
+    assert first_stats.prompt_tokens and second_stats.prompt_tokens
+    assert second_stats.cached_tokens is not None
+    assert second_stats.cached_tokens >= first_stats.prompt_tokens - 1
+
+
+def test_stop_mid_stream_ends_the_call_within_half_a_second(
+    mlx_server: tuple[str, str],
+) -> None:
+    url, model = mlx_server
+    stop = threading.Event()
+    tokens: list[str] = []
+    pressed: list[float] = []
+
+    def on_token(text: str) -> None:
+        tokens.append(text)
+        if len(tokens) == 5 and not stop.is_set():
+            pressed.append(time.perf_counter())
+            threading.Thread(target=stop.set).start()
+
+    generate = RemoteGenerate(
+        url, model, max_tokens=4000, on_progress=token_texts(on_token), should_stop=stop.is_set
+    )
+    with pytest.raises(GenerationCancelled):
+        generate(MESSAGES)
+
+    assert time.perf_counter() - pressed[0] <= 0.5
+    assert len(tokens) < 4000
+
+
+def test_server_that_ignores_the_schema_is_reported_once(mlx_server: tuple[str, str]) -> None:
+    url, model = mlx_server
+    progress: list[ModelProgress] = []
+    generate = RemoteGenerate(url, model, max_tokens=12, on_progress=progress.append)
+
+    generate(MESSAGES)
+    generate(MESSAGES)
+
+    notices = [p for p in progress if NOT_ENFORCED in p.note]
+    assert len(notices) == 1 and generate.schema_enforced is False
+
+
+def test_agent_run_against_the_server_ends_with_invalid_action_observations(
+    mlx_server: tuple[str, str], tmp_path: Path
+) -> None:
+    url, model = mlx_server
+    (tmp_path / "app.py").write_text("print('hello')\n", encoding="utf-8")
+    workspace = Workspace(ToolPolicy(tmp_path), confirm_proposal=lambda proposal: False)
+    generate = load_generate(model, GenerationOptions(max_tokens=16, endpoint=EndpointOptions(url)))
+
+    run = run_agent("Change the greeting to Welcome.", generate, workspace)
+
+    assert run.reason == "invalid_action_limit", run.error
+    assert all(event.result and event.result.startswith("error: ") for event in run.events)
+    assert len(generate.stats) == len(run.events) == 3
+    assert all(stats.cached_tokens for stats in generate.stats[1:])
+
+
+def test_cli_run_with_an_endpoint_reaches_its_end(
+    mlx_server: tuple[str, str], tmp_path: Path
+) -> None:
+    url, model = mlx_server
+    (tmp_path / "app.py").write_text("print('hello')\n", encoding="utf-8")
+    output = StringIO()
+
+    status = main(
+        [
+            "agent",
+            "Change the greeting.",
+            "--root",
+            str(tmp_path),
+            "--endpoint",
+            url,
+            "--model",
+            model,
+            "--max-tokens",
+            "16",
+        ],
+        stdin=StringIO(""),
+        stdout=output,
+    )
+
+    text = output.getvalue()
+    assert status == EXIT_STOPPED, text
+    assert f"model: {model} at {url}" in text
+    assert "== run ended: invalid_action_limit ==" in text
+    assert "prompt tokens cached" in text and NOT_ENFORCED in text
