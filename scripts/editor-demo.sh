@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Try the extension in a browser: code-server (a real VS Code) on 127.0.0.1 with the packaged
 # extension (its daemon bundled: the Python needs none of the project's packages), a fresh copy
-# of fixtures/demo-project and the scripted model preset. Then run
-# "Counterfoil: Run Agent…" from the command palette (F1). Ctrl-C stops everything.
+# of fixtures/demo-project and the scripted model preset. Then type a goal in the Run panel
+# (Counterfoil icon in the activity bar). Ctrl-C stops everything.
 #
 #   bash scripts/editor-demo.sh [PORT]        (default: a free port)
 set -euo pipefail
@@ -50,9 +50,16 @@ code_server_start "$CODE_SERVER_BIN" "$DEMO_DIR/code-server" "$PORT" "$WORKSPACE
 
 cat <<TEXT
 Counterfoil demo: http://127.0.0.1:$PORT/?folder=$WORKSPACE
-  F1 → "Counterfoil: Run Agent…" → any goal. The scripted model reads app.py, proposes the
-  one-character fix (Accept or Reject it in the diff's title bar), then asks to run the test.
-  Receipts: the Counterfoil icon in the activity bar. Demo files: $DEMO_DIR
+  The Counterfoil icon in the activity bar opens the Run panel and the receipts. Type any goal
+  in the panel and Run (or F1 → "Counterfoil: Run Agent…"). The scripted model reads app.py
+  and proposes the one-character fix as a diff: the left side is what the model read, the right
+  side is editable. Accept (Ctrl+Enter) or Reject (Ctrl+Shift+Backspace) in the diff's title bar
+  or in the panel, where you can also type a reason for rejecting. Try: type in app.py without
+  saving, then Accept (nothing is written); or save app.py elsewhere while the diff is open (the
+  proposal goes stale). It then asks to run the test (a modal: Accept or Reject). After the run
+  the panel shows the verdict and the model's claim; send a follow-up from the same box. In
+  Receipts (grouped by run) click an edit for its applied diff, or Revert it. Stop run stops a
+  run. Demo files: $DEMO_DIR
   Ctrl-C to stop.
 TEXT
 wait "$CODE_SERVER_PGID"

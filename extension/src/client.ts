@@ -16,7 +16,10 @@ import {
   type ConfirmResult,
   Methods,
   type ModelState,
+  type ModelText,
   type Receipt,
+  type RunStarted,
+  type RunStateNotice,
 } from "./protocol";
 import { type InterpreterSource, LaunchProblem } from "./interpreter";
 import type { DaemonLaunch } from "./launch";
@@ -41,6 +44,9 @@ export class DaemonClient implements vscode.Disposable {
   private readonly receiptEmitter = new vscode.EventEmitter<Receipt>();
   private readonly modelStateEmitter = new vscode.EventEmitter<ModelState>();
   private readonly runningEmitter = new vscode.EventEmitter<boolean>();
+  private readonly runStartedEmitter = new vscode.EventEmitter<RunStarted>();
+  private readonly modelTextEmitter = new vscode.EventEmitter<ModelText>();
+  private readonly runStateEmitter = new vscode.EventEmitter<RunStateNotice>();
 
   /** One per agent step (`counterfoil/event`). */
   readonly onEvent = this.eventEmitter.event;
@@ -50,6 +56,12 @@ export class DaemonClient implements vscode.Disposable {
   readonly onModelState = this.modelStateEmitter.event;
   /** True when the daemon is up, false when it stopped (restart, crash, exit). */
   readonly onRunning = this.runningEmitter.event;
+  /** A run or follow-up turn began (`counterfoil/runStarted`, newer daemons). */
+  readonly onRunStarted = this.runStartedEmitter.event;
+  /** The model's text as it is generated (`counterfoil/modelText`, newer daemons). */
+  readonly onModelText = this.modelTextEmitter.event;
+  /** Stopping, cancelled or ended (`counterfoil/runState`, newer daemons). */
+  readonly onRunState = this.runStateEmitter.event;
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
@@ -61,6 +73,9 @@ export class DaemonClient implements vscode.Disposable {
       this.receiptEmitter,
       this.modelStateEmitter,
       this.runningEmitter,
+      this.runStartedEmitter,
+      this.modelTextEmitter,
+      this.runStateEmitter,
       vscode.workspace.onDidChangeConfiguration((event) =>
         this.onSettingsChanged(event),
       ),
@@ -194,6 +209,15 @@ export class DaemonClient implements vscode.Disposable {
     client.onNotification(Methods.modelState, (state: ModelState) =>
       this.modelStateEmitter.fire(state),
     );
+    client.onNotification(Methods.runStarted, (started: RunStarted) =>
+      this.runStartedEmitter.fire(started),
+    );
+    client.onNotification(Methods.modelText, (text: ModelText) =>
+      this.modelTextEmitter.fire(text),
+    );
+    client.onNotification(Methods.runState, (state: RunStateNotice) =>
+      this.runStateEmitter.fire(state),
+    );
     client.onDidChangeState(({ newState }) => {
       this.runningEmitter.fire(newState === State.Running);
     });
@@ -231,7 +255,15 @@ export class DaemonClient implements vscode.Disposable {
   ): Promise<ConfirmResult> {
     try {
       const result = await this.confirm(params, token);
-      return { approved: result.approved === true };
+      // Only an explicit Accept approves; the edited text and a reason travel with the answer.
+      const answer: ConfirmResult = { approved: result.approved === true };
+      if (answer.approved && typeof result.text === "string") {
+        answer.text = result.text;
+      }
+      if (!answer.approved && typeof result.reason === "string") {
+        answer.reason = result.reason;
+      }
+      return answer;
     } catch (error) {
       this.output.error(
         `answering confirm for ${params?.toolCallId}: ${String(error)}`,

@@ -8,7 +8,9 @@ import { isArgv } from "./launch";
 import {
   type AgentEvent,
   Methods,
+  type ObjectResult,
   type ReceiptsResult,
+  type RevertResult,
   type RunResult,
   type StatusResult,
   type ValidationResult,
@@ -16,14 +18,27 @@ import {
 } from "./protocol";
 import type { ReceiptsTree } from "./receiptsTree";
 import type { ReviewController } from "./review";
+import { RUN_VIEW, type RunPanel } from "./runPanel";
 import { summarizeRun } from "./runSummary";
+import { verifyReport } from "./verifyReport";
 
 export interface CommandContext {
   client: DaemonClient;
   review: ReviewController;
   receipts: ReceiptsTree;
+  panel: RunPanel;
   trace: vscode.LogOutputChannel;
   validationOutput: vscode.OutputChannel;
+}
+
+const OBJECT_SCHEME = "counterfoil-object";
+
+function objectUri(sha256: string, title: string): vscode.Uri {
+  return vscode.Uri.from({
+    scheme: OBJECT_SCHEME,
+    path: `/${title.replace(/[/\\]/g, "_")}`,
+    query: `sha256=${sha256}`,
+  });
 }
 
 function errorMessage(error: unknown): string {
@@ -48,6 +63,7 @@ function describeStep(event: AgentEvent): string {
 
 export class AgentCommands implements vscode.Disposable {
   private run: vscode.CancellationTokenSource | undefined;
+  private stopRequestedAt: number | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly context: CommandContext) {
@@ -63,12 +79,40 @@ export class AgentCommands implements vscode.Disposable {
     register("counterfoil.runValidation", (argv?: unknown) =>
       this.runValidation(Array.isArray(argv) ? argv : undefined),
     );
+    register("counterfoil.followUp", (text?: unknown) =>
+      this.followUp(typeof text === "string" ? text : undefined),
+    );
     register("counterfoil.cancelRun", () => this.cancelRun());
+    register("counterfoil.showRunPanel", () => context.panel.reveal());
+    register("counterfoil.revertReceipt", (target?: unknown) =>
+      this.revert(target),
+    );
+    register("counterfoil.showObject", (sha256?: unknown, title?: unknown) =>
+      typeof sha256 === "string"
+        ? this.openObject(sha256, typeof title === "string" ? title : sha256)
+        : undefined,
+    );
+    register(
+      "counterfoil.showAppliedDiff",
+      (before?: unknown, after?: unknown, title?: unknown) =>
+        this.showAppliedDiff(before, after, title),
+    );
     register("counterfoil.verifyReceipts", () => this.verifyReceipts());
     register("counterfoil.refreshReceipts", () => this.refreshReceipts());
     register("counterfoil.openReceiptLog", () => this.openReceiptLog());
     register("counterfoil.showTrace", () => context.trace.show(true));
     register("counterfoil.restartServer", () => this.restartServer());
+    context.panel.setActions({
+      run: (goal) => this.runAgent(goal),
+      followUp: (text) => this.followUp(text),
+      stop: () => this.cancelRun(),
+      openObject: (sha256, title) => this.openObject(sha256, title),
+    });
+    this.disposables.push(
+      vscode.workspace.registerTextDocumentContentProvider(OBJECT_SCHEME, {
+        provideTextDocumentContent: (uri) => this.objectText(uri),
+      }),
+    );
   }
 
   dispose(): void {
@@ -99,6 +143,41 @@ export class AgentCommands implements vscode.Disposable {
     if (!goal || goal.trim() === "") {
       return undefined;
     }
+    return this.startRun(Methods.run, { goal }, goal);
+  }
+
+  /** Continues the last run's conversation with the person's next message. */
+  async followUp(textArgument?: string): Promise<RunResult | undefined> {
+    if (this.run) {
+      void vscode.window.showWarningMessage(
+        "A Counterfoil run is in progress; stop it or wait for it first.",
+      );
+      return undefined;
+    }
+    const text =
+      textArgument ??
+      (await vscode.window.showInputBox({
+        title: "Counterfoil: Follow Up",
+        prompt:
+          "Continue the conversation: the model sees everything said and observed so far.",
+        ignoreFocusOut: true,
+      }));
+    if (!text || text.trim() === "") {
+      return undefined;
+    }
+    return this.startRun(Methods.followUp, { text }, text);
+  }
+
+  /**
+   * Runs the agent (a new goal or a follow-up), with its progress in the run panel; "Stop run"
+   * there (or the command) sends `$/cancelRequest`, and the panel says "stopping…" until the
+   * daemon answers.
+   */
+  private async startRun(
+    method: string,
+    params: object,
+    goal: string,
+  ): Promise<RunResult | undefined> {
     const cancellation = new vscode.CancellationTokenSource();
     this.run = cancellation;
     void vscode.commands.executeCommand(
@@ -106,69 +185,57 @@ export class AgentCommands implements vscode.Disposable {
       "counterfoil.running",
       true,
     );
-    const { trace } = this.context;
-    trace.info(`run: ${goal}`);
+    const { trace, panel } = this.context;
+    trace.info(`${method === Methods.followUp ? "follow-up" : "run"}: ${goal}`);
+    if (method === Methods.run) {
+      // A plain run starts a new conversation in the daemon; the panel starts afresh with it.
+      panel.clear();
+    }
+    panel.runStarted(goal, method === Methods.followUp);
+    const listeners = [
+      this.context.client.onEvent((event) => {
+        trace.info(`${describeStep(event)} → ${event.result ?? ""}`);
+        if (event.outcome === "failed" || event.outcome === "refused") {
+          // A refused or failed effect is said where the person is looking, not only in the trace.
+          void vscode.window.showWarningMessage(
+            `Counterfoil: ${describeStep(event)} ${event.outcome}: ${(event.result ?? "").split("\n", 1)[0]}`,
+          );
+        }
+      }),
+    ];
     try {
-      return await vscode.window.withProgress(
-        {
-          location: vscode.ProgressLocation.Notification,
-          title: "Counterfoil",
-          cancellable: true,
-        },
-        async (progress, progressToken) => {
-          progressToken.onCancellationRequested(() => cancellation.cancel());
-          progress.report({ message: `running: ${goal}` });
-          const listeners = [
-            this.context.client.onEvent((event) => {
-              trace.info(`${describeStep(event)} → ${event.result ?? ""}`);
-              progress.report({ message: describeStep(event) });
-            }),
-            this.context.client.onModelState((state) => {
-              if (state.state === "loading") {
-                progress.report({
-                  message: `loading the model${state.message ? `: ${state.message}` : ""}`,
-                });
-              } else if (
-                state.state === "generating" &&
-                typeof state.tokensPerSecond === "number"
-              ) {
-                progress.report({
-                  message: `generating (${state.tokensPerSecond.toFixed(1)} tok/s)`,
-                });
-              }
-            }),
-            this.context.review.onDidChangePending((subject) => {
-              if (subject) {
-                progress.report({
-                  message: `waiting for your answer: ${subject}`,
-                });
-              }
-            }),
-          ];
-          try {
-            const result = await this.context.client.request<RunResult>(
-              Methods.run,
-              { goal },
-              cancellation.token,
-            );
-            this.reportRun(result);
-            return result;
-          } finally {
-            for (const listener of listeners) {
-              listener.dispose();
-            }
-          }
-        },
+      const result = await vscode.window.withProgress(
+        { location: { viewId: RUN_VIEW } },
+        () =>
+          this.context.client.request<RunResult>(
+            method,
+            params,
+            cancellation.token,
+          ),
       );
+      if (this.stopRequestedAt !== undefined) {
+        trace.info(
+          `run: answered ${result.reason} ${Date.now() - this.stopRequestedAt} ms after Stop`,
+        );
+      }
+      panel.runEnded(result);
+      this.reportRun(result);
+      void this.refreshReceipts();
+      return result;
     } catch (error) {
       trace.error(`run failed: ${errorMessage(error)}`);
+      panel.runFailed(errorMessage(error));
       void vscode.window.showErrorMessage(
         `Counterfoil run failed: ${errorMessage(error)}`,
       );
       return undefined;
     } finally {
+      for (const listener of listeners) {
+        listener.dispose();
+      }
       cancellation.dispose();
       this.run = undefined;
+      this.stopRequestedAt = undefined;
       void vscode.commands.executeCommand(
         "setContext",
         "counterfoil.running",
@@ -184,7 +251,9 @@ export class AgentCommands implements vscode.Disposable {
       );
       return;
     }
-    this.context.trace.info("run: cancel requested");
+    this.context.trace.info("run: stop requested");
+    this.stopRequestedAt = Date.now();
+    this.context.panel.stopping();
     this.run.cancel();
   }
 
@@ -255,6 +324,7 @@ export class AgentCommands implements vscode.Disposable {
         {},
       );
       this.context.receipts.load(result);
+      this.context.receipts.setRuns(result.runs ?? []);
       return result;
     } catch (error) {
       this.context.receipts.showProblem(
@@ -272,14 +342,11 @@ export class AgentCommands implements vscode.Disposable {
         {},
       );
       this.context.receipts.showVerification(result);
+      const report = verifyReport(result);
       if (result.ok) {
-        void vscode.window.showInformationMessage(
-          `Counterfoil: the receipt log verifies (${result.count} receipts).`,
-        );
+        void vscode.window.showInformationMessage(`Counterfoil: ${report}`);
       } else {
-        void vscode.window.showWarningMessage(
-          `Counterfoil: the receipt log does not verify: ${result.error ?? "unknown reason"}`,
-        );
+        void vscode.window.showWarningMessage(`Counterfoil: ${report}`);
       }
       return result;
     } catch (error) {
@@ -325,6 +392,98 @@ export class AgentCommands implements vscode.Disposable {
     } catch (error) {
       void vscode.window.showErrorMessage(errorMessage(error));
     }
+  }
+
+  /** Undoes an edit from its receipt, through the same diff approval as any edit. */
+  async revert(target?: unknown): Promise<RevertResult | undefined> {
+    const toolCallId =
+      typeof target === "string"
+        ? target
+        : target && typeof target === "object" && "toolCallId" in target
+          ? String(target.toolCallId)
+          : undefined;
+    if (!toolCallId) {
+      void vscode.window.showInformationMessage(
+        "Choose an edit receipt in the Receipts view to revert.",
+      );
+      return undefined;
+    }
+    try {
+      const result = await this.context.client.request<RevertResult>(
+        Methods.revert,
+        { toolCallId },
+      );
+      if (result.receipt && result.receipt.exit_state === "ok") {
+        void vscode.window.showInformationMessage(
+          `Counterfoil: ${result.observation}`,
+        );
+      } else {
+        void vscode.window.showWarningMessage(
+          `Counterfoil did not revert ${toolCallId}: ${result.observation}`,
+        );
+      }
+      await this.refreshReceipts();
+      return result;
+    } catch (error) {
+      void vscode.window.showErrorMessage(
+        `Counterfoil could not revert ${toolCallId}: ${errorMessage(error)}`,
+      );
+      return undefined;
+    }
+  }
+
+  /** Opens bytes from the content store (a command's output) as a read-only document. */
+  async openObject(sha256: string, title: string): Promise<void> {
+    const uri = objectUri(sha256, title);
+    try {
+      const document = await vscode.workspace.openTextDocument(uri);
+      await vscode.window.showTextDocument(document, { preview: true });
+    } catch (error) {
+      void vscode.window.showWarningMessage(
+        `Counterfoil could not open ${title}: ${errorMessage(error)}`,
+      );
+    }
+  }
+
+  /** The applied diff of an edit receipt: the stored bytes before against those written. */
+  async showAppliedDiff(
+    before: unknown,
+    after: unknown,
+    title: unknown,
+  ): Promise<void> {
+    const label = typeof title === "string" ? title : "applied edit";
+    const side = (digest: unknown, name: string) =>
+      typeof digest === "string"
+        ? objectUri(digest, `${label} ${name}`)
+        : vscode.Uri.from({
+            scheme: OBJECT_SCHEME,
+            path: `/${label} ${name}`,
+            query: "empty",
+          });
+    await vscode.commands.executeCommand(
+      "vscode.diff",
+      side(before, "before"),
+      side(after, "after"),
+      `${label}: before ↔ after`,
+      { preview: true },
+    );
+  }
+
+  private async objectText(uri: vscode.Uri): Promise<string> {
+    const sha256 = new URLSearchParams(uri.query).get("sha256");
+    if (!sha256) {
+      return "";
+    }
+    const result = await this.context.client.request<ObjectResult>(
+      Methods.object,
+      { sha256 },
+    );
+    if (!result.found || result.text === null) {
+      return `(the content store does not hold ${sha256})`;
+    }
+    return result.truncated
+      ? `${result.text}\n… (truncated: ${result.bytes ?? "?"} bytes in all)`
+      : result.text;
   }
 
   private reportRun(result: RunResult): void {

@@ -8,6 +8,7 @@ import { AgentCommands } from "./commands";
 import { InterpreterSource } from "./interpreter";
 import { ReceiptsTree } from "./receiptsTree";
 import { ReviewController } from "./review";
+import { RunPanel } from "./runPanel";
 import { SetupCommands } from "./setup";
 import { ModelStatusBar } from "./statusBar";
 import { showStartFailure } from "./startFailure";
@@ -19,6 +20,7 @@ export interface CounterfoilApi {
   receipts: ReceiptsTree;
   commands: AgentCommands;
   setup: SetupCommands;
+  panel: RunPanel;
 }
 
 let activeClient: DaemonClient | undefined;
@@ -36,10 +38,12 @@ export function activate(context: vscode.ExtensionContext): CounterfoilApi {
     () => vscode.workspace.workspaceFolders?.[0]?.uri,
   );
   const statusBar = new ModelStatusBar(client);
+  const panel = new RunPanel(context.extensionUri, client, review);
   const commands = new AgentCommands({
     client,
     review,
     receipts,
+    panel,
     trace,
     validationOutput,
   });
@@ -53,6 +57,7 @@ export function activate(context: vscode.ExtensionContext): CounterfoilApi {
     client,
     receipts,
     statusBar,
+    panel,
     commands,
     setup,
   );
@@ -63,7 +68,7 @@ export function activate(context: vscode.ExtensionContext): CounterfoilApi {
       .then(() => commands.refreshReceipts())
       .catch((error: unknown) => showStartFailure(error, trace));
   }
-  return { client, review, receipts, commands, setup };
+  return { client, review, receipts, commands, setup, panel };
 }
 
 /** Stops the daemon before the output channel it writes to is disposed. */

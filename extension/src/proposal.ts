@@ -59,7 +59,11 @@ export function proposalSubject(params: ConfirmParams): string {
 
 /** Title of the approval diff: tool, path and call id. */
 export function diffTitle(params: ConfirmParams, preview: EditPreview): string {
-  const side = preview.baseSha256 === null ? "new file" : "current";
+  if (preview.reverts) {
+    const after = preview.removesFile ? "removed" : "restored";
+    return `${params.tool} ${preview.path} (${params.toolCallId}, undoes ${preview.reverts}): now ↔ ${after}`;
+  }
+  const side = preview.baseSha256 === null ? "new file" : "as read";
   return `${params.tool} ${preview.path} (${params.toolCallId}): ${side} ↔ proposed`;
 }
 

@@ -39,12 +39,18 @@ export interface EditPreview {
   uri?: string;
   /** SHA-256 of the bytes the model read; null for a new file, which must not exist. */
   baseSha256: string | null;
-  /** SHA-256 of the UTF-8 bytes of proposedText: exactly what will be written. */
-  proposedSha256: string;
-  /** The whole proposed file (newer daemons). */
-  proposedText?: string;
+  /** SHA-256 of the UTF-8 bytes of proposedText: exactly what will be written; null when the file is removed. */
+  proposedSha256: string | null;
+  /** The whole proposed file (newer daemons); null when the file is removed. */
+  proposedText?: string | null;
+  /** A revert that removes the file (it was created by the effect reverted). */
+  removesFile?: boolean;
   /** A whole-file replacement (older daemons, in place of proposedText). */
   edit?: WorkspaceEdit;
+  /** The bytes the model read, as text, when the daemon sends them (else read from disk or the content store). */
+  baseText?: string | null;
+  /** For a revert: the call whose effect this undoes. */
+  reverts?: string | null;
 }
 
 export interface CommandPreview {
@@ -61,8 +67,14 @@ export interface ConfirmParams {
   preview: EditPreview | CommandPreview | null;
 }
 
+/**
+ * The answer to `counterfoil/confirm`. `text`: the final file the person approved when it differs
+ * from `proposedText` (hunks dropped or edited); `reason`: why the person said No, for the model.
+ */
 export interface ConfirmResult {
   approved: boolean;
+  text?: string;
+  reason?: string;
 }
 
 export interface Receipt {
@@ -73,6 +85,23 @@ export interface Receipt {
   exit_state: "ok" | "error";
   result: string;
   changed_artifacts: string[];
+  /** Evidence fields (newer logs). */
+  run_id?: string | null;
+  time?: string | null;
+  approval?: {
+    decision?: string;
+    by?: string;
+    via?: string;
+    shown_sha256?: string | null;
+    modified?: boolean;
+  } | null;
+  base_sha256?: string | null;
+  result_sha256?: string | null;
+  argv?: string[] | null;
+  exit_status?: number | null;
+  output_sha256?: string | null;
+  output_truncated?: boolean | null;
+  reverts?: string | null;
 }
 
 export type AgentAction =
@@ -87,6 +116,64 @@ export interface AgentEvent {
   action: AgentAction | null;
   result: string | null;
   outcome?: StepOutcome | null;
+  /** The run this step belongs to and the effect call it made (newer daemons). */
+  runId?: string | null;
+  toolCallId?: string | null;
+  receiptId?: string | null;
+  /** A command's full output in the content store. */
+  outputSha256?: string | null;
+  resultSha256?: string | null;
+  /** The person's reject reason, as the model read it. */
+  reason?: string | null;
+}
+
+/** `counterfoil/runStarted`: a run or a follow-up turn began. */
+export interface RunStarted {
+  runId: string;
+  conversationId?: string | null;
+  /** The run's goal or the follow-up's text. */
+  goal: string;
+  followUp?: boolean;
+}
+
+/** `counterfoil/runState`: stopping at once on a cancel; cancelled or ended just before the result. */
+export interface RunStateNotice {
+  runId?: string | null;
+  state: "running" | "stopping" | "cancelled" | "ended";
+  reason?: string | null;
+}
+
+/** `counterfoil/modelText`: the new text of the current step since the previous notification. */
+export interface ModelText {
+  runId?: string | null;
+  step: number;
+  text: string;
+  /** Text inside a `<think>` block. */
+  thinking?: boolean;
+}
+
+export type ValidationVerdict = "passed" | "failed" | "not_run" | "stale";
+
+export interface VerdictEffect {
+  toolCallId: string;
+  tool: string;
+  state: string;
+  path?: string | null;
+  argv?: string[] | null;
+  reason?: string | null;
+}
+
+/** What the effects of a run did, computed by the daemon (never from the model's final answer). */
+export interface Verdict {
+  succeeded: boolean;
+  approved: string[];
+  rejected: string[];
+  refused: string[];
+  failed: string[];
+  filesChanged: Array<{ path: string; sha256?: string; toolCallId?: string }>;
+  validation: ValidationVerdict;
+  validatedBy?: string | null;
+  effects?: VerdictEffect[];
 }
 
 /** One row of the daemon's tool table (`counterfoil/status`'s `tools`). */
@@ -104,6 +191,39 @@ export interface RunResult {
   modifiedFiles: string[];
   events: AgentEvent[];
   error?: string | null;
+  verdict?: Verdict | null;
+  runId?: string | null;
+  conversationId?: string | null;
+  followUp?: boolean;
+}
+
+/** A run this daemon ran (`counterfoil/status`'s `runs`). */
+export interface RunRecord {
+  runId: string;
+  conversationId?: string | null;
+  goal: string;
+  followUp?: boolean;
+  startedAt?: string | null;
+  endedAt?: string | null;
+  reason?: string | null;
+  verdict?: Verdict | null;
+}
+
+/** `counterfoil/object`: bytes from the content store by digest. */
+export interface ObjectResult {
+  sha256: string;
+  found: boolean;
+  /** The bytes decoded as UTF-8, at most 1 MiB. */
+  text: string | null;
+  bytes?: number;
+  truncated?: boolean;
+}
+
+/** `counterfoil/revert`: as for a validation. */
+export interface RevertResult {
+  observation: string;
+  receipt: Receipt | null;
+  outcome?: StepOutcome | null;
 }
 
 export interface ValidationResult {
@@ -116,12 +236,21 @@ export interface ReceiptsResult {
   receipts: Receipt[];
   logPath: string | null;
   error: string | null;
+  /** The runs this daemon ran (goal, times, verdict), for grouping (newer daemons). */
+  runs?: RunRecord[];
 }
 
 export interface VerifyResult {
   ok: boolean;
   count: number;
   error: string | null;
+  /** 1-based number of the first bad line. */
+  line?: number | null;
+  /** The chain alone (newer daemons); `ok` also needs no drift. */
+  chainOk?: boolean;
+  chainError?: string | null;
+  /** One sentence per file whose bytes differ from its last receipt's, e.g. "app.py changed after call-1". */
+  drift?: string[] | null;
 }
 
 export type ModelStateName =
@@ -159,4 +288,10 @@ export const Methods = {
   event: "counterfoil/event",
   receipt: "counterfoil/receipt",
   modelState: "counterfoil/modelState",
+  runStarted: "counterfoil/runStarted",
+  runState: "counterfoil/runState",
+  followUp: "counterfoil/followUp",
+  modelText: "counterfoil/modelText",
+  object: "counterfoil/object",
+  revert: "counterfoil/revert",
 } as const;

@@ -1,7 +1,7 @@
 // The receipts tree's shape, computed from receipts without VS Code: receiptsTree.ts turns these
 // nodes into TreeItems. Kept pure so the unit tests can check labels, icons and children.
 
-import type { Receipt } from "./protocol";
+import type { Receipt, RunRecord, Verdict } from "./protocol";
 
 export interface NodeIcon {
   /** Codicon id, e.g. "edit". */
@@ -18,8 +18,21 @@ export interface ReceiptNode {
   icon?: NodeIcon;
   /** Workspace-relative file to open when the node is clicked. */
   openPath?: string;
+  /** A command to run when the node is clicked (takes precedence over openPath). */
+  command?: { id: string; title: string; arguments: unknown[] };
+  /** The receipt's call id, for Revert. */
+  toolCallId?: string;
+  /** Shown open at first (the latest run). */
+  expanded?: boolean;
   children: ReceiptNode[];
-  contextValue: "receipt" | "receiptDetail" | "artifact" | "logProblem";
+  contextValue:
+    | "receipt"
+    | "receipt.edit"
+    | "receipt.command"
+    | "receiptDetail"
+    | "artifact"
+    | "logProblem"
+    | "run";
 }
 
 function argumentString(receipt: Receipt, key: string): string | undefined {
@@ -95,6 +108,40 @@ export function receiptFile(receipt: Receipt): string | undefined {
   return receipt.changed_artifacts[0];
 }
 
+/** What clicking a receipt does: an edit opens its applied diff from the content store (when the
+ * log has the digests), a command its full output; older receipts open the file. */
+function receiptCommand(receipt: Receipt): ReceiptNode["command"] {
+  const path = receiptFile(receipt);
+  if (path && typeof receipt.result_sha256 === "string") {
+    return {
+      id: "counterfoil.showAppliedDiff",
+      title: "Show Applied Diff",
+      arguments: [
+        receipt.base_sha256 ?? null,
+        receipt.result_sha256,
+        `${receipt.tool_call_id} ${path}`,
+      ],
+    };
+  }
+  if (typeof receipt.output_sha256 === "string") {
+    return {
+      id: "counterfoil.showObject",
+      title: "Show Output",
+      arguments: [receipt.output_sha256, `${receipt.tool_call_id} output`],
+    };
+  }
+  return undefined;
+}
+
+function receiptKind(receipt: Receipt): ReceiptNode["contextValue"] {
+  if (argvOf(receipt) !== undefined) {
+    return "receipt.command";
+  }
+  return receipt.changed_artifacts.length > 0 && receipt.exit_state === "ok"
+    ? "receipt.edit"
+    : "receipt";
+}
+
 export function receiptNode(receipt: Receipt): ReceiptNode {
   const id = `receipt/${receipt.receipt_id}`;
   const argumentsJson = JSON.stringify(receipt.arguments);
@@ -122,7 +169,9 @@ export function receiptNode(receipt: Receipt): ReceiptNode {
     tooltip: `${receiptLabel(receipt)} (${receipt.exit_state})\n${receipt.result}`,
     icon: receiptIcon(receipt),
     openPath: receiptFile(receipt),
-    contextValue: "receipt",
+    command: receiptCommand(receipt),
+    toolCallId: receipt.tool_call_id,
+    contextValue: receiptKind(receipt),
     children: [
       detail(
         id,
@@ -157,11 +206,102 @@ export function logProblemNode(message: string): ReceiptNode {
   };
 }
 
-/** Root nodes: the problem (if any) first, then one node per receipt in log order. */
+const VALIDATION: Record<string, string> = {
+  passed: "validated",
+  failed: "validation failed",
+  not_run: "not validated",
+  stale: "validation stale",
+};
+
+/** A run's verdict in a few words for the tree: "validated · 1 rejected". */
+export function verdictShort(verdict: Verdict | null | undefined): string {
+  if (!verdict) {
+    return "";
+  }
+  const parts = [VALIDATION[verdict.validation] ?? verdict.validation];
+  if (verdict.rejected.length > 0) {
+    parts.push(`${verdict.rejected.length} rejected`);
+  }
+  if (verdict.refused.length > 0) {
+    parts.push(`${verdict.refused.length} refused`);
+  }
+  if (verdict.failed.length > 0) {
+    parts.push(`${verdict.failed.length} failed`);
+  }
+  return parts.join(" · ");
+}
+
+/** "14:03" from an ISO time, in UTC as the receipts record it. */
+function clock(time: string | null | undefined): string {
+  const match = /T(\d\d:\d\d)/.exec(time ?? "");
+  return match ? match[1] : "";
+}
+
+function shorten(text: string, length: number): string {
+  return text.length > length ? `${text.slice(0, length - 1)}…` : text;
+}
+
+/** One node per run, in log order: its goal, time and verdict, its receipts as children. */
+export function runNodes(
+  receipts: readonly Receipt[],
+  runs: readonly RunRecord[] = [],
+): ReceiptNode[] {
+  const groups = new Map<string, Receipt[]>();
+  for (const receipt of receipts) {
+    const key = receipt.run_id ?? "";
+    groups.set(key, [...(groups.get(key) ?? []), receipt]);
+  }
+  const entries = [...groups.entries()];
+  return entries.map(([runId, members], index) => {
+    const run = runs.find((known) => known.runId === runId);
+    const time = clock(run?.startedAt ?? members[0].time);
+    const reverted = members.every((receipt) => receipt.reverts)
+      ? members.map((receipt) => receipt.reverts).join(", ")
+      : undefined;
+    const commandsOnly = members.every(
+      (receipt) => argvOf(receipt) !== undefined,
+    );
+    const goal = run?.goal
+      ? shorten(run.goal, 48)
+      : reverted
+        ? `revert of ${reverted}`
+        : runId && commandsOnly
+          ? "commands (no goal known here)"
+          : runId
+            ? "run (goal not known here)"
+            : "receipts without a run";
+    const verdict = verdictShort(run?.verdict);
+    const count = `${members.length} effect${members.length === 1 ? "" : "s"}`;
+    return {
+      id: `run/${runId || "none"}`,
+      label: goal,
+      description: [time, verdict || count].filter(Boolean).join(" · "),
+      tooltip: [
+        run?.goal ?? goal,
+        run?.startedAt ? `started ${run.startedAt}` : "",
+        runId ? `run ${runId}` : "",
+        verdict,
+        count,
+      ]
+        .filter(Boolean)
+        .join("\n"),
+      icon: { id: "history" },
+      contextValue: "run",
+      expanded: index === entries.length - 1,
+      children: members.map(receiptNode),
+    };
+  });
+}
+
+/**
+ * Root nodes: the runs with their receipts, then the problem (if any): a bad line shows the
+ * receipts before it and then what is wrong with it.
+ */
 export function receiptRoots(
   receipts: readonly Receipt[],
   problem: string | null,
+  runs: readonly RunRecord[] = [],
 ): ReceiptNode[] {
-  const nodes = receipts.map(receiptNode);
-  return problem ? [logProblemNode(problem), ...nodes] : nodes;
+  const nodes = runNodes(receipts, runs);
+  return problem ? [...nodes, logProblemNode(problem)] : nodes;
 }

@@ -4,8 +4,14 @@
 
 import * as vscode from "vscode";
 import type { DaemonClient } from "./client";
-import type { Receipt, ReceiptsResult, VerifyResult } from "./protocol";
+import type {
+  Receipt,
+  ReceiptsResult,
+  RunRecord,
+  VerifyResult,
+} from "./protocol";
 import { type ReceiptNode, receiptRoots } from "./receiptNodes";
+import { verifyReport } from "./verifyReport";
 
 export class ReceiptsTree
   implements vscode.TreeDataProvider<ReceiptNode>, vscode.Disposable
@@ -14,6 +20,7 @@ export class ReceiptsTree
   private loadProblem: string | null = null;
   private verifyProblem: string | null = null;
   private path: string | null = null;
+  private runs: RunRecord[] = [];
   private readonly changed = new vscode.EventEmitter<ReceiptNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [this.changed];
@@ -42,10 +49,20 @@ export class ReceiptsTree
 
   /** Replaces the contents with the daemon's answer to `counterfoil/receipts`. */
   load(result: ReceiptsResult): void {
-    this.receipts = [...result.receipts];
+    // A log that does not verify comes back empty: keep what was shown, so Verify can show the
+    // receipts before the bad line.
+    if (!(result.error && result.receipts.length === 0)) {
+      this.receipts = [...result.receipts];
+    }
     this.path = result.logPath;
     this.loadProblem = result.error;
     this.verifyProblem = null;
+    this.changed.fire(undefined);
+  }
+
+  /** The daemon's runs (goal, time, verdict), for the run groups' labels. */
+  setRuns(runs: readonly RunRecord[]): void {
+    this.runs = [...runs];
     this.changed.fire(undefined);
   }
 
@@ -60,9 +77,10 @@ export class ReceiptsTree
   }
 
   showVerification(result: VerifyResult): void {
-    this.verifyProblem = result.ok
-      ? null
-      : (result.error ?? "the receipt log does not verify");
+    this.verifyProblem = result.ok ? null : verifyReport(result);
+    if (!result.ok && typeof result.line === "number") {
+      this.receipts = this.receipts.slice(0, Math.max(0, result.line - 1));
+    }
     this.changed.fire(undefined);
   }
 
@@ -74,9 +92,11 @@ export class ReceiptsTree
   getTreeItem(node: ReceiptNode): vscode.TreeItem {
     const item = new vscode.TreeItem(
       node.label,
-      node.children.length > 0
-        ? vscode.TreeItemCollapsibleState.Collapsed
-        : vscode.TreeItemCollapsibleState.None,
+      node.children.length === 0
+        ? vscode.TreeItemCollapsibleState.None
+        : node.expanded
+          ? vscode.TreeItemCollapsibleState.Expanded
+          : vscode.TreeItemCollapsibleState.Collapsed,
     );
     item.id = node.id;
     item.description = node.description;
@@ -89,7 +109,13 @@ export class ReceiptsTree
       );
     }
     const root = this.root();
-    if (node.openPath && root) {
+    if (node.command) {
+      item.command = {
+        command: node.command.id,
+        title: node.command.title,
+        arguments: node.command.arguments,
+      };
+    } else if (node.openPath && root) {
       item.command = {
         command: "vscode.open",
         title: "Open File",
@@ -97,6 +123,13 @@ export class ReceiptsTree
       };
     }
     return item;
+  }
+
+  /** Every receipt node, across the run groups. */
+  receiptNodes(): ReceiptNode[] {
+    return this.getChildren().flatMap((root) =>
+      root.contextValue === "run" ? root.children : [],
+    );
   }
 
   getChildren(node?: ReceiptNode): ReceiptNode[] {
@@ -109,6 +142,7 @@ export class ReceiptsTree
     return receiptRoots(
       this.receipts,
       problems.length > 0 ? problems.join("; ") : null,
+      this.runs,
     );
   }
 

@@ -1,11 +1,14 @@
-// Approvals: an edit is shown as a diff of the current file against a read-only proposal
-// document with Accept and Reject in the editor title; a command is shown in a modal with its
-// exact argv and cwd. Anything but an explicit Accept answers No. The controller answers the
-// client's `counterfoil/confirm` and registers its own Accept and Reject commands.
+// Approvals: an edit is shown as a diff of the base the model read (read-only) against the
+// proposed file (editable, hunks can be dropped) with Accept and Reject in the editor title, in
+// the run panel and on keys; a command is shown in a modal with its exact argv and cwd and
+// exactly Accept and Reject. Anything but an explicit Accept answers No. Work is never lost: a
+// target with unsaved changes is not written (the proposal stays pending), and a target that
+// changes on disk makes the proposal stale, which answers No at once and says so.
 
 import { createHash } from "node:crypto";
 import * as vscode from "vscode";
 import type { DaemonClient } from "./client";
+import { applyHunks, computeHunks, type Hunk, hunkLabel } from "./hunks";
 import type {
   CommandPreview,
   ConfirmParams,
@@ -19,57 +22,33 @@ import {
   proposalSubject,
   proposedFileText,
 } from "./proposal";
+import {
+  BASE_SCHEME,
+  BaseDocuments,
+  PROPOSAL_SCHEME,
+  ProposedFiles,
+  sideUri,
+} from "./proposalDocuments";
+import type { ProposalView } from "./runModel";
 
-export const PROPOSAL_SCHEME = "counterfoil-proposal";
+export { PROPOSAL_SCHEME } from "./proposalDocuments";
 const PENDING_CONTEXT = "counterfoil.approvalPending";
+const STALE_CONTEXT = "counterfoil.proposalStale";
+export const STALE_REASON = "stale: file changed on disk";
 
-/** Read-only documents holding proposed file contents, keyed by URI. */
-export class ProposalDocuments
-  implements vscode.TextDocumentContentProvider, vscode.Disposable
-{
-  private readonly texts = new Map<string, string>();
-  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
-  readonly onDidChange = this.changed.event;
-
-  set(uri: vscode.Uri, text: string): void {
-    this.texts.set(uri.toString(), text);
-    this.changed.fire(uri);
-  }
-
-  delete(uri: vscode.Uri): void {
-    this.texts.delete(uri.toString());
-  }
-
-  provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.texts.get(uri.toString()) ?? "";
-  }
-
-  dispose(): void {
-    this.changed.dispose();
-  }
-}
-
-/** The proposal document's URI: keeps the file name (for highlighting) and the call id. */
-export function proposalUri(
-  path: string,
-  toolCallId: string,
-  side: "proposed" | "empty" = "proposed",
-): vscode.Uri {
-  return vscode.Uri.from({
-    scheme: PROPOSAL_SCHEME,
-    path: `/${path.replace(/^\/+/, "")}`,
-    query: `call=${encodeURIComponent(toolCallId)}&side=${side}`,
-  });
+/** The proposed side's URI for a call (kept for callers that know only the path and id). */
+export function proposalUri(path: string, toolCallId: string): vscode.Uri {
+  return sideUri(PROPOSAL_SCHEME, path, toolCallId);
 }
 
 function sha256(data: string | Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
-/** SHA-256 of the file's bytes, or null when it does not exist. */
-async function diskSha256(uri: vscode.Uri): Promise<string | null> {
+/** The file's bytes, or null when it does not exist. */
+async function diskBytes(uri: vscode.Uri): Promise<Uint8Array | null> {
   try {
-    return sha256(await vscode.workspace.fs.readFile(uri));
+    return await vscode.workspace.fs.readFile(uri);
   } catch (error) {
     if (
       error instanceof vscode.FileSystemError &&
@@ -81,54 +60,102 @@ async function diskSha256(uri: vscode.Uri): Promise<string | null> {
   }
 }
 
+async function diskSha256(uri: vscode.Uri): Promise<string | null> {
+  const bytes = await diskBytes(uri);
+  return bytes === null ? null : sha256(bytes);
+}
+
+interface EditState {
+  target: vscode.Uri;
+  base: string;
+  proposed: string;
+  hunks: Hunk[];
+  keep: boolean[];
+  baseSha256: string | null;
+  right: vscode.Uri;
+  left: vscode.Uri;
+  stale: boolean;
+}
+
 interface PendingApproval {
   toolCallId: string;
   subject: string;
-  /** The proposal side of the diff, for edits. */
-  documentUri?: vscode.Uri;
-  settle(approved: boolean, reason: string): void;
+  kind: "edit" | "command";
+  edit?: EditState;
+  settle(result: ConfirmResult, why: string): void;
 }
 
 export class ReviewController implements vscode.Disposable {
-  readonly documents = new ProposalDocuments();
+  readonly bases = new BaseDocuments();
+  readonly proposed = new ProposedFiles();
   private readonly pending = new Map<string, PendingApproval>();
+  /** Proposed-side URIs of diffs left open after their proposal went stale. */
+  private readonly staleUris = new Set<string>();
   private readonly disposables: vscode.Disposable[] = [];
   private readonly pendingEmitter = new vscode.EventEmitter<
     string | undefined
   >();
+  private readonly proposalEmitter = new vscode.EventEmitter<ProposalView>();
   /** Fires with what the latest pending approval is about ("edit_file app.py (call-1)"), or undefined when none. */
   readonly onDidChangePending = this.pendingEmitter.event;
+  /** Fires whenever a proposal appears or changes state, hunks or text: what the run panel shows. */
+  readonly onDidChangeProposal = this.proposalEmitter.event;
 
   constructor(
     client: DaemonClient,
     private readonly log: vscode.LogOutputChannel,
   ) {
     client.handleConfirm((params, token) => this.confirm(params, token));
+    const register = (id: string, handler: (...args: unknown[]) => unknown) =>
+      this.disposables.push(vscode.commands.registerCommand(id, handler));
+    register("counterfoil.acceptProposal", (target?: unknown) =>
+      this.accept(target),
+    );
+    register(
+      "counterfoil.rejectProposal",
+      (target?: unknown, reason?: unknown) =>
+        this.reject(target, typeof reason === "string" ? reason : undefined),
+    );
+    register("counterfoil.rejectProposalWithReason", (target?: unknown) =>
+      this.rejectWithReason(target),
+    );
+    register("counterfoil.chooseHunks", (target?: unknown) =>
+      this.chooseHunks(target),
+    );
+    register("counterfoil.showProposal", (target?: unknown) =>
+      this.showDiff(target),
+    );
     this.disposables.push(
-      vscode.commands.registerCommand(
-        "counterfoil.acceptProposal",
-        (target?: unknown) => this.accept(target),
-      ),
-      vscode.commands.registerCommand(
-        "counterfoil.rejectProposal",
-        (target?: unknown) => this.reject(target),
-      ),
       client.onRunning((running) => {
         if (!running) {
           this.rejectAll("the daemon stopped");
         }
       }),
-      this.documents,
+      this.bases,
+      this.proposed,
       this.pendingEmitter,
+      this.proposalEmitter,
       vscode.workspace.registerTextDocumentContentProvider(
+        BASE_SCHEME,
+        this.bases,
+      ),
+      vscode.workspace.registerFileSystemProvider(
         PROPOSAL_SCHEME,
-        this.documents,
+        this.proposed,
+        { isCaseSensitive: true },
       ),
       vscode.window.tabGroups.onDidChangeTabs((event) => {
         for (const tab of event.closed) {
           this.onTabClosed(tab);
         }
+        this.updateStaleContext();
       }),
+      vscode.window.onDidChangeActiveTextEditor(() =>
+        this.updateStaleContext(),
+      ),
+      vscode.workspace.onDidSaveTextDocument((document) =>
+        this.checkStale(document.uri),
+      ),
     );
   }
 
@@ -144,10 +171,10 @@ export class ReviewController implements vscode.Disposable {
   ): Promise<ConfirmResult> {
     const preview = params.preview;
     if (preview?.kind === "edit") {
-      return { approved: await this.confirmEdit(params, preview, token) };
+      return this.confirmEdit(params, preview, token);
     }
     if (preview?.kind === "command") {
-      return { approved: await this.confirmCommand(params, preview, token) };
+      return this.confirmCommand(params, preview, token);
     }
     this.log.warn(
       `confirm ${params.toolCallId}: no preview to show; answering No`,
@@ -158,19 +185,158 @@ export class ReviewController implements vscode.Disposable {
     return { approved: false };
   }
 
-  /** Accepts the approval for `target` (a proposal URI or call id), else the only or latest one. */
-  accept(target?: unknown): boolean {
-    return this.answer(target, true, "accepted");
+  /**
+   * Accepts the approval for `target` (a proposal URI or call id), else the one whose diff is in
+   * front, else the latest. An edit whose target has unsaved changes is not accepted: it stays
+   * pending, and the person is told to save or revert first.
+   */
+  async accept(target?: unknown): Promise<boolean> {
+    const approval = this.find(target);
+    if (!approval) {
+      return this.nothingPending(target);
+    }
+    const edit = approval.edit;
+    if (!edit) {
+      approval.settle({ approved: true }, "accepted");
+      return true;
+    }
+    const dirty = vscode.workspace.textDocuments.find(
+      (document) =>
+        document.isDirty && document.uri.toString() === edit.target.toString(),
+    );
+    if (dirty) {
+      const path = vscode.workspace.asRelativePath(edit.target);
+      this.log.warn(
+        `${approval.toolCallId}: not accepted, ${path} has unsaved changes`,
+      );
+      void vscode.window.showWarningMessage(
+        `Nothing was written: ${path} has unsaved changes. Save or revert them, then Accept again (the proposal is still pending).`,
+      );
+      return false;
+    }
+    if (await this.checkStale(edit.target)) {
+      return false;
+    }
+    const text = this.finalText(edit);
+    const modified = text !== edit.proposed;
+    approval.settle(
+      modified ? { approved: true, text } : { approved: true },
+      modified ? "accepted with changes" : "accepted",
+    );
+    void this.showWritten(
+      edit.target,
+      text,
+      modified ? edit.proposed : undefined,
+    );
+    return true;
   }
 
-  reject(target?: unknown): boolean {
-    return this.answer(target, false, "rejected");
+  reject(target?: unknown, reason?: string): boolean {
+    const approval = this.find(target);
+    if (!approval) {
+      return this.nothingPending(target);
+    }
+    const trimmed = reason?.trim();
+    approval.settle(
+      trimmed ? { approved: false, reason: trimmed } : { approved: false },
+      "rejected",
+    );
+    return true;
+  }
+
+  /** Asks why, then rejects with that reason (it reaches the model). Escape leaves it pending. */
+  async rejectWithReason(target?: unknown, reason?: string): Promise<boolean> {
+    const approval = this.find(target);
+    if (!approval) {
+      return this.nothingPending(target);
+    }
+    const why =
+      reason ??
+      (await vscode.window.showInputBox({
+        title: `Reject ${approval.subject} (${approval.toolCallId})`,
+        prompt: "Why? The model reads this in its observation.",
+        placeHolder: "e.g. keep the function name; fix the test instead",
+        ignoreFocusOut: true,
+      }));
+    if (why === undefined) {
+      return false;
+    }
+    return this.reject(approval.toolCallId, why);
+  }
+
+  /** Keeps or drops each hunk (`keep` given, else asked in a multi-select pick). */
+  async chooseHunks(target?: unknown, keep?: boolean[]): Promise<boolean> {
+    const approval = this.find(target);
+    const edit = approval?.edit;
+    if (!approval || !edit) {
+      return this.nothingPending(target);
+    }
+    let chosen = keep;
+    if (!chosen) {
+      const items = edit.hunks.map((hunk, index) => ({
+        label: hunkLabel(hunk),
+        detail: [
+          ...hunk.removed.map((line) => `− ${line.trimEnd()}`),
+          ...hunk.added.map((line) => `+ ${line.trimEnd()}`),
+        ]
+          .join("  ")
+          .slice(0, 200),
+        picked: edit.keep[index] !== false,
+        index,
+      }));
+      const picked = await vscode.window.showQuickPick(items, {
+        title: `Hunks to keep in ${approval.subject} (${approval.toolCallId})`,
+        placeHolder: "Unchecked hunks are dropped from the proposal",
+        canPickMany: true,
+        ignoreFocusOut: true,
+      });
+      if (!picked) {
+        return false;
+      }
+      chosen = edit.hunks.map((_, index) =>
+        picked.some((item) => item.index === index),
+      );
+    }
+    return this.setHunks(approval, chosen);
+  }
+
+  /** Sets which hunks are kept; the proposed side is rewritten to the base plus those hunks. */
+  async setHunks(approval: PendingApproval, keep: boolean[]): Promise<boolean> {
+    const edit = approval.edit;
+    if (!edit || this.pending.get(approval.toolCallId) !== approval) {
+      return false;
+    }
+    edit.keep = edit.hunks.map((_, index) => keep[index] !== false);
+    const text = applyHunks(edit.base, edit.hunks, edit.keep);
+    const document = vscode.workspace.textDocuments.find(
+      (open) => open.uri.toString() === edit.right.toString(),
+    );
+    if (!document) {
+      this.proposed.set(edit.right, text);
+    } else if (document.getText() !== text) {
+      const change = new vscode.WorkspaceEdit();
+      change.replace(
+        edit.right,
+        new vscode.Range(
+          new vscode.Position(0, 0),
+          document.lineAt(document.lineCount - 1).range.end,
+        ),
+        text,
+      );
+      await vscode.workspace.applyEdit(change);
+      await document.save();
+    }
+    this.log.info(
+      `${approval.toolCallId}: hunks kept ${edit.keep.map((kept) => (kept ? "1" : "0")).join("")}`,
+    );
+    this.publish(approval, "pending");
+    return true;
   }
 
   /** Answers No to everything pending, e.g. when the daemon restarts. */
   rejectAll(reason: string): void {
     for (const approval of [...this.pending.values()]) {
-      approval.settle(false, reason);
+      approval.settle({ approved: false }, reason);
     }
   }
 
@@ -179,6 +345,66 @@ export class ReviewController implements vscode.Disposable {
     for (const disposable of this.disposables) {
       disposable.dispose();
     }
+  }
+
+  private nothingPending(target: unknown): false {
+    const uri = this.targetUri(target);
+    if (uri && this.staleUris.has(uri.toString())) {
+      void vscode.window.showWarningMessage(
+        `This proposal is stale: its file changed on disk, so it was answered No. Close the diff.`,
+      );
+      return false;
+    }
+    void vscode.window.showInformationMessage(
+      "Counterfoil has no proposal waiting for an answer.",
+    );
+    return false;
+  }
+
+  private targetUri(target: unknown): vscode.Uri | undefined {
+    if (target instanceof vscode.Uri) {
+      return target;
+    }
+    const active = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    return active instanceof vscode.TabInputTextDiff
+      ? active.modified
+      : undefined;
+  }
+
+  private finalText(edit: EditState): string {
+    const document = vscode.workspace.textDocuments.find(
+      (open) => open.uri.toString() === edit.right.toString(),
+    );
+    return (
+      document?.getText() ?? this.proposed.text(edit.right) ?? edit.proposed
+    );
+  }
+
+  private view(
+    approval: PendingApproval,
+    state: ProposalView["state"],
+    reason?: string,
+  ): ProposalView {
+    const edit = approval.edit;
+    return {
+      toolCallId: approval.toolCallId,
+      subject: approval.subject,
+      kind: approval.kind,
+      state,
+      reason,
+      hunks: edit?.hunks.map((hunk, index) => ({
+        label: hunkLabel(hunk),
+        kept: edit.keep[index] !== false,
+      })),
+    };
+  }
+
+  private publish(
+    approval: PendingApproval,
+    state: ProposalView["state"],
+    reason?: string,
+  ): void {
+    this.proposalEmitter.fire(this.view(approval, state, reason));
   }
 
   private pendingChanged(): void {
@@ -193,29 +419,20 @@ export class ReviewController implements vscode.Disposable {
     );
   }
 
-  private answer(target: unknown, approved: boolean, reason: string): boolean {
-    const approval = this.find(target);
-    if (!approval) {
-      void vscode.window.showInformationMessage(
-        "Counterfoil has no proposal waiting for an answer.",
-      );
-      return false;
-    }
-    approval.settle(approved, reason);
-    return true;
-  }
-
   private find(target: unknown): PendingApproval | undefined {
     if (typeof target === "string") {
       return this.pending.get(target);
     }
     if (target instanceof vscode.Uri) {
       return [...this.pending.values()].find(
-        (approval) => approval.documentUri?.toString() === target.toString(),
+        (approval) => approval.edit?.right.toString() === target.toString(),
       );
     }
     const active = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
     if (active instanceof vscode.TabInputTextDiff) {
+      if (this.staleUris.has(active.modified.toString())) {
+        return undefined;
+      }
       const match = this.find(active.modified);
       if (match) {
         return match;
@@ -232,33 +449,101 @@ export class ReviewController implements vscode.Disposable {
     ) {
       return;
     }
-    const approval = this.find(tab.input.modified);
-    approval?.settle(false, "the diff was closed");
+    const uri = tab.input.modified;
+    if (this.staleUris.delete(uri.toString())) {
+      this.proposed.delete(uri);
+      return;
+    }
+    this.find(uri)?.settle({ approved: false }, "the diff was closed");
+  }
+
+  private updateStaleContext(): void {
+    const active = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    const stale =
+      active instanceof vscode.TabInputTextDiff &&
+      this.staleUris.has(active.modified.toString());
+    void vscode.commands.executeCommand("setContext", STALE_CONTEXT, stale);
   }
 
   /**
-   * Registers an approval and resolves with the answer: Accept, Reject, closing, the daemon
-   * withdrawing the request (its confirm timeout, a cancelled run), or a restart. Only Accept
-   * resolves true. The daemon keeps the only timer.
+   * Whether a pending edit of `uri` went stale: the file on disk no longer has the bytes the
+   * model read. A stale proposal is answered No at once, with the reason, and its diff stays
+   * open with Accept disabled so the person sees why.
+   */
+  private async checkStale(uri: vscode.Uri): Promise<boolean> {
+    const approvals = [...this.pending.values()].filter(
+      (approval) =>
+        approval.edit && approval.edit.target.toString() === uri.toString(),
+    );
+    let stale = false;
+    for (const approval of approvals) {
+      const edit = approval.edit!;
+      const mismatch = baseMismatch(
+        {
+          kind: "edit",
+          path: vscode.workspace.asRelativePath(uri),
+          baseSha256: edit.baseSha256,
+          proposedSha256: "",
+        },
+        await diskSha256(uri),
+      );
+      if (!mismatch || this.pending.get(approval.toolCallId) !== approval) {
+        continue;
+      }
+      stale = true;
+      edit.stale = true;
+      this.staleUris.add(edit.right.toString());
+      this.updateStaleContext();
+      approval.settle({ approved: false, reason: STALE_REASON }, STALE_REASON);
+      void vscode.window.showWarningMessage(
+        `Counterfoil answered No to ${approval.subject} (${approval.toolCallId}): it is stale, ${mismatch} Accept would have overwritten that change.`,
+      );
+    }
+    return stale;
+  }
+
+  async showDiff(target?: unknown): Promise<boolean> {
+    const approval = this.find(target);
+    const edit = approval?.edit;
+    if (!approval || !edit) {
+      return false;
+    }
+    await vscode.commands.executeCommand(
+      "vscode.diff",
+      edit.left,
+      edit.right,
+      approval.subject &&
+        `${approval.subject} (${approval.toolCallId}): as read ↔ proposed`,
+      { preview: false },
+    );
+    return true;
+  }
+
+  /**
+   * Registers an approval and resolves with the answer: Accept, Reject, closing, going stale,
+   * the daemon withdrawing the request (its confirm timeout, a cancelled run), or a restart. Only
+   * Accept resolves approved. The daemon keeps the only timer.
    */
   private waitForAnswer(
     params: ConfirmParams,
     token: vscode.CancellationToken,
-    documentUri?: vscode.Uri,
-  ): { answer: Promise<boolean>; approval: PendingApproval } {
-    let resolve!: (approved: boolean) => void;
-    const answer = new Promise<boolean>((done) => {
+    kind: "edit" | "command",
+    edit?: EditState,
+  ): { answer: Promise<ConfirmResult>; approval: PendingApproval } {
+    let resolve!: (result: ConfirmResult) => void;
+    const answer = new Promise<ConfirmResult>((done) => {
       resolve = done;
     });
     const subject = proposalSubject(params);
     const cancellation = token.onCancellationRequested(() =>
-      approval.settle(false, "the daemon withdrew the request"),
+      approval.settle({ approved: false }, "the daemon withdrew the request"),
     );
     const approval: PendingApproval = {
       toolCallId: params.toolCallId,
       subject,
-      documentUri,
-      settle: (approved, reason) => {
+      kind,
+      edit,
+      settle: (result, why) => {
         if (this.pending.get(params.toolCallId) !== approval) {
           return;
         }
@@ -266,23 +551,41 @@ export class ReviewController implements vscode.Disposable {
         cancellation.dispose();
         this.pendingChanged();
         this.log.info(
-          `${params.toolCallId} ${subject}: ${approved ? "approved" : "not approved"} (${reason})`,
+          `${params.toolCallId} ${subject}: ${result.approved ? "approved" : "not approved"} (${why}${result.reason && why !== result.reason ? `: ${result.reason}` : ""})`,
         );
-        if (!approved && reason !== "rejected") {
+        const state = result.approved
+          ? "accepted"
+          : why === STALE_REASON
+            ? "stale"
+            : "rejected";
+        const shown = this.view(
+          approval,
+          state,
+          result.reason ??
+            (why === "rejected" || why.startsWith("accepted")
+              ? undefined
+              : why),
+        );
+        if (result.approved && result.text !== undefined) {
+          shown.edited = true;
+        }
+        this.proposalEmitter.fire(shown);
+        if (!result.approved && why !== "rejected" && why !== STALE_REASON) {
           void vscode.window.showWarningMessage(
-            `Counterfoil rejected ${subject} (${params.toolCallId}): ${reason}.`,
+            `Counterfoil rejected ${subject} (${params.toolCallId}): ${why}.`,
           );
         }
-        resolve(approved);
+        resolve(result);
       },
     };
     this.pending
       .get(params.toolCallId)
-      ?.settle(false, "the daemon asked again");
+      ?.settle({ approved: false }, "the daemon asked again");
     this.pending.set(params.toolCallId, approval);
     this.pendingChanged();
+    this.publish(approval, "pending");
     if (token.isCancellationRequested) {
-      approval.settle(false, "the daemon withdrew the request");
+      approval.settle({ approved: false }, "the daemon withdrew the request");
     }
     return { answer, approval };
   }
@@ -291,15 +594,15 @@ export class ReviewController implements vscode.Disposable {
     params: ConfirmParams,
     preview: EditPreview,
     token: vscode.CancellationToken,
-  ): Promise<boolean> {
-    const refuse = (reason: string): false => {
+  ): Promise<ConfirmResult> {
+    const refuse = (reason: string): ConfirmResult => {
       this.log.warn(
         `${params.toolCallId} ${params.tool} ${preview.path}: refused (${reason})`,
       );
       void vscode.window.showWarningMessage(
         `Counterfoil rejected ${params.tool} ${preview.path} (${params.toolCallId}): ${reason}`,
       );
-      return false;
+      return { approved: false, reason };
     };
     const root = vscode.workspace.workspaceFolders?.[0]?.uri;
     if (!root) {
@@ -314,138 +617,118 @@ export class ReviewController implements vscode.Disposable {
         `the edit targets ${preview.uri}, not ${preview.path} in the workspace.`,
       );
     }
+    let text: string;
+    try {
+      text = preview.proposedSha256 === null ? "" : proposedFileText(preview);
+    } catch (error) {
+      return refuse(`the proposal could not be shown: ${String(error)}`);
+    }
+    const bytes = await diskBytes(target);
+    const changed = baseMismatch(
+      preview,
+      bytes === null ? null : sha256(bytes),
+    );
+    if (changed) {
+      return refuse(`${STALE_REASON}: ${changed}`);
+    }
+    if (
+      preview.proposedSha256 !== null &&
+      sha256(text) !== preview.proposedSha256
+    ) {
+      return refuse(
+        "the proposed text does not match the digest the daemon would write.",
+      );
+    }
+    // The left side is the bytes the model read: the preview's copy, else the disk's, which
+    // were just checked against baseSha256.
+    const base =
+      typeof preview.baseText === "string"
+        ? preview.baseText
+        : bytes === null
+          ? ""
+          : new TextDecoder().decode(bytes);
+    const left = sideUri(BASE_SCHEME, preview.path, params.toolCallId);
+    const right = sideUri(PROPOSAL_SCHEME, preview.path, params.toolCallId);
+    this.bases.set(left, base);
+    this.proposed.set(right, text);
+    const hunks = computeHunks(base, text);
+    const edit: EditState = {
+      target,
+      base,
+      proposed: text,
+      hunks,
+      keep: hunks.map(() => true),
+      baseSha256: preview.baseSha256,
+      right,
+      left,
+      stale: false,
+    };
+    const watcher = vscode.workspace.createFileSystemWatcher(
+      new vscode.RelativePattern(root, preview.path),
+    );
+    const { answer, approval } = this.waitForAnswer(
+      params,
+      token,
+      "edit",
+      edit,
+    );
+    const onDisk = () => void this.checkStale(target);
+    watcher.onDidChange(onDisk);
+    watcher.onDidCreate(onDisk);
+    watcher.onDidDelete(onDisk);
     const dirty = vscode.workspace.textDocuments.find(
       (document) =>
         document.isDirty && document.uri.toString() === target.toString(),
     );
     if (dirty) {
-      return refuse(
-        `${preview.path} has unsaved changes in the editor. Save or revert them, then ask again.`,
+      void vscode.window.showWarningMessage(
+        `${preview.path} has unsaved changes: Accept will write nothing until they are saved or reverted.`,
       );
     }
-    let text: string;
-    try {
-      text = proposedFileText(preview);
-    } catch (error) {
-      return refuse(`the proposal could not be shown: ${String(error)}`);
-    }
-    const changed = baseMismatch(preview, await diskSha256(target));
-    if (changed) {
-      return refuse(changed);
-    }
-    if (sha256(text) !== preview.proposedSha256) {
-      return refuse(
-        "the proposed text does not match the digest the daemon would write.",
-      );
-    }
-    const createsFile = preview.baseSha256 === null;
-
-    const right = proposalUri(preview.path, params.toolCallId);
-    const left = createsFile
-      ? proposalUri(preview.path, params.toolCallId, "empty")
-      : target;
-    this.documents.set(right, text);
-    if (createsFile) {
-      this.documents.set(left, "");
-    }
-    const { answer, approval } = this.waitForAnswer(params, token, right);
     const title = diffTitle(params, preview);
-    const showDiff = () =>
-      vscode.commands.executeCommand("vscode.diff", left, right, title, {
+    try {
+      await vscode.commands.executeCommand("vscode.diff", left, right, title, {
         preview: false,
       });
-    try {
-      await showDiff();
     } catch (error) {
-      approval.settle(false, `the diff could not be opened: ${String(error)}`);
-    }
-    const fallback = this.offerWhileHidden(approval, right, showDiff);
-
-    const approved = await answer;
-    fallback.dispose();
-    await this.closeDiff(right);
-    this.documents.delete(right);
-    this.documents.delete(left);
-    if (approved) {
-      void this.revealWhenWritten(target, preview.proposedSha256);
-    }
-    return approved;
-  }
-
-  /**
-   * While the diff is not in front (never shown, or the person moved to another editor), offers
-   * Accept and Reject in a notification, once each time it goes to the background.
-   */
-  private offerWhileHidden(
-    approval: PendingApproval,
-    right: vscode.Uri,
-    showDiff: () => Thenable<unknown>,
-  ): vscode.Disposable {
-    let offered = false;
-    const diffInFront = () =>
-      vscode.window.tabGroups.all.some(
-        (group) =>
-          group.activeTab?.input instanceof vscode.TabInputTextDiff &&
-          group.activeTab.input.modified.toString() === right.toString(),
+      approval.settle(
+        { approved: false },
+        `the diff could not be opened: ${String(error)}`,
       );
-    const offer = () => {
-      if (
-        offered ||
-        diffInFront() ||
-        this.pending.get(approval.toolCallId) !== approval
-      ) {
-        return;
-      }
-      offered = true;
-      void vscode.window
-        .showInformationMessage(
-          `Counterfoil proposes ${approval.subject} (${approval.toolCallId}); its diff is not in front.`,
-          "Accept",
-          "Reject",
-          "Show Diff",
-        )
-        .then((choice) => {
-          offered = false;
-          if (!choice) {
-            return;
-          }
-          if (this.pending.get(approval.toolCallId) !== approval) {
-            // VS Code cannot withdraw a notification; say why its button no longer does anything.
-            void vscode.window.showInformationMessage(
-              `${approval.subject} (${approval.toolCallId}) was already answered.`,
-            );
-          } else if (choice === "Show Diff") {
-            void showDiff();
-          } else {
-            approval.settle(
-              choice === "Accept",
-              choice === "Accept" ? "accepted" : "rejected",
-            );
-          }
-        });
-    };
-    offer();
-    return vscode.window.tabGroups.onDidChangeTabs(offer);
+    }
+    const result = await answer;
+    watcher.dispose();
+    if (!edit.stale) {
+      await this.closeDiff(right);
+      this.proposed.delete(right);
+    }
+    this.bases.delete(left);
+    return result;
   }
 
   private async confirmCommand(
     params: ConfirmParams,
     preview: CommandPreview,
     token: vscode.CancellationToken,
-  ): Promise<boolean> {
-    const { answer, approval } = this.waitForAnswer(params, token);
-    const settleWith = (choice: string | undefined) =>
-      approval.settle(
-        choice === "Accept",
-        choice === "Accept" ? "accepted" : "rejected",
-      );
+  ): Promise<ConfirmResult> {
+    const { answer, approval } = this.waitForAnswer(params, token, "command");
+    const settleWith = (choice: vscode.MessageItem | undefined) =>
+      choice?.title === "Accept"
+        ? approval.settle({ approved: true }, "accepted")
+        : approval.settle({ approved: false }, "rejected");
     const question = `Counterfoil wants to run a command (${params.toolCallId})`;
+    // Reject is the close affordance, so the modal has exactly two buttons (no extra Cancel).
+    const accept: vscode.MessageItem = { title: "Accept" };
+    const reject: vscode.MessageItem = {
+      title: "Reject",
+      isCloseAffordance: true,
+    };
     vscode.window
       .showWarningMessage(
         question,
         { modal: true, detail: commandDetail(preview) },
-        "Accept",
-        "Reject",
+        accept,
+        reject,
       )
       .then(settleWith, (error: unknown) => {
         // The workbench may refuse modals (e.g. under test); ask in a notification instead.
@@ -455,8 +738,8 @@ export class ReviewController implements vscode.Disposable {
         void vscode.window
           .showWarningMessage(
             `${question}: ${commandDetail(preview).split("\n").slice(0, 2).join(", ")}`,
-            "Accept",
-            "Reject",
+            accept,
+            reject,
           )
           .then(settleWith);
       });
@@ -470,26 +753,51 @@ export class ReviewController implements vscode.Disposable {
         tab.input instanceof vscode.TabInputTextDiff &&
         tab.input.modified.toString() === right.toString(),
     );
+    for (const tab of open) {
+      const input = tab.input as vscode.TabInputTextDiff;
+      const document = vscode.workspace.textDocuments.find(
+        (doc) => doc.uri.toString() === input.modified.toString(),
+      );
+      // An edited proposal side is saved into memory first, so closing asks nothing.
+      if (document?.isDirty) {
+        await document.save();
+      }
+    }
     if (open.length > 0) {
       await vscode.window.tabGroups.close(open);
     }
   }
 
   /**
-   * After Accept the daemon writes the file; show it once the bytes on disk are the approved
-   * ones, unless the next edit's diff is already waiting (it must stay in front).
+   * After Accept the daemon writes the file; once the bytes on disk are the approved ones, an
+   * open clean document is brought up to date and the file is shown, unless the next edit's diff
+   * is already waiting (it must stay in front).
    */
-  private async revealWhenWritten(
+  private async showWritten(
     target: vscode.Uri,
-    digest: string,
+    text: string,
+    unedited?: string,
   ): Promise<void> {
+    const digest = sha256(text);
+    const uneditedDigest =
+      unedited === undefined ? undefined : sha256(unedited);
     const deadline = Date.now() + 15_000;
     while (Date.now() < deadline) {
       try {
-        if ((await diskSha256(target)) === digest) {
+        const onDisk = await diskSha256(target);
+        if (uneditedDigest !== undefined && onDisk === uneditedDigest) {
+          // A daemon that predates edited approvals writes the proposal as sent: say so.
+          void vscode.window.showWarningMessage(
+            `The daemon wrote the proposal as the model made it, not your edited text: it does not support edited approvals. Check ${vscode.workspace.asRelativePath(target)}.`,
+          );
+          return;
+        }
+        if (onDisk === digest) {
+          // VS Code reloads an open, clean document from disk by itself; the file is brought to
+          // the front unless the next edit's diff is waiting (it must stay in front).
           if (
             ![...this.pending.values()].some(
-              (approval) => approval.documentUri !== undefined,
+              (approval) => approval.edit !== undefined,
             )
           ) {
             await vscode.window.showTextDocument(target, { preview: false });

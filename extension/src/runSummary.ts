@@ -1,5 +1,6 @@
-// The sentence shown when a run ends. It reports what happened on disk, not only the model's
-// final words: a model may claim a change that the person rejected. Pure, unit-tested.
+// The sentence shown when a run ends. It reports what happened on disk and the daemon's verdict
+// first; the model's final words come last, labelled as its claim: a model may claim a change
+// that the person rejected. Pure, unit-tested.
 
 import type { RunResult } from "./protocol";
 
@@ -8,18 +9,61 @@ export function deniedCount(result: RunResult): number {
   return result.events.filter((event) => event.outcome === "denied").length;
 }
 
-export function summarizeRun(result: RunResult): string {
-  const changed =
-    result.modifiedFiles.length > 0
-      ? `changed ${result.modifiedFiles.join(", ")}`
-      : "no files changed";
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? "" : "s"}`;
+}
+
+const VALIDATION: Record<string, string> = {
+  passed: "validation passed",
+  failed: "validation failed",
+  not_run: "validation not run",
+  stale: "validation stale",
+};
+
+/** The facts of a run: files changed, validation, effects rejected, refused or failed. */
+export function runFacts(result: RunResult): string {
+  const verdict = result.verdict;
+  const files = verdict
+    ? verdict.filesChanged.map((file) => file.path)
+    : result.modifiedFiles;
+  const facts = [
+    files.length > 0 ? `changed ${files.join(", ")}` : "no files changed",
+  ];
+  if (verdict) {
+    facts.push(
+      VALIDATION[verdict.validation] ?? `validation ${verdict.validation}`,
+    );
+    if (verdict.rejected.length > 0) {
+      facts.push(`${plural(verdict.rejected.length, "proposal")} rejected`);
+    }
+    if (verdict.refused.length > 0) {
+      facts.push(`${verdict.refused.length} refused`);
+    }
+    if (verdict.failed.length > 0) {
+      facts.push(`${verdict.failed.length} failed`);
+    }
+    return facts.join("; ");
+  }
   const denied = deniedCount(result);
-  const facts =
-    denied > 0
-      ? `${changed}; ${denied} proposal${denied === 1 ? "" : "s"} rejected`
-      : changed;
+  if (denied > 0) {
+    facts.push(`${plural(denied, "proposal")} rejected`);
+  }
+  const count = (outcome: string) =>
+    result.events.filter((event) => event.outcome === outcome).length;
+  if (count("refused") > 0) {
+    facts.push(`${count("refused")} refused`);
+  }
+  if (count("failed") > 0) {
+    facts.push(`${count("failed")} failed`);
+  }
+  return facts.join("; ");
+}
+
+export function summarizeRun(result: RunResult): string {
+  const facts = runFacts(result);
   if (result.completed) {
-    return `Counterfoil finished (${facts}): ${result.final ?? ""}`.trimEnd();
+    const claim = result.final ? ` The model's claim: ${result.final}` : "";
+    return `Counterfoil finished (${facts}).${claim}`;
   }
   const why = result.error
     ? `${result.reason}: ${result.error}`

@@ -2,6 +2,7 @@
 // project. Each test sets up the script and state it needs, so any one can run alone.
 
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,6 +28,12 @@ const COMMANDS = [
   "counterfoil.chooseModel",
   "counterfoil.allowForFolder",
   "counterfoil.openDemo",
+  "counterfoil.rejectProposalWithReason",
+  "counterfoil.chooseHunks",
+  "counterfoil.followUp",
+  "counterfoil.revertReceipt",
+  "counterfoil.showObject",
+  "counterfoil.showAppliedDiff",
 ];
 
 const scripts = mkdtempSync(join(tmpdir(), "counterfoil-host-scripts-"));
@@ -210,8 +217,13 @@ suite("Counterfoil in the extension host", () => {
     const run = api.commands.runAgent("fix app.py");
     const diff = await waitFor("the proposal diff", proposalDiffTab);
     assert.equal(
-      diff.original.toString(),
-      vscode.Uri.joinPath(root(), "app.py").toString(),
+      diff.original.scheme,
+      "counterfoil-base",
+      "the left side is the base the model read, not the live file",
+    );
+    assert.equal(
+      (await vscode.workspace.openTextDocument(diff.original)).getText(),
+      before,
     );
     const proposal = await vscode.workspace.openTextDocument(diff.modified);
     assert.equal(proposal.getText(), expected);
@@ -249,15 +261,17 @@ suite("Counterfoil in the extension host", () => {
     await acceptedEdit("tree");
     const node = await waitFor("the edit's receipt in the tree", () =>
       api.receipts
-        .getChildren()
+        .receiptNodes()
         .reverse()
         .find((candidate) => / · edit_file app\.py$/.test(candidate.label)),
     );
     const item = api.receipts.getTreeItem(node);
     assert.equal(item.description, "ok");
+    assert.ok(item.command, "clicking an edit receipt does something");
     assert.equal(
-      (item.command?.arguments?.[0] as vscode.Uri).fsPath,
-      workspaceFile("app.py"),
+      api.receipts.getChildren()[0].contextValue,
+      "run",
+      "receipts are grouped by run",
     );
     assert.deepEqual(
       api.receipts.getChildren(node).map((child) => child.label),
@@ -279,8 +293,8 @@ suite("Counterfoil in the extension host", () => {
       proposalDiffTab,
     );
     assert.equal(
-      diff.original.scheme,
-      PROPOSAL_SCHEME,
+      (await vscode.workspace.openTextDocument(diff.original)).getText(),
+      "",
       "a new file is compared with an empty document",
     );
     assert.equal(
@@ -297,31 +311,143 @@ suite("Counterfoil in the extension host", () => {
     assert.match(denied?.result ?? "", /denied/);
   });
 
-  test("a target open with unsaved changes is refused without showing a diff", async () => {
+  test("Accept with the target's unsaved changes writes nothing and keeps the proposal pending until they are reverted", async () => {
+    const { action, expected } = bumpFactor();
     await useScript("dirty", [
       { tool: "read_file", path: "app.py" },
-      bumpFactor().action,
+      action,
       { final: "done" },
     ]);
     const document = await vscode.workspace.openTextDocument(
       vscode.Uri.joinPath(root(), "app.py"),
     );
-    await vscode.window.showTextDocument(document);
+    const onDisk = readFileSync(workspaceFile("app.py"), "utf8");
+    const run = api.commands.runAgent("rename");
+    const diff = await waitFor("the proposal diff", proposalDiffTab);
     const edit = new vscode.WorkspaceEdit();
     edit.insert(document.uri, new vscode.Position(0, 0), "# unsaved\n");
     assert.ok(await vscode.workspace.applyEdit(edit));
     assert.ok(document.isDirty);
-    const onDisk = readFileSync(workspaceFile("app.py"), "utf8");
-    const result = await api.commands.runAgent("rename");
-    assert.ok(result);
-    assert.equal(proposalDiffTab(), undefined);
+    assert.equal(await api.review.accept(diff.modified), false);
     assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), onDisk);
-    assert.match(editResult(result), /denied/);
+    assert.equal(api.review.pendingIds.length, 1, "still pending");
+    await vscode.window.showTextDocument(document);
     await vscode.commands.executeCommand("workbench.action.files.revert");
     assert.equal(document.isDirty, false);
+    assert.equal(await api.review.accept(diff.modified), true);
+    const result = await run;
+    assert.ok(result);
+    assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), expected);
   });
 
-  test("Cancel Run while a proposal is open ends the run as cancelled and answers No", async () => {
+  test("a file changed on disk while its proposal is pending is stale: answered No with the reason", async () => {
+    const { action } = bumpFactor();
+    await useScript("stale", [
+      { tool: "read_file", path: "app.py" },
+      action,
+      { final: "done" },
+    ]);
+    const run = api.commands.runAgent("stale");
+    await waitFor("the proposal diff", proposalDiffTab);
+    const changed = `${readFileSync(workspaceFile("app.py"), "utf8")}# saved elsewhere\n`;
+    writeFileSync(workspaceFile("app.py"), changed);
+    const result = await run;
+    assert.ok(result);
+    assert.match(editResult(result), /denied/);
+    assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), changed);
+    const stale = api.panel.model.proposals;
+    assert.ok(
+      Object.values(stale).some(
+        (proposal) =>
+          proposal.state === "stale" &&
+          proposal.reason === "stale: file changed on disk",
+      ),
+      JSON.stringify(stale),
+    );
+    await closeAllEditors();
+  });
+
+  test("dropping a hunk and editing the proposed side send the final text with the answer", async () => {
+    const answers: Array<Record<string, unknown>> = [];
+    const base = "a = 1\nb = 2\nc = 3\nd = 4\ne = 5\n";
+    const proposed = "a = 10\nb = 2\nc = 3\nd = 4\ne = 50\n";
+    writeFileSync(workspaceFile("hunks.txt"), base);
+    const digest = (text: string) =>
+      createHash("sha256").update(text).digest("hex");
+    const source = new vscode.CancellationTokenSource();
+    const answer = api.review.confirm(
+      {
+        toolCallId: "call-h",
+        tool: "write_file",
+        arguments: { path: "hunks.txt" },
+        preview: {
+          kind: "edit",
+          path: "hunks.txt",
+          baseSha256: digest(base),
+          proposedSha256: digest(proposed),
+          proposedText: proposed,
+        },
+      },
+      source.token,
+    );
+    const diff = await waitFor("the proposal diff", proposalDiffTab);
+    assert.equal(api.panel.model.proposals["call-h"].hunks?.length, 2);
+    const right = await vscode.workspace.openTextDocument(diff.modified);
+    await waitFor("the proposed side", () =>
+      right.getText() === proposed ? true : undefined,
+    );
+    await api.review.chooseHunks("call-h", [true, false]);
+    assert.equal(right.getText(), "a = 10\nb = 2\nc = 3\nd = 4\ne = 5\n");
+    const typed = new vscode.WorkspaceEdit();
+    typed.insert(right.uri, new vscode.Position(1, 0), "# kept by hand\n");
+    assert.ok(await vscode.workspace.applyEdit(typed));
+    await api.review.accept("call-h");
+    answers.push({ ...(await answer) });
+    assert.deepEqual(answers, [
+      {
+        approved: true,
+        text: "a = 10\n# kept by hand\nb = 2\nc = 3\nd = 4\ne = 5\n",
+      },
+    ]);
+    assert.equal(
+      readFileSync(workspaceFile("hunks.txt"), "utf8"),
+      base,
+      "the review itself writes nothing: the daemon does",
+    );
+  });
+
+  test("Reject with a reason sends the reason with the No", async () => {
+    const source = new vscode.CancellationTokenSource();
+    const answer = api.review.confirm(
+      {
+        toolCallId: "call-r",
+        tool: "run_command",
+        arguments: { argv: ["python", "validate.py"] },
+        preview: {
+          kind: "command",
+          argv: ["python", "validate.py"],
+          cwd: root().fsPath,
+          timeoutSeconds: 30,
+        },
+      },
+      source.token,
+    );
+    await waitFor("the pending proposal", () =>
+      api.review.pendingIds.includes("call-r") ? true : undefined,
+    );
+    await api.panel.onMessage({
+      type: "reject",
+      id: "call-r",
+      reason: "run the tests instead",
+    });
+    assert.deepEqual(await answer, {
+      approved: false,
+      reason: "run the tests instead",
+    });
+    assert.equal(api.panel.model.proposals["call-r"].state, "rejected");
+  });
+
+  test("Stop Run while a proposal is open ends the run as cancelled and answers No", async () => {
     const { run, before } = await runUntilProposal("cancel");
     await vscode.commands.executeCommand("counterfoil.cancelRun");
     const result = await run;
@@ -380,9 +506,11 @@ suite("Counterfoil in the extension host", () => {
     try {
       const verified = await api.commands.verifyReceipts();
       assert.equal(verified?.ok, false);
-      const [problem] = api.receipts.getChildren();
+      const roots = api.receipts.getChildren();
+      const problem = roots[roots.length - 1];
       assert.equal(problem.contextValue, "logProblem");
       assert.match(problem.description ?? "", /line 1/);
+      assert.match(problem.description ?? "", /chain is broken/);
       assert.equal(
         api.receipts.getTreeItem(problem).iconPath instanceof vscode.ThemeIcon,
         true,
@@ -391,7 +519,11 @@ suite("Counterfoil in the extension host", () => {
       writeFileSync(logPath, intact);
     }
     assert.equal((await api.commands.verifyReceipts())?.ok, true);
-    assert.notEqual(api.receipts.getChildren()[0]?.contextValue, "logProblem");
+    assert.ok(
+      api.receipts
+        .getChildren()
+        .every((node) => node.contextValue !== "logProblem"),
+    );
   });
 
   test("Run Validation goes through approval and returns the status and its receipt", async () => {
@@ -411,7 +543,7 @@ suite("Counterfoil in the extension host", () => {
     const [callId] = await waitFor("the command approval", () =>
       api.review.pendingIds.length > 0 ? api.review.pendingIds : undefined,
     );
-    assert.ok(api.review.accept(callId));
+    assert.ok(await api.review.accept(callId));
     const result = await validation;
     assert.ok(result, "the validation returned");
     assert.match(result.observation, /^status: 0$/m);
@@ -422,7 +554,7 @@ suite("Counterfoil in the extension host", () => {
       "the receipt in the tree",
       () =>
         api.receipts
-          .getChildren()
+          .receiptNodes()
           .some((node) => node.label.startsWith(`${callId} · run_command`)) ||
         undefined,
     );

@@ -130,7 +130,7 @@ describe("Counterfoil in a real VS Code", () => {
       step("command rejected");
       await waitForNotification(
         page,
-        "Counterfoil finished (no files changed; 2 proposals rejected)",
+        /Counterfoil finished \(no files changed.*2 proposals rejected/,
       );
       step("run finished");
       await screenshot(page, "after-reject.png");
@@ -167,7 +167,7 @@ describe("Counterfoil in a real VS Code", () => {
       assert.ok(modal.includes(`cwd: ${workspace}`), modal);
       step("command approved");
 
-      await waitForNotification(page, "Counterfoil finished (changed app.py)");
+      await waitForNotification(page, /Counterfoil finished \(changed app\.py/);
       step("run finished");
       const fixed = original.replace("value * 1", "value * 2");
       assert.equal(readFileSync(join(workspace, "app.py"), "utf8"), fixed);
@@ -216,7 +216,7 @@ describe("Counterfoil in a real VS Code", () => {
       await runCommand(page, "Counterfoil: Verify Receipts");
       await waitForNotification(
         page,
-        `the receipt log verifies (${rejectedReceipts + 2} receipts)`,
+        `The receipt chain is intact (${rejectedReceipts + 2} receipts`,
       );
       await screenshot(page, "receipts-tree.png");
       step("receipts tree checked");
@@ -243,7 +243,7 @@ describe("Counterfoil in a real VS Code", () => {
       step("validation passed");
     });
 
-    test("a proposal whose diff goes to the background is answered from a notification; a new file diffs against empty", async () => {
+    test("a proposal whose diff goes to the background is answered from the run panel; a new file diffs against empty", async () => {
       const step = stepTimer("greeting");
       writeSettings(workspace, greeting);
       await page.waitForTimeout(1500); // VS Code picks up the changed settings file
@@ -260,13 +260,17 @@ describe("Counterfoil in a real VS Code", () => {
         })
         .waitFor();
       await page.keyboard.press("Enter");
-      const toast = page.locator(".notifications-toasts .notification-toast", {
-        hasText: "its diff is not in front",
-      });
-      await toast.waitFor();
-      await screenshot(page, "proposal-in-notification.png");
-      await toast.locator(".monaco-button", { hasText: /^Accept$/ }).click();
-      step("edit accepted from the notification");
+      const pending = page
+        .frameLocator("iframe.webview")
+        .first()
+        .frameLocator("#active-frame")
+        .locator(".proposal.state-pending", {
+          hasText: "edit_file greeting.py",
+        });
+      await pending.waitFor({ timeout: 30_000 });
+      await screenshot(page, "proposal-in-panel.png");
+      await pending.locator("button.accept").click();
+      step("edit accepted from the run panel");
 
       await waitForProposalDiff(
         page,
@@ -282,7 +286,7 @@ describe("Counterfoil in a real VS Code", () => {
       );
       await waitForNotification(
         page,
-        "Counterfoil finished (changed NOTES.md, greeting.py)",
+        /Counterfoil finished \(changed (NOTES\.md, greeting\.py|greeting\.py, NOTES\.md)/,
       );
       step("run finished");
 

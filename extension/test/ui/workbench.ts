@@ -150,6 +150,19 @@ export async function runCommand(page: Page, title: string): Promise<void> {
   await page.keyboard.press("Enter");
 }
 
+/** Opens a workspace file through Quick Open, as a person does. */
+export async function openFile(page: Page, name: string): Promise<void> {
+  await page.keyboard.press("F1");
+  await page.locator(".quick-input-widget input").fill(name);
+  await page
+    .locator(".quick-input-list .monaco-list-row.focused", { hasText: name })
+    .waitFor();
+  await page.keyboard.press("Enter");
+  await page
+    .locator(".tabs-container .tab.active", { hasText: name })
+    .waitFor();
+}
+
 export async function startRun(page: Page, goal: string): Promise<void> {
   await runCommand(page, "Counterfoil: Run Agent…");
   const input = page.locator(".quick-input-widget input");
@@ -162,8 +175,11 @@ export async function startRun(page: Page, goal: string): Promise<void> {
 
 /** The active editor group's title-bar action with this label (not the notification button). */
 export function editorTitleAction(page: Page, label: string) {
+  // Exactly `label`, or `label (keybinding)`: not "Reject with Reason…".
+  const actions =
+    ".editor-group-container.active .editor-actions a.action-label";
   return page.locator(
-    `.editor-group-container.active .editor-actions a.action-label[aria-label^="${label}"]`,
+    `${actions}[aria-label="${label}"], ${actions}[aria-label^="${label} ("]`,
   );
 }
 

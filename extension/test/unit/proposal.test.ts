@@ -101,7 +101,7 @@ describe("approval words", () => {
     };
     assert.equal(
       diffTitle(params, edit),
-      "edit_file app.py (call-1): current ↔ proposed",
+      "edit_file app.py (call-1): as read ↔ proposed",
     );
     assert.equal(
       diffTitle(params, { ...edit, baseSha256: null }),

@@ -6,6 +6,7 @@ import {
   receiptLabel,
   receiptNode,
   receiptRoots,
+  runNodes,
 } from "../../src/receiptNodes";
 
 const edit: Receipt = {
@@ -93,18 +94,79 @@ describe("receipt nodes", () => {
     assert.equal(new Set(ids).size, ids.length);
   });
 
-  test("a broken log shows as a warning node above the receipts", () => {
+  test("a bad line shows the receipts before it, then the problem", () => {
     const roots = receiptRoots(
       [edit],
       "line 3: receipt digest does not match its contents",
     );
     assert.equal(roots.length, 2);
-    assert.equal(roots[0].contextValue, "logProblem");
-    assert.equal(roots[0].icon?.id, "warning");
+    assert.equal(roots[0].children[0].label, "call-1 · edit_file app.py");
+    assert.equal(roots[1].contextValue, "logProblem");
+    assert.equal(roots[1].icon?.id, "warning");
     assert.equal(
-      roots[0].description,
+      roots[1].description,
       "line 3: receipt digest does not match its contents",
     );
-    assert.equal(roots[1].label, "call-1 · edit_file app.py");
+  });
+
+  test("receipts are grouped by run with the goal, time and verdict the daemon reports", () => {
+    const first = { ...edit, run_id: "r1", time: "2026-11-30T04:10:00Z" };
+    const second = {
+      ...edit,
+      receipt_id: "r-2",
+      tool_call_id: "call-2",
+      run_id: "r2",
+      time: "2026-11-30T04:12:00Z",
+    };
+    const roots = runNodes(
+      [first, second],
+      [
+        {
+          runId: "r1",
+          goal: "make tests/test_math.py pass",
+          startedAt: "2026-11-30T04:09:59Z",
+          verdict: {
+            succeeded: false,
+            approved: ["call-1"],
+            rejected: ["call-3"],
+            refused: [],
+            failed: [],
+            filesChanged: [],
+            validation: "not_run",
+          },
+        },
+      ],
+    );
+    assert.deepEqual(
+      roots.map((root) => [root.label, root.description]),
+      [
+        ["make tests/test_math.py pass", "04:09 · not validated · 1 rejected"],
+        ["run (goal not known here)", "04:12 · 1 effect"],
+      ],
+    );
+    assert.equal(roots[0].children[0].contextValue, "receipt.edit");
+    const revert = {
+      ...edit,
+      receipt_id: "r-3",
+      run_id: "r3",
+      reverts: "call-1",
+    };
+    assert.equal(runNodes([revert])[0].label, "revert of call-1");
+  });
+
+  test("an edit receipt with digests opens its applied diff; a command receipt its output", () => {
+    const stored = {
+      ...edit,
+      base_sha256: "a".repeat(64),
+      result_sha256: "b".repeat(64),
+    };
+    assert.deepEqual(receiptNode(stored).command, {
+      id: "counterfoil.showAppliedDiff",
+      title: "Show Applied Diff",
+      arguments: ["a".repeat(64), "b".repeat(64), "call-1 app.py"],
+    });
+    const ran = { ...validation, output_sha256: "c".repeat(64) };
+    assert.equal(receiptNode(ran).command?.id, "counterfoil.showObject");
+    assert.equal(receiptNode(ran).contextValue, "receipt.command");
   });
 });

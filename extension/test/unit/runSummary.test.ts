@@ -5,7 +5,7 @@ import { summarizeRun } from "../../src/runSummary";
 
 const step = (
   result: string | null,
-  outcome: "ok" | "denied" | null = null,
+  outcome: "ok" | "denied" | "refused" | "failed" | null = null,
 ) => ({
   step: 1,
   response: "{}",
@@ -24,7 +24,7 @@ test("a completed run names the changed files and the model's final words", () =
   };
   assert.equal(
     summarizeRun(result),
-    "Counterfoil finished (changed app.py): changed and validated app.py",
+    "Counterfoil finished (changed app.py). The model's claim: changed and validated app.py",
   );
 });
 
@@ -43,7 +43,7 @@ test("rejected proposals are counted from the steps' outcomes even when the mode
   };
   assert.equal(
     summarizeRun(result),
-    "Counterfoil finished (no files changed; 2 proposals rejected): changed and validated app.py",
+    "Counterfoil finished (no files changed; 2 proposals rejected). The model's claim: changed and validated app.py",
   );
 });
 
@@ -59,5 +59,45 @@ test("a stopped run gives its reason and error", () => {
   assert.equal(
     summarizeRun(result),
     "Counterfoil run stopped (model_error: scripted model ran out of responses; no files changed).",
+  );
+});
+
+test("the daemon's verdict comes first: validation, files, rejected effects; the final answer is a claim", () => {
+  const result: RunResult = {
+    completed: true,
+    reason: "completed",
+    final: "changed and validated app.py",
+    modifiedFiles: [],
+    events: [step("no", "denied"), step("no", "denied")],
+    verdict: {
+      succeeded: false,
+      approved: [],
+      rejected: ["call-2", "call-3"],
+      refused: [],
+      failed: [],
+      filesChanged: [],
+      validation: "not_run",
+    },
+  };
+  assert.equal(
+    summarizeRun(result),
+    "Counterfoil finished (no files changed; validation not run; 2 proposals rejected). The model's claim: changed and validated app.py",
+  );
+});
+
+test("refused and failed effects are counted from the outcomes when there is no verdict", () => {
+  const result: RunResult = {
+    completed: true,
+    reason: "completed",
+    final: null,
+    modifiedFiles: [],
+    events: [
+      { ...step("error: file changed since it was read"), outcome: "failed" },
+      { ...step("error: not allowed"), outcome: "refused" },
+    ],
+  };
+  assert.equal(
+    summarizeRun(result),
+    "Counterfoil finished (no files changed; 1 refused; 1 failed).",
   );
 });

@@ -1,0 +1,271 @@
+// The run panel's webview: draws the conversation the extension posts and posts back what the
+// person clicks. Text is only ever set with textContent, never parsed as HTML.
+// @ts-check
+(function () {
+  // eslint-disable-next-line no-undef
+  const vscode = acquireVsCodeApi();
+  const conversation = document.getElementById("conversation");
+  const form = document.getElementById("composer");
+  const message = /** @type {HTMLTextAreaElement} */ (
+    document.getElementById("message")
+  );
+  const label = document.getElementById("message-label");
+  const send = /** @type {HTMLButtonElement} */ (
+    document.getElementById("send")
+  );
+  const stop = /** @type {HTMLButtonElement} */ (
+    document.getElementById("stop")
+  );
+  const newConversation = document.getElementById("new");
+  /** Reasons typed but not sent yet, by call id, so a redraw keeps them. */
+  const reasons = {};
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function button(text, className, onClick, title) {
+    const node = el("button", className, text);
+    node.type = "button";
+    if (title) node.title = title;
+    node.addEventListener("click", onClick);
+    return node;
+  }
+
+  function details(summary, body, open) {
+    const node = el("details", "collapsible");
+    node.open = !!open;
+    node.append(el("summary", "", summary), el("pre", "", body));
+    return node;
+  }
+
+  const STATE_WORDS = {
+    pending: "pending: waiting for your answer",
+    accepted: "accepted",
+    rejected: "rejected",
+    stale: "stale",
+    failed: "failed",
+  };
+
+  function proposalBlock(proposal) {
+    const box = el("div", `proposal state-${proposal.state}`);
+    box.dataset.call = proposal.toolCallId;
+    const head = el("div", "proposal-head");
+    head.append(
+      el("span", "subject", `${proposal.subject} (${proposal.toolCallId})`),
+      el(
+        "span",
+        `badge ${proposal.state}`,
+        STATE_WORDS[proposal.state] || proposal.state,
+      ),
+    );
+    box.append(head);
+    if (proposal.reason) {
+      box.append(el("div", "reason", proposal.reason));
+    }
+    if (proposal.edited) {
+      box.append(el("div", "reason", "accepted with your changes"));
+    }
+    if (proposal.kind === "edit" && proposal.state === "pending") {
+      box.append(
+        button("Show diff", "link", () =>
+          vscode.postMessage({ type: "showDiff", id: proposal.toolCallId }),
+        ),
+      );
+    }
+    if (
+      proposal.state === "pending" &&
+      proposal.hunks &&
+      proposal.hunks.length > 1
+    ) {
+      const list = el("fieldset", "hunks");
+      list.append(el("legend", "", "Hunks to keep"));
+      proposal.hunks.forEach((hunk, index) => {
+        const row = el("label", "hunk");
+        const box2 = /** @type {HTMLInputElement} */ (el("input"));
+        box2.type = "checkbox";
+        box2.checked = hunk.kept;
+        box2.dataset.hunk = String(index);
+        box2.addEventListener("change", () => {
+          const keep = Array.from(list.querySelectorAll("input")).map(
+            (input) => /** @type {HTMLInputElement} */ (input).checked,
+          );
+          vscode.postMessage({ type: "hunks", id: proposal.toolCallId, keep });
+        });
+        row.append(box2, el("span", "", hunk.label));
+        list.append(row);
+      });
+      box.append(list);
+    }
+    if (proposal.state === "pending") {
+      const reason = /** @type {HTMLInputElement} */ (
+        el("input", "reason-input")
+      );
+      reason.type = "text";
+      reason.placeholder =
+        "Reason for rejecting (optional, the model reads it)";
+      reason.value = reasons[proposal.toolCallId] || "";
+      reason.addEventListener("input", () => {
+        reasons[proposal.toolCallId] = reason.value;
+      });
+      const row = el("div", "row");
+      row.append(
+        button("Accept", "accept", () =>
+          vscode.postMessage({ type: "accept", id: proposal.toolCallId }),
+        ),
+        button("Reject", "secondary reject", () =>
+          vscode.postMessage({
+            type: "reject",
+            id: proposal.toolCallId,
+            reason: reason.value,
+          }),
+        ),
+      );
+      box.append(row, reason);
+    }
+    return box;
+  }
+
+  function stepBlock(step, proposals, shown) {
+    const box = el("section", `step outcome-${step.outcome || "none"}`);
+    box.append(el("h3", "", `Step ${step.step}: ${step.action}`));
+    if (step.thinking) box.append(details("Thinking", step.thinking, false));
+    if (step.text) box.append(el("p", "model-text", step.text));
+    const proposal = step.toolCallId && proposals[step.toolCallId];
+    if (proposal) {
+      box.append(proposalBlock(proposal));
+      shown.add(step.toolCallId);
+    }
+    if (step.observation !== null && step.observation !== undefined) {
+      const lines = String(step.observation).split("\n");
+      const summary = `Observation${step.outcome ? ` (${step.outcome})` : ""}: ${lines[0]}`;
+      if (lines.length > 1) {
+        box.append(details(summary, step.observation, false));
+      } else {
+        box.append(el("p", "observation", summary));
+      }
+      if (step.outputSha256) {
+        box.append(
+          button("Full output", "link", () =>
+            vscode.postMessage({
+              type: "openOutput",
+              sha256: step.outputSha256,
+            }),
+          ),
+        );
+      }
+    }
+    return box;
+  }
+
+  function render(state) {
+    // Follow the run as it grows, unless the person scrolled up to read.
+    const atBottom =
+      window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
+    conversation.replaceChildren();
+    const shown = new Set();
+    let running = false;
+    let stopping = false;
+    state.turns.forEach((turn, index) => {
+      const block = el("article", `turn status-${turn.status}`);
+      block.append(
+        el("h2", "goal", turn.followUp ? `Follow-up: ${turn.goal}` : turn.goal),
+      );
+      for (const step of turn.steps) {
+        block.append(stepBlock(step, state.proposals, shown));
+      }
+      if (turn.streaming) {
+        const live = el("section", "step streaming");
+        const waiting = Object.values(state.proposals).some(
+          (proposal) => proposal.turn === index && proposal.state === "pending",
+        );
+        live.append(
+          el(
+            "h3",
+            "",
+            `Step ${turn.streaming.step}: ${waiting ? "waiting for your answer" : "generating…"}`,
+          ),
+        );
+        if (turn.streaming.thinking) {
+          live.append(details("Thinking", turn.streaming.thinking, false));
+        }
+        if (turn.streaming.text)
+          live.append(el("p", "model-text", turn.streaming.text));
+        block.append(live);
+      }
+      // This turn's proposals not tied to a step (yet, or by an older daemon).
+      for (const proposal of Object.values(state.proposals)) {
+        if (!shown.has(proposal.toolCallId) && proposal.turn === index) {
+          block.append(proposalBlock(proposal));
+          shown.add(proposal.toolCallId);
+        }
+      }
+      if (turn.status === "running" || turn.status === "stopping") {
+        running = true;
+        stopping = turn.status === "stopping";
+        block.append(el("p", "run-state", stopping ? "Stopping…" : "Running…"));
+      } else {
+        const verdict = el("div", "verdict");
+        verdict.append(
+          el("h3", "", turn.status === "stopped" ? "Stopped" : "Verdict"),
+        );
+        const list = el("ul");
+        for (const line of turn.verdictLines) list.append(el("li", "", line));
+        verdict.append(list);
+        if (turn.final) {
+          const claim = el("p", "claim");
+          claim.append(
+            el("strong", "", "The model's claim: "),
+            el("span", "", turn.final),
+          );
+          verdict.append(claim);
+        }
+        block.append(verdict);
+      }
+      conversation.append(block);
+    });
+    // Pending proposals outside any turn (a validation or a revert).
+    for (const proposal of Object.values(state.proposals)) {
+      if (!shown.has(proposal.toolCallId) && proposal.state === "pending") {
+        conversation.append(proposalBlock(proposal));
+      }
+    }
+    const hasTurns = state.turns.length > 0;
+    label.textContent = hasTurns
+      ? "Follow-up (continues this conversation)"
+      : "Goal";
+    send.textContent = hasTurns ? "Send follow-up" : "Run";
+    send.disabled = running;
+    stop.hidden = !running;
+    stop.disabled = stopping;
+    stop.textContent = stopping ? "Stopping…" : "Stop run";
+    newConversation.hidden = !hasTurns || running;
+    if (atBottom) {
+      window.scrollTo(0, document.body.scrollHeight);
+    }
+  }
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = message.value.trim();
+    if (!text) return;
+    vscode.postMessage({ type: "send", text });
+    message.value = "";
+  });
+  message.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      form.requestSubmit();
+    }
+  });
+  stop.addEventListener("click", () => vscode.postMessage({ type: "stop" }));
+  newConversation.addEventListener("click", () =>
+    vscode.postMessage({ type: "newConversation" }),
+  );
+  window.addEventListener("message", (event) => {
+    if (event.data && event.data.type === "model") render(event.data);
+  });
+  vscode.postMessage({ type: "ready" });
+})();
