@@ -88,76 +88,164 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument("goal", help="what the agent should do")
     agent.add_argument("--root", required=True, type=Path, help="the project folder")
     default = Settings.default
-    agent.add_argument("--model", dest="model",
-                       help="MLX model name, repo id or directory, or scripted:PATH "
-                            f"(default {default('model')}); with --endpoint, the served "
-                            "model's name (default: the first the server lists)")
-    agent.add_argument("--allow-writes", dest="allowWrites", action="store_const", const=True,
-                       help="enable write_file/edit_file")
-    agent.add_argument("--allow-command", dest="allowedCommands", action="append", type=_command,
-                       metavar="COMMAND", help='an allowed command, e.g. "python validate.py"; '
-                                           "matched exactly as split by a shell (repeatable)")
-    agent.add_argument("--protect", dest="protectedPatterns", action="append", metavar="PATTERN",
-                       help="also keep matching files from the model, e.g. '*.yaml' or "
-                            "'deploy/prod.*' (case-insensitive; repeatable)")
-    agent.add_argument("--no-search", dest="searchFiles", action="store_const", const=False,
-                       help="leave search_files out of the tools")
-    agent.add_argument("--receipt-log", dest="receiptLog", metavar="PATH",
-                       help="receipt log: relative to the root, or absolute "
-                            f"(default {default('receiptLog')})")
-    agent.add_argument("--max-steps", dest="maxSteps", type=int, metavar="N",
-                       help=f"default {default('maxSteps')}")
-    agent.add_argument("--max-tokens", dest="maxTokens", type=int, metavar="N",
-                       help=f"default {default('maxTokens')}")
-    agent.add_argument("--command-timeout", dest="commandTimeoutSeconds", type=float,
-                       metavar="SECONDS", help=f"default {default('commandTimeoutSeconds')}")
-    agent.add_argument("--pass-env", dest="passEnvironment", action="append", metavar="NAME",
-                       help="pass this variable to commands even if its name looks secret "
-                            "(*KEY*, *SECRET*, *TOKEN*, *PASSWORD*, *CREDENTIAL*; repeatable)")
-    agent.add_argument("--limit-cpu-seconds", dest="limitCpuSeconds", type=int, metavar="N",
-                       help="RLIMIT_CPU of each command")
-    agent.add_argument("--limit-memory-bytes", dest="limitMemoryBytes", type=int, metavar="N",
-                       help="RLIMIT_AS (address space) of each command")
-    agent.add_argument("--limit-processes", dest="limitProcesses", type=int, metavar="N",
-                       help="RLIMIT_NPROC of each command (counts all the user's processes)")
+    agent.add_argument(
+        "--model",
+        dest="model",
+        help="MLX model name, repo id or directory, or scripted:PATH "
+        f"(default {default('model')}); with --endpoint, the served "
+        "model's name (default: the first the server lists)",
+    )
+    agent.add_argument(
+        "--allow-writes",
+        dest="allowWrites",
+        action="store_const",
+        const=True,
+        help="enable write_file/edit_file",
+    )
+    agent.add_argument(
+        "--allow-command",
+        dest="allowedCommands",
+        action="append",
+        type=_command,
+        metavar="COMMAND",
+        help='an allowed command, e.g. "python validate.py"; '
+        "matched exactly as split by a shell (repeatable)",
+    )
+    agent.add_argument(
+        "--protect",
+        dest="protectedPatterns",
+        action="append",
+        metavar="PATTERN",
+        help="also keep matching files from the model, e.g. '*.yaml' or "
+        "'deploy/prod.*' (case-insensitive; repeatable)",
+    )
+    agent.add_argument(
+        "--no-search",
+        dest="searchFiles",
+        action="store_const",
+        const=False,
+        help="leave search_files out of the tools",
+    )
+    agent.add_argument(
+        "--receipt-log",
+        dest="receiptLog",
+        metavar="PATH",
+        help=f"receipt log: relative to the root, or absolute (default {default('receiptLog')})",
+    )
+    agent.add_argument(
+        "--max-steps", dest="maxSteps", type=int, metavar="N", help=f"default {default('maxSteps')}"
+    )
+    agent.add_argument(
+        "--max-tokens",
+        dest="maxTokens",
+        type=int,
+        metavar="N",
+        help=f"default {default('maxTokens')}",
+    )
+    agent.add_argument(
+        "--command-timeout",
+        dest="commandTimeoutSeconds",
+        type=float,
+        metavar="SECONDS",
+        help=f"default {default('commandTimeoutSeconds')}",
+    )
+    agent.add_argument(
+        "--pass-env",
+        dest="passEnvironment",
+        action="append",
+        metavar="NAME",
+        help="pass this variable to commands even if its name looks secret "
+        "(*KEY*, *SECRET*, *TOKEN*, *PASSWORD*, *CREDENTIAL*; repeatable)",
+    )
+    agent.add_argument(
+        "--limit-cpu-seconds",
+        dest="limitCpuSeconds",
+        type=int,
+        metavar="N",
+        help="RLIMIT_CPU of each command",
+    )
+    agent.add_argument(
+        "--limit-memory-bytes",
+        dest="limitMemoryBytes",
+        type=int,
+        metavar="N",
+        help="RLIMIT_AS (address space) of each command",
+    )
+    agent.add_argument(
+        "--limit-processes",
+        dest="limitProcesses",
+        type=int,
+        metavar="N",
+        help="RLIMIT_NPROC of each command (counts all the user's processes)",
+    )
     agent.add_argument("--device", choices=("cpu", "gpu"), default=None)
     agent.add_argument("--enable-thinking", action="store_true")
-    agent.add_argument("--no-constrain", dest="constrainedDecoding", action="store_const",
-                       const=False, help="do not constrain generation to valid actions")
+    agent.add_argument(
+        "--no-constrain",
+        dest="constrainedDecoding",
+        action="store_const",
+        const=False,
+        help="do not constrain generation to valid actions",
+    )
     remote = agent.add_argument_group("model server (see docs/remote.md)")
-    remote.add_argument("--endpoint", dest="endpoint", metavar="URL",
-                        help="an OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1")
-    remote.add_argument("--api-key-env", dest="apiKeyEnv", metavar="NAME",
-                        help="the environment variable holding the key "
-                             "(default OPENAI_API_KEY if set)")
-    remote.add_argument("--allow-insecure-http", dest="allowInsecureHttp",
-                        action="store_const", const=True,
-                        help="allow http:// to a machine other than this one")
-    remote.add_argument("--schema-mode", dest="schemaMode", choices=SCHEMA_MODES,
-                        help="how the action schema is requested "
-                             f"(default {default('schemaMode')})")
-    remote.add_argument("--endpoint-timeout", dest="endpointTimeoutSeconds", type=float,
-                        metavar="SECONDS", help="seconds to wait for the server's next bytes "
-                                                f"(default {default('endpointTimeoutSeconds'):g})")
+    remote.add_argument(
+        "--endpoint",
+        dest="endpoint",
+        metavar="URL",
+        help="an OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1",
+    )
+    remote.add_argument(
+        "--api-key-env",
+        dest="apiKeyEnv",
+        metavar="NAME",
+        help="the environment variable holding the key (default OPENAI_API_KEY if set)",
+    )
+    remote.add_argument(
+        "--allow-insecure-http",
+        dest="allowInsecureHttp",
+        action="store_const",
+        const=True,
+        help="allow http:// to a machine other than this one",
+    )
+    remote.add_argument(
+        "--schema-mode",
+        dest="schemaMode",
+        choices=SCHEMA_MODES,
+        help=f"how the action schema is requested (default {default('schemaMode')})",
+    )
+    remote.add_argument(
+        "--endpoint-timeout",
+        dest="endpointTimeoutSeconds",
+        type=float,
+        metavar="SECONDS",
+        help="seconds to wait for the server's next bytes "
+        f"(default {default('endpointTimeoutSeconds'):g})",
+    )
 
     receipts = commands.add_parser("receipts", help="inspect a receipt log")
     receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
     add_receipt_parsers(receipt_commands)
     keys = commands.add_parser("keys", help="manage the receipt signing key")
     keys.add_subparsers(dest="keys_command", required=True).add_parser(
-        "init", help="make your Ed25519 signing key")
+        "init", help="make your Ed25519 signing key"
+    )
 
     revert = commands.add_parser(
         "revert", help="undo a file effect from its receipt (asks first, like every effect)"
     )
     revert.add_argument("call_id", metavar="CALL_ID", help="the tool call id of the receipt")
     revert.add_argument("--root", required=True, type=Path, help="the project folder")
-    revert.add_argument("--receipt-log", dest="receiptLog", metavar="PATH",
-                        help="receipt log: relative to the root, or absolute "
-                             f"(default {Settings.default('receiptLog')})")
+    revert.add_argument(
+        "--receipt-log",
+        dest="receiptLog",
+        metavar="PATH",
+        help="receipt log: relative to the root, or absolute "
+        f"(default {Settings.default('receiptLog')})",
+    )
 
-    download = commands.add_parser("download", help="download a model now (Ctrl-C stops, "
-                                                     "running it again resumes)")
+    download = commands.add_parser(
+        "download", help="download a model now (Ctrl-C stops, running it again resumes)"
+    )
     download.add_argument("model", help="model name or hub repo id, e.g. qwen3-4b")
 
     commands.add_parser("serve", help="run the language-server daemon on stdio")
@@ -171,8 +259,9 @@ def unified_diff(proposal: EditProposal) -> str:
     source = f"a/{proposal.path}" if proposal.base_sha256 is not None else "/dev/null"
     target = "/dev/null" if proposal.removes_file else f"b/{proposal.path}"
     lines = difflib.unified_diff(before, after, source, target)
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                   for line in lines)
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
 
 
 def proposal_diff(proposal: ToolProposal) -> str:
@@ -184,13 +273,18 @@ def proposal_diff(proposal: ToolProposal) -> str:
 def proposal_header(proposal: ToolProposal) -> str:
     header = f"{proposal.tool_call_id}: {proposal.action.tool}"
     if isinstance(proposal, CommandProposal):
-        return (f"{header}\n  argv: {list(proposal.argv)}\n  cwd:  {proposal.cwd}\n"
-                f"  timeout: {proposal.timeout_seconds:g} s\n")
+        return (
+            f"{header}\n  argv: {list(proposal.argv)}\n  cwd:  {proposal.cwd}\n"
+            f"  timeout: {proposal.timeout_seconds:g} s\n"
+        )
     if proposal.reverts is not None:
         header += f" of {proposal.reverts}"
     base = "new file" if proposal.creates_file else f"base {short_digest(proposal.base_sha256)}"
-    after = ("removes the file" if proposal.removes_file
-             else f"proposed {short_digest(proposal.proposed_sha256)}")
+    after = (
+        "removes the file"
+        if proposal.removes_file
+        else f"proposed {short_digest(proposal.proposed_sha256)}"
+    )
     return f"{header} {proposal.path}\n  sha256 {base} -> {after}\n"
 
 
@@ -238,8 +332,13 @@ def terminal_confirm(
         if not answer:
             stdout.write("(end of input: no)\n")
         approved = answer.strip().lower() in ("y", "yes")
-        stdout.write("denied\n" if not approved else "approved; running …\n"
-                     if proposal.kind == "command" else "approved\n")
+        stdout.write(
+            "denied\n"
+            if not approved
+            else "approved; running …\n"
+            if proposal.kind == "command"
+            else "approved\n"
+        )
         return approved
 
     return confirm
@@ -255,8 +354,10 @@ def format_event(event: AgentEvent) -> str:
 def format_receipt(receipt: EffectReceipt) -> str:
     artifacts = ", ".join(receipt.changed_artifacts) or "-"
     first_line = receipt.result.splitlines()[0] if receipt.result else ""
-    return (f"{receipt.tool_call_id}  {receipt.tool:<11} {receipt.exit_state:<5} "
-            f"artifacts: {artifacts}  {first_line}\n  receipt {receipt.receipt_id}")
+    return (
+        f"{receipt.tool_call_id}  {receipt.tool:<11} {receipt.exit_state:<5} "
+        f"artifacts: {artifacts}  {first_line}\n  receipt {receipt.receipt_id}"
+    )
 
 
 def agent_settings(args: argparse.Namespace) -> Settings:
@@ -274,17 +375,25 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     settings, policy, log_path, store = setup.settings, setup.policy, setup.log_path, setup.store
     style = Style.for_stream(stdout)
     interrupted = threading.Event()
-    workspace = Workspace(policy, receipt_store=store,
-                          confirm_proposal=terminal_confirm(stdin, stdout, style, interrupted))
+    workspace = Workspace(
+        policy,
+        receipt_store=store,
+        confirm_proposal=terminal_confirm(stdin, stdout, style, interrupted),
+    )
     before = len(store)
     steps = StepPrinter(stdout)
-    stdout.write(f"goal: {args.goal}\nroot: {policy.root}\n"
-                 f"tools: {', '.join(sorted(workspace.available_tools))}\n")
+    stdout.write(
+        f"goal: {args.goal}\nroot: {policy.root}\n"
+        f"tools: {', '.join(sorted(workspace.available_tools))}\n"
+    )
     prepared = prepare_model(settings.model, stdout, endpoint=settings.endpoint)
     if prepared is not None:
         return prepared
-    options = replace(GenerationOptions.from_settings(settings),
-                      enable_thinking=args.enable_thinking, device=args.device)
+    options = replace(
+        GenerationOptions.from_settings(settings),
+        enable_thinking=args.enable_thinking,
+        device=args.device,
+    )
     spec = "" if settings.endpoint and args.model is None else settings.model
     shown = f"{spec or 'the served model'} at {settings.endpoint}" if settings.endpoint else spec
     loaded = threading.Event()
@@ -296,14 +405,19 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
 
     stop_hook = {"should_stop": interrupted.is_set} if settings.endpoint else {}
     try:
-        generate = timed_load(stdout, shown, lambda: load_generate(
-            spec, options, on_progress=on_progress, **stop_hook))
+        generate = timed_load(
+            stdout,
+            shown,
+            lambda: load_generate(spec, options, on_progress=on_progress, **stop_hook),
+        )
     except KeyboardInterrupt:
         stdout.write("interrupted while loading the model\n")
         return EXIT_INTERRUPTED
     except ImportError as error:
-        stdout.write(f"error: model {settings.model!r} needs the MLX extra "
-                     f"(pip install 'counterfoil[mlx]'): {error}\n")
+        stdout.write(
+            f"error: model {settings.model!r} needs the MLX extra "
+            f"(pip install 'counterfoil[mlx]'): {error}\n"
+        )
         return EXIT_SETUP_ERROR
     except Exception as error:  # noqa: BLE001 - any load failure is one line
         stdout.write(f"error: {error}\n")
@@ -313,9 +427,14 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         stdout.write(f"model: {getattr(generate, 'model', spec)} at {settings.endpoint}\n")
     try:
         limits = replace(settings.limits(), max_context_tokens=context_tokens(generate))
-        run = run_agent(args.goal, steps.wrap(generate), workspace, limits,
-                        on_event=lambda event: stdout.write(format_event(event)),
-                        should_stop=interrupted.is_set)
+        run = run_agent(
+            args.goal,
+            steps.wrap(generate),
+            workspace,
+            limits,
+            on_event=lambda event: stdout.write(format_event(event)),
+            should_stop=interrupted.is_set,
+        )
     except KeyboardInterrupt:
         interrupted.set()
         stdout.write("\n(interrupted)\n")
@@ -331,8 +450,9 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     new_receipts = store.receipts()[before:]
     stdout.write(f"receipts ({len(new_receipts)} new, log {log_path}):\n")
     stdout.writelines(format_receipt(receipt) + "\n" for receipt in new_receipts)
-    stdout.write(format_verdict(verdict, reason=reason, final=final, status=status,
-                                error=run_error))
+    stdout.write(
+        format_verdict(verdict, reason=reason, final=final, status=status, error=run_error)
+    )
     stdout.flush()
     return status
 
@@ -364,10 +484,9 @@ def revert_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> i
     return 0
 
 
-
-
-def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None,
-         stdout: TextIO | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None
+) -> int:
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exit:  # argparse: 2 for bad flags, 0 for --help

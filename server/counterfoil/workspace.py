@@ -110,8 +110,14 @@ class Workspace:
         else:
             subject = {"path": proposal.path}
         self._outcomes.append(
-            EffectOutcome(proposal.tool_call_id, proposal.action.tool, state,
-                          reason=reason, **subject, **facts)
+            EffectOutcome(
+                proposal.tool_call_id,
+                proposal.action.tool,
+                state,
+                reason=reason,
+                **subject,
+                **facts,
+            )
         )
 
     def _note_failure(self, proposal: ToolProposal, error: BaseException) -> None:
@@ -153,8 +159,7 @@ class Workspace:
         except (ValueError, OSError):
             raise AgentError("path is not accessible") from None
         if parts and (
-            self._is_receipt_log(resolved)
-            or file_identity(info) in self._receipt_log_identities()
+            self._is_receipt_log(resolved) or file_identity(info) in self._receipt_log_identities()
         ):
             raise AgentError("path is not accessible")
         if parts:
@@ -255,9 +260,9 @@ class Workspace:
 
         def hidden(relative: str) -> bool:
             parts = tuple(relative.split("/"))
-            return is_protected_path(
-                parts, self.policy.protected_patterns
-            ) or self._is_receipt_log(self.policy.root.joinpath(*parts))
+            return is_protected_path(parts, self.policy.protected_patterns) or self._is_receipt_log(
+                self.policy.root.joinpath(*parts)
+            )
 
         result = search_tree(
             self.policy.root,
@@ -613,9 +618,14 @@ class Workspace:
             proposal = self.propose(action, tool_call_id)
         except AgentError as error:
             self._outcomes.append(
-                EffectOutcome(tool_call_id, action.tool, "refused", reason=str(error),
-                              path=_text_or_none(action.arguments.get("path")),
-                              argv=_argv_or_none(action.arguments.get("argv")))
+                EffectOutcome(
+                    tool_call_id,
+                    action.tool,
+                    "refused",
+                    reason=str(error),
+                    path=_text_or_none(action.arguments.get("path")),
+                    argv=_argv_or_none(action.arguments.get("argv")),
+                )
             )
             raise
         return self._perform_approved(proposal)

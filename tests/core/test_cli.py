@@ -27,9 +27,17 @@ def run_cli(args: list[str], answers: str = "") -> tuple[int, str]:
 
 
 def agent_args(project: Path, script: str = "fix-app.jsonl") -> list[str]:
-    return ["agent", "fix app.py", "--root", str(project), "--allow-writes",
-            "--allow-command", VALIDATION,
-            "--model", f"scripted:{FIXTURES / 'responses' / script}"]
+    return [
+        "agent",
+        "fix app.py",
+        "--root",
+        str(project),
+        "--allow-writes",
+        "--allow-command",
+        VALIDATION,
+        "--model",
+        f"scripted:{FIXTURES / 'responses' / script}",
+    ]
 
 
 def test_approved_run_edits_validates_records_and_exits_zero(demo_project: Path) -> None:
@@ -43,9 +51,10 @@ def test_approved_run_edits_validates_records_and_exits_zero(demo_project: Path)
     assert "changed:    1 file(s)\n  app.py (call-1)\n" in output
     assert "receipts (2 new" in output
     assert "return value * 2" in (demo_project / "app.py").read_text()
-    assert run_cli(["receipts", "verify",
-                    str(demo_project / ".counterfoil/receipts.jsonl")]) == (
-        0, f"ok: 2 receipts verified in {demo_project / '.counterfoil/receipts.jsonl'}\n")
+    assert run_cli(["receipts", "verify", str(demo_project / ".counterfoil/receipts.jsonl")]) == (
+        0,
+        f"ok: 2 receipts verified in {demo_project / '.counterfoil/receipts.jsonl'}\n",
+    )
 
 
 def test_end_of_input_means_no_and_nothing_changes(demo_project: Path) -> None:
@@ -93,8 +102,9 @@ def test_an_unknown_mlx_model_without_mlx_gives_one_line(demo_project: Path) -> 
 
 
 def test_a_missing_root_is_an_error(tmp_path: Path) -> None:
-    status, output = run_cli(["agent", "x", "--root", str(tmp_path / "missing"),
-                              "--model", "scripted:x"])
+    status, output = run_cli(
+        ["agent", "x", "--root", str(tmp_path / "missing"), "--model", "scripted:x"]
+    )
 
     assert status == 2
     assert output.startswith("error: workspace root does not exist")
@@ -120,8 +130,9 @@ def test_verify_reports_the_first_broken_line_and_fails(demo_project: Path) -> N
 
 def test_show_lists_receipts_then_the_verification(demo_project: Path) -> None:
     run_cli(agent_args(demo_project), "y\ny\n")
-    status, output = run_cli(["receipts", "show",
-                              str(demo_project / ".counterfoil/receipts.jsonl")])
+    status, output = run_cli(
+        ["receipts", "show", str(demo_project / ".counterfoil/receipts.jsonl")]
+    )
 
     assert status == 0
     first = output.splitlines()[0].split()
@@ -134,8 +145,14 @@ def test_approvals_piped_to_the_real_program_reach_each_run_in_turn(demo_project
     command = [sys.executable, "-m", "counterfoil", *agent_args(demo_project)]
     script = f"{' '.join(map(repr, command))}"
     shell = f"{{ {script}; {script}; }}"
-    completed = subprocess.run(["bash", "-c", shell], input="y\ny\nn\n", text=True,
-                               capture_output=True, timeout=120, check=False)
+    completed = subprocess.run(
+        ["bash", "-c", shell],
+        input="y\ny\nn\n",
+        text=True,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
 
     # The first run approves its edit and command; the second run's edit no longer applies,
     # so its one question (the command) must get the third line, not an end of input.
@@ -149,16 +166,33 @@ def test_command_environment_and_limits_come_from_the_flags(
 ) -> None:
     monkeypatch.setenv("CF_PASSED_TOKEN", "passed")
     monkeypatch.setenv("CF_HIDDEN_TOKEN", "hidden")
-    show = ("python -c \"import os, resource; print(os.environ.get('CF_PASSED_TOKEN'), "
-            "os.environ.get('CF_HIDDEN_TOKEN'), resource.getrlimit(resource.RLIMIT_CPU)[0])\"")
+    show = (
+        "python -c \"import os, resource; print(os.environ.get('CF_PASSED_TOKEN'), "
+        "os.environ.get('CF_HIDDEN_TOKEN'), resource.getrlimit(resource.RLIMIT_CPU)[0])\""
+    )
     responses = demo_project / "show-environment.jsonl"
     responses.write_text(
         '{"tool": "run_command", "argv": ' + json.dumps(shlex.split(show)) + "}\n"
-        '{"final": "done"}\n', encoding="utf-8")
-    status, output = run_cli(["agent", "show", "--root", str(demo_project),
-                              "--allow-command", show, "--pass-env", "CF_PASSED_TOKEN",
-                              "--limit-cpu-seconds", "9", "--model", f"scripted:{responses}"],
-                             "y\n")
+        '{"final": "done"}\n',
+        encoding="utf-8",
+    )
+    status, output = run_cli(
+        [
+            "agent",
+            "show",
+            "--root",
+            str(demo_project),
+            "--allow-command",
+            show,
+            "--pass-env",
+            "CF_PASSED_TOKEN",
+            "--limit-cpu-seconds",
+            "9",
+            "--model",
+            f"scripted:{responses}",
+        ],
+        "y\n",
+    )
 
     assert status == 0
     assert "status: 0\noutput:\npassed None 9\n" in output
@@ -255,9 +289,12 @@ def scripted(tmp_path: Path, *steps: dict[str, object]) -> str:
 
 def test_an_unvalidated_change_exits_one(demo_project: Path, tmp_path: Path) -> None:
     args = agent_args(demo_project)
-    args[-1] = scripted(tmp_path, {"tool": "read_file", "path": "app.py"},
-                        {"tool": "edit_file", "path": "app.py", "old": "1", "new": "2"},
-                        {"final": "done"})
+    args[-1] = scripted(
+        tmp_path,
+        {"tool": "read_file", "path": "app.py"},
+        {"tool": "edit_file", "path": "app.py", "old": "1", "new": "2"},
+        {"final": "done"},
+    )
     status, output = run_cli(args, "y\n")
 
     assert status == 1
@@ -267,10 +304,13 @@ def test_an_unvalidated_change_exits_one(demo_project: Path, tmp_path: Path) -> 
 
 def test_a_stale_validation_exits_one(demo_project: Path, tmp_path: Path) -> None:
     args = agent_args(demo_project)
-    args[-1] = scripted(tmp_path, {"tool": "read_file", "path": "app.py"},
-                        {"tool": "run_command", "argv": VALIDATION.split()},
-                        {"tool": "edit_file", "path": "app.py", "old": "1", "new": "2"},
-                        {"final": "done"})
+    args[-1] = scripted(
+        tmp_path,
+        {"tool": "read_file", "path": "app.py"},
+        {"tool": "run_command", "argv": VALIDATION.split()},
+        {"tool": "edit_file", "path": "app.py", "old": "1", "new": "2"},
+        {"final": "done"},
+    )
     status, output = run_cli(args, "y\ny\n")
 
     assert status == 1
@@ -281,8 +321,9 @@ def test_a_run_that_changes_nothing_and_is_refused_nothing_exits_zero(
     demo_project: Path, tmp_path: Path
 ) -> None:
     args = agent_args(demo_project)
-    args[-1] = scripted(tmp_path, {"tool": "run_command", "argv": ["rm", "-rf", "."]},
-                        {"final": "nothing to do"})
+    args[-1] = scripted(
+        tmp_path, {"tool": "run_command", "argv": ["rm", "-rf", "."]}, {"final": "nothing to do"}
+    )
     status, output = run_cli(args)
 
     assert status == 0
@@ -322,8 +363,9 @@ def test_ctrl_c_at_an_approval_is_a_no_and_exits_130_without_a_traceback(
 ) -> None:
     before = (demo_project / "app.py").read_bytes()
     command = [sys.executable, "-m", "counterfoil", *agent_args(demo_project)]
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     assert process.stdout is not None
     seen = b""
     while not seen.endswith(b"Approve? [y/N] "):

@@ -35,8 +35,9 @@ def test_a_parent_directory_swapped_for_a_symlink_during_approval_is_refused(
 
     workspace = make_workspace(root, swap_parent)
     workspace.read_file("src/app.py")
-    result = workspace.execute(ToolAction("edit_file", {"path": "src/app.py", "old": "1",
-                                                        "new": "2"}))
+    result = workspace.execute(
+        ToolAction("edit_file", {"path": "src/app.py", "old": "1", "new": "2"})
+    )
 
     assert result == "error: symlinks are not accessible"
     assert (outside / "app.py").read_text() == "x = 1\n"
@@ -58,8 +59,7 @@ def test_a_target_swapped_for_a_symlink_during_approval_is_not_followed(tmp_path
 
     workspace = make_workspace(root, swap_target)
     workspace.read_file("app.py")
-    result = workspace.execute(ToolAction("edit_file", {"path": "app.py", "old": "1",
-                                                        "new": "2"}))
+    result = workspace.execute(ToolAction("edit_file", {"path": "app.py", "old": "1", "new": "2"}))
 
     assert result == "error: file changed since it was read"
     assert victim.read_text() == "x = 1\n"
@@ -113,8 +113,7 @@ def test_a_failed_replace_leaves_no_temporary_file_and_the_old_bytes(
     workspace = make_workspace(tmp_path, lambda _p: True)
     workspace.read_file("app.py")
     monkeypatch.setattr(os, "replace", failing_replace)
-    result = workspace.execute(ToolAction("edit_file", {"path": "app.py", "old": "1",
-                                                        "new": "2"}))
+    result = workspace.execute(ToolAction("edit_file", {"path": "app.py", "old": "1", "new": "2"}))
 
     assert result == "error: No space left on device"
     assert sorted(os.listdir(tmp_path)) == ["app.py"]
@@ -130,8 +129,7 @@ def test_old_text_that_overlaps_itself_does_not_occur_exactly_once(
     (tmp_path / "app.py").write_text(text)
     workspace = make_workspace(tmp_path, lambda _p: True)
     workspace.read_file("app.py")
-    result = workspace.execute(ToolAction("edit_file", {"path": "app.py", "old": old,
-                                                        "new": "b"}))
+    result = workspace.execute(ToolAction("edit_file", {"path": "app.py", "old": old, "new": "b"}))
 
     assert result == "error: old text must occur exactly once"
     assert (tmp_path / "app.py").read_text() == text
@@ -162,8 +160,7 @@ def test_a_file_hard_linked_during_approval_is_not_replaced(tmp_path: Path) -> N
 
     workspace = make_workspace(tmp_path, link_it)
     workspace.read_file("app.py")
-    result = workspace.execute(ToolAction("edit_file", {"path": "app.py", "old": "1",
-                                                        "new": "2"}))
+    result = workspace.execute(ToolAction("edit_file", {"path": "app.py", "old": "1", "new": "2"}))
 
     assert result == "error: file has other hard links"
     assert (tmp_path / "app.py").read_text() == "x = 1\n"
@@ -236,8 +233,10 @@ def test_an_over_long_name_is_refused_before_approval(tmp_path: Path, name: str)
 
 def test_a_write_removes_stale_temporary_files_from_its_directory(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
-    stale = [tmp_path / "src" / ".cf-0123456789ab.tmp",
-             tmp_path / "src" / ".app.py.counterfoil-0123456789ab.tmp"]
+    stale = [
+        tmp_path / "src" / ".cf-0123456789ab.tmp",
+        tmp_path / "src" / ".app.py.counterfoil-0123456789ab.tmp",
+    ]
     fresh = tmp_path / "src" / ".cf-ba9876543210.tmp"
     elsewhere = tmp_path / ".cf-00000000000a.tmp"
     for path in (*stale, fresh, elsewhere):

@@ -15,8 +15,9 @@ def test_importing_the_core_the_cli_and_the_model_factory_loads_no_framework() -
         f"loaded = sorted({{name.split('.')[0] for name in sys.modules}} & set({FRAMEWORKS!r}))\n"
         "print(','.join(loaded))\n"
     )
-    completed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
-                               check=True)
+    completed = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    )
 
     assert completed.stdout.strip() == ""
 
@@ -26,11 +27,12 @@ def test_the_scripted_model_runs_without_any_framework() -> None:
         "import sys, tempfile, pathlib\n"
         "from counterfoil.models import load_generate\n"
         "path = pathlib.Path(tempfile.mkdtemp()) / 'r.jsonl'\n"
-        "path.write_text('{\"final\":\"done\"}\\n')\n"
+        'path.write_text(\'{"final":"done"}\\n\')\n'
         "print(load_generate(f'scripted:{path}')([]))\n"
         "assert 'mlx' not in sys.modules\n"
     )
-    completed = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
-                               check=True)
+    completed = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    )
 
     assert completed.stdout.strip() == '{"final":"done"}'

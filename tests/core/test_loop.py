@@ -87,12 +87,17 @@ def test_run_agent_refuses_a_blank_task(demo_project: Path) -> None:
 
 def test_agent_limits_defaults() -> None:
     limits = AgentLimits()
-    assert (limits.max_steps, limits.max_context_chars, limits.max_invalid_actions,
-            limits.max_identical_actions) == (8, 48_000, 3, 2)
+    assert (
+        limits.max_steps,
+        limits.max_context_chars,
+        limits.max_invalid_actions,
+        limits.max_identical_actions,
+    ) == (8, 48_000, 3, 2)
 
 
 @pytest.mark.parametrize(
-    "field", ["max_steps", "max_context_chars", "max_invalid_actions", "max_identical_actions"])
+    "field", ["max_steps", "max_context_chars", "max_invalid_actions", "max_identical_actions"]
+)
 @pytest.mark.parametrize("value", [0, -1, True, 1.5, "3", None])
 def test_agent_limits_must_be_positive_integers(field: str, value: object) -> None:
     with pytest.raises(ValueError, match="positive"):
@@ -101,7 +106,8 @@ def test_agent_limits_must_be_positive_integers(field: str, value: object) -> No
 
 def test_agent_limits_of_one_are_accepted() -> None:
     assert AgentLimits(1, 1, 1, 1) == AgentLimits(
-        max_steps=1, max_context_chars=1, max_invalid_actions=1, max_identical_actions=1)
+        max_steps=1, max_context_chars=1, max_invalid_actions=1, max_identical_actions=1
+    )
 
 
 # Messages and events
@@ -111,10 +117,12 @@ def test_first_call_gets_the_system_prompt_and_the_task(demo_project: Path) -> N
     workspace = read_only(demo_project)
     model = RecordingModel(FINAL)
     run_agent(TASK, model, workspace)
-    assert model.calls == [[
-        {"role": "system", "content": build_system_prompt(workspace)},
-        {"role": "user", "content": TASK},
-    ]]
+    assert model.calls == [
+        [
+            {"role": "system", "content": build_system_prompt(workspace)},
+            {"role": "user", "content": TASK},
+        ]
+    ]
 
 
 def test_each_tool_turn_appends_the_response_and_its_result(demo_project: Path) -> None:
@@ -150,8 +158,11 @@ def test_tool_errors_are_appended_as_tool_results(demo_project: Path) -> None:
 def test_tool_event_holds_step_response_action_and_result(demo_project: Path) -> None:
     run = run_agent(TASK, RecordingModel(READ_APP, FINAL), read_only(demo_project))
     assert run.events[0] == AgentEvent(
-        1, READ_APP, ToolAction("read_file", {"path": "app.py"}),
-        (demo_project / "app.py").read_text())
+        1,
+        READ_APP,
+        ToolAction("read_file", {"path": "app.py"}),
+        (demo_project / "app.py").read_text(),
+    )
 
 
 def test_final_event_has_no_result(demo_project: Path) -> None:
@@ -192,16 +203,24 @@ def test_gate_is_called_with_one_positional_action(demo_project: Path) -> None:
 
 def test_on_event_is_called_once_per_event_in_order(demo_project: Path) -> None:
     seen: list[AgentEvent] = []
-    run = run_agent(TASK, RecordingModel(READ_APP, "nonsense", LIST, FINAL),
-                    read_only(demo_project), on_event=seen.append)
+    run = run_agent(
+        TASK,
+        RecordingModel(READ_APP, "nonsense", LIST, FINAL),
+        read_only(demo_project),
+        on_event=seen.append,
+    )
     assert seen == list(run.events)
     assert [event.step for event in seen] == [1, 2, 3, 4]
 
 
 def test_on_event_sees_the_refusal_of_a_repeated_action(demo_project: Path) -> None:
     seen: list[AgentEvent] = []
-    run = run_agent(TASK, RecordingModel(READ_APP, READ_APP, READ_APP),
-                    read_only(demo_project), on_event=seen.append)
+    run = run_agent(
+        TASK,
+        RecordingModel(READ_APP, READ_APP, READ_APP),
+        read_only(demo_project),
+        on_event=seen.append,
+    )
     assert seen == list(run.events)
     assert seen[-1].result == "error: identical action loop detected"
 
@@ -210,8 +229,9 @@ def test_on_event_sees_the_refusal_of_a_repeated_action(demo_project: Path) -> N
 
 
 def test_final_answer_completes_the_run(demo_project: Path) -> None:
-    run = run_agent(TASK, RecordingModel(READ_APP, '{"final":"it doubles now"}'),
-                    read_only(demo_project))
+    run = run_agent(
+        TASK, RecordingModel(READ_APP, '{"final":"it doubles now"}'), read_only(demo_project)
+    )
     assert isinstance(run, AgentRun)
     assert (run.completed, run.reason, run.final) == (True, "completed", "it doubles now")
     assert len(run.events) == 2
@@ -238,8 +258,9 @@ def test_context_limit_ends_the_run_before_the_next_model_call(demo_project: Pat
 
 def test_context_limit_counts_the_system_prompt(demo_project: Path) -> None:
     model = RecordingModel(FINAL)
-    run = run_agent(TASK, model, read_only(demo_project),
-                    AgentLimits(max_context_chars=len(TASK) + 10))
+    run = run_agent(
+        TASK, model, read_only(demo_project), AgentLimits(max_context_chars=len(TASK) + 10)
+    )
     assert run.reason == "context_limit"
     assert model.calls == []
 
@@ -250,8 +271,9 @@ def test_context_within_the_limit_lets_the_run_go_on(demo_project: Path) -> None
     app = (demo_project / "app.py").read_text()
     after_read = start + turn(READ_APP, app)
     limit = sum(len(message["content"]) for message in after_read)
-    run = run_agent(TASK, RecordingModel(READ_APP, FINAL), workspace,
-                    AgentLimits(max_context_chars=limit))
+    run = run_agent(
+        TASK, RecordingModel(READ_APP, FINAL), workspace, AgentLimits(max_context_chars=limit)
+    )
     assert run.reason == "completed"
 
 
@@ -265,8 +287,12 @@ def test_invalid_action_limit_ends_the_run(demo_project: Path) -> None:
 
 
 def test_invalid_action_limit_of_one_ends_at_the_first_refusal(demo_project: Path) -> None:
-    run = run_agent(TASK, RecordingModel("not json", FINAL), read_only(demo_project),
-                    AgentLimits(max_invalid_actions=1))
+    run = run_agent(
+        TASK,
+        RecordingModel("not json", FINAL),
+        read_only(demo_project),
+        AgentLimits(max_invalid_actions=1),
+    )
     assert run.reason == "invalid_action_limit"
     assert len(run.events) == 1
 
@@ -301,16 +327,19 @@ def test_alternating_actions_are_not_a_repeat(demo_project: Path) -> None:
 
 
 def test_repeat_limit_follows_max_identical_actions(demo_project: Path) -> None:
-    run = run_agent(TASK, RecordingModel(READ_APP, READ_APP, FINAL), read_only(demo_project),
-                    AgentLimits(max_identical_actions=1))
+    run = run_agent(
+        TASK,
+        RecordingModel(READ_APP, READ_APP, FINAL),
+        read_only(demo_project),
+        AgentLimits(max_identical_actions=1),
+    )
     assert run.reason == "repeated_action_limit"
     assert len(run.events) == 2
 
 
 def test_should_stop_cancels_before_the_next_model_call(demo_project: Path) -> None:
     model = RecordingModel(READ_APP, LIST, FINAL)
-    run = run_agent(TASK, model, read_only(demo_project),
-                    should_stop=lambda: len(model.calls) >= 1)
+    run = run_agent(TASK, model, read_only(demo_project), should_stop=lambda: len(model.calls) >= 1)
     assert (run.completed, run.reason, run.final) == (False, "cancelled", None)
     assert len(model.calls) == 1
     assert len(run.events) == 1
@@ -390,8 +419,10 @@ def test_generate_gets_a_list_of_role_content_messages(demo_project: Path) -> No
     checked: list[bool] = []
 
     def generate(messages: list[dict[str, str]]) -> str:
-        checked.append(isinstance(messages, list) and all(
-            set(message) == {"role", "content"} for message in messages))
+        checked.append(
+            isinstance(messages, list)
+            and all(set(message) == {"role", "content"} for message in messages)
+        )
         return FINAL if len(checked) > 1 else READ_APP
 
     run_agent(TASK, generate, read_only(demo_project))
@@ -420,9 +451,14 @@ def test_run_agent_tells_a_tool_aware_model_the_enabled_tools_once(tmp_path: Pat
 
 def test_a_model_that_cannot_take_the_tools_ends_the_run_with_model_error(tmp_path: Path) -> None:
     class Refusing(ToolAwareModel):
-        def configure_tools(self, available_tools: frozenset[str], allowed_commands: object) -> None:
+        def configure_tools(
+            self, available_tools: frozenset[str], allowed_commands: object
+        ) -> None:
             raise ValueError("grammar is invalid")
 
     run = run_agent(TASK, Refusing([FINAL]), Workspace(ToolPolicy(tmp_path)))
     assert (run.completed, run.reason, run.error) == (
-        False, "model_error", "ValueError: grammar is invalid")
+        False,
+        "model_error",
+        "ValueError: grammar is invalid",
+    )

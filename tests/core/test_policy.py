@@ -61,9 +61,7 @@ def test_root_that_is_a_symlink_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("field", LIMIT_FIELDS)
 @pytest.mark.parametrize("value", [0, -1, True, False, 1.5, 10.0, "10", None])
-def test_size_limits_must_be_positive_integers(
-    tmp_path: Path, field: str, value: object
-) -> None:
+def test_size_limits_must_be_positive_integers(tmp_path: Path, field: str, value: object) -> None:
     with pytest.raises(ValueError, match="workspace limits must be positive integers"):
         ToolPolicy(tmp_path, **{field: value})  # type: ignore[arg-type]
 

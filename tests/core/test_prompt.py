@@ -51,7 +51,12 @@ def test_each_example_is_one_parseable_compact_tool_call(demo_project: Path) -> 
     prompt = prompt_for(demo_project, allow_writes=True, allowed_commands=(VALIDATION,))
     examples = [value for value in json_lines(prompt) if isinstance(value, dict)]
     assert sorted(example["tool"] for example in examples if "tool" in example) == [
-        "edit_file", "list_files", "read_file", "run_command", "write_file"]
+        "edit_file",
+        "list_files",
+        "read_file",
+        "run_command",
+        "write_file",
+    ]
     for example in examples:
         if "tool" in example:
             assert json.dumps(example, separators=(",", ":")) in prompt

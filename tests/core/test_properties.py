@@ -21,19 +21,47 @@ SECRET = "outside-secret-7d1f0c"
 ALLOWED = ("python", "-c", "print('checked')")
 
 path_parts = st.sampled_from(
-    ["..", ".", "", "/", "a.py", "sub", "link", "dirlink", "outside", ".git", ".env",
-     "id_rsa", "x.pem", "NOTES.md", "fifo", "\0", "a" * 300, "sub/..", "~", "//"]
+    [
+        "..",
+        ".",
+        "",
+        "/",
+        "a.py",
+        "sub",
+        "link",
+        "dirlink",
+        "outside",
+        ".git",
+        ".env",
+        "id_rsa",
+        "x.pem",
+        "NOTES.md",
+        "fifo",
+        "\0",
+        "a" * 300,
+        "sub/..",
+        "~",
+        "//",
+    ]
 )
 paths = st.one_of(
     st.lists(path_parts, min_size=1, max_size=4).map("/".join),
     st.text(max_size=40),
-    st.sampled_from(["/etc/passwd", "../outside/secret.txt", "link/secret.txt",
-                     "dirlink/secret.txt", "sub/../../outside/secret.txt"]),
+    st.sampled_from(
+        [
+            "/etc/passwd",
+            "../outside/secret.txt",
+            "link/secret.txt",
+            "dirlink/secret.txt",
+            "sub/../../outside/secret.txt",
+        ]
+    ),
 )
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.text(max_size=6), children, max_size=3),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3)
+    ),
     max_leaves=6,
 )
 argument_values = st.one_of(
@@ -79,8 +107,9 @@ def test_execute_never_raises_and_never_leaves_the_root(
 ) -> None:
     with sandbox() as (root, outside):
         before = snapshot(outside)
-        policy = ToolPolicy(root, allow_writes=True, allowed_commands=(ALLOWED,),
-                            command_timeout_seconds=10)
+        policy = ToolPolicy(
+            root, allow_writes=True, allowed_commands=(ALLOWED,), command_timeout_seconds=10
+        )
         workspace = Workspace(policy, lambda _action: True)
         workspace.read_file("a.py")
         for tool, args in calls:
@@ -94,9 +123,13 @@ def test_execute_never_raises_and_never_leaves_the_root(
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.one_of(st.text(max_size=80), json_values.map(json.dumps),
-                 st.tuples(tools, arguments).map(
-                     lambda pair: json.dumps({"tool": pair[0], **pair[1]}))))
+@given(
+    st.one_of(
+        st.text(max_size=80),
+        json_values.map(json.dumps),
+        st.tuples(tools, arguments).map(lambda pair: json.dumps({"tool": pair[0], **pair[1]})),
+    )
+)
 def test_parse_action_raises_only_agent_errors(response: str) -> None:
     try:
         parse_action(response, frozenset({"read_file", "list_files"}))

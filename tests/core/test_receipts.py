@@ -204,8 +204,7 @@ def test_two_processes_appending_at_once_keep_one_valid_chain(tmp_path: Path) ->
     log = tmp_path / "receipts.jsonl"
     context = multiprocessing.get_context("spawn")
     workers = [
-        context.Process(target=_append_many, args=(str(log), start, 150))
-        for start in (1, 1001)
+        context.Process(target=_append_many, args=(str(log), start, 150)) for start in (1, 1001)
     ]
     for worker in workers:
         worker.start()

@@ -18,10 +18,14 @@ def test_scripted_cycle_edits_validates_and_records(demo_project: Path) -> None:
 
     validation = ("python", "-m", "pytest", "tests/test_math.py", "-q")
     policy = ToolPolicy(Path("demo-project"), allow_writes=True, allowed_commands=(validation,))
-    responses = iter(['{"tool":"read_file","path":"app.py"}',
-                      '{"tool":"edit_file","path":"app.py","old":"1","new":"2"}',
-                      '{"tool":"run_command","argv":["python","-m","pytest","tests/test_math.py","-q"]}',
-                      '{"final":"changed and validated app.py"}'])
+    responses = iter(
+        [
+            '{"tool":"read_file","path":"app.py"}',
+            '{"tool":"edit_file","path":"app.py","old":"1","new":"2"}',
+            '{"tool":"run_command","argv":["python","-m","pytest","tests/test_math.py","-q"]}',
+            '{"final":"changed and validated app.py"}',
+        ]
+    )
     store = ReceiptStore(Path("demo-project/.agent-receipts.jsonl"))
     workspace = Workspace(policy, confirm, store)
     result = run_agent("fix app.py", lambda _messages: next(responses), workspace)
@@ -29,7 +33,11 @@ def test_scripted_cycle_edits_validates_and_records(demo_project: Path) -> None:
     assert result.completed and result.reason == "completed"
     assert result.final == "changed and validated app.py"
     assert [type(event.action) for event in result.events] == [
-        ToolAction, ToolAction, ToolAction, FinalAction]
+        ToolAction,
+        ToolAction,
+        ToolAction,
+        FinalAction,
+    ]
     assert "return value * 1" in result.events[0].result
     assert result.events[1].result == "edited app.py"
     assert result.events[2].result.startswith("status: 0\noutput:\n")

@@ -6,9 +6,9 @@ import json
 import re
 from dataclasses import fields
 
-from counterfoil.settings import Settings
-
 from tests.conftest import REPOSITORY
+
+from counterfoil.settings import Settings
 
 EXTENSION = REPOSITORY / "extension"
 

@@ -88,7 +88,8 @@ def test_read_only_workspace_offers_only_reads(tmp_path: Path) -> None:
 def test_writes_add_write_and_edit(tmp_path: Path) -> None:
     workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True))
     assert workspace.available_tools == frozenset(
-        {"list_files", "read_file", "write_file", "edit_file"})
+        {"list_files", "read_file", "write_file", "edit_file"}
+    )
 
 
 def test_allowed_commands_add_run_command(tmp_path: Path) -> None:
@@ -99,7 +100,8 @@ def test_allowed_commands_add_run_command(tmp_path: Path) -> None:
 def test_writes_and_commands_offer_every_tool(tmp_path: Path) -> None:
     workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True, allowed_commands=(HELLO,)))
     assert workspace.available_tools == frozenset(
-        {"list_files", "read_file", "write_file", "edit_file", "run_command"})
+        {"list_files", "read_file", "write_file", "edit_file", "run_command"}
+    )
 
 
 def test_constructor_keeps_policy_callback_and_store(tmp_path: Path) -> None:
@@ -108,7 +110,10 @@ def test_constructor_keeps_policy_callback_and_store(tmp_path: Path) -> None:
     store = ReceiptStore()
     workspace = Workspace(policy, operator, store)
     assert (workspace.policy, workspace.confirm_tool, workspace.receipt_store) == (
-        policy, operator, store)
+        policy,
+        operator,
+        store,
+    )
 
 
 def test_missing_store_means_a_fresh_in_memory_store(tmp_path: Path) -> None:
@@ -123,7 +128,8 @@ def test_missing_store_means_a_fresh_in_memory_store(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "action", [write("notes.md", "x\n"), edit("app.py", "1", "2"), run(HELLO)],
+    "action",
+    [write("notes.md", "x\n"), edit("app.py", "1", "2"), run(HELLO)],
     ids=["write_file", "edit_file", "run_command"],
 )
 def test_disabled_tool_is_not_enabled(demo_project: Path, action: ToolAction) -> None:
@@ -201,7 +207,8 @@ def test_write_over_an_unread_file_is_refused(demo_project: Path) -> None:
     workspace = writable(demo_project, operator)
     before = (demo_project / "app.py").read_bytes()
     assert workspace.execute(write("app.py", "x = 1\n")) == (
-        "error: read the existing file before changing it")
+        "error: read the existing file before changing it"
+    )
     assert (demo_project / "app.py").read_bytes() == before
     assert operator.asked == []
 
@@ -211,7 +218,8 @@ def test_edit_of_an_unread_file_is_refused(demo_project: Path) -> None:
     workspace = writable(demo_project, operator)
     before = (demo_project / "app.py").read_bytes()
     assert workspace.execute(edit("app.py", "* 1", "* 2")) == (
-        "error: read the existing file before changing it")
+        "error: read the existing file before changing it"
+    )
     assert (demo_project / "app.py").read_bytes() == before
     assert operator.asked == []
 
@@ -225,14 +233,16 @@ def test_listing_a_file_does_not_count_as_reading_it(demo_project: Path) -> None
     workspace = writable(demo_project, Operator())
     workspace.list_files()
     assert workspace.execute(edit("app.py", "* 1", "* 2")) == (
-        "error: read the existing file before changing it")
+        "error: read the existing file before changing it"
+    )
 
 
 def test_write_over_a_read_file_replaces_it(demo_project: Path) -> None:
     workspace = writable(demo_project, Operator())
     workspace.read_file("greeting.py")
     assert workspace.execute(write("greeting.py", "GREETING = 'Welcome'\n")) == (
-        "wrote greeting.py")
+        "wrote greeting.py"
+    )
     assert (demo_project / "greeting.py").read_text() == "GREETING = 'Welcome'\n"
 
 
@@ -254,7 +264,8 @@ def test_new_file_needs_an_existing_parent(tmp_path: Path) -> None:
     operator = Operator()
     workspace = writable(tmp_path, operator)
     assert workspace.execute(write("missing/notes.md", "x\n")) == (
-        "error: parent directory does not exist")
+        "error: parent directory does not exist"
+    )
     assert not (tmp_path / "missing").exists()
     assert operator.asked == []
 
@@ -281,7 +292,8 @@ def test_edit_old_text_must_occur_exactly_once(tmp_path: Path, old: str) -> None
     workspace = writable(tmp_path, operator)
     workspace.read_file("config.py")
     assert workspace.execute(edit("config.py", old, "changed")) == (
-        "error: old text must occur exactly once")
+        "error: old text must occur exactly once"
+    )
     assert (tmp_path / "config.py").read_text() == "value = 1\nvalue = 1\n"
     assert operator.asked == []
 
@@ -332,7 +344,8 @@ def test_edit_refuses_bytes_changed_after_the_read(demo_project: Path) -> None:
     workspace.read_file("app.py")
     (demo_project / "app.py").write_text("def double(value):\n    return value * 1  # mine\n")
     assert workspace.execute(edit("app.py", "value * 1", "value * 2")) == (
-        "error: file changed since it was read")
+        "error: file changed since it was read"
+    )
     assert (demo_project / "app.py").read_text().endswith("# mine\n")
     assert workspace.modified_files == ()
 
@@ -342,7 +355,8 @@ def test_write_refuses_bytes_changed_after_the_read(demo_project: Path) -> None:
     workspace.read_file("greeting.py")
     (demo_project / "greeting.py").write_text("GREETING = 'Hi'\n")
     assert workspace.execute(write("greeting.py", "GREETING = 'Welcome'\n")) == (
-        "error: file changed since it was read")
+        "error: file changed since it was read"
+    )
     assert (demo_project / "greeting.py").read_text() == "GREETING = 'Hi'\n"
 
 
@@ -354,7 +368,8 @@ def test_edit_refuses_bytes_changed_during_approval(demo_project: Path) -> None:
     workspace.read_file("app.py")
     names_before = sorted(os.listdir(demo_project))
     assert workspace.execute(edit("app.py", "value * 1", "value * 2")) == (
-        "error: file changed since it was read")
+        "error: file changed since it was read"
+    )
     assert len(operator.asked) == 1
     assert target.read_text() == theirs
     assert sorted(os.listdir(demo_project)) == names_before
@@ -367,7 +382,8 @@ def test_write_refuses_a_file_created_during_approval(tmp_path: Path) -> None:
     operator = Operator(during=lambda: target.write_text("someone else's notes\n"))
     workspace = writable(tmp_path, operator)
     assert workspace.execute(write("notes.md", "mine\n")) == (
-        "error: file changed since it was read")
+        "error: file changed since it was read"
+    )
     assert target.read_text() == "someone else's notes\n"
     assert os.listdir(tmp_path) == ["notes.md"]
     assert workspace.modified_files == ()
@@ -378,7 +394,8 @@ def test_edit_refuses_a_file_removed_during_approval(demo_project: Path) -> None
     workspace = writable(demo_project, Operator(during=target.unlink))
     workspace.read_file("app.py")
     assert workspace.execute(edit("app.py", "value * 1", "value * 2")) == (
-        "error: file changed since it was read")
+        "error: file changed since it was read"
+    )
     assert not target.exists()
 
 
@@ -466,8 +483,7 @@ def test_modified_files_are_sorted_and_listed_once(demo_project: Path) -> None:
     workspace.execute(edit("app.py", "value * 1", "value * 2"))
     workspace.execute(edit("app.py", "value * 2", "value + value"))
     workspace.execute(write("tests/test_notes.py", "def test_x(): pass\n"))
-    assert workspace.modified_files == (
-        "NOTES.md", "app.py", "greeting.py", "tests/test_notes.py")
+    assert workspace.modified_files == ("NOTES.md", "app.py", "greeting.py", "tests/test_notes.py")
 
 
 def test_failed_effects_are_not_modified_files(demo_project: Path) -> None:
@@ -495,16 +511,19 @@ def test_direct_effect_methods_allocate_ids_and_record_receipts(tmp_path: Path) 
     workspace = writable(tmp_path, Operator())
     assert workspace.write_file("a.md", "a\n") == "wrote a.md"
     assert workspace.edit_file("a.md", "a", "b") == "edited a.md"
-    assert [(receipt.tool_call_id, receipt.tool) for receipt in
-            workspace.receipt_store.receipts()] == [
-        ("call-1", "write_file"), ("call-2", "edit_file")]
+    assert [
+        (receipt.tool_call_id, receipt.tool) for receipt in workspace.receipt_store.receipts()
+    ] == [("call-1", "write_file"), ("call-2", "edit_file")]
 
 
 def test_call_ids_skip_ids_already_in_the_store(tmp_path: Path) -> None:
     store = ReceiptStore()
     for taken in ("call-1", "call-2", "call-4"):
-        store.put(EffectReceipt(taken, "write_file", {"path": "x", "content": ""}, "ok",
-                                "wrote x", ("x",)))
+        store.put(
+            EffectReceipt(
+                taken, "write_file", {"path": "x", "content": ""}, "ok", "wrote x", ("x",)
+            )
+        )
     workspace = writable(tmp_path, Operator(), store)
     workspace.execute(write("a.md", "a\n"))
     workspace.execute(write("b.md", "b\n"))
@@ -519,7 +538,9 @@ def test_call_ids_continue_after_a_reopened_log(tmp_path: Path) -> None:
     reopened = ReceiptStore(log)
     writable(tmp_path / "project", Operator(), reopened).execute(write("b.md", "b\n"))
     assert [(receipt.tool_call_id, receipt.result) for receipt in reopened.receipts()] == [
-        ("call-1", "wrote a.md"), ("call-2", "wrote b.md")]
+        ("call-1", "wrote a.md"),
+        ("call-2", "wrote b.md"),
+    ]
 
 
 def test_call_id_is_used_even_when_the_call_is_denied(tmp_path: Path) -> None:
@@ -537,8 +558,7 @@ def test_call_id_is_used_even_when_the_call_is_refused(tmp_path: Path) -> None:
     workspace = writable(tmp_path, Operator())
     assert workspace.execute(write("missing/a.md", "a\n")).startswith("error: ")
     workspace.execute(write("b.md", "b\n"))
-    assert [receipt.tool_call_id for receipt in workspace.receipt_store.receipts()] == [
-        "call-2"]
+    assert [receipt.tool_call_id for receipt in workspace.receipt_store.receipts()] == ["call-2"]
 
 
 def test_given_tool_call_id_names_the_receipt(tmp_path: Path) -> None:
@@ -585,9 +605,11 @@ def test_same_id_for_another_action_is_refused(tmp_path: Path) -> None:
     workspace = writable(tmp_path, operator)
     workspace.execute(write("notes.md", "first\n"), "call-a")
     assert workspace.execute(write("notes.md", "second\n"), "call-a") == (
-        "error: tool call id was already used for another action")
+        "error: tool call id was already used for another action"
+    )
     assert workspace.execute(write("other.md", "first\n"), "call-a") == (
-        "error: tool call id was already used for another action")
+        "error: tool call id was already used for another action"
+    )
     assert (tmp_path / "notes.md").read_text() == "first\n"
     assert not (tmp_path / "other.md").exists()
     assert len(operator.asked) == 1
@@ -602,7 +624,8 @@ class Truthy:
 
 
 @pytest.mark.parametrize(
-    "answer", [1, "yes", None, False, [True], Truthy()],
+    "answer",
+    [1, "yes", None, False, [True], Truthy()],
     ids=["one", "yes", "none", "false", "list", "truthy-object"],
 )
 def test_anything_but_true_denies_a_write(tmp_path: Path, answer: object) -> None:
@@ -617,7 +640,8 @@ def test_anything_but_true_denies_a_write(tmp_path: Path, answer: object) -> Non
 
 def test_no_callback_denies_every_effect(demo_project: Path) -> None:
     workspace = Workspace(
-        ToolPolicy(demo_project, allow_writes=True, allowed_commands=(APPEND_MARK,)))
+        ToolPolicy(demo_project, allow_writes=True, allowed_commands=(APPEND_MARK,))
+    )
     workspace.read_file("app.py")
     before = (demo_project / "app.py").read_bytes()
     denied = "error: operator denied the tool action"
@@ -635,7 +659,8 @@ def test_denied_edit_leaves_the_file(demo_project: Path) -> None:
     workspace.read_file("app.py")
     before = (demo_project / "app.py").read_bytes()
     assert workspace.execute(edit("app.py", "value * 1", "value * 2")) == (
-        "error: operator denied the tool action")
+        "error: operator denied the tool action"
+    )
     assert (demo_project / "app.py").read_bytes() == before
 
 
@@ -678,7 +703,11 @@ def test_proposal_for_an_edit_shows_base_and_proposed_file(demo_project: Path) -
     assert isinstance(proposal, ToolProposal)
     proposed = base.decode().replace("value * 1", "value * 2")
     assert (proposal.tool_call_id, proposal.action, proposal.kind, proposal.path) == (
-        "call-1", action, "edit", "app.py")
+        "call-1",
+        action,
+        "edit",
+        "app.py",
+    )
     assert proposal.base_text == base.decode()
     assert proposal.base_sha256 == sha256(base)
     assert proposal.proposed_text == proposed
@@ -706,16 +735,20 @@ def test_proposal_for_a_command_shows_argv_cwd_and_timeout(tmp_path: Path) -> No
     [proposal] = asked.asked
     assert isinstance(proposal, ToolProposal)
     assert (proposal.kind, proposal.argv, proposal.cwd, proposal.timeout_seconds) == (
-        "command", HELLO, str(tmp_path.resolve()), 7.0)
+        "command",
+        HELLO,
+        str(tmp_path.resolve()),
+        7.0,
+    )
     assert isinstance(proposal, CommandProposal) and not hasattr(proposal, "proposed_text")
 
 
 def test_proposal_callback_must_return_true(tmp_path: Path) -> None:
     asked = Operator(answer=1)
-    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True), Operator(),
-                          confirm_proposal=asked)
-    assert workspace.execute(write("notes.md", "x\n")) == (
-        "error: operator denied the tool action")
+    workspace = Workspace(
+        ToolPolicy(tmp_path, allow_writes=True), Operator(), confirm_proposal=asked
+    )
+    assert workspace.execute(write("notes.md", "x\n")) == ("error: operator denied the tool action")
     assert len(asked.asked) == 1
     assert not (tmp_path / "notes.md").exists()
 
@@ -724,14 +757,16 @@ def test_proposal_callback_must_return_true(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "argv", [[], [""], [PYTHON, ""], [PYTHON, "-c", "print(1)\0"]],
+    "argv",
+    [[], [""], [PYTHON, ""], [PYTHON, "-c", "print(1)\0"]],
     ids=["empty", "empty-string", "empty-argument", "nul"],
 )
 def test_argv_must_be_non_empty_strings_without_nul(tmp_path: Path, argv: list[str]) -> None:
     operator = Operator()
     workspace = commands(tmp_path, operator, HELLO)
     assert workspace.execute(run(argv)) == (
-        "error: argv must contain non-empty strings without NUL")
+        "error: argv must contain non-empty strings without NUL"
+    )
     with pytest.raises(AgentError, match="^argv must contain non-empty strings without NUL$"):
         workspace.run_command(argv)
     assert operator.asked == []
@@ -768,7 +803,8 @@ def test_allowed_command_reports_status_and_output(tmp_path: Path) -> None:
 
 def test_direct_run_command_returns_the_observation(tmp_path: Path) -> None:
     assert commands(tmp_path, Operator(), HELLO).run_command(list(HELLO)) == (
-        "status: 0\noutput:\nhello\n")
+        "status: 0\noutput:\nhello\n"
+    )
 
 
 def test_command_runs_in_the_root(tmp_path: Path) -> None:
@@ -799,12 +835,21 @@ def test_command_receipt_records_argv_status_and_no_artifacts(tmp_path: Path) ->
     passed = workspace.execute(run(HELLO))
     failed = workspace.execute(run(FAILING))
     ok, error = workspace.receipt_store.receipts()
-    assert (ok.tool_call_id, ok.tool, ok.arguments, ok.exit_state, ok.result,
-            ok.changed_artifacts) == (
-        "call-1", "run_command", {"argv": list(HELLO)}, "ok", passed, ())
-    assert (error.tool, error.arguments, error.exit_state, error.result,
-            error.changed_artifacts) == (
-        "run_command", {"argv": list(FAILING)}, "error", failed, ())
+    assert (
+        ok.tool_call_id,
+        ok.tool,
+        ok.arguments,
+        ok.exit_state,
+        ok.result,
+        ok.changed_artifacts,
+    ) == ("call-1", "run_command", {"argv": list(HELLO)}, "ok", passed, ())
+    assert (
+        error.tool,
+        error.arguments,
+        error.exit_state,
+        error.result,
+        error.changed_artifacts,
+    ) == ("run_command", {"argv": list(FAILING)}, "error", failed, ())
 
 
 def test_edit_receipt_names_exactly_its_one_path(tmp_path: Path) -> None:
@@ -816,9 +861,13 @@ def test_edit_receipt_names_exactly_its_one_path(tmp_path: Path) -> None:
     action = edit("./src/main.py", "1", "2")
     assert workspace.execute(action) == "edited src/main.py"
     [receipt] = workspace.receipt_store.receipts()
-    assert (receipt.tool, receipt.arguments, receipt.exit_state, receipt.result,
-            receipt.changed_artifacts) == (
-        "edit_file", action.arguments, "ok", "edited src/main.py", ("src/main.py",))
+    assert (
+        receipt.tool,
+        receipt.arguments,
+        receipt.exit_state,
+        receipt.result,
+        receipt.changed_artifacts,
+    ) == ("edit_file", action.arguments, "ok", "edited src/main.py", ("src/main.py",))
 
 
 def test_write_receipt_names_exactly_its_one_path(tmp_path: Path) -> None:
@@ -826,4 +875,8 @@ def test_write_receipt_names_exactly_its_one_path(tmp_path: Path) -> None:
     workspace.execute(write("notes.md", "x\n"))
     [receipt] = workspace.receipt_store.receipts()
     assert (receipt.tool, receipt.exit_state, receipt.result, receipt.changed_artifacts) == (
-        "write_file", "ok", "wrote notes.md", ("notes.md",))
+        "write_file",
+        "ok",
+        "wrote notes.md",
+        ("notes.md",),
+    )

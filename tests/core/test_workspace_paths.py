@@ -185,9 +185,7 @@ def test_symlinked_directory_pointing_outside_is_refused(tmp_path: Path) -> None
     os.symlink(tmp_path / "outside", root / "linked")
     workspace = workspace_at(root)
     assert refusal(workspace, "linked/secret.txt") == "symlinks are not accessible"
-    assert refusal(workspace, "linked/new.txt", must_exist=False) == (
-        "symlinks are not accessible"
-    )
+    assert refusal(workspace, "linked/new.txt", must_exist=False) == ("symlinks are not accessible")
     assert workspace.execute(ToolAction("list_files", {"path": "linked"})) == (
         "error: symlinks are not accessible"
     )
@@ -233,9 +231,9 @@ def test_nul_bytes_are_refused_with_a_clear_error(tmp_path: Path, raw: str) -> N
     assert "NUL" in refusal(workspace, raw)
     assert "NUL" in refusal(workspace, raw, must_exist=False)
     assert workspace.execute(ToolAction("read_file", {"path": raw})).startswith("error: path")
-    assert workspace.execute(
-        ToolAction("write_file", {"path": raw, "content": "x"})
-    ).startswith("error: path")
+    assert workspace.execute(ToolAction("write_file", {"path": raw, "content": "x"})).startswith(
+        "error: path"
+    )
 
 
 @pytest.mark.parametrize("raw", ["\ud800.py", "src/\udc80.py"])
