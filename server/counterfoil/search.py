@@ -54,6 +54,17 @@ class SearchLimits:
 
 
 @dataclass(frozen=True)
+class SearchScope:
+    """What both engines search within: the root, the caller's rule for what the agent may not
+    see (`hidden(relative_path)`), the limits, and the monotonic time to stop at."""
+
+    root: Path
+    hidden: Callable[[str], bool]
+    limits: SearchLimits
+    deadline: float
+
+
+@dataclass(frozen=True)
 class SearchHit:
     path: str
     line: int
@@ -127,18 +138,12 @@ def _escaped(pattern: str, index: int) -> bool:
     return run % 2 == 1
 
 
-def walk_files(
-    start: Path,
-    root: Path,
-    hidden: Callable[[str], bool],
-    limits: SearchLimits,
-    deadline: float,
-) -> tuple[list[str], str | None]:
+def walk_files(start: Path, scope: SearchScope) -> tuple[list[str], str | None]:
     """Root-relative paths of the regular files under `start`, in ripgrep's `--sort path` order.
 
-    `hidden(relative_path)` is the caller's rule for what the agent may not see; a hidden
-    directory is not entered.
+    A hidden directory is not entered.
     """
+    root, hidden, limits = scope.root, scope.hidden, scope.limits
     visible = _git_visible_paths(root)
     visible_directories = None if visible is None else _parent_directories(visible)
     if start.is_file():
@@ -148,7 +153,7 @@ def walk_files(
     prefix = start.relative_to(root).as_posix()
     stack: list[tuple[str, str]] = [(str(start), "" if prefix == "." else prefix + "/")]
     while stack:
-        if time.monotonic() > deadline:
+        if time.monotonic() > scope.deadline:
             return _in_path_order(found), "time"
         directory, relative_prefix = stack.pop()
         try:
@@ -247,17 +252,14 @@ def searchable_text(root: Path, relative: str, limit: int) -> str | None:
 
 
 def search_python(
-    root: Path,
-    files: list[str],
-    pattern: re.Pattern[str],
-    limits: SearchLimits,
-    deadline: float,
+    scope: SearchScope, files: list[str], pattern: re.Pattern[str]
 ) -> tuple[list[SearchHit], str | None]:
+    limits = scope.limits
     hits: list[SearchHit] = []
     for relative in files:
-        if time.monotonic() > deadline:
+        if time.monotonic() > scope.deadline:
             return hits, "time"
-        text = searchable_text(root, relative, limits.max_file_bytes)
+        text = searchable_text(scope.root, relative, limits.max_file_bytes)
         if text is None or pattern.search(text) is None:
             continue
         for number, line in enumerate(text.split("\n"), start=1):
@@ -299,14 +301,9 @@ def ripgrep_argv(
     return argv if start == "." else [*argv, "--", start]
 
 
-def search_ripgrep(
-    argv: list[str],
-    root: Path,
-    hidden: Callable[[str], bool],
-    limits: SearchLimits,
-    deadline: float,
-) -> tuple[list[SearchHit], int, str | None]:
-    """Hits from ripgrep's `argv` run in `root`, each checked against the same rules as the walk."""
+def search_ripgrep(argv: list[str], scope: SearchScope) -> tuple[list[SearchHit], int, str | None]:
+    """Hits from ripgrep's `argv` run in the root, each checked against the same rules as the walk."""
+    root, hidden, limits = scope.root, scope.hidden, scope.limits
     hits: list[SearchHit] = []
     checked: dict[str, bool] = {}
     process = subprocess.Popen(
@@ -318,7 +315,7 @@ def search_ripgrep(
         start_new_session=True,
     )
     assert process.stdout is not None and process.stderr is not None
-    watchdog = _Watchdog(process, max(deadline - time.monotonic(), 0.0))
+    watchdog = _Watchdog(process, max(scope.deadline - time.monotonic(), 0.0))
     stopped: str | None = None
     try:
         for raw in process.stdout:
@@ -396,7 +393,7 @@ def search_tree(
     `max_files`, which bounds the Python walk.
     """
     compiled = compile_pattern(pattern, literal)
-    deadline = time.monotonic() + limits.max_seconds
+    scope = SearchScope(root, hidden, limits, time.monotonic() + limits.max_seconds)
     executable = shutil.which("rg") if engine in ("auto", "ripgrep") else None
     if engine == "ripgrep" and executable is None:
         raise AgentError("ripgrep is not installed")
@@ -404,8 +401,8 @@ def search_tree(
         argv = ripgrep_argv(
             executable, pattern, literal, limits, start.relative_to(root).as_posix()
         )
-        hits, scanned, stopped = search_ripgrep(argv, root, hidden, limits, deadline)
+        hits, scanned, stopped = search_ripgrep(argv, scope)
         return SearchResult(tuple(hits), scanned, stopped)
-    files, walk_stopped = walk_files(start, root, hidden, limits, deadline)
-    hits, stopped = search_python(root, files, compiled, limits, deadline)
+    files, walk_stopped = walk_files(start, scope)
+    hits, stopped = search_python(scope, files, compiled)
     return SearchResult(tuple(hits), len(files), stopped or walk_stopped)
