@@ -73,10 +73,12 @@ def record_receipt(
     proposal: ToolProposal,
     exit_state: str,
     result: str,
-    artifacts: tuple[str, ...],
     evidence: dict[str, Any],
 ) -> EffectReceipt:
-    """Append the receipt of an effect that has already run; any failure is loud."""
+    """Append the receipt of an effect that has already run; any failure is loud.
+
+    A file effect changed its path; what a command changed is not tracked."""
+    artifacts = (proposal.path,) if isinstance(proposal, EditProposal) else ()
     receipt = EffectReceipt(
         tool_call_id=proposal.tool_call_id,
         tool=proposal.action.tool,

@@ -440,8 +440,8 @@ class Workspace:
             result = edited_observation(
                 verb, proposal.path, proposal.base_text, shown.proposed_text, proposal.proposed_text
             )
-        evidence = file_evidence(proposal)
-        self._record(proposal, "ok", result, (proposal.path,), evidence, approval)
+        evidence = self._run_evidence(proposal, file_evidence(proposal), approval)
+        record_receipt(self.receipt_store, proposal, "ok", result, evidence)
         return result
 
     def revert(self, call_id: str, tool_call_id: str | None = None) -> str:
@@ -507,7 +507,8 @@ class Workspace:
         verb = "removed" if proposal.removes_file else "restored"
         result = f"{verb} {proposal.path} (reverts {proposal.reverts})"
         evidence = {**file_evidence(proposal), "reverts": proposal.reverts}
-        self._record(proposal, "ok", result, (proposal.path,), evidence)
+        evidence = self._run_evidence(proposal, evidence)
+        record_receipt(self.receipt_store, proposal, "ok", result, evidence)
         return result
 
     def _keep_file_bytes(self, proposal: EditProposal) -> None:
@@ -541,25 +542,24 @@ class Workspace:
                 evidence = command_evidence(proposal, outcome, duration, output)
             except (AgentError, OSError) as error:
                 raise ReceiptNotRecorded(str(error)) from None
-        self._record(proposal, "ok" if outcome.status == 0 else "error", result, (), evidence)
+        exit_state = "ok" if outcome.status == 0 else "error"
+        evidence = self._run_evidence(proposal, evidence)
+        record_receipt(self.receipt_store, proposal, exit_state, result, evidence)
         return result
 
-    def _record(
+    def _run_evidence(
         self,
         proposal: ToolProposal,
-        exit_state: str,
-        result: str,
-        artifacts: tuple[str, ...],
         evidence: dict[str, Any],
         approval: dict[str, Any] | None = None,
-    ) -> None:
-        """Record an effect that has run; if that fails the run must stop and say so."""
-        evidence = {
+    ) -> dict[str, Any]:
+        """An effect's evidence with this run's id and who approved it, as its receipt records
+        them (recording may fail; then the run must stop and say so)."""
+        return {
             "run_id": self.run_id,
             **evidence,
             "approval": approval or approval_record(proposal, self.approval_via),
         }
-        record_receipt(self.receipt_store, proposal, exit_state, result, artifacts, evidence)
 
     # The gate
 
