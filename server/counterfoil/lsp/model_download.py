@@ -19,16 +19,7 @@ from typing import Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcServerError
 
-from ..models.download import (
-    DownloadCancelled,
-    DownloadProgress,
-    ModelDownloadError,
-    download_model,
-    format_progress,
-    hub_repo,
-    model_on_disk,
-    plan_download,
-)
+from ..models import download
 from ..models.errors import ModelLoadError
 from .channel import ClientChannel
 
@@ -64,7 +55,7 @@ class DownloadRequestCancelled(JsonRpcException):
         super().__init__(f"download of {model} cancelled; what arrived is kept for the next try")
 
 
-def progress_params(progress: DownloadProgress) -> dict[str, Any]:
+def progress_params(progress: download.DownloadProgress) -> dict[str, Any]:
     """The `counterfoil/download` notification."""
     return {
         "model": progress.model,
@@ -96,7 +87,7 @@ class ModelDownloads:
     def start(self, model: str) -> DownloadJob:
         """Start downloading `model` on a worker thread; its future holds the snapshot folder."""
         try:
-            repo = hub_repo(model)
+            repo = download.hub_repo(model)
         except ModelLoadError as error:
             raise DownloadFailed(str(error)) from None
         if repo is None:
@@ -116,16 +107,18 @@ class ModelDownloads:
         token = self._channel.begin_progress("Downloading model", job.model)
         last = ""
 
-        def report(progress: DownloadProgress) -> None:
+        def report(progress: download.DownloadProgress) -> None:
             nonlocal last
             self._missing[job.model] = progress.total - progress.bytes
             self._channel.notify(DOWNLOAD_METHOD, progress_params(progress))
-            last = format_progress(progress)
+            last = download.format_progress(progress)
             self._channel.report_progress(token, last)
 
         try:
-            folder = download_model(job.model, on_progress=report, should_stop=job.stop.is_set)
-        except DownloadCancelled as error:
+            folder = download.download_model(
+                job.model, on_progress=report, should_stop=job.stop.is_set
+            )
+        except download.DownloadCancelled as error:
             self._channel.end_progress(token, "cancelled")
             job.result.set_exception(error)
             return
@@ -136,7 +129,9 @@ class ModelDownloads:
         except Exception as error:  # the request always gets an answer
             logger.exception("download of %s failed", job.model)
             self._channel.end_progress(token, "failed")
-            job.result.set_exception(ModelDownloadError(f"{type(error).__name__}: {error}"))
+            job.result.set_exception(
+                download.ModelDownloadError(f"{type(error).__name__}: {error}")
+            )
             return
         self._missing[job.model] = 0
         self._channel.end_progress(token, "done")
@@ -150,7 +145,7 @@ class ModelDownloads:
         valid is left to the model loader to report.
         """
         try:
-            if model_on_disk(model):
+            if download.model_on_disk(model):
                 return
         except ModelLoadError:
             return
@@ -160,7 +155,7 @@ class ModelDownloads:
             try:
                 job = self.start(model)
             except DownloadInProgress as error:
-                raise ModelDownloadError(error.message) from None
+                raise download.ModelDownloadError(error.message) from None
         while True:
             try:
                 job.result.exception(STOP_POLL_SECONDS)
@@ -184,7 +179,7 @@ class ModelDownloads:
         """`modelOnDisk` (null for a name that is not valid) and `modelDownloadBytes` (bytes
         left to fetch; null until the hub has been asked, which this starts in the background)."""
         try:
-            on_disk = model_on_disk(model)
+            on_disk = download.model_on_disk(model)
         except ModelLoadError:  # a name that is not valid, or no hub client to look with
             return {"modelOnDisk": None, "modelDownloadBytes": None}
         if on_disk:
@@ -203,7 +198,7 @@ class ModelDownloads:
 
         def ask() -> None:
             try:
-                self._missing[model] = plan_download(model).missing_bytes
+                self._missing[model] = download.plan_download(model).missing_bytes
             except ModelLoadError as error:
                 logger.info("size of %s unknown: %s", model, error)
 
@@ -236,7 +231,7 @@ async def answer(job: DownloadJob) -> dict[str, Any]:
             logger.info("cancelling the download of %s", job.model)
             job.stop.set()
             folder = await waiting
-    except DownloadCancelled:
+    except download.DownloadCancelled:
         raise DownloadRequestCancelled(job.model) from None
     except ModelLoadError as error:
         raise DownloadFailed(str(error)) from None
