@@ -7,12 +7,8 @@ import statistics
 from pathlib import Path
 
 # Large enough that prefill dominates an agent turn, small enough to build offline in seconds.
-BENCH_MODEL = {
-    "hidden_size": 512,
-    "num_layers": 8,
-    "vocab_size": 32768,
-    "corpus_bytes": 6_000_000,
-}
+BENCH_SIZES = {"hidden_size": 512, "num_layers": 8}
+BENCH_MODEL = {"vocab_size": 32768, "corpus_bytes": 6_000_000}
 SYSTEM = (
     "You are a coding agent. Reply with exactly one JSON object per turn, e.g. "
     '{"tool":"read_file","path":"app.py"}; finish with {"final":"..."}.'
@@ -29,9 +25,9 @@ GOALS = (
 
 def bench_model_dir() -> Path:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from counterfoil.models.tiny_model import cached_tiny_model
+    from counterfoil.models.tiny_model import TinyShape, cached_tiny_model
 
-    return cached_tiny_model(**BENCH_MODEL)
+    return cached_tiny_model(shape=TinyShape(**BENCH_SIZES), **BENCH_MODEL)
 
 
 def agent_messages(goal: str) -> list[dict[str, str]]:

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .tiny_model import CHAT_TEMPLATE, EOS_TOKEN, train_tokenizer
+from .tiny_model import CHAT_TEMPLATE, DEFAULT_SHAPE, EOS_TOKEN, TinyShape, train_tokenizer
 
 CLOSING_TEXT = ('"', "}", '"}')
 CLOSING_BIAS = 6.0
@@ -24,10 +24,7 @@ CLOSING_BIAS = 6.0
 def build_tiny_gguf(
     path: str | Path,
     *,
-    hidden_size: int = 64,
-    num_layers: int = 2,
-    num_heads: int = 4,
-    num_kv_heads: int = 2,
+    shape: TinyShape = DEFAULT_SHAPE,
     vocab_size: int = 2048,
     corpus_bytes: int = 1_000_000,
     seed: int = 0,
@@ -53,8 +50,7 @@ def build_tiny_gguf(
     ]
 
     rng = np.random.default_rng(seed)
-    head_dim = hidden_size // num_heads
-    feed_forward = hidden_size * 3
+    hidden_size, head_dim, feed_forward = shape.hidden_size, shape.head_dim, shape.feed_forward
 
     def matrix(rows: int, columns: int, scale: float = 0.5) -> Any:
         return (rng.standard_normal((rows, columns)) * scale).astype(np.float32)
@@ -72,10 +68,10 @@ def build_tiny_gguf(
     writer.add_name("counterfoil-tiny-random")
     writer.add_context_length(4096)
     writer.add_embedding_length(hidden_size)
-    writer.add_block_count(num_layers)
+    writer.add_block_count(shape.num_layers)
     writer.add_feed_forward_length(feed_forward)
-    writer.add_head_count(num_heads)
-    writer.add_head_count_kv(num_kv_heads)
+    writer.add_head_count(shape.num_heads)
+    writer.add_head_count_kv(shape.num_kv_heads)
     writer.add_layer_norm_rms_eps(1e-6)
     writer.add_rope_dimension_count(head_dim)
     writer.add_rope_freq_base(10_000.0)
@@ -93,8 +89,8 @@ def build_tiny_gguf(
     writer.add_tensor("token_embd.weight", embedding)
     writer.add_tensor("output_norm.weight", np.ones(hidden_size, dtype=np.float32))
     writer.add_tensor("output.weight", output)
-    kv_size = num_kv_heads * head_dim
-    for layer in range(num_layers):
+    kv_size = shape.num_kv_heads * head_dim
+    for layer in range(shape.num_layers):
         prefix = f"blk.{layer}"
         writer.add_tensor(f"{prefix}.attn_norm.weight", np.ones(hidden_size, dtype=np.float32))
         writer.add_tensor(f"{prefix}.attn_q.weight", matrix(hidden_size, hidden_size, 0.1))

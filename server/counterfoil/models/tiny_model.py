@@ -13,12 +13,35 @@ import json
 import shutil
 import sysconfig
 from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 SPECIAL_TOKENS = ("<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>")
 EOS_TOKEN = "<|im_end|>"
 PAD_TOKEN = "<|endoftext|>"
+
+
+@dataclass(frozen=True)
+class TinyShape:
+    """The transformer's sizes, the same for the MLX directory and the GGUF file."""
+
+    hidden_size: int = 64
+    num_layers: int = 2
+    num_heads: int = 4
+    num_kv_heads: int = 2
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden_size // self.num_heads
+
+    @property
+    def feed_forward(self) -> int:
+        return self.hidden_size * 3
+
+
+DEFAULT_SHAPE = TinyShape()
+
 
 # ChatML as Qwen3 writes it: earlier assistant turns lose their <think> block, and with
 # thinking disabled the generation prompt carries an empty one.
@@ -75,10 +98,7 @@ def train_tokenizer(vocab_size: int, corpus_bytes: int = 3_000_000) -> str:
 def build_tiny_model(
     directory: str | Path,
     *,
-    hidden_size: int = 64,
-    num_layers: int = 2,
-    num_heads: int = 4,
-    num_kv_heads: int = 2,
+    shape: TinyShape = DEFAULT_SHAPE,
     vocab_size: int = 4096,
     corpus_bytes: int = 3_000_000,
     weight_scale: float = 4.0,
@@ -108,12 +128,12 @@ def build_tiny_model(
     config = {
         "architectures": ["Qwen3ForCausalLM"],
         "model_type": "qwen3",
-        "hidden_size": hidden_size,
-        "num_hidden_layers": num_layers,
-        "intermediate_size": hidden_size * 3,
-        "num_attention_heads": num_heads,
-        "num_key_value_heads": num_kv_heads,
-        "head_dim": hidden_size // num_heads,
+        "hidden_size": shape.hidden_size,
+        "num_hidden_layers": shape.num_layers,
+        "intermediate_size": shape.feed_forward,
+        "num_attention_heads": shape.num_heads,
+        "num_key_value_heads": shape.num_kv_heads,
+        "head_dim": shape.head_dim,
         "rms_norm_eps": 1e-6,
         "vocab_size": learned_size,
         "max_position_embeddings": 32768,
@@ -150,17 +170,23 @@ def build_tiny_model(
     return target
 
 
-def cached_tiny_model(cache_directory: str | Path | None = None, **options: Any) -> Path:
-    """`build_tiny_model(**options)` once per set of options, kept under `cache_directory`
-    (default: ~/.cache/counterfoil/tiny-models) so benchmarks and demos reuse it."""
+def cached_tiny_model(
+    cache_directory: str | Path | None = None, shape: TinyShape = DEFAULT_SHAPE, **options: Any
+) -> Path:
+    """`build_tiny_model(shape=shape, **options)` once per shape and options, kept under
+    `cache_directory` (default: ~/.cache/counterfoil/tiny-models) so benchmarks and demos reuse
+    it. The folder is named by the options and the sizes that differ from the defaults."""
     root = Path(cache_directory or Path.home() / ".cache" / "counterfoil" / "tiny-models")
-    key = "-".join(f"{name}={options[name]}" for name in sorted(options)) or "default"
+    default = asdict(DEFAULT_SHAPE)
+    named = {name: size for name, size in asdict(shape).items() if size != default[name]}
+    named.update(options)
+    key = "-".join(f"{name}={named[name]}" for name in sorted(named)) or "default"
     target = root / key.replace("/", "_")
     if not (target / "model.safetensors").is_file():
         partial = root / f"{target.name}.partial"
         if partial.exists():
             shutil.rmtree(partial)
-        build_tiny_model(partial, **options)
+        build_tiny_model(partial, shape=shape, **options)
         if target.exists():
             shutil.rmtree(target)
         partial.rename(target)
@@ -179,8 +205,7 @@ def main() -> None:
     arguments = parser.parse_args()
     path = build_tiny_model(
         arguments.directory,
-        hidden_size=arguments.hidden_size,
-        num_layers=arguments.layers,
+        shape=TinyShape(hidden_size=arguments.hidden_size, num_layers=arguments.layers),
         vocab_size=arguments.vocab_size,
         seed=arguments.seed,
     )
