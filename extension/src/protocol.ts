@@ -198,11 +198,7 @@ export interface RunResult {
 }
 
 /** A run this daemon ran (`counterfoil/status`'s `runs`). */
-export interface RunRecord {
-  runId: string;
-  conversationId?: string | null;
-  goal: string;
-  followUp?: boolean;
+export interface RunRecord extends RunStarted {
   startedAt?: string | null;
   endedAt?: string | null;
   reason?: string | null;
