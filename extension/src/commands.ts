@@ -18,6 +18,7 @@ import {
 } from "./protocol";
 import type { ReceiptsTree } from "./receiptsTree";
 import type { ReviewController } from "./review";
+import { describeAction } from "./runModel";
 import { RUN_VIEW, type RunPanel } from "./runPanel";
 import { summarizeRun } from "./runSummary";
 import { verifyReport } from "./verifyReport";
@@ -46,17 +47,8 @@ function errorMessage(error: unknown): string {
 }
 
 function describeStep(event: AgentEvent): string {
-  if (event.action && "tool" in event.action) {
-    const target = event.action.arguments.path ?? event.action.arguments.argv;
-    const subject = Array.isArray(target)
-      ? target.join(" ")
-      : typeof target === "string"
-        ? target
-        : "";
-    return `step ${event.step}: ${event.action.tool} ${subject}`.trim();
-  }
-  if (event.action && "final" in event.action) {
-    return `step ${event.step}: final answer`;
+  if (event.action) {
+    return `step ${event.step}: ${describeAction(event)}`;
   }
   return `step ${event.step}: ${event.result ?? "no action"}`;
 }
