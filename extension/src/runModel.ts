@@ -104,6 +104,17 @@ function currentTurn(model: RunModel): TurnView | undefined {
   return model.turns[model.turns.length - 1];
 }
 
+/** Applies `update` to the latest turn; nothing happens before the first turn. */
+function updateCurrentTurn(
+  model: RunModel,
+  update: (turn: TurnView) => void,
+): void {
+  const turn = currentTurn(model);
+  if (turn) {
+    update(turn);
+  }
+}
+
 export function startTurn(
   model: RunModel,
   goal: string,
@@ -140,52 +151,48 @@ export function addModelText(
   text: string,
   thinking = false,
 ): void {
-  const turn = currentTurn(model);
-  if (!turn) {
-    return;
-  }
-  if (!turn.streaming || turn.streaming.step !== step) {
-    turn.streaming = { step, thinking: "", text: "" };
-  }
-  if (thinking) {
-    turn.streaming.thinking += text;
-  } else {
-    turn.streaming.text += text;
-  }
+  updateCurrentTurn(model, (turn) => {
+    if (!turn.streaming || turn.streaming.step !== step) {
+      turn.streaming = { step, thinking: "", text: "" };
+    }
+    if (thinking) {
+      turn.streaming.thinking += text;
+    } else {
+      turn.streaming.text += text;
+    }
+  });
 }
 
 export function addEvent(model: RunModel, event: AgentEvent): void {
-  const turn = currentTurn(model);
-  if (!turn) {
-    return;
-  }
-  const { thinking, text: said } = splitThinking(event.response);
-  // A response that is only the action's JSON says nothing the action line does not.
-  const text = isJson(said) ? "" : said;
-  const view: StepView = {
-    step: event.step,
-    thinking,
-    text: event.action && "final" in event.action ? "" : text,
-    action: describeAction(event),
-    observation: event.result,
-    outcome: event.outcome ?? null,
-    toolCallId: event.toolCallId ?? null,
-    outputSha256: event.outputSha256 ?? null,
-    reason: event.reason ?? null,
-  };
-  if (event.action && "final" in event.action) {
-    view.observation = null;
-  }
-  turn.steps.push(view);
-  turn.streaming = null;
-  const id = event.toolCallId;
-  if (id && model.proposals[id]) {
-    const proposal = model.proposals[id];
-    if (event.outcome === "failed" || event.outcome === "refused") {
-      proposal.state = "failed";
-      proposal.reason = firstLine(event.result ?? "");
+  updateCurrentTurn(model, (turn) => {
+    const { thinking, text: said } = splitThinking(event.response);
+    // A response that is only the action's JSON says nothing the action line does not.
+    const text = isJson(said) ? "" : said;
+    const view: StepView = {
+      step: event.step,
+      thinking,
+      text: event.action && "final" in event.action ? "" : text,
+      action: describeAction(event),
+      observation: event.result,
+      outcome: event.outcome ?? null,
+      toolCallId: event.toolCallId ?? null,
+      outputSha256: event.outputSha256 ?? null,
+      reason: event.reason ?? null,
+    };
+    if (event.action && "final" in event.action) {
+      view.observation = null;
     }
-  }
+    turn.steps.push(view);
+    turn.streaming = null;
+    const id = event.toolCallId;
+    if (id && model.proposals[id]) {
+      const proposal = model.proposals[id];
+      if (event.outcome === "failed" || event.outcome === "refused") {
+        proposal.state = "failed";
+        proposal.reason = firstLine(event.result ?? "");
+      }
+    }
+  });
 }
 
 function isJson(text: string): boolean {
@@ -233,38 +240,36 @@ export function outcomeCounts(result: RunResult): Record<string, number> {
 }
 
 export function finishTurn(model: RunModel, result: RunResult): void {
-  const turn = currentTurn(model);
-  if (!turn) {
-    return;
-  }
-  turn.status = result.reason === "cancelled" ? "stopped" : "finished";
-  const partial = turn.streaming;
-  if (partial && (partial.text || partial.thinking)) {
-    // What the model had said when it was stopped stays readable.
-    turn.steps.push({
-      step: partial.step,
-      thinking: partial.thinking,
-      text: partial.text,
-      action: "stopped while generating",
-      observation: null,
-      outcome: null,
-    });
-  }
-  turn.streaming = null;
-  turn.verdict = result.verdict ?? null;
-  turn.reason = result.reason;
-  turn.error = result.error ?? null;
-  turn.final = result.final;
-  turn.modifiedFiles = result.modifiedFiles;
-  turn.counts = outcomeCounts(result);
-  turn.runId = result.runId ?? turn.runId;
-  // Steps the notifications missed (an older daemon, or a reload) come from the result.
-  if (turn.steps.length < result.events.length) {
-    turn.steps = [];
-    for (const event of result.events) {
-      addEvent(model, event);
+  updateCurrentTurn(model, (turn) => {
+    turn.status = result.reason === "cancelled" ? "stopped" : "finished";
+    const partial = turn.streaming;
+    if (partial && (partial.text || partial.thinking)) {
+      // What the model had said when it was stopped stays readable.
+      turn.steps.push({
+        step: partial.step,
+        thinking: partial.thinking,
+        text: partial.text,
+        action: "stopped while generating",
+        observation: null,
+        outcome: null,
+      });
     }
-  }
+    turn.streaming = null;
+    turn.verdict = result.verdict ?? null;
+    turn.reason = result.reason;
+    turn.error = result.error ?? null;
+    turn.final = result.final;
+    turn.modifiedFiles = result.modifiedFiles;
+    turn.counts = outcomeCounts(result);
+    turn.runId = result.runId ?? turn.runId;
+    // Steps the notifications missed (an older daemon, or a reload) come from the result.
+    if (turn.steps.length < result.events.length) {
+      turn.steps = [];
+      for (const event of result.events) {
+        addEvent(model, event);
+      }
+    }
+  });
 }
 
 export function failTurn(model: RunModel, error: string): void {
