@@ -70,11 +70,14 @@ class WorkspaceUnavailable(RuntimeError):
 
 
 class Job:
-    """A running operation: its result future, its stop flag, its approval bridge."""
+    """A running operation: the settings and root it started with, its result future, its stop
+    flag, its approval bridge."""
 
-    def __init__(self, kind: str, bridge: ConfirmBridge) -> None:
+    def __init__(self, kind: str, bridge: ConfirmBridge, settings: Settings, root: Path) -> None:
         self.kind = kind
         self.bridge = bridge
+        self.settings = settings
+        self.root = root
         self.result: Future[dict[str, Any]] = Future()
         self.thread: threading.Thread | None = None
         self.on_stop: Callable[[], None] | None = None  # told once, when a stop is first asked
@@ -208,9 +211,7 @@ class Session:
 
     def run(self, goal: str) -> Job:
         """A new conversation: the kept one is forgotten."""
-        return self._start(
-            "run", lambda job, settings, root: self._run(job, settings, root, goal, None)
-        )
+        return self._start("run", lambda job: self._run(job, goal, None))
 
     def follow_up(self, text: str) -> Job:
         """Continue the kept conversation with the person's next message."""
@@ -218,22 +219,16 @@ class Session:
             conversation = self._conversation
         if conversation is None:
             raise NoConversation("no conversation to continue")
-        return self._start(
-            "run", lambda job, settings, root: self._run(job, settings, root, text, conversation)
-        )
+        return self._start("run", lambda job: self._run(job, text, conversation))
 
     def run_validation(self, argv: list[str]) -> Job:
-        return self._start(
-            "validation", lambda job, settings, root: self._validate(job, settings, root, argv)
-        )
+        return self._start("validation", lambda job: self._validate(job, argv))
 
     def revert(self, call_id: str) -> Job:
         """Undo a file effect from its receipt, asked like any effect (`counterfoil/confirm`)."""
         return self._start(
             "revert",
-            lambda job, settings, root: self._one_effect(
-                job, settings, root, f"revert {call_id}", lambda w: w.revert(call_id)
-            ),
+            lambda job: self._one_effect(job, f"revert {call_id}", lambda w: w.revert(call_id)),
         )
 
     def cancel(self) -> None:
@@ -255,7 +250,7 @@ class Session:
             if job.thread.is_alive():
                 logger.warning("the %s did not stop within %.0f s", job.kind, timeout)
 
-    def _start(self, kind: str, work: Callable[[Job, Settings, Path], dict[str, Any]]) -> Job:
+    def _start(self, kind: str, work: Callable[[Job], dict[str, Any]]) -> Job:
         with self._lock:
             if self._job is not None and not self._job.result.done():
                 raise SessionBusy(f"a {self._job.kind} is already in progress")
@@ -264,12 +259,12 @@ class Session:
                 raise NoWorkspaceRoot("no workspace folder is open")
             settings = self.settings
             bridge = ConfirmBridge(self.channel, root, settings.confirm_timeout_seconds)
-            job = Job(kind, bridge)
+            job = Job(kind, bridge, settings, root)
             self._job = job
 
         def body() -> None:
             try:
-                outcome = work(job, settings, root)
+                outcome = work(job)
             except Exception as error:  # the client always gets an answer
                 logger.exception("%s failed", kind)
                 outcome = failed_run("internal_error", f"{type(error).__name__}: {error}")
@@ -282,8 +277,6 @@ class Session:
     def _workspace(
         self,
         job: Job,
-        settings: Settings,
-        root: Path,
         collected: list[EffectReceipt],
         *,
         run_id: str | None = None,
@@ -300,6 +293,7 @@ class Session:
             self.channel.show_message("error", f"Counterfoil: {message}")
             return WorkspaceUnavailable(reason, message)
 
+        settings, root = job.settings, job.root
         try:
             policy = settings.policy(root)
         except ValueError as error:
@@ -330,25 +324,21 @@ class Session:
         )
         return workspace, unsubscribe
 
-    def _run(
-        self,
-        job: Job,
-        settings: Settings,
-        root: Path,
-        goal: str,
-        continued: Conversation | None,
-    ) -> dict[str, Any]:
+    def _run(self, job: Job, goal: str, continued: Conversation | None) -> dict[str, Any]:
         run_id = uuid.uuid4().hex
         follow_up = continued is not None
         conversation_id = continued.conversation_id if continued is not None else run_id
         if continued is None:
             with self._lock:
                 self._conversation = None
-        entry = {
+        started = {
             "runId": run_id,
             "conversationId": conversation_id,
             "goal": goal,
             "followUp": follow_up,
+        }
+        entry = {
+            **started,
             "startedAt": utc_now(),
             "endedAt": None,
             "reason": None,
@@ -356,21 +346,13 @@ class Session:
         }
         with self._lock:
             self._runs.append(entry)
-        self.channel.notify(
-            RUN_STARTED_METHOD,
-            {
-                "runId": run_id,
-                "conversationId": conversation_id,
-                "goal": goal,
-                "followUp": follow_up,
-            },
-        )
+        self.channel.notify(RUN_STARTED_METHOD, started)
         self._run_state(run_id, "running", None)
         job.on_stop = lambda: self._run_state(run_id, "stopping", None)
         if job.stopping:
             job.on_stop()
         try:
-            result = self._run_agent(job, settings, root, goal, continued, run_id)
+            result = self._run_agent(job, goal, continued, run_id)
         except Exception:
             self._run_state(run_id, "ended", "internal_error")
             raise
@@ -385,20 +367,13 @@ class Session:
         self.channel.notify(RUN_STATE_METHOD, {"runId": run_id, "state": state, "reason": reason})
 
     def _run_agent(
-        self,
-        job: Job,
-        settings: Settings,
-        root: Path,
-        goal: str,
-        continued: Conversation | None,
-        run_id: str,
+        self, job: Job, goal: str, continued: Conversation | None, run_id: str
     ) -> dict[str, Any]:
+        settings, root = job.settings, job.root
         evidence = StepEvidence(run_id)
         try:
             workspace, unsubscribe = self._workspace(
                 job,
-                settings,
-                root,
                 [],
                 run_id=run_id,
                 read_digests=None if continued is None else continued.read_digests,
@@ -486,13 +461,9 @@ class Session:
         with self._lock:
             self._conversation = conversation
 
-    def _validate(
-        self, job: Job, settings: Settings, root: Path, argv: list[str]
-    ) -> dict[str, Any]:
+    def _validate(self, job: Job, argv: list[str]) -> dict[str, Any]:
         return self._one_effect(
             job,
-            settings,
-            root,
             f"validation {argv}",
             lambda workspace: workspace.execute(ToolAction("run_command", {"argv": argv})),
         )
@@ -500,15 +471,13 @@ class Session:
     def _one_effect(
         self,
         job: Job,
-        settings: Settings,
-        root: Path,
         label: str,
         perform: Callable[[Workspace], str],
     ) -> dict[str, Any]:
         """One effect outside a run: its observation and the receipt it left, if any."""
         collected: list[EffectReceipt] = []
         try:
-            workspace, unsubscribe = self._workspace(job, settings, root, collected)
+            workspace, unsubscribe = self._workspace(job, collected)
         except WorkspaceUnavailable as error:
             return {"observation": f"error: {error.message}", "receipt": None, "outcome": "refused"}
         try:
