@@ -10,7 +10,7 @@ import pytest
 
 from counterfoil import ToolPolicy, Workspace, run_agent
 from counterfoil.lsp import model_host
-from counterfoil.lsp.model_host import ModelHost, ModelLoadFailed
+from counterfoil.lsp.model_host import HostedGenerate, ModelHost, ModelLoadFailed
 from counterfoil.models import GenerationOptions, ModelProgress, ProgressCallback
 from counterfoil.settings import Settings
 
@@ -83,7 +83,7 @@ def test_loading_and_generation_are_reported_with_tokens_per_second(
     def report(step: int, message: str) -> None:
         reports.append(f"step {step}: {message}")
 
-    generate = host.wrap(host.load(Settings(model="qwen3-0.6b"), tmp_path), report)
+    generate = HostedGenerate(host, host.load(Settings(model="qwen3-0.6b"), tmp_path), report)
     assert generate([]) == '{"final":"x"}'
 
     assert channel.progress[0] == ("begin", "Loading model", "qwen3-0.6b")
@@ -123,7 +123,9 @@ def test_a_runs_generate_passes_the_enabled_tools_on_to_the_model(tmp_path: Path
 
     host = ModelHost(RecordingChannel())
     steps: list[tuple[int, str]] = []
-    generate = host.wrap(ToolAware(), lambda step, message: steps.append((step, message)))
+    generate = HostedGenerate(
+        host, ToolAware(), lambda step, message: steps.append((step, message))
+    )
     workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True))
 
     run = run_agent("anything", generate, workspace)

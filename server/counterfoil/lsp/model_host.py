@@ -120,23 +120,6 @@ class ModelHost:
                 self._key, self._generate = key, generate
         return generate
 
-    def wrap(
-        self,
-        generate: Generate,
-        report: StepReport,
-        should_stop: Callable[[], bool] | None = None,
-        *,
-        on_text: StepText | None = None,
-    ) -> HostedGenerate:
-        """The run's generate: each call is one step, reported as generation.
-
-        `should_stop` is asked at every token a local model streams (True stops generation
-        at once, raising GenerationCancelled), and a model that streams from a server polls it,
-        so Stop closes its stream; `on_text(step, text, thinking)` gets the streamed text in
-        batches.
-        """
-        return HostedGenerate(self, generate, report, should_stop, on_text=on_text)
-
     def _stopping(self) -> bool:
         should_stop = self._should_stop
         return should_stop is not None and should_stop()
@@ -200,7 +183,12 @@ class ModelHost:
 
 
 class HostedGenerate:
-    """One run's generate: numbers its steps and reports each as generation."""
+    """One run's generate, hosted by a ModelHost: each call is one step, reported as generation.
+
+    `should_stop` is asked at every token a local model streams (True stops generation at once,
+    raising GenerationCancelled), and a model that streams from a server polls it, so Stop
+    closes its stream; `on_text(step, text, thinking)` gets the streamed text in batches.
+    """
 
     def __init__(
         self,

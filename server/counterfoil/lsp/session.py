@@ -33,7 +33,7 @@ from ..workspace import Workspace
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
 from .model_download import ModelDownloads
-from .model_host import ModelHost, ModelLoadFailed
+from .model_host import HostedGenerate, ModelHost, ModelLoadFailed
 from .outcomes import effect_outcome
 from .protocol import failed_run, receipt_dict, run_result, tool_table
 from .run_record import Conversation, StepEvidence
@@ -419,8 +419,8 @@ class Session:
             except ModelLoadFailed as error:
                 self.channel.show_message("error", str(error))
                 return failed_run("model_error", str(error))
-            generate = self.models.wrap(
-                loaded, report, should_stop=lambda: job.stopping, on_text=on_text
+            generate = HostedGenerate(
+                self.models, loaded, report, should_stop=lambda: job.stopping, on_text=on_text
             )
             self.channel.log(f"run started: {goal}")
             messages = [] if continued is None else continued.messages
