@@ -304,6 +304,12 @@ function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? "" : "s"}`;
 }
 
+function filesChangedLine(files: string[]): string {
+  return files.length > 0
+    ? `Files changed: ${files.join(", ")}`
+    : "No files changed";
+}
+
 /**
  * The verdict in lines a person reads correctly, facts first: validation, files changed, effects
  * rejected, refused or failed. Without a verdict (an older daemon) only what the result says.
@@ -322,11 +328,7 @@ export function verdictLines(turn: TurnView): string[] {
         `Validation ${verdict.validation}`,
     );
     const files = verdict.filesChanged.map((file) => file.path);
-    lines.push(
-      files.length > 0
-        ? `Files changed: ${files.join(", ")}`
-        : "No files changed",
-    );
+    lines.push(filesChangedLine(files));
     const effects: string[] = [];
     if (verdict.rejected.length > 0) {
       effects.push(`${plural(verdict.rejected.length, "effect")} rejected`);
@@ -344,11 +346,7 @@ export function verdictLines(turn: TurnView): string[] {
   }
   lines.push("Validation: the daemon sent no verdict");
   const files = turn.modifiedFiles ?? [];
-  lines.push(
-    files.length > 0
-      ? `Files changed: ${files.join(", ")}`
-      : "No files changed",
-  );
+  lines.push(filesChangedLine(files));
   const counts = turn.counts ?? {};
   const effects: string[] = [];
   if (counts.denied) {
