@@ -14,6 +14,7 @@ import {
   type AgentEvent,
   type ConfirmParams,
   type ConfirmResult,
+  type DownloadProgress,
   Methods,
   type ModelState,
   type ModelText,
@@ -47,6 +48,8 @@ export class DaemonClient implements vscode.Disposable {
   private readonly runStartedEmitter = new vscode.EventEmitter<RunStarted>();
   private readonly modelTextEmitter = new vscode.EventEmitter<ModelText>();
   private readonly runStateEmitter = new vscode.EventEmitter<RunStateNotice>();
+  private readonly downloadEmitter =
+    new vscode.EventEmitter<DownloadProgress>();
 
   /** One per agent step (`counterfoil/event`). */
   readonly onEvent = this.eventEmitter.event;
@@ -62,6 +65,8 @@ export class DaemonClient implements vscode.Disposable {
   readonly onModelText = this.modelTextEmitter.event;
   /** Stopping, cancelled or ended (`counterfoil/runState`, newer daemons). */
   readonly onRunState = this.runStateEmitter.event;
+  /** A model download's progress (`counterfoil/download`, newer daemons). */
+  readonly onDownload = this.downloadEmitter.event;
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
@@ -76,6 +81,7 @@ export class DaemonClient implements vscode.Disposable {
       this.runStartedEmitter,
       this.modelTextEmitter,
       this.runStateEmitter,
+      this.downloadEmitter,
       vscode.workspace.onDidChangeConfiguration((event) =>
         this.onSettingsChanged(event),
       ),
@@ -217,6 +223,9 @@ export class DaemonClient implements vscode.Disposable {
     );
     client.onNotification(Methods.runState, (state: RunStateNotice) =>
       this.runStateEmitter.fire(state),
+    );
+    client.onNotification(Methods.download, (progress: DownloadProgress) =>
+      this.downloadEmitter.fire(progress),
     );
     client.onDidChangeState(({ newState }) => {
       this.runningEmitter.fire(newState === State.Running);

@@ -5,6 +5,8 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import type { DaemonClient } from "./client";
 import { isArgv } from "./launch";
+import { ensureModelOnDisk } from "./modelDownload";
+import { ensureModelRuntime } from "./modelRuntime";
 import {
   type AgentEvent,
   Methods,
@@ -56,6 +58,7 @@ function describeStep(event: AgentEvent): string {
 export class AgentCommands implements vscode.Disposable {
   private run: vscode.CancellationTokenSource | undefined;
   private stopRequestedAt: number | undefined;
+  private preparing = false;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly context: CommandContext) {
@@ -94,6 +97,9 @@ export class AgentCommands implements vscode.Disposable {
     register("counterfoil.openReceiptLog", () => this.openReceiptLog());
     register("counterfoil.showTrace", () => context.trace.show(true));
     register("counterfoil.restartServer", () => this.restartServer());
+    register("counterfoil.installModelRuntime", () =>
+      this.installModelRuntime(),
+    );
     context.panel.setActions({
       run: (goal) => this.runAgent(goal),
       followUp: (text) => this.followUp(text),
@@ -115,7 +121,7 @@ export class AgentCommands implements vscode.Disposable {
   }
 
   async runAgent(goalArgument?: string): Promise<RunResult | undefined> {
-    if (this.run) {
+    if (this.run || this.preparing) {
       void vscode.window.showWarningMessage(
         "A Counterfoil run is already in progress; cancel it first.",
       );
@@ -135,7 +141,43 @@ export class AgentCommands implements vscode.Disposable {
     if (!goal || goal.trim() === "") {
       return undefined;
     }
+    if (!(await this.prepareModel())) {
+      return undefined;
+    }
     return this.startRun(Methods.run, { goal }, goal);
+  }
+
+  /**
+   * Before a run: the model's runtime is installed (or offered) and its files are on disk (or
+   * downloaded with progress). False when the run must not start; the person was told why.
+   */
+  private async prepareModel(): Promise<boolean> {
+    const { client, trace } = this.context;
+    this.preparing = true;
+    try {
+      return (
+        (await ensureModelRuntime(client, trace)) &&
+        (await ensureModelOnDisk(client, trace))
+      );
+    } catch (error) {
+      trace.error(`preparing the model: ${errorMessage(error)}`);
+      void vscode.window.showErrorMessage(
+        `Counterfoil run not started: ${errorMessage(error)}`,
+      );
+      return false;
+    } finally {
+      this.preparing = false;
+    }
+  }
+
+  private async installModelRuntime(): Promise<void> {
+    try {
+      await ensureModelRuntime(this.context.client, this.context.trace, true);
+    } catch (error) {
+      void vscode.window.showErrorMessage(
+        `Counterfoil: could not check the model runtime: ${errorMessage(error)}`,
+      );
+    }
   }
 
   /** Continues the last run's conversation with the person's next message. */

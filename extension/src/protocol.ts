@@ -272,6 +272,37 @@ export interface StatusResult {
   tools?: ToolInfo[];
   receiptLog: string | null;
   running: boolean;
+  /** Newer daemons: whether the model's files are on disk (`null`: not a valid name). */
+  modelOnDisk?: boolean | null;
+  /** Newer daemons: bytes still to fetch, once known. */
+  modelDownloadBytes?: number | null;
+}
+
+/** `counterfoil/modelRuntime`: what the model needs installed in the daemon's Python. */
+export interface ModelRuntimeResult {
+  model: string;
+  extra: string | null;
+  missing: string[];
+  python: string;
+  command: string[] | null;
+}
+
+/** `counterfoil/downloadModel`'s answer. */
+export interface DownloadModelResult {
+  ok: boolean;
+  path: string;
+}
+
+export type DownloadState = "downloading" | "done" | "cancelled" | "failed";
+
+/** `counterfoil/download`: how far a model download is. */
+export interface DownloadProgress {
+  model: string;
+  bytes: number;
+  total: number;
+  rate: number | null;
+  etaSeconds: number | null;
+  state: DownloadState;
 }
 
 export const Methods = {
@@ -290,4 +321,7 @@ export const Methods = {
   modelText: "counterfoil/modelText",
   object: "counterfoil/object",
   revert: "counterfoil/revert",
+  modelRuntime: "counterfoil/modelRuntime",
+  downloadModel: "counterfoil/downloadModel",
+  download: "counterfoil/download",
 } as const;

@@ -3,8 +3,9 @@
 
 import * as vscode from "vscode";
 import type { DaemonClient } from "./client";
+import { describeDownload, downloadDetail } from "./modelPrep";
 import { describeModelState } from "./modelState";
-import type { ModelState } from "./protocol";
+import type { DownloadProgress, ModelState } from "./protocol";
 
 export class ModelStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem(
@@ -23,6 +24,7 @@ export class ModelStatusBar implements vscode.Disposable {
     this.disposables.push(
       client.onModelState((state) => this.update(state)),
       client.onRunning((running) => this.showDaemon(running)),
+      client.onDownload((progress) => this.showDownload(progress)),
     );
   }
 
@@ -39,6 +41,19 @@ export class ModelStatusBar implements vscode.Disposable {
       state.state === "error"
         ? new vscode.ThemeColor("statusBarItem.errorBackground")
         : undefined;
+  }
+
+  /** `downloading 38 % of 2.3 GiB` while a model downloads; the daemon's state once it ends. */
+  showDownload(progress: DownloadProgress): void {
+    if (progress.state !== "downloading") {
+      this.showDaemon(this.client.isRunning);
+      return;
+    }
+    this.item.text = `$(cloud-download) Counterfoil: ${describeDownload(progress)}`;
+    this.item.tooltip =
+      `Model: ${progress.model}\n${downloadDetail(progress)}` +
+      this.interpreterLine;
+    this.item.backgroundColor = undefined;
   }
 
   showDaemon(running: boolean): void {

@@ -1,0 +1,100 @@
+// What to do before a run so the model can load: install its runtime, download its files. Words
+// for a download's progress. Pure, unit-tested; modelRuntime.ts and modelDownload.ts act on it.
+
+import type {
+  DownloadProgress,
+  ModelRuntimeResult,
+  StatusResult,
+} from "./protocol";
+
+const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
+
+/** `2.3 GiB`, `512 B`: binary units, one decimal above bytes. */
+export function formatBytes(bytes: number): string {
+  let value = Math.max(0, bytes);
+  let unit = 0;
+  while (value >= 1024 && unit < UNITS.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return unit === 0
+    ? `${Math.round(value)} B`
+    : `${value.toFixed(1)} ${UNITS[unit]}`;
+}
+
+/** `1 min 20 s`, `2 h 5 min`, `7 s`. */
+export function formatDuration(seconds: number): string {
+  const total = Math.max(0, Math.round(seconds));
+  const hours = Math.floor(total / 3600);
+  const minutes = Math.floor((total % 3600) / 60);
+  const rest = total % 60;
+  if (hours > 0) {
+    return `${hours} h ${minutes} min`;
+  }
+  if (minutes > 0) {
+    return `${minutes} min ${rest} s`;
+  }
+  return `${rest} s`;
+}
+
+/** Whole per cent of the download that is on disk; 0 while the total is unknown. */
+export function downloadPercent(progress: DownloadProgress): number {
+  if (!(progress.total > 0)) {
+    return 0;
+  }
+  return Math.min(100, Math.floor((progress.bytes / progress.total) * 100));
+}
+
+/** The status bar's words: `downloading 38 % of 2.3 GiB`. */
+export function describeDownload(progress: DownloadProgress): string {
+  return `downloading ${downloadPercent(progress)} % of ${formatBytes(progress.total)}`;
+}
+
+/** The notification's line: `1.2 GiB of 2.3 GiB, 12.0 MiB/s, 1 min 20 s left`. */
+export function downloadDetail(progress: DownloadProgress): string {
+  const parts = [
+    `${formatBytes(progress.bytes)} of ${formatBytes(progress.total)}`,
+  ];
+  if (typeof progress.rate === "number") {
+    parts.push(`${formatBytes(progress.rate)}/s`);
+  }
+  if (typeof progress.etaSeconds === "number") {
+    parts.push(`${formatDuration(progress.etaSeconds)} left`);
+  }
+  return parts.join(", ");
+}
+
+export type RuntimeDecision =
+  | { kind: "ready" }
+  | { kind: "install"; python: string; command: string[]; missing: string[] };
+
+/** Whether the daemon's Python lacks what the model needs, and the command that installs it. */
+export function decideRuntime(result: ModelRuntimeResult): RuntimeDecision {
+  if (
+    result.missing.length === 0 ||
+    !Array.isArray(result.command) ||
+    result.command.length === 0
+  ) {
+    return { kind: "ready" };
+  }
+  return {
+    kind: "install",
+    python: result.python,
+    command: result.command,
+    missing: result.missing,
+  };
+}
+
+/** Download first only when the daemon says the model is missing (older daemons say nothing). */
+export function needsDownload(status: Partial<StatusResult>): boolean {
+  return status.modelOnDisk === false;
+}
+
+/** An argv as one POSIX shell line: words that need it are single-quoted. */
+export function shellLine(argv: string[]): string {
+  return argv
+    .map((word) =>
+      /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`,
+    )
+    .join(" ");
+}
