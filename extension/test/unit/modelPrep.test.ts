@@ -1,0 +1,135 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import {
+  decideRuntime,
+  describeDownload,
+  downloadDetail,
+  formatBytes,
+  formatDuration,
+  needsDownload,
+  shellLine,
+} from "../../src/modelPrep";
+import type { DownloadProgress } from "../../src/protocol";
+
+const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
+
+function progress(fields: Partial<DownloadProgress>): DownloadProgress {
+  return {
+    model: "qwen3-4b",
+    bytes: 0,
+    total: 0,
+    rate: null,
+    etaSeconds: null,
+    state: "downloading",
+    ...fields,
+  };
+}
+
+test("bytes read in binary units with one decimal", () => {
+  assert.equal(formatBytes(512), "512 B");
+  assert.equal(formatBytes(1536), "1.5 KiB");
+  assert.equal(formatBytes(2.3 * GiB), "2.3 GiB");
+  assert.equal(formatBytes(-5), "0 B");
+});
+
+test("durations read in hours, minutes and seconds", () => {
+  assert.equal(formatDuration(7.4), "7 s");
+  assert.equal(formatDuration(80), "1 min 20 s");
+  assert.equal(formatDuration(7500), "2 h 5 min");
+});
+
+test("the status bar says the per cent done of the total", () => {
+  assert.equal(
+    describeDownload(progress({ bytes: 0.38 * 2.3 * GiB, total: 2.3 * GiB })),
+    "downloading 38 % of 2.3 GiB",
+  );
+});
+
+test("an unknown total reads as 0 % and never over 100 %", () => {
+  assert.equal(
+    describeDownload(progress({ bytes: 10 })),
+    "downloading 0 % of 0 B",
+  );
+  assert.equal(
+    describeDownload(progress({ bytes: 2 * GiB, total: GiB })),
+    "downloading 100 % of 1.0 GiB",
+  );
+});
+
+test("the notification line has bytes, rate and time left once known", () => {
+  assert.equal(
+    downloadDetail(
+      progress({
+        bytes: 1.2 * GiB,
+        total: 2.3 * GiB,
+        rate: 12 * MiB,
+        etaSeconds: 80,
+      }),
+    ),
+    "1.2 GiB of 2.3 GiB, 12.0 MiB/s, 1 min 20 s left",
+  );
+  assert.equal(
+    downloadDetail(progress({ bytes: 0, total: 2.3 * GiB })),
+    "0 B of 2.3 GiB",
+  );
+});
+
+test("a runtime with nothing missing needs no install", () => {
+  assert.deepEqual(
+    decideRuntime({
+      model: "qwen3-4b",
+      extra: "mlx",
+      missing: [],
+      python: "/venv/bin/python",
+      command: null,
+    }),
+    { kind: "ready" },
+  );
+});
+
+test("a missing runtime is installed with the daemon's command into its python", () => {
+  const command = [
+    "/venv/bin/python",
+    "-m",
+    "pip",
+    "install",
+    "counterfoil[mlx]",
+  ];
+  assert.deepEqual(
+    decideRuntime({
+      model: "qwen3-4b",
+      extra: "mlx",
+      missing: ["mlx.core", "mlx_lm"],
+      python: "/venv/bin/python",
+      command,
+    }),
+    {
+      kind: "install",
+      python: "/venv/bin/python",
+      command,
+      missing: ["mlx.core", "mlx_lm"],
+    },
+  );
+});
+
+test("only a model the daemon says is off disk is downloaded first", () => {
+  assert.equal(needsDownload({ modelOnDisk: false }), true);
+  assert.equal(needsDownload({ modelOnDisk: true }), false);
+  assert.equal(needsDownload({ modelOnDisk: null }), false);
+  assert.equal(needsDownload({}), false);
+});
+
+test("the install line quotes the words a shell would change", () => {
+  assert.equal(
+    shellLine([
+      "/My Env/bin/python",
+      "-m",
+      "pip",
+      "install",
+      "counterfoil[mlx]",
+    ]),
+    "'/My Env/bin/python' -m pip install 'counterfoil[mlx]'",
+  );
+  assert.equal(shellLine(["it's"]), "'it'\\''s'");
+});
