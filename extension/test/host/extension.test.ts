@@ -34,6 +34,7 @@ const COMMANDS = [
   "counterfoil.revertReceipt",
   "counterfoil.showObject",
   "counterfoil.showAppliedDiff",
+  "counterfoil.installModelRuntime",
 ];
 
 const scripts = mkdtempSync(join(tmpdir(), "counterfoil-host-scripts-"));
