@@ -21,7 +21,10 @@ export async function ensureModelOnDisk(
   trace: vscode.LogOutputChannel,
 ): Promise<boolean> {
   const status = await client.request<StatusResult>(Methods.status, {});
-  if (!needsDownload(status)) {
+  const endpoint = vscode.workspace
+    .getConfiguration("counterfoil")
+    .get<string>("endpoint");
+  if (!needsDownload(status, endpoint)) {
     return true;
   }
   return downloadModel(client, trace, status.model);

@@ -85,9 +85,15 @@ export function decideRuntime(result: ModelRuntimeResult): RuntimeDecision {
   };
 }
 
-/** Download first only when the daemon says the model is missing (older daemons say nothing). */
-export function needsDownload(status: Partial<StatusResult>): boolean {
-  return status.modelOnDisk === false;
+/**
+ * Download first only when the daemon says the model is missing (older daemons say nothing) and
+ * no model server is set: with an endpoint the model's name is the server's, not the hub's.
+ */
+export function needsDownload(
+  status: Partial<StatusResult>,
+  endpoint: string | undefined,
+): boolean {
+  return status.modelOnDisk === false && !endpoint?.trim();
 }
 
 /** An argv as one POSIX shell line: words that need it are single-quoted. */

@@ -114,10 +114,17 @@ test("a missing runtime is installed with the daemon's command into its python",
 });
 
 test("only a model the daemon says is off disk is downloaded first", () => {
-  assert.equal(needsDownload({ modelOnDisk: false }), true);
-  assert.equal(needsDownload({ modelOnDisk: true }), false);
-  assert.equal(needsDownload({ modelOnDisk: null }), false);
-  assert.equal(needsDownload({}), false);
+  assert.equal(needsDownload({ modelOnDisk: false }, ""), true);
+  assert.equal(needsDownload({ modelOnDisk: true }, ""), false);
+  assert.equal(needsDownload({ modelOnDisk: null }, undefined), false);
+  assert.equal(needsDownload({}, undefined), false);
+});
+
+test("a model served by an endpoint is never downloaded", () => {
+  assert.equal(
+    needsDownload({ modelOnDisk: false }, "http://127.0.0.1:8080/v1"),
+    false,
+  );
 });
 
 test("the install line quotes the words a shell would change", () => {
