@@ -14,14 +14,10 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import statistics
-import subprocess
-import sys
 import sysconfig
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -43,39 +39,6 @@ def system_prompt() -> tuple[str, frozenset[str]]:
     with tempfile.TemporaryDirectory() as root:
         workspace = Workspace(ToolPolicy(Path(root)))
         return build_system_prompt(workspace), workspace.available_tools
-
-
-def start_server(model_dir: Path) -> tuple[subprocess.Popen[bytes], str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mlx_lm",
-            "server",
-            "--model",
-            str(model_dir),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/models", timeout=2):
-                return process, url
-        except OSError:
-            time.sleep(0.2)
-    process.kill()
-    raise SystemExit("mlx_lm server did not start")
 
 
 def bare_generate(client: Any, url: str, body: dict[str, Any]) -> tuple[str, float, float]:
@@ -105,11 +68,12 @@ def main() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     import httpx
 
+    from counterfoil.models.local_mlx_server import start_mlx_server
     from counterfoil.models.remote import RemoteGenerate
     from counterfoil.models.tiny_model import cached_tiny_model
 
     model_dir = cached_tiny_model(seed=3)
-    process, url = start_server(model_dir)
+    process, url = start_mlx_server(model_dir)
     try:
         system, tools = system_prompt()
         tokens: list[str] = []

@@ -10,7 +10,6 @@ of the project's install; these tests run where it is installed
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ import pytest
 
 from counterfoil.actions import parse_action
 from counterfoil.models.errors import ModelServerError
+from counterfoil.models.local_mlx_server import free_port
 from counterfoil.models.remote import NOT_ENFORCED, RemoteGenerate
 from counterfoil.policy import ToolPolicy
 from counterfoil.workspace import Workspace
@@ -38,12 +38,6 @@ TOOL_RESULTS = (
     'def greet(name):\n    return "Hello, " + name\n',
     "error: path is not accessible",
 )
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

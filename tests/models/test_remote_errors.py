@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -36,6 +35,7 @@ from counterfoil.cli import main
 from counterfoil.loop import run_agent
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelLoadError, load_generate
 from counterfoil.models.errors import GenerationCancelled, ModelServerError
+from counterfoil.models.local_mlx_server import free_port
 from counterfoil.models.remote import RemoteGenerate
 from counterfoil.policy import ToolPolicy
 from counterfoil.workspace import Workspace
@@ -52,12 +52,6 @@ MESSAGES = [
     {"role": "user", "content": "Say hello."},
 ]
 FINAL = '{"final":"hello"}'
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def test_streamed_response_reaches_callbacks_and_reports_cached_tokens(

@@ -6,13 +6,9 @@ ignores `response_format`, so it is also the server that does not enforce the sc
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
-import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from io import StringIO
 from pathlib import Path
@@ -27,6 +23,7 @@ from counterfoil.cli import main
 from counterfoil.loop import run_agent
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelProgress, load_generate
 from counterfoil.models.errors import GenerationCancelled
+from counterfoil.models.local_mlx_server import start_mlx_server
 from counterfoil.models.remote import NOT_ENFORCED, RemoteGenerate
 from counterfoil.policy import ToolPolicy
 from counterfoil.terminal import EXIT_STOPPED
@@ -36,46 +33,6 @@ MESSAGES = [
     {"role": "system", "content": "You are a coding agent. Reply with one JSON action."},
     {"role": "user", "content": "Change the greeting to Welcome."},
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def start_mlx_server(model_dir: Path, log: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """`python -m mlx_lm server` on a free loopback port, once it answers `/v1/models`."""
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mlx_lm",
-            "server",
-            "--model",
-            str(model_dir),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"mlx_lm server exited: {log.read_text(errors='replace')[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/models", timeout=2):
-                return process, url
-        except OSError:
-            time.sleep(0.2)
-    process.kill()
-    raise RuntimeError("mlx_lm server did not start within 120 s")
 
 
 @pytest.fixture(scope="module")
