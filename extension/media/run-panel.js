@@ -134,6 +134,9 @@
     box.append(el("h3", "", `Step ${step.step}: ${step.action}`));
     if (step.thinking) box.append(details("Thinking", step.thinking, false));
     if (step.text) box.append(el("p", "model-text", step.text));
+    if (step.modelNote) {
+      box.append(el("p", "model-note", `Model server: ${step.modelNote}`));
+    }
     const proposal = step.toolCallId && proposals[step.toolCallId];
     if (proposal) {
       box.append(proposalBlock(proposal));

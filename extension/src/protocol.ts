@@ -125,6 +125,8 @@ export interface AgentEvent {
   resultSha256?: string | null;
   /** The person's reject reason, as the model read it. */
   reason?: string | null;
+  /** A model server's remark on this step's response (cached tokens, schema not enforced). */
+  modelNote?: string | null;
 }
 
 /** `counterfoil/runStarted`: a run or a follow-up turn began. */

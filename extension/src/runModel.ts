@@ -34,6 +34,8 @@ export interface StepView {
   outputSha256?: string | null;
   /** The person's reject reason, as the model read it. */
   reason?: string | null;
+  /** A model server's remark on the response ("this server does not enforce the schema"). */
+  modelNote?: string | null;
 }
 
 export type TurnStatus = "running" | "stopping" | "finished" | "stopped";
@@ -178,6 +180,7 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
       toolCallId: event.toolCallId ?? null,
       outputSha256: event.outputSha256 ?? null,
       reason: event.reason ?? null,
+      modelNote: event.modelNote ?? null,
     };
     if (event.action && "final" in event.action) {
       view.observation = null;

@@ -1,8 +1,9 @@
 // A run through a model server, in a real VS Code against the real daemon: `mlx_lm.server` on
-// 127.0.0.1 serving the offline tiny random-weight model. The status bar names the server, the
-// run panel shows the text the server streamed, and the run ends with a verdict. A random model
-// cannot write a valid action, and mlx_lm.server does not enforce the schema, so each step is an
-// invalid-action observation and the run stops at the invalid-action limit.
+// 127.0.0.1 serving a model whose weights answer a script (an offline stand-in for a capable
+// model: a random one never writes a valid action). Its first answer is prose, which
+// mlx_lm.server lets through because it does not enforce the schema: the run panel says so for
+// that step. Then it reads app.py, proposes the fix (accepted in the diff) and the validation
+// command (accepted in the modal), and the run ends validated, with receipts on disk.
 
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
@@ -12,15 +13,22 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, FrameLocator, Page } from "playwright-core";
 import {
+  answerCommandModal,
+  editorTitleAction,
   editorUrl,
+  fixApp,
   makeWorkspace,
   openPage,
   python,
+  receiptsOnDisk,
   screenshot,
   startBrowser,
   stateDir,
   stepTimer,
+  validation,
+  verifyWithCli,
   waitForDaemon,
+  waitForProposalDiff,
 } from "./workbench";
 
 let browser: Browser;
@@ -48,13 +56,21 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** The tiny random-weight model, built offline once and cached. */
-function tinyModelDir(): string {
+/**
+ * A model directory whose greedy answers are `answers`, one per step: real weights set by hand
+ * (server/counterfoil/models/scripted_weights.py), so mlx_lm.server loads, samples and streams
+ * it like any model.
+ */
+function scriptedWeightsModel(answers: string[]): string {
+  const script = join(stateDir, "endpoint-answers.jsonl");
+  writeFileSync(script, answers.join("\n") + "\n");
   const built = spawnSync(
     python,
     [
-      "-c",
-      "from counterfoil.models.tiny_model import cached_tiny_model; print(cached_tiny_model())",
+      "-m",
+      "counterfoil.models.scripted_weights",
+      join(stateDir, "scripted-weights-model"),
+      script,
     ],
     { encoding: "utf8" },
   );
@@ -103,18 +119,26 @@ async function startMlxServer(model: string, port: number): Promise<string> {
   throw new Error("mlx_lm server did not start within 120 s");
 }
 
+const answers = [
+  "I will read app.py first.",
+  ...readFileSync(fixApp, "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== ""),
+];
+
 describe("a run through a local mlx_lm.server", () => {
   let page: Page;
   let port: number;
+  let workspace: string;
 
   before(async () => {
     const step = stepTimer("endpoint");
-    const model = tinyModelDir();
+    const model = scriptedWeightsModel(answers);
     port = await freePort();
     const url = await startMlxServer(model, port);
     step("mlx_lm.server answering");
     browser = await startBrowser();
-    const workspace = makeWorkspace("endpoint");
+    workspace = makeWorkspace("endpoint");
     const file = join(workspace, ".vscode/settings.json");
     const settings = JSON.parse(readFileSync(file, "utf8")) as object;
     writeFileSync(
@@ -125,7 +149,6 @@ describe("a run through a local mlx_lm.server", () => {
           "counterfoil.endpoint": url,
           // mlx_lm.server serves the model under the path it was started with.
           "counterfoil.model": model,
-          "counterfoil.allowWrites": true,
           "counterfoil.maxTokens": 16,
         },
         null,
@@ -145,16 +168,30 @@ describe("a run through a local mlx_lm.server", () => {
     server?.kill();
   });
 
-  test("the status bar names the server, the panel shows its streamed text, and the run ends with a verdict", async () => {
+  test("the server's proposals are approved in the editor and the run ends validated", async () => {
     const step = stepTimer("endpoint");
+    const original = readFileSync(join(workspace, "app.py"), "utf8");
     const panel = runPanel(page);
-    await panel.locator("#message").fill("Change the greeting to Welcome.");
+    await panel.locator("#message").fill("make tests/test_math.py pass");
     await panel.locator("#send").click();
     const endpoint = page
       .locator(".statusbar-item", { hasText: `@ 127.0.0.1:${port}` })
       .first();
     await endpoint.waitFor({ timeout: 60_000 });
     step("status bar names the server");
+
+    await waitForProposalDiff(page);
+    step("the server's edit shown as a diff");
+    assert.equal(
+      readFileSync(join(workspace, "app.py"), "utf8"),
+      original,
+      "nothing is written before Accept",
+    );
+    await editorTitleAction(page, "Accept").click();
+    const modal = await answerCommandModal(page, "Accept");
+    assert.ok(modal.includes(`argv: ${JSON.stringify(validation)}`), modal);
+    step("edit and command accepted");
+
     const turn = panel.locator(".turn").last();
     const verdict = turn.locator(".verdict");
     try {
@@ -167,23 +204,42 @@ describe("a run through a local mlx_lm.server", () => {
     await page.mouse.move(10, 10);
     await screenshot(page, "endpoint-run.png");
 
-    const texts = await turn.locator(".step .model-text").allInnerTexts();
-    assert.ok(
-      texts.length > 0 && texts.every((text) => text.trim() !== ""),
-      `each step shows the text the server streamed: ${JSON.stringify(texts)}`,
+    const steps = turn.locator(".step");
+    assert.equal(await steps.count(), answers.length);
+    const first = steps.first();
+    assert.match(
+      await first.locator(".observation").innerText(),
+      /^Observation: error: /,
+      "the prose answer is an invalid-action observation",
     );
-    const observations = await turn
-      .locator(".step .observation")
-      .allInnerTexts();
-    assert.ok(
-      observations.length === texts.length &&
-        observations.every((text) =>
-          text.startsWith("Observation: error: response is not a JSON object"),
-        ),
-      `a random model's text is an invalid action: ${JSON.stringify(observations)}`,
+    assert.match(
+      await first.locator(".model-note").innerText(),
+      /^Model server: .*this server does not enforce the schema$/,
+    );
+    assert.match(
+      await steps.nth(1).locator(".model-note").innerText(),
+      /prompt tokens cached/,
+      "later steps report the server's prefix cache",
     );
     const lines = await verdict.innerText();
-    assert.match(lines, /Run stopped: invalid_action_limit/);
-    assert.match(lines, /No files changed/);
+    assert.match(lines, /Validation passed/);
+    assert.match(lines, /app\.py/);
+
+    assert.equal(
+      readFileSync(join(workspace, "app.py"), "utf8"),
+      original.replace("value * 1", "value * 2"),
+    );
+    assert.deepEqual(
+      receiptsOnDisk(workspace).map((receipt) => [
+        receipt.tool,
+        receipt.exit_state,
+      ]),
+      [
+        ["edit_file", "ok"],
+        ["run_command", "ok"],
+      ],
+    );
+    const verified = verifyWithCli(workspace);
+    assert.equal(verified.status, 0, verified.output);
   });
 });

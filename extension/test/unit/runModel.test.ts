@@ -47,6 +47,31 @@ test("the daemon's runStarted joins the turn the extension opened; streamed text
   assert.equal(model.turns[0].steps[0].action, "read_file app.py");
 });
 
+test("a model server's remark on a response stays with its step", () => {
+  const model = emptyModel();
+  startTurn(model, "fix it");
+  addEvent(model, {
+    step: 1,
+    response: "not an action",
+    action: null,
+    result: "error: response is not a JSON object",
+    outcome: null,
+    modelNote: "this server does not enforce the schema",
+  });
+  addEvent(model, {
+    step: 2,
+    response: '{"tool":"read_file","path":"app.py"}',
+    action: { tool: "read_file", arguments: { path: "app.py" } },
+    result: "x = 1",
+    outcome: "ok",
+  });
+  assert.equal(
+    model.turns[0].steps[0].modelNote,
+    "this server does not enforce the schema",
+  );
+  assert.equal(model.turns[0].steps[1].modelNote, null);
+});
+
 test("a failed effect marks its proposal failed; stopping shows until the result", () => {
   const model = emptyModel();
   startTurn(model, "fix it");

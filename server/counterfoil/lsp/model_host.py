@@ -205,6 +205,9 @@ class HostedGenerate:
         self._should_stop = should_stop
         self._on_text = on_text
         self.steps = 0
+        # The model server's remark on the latest response ("this server does not enforce the
+        # schema", cached prompt tokens), for that step's event.
+        self.last_note = ""
 
     def configure_tools(
         self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
@@ -215,6 +218,7 @@ class HostedGenerate:
     def __call__(self, messages: list[dict[str, str]]) -> str:
         self.steps += 1
         step = self.steps
+        self.last_note = ""
         latest: list[ModelProgress] = []
         on_text = self._on_text
         batcher = TextBatcher(
@@ -251,6 +255,7 @@ class HostedGenerate:
         if not batcher.fed and on_text is not None and response:
             on_text(step, response, False)
         last = latest[0] if latest else None
+        self.last_note = last.note if last else ""
         self._host.publish("ready", summary(last), last, force=True)
         self._report(step, summary(last))
         return response

@@ -396,6 +396,7 @@ class Session:
 
         def on_event(event: AgentEvent) -> None:
             shown = evidence.event(event)
+            shown["modelNote"] = generate.last_note or None
             events.append(shown)
             self.channel.notify(EVENT_METHOD, shown)
             self.channel.log(f"step {event.step} response: {event.response}")

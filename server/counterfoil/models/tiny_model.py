@@ -95,6 +95,62 @@ def train_tokenizer(vocab_size: int, corpus_bytes: int = 3_000_000) -> str:
     return str(tokenizer.to_str())
 
 
+def token_ids(tokenizer_json: str) -> dict[str, int]:
+    """Every token's id, the learned vocabulary's and the added tokens'."""
+    data = json.loads(tokenizer_json)
+    ids = dict(data["model"]["vocab"])
+    ids.update({token["content"]: token["id"] for token in data["added_tokens"]})
+    return ids
+
+
+def write_model_files(
+    target: Path,
+    tokenizer_json: str,
+    shape: TinyShape,
+    *,
+    chat_template: str = CHAT_TEMPLATE,
+    tie_word_embeddings: bool = True,
+) -> dict[str, Any]:
+    """Write the tokenizer, its config and the model's config.json; return that config.
+
+    The embedding is as large as the tokenizer's highest id, so every token has a row.
+    """
+    (target / "tokenizer.json").write_text(tokenizer_json, encoding="utf-8")
+    ids = token_ids(tokenizer_json)
+    config = {
+        "architectures": ["Qwen3ForCausalLM"],
+        "model_type": "qwen3",
+        "hidden_size": shape.hidden_size,
+        "num_hidden_layers": shape.num_layers,
+        "intermediate_size": shape.feed_forward,
+        "num_attention_heads": shape.num_heads,
+        "num_key_value_heads": shape.num_kv_heads,
+        "head_dim": shape.head_dim,
+        "rms_norm_eps": 1e-6,
+        "vocab_size": max(ids.values()) + 1,
+        "max_position_embeddings": 32768,
+        "rope_theta": 1_000_000.0,
+        "tie_word_embeddings": tie_word_embeddings,
+        "torch_dtype": "float32",
+        "bos_token_id": None,
+        "eos_token_id": ids[EOS_TOKEN],
+    }
+    (target / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    tokenizer_config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "bos_token": None,
+        "eos_token": EOS_TOKEN,
+        "pad_token": PAD_TOKEN,
+        "model_max_length": 32768,
+        "clean_up_tokenization_spaces": False,
+        "chat_template": chat_template,
+    }
+    (target / "tokenizer_config.json").write_text(
+        json.dumps(tokenizer_config, indent=2), encoding="utf-8"
+    )
+    return config
+
+
 def build_tiny_model(
     directory: str | Path,
     *,
@@ -117,34 +173,7 @@ def build_tiny_model(
     target = Path(directory)
     target.mkdir(parents=True, exist_ok=True)
     tokenizer_json = train_tokenizer(vocab_size, corpus_bytes)
-    (target / "tokenizer.json").write_text(tokenizer_json, encoding="utf-8")
-    vocab = json.loads(tokenizer_json)["model"]["vocab"]
-    learned_size = max(len(vocab), max(vocab.values()) + 1)
-    special_ids = {
-        token["content"]: token["id"] for token in json.loads(tokenizer_json)["added_tokens"]
-    }
-    learned_size = max(learned_size, max(special_ids.values()) + 1)
-
-    config = {
-        "architectures": ["Qwen3ForCausalLM"],
-        "model_type": "qwen3",
-        "hidden_size": shape.hidden_size,
-        "num_hidden_layers": shape.num_layers,
-        "intermediate_size": shape.feed_forward,
-        "num_attention_heads": shape.num_heads,
-        "num_key_value_heads": shape.num_kv_heads,
-        "head_dim": shape.head_dim,
-        "rms_norm_eps": 1e-6,
-        "vocab_size": learned_size,
-        "max_position_embeddings": 32768,
-        "rope_theta": 1_000_000.0,
-        "tie_word_embeddings": True,
-        "torch_dtype": "float32",
-        "bos_token_id": None,
-        "eos_token_id": special_ids[EOS_TOKEN],
-    }
-    (target / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
-
+    config = write_model_files(target, tokenizer_json, shape)
     mx.random.seed(seed)
     model = qwen3.Model(qwen3.ModelArgs.from_dict(config))
     model.update(
@@ -154,19 +183,6 @@ def build_tiny_model(
     )
     weights = dict(tree_flatten(model.parameters()))
     mx.save_safetensors(str(target / "model.safetensors"), weights, metadata={"format": "mlx"})
-
-    tokenizer_config = {
-        "tokenizer_class": "PreTrainedTokenizerFast",
-        "bos_token": None,
-        "eos_token": EOS_TOKEN,
-        "pad_token": PAD_TOKEN,
-        "model_max_length": 32768,
-        "clean_up_tokenization_spaces": False,
-        "chat_template": CHAT_TEMPLATE,
-    }
-    (target / "tokenizer_config.json").write_text(
-        json.dumps(tokenizer_config, indent=2), encoding="utf-8"
-    )
     return target
 
 
