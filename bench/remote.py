@@ -68,13 +68,12 @@ def main() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     import httpx
 
-    from counterfoil.models.local_mlx_server import start_mlx_server
+    from counterfoil.models.local_mlx_server import serving_mlx_model
     from counterfoil.models.remote import RemoteGenerate
     from counterfoil.models.tiny_model import cached_tiny_model
 
     model_dir = cached_tiny_model(seed=3)
-    process, url = start_mlx_server(model_dir)
-    try:
+    with serving_mlx_model(model_dir) as url:
         system, tools = system_prompt()
         tokens: list[str] = []
         counterfoil = RemoteGenerate(
@@ -126,9 +125,6 @@ def main() -> None:
                 {"role": "assistant", "content": response},
                 {"role": "user", "content": "Tool result:\n" + result},
             ]
-    finally:
-        process.terminate()
-        process.wait(10)
 
     print(
         f"server: mlx_lm.server at {url}, model {model_dir.name}; {TURNS} turns x "

@@ -9,11 +9,7 @@ of the project's install; these tests run where it is installed
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +17,7 @@ import pytest
 
 from counterfoil.actions import parse_action
 from counterfoil.models.errors import ModelServerError
-from counterfoil.models.local_mlx_server import free_port
+from counterfoil.models.local_mlx_server import free_port, serving
 from counterfoil.models.remote import NOT_ENFORCED, RemoteGenerate
 from counterfoil.policy import ToolPolicy
 from counterfoil.workspace import Workspace
@@ -47,47 +43,25 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     directory = tmp_path_factory.mktemp("llama")
     model = build_tiny_gguf(directory / "tiny.gguf", seed=1)
     port = free_port()
-    log = directory / "server.log"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(model),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "4096",
-            "--model_alias",
-            "tiny",
-        ],
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-        env={**os.environ},
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    try:
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(log.read_text(errors="replace")[-3000:])
-            try:
-                with urllib.request.urlopen(f"{url}/models", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("llama_cpp.server did not start within 120 s") from None
-                time.sleep(0.3)
+    argv = [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(model),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "4096",
+        "--model_alias",
+        "tiny",
+    ]
+    with serving(
+        argv, f"http://127.0.0.1:{port}/v1", directory / "server.log", "llama_cpp.server"
+    ) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def read_only_workspace(root: Path) -> Workspace:

@@ -6,7 +6,6 @@ ignores `response_format`, so it is also the server that does not enforce the sc
 
 from __future__ import annotations
 
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -23,7 +22,7 @@ from counterfoil.cli import main
 from counterfoil.loop import run_agent
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelProgress, load_generate
 from counterfoil.models.errors import GenerationCancelled
-from counterfoil.models.local_mlx_server import start_mlx_server
+from counterfoil.models.local_mlx_server import serving_mlx_model
 from counterfoil.models.remote import NOT_ENFORCED, RemoteGenerate
 from counterfoil.policy import ToolPolicy
 from counterfoil.terminal import EXIT_STOPPED
@@ -41,15 +40,8 @@ def mlx_server(
 ) -> Iterator[tuple[str, str]]:
     """(base URL, model name) of a server the tests started and stop."""
     log = tmp_path_factory.mktemp("mlx-server") / "server.log"
-    process, url = start_mlx_server(tiny_model_dir, log)
-    try:
+    with serving_mlx_model(tiny_model_dir, log) as url:
         yield url, str(tiny_model_dir)
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def test_streamed_tokens_are_the_response(mlx_server: tuple[str, str]) -> None:

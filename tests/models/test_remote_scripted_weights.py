@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 from tests.conftest import FIXTURES
 
 from counterfoil.cli import main
-from counterfoil.models.local_mlx_server import start_mlx_server
+from counterfoil.models.local_mlx_server import serving_mlx_model
 from counterfoil.models.remote import NOT_ENFORCED
 from counterfoil.receipts import ReceiptStore
 
@@ -42,15 +41,8 @@ def server_url(
     scripted_weights_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
     log = tmp_path_factory.mktemp("mlx-server") / "server.log"
-    process, url = start_mlx_server(scripted_weights_dir, log)
-    try:
+    with serving_mlx_model(scripted_weights_dir, log) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def test_the_model_answers_its_script_turn_by_turn(scripted_weights_dir: Path) -> None:

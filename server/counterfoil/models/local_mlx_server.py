@@ -1,4 +1,5 @@
-"""`python -m mlx_lm server` on a free loopback port, for tests and benchmarks of endpoints.
+"""`python -m mlx_lm server` (or another model server) on a free loopback port, for tests and
+benchmarks of endpoints.
 
 The project never serves models itself; this starts mlx-lm's own server (offline) so the
 remote client can be measured and tested against a real one on this machine.
@@ -12,6 +13,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 START_SECONDS = 120.0
@@ -24,43 +27,66 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start_mlx_server(
-    model_dir: Path, log: Path | None = None
-) -> tuple[subprocess.Popen[bytes], str]:
-    """The server process and its base URL, once it answers `/v1/models`.
-
-    Its output goes to `log` (or nowhere); a server that exits or does not answer within
-    `START_SECONDS` raises RuntimeError, with the end of the log when there is one.
-    """
-    port = free_port()
+def start_server(
+    argv: list[str], url: str, log: Path | None = None, name: str = "the model server"
+) -> subprocess.Popen[bytes]:
+    """Start `argv` (a server that will answer at `url`) and return it once `url/models`
+    answers. Its output goes to `log` (or nowhere); a server that exits or does not answer
+    within `START_SECONDS` raises RuntimeError, with the end of the log when there is one."""
     output = subprocess.DEVNULL if log is None else log.open("wb")
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mlx_lm",
-            "server",
-            "--model",
-            str(model_dir),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
+        argv,
         stdout=output,
         stderr=subprocess.STDOUT,
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
-    url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         if process.poll() is not None:
             said = "" if log is None else log.read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"mlx_lm server exited: {said}")
+            raise RuntimeError(f"{name} exited: {said}")
         try:
             with urllib.request.urlopen(f"{url}/models", timeout=2):
-                return process, url
+                return process
         except OSError:
             time.sleep(0.2)
     process.kill()
-    raise RuntimeError(f"mlx_lm server did not start within {START_SECONDS:.0f} s")
+    raise RuntimeError(f"{name} did not start within {START_SECONDS:.0f} s")
+
+
+def stop_server(process: subprocess.Popen[bytes]) -> None:
+    """Terminate, and kill what does not end within ten seconds."""
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@contextmanager
+def serving(argv: list[str], url: str, log: Path | None = None, name: str = "") -> Iterator[str]:
+    """`url` while the server `argv` answers there; stopped on leaving."""
+    process = start_server(argv, url, log, name or "the model server")
+    try:
+        yield url
+    finally:
+        stop_server(process)
+
+
+def serving_mlx_model(model_dir: Path, log: Path | None = None) -> AbstractContextManager[str]:
+    """The base URL of `python -m mlx_lm server` serving `model_dir` on a free port."""
+    port = free_port()
+    argv = [
+        sys.executable,
+        "-m",
+        "mlx_lm",
+        "server",
+        "--model",
+        str(model_dir),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
+    return serving(argv, f"http://127.0.0.1:{port}/v1", log, "mlx_lm server")
