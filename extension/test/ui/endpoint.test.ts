@@ -7,8 +7,7 @@
 
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { openSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, FrameLocator, Page } from "playwright-core";
@@ -41,21 +40,6 @@ function runPanel(page: Page): FrameLocator {
     .frameLocator("#active-frame");
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer();
-    probe.on("error", fail);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === "object" && address
-          ? done(address.port)
-          : fail(new Error("no port")),
-      );
-    });
-  });
-}
-
 /**
  * A model directory whose greedy answers are `answers`, one per step: real weights set by hand
  * (server/counterfoil/models/scripted_weights.py), so mlx_lm.server loads, samples and streams
@@ -78,45 +62,38 @@ function scriptedWeightsModel(answers: string[]): string {
   return built.stdout.trim();
 }
 
-/** `python -m mlx_lm server` on `port`, once it answers `/v1/models`. */
-async function startMlxServer(model: string, port: number): Promise<string> {
+/**
+ * `python -m mlx_lm server` serving `model` on a free port (started by the project's own
+ * starter, which prints the base URL once the server answers).
+ */
+async function startMlxServer(model: string): Promise<string> {
   const log = join(stateDir, "mlx-server.log");
-  const output = openSync(log, "w");
-  server = spawn(
+  const started = spawn(
     python,
-    [
-      "-m",
-      "mlx_lm",
-      "server",
-      "--model",
-      model,
-      "--host",
-      "127.0.0.1",
-      "--port",
-      String(port),
-    ],
-    {
-      stdio: ["ignore", output, output],
-      env: { ...process.env, HF_HUB_OFFLINE: "1" },
-    },
+    ["-m", "counterfoil.models.local_mlx_server", model, log],
+    { stdio: ["ignore", "pipe", "inherit"] },
   );
-  const url = `http://127.0.0.1:${port}/v1`;
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null) {
-      throw new Error(`mlx_lm server exited: ${readFileSync(log, "utf8")}`);
-    }
-    try {
-      const answer = await fetch(`${url}/models`);
-      if (answer.ok) {
-        return url;
+  server = started;
+  return new Promise((done, fail) => {
+    let said = "";
+    started.stdout.on("data", (chunk: Buffer) => {
+      said += chunk.toString();
+      if (said.includes("\n")) {
+        done(said.trim());
       }
-    } catch {
-      // not listening yet
-    }
-    await new Promise((wait) => setTimeout(wait, 200));
+    });
+    started.on("exit", (code) =>
+      fail(new Error(`mlx_lm server exited (${code}): ${readLog(log)}`)),
+    );
+  });
+}
+
+function readLog(log: string): string {
+  try {
+    return readFileSync(log, "utf8").slice(-2000);
+  } catch {
+    return "(no log)";
   }
-  throw new Error("mlx_lm server did not start within 120 s");
 }
 
 const answers = [
@@ -128,14 +105,14 @@ const answers = [
 
 describe("a run through a local mlx_lm.server", () => {
   let page: Page;
-  let port: number;
+  let port: string;
   let workspace: string;
 
   before(async () => {
     const step = stepTimer("endpoint");
     const model = scriptedWeightsModel(answers);
-    port = await freePort();
-    const url = await startMlxServer(model, port);
+    const url = await startMlxServer(model);
+    port = new URL(url).port;
     step("mlx_lm.server answering");
     browser = await startBrowser();
     workspace = makeWorkspace("endpoint");

@@ -90,3 +90,31 @@ def serving_mlx_model(model_dir: Path, log: Path | None = None) -> AbstractConte
         str(port),
     ]
     return serving(argv, f"http://127.0.0.1:{port}/v1", log, "mlx_lm server")
+
+
+def main() -> None:
+    """`python -m counterfoil.models.local_mlx_server MODEL_DIR [LOG]`: serve, print the base
+    URL once it answers, and stop the server on SIGTERM or SIGINT (for the editor's tests)."""
+    import argparse
+    import signal
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("model_dir", type=Path)
+    parser.add_argument("log", type=Path, nargs="?")
+    arguments = parser.parse_args()
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    with serving_mlx_model(arguments.model_dir, arguments.log) as url:
+        print(url, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()
