@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { Browser, FrameLocator, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import {
   answerCommandModal,
   editorTitleAction,
@@ -25,16 +25,10 @@ import {
   waitForDaemon,
   waitForNotification,
   waitForProposalDiff,
+  runPanel,
 } from "./workbench";
 
 let browser: Browser;
-
-function runPanel(page: Page): FrameLocator {
-  return page
-    .frameLocator("iframe.webview")
-    .first()
-    .frameLocator("#active-frame");
-}
 
 const ORIGINAL_DOC =
   '"""A tiny module whose test fails until one character is fixed."""';

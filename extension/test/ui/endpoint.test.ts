@@ -10,7 +10,7 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { Browser, FrameLocator, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import {
   answerCommandModal,
   editorTitleAction,
@@ -28,17 +28,11 @@ import {
   verifyWithCli,
   waitForDaemon,
   waitForProposalDiff,
+  runPanel,
 } from "./workbench";
 
 let browser: Browser;
 let server: ChildProcess | undefined;
-
-function runPanel(page: Page): FrameLocator {
-  return page
-    .frameLocator("iframe.webview")
-    .first()
-    .frameLocator("#active-frame");
-}
 
 /**
  * A model directory whose greedy answers are `answers`, one per step: real weights set by hand

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { Browser, FrameLocator, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import {
   answerCommandModal,
   clearNotifications,
@@ -25,17 +25,10 @@ import {
   waitForDaemon,
   waitForNotification,
   waitForProposalDiff,
+  runPanel,
 } from "./workbench";
 
 let browser: Browser;
-
-/** The run panel's content (a webview: an iframe inside an iframe). */
-function runPanel(page: Page): FrameLocator {
-  return page
-    .frameLocator('iframe.webview[src*="counterfoil.run"], iframe.webview')
-    .first()
-    .frameLocator("#active-frame");
-}
 
 describe("the review a careful person trusts", () => {
   before(async () => {

@@ -10,7 +10,12 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join, resolve } from "node:path";
-import { type Browser, type Page, chromium } from "playwright-core";
+import {
+  type Browser,
+  type FrameLocator,
+  type Page,
+  chromium,
+} from "playwright-core";
 
 function required(name: string): string {
   const value = process.env[name];
@@ -261,4 +266,12 @@ export function verifyWithCli(workspace: string): {
     status: verified.status,
     output: `${verified.stdout}${verified.stderr}`,
   };
+}
+
+/** The run panel's content (a webview: an iframe inside an iframe). */
+export function runPanel(page: Page): FrameLocator {
+  return page
+    .frameLocator('iframe.webview[src*="counterfoil.run"], iframe.webview')
+    .first()
+    .frameLocator("#active-frame");
 }
