@@ -33,6 +33,20 @@ def test_an_installed_counterfoil_is_named_with_its_extra_for_this_python(
     assert install_command("mlx") == (sys.executable, "-m", "pip", "install", "counterfoil[mlx]")
 
 
+def without_site_packages(program: str) -> str:
+    """What `program` prints in this Python with site-packages off the path (`-S`) and only the
+    project's own code on PYTHONPATH: the bundled daemon's environment."""
+    completed = subprocess.run(
+        [sys.executable, "-S", "-c", program],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SERVER)},
+        check=True,
+        timeout=60,
+    )
+    return completed.stdout
+
+
 def test_a_python_without_mlx_is_told_the_pip_command_for_its_own_environment() -> None:
     """`-S` leaves site-packages off the path: the bundled case, counterfoil on PYTHONPATH only."""
     program = (
@@ -41,17 +55,8 @@ def test_a_python_without_mlx_is_told_the_pip_command_for_its_own_environment() 
         "print(json.dumps(None if need is None else "
         "[need.extra, list(need.modules), list(need.command), need.message]))"
     )
-    environment = {**os.environ, "PYTHONPATH": str(SERVER)}
-    completed = subprocess.run(
-        [sys.executable, "-S", "-c", program],
-        capture_output=True,
-        text=True,
-        env=environment,
-        check=True,
-        timeout=60,
-    )
 
-    extra, modules, command, message = json.loads(completed.stdout)
+    extra, modules, command, message = json.loads(without_site_packages(program))
     assert extra == "mlx" and "mlx_lm" in modules
     assert command[:4] == [sys.executable, "-m", "pip", "install"]
     assert "mlx-lm==0.32.2" in command
@@ -67,17 +72,8 @@ def test_without_the_hub_client_a_download_names_the_runtime_install() -> None:
         "try:\n    model_on_disk('qwen3-4b')\n"
         "except ModelDownloadError as error:\n    print(error)\n"
     )
-    environment = {**os.environ, "PYTHONPATH": str(SERVER)}
-    completed = subprocess.run(
-        [sys.executable, "-S", "-c", program],
-        capture_output=True,
-        text=True,
-        env=environment,
-        check=True,
-        timeout=60,
-    )
 
-    assert completed.stdout.startswith(
-        "downloading models needs huggingface_hub, part of the model runtime: "
-    )
-    assert f"{sys.executable} -m pip install mlx-lm==0.32.2" in completed.stdout
+    said = without_site_packages(program)
+
+    assert said.startswith("downloading models needs huggingface_hub, part of the model runtime: ")
+    assert f"{sys.executable} -m pip install mlx-lm==0.32.2" in said
