@@ -6,11 +6,15 @@ float32, 32k vocabulary). Both runs see the same messages, turn by turn side by 
 tokens must be identical. Prefill time is time to the first token; decoding the 40 tokens a
 turn costs both runs the same.
 
-Then a long run: 30 turns within a context budget of LONG_BUDGET tokens, counted by the
-model's tokenizer, with old observations elided by `ContextWindow` in large steps (above 85%
-of the budget, down to 50%) against eliding a little every turn once full (a sliding window,
-85% to 85%). Both keep the prompt cache; the figure is the tokens each prefilled. Prints the
-tables, then one JSON line of the figures. `--long` runs only the long run.
+Then a long run (`--long` runs only it): `run_agent` on a fixture project of LONG_TURNS
+files, reading one a turn, within a context budget of LONG_BUDGET tokens counted by the
+model's tokenizer, on a smaller model of the same kind (hidden 256, 4 layers, the same
+tokenizer) so both sides finish in minutes on two cores. The model prefills each prompt with
+its prompt cache and generates LONG_GENERATED_TOKENS; the action returned is the script's, so
+both runs hold the same conversation and only the elision strategy differs: in steps (above
+85% of the budget, down to 50%, the default) against a little every turn once full (85% to
+85%, which changes the prompt's prefix each turn). The figure is the tokens each prefilled.
+Prints the tables, then one JSON line of the figures.
 """
 
 from __future__ import annotations
@@ -23,16 +27,19 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from blas import matmul_gflops, use_openblas
-from workload import bench_model_dir
+from workload import BENCH_MODEL, bench_model_dir
 
 TURNS = 12
 GENERATED_TOKENS = 40
 TOOL_RESULT_CHARS = 520
 LONG_TURNS = 30
 LONG_GENERATED_TOKENS = 4
-LONG_BUDGET = 1_500
+LONG_BUDGET = 2_500
+LONG_GOAL = "Find where the parser handles abbreviations and fix it."
+LONG_SIZES = {"hidden_size": 256, "num_layers": 4}
 
 
 def tool_results(turns: int = TURNS) -> list[str]:
@@ -41,35 +48,58 @@ def tool_results(turns: int = TURNS) -> list[str]:
     return [text[i * TOOL_RESULT_CHARS : (i + 1) * TOOL_RESULT_CHARS] for i in range(turns)]
 
 
-def long_run(model_dir: Path, high: float, low: float) -> tuple[int, int, int, float]:
-    """Prefilled tokens, elisions, largest prompt and prefill seconds of one long run."""
-    from counterfoil.actions import ToolAction
-    from counterfoil.context import ContextWindow
+class ScriptedTurns:
+    """The real model reads each prompt, through its prompt cache, and generates a few tokens;
+    the action returned is the script's, so every run holds the same conversation."""
+
+    def __init__(self, model: Any, responses: list[str]) -> None:
+        self.model = model
+        self.responses = iter(responses)
+        self.count_tokens = model.count_tokens
+
+    def __call__(self, messages: list[dict[str, str]]) -> str:
+        self.model(messages)
+        return next(self.responses)
+
+
+def long_project(root: Path) -> list[str]:
+    """LONG_TURNS files of TOOL_RESULT_CHARS each, and the script that reads them in turn."""
+    responses = []
+    for turn, text in enumerate(tool_results(LONG_TURNS), start=1):
+        (root / f"part_{turn:02}.py").write_text(text, encoding="utf-8")
+        responses.append(json.dumps({"tool": "read_file", "path": f"part_{turn:02}.py"}))
+    return [*responses, json.dumps({"final": "read every part"})]
+
+
+def long_run(model_dir: Path, elide_down_to: float) -> dict[str, Any]:
+    """One long run: its prefilled tokens, elisions, largest prompt and seconds."""
+    from counterfoil import AgentLimits, ToolPolicy, Workspace, run_agent
     from counterfoil.models import GenerationOptions, load_generate
 
     options = GenerationOptions(max_tokens=LONG_GENERATED_TOKENS, constrain=False)
-    generate = load_generate(str(model_dir), options)
-    messages = [
-        {"role": "system", "content": system_prompt()},
-        {"role": "user", "content": "Find where the parser handles abbreviations and fix it."},
-    ]
-    window = ContextWindow(messages, LONG_BUDGET, generate.count_tokens, high=high, low=low)
-    for turn, result in enumerate(tool_results(LONG_TURNS), start=1):
-        if not window.fits():
-            raise SystemExit(f"the budget cannot hold turn {turn}")
-        response = generate(list(messages))
-        messages += [
-            {"role": "assistant", "content": response},
-            {"role": "user", "content": "Tool result:\n" + result},
-        ]
-        window.observed(ToolAction("read_file", {"path": f"argparse_{turn}.py"}), result)
-    stats = generate.stats
-    return (
-        sum(s.prefilled_tokens for s in stats),
-        window.elisions,
-        max(s.prompt_tokens for s in stats),
-        sum(s.prefill_seconds for s in stats),
+    model: Any = load_generate(str(model_dir), options)
+    limits = AgentLimits(
+        max_steps=LONG_TURNS + 1, max_context_tokens=LONG_BUDGET, elide_down_to=elide_down_to
     )
+    with tempfile.TemporaryDirectory() as root:
+        generate = ScriptedTurns(model, long_project(Path(root)))
+        workspace = Workspace(ToolPolicy(Path(root), allow_search=True))
+        messages: list[dict[str, str]] = []
+        started = time.perf_counter()
+        run = run_agent(LONG_GOAL, generate, workspace, limits, messages=messages)
+        seconds = time.perf_counter() - started
+    if run.reason != "completed":
+        raise SystemExit(f"the long run ended with {run.reason}: the budget cannot hold it")
+    stats = model.stats
+    return {
+        "prefilled": sum(s.prefilled_tokens for s in stats),
+        "elided": sum(1 for m in messages if m["content"].startswith("Tool result:\n[read_file")),
+        "largest": max(s.prompt_tokens for s in stats),
+        "prefill_seconds": sum(s.prefill_seconds for s in stats),
+        "seconds": seconds,
+        "results": [event.result for event in run.events],
+        "per_turn": [s.prefilled_tokens for s in stats],
+    }
 
 
 def system_prompt() -> str:
@@ -85,7 +115,7 @@ def system_prompt() -> str:
 def main() -> None:
     blas = use_openblas()
     if "--long" in sys.argv[1:]:
-        figures = {"benchmark": "prompt_cache_long", **long_figures(bench_model_dir())}
+        figures = {"benchmark": "prompt_cache_long", **long_figures()}
         print(json.dumps(figures))
         return
     from counterfoil.models import GenerationOptions, load_generate
@@ -173,37 +203,65 @@ def main() -> None:
         "time_ratio": round(seconds_naive / seconds_cached, 2),
         "identical_tokens": identical,
         "blas": "openblas" if "OpenBLAS" in blas else "default",
-        **long_figures(model_dir),
+        **long_figures(),
     }
     print(json.dumps(figures))
     sys.exit(0 if identical else 1)
 
 
-def long_figures(model_dir: Path) -> dict[str, object]:
-    steps = long_run(model_dir, high=0.85, low=0.5)
-    print(f"in steps: {steps[0]} tokens prefilled, {steps[1]} elided", flush=True)
-    sliding = long_run(model_dir, high=0.85, low=0.85)
-    print(f"long run: {LONG_TURNS} turns, budget {LONG_BUDGET} tokens, prompt cache kept")
-    print(f"{'elision':<22} {'prefilled':>9} {'elided':>6} {'max prompt':>10} {'prefill s':>9}")
-    for name, (prefilled, elided, largest, seconds) in (
-        ("in steps (85% -> 50%)", steps),
-        ("every turn (85%)", sliding),
-    ):
-        print(f"{name:<22} {prefilled:>9} {elided:>6} {largest:>10} {seconds:>9.2f}")
+def long_model_dir() -> Path:
+    from counterfoil.models.tiny_model import TinyShape, cached_tiny_model
+
+    return cached_tiny_model(shape=TinyShape(**LONG_SIZES), **BENCH_MODEL)
+
+
+def long_figures() -> dict[str, object]:
+    model_dir = long_model_dir()
+    load = os.getloadavg()[0]
+    steps = long_run(model_dir, elide_down_to=0.5)
+    print(f"in steps: {steps['prefilled']} tokens prefilled, {steps['elided']} elided", flush=True)
+    every = long_run(model_dir, elide_down_to=0.85)
+    if steps["results"] != every["results"]:
+        raise SystemExit("the two long runs saw different observations")
     print(
-        f"prefilled tokens: in steps {steps[0]}, every turn {sliding[0]} "
-        f"({sliding[0] / steps[0]:.2f}x fewer in steps)"
+        f"long run: model {model_dir.name}; {LONG_TURNS} reads of {TOOL_RESULT_CHARS} "
+        f"characters, budget {LONG_BUDGET} tokens, prompt cache kept; load average "
+        f"{load:.1f} -> {os.getloadavg()[0]:.1f}"
+    )
+    print(f"{'turn':>4} {'prefilled':>9} {'prefilled':>10}")
+    print(f"{'':>4} {'in steps':>9} {'every turn':>10}")
+    for turn, (a, b) in enumerate(zip(steps["per_turn"], every["per_turn"]), start=1):
+        print(f"{turn:>4} {a:>9} {b:>10}")
+    print(
+        f"{'elision':<22} {'prefilled':>9} {'elided':>6} {'max prompt':>10} "
+        f"{'prefill s':>9} {'total s':>7}"
+    )
+    for name, side in (("in steps (85% -> 50%)", steps), ("every turn (85%)", every)):
+        print(
+            f"{name:<22} {side['prefilled']:>9} {side['elided']:>6} {side['largest']:>10} "
+            f"{side['prefill_seconds']:>9.2f} {side['seconds']:>7.2f}"
+        )
+    ratio = every["prefilled"] / steps["prefilled"]
+    print(
+        f"prefilled tokens: in steps {steps['prefilled']}, every turn {every['prefilled']} "
+        f"({ratio:.2f}x fewer in steps)"
     )
     return {
+        "long_model": model_dir.name,
         "long_turns": LONG_TURNS,
         "long_budget_tokens": LONG_BUDGET,
-        "long_prefilled_tokens_elision_in_steps": steps[0],
-        "long_prefilled_tokens_elision_every_turn": sliding[0],
-        "long_prefill_token_ratio": round(sliding[0] / steps[0], 2),
-        "long_prefill_seconds_in_steps": round(steps[3], 2),
-        "long_prefill_seconds_every_turn": round(sliding[3], 2),
-        "long_elisions_in_steps": steps[1],
-        "long_elisions_every_turn": sliding[1],
+        "long_prefilled_tokens_elision_in_steps": steps["prefilled"],
+        "long_prefilled_tokens_elision_every_turn": every["prefilled"],
+        "long_prefill_token_ratio": round(ratio, 2),
+        "long_prefill_seconds_in_steps": round(steps["prefill_seconds"], 2),
+        "long_prefill_seconds_every_turn": round(every["prefill_seconds"], 2),
+        "long_prefill_time_ratio": round(every["prefill_seconds"] / steps["prefill_seconds"], 2),
+        "long_seconds_in_steps": round(steps["seconds"], 2),
+        "long_seconds_every_turn": round(every["seconds"], 2),
+        "long_elided_in_steps": steps["elided"],
+        "long_elided_every_turn": every["elided"],
+        "long_largest_prompt_in_steps": steps["largest"],
+        "long_largest_prompt_every_turn": every["largest"],
     }
 
 
