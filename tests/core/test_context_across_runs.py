@@ -31,7 +31,9 @@ class RecordingModel:
 
 
 def module_text(index: int) -> str:
-    return "".join(f"def f_{index}_{n:02}(x):\n    return x + {n}  # {'.' * 40}\n" for n in range(20))
+    return "".join(
+        f"def f_{index}_{n:02}(x):\n    return x + {n}  # {'.' * 40}\n" for n in range(20)
+    )
 
 
 def project(root: Path) -> Workspace:
@@ -65,7 +67,7 @@ def first_run(
 def test_a_follow_up_elides_the_earlier_runs_observations(tmp_path: Path) -> None:
     workspace = project(tmp_path)
     observations: list[Observation] = []
-    messages, first = first_run(workspace, observations)
+    messages, _ = first_run(workspace, observations)
     model = RecordingModel([*reads(2, 3), {"final": "read them all"}])
 
     second = run_agent(
@@ -181,9 +183,7 @@ def test_eliding_every_turn_rewrites_the_prompt_more_often_than_in_steps(
         for index in range(5, 16):
             (root / f"mod_{index:02}.py").write_text(module_text(index), encoding="utf-8")
         model = RecordingModel([*reads(*range(16)), {"final": "done"}])
-        limits = AgentLimits(
-            max_steps=17, max_context_tokens=3_000, elide_down_to=elide_down_to
-        )
+        limits = AgentLimits(max_steps=17, max_context_tokens=3_000, elide_down_to=elide_down_to)
         assert run_agent("read every module", model, workspace, limits).reason == "completed"
         return sum(1 for a, b in zip(model.calls, model.calls[1:]) if b[: len(a)] != a)
 

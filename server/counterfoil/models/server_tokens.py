@@ -26,10 +26,13 @@ class ServerTokenCount:
 
     def seen(self, messages: Messages, prompt_tokens: object) -> None:
         """Note the prompt the server just answered and the tokens it said it held."""
-        if isinstance(prompt_tokens, int) and not isinstance(prompt_tokens, bool):
-            if prompt_tokens > 0:
-                self._seen = [dict(message) for message in messages]
-                self._prompt_tokens = prompt_tokens
+        if (
+            isinstance(prompt_tokens, int)
+            and not isinstance(prompt_tokens, bool)
+            and prompt_tokens > 0
+        ):
+            self._seen = [dict(message) for message in messages]
+            self._prompt_tokens = prompt_tokens
 
     def __call__(self, messages: Messages) -> int:
         if not self._seen:
