@@ -13,8 +13,10 @@ tokenizer) so both sides finish in minutes on two cores. The model prefills each
 its prompt cache and generates LONG_GENERATED_TOKENS; the action returned is the script's, so
 both runs hold the same conversation and only the elision strategy differs: in steps (above
 85% of the budget, down to 50%, the default) against a little every turn once full (85% to
-85%, which changes the prompt's prefix each turn). The figure is the tokens each prefilled.
-Prints the tables, then one JSON line of the figures.
+85%, which changes the prompt's prefix each turn). The two runs go side by side, each in its
+own thread, taking turns at the model call by call, so both prefill under the same load. The
+figure is the tokens each prefilled, then the seconds. Prints the tables, then one JSON line
+of the figures.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import os
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -48,17 +51,42 @@ def tool_results(turns: int = TURNS) -> list[str]:
     return [text[i * TOOL_RESULT_CHARS : (i + 1) * TOOL_RESULT_CHARS] for i in range(turns)]
 
 
+class Baton:
+    """Two runs take turns at the model, one call each, so both prefill under the same load."""
+
+    def __init__(self) -> None:
+        self._turn = 0
+        self._finished = [False, False]
+        self._changed = threading.Condition()
+
+    def hold(self, side: int) -> None:
+        with self._changed:
+            self._changed.wait_for(lambda: self._turn == side or self._finished[1 - side])
+
+    def pass_on(self, side: int, finished: bool = False) -> None:
+        with self._changed:
+            self._finished[side] = self._finished[side] or finished
+            self._turn = 1 - side
+            self._changed.notify_all()
+
+
 class ScriptedTurns:
     """The real model reads each prompt, through its prompt cache, and generates a few tokens;
     the action returned is the script's, so every run holds the same conversation."""
 
-    def __init__(self, model: Any, responses: list[str]) -> None:
+    def __init__(self, model: Any, responses: list[str], baton: Baton, side: int) -> None:
         self.model = model
         self.responses = iter(responses)
         self.count_tokens = model.count_tokens
+        self.baton = baton
+        self.side = side
 
     def __call__(self, messages: list[dict[str, str]]) -> str:
-        self.model(messages)
+        self.baton.hold(self.side)
+        try:
+            self.model(messages)
+        finally:
+            self.baton.pass_on(self.side)
         return next(self.responses)
 
 
@@ -71,35 +99,60 @@ def long_project(root: Path) -> list[str]:
     return [*responses, json.dumps({"final": "read every part"})]
 
 
-def long_run(model_dir: Path, elide_down_to: float) -> dict[str, Any]:
-    """One long run: its prefilled tokens, elisions, largest prompt and seconds."""
+def long_run(generate: ScriptedTurns, elide_down_to: float) -> dict[str, Any]:
+    """One long run: its prefilled tokens, elisions, largest prompt and model seconds."""
     from counterfoil import AgentLimits, ToolPolicy, Workspace, run_agent
-    from counterfoil.models import GenerationOptions, load_generate
 
-    options = GenerationOptions(max_tokens=LONG_GENERATED_TOKENS, constrain=False)
-    model: Any = load_generate(str(model_dir), options)
     limits = AgentLimits(
         max_steps=LONG_TURNS + 1, max_context_tokens=LONG_BUDGET, elide_down_to=elide_down_to
     )
     with tempfile.TemporaryDirectory() as root:
-        generate = ScriptedTurns(model, long_project(Path(root)))
+        generate.responses = iter(long_project(Path(root)))
         workspace = Workspace(ToolPolicy(Path(root), allow_search=True))
         messages: list[dict[str, str]] = []
-        started = time.perf_counter()
         run = run_agent(LONG_GOAL, generate, workspace, limits, messages=messages)
-        seconds = time.perf_counter() - started
     if run.reason != "completed":
         raise SystemExit(f"the long run ended with {run.reason}: the budget cannot hold it")
-    stats = model.stats
+    stats = generate.model.stats
     return {
         "prefilled": sum(s.prefilled_tokens for s in stats),
         "elided": sum(1 for m in messages if m["content"].startswith("Tool result:\n[read_file")),
         "largest": max(s.prompt_tokens for s in stats),
         "prefill_seconds": sum(s.prefill_seconds for s in stats),
-        "seconds": seconds,
+        "seconds": sum(s.seconds for s in stats),
         "results": [event.result for event in run.events],
         "per_turn": [s.prefilled_tokens for s in stats],
     }
+
+
+def side_by_side(model_dir: Path, strategies: tuple[float, float]) -> list[dict[str, Any]]:
+    """Both long runs at once, each in its own thread, taking turns at the model call by call."""
+    from counterfoil.models import GenerationOptions, load_generate
+
+    options = GenerationOptions(max_tokens=LONG_GENERATED_TOKENS, constrain=False)
+    baton = Baton()
+    results: list[dict[str, Any] | BaseException] = [RuntimeError("not run")] * 2
+
+    def run(side: int, generate: ScriptedTurns) -> None:
+        try:
+            results[side] = long_run(generate, strategies[side])
+        except BaseException as error:  # noqa: BLE001 - raised again on the main thread
+            results[side] = error
+        finally:
+            baton.pass_on(side, finished=True)
+
+    models = [
+        ScriptedTurns(load_generate(str(model_dir), options), [], baton, side) for side in (0, 1)
+    ]
+    threads = [threading.Thread(target=run, args=(side, models[side])) for side in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return [result for result in results if isinstance(result, dict)]
 
 
 def system_prompt() -> str:
@@ -218,15 +271,15 @@ def long_model_dir() -> Path:
 def long_figures() -> dict[str, object]:
     model_dir = long_model_dir()
     load = os.getloadavg()[0]
-    steps = long_run(model_dir, elide_down_to=0.5)
-    print(f"in steps: {steps['prefilled']} tokens prefilled, {steps['elided']} elided", flush=True)
-    every = long_run(model_dir, elide_down_to=0.85)
+    started = time.perf_counter()
+    steps, every = side_by_side(model_dir, (0.5, 0.85))
+    seconds = time.perf_counter() - started
     if steps["results"] != every["results"]:
         raise SystemExit("the two long runs saw different observations")
     print(
         f"long run: model {model_dir.name}; {LONG_TURNS} reads of {TOOL_RESULT_CHARS} "
-        f"characters, budget {LONG_BUDGET} tokens, prompt cache kept; load average "
-        f"{load:.1f} -> {os.getloadavg()[0]:.1f}"
+        f"characters, budget {LONG_BUDGET} tokens, prompt cache kept; side by side, call by "
+        f"call, in {seconds:.0f} s; load average {load:.1f} -> {os.getloadavg()[0]:.1f}"
     )
     print(f"{'turn':>4} {'prefilled':>9} {'prefilled':>10}")
     print(f"{'':>4} {'in steps':>9} {'every turn':>10}")
@@ -234,7 +287,7 @@ def long_figures() -> dict[str, object]:
         print(f"{turn:>4} {a:>9} {b:>10}")
     print(
         f"{'elision':<22} {'prefilled':>9} {'elided':>6} {'max prompt':>10} "
-        f"{'prefill s':>9} {'total s':>7}"
+        f"{'prefill s':>9} {'model s':>7}"
     )
     for name, side in (("in steps (85% -> 50%)", steps), ("every turn (85%)", every)):
         print(
@@ -256,8 +309,9 @@ def long_figures() -> dict[str, object]:
         "long_prefill_seconds_in_steps": round(steps["prefill_seconds"], 2),
         "long_prefill_seconds_every_turn": round(every["prefill_seconds"], 2),
         "long_prefill_time_ratio": round(every["prefill_seconds"] / steps["prefill_seconds"], 2),
-        "long_seconds_in_steps": round(steps["seconds"], 2),
-        "long_seconds_every_turn": round(every["seconds"], 2),
+        "long_model_seconds_in_steps": round(steps["seconds"], 2),
+        "long_model_seconds_every_turn": round(every["seconds"], 2),
+        "long_wall_seconds": round(seconds, 1),
         "long_elided_in_steps": steps["elided"],
         "long_elided_every_turn": every["elided"],
         "long_largest_prompt_in_steps": steps["largest"],
