@@ -6,11 +6,17 @@ float32, 32k vocabulary). Both runs see the same messages, turn by turn side by 
 tokens must be identical. Prefill time is time to the first token; decoding the 40 tokens a
 turn costs both runs the same.
 
-Then a long run: 30 turns within a context budget of LONG_BUDGET tokens, counted by the
-model's tokenizer, with old observations elided by `ContextWindow` in large steps (above 85%
-of the budget, down to 50%) against eliding a little every turn once full (a sliding window,
-85% to 85%). Both keep the prompt cache; the figure is the tokens each prefilled. Prints the
-tables, then one JSON line of the figures. `--long` runs only the long run.
+Then a long run (`--long` runs only it): `run_agent` on a fixture project of LONG_TURNS
+files, reading one a turn, within a context budget of LONG_BUDGET tokens counted by the
+model's tokenizer, on a smaller model of the same kind (hidden 256, 4 layers, the same
+tokenizer) so both sides finish in minutes on two cores. The model prefills each prompt with
+its prompt cache and generates LONG_GENERATED_TOKENS; the action returned is the script's, so
+both runs hold the same conversation and only the elision strategy differs: in steps (above
+85% of the budget, down to 50%, the default) against a little every turn once full (85% to
+85%, which changes the prompt's prefix each turn). The two runs go side by side, each in its
+own thread, taking turns at the model call by call, so both prefill under the same load. The
+figure is the tokens each prefilled, then the seconds. Prints the tables, then one JSON line
+of the figures.
 """
 
 from __future__ import annotations
@@ -20,19 +26,23 @@ import os
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from blas import matmul_gflops, use_openblas
-from workload import bench_model_dir
+from workload import BENCH_MODEL, bench_model_dir
 
 TURNS = 12
 GENERATED_TOKENS = 40
 TOOL_RESULT_CHARS = 520
 LONG_TURNS = 30
 LONG_GENERATED_TOKENS = 4
-LONG_BUDGET = 1_500
+LONG_BUDGET = 2_500
+LONG_GOAL = "Find where the parser handles abbreviations and fix it."
+LONG_SIZES = {"hidden_size": 256, "num_layers": 4}
 
 
 def tool_results(turns: int = TURNS) -> list[str]:
@@ -41,35 +51,108 @@ def tool_results(turns: int = TURNS) -> list[str]:
     return [text[i * TOOL_RESULT_CHARS : (i + 1) * TOOL_RESULT_CHARS] for i in range(turns)]
 
 
-def long_run(model_dir: Path, high: float, low: float) -> tuple[int, int, int, float]:
-    """Prefilled tokens, elisions, largest prompt and prefill seconds of one long run."""
-    from counterfoil.actions import ToolAction
-    from counterfoil.context import ContextWindow
+class Baton:
+    """Two runs take turns at the model, one call each, so both prefill under the same load."""
+
+    def __init__(self) -> None:
+        self._turn = 0
+        self._finished = [False, False]
+        self._changed = threading.Condition()
+
+    def hold(self, side: int) -> None:
+        with self._changed:
+            self._changed.wait_for(lambda: self._turn == side or self._finished[1 - side])
+
+    def pass_on(self, side: int, finished: bool = False) -> None:
+        with self._changed:
+            self._finished[side] = self._finished[side] or finished
+            self._turn = 1 - side
+            self._changed.notify_all()
+
+
+class ScriptedTurns:
+    """The real model reads each prompt, through its prompt cache, and generates a few tokens;
+    the action returned is the script's, so every run holds the same conversation."""
+
+    def __init__(self, model: Any, responses: list[str], baton: Baton, side: int) -> None:
+        self.model = model
+        self.responses = iter(responses)
+        self.count_tokens = model.count_tokens
+        self.baton = baton
+        self.side = side
+
+    def __call__(self, messages: list[dict[str, str]]) -> str:
+        self.baton.hold(self.side)
+        try:
+            self.model(messages)
+        finally:
+            self.baton.pass_on(self.side)
+        return next(self.responses)
+
+
+def long_project(root: Path) -> list[str]:
+    """LONG_TURNS files of TOOL_RESULT_CHARS each, and the script that reads them in turn."""
+    responses = []
+    for turn, text in enumerate(tool_results(LONG_TURNS), start=1):
+        (root / f"part_{turn:02}.py").write_text(text, encoding="utf-8")
+        responses.append(json.dumps({"tool": "read_file", "path": f"part_{turn:02}.py"}))
+    return [*responses, json.dumps({"final": "read every part"})]
+
+
+def long_run(generate: ScriptedTurns, elide_down_to: float) -> dict[str, Any]:
+    """One long run: its prefilled tokens, elisions, largest prompt and model seconds."""
+    from counterfoil import AgentLimits, ToolPolicy, Workspace, run_agent
+
+    limits = AgentLimits(
+        max_steps=LONG_TURNS + 1, max_context_tokens=LONG_BUDGET, elide_down_to=elide_down_to
+    )
+    with tempfile.TemporaryDirectory() as root:
+        generate.responses = iter(long_project(Path(root)))
+        workspace = Workspace(ToolPolicy(Path(root), allow_search=True))
+        messages: list[dict[str, str]] = []
+        run = run_agent(LONG_GOAL, generate, workspace, limits, messages=messages)
+    if run.reason != "completed":
+        raise SystemExit(f"the long run ended with {run.reason}: the budget cannot hold it")
+    stats = generate.model.stats
+    return {
+        "prefilled": sum(s.prefilled_tokens for s in stats),
+        "elided": sum(1 for m in messages if m["content"].startswith("Tool result:\n[read_file")),
+        "largest": max(s.prompt_tokens for s in stats),
+        "prefill_seconds": sum(s.prefill_seconds for s in stats),
+        "seconds": sum(s.seconds for s in stats),
+        "results": [event.result for event in run.events],
+        "per_turn": [s.prefilled_tokens for s in stats],
+    }
+
+
+def side_by_side(model_dir: Path, strategies: tuple[float, float]) -> list[dict[str, Any]]:
+    """Both long runs at once, each in its own thread, taking turns at the model call by call."""
     from counterfoil.models import GenerationOptions, load_generate
 
     options = GenerationOptions(max_tokens=LONG_GENERATED_TOKENS, constrain=False)
-    generate = load_generate(str(model_dir), options)
-    messages = [
-        {"role": "system", "content": system_prompt()},
-        {"role": "user", "content": "Find where the parser handles abbreviations and fix it."},
+    baton = Baton()
+    results: list[dict[str, Any] | BaseException] = [RuntimeError("not run")] * 2
+
+    def run(side: int, generate: ScriptedTurns) -> None:
+        try:
+            results[side] = long_run(generate, strategies[side])
+        except BaseException as error:  # noqa: BLE001 - raised again on the main thread
+            results[side] = error
+        finally:
+            baton.pass_on(side, finished=True)
+
+    models = [
+        ScriptedTurns(load_generate(str(model_dir), options), [], baton, side) for side in (0, 1)
     ]
-    window = ContextWindow(messages, LONG_BUDGET, generate.count_tokens, high=high, low=low)
-    for turn, result in enumerate(tool_results(LONG_TURNS), start=1):
-        if not window.fits():
-            raise SystemExit(f"the budget cannot hold turn {turn}")
-        response = generate(list(messages))
-        messages += [
-            {"role": "assistant", "content": response},
-            {"role": "user", "content": "Tool result:\n" + result},
-        ]
-        window.observed(ToolAction("read_file", {"path": f"argparse_{turn}.py"}), result)
-    stats = generate.stats
-    return (
-        sum(s.prefilled_tokens for s in stats),
-        window.elisions,
-        max(s.prompt_tokens for s in stats),
-        sum(s.prefill_seconds for s in stats),
-    )
+    threads = [threading.Thread(target=run, args=(side, models[side])) for side in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return [result for result in results if isinstance(result, dict)]
 
 
 def system_prompt() -> str:
@@ -85,7 +168,7 @@ def system_prompt() -> str:
 def main() -> None:
     blas = use_openblas()
     if "--long" in sys.argv[1:]:
-        figures = {"benchmark": "prompt_cache_long", **long_figures(bench_model_dir())}
+        figures = {"benchmark": "prompt_cache_long", **long_figures()}
         print(json.dumps(figures))
         return
     from counterfoil.models import GenerationOptions, load_generate
@@ -173,37 +256,66 @@ def main() -> None:
         "time_ratio": round(seconds_naive / seconds_cached, 2),
         "identical_tokens": identical,
         "blas": "openblas" if "OpenBLAS" in blas else "default",
-        **long_figures(model_dir),
+        **long_figures(),
     }
     print(json.dumps(figures))
     sys.exit(0 if identical else 1)
 
 
-def long_figures(model_dir: Path) -> dict[str, object]:
-    steps = long_run(model_dir, high=0.85, low=0.5)
-    print(f"in steps: {steps[0]} tokens prefilled, {steps[1]} elided", flush=True)
-    sliding = long_run(model_dir, high=0.85, low=0.85)
-    print(f"long run: {LONG_TURNS} turns, budget {LONG_BUDGET} tokens, prompt cache kept")
-    print(f"{'elision':<22} {'prefilled':>9} {'elided':>6} {'max prompt':>10} {'prefill s':>9}")
-    for name, (prefilled, elided, largest, seconds) in (
-        ("in steps (85% -> 50%)", steps),
-        ("every turn (85%)", sliding),
-    ):
-        print(f"{name:<22} {prefilled:>9} {elided:>6} {largest:>10} {seconds:>9.2f}")
+def long_model_dir() -> Path:
+    from counterfoil.models.tiny_model import TinyShape, cached_tiny_model
+
+    return cached_tiny_model(shape=TinyShape(**LONG_SIZES), **BENCH_MODEL)
+
+
+def long_figures() -> dict[str, object]:
+    model_dir = long_model_dir()
+    load = os.getloadavg()[0]
+    started = time.perf_counter()
+    steps, every = side_by_side(model_dir, (0.5, 0.85))
+    seconds = time.perf_counter() - started
+    if steps["results"] != every["results"]:
+        raise SystemExit("the two long runs saw different observations")
     print(
-        f"prefilled tokens: in steps {steps[0]}, every turn {sliding[0]} "
-        f"({sliding[0] / steps[0]:.2f}x fewer in steps)"
+        f"long run: model {model_dir.name}; {LONG_TURNS} reads of {TOOL_RESULT_CHARS} "
+        f"characters, budget {LONG_BUDGET} tokens, prompt cache kept; side by side, call by "
+        f"call, in {seconds:.0f} s; load average {load:.1f} -> {os.getloadavg()[0]:.1f}"
+    )
+    print(f"{'turn':>4} {'prefilled':>9} {'prefilled':>10}")
+    print(f"{'':>4} {'in steps':>9} {'every turn':>10}")
+    for turn, (a, b) in enumerate(zip(steps["per_turn"], every["per_turn"]), start=1):
+        print(f"{turn:>4} {a:>9} {b:>10}")
+    print(
+        f"{'elision':<22} {'prefilled':>9} {'elided':>6} {'max prompt':>10} "
+        f"{'prefill s':>9} {'model s':>7}"
+    )
+    for name, side in (("in steps (85% -> 50%)", steps), ("every turn (85%)", every)):
+        print(
+            f"{name:<22} {side['prefilled']:>9} {side['elided']:>6} {side['largest']:>10} "
+            f"{side['prefill_seconds']:>9.2f} {side['seconds']:>7.2f}"
+        )
+    ratio = every["prefilled"] / steps["prefilled"]
+    print(
+        f"prefilled tokens: in steps {steps['prefilled']}, every turn {every['prefilled']} "
+        f"({ratio:.2f}x fewer in steps)"
     )
     return {
+        "long_model": model_dir.name,
         "long_turns": LONG_TURNS,
         "long_budget_tokens": LONG_BUDGET,
-        "long_prefilled_tokens_elision_in_steps": steps[0],
-        "long_prefilled_tokens_elision_every_turn": sliding[0],
-        "long_prefill_token_ratio": round(sliding[0] / steps[0], 2),
-        "long_prefill_seconds_in_steps": round(steps[3], 2),
-        "long_prefill_seconds_every_turn": round(sliding[3], 2),
-        "long_elisions_in_steps": steps[1],
-        "long_elisions_every_turn": sliding[1],
+        "long_prefilled_tokens_elision_in_steps": steps["prefilled"],
+        "long_prefilled_tokens_elision_every_turn": every["prefilled"],
+        "long_prefill_token_ratio": round(ratio, 2),
+        "long_prefill_seconds_in_steps": round(steps["prefill_seconds"], 2),
+        "long_prefill_seconds_every_turn": round(every["prefill_seconds"], 2),
+        "long_prefill_time_ratio": round(every["prefill_seconds"] / steps["prefill_seconds"], 2),
+        "long_model_seconds_in_steps": round(steps["seconds"], 2),
+        "long_model_seconds_every_turn": round(every["seconds"], 2),
+        "long_wall_seconds": round(seconds, 1),
+        "long_elided_in_steps": steps["elided"],
+        "long_elided_every_turn": every["elided"],
+        "long_largest_prompt_in_steps": steps["largest"],
+        "long_largest_prompt_every_turn": every["largest"],
     }
 
 

@@ -24,6 +24,7 @@ export const DAEMON_SETTING_KEYS = [
   "allowInsecureHttp",
   "schemaMode",
   "endpointTimeoutSeconds",
+  "contextTokens",
   "searchFiles",
   "protectedPatterns",
   "passEnvironment",

@@ -19,7 +19,6 @@ from typing import TextIO
 
 from . import doctor
 from .command_setup import set_up_command
-from .context import context_tokens
 from .errors import AgentError
 from .loop import AgentEvent, run_agent, run_verdict
 from .model_download_terminal import download_command, prepare_model
@@ -64,6 +63,7 @@ SETTING_FLAGS = {
     "schemaMode": "--schema-mode",
     "endpointTimeoutSeconds": "--endpoint-timeout",
     "searchFiles": "--no-search",
+    "contextTokens": "--context-tokens",
 }
 
 
@@ -141,6 +141,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help=f"default {default('maxTokens')}",
+    )
+    agent.add_argument(
+        "--context-tokens",
+        dest="contextTokens",
+        type=int,
+        metavar="N",
+        help="the model's context window in tokens; for model servers, which do not state it "
+        "(default: the model's own, else a limit of characters)",
     )
     agent.add_argument(
         "--command-timeout",
@@ -426,14 +434,14 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     if settings.endpoint:
         stdout.write(f"model: {getattr(generate, 'model', spec)} at {settings.endpoint}\n")
     try:
-        limits = replace(settings.limits(), max_context_tokens=context_tokens(generate))
         run = run_agent(
             args.goal,
             steps.wrap(generate),
             workspace,
-            limits,
+            settings.limits(generate),
             on_event=lambda event: stdout.write(format_event(event)),
             should_stop=interrupted.is_set,
+            count_tokens=getattr(generate, "count_tokens", None),
         )
     except KeyboardInterrupt:
         interrupted.set()

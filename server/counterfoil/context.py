@@ -2,7 +2,9 @@
 
 The model sees a shortened view; the run's events keep every observation whole. Elision
 happens in large steps (above `high` of the budget, down to `low`), so between steps the
-conversation only grows at its end and the prompt cache keeps being reused.
+conversation only grows at its end and the prompt cache keeps being reused. The record of
+which messages are observations (`Observation`) is kept with a conversation, so a follow-up
+elides earlier turns' observations by the same rule.
 """
 
 from __future__ import annotations
@@ -29,6 +31,12 @@ def context_tokens(generate: object) -> int | None:
     )
 
 
+def prompt_budget(window: int, response_tokens: int) -> int:
+    """The prompt tokens a context window of `window` leaves: room is kept for one response
+    unless the window is too small to spare it."""
+    return window if window <= 2 * response_tokens else window - response_tokens
+
+
 def estimate_tokens(messages: Messages) -> int:
     """About four characters a token, plus a few tokens of chat template per message."""
     chars = sum(len(message["content"]) for message in messages)
@@ -52,14 +60,35 @@ def elided_summary(action: ToolAction, result: str) -> str:
 
 
 @dataclass
-class _Observation:
+class Observation:
+    """One observation in a conversation: its message, and what it would be elided to."""
+
     index: int  # of its message in the view
     summary: str | None  # None: never elided
+    length: int = 0  # characters of the observation as written; text after it is kept
     elided: bool = False
 
 
+def note_observation(
+    observations: list[Observation],
+    messages: Messages,
+    action: ToolAction | None,
+    result: str,
+) -> None:
+    """Record the observation just appended as the last message of `messages`."""
+    summary = None
+    if action is not None and action.tool in ELIDABLE_TOOLS and not result.startswith("error:"):
+        summary = OBSERVATION_PREFIX + elided_summary(action, result)
+    index = len(messages) - 1
+    observations.append(Observation(index, summary, len(messages[index]["content"])))
+
+
 class ContextWindow:
-    """The model's view of the conversation, held under `max_tokens`."""
+    """The model's view of the conversation, held under `max_tokens`.
+
+    `observations` (extended in place) is the record of the conversation's observations; a
+    conversation continued later passes its record again so earlier ones can be elided too.
+    """
 
     def __init__(
         self,
@@ -70,6 +99,7 @@ class ContextWindow:
         high: float = 0.85,
         low: float = 0.5,
         keep_recent: int = 2,
+        observations: list[Observation] | None = None,
     ) -> None:
         self.messages = messages
         self.max_tokens = max_tokens
@@ -78,14 +108,11 @@ class ContextWindow:
         self.low = low
         self.keep_recent = keep_recent
         self.elisions = 0
-        self._observations: list[_Observation] = []
+        self.observations = observations if observations is not None else []
 
     def observed(self, action: ToolAction | None, result: str) -> None:
         """Note the observation just appended as the last message."""
-        summary = None
-        if action is not None and action.tool in ELIDABLE_TOOLS and not result.startswith("error:"):
-            summary = OBSERVATION_PREFIX + elided_summary(action, result)
-        self._observations.append(_Observation(len(self.messages) - 1, summary))
+        note_observation(self.observations, self.messages, action, result)
 
     def fits(self) -> bool:
         """Elide, in one large step, when above `high`; False when even that is not enough."""
@@ -95,17 +122,22 @@ class ContextWindow:
         chars = sum(len(message["content"]) for message in self.messages)
         tokens_per_char = used / max(chars, 1)
         target = self.low * self.max_tokens
-        candidates = self._observations[: max(len(self._observations) - self.keep_recent, 0)]
-        for observation in candidates:
+        kept = max(len(self.observations) - self.keep_recent, 0)
+        for observation in self.observations[:kept]:
             if used <= target:
                 break
             if observation.elided or observation.summary is None:
                 continue
+            if observation.index >= len(self.messages):
+                continue  # a record that outlived its conversation's messages
             message = self.messages[observation.index]
-            if len(observation.summary) >= len(message["content"]):
+            seen = message["content"][: observation.length or None]
+            if len(observation.summary) >= len(seen):
                 continue
-            used -= (len(message["content"]) - len(observation.summary)) * tokens_per_char
-            self.messages[observation.index] = {**message, "content": observation.summary}
+            # Text joined after the observation (a follow-up's goal) is kept as it is.
+            rest = message["content"][len(seen) :]
+            used -= (len(seen) - len(observation.summary)) * tokens_per_char
+            self.messages[observation.index] = {**message, "content": observation.summary + rest}
             observation.elided = True
             self.elisions += 1
         return self.count_tokens(self.messages) <= self.max_tokens

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from .actions import Action, FinalAction, ToolAction, parse_action
-from .context import ContextWindow
+from .context import ContextWindow, Observation, note_observation
 from .errors import AgentError
 from .prompt import build_system_prompt
 from .verdict import RunVerdict, compute_verdict
@@ -40,13 +40,18 @@ def initial_messages(task: str, system_prompt: str) -> Messages:
 @dataclass(frozen=True)
 class AgentLimits:
     """`max_context_tokens` (the model's context window) replaces the course's character
-    limit when set: old observations are then elided instead of ending the run."""
+    limit when set: old observations are then elided instead of ending the run, once the
+    conversation passes `elide_above` of the window and down to `elide_down_to` of it in one
+    step. The gap keeps the prompt's prefix unchanged between steps; with no gap a little is
+    elided every turn and the prefix changes each time."""
 
     max_steps: int = 8
     max_context_chars: int = 48_000
     max_invalid_actions: int = 3
     max_identical_actions: int = 2
     max_context_tokens: int | None = None
+    elide_above: float = 0.85
+    elide_down_to: float = 0.5
 
     def __post_init__(self) -> None:
         for name in (
@@ -63,6 +68,11 @@ class AgentLimits:
             not isinstance(tokens, int) or isinstance(tokens, bool) or tokens <= 0
         ):
             raise ValueError("max_context_tokens must be a positive integer")
+        above, down_to = self.elide_above, self.elide_down_to
+        if not all(isinstance(value, (int, float)) for value in (above, down_to)) or not (
+            0 < down_to <= above <= 1
+        ):
+            raise ValueError("elision needs 0 < elide_down_to <= elide_above <= 1")
 
 
 @dataclass(frozen=True)
@@ -108,6 +118,7 @@ def run_agent(
     should_stop: Callable[[], bool] | None = None,
     messages: Messages | None = None,
     count_tokens: Callable[[Messages], int] | None = None,
+    observations: list[Observation] | None = None,
 ) -> AgentRun:
     """Run until a final answer or a limit; `should_stop` is asked before each model call, and
     a model call that fails once it says stop ends the run as cancelled.
@@ -118,7 +129,9 @@ def run_agent(
     `continue_conversation`).
     With `limits.max_context_tokens`, tokens are counted by `count_tokens(messages)` (by
     default `generate.count_tokens` when the model has one), else estimated at about four
-    characters a token.
+    characters a token. `observations` is the record of which messages are observations,
+    extended in place like `messages`: keep it with them, and a follow-up run elides earlier
+    turns' observations too.
     """
     limits = limits or AgentLimits()
     system_prompt = build_system_prompt(workspace)
@@ -134,12 +147,16 @@ def run_agent(
             generate.configure_tools(workspace.available_tools, workspace.policy.allowed_commands)
         except Exception as error:  # noqa: BLE001 - like a model failure, it ends the run
             return AgentRun(False, "model_error", None, (), (), f"{type(error).__name__}: {error}")
+    observations = observations if observations is not None else []
     window = None
     if limits.max_context_tokens is not None:
         window = ContextWindow(
             conversation.messages,
             limits.max_context_tokens,
             count_tokens or getattr(generate, "count_tokens", None),
+            high=limits.elide_above,
+            low=limits.elide_down_to,
+            observations=observations,
         )
     invalid = 0
     last_action: ToolAction | None = None
@@ -181,8 +198,7 @@ def run_agent(
             conversation.record(AgentEvent(step, response, None, result), on_event)
             invalid += 1
             conversation.messages += _turn(response, result)
-            if window is not None:
-                window.observed(None, result)
+            note_observation(observations, conversation.messages, None, result)
             if invalid >= limits.max_invalid_actions:
                 return finish(False, "invalid_action_limit")
             continue
@@ -200,8 +216,7 @@ def run_agent(
         if workspace.unrecorded_effect is not None:
             return finish(False, "receipt_not_recorded", error=workspace.unrecorded_effect)
         conversation.messages += _turn(response, result)
-        if window is not None:
-            window.observed(action, result)
+        note_observation(observations, conversation.messages, action, result)
     return finish(False, "step_limit")
 
 

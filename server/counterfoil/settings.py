@@ -24,6 +24,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeGuard, TypeVar
 
+from .context import context_tokens, prompt_budget
 from .loop import AgentLimits
 from .models.endpoint import DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES, checked_endpoint
 from .models.errors import ModelLoadError
@@ -35,6 +36,7 @@ DEFAULT_MODEL = "qwen3-4b"
 DEFAULT_RECEIPT_LOG = ".counterfoil/receipts.jsonl"
 MAX_STEPS_LIMIT = 10_000
 MAX_TOKENS_LIMIT = 1_000_000
+MAX_CONTEXT_TOKENS_LIMIT = 100_000_000
 MAX_WRITE_BYTES_LIMIT = 64 * 1024 * 1024
 MAX_COMMAND_OUTPUT_BYTES_LIMIT = 1024 * 1024 * 1024
 MAX_SECONDS = 86_400
@@ -202,6 +204,10 @@ class Settings:
         DEFAULT_TIMEOUT_SECONDS, "endpointTimeoutSeconds", seconds
     )
     search_files: bool = setting(True, "searchFiles", boolean)
+    # The model's context window in tokens; for model servers, which do not state it.
+    context_tokens: int | None = setting(
+        None, "contextTokens", positive_int(MAX_CONTEXT_TOKENS_LIMIT)
+    )
     max_command_output_bytes: int = setting(
         OUTPUT_LIMIT_BYTES, "maxCommandOutputBytes", positive_int(MAX_COMMAND_OUTPUT_BYTES_LIMIT)
     )
@@ -260,8 +266,14 @@ class Settings:
             max_command_output_bytes=self.max_command_output_bytes,
         )
 
-    def limits(self) -> AgentLimits:
-        return AgentLimits(max_steps=self.max_steps)
+    def limits(self, model: object = None) -> AgentLimits:
+        """The run's limits. Its context window is `contextTokens` when set (less room for one
+        response), else the one `model` states; with neither, the course's character limit."""
+        if self.context_tokens is not None:
+            window: int | None = prompt_budget(self.context_tokens, self.max_tokens)
+        else:
+            window = context_tokens(model)
+        return AgentLimits(max_steps=self.max_steps, max_context_tokens=window)
 
     def receipt_log_path(self, root: Path) -> Path:
         """The log path: a relative one is relative to `root`, an absolute one is kept."""

@@ -78,3 +78,37 @@ def test_a_receipt_log_that_climbs_out_of_the_root_is_refused() -> None:
 def test_defaults_are_looked_up_by_setting_key() -> None:
     assert Settings.default("maxSteps") == Settings().max_steps == 8
     assert Settings.default("model") == "qwen3-4b"
+
+
+def test_context_tokens_is_checked_like_every_setting_and_named_by_its_flag(
+    tmp_path: Path,
+) -> None:
+    assert Settings.from_mapping({"contextTokens": 32768}).context_tokens == 32768
+    assert Settings().context_tokens is None
+    with pytest.raises(SettingsError, match="contextTokens must be an integer from 1 to"):
+        Settings.from_mapping({"contextTokens": 0})
+    args = build_parser().parse_args(
+        ["agent", "goal", "--root", str(tmp_path), "--context-tokens", "-1"]
+    )
+    with pytest.raises(SettingsError, match="--context-tokens must be an integer"):
+        agent_settings(args)
+
+
+class StatesAWindow:
+    context_tokens = 4096
+
+
+def test_the_context_window_is_the_setting_less_room_for_one_response() -> None:
+    settings = Settings(context_tokens=32768, max_tokens=1024)
+    assert settings.limits().max_context_tokens == 31744
+    assert settings.limits(StatesAWindow()).max_context_tokens == 31744  # it overrides
+
+
+def test_without_the_setting_the_window_is_the_one_the_model_states() -> None:
+    assert Settings(max_steps=3).limits(StatesAWindow()).max_context_tokens == 4096
+    assert Settings(max_steps=3).limits(StatesAWindow()).max_steps == 3
+    assert Settings().limits(object()).max_context_tokens is None  # the character limit
+
+
+def test_a_window_too_small_to_spare_a_response_is_taken_whole() -> None:
+    assert Settings(context_tokens=1500, max_tokens=1024).limits().max_context_tokens == 1500

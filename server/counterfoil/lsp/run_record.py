@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..actions import ToolAction
+from ..context import Observation
 from ..loop import AgentEvent, Messages
 from ..receipts import EffectReceipt
 from ..verdict import EffectOutcome
@@ -74,6 +75,7 @@ class Conversation:
     conversation_id: str
     goal: str
     messages: Messages = field(default_factory=list)
+    observations: list[Observation] = field(default_factory=list)  # which messages elide
     read_digests: dict[str, str] = field(default_factory=dict)
     run_id: str = ""
     turns: int = 0

@@ -15,12 +15,11 @@ import threading
 import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..actions import ToolAction
-from ..context import context_tokens
+from ..context import Observation
 from ..errors import AgentError
 from ..loop import AgentEvent, run_agent
 from ..models.download import DownloadCancelled
@@ -425,17 +424,19 @@ class Session:
             )
             self.channel.log(f"run started: {goal}")
             messages = [] if continued is None else continued.messages
+            observations = [] if continued is None else continued.observations
             run = run_agent(
                 goal,
                 generate,
                 workspace,
-                replace(settings.limits(), max_context_tokens=context_tokens(loaded)),
+                settings.limits(loaded),
                 on_event,
                 should_stop=lambda: job.stopping,
                 messages=messages,
                 count_tokens=getattr(loaded, "count_tokens", None),
+                observations=observations,
             )
-            self._keep_conversation(continued, goal, messages, workspace, run_id)
+            self._keep_conversation(continued, goal, messages, observations, workspace, run_id)
             if run.reason == "model_error" and run.error:
                 self.channel.show_message("error", f"model error: {run.error}")
             self.channel.log(f"run ended: {run.reason}; verdict: {run.verdict.summary()}")
@@ -451,11 +452,13 @@ class Session:
         continued: Conversation | None,
         goal: str,
         messages: list[dict[str, str]],
+        observations: list[Observation],
         workspace: Workspace,
         run_id: str,
     ) -> None:
         conversation = continued or Conversation(run_id, goal, messages)
         conversation.messages = messages
+        conversation.observations = observations  # so a follow-up elides earlier turns too
         conversation.read_digests = workspace.read_digests
         conversation.run_id = run_id
         conversation.turns += 1

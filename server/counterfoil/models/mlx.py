@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..context import prompt_budget
 from .errors import ModelLoadError, load_failure
 from .model_names import ModelSource, resolve_model
 from .options import GenerationOptions
@@ -215,9 +216,7 @@ class MLXGenerate:
     def context_tokens(self) -> int | None:
         """The prompt tokens a run may use: the context window less room for one response."""
         window = self.loaded.context_window
-        if window is None or window <= 2 * self.max_tokens:
-            return window
-        return window - self.max_tokens
+        return None if window is None else prompt_budget(window, self.max_tokens)
 
     def __call__(self, messages: list[dict[str, str]]) -> str:
         with self.loaded.lock:

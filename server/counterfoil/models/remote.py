@@ -36,6 +36,7 @@ from .endpoint import (
 from .errors import GenerationCancelled, ModelLoadError, ModelServerError
 from .options import GenerationOptions
 from .progress import ModelProgress, ProgressCallback
+from .server_tokens import ServerTokenCount
 from .thinking import strip_thinking
 
 Messages = list[dict[str, str]]
@@ -126,7 +127,9 @@ class RemoteGenerate:
     the content are reported (`ModelProgress.text`) but not returned. `stats` holds one
     `RemoteStats` per call. `should_stop` is polled while waiting; a stop raises
     `GenerationCancelled`. `configure_tools` (called by `run_agent`) narrows the schema sent to
-    the enabled tools and allowed commands.
+    the enabled tools and allowed commands. `count_tokens` counts a conversation from the
+    server's own count of the last prompt (see `server_tokens`); the context window is a
+    setting (`contextTokens`), since servers do not state it.
     """
 
     def __init__(
@@ -164,6 +167,7 @@ class RemoteGenerate:
         self.on_progress = on_progress
         self.should_stop = should_stop
         self.stats: list[RemoteStats] = []
+        self._token_count = ServerTokenCount()
         self.schema_enforced: bool | None = None
         self._api_key = api_key
         self._api_key_env = api_key_env
@@ -229,6 +233,11 @@ class RemoteGenerate:
 
     def close(self) -> None:
         self._client.close()
+
+    def count_tokens(self, messages: Messages) -> int:
+        """The prompt's length in the server's tokens: its count of the last prompt, plus an
+        estimate of what was added since."""
+        return self._token_count(messages)
 
     def __call__(self, messages: Messages) -> str:
         with self._lock:
@@ -303,6 +312,7 @@ class RemoteGenerate:
             attempts=attempts,
         )
         self.stats.append(stats)
+        self._token_count.seen(messages, stats.prompt_tokens)
         text = strip_thinking("".join(content))
         notes = []  # the counters travel in the report's fields; these are the server's notes
         if stats.cached_tokens is not None and stats.prompt_tokens:
