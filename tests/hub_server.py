@@ -286,10 +286,14 @@ def cache(tmp_path: Path) -> Path:
 class PrintedRequests(list[Served]):
     """The request log, also printed as JSON lines as requests arrive (for the CLI)."""
 
+    _printing = threading.Lock()  # one whole line at a time from the server's threads
+
     def append(self, served: Served) -> None:
         super().append(served)
         line = {"method": served.method, "path": served.path, "range": served.range}
-        print(json.dumps({**line, "status": served.status}), flush=True)
+        with self._printing:
+            sys.stdout.write(json.dumps({**line, "status": served.status}) + "\n")
+            sys.stdout.flush()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -37,7 +37,9 @@ import {
 
 const REPO = "owner/tiny";
 const MIB = 1024 * 1024;
-const WEIGHTS_BYTES = 24 * MIB;
+// The hub client reads 10 MiB at a time, so at about 5 MiB/s the first progress with a rate comes
+// about 2 s in, and Cancel has until about 6 s to arrive before the download ends.
+const WEIGHTS_BYTES = 32 * MIB;
 
 interface HubRequest {
   method: string;
@@ -229,7 +231,7 @@ describe("downloading a hub model before a run", () => {
       await progress.waitFor({ timeout: 30_000 });
       // Bytes of the total, the rate and the time left, once the first chunk has arrived.
       const detail =
-        /(\d+\.\d) MiB of 24\.0 MiB, \d+\.\d (KiB|MiB)\/s, (\d+ min )?\d+ s left/;
+        /(\d+\.\d) MiB of 32\.0 MiB, \d+\.\d (KiB|MiB)\/s, (\d+ min )?\d+ s left/;
       await page
         .locator(".notifications-toasts .notification-toast", {
           hasText: detail,
@@ -238,7 +240,7 @@ describe("downloading a hub model before a run", () => {
       const shown = await progress.innerText();
       const bar = statusBarItem(
         page,
-        /Counterfoil: downloading \d+ % of 24\.0 MiB/,
+        /Counterfoil: downloading \d+ % of 32\.0 MiB/,
       );
       await bar.waitFor({ timeout: 10_000 });
       const percent = Number(
