@@ -74,6 +74,10 @@ install_code_server() {
 install_extension_dependencies() {
   local extension_dir="$REPO_ROOT/extension"
   local stamp="$extension_dir/node_modules/.package-lock.json"
+  # A linked node_modules is another checkout's install: `npm ci` would empty it through the link.
+  if [ -L "$extension_dir/node_modules" ]; then
+    return
+  fi
   if [ -f "$stamp" ] && [ "$stamp" -nt "$extension_dir/package-lock.json" ] && \
      [ "$stamp" -nt "$extension_dir/package.json" ]; then
     return

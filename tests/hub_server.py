@@ -5,13 +5,18 @@ Enough of the hub for huggingface_hub 2.4's downloads: the model info API
 {file}` with the headers the client reads (`X-Repo-Commit`, `ETag`, `X-Linked-Etag`,
 `X-Linked-Size`) and Range requests. It records every request and the bytes it sent, and can
 drop a connection part-way through a file or send a file slowly.
+
+The editor tests start it on its own (`python tests/hub_server.py --help`): it prints its URL,
+then one JSON line per request, so a test in another language can see what the client asked.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import random
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -276,3 +281,43 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubServer]:
 @pytest.fixture
 def cache(tmp_path: Path) -> Path:
     return tmp_path / "hub-cache"
+
+
+class PrintedRequests(list[Served]):
+    """The request log, also printed as JSON lines as requests arrive (for the CLI)."""
+
+    _printing = threading.Lock()  # one whole line at a time from the server's threads
+
+    def append(self, served: Served) -> None:
+        super().append(served)
+        line = {"method": served.method, "path": served.path, "range": served.range}
+        with self._printing:
+            sys.stdout.write(json.dumps({**line, "status": served.status}) + "\n")
+            sys.stdout.flush()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve one model folder (written fresh into FOLDER) until killed; print the URL first."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("folder", type=Path, help="where to write the served model folder")
+    parser.add_argument("--repo", default=REPO, help=f"the repo id it is served as ({REPO})")
+    parser.add_argument("--weights-bytes", type=int, default=WEIGHTS_BYTES)
+    parser.add_argument("--piece-bytes", type=int, default=64 * 1024)
+    parser.add_argument(
+        "--seconds-per-piece", type=float, default=0.0, help="a pause after each piece sent"
+    )
+    options = parser.parse_args(argv)
+    folder = write_model_folder(options.folder, weights_bytes=options.weights_bytes)
+    with serve_hub({options.repo: folder}) as hub:
+        hub.requests = PrintedRequests()
+        hub.piece_bytes = options.piece_bytes
+        hub.seconds_per_piece = options.seconds_per_piece
+        print(hub.url, flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

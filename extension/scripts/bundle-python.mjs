@@ -41,6 +41,9 @@ cpSync(join(repository, "server", "counterfoil"), join(libs, "counterfoil"), {
   recursive: true,
   filter: notCache,
 });
+// The extras' requirements, read by models/runtime.py (three folders up, as in the repository)
+// to offer the model runtime's install: the bundled copy has no installed metadata to name them.
+cpSync(join(repository, "pyproject.toml"), join(bundled, "pyproject.toml"));
 cpSync(
   join(repository, "fixtures", "demo-project"),
   join(bundled, "demo", "project"),

@@ -96,11 +96,62 @@ export function needsDownload(
   return status.modelOnDisk === false && !endpoint?.trim();
 }
 
-/** An argv as one POSIX shell line: words that need it are single-quoted. */
+/**
+ * An argv as one POSIX shell line: words that need it are single-quoted, or double-quoted when
+ * they hold a single quote and nothing a double-quoted word expands (`sys_platform == 'linux'`).
+ */
 export function shellLine(argv: string[]): string {
-  return argv
-    .map((word) =>
-      /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`,
-    )
-    .join(" ");
+  return argv.map(posixWord).join(" ");
+}
+
+function posixWord(word: string): string {
+  if (/^[\w@%+=:,./-]+$/.test(word)) {
+    return word;
+  }
+  if (word.includes("'") && !/["$`\\!]/.test(word)) {
+    return `"${word}"`;
+  }
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The quoting a terminal's shell reads. */
+export type ShellKind = "posix" | "powershell";
+
+/** PowerShell (pwsh, powershell.exe) from the terminal's shell path; any other shell is POSIX. */
+export function shellKind(shellPath: string | undefined): ShellKind {
+  const name = (shellPath ?? "")
+    .split(/[\\/]/)
+    .pop()!
+    .toLowerCase()
+    .replace(/\.exe$/, "");
+  return name === "pwsh" || name === "powershell" || name.startsWith("pwsh-")
+    ? "powershell"
+    : "posix";
+}
+
+// PowerShell reads these as single quotes too, so each is doubled inside a quoted word.
+const POWERSHELL_QUOTES = /['\u2018\u2019\u201a\u201b]/g;
+
+/**
+ * An argv as one PowerShell line: `&` runs the first word as a program even when it is quoted (a
+ * path with spaces), and words PowerShell would read specially (`;`, `$`, `,`, `@`, brackets,
+ * quotes, spaces) are single-quoted, where nothing is expanded.
+ */
+export function powershellLine(argv: string[]): string {
+  const words = argv.map((word) =>
+    /^[\w+=:./\\-]+$/.test(word)
+      ? word
+      : `'${word.replace(POWERSHELL_QUOTES, (quote) => quote + quote)}'`,
+  );
+  return ["&", ...words].join(" ");
+}
+
+/** The line to type into a terminal whose shell is `shellPath` (vscode.env.shell). */
+export function terminalLine(
+  argv: string[],
+  shellPath: string | undefined,
+): string {
+  return shellKind(shellPath) === "powershell"
+    ? powershellLine(argv)
+    : shellLine(argv);
 }

@@ -3,7 +3,7 @@
 
 import * as vscode from "vscode";
 import type { DaemonClient } from "./client";
-import { decideRuntime, shellLine } from "./modelPrep";
+import { decideRuntime, terminalLine } from "./modelPrep";
 import { Methods, type ModelRuntimeResult } from "./protocol";
 
 const METHOD_NOT_FOUND = -32601;
@@ -44,6 +44,8 @@ export async function ensureModelRuntime(
     return true;
   }
   const install = `Install the model runtime into ${decision.python}`;
+  // Quoted for the shell the terminal will run (PowerShell or POSIX), shown as it will be typed.
+  const line = terminalLine(decision.command, vscode.env.shell);
   trace.info(
     `model runtime: ${result.model} needs ${decision.missing.join(", ")} in ${decision.python}`,
   );
@@ -51,7 +53,7 @@ export async function ensureModelRuntime(
     `Counterfoil: ${result.model} needs ${decision.missing.join(", ")}, which ${decision.python} cannot import.`,
     {
       modal: true,
-      detail: `This runs, in a terminal you can watch:\n${shellLine(decision.command)}`,
+      detail: `This runs, in a terminal you can watch:\n${line}`,
     },
     install,
   );
@@ -65,8 +67,8 @@ export async function ensureModelRuntime(
     name: "Counterfoil: model runtime",
   });
   terminal.show();
-  terminal.sendText(shellLine(decision.command), true);
-  trace.info(`model runtime: installing with ${shellLine(decision.command)}`);
+  terminal.sendText(line, true);
+  trace.info(`model runtime: installing with ${line}`);
   void vscode.window.showInformationMessage(
     "Counterfoil: installing the model runtime in the terminal; start the run again when it has finished.",
   );

@@ -7,7 +7,10 @@ import {
   formatBytes,
   formatDuration,
   needsDownload,
+  powershellLine,
+  shellKind,
   shellLine,
+  terminalLine,
 } from "../../src/modelPrep";
 import type { DownloadProgress } from "../../src/protocol";
 
@@ -138,5 +141,70 @@ test("the install line quotes the words a shell would change", () => {
     ]),
     "'/My Env/bin/python' -m pip install 'counterfoil[mlx]'",
   );
-  assert.equal(shellLine(["it's"]), "'it'\\''s'");
+  assert.equal(shellLine(["it's"]), `"it's"`);
+  assert.equal(
+    shellLine(["mlx==0.32.4; sys_platform == 'darwin'"]),
+    `"mlx==0.32.4; sys_platform == 'darwin'"`,
+  );
+  assert.equal(shellLine(["it's $HOME"]), "'it'\\''s $HOME'");
+});
+
+const INSTALL = [
+  "C:\\Users\\Ann Lee\\env\\Scripts\\python.exe",
+  "-m",
+  "pip",
+  "install",
+  "counterfoil[mlx]",
+  'mlx==0.32.4; sys_platform == "darwin"',
+];
+
+test("PowerShell and pwsh are told apart from POSIX shells by the terminal's shell path", () => {
+  assert.equal(
+    shellKind("C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe"),
+    "powershell",
+  );
+  assert.equal(
+    shellKind("C:\\Program Files\\PowerShell\\7\\pwsh.exe"),
+    "powershell",
+  );
+  assert.equal(shellKind("/usr/local/bin/pwsh"), "powershell");
+  assert.equal(
+    shellKind("/opt/microsoft/powershell/7/pwsh-preview"),
+    "powershell",
+  );
+  assert.equal(shellKind("/bin/zsh"), "posix");
+  assert.equal(shellKind("/usr/bin/bash"), "posix");
+  assert.equal(shellKind(undefined), "posix");
+});
+
+test("the PowerShell install line calls the quoted program with & and single-quotes what PowerShell reads", () => {
+  assert.equal(
+    powershellLine(INSTALL),
+    "& 'C:\\Users\\Ann Lee\\env\\Scripts\\python.exe' -m pip install 'counterfoil[mlx]' 'mlx==0.32.4; sys_platform == \"darwin\"'",
+  );
+  assert.equal(
+    powershellLine(["python", "-m", "pip", "install", "httpx<1,>=0.27"]),
+    "& python -m pip install 'httpx<1,>=0.27'",
+  );
+});
+
+test("the PowerShell line doubles every quote PowerShell ends a string with and expands nothing", () => {
+  assert.equal(powershellLine(["it's"]), "& 'it''s'");
+  assert.equal(powershellLine(["a\u2019b"]), "& 'a\u2019\u2019b'");
+  assert.equal(
+    powershellLine(["$HOME", "@args", "a,b", "`n"]),
+    "& '$HOME' '@args' 'a,b' '`n'",
+  );
+});
+
+test("the line typed into a terminal is quoted for that terminal's shell", () => {
+  assert.equal(
+    terminalLine(INSTALL, "/usr/local/bin/pwsh"),
+    powershellLine(INSTALL),
+  );
+  assert.equal(terminalLine(INSTALL, "/bin/bash"), shellLine(INSTALL));
+  assert.equal(
+    terminalLine(["/My Env/bin/python", "-m", "pip"], "/bin/zsh"),
+    "'/My Env/bin/python' -m pip",
+  );
 });
