@@ -37,3 +37,13 @@ def test_a_long_reason_is_cut_between_sentences_never_inside_one() -> None:
 def test_a_single_sentence_longer_than_the_limit_is_kept_whole() -> None:
     sentence = "word " * 100 + "end."
     assert whole_sentences(sentence, limit=50) == sentence.strip()
+
+
+def test_a_model_that_was_found_but_does_not_load_is_not_told_to_download_once() -> None:
+    error = ValueError("Received 2 parameters not in model: lm_head.weight, x.")
+    message = load_failure("owner/tiny", "owner/tiny", False, error)
+
+    assert message.startswith("could not load model 'owner/tiny' (owner/tiny): Received 2")
+    assert "Download it once" not in message
+    assert "`hf download owner/tiny --force-download`" in message
+    assert "local MLX model directory" in message and "scripted:PATH" in message

@@ -51,17 +51,21 @@ def load_failure(spec: str, location: str, is_local: bool, error: BaseException)
             f"could not load model {spec!r} from {location}: {reason} "
             "Check that it is an MLX model directory (config.json, weights, tokenizer)."
         )
-    ways_out = (
-        f"Download it once with `hf download {location}`, use a local MLX model directory "
-        "as the model, or try Counterfoil without weights with scripted:PATH "
-        "(e.g. scripted:fixtures/responses/fix-app.jsonl)."
+    others = (
+        "use a local MLX model directory as the model, or try Counterfoil without weights with "
+        "scripted:PATH (e.g. scripted:fixtures/responses/fix-app.jsonl)."
     )
     if offline:
         return (
             f"could not load model {spec!r} ({location}): it is not in the local Hugging Face "
-            f"cache and the Hub cannot be reached ({reason.rstrip('.')}). {ways_out}"
+            f"cache and the Hub cannot be reached ({reason.rstrip('.')}). Download it once "
+            f"with `hf download {location}`, {others}"
         )
-    return f"could not load model {spec!r} ({location}): {reason} {ways_out}"
+    # Reached or cached, yet not loadable: the name or the files are wrong, not their absence.
+    return (
+        f"could not load model {spec!r} ({location}): {reason} Check the name, fetch the files "
+        f"again with `hf download {location} --force-download`, {others}"
+    )
 
 
 class ModelServerError(RuntimeError):
