@@ -1,6 +1,7 @@
 // What the UI tests share: the environment scripts/editor-test.sh sets, the demo project and
 // its scripted responses, one Chromium, and the steps a person takes in the workbench.
 
+import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import {
   cpSync,
@@ -274,4 +275,27 @@ export function runPanel(page: Page): FrameLocator {
     .frameLocator('iframe.webview[src*="counterfoil.run"], iframe.webview')
     .first()
     .frameLocator("#active-frame");
+}
+
+/**
+ * The fix-app script's end, on disk: app.py fixed, an `ok` edit and an `ok` validation receipt,
+ * and a log that `counterfoil receipts verify` accepts.
+ */
+export function assertFixAppLanded(workspace: string, original: string): void {
+  assert.equal(
+    readFileSync(join(workspace, "app.py"), "utf8"),
+    original.replace("value * 1", "value * 2"),
+  );
+  assert.deepEqual(
+    receiptsOnDisk(workspace).map((receipt) => [
+      receipt.tool,
+      receipt.exit_state,
+    ]),
+    [
+      ["edit_file", "ok"],
+      ["run_command", "ok"],
+    ],
+  );
+  const verified = verifyWithCli(workspace);
+  assert.equal(verified.status, 0, verified.output);
 }
