@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import copy
-import json
 import sys
 from pathlib import Path
 
 import pytest
+from tests.recording_model import RecordingModel
 
 from counterfoil import AgentLimits, ToolPolicy, Workspace, build_system_prompt, run_agent
 from counterfoil.actions import ToolAction
@@ -16,18 +16,6 @@ from counterfoil.context import ContextWindow, elided_summary, estimate_tokens
 GOAL = "rename helper_07 to helper_seven everywhere and check the project still imports"
 MODULES = 12
 CHECK = (sys.executable, "-c", "print('imports ok')")
-
-
-class RecordingModel:
-    """Replays a script and keeps a copy of the messages of every call."""
-
-    def __init__(self, responses: list[dict[str, object]]) -> None:
-        self.responses = [json.dumps(item, separators=(",", ":")) for item in responses]
-        self.calls: list[list[dict[str, str]]] = []
-
-    def __call__(self, messages: list[dict[str, str]]) -> str:
-        self.calls.append(copy.deepcopy(messages))
-        return self.responses[len(self.calls) - 1]
 
 
 def fixture_project(root: Path) -> Path:
@@ -84,7 +72,7 @@ def observations(messages: list[dict[str, str]]) -> list[str]:
 @pytest.fixture
 def long_run(tmp_path: Path) -> tuple[RecordingModel, object, Workspace]:
     workspace = project_workspace(fixture_project(tmp_path))
-    model = RecordingModel(forty_steps())
+    model = RecordingModel(*forty_steps())
     run = run_agent(GOAL, model, workspace, AgentLimits(max_steps=40, max_context_tokens=8_000))
     return model, run, workspace
 
@@ -93,7 +81,7 @@ def test_the_forty_step_run_ends_with_context_limit_under_the_character_limit(
     tmp_path: Path,
 ) -> None:
     workspace = project_workspace(fixture_project(tmp_path))
-    run = run_agent(GOAL, RecordingModel(forty_steps()), workspace, AgentLimits(max_steps=40))
+    run = run_agent(GOAL, RecordingModel(*forty_steps()), workspace, AgentLimits(max_steps=40))
     assert run.reason == "context_limit"
 
 
@@ -149,7 +137,7 @@ def test_a_token_counter_offered_by_the_model_is_used(tmp_path: Path) -> None:
             counted.append(len(messages))
             return 10 * len(messages)  # a budget of 60 allows five messages
 
-    model = CountingModel(forty_steps()[:4] + [{"final": "done"}])
+    model = CountingModel(*forty_steps()[:4], {"final": "done"})
     run = run_agent(GOAL, model, workspace, AgentLimits(max_steps=8, max_context_tokens=60))
     assert counted
     assert run.reason == "context_limit"
@@ -159,7 +147,7 @@ def test_a_budget_that_elision_cannot_meet_ends_the_run(tmp_path: Path) -> None:
     workspace = project_workspace(fixture_project(tmp_path))
     run = run_agent(
         GOAL,
-        RecordingModel(forty_steps()),
+        RecordingModel(*forty_steps()),
         workspace,
         AgentLimits(max_steps=40, max_context_tokens=1_500),
     )

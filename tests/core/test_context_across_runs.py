@@ -3,11 +3,10 @@ observations by the same rule, and the elision strategy is a limit of its own.""
 
 from __future__ import annotations
 
-import copy
-import json
 from pathlib import Path
 
 import pytest
+from tests.recording_model import RecordingModel
 
 from counterfoil import AgentLimits, ToolPolicy, Workspace, build_system_prompt, run_agent
 from counterfoil.actions import ToolAction
@@ -16,18 +15,6 @@ from counterfoil.context import ContextWindow, Observation, estimate_tokens
 FIRST_GOAL = "read mod_00.py and mod_01.py"
 FOLLOW_UP = "now read the other modules"
 BUDGET = 1_400  # estimated tokens: two modules fit whole, four do not
-
-
-class RecordingModel:
-    """Replays a script and keeps a copy of the messages of every call."""
-
-    def __init__(self, responses: list[dict[str, object]]) -> None:
-        self.responses = [json.dumps(item, separators=(",", ":")) for item in responses]
-        self.calls: list[list[dict[str, str]]] = []
-
-    def __call__(self, messages: list[dict[str, str]]) -> str:
-        self.calls.append(copy.deepcopy(messages))
-        return self.responses[len(self.calls) - 1]
 
 
 def module_text(index: int) -> str:
@@ -53,7 +40,7 @@ def first_run(
     messages: list[dict[str, str]] = []
     run = run_agent(
         FIRST_GOAL,
-        RecordingModel(reads(0, 1)),
+        RecordingModel(*reads(0, 1)),
         workspace,
         AgentLimits(max_steps=2, max_context_tokens=BUDGET),
         messages=messages,
@@ -68,7 +55,7 @@ def test_a_follow_up_elides_the_earlier_runs_observations(tmp_path: Path) -> Non
     workspace = project(tmp_path)
     observations: list[Observation] = []
     messages, _ = first_run(workspace, observations)
-    model = RecordingModel([*reads(2, 3), {"final": "read them all"}])
+    model = RecordingModel(*reads(2, 3), {"final": "read them all"})
 
     second = run_agent(
         FOLLOW_UP,
@@ -97,7 +84,7 @@ def test_elision_in_a_follow_up_leaves_every_runs_events_whole(tmp_path: Path) -
     messages, first = first_run(workspace, observations)
     second = run_agent(
         FOLLOW_UP,
-        RecordingModel([*reads(2, 3), {"final": "read them all"}]),
+        RecordingModel(*reads(2, 3), {"final": "read them all"}),
         workspace,
         AgentLimits(max_steps=3, max_context_tokens=BUDGET),
         messages=messages,
@@ -114,7 +101,7 @@ def test_without_the_earlier_record_a_follow_up_runs_out_of_context(tmp_path: Pa
     messages, _ = first_run(workspace, None)
     second = run_agent(
         FOLLOW_UP,
-        RecordingModel([*reads(2, 3), {"final": "read them all"}]),
+        RecordingModel(*reads(2, 3), {"final": "read them all"}),
         workspace,
         AgentLimits(max_steps=3, max_context_tokens=BUDGET),
         messages=messages,
@@ -129,7 +116,7 @@ def test_the_record_notes_every_observation_without_a_token_budget(tmp_path: Pat
     observations: list[Observation] = []
     run_agent(
         FIRST_GOAL,
-        RecordingModel([*reads(0, 1), {"final": "done"}]),
+        RecordingModel(*reads(0, 1), {"final": "done"}),
         workspace,
         AgentLimits(max_steps=3),
         messages=messages,
@@ -146,11 +133,9 @@ def test_an_effects_outcome_from_an_earlier_run_is_never_elided(tmp_path: Path) 
     run_agent(
         FIRST_GOAL,
         RecordingModel(
-            [
-                *reads(0),
-                {"tool": "write_file", "path": "notes.txt", "content": "notes\n"},
-                {"final": "wrote"},
-            ]
+            *reads(0),
+            {"tool": "write_file", "path": "notes.txt", "content": "notes\n"},
+            {"final": "wrote"},
         ),
         workspace,
         AgentLimits(max_steps=3, max_context_tokens=BUDGET * 2),
@@ -158,7 +143,7 @@ def test_an_effects_outcome_from_an_earlier_run_is_never_elided(tmp_path: Path) 
         observations=observations,
     )
     written = next(m for m in messages if m["content"].startswith("Tool result:\nwrote"))
-    model = RecordingModel([*reads(1, 2, 3), {"final": "done"}])
+    model = RecordingModel(*reads(1, 2, 3), {"final": "done"})
     run_agent(
         FOLLOW_UP,
         model,
@@ -182,7 +167,7 @@ def test_eliding_every_turn_rewrites_the_prompt_more_often_than_in_steps(
         workspace = project(root)
         for index in range(5, 16):
             (root / f"mod_{index:02}.py").write_text(module_text(index), encoding="utf-8")
-        model = RecordingModel([*reads(*range(16)), {"final": "done"}])
+        model = RecordingModel(*reads(*range(16)), {"final": "done"})
         limits = AgentLimits(max_steps=17, max_context_tokens=3_000, elide_down_to=elide_down_to)
         assert run_agent("read every module", model, workspace, limits).reason == "completed"
         return sum(1 for a, b in zip(model.calls, model.calls[1:]) if b[: len(a)] != a)

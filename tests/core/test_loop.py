@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import pytest
+from tests.recording_model import RecordingModel
 
 from counterfoil import (
     AgentEvent,
@@ -26,18 +26,6 @@ READ_APP = '{"tool":"read_file","path":"app.py"}'
 READ_GREETING = '{"tool":"read_file","path":"greeting.py"}'
 LIST = '{"tool":"list_files"}'
 FINAL = '{"final":"done"}'
-
-
-class RecordingModel:
-    """Replays responses and keeps a copy of the messages it was given on each call."""
-
-    def __init__(self, *responses: str) -> None:
-        self.responses = list(responses)
-        self.calls: list[list[dict[str, str]]] = []
-
-    def __call__(self, messages: list[dict[str, str]]) -> str:
-        self.calls.append(copy.deepcopy(messages))
-        return self.responses.pop(0)
 
 
 def approve(_action: ToolAction) -> bool:

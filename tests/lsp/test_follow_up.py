@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from pygls.exceptions import JsonRpcException
+from tests.recording_model import RecordingModel
 
 from counterfoil.lsp import model_host
 from counterfoil.lsp.session import Session
@@ -94,27 +95,13 @@ async def test_a_follow_up_without_a_conversation_is_refused(start_daemon: Start
     assert raised.value.code == -32602
 
 
-class RecordingModel:
-    """Answers from a list and keeps the messages of every call."""
-
-    def __init__(self, responses: list[str]) -> None:
-        self.responses = responses
-        self.seen: list[list[dict[str, str]]] = []
-
-    def __call__(self, messages: list[dict[str, str]]) -> str:
-        self.seen.append([dict(message) for message in messages])
-        return self.responses.pop(0)
-
-
 def test_the_model_sees_the_earlier_messages_in_a_follow_up(
     demo_project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     model = RecordingModel(
-        [
-            '{"tool":"read_file","path":"app.py"}',
-            '{"final":"it multiplies by one"}',
-            '{"final":"by two would double it"}',
-        ]
+        '{"tool":"read_file","path":"app.py"}',
+        '{"final":"it multiplies by one"}',
+        '{"final":"by two would double it"}',
     )
     monkeypatch.setattr(model_host, "load_generate", lambda spec, options, on_progress: model)
     session = Session(RecordingChannel())  # type: ignore[arg-type]
@@ -124,7 +111,7 @@ def test_the_model_sees_the_earlier_messages_in_a_follow_up(
     session.run("what does double do?").result.result(timeout=10)
     session.follow_up("and how should it?").result.result(timeout=10)
 
-    first_turn, follow_up = model.seen[1], model.seen[2]
+    first_turn, follow_up = model.calls[1], model.calls[2]
     assert follow_up[: len(first_turn)] == first_turn
     assert follow_up[len(first_turn) :] == [
         {"role": "assistant", "content": '{"final":"it multiplies by one"}'},

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.recording_model import RecordingModel
 
 from counterfoil.lsp import model_host
 from counterfoil.lsp.session import EVENT_METHOD, Session
@@ -16,18 +17,6 @@ from .conftest import RecordingChannel, script
 
 GOAL = "read mod_00.py and mod_01.py"
 FOLLOW_UP = "now read the other two"
-
-
-class RecordingModel:
-    """Answers from a list and keeps the messages of every call."""
-
-    def __init__(self, responses: list[str]) -> None:
-        self.responses = responses
-        self.seen: list[list[dict[str, str]]] = []
-
-    def __call__(self, messages: list[dict[str, str]]) -> str:
-        self.seen.append([dict(message) for message in messages])
-        return self.responses.pop(0)
 
 
 def module_text(index: int) -> str:
@@ -65,7 +54,7 @@ def two_turns(
     project: Path, monkeypatch: pytest.MonkeyPatch, context_tokens: int
 ) -> tuple[RecordingModel, dict, dict, RecordingChannel]:
     """Two reads (the step limit), then a follow-up of two more reads and an answer."""
-    model = RecordingModel([read(0), read(1), read(2), read(3), '{"final":"read all four"}'])
+    model = RecordingModel(read(0), read(1), read(2), read(3), '{"final":"read all four"}')
     session, channel = session_with(
         project, model, monkeypatch, context_tokens=context_tokens, max_steps=2
     )
@@ -84,7 +73,7 @@ def test_a_follow_up_elides_earlier_reads_in_the_models_view(
 
     assert first["reason"] == "step_limit"
     assert second["reason"] == "completed"
-    last = model.seen[-1]
+    last = model.calls[-1]
     assert last[1] == {"role": "user", "content": GOAL}
     assert last[3]["content"] == "Tool result:\n[read_file mod_00.py: elided]"
     assert last[5]["content"] == f"Tool result:\n[read_file mod_01.py: elided]\n\n{FOLLOW_UP}"
