@@ -88,3 +88,26 @@ async def test_stop_while_the_server_streams_ends_the_run_as_cancelled(
 
     assert time.perf_counter() - stopped <= 1.0
     assert result["reason"] == "cancelled" and result["events"] == []
+
+
+async def test_a_servers_reasoning_reaches_the_panel_as_thinking_and_is_never_the_action(
+    start_daemon: StartDaemon, fake_server: StartServer
+) -> None:
+    def reasons_then_answers(handler: BaseHTTPRequestHandler, _: int) -> None:
+        stream_head(handler)
+        thought = {"index": 0, "delta": {"reasoning_content": "read nothing; "}}
+        handler.wfile.write(b"data: " + json.dumps({"choices": [thought]}).encode() + b"\n\n")
+        handler.wfile.write(sse_chunk('{"final":"done"}'))
+        handler.wfile.write(sse_chunk(finish="stop") + b"data: [DONE]\n\n")
+
+    url, _ = fake_server(reasons_then_answers)
+    daemon = await start_daemon({"endpoint": url, "model": "tiny"})
+
+    result = await daemon.request("counterfoil/run", {"goal": "answer at once"})
+
+    assert result["reason"] == "completed" and result["final"] == "done", result
+    texts = daemon.told("counterfoil/modelText")
+    thinking = "".join(text["text"] for text in texts if text["thinking"])
+    said = "".join(text["text"] for text in texts if not text["thinking"])
+    assert thinking == "read nothing; "
+    assert said == '{"final":"done"}'

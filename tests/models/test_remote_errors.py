@@ -337,4 +337,9 @@ def test_reasoning_is_streamed_to_the_callback_but_never_parsed(fake_server: Sta
     response = RemoteGenerate(url, "tiny", on_progress=token_texts(tokens.append))(MESSAGES)
 
     assert response == FINAL
-    assert tokens[:2] == ["The user wants ", '{"final":"not this"}']
+    # Shown as a thinking block, as a local thinking model writes one.
+    assert tokens[:3] == [
+        "<think>The user wants ",
+        '{"final":"not this"}',
+        "</think><think>more</think>",
+    ]

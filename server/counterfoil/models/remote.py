@@ -254,6 +254,7 @@ class RemoteGenerate:
         finish_reason: str | None = None
         usage: dict[str, Any] = {}
         attempts = 1
+        reasoning = False  # inside the server's reasoning deltas, shown as a <think> block
         self._report(ModelProgress("generating", message="waiting for the server"))
         try:
             for kind, value in self._events(self.request_body(messages), watch):
@@ -269,11 +270,12 @@ class RemoteGenerate:
                     tokens += 1
                     if kind == "content":
                         content.append(value)
+                    shown, reasoning = _as_thinking(kind, value, reasoning)
                     elapsed = time.perf_counter() - first_token
                     rate = (tokens - 1) / elapsed if tokens > 1 and elapsed > 0 else None
                     self._report(
                         ModelProgress(
-                            "generating", text=value, tokens=tokens, tokens_per_second=rate
+                            "generating", text=shown, tokens=tokens, tokens_per_second=rate
                         )
                     )
                 elif kind == "finish":
@@ -485,6 +487,17 @@ class RemoteGenerate:
     def _report(self, progress: ModelProgress) -> None:
         if self.on_progress is not None:
             self.on_progress(progress)
+
+
+def _as_thinking(kind: str, text: str, reasoning: bool) -> tuple[str, bool]:
+    """The progress text for a delta, and whether reasoning is still open: a server's
+    reasoning deltas are wrapped in `<think>…</think>`, as a local thinking model writes them,
+    so the terminal and the run panel show them as thinking (never as the action)."""
+    if kind == "reasoning" and not reasoning:
+        return "<think>" + text, True
+    if kind == "content" and reasoning:
+        return "</think>" + text, False
+    return text, reasoning
 
 
 def _chunk_events(chunk: dict[str, Any]) -> Iterator[tuple[str, Any]]:
