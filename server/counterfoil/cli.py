@@ -24,6 +24,7 @@ from .loop import AgentEvent, run_agent, run_verdict
 from .model_download_terminal import download_command, prepare_model
 from .models.endpoint import SCHEMA_MODES
 from .models.progress import ModelProgress
+from .models.usage import usage_line
 from .proposals import CommandProposal, EditProposal, ToolProposal
 from .receipt_commands import add_receipt_parsers, keys_command, receipts_command
 from .receipts import EffectReceipt
@@ -455,6 +456,9 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
             reason = "interrupted"
     status = exit_status(completed, verdict, interrupted=interrupted.is_set())
     stdout.write(f"\n== run ended: {reason} ==\n")
+    usage = usage_line(getattr(generate, "stats", ()))
+    if usage:
+        stdout.write(f"model usage: {usage}\n")
     new_receipts = store.receipts()[before:]
     stdout.write(f"receipts ({len(new_receipts)} new, log {log_path}):\n")
     stdout.writelines(format_receipt(receipt) + "\n" for receipt in new_receipts)

@@ -81,3 +81,6 @@ def test_cli_agent_runs_end_to_end_with_the_tiny_model(
     assert ended in ENDINGS, text
     assert code in ((0, 1) if ended == "completed" else (3,)), text
     assert "Traceback" not in text
+    # mlx-lm's own counters: every response after the first reuses the cached prompt prefix.
+    usage = text.split("model usage: ", 1)[1].split("\n", 1)[0]
+    assert " prompt tokens (" in usage and " from the cache), " in usage, usage

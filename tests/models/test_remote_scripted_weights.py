@@ -94,6 +94,7 @@ def test_an_approved_cli_run_through_the_server_ends_validated(
     assert NOT_ENFORCED in text  # the prose answer got through: the server ignores the schema
     assert "error: " in text.split("== step 2 ==")[0]
     assert "validation: passed" in text
+    assert f"model usage: {len(ANSWERS)} responses, " in text and "from the cache)" in text
     assert "value * 2" in (project / "app.py").read_text(encoding="utf-8")
     receipts = ReceiptStore(project / ".counterfoil" / "receipts.jsonl").receipts()
     assert [(receipt.tool, receipt.exit_state) for receipt in receipts] == [

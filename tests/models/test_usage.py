@@ -1,0 +1,38 @@
+"""The run's model usage line, from a local model's and a server's own counters."""
+
+from __future__ import annotations
+
+from counterfoil.models.mlx import GenerationStats
+from counterfoil.models.remote import RemoteStats
+from counterfoil.models.usage import usage_line
+
+
+def local(prompt: int, prefilled: int, generated: int) -> GenerationStats:
+    return GenerationStats(prompt, prefilled, generated, "stop", 0.1, 0.05, ())
+
+
+def served(prompt: int | None, cached: int | None, generated: int) -> RemoteStats:
+    return RemoteStats(prompt, cached, generated, "stop", 0.1, 0.01, 1)
+
+
+def test_a_local_models_reuse_is_its_prompt_less_what_it_prefilled() -> None:
+    line = usage_line([local(700, 700, 10), local(1_900, 1_200, 12)])
+
+    assert line == "2 responses, 2,600 prompt tokens (700 from the cache), 22 generated"
+
+
+def test_a_servers_reuse_is_its_cached_tokens() -> None:
+    assert usage_line([served(696, 0, 1)]) == (
+        "1 response, 696 prompt tokens (0 from the cache), 1 generated"
+    )
+
+
+def test_what_a_server_did_not_report_is_left_out_not_guessed() -> None:
+    assert usage_line([served(696, None, 3), served(800, 695, 2)]) == (
+        "2 responses, 1,496 prompt tokens, 5 generated"
+    )
+    assert usage_line([served(None, None, 3)]) == "1 response, 3 generated"
+
+
+def test_a_model_without_counters_has_no_usage_line() -> None:
+    assert usage_line([]) is None
