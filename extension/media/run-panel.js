@@ -226,6 +226,11 @@
           );
           verdict.append(claim);
         }
+        if (turn.modelUsage) {
+          verdict.append(
+            el("p", "model-note", `Model usage: ${turn.modelUsage}`),
+          );
+        }
         block.append(verdict);
       }
       conversation.append(block);

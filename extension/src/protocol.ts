@@ -197,6 +197,8 @@ export interface RunResult {
   runId?: string | null;
   conversationId?: string | null;
   followUp?: boolean;
+  /** The model's own counts for the run (responses, prompt tokens, cache reuse, generated). */
+  modelUsage?: string | null;
 }
 
 /** A run this daemon ran (`counterfoil/status`'s `runs`). */

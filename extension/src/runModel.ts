@@ -57,6 +57,8 @@ export interface TurnView {
   modifiedFiles?: string[];
   /** Outcome counts from the steps, for daemons that send no verdict. */
   counts?: Record<string, number>;
+  /** The model's own counts for the run: information about the model, not evidence. */
+  modelUsage?: string | null;
 }
 
 export interface RunModel {
@@ -264,6 +266,7 @@ export function finishTurn(model: RunModel, result: RunResult): void {
     turn.final = result.final;
     turn.modifiedFiles = result.modifiedFiles;
     turn.counts = outcomeCounts(result);
+    turn.modelUsage = result.modelUsage ?? null;
     turn.runId = result.runId ?? turn.runId;
     // Steps the notifications missed (an older daemon, or a reload) come from the result.
     if (turn.steps.length < result.events.length) {

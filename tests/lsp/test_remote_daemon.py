@@ -53,6 +53,8 @@ async def test_a_run_through_an_endpoint_completes_and_never_writes_the_key(
         state["state"] == "ready" and "prompt tokens cached" in state["message"]
         for state in daemon.model_states
     )
+    # The server's own counts (12 prompt tokens, 8 cached, one token a response, two responses).
+    assert result["modelUsage"] == "2 responses, 24 prompt tokens (16 from the cache), 2 generated"
     # The server's remark travels with the step it is about, for the run panel.
     assert any("prompt tokens cached" in (event["modelNote"] or "") for event in result["events"])
     written = [

@@ -193,6 +193,12 @@ describe("a run through a local mlx_lm.server", () => {
     );
     const lines = await verdict.innerText();
     assert.match(lines, /Validation passed/);
+    assert.match(
+      lines,
+      new RegExp(
+        `Model usage: ${answers.length} responses, [\\d,]+ prompt tokens \\([\\d,]+ from the cache\\), [\\d,]+ generated`,
+      ),
+    );
     assert.match(lines, /app\.py/);
 
     assertFixAppLanded(workspace, original);

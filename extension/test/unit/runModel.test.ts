@@ -116,6 +116,8 @@ test("after a run that rejects everything the verdict says so and the final answ
       filesChanged: [],
       validation: "not_run",
     },
+    modelUsage:
+      "2 responses, 900 prompt tokens (450 from the cache), 20 generated",
   };
   finishTurn(model, result);
   assert.deepEqual(verdictLines(model.turns[0]), [
@@ -124,6 +126,14 @@ test("after a run that rejects everything the verdict says so and the final answ
     "2 effects rejected",
   ]);
   assert.equal(model.turns[0].final, "changed and validated app.py");
+  assert.equal(
+    model.turns[0].modelUsage,
+    "2 responses, 900 prompt tokens (450 from the cache), 20 generated",
+  );
+  assert.ok(
+    !verdictLines(model.turns[0]).some((line) => line.includes("responses")),
+    "the model's usage is not a verdict line",
+  );
 });
 
 test("a cancelled run is stopped and says why", () => {

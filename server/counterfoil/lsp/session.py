@@ -24,6 +24,7 @@ from ..errors import AgentError
 from ..loop import AgentEvent, run_agent
 from ..models.download import DownloadCancelled
 from ..models.errors import ModelLoadError
+from ..models.usage import usage_line
 from ..receipt_evidence import utc_now
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
 from ..receipts.content import load_object
@@ -425,6 +426,7 @@ class Session:
             self.channel.log(f"run started: {goal}")
             messages = [] if continued is None else continued.messages
             observations = [] if continued is None else continued.observations
+            counted = len(getattr(loaded, "stats", ()))  # the model is kept across runs
             run = run_agent(
                 goal,
                 generate,
@@ -442,6 +444,7 @@ class Session:
             self.channel.log(f"run ended: {run.reason}; verdict: {run.verdict.summary()}")
             result = run_result(run)
             result["events"] = events
+            result["modelUsage"] = usage_line(getattr(loaded, "stats", [])[counted:])
             return result
         finally:
             unsubscribe()
