@@ -4,7 +4,12 @@
 import * as vscode from "vscode";
 import type { DaemonClient } from "./client";
 import { errorCode } from "./modelRuntime";
-import { downloadDetail, downloadPercent, needsDownload } from "./modelPrep";
+import {
+  OPEN_MODEL_SETTING,
+  downloadDetail,
+  downloadPercent,
+  needsDownload,
+} from "./modelPrep";
 import {
   type DownloadModelResult,
   Methods,
@@ -13,7 +18,6 @@ import {
 
 const REQUEST_CANCELLED = -32800;
 const ALREADY_RUNNING = -32004;
-const OPEN_SETTING = "Open the model setting";
 
 /** True when the model is on disk (or the daemon does not say); false when the run must wait. */
 export async function ensureModelOnDisk(
@@ -86,9 +90,9 @@ async function downloadModel(
     }
     trace.error(`download failed: ${message}`);
     void vscode.window
-      .showErrorMessage(`Counterfoil: ${message}`, OPEN_SETTING)
+      .showErrorMessage(`Counterfoil: ${message}`, OPEN_MODEL_SETTING)
       .then((answer) => {
-        if (answer === OPEN_SETTING) {
+        if (answer === OPEN_MODEL_SETTING) {
           void vscode.commands.executeCommand(
             "workbench.action.openSettings",
             "counterfoil.model",

@@ -64,12 +64,22 @@ export function downloadDetail(progress: DownloadProgress): string {
   return parts.join(", ");
 }
 
+/** The button that opens `counterfoil.model` when a model cannot be had. */
+export const OPEN_MODEL_SETTING = "Open the model setting";
+
 export type RuntimeDecision =
   | { kind: "ready" }
+  | { kind: "unavailable"; reason: string }
   | { kind: "install"; python: string; command: string[]; missing: string[] };
 
-/** Whether the daemon's Python lacks what the model needs, and the command that installs it. */
+/**
+ * Whether the daemon's Python lacks what the model needs, and the command that installs it; or,
+ * where no install can help (no MLX build for this platform), the daemon's reason.
+ */
 export function decideRuntime(result: ModelRuntimeResult): RuntimeDecision {
+  if (result.missing.length > 0 && result.unavailable) {
+    return { kind: "unavailable", reason: result.unavailable };
+  }
   if (
     result.missing.length === 0 ||
     !Array.isArray(result.command) ||

@@ -3,10 +3,11 @@
 
 import * as vscode from "vscode";
 import type { DaemonClient } from "./client";
-import { decideRuntime, terminalLine } from "./modelPrep";
+import { OPEN_MODEL_SETTING, decideRuntime, terminalLine } from "./modelPrep";
 import { Methods, type ModelRuntimeResult } from "./protocol";
 
 const METHOD_NOT_FOUND = -32601;
+const OPEN_ENDPOINT_SETTING = "Open the endpoint setting";
 
 export function errorCode(error: unknown): number | undefined {
   const code = (error as { code?: unknown } | null)?.code;
@@ -42,6 +43,28 @@ export async function ensureModelRuntime(
       );
     }
     return true;
+  }
+  if (decision.kind === "unavailable") {
+    trace.info(
+      `model runtime: ${result.model} cannot run here: ${decision.reason}`,
+    );
+    void vscode.window
+      .showErrorMessage(
+        `Counterfoil run not started: ${decision.reason}.`,
+        OPEN_MODEL_SETTING,
+        OPEN_ENDPOINT_SETTING,
+      )
+      .then((answer) => {
+        if (answer) {
+          void vscode.commands.executeCommand(
+            "workbench.action.openSettings",
+            answer === OPEN_MODEL_SETTING
+              ? "counterfoil.model"
+              : "counterfoil.endpoint",
+          );
+        }
+      });
+    return false;
   }
   const install = `Install the model runtime into ${decision.python}`;
   // Quoted for the shell the terminal will run (PowerShell or POSIX), shown as it will be typed.

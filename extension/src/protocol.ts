@@ -289,6 +289,8 @@ export interface ModelRuntimeResult {
   missing: string[];
   python: string;
   command: string[] | null;
+  /** Why no install can make the model run here (MLX has no build for this platform). */
+  unavailable?: string | null;
 }
 
 /** `counterfoil/downloadModel`'s answer. */

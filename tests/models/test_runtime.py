@@ -77,3 +77,45 @@ def test_without_the_hub_client_a_download_names_the_runtime_install() -> None:
 
     assert said.startswith("downloading models needs huggingface_hub, part of the model runtime: ")
     assert f"{sys.executable} -m pip install mlx-lm==0.32.2" in said
+
+
+def test_on_windows_an_mlx_model_is_told_the_ways_that_work_not_an_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """MLX publishes no Windows build: installing the extra there would only fail later."""
+    monkeypatch.setattr(runtime, "current_platform", lambda: "win32")
+    monkeypatch.setattr(runtime, "_importable", lambda module: False)
+
+    need = missing_runtime("qwen3-4b")
+    report = runtime.runtime_report("qwen3-4b")
+
+    assert need is not None and need.command == ()
+    assert need.message.startswith("MLX has no build for Windows")
+    assert "model server" in need.message and "scripted:PATH" in need.message
+    assert report["command"] == [] and report["unavailable"] == need.message
+    # A model server needs only the remote client, which Windows can install.
+    served = missing_runtime("tiny", endpoint="http://127.0.0.1:1234/v1")
+    assert served is not None and served.unavailable is None
+    assert served.command[1:4] == ("-m", "pip", "install")
+
+
+def test_the_cli_refuses_an_mlx_model_on_windows_with_the_ways_out(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import io
+
+    from counterfoil.cli import main
+
+    monkeypatch.setattr(runtime, "current_platform", lambda: "win32")
+    monkeypatch.setattr(runtime, "_importable", lambda module: False)
+    output = io.StringIO()
+
+    status = main(
+        ["agent", "anything", "--root", str(tmp_path), "--model", "qwen3-4b"],
+        stdin=io.StringIO(""),
+        stdout=output,
+    )
+
+    assert status == 2
+    assert "error: MLX has no build for Windows" in output.getvalue()
+    assert "pip install" not in output.getvalue()

@@ -91,6 +91,22 @@ test("a runtime with nothing missing needs no install", () => {
   );
 });
 
+test("where no install can help, the daemon's reason is the answer, not a command", () => {
+  const reason =
+    "MLX has no build for Windows, so a local MLX model cannot run here: use a model server";
+  assert.deepEqual(
+    decideRuntime({
+      model: "qwen3-4b",
+      extra: "mlx",
+      missing: ["mlx.core", "mlx_lm"],
+      python: "C:\\venv\\python.exe",
+      command: [],
+      unavailable: reason,
+    }),
+    { kind: "unavailable", reason },
+  );
+});
+
 test("a missing runtime is installed with the daemon's command into its python", () => {
   const command = [
     "/venv/bin/python",

@@ -29,6 +29,9 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
 
 _EXTRA_MARKER = re.compile(r"""\s*(?:and\s+)?extra\s*==\s*["']([\w.-]+)["']\s*""")
 
+# Platforms MLX publishes no build for: installing the extra there cannot make a model run.
+NO_MLX_BUILD = {"win32": "Windows", "cygwin": "Windows"}
+
 
 @dataclass(frozen=True)
 class MissingRuntime:
@@ -38,13 +41,33 @@ class MissingRuntime:
     modules: tuple[str, ...]
     python: str
     command: tuple[str, ...]
+    unavailable: str | None = None  # why no install can help here (no MLX build)
 
     @property
     def message(self) -> str:
+        if self.unavailable:
+            return self.unavailable
         return (
             f"the model runtime is not installed in {self.python} "
             f"(missing {', '.join(self.modules)}); install it with: {shlex.join(self.command)}"
         )
+
+
+def current_platform() -> str:
+    """`sys.platform`, asked where the runtime is decided (tests set it per call)."""
+    return sys.platform
+
+
+def mlx_unavailable(platform: str | None = None) -> str | None:
+    """Why an MLX model cannot run on `platform` (default: this one), or None where it can."""
+    name = NO_MLX_BUILD.get(platform or current_platform())
+    if name is None:
+        return None
+    return (
+        f"MLX has no build for {name}, so a local MLX model cannot run here: use a model server "
+        "(the endpoint setting or --endpoint: LM Studio, Ollama or llama.cpp's llama-server on "
+        "this machine, vLLM or SGLang on another) or the scripted model (scripted:PATH)"
+    )
 
 
 def needed_extra(spec: str, *, endpoint: str | None = None) -> str | None:
@@ -67,6 +90,9 @@ def missing_runtime(
     if not missing:
         return None
     python = python or sys.executable
+    unavailable = mlx_unavailable() if extra == "mlx" else None
+    if unavailable:
+        return MissingRuntime(extra, missing, python, (), unavailable)
     return MissingRuntime(extra, missing, python, install_command(extra, python=python))
 
 
@@ -135,7 +161,8 @@ def _installed_in_site_packages() -> bool:
 
 
 def runtime_report(spec: str, *, endpoint: str | None = None) -> dict[str, object]:
-    """`{model, extra, missing, python, command}`: what `spec` needs and what this Python lacks.
+    """`{model, extra, missing, python, command, unavailable}`: what `spec` needs and what this
+    Python lacks; `unavailable` says why no install can help (no MLX build for this platform).
 
     `extra` is null when the model needs none (a script); `missing` is empty and `command`
     null when everything is installed.
@@ -148,4 +175,5 @@ def runtime_report(spec: str, *, endpoint: str | None = None) -> dict[str, objec
         "missing": [] if need is None else list(need.modules),
         "python": sys.executable,
         "command": None if need is None else list(need.command),
+        "unavailable": None if need is None else need.unavailable,
     }
