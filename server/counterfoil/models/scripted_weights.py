@@ -43,25 +43,14 @@ def step_template(steps: int) -> str:
 
 
 def byte_level(text: str) -> str:
-    """`text` spelled in the byte-level alphabet GPT-2-style tokenizers use for their vocab."""
-    table = _byte_table()
-    return "".join(table[byte] for byte in text.encode("utf-8"))
+    """`text` spelled in the byte-level alphabet GPT-2-style vocabularies use (the tokenizers
+    library's own mapping, applied to the whole text as one piece)."""
+    from tokenizers import pre_tokenizers
 
-
-def _byte_table() -> dict[int, str]:
-    """GPT-2's reversible byte → character table."""
-    printable = (
-        list(range(ord("!"), ord("~") + 1))
-        + list(range(ord("¡"), ord("¬") + 1))
-        + list(range(ord("®"), ord("ÿ") + 1))
+    pieces = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False).pre_tokenize_str(
+        text
     )
-    table = {byte: chr(byte) for byte in printable}
-    extra = 0
-    for byte in range(256):
-        if byte not in table:
-            table[byte] = chr(256 + extra)
-            extra += 1
-    return table
+    return "".join(piece for piece, _ in pieces)
 
 
 def scripted_tokenizer(answers: Sequence[str], vocab_size: int, corpus_bytes: int) -> str:
