@@ -13,9 +13,7 @@ import type { Browser, Page } from "playwright-core";
 import {
   answerCommandModal,
   editorTitleAction,
-  editorUrl,
   makeWorkspace,
-  openPage,
   python,
   receiptsOnDisk,
   screenshot,
@@ -26,6 +24,7 @@ import {
   waitForNotification,
   waitForProposalDiff,
   runPanel,
+  openFolder,
 } from "./workbench";
 
 let browser: Browser;
@@ -76,9 +75,7 @@ describe("a conversation in the run panel", () => {
     workspace = makeWorkspace("conversation");
     original = readFileSync(join(workspace, "app.py"), "utf8");
     setModel(workspace, `scripted:${twoHunkScript(workspace, original)}`);
-    page = await openPage(
-      `${editorUrl}/?folder=${encodeURIComponent(workspace)}`,
-    );
+    page = await openFolder(workspace);
     await waitForDaemon(page);
   });
 

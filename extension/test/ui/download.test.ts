@@ -9,21 +9,13 @@
 
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import {
-  existsSync,
-  readFileSync,
-  readdirSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import {
-  editorUrl,
   makeWorkspace,
-  openPage,
   python,
   repoRoot,
   screenshot,
@@ -33,6 +25,7 @@ import {
   stepTimer,
   waitForDaemon,
   waitForNotification,
+  openFolder,
 } from "./workbench";
 
 const REPO = "owner/tiny";
@@ -93,28 +86,23 @@ function downloadWorkspace(
   model: string,
   url: string,
 ): { workspace: string; hfHome: string } {
-  const workspace = makeWorkspace(name);
   const hfHome = join(stateDir, `hf-home-${name}`);
-  const file = join(workspace, ".vscode/settings.json");
-  const settings = JSON.parse(readFileSync(file, "utf8")) as Record<
-    string,
-    unknown
-  >;
-  settings["counterfoil.model"] = model;
-  // The daemon inherits the editor's environment; `env` gives this folder's daemon the hub's
-  // address and an empty cache, as a person with a mirror of the hub would.
-  settings["counterfoil.serverCommand"] = [
-    "env",
-    "-u",
-    "HF_HUB_OFFLINE",
-    `HF_ENDPOINT=${url}`,
-    `HF_HOME=${hfHome}`,
-    python,
-    "-m",
-    "counterfoil",
-    "serve",
-  ];
-  writeFileSync(file, JSON.stringify(settings, null, 2));
+  const workspace = makeWorkspace(name, {
+    "counterfoil.model": model,
+    // The daemon inherits the editor's environment; `env` gives this folder's daemon the hub's
+    // address and an empty cache, as a person with a mirror of the hub would.
+    "counterfoil.serverCommand": [
+      "env",
+      "-u",
+      "HF_HUB_OFFLINE",
+      `HF_ENDPOINT=${url}`,
+      `HF_HOME=${hfHome}`,
+      python,
+      "-m",
+      "counterfoil",
+      "serve",
+    ],
+  });
   return { workspace, hfHome };
 }
 
@@ -160,9 +148,7 @@ describe("downloading a hub model before a run", () => {
       "owner/missing",
       url,
     );
-    const page = await openPage(
-      `${editorUrl}/?folder=${encodeURIComponent(workspace)}`,
-    );
+    const page = await openFolder(workspace);
     try {
       await waitForDaemon(page);
       step("daemon up");
@@ -216,9 +202,7 @@ describe("downloading a hub model before a run", () => {
   test("the download shows its progress, stops on Cancel without starting the run, and the next run resumes it", async () => {
     const step = stepTimer("download");
     const { workspace, hfHome } = downloadWorkspace("download", REPO, hub!.url);
-    const page = await openPage(
-      `${editorUrl}/?folder=${encodeURIComponent(workspace)}`,
-    );
+    const page = await openFolder(workspace);
     try {
       await waitForDaemon(page);
       step("daemon up");

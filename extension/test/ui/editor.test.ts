@@ -17,7 +17,6 @@ import {
   makeWorkspace,
   startBrowser,
   stepTimer,
-  openPage,
   screenshot,
   showCounterfoilView,
   waitForDaemon,
@@ -30,6 +29,7 @@ import {
   clearNotifications,
   receiptsOnDisk,
   verifyWithCli,
+  openFolder,
 } from "./workbench";
 
 let browser: Browser;
@@ -103,9 +103,7 @@ describe("Counterfoil in a real VS Code", () => {
       const step = stepTimer("window");
       workspace = makeWorkspace("agent-flow");
       original = readFileSync(join(workspace, "app.py"), "utf8");
-      page = await openPage(
-        `${editorUrl}/?folder=${encodeURIComponent(workspace)}`,
-      );
+      page = await openFolder(workspace);
       step("workbench loaded");
       await waitForDaemon(page);
       step("daemon up");

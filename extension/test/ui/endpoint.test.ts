@@ -15,10 +15,8 @@ import {
   answerCommandModal,
   assertFixAppLanded,
   editorTitleAction,
-  editorUrl,
   fixApp,
   makeWorkspace,
-  openPage,
   python,
   screenshot,
   startBrowser,
@@ -28,6 +26,7 @@ import {
   waitForDaemon,
   waitForProposalDiff,
   runPanel,
+  openFolder,
 } from "./workbench";
 
 let browser: Browser;
@@ -108,26 +107,13 @@ describe("a run through a local mlx_lm.server", () => {
     port = new URL(url).port;
     step("mlx_lm.server answering");
     browser = await startBrowser();
-    workspace = makeWorkspace("endpoint");
-    const file = join(workspace, ".vscode/settings.json");
-    const settings = JSON.parse(readFileSync(file, "utf8")) as object;
-    writeFileSync(
-      file,
-      JSON.stringify(
-        {
-          ...settings,
-          "counterfoil.endpoint": url,
-          // mlx_lm.server serves the model under the path it was started with.
-          "counterfoil.model": model,
-          "counterfoil.maxTokens": 16,
-        },
-        null,
-        2,
-      ),
-    );
-    page = await openPage(
-      `${editorUrl}/?folder=${encodeURIComponent(workspace)}`,
-    );
+    workspace = makeWorkspace("endpoint", {
+      "counterfoil.endpoint": url,
+      // mlx_lm.server serves the model under the path it was started with.
+      "counterfoil.model": model,
+      "counterfoil.maxTokens": 16,
+    });
+    page = await openFolder(workspace);
     await waitForDaemon(page);
     step("daemon ready");
   });

@@ -7,19 +7,11 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import {
-  demoProject,
   editorUrl,
   extensionDir,
   fixApp,
@@ -31,6 +23,7 @@ import {
   stateDir,
   stepTimer,
   waitForDaemon,
+  demoWorkspace,
 } from "./workbench";
 
 const PYTHON_EXTENSION_DOUBLE = join(
@@ -114,16 +107,10 @@ describe("the interpreter chosen in the Python extension (a test double of it)",
     const step = stepTimer("python extension");
     const first = venv("python-double-first");
     const second = venv("python-double-second");
-    const workspace = join(stateDir, "workspaces", "python-extension");
-    cpSync(demoProject, workspace, { recursive: true });
-    mkdirSync(join(workspace, ".vscode"), { recursive: true });
-    writeFileSync(
-      join(workspace, ".vscode/settings.json"),
-      JSON.stringify({
-        "pythonTestDouble.activeInterpreter": first,
-        "counterfoil.model": `scripted:${fixApp}`,
-      }),
-    );
+    const workspace = demoWorkspace("python-extension", {
+      "pythonTestDouble.activeInterpreter": first,
+      "counterfoil.model": `scripted:${fixApp}`,
+    });
     const payload = JSON.stringify([
       [
         "extensionDevelopmentPath",

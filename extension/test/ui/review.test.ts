@@ -12,10 +12,8 @@ import {
   answerCommandModal,
   clearNotifications,
   editorTitleAction,
-  editorUrl,
   makeWorkspace,
   openFile,
-  openPage,
   receiptsOnDisk,
   runCommand,
   screenshot,
@@ -26,6 +24,7 @@ import {
   waitForNotification,
   waitForProposalDiff,
   runPanel,
+  openFolder,
 } from "./workbench";
 
 let browser: Browser;
@@ -43,9 +42,7 @@ describe("the review a careful person trusts", () => {
     const step = stepTimer("dirty");
     const workspace = makeWorkspace("dirty-at-accept");
     const original = readFileSync(join(workspace, "app.py"), "utf8");
-    const page = await openPage(
-      `${editorUrl}/?folder=${encodeURIComponent(workspace)}`,
-    );
+    const page = await openFolder(workspace);
     try {
       await waitForDaemon(page);
       step("daemon up");
@@ -107,9 +104,7 @@ describe("the review a careful person trusts", () => {
   test("a file saved outside the editor makes its proposal stale: No sent, Accept disabled, said; the panel's verdict after everything was rejected", async () => {
     const step = stepTimer("stale");
     const workspace = makeWorkspace("stale-proposal");
-    const page = await openPage(
-      `${editorUrl}/?folder=${encodeURIComponent(workspace)}`,
-    );
+    const page = await openFolder(workspace);
     try {
       await waitForDaemon(page);
       step("daemon up");

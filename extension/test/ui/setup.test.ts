@@ -3,20 +3,12 @@
 
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  writeFileSync,
-} from "node:fs";
+import { cpSync, existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser } from "playwright-core";
 import { shellLine } from "../../src/modelPrep";
 import {
-  editorUrl,
   stateDir,
   python,
   demoProject,
@@ -25,7 +17,6 @@ import {
   receiptLog,
   startBrowser,
   stepTimer,
-  openPage,
   screenshot,
   waitForDaemon,
   runCommand,
@@ -36,6 +27,8 @@ import {
   waitForNotification,
   clearNotifications,
   assertFixAppLanded,
+  openFolder,
+  demoWorkspace,
 } from "./workbench";
 
 let browser: Browser;
@@ -104,23 +97,15 @@ describe("the packaged extension on a fresh Python", () => {
       env: { PATH: process.env.PATH ?? "" },
     });
     assert.notEqual(missing.status, 0, "the bare venv has no pygls");
-    const workspace = join(stateDir, "workspaces", "bundled");
-    cpSync(demoProject, workspace, { recursive: true });
-    mkdirSync(join(workspace, ".vscode"), { recursive: true });
-    writeFileSync(
-      join(workspace, ".vscode/settings.json"),
-      JSON.stringify({
-        "counterfoil.pythonPath": barePython,
-        "counterfoil.model": `scripted:${fixApp}`,
-        "counterfoil.allowWrites": true,
-        "counterfoil.allowedCommands": [validation],
-        "counterfoil.receiptLog": receiptLog,
-      }),
-    );
+    const workspace = demoWorkspace("bundled", {
+      "counterfoil.pythonPath": barePython,
+      "counterfoil.model": `scripted:${fixApp}`,
+      "counterfoil.allowWrites": true,
+      "counterfoil.allowedCommands": [validation],
+      "counterfoil.receiptLog": receiptLog,
+    });
     const original = readFileSync(join(workspace, "app.py"), "utf8");
-    const page = await openPage(
-      `${editorUrl}/?folder=${encodeURIComponent(workspace)}`,
-    );
+    const page = await openFolder(workspace);
     try {
       await waitForDaemon(page);
       step("bundled daemon up");
@@ -163,20 +148,14 @@ describe("the packaged extension on a fresh Python", () => {
     const step = stepTimer("runtime offer");
     const barePython = bareVenv();
     const model = "qwen3-0.6b";
-    const workspace = join(stateDir, "workspaces", "runtime-offer");
-    cpSync(demoProject, workspace, { recursive: true });
-    mkdirSync(join(workspace, ".vscode"), { recursive: true });
-    writeFileSync(
-      join(workspace, ".vscode/settings.json"),
-      JSON.stringify({
-        "counterfoil.pythonPath": barePython,
-        "counterfoil.model": model,
-        "counterfoil.allowWrites": true,
-        "counterfoil.allowedCommands": [validation],
-        // The DOM renderer, so the terminal's text can be read from the page.
-        "terminal.integrated.gpuAcceleration": "off",
-      }),
-    );
+    const workspace = demoWorkspace("runtime-offer", {
+      "counterfoil.pythonPath": barePython,
+      "counterfoil.model": model,
+      "counterfoil.allowWrites": true,
+      "counterfoil.allowedCommands": [validation],
+      // The DOM renderer, so the terminal's text can be read from the page.
+      "terminal.integrated.gpuAcceleration": "off",
+    });
     const report = runtimeReport(barePython, model);
     assert.deepEqual(report.missing, ["mlx.core", "mlx_lm", "llguidance"]);
     // The bundle has no installed metadata: the extra's requirements are named one by one.
@@ -188,9 +167,7 @@ describe("the packaged extension on a fresh Python", () => {
       "mlx-lm==0.32.2",
     ]);
     const line = shellLine(report.command);
-    const page = await openPage(
-      `${editorUrl}/?folder=${encodeURIComponent(workspace)}`,
-    );
+    const page = await openFolder(workspace);
     try {
       await waitForDaemon(page);
       step("bundled daemon up");
@@ -269,9 +246,7 @@ describe("the packaged extension on a fresh Python", () => {
   test("the walkthrough shows its four steps", async () => {
     const workspace = join(stateDir, "workspaces", "walkthrough");
     cpSync(demoProject, workspace, { recursive: true });
-    const page = await openPage(
-      `${editorUrl}/?folder=${encodeURIComponent(workspace)}`,
-    );
+    const page = await openFolder(workspace);
     try {
       await runCommand(page, "Welcome: Open Walkthrough...");
       const input = page.locator(".quick-input-widget input");

@@ -49,10 +49,9 @@ export const validation = [
 export const greetingValidation = ["python", "validate.py"];
 export const receiptLog = ".counterfoil/receipts.jsonl";
 
-/** Workspace settings for the daemon, with the scripted model replaying `responses`. */
-export function writeSettings(folder: string, responses: string): void {
-  mkdirSync(join(folder, ".vscode"), { recursive: true });
-  const settings = {
+/** The daemon's settings for the demo project, with the scripted model replaying `responses`. */
+export function daemonSettings(responses: string): Record<string, unknown> {
+  return {
     "counterfoil.serverCommand": [python, "-m", "counterfoil", "serve"],
     "counterfoil.model": `scripted:${responses}`,
     "counterfoil.allowWrites": true,
@@ -60,18 +59,39 @@ export function writeSettings(folder: string, responses: string): void {
     "counterfoil.receiptLog": receiptLog,
     "counterfoil.confirmTimeoutSeconds": 120,
   };
+}
+
+/** Workspace settings for the daemon, with the scripted model replaying `responses`. */
+export function writeSettings(folder: string, responses: string): void {
+  mkdirSync(join(folder, ".vscode"), { recursive: true });
+  writeFileSync(
+    join(folder, ".vscode/settings.json"),
+    JSON.stringify(daemonSettings(responses), null, 2),
+  );
+}
+
+/** A fresh copy of the demo project with `settings` as its workspace settings. */
+export function demoWorkspace(
+  name: string,
+  settings: Record<string, unknown>,
+): string {
+  const folder = join(stateDir, "workspaces", name);
+  cpSync(demoProject, folder, { recursive: true });
+  mkdirSync(join(folder, ".vscode"), { recursive: true });
   writeFileSync(
     join(folder, ".vscode/settings.json"),
     JSON.stringify(settings, null, 2),
   );
+  return folder;
 }
 
-/** A fresh copy of the demo project, set up for the fix-app script. */
-export function makeWorkspace(name: string): string {
-  const folder = join(stateDir, "workspaces", name);
-  cpSync(demoProject, folder, { recursive: true });
-  writeSettings(folder, fixApp);
-  return folder;
+/** A fresh copy of the demo project, set up for the fix-app script; `overrides` replace or add
+ * settings. */
+export function makeWorkspace(
+  name: string,
+  overrides: Record<string, unknown> = {},
+): string {
+  return demoWorkspace(name, { ...daemonSettings(fixApp), ...overrides });
 }
 
 let browser: Browser;
@@ -116,6 +136,11 @@ export async function openPage(
   await page.goto(url);
   await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
   return page;
+}
+
+/** A window with `folder` open. */
+export async function openFolder(folder: string): Promise<Page> {
+  return openPage(`${editorUrl}/?folder=${encodeURIComponent(folder)}`);
 }
 
 export async function screenshot(page: Page, name: string): Promise<void> {
