@@ -8,20 +8,10 @@ import multiprocessing
 from pathlib import Path
 
 import pytest
+from tests.core.receipt_helpers import receipt
 
 from counterfoil import AgentError, EffectReceipt, ReceiptStore, verify_receipt_log
 from counterfoil.receipts import CHAIN_KEY
-
-
-def receipt(number: int, result: str = "edited app.py") -> EffectReceipt:
-    return EffectReceipt(
-        tool_call_id=f"call-{number}",
-        tool="edit_file",
-        arguments={"path": "app.py", "old": "1", "new": str(number)},
-        exit_state="ok",
-        result=result,
-        changed_artifacts=("app.py",),
-    )
 
 
 def write_log(path: Path, count: int) -> list[str]:

@@ -22,15 +22,23 @@ def _settings(model: str) -> dict[str, Any]:
     return {"model": model, "allowWrites": True}
 
 
-async def test_a_follow_up_continues_with_the_files_already_read(
-    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
-) -> None:
+async def read_app_then_script_the_fix(
+    start_daemon: StartDaemon, tmp_path: Path
+) -> tuple[Any, dict[str, Any]]:
+    """A daemon whose first run read app.py, and whose scripted model will fix it next."""
     model = script(
         tmp_path / "model.jsonl", {"tool": "read_file", "path": "app.py"}, {"final": "read"}
     )
     daemon = await start_daemon(_settings(model))
     first = await daemon.request("counterfoil/run", {"goal": "look at app.py"})
     script(tmp_path / "model.jsonl", EDIT_APP, {"final": "fixed"})
+    return daemon, first
+
+
+async def test_a_follow_up_continues_with_the_files_already_read(
+    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+) -> None:
+    daemon, first = await read_app_then_script_the_fix(start_daemon, tmp_path)
 
     second = await daemon.request("counterfoil/followUp", {"text": "now fix it"})
 
@@ -71,12 +79,7 @@ async def test_a_follow_up_continues_with_the_files_already_read(
 async def test_a_plain_run_starts_a_new_conversation(
     start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
 ) -> None:
-    model = script(
-        tmp_path / "model.jsonl", {"tool": "read_file", "path": "app.py"}, {"final": "read"}
-    )
-    daemon = await start_daemon(_settings(model))
-    first = await daemon.request("counterfoil/run", {"goal": "look at app.py"})
-    script(tmp_path / "model.jsonl", EDIT_APP, {"final": "fixed"})
+    daemon, first = await read_app_then_script_the_fix(start_daemon, tmp_path)
 
     fresh = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
 
