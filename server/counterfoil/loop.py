@@ -28,6 +28,15 @@ class ConfiguresTools(Protocol):
     ) -> None: ...
 
 
+@runtime_checkable
+class RecordsEffects(Protocol):
+    """What a receipt-keeping workspace adds to the course's surface (`available_tools`,
+    `execute`, `modified_files`): the error of an effect that ran but could not be recorded,
+    which must end the run. A workspace without it is the course's plain kind."""
+
+    unrecorded_effect: str | None
+
+
 def initial_messages(task: str, system_prompt: str) -> Messages:
     if not isinstance(task, str) or not task.strip():
         raise ValueError("task must not be empty")
@@ -213,8 +222,9 @@ def run_agent(
             return finish(False, "repeated_action_limit")
         result = workspace.execute(action)
         conversation.record(AgentEvent(step, response, action, result), on_event)
-        if workspace.unrecorded_effect is not None:
-            return finish(False, "receipt_not_recorded", error=workspace.unrecorded_effect)
+        unrecorded = workspace.unrecorded_effect if isinstance(workspace, RecordsEffects) else None
+        if unrecorded is not None:
+            return finish(False, "receipt_not_recorded", error=unrecorded)
         conversation.messages += _turn(response, result)
         note_observation(observations, conversation.messages, action, result)
     return finish(False, "step_limit")
