@@ -17,18 +17,31 @@ from .receipts import (
     ReceiptStore,
     verify_receipt_log,
 )
+from .sessions import (
+    AgentCheckpoint,
+    AgentStatus,
+    ModelCheckpoint,
+    create_checkpoint,
+    inspect_checkpoint,
+    resume_agent,
+    resume_with_steering,
+    run_to_checkpoint,
+)
 from .workspace import Workspace
 
 __all__ = [
     "Action",
+    "AgentCheckpoint",
     "AgentError",
     "AgentEvent",
     "AgentLimits",
     "AgentRun",
+    "AgentStatus",
     "CommandProposal",
     "EditProposal",
     "EffectReceipt",
     "FinalAction",
+    "ModelCheckpoint",
     "ReceiptLogError",
     "ReceiptLogReport",
     "ReceiptStore",
@@ -37,8 +50,13 @@ __all__ = [
     "ToolProposal",
     "Workspace",
     "build_system_prompt",
+    "create_checkpoint",
     "initial_messages",
+    "inspect_checkpoint",
     "parse_action",
+    "resume_agent",
+    "resume_with_steering",
     "run_agent",
+    "run_to_checkpoint",
     "verify_receipt_log",
 ]
