@@ -28,6 +28,7 @@ from .models.usage import usage_line
 from .proposals import CommandProposal, EditProposal, ToolProposal
 from .receipt_commands import add_receipt_parsers, keys_command, receipts_command
 from .receipts import EffectReceipt
+from .session_commands import add_session_parsers, open_terminal_session, sessions_command
 from .settings import Settings
 from .terminal import (
     EXIT_INTERRUPTED,
@@ -231,6 +232,11 @@ def build_parser() -> argparse.ArgumentParser:
         f"(default {default('endpointTimeoutSeconds'):g})",
     )
 
+    add_session_parsers(
+        commands,
+        agent,
+        f"receipt log: relative to the root, or absolute (default {default('receiptLog')})",
+    )
     receipts = commands.add_parser("receipts", help="inspect a receipt log")
     receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
     add_receipt_parsers(receipt_commands)
@@ -382,13 +388,19 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     if setup is None:
         return EXIT_SETUP_ERROR
     settings, policy, log_path, store = setup.settings, setup.policy, setup.log_path, setup.store
+    session = open_terminal_session(args, setup, stdout)  # `resume`: its checked checkpoint
+    if session is None:
+        return EXIT_SETUP_ERROR
     style = Style.for_stream(stdout)
     interrupted = threading.Event()
     workspace = Workspace(
         policy,
         receipt_store=store,
-        confirm_proposal=terminal_confirm(stdin, stdout, style, interrupted),
+        confirm_proposal=session.confirming(terminal_confirm(stdin, stdout, style, interrupted)),
+        run_id=session.run_id,
+        read_digests=session.read_digests,
     )
+    session.attach(workspace, args.goal, interrupted.is_set)
     before = len(store)
     steps = StepPrinter(stdout)
     stdout.write(
@@ -435,14 +447,16 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     if settings.endpoint:
         stdout.write(f"model: {getattr(generate, 'model', spec)} at {settings.endpoint}\n")
     try:
+        session.begin(generate, workspace, stdout)
         run = run_agent(
             args.goal,
-            steps.wrap(generate),
+            session.watch(steps.wrap(generate)),
             workspace,
             settings.limits(generate),
             on_event=lambda event: stdout.write(format_event(event)),
             should_stop=interrupted.is_set,
             count_tokens=getattr(generate, "count_tokens", None),
+            **session.loop_arguments(),
         )
     except KeyboardInterrupt:
         interrupted.set()
@@ -454,6 +468,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         verdict = run.verdict
         if interrupted.is_set():
             reason = "interrupted"
+    session.finish(reason, interrupted.is_set())
     status = exit_status(completed, verdict, interrupted=interrupted.is_set())
     stdout.write(f"\n== run ended: {reason} ==\n")
     usage = usage_line(getattr(generate, "stats", ()))
@@ -505,8 +520,10 @@ def main(
         return exit.code if isinstance(exit.code, int) else EXIT_SETUP_ERROR
     stdin = stdin or sys.stdin
     stdout = terminal_safe_stream(stdout or sys.stdout)  # model-chosen text is shown, not obeyed
-    if args.command == "agent":
+    if args.command in ("agent", "resume"):
         return run_agent_command(args, stdin, stdout)
+    if args.command == "sessions":
+        return sessions_command(args, stdout)
     if args.command == "receipts":
         return receipts_command(args, stdout)
     if args.command == "download":

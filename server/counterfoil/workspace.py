@@ -79,6 +79,9 @@ class Workspace:
         self.run_id = run_id or uuid.uuid4().hex
         self.approval_via = approval_via
         self.unrecorded_effect: str | None = None
+        # Called with an approved proposal and its approval evidence just before the effect;
+        # raising stops the effect (a durable intent, see counterfoil.sessions.intents).
+        self.before_effect: Callable[[ToolProposal, dict[str, Any]], None] | None = None
         self.search_limits = SearchLimits()
         self.search_engine = "auto"  # or "ripgrep" / "python", to pin one engine
 
@@ -384,6 +387,8 @@ class Workspace:
                 assert isinstance(proposal, EditProposal)  # _edited refuses anything else
                 shown, proposal = proposal, edited
         try:
+            if self.before_effect is not None:
+                self.before_effect(proposal, self._approval_evidence(proposal, shown))
             self.receipt_store.check_writable()
             if isinstance(proposal, CommandProposal):
                 return self._run_command(proposal)
@@ -434,15 +439,24 @@ class Workspace:
         self._modified.add(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {proposal.path}"
-        approval = approval_record(shown or proposal, self.approval_via)
+        approval = self._approval_evidence(proposal, shown)
         if shown is not None:
-            approval.update(modified=True, approved_sha256=proposal.proposed_sha256)
             result = edited_observation(
                 verb, proposal.path, proposal.base_text, shown.proposed_text, proposal.proposed_text
             )
         evidence = self._run_evidence(proposal, file_evidence(proposal), approval)
         record_receipt(self.receipt_store, proposal, "ok", result, evidence)
         return result
+
+    def _approval_evidence(
+        self, proposal: ToolProposal, shown: EditProposal | None = None
+    ) -> dict[str, Any]:
+        """Who approved what they were shown (`shown`: the model's proposal, when the person
+        approved other text)."""
+        approval = approval_record(shown or proposal, self.approval_via)
+        if shown is not None and isinstance(proposal, EditProposal):
+            approval.update(modified=True, approved_sha256=proposal.proposed_sha256)
+        return approval
 
     def revert(self, call_id: str, tool_call_id: str | None = None) -> str:
         """Put back the bytes a file effect's receipt says were there before it (or remove the

@@ -37,6 +37,7 @@ EVIDENCE_FIELDS = frozenset(
         "output_truncated",
         "approval",
         "reverts",
+        "recovered",  # recorded after an interruption, from the disk (see sessions/intents.py)
     }
 )
 CHAIN_KEY = "chain_sha256"

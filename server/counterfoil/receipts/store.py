@@ -37,6 +37,7 @@ from .record import EffectReceipt, encode_line
 from .signing import Signer, load_signer
 
 AUTO = object()
+SESSIONS_FOLDER = "sessions"  # beside the log: one folder per run (see counterfoil.sessions)
 
 
 class ReceiptStore:
@@ -106,13 +107,15 @@ class ReceiptStore:
         return None if self.path is None else self.path.parent / content.OBJECTS_FOLDER
 
     def guards(self, path: Path) -> bool:
-        """Whether `path` is the log, its head or its content store, which the agent may not
-        touch."""
+        """Whether `path` is the log, its head, its content store or its sessions (the runs'
+        checkpoints), which the agent may not touch."""
         if self.path is None:
             return False
         log = self.path.resolve()
-        objects = log.parent / content.OBJECTS_FOLDER
-        return path in (log, head_path(log), objects) or objects in path.parents
+        folders = (log.parent / content.OBJECTS_FOLDER, log.parent / SESSIONS_FOLDER)
+        return path in (log, head_path(log), *folders) or any(
+            folder in path.parents for folder in folders
+        )
 
     def subscribe(self, callback: Callable[[EffectReceipt], None]) -> Callable[[], None]:
         """Call `callback(receipt)` after each new receipt is stored; returns an unsubscribe."""

@@ -1,0 +1,199 @@
+"""Intent, effect, receipt: an approved effect is written down before it runs, so a process
+killed between the yes and the receipt still leaves an account of it.
+
+On the next open (a run, a resume) an intent without a receipt is settled from the disk alone:
+the file holds the approved bytes, so the effect was performed (a receipt marked `recovered`,
+with the approval evidence); it holds the bytes from before, so it was not (the intent says
+so); it holds neither, so it is unknown (the person is told). A command whose end was not
+recorded is recorded as interrupted. Nothing is done again: a retry needs a new yes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ..errors import AgentError
+from ..proposals import CommandProposal, EditProposal, ToolProposal
+from ..receipt_evidence import utc_now
+from ..receipts import EffectReceipt, ReceiptStore
+from .store import SessionStore
+
+OUTCOMES = ("performed", "not_performed", "unknown", "interrupted")
+INTERRUPTED_RESULT = (
+    "interrupted: the command was approved and started, and the run stopped before its end "
+    "was recorded; what it did is not known"
+)
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What became of one intent found without a receipt."""
+
+    run_id: str
+    call_id: str
+    tool: str
+    outcome: str
+    sentence: str  # for the person
+    observation: str  # for the model, when it resumes after this call
+
+
+def intent_of(
+    proposal: ToolProposal, approval: dict[str, Any], run_id: str, root: Path
+) -> dict[str, Any]:
+    """The record written before an approved effect runs."""
+    intent: dict[str, Any] = {
+        "call_id": proposal.tool_call_id,
+        "run_id": run_id,
+        "tool": proposal.action.tool,
+        "arguments": dict(proposal.action.arguments),
+        "root": str(root),
+        "approval": approval,
+        "time": utc_now(),
+    }
+    if isinstance(proposal, CommandProposal):
+        intent.update(kind="command", argv=list(proposal.argv), cwd=proposal.cwd)
+    else:
+        assert isinstance(proposal, EditProposal)
+        intent.update(
+            kind="file",
+            path=proposal.path,
+            base_sha256=proposal.base_sha256,
+            proposed_sha256=None if proposal.removes_file else proposal.proposed_sha256,
+            reverts=proposal.reverts,
+        )
+    return intent
+
+
+def settle_intents(sessions: SessionStore, receipts: ReceiptStore) -> list[Settled]:
+    """Settle every intent without a receipt in runs no process holds; each is settled once."""
+    settled: list[Settled] = []
+    for run_id in sessions.run_ids():
+        if sessions.is_live(run_id):
+            continue  # its effect may be running now
+        for name, data in sessions.intents(run_id):
+            try:
+                intent = json.loads(data)
+            except ValueError:
+                continue  # a torn intent never reached its rename; nothing ran after it
+            if not isinstance(intent, dict) or "outcome" in intent:
+                continue
+            call_id = intent.get("call_id")
+            if not isinstance(call_id, str) or receipts.get(call_id) is not None:
+                continue
+            found = _settle(intent, receipts)
+            intent.update(outcome=found.outcome, settled=utc_now())
+            sessions.write_intent(run_id, name.removesuffix(".json"), intent)
+            settled.append(found)
+    return settled
+
+
+def _settle(intent: dict[str, Any], receipts: ReceiptStore) -> Settled:
+    run_id, call_id, tool = intent["run_id"], intent["call_id"], intent["tool"]
+    if intent.get("kind") == "command":
+        _record(receipts, intent, "error", INTERRUPTED_RESULT, "interrupted", ())
+        return Settled(
+            run_id,
+            call_id,
+            tool,
+            "interrupted",
+            f"{call_id} ({tool} {intent.get('argv')}) was interrupted: recorded as interrupted",
+            INTERRUPTED_RESULT,
+        )
+    path = str(intent["path"])
+    current = file_digest(Path(intent["root"]), path)
+    if current == intent.get("proposed_sha256"):
+        verb = _verb(intent)
+        result = f"{verb} {path}" + (f" (reverts {intent['reverts']})" if intent["reverts"] else "")
+        _record(receipts, intent, "ok", result, "performed", (path,))
+        return Settled(
+            run_id,
+            call_id,
+            tool,
+            "performed",
+            f"{call_id} ({tool} {path}) was performed before the interruption: "
+            "recorded as recovered",
+            result,
+        )
+    if current == intent.get("base_sha256"):
+        return Settled(
+            run_id,
+            call_id,
+            tool,
+            "not_performed",
+            f"{call_id} ({tool} {path}) was not performed: {path} still holds the bytes "
+            "from before",
+            f"error: {tool} of {path} was approved but not performed before the run was "
+            "interrupted; the file is unchanged",
+        )
+    return Settled(
+        run_id,
+        call_id,
+        tool,
+        "unknown",
+        f"{call_id} ({tool} {path}) is unknown: {path} holds neither the bytes from before "
+        "nor the approved ones; check it by hand",
+        f"error: whether {tool} of {path} was performed is unknown (the file holds other "
+        "bytes); read it again before changing it",
+    )
+
+
+def _verb(intent: dict[str, Any]) -> str:
+    if intent.get("reverts"):
+        return "removed" if intent.get("proposed_sha256") is None else "restored"
+    return "edited" if intent["tool"] == "edit_file" else "wrote"
+
+
+def _record(
+    receipts: ReceiptStore,
+    intent: dict[str, Any],
+    exit_state: str,
+    result: str,
+    recovered: str,
+    artifacts: tuple[str, ...],
+) -> None:
+    evidence: dict[str, Any] = {"run_id": intent["run_id"]}
+    if intent.get("kind") == "command":
+        evidence.update(argv=intent["argv"], cwd=intent["cwd"])
+    else:
+        evidence.update(base_sha256=intent["base_sha256"], result_sha256=intent["proposed_sha256"])
+        if intent.get("reverts"):
+            evidence["reverts"] = intent["reverts"]
+    evidence.update(approval=intent["approval"], recovered=recovered, time=utc_now())
+    try:
+        receipts.put(
+            EffectReceipt(
+                tool_call_id=intent["call_id"],
+                tool=intent["tool"],
+                arguments=intent["arguments"],
+                exit_state=exit_state,
+                result=result,
+                changed_artifacts=artifacts,
+                evidence=evidence,
+            )
+        )
+    except OSError as error:
+        raise AgentError(f"could not record a recovered receipt: {error.strerror}") from None
+
+
+def file_digest(root: Path, relative: str) -> str | None:
+    """SHA-256 of a regular file under `root` (never through a final symlink), or None."""
+    target = root.joinpath(*PurePosixPath(relative).parts)
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest()
+    finally:
+        os.close(fd)

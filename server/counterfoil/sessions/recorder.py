@@ -1,0 +1,160 @@
+"""Writing a real run's checkpoint as it goes: at each complete observation, when an approval
+is asked (with the approval open), before each approved effect (its intent), and at the end.
+
+The recorder holds the run's lock for as long as the run goes, so a listing can tell a live
+run from an interrupted one and a second resume is refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..actions import ToolAction
+from ..context import Observation
+from ..proposals import ToolProposal
+from ..receipt_evidence import utc_now
+from ..receipts.head import read_head
+from ..workspace import Workspace
+from .checkpoint import ModelCheckpoint, SavesCheckpoints, create_checkpoint, save_model_state
+from .intents import intent_of
+from .record import LogPosition, PendingCall, SessionRecord
+from .store import RunLock, SessionStore
+
+Messages = list[dict[str, str]]
+
+
+class RememberingModel:
+    """The model as the loop calls it, keeping its last response (the text of an approval
+    still open when the run stops); the enabled tools still reach the model."""
+
+    def __init__(self, generate: Callable[[Messages], str]) -> None:
+        self.generate = generate
+        self.last_response: str | None = None
+
+    def __call__(self, messages: Messages) -> str:
+        self.last_response = None
+        response = self.generate(messages)
+        self.last_response = response if isinstance(response, str) else None
+        return response
+
+    def configure_tools(
+        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+    ) -> None:
+        configure = getattr(self.generate, "configure_tools", None)
+        if callable(configure):
+            configure(available_tools, allowed_commands)
+
+
+class SessionRecorder:
+    """The checkpoints of one run of `workspace`, under `sessions`."""
+
+    def __init__(
+        self,
+        sessions: SessionStore,
+        workspace: Workspace,
+        task: str,
+        messages: Messages,
+        observations: list[Observation],
+        *,
+        lock: RunLock,
+        started: str | None = None,
+        stopping: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self.sessions = sessions
+        self.workspace = workspace
+        self.task = task
+        self.messages = messages  # the loop extends it in place
+        self.observations = observations
+        self.lock = lock
+        self.started = started or utc_now()
+        self.model: object = None  # the model whose state is saved (not the printing wrapper)
+        self.watched: RememberingModel | None = None
+        self.stopping = stopping  # True once the person stops: an open approval stays open
+        self.last: SessionRecord | None = None
+        workspace.before_effect = self.write_intent
+
+    def watch(self, generate: Callable[[Messages], str], model: object) -> RememberingModel:
+        self.model = model
+        self.watched = RememberingModel(generate)
+        return self.watched
+
+    # The boundaries
+
+    def at_observation(self, messages: Messages, action: ToolAction | None = None) -> None:
+        if not self.stopping():
+            self.write()
+
+    def confirming(
+        self, confirm: Callable[[ToolProposal], object]
+    ) -> Callable[[ToolProposal], object]:
+        """`confirm`, after the checkpoint records the approval as open."""
+
+        def ask(proposal: ToolProposal) -> object:
+            response = self.watched.last_response if self.watched is not None else None
+            pending = PendingCall(
+                proposal.tool_call_id,
+                proposal.action.tool,
+                dict(proposal.action.arguments),
+                response or _action_text(proposal.action),
+            )
+            self.write(pending)
+            return confirm(proposal)
+
+        return ask
+
+    def write_intent(self, proposal: ToolProposal, approval: dict[str, Any]) -> None:
+        root = self.workspace.policy.root
+        intent = intent_of(proposal, approval, self.workspace.run_id, root)
+        self.sessions.write_intent(self.workspace.run_id, proposal.tool_call_id, intent)
+
+    def finish(self, state: str, reason: str | None) -> None:
+        """The last write: `paused` keeps the run resumable, `ended` closes it."""
+        record = self.last or self._record(None)
+        self.sessions.write(record.with_state(state, reason, utc_now()))
+        self.lock.release()
+
+    # The record
+
+    def write(self, pending: PendingCall | None = None) -> None:
+        self.last = self._record(pending)
+        self.sessions.write(self.last)
+
+    def _record(self, pending: PendingCall | None) -> SessionRecord:
+        messages = self.messages
+        restorable = isinstance(self.model, SavesCheckpoints)
+        if restorable:
+            state = save_model_state(self.model, messages)
+        else:
+            state = ModelCheckpoint(len(messages), 0, (), (0,))
+        head = read_head(self._log_path)
+        position = (
+            LogPosition()
+            if head is None
+            else LogPosition(head.count, head.lines, head.length, head.link)
+        )
+        return SessionRecord(
+            run_id=self.workspace.run_id,
+            root=str(self.workspace.policy.root),
+            log=str(self._log_path),
+            checkpoint=create_checkpoint(self.task, messages, state),
+            started=self.started,
+            updated=utc_now(),
+            observations=tuple(dataclasses.replace(item) for item in self.observations),
+            read_digests=self.workspace.read_digests,
+            log_position=position,
+            pending=pending,
+            model_restorable=restorable,
+        )
+
+    @property
+    def _log_path(self) -> Path:
+        return self.sessions.log_path
+
+
+def _action_text(action: ToolAction) -> str:
+    from ..actions import action_to_json
+
+    return action_to_json(action)

@@ -1,0 +1,227 @@
+"""The runs' folders beside the receipt log: `<log folder>/sessions/<run-id>/`.
+
+Each holds `checkpoint.json` (replaced atomically: a temporary file, fsync, rename, fsync of
+the folder), `intents/<call-id>.json` (one per approved effect, durable before it runs) and
+`lock`, held by the one process running or resuming the run. The gate hides the whole folder
+from the agent (`ReceiptStore.guards`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import secrets
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Self
+
+from ..receipts.store import SESSIONS_FOLDER
+from .record import CheckpointRefused, SessionRecord, load_record
+
+CHECKPOINT_FILE = "checkpoint.json"
+INTENTS_FOLDER = "intents"
+LOCK_FILE = "lock"
+MAX_CHECKPOINT_BYTES = 256 << 20
+RUN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+class RunLocked(CheckpointRefused):
+    """Another process is running or resuming this run."""
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    """One run's folder as listed: its record, or the sentence that refuses it."""
+
+    run_id: str
+    record: SessionRecord | None
+    problem: str | None
+    live: bool  # its lock is held: a process is running it now
+    modified: float
+
+
+class RunLock:
+    """An exclusive, non-blocking lock on one run, released when the process ends."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+
+class SessionStore:
+    """The sessions of one receipt log."""
+
+    def __init__(self, log_path: Path) -> None:
+        self.log_path = Path(log_path)
+        self.folder = self.log_path.parent / SESSIONS_FOLDER
+
+    def run_folder(self, run_id: str) -> Path:
+        if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
+            raise CheckpointRefused(f"{run_id!r} is not a run id")
+        return self.folder / run_id
+
+    # Writing
+
+    def write(self, record: SessionRecord) -> None:
+        """Replace the run's checkpoint with `record`, durably."""
+        self.write_file(record.run_id, CHECKPOINT_FILE, record.to_bytes())
+
+    def write_intent(self, run_id: str, call_id: str, intent: dict[str, Any]) -> None:
+        data = json.dumps(intent, sort_keys=True).encode("utf-8") + b"\n"
+        self.write_file(run_id, f"{INTENTS_FOLDER}/{_file_name(call_id)}.json", data)
+
+    def write_file(self, run_id: str, relative: str, data: bytes) -> None:
+        *folders, name = relative.split("/")
+        with self._open_run(run_id, create=True, inside=folders) as folder:
+            temporary = f".{name}.{secrets.token_hex(6)}.tmp"
+            fd = os.open(
+                temporary,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                0o600,
+                dir_fd=folder,
+            )
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            except BaseException:
+                os.close(fd)
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary, dir_fd=folder)
+                raise
+            os.close(fd)
+            os.rename(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+            os.fsync(folder)
+
+    def lock(self, run_id: str) -> RunLock:
+        """Take the run's lock, or refuse: a run is resumed by one process at a time."""
+        with self._open_run(run_id, create=True) as folder:
+            fd = os.open(LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600, dir_fd=folder)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise RunLocked(
+                f"run {run_id} is already running or being resumed by another process"
+            ) from None
+        return RunLock(fd)
+
+    # Reading
+
+    def load(self, run_id: str) -> SessionRecord:
+        data = self.read_file(run_id, CHECKPOINT_FILE)
+        if data is None:
+            raise CheckpointRefused(f"run {run_id} has no checkpoint")
+        return load_record(data, run_id)
+
+    def read_file(self, run_id: str, relative: str) -> bytes | None:
+        *folders, name = relative.split("/")
+        try:
+            with self._open_run(run_id, create=False, inside=folders) as folder:
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+        except FileNotFoundError:
+            return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CHECKPOINT_BYTES:
+                raise CheckpointRefused(f"{relative} of run {run_id} is not a checkpoint file")
+            chunks = []
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+
+    def intents(self, run_id: str) -> list[tuple[str, bytes]]:
+        """(file name, bytes) of each intent of the run, in name order."""
+        try:
+            with self._open_run(run_id, create=False, inside=[INTENTS_FOLDER]) as folder:
+                names = sorted(
+                    name
+                    for name in os.listdir(folder)
+                    if name.endswith(".json") and not name.startswith(".")
+                )
+        except FileNotFoundError:
+            return []
+        found = []
+        for name in names:
+            data = self.read_file(run_id, f"{INTENTS_FOLDER}/{name}")
+            if data is not None:
+                found.append((name, data))
+        return found
+
+    def run_ids(self) -> list[str]:
+        try:
+            names = os.listdir(self.folder)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(name for name in names if RUN_ID.fullmatch(name))
+
+    def runs(self) -> list[StoredRun]:
+        """Every run with a checkpoint, oldest first by its last write."""
+        found = []
+        for run_id in self.run_ids():
+            path = self.folder / run_id / CHECKPOINT_FILE
+            try:
+                modified = os.lstat(path).st_mtime
+            except OSError:
+                continue
+            try:
+                record: SessionRecord | None = self.load(run_id)
+                problem = None
+            except CheckpointRefused as error:
+                record, problem = None, str(error)
+            found.append(StoredRun(run_id, record, problem, self.is_live(run_id), modified))
+        return sorted(found, key=lambda run: run.modified)
+
+    def is_live(self, run_id: str) -> bool:
+        try:
+            lock = self.lock(run_id)
+        except RunLocked:
+            return True
+        except OSError:
+            return False
+        lock.release()
+        return False
+
+    @contextlib.contextmanager
+    def _open_run(
+        self, run_id: str, *, create: bool, inside: list[str] | None = None
+    ) -> Iterator[int]:
+        """A descriptor on the run's folder (or one inside it), never through a symlink."""
+        parts = [SESSIONS_FOLDER, self.run_folder(run_id).name, *(inside or [])]
+        fd = os.open(self.log_path.parent, _FOLDER_FLAGS)
+        try:
+            for part in parts:
+                if create:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, 0o700, dir_fd=fd)
+                child = os.open(part, _FOLDER_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = child
+            yield fd
+        finally:
+            os.close(fd)
+
+
+def _file_name(call_id: str) -> str:
+    if not RUN_ID.fullmatch(call_id):
+        raise CheckpointRefused(f"{call_id!r} cannot name an intent")
+    return call_id
