@@ -1,0 +1,81 @@
+"""A crash at every durable step of an edit and of a command, then a fresh open and a resume:
+the account is right every time, and no effect ran twice (in the manner of ALICE and
+CrashMonkey, with the fault hook of crash_points.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from sweep_helpers import account, agent_flags, environment, make_project
+
+from crash_points import CRASH_STATUS
+
+HOOK = Path(__file__).with_name("crash_points.py")
+REQUIRED_POINTS = {
+    "intent written",
+    "temporary file fsynced",
+    "file renamed",
+    "folder fsynced",
+    "receipt appended",
+    "head replaced",
+    "checkpoint written",
+}
+
+
+def crashed_run(folder: Path, crash_at: int) -> int:
+    trace = folder / "trace.txt"
+    completed = subprocess.run(
+        [sys.executable, str(HOOK), str(trace), str(crash_at), "--", "agent", "fix app.py",
+         *agent_flags(folder)],
+        input="y\ny\n",
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=60,
+    )
+    return completed.returncode
+
+
+def resumed(folder: Path) -> tuple[int, str]:
+    completed = subprocess.run(
+        [sys.executable, "-m", "counterfoil", "resume", *agent_flags(folder)],
+        input="y\ny\n",
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=60,
+    )
+    return completed.returncode, completed.stdout
+
+
+def test_a_crash_at_every_durable_step_leaves_a_right_account(tmp_path: Path) -> None:
+    traced = tmp_path / "trace"
+    make_project(traced)
+    assert crashed_run(traced, 0) == 0
+    points = (traced / "trace.txt").read_text().splitlines()
+    assert REQUIRED_POINTS <= set(points)
+
+    wrong: list[str] = []
+    for step, point in enumerate(points, start=1):
+        folder = tmp_path / f"crash-{step}"
+        make_project(folder)
+        assert crashed_run(folder, step) == CRASH_STATUS, f"step {step} ({point}) did not crash"
+        status, output = resumed(folder)
+        found = account(folder)
+        where = f"crash after step {step} ({point})"
+        edited = found.app == "answer = 2\n"
+        if status not in (0, 2) or (status == 2 and "nothing to resume" not in output):
+            wrong.append(f"{where}: resume exited {status}: {output[-300:]}")
+        if len(found.edit_receipts) != (1 if edited else 0):
+            wrong.append(f"{where}: app.py edited={edited} with {len(found.edit_receipts)} receipts")
+        if found.count > 1 or len(found.command_receipts) > 1:
+            wrong.append(f"{where}: the command ran {found.count} times")
+        if found.count == 1 and len(found.command_receipts) != 1:
+            wrong.append(f"{where}: the command ran without a receipt")
+        if not found.verified or found.unsettled_intents:
+            wrong.append(f"{where}: verified={found.verified} open={found.unsettled_intents}")
+        if status == 0 and not (edited and len(found.command_receipts) == 1):
+            wrong.append(f"{where}: the resumed run did not finish the work")
+    assert wrong == []
