@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -19,15 +20,7 @@ COUNT_COMMAND = (
 SCRIPT = [
     {"tool": "read_file", "path": "app.py"},
     {"tool": "edit_file", "path": "app.py", "old": "1", "new": "2"},
-    {
-        "tool": "run_command",
-        "argv": [
-            "python3",
-            "-c",
-            "import pathlib; p = pathlib.Path('count.txt'); "
-            "p.write_text(str(int(p.read_text()) + 1) if p.exists() else '1')",
-        ],
-    },
+    {"tool": "run_command", "argv": shlex.split(COUNT_COMMAND)},
     {"final": "changed and counted"},
 ]
 
@@ -61,6 +54,7 @@ def environment() -> dict[str, str]:
 def counterfoil(arguments: list[str], answers: str = "", timeout: float = 60) -> tuple[int, str]:
     completed = subprocess.run(
         [sys.executable, "-m", "counterfoil", *arguments],
+        check=False,
         input=answers,
         capture_output=True,
         text=True,

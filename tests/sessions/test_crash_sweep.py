@@ -8,9 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from sweep_helpers import account, agent_flags, environment, make_project
-
 from crash_points import CRASH_STATUS
+from sweep_helpers import account, agent_flags, environment, make_project
 
 HOOK = Path(__file__).with_name("crash_points.py")
 REQUIRED_POINTS = {
@@ -27,8 +26,17 @@ REQUIRED_POINTS = {
 def crashed_run(folder: Path, crash_at: int) -> int:
     trace = folder / "trace.txt"
     completed = subprocess.run(
-        [sys.executable, str(HOOK), str(trace), str(crash_at), "--", "agent", "fix app.py",
-         *agent_flags(folder)],
+        [
+            sys.executable,
+            str(HOOK),
+            str(trace),
+            str(crash_at),
+            "--",
+            "agent",
+            "fix app.py",
+            *agent_flags(folder),
+        ],
+        check=False,
         input="y\ny\n",
         capture_output=True,
         text=True,
@@ -41,6 +49,7 @@ def crashed_run(folder: Path, crash_at: int) -> int:
 def resumed(folder: Path) -> tuple[int, str]:
     completed = subprocess.run(
         [sys.executable, "-m", "counterfoil", "resume", *agent_flags(folder)],
+        check=False,
         input="y\ny\n",
         capture_output=True,
         text=True,
@@ -69,7 +78,9 @@ def test_a_crash_at_every_durable_step_leaves_a_right_account(tmp_path: Path) ->
         if status not in (0, 2) or (status == 2 and "nothing to resume" not in output):
             wrong.append(f"{where}: resume exited {status}: {output[-300:]}")
         if len(found.edit_receipts) != (1 if edited else 0):
-            wrong.append(f"{where}: app.py edited={edited} with {len(found.edit_receipts)} receipts")
+            wrong.append(
+                f"{where}: app.py edited={edited} with {len(found.edit_receipts)} receipts"
+            )
         if found.count > 1 or len(found.command_receipts) > 1:
             wrong.append(f"{where}: the command ran {found.count} times")
         if found.count == 1 and len(found.command_receipts) != 1:
