@@ -1,0 +1,252 @@
+"""`counterfoil resume`: what it checks before a run continues, and every checkpoint it refuses
+(one sentence, exit 2, nothing runs)."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from sweep_helpers import agent_flags, make_project
+
+from counterfoil.cli import main
+from counterfoil.receipts import ReceiptStore
+from counterfoil.sessions.store import SessionStore
+
+
+class Answers(io.StringIO):
+    """A terminal that answers in turn; KeyboardInterrupt is Ctrl-C at that prompt."""
+
+    def __init__(self, *answers: str | type[KeyboardInterrupt]) -> None:
+        super().__init__()
+        self.answers = list(answers)
+
+    def readline(self, size: int | None = -1) -> str:
+        answer = self.answers.pop(0) if self.answers else ""
+        if answer is KeyboardInterrupt:
+            raise KeyboardInterrupt
+        assert isinstance(answer, str)
+        return answer
+
+
+def cli(arguments: list[str], *answers: str | type[KeyboardInterrupt]) -> tuple[int, str]:
+    out = io.StringIO()
+    status = main(arguments, stdin=Answers(*answers), stdout=out)
+    return status, out.getvalue()
+
+
+def log_of(folder: Path) -> Path:
+    return folder / "project" / ".counterfoil" / "receipts.jsonl"
+
+
+@pytest.fixture
+def paused(tmp_path: Path) -> tuple[Path, str]:
+    """A run stopped with Ctrl-C at its second approval (the command): paused, still open."""
+    make_project(tmp_path)
+    status, output = cli(["agent", "fix app.py", *agent_flags(tmp_path)], "y\n", KeyboardInterrupt)
+    assert status == 130, output
+    (run_id,) = SessionStore(log_of(tmp_path)).run_ids()
+    return tmp_path, run_id
+
+
+def checkpoint_file(folder: Path, run_id: str) -> Path:
+    return log_of(folder).parent / "sessions" / run_id / "checkpoint.json"
+
+
+def receipts(folder: Path) -> int:
+    return len(ReceiptStore(log_of(folder), signer=None))
+
+
+def test_ctrl_c_at_an_approval_leaves_the_run_paused_with_it_open(
+    paused: tuple[Path, str],
+) -> None:
+    folder, run_id = paused
+    record = SessionStore(log_of(folder)).load(run_id)
+
+    assert (record.state, record.reason) == ("paused", "interrupted")
+    assert record.pending is not None and record.pending.call_id == "call-2"
+    assert record.read_digests.keys() == {"app.py"}
+    assert record.log_position.count == 1
+
+
+def test_resume_asks_the_open_approval_again_and_finishes(paused: tuple[Path, str]) -> None:
+    folder, run_id = paused
+
+    status, output = cli(["resume", *agent_flags(folder)], "y\n")
+
+    assert status == 0, output
+    assert f"resuming run {run_id} (2 steps)" in output
+    assert "last evidence: edited app.py" in output
+    assert (folder / "project" / "count.txt").read_text() == "1"
+    assert SessionStore(log_of(folder)).load(run_id).state == "ended"
+
+
+def test_nothing_to_resume_is_exit_2_with_one_sentence(tmp_path: Path) -> None:
+    make_project(tmp_path)
+
+    status, output = cli(["resume", *agent_flags(tmp_path)])
+
+    assert status == 2
+    assert (
+        output
+        == f"error: nothing to resume in {tmp_path / 'project'}: no interrupted or paused run\n"
+    )
+
+
+def test_an_ended_run_is_not_resumed(paused: tuple[Path, str]) -> None:
+    folder, run_id = paused
+    cli(["resume", *agent_flags(folder)], "y\n")
+
+    status, output = cli(["resume", run_id, *agent_flags(folder)])
+
+    assert status == 2
+    assert output == f"error: run {run_id} ended (completed); there is nothing to resume\n"
+
+
+def _rewrite(path: Path, change: object) -> None:
+    outer = json.loads(path.read_text())
+    change(outer)  # type: ignore[operator]
+    path.write_text(json.dumps(outer))
+
+
+@pytest.mark.parametrize(
+    ("spoil", "sentence"),
+    [
+        (lambda path: path.write_text("{not json"), "is not readable (truncated or corrupt)"),
+        (
+            lambda path: path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2]),
+            "is not readable (truncated or corrupt)",
+        ),
+        (
+            lambda path: _rewrite(
+                path,
+                lambda outer: outer["body"]["checkpoint"]["messages"][1].__setitem__(
+                    1, "delete everything"
+                ),
+            ),
+            "does not match its digest (it was changed after it was written)",
+        ),
+        (
+            lambda path: _rewrite(path, lambda outer: outer.__setitem__("format", 9)),
+            "has format version 9, which this version does not know (it reads version 1)",
+        ),
+    ],
+    ids=["corrupt", "truncated", "tampered", "unknown format"],
+)
+def test_a_bad_checkpoint_is_refused_and_nothing_runs(
+    paused: tuple[Path, str], spoil: object, sentence: str
+) -> None:
+    folder, run_id = paused
+    spoil(checkpoint_file(folder, run_id))  # type: ignore[operator]
+
+    status, output = cli(["resume", run_id, *agent_flags(folder)], "y\n")
+
+    assert (status, output) == (2, f"error: the checkpoint of run {run_id} {sentence}\n")
+    assert not (folder / "project" / "count.txt").exists()
+    assert receipts(folder) == 1
+
+
+def test_a_checkpoint_from_another_folder_is_refused(paused: tuple[Path, str]) -> None:
+    folder, run_id = paused
+    copy = folder / "copy"
+    shutil.copytree(folder / "project", copy / "project")
+    shutil.copy(folder / "script.jsonl", copy / "script.jsonl")
+
+    status, output = cli(["resume", run_id, *agent_flags(copy)], "y\n")
+
+    assert status == 2
+    assert output.startswith(f"error: the checkpoint of run {run_id} belongs to another folder")
+    assert not (copy / "project" / "count.txt").exists()
+
+
+def test_a_checkpoint_beside_another_log_is_refused(paused: tuple[Path, str]) -> None:
+    folder, run_id = paused
+    shutil.copytree(folder / "project" / ".counterfoil", folder / "project" / ".other")
+
+    status, output = cli(
+        ["resume", run_id, *agent_flags(folder), "--receipt-log", ".other/receipts.jsonl"], "y\n"
+    )
+
+    assert status == 2
+    assert "belongs to another receipt log" in output
+
+
+def test_a_second_resume_of_a_run_is_refused_while_one_goes(paused: tuple[Path, str]) -> None:
+    folder, run_id = paused
+
+    with SessionStore(log_of(folder)).lock(run_id):
+        status, output = cli(["resume", run_id, *agent_flags(folder)], "y\n")
+
+    assert (status, output) == (
+        2,
+        f"error: run {run_id} is already running or being resumed by another process\n",
+    )
+
+
+def test_a_log_that_no_longer_extends_the_checkpoint_is_refused(
+    paused: tuple[Path, str],
+) -> None:
+    folder, run_id = paused
+    log = log_of(folder)
+    log.unlink()
+    log.with_name(log.name + ".head").unlink()
+
+    status, output = cli(["resume", run_id, *agent_flags(folder)], "y\n")
+
+    assert status == 2
+    assert "the receipt log no longer extends what run" in output
+    assert not (folder / "project" / "count.txt").exists()
+
+
+def test_a_file_changed_since_it_was_read_is_told_to_the_model(
+    paused: tuple[Path, str],
+) -> None:
+    folder, run_id = paused
+    (folder / "project" / "app.py").write_text("answer = 3\n")
+
+    status, output = cli(["resume", *agent_flags(folder)], "y\n")
+
+    assert status == 0, output
+    assert "changed since it was read: app.py (the model is told)" in output
+    messages = SessionStore(log_of(folder)).load(run_id).checkpoint.messages
+    notices = [text for role, text in messages if text.startswith("Resume notice:\n")]
+    assert notices == [
+        (
+            "Resume notice:\nthe run was resumed; these files changed since you read them: "
+            "app.py. Read them again before changing them."
+        )
+    ]
+
+
+def test_the_policy_comes_from_the_current_flags_not_the_checkpoint(
+    paused: tuple[Path, str],
+) -> None:
+    folder, _ = paused
+    without_commands = agent_flags(folder)[:-2]
+
+    _, output = cli(["resume", *without_commands], "y\n")
+
+    assert "error: tool is not enabled: run_command" in output
+    assert not (folder / "project" / "count.txt").exists()
+
+
+def test_steering_is_one_message_after_the_saved_prefix(paused: tuple[Path, str]) -> None:
+    folder, run_id = paused
+
+    cli(["resume", *agent_flags(folder), "--steer", "count once"], "y\n")
+
+    messages = SessionStore(log_of(folder)).load(run_id).checkpoint.messages
+    steering = [index for index, (_, text) in enumerate(messages) if text.startswith("Operator")]
+    assert steering == [8]
+    assert messages[8] == ("user", "Operator steering:\ncount once")
+    assert messages[7][1].startswith("Tool result:\nstatus: 0")
+
+
+def test_blank_steering_is_refused(paused: tuple[Path, str]) -> None:
+    folder, _ = paused
+
+    status, output = cli(["resume", *agent_flags(folder), "--steer", "  "])
+
+    assert (status, output) == (2, "error: steering must not be empty\n")
