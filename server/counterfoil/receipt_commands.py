@@ -14,6 +14,7 @@ from .receipts import EffectReceipt, ReceiptStore, verify_receipt_log
 from .receipts.content import collect_garbage, load_object
 from .receipts.logfile import locked_log
 from .receipts.signing import init_key
+from .sessions.intents import describe_open_intents, objects_in_use
 
 
 def add_receipt_parsers(receipt_commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -72,6 +73,7 @@ def _verify(args: argparse.Namespace, stdout: TextIO) -> int:
             return 2
     report = verify_receipt_log(args.path, public_key=public_key, root=args.root)
     stdout.writelines(f"drift: {line}\n" for line in report.drift)
+    stdout.writelines(f"open intent: {line}\n" for line in describe_open_intents(args.path))
     if report.ok:
         signed = ", signatures checked" if public_key is not None else ""
         stdout.write(f"ok: {report.count} receipts verified in {args.path}{signed}\n")
@@ -170,6 +172,7 @@ def _gc(args: argparse.Namespace, stdout: TextIO) -> int:
             value = receipt.evidence.get(key)
             if isinstance(value, str):
                 keep.add(value)
+    keep |= objects_in_use(args.path)  # an interrupted or live run's effect not yet receipted
     with locked_log(args.path, write=True, timeout=store.lock_timeout):
         removed = collect_garbage(args.path.parent, keep)
     stdout.write(f"removed {len(removed)} objects; {len(keep)} kept\n")

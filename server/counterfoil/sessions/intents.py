@@ -22,6 +22,7 @@ from ..errors import AgentError
 from ..proposals import CommandProposal, EditProposal, ToolProposal
 from ..receipt_evidence import utc_now
 from ..receipts import EffectReceipt, ReceiptStore
+from .record import CheckpointRefused
 from .store import SessionStore
 
 OUTCOMES = ("performed", "not_performed", "unknown", "interrupted")
@@ -70,27 +71,68 @@ def intent_of(
     return intent
 
 
-def settle_intents(sessions: SessionStore, receipts: ReceiptStore) -> list[Settled]:
-    """Settle every intent without a receipt in runs no process holds; each is settled once."""
-    settled: list[Settled] = []
+def open_intents(
+    sessions: SessionStore, receipts: ReceiptStore
+) -> list[tuple[str, dict[str, Any]]]:
+    """(run id, intent) of each intent without a receipt or an outcome, in runs no process
+    holds (a live run's effect may be running now)."""
+    found: list[tuple[str, dict[str, Any]]] = []
     for run_id in sessions.run_ids():
         if sessions.is_live(run_id):
-            continue  # its effect may be running now
-        for name, data in sessions.intents(run_id):
+            continue
+        for _, data in sessions.intents(run_id):
             try:
                 intent = json.loads(data)
             except ValueError:
-                continue  # a torn intent never reached its rename; nothing ran after it
+                continue  # never renamed into place, so nothing ran after it
             if not isinstance(intent, dict) or "outcome" in intent:
                 continue
             call_id = intent.get("call_id")
-            if not isinstance(call_id, str) or receipts.get(call_id) is not None:
-                continue
-            found = _settle(intent, receipts)
-            intent.update(outcome=found.outcome, settled=utc_now())
-            sessions.write_intent(run_id, name.removesuffix(".json"), intent)
-            settled.append(found)
+            if isinstance(call_id, str) and receipts.get(call_id) is None:
+                found.append((run_id, intent))
+    return found
+
+
+def settle_intents(sessions: SessionStore, receipts: ReceiptStore) -> list[Settled]:
+    """Settle every open intent from the disk; each is settled once."""
+    settled: list[Settled] = []
+    for run_id, intent in open_intents(sessions, receipts):
+        found = _settle(intent, receipts)
+        intent.update(outcome=found.outcome, settled=utc_now())
+        sessions.write_intent(run_id, intent["call_id"], intent)
+        settled.append(found)
     return settled
+
+
+def classify(intent: dict[str, Any]) -> str:
+    """What the disk says of an open intent: performed, not_performed, unknown (a file
+    effect) or interrupted (a command)."""
+    if intent.get("kind") == "command":
+        return "interrupted"
+    current = file_digest(Path(intent["root"]), str(intent["path"]))
+    if current == intent.get("proposed_sha256"):
+        return "performed"
+    return "not_performed" if current == intent.get("base_sha256") else "unknown"
+
+
+def objects_in_use(log_path: Path) -> set[str]:
+    """The content-store digests a run not yet ended may still name (the bytes before and
+    after an effect whose receipt is not written yet): `receipts gc` keeps them."""
+    sessions = SessionStore(log_path)
+    digests: set[str] = set()
+    for run_id in sessions.run_ids():
+        if _ended(sessions, run_id):
+            continue
+        for _, data in sessions.intents(run_id):
+            try:
+                intent = json.loads(data)
+            except ValueError:
+                continue
+            for key in ("base_sha256", "proposed_sha256"):
+                value = intent.get(key) if isinstance(intent, dict) else None
+                if isinstance(value, str):
+                    digests.add(value)
+    return digests
 
 
 def _settle(intent: dict[str, Any], receipts: ReceiptStore) -> Settled:
@@ -106,8 +148,8 @@ def _settle(intent: dict[str, Any], receipts: ReceiptStore) -> Settled:
             INTERRUPTED_RESULT,
         )
     path = str(intent["path"])
-    current = file_digest(Path(intent["root"]), path)
-    if current == intent.get("proposed_sha256"):
+    outcome = classify(intent)
+    if outcome == "performed":
         verb = _verb(intent)
         result = f"{verb} {path}" + (f" (reverts {intent['reverts']})" if intent["reverts"] else "")
         _record(receipts, intent, "ok", result, "performed", (path,))
@@ -120,7 +162,7 @@ def _settle(intent: dict[str, Any], receipts: ReceiptStore) -> Settled:
             "recorded as recovered",
             result,
         )
-    if current == intent.get("base_sha256"):
+    if outcome == "not_performed":
         return Settled(
             run_id,
             call_id,
@@ -197,3 +239,26 @@ def file_digest(root: Path, relative: str) -> str | None:
         return digest.hexdigest()
     finally:
         os.close(fd)
+
+
+def _ended(sessions: SessionStore, run_id: str) -> bool:
+    """Only a run that says it ended, and that no process holds, needs nothing kept."""
+    try:
+        return sessions.load(run_id).state == "ended" and not sessions.is_live(run_id)
+    except CheckpointRefused:
+        return False
+
+
+def describe_open_intents(log_path: Path) -> list[str]:
+    """A line for each approved effect with no receipt yet and what the disk says of it (read
+    only: the next run or resume on this log records it)."""
+    receipts = ReceiptStore(log_path, signer=None)
+    lines = []
+    for run_id, intent in open_intents(SessionStore(log_path), receipts):
+        target = intent.get("path", intent.get("argv"))
+        lines.append(
+            f"{intent['call_id']} ({intent['tool']} {target}, run {run_id}) has no receipt; "
+            f"the disk says {classify(intent).replace('_', ' ')}; the next run or resume "
+            "records it"
+        )
+    return lines
