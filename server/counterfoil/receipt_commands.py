@@ -13,7 +13,8 @@ from .errors import AgentError
 from .receipts import EffectReceipt, ReceiptStore, verify_receipt_log
 from .receipts.content import collect_garbage, load_object
 from .receipts.logfile import locked_log
-from .receipts.signing import init_key
+from .receipts.signing import init_key, signature_checker
+from .sessions.decisions import unreceipted_decisions, verify_run_records
 from .sessions.intents import describe_open_intents, objects_in_use
 
 
@@ -72,8 +73,15 @@ def _verify(args: argparse.Namespace, stdout: TextIO) -> int:
             stdout.write(f"error: could not read public key {args.public_key}: {error}\n")
             return 2
     report = verify_receipt_log(args.path, public_key=public_key, root=args.root)
+    check = None if public_key is None else signature_checker(public_key)
     stdout.writelines(f"drift: {line}\n" for line in report.drift)
     stdout.writelines(f"open intent: {line}\n" for line in describe_open_intents(args.path))
+    records, problems = verify_run_records(args.path, check)
+    if report.ok and problems:
+        stdout.writelines(f"error: {problem}\n" for problem in problems)
+        return 1
+    if report.ok and records:
+        stdout.write(f"ok: {records} run records verified\n")
     if report.ok:
         signed = ", signatures checked" if public_key is not None else ""
         stdout.write(f"ok: {report.count} receipts verified in {args.path}{signed}\n")
@@ -130,6 +138,10 @@ def _show(args: argparse.Namespace, stdout: TextIO) -> int:
                 stdout.write("  output:\n" + "".join(f"    {line}\n" for line in text.splitlines()))
                 if receipt.evidence.get("output_truncated"):
                     stdout.write("  (output was truncated)\n")
+    receipted = {receipt.tool_call_id for receipt in store.iter_receipts()}
+    stdout.writelines(
+        f"{line}\n" for line in unreceipted_decisions(args.path, receipted)
+    )  # the call ids no receipt explains: rejected, refused, failed, interrupted
     stdout.write(f"ok: {count} receipts verified in {args.path}\n")
     return 0
 

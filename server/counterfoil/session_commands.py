@@ -111,6 +111,7 @@ class TerminalSession:
         recorder = self._recorder
         recorder.model = model
         plan = self.plan
+        recorder.decisions.started(recorder.task, workspace.approval_via, plan is not None)
         if plan is None:
             self.messages += initial_messages(recorder.task, build_system_prompt(workspace))
             recorder.write()

@@ -22,6 +22,7 @@ from ..errors import AgentError
 from ..proposals import CommandProposal, EditProposal, ToolProposal
 from ..receipt_evidence import utc_now
 from ..receipts import EffectReceipt, ReceiptStore
+from .decisions import note_settled
 from .record import CheckpointRefused
 from .store import SessionStore
 
@@ -100,6 +101,7 @@ def settle_intents(sessions: SessionStore, receipts: ReceiptStore) -> list[Settl
         found = _settle(intent, receipts)
         intent.update(outcome=found.outcome, settled=utc_now())
         sessions.write_intent(run_id, intent["call_id"], intent)
+        note_settled(sessions, run_id, found.call_id, found.outcome)
         settled.append(found)
     return settled
 

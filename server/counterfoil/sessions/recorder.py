@@ -17,13 +17,16 @@ from ..context import Observation
 from ..proposals import ToolProposal
 from ..receipt_evidence import utc_now
 from ..receipts.head import read_head
+from ..verdict import compute_verdict
 from ..workspace import Workspace
 from .checkpoint import ModelCheckpoint, SavesCheckpoints, create_checkpoint, save_model_state
+from .decisions import DecisionLog, outcome_entry
 from .intents import intent_of
 from .record import LogPosition, PendingCall, SessionRecord
 from .store import RunLock, SessionStore
 
 Messages = list[dict[str, str]]
+_STATES = ("approved", "rejected", "refused", "failed")
 
 
 class RememberingModel:
@@ -74,6 +77,8 @@ class SessionRecorder:
         self.watched: RememberingModel | None = None
         self.stopping = stopping  # True once the person stops: an open approval stays open
         self.last: SessionRecord | None = None
+        self.decisions = DecisionLog(sessions, workspace.run_id)
+        self._noted = 0  # the workspace's outcomes already in the decision log
         workspace.before_effect = self.write_intent
 
     def watch(self, generate: Callable[[Messages], str], model: object) -> RememberingModel:
@@ -114,6 +119,11 @@ class SessionRecorder:
         """The last write: `paused` keeps the run resumable, `ended` closes it."""
         record = self.last or self._record(None)
         self.sessions.write(record.with_state(state, reason, utc_now()))
+        self._note_decisions(interrupted=record.pending if state == "paused" else None)
+        outcomes = self.workspace.effect_outcomes
+        verdict = compute_verdict(outcomes)
+        counts = {name: sum(1 for item in outcomes if item.state == name) for name in _STATES}
+        self.decisions.ended(state, reason, {"effects": counts, "validation": verdict.validation})
         self.lock.release()
 
     # The record
@@ -121,6 +131,22 @@ class SessionRecorder:
     def write(self, pending: PendingCall | None = None) -> None:
         self.last = self._record(pending)
         self.sessions.write(self.last)
+        self._note_decisions()
+
+    def _note_decisions(self, interrupted: PendingCall | None = None) -> None:
+        """Each decision on a call since the last write; a No given by stopping at an open
+        approval is recorded as interrupted (the approval stays open)."""
+        new = self.workspace.effect_outcomes[self._noted :]
+        self._noted += len(new)
+        entries = []
+        for outcome in new:
+            if interrupted is not None and outcome.call_id == interrupted.call_id:
+                entry = outcome_entry(outcome, "interrupted")
+                entry["reason"] = "stopped while its approval was open"
+            else:
+                entry = outcome_entry(outcome)
+            entries.append(entry)
+        self.decisions.decided(entries)
 
     def _record(self, pending: PendingCall | None) -> SessionRecord:
         messages = self.messages

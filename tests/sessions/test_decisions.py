@@ -1,0 +1,90 @@
+"""The run's own record beside its checkpoint: every decision on every call id, chained,
+checked by `receipts verify`, and shown by `receipts show` for calls without a receipt."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from sweep_helpers import agent_flags, make_project
+
+from counterfoil.cli import main
+from counterfoil.sessions.decisions import read_entries
+from counterfoil.sessions.store import SessionStore
+
+
+def log_of(folder: Path) -> Path:
+    return folder / "project" / ".counterfoil" / "receipts.jsonl"
+
+
+def cli(arguments: list[str], answers: str = "") -> tuple[int, str]:
+    out = io.StringIO()
+    status = main(arguments, stdin=io.StringIO(answers), stdout=out)
+    return status, out.getvalue()
+
+
+def record_of(folder: Path) -> Path:
+    (run_id,) = SessionStore(log_of(folder)).run_ids()
+    return log_of(folder).parent / "sessions" / run_id / "decisions.jsonl"
+
+
+def test_a_run_records_its_goal_each_decision_and_its_end(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    cli(["agent", "fix app.py", *agent_flags(tmp_path)], "n\ny\n")
+
+    entries = read_entries(record_of(tmp_path))
+
+    assert [entry["kind"] for entry in entries] == ["started", "decision", "decision", "ended"]
+    assert entries[0]["goal"] == "fix app.py" and entries[0]["via"] == "cli"
+    assert [(entry["call_id"], entry["state"]) for entry in entries[1:3]] == [
+        ("call-1", "rejected"),
+        ("call-2", "approved"),
+    ]
+    assert entries[3]["reason"] == "completed"
+    assert entries[3]["verdict"]["effects"]["rejected"] == 1
+
+
+def test_receipts_show_explains_a_call_id_without_a_receipt(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    cli(["agent", "fix app.py", *agent_flags(tmp_path)], "n\ny\n")
+
+    _, output = cli(["receipts", "show", str(log_of(tmp_path))])
+
+    (line,) = [line for line in output.splitlines() if line.startswith("call-1 ")]
+    assert line.endswith("edit_file   rejected app.py")
+
+
+def test_receipts_verify_catches_an_edited_run_record(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    cli(["agent", "fix app.py", *agent_flags(tmp_path)], "n\ny\n")
+    path = record_of(tmp_path)
+    assert cli(["receipts", "verify", str(log_of(tmp_path))])[1].endswith(
+        "ok: 1 run records verified\n" + f"ok: 1 receipts verified in {log_of(tmp_path)}\n"
+    )
+    lines = path.read_text().splitlines()
+    entry = json.loads(lines[1])
+    entry["state"] = "approved"
+    lines[1] = json.dumps(entry, sort_keys=True, separators=(",", ":"))
+    path.write_text("\n".join(lines) + "\n")
+
+    status, output = cli(["receipts", "verify", str(log_of(tmp_path))])
+
+    assert status == 1
+    assert "error: the record of run " in output and "line 2 does not match its link" in output
+
+
+def test_stopping_at_an_open_approval_is_recorded_as_interrupted(tmp_path: Path) -> None:
+    make_project(tmp_path)
+
+    class CtrlC(io.StringIO):
+        def readline(self, size: int | None = -1) -> str:
+            raise KeyboardInterrupt
+
+    main(["agent", "fix app.py", *agent_flags(tmp_path)], stdin=CtrlC(), stdout=io.StringIO())
+
+    decisions = [e for e in read_entries(record_of(tmp_path)) if e["kind"] == "decision"]
+    assert [(entry["call_id"], entry["state"]) for entry in decisions] == [
+        ("call-1", "interrupted")
+    ]
+    assert read_entries(record_of(tmp_path))[-1]["kind"] == "paused"
