@@ -21,7 +21,12 @@ from .loop import Messages, initial_messages
 from .prompt import build_system_prompt
 from .proposals import ToolProposal
 from .receipts import ReceiptStore
-from .sessions.checkpoint import RestoresCheckpoints, restore_model_state
+from .sessions.checkpoint import (
+    KeepsPromptCache,
+    RestoresCheckpoints,
+    prompt_cache_name,
+    restore_model_state,
+)
 from .sessions.intents import Settled, settle_intents
 from .sessions.record import CheckpointRefused
 from .sessions.recorder import SessionRecorder
@@ -119,6 +124,7 @@ class TerminalSession:
         record = plan.record
         if record.model_restorable and isinstance(model, RestoresCheckpoints):
             restore_model_state(model, record.checkpoint.model)
+            self._read_prompt_cache(model, stdout)
         messages = self.messages
         if messages and messages[0].get("role") == "system":
             messages[0] = {"role": "system", "content": build_system_prompt(workspace)}
@@ -137,6 +143,23 @@ class TerminalSession:
         if self.steer is not None:
             messages.append(steering_message(self.steer))
         recorder.write()
+
+    def _read_prompt_cache(self, model: object, stdout: TextIO) -> None:
+        """The KV cache saved with the checkpoint, if its file is there under its key."""
+        assert self.plan is not None
+        record = self.plan.record
+        tokens = record.checkpoint.model.cached_token_ids
+        if record.model_note:
+            stdout.write(f"note: {record.model_note}\n")
+        if not isinstance(model, KeepsPromptCache) or record.prompt_cache is None:
+            return
+        if record.prompt_cache != prompt_cache_name(tokens):
+            stdout.write("note: the saved prompt cache does not match its tokens; not used\n")
+            return
+        path = self.sessions.run_folder(record.run_id) / record.prompt_cache
+        if path.is_file():
+            model.read_prompt_cache(str(path), tokens)
+            stdout.write(f"prompt cache: {len(tokens)} tokens restored\n")
 
     def _pending_result(
         self, call_id: str, action: Any, workspace: Workspace, stdout: TextIO

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..context import prompt_budget
+from ..sessions.checkpoint import ModelCheckpoint
 from .errors import ModelLoadError, load_failure
 from .model_names import ModelSource, resolve_model
 from .options import GenerationOptions
@@ -282,6 +283,31 @@ class MLXGenerate:
         done = _counters("ready", last) if last is not None else ModelProgress("ready")
         _report(self.on_progress, done)
         return self.action_text(generated)
+
+    # The checkpoint protocol (see counterfoil.sessions): the state is the cached token prefix
+    # and each layer's offset; the KV tensors themselves go to a file beside the checkpoint.
+
+    def save_checkpoint(self, messages: list[dict[str, str]]) -> ModelCheckpoint:
+        tokens = tuple(self.prompt_cache.tokens)
+        offsets = self.prompt_cache.layer_offsets()
+        if not offsets or any(offset != len(tokens) for offset in offsets):
+            tokens, offsets = (), (0,)
+        return ModelCheckpoint(len(messages), len(self.stats), tokens, offsets)
+
+    def restore_checkpoint(self, checkpoint: ModelCheckpoint) -> None:
+        """Nothing to restore without the KV file (`read_prompt_cache`): the conversation is
+        prefilled again."""
+
+    def prompt_cache_bytes(self) -> int:
+        return sum(int(getattr(layer, "nbytes", 0)) for layer in self.prompt_cache.cache)
+
+    def write_prompt_cache(self, path: str) -> None:
+        with self.loaded.lock:
+            self.prompt_cache.save(path)
+
+    def read_prompt_cache(self, path: str, tokens: Sequence[int]) -> None:
+        with self.loaded.lock:
+            self.prompt_cache.load(path, tokens)
 
     def action_text(self, generated: Sequence[int]) -> str:
         """The response without EOS and without any thinking block."""

@@ -64,3 +64,26 @@ class PromptCache:
         self.tokens = [*prompt, *generated]
         if self.offset != len(self.tokens):
             self.reset()
+
+    def layer_offsets(self) -> tuple[int, ...]:
+        """Each layer's offset, as its cache reports it (empty when one does not say)."""
+        offsets = tuple(getattr(layer, "offset", None) for layer in self.cache)
+        return offsets if all(isinstance(item, int) for item in offsets) else ()  # type: ignore[return-value]
+
+    def save(self, path: str) -> None:
+        """Write the KV cache with mlx-lm's `save_prompt_cache` (a `.safetensors` file)."""
+        from mlx_lm.models.cache import save_prompt_cache
+
+        save_prompt_cache(path, self.cache, {"tokens": str(len(self.tokens))})
+
+    def load(self, path: str, tokens: Sequence[int]) -> None:
+        """Take a cache written by `save` for exactly `tokens`; a file that does not hold
+        that many positions is ignored, and the next prompt is prefilled whole."""
+        from mlx_lm.models.cache import load_prompt_cache
+
+        cache = load_prompt_cache(path)
+        offsets = [getattr(layer, "offset", None) for layer in cache]
+        if len(cache) != len(self.cache) or any(item != len(tokens) for item in offsets):
+            return
+        self.cache = cache
+        self.tokens = list(tokens)

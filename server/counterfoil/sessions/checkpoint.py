@@ -101,6 +101,24 @@ class RestoresCheckpoints(Protocol):
     def restore_checkpoint(self, checkpoint: ModelCheckpoint) -> None: ...
 
 
+@runtime_checkable
+class KeepsPromptCache(Protocol):
+    """A model whose KV cache can be written beside a checkpoint and read back, so a resume
+    prefills only what is new (mlx-lm's `save_prompt_cache` / `load_prompt_cache`)."""
+
+    def prompt_cache_bytes(self) -> int: ...
+
+    def write_prompt_cache(self, path: str) -> None: ...
+
+    def read_prompt_cache(self, path: str, tokens: Sequence[int]) -> None: ...
+
+
+def prompt_cache_name(tokens: Sequence[int]) -> str:
+    """The file of a KV cache, keyed by the SHA-256 of the token prefix it holds."""
+    digest = hashlib.sha256(",".join(str(token) for token in tokens).encode()).hexdigest()
+    return f"prompt-cache-{digest}.safetensors"
+
+
 def checkpoint_digest(
     task: str, messages: tuple[tuple[str, str], ...], model: ModelCheckpoint
 ) -> str:

@@ -62,6 +62,7 @@ class SessionRecord:
     pending: PendingCall | None = None
     model_restorable: bool = True  # False: the model had no state to save
     model_note: str | None = None
+    prompt_cache: str | None = None  # the KV cache's file in the run's folder, if kept
 
     @property
     def steps(self) -> int:
@@ -135,6 +136,7 @@ def _body(record: SessionRecord) -> dict[str, Any]:
         "pending": None if record.pending is None else asdict(record.pending),
         "model_restorable": record.model_restorable,
         "model_note": record.model_note,
+        "prompt_cache": record.prompt_cache,
     }
 
 
@@ -170,4 +172,5 @@ def _from_body(body: dict[str, Any]) -> SessionRecord:
         pending=None if pending is None else PendingCall(**pending),
         model_restorable=bool(body["model_restorable"]),
         model_note=body["model_note"],
+        prompt_cache=body.get("prompt_cache"),
     )

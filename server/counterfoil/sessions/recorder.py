@@ -19,7 +19,14 @@ from ..receipt_evidence import utc_now
 from ..receipts.head import read_head
 from ..verdict import compute_verdict
 from ..workspace import Workspace
-from .checkpoint import ModelCheckpoint, SavesCheckpoints, create_checkpoint, save_model_state
+from .checkpoint import (
+    KeepsPromptCache,
+    ModelCheckpoint,
+    SavesCheckpoints,
+    create_checkpoint,
+    prompt_cache_name,
+    save_model_state,
+)
 from .decisions import DecisionLog, outcome_entry
 from .intents import intent_of
 from .record import LogPosition, PendingCall, SessionRecord
@@ -27,6 +34,7 @@ from .store import RunLock, SessionStore
 
 Messages = list[dict[str, str]]
 _STATES = ("approved", "rejected", "refused", "failed")
+MAX_PROMPT_CACHE_BYTES = 512 << 20  # a bigger KV cache is not written at each boundary
 
 
 class RememberingModel:
@@ -65,6 +73,7 @@ class SessionRecorder:
         lock: RunLock,
         started: str | None = None,
         stopping: Callable[[], bool] = lambda: False,
+        max_prompt_cache_bytes: int = MAX_PROMPT_CACHE_BYTES,
     ) -> None:
         self.sessions = sessions
         self.workspace = workspace
@@ -79,6 +88,8 @@ class SessionRecorder:
         self.last: SessionRecord | None = None
         self.decisions = DecisionLog(sessions, workspace.run_id)
         self._noted = 0  # the workspace's outcomes already in the decision log
+        self._prompt_cache: str | None = None  # the KV cache file last written
+        self.max_prompt_cache_bytes = max_prompt_cache_bytes
         workspace.before_effect = self.write_intent
 
     def watch(self, generate: Callable[[Messages], str], model: object) -> RememberingModel:
@@ -161,6 +172,7 @@ class SessionRecorder:
             if head is None
             else LogPosition(head.count, head.lines, head.length, head.link)
         )
+        cache, note = self._keep_prompt_cache(state.cached_token_ids)
         return SessionRecord(
             run_id=self.workspace.run_id,
             root=str(self.workspace.policy.root),
@@ -173,7 +185,28 @@ class SessionRecorder:
             log_position=position,
             pending=pending,
             model_restorable=restorable,
+            model_note=note,
+            prompt_cache=cache,
         )
+
+    def _keep_prompt_cache(self, tokens: tuple[int, ...]) -> tuple[str | None, str | None]:
+        """The KV cache's file for `tokens` (written once per prefix), or why there is none."""
+        model = self.model
+        if not isinstance(model, KeepsPromptCache) or not tokens:
+            return None, None
+        name = prompt_cache_name(tokens)
+        if name == self._prompt_cache:
+            return name, None
+        size = model.prompt_cache_bytes()
+        if size > self.max_prompt_cache_bytes:
+            self._prompt_cache = None
+            return None, (
+                f"prompt cache not kept: {size} bytes is over the limit of "
+                f"{self.max_prompt_cache_bytes}; a resume prefills the conversation again"
+            )
+        self.sessions.write_prompt_cache(self.workspace.run_id, name, model.write_prompt_cache)
+        self._prompt_cache = name
+        return name, None
 
     @property
     def _log_path(self) -> Path:

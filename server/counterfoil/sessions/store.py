@@ -15,7 +15,7 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
@@ -26,6 +26,7 @@ from .record import CheckpointRefused, SessionRecord, load_record
 CHECKPOINT_FILE = "checkpoint.json"
 INTENTS_FOLDER = "intents"
 LOCK_FILE = "lock"
+PROMPT_CACHE_PREFIX = "prompt-cache-"
 MAX_CHECKPOINT_BYTES = 256 << 20
 RUN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 _FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
@@ -109,6 +110,29 @@ class SessionStore:
             os.close(fd)
             os.rename(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
             os.fsync(folder)
+
+    def write_prompt_cache(self, run_id: str, name: str, writer: Callable[[str], None]) -> None:
+        """Let `writer(path)` write a KV cache file, fsync it and name it `name` atomically;
+        older cache files of the run go."""
+        folder_path = self.run_folder(run_id)
+        with self._open_run(run_id, create=True) as folder:
+            temporary = f".{secrets.token_hex(6)}.tmp.safetensors"
+            try:
+                writer(str(folder_path / temporary))
+                fd = os.open(temporary, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.rename(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary, dir_fd=folder)
+                raise
+            os.fsync(folder)
+            for old in os.listdir(folder):
+                if old.startswith(PROMPT_CACHE_PREFIX) and old != name:
+                    os.unlink(old, dir_fd=folder)
 
     def lock(self, run_id: str) -> RunLock:
         """Take the run's lock, or refuse: a run is resumed by one process at a time."""
