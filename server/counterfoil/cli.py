@@ -462,6 +462,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     new_receipts = store.receipts()[before:]
     stdout.write(f"receipts ({len(new_receipts)} new, log {log_path}):\n")
     stdout.writelines(format_receipt(receipt) + "\n" for receipt in new_receipts)
+    stdout.write(f"log: {store.checked}\n")
     stdout.write(
         format_verdict(verdict, reason=reason, final=final, status=status, error=run_error)
     )

@@ -27,7 +27,9 @@ from ..models.errors import ModelLoadError
 from ..models.usage import usage_line
 from ..receipt_evidence import utc_now
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
-from ..receipts.content import load_object
+from ..receipts.content import load_object_prefix
+from ..receipts.logfile import make_log_folder
+from ..receipts.verify import read_receipt_log
 from ..settings import Settings
 from ..workspace import Workspace
 from .channel import ClientChannel
@@ -147,14 +149,12 @@ class Session:
                 "error": "no workspace folder is open",
                 "runs": self.runs(),
             }
-        try:
-            store = ReceiptStore(log)
-        except AgentError as error:
-            return {"receipts": [], "logPath": str(log), "error": str(error), "runs": self.runs()}
+        receipts: list[dict[str, Any]] = []
+        report = read_receipt_log(log, lambda receipt: receipts.append(receipt_dict(receipt)))
         return {
-            "receipts": [receipt_dict(r) for r in store.receipts()],
+            "receipts": receipts,  # every line checked: those before the first bad one
             "logPath": str(log),
-            "error": None,
+            "error": report.error,
             "runs": self.runs(),
         }
 
@@ -190,21 +190,21 @@ class Session:
     def stored_object(self, digest: str) -> dict[str, Any]:
         """A content-store object as text, bounded; `digest` is already checked to be hex."""
         log = self.receipt_log()
-        data = None
+        found = None
         if log is not None:
             try:
-                data = load_object(log.parent, digest)
+                found = load_object_prefix(log.parent, digest, MAX_OBJECT_TEXT_BYTES)
             except AgentError:
-                data = None
-        if data is None:
+                found = None
+        if found is None:
             return {"sha256": digest, "found": False, "text": None, "bytes": 0, "truncated": False}
-        shown = data[:MAX_OBJECT_TEXT_BYTES]
+        shown, size = found
         return {
             "sha256": digest,
             "found": True,
             "text": shown.decode("utf-8", errors="replace"),
-            "bytes": len(data),
-            "truncated": len(shown) < len(data),
+            "bytes": size,
+            "truncated": len(shown) < size,
         }
 
     # Operations
@@ -300,8 +300,9 @@ class Session:
             raise unavailable("workspace_error", str(error)) from None
         log = settings.receipt_log_path(root)
         try:
-            log.parent.mkdir(parents=True, exist_ok=True)
+            make_log_folder(log)
             store = ReceiptStore(log)
+            store.require_signer()
         except (AgentError, OSError) as error:
             message = f"could not open the receipt log {log}: {error}"
             raise unavailable("receipt_log_error", message) from None
