@@ -179,8 +179,7 @@ class Workspace:
         """The log's file by device and inode, so no other name (a hard link, a change of
         letter case) reaches it; the file it links to as well, if it is a symlink."""
         log = self.receipt_store.path
-        guard = self.receipt_store.guard(self.policy.root)
-        identities: set[FileIdentity] = set(guard.identities() if guard is not None else ())
+        identities: set[FileIdentity] = set()
         if log is not None:
             for look in (os.lstat, os.stat):
                 try:

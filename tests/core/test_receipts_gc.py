@@ -26,8 +26,10 @@ PYTHON = sys.executable
 WAITING = (
     PYTHON,
     "-c",
-    "import os, time\nprint('started', flush=True)\n"
-    "while not os.path.exists('go'):\n    time.sleep(0.02)\nprint('done')",
+    (
+        "import os, time\nprint('started', flush=True)\n"
+        "while not os.path.exists('go'):\n    time.sleep(0.02)\nprint('done')"
+    ),
 )
 
 
@@ -101,7 +103,9 @@ def test_gc_keeps_what_an_edited_approval_showed_the_person(tmp_path: Path) -> N
     log = log_path(tmp_path)
     policy = ToolPolicy(tmp_path, allow_writes=True)
     answer = Approval(True, text="what the person wrote\n")
-    workspace = Workspace(policy, receipt_store=ReceiptStore(log), confirm_proposal=lambda _: answer)
+    workspace = Workspace(
+        policy, receipt_store=ReceiptStore(log), confirm_proposal=lambda _: answer
+    )
     workspace.execute(write("notes.md", "what the model proposed\n"))
     workspace.receipt_store.close()
 
@@ -116,7 +120,9 @@ def test_gc_of_one_log_keeps_the_objects_of_another_log_in_its_folder(
     log = log_path(tmp_path)
     other = log.with_name("cli.jsonl")
     policy = ToolPolicy(tmp_path, allow_writes=True)
-    workspace = Workspace(policy, receipt_store=ReceiptStore(other), confirm_proposal=lambda _: True)
+    workspace = Workspace(
+        policy, receipt_store=ReceiptStore(other), confirm_proposal=lambda _: True
+    )
     workspace.execute(write("other.md", "written under the other log\n"))
     workspace.receipt_store.close()
     ReceiptStore(log).put(ReceiptStore(other).receipts()[0])  # the first log has a receipt too

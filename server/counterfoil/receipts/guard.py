@@ -1,7 +1,8 @@
 """What of a receipt log's folder the agent may not touch.
 
-When the log's folder lies inside the agent's root (the default, `.counterfoil/`), the whole
-folder is hidden: other logs there, their heads, the content store, holds and anything else.
+When the log's folder lies inside the agent's root (the default, `.counterfoil/`), all it
+holds is hidden: other logs there, their heads, the content store, holds and anything else
+(the folder itself lists as empty, and nothing can be created in it).
 When the log sits directly in the root (or outside it), hiding its folder would hide the
 project, so only what belongs to a log is hidden: the log, every `*.head` and the log beside
 it, `objects/`, `.holds/` and the heads' temporary files.
@@ -21,7 +22,7 @@ from .hold import HOLDS_FOLDER
 @dataclass(frozen=True)
 class LogGuard:
     log: Path  # resolved
-    whole_folder: bool  # the log's folder lies inside the root: all of it is hidden
+    whole_folder: bool  # the log's folder lies inside the root: all it holds is hidden
 
     @classmethod
     def of(cls, log: Path, root: Path | None) -> LogGuard:
@@ -35,11 +36,12 @@ class LogGuard:
 
     def hides(self, path: Path) -> bool:
         """Whether `path` (absolute, in the root) is the log's or, for a folder inside the
-        root, in its folder; letter case aside, for case-insensitive disks."""
+        root, in its folder (the folder itself lists as empty); letter case aside, for
+        case-insensitive disks."""
         folder = str(self.folder).casefold()
         text = str(path).casefold()
         if self.whole_folder:
-            return text == folder or text.startswith(folder.rstrip(os.sep) + os.sep)
+            return _is_under(text, folder)
         parts = Path(text).relative_to(folder).parts if _is_under(text, folder) else ()
         if not parts:
             return False
@@ -53,16 +55,6 @@ class LogGuard:
             or os.path.lexists(self.folder / (path.name + HEAD_SUFFIX))
             or (name.startswith(".") and name.endswith(".tmp") and HEAD_SUFFIX + "." in name)
         )
-
-    def identities(self) -> frozenset[tuple[int, int]]:
-        """The hidden folder by device and inode, so no other name for it reaches it."""
-        if not self.whole_folder:
-            return frozenset()
-        try:
-            info = os.stat(self.folder)
-        except OSError:
-            return frozenset()
-        return frozenset({(info.st_dev, info.st_ino)})
 
 
 def _is_under(text: str, folder: str) -> bool:

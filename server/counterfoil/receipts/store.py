@@ -123,10 +123,6 @@ class ReceiptStore:
     def objects_folder(self) -> Path | None:
         return None if self.path is None else self.path.parent / content.OBJECTS_FOLDER
 
-    def guard(self, root: Path) -> LogGuard | None:
-        """What of the log's folder the agent, confined to `root`, may not touch."""
-        return None if self.path is None else LogGuard.of(self.path, root)
-
     def guards(self, path: Path, root: Path | None = None) -> bool:
         """Whether `path` is the log, its head, its content store or (with `root`, when the
         log's folder lies inside it) anything in the log's folder."""
