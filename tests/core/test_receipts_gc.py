@@ -138,13 +138,23 @@ def test_gc_refuses_to_remove_anything_while_a_log_beside_it_does_not_verify(
     workspace = approving_workspace(tmp_path)
     workspace.execute(write("app.md", "kept\n"))
     log = log_path(tmp_path)
-    log.with_name("broken.jsonl").write_text('{"not": "a receipt"}\n')
+    edited = log.read_text().replace('"wrote app.md"', '"wrote xyz.md"')
+    log.with_name("broken.jsonl").write_text(edited)
     stray = objects(log) / sha(b"stray")
     stray.write_bytes(b"stray")
 
     status, out = gc(log, capsys)
     assert status == 1 and "broken.jsonl does not verify" in out
     assert stray.exists()
+
+
+def test_a_jsonl_file_that_is_not_a_receipt_log_does_not_stop_gc(tmp_path: Path) -> None:
+    workspace = approving_workspace(tmp_path)
+    workspace.execute(write("app.md", "kept\n"))
+    log = log_path(tmp_path)
+    log.with_name("events.jsonl").write_text('{"event": "not a receipt"}\n')
+
+    assert gc(log)[0] == 0
 
 
 def test_a_folder_with_an_object_name_is_left_in_place_and_named(

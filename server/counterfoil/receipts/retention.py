@@ -1,7 +1,8 @@
 """What the content store must keep, and `receipts gc`, which removes the rest.
 
 Every log in a folder shares its `objects/`. So gc keeps every digest that any receipt of any
-log in the folder names (anywhere in its evidence: `base_sha256`, `result_sha256`,
+log in the folder (a file with a head beside it, or a `*.jsonl` whose first line is a receipt)
+names (anywhere in its evidence: `base_sha256`, `result_sha256`,
 `output_sha256`, `approval.shown_sha256`, and fields added later), every digest another part
 registers with `register_digest_source` (run records, checkpoints), and every name a live hold
 lists (an effect in progress). All of it is read under the log folder's exclusive lock, the
@@ -12,6 +13,7 @@ anything: gc never deletes what it could not account for.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
@@ -28,6 +30,7 @@ from .record import EffectReceipt
 from .verify import verify_open_log
 
 LOG_SUFFIX = ".jsonl"
+FIRST_LINE_BYTES = 1 << 16
 DigestSource = Callable[[Path], Iterable[str]]  # log folder -> digests it needs kept
 _DIGEST_SOURCES: list[DigestSource] = []
 
@@ -57,15 +60,42 @@ def receipt_digests(receipt: EffectReceipt) -> Iterator[str]:
 
 
 def logs_in(log_folder: Path) -> list[Path]:
-    """The logs that share a folder's content store: every `*.jsonl` file, and every file
-    with a head beside it."""
-    names = set()
-    for name in os.listdir(log_folder):
-        if name.endswith(LOG_SUFFIX):
-            names.add(name)
-        elif name.endswith(HEAD_SUFFIX) and len(name) > len(HEAD_SUFFIX):
-            names.add(name[: -len(HEAD_SUFFIX)])
+    """The logs that share a folder's content store: every file with a head beside it, and
+    every `*.jsonl` file that starts like a receipt log (other JSONL files are not logs)."""
+    entries = os.listdir(log_folder)
+    names = {
+        name[: -len(HEAD_SUFFIX)]
+        for name in entries
+        if name.endswith(HEAD_SUFFIX) and len(name) > len(HEAD_SUFFIX)
+    }
+    names.update(
+        name
+        for name in entries
+        if name.endswith(LOG_SUFFIX) and name not in names and _starts_like_a_log(log_folder / name)
+    )
     return [log_folder / name for name in sorted(names)]
+
+
+def _starts_like_a_log(path: Path) -> bool:
+    """Whether the first line is a receipt (or cannot be told apart from one cheaply)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return True  # a symlink or worse where a log could be: let the check refuse it
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return True
+        start = os.read(fd, FIRST_LINE_BYTES).lstrip()
+    finally:
+        os.close(fd)
+    line, newline, _ = start.partition(b"\n")
+    if not line:
+        return False
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return not newline  # a first line too long to read here is checked in full
+    return isinstance(record, dict) and "receipt_id" in record
 
 
 def kept_digests(log_folder: Path, folder_fd: int) -> set[str]:
