@@ -64,6 +64,7 @@ class ReceiptStore:
         self._listeners: list[Callable[[EffectReceipt], None]] = []
         self._hold: ObjectHold | None = None
         self._trusted_lines = 0
+        self._guards: dict[Path | None, LogGuard] = {}
         if self.path is not None:
             with locked_log(self.path, write=False, timeout=lock_timeout) as fd:
                 self._catch_up_or_check_missing(fd)
@@ -113,9 +114,9 @@ class ReceiptStore:
         with self._lock:
             trusted, lines = self._trusted_lines, self._state.lines
         if not trusted:
-            return f"all {lines} lines of the log checked"
+            return f"all {_lines(lines)} of the log checked"
         return (
-            f"the {lines - trusted} lines after the head record checked, the {trusted} before "
+            f"the {_lines(lines - trusted)} after the head record checked, the {trusted} before "
             f"it not (counterfoil receipts verify {self.path} checks every line)"
         )
 
@@ -128,7 +129,10 @@ class ReceiptStore:
         log's folder lies inside it) anything in the log's folder."""
         if self.path is None:
             return False
-        return LogGuard.of(self.path, root).hides(path)
+        guard = self._guards.get(root)
+        if guard is None:
+            guard = self._guards[root] = LogGuard.of(self.path, root)
+        return guard.hides(path)
 
     def subscribe(self, callback: Callable[[EffectReceipt], None]) -> Callable[[], None]:
         """Call `callback(receipt)` after each new receipt is stored; returns an unsubscribe."""
@@ -173,7 +177,8 @@ class ReceiptStore:
             return
         with self._lock, locked_log(self.path, write=False, timeout=self.lock_timeout) as fd:
             self._catch_up_or_check_missing(fd)
-            self._require_signer()
+            if self._state.signed_by is not None:
+                self._require_signer()
 
     def keep_object(self, data: bytes) -> str:
         """Store bytes a receipt will name; returns their SHA-256. They are held from
@@ -384,3 +389,7 @@ class ReceiptStore:
                 index.setdefault(tool_call_id, offset)
             state.index = index
         return state.index
+
+
+def _lines(count: int) -> str:
+    return f"{count} line" if count == 1 else f"{count} lines"
