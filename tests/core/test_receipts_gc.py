@@ -189,14 +189,14 @@ def test_gc_removes_the_holds_and_temporary_files_of_processes_that_ended(
 def test_a_registered_source_keeps_the_digests_it_names(tmp_path: Path) -> None:
     log = log_path(tmp_path)
     digest = store_object(log.parent, b"named by a run record\n")
-    register_digest_source(lambda folder: [digest] if folder == log.parent else [])
-
+    unregister = register_digest_source(lambda folder: [digest])
     fd = os.open(log.parent, os.O_RDONLY)
     try:
         assert digest in kept_digests(log.parent, fd)
+        assert gc(log)[0] == 0
     finally:
         os.close(fd)
-    assert gc(log)[0] == 0
+        unregister()
     assert (objects(log) / digest).is_file()
 
 

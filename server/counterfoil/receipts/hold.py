@@ -92,7 +92,7 @@ class ObjectHold:
         try:
             fd = os.open(
                 self._name,
-                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC,
                 0o600,
                 dir_fd=holds,
             )

@@ -35,11 +35,13 @@ DigestSource = Callable[[Path], Iterable[str]]  # log folder -> digests it needs
 _DIGEST_SOURCES: list[DigestSource] = []
 
 
-def register_digest_source(source: DigestSource) -> None:
-    """Have `kept_digests` (and so gc) keep the digests `source(log_folder)` names. It is
-    called with the log folder locked exclusively, so it must not take that lock itself."""
+def register_digest_source(source: DigestSource) -> Callable[[], None]:
+    """Have `kept_digests` (and so gc) keep the digests `source(log_folder)` names; returns
+    a function that takes it back. It is called with the log folder locked exclusively, so it
+    must not take that lock itself."""
     if source not in _DIGEST_SOURCES:
         _DIGEST_SOURCES.append(source)
+    return lambda: _DIGEST_SOURCES.remove(source) if source in _DIGEST_SOURCES else None
 
 
 def named_digests(value: Any) -> Iterator[str]:
