@@ -65,6 +65,8 @@ SETTING_FLAGS = {
     "endpointTimeoutSeconds": "--endpoint-timeout",
     "searchFiles": "--no-search",
     "contextTokens": "--context-tokens",
+    "maxInlineChars": "--max-inline-chars",
+    "agentsFile": "--no-agents-file",
 }
 
 
@@ -150,6 +152,21 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="the model's context window in tokens; for model servers, which do not state it "
         "(default: the model's own, else a limit of characters)",
+    )
+    agent.add_argument(
+        "--max-inline-chars",
+        dest="maxInlineChars",
+        type=int,
+        metavar="N",
+        help="a tool result longer than this is shown as previews and an artifact the model "
+        f"reads ranges of (default {default('maxInlineChars')})",
+    )
+    agent.add_argument(
+        "--no-agents-file",
+        dest="agentsFile",
+        action="store_const",
+        const=False,
+        help="leave the root's AGENTS.md out of the system prompt",
     )
     agent.add_argument(
         "--command-timeout",

@@ -28,6 +28,7 @@ def build_system_prompt(workspace: Workspace) -> str:
         if tool.name in enabled:
             lines.append(_compact(tools.example_action(tool, commands)))
     lines.append('When you are done, reply {"final":"what you did and how it was checked"}.')
+    lines.extend(tool.note for tool in tools.TOOLS if tool.name in enabled and tool.note)
     if "search_files" in enabled:
         lines.append(
             "search_files finds lines matching a regular expression (literal:true for plain"
