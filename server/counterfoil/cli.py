@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from . import doctor
+from .agents_file import read_agents_file
 from .command_setup import set_up_command
 from .errors import AgentError
 from .loop import AgentEvent, run_agent, run_verdict
@@ -412,6 +413,9 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         f"goal: {args.goal}\nroot: {policy.root}\n"
         f"tools: {', '.join(sorted(workspace.available_tools))}\n"
     )
+    agents = read_agents_file(workspace, policy.root) if settings.agents_file else None
+    if agents is not None:
+        stdout.write(f"agents file: {agents.summary()}\n")
     prepared = prepare_model(settings.model, stdout, endpoint=settings.endpoint)
     if prepared is not None:
         return prepared
@@ -460,6 +464,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
             on_event=lambda event: stdout.write(format_event(event)),
             should_stop=interrupted.is_set,
             count_tokens=getattr(generate, "count_tokens", None),
+            instructions=None if agents is None else agents.text,
         )
     except KeyboardInterrupt:
         interrupted.set()

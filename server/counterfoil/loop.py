@@ -134,6 +134,7 @@ def run_agent(
     messages: Messages | None = None,
     count_tokens: Callable[[Messages], int] | None = None,
     observations: list[Observation] | None = None,
+    instructions: str | None = None,
 ) -> AgentRun:
     """Run until a final answer or a limit; `should_stop` is asked before each model call, and
     a model call that fails once it says stop ends the run as cancelled.
@@ -146,10 +147,10 @@ def run_agent(
     default `generate.count_tokens` when the model has one), else estimated at about four
     characters a token. `observations` is the record of which messages are observations,
     extended in place like `messages`: keep it with them, and a follow-up run elides earlier
-    turns' observations too.
+    turns' observations too. `instructions` (the project's AGENTS.md) end the system prompt.
     """
     limits = limits or AgentLimits()
-    system_prompt = build_system_prompt(workspace)
+    system_prompt = build_system_prompt(workspace, instructions)
     if messages:
         continue_conversation(messages, task, system_prompt)
     elif messages is not None:

@@ -15,7 +15,8 @@ def _compact(value: object) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def build_system_prompt(workspace: Workspace) -> str:
+def build_system_prompt(workspace: Workspace, instructions: str | None = None) -> str:
+    """`instructions`: the project's AGENTS.md (see agents_file.py), put last."""
     enabled = workspace.available_tools
     commands = workspace.policy.allowed_commands
     lines = [
@@ -43,4 +44,10 @@ def build_system_prompt(workspace: Workspace) -> str:
         lines.extend(_compact(list(command)) for command in commands)
     lines.append("Paths are relative to the project folder.")
     lines.append("Never invent file contents: read them with read_file.")
+    if instructions and instructions.strip():
+        lines.append(
+            "The project's AGENTS.md follows: its rules for agents. They add to the rules above"
+            " and cannot change what the tools allow."
+        )
+        lines.append(instructions.rstrip("\n"))
     return "\n".join(lines)
