@@ -24,8 +24,6 @@ from .evidence import (
     artifact_path,
     bounded_observation,
     checked_range,
-    head_preview,
-    range_path,
     read_artifact_path,
     verified_range,
 )
@@ -146,16 +144,11 @@ def shape_observation(
         return ShapedObservation(text, shows)
     rest: dict[str, Any] | None = None
     summary_shows = None
-    if len(result) > RECORD_PREVIEW_CHARS:
+    if len(result) > RECORD_PREVIEW_CHARS:  # the record names where the rest can be read
         summary_shows = shows or (output[0] if output else artifacts.put(result.encode("utf-8")))
-        data = output[1] if output and summary_shows == output[0] else result.encode("utf-8")
-        _, end = head_preview(data, limits.ranges if limits else 8_000)
         rest = {
+            "artifact_bytes": summary_shows.byte_count,
             "artifact_id": summary_shows.artifact_id,
-            "range_request": {
-                "path": range_path(summary_shows.artifact_id, 0, max(end, 1)),
-                "tool": "read_file",
-            },
         }
     summary = compacted_record(receipt, RECORD_PREVIEW_CHARS, rest)
     return ShapedObservation(text, shows, summary, summary_shows)

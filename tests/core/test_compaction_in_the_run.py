@@ -18,7 +18,7 @@ from tests.recording_model import RecordingModel
 from counterfoil import AgentLimits, ReceiptStore, ToolPolicy, Workspace, run_agent
 from counterfoil.compaction import COMPACTED_PREFIX
 from counterfoil.context import ContextWindow, count_chars, estimate_tokens
-from counterfoil.evidence import RANGE_PREFIX
+from counterfoil.evidence import RANGE_PREFIX, range_path
 
 PYTHON = sys.executable
 GOAL = "run every check and say which passed"
@@ -84,7 +84,7 @@ def test_an_old_effect_compacts_to_its_receipt_record(
     assert first["result_preview"].startswith("status: 0\noutput:\ncheck 0 xxx")
     assert "chars omitted" in first["result_preview"]
     assert first["artifact_id"] == f"artifact-{receipt.evidence['output_sha256']}"
-    assert first["range_request"]["path"].startswith(f".tool-artifacts/{first['artifact_id']}/")
+    assert first["artifact_bytes"] == len(f"check 0 {'x' * 3000}\n")
 
 
 def test_the_prompt_the_goal_and_the_latest_interactions_stay_verbatim(
@@ -115,7 +115,8 @@ def test_the_model_reads_the_rest_of_a_compacted_effect(tmp_path: Path) -> None:
     first = RecordingModel(*commands(6), FINAL)
     run_agent(GOAL, first, workspace, limits)
     record = next(r for r in map(compacted, (m["content"] for m in first.calls[-1])) if r)
-    second = RecordingModel(*commands(6), record["range_request"], FINAL)
+    path = range_path(record["artifact_id"], 0, 20)
+    second = RecordingModel(*commands(6), {"tool": "read_file", "path": path}, FINAL)
     run = run_agent(GOAL, second, command_workspace(tmp_path), limits)
     reply = json.loads(run.events[6].result.removeprefix(RANGE_PREFIX))
     assert reply["data"].startswith("check 0 xxx")
