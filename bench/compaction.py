@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from workload import ReadsOnly
+
 COMMANDS = 40
 OUTPUT_CHARS = 3_000
 BUDGET = 12_000
@@ -25,25 +27,6 @@ GOAL = "run every check and say which passed"
 
 def check(number: int) -> tuple[str, ...]:
     return (sys.executable, "-c", f"print('check {number} ' + 'x' * {OUTPUT_CHARS})")
-
-
-class ReadsOnly:
-    """The workspace as the loop saw it before compaction: no receipt store to match."""
-
-    def __init__(self, workspace: Any) -> None:
-        self.workspace = workspace
-        self.policy = workspace.policy
-
-    @property
-    def available_tools(self) -> frozenset[str]:
-        return frozenset(self.workspace.available_tools)
-
-    @property
-    def modified_files(self) -> tuple[str, ...]:
-        return tuple(self.workspace.modified_files)
-
-    def execute(self, action: Any, tool_call_id: str | None = None) -> str:
-        return str(self.workspace.execute(action, tool_call_id))
 
 
 def one_run(compaction: bool) -> dict[str, Any]:
