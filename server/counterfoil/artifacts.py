@@ -134,7 +134,8 @@ def shape_observation(
         and not result.startswith("error:")
         and len(result) > limits.max_inline_chars
     ):
-        text, shows = _externalized(artifacts, limits, result, output)
+        truncated = receipt is not None and receipt.evidence.get("output_truncated") is True
+        text, shows = _externalized(artifacts, limits, result, output, truncated)
     if (
         receipt is None
         or receipt.tool != action.tool
@@ -167,6 +168,7 @@ def _externalized(
     limits: EvidenceLimits,
     result: str,
     output: tuple[ArtifactRef, bytes] | None,
+    truncated: bool = False,
 ) -> tuple[str, ArtifactRef]:
     """The course's externalized observation; a command's keeps its status line first and
     points at its whole output (not just the part its observation held)."""
@@ -174,10 +176,11 @@ def _externalized(
     if output is not None and result.startswith("status: "):
         status = result.split("\n", 1)[0] + "\n"
         record, data = output
+        note = "\n[only the first bytes of the output were kept]" if truncated else ""
         bounded = bounded_observation(
-            record, data, budget - len(status), limits.previews, limits.ranges
+            record, data, budget - len(status) - len(note), limits.previews, limits.ranges
         )
-        return status + bounded, record
+        return status + bounded + note, record
     data = result.encode("utf-8")
     record = artifacts.put(data)
     return bounded_observation(record, data, budget, limits.previews, limits.ranges), record

@@ -5,6 +5,7 @@ ranges of it with read_file on `.tool-artifacts/…`; the events and receipts ke
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import sys
@@ -16,9 +17,11 @@ from tests.core.receipt_helpers import log_path
 from tests.recording_model import RecordingModel
 
 from counterfoil import AgentLimits, ReceiptStore, ToolPolicy, Workspace, run_agent
+from counterfoil.cli import main
 from counterfoil.evidence import EXTERNALIZED_PREFIX, RANGE_PREFIX, range_path
 from counterfoil.prompt import build_system_prompt
 from counterfoil.receipts.content import OBJECTS_FOLDER
+from counterfoil.settings import Settings, SettingsError
 
 PYTHON = sys.executable
 LINES = 20_000
@@ -229,3 +232,40 @@ def test_the_prompt_tells_the_model_how_to_read_a_range(tmp_path: Path) -> None:
     prompt = build_system_prompt(workspace_for(tmp_path))
     assert "Tool result externalized" in prompt
     assert ".tool-artifacts/<artifact_id>/bytes/<start>-<end>" in prompt
+
+
+def test_an_output_past_what_the_store_keeps_says_so(tmp_path: Path) -> None:
+    policy = ToolPolicy(tmp_path, allowed_commands=(NUMBERED,), max_command_output_bytes=20_000)
+    workspace = Workspace(
+        policy, receipt_store=ReceiptStore(log_path(tmp_path)), confirm_proposal=lambda _: True
+    )
+    model, _, _ = run(
+        tmp_path, {"tool": "run_command", "argv": list(NUMBERED)}, FINAL, workspace=workspace
+    )
+    seen = shown(model, 1)
+    assert seen.endswith("\n[only the first bytes of the output were kept]")
+    assert (
+        payload(seen.split("\n", 1)[1].rsplit("\n", 1)[0], EXTERNALIZED_PREFIX)["byte_count"]
+        == 20_000
+    )
+
+
+def test_the_inline_budget_is_a_setting_of_at_least_512_characters() -> None:
+    assert Settings().limits().max_inline_chars == 16_000
+    assert Settings.from_mapping({"maxInlineChars": 4_096}).limits().max_inline_chars == 4_096
+    with pytest.raises(SettingsError, match="maxInlineChars must be an integer from 512"):
+        Settings.from_mapping({"maxInlineChars": 511})
+
+
+def test_the_cli_trace_keeps_the_whole_result_of_an_externalized_read(
+    tmp_path: Path,
+) -> None:
+    text = "".join(f"row {i:05}\n" for i in range(200))  # 2,000 characters
+    (tmp_path / "big.txt").write_text(text)
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps(read("big.txt")) + "\n" + json.dumps(FINAL) + "\n")
+    output = io.StringIO()
+    args = ["agent", "look", "--root", str(tmp_path), "--model", f"scripted:{script}"]
+    status = main([*args, "--max-inline-chars", "1000"], stdin=io.StringIO(""), stdout=output)
+    assert status == 0
+    assert "row 00199" in output.getvalue()  # the terminal's trace keeps the whole result
