@@ -269,3 +269,21 @@ def test_the_cli_trace_keeps_the_whole_result_of_an_externalized_read(
     status = main([*args, "--max-inline-chars", "1000"], stdin=io.StringIO(""), stdout=output)
     assert status == 0
     assert "row 00199" in output.getvalue()  # the terminal's trace keeps the whole result
+
+
+def test_a_follow_up_reads_ranges_of_what_earlier_turns_were_shown(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("e" * 2_000)
+    path = range_path(f"artifact-{sha(b'e' * 2_000)}", 0, 5)
+    messages: list[dict[str, str]] = []
+    observations: list[Any] = []
+    limits = AgentLimits(max_steps=3, max_inline_chars=1_000)
+    kept = {"messages": messages, "observations": observations}
+    run_agent(
+        "look", RecordingModel(read("big.txt"), FINAL), workspace_for(tmp_path), limits, **kept
+    )
+    model = RecordingModel(read(path), FINAL)
+    run_agent("and the start?", model, workspace_for(tmp_path), limits, **kept)
+    assert payload(shown(model, 1), RANGE_PREFIX)["data"] == "eeeee"
+    fresh = RecordingModel(read(path), FINAL)
+    run_agent("the start?", fresh, workspace_for(tmp_path), limits)
+    assert shown(fresh, 1) == "error: artifact is not available in this store"
