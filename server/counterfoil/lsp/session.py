@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..actions import ToolAction
+from ..agents_file import AgentsFile, read_agents_file
 from ..context import Observation
 from ..errors import AgentError
 from ..loop import AgentEvent, run_agent
@@ -332,11 +333,13 @@ class Session:
         if continued is None:
             with self._lock:
                 self._conversation = None
+        agents = self._agents_file(job)
         started = {
             "runId": run_id,
             "conversationId": conversation_id,
             "goal": goal,
             "followUp": follow_up,
+            "agentsFile": None if agents is None else agents.to_dict(),
         }
         entry = {
             **started,
@@ -353,7 +356,7 @@ class Session:
         if job.stopping:
             job.on_stop()
         try:
-            result = self._run_agent(job, goal, continued, run_id)
+            result = self._run_agent(job, goal, continued, run_id, agents)
         except Exception:
             self._run_state(run_id, "ended", "internal_error")
             raise
@@ -367,8 +370,26 @@ class Session:
     def _run_state(self, run_id: str, state: str, reason: str | None) -> None:
         self.channel.notify(RUN_STATE_METHOD, {"runId": run_id, "state": state, "reason": reason})
 
+    def _agents_file(self, job: Job) -> AgentsFile | None:
+        """The root's AGENTS.md for this run, read once under the gate's path rules (None when
+        turned off, absent, or when the workspace cannot be opened; the run then says why)."""
+        settings, root = job.settings, job.root
+        if not settings.agents_file:
+            return None
+        try:
+            policy = settings.policy(root)
+            store = ReceiptStore(settings.receipt_log_path(root))  # its log is never read
+        except (AgentError, OSError, ValueError):
+            return None
+        return read_agents_file(Workspace(policy, receipt_store=store), policy.root)
+
     def _run_agent(
-        self, job: Job, goal: str, continued: Conversation | None, run_id: str
+        self,
+        job: Job,
+        goal: str,
+        continued: Conversation | None,
+        run_id: str,
+        agents: AgentsFile | None = None,
     ) -> dict[str, Any]:
         settings, root = job.settings, job.root
         evidence = StepEvidence(run_id)
@@ -438,6 +459,7 @@ class Session:
                 messages=messages,
                 count_tokens=getattr(loaded, "count_tokens", None),
                 observations=observations,
+                instructions=None if agents is None else agents.text,
             )
             self._keep_conversation(continued, goal, messages, observations, workspace, run_id)
             if run.reason == "model_error" and run.error:
