@@ -110,15 +110,23 @@ class TerminalSession:
     ) -> Callable[[ToolProposal], object]:
         return lambda proposal: self._recorder.confirming(confirm)(proposal)
 
-    def begin(self, model: object, workspace: Workspace, stdout: TextIO) -> None:
-        """Before the loop: restore the model, settle the open approval, tell the model what
+    def begin(
+        self,
+        model: object,
+        workspace: Workspace,
+        stdout: TextIO,
+        instructions: str | None = None,
+    ) -> None:
+        """Before the loop: start the conversation (the system prompt with the project's
+        `instructions`), or restore the model, settle the open approval, tell the model what
         changed and add the steering, each once."""
+        system_prompt = build_system_prompt(workspace, instructions)
         recorder = self._recorder
         recorder.model = model
         plan = self.plan
         recorder.decisions.started(recorder.task, workspace.approval_via, plan is not None)
         if plan is None:
-            self.messages += initial_messages(recorder.task, build_system_prompt(workspace))
+            self.messages += initial_messages(recorder.task, system_prompt)
             recorder.write()
             return
         record = plan.record
@@ -127,7 +135,7 @@ class TerminalSession:
             self._read_prompt_cache(model, stdout)
         messages = self.messages
         if messages and messages[0].get("role") == "system":
-            messages[0] = {"role": "system", "content": build_system_prompt(workspace)}
+            messages[0] = {"role": "system", "content": system_prompt}
         action = pending_action(record)
         if action is not None and record.pending is not None:
             result = self._pending_result(record.pending.call_id, action, workspace, stdout)

@@ -12,6 +12,7 @@ from .checkpoint import (
     SavesCheckpoints,
     create_checkpoint,
 )
+from .intents import objects_in_use  # noqa: F401 - registers what `receipts gc` keeps
 from .resume import resume_agent, run_to_checkpoint
 from .steering import AgentStatus, inspect_checkpoint, resume_with_steering
 

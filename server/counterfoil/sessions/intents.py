@@ -22,6 +22,7 @@ from ..errors import AgentError
 from ..proposals import CommandProposal, EditProposal, ToolProposal
 from ..receipt_evidence import utc_now
 from ..receipts import EffectReceipt, ReceiptStore
+from ..receipts.retention import register_digest_source
 from .decisions import note_settled
 from .record import CheckpointRefused
 from .store import SessionStore
@@ -117,10 +118,11 @@ def classify(intent: dict[str, Any]) -> str:
     return "not_performed" if current == intent.get("base_sha256") else "unknown"
 
 
-def objects_in_use(log_path: Path) -> set[str]:
+def objects_in_use(log_folder: Path) -> set[str]:
     """The content-store digests a run not yet ended may still name (the bytes before and
-    after an effect whose receipt is not written yet): `receipts gc` keeps them."""
-    sessions = SessionStore(log_path)
+    after an effect whose receipt is not written yet): `receipts gc` keeps them (registered
+    below). Every log in a folder shares its sessions, as it shares its objects."""
+    sessions = SessionStore(log_folder / "receipts.jsonl")
     digests: set[str] = set()
     for run_id in sessions.run_ids():
         if _ended(sessions, run_id):
@@ -264,3 +266,6 @@ def describe_open_intents(log_path: Path) -> list[str]:
             "records it"
         )
     return lines
+
+
+register_digest_source(objects_in_use)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-from ..receipts.store import SESSIONS_FOLDER
+from ..receipts.hold import SESSIONS_FOLDER
 from .record import CheckpointRefused, SessionRecord, load_record
 
 CHECKPOINT_FILE = "checkpoint.json"
