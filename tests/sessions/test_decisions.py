@@ -59,9 +59,7 @@ def test_receipts_verify_catches_an_edited_run_record(tmp_path: Path) -> None:
     make_project(tmp_path)
     cli(["agent", "fix app.py", *agent_flags(tmp_path)], "n\ny\n")
     path = record_of(tmp_path)
-    assert cli(["receipts", "verify", str(log_of(tmp_path))])[1].endswith(
-        "ok: 1 run records verified\n" + f"ok: 1 receipts verified in {log_of(tmp_path)}\n"
-    )
+    assert cli(["receipts", "verify", str(log_of(tmp_path))])[0] == 0
     lines = path.read_text().splitlines()
     entry = json.loads(lines[1])
     entry["state"] = "approved"
