@@ -6,7 +6,7 @@ conversation (Counterfoil's real system prompt, tool results of about 150 tokens
 action a turn) of HISTORY_TOKENS, prefilled once; its last BOUNDARIES turns are then stepped one
 by one (a model call generating GENERATED_TOKENS), and after each the KV cache is written as a
 checkpoint writes it (mlx-lm's `save_prompt_cache` to a temporary file, fsync, rename), its time
-set against the step's. Then, side by side TRIALS times, a fresh model reads the saved cache and
+set against the step's. Then, side by side TRIALS times (`--trials N`), a fresh model reads the saved cache and
 answers the whole conversation, and another fresh model prefills it all: time to the
 first token, and whether both generate the same tokens. Prints the tables, then one JSON line.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -73,7 +74,9 @@ def main() -> None:
         written = time.perf_counter() - started
         size = (sessions.run_folder("bench") / name).stat().st_size
         boundaries.append((len(state.cached_token_ids), size, written, step))
-        print(f"boundary {len(boundaries)}: written in {written:.3f} s", flush=True)
+        print(
+            f"boundary {len(boundaries)}: written in {written:.3f} s, step {step:.3f} s", flush=True
+        )
     path = str(sessions.run_folder("bench") / name)
     tokens = state.cached_token_ids
 
@@ -81,7 +84,8 @@ def main() -> None:
     fresh_seconds: list[float] = []
     identical = True
     prefilled = (0, 0)
-    for _ in range(TRIALS):
+    trials = int(sys.argv[sys.argv.index("--trials") + 1]) if "--trials" in sys.argv else TRIALS
+    for _ in range(trials):
         resumed = MLXGenerate(model.loaded, options)
         started = time.perf_counter()
         resumed.read_prompt_cache(path, tokens)
@@ -93,6 +97,10 @@ def main() -> None:
         fresh_seconds.append(fresh.stats[0].prefill_seconds)
         identical = identical and resumed.stats[0].token_ids == fresh.stats[0].token_ids
         prefilled = (resumed.stats[0].prefilled_tokens, fresh.stats[0].prefilled_tokens)
+        print(
+            f"trial: resumed {resumed_seconds[-1]:.3f} s, fresh {fresh_seconds[-1]:.3f} s",
+            flush=True,
+        )
 
     prompt = model.count_tokens(messages)
     print(
