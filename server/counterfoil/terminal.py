@@ -259,7 +259,7 @@ def format_verdict(
         lines.append(f"changed:    {len(verdict.files_changed)} file(s)")
         for change in verdict.files_changed:
             lines.append(f"  {change.path} ({change.call_id})")
-            lines.append(f"    sha256 {change.sha256}")
+            lines.append(f"    sha256 {change.sha256 or '(deleted)'}")
     else:
         lines.append("changed:    nothing")
     lines.append(f"validation: {_validation_line(verdict)}")

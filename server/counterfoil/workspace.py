@@ -46,6 +46,8 @@ from .receipts import ReceiptNotRecorded, ReceiptStore
 from .receipts.content import load_object
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
 from .search import SearchLimits, search_tree
+from .tree.command_tree import CommandTree
+from .tree.snapshot import TreeLimits, TreeRules
 from .verdict import EffectOutcome, EffectState
 
 ConfirmTool = Callable[[ToolAction], object]
@@ -81,6 +83,8 @@ class Workspace:
         self.unrecorded_effect: str | None = None
         self.search_limits = SearchLimits()
         self.search_engine = "auto"  # or "ripgrep" / "python", to pin one engine
+        self.tree_limits = TreeLimits()
+        self._tree: CommandTree | None = None
 
     @property
     def available_tools(self) -> frozenset[str]:
@@ -432,6 +436,7 @@ class Workspace:
         self._note(proposal, "approved", sha256=proposal.proposed_sha256)
         self._read_digests[proposal.path] = sha256_hex(data)
         self._modified.add(proposal.path)
+        self.command_tree().note_effect(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {proposal.path}"
         approval = approval_record(shown or proposal, self.approval_via)
@@ -504,6 +509,7 @@ class Workspace:
         self._note(proposal, "approved", sha256=proposal.proposed_sha256)
         self._read_digests.pop(proposal.path, None)
         self._modified.add(proposal.path)
+        self.command_tree().note_effect(proposal.path)
         verb = "removed" if proposal.removes_file else "restored"
         result = f"{verb} {proposal.path} (reverts {proposal.reverts})"
         evidence = {**file_evidence(proposal), "reverts": proposal.reverts}
@@ -518,7 +524,16 @@ class Workspace:
         if not proposal.removes_file:
             self.receipt_store.keep_object(proposal.proposed_text.encode("utf-8"))
 
+    def command_tree(self) -> CommandTree:
+        """The snapshots that say what each command changed (made on the first command)."""
+        if self._tree is None:
+            rules = TreeRules(self.policy.protected_patterns, self._is_receipt_log)
+            self._tree = CommandTree(self.policy.root, rules, self.receipt_store, self.tree_limits)
+        return self._tree
+
     def _run_command(self, proposal: CommandProposal) -> str:
+        tree = self.command_tree()
+        before, drift = tree.before()
         with self.receipt_store.output_stream(self.policy.max_command_output_bytes) as output:
             started = time.monotonic()
             try:
@@ -534,12 +549,25 @@ class Workspace:
             except OSError as error:
                 raise AgentError(f"could not run command: {error}") from None
             duration = time.monotonic() - started
+            try:
+                changes = tree.after(before)
+            except (AgentError, OSError) as error:
+                raise ReceiptNotRecorded(f"could not compare the tree: {error}") from None
             self._note(
-                proposal, "approved", exit_status=outcome.status, timed_out=outcome.timed_out
+                proposal,
+                "approved",
+                exit_status=outcome.status,
+                timed_out=outcome.timed_out,
+                tree_changes=tuple(
+                    (change.path, change.after_sha256) for change in changes.changes
+                ),
             )
-            result = outcome.observation()
+            result = "\n".join(
+                filter(None, (outcome.observation(), tree.observation(changes, drift)))
+            )
             try:
                 evidence = command_evidence(proposal, outcome, duration, output)
+                evidence.update(tree.record(changes, drift))
             except (AgentError, OSError) as error:
                 raise ReceiptNotRecorded(str(error)) from None
         exit_state = "ok" if outcome.status == 0 else "error"

@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ..errors import AgentError
@@ -149,11 +149,16 @@ class ReceiptStore:
             self._catch_up(fd)
             self._signer_now()
 
-    def keep_object(self, data: bytes) -> str:
-        """Store bytes a receipt will name; returns their SHA-256."""
+    def keep_object(self, data: bytes, *, durable: bool = True) -> str:
+        """Store bytes a receipt will name; returns their SHA-256 (see `store_object`)."""
         if self.path is None:
             return hashlib.sha256(data).hexdigest()
-        return content.store_object(self.path.parent, data)
+        return content.store_object(self.path.parent, data, durable=durable)
+
+    def sync_objects(self, digests: Iterable[str]) -> None:
+        """Make objects kept with `durable=False` durable, before a receipt names them."""
+        if self.path is not None:
+            content.sync_objects(self.path.parent, digests)
 
     def output_stream(self, limit: int = content.OUTPUT_LIMIT_BYTES) -> content.ObjectStream:
         """Where a command's output goes as it runs: its first `limit` bytes become one object
