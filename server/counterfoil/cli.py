@@ -25,7 +25,7 @@ from .model_download_terminal import download_command, prepare_model
 from .models.endpoint import SCHEMA_MODES
 from .models.progress import ModelProgress
 from .models.usage import usage_line
-from .proposals import CommandProposal, EditProposal, ToolProposal
+from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
 from .receipt_commands import add_receipt_parsers, keys_command, receipts_command
 from .receipts import EffectReceipt
 from .settings import Settings
@@ -240,7 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     revert = commands.add_parser(
-        "revert", help="undo a file effect from its receipt (asks first, like every effect)"
+        "revert",
+        help="undo a file effect, or what a command changed, from its receipt "
+        "(asks first, like every effect)",
     )
     revert.add_argument("call_id", metavar="CALL_ID", help="the tool call id of the receipt")
     revert.add_argument("--root", required=True, type=Path, help="the project folder")
@@ -276,11 +278,46 @@ def unified_diff(proposal: EditProposal) -> str:
 def proposal_diff(proposal: ToolProposal) -> str:
     if isinstance(proposal, CommandProposal):
         return ""
+    if isinstance(proposal, ChangeSetProposal):
+        return change_set_diff(proposal)
     return unified_diff(proposal) or "(no change)\n"
+
+
+def change_set_diff(proposal: ChangeSetProposal) -> str:
+    """One unified diff per file (text), or the digests of a binary file's bytes."""
+    parts: list[str] = []
+    for item in proposal.files:
+        source = "/dev/null" if item.expected_sha256 is None else f"a/{item.path}"
+        target = "/dev/null" if item.content is None else f"b/{item.path}"
+        before, after = item.current or b"", item.content or b""
+        if b"\0" in before + after or (item.current is None and item.expected_sha256):
+            parts.append(
+                f"--- {source}\n+++ {target}\n(binary or large: sha256 "
+                f"{short_digest(item.expected_sha256)} -> {short_digest(item.content_sha256)})\n"
+            )
+            continue
+        lines = difflib.unified_diff(
+            before.decode("utf-8", errors="replace").splitlines(keepends=True),
+            after.decode("utf-8", errors="replace").splitlines(keepends=True),
+            source,
+            target,
+        )
+        text = "".join(
+            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+            for line in lines
+        )
+        parts.append(text or f"--- {source}\n+++ {target}\n(mode {item.mode:o})\n")
+    return "".join(parts)
 
 
 def proposal_header(proposal: ToolProposal) -> str:
     header = f"{proposal.tool_call_id}: {proposal.action.tool}"
+    if isinstance(proposal, ChangeSetProposal):
+        if proposal.reverts is not None:
+            header += f" of {proposal.reverts}"
+        lines = [f"{header}: {len(proposal.files)} file(s)\n"]
+        lines += [f"  left alone: {path} ({why})\n" for path, why in proposal.left_alone]
+        return "".join(lines)
     if isinstance(proposal, CommandProposal):
         return (
             f"{header}\n  argv: {list(proposal.argv)}\n  cwd:  {proposal.cwd}\n"

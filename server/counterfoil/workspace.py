@@ -40,13 +40,26 @@ from .paths import (  # noqa: F401 - the path rules' long-standing home re-expor
     relative_parts,
 )
 from .policy import ToolPolicy
-from .proposals import CommandProposal, EditProposal, ToolProposal, sha256_hex
+from .proposals import (
+    ChangeSetProposal,
+    CommandProposal,
+    EditProposal,
+    ToolProposal,
+    sha256_hex,
+)
 from .receipt_evidence import approval_record, command_evidence, file_evidence, record_receipt
 from .receipts import ReceiptNotRecorded, ReceiptStore
 from .receipts.content import load_object
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
 from .search import SearchLimits, search_tree
 from .tree.command_tree import CommandTree
+from .tree.restore import (
+    apply_change_set,
+    change_set_record,
+    change_set_result,
+    check_change_set,
+    plan_command_revert,
+)
 from .tree.snapshot import TreeLimits, TreeRules
 from .verdict import EffectOutcome, EffectState
 
@@ -111,6 +124,8 @@ class Workspace:
     ) -> None:
         if isinstance(proposal, CommandProposal):
             subject: dict[str, Any] = {"argv": proposal.argv}
+        elif isinstance(proposal, ChangeSetProposal):
+            subject = {}
         else:
             subject = {"path": proposal.path}
         self._outcomes.append(
@@ -391,6 +406,8 @@ class Workspace:
             self.receipt_store.check_writable()
             if isinstance(proposal, CommandProposal):
                 return self._run_command(proposal)
+            if isinstance(proposal, ChangeSetProposal):
+                return self._apply_change_set(proposal)
             self._keep_file_bytes(proposal)
             if shown is not None:
                 self.receipt_store.keep_object(shown.proposed_text.encode("utf-8"))
@@ -451,13 +468,17 @@ class Workspace:
 
     def revert(self, call_id: str, tool_call_id: str | None = None) -> str:
         """Put back the bytes a file effect's receipt says were there before it (or remove the
-        file it created): an effect like any other, proposed, approved, digest-checked and
-        recorded with `reverts`. Raises AgentError when it cannot be done or is denied."""
+        file it created), or every file a command changed that still holds what the command
+        left: an effect like any other, proposed, approved, digest-checked and recorded with
+        `reverts`. Raises AgentError when it cannot be done or is denied."""
         proposal = self._propose_revert(call_id, tool_call_id or self._allocate_id())
         return self._perform_approved(proposal)
 
-    def _propose_revert(self, call_id: str, tool_call_id: str) -> EditProposal:
-        plan = plan_revert(self.receipt_store.get(call_id), call_id, self._stored_object)
+    def _propose_revert(self, call_id: str, tool_call_id: str) -> ToolProposal:
+        receipt = self.receipt_store.get(call_id)
+        if receipt is not None and receipt.tool == "run_command":
+            return self._propose_command_revert(call_id, tool_call_id, receipt.evidence)
+        plan = plan_revert(receipt, call_id, self._stored_object)
         path = self.resolve_path(plan.path, must_exist=plan.expected_sha256 is not None)
         relative = self._relative(path)
         parts = PurePosixPath(relative).parts
@@ -481,6 +502,47 @@ class Workspace:
             reverts=call_id,
             removes_file=restored is None,
         )
+
+    def _propose_command_revert(
+        self, call_id: str, tool_call_id: str, evidence: dict[str, Any]
+    ) -> ChangeSetProposal:
+        planned, left = plan_command_revert(
+            call_id, evidence.get("tree_changes"), self._stored_object
+        )
+        files, alone = check_change_set(
+            self.policy.root, planned, left, self.policy.protected_patterns, self._is_receipt_log
+        )
+        if not files:
+            reasons = "; ".join(f"{path}: {why}" for path, why in alone) or "it changed no file"
+            raise AgentError(f"nothing of {call_id} can be reverted ({reasons})")
+        action = ToolAction(REVERT_TOOL, {"tool_call_id": call_id})
+        return ChangeSetProposal(tool_call_id, action, files, alone, reverts=call_id)
+
+    def _apply_change_set(self, proposal: ChangeSetProposal) -> str:
+        """Put each file in its approved state if it still holds what was shown; a revert
+        leaves a file changed since alone, a reviewed set is applied whole or not at all."""
+        applied, alone = apply_change_set(
+            self.policy.root,
+            proposal.files,
+            self.policy.protected_patterns,
+            all_or_nothing=proposal.reverts is None,
+        )
+        alone = [*proposal.left_alone, *alone]
+        changed = tuple((item.path, item.content_sha256) for item in applied)
+        self._note(proposal, "approved", tree_changes=changed)
+        for item in applied:
+            self._modified.add(item.path)
+            self._read_digests.pop(item.path, None)
+            self.command_tree().note_effect(item.path)
+        verb = f"reverted {proposal.reverts} in" if proposal.reverts else "applied"
+        result = change_set_result(verb, applied, alone)
+        evidence: dict[str, Any] = {"tree_changes": change_set_record(applied, alone)}
+        if proposal.reverts is not None:
+            evidence["reverts"] = proposal.reverts
+        evidence = self._run_evidence(proposal, evidence)
+        artifacts = tuple(item.path for item in applied)
+        record_receipt(self.receipt_store, proposal, "ok", result, evidence, artifacts)
+        return result
 
     def _stored_object(self, digest: str) -> bytes | None:
         log = self.receipt_store.path
