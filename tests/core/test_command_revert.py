@@ -122,7 +122,7 @@ def test_a_file_changed_during_the_approval_is_left_alone_and_named(tmp_path: Pa
 def test_a_denied_revert_changes_nothing(tmp_path: Path) -> None:
     ran_tool(tmp_path)
 
-    status, output = revert(tmp_path, "n\n")
+    status, _ = revert(tmp_path, "n\n")
 
     assert status == 1
     assert (tmp_path / "gen" / "out.txt").exists()
