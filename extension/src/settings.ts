@@ -32,6 +32,8 @@ export const DAEMON_SETTING_KEYS = [
   "limitMemoryBytes",
   "limitProcesses",
   "maxCommandOutputBytes",
+  "commandSandbox",
+  "allowNetwork",
 ] as const;
 
 export type DaemonSettings = Partial<

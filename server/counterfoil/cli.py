@@ -40,6 +40,7 @@ from .terminal import (
     timed_load,
 )
 from .terminal_text import terminal_safe_stream
+from .tree.sandbox import SANDBOX_MODES
 from .workspace import Workspace
 
 # Flags that are settings: each maps to its key in `Settings.from_mapping`, so checks,
@@ -65,6 +66,8 @@ SETTING_FLAGS = {
     "endpointTimeoutSeconds": "--endpoint-timeout",
     "searchFiles": "--no-search",
     "contextTokens": "--context-tokens",
+    "commandSandbox": "--sandbox",
+    "allowNetwork": "--allow-network",
 }
 
 
@@ -186,6 +189,21 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help="RLIMIT_NPROC of each command (counts all the user's processes)",
+    )
+    agent.add_argument(
+        "--sandbox",
+        dest="commandSandbox",
+        choices=SANDBOX_MODES,
+        help="how commands run: off (as you), confine (writes only under the root and a "
+        "private /tmp, no network), review (confined to a copy; you accept its changes) "
+        f"(default {default('commandSandbox')})",
+    )
+    agent.add_argument(
+        "--allow-network",
+        dest="allowNetwork",
+        action="store_const",
+        const=True,
+        help="let a confined or reviewed command use the network",
     )
     agent.add_argument("--device", choices=("cpu", "gpu"), default=None)
     agent.add_argument("--enable-thinking", action="store_true")

@@ -6,7 +6,6 @@ import errno
 import os
 import stat
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
@@ -16,7 +15,7 @@ from typing import Any
 from . import tools
 from .actions import EFFECT_TOOLS, ToolAction, check_arguments
 from .approval import Approval, denial
-from .commands import run_bounded
+from .commands import CommandResult
 from .edited_approval import edited_observation, edited_proposal
 from .edits import apply_edit
 from .errors import AgentError
@@ -47,11 +46,12 @@ from .proposals import (
     ToolProposal,
     sha256_hex,
 )
-from .receipt_evidence import approval_record, command_evidence, file_evidence, record_receipt
+from .receipt_evidence import approval_record, file_evidence, record_receipt
 from .receipts import ReceiptNotRecorded, ReceiptStore
 from .receipts.content import load_object
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
 from .search import SearchLimits, search_tree
+from .tree.command_run import run_tracked_command
 from .tree.command_tree import CommandTree
 from .tree.restore import (
     apply_change_set,
@@ -60,6 +60,7 @@ from .tree.restore import (
     check_change_set,
     plan_command_revert,
 )
+from .tree.sandbox import OFF, sandbox_for
 from .tree.snapshot import TreeLimits, TreeRules
 from .verdict import EffectOutcome, EffectState
 
@@ -376,6 +377,8 @@ class Workspace:
             raise AgentError(tools.ARGV_RULE)
         if tuple(argv) not in self.policy.allowed_commands:
             raise AgentError("command is not allowed")
+        if self.policy.command_sandbox != OFF:  # refused before asking when it cannot be had
+            sandbox_for(self.policy.command_sandbox, self.policy.root, network=False)
         return CommandProposal(
             tool_call_id=tool_call_id,
             action=action,
@@ -594,48 +597,29 @@ class Workspace:
         return self._tree
 
     def _run_command(self, proposal: CommandProposal) -> str:
-        tree = self.command_tree()
-        before, drift = tree.before()
-        with self.receipt_store.output_stream(self.policy.max_command_output_bytes) as output:
-            started = time.monotonic()
-            try:
-                outcome = run_bounded(
-                    proposal.argv,
-                    self.policy.root,
-                    self.policy.command_timeout_seconds,
-                    pass_environment=self.policy.pass_environment,
-                    limits=self.policy.command_limits,
-                    stop=self.stop_commands,
-                    output_sink=output.write,
-                )
-            except OSError as error:
-                raise AgentError(f"could not run command: {error}") from None
-            duration = time.monotonic() - started
-            try:
-                changes = tree.after(before)
-            except (AgentError, OSError) as error:
-                raise ReceiptNotRecorded(f"could not compare the tree: {error}") from None
+        def ran(outcome: CommandResult, changed: tuple[tuple[str, str | None], ...]) -> None:
             self._note(
                 proposal,
                 "approved",
                 exit_status=outcome.status,
                 timed_out=outcome.timed_out,
-                tree_changes=tuple(
-                    (change.path, change.after_sha256) for change in changes.changes
-                ),
+                tree_changes=changed,
             )
-            result = "\n".join(
-                filter(None, (outcome.observation(), tree.observation(changes, drift)))
-            )
-            try:
-                evidence = command_evidence(proposal, outcome, duration, output)
-                evidence.update(tree.record(changes, drift))
-            except (AgentError, OSError) as error:
-                raise ReceiptNotRecorded(str(error)) from None
-        exit_state = "ok" if outcome.status == 0 else "error"
-        evidence = self._run_evidence(proposal, evidence)
-        record_receipt(self.receipt_store, proposal, exit_state, result, evidence)
-        return result
+
+        run = run_tracked_command(
+            proposal,
+            self.policy,
+            self.receipt_store,
+            self.command_tree(),
+            stop=self.stop_commands,
+            ask=self._approval,
+            load_object=self._stored_object,
+            ran=ran,
+        )
+        exit_state = "ok" if run.outcome.status == 0 else "error"
+        evidence = self._run_evidence(proposal, run.evidence)
+        record_receipt(self.receipt_store, proposal, exit_state, run.observation, evidence)
+        return run.observation
 
     def _run_evidence(
         self,

@@ -41,6 +41,7 @@ EVIDENCE_FIELDS = frozenset(
         "tree_changes",
         "tree_drift",
         "sandbox",
+        "review",
     }
 )
 CHAIN_KEY = "chain_sha256"

@@ -114,6 +114,13 @@ class ReceiptStore:
         objects = log.parent / content.OBJECTS_FOLDER
         return path in (log, head_path(log), objects) or objects in path.parents
 
+    def own_paths(self) -> tuple[Path, ...]:
+        """The log, its head and its content store: what a confined command may not write."""
+        if self.path is None:
+            return ()
+        log = self.path.resolve()
+        return (log, head_path(log), log.parent / content.OBJECTS_FOLDER)
+
     def subscribe(self, callback: Callable[[EffectReceipt], None]) -> Callable[[], None]:
         """Call `callback(receipt)` after each new receipt is stored; returns an unsubscribe."""
         self._listeners.append(callback)
