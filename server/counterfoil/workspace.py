@@ -61,7 +61,7 @@ from .tree.restore import (
     plan_command_revert,
 )
 from .tree.sandbox import OFF, sandbox_for
-from .tree.snapshot import TreeLimits, TreeRules
+from .tree.snapshot import TreeLimits, TreeRules, guarded_paths
 from .verdict import EffectOutcome, EffectState
 
 ConfirmTool = Callable[[ToolAction], object]
@@ -592,7 +592,11 @@ class Workspace:
     def command_tree(self) -> CommandTree:
         """The snapshots that say what each command changed (made on the first command)."""
         if self._tree is None:
-            rules = TreeRules(self.policy.protected_patterns, self._is_receipt_log)
+            rules = TreeRules(
+                self.policy.protected_patterns,
+                self._is_receipt_log,
+                guarded_paths(self.policy.root, self.receipt_store.own_paths()),
+            )
             self._tree = CommandTree(self.policy.root, rules, self.receipt_store, self.tree_limits)
         return self._tree
 

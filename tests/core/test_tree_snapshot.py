@@ -67,3 +67,27 @@ def test_a_snapshot_over_its_entry_cap_says_it_is_incomplete(tmp_path: Path) -> 
 
     assert len(snapshot.entries) == 4
     assert snapshot.incomplete == "more than 4 entries"
+
+
+def test_a_snapshot_over_its_time_limit_says_it_is_incomplete(tmp_path: Path) -> None:
+    (tmp_path / "f").touch()
+
+    snapshot = take_snapshot(tmp_path, limits=TreeLimits(max_seconds=0))
+
+    assert snapshot.incomplete == "took more than 0 s"
+
+
+def test_protected_files_are_recorded_by_stat_and_protected_folders_not_entered(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".vscode").mkdir()
+    (tmp_path / ".vscode" / "settings.json").write_text("{}")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("")
+
+    snapshot = take_snapshot(tmp_path)
+
+    entry = snapshot.entries[".vscode/settings.json"]
+    assert (entry.digest, entry.note) == (None, "protected")
+    assert ".git/config" not in snapshot.entries
+    assert snapshot.ignored == {"protected": 1}

@@ -13,7 +13,6 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from ..actions import ToolAction
@@ -139,4 +138,4 @@ def _with_digest(entry: Entry, real: Entry | None) -> Entry:
     """A copied entry with the real root's digest for the same bytes (same kind and size)."""
     if real is None or real.kind != entry.kind or real.size != entry.size:
         return entry
-    return replace(entry, digest=real.digest, note=real.note)
+    return entry._replace(digest=real.digest, note=real.note)

@@ -15,12 +15,13 @@ import os
 import stat
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import AgentError
 from ..files import DIRECTORY_FLAGS, READ_FLAGS, open_directory
-from ..paths import PROTECTED_NAMES, is_protected_path, is_temporary_name
+from ..paths import is_temporary_name, protected_walk_matcher
 from .ignore import (
     CACHE_NAMES,
     GITIGNORE,
@@ -53,9 +54,9 @@ class TreeLimits:
     max_observed_changes: int = 20
 
 
-@dataclass(frozen=True)
-class Entry:
-    """One path's lstat facts and digest (None: not read, `note` says why)."""
+class Entry(NamedTuple):
+    """One path's lstat facts and digest (None: not read, `note` says why); a tuple, since a
+    snapshot makes one per file."""
 
     kind: str
     size: int
@@ -66,12 +67,7 @@ class Entry:
     note: str | None = None
 
     def same_stat(self, other: Entry) -> bool:
-        return (self.size, self.mtime_ns, self.inode, self.mode) == (
-            other.size,
-            other.mtime_ns,
-            other.inode,
-            other.mode,
-        )
+        return self[1:5] == other[1:5]
 
 
 @dataclass
@@ -91,10 +87,23 @@ class Snapshot:
 @dataclass(frozen=True)
 class TreeRules:
     """What a snapshot leaves out besides caches and `.gitignore`: protected patterns and the
-    receipt log's own files (`guarded(path)`)."""
+    receipt log's own files (`guarded(path)`; for the walk, `guarded_paths`: relative to the
+    root, casefolded)."""
 
     protected_patterns: tuple[str, ...] = ()
     guarded: Callable[[Path], bool] = lambda path: False
+    guarded_paths: frozenset[str] = frozenset()
+
+
+def guarded_paths(root: Path, paths: tuple[Path, ...]) -> frozenset[str]:
+    """`paths` that lie under `root`, relative and casefolded, as `TreeRules.guarded_paths`."""
+    inside: set[str] = set()
+    for path in paths:
+        try:
+            inside.add(path.relative_to(root).as_posix().casefold())
+        except ValueError:
+            continue
+    return frozenset(inside)
 
 
 def hash_entry(
@@ -108,12 +117,12 @@ def hash_entry(
     try:
         with open_directory(root, parts[:-1]) as directory:
             if entry.kind == SYMLINK:
-                return replace(entry, digest=_symlink_digest(directory, parts[-1]))
+                return entry._replace(digest=_symlink_digest(directory, parts[-1]))
             info = os.stat(parts[-1], dir_fd=directory, follow_symlinks=False)
             digest, note = digest_file(directory, parts[-1], info, limits, keep)
     except (AgentError, OSError):
-        return replace(entry, note="could not be read")
-    return replace(entry, digest=digest, note=note)
+        return entry._replace(note="could not be read")
+    return entry._replace(digest=digest, note=note)
 
 
 def digest_file(
@@ -180,6 +189,7 @@ class _Walk:
         self.keep = keep
         self.hash_files = hash_files
         self.snapshot = Snapshot(taken_ns=time.time_ns())
+        self.protected = protected_walk_matcher(rules.protected_patterns)
         self.deadline = time.monotonic() + limits.max_seconds
 
     def run(self) -> Snapshot:
@@ -198,6 +208,7 @@ class _Walk:
         rules = inherited + self._gitignore(fd, prefix)
         with os.scandir(fd) as listing:
             children = sorted(listing, key=lambda child: child.name)
+        entries = self.snapshot.entries
         for child in children:
             if self.snapshot.incomplete is not None:
                 return
@@ -207,6 +218,22 @@ class _Walk:
             except OSError:
                 continue
             folder = stat.S_ISDIR(info.st_mode)
+            known = self.previous.get(path)
+            if (
+                known is not None
+                and known.digest is not None
+                and known[1:5] == (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
+                and info.st_mtime_ns < self.trust_before
+                and len(entries) < self.limits.max_entries
+            ):
+                entries[path] = known  # the stat cache: unchanged, so the same entry
+                continue
+            if known is not None and not folder:
+                # The last snapshot recorded it, so it passed these rules then (a `.gitignore`
+                # changed since can only make it reported, never hidden).
+                protected = known.note == NOT_READ_PROTECTED
+                self._record(fd, child.name, path, info, protected=protected)
+                continue
             reason = self._left_out(child.name, path, folder, rules)
             if reason is not None and (reason != NOT_READ_PROTECTED or folder):
                 self.snapshot.count_ignored(reason)
@@ -234,12 +261,9 @@ class _Walk:
             return "cache"
         if is_temporary_name(name):
             return "temporary"
-        parts = path.split("/")
-        if name.casefold() in PROTECTED_NAMES or is_protected_path(
-            parts, self.rules.protected_patterns
-        ):
+        if self.protected(path.split("/")):
             return NOT_READ_PROTECTED
-        if self.rules.guarded(self.root.joinpath(*parts)):
+        if path.casefold() in self.rules.guarded_paths:
             return "receipt log"
         if rules and is_ignored(rules, path, folder):
             return "gitignore"
@@ -282,11 +306,10 @@ class _Walk:
             note = NOT_READ_LINKED
         else:
             known = self.previous.get(path)
-            fresh = Entry(kind, info.st_size, info.st_mtime_ns, info.st_ino, mode, None)
             if (
                 known is not None
                 and known.digest is not None
-                and known.same_stat(fresh)
+                and known[1:5] == (info.st_size, info.st_mtime_ns, info.st_ino, mode)
                 and info.st_mtime_ns < self.trust_before
             ):
                 digest = known.digest
