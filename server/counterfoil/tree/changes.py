@@ -133,11 +133,12 @@ def compare(
     `hash_entry` (in path order, while fewer than the cap are listed) and updated in place, so
     `after` serves as the next comparison's stat cache."""
     old, new = before.entries, after.entries
-    candidates = sorted(
+    changed = [  # an unchanged entry is the very same object (the stat cache's fast path)
         path
-        for path in old.keys() | new.keys()
-        if path not in old or path not in new or not old[path].same_stat(new[path])
-    )
+        for path, entry in new.items()
+        if (was := old.get(path)) is not entry and (was is None or not entry.same_stat(was))
+    ]
+    candidates = sorted(changed + list(old.keys() - new.keys()))
     listed: list[TreeChange] = []
     count = 0
     for path in candidates:

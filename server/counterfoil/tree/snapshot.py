@@ -206,42 +206,46 @@ class _Walk:
 
     def _folder(self, fd: int, prefix: str, inherited: list[IgnoreRule]) -> None:
         rules = inherited + self._gitignore(fd, prefix)
+        snapshot, previous, entries = self.snapshot, self.previous, self.snapshot.entries
+        trusted, cap = self.trust_before, self.limits.max_entries
         with os.scandir(fd) as listing:
-            children = sorted(listing, key=lambda child: child.name)
-        entries = self.snapshot.entries
-        for child in children:
-            if self.snapshot.incomplete is not None:
-                return
-            path = prefix + child.name
-            try:
-                info = child.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            folder = stat.S_ISDIR(info.st_mode)
-            known = self.previous.get(path)
-            if (
-                known is not None
-                and known.digest is not None
-                and known[1:5] == (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
-                and info.st_mtime_ns < self.trust_before
-                and len(entries) < self.limits.max_entries
-            ):
-                entries[path] = known  # the stat cache: unchanged, so the same entry
-                continue
-            if known is not None and not folder:
-                # The last snapshot recorded it, so it passed these rules then (a `.gitignore`
-                # changed since can only make it reported, never hidden).
-                protected = known.note == NOT_READ_PROTECTED
-                self._record(fd, child.name, path, info, protected=protected)
-                continue
-            reason = self._left_out(child.name, path, folder, rules)
-            if reason is not None and (reason != NOT_READ_PROTECTED or folder):
-                self.snapshot.count_ignored(reason)
-                continue
-            if folder:
-                self._descend(fd, child.name, path, rules)
-                continue
-            self._record(fd, child.name, path, info, protected=reason is not None)
+            for child in listing:  # the hot loop: a snapshot of a big tree is mostly this
+                if snapshot.incomplete is not None:
+                    return
+                path = prefix + child.name
+                try:
+                    info = child.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                known = previous.get(path)
+                if known is not None:
+                    if (
+                        known[1:5] == (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
+                        and known.digest is not None
+                        and info.st_mtime_ns < trusted
+                        and len(entries) < cap
+                    ):
+                        entries[path] = known  # the stat cache: unchanged, the same entry
+                        continue
+                    if not stat.S_ISDIR(info.st_mode):
+                        # Recorded last time, so it passed these rules then (a `.gitignore`
+                        # changed since can only make it reported, never hidden).
+                        protected = known.note == NOT_READ_PROTECTED
+                        self._record(fd, child.name, path, info, protected=protected)
+                        continue
+                self._new_child(fd, child.name, path, info, rules)
+
+    def _new_child(
+        self, fd: int, name: str, path: str, info: os.stat_result, rules: list[IgnoreRule]
+    ) -> None:
+        folder = stat.S_ISDIR(info.st_mode)
+        reason = self._left_out(name, path, folder, rules)
+        if reason is not None and (reason != NOT_READ_PROTECTED or folder):
+            self.snapshot.count_ignored(reason)
+        elif folder:
+            self._descend(fd, name, path, rules)
+        else:
+            self._record(fd, name, path, info, protected=reason is not None)
 
     def _descend(self, fd: int, name: str, path: str, rules: list[IgnoreRule]) -> None:
         try:
