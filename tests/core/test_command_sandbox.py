@@ -298,3 +298,14 @@ def test_an_accepted_review_applies_nothing_if_the_root_changed_meanwhile(tmp_pa
     assert "nothing was applied" in observation
     assert (root / "data.txt").read_text() == "a person's edit\n"
     assert not (root / "new.txt").exists()
+
+
+def test_the_cli_flags_set_the_sandbox_and_the_network() -> None:
+    from counterfoil.cli import agent_settings, build_parser
+
+    args = build_parser().parse_args(
+        ["agent", "goal", "--root", ".", "--sandbox", "confine", "--allow-network"]
+    )
+
+    settings = agent_settings(args)
+    assert (settings.command_sandbox, settings.allow_network) == ("confine", True)
