@@ -88,7 +88,7 @@ def run_tracked_command(
                 ran(outcome, _changed(changes) if review is None else ())
                 raise ReceiptNotRecorded(str(error)) from None
         evidence.update(tree.record(changes, drift), sandbox=sandbox.record())
-        text = [outcome.observation().rstrip("\n"), tree.observation(changes, drift)]
+        text = [tree.observation(changes, drift)]
         if review is None:
             ran(outcome, _changed(changes))
         else:
@@ -106,7 +106,15 @@ def run_tracked_command(
     finally:
         if review is not None:
             review.remove()
-    return CommandRun(outcome, "\n".join(part for part in text if part), evidence)
+    return CommandRun(outcome, _joined(outcome.observation(), text), evidence)
+
+
+def _joined(observation: str, notes: list[str]) -> str:
+    """The command's own observation unchanged (as the tiny-llm course has it), then notes."""
+    notes = [note for note in notes if note]
+    if not notes:
+        return observation
+    return observation + ("" if observation.endswith("\n") else "\n") + "\n".join(notes)
 
 
 def _changed(changes: TreeChanges) -> Changed:
