@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from . import doctor
+from .change_set_diff import change_set_diff
 from .command_setup import set_up_command
 from .errors import AgentError
 from .loop import AgentEvent, run_agent, run_verdict
@@ -299,33 +300,6 @@ def proposal_diff(proposal: ToolProposal) -> str:
     if isinstance(proposal, ChangeSetProposal):
         return change_set_diff(proposal)
     return unified_diff(proposal) or "(no change)\n"
-
-
-def change_set_diff(proposal: ChangeSetProposal) -> str:
-    """One unified diff per file (text), or the digests of a binary file's bytes."""
-    parts: list[str] = []
-    for item in proposal.files:
-        source = "/dev/null" if item.expected_sha256 is None else f"a/{item.path}"
-        target = "/dev/null" if item.content is None else f"b/{item.path}"
-        before, after = item.current or b"", item.content or b""
-        if b"\0" in before + after or (item.current is None and item.expected_sha256):
-            parts.append(
-                f"--- {source}\n+++ {target}\n(binary or large: sha256 "
-                f"{short_digest(item.expected_sha256)} -> {short_digest(item.content_sha256)})\n"
-            )
-            continue
-        lines = difflib.unified_diff(
-            before.decode("utf-8", errors="replace").splitlines(keepends=True),
-            after.decode("utf-8", errors="replace").splitlines(keepends=True),
-            source,
-            target,
-        )
-        text = "".join(
-            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-            for line in lines
-        )
-        parts.append(text or f"--- {source}\n+++ {target}\n(mode {item.mode:o})\n")
-    return "".join(parts)
 
 
 def proposal_header(proposal: ToolProposal) -> str:

@@ -53,13 +53,7 @@ from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
 from .search import SearchLimits, search_tree
 from .tree.command_run import run_tracked_command
 from .tree.command_tree import CommandTree
-from .tree.restore import (
-    apply_change_set,
-    change_set_record,
-    change_set_result,
-    check_change_set,
-    plan_command_revert,
-)
+from .tree.restore import apply_approved_change_set, propose_command_revert
 from .tree.sandbox import OFF, sandbox_for
 from .tree.snapshot import TreeLimits, TreeRules, guarded_paths
 from .verdict import EffectOutcome, EffectState
@@ -509,43 +503,23 @@ class Workspace:
     def _propose_command_revert(
         self, call_id: str, tool_call_id: str, evidence: dict[str, Any]
     ) -> ChangeSetProposal:
-        planned, left = plan_command_revert(
-            call_id, evidence.get("tree_changes"), self._stored_object
-        )
-        files, alone = check_change_set(
-            self.policy.root, planned, left, self.policy.protected_patterns, self._is_receipt_log
-        )
-        if not files:
-            reasons = "; ".join(f"{path}: {why}" for path, why in alone) or "it changed no file"
-            raise AgentError(f"nothing of {call_id} can be reverted ({reasons})")
-        action = ToolAction(REVERT_TOOL, {"tool_call_id": call_id})
-        return ChangeSetProposal(tool_call_id, action, files, alone, reverts=call_id)
+        root, protected = self.policy.root, self.policy.protected_patterns
+        plan = (call_id, tool_call_id, evidence.get("tree_changes"), self._stored_object)
+        return propose_command_revert(*plan, root, protected, self._is_receipt_log)
 
     def _apply_change_set(self, proposal: ChangeSetProposal) -> str:
-        """Put each file in its approved state if it still holds what was shown; a revert
-        leaves a file changed since alone, a reviewed set is applied whole or not at all."""
-        applied, alone = apply_change_set(
-            self.policy.root,
-            proposal.files,
-            self.policy.protected_patterns,
-            all_or_nothing=proposal.reverts is None,
-        )
-        alone = [*proposal.left_alone, *alone]
-        changed = tuple((item.path, item.content_sha256) for item in applied)
-        self._note(proposal, "approved", tree_changes=changed)
-        for item in applied:
-            self._modified.add(item.path)
-            self._read_digests.pop(item.path, None)
-            self.command_tree().note_effect(item.path)
-        verb = f"reverted {proposal.reverts} in" if proposal.reverts else "applied"
-        result = change_set_result(verb, applied, alone)
-        evidence: dict[str, Any] = {"tree_changes": change_set_record(applied, alone)}
-        if proposal.reverts is not None:
-            evidence["reverts"] = proposal.reverts
-        evidence = self._run_evidence(proposal, evidence)
-        artifacts = tuple(item.path for item in applied)
-        record_receipt(self.receipt_store, proposal, "ok", result, evidence, artifacts)
-        return result
+        """Put each file in its approved state if it still holds what was shown (see
+        `tree/restore.py`), then note and receipt what was done."""
+        done = apply_approved_change_set(proposal, self.policy.root, self.policy.protected_patterns)
+        self._note(proposal, "approved", tree_changes=done.changed)
+        for path, _ in done.changed:
+            self._modified.add(path)
+            self._read_digests.pop(path, None)
+            self.command_tree().note_effect(path)
+        evidence = self._run_evidence(proposal, done.evidence)
+        artifacts = tuple(path for path, _ in done.changed)
+        record_receipt(self.receipt_store, proposal, "ok", done.result, evidence, artifacts)
+        return done.result
 
     def _stored_object(self, digest: str) -> bytes | None:
         log = self.receipt_store.path

@@ -15,13 +15,15 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..actions import ToolAction
 from ..errors import AgentError
 from ..files import DIRECTORY_FLAGS, READ_FLAGS, remove_stale_temporaries
 from ..paths import relative_parts, temporary_name
-from ..proposals import FileRestore
+from ..proposals import ChangeSetProposal, FileRestore
 
 CHANGED_SINCE = "changed since the command"
 LoadObject = Callable[[str], bytes | None]
@@ -275,3 +277,47 @@ def change_set_result(
         lines.append("left alone:")
         lines += [f"  {path}: {why}" for path, why in alone]
     return "\n".join(lines)
+
+
+def propose_command_revert(
+    call_id: str,
+    tool_call_id: str,
+    record: object,
+    load_object: LoadObject,
+    root: Path,
+    protected: tuple[str, ...],
+    guarded: Callable[[Path], bool],
+) -> ChangeSetProposal:
+    """The change set that puts back what a command changed (its receipt's `tree_changes`),
+    or AgentError when none of it can be put back."""
+    planned, left = plan_command_revert(call_id, record, load_object)
+    files, alone = check_change_set(root, planned, left, protected, guarded)
+    if not files:
+        reasons = "; ".join(f"{path}: {why}" for path, why in alone) or "it changed no file"
+        raise AgentError(f"nothing of {call_id} can be reverted ({reasons})")
+    action = ToolAction("revert", {"tool_call_id": call_id})
+    return ChangeSetProposal(tool_call_id, action, files, alone, reverts=call_id)
+
+
+@dataclass(frozen=True)
+class AppliedChangeSet:
+    changed: tuple[tuple[str, str | None], ...]  # each file written, with its new digest
+    result: str
+    evidence: dict[str, Any]
+
+
+def apply_approved_change_set(
+    proposal: ChangeSetProposal, root: Path, protected: tuple[str, ...]
+) -> AppliedChangeSet:
+    """Apply an approved change set: a revert leaves a file changed since alone, a reviewed
+    set is applied whole or not at all."""
+    applied, alone = apply_change_set(
+        root, proposal.files, protected, all_or_nothing=proposal.reverts is None
+    )
+    left = [*proposal.left_alone, *alone]
+    verb = f"reverted {proposal.reverts} in" if proposal.reverts else "applied"
+    evidence: dict[str, Any] = {"tree_changes": change_set_record(applied, left)}
+    if proposal.reverts is not None:
+        evidence["reverts"] = proposal.reverts
+    changed = tuple((item.path, item.content_sha256) for item in applied)
+    return AppliedChangeSet(changed, change_set_result(verb, applied, left), evidence)
