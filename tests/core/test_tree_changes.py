@@ -237,3 +237,33 @@ def test_a_passing_command_after_the_one_that_changed_files_validates_them(
     run(space, check)
 
     assert compute_verdict(space.effect_outcomes).validation == "passed"
+
+
+def test_verify_with_a_root_names_a_file_changed_after_the_command_that_left_it(
+    tmp_path: Path,
+) -> None:
+    space, tool = tool_project(tmp_path)
+    run(space, tool)
+    assert verify_receipt_log(tmp_path / LOG, root=tmp_path).ok
+
+    (tmp_path / "gen" / "out.txt").write_text("changed later\n")
+
+    assert verify_receipt_log(tmp_path / LOG, root=tmp_path).drift == (
+        "gen/out.txt changed after call-1",
+    )
+
+
+def test_receipts_gc_keeps_the_bytes_a_commands_tree_changes_name(tmp_path: Path) -> None:
+    import io
+
+    from counterfoil.cli import main
+
+    space, tool = tool_project(tmp_path)
+    run(space, tool)
+    changes = {c["path"]: c for c in last_line(tmp_path)["tree_changes"]["changes"]}
+
+    main(["receipts", "gc", str(tmp_path / LOG)], stdout=io.StringIO())
+
+    folder = tmp_path / ".counterfoil"
+    assert load_object(folder, changes["data.txt"]["before_sha256"]) == b"before\n"
+    assert load_object(folder, changes["old.txt"]["before_sha256"]) == b"old\n"
