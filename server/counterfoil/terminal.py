@@ -210,6 +210,8 @@ def _validation_line(verdict: RunVerdict) -> str:
         )
         return f"failed: {named} {how}"
     if verdict.validation == "stale":
+        if command is not None and command.tree_changes:
+            return f"stale: {named} changed files itself, and nothing checked them since"
         return f"stale: {named} ran before the last change, and nothing checked it since"
     if verdict.files_changed:
         return "not run: no allowlisted command ran after the change"

@@ -263,6 +263,9 @@ def test_an_accepted_review_applies_the_changes_and_says_so_on_the_receipt(
     observation = run(space)
 
     assert (tmp_path / "p" / "new.txt").read_text() == "new\n"
+    assert (
+        "files changed by the command (2):\n  modified data.txt\n  created new.txt\n" in observation
+    )
     assert "[review: accepted; 2 file(s) applied to the root]" in observation
     line = last_line(tmp_path / "p")
     assert line["review"]["applied"] == ["data.txt", "new.txt"]

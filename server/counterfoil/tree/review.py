@@ -41,11 +41,12 @@ class ReviewCopy:
         self.folder = Path(tempfile.mkdtemp(prefix="counterfoil-review-"))
         self.copy = self.folder / "root"
         self.skipped = 0
+        # The receipt log's paths (relative) are left out of the copy's snapshots too: the
+        # sandbox mounts the real ones there, read-only.
+        self.copy_rules = TreeRules(rules.protected_patterns, guarded_paths=rules.guarded_paths)
         try:
             shutil.copytree(root, self.copy, symlinks=True, ignore=self._left_out)
-            self.start = take_snapshot(
-                self.copy, TreeRules(rules.protected_patterns), hash_files=False
-            )
+            self.start = take_snapshot(self.copy, self.copy_rules, hash_files=False)
         except BaseException:
             self.remove()
             raise
@@ -79,7 +80,7 @@ class ReviewCopy:
         )
         end = take_snapshot(
             self.copy,
-            TreeRules(self.rules.protected_patterns),
+            self.copy_rules,
             limits,
             previous=start,
             hash_files=False,
