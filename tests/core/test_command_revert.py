@@ -138,3 +138,19 @@ def test_a_command_whose_every_file_changed_since_has_nothing_to_revert(tmp_path
 
     assert status == 1
     assert output.startswith("error: nothing of call-1 can be reverted (data.txt: changed since")
+
+
+def test_reverting_a_mode_change_puts_the_mode_back(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("echo\n")
+    (tmp_path / "run.sh").chmod(0o644)
+    (tmp_path / "tool.py").write_text("import os\nos.chmod('run.sh', 0o755)\n")
+    (tmp_path / ".counterfoil").mkdir()
+    policy = ToolPolicy(tmp_path, allowed_commands=((PYTHON, "tool.py"),))
+    store = ReceiptStore(tmp_path / LOG, signer=None)
+    space = Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    space.execute(ToolAction("run_command", {"argv": [PYTHON, "tool.py"]}))
+
+    status, _ = revert(tmp_path)
+
+    assert status == 0
+    assert (tmp_path / "run.sh").stat().st_mode & 0o777 == 0o644

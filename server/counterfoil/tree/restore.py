@@ -21,8 +21,8 @@ from typing import Any
 
 from ..actions import ToolAction
 from ..errors import AgentError
-from ..files import DIRECTORY_FLAGS, READ_FLAGS, remove_stale_temporaries
-from ..paths import relative_parts, temporary_name
+from ..files import DIRECTORY_FLAGS, READ_FLAGS, replace_file
+from ..paths import relative_parts
 from ..proposals import ChangeSetProposal, FileRestore
 
 CHANGED_SINCE = "changed since the command"
@@ -144,30 +144,17 @@ def check_file(root: Path, item: FileRestore, protected: tuple[str, ...]) -> Fil
 
 
 def _write(directory: int, name: str, data: bytes, mode: int | None) -> None:
-    remove_stale_temporaries(directory)
-    temporary = temporary_name()
-    fd = os.open(
-        temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=directory
-    )
+    """Replace `name` atomically, then give it `mode` through a descriptor opened without
+    following a link."""
+    replace_file(directory, name, data, None)
+    if mode is None:
+        return
+    fd = os.open(name, READ_FLAGS, dir_fd=directory)
     try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            umask = os.umask(0)
-            os.umask(umask)
-            os.fchmod(fd, stat.S_IMODE(mode) if mode is not None else 0o666 & ~umask)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temporary, name, src_dir_fd=directory, dst_dir_fd=directory)
-    except BaseException:
-        try:
-            os.unlink(temporary, dir_fd=directory)
-        except OSError:
-            pass
-        raise
-    os.fsync(directory)
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.fchmod(fd, stat.S_IMODE(mode))
+    finally:
+        os.close(fd)
 
 
 def apply_file(root: Path, item: FileRestore, protected: tuple[str, ...]) -> None:
