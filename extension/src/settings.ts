@@ -34,6 +34,8 @@ export const DAEMON_SETTING_KEYS = [
   "maxCommandOutputBytes",
   "commandSandbox",
   "allowNetwork",
+  "maxInlineChars",
+  "agentsFile",
 ] as const;
 
 export type DaemonSettings = Partial<

@@ -5,7 +5,9 @@ and the language-server daemon are adapters around it and are imported only when
 """
 
 from .actions import Action, FinalAction, ToolAction, parse_action
+from .compaction import CompactionResult, compact_completed_interactions
 from .errors import AgentError
+from .evidence import ArtifactRef, ArtifactStore, BoundedEvidenceWorkspace
 from .loop import AgentEvent, AgentLimits, AgentRun, initial_messages, run_agent
 from .policy import ToolPolicy
 from .prompt import build_system_prompt
@@ -25,7 +27,11 @@ __all__ = [
     "AgentEvent",
     "AgentLimits",
     "AgentRun",
+    "ArtifactRef",
+    "ArtifactStore",
+    "BoundedEvidenceWorkspace",
     "CommandProposal",
+    "CompactionResult",
     "EditProposal",
     "EffectReceipt",
     "FinalAction",
@@ -37,6 +43,7 @@ __all__ = [
     "ToolProposal",
     "Workspace",
     "build_system_prompt",
+    "compact_completed_interactions",
     "initial_messages",
     "parse_action",
     "run_agent",

@@ -100,9 +100,11 @@ def guarded_paths(root: Path, paths: tuple[Path, ...]) -> frozenset[str]:
     inside: set[str] = set()
     for path in paths:
         try:
-            inside.add(path.relative_to(root).as_posix().casefold())
+            relative = path.relative_to(root).as_posix().casefold()
         except ValueError:
             continue
+        if relative != ".":
+            inside.add(relative)
     return frozenset(inside)
 
 
