@@ -5,7 +5,17 @@ and the language-server daemon are adapters around it and are imported only when
 """
 
 from .actions import Action, FinalAction, ToolAction, parse_action
+from .approval import ApprovalDecision
 from .errors import AgentError
+from .evaluation import (
+    EvaluationCase,
+    EvaluationCheck,
+    EvaluationReport,
+    FileExpectation,
+    ReceiptExpectation,
+    ResultExpectation,
+    evaluate_run,
+)
 from .loop import AgentEvent, AgentLimits, AgentRun, initial_messages, run_agent
 from .policy import ToolPolicy
 from .prompt import build_system_prompt
@@ -25,18 +35,26 @@ __all__ = [
     "AgentEvent",
     "AgentLimits",
     "AgentRun",
+    "ApprovalDecision",
     "CommandProposal",
     "EditProposal",
     "EffectReceipt",
+    "EvaluationCase",
+    "EvaluationCheck",
+    "EvaluationReport",
+    "FileExpectation",
     "FinalAction",
+    "ReceiptExpectation",
     "ReceiptLogError",
     "ReceiptLogReport",
     "ReceiptStore",
+    "ResultExpectation",
     "ToolAction",
     "ToolPolicy",
     "ToolProposal",
     "Workspace",
     "build_system_prompt",
+    "evaluate_run",
     "initial_messages",
     "parse_action",
     "run_agent",
