@@ -27,14 +27,26 @@ from .receipts import (
     ReceiptStore,
     verify_receipt_log,
 )
+from .sessions import (
+    AgentCheckpoint,
+    AgentStatus,
+    ModelCheckpoint,
+    create_checkpoint,
+    inspect_checkpoint,
+    resume_agent,
+    resume_with_steering,
+    run_to_checkpoint,
+)
 from .workspace import Workspace
 
 __all__ = [
     "Action",
+    "AgentCheckpoint",
     "AgentError",
     "AgentEvent",
     "AgentLimits",
     "AgentRun",
+    "AgentStatus",
     "ApprovalDecision",
     "CommandProposal",
     "EditProposal",
@@ -44,6 +56,7 @@ __all__ = [
     "EvaluationReport",
     "FileExpectation",
     "FinalAction",
+    "ModelCheckpoint",
     "ReceiptExpectation",
     "ReceiptLogError",
     "ReceiptLogReport",
@@ -54,9 +67,14 @@ __all__ = [
     "ToolProposal",
     "Workspace",
     "build_system_prompt",
+    "create_checkpoint",
     "evaluate_run",
     "initial_messages",
+    "inspect_checkpoint",
     "parse_action",
+    "resume_agent",
+    "resume_with_steering",
     "run_agent",
+    "run_to_checkpoint",
     "verify_receipt_log",
 ]
