@@ -4,8 +4,11 @@ The core (actions, policy, workspace, receipts, loop) is plain Python; the model
 and the language-server daemon are adapters around it and are imported only when used.
 """
 
+from typing import Any
+
 from .actions import Action, FinalAction, ToolAction, parse_action
 from .approval import ApprovalDecision
+from .branching import BranchOutcome, PrefixReuse, run_branch, select_branch
 from .errors import AgentError
 from .evaluation import (
     EvaluationCase,
@@ -48,6 +51,7 @@ __all__ = [
     "AgentRun",
     "AgentStatus",
     "ApprovalDecision",
+    "BranchOutcome",
     "CommandProposal",
     "EditProposal",
     "EffectReceipt",
@@ -56,7 +60,9 @@ __all__ = [
     "EvaluationReport",
     "FileExpectation",
     "FinalAction",
+    "KvPrefixGenerator",
     "ModelCheckpoint",
+    "PrefixReuse",
     "ReceiptExpectation",
     "ReceiptLogError",
     "ReceiptLogReport",
@@ -75,6 +81,18 @@ __all__ = [
     "resume_agent",
     "resume_with_steering",
     "run_agent",
+    "run_branch",
     "run_to_checkpoint",
+    "select_branch",
     "verify_receipt_log",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """`KvPrefixGenerator` runs on MLX, an adapter: it is imported only when asked for, so
+    importing the package never loads a model framework."""
+    if name == "KvPrefixGenerator":
+        from .models.kv_prefix import KvPrefixGenerator
+
+        return KvPrefixGenerator
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
