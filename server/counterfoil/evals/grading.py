@@ -18,13 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentError
-from ..files import DIRECTORY_FLAGS, open_directory, read_regular_file
+from ..files import open_directory, read_regular_file
+from ..tree_copy import Snapshot
 from .package import PackageCheck, TaskPackage
 
 MAX_GRADED_BYTES = 16 * 1024 * 1024
-
-# path -> ("file", sha256) | ("dir", "") | ("link", "") | ("other", "")
-Snapshot = dict[str, tuple[str, str]]
 
 
 @dataclass(frozen=True)
@@ -41,41 +39,6 @@ class Modification:
 
     path: str
     change: str  # added, removed or changed
-
-
-def snapshot(root: Path) -> Snapshot:
-    """Every entry under `root` by kind, with each regular file's digest."""
-    entries: Snapshot = {}
-    fd = os.open(root, DIRECTORY_FLAGS)
-    try:
-        _walk(fd, "", entries)
-    finally:
-        os.close(fd)
-    return entries
-
-
-def _walk(directory: int, prefix: str, entries: Snapshot) -> None:
-    for name in sorted(os.listdir(directory)):
-        path = f"{prefix}{name}"
-        try:
-            mode = os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode
-        except FileNotFoundError:
-            continue
-        if stat.S_ISDIR(mode):
-            entries[path] = ("dir", "")
-            child = os.open(name, DIRECTORY_FLAGS, dir_fd=directory)
-            try:
-                _walk(child, f"{path}/", entries)
-            finally:
-                os.close(child)
-        elif stat.S_ISREG(mode):
-            try:
-                data = read_regular_file(directory, name, MAX_GRADED_BYTES)
-                entries[path] = ("file", hashlib.sha256(data).hexdigest())
-            except AgentError as error:
-                entries[path] = ("other", str(error))
-        else:
-            entries[path] = ("link" if stat.S_ISLNK(mode) else "other", "")
 
 
 def forbidden_modifications(

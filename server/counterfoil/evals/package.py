@@ -23,7 +23,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..files import DIRECTORY_FLAGS, READ_FLAGS
+from ..files import READ_FLAGS
+from ..tree_copy import LinkRefused, copy_tree
 
 SCHEMA_VERSION = 1
 MAX_JSON_BYTES = 1024 * 1024
@@ -285,40 +286,7 @@ def _check(item: object, where: str, files: frozenset[str]) -> PackageCheck:
 def stage_workspace(package: TaskPackage, destination: Path) -> None:
     """Copy the package's workspace into `destination` (a new folder), refusing any link met
     on the way; files are written without executable bits."""
-    destination.mkdir()
-    source = os.open(package.workspace, DIRECTORY_FLAGS)
     try:
-        _copy_folder(source, destination, package.id)
-    finally:
-        os.close(source)
-
-
-def _copy_folder(source_fd: int, destination: Path, label: str) -> None:
-    for name in sorted(os.listdir(source_fd)):
-        mode = os.stat(name, dir_fd=source_fd, follow_symlinks=False).st_mode
-        if stat.S_ISDIR(mode):
-            child = os.open(name, DIRECTORY_FLAGS, dir_fd=source_fd)
-            try:
-                (destination / name).mkdir()
-                _copy_folder(child, destination / name, label)
-            finally:
-                os.close(child)
-        elif stat.S_ISREG(mode):
-            fd = os.open(name, READ_FLAGS, dir_fd=source_fd)
-            try:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    raise PackageError(f"{label}: {name} changed while it was staged")
-                chunks = []
-                while chunk := os.read(fd, 1 << 20):
-                    chunks.append(chunk)
-            finally:
-                os.close(fd)
-            target = os.open(destination / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            try:
-                data = memoryview(b"".join(chunks))
-                while data:
-                    data = data[os.write(target, data) :]
-            finally:
-                os.close(target)
-        else:
-            raise PackageError(f"{label}: {name} is not a regular file or a folder")
+        copy_tree(package.workspace, destination)
+    except LinkRefused as error:
+        raise PackageError(f"{package.id}: {error}") from None

@@ -21,8 +21,9 @@ from ..loop import AgentLimits, AgentRun, run_agent
 from ..policy import ToolPolicy
 from ..proposals import EditProposal, ToolProposal
 from ..receipts import ReceiptStore, verify_receipt_log
+from ..tree_copy import snapshot
 from ..verdict import RunVerdict
-from .grading import CheckResult, Modification, forbidden_modifications, grade, snapshot
+from .grading import CheckResult, Modification, forbidden_modifications, grade
 from .package import PackageError, TaskPackage, stage_workspace
 
 APPROVED_BY = "task package"
