@@ -12,6 +12,7 @@ when a prefix is prefilled or a response generated.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from ..branching import PrefixReuse
@@ -163,27 +164,46 @@ class KvPrefixGenerator:
         return logits
 
     def _freeze(self, caches: list[Any]) -> tuple[Any, ...]:
-        if self._mlx_lm:
-            frozen = tuple((cache.state, cache.meta_state) for cache in caches)
-            import mlx.core as mx
+        """The prefix as each branch will get it. mlx-lm's plain KVCache keeps spare room that
+        a later update writes into in place, so only the exact prefix slices are kept (a
+        branch's first update then grows new arrays); any other cache kind is copied whole
+        per branch (still no prefill)."""
+        import mlx.core as mx
 
-            mx.eval([state for state, _ in frozen])
+        if not self._mlx_lm:
+            for cache in caches:
+                cache.materialize()
+            if any(cache.key_values is None for cache in caches):
+                raise AgentError("model did not populate every dense cache layer")
+            return tuple((cache.key_values, cache.offset) for cache in caches)
+        from mlx_lm.models.cache import KVCache
+
+        if all(type(cache) is KVCache for cache in caches):
+            frozen = tuple(
+                (cache.keys[..., : cache.offset, :], cache.values[..., : cache.offset, :])
+                for cache in caches
+            )
+            mx.eval([array for pair in frozen for array in pair])
             return frozen
-        for cache in caches:
-            cache.materialize()
-        if any(cache.key_values is None for cache in caches):
-            raise AgentError("model did not populate every dense cache layer")
-        return tuple((cache.key_values, cache.offset) for cache in caches)
+        mx.eval([cache.state for cache in caches])
+        return (caches,)
 
     def _thawed_caches(self) -> list[Any]:
         """Fresh cache objects over the frozen prefix arrays (shared, never written)."""
+        if self._mlx_lm:
+            from mlx_lm.models.cache import KVCache
+
+            if len(self._prefix_state) == 1 and isinstance(self._prefix_state[0], list):
+                return list(copy.deepcopy(self._prefix_state[0]))
+            caches = []
+            for keys, values in self._prefix_state:
+                cache = KVCache()
+                cache.keys, cache.values, cache.offset = keys, values, int(keys.shape[2])
+                caches.append(cache)
+            return caches
         caches = self._new_caches()
-        for cache, (state, extra) in zip(caches, self._prefix_state, strict=True):
-            if self._mlx_lm:
-                cache.state = state
-                cache.meta_state = extra
-            else:
-                cache.key_values, cache.offset = state, extra
+        for cache, (key_values, offset) in zip(caches, self._prefix_state, strict=True):
+            cache.key_values, cache.offset = key_values, offset
         return caches
 
     def _stop_tokens(self) -> frozenset[int]:
