@@ -195,16 +195,16 @@ class KvPrefixGenerator:
 
             if len(self._prefix_state) == 1 and isinstance(self._prefix_state[0], list):
                 return list(copy.deepcopy(self._prefix_state[0]))
-            caches = []
+            shared: list[Any] = []
             for keys, values in self._prefix_state:
-                cache = KVCache()
-                cache.keys, cache.values, cache.offset = keys, values, int(keys.shape[2])
-                caches.append(cache)
-            return caches
-        caches = self._new_caches()
-        for cache, (key_values, offset) in zip(caches, self._prefix_state, strict=True):
+                layer = KVCache()
+                layer.keys, layer.values, layer.offset = keys, values, int(keys.shape[2])
+                shared.append(layer)
+            return shared
+        dense = [DenseKvCache() for _ in self._prefix_state]
+        for cache, (key_values, offset) in zip(dense, self._prefix_state, strict=True):
             cache.key_values, cache.offset = key_values, offset
-        return caches
+        return list(dense)
 
     def _stop_tokens(self) -> frozenset[int]:
         ids = getattr(self._tokenizer, "eos_token_ids", None)
