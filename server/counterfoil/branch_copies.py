@@ -21,13 +21,12 @@ from pathlib import Path
 
 from .actions import ToolAction
 from .errors import AgentError
-from .files import open_directory, read_regular_file
 from .policy import ToolPolicy
 from .proposals import ToolProposal
 from .receipts import ReceiptStore
 from .receipts.content import OBJECTS_FOLDER
 from .receipts.head import head_path
-from .tree_copy import Snapshot, copy_tree, snapshot
+from .tree_copy import Snapshot, copy_tree, read_relative, snapshot
 from .workspace import Workspace
 
 MAX_APPLIED_BYTES = 16 * 1024 * 1024
@@ -95,7 +94,7 @@ def branch_changes(branch: BranchCopy) -> tuple[BranchChange, ...]:
         elif after[0] != "file":
             raise AgentError(f"branch {branch.name}: {path} is not a regular file")
         else:
-            changes.append(BranchChange(path, _read(branch.root, path)))
+            changes.append(BranchChange(path, read_relative(branch.root, path, MAX_APPLIED_BYTES)))
     return tuple(changes)
 
 
@@ -145,18 +144,12 @@ def apply_branch(
     return tuple(results)
 
 
-def _read(root: Path, path: str) -> bytes:
-    parts = tuple(path.split("/"))
-    with open_directory(root, parts[:-1]) as directory:
-        return read_regular_file(directory, parts[-1], MAX_APPLIED_BYTES)
-
-
 def _digest(root: Path, path: str) -> str | None:
     import hashlib
 
     if not os.path.lexists(root / path):
         return None
     try:
-        return hashlib.sha256(_read(root, path)).hexdigest()
+        return hashlib.sha256(read_relative(root, path, MAX_APPLIED_BYTES)).hexdigest()
     except AgentError:
         return "unreadable"

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .errors import AgentError
-from .files import DIRECTORY_FLAGS, READ_FLAGS, read_regular_file
+from .files import DIRECTORY_FLAGS, READ_FLAGS, open_directory, read_regular_file
 
 FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int)
 MAX_DIGESTED_BYTES = 64 * 1024 * 1024
@@ -97,6 +97,14 @@ def _clone(source: int, target: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def read_relative(root: Path, path: str, limit: int = MAX_DIGESTED_BYTES) -> bytes:
+    """The bytes of the regular file at `root/path` (a relative POSIX path), reached without
+    following any link."""
+    parts = tuple(path.split("/"))
+    with open_directory(root, parts[:-1]) as directory:
+        return read_regular_file(directory, parts[-1], limit)
 
 
 def snapshot(root: Path, skip: Callable[[str], bool] = lambda _path: False) -> Snapshot:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from counterfoil.evals.grading import strictly_equal
+from counterfoil.evals.grading import GRADERS, strictly_equal
 from counterfoil.evals.package import CHECK_TYPES, PackageError, load_package, stage_workspace
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "evals"
@@ -152,3 +152,7 @@ def test_values_compare_type_strictly() -> None:
     assert not strictly_equal(1, 1.0)
     assert not strictly_equal(True, 1)
     assert not strictly_equal([1], [True])
+
+
+def test_every_check_type_the_loader_accepts_has_a_grader() -> None:
+    assert set(GRADERS) == set(CHECK_TYPES)

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentError
-from ..files import open_directory, read_regular_file
-from ..tree_copy import Snapshot
+from ..files import open_directory
+from ..tree_copy import Snapshot, read_relative
 from .package import PackageCheck, TaskPackage
 
 MAX_GRADED_BYTES = 16 * 1024 * 1024
@@ -61,7 +61,7 @@ def grade(package: TaskPackage, root: Path, before: Snapshot) -> tuple[CheckResu
 
 
 def _grade_one(check: PackageCheck, root: Path, before: Snapshot) -> CheckResult:
-    passed, detail = _CHECKS[check.type](check, root, before)
+    passed, detail = GRADERS[check.type](check, root, before)
     return CheckResult(check.name, check.type, passed, detail)
 
 
@@ -80,9 +80,7 @@ def _kind(root: Path, path: str) -> str:
 
 
 def _read(root: Path, path: str) -> bytes:
-    parts = tuple(path.split("/"))
-    with open_directory(root, parts[:-1]) as directory:
-        return read_regular_file(directory, parts[-1], MAX_GRADED_BYTES)
+    return read_relative(root, path, MAX_GRADED_BYTES)
 
 
 def _exists(check: PackageCheck, root: Path, _before: Snapshot) -> tuple[bool, str]:
@@ -208,7 +206,7 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
-_CHECKS = {
+GRADERS = {
     "json_value": _json_value,
     "path_absent": _absent,
     "path_exists": _exists,

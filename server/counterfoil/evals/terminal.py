@@ -2,7 +2,7 @@
 
 Every package is checked before any model loads, so a bad package costs nothing (exit 2, one
 sentence). Progress goes to stderr as each run ends; the report (a table, or one JSON document)
-goes to stdout. Exit 0 only when every task passed for every model, else 1.
+goes to stdout. Exit 0 only when every task passed for every model, else 1 (130: Ctrl-C).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from .package import PackageError, TaskPackage, load_package
 from .report import TaskResult, document, overall_status, table
 from .runner import TaskRun, run_task
 
-EXIT_PASSED, EXIT_FAILED, EXIT_BAD_PACKAGE = 0, 1, 2
+EXIT_PASSED, EXIT_FAILED, EXIT_BAD_PACKAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 MAX_RUNS = 1000
 
 
@@ -59,7 +59,11 @@ def eval_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO | None
         stdout.write(f"error: two packages have the task id {duplicate!r}\n")
         return EXIT_BAD_PACKAGE
     models = list(dict.fromkeys(args.models))
-    results = evaluate(packages, [ModelUnderTest(spec) for spec in models], args.runs, stderr)
+    try:
+        results = evaluate(packages, [ModelUnderTest(spec) for spec in models], args.runs, stderr)
+    except KeyboardInterrupt:
+        stdout.write("interrupted: no report\n")
+        return EXIT_INTERRUPTED
     if args.json:
         stdout.write(json.dumps(document(results, models, args.runs), indent=2) + "\n")
     else:
