@@ -76,6 +76,8 @@ def _chart(results: list[TaskResult], models: list[str], tasks: list[str]) -> st
                 f'<rect x="{x}" y="{top + height - bar_height}" width="{bar - 2}" '
                 f'height="{bar_height}" fill="{COLOURS[model_index % len(COLOURS)]}">'
                 f"<title>{escape(model)} · {escape(group)}: {rate:.0%}</title></rect>"
+                f'<text x="{x + (bar - 2) / 2}" y="{top + height - bar_height - 3}" '
+                f'font-size="9" text-anchor="middle">{rate:.0%}</text>'
             )
         label_x = x0 + (bar * len(models)) / 2
         parts.append(
