@@ -25,6 +25,7 @@ class ModelUnderTest:
     spec: str
     _loaded: Any = field(default=None, repr=False)
     _limits: AgentLimits | None = field(default=None, repr=False)
+    _load_error: Exception | None = field(default=None, repr=False)
 
     @property
     def endpoint(self) -> str | None:
@@ -48,8 +49,14 @@ class ModelUnderTest:
                 if not path.is_file():
                     raise ValueError(f"no script for task {task_id} ({path})")
             return ScriptedModel.from_file(path), tuple, AgentLimits()
+        if self._load_error is not None:
+            raise self._load_error  # tried once: every later run is the same error, at once
         if self._loaded is None:
-            self._loaded, self._limits = self._load()
+            try:
+                self._loaded, self._limits = self._load()
+            except Exception as error:
+                self._load_error = error
+                raise
         loaded = self._loaded
         assert self._limits is not None
         return loaded, lambda: tuple(getattr(loaded, "stats", ())), self._limits

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..actions import ToolAction
 from ..approval import Approval, ApprovalDecision
-from ..loop import AgentLimits, AgentRun, run_agent
+from ..loop import IDENTICAL_ACTION_ERROR, AgentLimits, AgentRun, run_agent
 from ..policy import ToolPolicy
 from ..proposals import EditProposal, ToolProposal
 from ..receipts import ReceiptStore, verify_receipt_log
@@ -169,7 +169,11 @@ def _workspace(package: TaskPackage, root: Path, store: ReceiptStore) -> Any:
 def _metrics(run: AgentRun, responses: Sequence[object], seconds: float) -> RunMetrics:
     from ..models.usage import reused_tokens
 
-    malformed = sum(1 for event in run.events if event.action is None and event.result)
+    malformed = sum(
+        1
+        for event in run.events
+        if event.action is None and event.result and event.result != IDENTICAL_ACTION_ERROR
+    )
     tool_errors = sum(
         1
         for event in run.events
