@@ -32,6 +32,8 @@ export const DAEMON_SETTING_KEYS = [
   "limitMemoryBytes",
   "limitProcesses",
   "maxCommandOutputBytes",
+  "maxInlineChars",
+  "agentsFile",
 ] as const;
 
 export type DaemonSettings = Partial<

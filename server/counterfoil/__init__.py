@@ -9,6 +9,7 @@ from typing import Any
 from .actions import Action, FinalAction, ToolAction, parse_action
 from .approval import ApprovalDecision
 from .branching import BranchOutcome, PrefixReuse, run_branch, select_branch
+from .compaction import CompactionResult, compact_completed_interactions
 from .errors import AgentError
 from .evaluation import (
     EvaluationCase,
@@ -19,6 +20,7 @@ from .evaluation import (
     ResultExpectation,
     evaluate_run,
 )
+from .evidence import ArtifactRef, ArtifactStore, BoundedEvidenceWorkspace
 from .loop import AgentEvent, AgentLimits, AgentRun, initial_messages, run_agent
 from .policy import ToolPolicy
 from .prompt import build_system_prompt
@@ -51,8 +53,12 @@ __all__ = [
     "AgentRun",
     "AgentStatus",
     "ApprovalDecision",
+    "ArtifactRef",
+    "ArtifactStore",
+    "BoundedEvidenceWorkspace",
     "BranchOutcome",
     "CommandProposal",
+    "CompactionResult",
     "EditProposal",
     "EffectReceipt",
     "EvaluationCase",
@@ -73,6 +79,7 @@ __all__ = [
     "ToolProposal",
     "Workspace",
     "build_system_prompt",
+    "compact_completed_interactions",
     "create_checkpoint",
     "evaluate_run",
     "initial_messages",

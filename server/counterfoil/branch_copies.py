@@ -25,6 +25,7 @@ from .policy import ToolPolicy
 from .proposals import ToolProposal
 from .receipts import ReceiptStore
 from .receipts.content import OBJECTS_FOLDER
+from .receipts.guard import LogGuard
 from .receipts.head import head_path
 from .tree_copy import Snapshot, copy_tree, read_relative, snapshot
 from .workspace import Workspace
@@ -69,16 +70,10 @@ def fork_root(name: str, root: Path, log: Path, destination: Path) -> BranchCopy
 
 
 def _log_paths(root: Path, log: Path) -> Callable[[str], bool]:
-    """Whether a relative path is the log, its head or its content store (never a change)."""
-    if not (log.parent == root or root in log.parents):
-        return lambda _path: False
-    relative = log.relative_to(root)
-    skipped = {
-        relative.as_posix(),
-        head_path(relative).as_posix(),
-        (relative.parent / OBJECTS_FOLDER).as_posix(),
-    }
-    return lambda path: path in skipped
+    """Whether a relative path belongs to the receipt log (the log, its head, content store,
+    holds; its whole folder when that lies inside the root): never a change of the branch."""
+    guard = LogGuard.of(log, root)
+    return lambda path: guard.hides(root / path)
 
 
 def branch_changes(branch: BranchCopy) -> tuple[BranchChange, ...]:
