@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from counterfoil import ReceiptStore, ToolAction
 from counterfoil.evals.grading import GRADERS, strictly_equal
 from counterfoil.evals.package import CHECK_TYPES, PackageError, load_package, stage_workspace
+from counterfoil.evals.runner import package_workspace
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "evals"
 COURSE_TASKS = ("failure-recovery", "localized-constant", "repository-convention")
@@ -156,3 +158,22 @@ def test_values_compare_type_strictly() -> None:
 
 def test_every_check_type_the_loader_accepts_has_a_grader() -> None:
     assert set(GRADERS) == set(CHECK_TYPES)
+
+
+def test_a_write_the_package_allows_is_receipted_as_approved_by_the_task_package(
+    tmp_path: Path,
+) -> None:
+    package = load_package(FIXTURES / "release-notes")
+    stage_workspace(package, tmp_path / "stage")
+    store = ReceiptStore(tmp_path / "receipts.jsonl")
+    workspace = package_workspace(package, tmp_path / "stage", store)
+
+    allowed = workspace.execute(ToolAction("write_file", {"path": "CHANGELOG.md", "content": "x"}))
+    denied = workspace.execute(ToolAction("write_file", {"path": "other.md", "content": "x"}))
+
+    assert allowed == "wrote CHANGELOG.md"
+    assert denied == (
+        "error: operator denied the tool action: this task allows changes only to: "
+        "CHANGELOG.md, greet.py, version.py"
+    )
+    assert [r.evidence["approval"]["via"] for r in store.receipts()] == ["task package"]

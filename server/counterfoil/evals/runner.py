@@ -112,7 +112,7 @@ def run_task(
         before = snapshot(root)
         log = Path(scratch) / "receipts" / "receipts.jsonl"
         log.parent.mkdir()
-        workspace = _workspace(package, root, ReceiptStore(log))
+        workspace = package_workspace(package, root, ReceiptStore(log))
         limits = replace(limits or AgentLimits(), max_steps=package.max_steps)
         counted = len(stats())
         run_started = time.perf_counter()
@@ -149,7 +149,8 @@ def run_task(
     )
 
 
-def _workspace(package: TaskPackage, root: Path, store: ReceiptStore) -> Any:
+def package_workspace(package: TaskPackage, root: Path, store: ReceiptStore) -> Any:
+    """The gate for one run of `package` on its staged copy at `root`."""
     from ..workspace import Workspace
 
     policy = ToolPolicy(
