@@ -134,9 +134,9 @@ def run_agent(
     messages: Messages | None = None,
     count_tokens: Callable[[Messages], int] | None = None,
     observations: list[Observation] | None = None,
-    instructions: str | None = None,
     resume: bool = False,
     on_observation: Callable[[Messages, ToolAction | None], Any] | None = None,
+    instructions: str | None = None,
 ) -> AgentRun:
     """Run until a final answer or a limit; `should_stop` is asked before each model call, and
     a model call that fails once it says stop ends the run as cancelled.

@@ -32,6 +32,7 @@ from .models.errors import ModelLoadError
 from .policy import ToolPolicy
 from .receipts.content import OUTPUT_LIMIT_BYTES
 from .tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
+from .tree.sandbox import SANDBOX_MODES
 
 DEFAULT_MODEL = "qwen3-4b"
 DEFAULT_RECEIPT_LOG = ".counterfoil/receipts.jsonl"
@@ -174,6 +175,12 @@ def schema_mode(value: object) -> str:
     return str(value)
 
 
+def sandbox_mode(value: object) -> str:
+    if value not in SANDBOX_MODES:
+        raise Invalid(f"must be one of {', '.join(SANDBOX_MODES)}")
+    return str(value)
+
+
 def inline_chars(value: object) -> int:
     if (
         not isinstance(value, int)
@@ -223,6 +230,8 @@ class Settings:
     max_command_output_bytes: int = setting(
         OUTPUT_LIMIT_BYTES, "maxCommandOutputBytes", positive_int(MAX_COMMAND_OUTPUT_BYTES_LIMIT)
     )
+    command_sandbox: str = setting("off", "commandSandbox", sandbox_mode)
+    allow_network: bool = setting(False, "allowNetwork", boolean)
     # A tool result longer than this is shown as previews and an artifact to read ranges of.
     max_inline_chars: int = setting(16_000, "maxInlineChars", inline_chars)
     # The root's AGENTS.md goes into the system prompt.
@@ -280,6 +289,8 @@ class Settings:
             limit_processes=self.limit_processes,
             allow_search=self.search_files,
             max_command_output_bytes=self.max_command_output_bytes,
+            command_sandbox=self.command_sandbox,
+            allow_network=self.allow_network,
         )
 
     def limits(self, model: object = None) -> AgentLimits:

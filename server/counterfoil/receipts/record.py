@@ -38,6 +38,11 @@ EVIDENCE_FIELDS = frozenset(
         "approval",
         "reverts",
         "recovered",  # recorded after an interruption, from the disk (see sessions/intents.py)
+        # What a command did to the tree, what changed before it (not by it), how it ran.
+        "tree_changes",
+        "tree_drift",
+        "sandbox",
+        "review",
     }
 )
 CHAIN_KEY = "chain_sha256"
