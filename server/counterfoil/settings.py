@@ -26,7 +26,12 @@ from typing import Any, TypeGuard, TypeVar
 
 from .context import context_tokens, prompt_budget
 from .loop import AgentLimits
-from .models.endpoint import DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES, checked_endpoint
+from .models.endpoint import (
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_TIMEOUT_SECONDS,
+    SCHEMA_MODES,
+    checked_endpoint,
+)
 from .models.errors import ModelLoadError
 from .policy import ToolPolicy
 from .receipts.content import OUTPUT_LIMIT_BYTES
@@ -259,12 +264,19 @@ class Settings:
             command_timeout_seconds=self.command_timeout_seconds,
             protected_patterns=self.protected_patterns,
             pass_environment=self.pass_environment,
+            withheld_environment=self.api_key_variables(),
             limit_cpu_seconds=self.limit_cpu_seconds,
             limit_memory_bytes=self.limit_memory_bytes,
             limit_processes=self.limit_processes,
             allow_search=self.search_files,
             max_command_output_bytes=self.max_command_output_bytes,
         )
+
+    def api_key_variables(self) -> tuple[str, ...]:
+        """The variable a model server's key is read from, which no command may see."""
+        if self.api_key_env is not None:
+            return (self.api_key_env,)
+        return (DEFAULT_API_KEY_ENV,) if self.endpoint is not None else ()
 
     def limits(self, model: object = None) -> AgentLimits:
         """The run's limits. Its context window is `contextTokens` when set (less room for one

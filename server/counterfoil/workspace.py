@@ -527,6 +527,7 @@ class Workspace:
                     self.policy.root,
                     self.policy.command_timeout_seconds,
                     pass_environment=self.policy.pass_environment,
+                    withheld_environment=self.policy.withheld_environment,
                     limits=self.policy.command_limits,
                     stop=self.stop_commands,
                     output_sink=output.write,
