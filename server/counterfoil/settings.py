@@ -204,6 +204,7 @@ class Settings:
     endpoint: str | None = setting(None, "endpoint", endpoint)
     api_key_env: str | None = setting(None, "apiKeyEnv", environment_name)
     allow_insecure_http: bool = setting(False, "allowInsecureHttp", boolean)
+    use_environment_proxy: bool = setting(False, "useEnvironmentProxy", boolean)
     schema_mode: str = setting("json_schema", "schemaMode", schema_mode)
     endpoint_timeout_seconds: float = setting(
         DEFAULT_TIMEOUT_SECONDS, "endpointTimeoutSeconds", seconds
