@@ -4,8 +4,10 @@ huggingface_hub 2.4 downloads each file to a process-unique temporary name and d
 the transfer fails, so an interrupted 2 GiB download starts again from zero. Here each file is
 fetched with the hub's own `http_get` into `blobs/<etag>.incomplete` (kept between runs, resumed
 with a Range request), under the hub's per-blob lock, and moved to `blobs/<etag>` once its size
-(and, for LFS files, its SHA-256) match. Then `snapshot_download` lays out the cache exactly as
-`mlx_lm.load` expects (refs, snapshot links, tree listing), finding every blob already present.
+(and, for LFS files, its SHA-256) match. Then the cache is laid out as the hub client lays it out
+(`refs/<revision>`, `snapshots/<commit>/<path>` linking to the blob), without another request.
+Every name the hub sends that becomes part of a path (the commit, each file's path, each ETag)
+is checked before it touches one: a hub answering `ETag: "../../../x"` writes nothing.
 Progress comes from the `tqdm_class` hook `http_get` calls once per chunk; raising from it is
 how a download is cancelled (the chunk in hand is not written, so the partial file stays exact).
 Plain HTTP rather than Xet: Xet transfers cannot be resumed from a partial file.
@@ -16,11 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shlex
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal, Self, cast
 from urllib.parse import urlsplit
 
@@ -44,6 +48,8 @@ MLX_LM_ALLOW_PATTERNS = [
 DEFAULT_REVISION = "main"
 PROGRESS_INTERVAL_SECONDS = 0.1
 INCOMPLETE_SUFFIX = ".incomplete"
+COMMIT_NAME = re.compile(r"[0-9a-f]{40}")
+BLOB_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a git blob id or an LFS SHA-256
 
 DownloadState = Literal["downloading", "done", "cancelled", "failed"]
 
@@ -181,17 +187,48 @@ def plan_download(
         raise ModelDownloadError(
             f"{repo_id} on {endpoint} has no model files (config.json, *.safetensors); " + WAY_OUT
         )
+    commit = hub_name(info.sha, COMMIT_NAME, "a commit id", endpoint)
     storage = _storage(repo_id, cache_dir)
     files = []
     for path in wanted:
         sibling = siblings[path]
-        size = sibling.size or 0
+        checked_file_path(path, endpoint)
+        size = sibling.size if isinstance(sibling.size, int) and sibling.size >= 0 else 0
         # The hub's blob name: an LFS file's SHA-256, else its git blob id (what HEAD sends).
         etag = sibling.lfs.sha256 if sibling.lfs is not None else sibling.blob_id
-        on_disk = (storage / "snapshots" / info.sha / path).exists()
+        if etag:
+            hub_name(etag, BLOB_NAME, f"a blob name for {path}", endpoint)
+        on_disk = (storage / "snapshots" / commit / path).exists()
         present = size if on_disk else _present_bytes(storage, etag, size)
         files.append(ModelFile(path, size, on_disk, present))
-    return DownloadPlan(spec, repo_id, revision, info.sha, tuple(files))
+    return DownloadPlan(spec, repo_id, revision, commit, tuple(files))
+
+
+def hub_name(name: object, pattern: re.Pattern[str], what: str, endpoint: str) -> str:
+    """`name` when it is what a hub sends as `what` (hex digits), or the refusal."""
+    if not isinstance(name, str) or not pattern.fullmatch(name):
+        shown = repr(name)[:80]
+        raise ModelDownloadError(
+            f"{endpoint} sent {shown} as {what}, which is not one; nothing was saved"
+        )
+    return name
+
+
+def checked_file_path(path: object, endpoint: str) -> str:
+    """A repo file's path as the hub sent it, when it stays inside the snapshot folder."""
+    pure = PurePosixPath(path) if isinstance(path, str) else None
+    if (
+        pure is None
+        or not isinstance(path, str)
+        or pure.is_absolute()
+        or any(part in ("", ".", "..") for part in path.split("/"))
+        or any(character in path for character in ("\\", "\0", ":"))
+    ):
+        raise ModelDownloadError(
+            f"{endpoint} sent the file path {repr(path)[:80]}, which leaves the model's "
+            "folder; nothing was saved"
+        )
+    return path
 
 
 def _present_bytes(storage: Path, etag: str | None, size: int) -> int:
@@ -224,12 +261,13 @@ def download_model(
     endpoint = hub_endpoint()
     meter = _Meter(plan, on_progress, should_stop or (lambda: False))
     try:
+        blobs = {}
         for file in plan.files:
             if not file.on_disk:
                 meter.start_file(file)
-                _fetch_blob(plan, file, endpoint, cache_dir, meter)
+                blobs[file.path] = _fetch_blob(plan, file, endpoint, cache_dir, meter)
                 meter.file_done(file)
-        folder = _link_snapshot(plan, endpoint, cache_dir)
+        folder = _link_snapshot(plan, blobs, cache_dir)
     except DownloadCancelled:
         meter.finish("cancelled")
         raise
@@ -334,8 +372,9 @@ def _fetch_blob(
     endpoint: str,
     cache_dir: str | Path | None,
     meter: _Meter,
-) -> None:
-    """Bring one file into `blobs/<etag>`, continuing a partial file left by an earlier run."""
+) -> str:
+    """Bring one file into `blobs/<etag>`, continuing a partial file left by an earlier run;
+    return the blob's name."""
     from huggingface_hub import constants, get_hf_file_metadata, hf_hub_url
     from huggingface_hub.file_download import repo_folder_name
     from huggingface_hub.utils import (  # type: ignore[attr-defined]
@@ -347,15 +386,16 @@ def _fetch_blob(
     metadata = get_hf_file_metadata(url, endpoint=endpoint)
     if metadata.etag is None:
         raise ModelDownloadError(f"{endpoint} sent no ETag for {file.path}; is it a hub?")
+    etag = hub_name(metadata.etag, BLOB_NAME, f"the ETag of {file.path}", endpoint)
     storage = _storage(plan.repo_id, cache_dir)
-    blob = storage / "blobs" / metadata.etag
+    blob = storage / "blobs" / etag
     locks = Path(cache_dir if cache_dir is not None else constants.HF_HUB_CACHE).expanduser()
     lock = locks / ".locks" / repo_folder_name(repo_id=plan.repo_id, repo_type="model")
     lock.mkdir(parents=True, exist_ok=True)
     blob.parent.mkdir(parents=True, exist_ok=True)
-    with WeakFileLock(lock / f"{metadata.etag}.lock"):
+    with WeakFileLock(lock / f"{etag}.lock"):
         if blob.exists():
-            return
+            return etag
         partial = blob.with_name(blob.name + INCOMPLETE_SUFFIX)
         expected = metadata.size if metadata.size is not None else file.size
         if partial.exists() and partial.stat().st_size > expected:
@@ -376,8 +416,9 @@ def _fetch_blob(
                     displayed_filename=file.path,
                     tqdm_class=cast(Any, meter.bar_class()),
                 )
-        _check_blob(partial, metadata.etag, expected, file.path)
+        _check_blob(partial, etag, expected, file.path)
         os.replace(partial, blob)
+    return etag
 
 
 def _http_get(url: str, output: Any, **options: Any) -> None:
@@ -410,20 +451,28 @@ def _check_blob(partial: Path, etag: str, size: int, name: str) -> None:
         raise ModelDownloadError(f"{name} arrived damaged ({problem}); run the download again")
 
 
-def _link_snapshot(plan: DownloadPlan, endpoint: str, cache_dir: str | Path | None) -> Path:
-    """Let the hub client write refs and snapshot links; every blob is already in place."""
-    from huggingface_hub import snapshot_download
-
-    folder = snapshot_download(
-        plan.repo_id,
-        revision=plan.revision,
-        cache_dir=cache_dir,
-        endpoint=endpoint,
-        allow_patterns=MLX_LM_ALLOW_PATTERNS,
-        tqdm_class=cast(Any, _SilentBar),
-        max_workers=1,
-    )
-    return Path(folder)
+def _link_snapshot(plan: DownloadPlan, blobs: dict[str, str], cache_dir: str | Path | None) -> Path:
+    """Lay out `refs/<revision>` and `snapshots/<commit>/<path>` -> `blobs/<etag>` as the hub
+    client does (a copy where links cannot be made), from names already checked."""
+    storage = _storage(plan.repo_id, cache_dir)
+    refs = storage / "refs"
+    refs.mkdir(parents=True, exist_ok=True)
+    if plan.revision != plan.commit:
+        ref = refs.joinpath(*checked_file_path(plan.revision, "the revision").split("/"))
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        ref.write_text(plan.commit, encoding="utf-8")
+    folder = storage / "snapshots" / plan.commit
+    for path, etag in blobs.items():
+        pointer = folder.joinpath(*path.split("/"))
+        pointer.parent.mkdir(parents=True, exist_ok=True)
+        blob = storage / "blobs" / etag
+        if pointer.is_symlink() or pointer.exists():
+            pointer.unlink()
+        try:
+            pointer.symlink_to(os.path.relpath(blob, pointer.parent))
+        except OSError:
+            shutil.copyfile(blob, pointer)
+    return folder
 
 
 class _SilentBar:
