@@ -13,15 +13,19 @@ Python's `re` read alike. One known difference: ripgrep 13 cannot be told to dis
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import stat
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from .errors import AgentError
 from .files import open_directory, read_regular_file
@@ -42,6 +46,7 @@ _UNSHARED_SYNTAX = (
 _SHARED_ESCAPES = frozenset("\\.+*?()|[]{}^$#&-~dDwWsSbBtfvr")
 _INLINE_FLAGS = re.compile(r"\(\?([a-zA-Z-]*)[:)]")
 MAX_PATTERN_CHARS = 500
+WORKER = Path(__file__).with_name("search_worker.py")
 
 
 @dataclass(frozen=True)
@@ -254,20 +259,75 @@ def searchable_text(root: Path, relative: str, limit: int) -> str | None:
 def search_python(
     scope: SearchScope, files: list[str], pattern: re.Pattern[str]
 ) -> tuple[list[SearchHit], str | None]:
+    """Hits in `files`, matched by a worker process (search_worker.py) that the time limit
+    kills, since a backtracking match cannot be interrupted in this one."""
     limits = scope.limits
     hits: list[SearchHit] = []
-    for relative in files:
-        if time.monotonic() > scope.deadline:
-            return hits, "time"
-        text = searchable_text(scope.root, relative, limits.max_file_bytes)
-        if text is None or pattern.search(text) is None:
-            continue
-        for number, line in enumerate(text.split("\n"), start=1):
-            if pattern.search(line):
+    worker = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(WORKER)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    assert worker.stdin is not None and worker.stdout is not None
+    watchdog = _Watchdog(worker, max(scope.deadline - time.monotonic(), 0.0))
+    sent: list[str] = []
+    feeder = threading.Thread(
+        target=_feed_worker, args=(worker.stdin, scope, files, pattern, sent), daemon=True
+    )
+    feeder.start()
+    stopped: str | None = None
+    answered = 0
+    try:
+        for index, answer in enumerate(worker.stdout):
+            answered += 1
+            for number, line in json.loads(answer):
                 if len(hits) >= limits.max_hits:
-                    return hits, "hits"
-                hits.append(SearchHit(relative, number, line))
-    return hits, None
+                    stopped = "hits"
+                    break
+                hits.append(SearchHit(sent[index], number, line))
+            if stopped is not None:
+                break
+    finally:
+        watchdog.cancel()
+        if worker.poll() is None:
+            worker.kill()
+        worker.stdout.close()
+        worker.wait()
+        feeder.join()
+    if stopped is None and (watchdog.fired or time.monotonic() > scope.deadline):
+        stopped = "time"
+    elif stopped is None and answered < len(files):
+        raise AgentError("search failed: the matching process ended early")
+    return hits, stopped
+
+
+def _feed_worker(
+    stream: IO[bytes],
+    scope: SearchScope,
+    files: list[str],
+    pattern: re.Pattern[str],
+    sent: list[str],
+) -> None:
+    """Send the request, then each file's text (read under the read rules) until the deadline."""
+    request = {
+        "pattern": pattern.pattern,
+        "flags": pattern.flags,
+        "max_hits": scope.limits.max_hits,
+    }
+    try:
+        stream.write(json.dumps(request).encode() + b"\n")
+        for relative in files:
+            if time.monotonic() > scope.deadline:
+                break
+            text = searchable_text(scope.root, relative, scope.limits.max_file_bytes)
+            data = b"" if text is None else text.encode("utf-8")
+            sent.append(relative)
+            stream.write(b"%d\n" % (-1 if text is None else len(data)) + data)
+        stream.close()
+    except (OSError, ValueError):  # the worker was stopped (hits, time) first
+        pass
 
 
 def ripgrep_argv(
@@ -360,8 +420,6 @@ class _Watchdog:
     """Kills a process that outlives its share of the time budget."""
 
     def __init__(self, process: subprocess.Popen[bytes], timeout: float) -> None:
-        import threading
-
         self.fired = False
         self._timer = threading.Timer(timeout, self._kill, args=(process,))
         self._timer.daemon = True

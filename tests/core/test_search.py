@@ -322,3 +322,18 @@ def test_every_escape_the_dialect_allows_is_accepted_by_both_engines(tmp_path: P
         observations = [search(searcher(tmp_path, e), pattern) for e in ("ripgrep", "python")]
         assert observations[0] == observations[1], pattern
         assert not observations[0].startswith("error:"), pattern
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("pattern", ["(a+)+$", "(a|aa)*$", "(a*)*b"])
+def test_the_time_limit_holds_inside_a_catastrophic_match(
+    tmp_path: Path, engine: str, pattern: str
+) -> None:
+    write(tmp_path / "bait.txt", "a" * 40 + "!\n")
+    started = time.monotonic()
+
+    observation = search(searcher(tmp_path, engine, max_seconds=1.0), pattern)
+
+    assert time.monotonic() - started < 4
+    if engine == "python":  # ripgrep's engine matches in linear time: it simply finishes
+        assert observation.splitlines()[-1] == "[stopped at the time limit; give a narrower path]"
