@@ -2,22 +2,65 @@
 
 The core (actions, policy, workspace, receipts, loop) is plain Python; the model loop, the CLI
 and the language-server daemon are adapters around it and are imported only when used.
+
+The names below are imported when first used (PEP 562), so a process that needs one part (the
+daemon answering `initialize`, the CLI parsing its flags) does not load every module.
 """
 
-from .actions import Action, FinalAction, ToolAction, parse_action
-from .errors import AgentError
-from .loop import AgentEvent, AgentLimits, AgentRun, initial_messages, run_agent
-from .policy import ToolPolicy
-from .prompt import build_system_prompt
-from .proposals import CommandProposal, EditProposal, ToolProposal
-from .receipts import (
-    EffectReceipt,
-    ReceiptLogError,
-    ReceiptLogReport,
-    ReceiptStore,
-    verify_receipt_log,
-)
-from .workspace import Workspace
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .actions import Action, FinalAction, ToolAction, parse_action
+    from .errors import AgentError
+    from .loop import AgentEvent, AgentLimits, AgentRun, initial_messages, run_agent
+    from .policy import ToolPolicy
+    from .prompt import build_system_prompt
+    from .proposals import CommandProposal, EditProposal, ToolProposal
+    from .receipts import (
+        EffectReceipt,
+        ReceiptLogError,
+        ReceiptLogReport,
+        ReceiptStore,
+        verify_receipt_log,
+    )
+    from .workspace import Workspace
+
+_EXPORTS = {
+    "Action": "actions",
+    "AgentError": "errors",
+    "AgentEvent": "loop",
+    "AgentLimits": "loop",
+    "AgentRun": "loop",
+    "CommandProposal": "proposals",
+    "EditProposal": "proposals",
+    "EffectReceipt": "receipts",
+    "FinalAction": "actions",
+    "ReceiptLogError": "receipts",
+    "ReceiptLogReport": "receipts",
+    "ReceiptStore": "receipts",
+    "ToolAction": "actions",
+    "ToolPolicy": "policy",
+    "ToolProposal": "proposals",
+    "Workspace": "workspace",
+    "build_system_prompt": "prompt",
+    "initial_messages": "loop",
+    "parse_action": "actions",
+    "run_agent": "loop",
+    "verify_receipt_log": "receipts",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Action",

@@ -330,87 +330,7 @@ def _feed_worker(
         pass
 
 
-def ripgrep_argv(
-    executable: str, pattern: str, literal: bool, limits: SearchLimits, start: str
-) -> list[str]:
-    """ripgrep's arguments: no config file, no symlinks, hidden files too, git's ignore rules
-    only (not .ignore/.rgignore), files in path order so the first hits are the walk's."""
-    argv = [
-        executable,
-        "--no-config",
-        "--hidden",
-        "--no-follow",
-        "--no-ignore-dot",
-        "--sort",
-        "path",
-        "--no-heading",
-        "--with-filename",
-        "--line-number",
-        "--null",
-        "--color",
-        "never",
-        "--no-messages",
-        "--max-count",
-        str(limits.max_hits + 1),
-        "--max-filesize",
-        str(limits.max_file_bytes),
-    ]
-    if literal:
-        argv.append("--fixed-strings")
-    argv += ["-e", pattern]
-    return argv if start == "." else [*argv, "--", start]
-
-
-def search_ripgrep(argv: list[str], scope: SearchScope) -> tuple[list[SearchHit], int, str | None]:
-    """Hits from ripgrep's `argv` run in the root, each checked against the same rules as the walk."""
-    root, hidden, limits = scope.root, scope.hidden, scope.limits
-    hits: list[SearchHit] = []
-    checked: dict[str, bool] = {}
-    process = subprocess.Popen(
-        argv,
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    assert process.stdout is not None and process.stderr is not None
-    watchdog = _Watchdog(process, max(scope.deadline - time.monotonic(), 0.0))
-    stopped: str | None = None
-    try:
-        for raw in process.stdout:
-            name, _, rest = raw.partition(b"\0")
-            number, _, text = rest.partition(b":")
-            relative = os.fsdecode(name)
-            if not number.isdigit():  # a file name with a newline in it; such a file is skipped
-                continue
-            if relative not in checked:
-                checked[relative] = not _hidden_path(relative, hidden) and (
-                    searchable_text(root, relative, limits.max_file_bytes) is not None
-                )
-            if not checked[relative]:
-                continue
-            if len(hits) >= limits.max_hits:
-                stopped = "hits"
-                break
-            hits.append(SearchHit(relative, int(number), text.rstrip(b"\n").decode("utf-8")))
-    finally:
-        watchdog.cancel()
-        if process.poll() is None:
-            process.kill()
-        process.stdout.close()
-        complaint = process.stderr.read(2000).decode("utf-8", "replace").strip()
-        process.stderr.close()
-        process.wait()
-    if stopped is None and watchdog.fired:
-        stopped = "time"
-    elif process.returncode == 2 and not checked and complaint:
-        # With --no-messages ripgrep only speaks of fatal errors, such as a pattern it refuses.
-        raise AgentError(f"search failed: {complaint.splitlines()[-1]}")
-    return hits, len(checked), stopped
-
-
-def _hidden_path(relative: str, hidden: Callable[[str], bool]) -> bool:
+def hidden_path(relative: str, hidden: Callable[[str], bool]) -> bool:
     """The walk's rule for every directory on the way, as ripgrep walked there on its own."""
     parts = relative.split("/")
     return any(hidden("/".join(parts[: index + 1])) for index in range(len(parts)))
@@ -456,10 +376,10 @@ def search_tree(
     if engine == "ripgrep" and executable is None:
         raise AgentError("ripgrep is not installed")
     if executable is not None:
-        argv = ripgrep_argv(
-            executable, pattern, literal, limits, start.relative_to(root).as_posix()
-        )
-        hits, scanned, stopped = search_ripgrep(argv, scope)
+        from .ripgrep import search_ripgrep
+
+        relative_start = start.relative_to(root).as_posix()
+        hits, scanned, stopped = search_ripgrep(executable, pattern, literal, relative_start, scope)
         return SearchResult(tuple(hits), scanned, stopped)
     files, walk_stopped = walk_files(start, scope)
     hits, stopped = search_python(scope, files, compiled)
