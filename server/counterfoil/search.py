@@ -2,11 +2,12 @@
 
 ripgrep walks the tree itself (that is its speed), with arguments built here (the model's
 pattern is one `-e` value): no config file, no symlinks followed, hidden files included, git's
-ignore rules in a checkout, paths in sorted order. Every hit it reports is then checked in
-Python against the read rules (no protected name on the way, not the receipt log, a regular
-UTF-8 file without NUL bytes, opened without following a symlink). The Python engine walks
-with the same rules, asks git for its ignore rules, and searches line by line, so both give
-the same hits in the same order. Patterns are limited to the dialect Rust's `regex` and
+ignore rules in a checkout; its hits are put in path order (ripgrep.py). Every hit it reports
+is then checked in Python against the read rules (no protected name on the way, not the
+receipt log, a regular UTF-8 file without NUL bytes, opened without following a symlink). The
+Python engine walks with the same rules, asks git for its ignore rules, and searches line by
+line in a worker process the time limit can kill (search_worker.py), so both give the same
+hits in the same order and neither outlives the limit. Patterns are limited to the dialect Rust's `regex` and
 Python's `re` read alike. One known difference: ripgrep 13 cannot be told to disregard
 `.rgignore` files, so what they list is left out by ripgrep and searched by Python.
 """
