@@ -22,10 +22,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path, PurePosixPath
-from typing import Any, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
-from .context import context_tokens, prompt_budget
-from .loop import AgentLimits
 from .models.endpoint import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_TIMEOUT_SECONDS,
@@ -33,9 +31,12 @@ from .models.endpoint import (
     checked_endpoint,
 )
 from .models.errors import ModelLoadError
-from .policy import ToolPolicy
 from .receipts.content import OUTPUT_LIMIT_BYTES
 from .tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
+
+if TYPE_CHECKING:  # imported where used: reading settings (the daemon's start) needs neither
+    from .loop import AgentLimits
+    from .policy import ToolPolicy
 
 DEFAULT_MODEL = "qwen3-4b"
 DEFAULT_RECEIPT_LOG = ".counterfoil/receipts.jsonl"
@@ -257,6 +258,8 @@ class Settings:
 
     def policy(self, root: Path) -> ToolPolicy:
         """The policy for `root`; raises ValueError when the root cannot be used."""
+        from .policy import ToolPolicy
+
         return ToolPolicy(
             root=root,
             allow_writes=self.allow_writes,
@@ -282,6 +285,9 @@ class Settings:
     def limits(self, model: object = None) -> AgentLimits:
         """The run's limits. Its context window is `contextTokens` when set (less room for one
         response), else the one `model` states; with neither, the course's character limit."""
+        from .context import context_tokens, prompt_budget
+        from .loop import AgentLimits
+
         if self.context_tokens is not None:
             window: int | None = prompt_budget(self.context_tokens, self.max_tokens)
         else:

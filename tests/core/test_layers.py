@@ -40,7 +40,12 @@ def test_the_scripted_model_runs_without_any_framework() -> None:
     assert completed.stdout.strip() == '{"final":"done"}'
 
 
-CLI_MODULES = (
+NOT_ON_THE_START_PATH = (
+    "counterfoil.lsp.session",
+    "counterfoil.workspace",
+    "counterfoil.loop",
+    "counterfoil.search",
+    "counterfoil.commands",
     "counterfoil.cli",
     "counterfoil.doctor",
     "counterfoil.terminal",
@@ -50,9 +55,10 @@ CLI_MODULES = (
 )
 
 
-def test_the_daemons_start_path_imports_nothing_of_the_cli() -> None:
-    """`python -m counterfoil serve` goes straight to the daemon: its start to `initialize` is
-    the editor's wait, so the terminal adapter's modules stay out of it."""
+def test_the_daemons_start_path_imports_neither_the_cli_nor_the_session() -> None:
+    """`python -m counterfoil serve` goes straight to the daemon, whose session (and with it
+    the workspace, the loop and the models) is made at the first request after `initialize`:
+    the start is the editor's wait."""
     pytest.importorskip("pygls")
     completed = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "counterfoil", "serve"],
@@ -69,7 +75,7 @@ def test_the_daemons_start_path_imports_nothing_of_the_cli() -> None:
     }
 
     assert "counterfoil.lsp.server" in imported
-    assert imported.isdisjoint(CLI_MODULES)
+    assert imported.isdisjoint(NOT_ON_THE_START_PATH)
 
 
 def test_importing_the_package_loads_no_module_until_a_name_is_used() -> None:

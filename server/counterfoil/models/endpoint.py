@@ -13,7 +13,6 @@ import ipaddress
 import os
 from dataclasses import dataclass
 from urllib.parse import urlsplit
-from urllib.request import getproxies_environment, proxy_bypass_environment  # type: ignore[attr-defined]
 
 from .errors import ModelLoadError
 
@@ -91,6 +90,11 @@ def environment_proxy(url: str, *, use_environment_proxy: bool) -> str | None:
     The proxy for an https:// endpoint is only ever a tunnel (`CONNECT`): TLS runs end to end
     with the endpoint, so the proxy sees neither the prompt nor the key.
     """
+    from urllib.request import (  # type: ignore[attr-defined]
+        getproxies_environment,
+        proxy_bypass_environment,
+    )
+
     parts = urlsplit(url)
     host = parts.hostname or ""
     if not use_environment_proxy or is_loopback_host(host):
