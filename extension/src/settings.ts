@@ -33,6 +33,8 @@ export const DAEMON_SETTING_KEYS = [
   "limitMemoryBytes",
   "limitProcesses",
   "maxCommandOutputBytes",
+  "maxInlineChars",
+  "agentsFile",
 ] as const;
 
 export type DaemonSettings = Partial<

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .actions import Action, FinalAction, ToolAction, parse_action
+    from .compaction import CompactionResult, compact_completed_interactions
     from .errors import AgentError
+    from .evidence import ArtifactRef, ArtifactStore, BoundedEvidenceWorkspace
     from .loop import AgentEvent, AgentLimits, AgentRun, initial_messages, run_agent
     from .policy import ToolPolicy
     from .prompt import build_system_prompt
@@ -34,7 +36,11 @@ _EXPORTS = {
     "AgentEvent": "loop",
     "AgentLimits": "loop",
     "AgentRun": "loop",
+    "ArtifactRef": "evidence",
+    "ArtifactStore": "evidence",
+    "BoundedEvidenceWorkspace": "evidence",
     "CommandProposal": "proposals",
+    "CompactionResult": "compaction",
     "EditProposal": "proposals",
     "EffectReceipt": "receipts",
     "FinalAction": "actions",
@@ -46,6 +52,7 @@ _EXPORTS = {
     "ToolProposal": "proposals",
     "Workspace": "workspace",
     "build_system_prompt": "prompt",
+    "compact_completed_interactions": "compaction",
     "initial_messages": "loop",
     "parse_action": "actions",
     "run_agent": "loop",
@@ -68,7 +75,11 @@ __all__ = [
     "AgentEvent",
     "AgentLimits",
     "AgentRun",
+    "ArtifactRef",
+    "ArtifactStore",
+    "BoundedEvidenceWorkspace",
     "CommandProposal",
+    "CompactionResult",
     "EditProposal",
     "EffectReceipt",
     "FinalAction",
@@ -80,6 +91,7 @@ __all__ = [
     "ToolProposal",
     "Workspace",
     "build_system_prompt",
+    "compact_completed_interactions",
     "initial_messages",
     "parse_action",
     "run_agent",

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from . import doctor
+from .agents_file import read_agents_file
 from .command_setup import set_up_command
 from .errors import AgentError
 from .loop import AgentEvent, run_agent, run_verdict
@@ -66,6 +67,8 @@ SETTING_FLAGS = {
     "endpointTimeoutSeconds": "--endpoint-timeout",
     "searchFiles": "--no-search",
     "contextTokens": "--context-tokens",
+    "maxInlineChars": "--max-inline-chars",
+    "agentsFile": "--no-agents-file",
 }
 
 
@@ -151,6 +154,21 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="the model's context window in tokens; for model servers, which do not state it "
         "(default: the model's own, else a limit of characters)",
+    )
+    agent.add_argument(
+        "--max-inline-chars",
+        dest="maxInlineChars",
+        type=int,
+        metavar="N",
+        help="a tool result longer than this is shown as previews and an artifact the model "
+        f"reads ranges of (default {default('maxInlineChars')})",
+    )
+    agent.add_argument(
+        "--no-agents-file",
+        dest="agentsFile",
+        action="store_const",
+        const=False,
+        help="leave the root's AGENTS.md out of the system prompt",
     )
     agent.add_argument(
         "--command-timeout",
@@ -403,6 +421,9 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         f"goal: {args.goal}\nroot: {policy.root}\n"
         f"tools: {', '.join(sorted(workspace.available_tools))}\n"
     )
+    agents = read_agents_file(workspace, policy.root) if settings.agents_file else None
+    if agents is not None:
+        stdout.write(f"agents file: {agents.summary()}\n")
     prepared = prepare_model(settings.model, stdout, endpoint=settings.endpoint)
     if prepared is not None:
         return prepared
@@ -451,6 +472,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
             on_event=lambda event: stdout.write(format_event(event)),
             should_stop=interrupted.is_set,
             count_tokens=getattr(generate, "count_tokens", None),
+            instructions=None if agents is None else agents.text,
         )
     except KeyboardInterrupt:
         interrupted.set()
@@ -470,6 +492,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     new_receipts = store.receipts()[before:]
     stdout.write(f"receipts ({len(new_receipts)} new, log {log_path}):\n")
     stdout.writelines(format_receipt(receipt) + "\n" for receipt in new_receipts)
+    stdout.write(f"log: {store.checked}\n")
     stdout.write(
         format_verdict(verdict, reason=reason, final=final, status=status, error=run_error)
     )

@@ -24,6 +24,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
+from .context import MIN_INLINE_CHARS
 from .models.endpoint import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_TIMEOUT_SECONDS,
@@ -45,6 +46,7 @@ MAX_TOKENS_LIMIT = 1_000_000
 MAX_CONTEXT_TOKENS_LIMIT = 100_000_000
 MAX_WRITE_BYTES_LIMIT = 64 * 1024 * 1024
 MAX_COMMAND_OUTPUT_BYTES_LIMIT = 1024 * 1024 * 1024
+MAX_INLINE_CHARS_LIMIT = 100_000_000
 MAX_SECONDS = 86_400
 MAX_COMMANDS = 256
 MAX_TEXT_CHARS = 4096
@@ -178,6 +180,16 @@ def schema_mode(value: object) -> str:
     return str(value)
 
 
+def inline_chars(value: object) -> int:
+    if (
+        not isinstance(value, int)
+        or isinstance(value, bool)
+        or not MIN_INLINE_CHARS <= value <= MAX_INLINE_CHARS_LIMIT
+    ):
+        raise Invalid(f"must be an integer from {MIN_INLINE_CHARS} to {MAX_INLINE_CHARS_LIMIT}")
+    return value
+
+
 def setting(default: T, key: str, check: Callable[[object], T]) -> Any:
     """A settings field: its default, its key in settings objects, and its check."""
     return field(default=default, metadata={"key": key, "check": check})
@@ -218,6 +230,10 @@ class Settings:
     max_command_output_bytes: int = setting(
         OUTPUT_LIMIT_BYTES, "maxCommandOutputBytes", positive_int(MAX_COMMAND_OUTPUT_BYTES_LIMIT)
     )
+    # A tool result longer than this is shown as previews and an artifact to read ranges of.
+    max_inline_chars: int = setting(16_000, "maxInlineChars", inline_chars)
+    # The root's AGENTS.md goes into the system prompt.
+    agents_file: bool = setting(True, "agentsFile", boolean)
 
     @classmethod
     def from_mapping(cls, raw: object, *, names: Mapping[str, str] | None = None) -> Settings:
@@ -292,7 +308,11 @@ class Settings:
             window: int | None = prompt_budget(self.context_tokens, self.max_tokens)
         else:
             window = context_tokens(model)
-        return AgentLimits(max_steps=self.max_steps, max_context_tokens=window)
+        return AgentLimits(
+            max_steps=self.max_steps,
+            max_context_tokens=window,
+            max_inline_chars=self.max_inline_chars,
+        )
 
     def receipt_log_path(self, root: Path) -> Path:
         """The log path: a relative one is relative to `root`, an absolute one is kept."""

@@ -17,7 +17,7 @@ from . import tools
 from .actions import EFFECT_TOOLS, ToolAction, check_arguments
 from .approval import Approval, denial
 from .commands import run_bounded
-from .edited_approval import edited_observation, edited_proposal
+from .edited_approval import diff_shows_all, edited_observation, edited_proposal
 from .edits import apply_edit
 from .errors import AgentError
 from .files import (
@@ -170,7 +170,7 @@ class Workspace:
         """The agent may neither read nor rewrite the log that records what it did, its head or
         its content store; a log not yet written is known by its path, letter case aside for
         case-insensitive disks."""
-        if self.receipt_store.guards(path):
+        if self.receipt_store.guards(path, self.policy.root):
             return True
         log = self.receipt_store.path
         return log is not None and str(path).casefold() == str(log.resolve()).casefold()
@@ -208,7 +208,9 @@ class Workspace:
                 if (
                     is_protected_path(child, self.policy.protected_patterns)
                     or file_identity(info) in log
-                    or self.receipt_store.guards(self.policy.root.joinpath(*child))
+                    or self.receipt_store.guards(
+                        self.policy.root.joinpath(*child), self.policy.root
+                    )
                 ):
                     continue
                 relative = "/".join(child)
@@ -431,6 +433,10 @@ class Workspace:
             replace_file(directory, parts[-1], data, mode)
         self._note(proposal, "approved", sha256=proposal.proposed_sha256)
         self._read_digests[proposal.path] = sha256_hex(data)
+        if shown is not None and not diff_shows_all(
+            proposal.path, shown.proposed_text, proposal.proposed_text
+        ):
+            self._read_digests.pop(proposal.path)  # the model saw a cut diff, not the text
         self._modified.add(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {proposal.path}"
@@ -487,7 +493,7 @@ class Workspace:
             return None
         if not stat.S_ISREG(mode):
             raise AgentError("path is not a regular file")
-        return read_regular_file(directory, name, self.policy.max_file_bytes)
+        return read_regular_file(directory, name, self.policy.max_ranged_file_bytes)
 
     def _apply_revert(self, proposal: EditProposal) -> str:
         """Write the approved bytes back only if the file still holds what the receipt says."""
