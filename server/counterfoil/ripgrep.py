@@ -11,14 +11,13 @@ name on the way, not the receipt log, a regular UTF-8 file without NUL bytes.
 from __future__ import annotations
 
 import os
-import selectors
 import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import AgentError
-from .search import SearchHit, SearchLimits, SearchScope, hidden_path, searchable_text
+from .search import SearchHit, SearchLimits, SearchScope, Watchdog, hidden_path, searchable_text
 
 MAX_UNSORTED_BYTES = 4 * 1024 * 1024
 READ_BYTES = 1 << 16
@@ -158,7 +157,7 @@ def _hit(entry: tuple[str, int, bytes]) -> SearchHit:
 
 def _run(argv: list[str], scope: SearchScope, take: Callable[[bytes], bool]) -> _Run:
     """Run ripgrep in the root and pass each output line to `take` until it returns False,
-    the output ends, or the deadline passes (then ripgrep is killed)."""
+    the output ends, or the deadline passes (a watchdog kills ripgrep, which ends the read)."""
     run = _Run()
     process = subprocess.Popen(
         argv,
@@ -170,30 +169,25 @@ def _run(argv: list[str], scope: SearchScope, take: Callable[[bytes], bool]) -> 
     )
     assert process.stdout is not None and process.stderr is not None
     output = process.stdout.fileno()
+    watchdog = Watchdog(process, max(scope.deadline - time.monotonic(), 0.0))
     pending = bytearray()
     try:
-        with selectors.DefaultSelector() as selector:
-            selector.register(output, selectors.EVENT_READ)
-            while True:
-                remaining = scope.deadline - time.monotonic()
-                if remaining <= 0:
-                    run.timed_out = True
-                    break
-                if not selector.select(remaining):
-                    continue
-                chunk = os.read(output, READ_BYTES)
-                if not chunk:
-                    run.complete = not pending or take(bytes(pending))
-                    break
-                pending += chunk
-                if b"\n" not in chunk:
-                    continue
-                *lines, rest = pending.split(b"\n")
-                pending = bytearray(rest)
-                run.lines += len(lines)
-                if not all(take(bytes(line)) for line in lines):
-                    break
+        while True:
+            chunk = os.read(output, READ_BYTES)
+            if not chunk:
+                run.timed_out = watchdog.fired
+                run.complete = not run.timed_out and (not pending or take(bytes(pending)))
+                break
+            pending += chunk
+            if b"\n" not in chunk:
+                continue
+            *lines, rest = pending.split(b"\n")
+            pending = bytearray(rest)
+            run.lines += len(lines)
+            if not all(take(bytes(line)) for line in lines):
+                break
     finally:
+        watchdog.cancel()
         if process.poll() is None:
             process.kill()
         process.stdout.close()

@@ -272,7 +272,7 @@ def search_python(
         start_new_session=True,
     )
     assert worker.stdin is not None and worker.stdout is not None
-    watchdog = _Watchdog(worker, max(scope.deadline - time.monotonic(), 0.0))
+    watchdog = Watchdog(worker, max(scope.deadline - time.monotonic(), 0.0))
     sent: list[str] = []
     feeder = threading.Thread(
         target=_feed_worker, args=(worker.stdin, scope, files, pattern, sent), daemon=True
@@ -337,7 +337,7 @@ def hidden_path(relative: str, hidden: Callable[[str], bool]) -> bool:
     return any(hidden("/".join(parts[: index + 1])) for index in range(len(parts)))
 
 
-class _Watchdog:
+class Watchdog:
     """Kills a process that outlives its share of the time budget."""
 
     def __init__(self, process: subprocess.Popen[bytes], timeout: float) -> None:
