@@ -4,10 +4,8 @@ huggingface_hub 2.4 downloads each file to a process-unique temporary name and d
 the transfer fails, so an interrupted 2 GiB download starts again from zero. Here each file is
 fetched with the hub's own `http_get` into `blobs/<etag>.incomplete` (kept between runs, resumed
 with a Range request), under the hub's per-blob lock, and moved to `blobs/<etag>` once its size
-(and, for LFS files, its SHA-256) match. Then the cache is laid out as the hub client lays it out
-(`refs/<revision>`, `snapshots/<commit>/<path>` linking to the blob), without another request.
-Every name the hub sends that becomes part of a path (the commit, each file's path, each ETag)
-is checked before it touches one: a hub answering `ETag: "../../../x"` writes nothing.
+(and, for LFS files, its SHA-256) match, and the snapshot is laid out from names checked first
+(hub_cache.py: a hub answering `ETag: "../../../x"` writes nothing).
 Progress comes from the `tqdm_class` hook `http_get` calls once per chunk; raising from it is
 how a download is cancelled (the chunk in hand is not written, so the partial file stays exact).
 Plain HTTP rather than Xet: Xet transfers cannot be resumed from a partial file.
@@ -18,17 +16,24 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shlex
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Literal, Self, cast
 from urllib.parse import urlsplit
 
-from .errors import ModelLoadError
+from .errors import ModelDownloadError as ModelDownloadError  # noqa: PLC0414 - re-exported
+from .hub_cache import (
+    BLOB_NAME,
+    COMMIT_NAME,
+    INCOMPLETE_SUFFIX,
+    checked_file_path,
+    hub_name,
+    link_snapshot,
+    present_bytes,
+)
 from .model_names import SHORT_NAMES, resolve_model
 from .scripted import SCRIPTED_PREFIX
 
@@ -47,15 +52,8 @@ MLX_LM_ALLOW_PATTERNS = [
 ]
 DEFAULT_REVISION = "main"
 PROGRESS_INTERVAL_SECONDS = 0.1
-INCOMPLETE_SUFFIX = ".incomplete"
-COMMIT_NAME = re.compile(r"[0-9a-f]{40}")
-BLOB_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a git blob id or an LFS SHA-256
 
 DownloadState = Literal["downloading", "done", "cancelled", "failed"]
-
-
-class ModelDownloadError(ModelLoadError):
-    """Offline, unreachable, unknown or refused: one line that names the way out."""
 
 
 class DownloadCancelled(Exception):
@@ -199,49 +197,9 @@ def plan_download(
         if etag:
             hub_name(etag, BLOB_NAME, f"a blob name for {path}", endpoint)
         on_disk = (storage / "snapshots" / commit / path).exists()
-        present = size if on_disk else _present_bytes(storage, etag, size)
+        present = size if on_disk else present_bytes(storage, etag, size)
         files.append(ModelFile(path, size, on_disk, present))
     return DownloadPlan(spec, repo_id, revision, commit, tuple(files))
-
-
-def hub_name(name: object, pattern: re.Pattern[str], what: str, endpoint: str) -> str:
-    """`name` when it is what a hub sends as `what` (hex digits), or the refusal."""
-    if not isinstance(name, str) or not pattern.fullmatch(name):
-        shown = repr(name)[:80]
-        raise ModelDownloadError(
-            f"{endpoint} sent {shown} as {what}, which is not one; nothing was saved"
-        )
-    return name
-
-
-def checked_file_path(path: object, endpoint: str) -> str:
-    """A repo file's path as the hub sent it, when it stays inside the snapshot folder."""
-    pure = PurePosixPath(path) if isinstance(path, str) else None
-    if (
-        pure is None
-        or not isinstance(path, str)
-        or pure.is_absolute()
-        or any(part in ("", ".", "..") for part in path.split("/"))
-        or any(character in path for character in ("\\", "\0", ":"))
-    ):
-        raise ModelDownloadError(
-            f"{endpoint} sent the file path {repr(path)[:80]}, which leaves the model's "
-            "folder; nothing was saved"
-        )
-    return path
-
-
-def _present_bytes(storage: Path, etag: str | None, size: int) -> int:
-    if not etag:
-        return 0
-    blob = storage / "blobs" / etag
-    if blob.exists():
-        return size
-    partial = blob.with_name(blob.name + INCOMPLETE_SUFFIX)
-    try:
-        return min(partial.stat().st_size, size)
-    except OSError:
-        return 0
 
 
 def download_model(
@@ -267,7 +225,7 @@ def download_model(
                 meter.start_file(file)
                 blobs[file.path] = _fetch_blob(plan, file, endpoint, cache_dir, meter)
                 meter.file_done(file)
-        folder = _link_snapshot(plan, blobs, cache_dir)
+        folder = link_snapshot(_storage(plan.repo_id, cache_dir), plan.revision, plan.commit, blobs)
     except DownloadCancelled:
         meter.finish("cancelled")
         raise
@@ -449,30 +407,6 @@ def _check_blob(partial: Path, etag: str, size: int, name: str) -> None:
     if problem is not None:
         partial.unlink(missing_ok=True)
         raise ModelDownloadError(f"{name} arrived damaged ({problem}); run the download again")
-
-
-def _link_snapshot(plan: DownloadPlan, blobs: dict[str, str], cache_dir: str | Path | None) -> Path:
-    """Lay out `refs/<revision>` and `snapshots/<commit>/<path>` -> `blobs/<etag>` as the hub
-    client does (a copy where links cannot be made), from names already checked."""
-    storage = _storage(plan.repo_id, cache_dir)
-    refs = storage / "refs"
-    refs.mkdir(parents=True, exist_ok=True)
-    if plan.revision != plan.commit:
-        ref = refs.joinpath(*checked_file_path(plan.revision, "the revision").split("/"))
-        ref.parent.mkdir(parents=True, exist_ok=True)
-        ref.write_text(plan.commit, encoding="utf-8")
-    folder = storage / "snapshots" / plan.commit
-    for path, etag in blobs.items():
-        pointer = folder.joinpath(*path.split("/"))
-        pointer.parent.mkdir(parents=True, exist_ok=True)
-        blob = storage / "blobs" / etag
-        if pointer.is_symlink() or pointer.exists():
-            pointer.unlink()
-        try:
-            pointer.symlink_to(os.path.relpath(blob, pointer.parent))
-        except OSError:
-            shutil.copyfile(blob, pointer)
-    return folder
 
 
 class _SilentBar:
