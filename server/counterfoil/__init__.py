@@ -4,7 +4,8 @@ The core (actions, policy, workspace, receipts, loop) is plain Python; the model
 and the language-server daemon are adapters around it and are imported only when used.
 
 The names below are imported when first used (PEP 562), so a process that needs one part (the
-daemon answering `initialize`, the CLI parsing its flags) does not load every module.
+daemon answering `initialize`, the CLI parsing its flags) does not load every module, and
+importing the package never loads a model framework (`KvPrefixGenerator` runs on MLX).
 """
 
 from __future__ import annotations
@@ -14,8 +15,19 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .actions import Action, FinalAction, ToolAction, parse_action
+    from .approval import ApprovalDecision
+    from .branching import BranchOutcome, PrefixReuse, run_branch, select_branch
     from .compaction import CompactionResult, compact_completed_interactions
     from .errors import AgentError
+    from .evaluation import (
+        EvaluationCase,
+        EvaluationCheck,
+        EvaluationReport,
+        FileExpectation,
+        ReceiptExpectation,
+        ResultExpectation,
+        evaluate_run,
+    )
     from .evidence import ArtifactRef, ArtifactStore, BoundedEvidenceWorkspace
     from .loop import AgentEvent, AgentLimits, AgentRun, initial_messages, run_agent
     from .policy import ToolPolicy
@@ -28,36 +40,117 @@ if TYPE_CHECKING:
         ReceiptStore,
         verify_receipt_log,
     )
+    from .sessions import (
+        AgentCheckpoint,
+        AgentStatus,
+        ModelCheckpoint,
+        create_checkpoint,
+        inspect_checkpoint,
+        resume_agent,
+        resume_with_steering,
+        run_to_checkpoint,
+    )
     from .workspace import Workspace
 
 _EXPORTS = {
     "Action": "actions",
+    "AgentCheckpoint": "sessions",
     "AgentError": "errors",
     "AgentEvent": "loop",
     "AgentLimits": "loop",
     "AgentRun": "loop",
+    "AgentStatus": "sessions",
+    "ApprovalDecision": "approval",
     "ArtifactRef": "evidence",
     "ArtifactStore": "evidence",
     "BoundedEvidenceWorkspace": "evidence",
+    "BranchOutcome": "branching",
     "CommandProposal": "proposals",
     "CompactionResult": "compaction",
     "EditProposal": "proposals",
     "EffectReceipt": "receipts",
+    "EvaluationCase": "evaluation",
+    "EvaluationCheck": "evaluation",
+    "EvaluationReport": "evaluation",
+    "FileExpectation": "evaluation",
     "FinalAction": "actions",
+    "KvPrefixGenerator": "models.kv_prefix",
+    "ModelCheckpoint": "sessions",
+    "PrefixReuse": "branching",
+    "ReceiptExpectation": "evaluation",
     "ReceiptLogError": "receipts",
     "ReceiptLogReport": "receipts",
     "ReceiptStore": "receipts",
+    "ResultExpectation": "evaluation",
     "ToolAction": "actions",
     "ToolPolicy": "policy",
     "ToolProposal": "proposals",
     "Workspace": "workspace",
     "build_system_prompt": "prompt",
     "compact_completed_interactions": "compaction",
+    "create_checkpoint": "sessions",
+    "evaluate_run": "evaluation",
     "initial_messages": "loop",
+    "inspect_checkpoint": "sessions",
     "parse_action": "actions",
+    "resume_agent": "sessions",
+    "resume_with_steering": "sessions",
     "run_agent": "loop",
+    "run_branch": "branching",
+    "run_to_checkpoint": "sessions",
+    "select_branch": "branching",
     "verify_receipt_log": "receipts",
 }
+
+__all__ = [
+    "Action",
+    "AgentCheckpoint",
+    "AgentError",
+    "AgentEvent",
+    "AgentLimits",
+    "AgentRun",
+    "AgentStatus",
+    "ApprovalDecision",
+    "ArtifactRef",
+    "ArtifactStore",
+    "BoundedEvidenceWorkspace",
+    "BranchOutcome",
+    "CommandProposal",
+    "CompactionResult",
+    "EditProposal",
+    "EffectReceipt",
+    "EvaluationCase",
+    "EvaluationCheck",
+    "EvaluationReport",
+    "FileExpectation",
+    "FinalAction",
+    "KvPrefixGenerator",
+    "ModelCheckpoint",
+    "PrefixReuse",
+    "ReceiptExpectation",
+    "ReceiptLogError",
+    "ReceiptLogReport",
+    "ReceiptStore",
+    "ResultExpectation",
+    "ToolAction",
+    "ToolPolicy",
+    "ToolProposal",
+    "Workspace",
+    "build_system_prompt",
+    "compact_completed_interactions",
+    "create_checkpoint",
+    "evaluate_run",
+    "initial_messages",
+    "inspect_checkpoint",
+    "parse_action",
+    "resume_agent",
+    "resume_with_steering",
+    "run_agent",
+    "run_branch",
+    "run_to_checkpoint",
+    "select_branch",
+    "verify_receipt_log",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -67,33 +160,3 @@ def __getattr__(name: str) -> Any:
     value = getattr(import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
-
-
-__all__ = [
-    "Action",
-    "AgentError",
-    "AgentEvent",
-    "AgentLimits",
-    "AgentRun",
-    "ArtifactRef",
-    "ArtifactStore",
-    "BoundedEvidenceWorkspace",
-    "CommandProposal",
-    "CompactionResult",
-    "EditProposal",
-    "EffectReceipt",
-    "FinalAction",
-    "ReceiptLogError",
-    "ReceiptLogReport",
-    "ReceiptStore",
-    "ToolAction",
-    "ToolPolicy",
-    "ToolProposal",
-    "Workspace",
-    "build_system_prompt",
-    "compact_completed_interactions",
-    "initial_messages",
-    "parse_action",
-    "run_agent",
-    "verify_receipt_log",
-]

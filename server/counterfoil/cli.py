@@ -283,6 +283,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     download.add_argument("model", help="model name or hub repo id, e.g. qwen3-4b")
 
+    from .evals.terminal import add_arguments as add_eval_arguments
+
+    add_eval_arguments(commands.add_parser("eval", help="run task packages and grade each run"))
+
     commands.add_parser("serve", help="run the language-server daemon on stdio")
     doctor.add_arguments(commands.add_parser("doctor", help="report what this setup can run"))
     return parser
@@ -548,6 +552,10 @@ def main(
         return doctor.doctor_command(args, stdout)
     if args.command == "revert":
         return revert_command(args, stdin, stdout)
+    if args.command == "eval":
+        from .evals.terminal import eval_command
+
+        return eval_command(args, stdout)
     from .lsp import serve
 
     return serve()

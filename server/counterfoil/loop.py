@@ -140,6 +140,8 @@ def run_agent(
     messages: Messages | None = None,
     count_tokens: Callable[[Messages], int] | None = None,
     observations: list[Observation] | None = None,
+    resume: bool = False,
+    on_observation: Callable[[Messages, ToolAction | None], Any] | None = None,
     instructions: str | None = None,
 ) -> AgentRun:
     """Run until a final answer or a limit; `should_stop` is asked before each model call, and
@@ -154,12 +156,16 @@ def run_agent(
     characters a token. `observations` is the record of which messages are observations,
     extended in place like `messages`: keep it with them, and a follow-up run elides earlier
     turns' observations too. `instructions` (the project's AGENTS.md) end the system prompt.
+    `resume`: `messages` were saved at a complete observation and continue as they are, with
+    no new message from `task`. `on_observation(messages, action)` is called at each complete
+    observation (the action, None for an invalid one, and its result both appended): the one
+    boundary where a checkpoint can be saved.
     """
     limits = limits or AgentLimits()
     system_prompt = build_system_prompt(workspace, instructions)
-    if messages:
+    if messages and not resume:
         continue_conversation(messages, task, system_prompt)
-    elif messages is not None:
+    elif messages is not None and not messages:
         messages += initial_messages(task, system_prompt)
     conversation = _Conversation(
         messages if messages is not None else initial_messages(task, system_prompt)
@@ -226,6 +232,8 @@ def run_agent(
             note_observation(observations, conversation.messages, None, result)
             if invalid >= limits.max_invalid_actions:
                 return finish(False, "invalid_action_limit")
+            if on_observation is not None:
+                on_observation(conversation.messages, None)
             continue
         if isinstance(action, FinalAction):
             conversation.record(AgentEvent(step, response, action, None), on_event)
@@ -255,6 +263,8 @@ def run_agent(
             shows=shown.shows,
             summary_shows=shown.summary_shows,
         )
+        if on_observation is not None:
+            on_observation(conversation.messages, action)
     return finish(False, "step_limit")
 
 

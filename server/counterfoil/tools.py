@@ -153,11 +153,16 @@ def argument_problem(tool: Tool, arguments: Mapping[str, object]) -> str | None:
     """What is wrong with `arguments` for `tool` (missing, extra, mistyped), or None."""
     extra = sorted(name for name in arguments if tool.argument(name) is None)
     if extra:
-        return f"{tool.name} got unexpected arguments: {', '.join(extra)}"
+        return f"unexpected fields for {tool.name}: {', '.join(extra)}"
+    missing = sorted(
+        argument.name
+        for argument in tool.arguments
+        if argument.required and argument.name not in arguments
+    )
+    if missing:
+        return f"missing fields for {tool.name}: {', '.join(missing)}"
     for argument in tool.arguments:
         if argument.name not in arguments:
-            if argument.required:
-                return f"{tool.name} requires argument {argument.name}"
             continue
         value = arguments[argument.name]
         if argument.type == "string" and not isinstance(value, str):

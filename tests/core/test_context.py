@@ -190,7 +190,7 @@ def test_errors_and_effects_are_not_elidable() -> None:
     for action, result in [
         (ToolAction("read_file", {"path": "a.py"}), "error: " + "x" * 400),
         (ToolAction("run_command", {"argv": ["make"]}), "exit 0\n" + "y" * 400),
-        (None, "error: response is not a JSON object"),
+        (None, "error: response is not valid JSON"),
     ]:
         messages += [
             {"role": "assistant", "content": "{}"},
