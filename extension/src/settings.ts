@@ -33,6 +33,8 @@ export const DAEMON_SETTING_KEYS = [
   "limitMemoryBytes",
   "limitProcesses",
   "maxCommandOutputBytes",
+  "commandSandbox",
+  "allowNetwork",
   "maxInlineChars",
   "agentsFile",
 ] as const;

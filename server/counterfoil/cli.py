@@ -19,6 +19,7 @@ from typing import TextIO
 
 from . import doctor
 from .agents_file import read_agents_file
+from .change_set_diff import change_set_diff
 from .command_setup import set_up_command
 from .errors import AgentError
 from .loop import AgentEvent, run_agent, run_verdict
@@ -26,7 +27,7 @@ from .model_download_terminal import download_command, prepare_model
 from .models.endpoint import SCHEMA_MODES
 from .models.progress import ModelProgress
 from .models.usage import usage_line
-from .proposals import CommandProposal, EditProposal, ToolProposal
+from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
 from .receipt_commands import add_receipt_parsers, keys_command, receipts_command
 from .receipts import EffectReceipt
 from .settings import Settings
@@ -41,6 +42,7 @@ from .terminal import (
     timed_load,
 )
 from .terminal_text import terminal_safe_stream
+from .tree.sandbox import SANDBOX_MODES
 from .workspace import Workspace
 
 # Flags that are settings: each maps to its key in `Settings.from_mapping`, so checks,
@@ -67,6 +69,8 @@ SETTING_FLAGS = {
     "endpointTimeoutSeconds": "--endpoint-timeout",
     "searchFiles": "--no-search",
     "contextTokens": "--context-tokens",
+    "commandSandbox": "--sandbox",
+    "allowNetwork": "--allow-network",
     "maxInlineChars": "--max-inline-chars",
     "agentsFile": "--no-agents-file",
 }
@@ -206,6 +210,21 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="RLIMIT_NPROC of each command (counts all the user's processes)",
     )
+    agent.add_argument(
+        "--sandbox",
+        dest="commandSandbox",
+        choices=SANDBOX_MODES,
+        help="how commands run: off (as you), confine (writes only under the root and a "
+        "private /tmp, no network), review (confined to a copy; you accept its changes) "
+        f"(default {default('commandSandbox')})",
+    )
+    agent.add_argument(
+        "--allow-network",
+        dest="allowNetwork",
+        action="store_const",
+        const=True,
+        help="let a confined or reviewed command use the network",
+    )
     agent.add_argument("--device", choices=("cpu", "gpu"), default=None)
     agent.add_argument("--enable-thinking", action="store_true")
     agent.add_argument(
@@ -266,7 +285,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     revert = commands.add_parser(
-        "revert", help="undo a file effect from its receipt (asks first, like every effect)"
+        "revert",
+        help="undo a file effect, or what a command changed, from its receipt "
+        "(asks first, like every effect)",
     )
     revert.add_argument("call_id", metavar="CALL_ID", help="the tool call id of the receipt")
     revert.add_argument("--root", required=True, type=Path, help="the project folder")
@@ -306,11 +327,19 @@ def unified_diff(proposal: EditProposal) -> str:
 def proposal_diff(proposal: ToolProposal) -> str:
     if isinstance(proposal, CommandProposal):
         return ""
+    if isinstance(proposal, ChangeSetProposal):
+        return change_set_diff(proposal)
     return unified_diff(proposal) or "(no change)\n"
 
 
 def proposal_header(proposal: ToolProposal) -> str:
     header = f"{proposal.tool_call_id}: {proposal.action.tool}"
+    if isinstance(proposal, ChangeSetProposal):
+        if proposal.reverts is not None:
+            header += f" of {proposal.reverts}"
+        lines = [f"{header}: {len(proposal.files)} file(s)\n"]
+        lines += [f"  left alone: {path} ({why})\n" for path, why in proposal.left_alone]
+        return "".join(lines)
     if isinstance(proposal, CommandProposal):
         return (
             f"{header}\n  argv: {list(proposal.argv)}\n  cwd:  {proposal.cwd}\n"

@@ -13,6 +13,7 @@ from pathlib import Path
 from .commands import ResourceLimits
 from .receipts.content import OUTPUT_LIMIT_BYTES
 from .tools import is_argv
+from .tree.sandbox import SANDBOX_MODES
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class ToolPolicy:
     allow_search: bool = False
     max_ranged_file_bytes: int = 16 * 1024 * 1024
     max_command_output_bytes: int = OUTPUT_LIMIT_BYTES  # kept in the content store per command
+    command_sandbox: str = "off"  # or "confine" / "review" (see tree/sandbox.py)
+    allow_network: bool = False  # for a confined command; `off` does not limit the network
 
     def __post_init__(self) -> None:
         root = Path(self.root)
@@ -57,6 +60,10 @@ class ToolPolicy:
             raise ValueError("allow_writes must be a boolean")
         if not isinstance(self.allow_search, bool):
             raise ValueError("allow_search must be a boolean")
+        if self.command_sandbox not in SANDBOX_MODES:
+            raise ValueError(f"command_sandbox must be one of {', '.join(SANDBOX_MODES)}")
+        if not isinstance(self.allow_network, bool):
+            raise ValueError("allow_network must be a boolean")
         timeout = self.command_timeout_seconds
         if (
             not isinstance(timeout, (int, float))

@@ -110,11 +110,33 @@ def describe_receipt(receipt: EffectReceipt) -> str:
     if "result_sha256" in evidence:
         lines.append(f"  base   {evidence.get('base_sha256') or '(new file)'}")
         lines.append(f"  result {evidence['result_sha256']}")
+    lines.extend(_tree_lines(evidence))
     approval = evidence.get("approval")
     if isinstance(approval, dict):
         lines.append(f"  approved by {approval.get('by')} via {approval.get('via')}")
     lines.append(f"  receipt {receipt.receipt_id}")
     return "\n".join(lines)
+
+
+def _tree_lines(evidence: dict[str, object]) -> list[str]:
+    lines: list[str] = []
+    sandbox = evidence.get("sandbox")
+    if isinstance(sandbox, dict):
+        lines.append(f"  sandbox {sandbox.get('mode')} ({sandbox.get('mechanism')})")
+    record = evidence.get("tree_changes")
+    if isinstance(record, dict) and isinstance(record.get("changes"), list):
+        lines.append(f"  tree changes {record.get('count')}")
+        for change in record["changes"]:
+            if isinstance(change, dict):
+                note = f"  ({change['note']})" if change.get("note") else ""
+                lines.append(f"    {change.get('change')} {change.get('path')}{note}")
+        more = record.get("count", 0) - len(record["changes"])
+        if isinstance(more, int) and more > 0:
+            lines.append(f"    [and {more} more]")
+    drift = evidence.get("tree_drift")
+    if isinstance(drift, dict):
+        lines.append(f"  changed before it, not by it: {drift.get('count')}")
+    return lines
 
 
 def _show(args: argparse.Namespace, stdout: TextIO) -> int:

@@ -34,6 +34,7 @@ from .models.endpoint import (
 from .models.errors import ModelLoadError
 from .receipts.content import OUTPUT_LIMIT_BYTES
 from .tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
+from .tree.sandbox import SANDBOX_MODES
 
 if TYPE_CHECKING:  # imported where used: reading settings (the daemon's start) needs neither
     from .loop import AgentLimits
@@ -180,6 +181,12 @@ def schema_mode(value: object) -> str:
     return str(value)
 
 
+def sandbox_mode(value: object) -> str:
+    if value not in SANDBOX_MODES:
+        raise Invalid(f"must be one of {', '.join(SANDBOX_MODES)}")
+    return str(value)
+
+
 def inline_chars(value: object) -> int:
     if (
         not isinstance(value, int)
@@ -230,6 +237,8 @@ class Settings:
     max_command_output_bytes: int = setting(
         OUTPUT_LIMIT_BYTES, "maxCommandOutputBytes", positive_int(MAX_COMMAND_OUTPUT_BYTES_LIMIT)
     )
+    command_sandbox: str = setting("off", "commandSandbox", sandbox_mode)
+    allow_network: bool = setting(False, "allowNetwork", boolean)
     # A tool result longer than this is shown as previews and an artifact to read ranges of.
     max_inline_chars: int = setting(16_000, "maxInlineChars", inline_chars)
     # The root's AGENTS.md goes into the system prompt.
@@ -290,6 +299,8 @@ class Settings:
             limit_processes=self.limit_processes,
             allow_search=self.search_files,
             max_command_output_bytes=self.max_command_output_bytes,
+            command_sandbox=self.command_sandbox,
+            allow_network=self.allow_network,
         )
 
     def api_key_variables(self) -> tuple[str, ...]:

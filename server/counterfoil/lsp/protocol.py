@@ -14,7 +14,7 @@ from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 from .. import tools
 from ..actions import Action, FinalAction, ToolAction
 from ..approval import Approval, clean_reason
-from ..proposals import CommandProposal, ToolProposal
+from ..proposals import ChangeSetProposal, CommandProposal, ToolProposal
 from ..receipts.content import DIGEST
 from ..tools import example_action
 from ..verdict import EffectOutcome, RunVerdict
@@ -211,6 +211,24 @@ def tool_table(enabled: frozenset[str]) -> list[dict[str, Any]]:
 
 def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
     """What the person is shown: the exact argv, or the whole proposed file once."""
+    if isinstance(proposal, ChangeSetProposal):
+        return {
+            "kind": "changes",
+            "reverts": proposal.reverts,
+            "files": [
+                {
+                    "path": item.path,
+                    "uri": (root / item.path).as_uri(),
+                    "expectedSha256": item.expected_sha256,
+                    "contentSha256": item.content_sha256,
+                    "removesFile": item.content is None,
+                    "currentText": _text_or_none(item.current),
+                    "proposedText": _text_or_none(item.content),
+                }
+                for item in proposal.files
+            ],
+            "leftAlone": [{"path": path, "why": why} for path, why in proposal.left_alone],
+        }
     if isinstance(proposal, CommandProposal):
         return {
             "kind": "command",
@@ -230,6 +248,13 @@ def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
     if proposal.reverts is not None:
         shown["reverts"] = proposal.reverts
     return shown
+
+
+def _text_or_none(data: bytes | None) -> str | None:
+    try:
+        return None if data is None else data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def confirm_params(proposal: ToolProposal, root: Path) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import os
 import re
 import secrets
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Self
 
@@ -39,9 +40,13 @@ def _open_objects(log_folder: Path, create: bool) -> int | None:
         os.close(folder)
 
 
-def store_object(log_folder: Path, data: bytes, hold: ObjectHold | None = None) -> str:
+def store_object(
+    log_folder: Path, data: bytes, hold: ObjectHold | None = None, *, durable: bool = True
+) -> str:
     """Keep `data` under its SHA-256 (once) and return the digest; `hold` (a store's) keeps
-    it from `receipts gc` until a receipt names it, else it is held only while written."""
+    it from `receipts gc` until a receipt names it, else it is held only while written.
+    `durable=False` skips the fsyncs, for the many objects of a tree snapshot;
+    `sync_objects` makes the few a receipt names durable before it counts."""
     digest = hashlib.sha256(data).hexdigest()
     own = hold is None
     hold = ObjectHold(log_folder) if hold is None else hold
@@ -63,10 +68,11 @@ def store_object(log_folder: Path, data: bytes, hold: ObjectHold | None = None) 
                 )
                 try:
                     _write_all(fd, data)
-                    os.fsync(fd)
+                    if durable:
+                        os.fsync(fd)
                 finally:
                     os.close(fd)
-                _publish(objects, temporary, digest)
+                _publish(objects, temporary, digest, durable=durable)
             except OSError as error:
                 raise AgentError(
                     f"content store: could not write object: {error.strerror}"
@@ -95,13 +101,38 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _publish(objects: int, temporary: str, digest: str) -> None:
+def _publish(objects: int, temporary: str, digest: str, *, durable: bool = True) -> None:
     """Name a complete, fsynced temporary file by its digest; an object already there wins."""
     if _is_stored(objects, digest):
         os.unlink(temporary, dir_fd=objects)
     else:
         os.rename(temporary, digest, src_dir_fd=objects, dst_dir_fd=objects)
-    os.fsync(objects)
+    if durable:
+        os.fsync(objects)
+
+
+def sync_objects(log_folder: Path, digests: Iterable[str]) -> None:
+    """Fsync the named objects (those present) and their folder."""
+    objects = _open_objects(log_folder, create=False)
+    if objects is None:
+        return
+    try:
+        for digest in digests:
+            if not DIGEST.fullmatch(digest):
+                continue
+            try:
+                fd = os.open(digest, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=objects)
+            except OSError:
+                continue
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        os.fsync(objects)
+    except OSError as error:
+        raise AgentError(f"content store: could not sync objects: {error.strerror}") from None
+    finally:
+        os.close(objects)
 
 
 class ObjectStream:

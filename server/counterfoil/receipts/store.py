@@ -16,7 +16,7 @@ import json
 import os
 import threading
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,8 +34,8 @@ from .chain import (
 )
 from .errors import ReceiptLogError
 from .guard import LogGuard
-from .head import read_head, write_head
-from .hold import ObjectHold
+from .head import head_path, read_head, write_head
+from .hold import HOLDS_FOLDER, ObjectHold
 from .logfile import LOCK_TIMEOUT_SECONDS, locked_log, write_all
 from .record import EffectReceipt, encode_line
 from .signing import SignatureChecker, Signer, config_dir, load_signer
@@ -134,6 +134,16 @@ class ReceiptStore:
             guard = self._guards[root] = LogGuard.of(self.path, root)
         return guard.hides(path)
 
+    def own_paths(self, *, with_folder: bool = False) -> tuple[Path, ...]:
+        """The log, its head, its content store and its holds: what a confined command may not
+        write (and `with_folder`, the log's folder, which a snapshot leaves out)."""
+        if self.path is None:
+            return ()
+        log = self.path.resolve()
+        folder = log.parent
+        own = (log, head_path(log), folder / content.OBJECTS_FOLDER, folder / HOLDS_FOLDER)
+        return (*own, folder) if with_folder else own
+
     def subscribe(self, callback: Callable[[EffectReceipt], None]) -> Callable[[], None]:
         """Call `callback(receipt)` after each new receipt is stored; returns an unsubscribe."""
         self._listeners.append(callback)
@@ -180,12 +190,17 @@ class ReceiptStore:
             if self._state.signed_by is not None:
                 self._require_signer()
 
-    def keep_object(self, data: bytes) -> str:
+    def keep_object(self, data: bytes, *, durable: bool = True) -> str:
         """Store bytes a receipt will name; returns their SHA-256. They are held from
-        `receipts gc` while this store is open."""
+        `receipts gc` while this store is open (`durable`: see `store_object`)."""
         if self.path is None:
             return hashlib.sha256(data).hexdigest()
-        return content.store_object(self.path.parent, data, self._object_hold())
+        return content.store_object(self.path.parent, data, self._object_hold(), durable=durable)
+
+    def sync_objects(self, digests: Iterable[str]) -> None:
+        """Make objects kept with `durable=False` durable, before a receipt names them."""
+        if self.path is not None:
+            content.sync_objects(self.path.parent, digests)
 
     def output_stream(self, limit: int = content.OUTPUT_LIMIT_BYTES) -> content.ObjectStream:
         """Where a command's output goes as it runs: its first `limit` bytes become one object

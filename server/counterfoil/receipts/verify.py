@@ -122,11 +122,29 @@ def last_results(path: Path) -> dict[str, tuple[str, str | None]]:
             if raw is None or not raw.strip():
                 continue
             receipt = receipt_from_line(raw, complete)
+            for changed, digest in _tree_results(receipt.evidence.get("tree_changes")):
+                results[changed] = (receipt.tool_call_id, digest)
             if "result_sha256" not in receipt.evidence or receipt.exit_state != "ok":
                 continue
             for artifact in receipt.changed_artifacts:
                 results[artifact] = (receipt.tool_call_id, receipt.evidence["result_sha256"])
     return results
+
+
+def _tree_results(record: object) -> list[tuple[str, str | None]]:
+    """The files a command (or a revert of one) left, with their digests, from `tree_changes`:
+    regular files only, and only those hashed."""
+    if not isinstance(record, dict) or not isinstance(record.get("changes"), list):
+        return []
+    found: list[tuple[str, str | None]] = []
+    for change in record["changes"]:
+        if not isinstance(change, dict) or change.get("kind") != "file":
+            continue
+        path, after = change.get("path"), change.get("after_sha256")
+        deleted = after is None and change.get("change") == "deleted"
+        if isinstance(path, str) and (deleted or isinstance(after, str)):
+            found.append((path, after))
+    return found
 
 
 def file_drift(path: Path, root: Path) -> tuple[str, ...]:
