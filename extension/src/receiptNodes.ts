@@ -193,11 +193,15 @@ export function receiptNode(receipt: Receipt): ReceiptNode {
   };
 }
 
-/** A warning at the top of the tree when the log is broken or could not be read. */
-export function logProblemNode(message: string): ReceiptNode {
+/** A warning in the tree when the log is broken, could not be read, or files drifted; the
+ * label names the finding ("Receipt chain broken", "Files changed after their receipts"). */
+export function logProblemNode(
+  message: string,
+  label = "Receipt log problem",
+): ReceiptNode {
   return {
     id: "log-problem",
-    label: "Receipt log problem",
+    label,
     description: message,
     tooltip: message,
     icon: { id: "warning", color: "list.warningForeground" },
@@ -299,9 +303,14 @@ export function runNodes(
  */
 export function receiptRoots(
   receipts: readonly Receipt[],
-  problem: string | null,
+  problem: string | { label: string; message: string } | null,
   runs: readonly RunRecord[] = [],
 ): ReceiptNode[] {
   const nodes = runNodes(receipts, runs);
-  return problem ? [...nodes, logProblemNode(problem)] : nodes;
+  if (!problem) {
+    return nodes;
+  }
+  return typeof problem === "string"
+    ? [...nodes, logProblemNode(problem)]
+    : [...nodes, logProblemNode(problem.message, problem.label)];
 }

@@ -72,6 +72,8 @@ def _verify(args: argparse.Namespace, stdout: TextIO) -> int:
             return 2
     report = verify_receipt_log(args.path, public_key=public_key, root=args.root)
     stdout.writelines(f"drift: {line}\n" for line in report.drift)
+    if args.root is not None and not report.drift_checked:
+        stdout.write("drift: not checked (files are compared only when the chain verifies)\n")
     if report.ok:
         signed = ", signatures checked" if public_key is not None else ""
         stdout.write(f"ok: {report.count} receipts verified in {args.path}{signed}\n")

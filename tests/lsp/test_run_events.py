@@ -94,3 +94,17 @@ async def test_verify_reports_the_chain_and_files_changed_since(
     assert verified["ok"] is False
     assert verified["drift"] == ["app.py changed after call-1"]
     assert verified["count"] == 2
+
+
+async def test_verify_of_a_broken_chain_does_not_say_the_files_are_unchanged(
+    start_daemon: StartDaemon, demo_project: Path, fix_app_settings: dict[str, Any]
+) -> None:
+    daemon = await start_daemon(fix_app_settings)
+    await daemon.request("counterfoil/run", {"goal": "make double() double"})
+    log = demo_project / ".counterfoil/receipts.jsonl"
+    log.write_text(log.read_text().replace('"edited app.py"', '"edited app.py!"', 1))
+
+    verified = await daemon.request("counterfoil/verifyReceipts", {})
+
+    assert verified["chainOk"] is False and verified["line"] == 1
+    assert verified["drift"] is None

@@ -173,7 +173,7 @@ class Session:
                 "line": None,
                 "chainOk": False,
                 "chainError": message,
-                "drift": [],
+                "drift": None,
             }
         report = verify_receipt_log(log, root=self.root)
         chain_ok = report.ok or bool(report.drift)
@@ -184,7 +184,8 @@ class Session:
             "line": report.line,
             "chainOk": chain_ok,
             "chainError": None if chain_ok else report.error,
-            "drift": list(report.drift),
+            # None: not checked (a broken chain), never an empty list that reads "no drift".
+            "drift": list(report.drift) if report.drift_checked else None,
         }
 
     def stored_object(self, digest: str) -> dict[str, Any]:

@@ -22,6 +22,8 @@ class ReceiptLogReport:
     line: int | None = None
     signed: bool = False
     drift: tuple[str, ...] = field(default=())
+    # Whether the files were compared at all: a broken chain leaves drift unknown, never "none".
+    drift_checked: bool = False
 
 
 def verify_receipt_log(
@@ -48,12 +50,14 @@ def verify_receipt_log(
         problem = "the log is not signed"
     if problem is not None:
         return ReceiptLogReport(False, state.count, problem, line, signed)
-    drift = file_drift(path, Path(root)) if root is not None else ()
+    if root is None:
+        return ReceiptLogReport(True, state.count, signed=signed)
+    drift = file_drift(path, Path(root))
     if drift:
         return ReceiptLogReport(
-            False, state.count, "files changed after their receipts", None, signed, drift
+            False, state.count, "files changed after their receipts", None, signed, drift, True
         )
-    return ReceiptLogReport(True, state.count, signed=signed)
+    return ReceiptLogReport(True, state.count, signed=signed, drift_checked=True)
 
 
 def last_results(path: Path) -> dict[str, tuple[str, str | None]]:
