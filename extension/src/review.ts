@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import * as vscode from "vscode";
 import type { DaemonClient } from "./client";
 import { applyHunks, computeHunks, type Hunk, hunkLabel } from "./hunks";
+import { lineEndingNote, restoreLineEndings } from "./lineEndings";
 import type {
   CommandPreview,
   ConfirmParams,
@@ -371,13 +372,24 @@ export class ReviewController implements vscode.Disposable {
       : undefined;
   }
 
+  /** What Accept approves: the kept hunks byte for byte, with only what the person typed in
+   * the editor in place of them (its line-ending normalisation is not an edit). */
   private finalText(edit: EditState): string {
     const document = vscode.workspace.textDocuments.find(
       (open) => open.uri.toString() === edit.right.toString(),
     );
-    return (
-      document?.getText() ?? this.proposed.text(edit.right) ?? edit.proposed
+    const shown =
+      document?.getText() ?? this.proposed.text(edit.right) ?? edit.proposed;
+    return restoreLineEndings(
+      applyHunks(edit.base, edit.hunks, edit.keep),
+      shown,
     );
+  }
+
+  /** The diff's title, with what it cannot show: line endings the proposal changes. */
+  private titleWithEndings(title: string, edit: EditState): string {
+    const note = lineEndingNote(edit.base, edit.proposed);
+    return note ? `${title} · ${note}` : title;
   }
 
   private view(
@@ -512,8 +524,10 @@ export class ReviewController implements vscode.Disposable {
       "vscode.diff",
       edit.left,
       edit.right,
-      approval.subject &&
+      this.titleWithEndings(
         `${approval.subject} (${approval.toolCallId}): as read ↔ proposed`,
+        edit,
+      ),
       { preview: false },
     );
     return true;
@@ -685,7 +699,7 @@ export class ReviewController implements vscode.Disposable {
         `${preview.path} has unsaved changes: Accept will write nothing until they are saved or reverted.`,
       );
     }
-    const title = diffTitle(params, preview);
+    const title = this.titleWithEndings(diffTitle(params, preview), edit);
     try {
       await vscode.commands.executeCommand("vscode.diff", left, right, title, {
         preview: false,
