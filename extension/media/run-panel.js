@@ -150,6 +150,11 @@
       } else {
         box.append(el("p", "observation", summary));
       }
+      if (step.protectedNote) {
+        box.append(
+          el("p", "model-note", `Only you see this: ${step.protectedNote}.`),
+        );
+      }
       if (step.outputSha256) {
         box.append(
           button("Full output", "link", () =>

@@ -23,6 +23,7 @@ import type { ReviewController } from "./review";
 import { describeAction } from "./runModel";
 import { RUN_VIEW, type RunPanel } from "./runPanel";
 import { summarizeRun } from "./runSummary";
+import { stepNotice } from "./stepNotice";
 import { verifyReport } from "./verifyReport";
 
 export interface CommandContext {
@@ -226,14 +227,17 @@ export class AgentCommands implements vscode.Disposable {
       panel.clear();
     }
     panel.runStarted(goal, method === Methods.followUp);
+    let refusals = 0;
     const listeners = [
       this.context.client.onEvent((event) => {
         trace.info(`${describeStep(event)} → ${event.result ?? ""}`);
-        if (event.outcome === "failed" || event.outcome === "refused") {
-          // A refused or failed effect is said where the person is looking, not only in the trace.
-          void vscode.window.showWarningMessage(
-            `Counterfoil: ${describeStep(event)} ${event.outcome}: ${(event.result ?? "").split("\n", 1)[0]}`,
-          );
+        // A failed or refused step is said where the person is looking, not only in the trace.
+        const notice = stepNotice(event, describeStep(event), refusals);
+        if (event.outcome === "refused") {
+          refusals++;
+        }
+        if (notice) {
+          void vscode.window.showWarningMessage(notice);
         }
       }),
     ];

@@ -51,6 +51,8 @@ export interface EditPreview {
   baseText?: string | null;
   /** For a revert: the call whose effect this undoes. */
   reverts?: string | null;
+  /** Folders the write creates first (outermost first), or a revert removes when empty. */
+  newFolders?: string[] | null;
 }
 
 export interface CommandPreview {
@@ -127,6 +129,8 @@ export interface AgentEvent {
   reason?: string | null;
   /** A model server's remark on this step's response (cached tokens, schema not enforced). */
   modelNote?: string | null;
+  /** For the person only: the rule that keeps this step's path from the model. */
+  protectedBy?: string | null;
 }
 
 /** `counterfoil/runStarted`: a run or a follow-up turn began. */

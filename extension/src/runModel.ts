@@ -3,6 +3,7 @@
 // renders the daemon's facts and decides nothing. Pure, unit-tested; runPanel.ts draws it.
 
 import type { AgentEvent, RunResult, StepOutcome, Verdict } from "./protocol";
+import { protectedWords } from "./stepNotice";
 
 export type ProposalState =
   "pending" | "accepted" | "rejected" | "stale" | "failed";
@@ -36,6 +37,8 @@ export interface StepView {
   reason?: string | null;
   /** A model server's remark on the response ("this server does not enforce the schema"). */
   modelNote?: string | null;
+  /** For the person: why the path is kept from the model (the model is told less). */
+  protectedNote?: string | null;
 }
 
 export type TurnStatus = "running" | "stopping" | "finished" | "stopped";
@@ -183,6 +186,7 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
       outputSha256: event.outputSha256 ?? null,
       reason: event.reason ?? null,
       modelNote: event.modelNote ?? null,
+      protectedNote: protectedWords(event) ?? null,
     };
     if (event.action && "final" in event.action) {
       view.observation = null;

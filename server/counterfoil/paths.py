@@ -99,6 +99,27 @@ def is_protected_path(parts: Sequence[str], extra_patterns: tuple[str, ...] = ()
     )
 
 
+def protection_rule(raw: object, extra_patterns: tuple[str, ...] = ()) -> str | None:
+    """For the person, never the model: which rule keeps `raw` from the model, e.g. "the
+    built-in pattern .env*" (None when no rule does). The model is told only that the path is
+    not accessible, the same as for a missing file, so it learns nothing about what exists."""
+    if not isinstance(raw, str):
+        return None
+    parts = tuple(part for part in PurePosixPath(raw).parts if part not in ("/", "."))
+    for part in parts:
+        if part.casefold() in PROTECTED_NAMES:
+            return f"the built-in name {part.casefold()}"
+        if is_temporary_name(part):
+            return "a temporary file of an interrupted write"
+    for pattern in PROTECTED_PATTERNS:
+        if _matches(parts, (pattern,)):
+            return f"the built-in pattern {pattern}"
+    for pattern in extra_patterns:
+        if _matches(parts, (pattern,)):
+            return f"your protected pattern {pattern}"
+    return None
+
+
 def relative_parts(raw: object, extra_patterns: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The normalised parts of a model-given path, or the first rule it breaks."""
     if not isinstance(raw, str) or not raw.strip():

@@ -33,6 +33,8 @@ class ToolPolicy:
     allow_search: bool = False
     max_ranged_file_bytes: int = 16 * 1024 * 1024
     max_command_output_bytes: int = OUTPUT_LIMIT_BYTES  # kept in the content store per command
+    # Beyond the course (which refuses them): a new file's missing folders, created on approval.
+    create_parent_folders: bool = False
 
     def __post_init__(self) -> None:
         root = Path(self.root)
@@ -56,6 +58,8 @@ class ToolPolicy:
             raise ValueError("allow_writes must be a boolean")
         if not isinstance(self.allow_search, bool):
             raise ValueError("allow_search must be a boolean")
+        if not isinstance(self.create_parent_folders, bool):
+            raise ValueError("create_parent_folders must be a boolean")
         timeout = self.command_timeout_seconds
         if (
             not isinstance(timeout, (int, float))

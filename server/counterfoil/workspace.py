@@ -32,6 +32,7 @@ from .files import (
     replace_file,
 )
 from .line_ranges import check_line_range, render_line_range
+from .new_folders import folders_made, missing_folders, remove_folders
 from .paths import (  # noqa: F401 - the path rules' long-standing home re-exports them
     MAX_PATH_CHARS,
     PROTECTED_NAMES,
@@ -301,8 +302,7 @@ class Workspace:
         arguments = action.arguments
         path = self.resolve_path(arguments["path"], must_exist=action.tool == "edit_file")
         relative = self._relative(path)
-        if not path.parent.is_dir():
-            raise AgentError("parent directory does not exist")
+        new_folders = missing_folders(self.policy.root, relative, self.policy.create_parent_folders)
         exists = os.path.lexists(path)
         if exists and not stat.S_ISREG(os.lstat(path).st_mode):
             raise AgentError("path is not a regular file")
@@ -339,6 +339,7 @@ class Workspace:
             base_sha256=base_digest,
             proposed_text=proposed,
             proposed_sha256=sha256_hex(encoded),
+            new_folders=new_folders,
         )
 
     def _write_limit(self, tool: str, base_text: str | None) -> int:
@@ -417,7 +418,10 @@ class Workspace:
         if sha256_hex(data) != proposal.proposed_sha256:
             raise AgentError("proposed bytes do not match the approved digest")
         parts = PurePosixPath(proposal.path).parts
-        with open_directory(self.policy.root, parts[:-1]) as directory:
+        with (
+            folders_made(self.policy.root, proposal.new_folders),
+            open_directory(self.policy.root, parts[:-1]) as directory,
+        ):
             mode = entry_mode(directory, parts[-1])
             if proposal.base_sha256 is None:
                 if mode is not None:
@@ -434,6 +438,8 @@ class Workspace:
         self._modified.add(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {proposal.path}"
+        if proposal.new_folders:
+            result += f" (in new folders: {', '.join(proposal.new_folders)})"
         approval = approval_record(shown or proposal, self.approval_via)
         if shown is not None:
             approval.update(modified=True, approved_sha256=proposal.proposed_sha256)
@@ -475,6 +481,7 @@ class Workspace:
             proposed_sha256=plan.restore_sha256 or "",
             reverts=call_id,
             removes_file=restored is None,
+            new_folders=plan.created_folders if restored is None else (),
         )
 
     def _stored_object(self, digest: str) -> bytes | None:
@@ -507,6 +514,9 @@ class Workspace:
         verb = "removed" if proposal.removes_file else "restored"
         result = f"{verb} {proposal.path} (reverts {proposal.reverts})"
         evidence = {**file_evidence(proposal), "reverts": proposal.reverts}
+        if removed := remove_folders(self.policy.root, proposal.new_folders):
+            result += f" and the folder{'s' if len(removed) > 1 else ''} {', '.join(removed)}"
+            evidence["removed_folders"] = list(removed)
         evidence = self._run_evidence(proposal, evidence)
         record_receipt(self.receipt_store, proposal, "ok", result, evidence)
         return result

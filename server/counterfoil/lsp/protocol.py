@@ -227,6 +227,9 @@ def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
     }
     if proposal.reverts is not None:
         shown["reverts"] = proposal.reverts
+    if proposal.new_folders:
+        # Created by the write (outermost first), or removed when empty by a revert.
+        shown["newFolders"] = list(proposal.new_folders)
     return shown
 
 

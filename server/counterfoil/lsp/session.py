@@ -35,6 +35,7 @@ from .confirm_bridge import ConfirmBridge
 from .model_download import ModelDownloads
 from .model_host import HostedGenerate, ModelHost, ModelLoadFailed
 from .outcomes import effect_outcome
+from .protected_note import protected_by
 from .protocol import failed_run, receipt_dict, run_result, tool_table
 from .run_record import Conversation, StepEvidence
 
@@ -398,6 +399,7 @@ class Session:
         def on_event(event: AgentEvent) -> None:
             shown = evidence.event(event)
             shown["modelNote"] = generate.last_note or None
+            shown["protectedBy"] = protected_by(event, settings.protected_patterns)
             events.append(shown)
             self.channel.notify(EVENT_METHOD, shown)
             self.channel.log(f"step {event.step} response: {event.response}")

@@ -37,6 +37,8 @@ EVIDENCE_FIELDS = frozenset(
         "output_truncated",
         "approval",
         "reverts",
+        "created_folders",  # a new file's new folders, outermost first
+        "removed_folders",  # those its revert removed (they were empty)
     }
 )
 CHAIN_KEY = "chain_sha256"
