@@ -77,6 +77,8 @@ export interface ConfirmResult {
   approved: boolean;
   text?: string;
   reason?: string;
+  /** With a No: propose the same edit again on the file as it is now (it changed meanwhile). */
+  repropose?: boolean;
 }
 
 export interface Receipt {

@@ -45,6 +45,7 @@ from .proposals import CommandProposal, EditProposal, ToolProposal, sha256_hex
 from .receipt_evidence import approval_record, command_evidence, file_evidence, record_receipt
 from .receipts import ReceiptNotRecorded, ReceiptStore
 from .receipts.content import load_object
+from .repropose import REPROPOSED_NOTE, can_repropose, reproposed
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
 from .search import SearchLimits, search_tree
 from .verdict import EffectOutcome, EffectState
@@ -374,7 +375,10 @@ class Workspace:
         return Approval(False)
 
     def _perform_approved(self, proposal: ToolProposal) -> str:
-        approval = self._approval(proposal)
+        approval, note = self._approval(proposal), ""
+        while approval.repropose and can_repropose(proposal):
+            proposal, note = self._reproposed(proposal), REPROPOSED_NOTE
+            approval = self._approval(proposal)
         if not approval.approved:
             self._note(proposal, "rejected", approval.reason)
             raise AgentError(denial(approval.reason))
@@ -393,10 +397,21 @@ class Workspace:
                 self.receipt_store.keep_object(shown.proposed_text.encode("utf-8"))
             if proposal.reverts is not None:
                 return self._apply_revert(proposal)
-            return self._write_proposal(proposal, shown)
+            return self._write_proposal(proposal, shown) + note
         except Exception as error:
             self._note_failure(proposal, error)
             raise
+
+    def _reproposed(self, proposal: ToolProposal) -> EditProposal:
+        """The edit again on the file's bytes now, or a No that says why it cannot be."""
+        assert isinstance(proposal, EditProposal)  # can_repropose allows edits only
+        try:
+            return reproposed(
+                proposal, self._read_bytes(proposal.path, self.policy.max_ranged_file_bytes)
+            )
+        except AgentError as error:
+            self._note(proposal, "rejected", str(error))
+            raise AgentError(denial(str(error))) from None
 
     def _edited(self, proposal: ToolProposal, text: object) -> EditProposal | None:
         """The text the person approved in place of the proposal, checked like any write

@@ -253,4 +253,6 @@ def approval_of(answer: Any) -> Approval:
         return Approval(False)
     if answer.get("approved") is True:
         return Approval(True, None, answer.get("text"))
-    return Approval(False, clean_reason(answer.get("reason")))
+    return Approval(
+        False, clean_reason(answer.get("reason")), repropose=answer.get("repropose") is True
+    )
