@@ -59,6 +59,8 @@ function describeStep(event: AgentEvent): string {
 export class AgentCommands implements vscode.Disposable {
   private run: vscode.CancellationTokenSource | undefined;
   private stopRequestedAt: number | undefined;
+  /** The last goal typed whose run did not get to a first step. */
+  private unstartedGoal: string | undefined;
   private preparing = false;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -135,6 +137,8 @@ export class AgentCommands implements vscode.Disposable {
         prompt:
           "What should the agent do? Every edit and command will ask for your approval.",
         placeHolder: "e.g. make tests/test_math.py pass",
+        // A goal whose run never started (no model, setup refused) is offered again.
+        value: this.unstartedGoal,
         ignoreFocusOut: true,
         validateInput: (value) =>
           value.trim() === "" ? "Describe the goal." : undefined,
@@ -142,10 +146,15 @@ export class AgentCommands implements vscode.Disposable {
     if (!goal || goal.trim() === "") {
       return undefined;
     }
+    this.unstartedGoal = goal;
     if (!(await this.prepareModel())) {
       return undefined;
     }
-    return this.startRun(Methods.run, { goal }, goal);
+    const result = await this.startRun(Methods.run, { goal }, goal);
+    if (result && result.events.length > 0) {
+      this.unstartedGoal = undefined;
+    }
+    return result;
   }
 
   /**
