@@ -297,6 +297,9 @@ export interface ModelRuntimeResult {
   command: string[] | null;
   /** Why no install can make the model run here (MLX has no build for this platform). */
   unavailable?: string | null;
+  /** With a runtime missing: whether the model's files can be had (cached, local, downloadable). */
+  modelAvailable?: boolean | null;
+  modelDetail?: string | null;
 }
 
 /** `counterfoil/downloadModel`'s answer. */
