@@ -235,9 +235,9 @@ export function verdictShort(verdict: Verdict | null | undefined): string {
   return parts.join(" · ");
 }
 
-/** "14:03" from an ISO time, in UTC as the receipts record it. */
+/** "14:03:27" from an ISO time, in UTC as the receipts record it (runs a minute apart differ). */
 function clock(time: string | null | undefined): string {
-  const match = /T(\d\d:\d\d)/.exec(time ?? "");
+  const match = /T(\d\d:\d\d:\d\d)/.exec(time ?? "");
   return match ? match[1] : "";
 }
 

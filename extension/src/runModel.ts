@@ -93,7 +93,11 @@ export function splitThinking(response: string): {
 export function describeAction(event: AgentEvent): string {
   const action = event.action;
   if (!action) {
-    return "no action (the response did not parse)";
+    // The daemon's own words say why (a tool not enabled, no JSON) when it sent them.
+    const why = /^error: (.+)/.exec(event.result ?? "")?.[1];
+    return why
+      ? `no action (${why.split("\n", 1)[0]})`
+      : "no action (the response did not parse)";
   }
   if ("final" in action) {
     return "final answer";
@@ -104,6 +108,10 @@ export function describeAction(event: AgentEvent): string {
     : typeof target === "string"
       ? target
       : "";
+  const pattern = action.arguments.pattern;
+  if (action.tool === "search_files" && typeof pattern === "string") {
+    return `search_files ${JSON.stringify(pattern)} in ${subject || "."}`;
+  }
   return `${action.tool} ${subject}`.trim();
 }
 
