@@ -142,6 +142,17 @@ export interface RunStarted {
   /** The run's goal or the follow-up's text. */
   goal: string;
   followUp?: boolean;
+  /** The root's AGENTS.md the run's system prompt holds (null: none, or turned off). */
+  agentsFile?: AgentsFileNotice | null;
+}
+
+/** What became of the root's AGENTS.md: its digest and size, or why it was not read. */
+export interface AgentsFileNotice {
+  path: string;
+  sha256: string | null;
+  bytes: number | null;
+  /** "protected", "too large", "not valid UTF-8" or "unreadable" when it was not read. */
+  notRead: string | null;
 }
 
 /** `counterfoil/runState`: stopping at once on a cancel; cancelled or ended just before the result. */

@@ -32,6 +32,10 @@ export const DAEMON_SETTING_KEYS = [
   "limitMemoryBytes",
   "limitProcesses",
   "maxCommandOutputBytes",
+  "commandSandbox",
+  "allowNetwork",
+  "maxInlineChars",
+  "agentsFile",
 ] as const;
 
 export type DaemonSettings = Partial<

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import TextIO
 
 from . import doctor
+from .agents_file import read_agents_file
+from .change_set_diff import change_set_diff
 from .command_setup import set_up_command
 from .errors import AgentError
 from .loop import AgentEvent, run_agent, run_verdict
@@ -25,7 +27,7 @@ from .model_download_terminal import download_command, prepare_model
 from .models.endpoint import SCHEMA_MODES
 from .models.progress import ModelProgress
 from .models.usage import usage_line
-from .proposals import CommandProposal, EditProposal, ToolProposal
+from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
 from .receipt_commands import add_receipt_parsers, keys_command, receipts_command
 from .receipts import EffectReceipt
 from .settings import Settings
@@ -40,6 +42,7 @@ from .terminal import (
     timed_load,
 )
 from .terminal_text import terminal_safe_stream
+from .tree.sandbox import SANDBOX_MODES
 from .workspace import Workspace
 
 # Flags that are settings: each maps to its key in `Settings.from_mapping`, so checks,
@@ -65,6 +68,10 @@ SETTING_FLAGS = {
     "endpointTimeoutSeconds": "--endpoint-timeout",
     "searchFiles": "--no-search",
     "contextTokens": "--context-tokens",
+    "commandSandbox": "--sandbox",
+    "allowNetwork": "--allow-network",
+    "maxInlineChars": "--max-inline-chars",
+    "agentsFile": "--no-agents-file",
 }
 
 
@@ -152,6 +159,21 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: the model's own, else a limit of characters)",
     )
     agent.add_argument(
+        "--max-inline-chars",
+        dest="maxInlineChars",
+        type=int,
+        metavar="N",
+        help="a tool result longer than this is shown as previews and an artifact the model "
+        f"reads ranges of (default {default('maxInlineChars')})",
+    )
+    agent.add_argument(
+        "--no-agents-file",
+        dest="agentsFile",
+        action="store_const",
+        const=False,
+        help="leave the root's AGENTS.md out of the system prompt",
+    )
+    agent.add_argument(
         "--command-timeout",
         dest="commandTimeoutSeconds",
         type=float,
@@ -186,6 +208,21 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help="RLIMIT_NPROC of each command (counts all the user's processes)",
+    )
+    agent.add_argument(
+        "--sandbox",
+        dest="commandSandbox",
+        choices=SANDBOX_MODES,
+        help="how commands run: off (as you), confine (writes only under the root and a "
+        "private /tmp, no network), review (confined to a copy; you accept its changes) "
+        f"(default {default('commandSandbox')})",
+    )
+    agent.add_argument(
+        "--allow-network",
+        dest="allowNetwork",
+        action="store_const",
+        const=True,
+        help="let a confined or reviewed command use the network",
     )
     agent.add_argument("--device", choices=("cpu", "gpu"), default=None)
     agent.add_argument("--enable-thinking", action="store_true")
@@ -240,7 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     revert = commands.add_parser(
-        "revert", help="undo a file effect from its receipt (asks first, like every effect)"
+        "revert",
+        help="undo a file effect, or what a command changed, from its receipt "
+        "(asks first, like every effect)",
     )
     revert.add_argument("call_id", metavar="CALL_ID", help="the tool call id of the receipt")
     revert.add_argument("--root", required=True, type=Path, help="the project folder")
@@ -256,6 +295,10 @@ def build_parser() -> argparse.ArgumentParser:
         "download", help="download a model now (Ctrl-C stops, running it again resumes)"
     )
     download.add_argument("model", help="model name or hub repo id, e.g. qwen3-4b")
+
+    from .evals.terminal import add_arguments as add_eval_arguments
+
+    add_eval_arguments(commands.add_parser("eval", help="run task packages and grade each run"))
 
     commands.add_parser("serve", help="run the language-server daemon on stdio")
     doctor.add_arguments(commands.add_parser("doctor", help="report what this setup can run"))
@@ -276,11 +319,19 @@ def unified_diff(proposal: EditProposal) -> str:
 def proposal_diff(proposal: ToolProposal) -> str:
     if isinstance(proposal, CommandProposal):
         return ""
+    if isinstance(proposal, ChangeSetProposal):
+        return change_set_diff(proposal)
     return unified_diff(proposal) or "(no change)\n"
 
 
 def proposal_header(proposal: ToolProposal) -> str:
     header = f"{proposal.tool_call_id}: {proposal.action.tool}"
+    if isinstance(proposal, ChangeSetProposal):
+        if proposal.reverts is not None:
+            header += f" of {proposal.reverts}"
+        lines = [f"{header}: {len(proposal.files)} file(s)\n"]
+        lines += [f"  left alone: {path} ({why})\n" for path, why in proposal.left_alone]
+        return "".join(lines)
     if isinstance(proposal, CommandProposal):
         return (
             f"{header}\n  argv: {list(proposal.argv)}\n  cwd:  {proposal.cwd}\n"
@@ -399,6 +450,9 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         f"goal: {args.goal}\nroot: {policy.root}\n"
         f"tools: {', '.join(sorted(workspace.available_tools))}\n"
     )
+    agents = read_agents_file(workspace, policy.root) if settings.agents_file else None
+    if agents is not None:
+        stdout.write(f"agents file: {agents.summary()}\n")
     prepared = prepare_model(settings.model, stdout, endpoint=settings.endpoint)
     if prepared is not None:
         return prepared
@@ -447,6 +501,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
             on_event=lambda event: stdout.write(format_event(event)),
             should_stop=interrupted.is_set,
             count_tokens=getattr(generate, "count_tokens", None),
+            instructions=None if agents is None else agents.text,
         )
     except KeyboardInterrupt:
         interrupted.set()
@@ -466,6 +521,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     new_receipts = store.receipts()[before:]
     stdout.write(f"receipts ({len(new_receipts)} new, log {log_path}):\n")
     stdout.writelines(format_receipt(receipt) + "\n" for receipt in new_receipts)
+    stdout.write(f"log: {store.checked}\n")
     stdout.write(
         format_verdict(verdict, reason=reason, final=final, status=status, error=run_error)
     )
@@ -521,6 +577,10 @@ def main(
         return doctor.doctor_command(args, stdout)
     if args.command == "revert":
         return revert_command(args, stdin, stdout)
+    if args.command == "eval":
+        from .evals.terminal import eval_command
+
+        return eval_command(args, stdout)
     from .lsp import serve
 
     return serve()

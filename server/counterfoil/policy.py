@@ -13,6 +13,7 @@ from pathlib import Path
 from .commands import ResourceLimits
 from .receipts.content import OUTPUT_LIMIT_BYTES
 from .tools import is_argv
+from .tree.sandbox import SANDBOX_MODES
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,8 @@ class ToolPolicy:
     max_command_output_bytes: int = OUTPUT_LIMIT_BYTES  # kept in the content store per command
     # Beyond the course (which refuses them): a new file's missing folders, created on approval.
     create_parent_folders: bool = False
+    command_sandbox: str = "off"  # or "confine" / "review" (see tree/sandbox.py)
+    allow_network: bool = False  # for a confined command; `off` does not limit the network
 
     def __post_init__(self) -> None:
         root = Path(self.root)
@@ -60,6 +63,10 @@ class ToolPolicy:
             raise ValueError("allow_search must be a boolean")
         if not isinstance(self.create_parent_folders, bool):
             raise ValueError("create_parent_folders must be a boolean")
+        if self.command_sandbox not in SANDBOX_MODES:
+            raise ValueError(f"command_sandbox must be one of {', '.join(SANDBOX_MODES)}")
+        if not isinstance(self.allow_network, bool):
+            raise ValueError("allow_network must be a boolean")
         timeout = self.command_timeout_seconds
         if (
             not isinstance(timeout, (int, float))

@@ -24,6 +24,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeGuard, TypeVar
 
+from .artifacts import MIN_INLINE_CHARS
 from .context import context_tokens, prompt_budget
 from .loop import AgentLimits
 from .models.endpoint import DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES, checked_endpoint
@@ -31,6 +32,7 @@ from .models.errors import ModelLoadError
 from .policy import ToolPolicy
 from .receipts.content import OUTPUT_LIMIT_BYTES
 from .tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
+from .tree.sandbox import SANDBOX_MODES
 
 DEFAULT_MODEL = "qwen3-4b"
 DEFAULT_RECEIPT_LOG = ".counterfoil/receipts.jsonl"
@@ -39,6 +41,7 @@ MAX_TOKENS_LIMIT = 1_000_000
 MAX_CONTEXT_TOKENS_LIMIT = 100_000_000
 MAX_WRITE_BYTES_LIMIT = 64 * 1024 * 1024
 MAX_COMMAND_OUTPUT_BYTES_LIMIT = 1024 * 1024 * 1024
+MAX_INLINE_CHARS_LIMIT = 100_000_000
 MAX_SECONDS = 86_400
 MAX_COMMANDS = 256
 MAX_TEXT_CHARS = 4096
@@ -172,6 +175,22 @@ def schema_mode(value: object) -> str:
     return str(value)
 
 
+def sandbox_mode(value: object) -> str:
+    if value not in SANDBOX_MODES:
+        raise Invalid(f"must be one of {', '.join(SANDBOX_MODES)}")
+    return str(value)
+
+
+def inline_chars(value: object) -> int:
+    if (
+        not isinstance(value, int)
+        or isinstance(value, bool)
+        or not MIN_INLINE_CHARS <= value <= MAX_INLINE_CHARS_LIMIT
+    ):
+        raise Invalid(f"must be an integer from {MIN_INLINE_CHARS} to {MAX_INLINE_CHARS_LIMIT}")
+    return value
+
+
 def setting(default: T, key: str, check: Callable[[object], T]) -> Any:
     """A settings field: its default, its key in settings objects, and its check."""
     return field(default=default, metadata={"key": key, "check": check})
@@ -211,6 +230,12 @@ class Settings:
     max_command_output_bytes: int = setting(
         OUTPUT_LIMIT_BYTES, "maxCommandOutputBytes", positive_int(MAX_COMMAND_OUTPUT_BYTES_LIMIT)
     )
+    command_sandbox: str = setting("off", "commandSandbox", sandbox_mode)
+    allow_network: bool = setting(False, "allowNetwork", boolean)
+    # A tool result longer than this is shown as previews and an artifact to read ranges of.
+    max_inline_chars: int = setting(16_000, "maxInlineChars", inline_chars)
+    # The root's AGENTS.md goes into the system prompt.
+    agents_file: bool = setting(True, "agentsFile", boolean)
 
     @classmethod
     def from_mapping(cls, raw: object, *, names: Mapping[str, str] | None = None) -> Settings:
@@ -265,6 +290,8 @@ class Settings:
             allow_search=self.search_files,
             max_command_output_bytes=self.max_command_output_bytes,
             create_parent_folders=True,
+            command_sandbox=self.command_sandbox,
+            allow_network=self.allow_network,
         )
 
     def limits(self, model: object = None) -> AgentLimits:
@@ -274,7 +301,11 @@ class Settings:
             window: int | None = prompt_budget(self.context_tokens, self.max_tokens)
         else:
             window = context_tokens(model)
-        return AgentLimits(max_steps=self.max_steps, max_context_tokens=window)
+        return AgentLimits(
+            max_steps=self.max_steps,
+            max_context_tokens=window,
+            max_inline_chars=self.max_inline_chars,
+        )
 
     def receipt_log_path(self, root: Path) -> Path:
         """The log path: a relative one is relative to `root`, an absolute one is kept."""

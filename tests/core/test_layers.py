@@ -36,3 +36,17 @@ def test_the_scripted_model_runs_without_any_framework() -> None:
     )
 
     assert completed.stdout.strip() == '{"final":"done"}'
+
+
+def test_the_course_names_import_from_the_root_without_a_framework() -> None:
+    program = (
+        "import sys\n"
+        "from counterfoil import *\n"
+        "assert KvPrefixGenerator.__name__ == 'KvPrefixGenerator'\n"
+        f"print(sorted({{name.split('.')[0] for name in sys.modules}} & set({FRAMEWORKS!r})))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    )
+
+    assert completed.stdout.strip() == "[]"

@@ -303,7 +303,7 @@ def test_search_arguments_are_checked(tmp_path: Path) -> None:
         "error: search_files argument literal must be true or false"
     )
     assert search(workspace, "x", glob="*.py") == (
-        "error: search_files got unexpected arguments: glob"
+        "error: unexpected fields for search_files: glob"
     )
 
 

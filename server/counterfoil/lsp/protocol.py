@@ -15,7 +15,7 @@ from .. import tools
 from ..actions import Action, FinalAction, ToolAction
 from ..approval import Approval, clean_reason
 from ..loop import AgentEvent, AgentRun
-from ..proposals import CommandProposal, ToolProposal
+from ..proposals import ChangeSetProposal, CommandProposal, ToolProposal
 from ..receipts import EffectReceipt
 from ..receipts.content import DIGEST
 from ..tools import example_action
@@ -209,6 +209,24 @@ def tool_table(enabled: frozenset[str]) -> list[dict[str, Any]]:
 
 def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
     """What the person is shown: the exact argv, or the whole proposed file once."""
+    if isinstance(proposal, ChangeSetProposal):
+        return {
+            "kind": "changes",
+            "reverts": proposal.reverts,
+            "files": [
+                {
+                    "path": item.path,
+                    "uri": (root / item.path).as_uri(),
+                    "expectedSha256": item.expected_sha256,
+                    "contentSha256": item.content_sha256,
+                    "removesFile": item.content is None,
+                    "currentText": _text_or_none(item.current),
+                    "proposedText": _text_or_none(item.content),
+                }
+                for item in proposal.files
+            ],
+            "leftAlone": [{"path": path, "why": why} for path, why in proposal.left_alone],
+        }
     if isinstance(proposal, CommandProposal):
         return {
             "kind": "command",
@@ -231,6 +249,13 @@ def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
         # Created by the write (outermost first), or removed when empty by a revert.
         shown["newFolders"] = list(proposal.new_folders)
     return shown
+
+
+def _text_or_none(data: bytes | None) -> str | None:
+    try:
+        return None if data is None else data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def confirm_params(proposal: ToolProposal, root: Path) -> dict[str, Any]:

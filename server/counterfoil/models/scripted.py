@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ..sessions.checkpoint import ModelCheckpoint
+
 SCRIPTED_PREFIX = "scripted:"
 
 
@@ -46,3 +48,16 @@ class ScriptedModel:
         response = self._responses[self._next]
         self._next += 1
         return response
+
+    def save_checkpoint(self, messages: list[dict[str, str]]) -> ModelCheckpoint:
+        """Its whole state is the next response's index; it caches no tokens (one empty
+        layer)."""
+        return ModelCheckpoint(len(messages), self._next, (), (0,))
+
+    def restore_checkpoint(self, checkpoint: ModelCheckpoint) -> None:
+        if checkpoint.response_index > len(self._responses):
+            raise ValueError(
+                f"checkpoint resumes at response {checkpoint.response_index + 1}, but the "
+                f"script ({self.source}) holds {len(self._responses)}"
+            )
+        self._next = checkpoint.response_index

@@ -39,6 +39,11 @@ EVIDENCE_FIELDS = frozenset(
         "reverts",
         "created_folders",  # a new file's new folders, outermost first
         "removed_folders",  # those its revert removed (they were empty)
+        # What a command did to the tree, what changed before it (not by it), how it ran.
+        "tree_changes",
+        "tree_drift",
+        "sandbox",
+        "review",
     }
 )
 CHAIN_KEY = "chain_sha256"
