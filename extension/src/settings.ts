@@ -22,6 +22,7 @@ export const DAEMON_SETTING_KEYS = [
   "endpoint",
   "apiKeyEnv",
   "allowInsecureHttp",
+  "useEnvironmentProxy",
   "schemaMode",
   "endpointTimeoutSeconds",
   "contextTokens",

@@ -17,7 +17,7 @@ from typing import Any
 
 from .actions import ToolAction
 from .compaction import compacted_record
-from .context import Observation
+from .context import MIN_INLINE_CHARS, Observation
 from .errors import AgentError
 from .evidence import (
     ArtifactRef,
@@ -31,7 +31,6 @@ from .receipts import EffectReceipt, ReceiptStore
 from .receipts.content import load_object
 
 RECORD_PREVIEW_CHARS = 160
-MIN_INLINE_CHARS = 512
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,7 @@ SETTING_FLAGS = {
     "endpoint": "--endpoint",
     "apiKeyEnv": "--api-key-env",
     "allowInsecureHttp": "--allow-insecure-http",
+    "useEnvironmentProxy": "--use-environment-proxy",
     "schemaMode": "--schema-mode",
     "endpointTimeoutSeconds": "--endpoint-timeout",
     "searchFiles": "--no-search",
@@ -252,6 +253,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_const",
         const=True,
         help="allow http:// to a machine other than this one",
+    )
+    remote.add_argument(
+        "--use-environment-proxy",
+        dest="useEnvironmentProxy",
+        action="store_const",
+        const=True,
+        help="reach another machine through HTTPS_PROXY/HTTP_PROXY (never this one)",
     )
     remote.add_argument(
         "--schema-mode",

@@ -166,6 +166,7 @@ def run_bounded(
     limit_chars: int = OUTPUT_LIMIT_CHARS,
     *,
     pass_environment: Iterable[str] = (),
+    withheld_environment: Iterable[str] = (),
     limits: ResourceLimits = ResourceLimits(),
     stop: threading.Event | None = None,
     output_sink: Callable[[bytes], None] | None = None,
@@ -187,7 +188,10 @@ def run_bounded(
             [sys.executable, "-I", "-S", str(REAPER), str(report_write), *limits.arguments()]
             + ["--", *wrapper, *argv],
             cwd=cwd,
-            env={**command_environment(os.environ, pass_environment), **dict(environment)},
+            env={
+                **command_environment(os.environ, pass_environment, withheld_environment),
+                **dict(environment),
+            },
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

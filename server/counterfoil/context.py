@@ -28,6 +28,7 @@ OBSERVATION_PREFIX = "Tool result:\n"
 # Observations of these tools can be read again; an effect's outcome never can.
 ELIDABLE_TOOLS = frozenset({"list_files", "read_file", "search_files"})
 CHARS_PER_TOKEN = 4
+MIN_INLINE_CHARS = 512  # the smallest maxInlineChars: here, so reading settings needs no store
 
 
 def context_tokens(generate: object) -> int | None:

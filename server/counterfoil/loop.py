@@ -7,8 +7,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from .actions import Action, FinalAction, ToolAction, parse_action
-from .artifacts import MIN_INLINE_CHARS, RunEvidence, ShapedObservation
-from .context import ContextWindow, Observation, count_chars, note_observation
+from .artifacts import RunEvidence, ShapedObservation
+from .context import (
+    MIN_INLINE_CHARS,
+    ContextWindow,
+    Observation,
+    count_chars,
+    note_observation,
+)
 from .errors import AgentError
 from .prompt import build_system_prompt
 from .verdict import RunVerdict, compute_verdict

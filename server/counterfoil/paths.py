@@ -67,19 +67,28 @@ def is_temporary_name(name: str) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _compiled(patterns: tuple[str, ...]) -> tuple[tuple[re.Pattern[str], ...], ...]:
-    """Each pattern as one regular expression per path part, casefolded."""
+def _compiled(
+    patterns: tuple[str, ...],
+) -> tuple[re.Pattern[str] | None, tuple[tuple[re.Pattern[str], ...], ...]]:
+    """The one-part patterns as one casefolded expression (a name is checked once, not once per
+    pattern: search checks every name it walks), and each longer one as one per part."""
+    single: list[str] = []
     compiled = []
     for pattern in patterns:
         parts = [part for part in PurePosixPath(pattern.casefold()).parts if part not in ("/", ".")]
-        if parts:
+        if len(parts) == 1:
+            single.append(f"(?:{translate(parts[0])})")
+        elif parts:
             compiled.append(tuple(re.compile(translate(part)) for part in parts))
-    return tuple(compiled)
+    return (re.compile("|".join(single)) if single else None), tuple(compiled)
 
 
 def _matches(parts: Sequence[str], patterns: tuple[str, ...]) -> bool:
     folded = [part.casefold() for part in parts]
-    for pattern in _compiled(patterns):
+    single, longer = _compiled(patterns)
+    if single is not None and any(single.fullmatch(name) for name in folded):
+        return True
+    for pattern in longer:
         width = len(pattern)
         for start in range(len(folded) - width + 1):
             window = folded[start : start + width]
@@ -128,10 +137,8 @@ def protected_walk_matcher(extra_patterns: tuple[str, ...] = ()) -> Callable[[Se
     """`is_protected_path` for a walk that has already checked each parent folder: only the
     runs of parts that end at the last part are tried, the one-part patterns as one regular
     expression, so a snapshot of 100,000 files stays a walk."""
-    compiled = _compiled(PROTECTED_PATTERNS + extra_patterns)
-    single = [pattern[0].pattern for pattern in compiled if len(pattern) == 1]
-    one = re.compile("|".join(f"(?:{expression})" for expression in single) or r"(?!)")
-    multi = [pattern for pattern in compiled if len(pattern) > 1]
+    single, multi = _compiled(PROTECTED_PATTERNS + extra_patterns)
+    one = single or re.compile(r"(?!)")
     ends = re.compile("|".join(f"(?:{pattern[-1].pattern})" for pattern in multi) or r"(?!)")
 
     def protected(parts: Sequence[str]) -> bool:

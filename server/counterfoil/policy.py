@@ -27,6 +27,7 @@ class ToolPolicy:
     command_timeout_seconds: float = 30.0
     protected_patterns: tuple[str, ...] = ()
     pass_environment: tuple[str, ...] = ()  # names passed to commands even if secret-looking
+    withheld_environment: tuple[str, ...] = ()  # never passed (the model server's key variable)
     limit_cpu_seconds: int | None = None
     limit_memory_bytes: int | None = None
     limit_processes: int | None = None
@@ -87,12 +88,15 @@ class ToolPolicy:
             for pattern in patterns
         ):
             raise ValueError("protected patterns must be a tuple of non-empty strings without NUL")
-        names = self.pass_environment
-        if not isinstance(names, tuple) or not all(
-            isinstance(name, str) and name and "=" not in name and "\0" not in name
-            for name in names
+        for label, names in (
+            ("pass_environment", self.pass_environment),
+            ("withheld_environment", self.withheld_environment),
         ):
-            raise ValueError("pass_environment must be a tuple of variable names")
+            if not isinstance(names, tuple) or not all(
+                isinstance(name, str) and name and "=" not in name and "\0" not in name
+                for name in names
+            ):
+                raise ValueError(f"{label} must be a tuple of variable names")
         for command_limit in (
             self.limit_cpu_seconds,
             self.limit_memory_bytes,

@@ -22,17 +22,23 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path, PurePosixPath
-from typing import Any, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
-from .artifacts import MIN_INLINE_CHARS
-from .context import context_tokens, prompt_budget
-from .loop import AgentLimits
-from .models.endpoint import DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES, checked_endpoint
+from .context import MIN_INLINE_CHARS
+from .models.endpoint import (
+    DEFAULT_API_KEY_ENV,
+    DEFAULT_TIMEOUT_SECONDS,
+    SCHEMA_MODES,
+    checked_endpoint,
+)
 from .models.errors import ModelLoadError
-from .policy import ToolPolicy
 from .receipts.content import OUTPUT_LIMIT_BYTES
 from .tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
 from .tree.sandbox import SANDBOX_MODES
+
+if TYPE_CHECKING:  # imported where used: reading settings (the daemon's start) needs neither
+    from .loop import AgentLimits
+    from .policy import ToolPolicy
 
 DEFAULT_MODEL = "qwen3-4b"
 DEFAULT_RECEIPT_LOG = ".counterfoil/receipts.jsonl"
@@ -218,6 +224,7 @@ class Settings:
     endpoint: str | None = setting(None, "endpoint", endpoint)
     api_key_env: str | None = setting(None, "apiKeyEnv", environment_name)
     allow_insecure_http: bool = setting(False, "allowInsecureHttp", boolean)
+    use_environment_proxy: bool = setting(False, "useEnvironmentProxy", boolean)
     schema_mode: str = setting("json_schema", "schemaMode", schema_mode)
     endpoint_timeout_seconds: float = setting(
         DEFAULT_TIMEOUT_SECONDS, "endpointTimeoutSeconds", seconds
@@ -276,6 +283,8 @@ class Settings:
 
     def policy(self, root: Path) -> ToolPolicy:
         """The policy for `root`; raises ValueError when the root cannot be used."""
+        from .policy import ToolPolicy
+
         return ToolPolicy(
             root=root,
             allow_writes=self.allow_writes,
@@ -284,6 +293,7 @@ class Settings:
             command_timeout_seconds=self.command_timeout_seconds,
             protected_patterns=self.protected_patterns,
             pass_environment=self.pass_environment,
+            withheld_environment=self.api_key_variables(),
             limit_cpu_seconds=self.limit_cpu_seconds,
             limit_memory_bytes=self.limit_memory_bytes,
             limit_processes=self.limit_processes,
@@ -294,9 +304,18 @@ class Settings:
             allow_network=self.allow_network,
         )
 
+    def api_key_variables(self) -> tuple[str, ...]:
+        """The variable a model server's key is read from, which no command may see."""
+        if self.api_key_env is not None:
+            return (self.api_key_env,)
+        return (DEFAULT_API_KEY_ENV,) if self.endpoint is not None else ()
+
     def limits(self, model: object = None) -> AgentLimits:
         """The run's limits. Its context window is `contextTokens` when set (less room for one
         response), else the one `model` states; with neither, the course's character limit."""
+        from .context import context_tokens, prompt_budget
+        from .loop import AgentLimits
+
         if self.context_tokens is not None:
             window: int | None = prompt_budget(self.context_tokens, self.max_tokens)
         else:

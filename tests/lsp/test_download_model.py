@@ -14,6 +14,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from tests.hub_server import REPO, WEIGHTS, HubServer, serve_hub, write_model_folder
 
 from counterfoil.lsp import server
+from counterfoil.models import runtime
 
 from .conftest import Daemon, StartDaemon
 
@@ -168,7 +169,7 @@ def test_model_runtime_says_too_when_the_models_files_cannot_be_had(
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
     # As in a bare Python: the runtime is missing, so an install would be offered.
     bare = {"model": "qwen3-4b", "extra": "mlx", "missing": ["mlx_lm"], "command": ["pip"]}
-    monkeypatch.setattr(server, "runtime_report", lambda model, endpoint=None: dict(bare))
+    monkeypatch.setattr(runtime, "runtime_report", lambda model, endpoint=None: dict(bare))
 
     report = server.model_runtime_answer("qwen3-4b", None)
 

@@ -7,20 +7,22 @@ written down once and tested without a running server. See docs/protocol.md.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 
 from .. import tools
 from ..actions import Action, FinalAction, ToolAction
 from ..approval import Approval, clean_reason
-from ..loop import AgentEvent, AgentRun
 from ..proposals import ChangeSetProposal, CommandProposal, ToolProposal
-from ..receipts import EffectReceipt
 from ..receipts.content import DIGEST
 from ..tools import example_action
 from ..verdict import EffectOutcome, RunVerdict
 from .outcomes import step_outcome
+
+if TYPE_CHECKING:
+    from ..loop import AgentEvent, AgentRun
+    from ..receipts import EffectReceipt
 
 MAX_GOAL_CHARS = 20_000
 

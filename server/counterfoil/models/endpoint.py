@@ -1,8 +1,10 @@
-"""Which model-server URLs Counterfoil will send prompts to, and where the key comes from.
+"""Which model-server URLs Counterfoil will send prompts to, how, and where the key comes from.
 
 A prompt carries the files the model read, so it goes in the clear (`http://`) only to this
 machine unless the person opts in; a key is read from the environment variable the person
-names, and only its name is ever kept in settings.
+names, and only its name is ever kept in settings. A proxy from the environment (`HTTPS_PROXY`
+and the like) is used only when the person asks for it, and never for this machine: a loopback
+endpoint would otherwise send prompts and the key to the proxy in the clear.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class EndpointOptions:
     allow_insecure_http: bool = False
     schema_mode: str = "json_schema"
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    use_environment_proxy: bool = False
 
 
 def is_loopback_host(host: str) -> bool:
@@ -78,3 +81,31 @@ def api_key_from_environment(variable: str | None) -> str | None:
     if not key:
         raise ModelLoadError(f"environment variable {variable} (named by --api-key-env) is not set")
     return key
+
+
+def environment_proxy(url: str, *, use_environment_proxy: bool) -> str | None:
+    """The proxy to reach `url` through: None unless the person asked for the environment's
+    proxy, and always None for a loopback endpoint or one `NO_PROXY` exempts.
+
+    The proxy for an https:// endpoint is only ever a tunnel (`CONNECT`): TLS runs end to end
+    with the endpoint, so the proxy sees neither the prompt nor the key.
+    """
+    from urllib.request import (  # type: ignore[attr-defined]
+        getproxies_environment,
+        proxy_bypass_environment,
+    )
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if not use_environment_proxy or is_loopback_host(host):
+        return None
+    proxies = getproxies_environment()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or proxy_bypass_environment(host, proxies):
+        return None
+    if urlsplit(proxy).scheme not in ("http", "https"):
+        raise ModelLoadError(
+            f"the environment's proxy for {parts.scheme}:// is not an http(s) proxy; "
+            "unset it or leave --use-environment-proxy off"
+        )
+    return proxy

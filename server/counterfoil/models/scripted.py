@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..sessions.checkpoint import ModelCheckpoint
+if TYPE_CHECKING:  # the sessions package loads the loop; reading settings must not
+    from ..sessions.checkpoint import ModelCheckpoint
 
 SCRIPTED_PREFIX = "scripted:"
 
@@ -52,6 +54,8 @@ class ScriptedModel:
     def save_checkpoint(self, messages: list[dict[str, str]]) -> ModelCheckpoint:
         """Its whole state is the next response's index; it caches no tokens (one empty
         layer)."""
+        from ..sessions.checkpoint import ModelCheckpoint
+
         return ModelCheckpoint(len(messages), self._next, (), (0,))
 
     def restore_checkpoint(self, checkpoint: ModelCheckpoint) -> None:

@@ -66,6 +66,7 @@ def run_tracked_command(
                         else review.copy,
                         policy.command_timeout_seconds,
                         pass_environment=policy.pass_environment,
+                        withheld_environment=policy.withheld_environment,
                         limits=policy.command_limits,
                         stop=stop,
                         output_sink=output.write,
