@@ -150,6 +150,11 @@
       } else {
         box.append(el("p", "observation", summary));
       }
+      if (step.protectedNote) {
+        box.append(
+          el("p", "model-note", `Only you see this: ${step.protectedNote}.`),
+        );
+      }
       if (step.outputSha256) {
         box.append(
           button("Full output", "link", () =>
@@ -164,7 +169,24 @@
     return box;
   }
 
+  /** @type {string | null} */
+  let sentGoal = null;
+
+  /** Clears the goal field once the run it started took a step (or a proposal appeared). */
+  function settleGoal(state) {
+    if (sentGoal === null) return;
+    const turn = state.turns[state.turns.length - 1];
+    if (!turn || turn.goal !== sentGoal) return;
+    if (turn.steps.length > 0 || turn.streaming) {
+      if (message.value.trim() === sentGoal) message.value = "";
+      sentGoal = null;
+    } else if (turn.status !== "running" && turn.status !== "stopping") {
+      sentGoal = null; // the start failed: the goal stays in the field
+    }
+  }
+
   function render(state) {
+    settleGoal(state);
     // Follow the run as it grows, unless the person scrolled up to read.
     const atBottom =
       window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
@@ -261,7 +283,9 @@
     const text = message.value.trim();
     if (!text) return;
     vscode.postMessage({ type: "send", text });
-    message.value = "";
+    // Kept until the run gets to its first step: a start that fails (no model, the runtime
+    // missing) leaves the goal where the person typed it.
+    sentGoal = text;
   });
   message.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {

@@ -272,6 +272,9 @@ export class DaemonClient implements vscode.Disposable {
       if (!answer.approved && typeof result.reason === "string") {
         answer.reason = result.reason;
       }
+      if (!answer.approved && result.repropose === true) {
+        answer.repropose = true;
+      }
       return answer;
     } catch (error) {
       this.output.error(

@@ -23,6 +23,7 @@ import type { ReviewController } from "./review";
 import { describeAction } from "./runModel";
 import { RUN_VIEW, type RunPanel } from "./runPanel";
 import { summarizeRun } from "./runSummary";
+import { stepNotice } from "./stepNotice";
 import { verifyReport } from "./verifyReport";
 
 export interface CommandContext {
@@ -58,6 +59,8 @@ function describeStep(event: AgentEvent): string {
 export class AgentCommands implements vscode.Disposable {
   private run: vscode.CancellationTokenSource | undefined;
   private stopRequestedAt: number | undefined;
+  /** The last goal typed whose run did not get to a first step. */
+  private unstartedGoal: string | undefined;
   private preparing = false;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -134,6 +137,8 @@ export class AgentCommands implements vscode.Disposable {
         prompt:
           "What should the agent do? Every edit and command will ask for your approval.",
         placeHolder: "e.g. make tests/test_math.py pass",
+        // A goal whose run never started (no model, setup refused) is offered again.
+        value: this.unstartedGoal,
         ignoreFocusOut: true,
         validateInput: (value) =>
           value.trim() === "" ? "Describe the goal." : undefined,
@@ -141,10 +146,15 @@ export class AgentCommands implements vscode.Disposable {
     if (!goal || goal.trim() === "") {
       return undefined;
     }
+    this.unstartedGoal = goal;
     if (!(await this.prepareModel())) {
       return undefined;
     }
-    return this.startRun(Methods.run, { goal }, goal);
+    const result = await this.startRun(Methods.run, { goal }, goal);
+    if (result && result.events.length > 0) {
+      this.unstartedGoal = undefined;
+    }
+    return result;
   }
 
   /**
@@ -226,14 +236,17 @@ export class AgentCommands implements vscode.Disposable {
       panel.clear();
     }
     panel.runStarted(goal, method === Methods.followUp);
+    let refusals = 0;
     const listeners = [
       this.context.client.onEvent((event) => {
         trace.info(`${describeStep(event)} → ${event.result ?? ""}`);
-        if (event.outcome === "failed" || event.outcome === "refused") {
-          // A refused or failed effect is said where the person is looking, not only in the trace.
-          void vscode.window.showWarningMessage(
-            `Counterfoil: ${describeStep(event)} ${event.outcome}: ${(event.result ?? "").split("\n", 1)[0]}`,
-          );
+        // A failed or refused step is said where the person is looking, not only in the trace.
+        const notice = stepNotice(event, describeStep(event), refusals);
+        if (event.outcome === "refused") {
+          refusals++;
+        }
+        if (notice) {
+          void vscode.window.showWarningMessage(notice);
         }
       }),
     ];

@@ -80,6 +80,13 @@ export function decideRuntime(result: ModelRuntimeResult): RuntimeDecision {
   if (result.missing.length > 0 && result.unavailable) {
     return { kind: "unavailable", reason: result.unavailable };
   }
+  if (result.missing.length > 0 && result.modelAvailable === false) {
+    // An install could not help: the files cannot be had either. Both are said at once.
+    return {
+      kind: "unavailable",
+      reason: `${result.model} needs ${result.missing.join(", ")} and its files, and the files cannot be had: ${result.modelDetail ?? "not cached and not downloadable"}`,
+    };
+  }
   if (
     result.missing.length === 0 ||
     !Array.isArray(result.command) ||

@@ -60,10 +60,19 @@ export function proposalSubject(params: ConfirmParams): string {
 /** Title of the approval diff: tool, path and call id. */
 export function diffTitle(params: ConfirmParams, preview: EditPreview): string {
   if (preview.reverts) {
-    const after = preview.removesFile ? "removed" : "restored";
+    const folders = preview.newFolders?.length
+      ? ` with its empty folders ${preview.newFolders.map((folder) => `${folder}/`).join(", ")}`
+      : "";
+    const after = preview.removesFile ? `removed${folders}` : "restored";
     return `${params.tool} ${preview.path} (${params.toolCallId}, undoes ${preview.reverts}): now ↔ ${after}`;
   }
-  const side = preview.baseSha256 === null ? "new file" : "as read";
+  const folders = (preview.newFolders ?? []).map((folder) => `${folder}/`);
+  const side =
+    preview.baseSha256 === null
+      ? folders.length > 0
+        ? `new file in new folder${folders.length > 1 ? "s" : ""} ${folders.join(", ")}`
+        : "new file"
+      : "as read";
   return `${params.tool} ${preview.path} (${params.toolCallId}): ${side} ↔ proposed`;
 }
 

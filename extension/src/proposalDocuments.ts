@@ -12,11 +12,15 @@ export function sideUri(
   scheme: string,
   path: string,
   toolCallId: string,
+  revision = 0,
 ): vscode.Uri {
+  // A call proposed again (its file changed meanwhile) gets a fresh side, so closing the old
+  // diff cannot touch the new one.
+  const again = revision > 0 ? `&rev=${revision}` : "";
   return vscode.Uri.from({
     scheme,
     path: `/${path.replace(/^\/+/, "")}`,
-    query: `call=${encodeURIComponent(toolCallId)}`,
+    query: `call=${encodeURIComponent(toolCallId)}${again}`,
   });
 }
 

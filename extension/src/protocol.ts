@@ -51,6 +51,8 @@ export interface EditPreview {
   baseText?: string | null;
   /** For a revert: the call whose effect this undoes. */
   reverts?: string | null;
+  /** Folders the write creates first (outermost first), or a revert removes when empty. */
+  newFolders?: string[] | null;
 }
 
 export interface CommandPreview {
@@ -75,6 +77,8 @@ export interface ConfirmResult {
   approved: boolean;
   text?: string;
   reason?: string;
+  /** With a No: propose the same edit again on the file as it is now (it changed meanwhile). */
+  repropose?: boolean;
 }
 
 export interface Receipt {
@@ -127,6 +131,8 @@ export interface AgentEvent {
   reason?: string | null;
   /** A model server's remark on this step's response (cached tokens, schema not enforced). */
   modelNote?: string | null;
+  /** For the person only: the rule that keeps this step's path from the model. */
+  protectedBy?: string | null;
 }
 
 /** `counterfoil/runStarted`: a run or a follow-up turn began. */
@@ -302,6 +308,9 @@ export interface ModelRuntimeResult {
   command: string[] | null;
   /** Why no install can make the model run here (MLX has no build for this platform). */
   unavailable?: string | null;
+  /** With a runtime missing: whether the model's files can be had (cached, local, downloadable). */
+  modelAvailable?: boolean | null;
+  modelDetail?: string | null;
 }
 
 /** `counterfoil/downloadModel`'s answer. */

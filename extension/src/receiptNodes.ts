@@ -193,11 +193,15 @@ export function receiptNode(receipt: Receipt): ReceiptNode {
   };
 }
 
-/** A warning at the top of the tree when the log is broken or could not be read. */
-export function logProblemNode(message: string): ReceiptNode {
+/** A warning in the tree when the log is broken, could not be read, or files drifted; the
+ * label names the finding ("Receipt chain broken", "Files changed after their receipts"). */
+export function logProblemNode(
+  message: string,
+  label = "Receipt log problem",
+): ReceiptNode {
   return {
     id: "log-problem",
-    label: "Receipt log problem",
+    label,
     description: message,
     tooltip: message,
     icon: { id: "warning", color: "list.warningForeground" },
@@ -231,9 +235,9 @@ export function verdictShort(verdict: Verdict | null | undefined): string {
   return parts.join(" · ");
 }
 
-/** "14:03" from an ISO time, in UTC as the receipts record it. */
+/** "14:03:27" from an ISO time, in UTC as the receipts record it (runs a minute apart differ). */
 function clock(time: string | null | undefined): string {
-  const match = /T(\d\d:\d\d)/.exec(time ?? "");
+  const match = /T(\d\d:\d\d:\d\d)/.exec(time ?? "");
   return match ? match[1] : "";
 }
 
@@ -299,9 +303,14 @@ export function runNodes(
  */
 export function receiptRoots(
   receipts: readonly Receipt[],
-  problem: string | null,
+  problem: string | { label: string; message: string } | null,
   runs: readonly RunRecord[] = [],
 ): ReceiptNode[] {
   const nodes = runNodes(receipts, runs);
-  return problem ? [...nodes, logProblemNode(problem)] : nodes;
+  if (!problem) {
+    return nodes;
+  }
+  return typeof problem === "string"
+    ? [...nodes, logProblemNode(problem)]
+    : [...nodes, logProblemNode(problem.message, problem.label)];
 }

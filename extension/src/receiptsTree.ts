@@ -11,14 +11,14 @@ import type {
   VerifyResult,
 } from "./protocol";
 import { type ReceiptNode, receiptRoots } from "./receiptNodes";
-import { verifyReport } from "./verifyReport";
+import { type VerifyFinding, verifyFinding } from "./verifyReport";
 
 export class ReceiptsTree
   implements vscode.TreeDataProvider<ReceiptNode>, vscode.Disposable
 {
   private receipts: Receipt[] = [];
   private loadProblem: string | null = null;
-  private verifyProblem: string | null = null;
+  private verifyProblem: VerifyFinding | null = null;
   private path: string | null = null;
   private runs: RunRecord[] = [];
   private readonly changed = new vscode.EventEmitter<ReceiptNode | undefined>();
@@ -77,7 +77,7 @@ export class ReceiptsTree
   }
 
   showVerification(result: VerifyResult): void {
-    this.verifyProblem = result.ok ? null : verifyReport(result);
+    this.verifyProblem = verifyFinding(result);
     if (!result.ok && typeof result.line === "number") {
       this.receipts = this.receipts.slice(0, Math.max(0, result.line - 1));
     }
@@ -136,14 +136,15 @@ export class ReceiptsTree
     if (node) {
       return node.children;
     }
-    const problems = [this.loadProblem, this.verifyProblem].filter(
-      (problem): problem is string => !!problem,
-    );
-    return receiptRoots(
-      this.receipts,
-      problems.length > 0 ? problems.join("; ") : null,
-      this.runs,
-    );
+    // Verify's finding names itself; a log that could not be read is a log problem.
+    const problem =
+      this.loadProblem && this.verifyProblem
+        ? {
+            label: this.verifyProblem.label,
+            message: `${this.loadProblem}; ${this.verifyProblem.message}`,
+          }
+        : (this.verifyProblem ?? this.loadProblem);
+    return receiptRoots(this.receipts, problem, this.runs);
   }
 
   dispose(): void {

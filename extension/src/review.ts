@@ -9,6 +9,12 @@ import { createHash } from "node:crypto";
 import * as vscode from "vscode";
 import type { DaemonClient } from "./client";
 import { applyHunks, computeHunks, type Hunk, hunkLabel } from "./hunks";
+import { lineEndingNote, restoreLineEndings } from "./lineEndings";
+import {
+  canRepropose,
+  OUTDATED_REJECTION,
+  outdatedWords,
+} from "./outdatedProposal";
 import type {
   CommandPreview,
   ConfirmParams,
@@ -75,6 +81,10 @@ interface EditState {
   right: vscode.Uri;
   left: vscode.Uri;
   stale: boolean;
+  /** The file changed while the proposal waited: still pending, Accept disabled. */
+  outdated: boolean;
+  tool: string;
+  arguments: Record<string, unknown>;
 }
 
 interface PendingApproval {
@@ -92,6 +102,10 @@ export class ReviewController implements vscode.Disposable {
   /** Proposed-side URIs of diffs left open after their proposal went stale. */
   private readonly staleUris = new Set<string>();
   private readonly disposables: vscode.Disposable[] = [];
+  /** How often each call was proposed (a call proposed again gets fresh diff sides). */
+  private readonly revisions = new Map<string, number>();
+  /** When the person last typed in a workspace file, so a new diff does not take the focus. */
+  private lastTyped = 0;
   private readonly pendingEmitter = new vscode.EventEmitter<
     string | undefined
   >();
@@ -156,6 +170,14 @@ export class ReviewController implements vscode.Disposable {
       vscode.workspace.onDidSaveTextDocument((document) =>
         this.checkStale(document.uri),
       ),
+      vscode.workspace.onDidChangeTextDocument((event) => {
+        if (
+          event.document.uri.scheme === "file" &&
+          event.contentChanges.length > 0
+        ) {
+          this.lastTyped = Date.now();
+        }
+      }),
     );
   }
 
@@ -214,7 +236,11 @@ export class ReviewController implements vscode.Disposable {
       );
       return false;
     }
+    const wasOutdated = edit.outdated;
     if (await this.checkStale(edit.target)) {
+      if (wasOutdated) {
+        void this.offerRepropose(approval);
+      }
       return false;
     }
     const text = this.finalText(edit);
@@ -371,13 +397,24 @@ export class ReviewController implements vscode.Disposable {
       : undefined;
   }
 
+  /** What Accept approves: the kept hunks byte for byte, with only what the person typed in
+   * the editor in place of them (its line-ending normalisation is not an edit). */
   private finalText(edit: EditState): string {
     const document = vscode.workspace.textDocuments.find(
       (open) => open.uri.toString() === edit.right.toString(),
     );
-    return (
-      document?.getText() ?? this.proposed.text(edit.right) ?? edit.proposed
+    const shown =
+      document?.getText() ?? this.proposed.text(edit.right) ?? edit.proposed;
+    return restoreLineEndings(
+      applyHunks(edit.base, edit.hunks, edit.keep),
+      shown,
     );
+  }
+
+  /** The diff's title, with what it cannot show: line endings the proposal changes. */
+  private titleWithEndings(title: string, edit: EditState): string {
+    const note = lineEndingNote(edit.base, edit.proposed);
+    return note ? `${title} · ${note}` : title;
   }
 
   private view(
@@ -461,14 +498,17 @@ export class ReviewController implements vscode.Disposable {
     const active = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
     const stale =
       active instanceof vscode.TabInputTextDiff &&
-      this.staleUris.has(active.modified.toString());
+      (this.staleUris.has(active.modified.toString()) ||
+        this.find(active.modified)?.edit?.outdated === true);
     void vscode.commands.executeCommand("setContext", STALE_CONTEXT, stale);
   }
 
   /**
-   * Whether a pending edit of `uri` went stale: the file on disk no longer has the bytes the
-   * model read. A stale proposal is answered No at once, with the reason, and its diff stays
-   * open with Accept disabled so the person sees why.
+   * Whether a pending edit of `uri` no longer applies: the file on disk no longer has the bytes
+   * the model read (the person typed with autosave on, pressed Save, or another program wrote
+   * it). It is not answered No on its own: it stays pending with Accept disabled, and the person
+   * is offered to have the edit proposed again on the new bytes, or to reject it with that
+   * reason. Bytes back to the base make it apply again.
    */
   private async checkStale(uri: vscode.Uri): Promise<boolean> {
     const approvals = [...this.pending.values()].filter(
@@ -478,6 +518,7 @@ export class ReviewController implements vscode.Disposable {
     let stale = false;
     for (const approval of approvals) {
       const edit = approval.edit!;
+      const bytes = await diskBytes(uri);
       const mismatch = baseMismatch(
         {
           kind: "edit",
@@ -485,21 +526,72 @@ export class ReviewController implements vscode.Disposable {
           baseSha256: edit.baseSha256,
           proposedSha256: "",
         },
-        await diskSha256(uri),
+        bytes === null ? null : sha256(bytes),
       );
-      if (!mismatch || this.pending.get(approval.toolCallId) !== approval) {
+      if (this.pending.get(approval.toolCallId) !== approval) {
+        continue;
+      }
+      if (!mismatch) {
+        if (edit.outdated) {
+          edit.outdated = false;
+          this.publish(approval, "pending");
+          this.updateStaleContext();
+        }
         continue;
       }
       stale = true;
-      edit.stale = true;
-      this.staleUris.add(edit.right.toString());
+      if (edit.outdated) {
+        continue;
+      }
+      edit.outdated = true;
       this.updateStaleContext();
-      approval.settle({ approved: false, reason: STALE_REASON }, STALE_REASON);
-      void vscode.window.showWarningMessage(
-        `Counterfoil answered No to ${approval.subject} (${approval.toolCallId}): it is stale, ${mismatch} Accept would have overwritten that change.`,
-      );
+      this.log.info(`${approval.toolCallId}: no longer applies (${mismatch})`);
+      void this.offerRepropose(approval, bytes, mismatch);
     }
     return stale;
+  }
+
+  /** Says the proposal no longer applies and offers Re-propose (when it can be) or Reject;
+   * a notification, so no editor the person is typing in loses focus. */
+  private async offerRepropose(
+    approval: PendingApproval,
+    known?: Uint8Array | null,
+    mismatch?: string,
+  ): Promise<void> {
+    const edit = approval.edit;
+    if (!edit) {
+      return;
+    }
+    const bytes = known !== undefined ? known : await diskBytes(edit.target);
+    const current = bytes === null ? null : new TextDecoder().decode(bytes);
+    const repropose = canRepropose(edit.tool, edit.arguments, current);
+    const words = outdatedWords(
+      approval.subject,
+      approval.toolCallId,
+      mismatch ??
+        `${vscode.workspace.asRelativePath(edit.target)} changed on disk after the model read it.`,
+      repropose,
+    );
+    this.publish(approval, "pending", words.reason);
+    const choices = repropose ? ["Re-propose", "Reject"] : ["Reject"];
+    const choice = await vscode.window.showWarningMessage(
+      words.message,
+      ...choices,
+    );
+    if (this.pending.get(approval.toolCallId) !== approval || !edit.outdated) {
+      return;
+    }
+    if (choice === "Re-propose") {
+      approval.settle(
+        { approved: false, repropose: true },
+        "proposed again on the file as it is now",
+      );
+    } else if (choice === "Reject") {
+      approval.settle(
+        { approved: false, reason: OUTDATED_REJECTION },
+        "rejected",
+      );
+    }
   }
 
   async showDiff(target?: unknown): Promise<boolean> {
@@ -512,8 +604,10 @@ export class ReviewController implements vscode.Disposable {
       "vscode.diff",
       edit.left,
       edit.right,
-      approval.subject &&
+      this.titleWithEndings(
         `${approval.subject} (${approval.toolCallId}): as read ↔ proposed`,
+        edit,
+      ),
       { preview: false },
     );
     return true;
@@ -555,7 +649,7 @@ export class ReviewController implements vscode.Disposable {
         );
         const state = result.approved
           ? "accepted"
-          : why === STALE_REASON
+          : why === STALE_REASON || result.repropose
             ? "stale"
             : "rejected";
         const shown = this.view(
@@ -570,7 +664,12 @@ export class ReviewController implements vscode.Disposable {
           shown.edited = true;
         }
         this.proposalEmitter.fire(shown);
-        if (!result.approved && why !== "rejected" && why !== STALE_REASON) {
+        if (
+          !result.approved &&
+          why !== "rejected" &&
+          why !== STALE_REASON &&
+          !result.repropose
+        ) {
           void vscode.window.showWarningMessage(
             `Counterfoil rejected ${subject} (${params.toolCallId}): ${why}.`,
           );
@@ -647,8 +746,20 @@ export class ReviewController implements vscode.Disposable {
         : bytes === null
           ? ""
           : new TextDecoder().decode(bytes);
-    const left = sideUri(BASE_SCHEME, preview.path, params.toolCallId);
-    const right = sideUri(PROPOSAL_SCHEME, preview.path, params.toolCallId);
+    const revision = (this.revisions.get(params.toolCallId) ?? -1) + 1;
+    this.revisions.set(params.toolCallId, revision);
+    const left = sideUri(
+      BASE_SCHEME,
+      preview.path,
+      params.toolCallId,
+      revision,
+    );
+    const right = sideUri(
+      PROPOSAL_SCHEME,
+      preview.path,
+      params.toolCallId,
+      revision,
+    );
     this.bases.set(left, base);
     this.proposed.set(right, text);
     const hunks = computeHunks(base, text);
@@ -662,6 +773,9 @@ export class ReviewController implements vscode.Disposable {
       right,
       left,
       stale: false,
+      outdated: false,
+      tool: params.tool,
+      arguments: params.arguments ?? {},
     };
     const watcher = vscode.workspace.createFileSystemWatcher(
       new vscode.RelativePattern(root, preview.path),
@@ -685,11 +799,25 @@ export class ReviewController implements vscode.Disposable {
         `${preview.path} has unsaved changes: Accept will write nothing until they are saved or reverted.`,
       );
     }
-    const title = diffTitle(params, preview);
+    const title = this.titleWithEndings(diffTitle(params, preview), edit);
+    // Someone typing in a file keeps the focus: the diff opens beside it.
+    const typing =
+      Date.now() - this.lastTyped < 5_000 &&
+      vscode.window.activeTextEditor?.document.uri.scheme === "file";
     try {
-      await vscode.commands.executeCommand("vscode.diff", left, right, title, {
-        preview: false,
-      });
+      await vscode.commands.executeCommand(
+        "vscode.diff",
+        left,
+        right,
+        title,
+        typing
+          ? {
+              preview: false,
+              preserveFocus: true,
+              viewColumn: vscode.ViewColumn.Beside,
+            }
+          : { preview: false },
+      );
     } catch (error) {
       approval.settle(
         { approved: false },

@@ -3,6 +3,7 @@
 // renders the daemon's facts and decides nothing. Pure, unit-tested; runPanel.ts draws it.
 
 import type { AgentEvent, RunResult, StepOutcome, Verdict } from "./protocol";
+import { protectedWords } from "./stepNotice";
 
 export type ProposalState =
   "pending" | "accepted" | "rejected" | "stale" | "failed";
@@ -36,6 +37,8 @@ export interface StepView {
   reason?: string | null;
   /** A model server's remark on the response ("this server does not enforce the schema"). */
   modelNote?: string | null;
+  /** For the person: why the path is kept from the model (the model is told less). */
+  protectedNote?: string | null;
 }
 
 export type TurnStatus = "running" | "stopping" | "finished" | "stopped";
@@ -90,7 +93,11 @@ export function splitThinking(response: string): {
 export function describeAction(event: AgentEvent): string {
   const action = event.action;
   if (!action) {
-    return "no action (the response did not parse)";
+    // The daemon's own words say why (a tool not enabled, no JSON) when it sent them.
+    const why = /^error: (.+)/.exec(event.result ?? "")?.[1];
+    return why
+      ? `no action (${why.split("\n", 1)[0]})`
+      : "no action (the response did not parse)";
   }
   if ("final" in action) {
     return "final answer";
@@ -101,6 +108,10 @@ export function describeAction(event: AgentEvent): string {
     : typeof target === "string"
       ? target
       : "";
+  const pattern = action.arguments.pattern;
+  if (action.tool === "search_files" && typeof pattern === "string") {
+    return `search_files ${JSON.stringify(pattern)} in ${subject || "."}`;
+  }
   return `${action.tool} ${subject}`.trim();
 }
 
@@ -183,6 +194,7 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
       outputSha256: event.outputSha256 ?? null,
       reason: event.reason ?? null,
       modelNote: event.modelNote ?? null,
+      protectedNote: protectedWords(event) ?? null,
     };
     if (event.action && "final" in event.action) {
       view.observation = null;

@@ -79,7 +79,7 @@ export class SetupCommands implements vscode.Disposable {
         {
           label: "Scripted demo",
           detail:
-            "Replays recorded responses for the demo project; no model, no download.",
+            "Replays recorded responses for the demo project; no model, no download. Set for this folder only.",
           id: "scripted",
         },
         {
@@ -97,10 +97,22 @@ export class SetupCommands implements vscode.Disposable {
       { title: "Counterfoil: Choose a Model" },
     );
     if (choice?.id === "scripted") {
+      // The demo's script edits the demo's app.py: a user-level setting would replay it in
+      // every project. It is set for the open folder only, or the demo copy is offered.
+      if (!this.folder) {
+        const open = await vscode.window.showInformationMessage(
+          "The scripted demo replays the demo project's recorded run, so it is set in a copy of the demo project, not for every folder.",
+          "Open Demo Project",
+        );
+        if (open) {
+          await this.openDemo();
+        }
+        return;
+      }
       await config.update(
         "model",
         `scripted:${join(this.demoFolder, "fix-app.jsonl")}`,
-        vscode.ConfigurationTarget.Global,
+        vscode.ConfigurationTarget.Workspace,
       );
     } else if (choice?.id === "local") {
       const model = await vscode.window.showInputBox({
@@ -192,6 +204,8 @@ export class SetupCommands implements vscode.Disposable {
       const config = vscode.workspace.getConfiguration("counterfoil");
       const options: Array<[string, unknown]> = [
         ["--endpoint", config.get("endpoint")],
+        // Whether the model a run would use can be had (cached, local, downloadable).
+        ["--model", config.get("model")],
         ["--root", this.folder?.uri.fsPath],
         ["--receipt-log", config.get("receiptLog")],
       ];

@@ -40,13 +40,15 @@ class Approval:
     approved: bool
     reason: str | None = None
     text: object = None
+    # A No that asks for the same edit again on the file as it is now (it changed meanwhile).
+    repropose: bool = False
 
     @classmethod
     def of(cls, answer: object) -> Approval:
         """Normalise a confirm callback's answer; only `True` or an approving Approval approve."""
         if isinstance(answer, Approval):
             if answer.approved is not True:
-                return cls(False, clean_reason(answer.reason))
+                return cls(False, clean_reason(answer.reason), repropose=answer.repropose is True)
             return cls(True, None, answer.text)
         if isinstance(answer, ApprovalDecision):
             return cls(True) if answer.approved is True else cls(False, clean_reason(answer.reason))

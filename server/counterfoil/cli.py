@@ -359,7 +359,11 @@ def proposal_header(proposal: ToolProposal) -> str:
         if proposal.removes_file
         else f"proposed {short_digest(proposal.proposed_sha256)}"
     )
-    return f"{header} {proposal.path}\n  sha256 {base} -> {after}\n"
+    folders = ""
+    if proposal.new_folders:
+        how = "removes the folders if empty" if proposal.reverts else "creates the folders"
+        folders = f"  {how}: {', '.join(f'{folder}/' for folder in proposal.new_folders)}\n"
+    return f"{header} {proposal.path}\n  sha256 {base} -> {after}\n{folders}"
 
 
 def read_line(stream: TextIO) -> str:

@@ -19,7 +19,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import TextIO
 
-from .models.model_names import SHORT_NAMES
+from .models.errors import ModelLoadError
+from .models.model_names import SHORT_NAMES, resolve_model
 from .receipts import verify_receipt_log
 
 MINIMUM_PYTHON = (3, 11)
@@ -108,6 +109,34 @@ def model_cache_check() -> Check:
     return Check("model cache", f"{cache}: {', '.join(present) or 'no known model downloaded'}")
 
 
+def model_check(spec: str, timeout: float = 5.0) -> Check:
+    """Whether the model the run would use can be had: scripted, a local folder, in the hub
+    cache, or the hub reachable to download it. Neither cached nor reachable is a problem: the
+    first run would stop there."""
+    if spec.startswith("scripted:"):
+        return Check("model", f"{spec}: scripted, nothing to download")
+    if Path(spec).expanduser().is_dir():
+        return Check("model", f"{spec}: a local folder")
+    try:
+        repo = resolve_model(spec).location
+    except ModelLoadError as error:
+        return Check("model", f"{spec}: {error}", False)
+    if any((hub_cache_dir() / f"models--{repo.replace('/', '--')}" / "snapshots").glob("*")):
+        return Check("model", f"{spec} ({repo}): in the hub cache")
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        return Check("model", f"{spec} ({repo}): not cached, and HF_HUB_OFFLINE is set", False)
+    hub = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
+    reachable = endpoint_check(hub, timeout)
+    if not reachable.ok:
+        return Check(
+            "model",
+            f"{spec} ({repo}): neither in the hub cache nor downloadable ({hub} is not "
+            "reachable); choose a local folder, a model server or the scripted demo",
+            False,
+        )
+    return Check("model", f"{spec} ({repo}): not cached; downloaded from {hub} on the first run")
+
+
 def endpoint_check(url: str, timeout: float = 5.0) -> Check:
     """Reachable means any HTTP answer; only a failed connection is a problem."""
     try:
@@ -130,10 +159,14 @@ def receipt_log_check(root: Path, receipt_log: str) -> Check:
     return Check("receipt log", f"{path}: does not verify: {report.error}", False)
 
 
-def run_checks(root: Path | None, receipt_log: str, endpoint: str | None) -> list[Check]:
+def run_checks(
+    root: Path | None, receipt_log: str, endpoint: str | None, model: str | None = None
+) -> list[Check]:
     checks = [python_check(), *package_checks(), mlx_check(), model_cache_check()]
     if endpoint:
         checks.append(endpoint_check(endpoint))
+    elif model:
+        checks.append(model_check(model))
     if root is not None:
         checks.append(receipt_log_check(root, receipt_log))
     return checks
@@ -143,11 +176,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--root", type=Path, default=None, help="project folder (receipt log)")
     parser.add_argument("--receipt-log", default=".counterfoil/receipts.jsonl")
     parser.add_argument("--endpoint", default=None, help="a model server URL to try")
+    parser.add_argument(
+        "--model", default=None, help="the model a run would use: cached, local, or downloadable?"
+    )
 
 
 def doctor_command(args: argparse.Namespace, stdout: TextIO) -> int:
     """Prints one line per check; exits 1 when any check found a problem."""
-    checks = run_checks(args.root, args.receipt_log, args.endpoint)
+    checks = run_checks(args.root, args.receipt_log, args.endpoint, args.model)
     stdout.writelines(
         f"{'ok ' if check.ok else 'BAD'} {check.name}: {check.detail}\n" for check in checks
     )

@@ -78,9 +78,19 @@ def proposal_diff(path: str, proposed: str, final: str) -> str:
     return diff.rstrip("\n")
 
 
+def _same_but_line_endings(proposed: str, final: str) -> bool:
+    return proposed.replace("\r\n", "\n") == final.replace("\r\n", "\n")
+
+
 def edited_observation(verb: str, path: str, base: str | None, proposed: str, final: str) -> str:
     kept = kept_changes(base, proposed, final)
-    how = f"{kept[0]} of {kept[1]} changes kept" if kept is not None else "the text was edited"
+    if kept is not None:
+        how = f"{kept[0]} of {kept[1]} changes kept"
+    elif _same_but_line_endings(proposed, final):
+        # A diff of such lines reads as identical; say what differs.
+        how = "only line endings were changed"
+    else:
+        how = "the text was edited"
     seen = (
         "what was written differs from your proposal:\n"
         if diff_shows_all(path, proposed, final)

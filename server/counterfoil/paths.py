@@ -111,6 +111,27 @@ def is_protected_path(parts: Sequence[str], extra_patterns: tuple[str, ...] = ()
     )
 
 
+def protection_rule(raw: object, extra_patterns: tuple[str, ...] = ()) -> str | None:
+    """For the person, never the model: which rule keeps `raw` from the model, e.g. "the
+    built-in pattern .env*" (None when no rule does). The model is told only that the path is
+    not accessible, the same as for a missing file, so it learns nothing about what exists."""
+    if not isinstance(raw, str):
+        return None
+    parts = tuple(part for part in PurePosixPath(raw).parts if part not in ("/", "."))
+    for part in parts:
+        if part.casefold() in PROTECTED_NAMES:
+            return f"the built-in name {part.casefold()}"
+        if is_temporary_name(part):
+            return "a temporary file of an interrupted write"
+    for pattern in PROTECTED_PATTERNS:
+        if _matches(parts, (pattern,)):
+            return f"the built-in pattern {pattern}"
+    for pattern in extra_patterns:
+        if _matches(parts, (pattern,)):
+            return f"your protected pattern {pattern}"
+    return None
+
+
 @lru_cache(maxsize=64)
 def protected_walk_matcher(extra_patterns: tuple[str, ...] = ()) -> Callable[[Sequence[str]], bool]:
     """`is_protected_path` for a walk that has already checked each parent folder: only the

@@ -35,6 +35,8 @@ class ToolPolicy:
     allow_search: bool = False
     max_ranged_file_bytes: int = 16 * 1024 * 1024
     max_command_output_bytes: int = OUTPUT_LIMIT_BYTES  # kept in the content store per command
+    # Beyond the course (which refuses them): a new file's missing folders, created on approval.
+    create_parent_folders: bool = False
     command_sandbox: str = "off"  # or "confine" / "review" (see tree/sandbox.py)
     allow_network: bool = False  # for a confined command; `off` does not limit the network
 
@@ -60,6 +62,8 @@ class ToolPolicy:
             raise ValueError("allow_writes must be a boolean")
         if not isinstance(self.allow_search, bool):
             raise ValueError("allow_search must be a boolean")
+        if not isinstance(self.create_parent_folders, bool):
+            raise ValueError("create_parent_folders must be a boolean")
         if self.command_sandbox not in SANDBOX_MODES:
             raise ValueError(f"command_sandbox must be one of {', '.join(SANDBOX_MODES)}")
         if not isinstance(self.allow_network, bool):

@@ -34,6 +34,8 @@ class EditProposal:
     proposed_sha256: str
     reverts: str | None = None  # the call id whose effect this puts back
     removes_file: bool = False  # a revert of an effect that created its file
+    # Folders the write creates first (outermost first), or a revert removes when still empty.
+    new_folders: tuple[str, ...] = ()
     kind: Literal["edit"] = field(default="edit", init=False)
 
     @property

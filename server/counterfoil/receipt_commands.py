@@ -80,6 +80,8 @@ def _verify(args: argparse.Namespace, stdout: TextIO) -> int:
     report = verify_receipt_log(args.path, public_key=public_key, root=args.root)
     check = None if public_key is None else signature_checker(public_key)
     stdout.writelines(f"drift: {line}\n" for line in report.drift)
+    if args.root is not None and not report.drift_checked:
+        stdout.write("drift: not checked (files are compared only when the chain verifies)\n")
     stdout.writelines(f"open intent: {line}\n" for line in describe_open_intents(args.path))
     _, problems = verify_run_records(args.path, check)  # the runs' own records beside it
     if report.ok and problems:

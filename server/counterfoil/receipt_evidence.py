@@ -57,7 +57,10 @@ def approval_record(proposal: ToolProposal, via: str) -> dict[str, Any]:
 
 def file_evidence(proposal: EditProposal) -> dict[str, Any]:
     result = None if proposal.removes_file else proposal.proposed_sha256
-    return {"base_sha256": proposal.base_sha256, "result_sha256": result}
+    evidence: dict[str, Any] = {"base_sha256": proposal.base_sha256, "result_sha256": result}
+    if proposal.new_folders and proposal.reverts is None:
+        evidence["created_folders"] = list(proposal.new_folders)  # a revert removes them
+    return evidence
 
 
 def command_evidence(

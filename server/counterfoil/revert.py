@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from .errors import AgentError
 from .receipts import EffectReceipt
@@ -27,6 +28,7 @@ class RevertPlan:
     expected_sha256: str | None
     restore: bytes | None
     restore_sha256: str | None
+    created_folders: tuple[str, ...] = ()  # the effect's new folders, removed when empty
 
 
 def plan_revert(
@@ -54,4 +56,15 @@ def plan_revert(
         expected_sha256=evidence["result_sha256"],
         restore=restore,
         restore_sha256=before_sha256,
+        created_folders=_folders(evidence.get("created_folders"), receipt.changed_artifacts[0]),
     )
+
+
+def _folders(value: object, path: str) -> tuple[str, ...]:
+    """The receipt's `created_folders` when each is a folder above `path` (so a revert can only
+    ever remove the file's own parents); anything else is none."""
+    parts = PurePosixPath(path).parts[:-1]
+    parents = ["/".join(parts[: index + 1]) for index in range(len(parts))]
+    if isinstance(value, list) and value and value == parents[len(parents) - len(value) :]:
+        return tuple(value)
+    return ()

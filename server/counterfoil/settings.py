@@ -299,6 +299,7 @@ class Settings:
             limit_processes=self.limit_processes,
             allow_search=self.search_files,
             max_command_output_bytes=self.max_command_output_bytes,
+            create_parent_folders=True,
             command_sandbox=self.command_sandbox,
             allow_network=self.allow_network,
         )

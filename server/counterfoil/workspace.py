@@ -31,6 +31,7 @@ from .files import (
     replace_file,
 )
 from .line_ranges import check_line_range, render_line_range
+from .new_folders import folders_made, missing_folders, remove_folders
 from .paths import (  # noqa: F401 - the path rules' long-standing home re-exports them
     MAX_PATH_CHARS,
     PROTECTED_NAMES,
@@ -49,6 +50,7 @@ from .proposals import (
 from .receipt_evidence import approval_record, file_evidence, record_receipt
 from .receipts import ReceiptNotRecorded, ReceiptStore
 from .receipts.content import load_object
+from .repropose import REPROPOSED_NOTE, can_repropose, reproposed
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
 from .search import SearchLimits, search_tree
 from .tree.command_run import run_tracked_command
@@ -320,8 +322,7 @@ class Workspace:
         arguments = action.arguments
         path = self.resolve_path(arguments["path"], must_exist=action.tool == "edit_file")
         relative = self._relative(path)
-        if not path.parent.is_dir():
-            raise AgentError("parent directory does not exist")
+        new_folders = missing_folders(self.policy.root, relative, self.policy.create_parent_folders)
         exists = os.path.lexists(path)
         if exists and not stat.S_ISREG(os.lstat(path).st_mode):
             raise AgentError("path is not a regular file")
@@ -358,6 +359,7 @@ class Workspace:
             base_sha256=base_digest,
             proposed_text=proposed,
             proposed_sha256=sha256_hex(encoded),
+            new_folders=new_folders,
         )
 
     def _write_limit(self, tool: str, base_text: str | None) -> int:
@@ -394,7 +396,10 @@ class Workspace:
         return Approval(False)
 
     def _perform_approved(self, proposal: ToolProposal) -> str:
-        approval = self._approval(proposal)
+        approval, note = self._approval(proposal), ""
+        while approval.repropose and can_repropose(proposal):
+            proposal, note = self._reproposed(proposal), REPROPOSED_NOTE
+            approval = self._approval(proposal)
         if not approval.approved:
             self._note(proposal, "rejected", approval.reason)
             raise AgentError(denial(approval.reason))
@@ -417,10 +422,21 @@ class Workspace:
                 self.receipt_store.keep_object(shown.proposed_text.encode("utf-8"))
             if proposal.reverts is not None:
                 return self._apply_revert(proposal)
-            return self._write_proposal(proposal, shown)
+            return self._write_proposal(proposal, shown) + note
         except Exception as error:
             self._note_failure(proposal, error)
             raise
+
+    def _reproposed(self, proposal: ToolProposal) -> EditProposal:
+        """The edit again on the file's bytes now, or a No that says why it cannot be."""
+        assert isinstance(proposal, EditProposal)  # can_repropose allows edits only
+        try:
+            return reproposed(
+                proposal, self._read_bytes(proposal.path, self.policy.max_ranged_file_bytes)
+            )
+        except AgentError as error:
+            self._note(proposal, "rejected", str(error))
+            raise AgentError(denial(str(error))) from None
 
     def _edited(self, proposal: ToolProposal, text: object) -> EditProposal | None:
         """The text the person approved in place of the proposal, checked like any write
@@ -442,7 +458,10 @@ class Workspace:
         if sha256_hex(data) != proposal.proposed_sha256:
             raise AgentError("proposed bytes do not match the approved digest")
         parts = PurePosixPath(proposal.path).parts
-        with open_directory(self.policy.root, parts[:-1]) as directory:
+        with (
+            folders_made(self.policy.root, proposal.new_folders),
+            open_directory(self.policy.root, parts[:-1]) as directory,
+        ):
             mode = entry_mode(directory, parts[-1])
             if proposal.base_sha256 is None:
                 if mode is not None:
@@ -464,6 +483,8 @@ class Workspace:
         self.command_tree().note_effect(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {proposal.path}"
+        if proposal.new_folders:
+            result += f" (in new folders: {', '.join(proposal.new_folders)})"
         approval = self._approval_evidence(proposal, shown)
         if shown is not None:
             result = edited_observation(
@@ -518,6 +539,7 @@ class Workspace:
             proposed_sha256=plan.restore_sha256 or "",
             reverts=call_id,
             removes_file=restored is None,
+            new_folders=plan.created_folders if restored is None else (),
         )
 
     def _propose_command_revert(
@@ -572,6 +594,9 @@ class Workspace:
         verb = "removed" if proposal.removes_file else "restored"
         result = f"{verb} {proposal.path} (reverts {proposal.reverts})"
         evidence = {**file_evidence(proposal), "reverts": proposal.reverts}
+        if removed := remove_folders(self.policy.root, proposal.new_folders):
+            result += f" and the folder{'s' if len(removed) > 1 else ''} {', '.join(removed)}"
+            evidence["removed_folders"] = list(removed)
         evidence = self._run_evidence(proposal, evidence)
         record_receipt(self.receipt_store, proposal, "ok", result, evidence)
         return result

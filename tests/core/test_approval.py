@@ -11,7 +11,7 @@ from tests.core.receipt_helpers import approving_workspace, log_path, write
 
 from counterfoil import ToolPolicy, Workspace
 from counterfoil.approval import MAX_REASON_CHARS, Approval, clean_reason
-from counterfoil.edited_approval import kept_changes, proposal_diff
+from counterfoil.edited_approval import edited_observation, kept_changes, proposal_diff
 from counterfoil.loop import AgentLimits, run_agent
 
 
@@ -116,6 +116,14 @@ def test_kept_changes_counts_the_hunks_the_person_kept() -> None:
     assert kept_changes(base, proposed, proposed) == (2, 2)
     assert kept_changes(base, proposed, "something else\n") is None
     assert kept_changes(None, "new\n", "") == (0, 1)
+
+
+def test_an_edit_of_line_endings_alone_is_named_as_such() -> None:
+    observation = edited_observation("edited", "a.txt", "a\r\nb\r\n", "a\r\nB\n", "a\r\nB\r\n")
+    assert observation.startswith(
+        "edited a.txt (the person changed your proposal before approving: "
+        "only line endings were changed)"
+    )
 
 
 def test_the_diff_for_the_model_is_bounded() -> None:

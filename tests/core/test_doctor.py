@@ -16,7 +16,7 @@ import pytest
 
 from counterfoil import EffectReceipt, ReceiptStore
 from counterfoil.cli import main
-from counterfoil.doctor import endpoint_check, model_cache_check, receipt_log_check
+from counterfoil.doctor import endpoint_check, model_cache_check, model_check, receipt_log_check
 
 SERVER = Path(__file__).resolve().parents[2] / "server"
 
@@ -95,6 +95,31 @@ def test_known_models_in_the_hub_cache_are_listed(
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     check = model_cache_check()
     assert check.detail == f"{tmp_path}: qwen3-0.6b"
+
+
+def test_a_model_neither_cached_nor_reachable_is_a_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    monkeypatch.setenv("HF_ENDPOINT", closed)
+    check = model_check("qwen3-4b", timeout=2)
+    assert not check.ok and "neither in the hub cache nor downloadable" in check.detail
+    assert doctor("--model", "qwen3-4b")[1].endswith("problems: model\n")
+
+
+def test_a_cached_local_or_scripted_model_is_ok(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert not model_check("qwen3-4b").ok
+    (tmp_path / "models--Qwen--Qwen3-4B-MLX-4bit" / "snapshots" / "abc").mkdir(parents=True)
+    assert model_check("qwen3-4b").ok
+    assert model_check(str(tmp_path)).ok
+    assert model_check("scripted:/any.jsonl").ok
 
 
 def test_the_doctor_names_python_packages_and_the_mlx_backend_in_a_subprocess(

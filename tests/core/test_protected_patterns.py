@@ -10,6 +10,7 @@ import pytest
 
 from counterfoil import ToolPolicy
 from counterfoil.cli import main
+from counterfoil.paths import protection_rule
 
 
 def test_protected_patterns_default_to_none(tmp_path: Path) -> None:
@@ -55,3 +56,12 @@ def test_the_protect_flag_keeps_matching_files_from_the_model(tmp_path: Path) ->
 
     assert "error: path is not accessible" in output.getvalue()
     assert "hunter2" not in output.getvalue()
+
+
+def test_the_person_is_told_which_rule_protects_a_path() -> None:
+    assert protection_rule(".env") == "the built-in name .env"
+    assert protection_rule("config/.env.local") == "the built-in pattern .env*"
+    assert protection_rule("deploy/prod.yaml", ("deploy/*.yaml",)) == (
+        "your protected pattern deploy/*.yaml"
+    )
+    assert protection_rule("app.py") is None

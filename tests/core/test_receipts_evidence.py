@@ -151,6 +151,19 @@ def test_verify_with_root_lists_drift_and_fails(
     assert "drift: app.py changed after call-1" in capsys.readouterr().out
 
 
+def test_a_broken_chain_leaves_drift_unchecked_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = edit_and_run(tmp_path)
+    (tmp_path / "app.py").write_text("value = 3\n")
+    log.write_text(log.read_text().replace('"edited app.py"', '"edited app.py!"', 1))
+
+    report = verify_receipt_log(log, root=tmp_path)
+    assert not report.ok and not report.drift_checked and report.drift == ()
+    assert main(["receipts", "verify", str(log), "--root", str(tmp_path)]) == 1
+    assert "drift: not checked" in capsys.readouterr().out
+
+
 def test_the_agent_cannot_touch_the_head_or_the_content_store(tmp_path: Path) -> None:
     log = edit_and_run(tmp_path)
     workspace = approving_workspace(tmp_path)

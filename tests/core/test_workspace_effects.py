@@ -880,3 +880,35 @@ def test_write_receipt_names_exactly_its_one_path(tmp_path: Path) -> None:
         "wrote notes.md",
         ("notes.md",),
     )
+
+
+def test_with_parent_folders_allowed_the_approval_names_them_and_the_write_creates_them(
+    tmp_path: Path,
+) -> None:
+    asked: list[object] = []
+
+    def confirm(proposal: object) -> bool:
+        asked.append(proposal)
+        return True
+
+    policy = ToolPolicy(root=tmp_path, allow_writes=True, create_parent_folders=True)
+    workspace = Workspace(policy, confirm_proposal=confirm)
+    assert workspace.execute(write("docs/guide/notes.md", "x\n")) == (
+        "wrote docs/guide/notes.md (in new folders: docs, docs/guide)"
+    )
+    assert [p.new_folders for p in asked] == [("docs", "docs/guide")]  # type: ignore[attr-defined]
+    assert (tmp_path / "docs/guide/notes.md").read_text() == "x\n"
+
+
+def test_a_rejected_file_in_new_folders_creates_no_folder(tmp_path: Path) -> None:
+    policy = ToolPolicy(root=tmp_path, allow_writes=True, create_parent_folders=True)
+    workspace = Workspace(policy, confirm_proposal=lambda proposal: False)
+    assert workspace.execute(write("docs/notes.md", "x\n")).startswith("error:")
+    assert not (tmp_path / "docs").exists()
+
+
+def test_a_file_in_the_way_of_a_new_folder_is_still_refused(tmp_path: Path) -> None:
+    (tmp_path / "docs").write_text("a file\n")
+    policy = ToolPolicy(root=tmp_path, allow_writes=True, create_parent_folders=True)
+    workspace = Workspace(policy, confirm_proposal=lambda proposal: True)
+    assert workspace.execute(write("docs/notes.md", "x\n")).startswith("error: path is not")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,9 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from tests.hub_server import REPO, WEIGHTS, HubServer, serve_hub, write_model_folder
+
+from counterfoil.lsp import server
+from counterfoil.models import runtime
 
 from .conftest import Daemon, StartDaemon
 
@@ -153,3 +157,21 @@ async def test_model_runtime_says_what_the_model_needs_in_the_daemons_python(
         assert hub_model["command"][:4] == [hub_model["python"], "-m", "pip", "install"]
     else:
         assert hub_model["command"] is None
+
+
+def test_model_runtime_says_too_when_the_models_files_cannot_be_had(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    monkeypatch.setenv("HF_ENDPOINT", closed)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    # As in a bare Python: the runtime is missing, so an install would be offered.
+    bare = {"model": "qwen3-4b", "extra": "mlx", "missing": ["mlx_lm"], "command": ["pip"]}
+    monkeypatch.setattr(runtime, "runtime_report", lambda model, endpoint=None: dict(bare))
+
+    report = server.model_runtime_answer("qwen3-4b", None)
+
+    assert report["modelAvailable"] is False
+    assert "neither in the hub cache nor downloadable" in report["modelDetail"]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from .conftest import PYTEST_ARGV, StartDaemon
+from .conftest import PYTEST_ARGV, StartDaemon, script
 
 
 async def test_a_run_reports_its_start_text_steps_and_end(
@@ -95,3 +95,52 @@ async def test_verify_reports_the_chain_and_files_changed_since(
     assert verified["ok"] is False
     assert verified["drift"] == ["app.py changed after call-1"]
     assert verified["count"] == 2
+
+
+async def test_verify_of_a_broken_chain_does_not_say_the_files_are_unchanged(
+    start_daemon: StartDaemon, demo_project: Path, fix_app_settings: dict[str, Any]
+) -> None:
+    daemon = await start_daemon(fix_app_settings)
+    await daemon.request("counterfoil/run", {"goal": "make double() double"})
+    log = demo_project / ".counterfoil/receipts.jsonl"
+    log.write_text(log.read_text().replace('"edited app.py"', '"edited app.py!"', 1))
+
+    verified = await daemon.request("counterfoil/verifyReceipts", {})
+
+    assert verified["chainOk"] is False and verified["line"] == 1
+    assert verified["drift"] is None
+
+
+async def test_a_protected_path_is_neutral_for_the_model_and_named_for_the_person(
+    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+) -> None:
+    (demo_project / ".env").write_text("TOKEN=secret\n")
+    model = script(
+        tmp_path / "read-env.jsonl",
+        {"tool": "read_file", "path": ".env"},
+        {"tool": "read_file", "path": "missing.py"},
+        {"final": "done"},
+    )
+    daemon = await start_daemon({"model": model})
+    result = await daemon.request("counterfoil/run", {"goal": "read the secrets"})
+
+    protected, missing, _ = result["events"]
+    assert protected["result"] == missing["result"] == "error: path is not accessible"
+    assert protected["protectedBy"] == "the built-in name .env"
+    assert missing["protectedBy"] is None
+
+
+async def test_a_new_file_in_new_folders_shows_them_and_creates_them_on_approval(
+    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+) -> None:
+    model = script(
+        tmp_path / "new-folders.jsonl",
+        {"tool": "write_file", "path": "src/pkg/mod.py", "content": "x = 1\n"},
+        {"final": "done"},
+    )
+    daemon = await start_daemon({"model": model, "allowWrites": True})
+    await daemon.request("counterfoil/run", {"goal": "add a module"})
+
+    assert daemon.confirms[0]["preview"]["newFolders"] == ["src", "src/pkg"]
+    assert (demo_project / "src/pkg/mod.py").read_text() == "x = 1\n"
+    assert daemon.receipts[0]["created_folders"] == ["src", "src/pkg"]

@@ -341,7 +341,7 @@ suite("Counterfoil in the extension host", () => {
     assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), expected);
   });
 
-  test("a file changed on disk while its proposal is pending is stale: answered No with the reason", async () => {
+  test("a file changed on disk while its proposal is pending stays pending, no longer applying: Accept refused, Reject answers", async () => {
     const { action } = bumpFactor();
     await useScript("stale", [
       { tool: "read_file", path: "app.py" },
@@ -352,19 +352,19 @@ suite("Counterfoil in the extension host", () => {
     await waitFor("the proposal diff", proposalDiffTab);
     const changed = `${readFileSync(workspaceFile("app.py"), "utf8")}# saved elsewhere\n`;
     writeFileSync(workspaceFile("app.py"), changed);
+    await waitFor("the proposal to say it no longer applies", () =>
+      Object.values(api.panel.model.proposals).some(
+        (proposal) =>
+          proposal.state === "pending" &&
+          (proposal.reason ?? "").startsWith("no longer applies"),
+      ),
+    );
+    assert.equal(await api.review.accept(), false, "Accept writes nothing");
+    assert.equal(api.review.reject(undefined, "it changed"), true);
     const result = await run;
     assert.ok(result);
     assert.match(editResult(result), /denied/);
     assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), changed);
-    const stale = api.panel.model.proposals;
-    assert.ok(
-      Object.values(stale).some(
-        (proposal) =>
-          proposal.state === "stale" &&
-          proposal.reason === "stale: file changed on disk",
-      ),
-      JSON.stringify(stale),
-    );
     await closeAllEditors();
   });
 

@@ -101,7 +101,7 @@ describe("the review a careful person trusts", () => {
     }
   });
 
-  test("a file saved outside the editor makes its proposal stale: No sent, Accept disabled, said; the panel's verdict after everything was rejected", async () => {
+  test("a file saved outside the editor leaves its proposal pending but no longer applying: Accept disabled, said, Reject tells why; the panel's verdict after everything was rejected", async () => {
     const step = stepTimer("stale");
     const workspace = makeWorkspace("stale-proposal");
     const page = await openFolder(workspace);
@@ -120,21 +120,35 @@ describe("the review a careful person trusts", () => {
       const saved =
         "def double(value: int) -> int:\n    return value + value\n";
       writeFileSync(join(workspace, "app.py"), saved);
-      await waitForNotification(page, /it is stale/);
-      step("stale said");
+      const said = await waitForNotification(
+        page,
+        /still pending but no longer applies/,
+      );
+      // The model's `old` text is gone, so only Reject is offered.
+      assert.match(said, /cannot be proposed again/);
+      step("no longer applies said");
       await panel
-        .locator(".proposal.state-stale", {
-          hasText: "stale: file changed on disk",
-        })
+        .locator(".proposal.state-pending", { hasText: "no longer applies" })
         .waitFor({ timeout: 30_000 });
       const accept = editorTitleAction(page, "Accept");
       await accept.waitFor();
       assert.match(
         (await accept.getAttribute("class")) ?? "",
         /disabled/,
-        "Accept is disabled on a stale proposal",
+        "Accept is disabled on a proposal that no longer applies",
       );
       await screenshot(page, "stale-proposal.png");
+      await page
+        .locator(".notifications-toasts .notification-toast", {
+          hasText: "no longer applies",
+        })
+        .locator(".monaco-button", { hasText: /^Reject$/ })
+        .click();
+      await panel
+        .locator(".proposal.state-rejected", {
+          hasText: "the file changed while the proposal waited",
+        })
+        .waitFor({ timeout: 30_000 });
       await answerCommandModal(page, "Reject");
       await panel.locator(".verdict").waitFor({ timeout: 30_000 });
       const verdict = await panel.locator(".verdict").innerText();

@@ -224,3 +224,21 @@ test("the line typed into a terminal is quoted for that terminal's shell", () =>
     "'/My Env/bin/python' -m pip",
   );
 });
+
+test("a runtime is not offered for a model whose files cannot be had: both are said at once", () => {
+  const decision = decideRuntime({
+    model: "qwen3-4b",
+    extra: "mlx",
+    missing: ["mlx.core", "mlx_lm"],
+    python: "/venv/bin/python",
+    command: ["/venv/bin/python", "-m", "pip", "install", "counterfoil[mlx]"],
+    modelAvailable: false,
+    modelDetail:
+      "qwen3-4b (Qwen/Qwen3-4B-MLX-4bit): neither in the hub cache nor downloadable",
+  });
+  assert.equal(decision.kind, "unavailable");
+  assert.match(
+    decision.kind === "unavailable" ? decision.reason : "",
+    /needs mlx\.core, mlx_lm and its files, and the files cannot be had: .*neither in the hub cache/,
+  );
+});

@@ -107,6 +107,14 @@ describe("approval words", () => {
       diffTitle(params, { ...edit, baseSha256: null }),
       "edit_file app.py (call-1): new file ↔ proposed",
     );
+    assert.equal(
+      diffTitle(params, {
+        ...edit,
+        baseSha256: null,
+        newFolders: ["src", "src/pkg"],
+      }),
+      "edit_file app.py (call-1): new file in new folders src/, src/pkg/ ↔ proposed",
+    );
     assert.equal(proposalSubject(params), "edit_file app.py");
   });
 

@@ -140,8 +140,11 @@ describe("receipt nodes", () => {
     assert.deepEqual(
       roots.map((root) => [root.label, root.description]),
       [
-        ["make tests/test_math.py pass", "04:09 · not validated · 1 rejected"],
-        ["run (goal not known here)", "04:12 · 1 effect"],
+        [
+          "make tests/test_math.py pass",
+          "04:09:59 · not validated · 1 rejected",
+        ],
+        ["run (goal not known here)", "04:12:00 · 1 effect"],
       ],
     );
     assert.equal(roots[0].children[0].contextValue, "receipt.edit");

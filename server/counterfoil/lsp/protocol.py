@@ -247,6 +247,9 @@ def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
     }
     if proposal.reverts is not None:
         shown["reverts"] = proposal.reverts
+    if proposal.new_folders:
+        # Created by the write (outermost first), or removed when empty by a revert.
+        shown["newFolders"] = list(proposal.new_folders)
     return shown
 
 
@@ -277,4 +280,6 @@ def approval_of(answer: Any) -> Approval:
         return Approval(False)
     if answer.get("approved") is True:
         return Approval(True, None, answer.get("text"))
-    return Approval(False, clean_reason(answer.get("reason")))
+    return Approval(
+        False, clean_reason(answer.get("reason")), repropose=answer.get("repropose") is True
+    )

@@ -305,13 +305,12 @@ def build_server() -> CounterfoilServer:
         return await answer(server.session.downloads.start(model))
 
     @server.feature("counterfoil/modelRuntime")
-    def model_runtime(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+    async def model_runtime(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         settings = server.session.settings
-        from ..models.runtime import runtime_report
         from .model_download import model_param
 
         model = model_param(params, settings.model)
-        return runtime_report(model, endpoint=settings.endpoint)
+        return await asyncio.to_thread(model_runtime_answer, model, settings.endpoint)
 
     @server.feature("counterfoil/status")
     def status(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
@@ -319,3 +318,18 @@ def build_server() -> CounterfoilServer:
         return server.session.status()
 
     return server
+
+
+def model_runtime_answer(model: str, endpoint: str | None) -> dict[str, Any]:
+    """What the model needs in the daemon's Python and, when something is missing, whether the
+    model's files can be had at all (cached, local, downloadable): an install is not offered
+    for a model that could not run after it, and both are said together."""
+    from ..models.runtime import runtime_report
+
+    report = runtime_report(model, endpoint=endpoint)
+    if report.get("missing") and not endpoint:
+        from ..doctor import model_check
+
+        check = model_check(model, 3.0)
+        report.update(modelAvailable=check.ok, modelDetail=check.detail)
+    return report

@@ -38,6 +38,7 @@ from .confirm_bridge import ConfirmBridge
 from .model_download import ModelDownloads
 from .model_host import HostedGenerate, ModelHost, ModelLoadFailed
 from .outcomes import effect_outcome
+from .protected_note import protected_by
 from .protocol import failed_run, receipt_dict, run_result, tool_table
 from .run_record import Conversation, StepEvidence
 
@@ -174,7 +175,7 @@ class Session:
                 "line": None,
                 "chainOk": False,
                 "chainError": message,
-                "drift": [],
+                "drift": None,
             }
         report = verify_receipt_log(log, root=self.root)
         chain_ok = report.ok or bool(report.drift)
@@ -185,7 +186,8 @@ class Session:
             "line": report.line,
             "chainOk": chain_ok,
             "chainError": None if chain_ok else report.error,
-            "drift": list(report.drift),
+            # None: not checked (a broken chain), never an empty list that reads "no drift".
+            "drift": list(report.drift) if report.drift_checked else None,
         }
 
     def stored_object(self, digest: str) -> dict[str, Any]:
@@ -419,6 +421,7 @@ class Session:
         def on_event(event: AgentEvent) -> None:
             shown = evidence.event(event)
             shown["modelNote"] = generate.last_note or None
+            shown["protectedBy"] = protected_by(event, settings.protected_patterns)
             events.append(shown)
             self.channel.notify(EVENT_METHOD, shown)
             self.channel.log(f"step {event.step} response: {event.response}")

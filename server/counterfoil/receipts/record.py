@@ -38,6 +38,8 @@ EVIDENCE_FIELDS = frozenset(
         "approval",
         "reverts",
         "recovered",  # recorded after an interruption, from the disk (see sessions/intents.py)
+        "created_folders",  # a new file's new folders, outermost first
+        "removed_folders",  # those its revert removed (they were empty)
         # What a command did to the tree, what changed before it (not by it), how it ran.
         "tree_changes",
         "tree_drift",

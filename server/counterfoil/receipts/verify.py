@@ -6,7 +6,7 @@ import hashlib
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from ..errors import AgentError
@@ -26,6 +26,8 @@ class ReceiptLogReport:
     line: int | None = None
     signed: bool = False
     drift: tuple[str, ...] = field(default=())
+    # Whether the files were compared at all: a broken chain leaves drift unknown, never "none".
+    drift_checked: bool = False
 
 
 def verify_receipt_log(
@@ -35,18 +37,25 @@ def verify_receipt_log(
 
     With `public_key`, every signed line and the head must be signed by it and verify, and
     the log must be signed. With `root`, each file's bytes are compared with its last
-    receipt's `result_sha256`; a difference is drift and fails the check.
+    receipt's `result_sha256`; a difference is drift and fails the check. Files are compared
+    only when the chain verifies: a broken log cannot say which bytes are the agent's.
     """
     path = Path(path)
     report = read_receipt_log(path, public_key=public_key)
-    if not report.ok:
+    if not report.ok or root is None:
         return report
-    drift = file_drift(path, Path(root)) if root is not None else ()
+    drift = file_drift(path, Path(root))
     if drift:
         return ReceiptLogReport(
-            False, report.count, "files changed after their receipts", None, report.signed, drift
+            False,
+            report.count,
+            "files changed after their receipts",
+            None,
+            report.signed,
+            drift,
+            True,
         )
-    return report
+    return replace(report, drift_checked=True)
 
 
 def read_receipt_log(
