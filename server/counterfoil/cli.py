@@ -357,7 +357,9 @@ def format_event(event: AgentEvent) -> str:
     """What a step observed; its header and response were printed as the model answered."""
     if event.result is None:
         return ""
-    return "observation:\n" + event.result + "\n"
+    summary = None if event.step_result is None else event.step_result.summary()
+    effect = "" if summary is None else f"effect: {summary}\n"
+    return "observation:\n" + event.result + "\n" + effect
 
 
 def format_receipt(receipt: EffectReceipt) -> str:

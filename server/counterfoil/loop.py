@@ -10,6 +10,7 @@ from .actions import Action, FinalAction, ToolAction, parse_action
 from .context import ContextWindow, Observation, note_observation
 from .errors import AgentError
 from .prompt import build_system_prompt
+from .steps import StepResult
 from .verdict import RunVerdict, compute_verdict
 from .workspace import Workspace
 
@@ -35,6 +36,15 @@ class RecordsEffects(Protocol):
     which must end the run. A workspace without it is the course's plain kind."""
 
     unrecorded_effect: str | None
+
+
+@runtime_checkable
+class RecordsSteps(Protocol):
+    """A workspace that keeps, beside the observation `execute` returns, the record of what
+    that step did (`StepResult`); `run_agent` puts it on the step's event. Optional, like
+    `RecordsEffects`."""
+
+    last_step: StepResult | None
 
 
 def initial_messages(task: str, system_prompt: str) -> Messages:
@@ -86,10 +96,14 @@ class AgentLimits:
 
 @dataclass(frozen=True)
 class AgentEvent:
+    """One step: the model's response, the action parsed from it, the observation, and the
+    record of what the step did (`step_result`, when the workspace keeps one)."""
+
     step: int
     response: str
     action: Action | None
     result: str | None
+    step_result: StepResult | None = None
 
 
 @dataclass(frozen=True)
@@ -221,7 +235,10 @@ def run_agent(
             conversation.record(AgentEvent(step, response, None, IDENTICAL_ACTION_ERROR), on_event)
             return finish(False, "repeated_action_limit")
         result = workspace.execute(action)
-        conversation.record(AgentEvent(step, response, action, result), on_event)
+        recorded = workspace.last_step if isinstance(workspace, RecordsSteps) else None
+        if recorded is not None and recorded.observation is not result:
+            recorded = None  # an `execute` that returned other text than the workspace's own
+        conversation.record(AgentEvent(step, response, action, result, recorded), on_event)
         unrecorded = workspace.unrecorded_effect if isinstance(workspace, RecordsEffects) else None
         if unrecorded is not None:
             return finish(False, "receipt_not_recorded", error=unrecorded)
