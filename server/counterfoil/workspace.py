@@ -605,7 +605,7 @@ class Workspace:
         except Exception as error:  # noqa: BLE001 - the gate never raises for model input
             observation = f"error: {type(error).__name__}: {error}"
         effect, receipt = self._step_effect, self._step_receipt
-        evidence = receipt.evidence if receipt is not None else {}
+        evidence: dict[str, Any] = receipt.evidence if receipt is not None else {}
         call_id = receipt.tool_call_id if receipt is not None else None
         return StepResult(
             observation,

@@ -18,9 +18,9 @@ from ..loop import AgentEvent, AgentRun
 from ..proposals import CommandProposal, ToolProposal
 from ..receipts import EffectReceipt
 from ..receipts.content import DIGEST
+from ..steps import StepResult
 from ..tools import example_action
 from ..verdict import EffectOutcome, RunVerdict
-from .outcomes import step_outcome
 
 MAX_GOAL_CHARS = 20_000
 
@@ -120,13 +120,30 @@ def action_dict(action: Action | None) -> dict[str, Any] | None:
     return None
 
 
-def event_dict(event: AgentEvent) -> dict[str, Any]:
+def event_dict(event: AgentEvent, run_id: str | None) -> dict[str, Any]:
+    """A step as the run panel renders it: the loop's event and the workspace's record of it,
+    keyed by run id and call id."""
     return {
         "step": event.step,
         "response": event.response,
         "action": action_dict(event.action),
         "result": event.result,
-        "outcome": step_outcome(event.action, event.result),
+        "runId": run_id,
+        **step_dict(event.step_result),
+    }
+
+
+def step_dict(step: StepResult | None) -> dict[str, Any]:
+    """What became of a step's call: its state, its receipt and the bytes that receipt keeps,
+    and what the effect wrote or ran (`effect`, as in the verdict)."""
+    return {
+        "toolCallId": None if step is None else step.call_id,
+        "state": None if step is None else step.state,
+        "receiptId": None if step is None else step.receipt_id,
+        "outputSha256": None if step is None else step.output_sha256,
+        "resultSha256": None if step is None else step.result_sha256,
+        "reason": None if step is None else step.reason,
+        "effect": None if step is None or step.effect is None else outcome_dict(step.effect),
     }
 
 
@@ -168,7 +185,6 @@ def run_result(run: AgentRun) -> dict[str, Any]:
         "reason": run.reason,
         "final": run.final,
         "modifiedFiles": list(run.modified_files),
-        "events": [event_dict(event) for event in run.events],
         "error": run.error,
         "verdict": verdict_dict(run.verdict, run.completed),
     }
@@ -181,7 +197,6 @@ def failed_run(reason: str, error: str | None) -> dict[str, Any]:
         "reason": reason,
         "final": None,
         "modifiedFiles": [],
-        "events": [],
         "error": error,
         "verdict": verdict_dict(RunVerdict(), False),
     }

@@ -29,14 +29,14 @@ from ..receipt_evidence import utc_now
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
 from ..receipts.content import load_object
 from ..settings import Settings
+from ..steps import StepResult
 from ..workspace import Workspace
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
 from .model_download import ModelDownloads
 from .model_host import HostedGenerate, ModelHost, ModelLoadFailed
-from .outcomes import effect_outcome
-from .protocol import failed_run, receipt_dict, run_result, tool_table
-from .run_record import Conversation, StepEvidence
+from .protocol import event_dict, failed_run, receipt_dict, run_result, step_dict, tool_table
+from .run_record import Conversation
 
 EVENT_METHOD = "counterfoil/event"
 RECEIPT_METHOD = "counterfoil/receipt"
@@ -228,7 +228,9 @@ class Session:
         """Undo a file effect from its receipt, asked like any effect (`counterfoil/confirm`)."""
         return self._start(
             "revert",
-            lambda job: self._one_effect(job, f"revert {call_id}", lambda w: w.revert(call_id)),
+            lambda job: self._one_effect(
+                job, f"revert {call_id}", lambda w: w.revert_step(call_id)
+            ),
         )
 
     def cancel(self) -> None:
@@ -277,13 +279,11 @@ class Session:
     def _workspace(
         self,
         job: Job,
-        collected: list[EffectReceipt],
         *,
         run_id: str | None = None,
         read_digests: dict[str, str] | None = None,
-        on_receipt_recorded: Callable[[EffectReceipt], None] | None = None,
     ) -> tuple[Workspace, Callable[[], None]]:
-        """A Workspace for one operation whose receipts go to `collected` and the client.
+        """A Workspace for one operation whose receipts go to the client as they are recorded.
 
         When the root or the log cannot be used the person is told, and WorkspaceUnavailable
         carries the reason for the result.
@@ -307,9 +307,6 @@ class Session:
             raise unavailable("receipt_log_error", message) from None
 
         def on_receipt(receipt: EffectReceipt) -> None:
-            collected.append(receipt)
-            if on_receipt_recorded is not None:
-                on_receipt_recorded(receipt)
             self.channel.notify(RECEIPT_METHOD, receipt_dict(receipt))
 
         unsubscribe = store.subscribe(on_receipt)
@@ -370,20 +367,15 @@ class Session:
         self, job: Job, goal: str, continued: Conversation | None, run_id: str
     ) -> dict[str, Any]:
         settings, root = job.settings, job.root
-        evidence = StepEvidence(run_id)
         try:
             workspace, unsubscribe = self._workspace(
                 job,
-                [],
                 run_id=run_id,
                 read_digests=None if continued is None else continued.read_digests,
-                on_receipt_recorded=evidence.recorded,
             )
         except WorkspaceUnavailable as error:
             return failed_run(error.reason, error.message)
-        evidence.workspace = workspace
         token = self.channel.begin_progress("Counterfoil", goal[:80])
-        events: list[dict[str, Any]] = []
 
         def report(step: int, message: str) -> None:
             self.channel.report_progress(token, f"step {step}: {message}")
@@ -395,9 +387,8 @@ class Session:
             )
 
         def on_event(event: AgentEvent) -> None:
-            shown = evidence.event(event)
+            shown = event_dict(event, run_id)
             shown["modelNote"] = generate.last_note or None
-            events.append(shown)
             self.channel.notify(EVENT_METHOD, shown)
             self.channel.log(f"step {event.step} response: {event.response}")
             self.channel.log(f"step {event.step} action: {json.dumps(shown['action'])}")
@@ -443,7 +434,6 @@ class Session:
                 self.channel.show_message("error", f"model error: {run.error}")
             self.channel.log(f"run ended: {run.reason}; verdict: {run.verdict.summary()}")
             result = run_result(run)
-            result["events"] = events
             result["modelUsage"] = usage_line(getattr(loaded, "stats", [])[counted:])
             return result
         finally:
@@ -472,30 +462,31 @@ class Session:
         return self._one_effect(
             job,
             f"validation {argv}",
-            lambda workspace: workspace.execute(ToolAction("run_command", {"argv": argv})),
+            lambda workspace: workspace.execute_step(ToolAction("run_command", {"argv": argv})),
         )
 
     def _one_effect(
         self,
         job: Job,
         label: str,
-        perform: Callable[[Workspace], str],
+        perform: Callable[[Workspace], StepResult],
     ) -> dict[str, Any]:
-        """One effect outside a run: its observation and the receipt it left, if any."""
-        collected: list[EffectReceipt] = []
+        """One effect outside a run: its observation, its record and the receipt it left."""
         try:
-            workspace, unsubscribe = self._workspace(job, collected)
+            workspace, unsubscribe = self._workspace(job)
         except WorkspaceUnavailable as error:
-            return {"observation": f"error: {error.message}", "receipt": None, "outcome": "refused"}
+            step = StepResult(f"error: {error.message}", state="refused")
+            return {"observation": step.observation, "receipt": None, **step_dict(step)}
         try:
-            observation = perform(workspace)
-        except AgentError as error:
-            observation = f"error: {error}"
+            step = perform(workspace)
+            receipt = None
+            if step.call_id is not None and step.receipt_id is not None:
+                receipt = workspace.receipt_store.get(step.call_id)
         finally:
             unsubscribe()
-        self.channel.log(f"{label}: {observation}")
+        self.channel.log(f"{label}: {step.observation}")
         return {
-            "observation": observation,
-            "receipt": receipt_dict(collected[-1]) if collected else None,
-            "outcome": effect_outcome(workspace.effect_outcomes, observation),
+            "observation": step.observation,
+            "receipt": None if receipt is None else receipt_dict(receipt),
+            **step_dict(step),
         }
