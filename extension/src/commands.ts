@@ -20,7 +20,7 @@ import {
 } from "./protocol";
 import type { ReceiptsTree } from "./receiptsTree";
 import type { ReviewController } from "./review";
-import { describeAction } from "./runModel";
+import { describeAction, stateWords, wentWrong } from "./runModel";
 import { RUN_VIEW, type RunPanel } from "./runPanel";
 import { summarizeRun } from "./runSummary";
 import { verifyReport } from "./verifyReport";
@@ -229,10 +229,10 @@ export class AgentCommands implements vscode.Disposable {
     const listeners = [
       this.context.client.onEvent((event) => {
         trace.info(`${describeStep(event)} → ${event.result ?? ""}`);
-        if (event.outcome === "failed" || event.outcome === "refused") {
+        if (event.state !== "rejected" && wentWrong(event)) {
           // A refused or failed effect is said where the person is looking, not only in the trace.
           void vscode.window.showWarningMessage(
-            `Counterfoil: ${describeStep(event)} ${event.outcome}: ${(event.result ?? "").split("\n", 1)[0]}`,
+            `Counterfoil: ${describeStep(event)} ${stateWords(event) ?? ""}: ${(event.result ?? "").split("\n", 1)[0]}`,
           );
         }
       }),
@@ -539,14 +539,14 @@ export class AgentCommands implements vscode.Disposable {
     output.appendLine(result.observation);
     output.appendLine("");
     output.show(true);
-    const summary = `${argv.join(" ")} (${result.outcome ?? "no outcome"})`;
-    if (result.outcome === "ok") {
+    const summary = `${argv.join(" ")} (${stateWords(result) ?? "not run"})`;
+    if (result.state === "approved" && !wentWrong(result)) {
       void vscode.window.showInformationMessage(
         `Validation passed: ${summary}`,
       );
     } else if (result.receipt) {
       void vscode.window.showWarningMessage(`Validation failed: ${summary}`);
-    } else if (result.outcome === "denied") {
+    } else if (result.state === "rejected") {
       void vscode.window.showInformationMessage(
         `Validation not run: ${summary}`,
       );

@@ -107,24 +107,36 @@ export interface Receipt {
 export type AgentAction =
   { tool: string; arguments: Record<string, unknown> } | { final: string };
 
-/** What became of a step's tool action; null for a final answer or a response that did not parse. */
-export type StepOutcome = "ok" | "denied" | "refused" | "failed";
+/**
+ * What became of an effect call, in the verdict's words: done after a Yes, a No, refused by the
+ * gate before asking, approved but not done. The core's `EffectState`, the one vocabulary.
+ */
+export type EffectState = "approved" | "rejected" | "refused" | "failed";
 
-export interface AgentEvent {
+/** The workspace's record of one step's call (the core's `StepResult`), keyed by call id. */
+export interface StepRecord {
+  /** The call's id; null for a read, a final answer or a response that did not parse. */
+  toolCallId: string | null;
+  /** null for a read that ran, a final answer or a response that did not parse. */
+  state: EffectState | null;
+  receiptId: string | null;
+  /** A command's full output in the content store. */
+  outputSha256: string | null;
+  /** The bytes a file effect wrote, in the content store. */
+  resultSha256: string | null;
+  /** Why the effect was not done: the person's reject reason as the model read it, the gate's error. */
+  reason: string | null;
+  /** What the effect wrote or ran, as in the verdict. */
+  effect: VerdictEffect | null;
+}
+
+export interface AgentEvent extends StepRecord {
   step: number;
   response: string;
   action: AgentAction | null;
   result: string | null;
-  outcome?: StepOutcome | null;
-  /** The run this step belongs to and the effect call it made (newer daemons). */
-  runId?: string | null;
-  toolCallId?: string | null;
-  receiptId?: string | null;
-  /** A command's full output in the content store. */
-  outputSha256?: string | null;
-  resultSha256?: string | null;
-  /** The person's reject reason, as the model read it. */
-  reason?: string | null;
+  /** The run this step belongs to. */
+  runId: string;
   /** A model server's remark on this step's response (cached tokens, schema not enforced). */
   modelNote?: string | null;
 }
@@ -159,10 +171,15 @@ export type ValidationVerdict = "passed" | "failed" | "not_run" | "stale";
 export interface VerdictEffect {
   toolCallId: string;
   tool: string;
-  state: string;
-  path?: string | null;
-  argv?: string[] | null;
-  reason?: string | null;
+  state: EffectState;
+  path: string | null;
+  argv: string[] | null;
+  /** The digest of the bytes a file effect wrote. */
+  sha256: string | null;
+  /** A command's exit status; null when it did not run or timed out. */
+  exitStatus: number | null;
+  timedOut: boolean;
+  reason: string | null;
 }
 
 /** What the effects of a run did, computed by the daemon (never from the model's final answer). */
@@ -191,10 +208,10 @@ export interface RunResult {
   reason: string;
   final: string | null;
   modifiedFiles: string[];
-  events: AgentEvent[];
   error?: string | null;
-  verdict?: Verdict | null;
-  runId?: string | null;
+  verdict: Verdict;
+  /** The run's id; its steps came as `counterfoil/event` notifications with it. */
+  runId: string;
   conversationId?: string | null;
   followUp?: boolean;
   /** The model's own counts for the run (responses, prompt tokens, cache reuse, generated). */
@@ -219,18 +236,13 @@ export interface ObjectResult {
   truncated?: boolean;
 }
 
-/** `counterfoil/revert`: as for a validation. */
-export interface RevertResult {
+export interface ValidationResult extends StepRecord {
   observation: string;
   receipt: Receipt | null;
-  outcome?: StepOutcome | null;
 }
 
-export interface ValidationResult {
-  observation: string;
-  receipt: Receipt | null;
-  outcome?: StepOutcome | null;
-}
+/** `counterfoil/revert`: as for a validation. */
+export type RevertResult = ValidationResult;
 
 export interface ReceiptsResult {
   receipts: Receipt[];
