@@ -435,7 +435,10 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         return EXIT_SETUP_ERROR
     loaded.set()
     if settings.endpoint:
-        stdout.write(f"model: {getattr(generate, 'model', spec)} at {settings.endpoint}\n")
+        from .models.remote import RemoteGenerate
+
+        served = generate.model if isinstance(generate, RemoteGenerate) else spec
+        stdout.write(f"model: {served} at {settings.endpoint}\n")
     try:
         run = run_agent(
             args.goal,
@@ -444,7 +447,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
             settings.limits(generate),
             on_event=lambda event: stdout.write(format_event(event)),
             should_stop=interrupted.is_set,
-            count_tokens=getattr(generate, "count_tokens", None),
+            count_tokens=generate.count_tokens,
         )
     except KeyboardInterrupt:
         interrupted.set()
@@ -458,7 +461,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
             reason = "interrupted"
     status = exit_status(completed, verdict, interrupted=interrupted.is_set())
     stdout.write(f"\n== run ended: {reason} ==\n")
-    usage = usage_line(getattr(generate, "stats", ()))
+    usage = usage_line(generate.stats)
     if usage:
         stdout.write(f"model usage: {usage}\n")
     new_receipts = store.receipts()[before:]

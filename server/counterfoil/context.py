@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .actions import ToolAction
+from .model import Model
 
 Messages = list[dict[str, str]]
 TokenCounter = Callable[[Messages], int]
@@ -24,8 +25,8 @@ CHARS_PER_TOKEN = 4
 
 
 def context_tokens(generate: object) -> int | None:
-    """The prompt budget a model states (`generate.context_tokens`), or None for none."""
-    tokens = getattr(generate, "context_tokens", None)
+    """The prompt budget a model states (`Model.context_tokens`), or None for none."""
+    tokens = generate.context_tokens if isinstance(generate, Model) else None
     return (
         tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else None
     )

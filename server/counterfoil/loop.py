@@ -9,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 from .actions import Action, FinalAction, ToolAction, parse_action
 from .context import ContextWindow, Observation, note_observation
 from .errors import AgentError
+from .model import Model
 from .prompt import build_system_prompt
 from .steps import StepResult
 from .verdict import RunVerdict, compute_verdict
@@ -151,7 +152,7 @@ def run_agent(
     started with the system prompt and `task`; otherwise `task` continues it (see
     `continue_conversation`).
     With `limits.max_context_tokens`, tokens are counted by `count_tokens(messages)` (by
-    default `generate.count_tokens` when the model has one), else estimated at about four
+    default the model's own count when it is a `Model`), else estimated at about four
     characters a token. `observations` is the record of which messages are observations,
     extended in place like `messages`: keep it with them, and a follow-up run elides earlier
     turns' observations too.
@@ -176,7 +177,7 @@ def run_agent(
         window = ContextWindow(
             conversation.messages,
             limits.max_context_tokens,
-            count_tokens or getattr(generate, "count_tokens", None),
+            count_tokens or (generate.count_tokens if isinstance(generate, Model) else None),
             high=limits.elide_above,
             low=limits.elide_down_to,
             observations=observations,

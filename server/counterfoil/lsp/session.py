@@ -417,7 +417,7 @@ class Session:
             self.channel.log(f"run started: {goal}")
             messages = [] if continued is None else continued.messages
             observations = [] if continued is None else continued.observations
-            counted = len(getattr(loaded, "stats", ()))  # the model is kept across runs
+            counted = len(generate.stats)  # the model is kept across runs
             run = run_agent(
                 goal,
                 generate,
@@ -426,7 +426,7 @@ class Session:
                 on_event,
                 should_stop=lambda: job.stopping,
                 messages=messages,
-                count_tokens=getattr(loaded, "count_tokens", None),
+                count_tokens=generate.count_tokens,
                 observations=observations,
             )
             self._keep_conversation(continued, goal, messages, observations, workspace, run_id)
@@ -434,7 +434,7 @@ class Session:
                 self.channel.show_message("error", f"model error: {run.error}")
             self.channel.log(f"run ended: {run.reason}; verdict: {run.verdict.summary()}")
             result = run_result(run)
-            result["modelUsage"] = usage_line(getattr(loaded, "stats", [])[counted:])
+            result["modelUsage"] = usage_line(generate.stats[counted:])
             return result
         finally:
             unsubscribe()

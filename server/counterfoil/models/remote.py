@@ -21,11 +21,11 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ..actions import ToolAction, parse_action
 from ..errors import AgentError
+from ..model import ResponseStats
 from ..tools import action_schema
 from .endpoint import (
     DEFAULT_TIMEOUT_SECONDS,
@@ -78,19 +78,6 @@ def schema_request(mode: str, schema: dict[str, Any]) -> dict[str, Any]:
     raise ModelLoadError(f"unknown schema mode {mode!r}: use one of {', '.join(SCHEMA_MODES)}")
 
 
-@dataclass(frozen=True)
-class RemoteStats:
-    """What one call cost, as the server reported it (`None` where it did not say)."""
-
-    prompt_tokens: int | None
-    cached_tokens: int | None
-    generated_tokens: int
-    finish_reason: str
-    seconds: float
-    first_token_seconds: float | None
-    attempts: int
-
-
 def _one_line(text: str, limit: int = 200) -> str:
     return " ".join(text.split())[:limit]
 
@@ -125,7 +112,7 @@ class RemoteGenerate:
 
     Returns the action text only: `reasoning_content` deltas and a `<think>…</think>` block in
     the content are reported (`ModelProgress.text`) but not returned. `stats` holds one
-    `RemoteStats` per call. `should_stop` is polled while waiting; a stop raises
+    `ResponseStats` per call. `should_stop` is polled while waiting; a stop raises
     `GenerationCancelled`. `configure_tools` (called by `run_agent`) narrows the schema sent to
     the enabled tools and allowed commands. `count_tokens` counts a conversation from the
     server's own count of the last prompt (see `server_tokens`); the context window is a
@@ -166,7 +153,7 @@ class RemoteGenerate:
         self.timeout_seconds = float(timeout_seconds)
         self.on_progress = on_progress
         self.should_stop = should_stop
-        self.stats: list[RemoteStats] = []
+        self.stats: list[ResponseStats] = []
         self._token_count = ServerTokenCount()
         self.schema_enforced: bool | None = None
         self._api_key = api_key
@@ -233,6 +220,11 @@ class RemoteGenerate:
 
     def close(self) -> None:
         self._client.close()
+
+    @property
+    def context_tokens(self) -> int | None:
+        """A server does not state its window; the `contextTokens` setting gives it."""
+        return None
 
     def count_tokens(self, messages: Messages) -> int:
         """The prompt's length in the server's tokens: its count of the last prompt, plus an
@@ -304,7 +296,7 @@ class RemoteGenerate:
             watch.close()
         seconds = time.perf_counter() - started
         details = usage.get("prompt_tokens_details") or {}
-        stats = RemoteStats(
+        stats = ResponseStats(
             prompt_tokens=usage.get("prompt_tokens"),
             cached_tokens=details.get("cached_tokens") if isinstance(details, dict) else None,
             generated_tokens=int(usage.get("completion_tokens") or tokens),

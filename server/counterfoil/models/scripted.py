@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ..context import estimate_tokens
+from ..model import Messages, ResponseStats
+
 SCRIPTED_PREFIX = "scripted:"
 
 
@@ -19,6 +22,19 @@ class ScriptedModel:
         self._responses: Sequence[str] = tuple(responses)
         self._next = 0
         self.source = source
+        self.stats: list[ResponseStats] = []  # a script has no counters
+
+    def configure_tools(
+        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+    ) -> None:
+        """A script says what it says, whatever the tools."""
+
+    def count_tokens(self, messages: Messages) -> int:
+        return estimate_tokens(messages)
+
+    @property
+    def context_tokens(self) -> int | None:
+        return None
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedModel:
