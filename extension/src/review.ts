@@ -486,10 +486,8 @@ export class ReviewController implements vscode.Disposable {
       const edit = approval.edit!;
       const mismatch = baseMismatch(
         {
-          kind: "edit",
           path: vscode.workspace.asRelativePath(uri),
           baseSha256: edit.baseSha256,
-          proposedSha256: "",
         },
         await diskSha256(uri),
       );

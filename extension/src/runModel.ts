@@ -291,7 +291,7 @@ export function setStopping(model: RunModel): void {
 }
 
 export function finishTurn(model: RunModel, result: RunResult): void {
-  updateTurn(model, result.runId, (turn) => {
+  updateTurn(model, result.runId ?? null, (turn) => {
     turn.status = result.reason === "cancelled" ? "stopped" : "finished";
     const partial = turn.streaming;
     if (partial && (partial.text || partial.thinking)) {

@@ -4,6 +4,8 @@ The core (actions, policy, workspace, receipts, loop) is plain Python; the model
 and the language-server daemon are adapters around it and are imported only when used.
 """
 
+__version__ = "0.1.0"
+
 from .actions import Action, FinalAction, ToolAction, parse_action
 from .errors import AgentError
 from .loop import AgentEvent, AgentLimits, AgentRun, initial_messages, run_agent

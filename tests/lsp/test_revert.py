@@ -85,5 +85,7 @@ def test_reverting_a_created_file_is_previewed_as_a_removal(tmp_path: Path) -> N
         "baseSha256": "1" * 64,
         "proposedSha256": None,
         "proposedText": None,
+        "baseText": "# Notes\n",
+        "edit": None,
         "reverts": "call-3",
     }

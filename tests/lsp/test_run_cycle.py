@@ -44,7 +44,9 @@ async def test_full_cycle_edits_validates_and_keeps_verified_receipts(
     assert preview["path"] == "app.py"
     assert preview["baseSha256"] == sha256(base)
     assert preview["uri"] == (demo_project / "app.py").as_uri()
-    assert "edit" not in preview
+    (document,) = preview["edit"]["documentChanges"]
+    assert document["textDocument"]["uri"] == preview["uri"]
+    assert [edit["newText"] for edit in document["edits"]] == ["    return value * 2\n"]
     shown = preview["proposedText"].encode()
     written = (demo_project / "app.py").read_bytes()
     assert written == shown == base.replace(b"* 1", b"* 2")

@@ -388,9 +388,13 @@ suite("Counterfoil in the extension host", () => {
         preview: {
           kind: "edit",
           path: "hunks.txt",
+          uri: vscode.Uri.file(workspaceFile("hunks.txt")).toString(),
+          removesFile: false,
           baseSha256: digest(base),
           proposedSha256: digest(proposed),
           proposedText: proposed,
+          baseText: base,
+          edit: null,
         },
       },
       source.token,

@@ -86,6 +86,7 @@ test("a runtime with nothing missing needs no install", () => {
       missing: [],
       python: "/venv/bin/python",
       command: null,
+      unavailable: null,
     }),
     { kind: "ready" },
   );
@@ -122,6 +123,7 @@ test("a missing runtime is installed with the daemon's command into its python",
       missing: ["mlx.core", "mlx_lm"],
       python: "/venv/bin/python",
       command,
+      unavailable: null,
     }),
     {
       kind: "install",

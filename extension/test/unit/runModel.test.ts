@@ -31,6 +31,7 @@ const NO_CALL = {
   reason: null,
   effect: null,
   runId: "run-1",
+  modelNote: null,
 } as const;
 
 test("the daemon's runStarted gives its run id to the turn the extension opened; streamed text accumulates", () => {
@@ -121,6 +122,7 @@ test("after a run that rejects everything the verdict says so and the final answ
     reason: "completed",
     final: "changed and validated app.py",
     modifiedFiles: [],
+    error: null,
     runId: "run-1",
     verdict: {
       succeeded: false,
@@ -130,6 +132,8 @@ test("after a run that rejects everything the verdict says so and the final answ
       failed: [],
       filesChanged: [],
       validation: "not_run",
+      validatedBy: null,
+      effects: [],
     },
     modelUsage:
       "2 responses, 900 prompt tokens (450 from the cache), 20 generated",
@@ -159,6 +163,7 @@ test("a cancelled run is stopped and says why", () => {
     reason: "cancelled",
     final: null,
     modifiedFiles: [],
+    error: null,
     runId: "run-1",
     verdict: {
       succeeded: false,
@@ -168,6 +173,8 @@ test("a cancelled run is stopped and says why", () => {
       failed: [],
       filesChanged: [],
       validation: "not_run",
+      validatedBy: null,
+      effects: [],
     },
   });
   assert.equal(model.turns[0].status, "stopped");
@@ -219,7 +226,15 @@ test("events and results go to the turn of their run id, not to the latest turn"
 
 test("verify reports the chain and the files in separate words", () => {
   assert.equal(
-    verifyReport({ ok: true, count: 3, error: null, chainOk: true, drift: [] }),
+    verifyReport({
+      ok: true,
+      count: 3,
+      error: null,
+      line: null,
+      chainOk: true,
+      chainError: null,
+      drift: [],
+    }),
     "The receipt chain is intact (3 receipts, none altered or removed); every file the agent wrote still has the bytes it wrote.",
   );
   assert.equal(
@@ -227,7 +242,9 @@ test("verify reports the chain and the files in separate words", () => {
       ok: false,
       count: 3,
       error: "files changed after their receipts",
+      line: null,
       chainOk: true,
+      chainError: null,
       drift: ["app.py changed after call-1"],
     }),
     "The receipt chain is intact (3 receipts, none altered or removed); files no longer what the agent wrote: app.py changed after call-1.",
@@ -238,6 +255,9 @@ test("verify reports the chain and the files in separate words", () => {
       count: 2,
       error: "line 3: receipt digest does not match its contents",
       line: 3,
+      chainOk: false,
+      chainError: "line 3: receipt digest does not match its contents",
+      drift: null,
     }),
     "The receipt chain is broken: line 3: receipt digest does not match its contents; the 2 receipts before line 3 are intact; files were not checked.",
   );

@@ -11,6 +11,8 @@ const verdict = (fields: Partial<Verdict> = {}): Verdict => ({
   failed: [],
   filesChanged: [],
   validation: "not_run",
+  validatedBy: null,
+  effects: [],
   ...fields,
 });
 
@@ -20,6 +22,7 @@ const run = (fields: Partial<RunResult>): RunResult => ({
   final: null,
   modifiedFiles: [],
   verdict: verdict(),
+  error: null,
   runId: "run-1",
   ...fields,
 });

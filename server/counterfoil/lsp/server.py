@@ -19,6 +19,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
+from .. import __version__
 from ..models.runtime import runtime_report
 from .channel import MessageKind
 from .model_download import answer, model_param
@@ -39,7 +40,7 @@ from .settings import SettingsError, parse_settings, settings_from_configuration
 from .transport import LoggingProtocol, raw_converter
 
 SERVER_NAME = "counterfoil"
-SERVER_VERSION = "0.1.0"
+SERVER_VERSION = __version__
 SHUTDOWN_WAIT_SECONDS = 10.0
 
 logger = logging.getLogger("counterfoil.lsp")

@@ -173,7 +173,7 @@ class Session:
                 "line": None,
                 "chainOk": False,
                 "chainError": message,
-                "drift": [],
+                "drift": None,
             }
         report = verify_receipt_log(log, root=self.root)
         chain_ok = report.ok or bool(report.drift)
@@ -184,7 +184,7 @@ class Session:
             "line": report.line,
             "chainOk": chain_ok,
             "chainError": None if chain_ok else report.error,
-            "drift": list(report.drift),
+            "drift": list(report.drift) if chain_ok else None,
         }
 
     def stored_object(self, digest: str) -> dict[str, Any]:
@@ -387,8 +387,7 @@ class Session:
             )
 
         def on_event(event: AgentEvent) -> None:
-            shown = event_dict(event, run_id)
-            shown["modelNote"] = generate.last_note or None
+            shown = event_dict(event, run_id, generate.last_note or None)
             self.channel.notify(EVENT_METHOD, shown)
             self.channel.log(f"step {event.step} response: {event.response}")
             self.channel.log(f"step {event.step} action: {json.dumps(shown['action'])}")
