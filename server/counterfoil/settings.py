@@ -25,9 +25,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any, TypeGuard, TypeVar
 
 from .context import context_tokens, prompt_budget
+from .endpoints import DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES, EndpointRefused, checked_endpoint
 from .loop import AgentLimits
-from .models.endpoint import DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES, checked_endpoint
-from .models.errors import ModelLoadError
 from .policy import ToolPolicy
 from .receipts.content import OUTPUT_LIMIT_BYTES
 from .tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
@@ -155,7 +154,7 @@ def receipt_log(value: object) -> str:
 def endpoint(value: object) -> str:
     try:  # the http:// opt-in is checked again when the model loads
         return checked_endpoint(text(value), allow_insecure_http=True)
-    except ModelLoadError as error:
+    except EndpointRefused as error:
         raise Invalid(f"must be a usable URL ({error})") from None
 
 
