@@ -11,11 +11,9 @@ import os
 from dataclasses import dataclass
 
 from .. import endpoints
-from ..endpoints import (  # noqa: F401 - the rule lives in the core; its names stay here too
-    DEFAULT_TIMEOUT_SECONDS,
-    SCHEMA_MODES,
-    is_loopback_host,
-)
+from ..endpoints import DEFAULT_TIMEOUT_SECONDS as DEFAULT_TIMEOUT_SECONDS
+from ..endpoints import SCHEMA_MODES as SCHEMA_MODES
+from ..endpoints import is_loopback_host as is_loopback_host
 from .errors import ModelLoadError
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
