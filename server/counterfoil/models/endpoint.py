@@ -11,11 +11,19 @@ import os
 from dataclasses import dataclass
 
 from .. import endpoints
-from ..endpoints import DEFAULT_TIMEOUT_SECONDS as DEFAULT_TIMEOUT_SECONDS
-from ..endpoints import SCHEMA_MODES as SCHEMA_MODES
-from ..endpoints import is_loopback_host as is_loopback_host
+from ..endpoints import DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES, is_loopback_host
 from .errors import ModelLoadError
 
+# The URL rule lives in the core (`counterfoil.endpoints`); its names are here for the models.
+__all__ = [
+    "DEFAULT_API_KEY_ENV",
+    "DEFAULT_TIMEOUT_SECONDS",
+    "SCHEMA_MODES",
+    "EndpointOptions",
+    "api_key_from_environment",
+    "checked_endpoint",
+    "is_loopback_host",
+]
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 
 
