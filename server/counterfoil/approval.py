@@ -1,6 +1,6 @@
 """A person's answer to a proposal: yes or no, why not, and the text they chose instead.
 
-A confirm callback may answer with a plain bool (the SPEC's `confirm_tool`) or an `Approval`.
+A confirm callback may answer with a plain bool (the tiny-llm course's `confirm_tool`) or an `Approval`.
 Only the boolean True or `Approval(approved=True)` approves; anything else is a No. A reason
 reaches the model, so it is cleaned and bounded here, once.
 """

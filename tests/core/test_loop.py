@@ -1,4 +1,4 @@
-"""SPEC §2: the loop asks the model, parses one action, passes it through the gate, repeats."""
+"""The loop asks the model, parses one action, passes it through the gate, repeats."""
 
 from __future__ import annotations
 
