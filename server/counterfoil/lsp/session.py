@@ -31,18 +31,20 @@ from ..receipts.content import load_object
 from ..settings import Settings
 from ..steps import StepResult
 from ..workspace import Workspace
+from . import messages
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
+from .messages import wire
 from .model_download import ModelDownloads
 from .model_host import HostedGenerate, ModelHost, ModelLoadFailed
 from .protocol import event_dict, failed_run, receipt_dict, run_result, step_dict, tool_table
 from .run_record import Conversation
 
-EVENT_METHOD = "counterfoil/event"
+EVENT_METHOD = messages.AgentEvent.METHOD
 RECEIPT_METHOD = "counterfoil/receipt"
-RUN_STARTED_METHOD = "counterfoil/runStarted"
-RUN_STATE_METHOD = "counterfoil/runState"
-MODEL_TEXT_METHOD = "counterfoil/modelText"
+RUN_STARTED_METHOD = messages.RunStarted.METHOD
+RUN_STATE_METHOD = messages.RunStateNotice.METHOD
+MODEL_TEXT_METHOD = messages.ModelText.METHOD
 MAX_OBJECT_TEXT_BYTES = 1024 * 1024
 
 logger = logging.getLogger(__name__)
@@ -163,29 +165,32 @@ class Session:
             return [dict(run) for run in self._runs]
 
     def verify(self) -> dict[str, Any]:
+        """The chain and, when it holds, the files (`drift` is None when they were not checked)."""
         log = self.receipt_log()
         if log is None:
             message = "no workspace folder is open"
-            return {
-                "ok": False,
-                "count": 0,
-                "error": message,
-                "line": None,
-                "chainOk": False,
-                "chainError": message,
-                "drift": None,
-            }
+            shown = messages.VerifyResult(
+                ok=False,
+                count=0,
+                error=message,
+                line=None,
+                chainOk=False,
+                chainError=message,
+                drift=None,
+            )
+            return dict(wire(shown))
         report = verify_receipt_log(log, root=self.root)
         chain_ok = report.ok or bool(report.drift)
-        return {
-            "ok": report.ok,
-            "count": report.count,
-            "error": report.error,
-            "line": report.line,
-            "chainOk": chain_ok,
-            "chainError": None if chain_ok else report.error,
-            "drift": list(report.drift) if chain_ok else None,
-        }
+        verified = messages.VerifyResult(
+            ok=report.ok,
+            count=report.count,
+            error=report.error,
+            line=report.line,
+            chainOk=chain_ok,
+            chainError=None if chain_ok else report.error,
+            drift=list(report.drift) if chain_ok else None,
+        )
+        return dict(wire(verified))
 
     def stored_object(self, digest: str) -> dict[str, Any]:
         """A content-store object as text, bounded; `digest` is already checked to be hex."""
@@ -197,15 +202,19 @@ class Session:
             except AgentError:
                 data = None
         if data is None:
-            return {"sha256": digest, "found": False, "text": None, "bytes": 0, "truncated": False}
+            missing = messages.ObjectResult(
+                sha256=digest, found=False, text=None, bytes=0, truncated=False
+            )
+            return dict(wire(missing))
         shown = data[:MAX_OBJECT_TEXT_BYTES]
-        return {
-            "sha256": digest,
-            "found": True,
-            "text": shown.decode("utf-8", errors="replace"),
-            "bytes": len(data),
-            "truncated": len(shown) < len(data),
-        }
+        found = messages.ObjectResult(
+            sha256=digest,
+            found=True,
+            text=shown.decode("utf-8", errors="replace"),
+            bytes=len(data),
+            truncated=len(shown) < len(data),
+        )
+        return dict(wire(found))
 
     # Operations
 
@@ -328,12 +337,11 @@ class Session:
         if continued is None:
             with self._lock:
                 self._conversation = None
-        started = {
-            "runId": run_id,
-            "conversationId": conversation_id,
-            "goal": goal,
-            "followUp": follow_up,
-        }
+        started = wire(
+            messages.RunStarted(
+                runId=run_id, conversationId=conversation_id, goal=goal, followUp=follow_up
+            )
+        )
         entry = {
             **started,
             "startedAt": utc_now(),
@@ -360,8 +368,9 @@ class Session:
         self._run_state(run_id, "cancelled" if reason == "cancelled" else "ended", reason)
         return result
 
-    def _run_state(self, run_id: str, state: str, reason: str | None) -> None:
-        self.channel.notify(RUN_STATE_METHOD, {"runId": run_id, "state": state, "reason": reason})
+    def _run_state(self, run_id: str, state: messages.RunStateName, reason: str | None) -> None:
+        notice = messages.RunStateNotice(runId=run_id, state=state, reason=reason)
+        self.channel.notify(RUN_STATE_METHOD, wire(notice))
 
     def _run_agent(
         self, job: Job, goal: str, continued: Conversation | None, run_id: str
@@ -381,10 +390,8 @@ class Session:
             self.channel.report_progress(token, f"step {step}: {message}")
 
         def on_text(step: int, text: str, thinking: bool) -> None:
-            self.channel.notify(
-                MODEL_TEXT_METHOD,
-                {"runId": run_id, "step": step, "text": text, "thinking": thinking},
-            )
+            shown = messages.ModelText(runId=run_id, step=step, text=text, thinking=thinking)
+            self.channel.notify(MODEL_TEXT_METHOD, wire(shown))
 
         def on_event(event: AgentEvent) -> None:
             shown = event_dict(event, run_id, generate.last_note or None)
@@ -414,7 +421,7 @@ class Session:
                 self.models, loaded, report, should_stop=lambda: job.stopping, on_text=on_text
             )
             self.channel.log(f"run started: {goal}")
-            messages = [] if continued is None else continued.messages
+            history = [] if continued is None else continued.messages
             observations = [] if continued is None else continued.observations
             counted = len(generate.stats)  # the model is kept across runs
             run = run_agent(
@@ -424,11 +431,11 @@ class Session:
                 settings.limits(loaded),
                 on_event,
                 should_stop=lambda: job.stopping,
-                messages=messages,
+                messages=history,
                 count_tokens=generate.count_tokens,
                 observations=observations,
             )
-            self._keep_conversation(continued, goal, messages, observations, workspace, run_id)
+            self._keep_conversation(continued, goal, history, observations, workspace, run_id)
             if run.reason == "model_error" and run.error:
                 self.channel.show_message("error", f"model error: {run.error}")
             self.channel.log(f"run ended: {run.reason}; verdict: {run.verdict.summary()}")
