@@ -7,16 +7,18 @@ tokens must be identical. Prefill time is time to the first token; decoding the 
 turn costs both runs the same.
 
 Then a long run (`--long` runs only it): `run_agent` on a fixture project of LONG_TURNS
-files, reading one a turn, within a context budget of LONG_BUDGET tokens counted by the
-model's tokenizer, on a smaller model of the same kind (hidden 256, 4 layers, the same
-tokenizer) so both sides finish in minutes on two cores. The model prefills each prompt with
-its prompt cache and generates LONG_GENERATED_TOKENS; the action returned is the script's, so
-both runs hold the same conversation and only the elision strategy differs: in steps (above
-85% of the budget, down to 50%, the default) against a little every turn once full (85% to
-85%, which changes the prompt's prefix each turn). The two runs go side by side, each in its
-own thread, taking turns at the model call by call, so both prefill under the same load. The
-figure is the tokens each prefilled, then the seconds. Prints the tables, then one JSON line
-of the figures.
+turns, reading one file a turn and every LONG_COMMAND_EVERY-th turn running a command that
+prints three files' worth, within a context budget of LONG_BUDGET tokens counted by the model's
+tokenizer, on a smaller model of the same kind (hidden 256, 4 layers, the same tokenizer) so
+all sides finish in minutes on two cores. The model prefills each prompt with its prompt cache
+and generates LONG_GENERATED_TOKENS; the action returned is the script's, so every run holds
+the same actions and results and only what the model is shown differs: compaction and
+externalization (old commands compact to their receipt records, outputs over
+LONG_INLINE_CHARS are externalized; in steps, above 85% of the budget down to 50%), against
+eliding only reads as before, in steps, and a little every turn once full (85% to 85%, which
+changes the prompt's prefix each turn). The runs go side by side, each in its own thread,
+taking turns at the model call by call, so all prefill under the same load. The figure is the
+tokens each prefilled, then the seconds. Prints the tables, then one JSON line of the figures.
 """
 
 from __future__ import annotations
@@ -33,14 +35,16 @@ from pathlib import Path
 from typing import Any
 
 from blas import matmul_gflops, use_openblas
-from workload import BENCH_MODEL, bench_model_dir
+from workload import BENCH_MODEL, ReadsOnly, bench_model_dir
 
 TURNS = 12
 GENERATED_TOKENS = 40
 TOOL_RESULT_CHARS = 520
-LONG_TURNS = 30
+LONG_TURNS = 20
+LONG_COMMAND_EVERY = 4
+LONG_INLINE_CHARS = 1_024
 LONG_GENERATED_TOKENS = 4
-LONG_BUDGET = 2_500
+LONG_BUDGET = 4_000
 LONG_GOAL = "Find where the parser handles abbreviations and fix it."
 LONG_SIZES = {"hidden_size": 256, "num_layers": 4}
 
@@ -52,21 +56,25 @@ def tool_results(turns: int = TURNS) -> list[str]:
 
 
 class Baton:
-    """Two runs take turns at the model, one call each, so both prefill under the same load."""
+    """Runs take turns at the model, one call each, so all prefill under the same load."""
 
-    def __init__(self) -> None:
+    def __init__(self, sides: int) -> None:
         self._turn = 0
-        self._finished = [False, False]
+        self._finished = [False] * sides
         self._changed = threading.Condition()
 
     def hold(self, side: int) -> None:
         with self._changed:
-            self._changed.wait_for(lambda: self._turn == side or self._finished[1 - side])
+            self._changed.wait_for(lambda: self._turn == side)
 
     def pass_on(self, side: int, finished: bool = False) -> None:
         with self._changed:
             self._finished[side] = self._finished[side] or finished
-            self._turn = 1 - side
+            sides = len(self._finished)
+            for step in range(1, sides + 1):
+                if not self._finished[(side + step) % sides]:
+                    self._turn = (side + step) % sides
+                    break
             self._changed.notify_all()
 
 
@@ -90,25 +98,56 @@ class ScriptedTurns:
         return next(self.responses)
 
 
-def long_project(root: Path) -> list[str]:
-    """LONG_TURNS files of TOOL_RESULT_CHARS each, and the script that reads them in turn."""
-    responses = []
+SIDES = {
+    "compaction": {"compaction": True, "elide_down_to": 0.5},
+    "in_steps": {"compaction": False, "elide_down_to": 0.5},
+    "every_turn": {"compaction": False, "elide_down_to": 0.85},
+}
+SIDE_NAMES = {
+    "compaction": "compaction + externalized",
+    "in_steps": "reads elided in steps",
+    "every_turn": "reads elided every turn",
+}
+
+
+def long_project(root: Path) -> tuple[list[str], tuple[tuple[str, ...], ...]]:
+    """LONG_TURNS files of TOOL_RESULT_CHARS each, the script that reads them in turn (or runs
+    a command printing one three times), and the commands it runs."""
+    responses, commands = [], []
     for turn, text in enumerate(tool_results(LONG_TURNS), start=1):
-        (root / f"part_{turn:02}.py").write_text(text, encoding="utf-8")
-        responses.append(json.dumps({"tool": "read_file", "path": f"part_{turn:02}.py"}))
-    return [*responses, json.dumps({"final": "read every part"})]
+        name = f"part_{turn:02}.py"
+        (root / name).write_text(text, encoding="utf-8")
+        if turn % LONG_COMMAND_EVERY == 0:
+            argv = (sys.executable, "-c", f"print(open({name!r}).read() * 3)")
+            commands.append(argv)
+            responses.append(json.dumps({"tool": "run_command", "argv": list(argv)}))
+        else:
+            responses.append(json.dumps({"tool": "read_file", "path": name}))
+    return [*responses, json.dumps({"final": "read every part"})], tuple(commands)
 
 
-def long_run(generate: ScriptedTurns, elide_down_to: float) -> dict[str, Any]:
+def long_run(generate: ScriptedTurns, side: dict[str, Any]) -> dict[str, Any]:
     """One long run: its prefilled tokens, elisions, largest prompt and model seconds."""
-    from counterfoil import AgentLimits, ToolPolicy, Workspace, run_agent
+    from counterfoil import AgentLimits, ReceiptStore, ToolPolicy, Workspace, run_agent
+    from counterfoil.compaction import COMPACTED_PREFIX
 
     limits = AgentLimits(
-        max_steps=LONG_TURNS + 1, max_context_tokens=LONG_BUDGET, elide_down_to=elide_down_to
+        max_steps=LONG_TURNS + 1,
+        max_context_tokens=LONG_BUDGET,
+        elide_down_to=side["elide_down_to"],
+        max_inline_chars=LONG_INLINE_CHARS if side["compaction"] else None,
     )
     with tempfile.TemporaryDirectory() as root:
-        generate.responses = iter(long_project(Path(root)))
-        workspace = Workspace(ToolPolicy(Path(root), allow_search=True))
+        responses, commands = long_project(Path(root))
+        generate.responses = iter(responses)
+        (Path(root) / ".counterfoil").mkdir()
+        workspace: Any = Workspace(
+            ToolPolicy(Path(root), allow_search=True, allowed_commands=commands),
+            receipt_store=ReceiptStore(Path(root) / ".counterfoil" / "receipts.jsonl"),
+            confirm_proposal=lambda _: True,
+        )
+        if not side["compaction"]:
+            workspace = ReadsOnly(workspace)
         messages: list[dict[str, str]] = []
         run = run_agent(LONG_GOAL, generate, workspace, limits, messages=messages)
     if run.reason != "completed":
@@ -117,6 +156,7 @@ def long_run(generate: ScriptedTurns, elide_down_to: float) -> dict[str, Any]:
     return {
         "prefilled": sum(s.prefilled_tokens for s in stats),
         "elided": sum(1 for m in messages if m["content"].startswith("Tool result:\n[read_file")),
+        "compacted": sum(1 for m in messages if m["content"].startswith(COMPACTED_PREFIX)),
         "largest": max(s.prompt_tokens for s in stats),
         "prefill_seconds": sum(s.prefill_seconds for s in stats),
         "seconds": sum(s.seconds for s in stats),
@@ -125,26 +165,30 @@ def long_run(generate: ScriptedTurns, elide_down_to: float) -> dict[str, Any]:
     }
 
 
-def side_by_side(model_dir: Path, strategies: tuple[float, float]) -> list[dict[str, Any]]:
-    """Both long runs at once, each in its own thread, taking turns at the model call by call."""
+def side_by_side(model_dir: Path) -> dict[str, dict[str, Any]]:
+    """The long runs at once, each in its own thread, taking turns at the model call by call."""
     from counterfoil.models import GenerationOptions, load_generate
 
     options = GenerationOptions(max_tokens=LONG_GENERATED_TOKENS, constrain=False)
-    baton = Baton()
-    results: list[dict[str, Any] | BaseException] = [RuntimeError("not run")] * 2
+    names = list(SIDES)
+    baton = Baton(len(names))
+    results: list[dict[str, Any] | BaseException] = [RuntimeError("not run")] * len(names)
 
     def run(side: int, generate: ScriptedTurns) -> None:
         try:
-            results[side] = long_run(generate, strategies[side])
+            results[side] = long_run(generate, SIDES[names[side]])
         except BaseException as error:  # noqa: BLE001 - raised again on the main thread
             results[side] = error
         finally:
             baton.pass_on(side, finished=True)
 
     models = [
-        ScriptedTurns(load_generate(str(model_dir), options), [], baton, side) for side in (0, 1)
+        ScriptedTurns(load_generate(str(model_dir), options), [], baton, side)
+        for side in range(len(names))
     ]
-    threads = [threading.Thread(target=run, args=(side, models[side])) for side in (0, 1)]
+    threads = [
+        threading.Thread(target=run, args=(side, models[side])) for side in range(len(names))
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -152,7 +196,7 @@ def side_by_side(model_dir: Path, strategies: tuple[float, float]) -> list[dict[
     for result in results:
         if isinstance(result, BaseException):
             raise result
-    return [result for result in results if isinstance(result, dict)]
+    return {name: result for name, result in zip(names, results) if isinstance(result, dict)}
 
 
 def system_prompt() -> str:
@@ -272,51 +316,60 @@ def long_figures() -> dict[str, object]:
     model_dir = long_model_dir()
     load = os.getloadavg()[0]
     started = time.perf_counter()
-    steps, every = side_by_side(model_dir, (0.5, 0.85))
+    sides = side_by_side(model_dir)
     seconds = time.perf_counter() - started
-    if steps["results"] != every["results"]:
-        raise SystemExit("the two long runs saw different observations")
+    compaction, steps, every = sides["compaction"], sides["in_steps"], sides["every_turn"]
+    if not compaction["results"] == steps["results"] == every["results"]:
+        raise SystemExit("the long runs saw different results")
     print(
-        f"long run: model {model_dir.name}; {LONG_TURNS} reads of {TOOL_RESULT_CHARS} "
-        f"characters, budget {LONG_BUDGET} tokens, prompt cache kept; side by side, call by "
-        f"call, in {seconds:.0f} s; load average {load:.1f} -> {os.getloadavg()[0]:.1f}"
+        f"long run: model {model_dir.name}; {LONG_TURNS} turns (a read of {TOOL_RESULT_CHARS} "
+        f"characters, every {LONG_COMMAND_EVERY}th a command printing {3 * TOOL_RESULT_CHARS}), "
+        f"budget {LONG_BUDGET} tokens, prompt cache kept; side by side, call by call, in "
+        f"{seconds:.0f} s; load average {load:.1f} -> {os.getloadavg()[0]:.1f}"
     )
-    print(f"{'turn':>4} {'prefilled':>9} {'prefilled':>10}")
-    print(f"{'':>4} {'in steps':>9} {'every turn':>10}")
-    for turn, (a, b) in enumerate(zip(steps["per_turn"], every["per_turn"]), start=1):
-        print(f"{turn:>4} {a:>9} {b:>10}")
+    print(f"{'turn':>4} {'prefilled':>10} {'prefilled':>9} {'prefilled':>10}")
+    print(f"{'':>4} {'compaction':>10} {'in steps':>9} {'every turn':>10}")
+    for turn, (a, b, c) in enumerate(
+        zip(compaction["per_turn"], steps["per_turn"], every["per_turn"]), start=1
+    ):
+        print(f"{turn:>4} {a:>10} {b:>9} {c:>10}")
     print(
-        f"{'elision':<22} {'prefilled':>9} {'elided':>6} {'max prompt':>10} "
+        f"{'view':<26} {'prefilled':>9} {'elided':>6} {'compacted':>9} {'max prompt':>10} "
         f"{'prefill s':>9} {'model s':>7}"
     )
-    for name, side in (("in steps (85% -> 50%)", steps), ("every turn (85%)", every)):
+    for name, side in sides.items():
         print(
-            f"{name:<22} {side['prefilled']:>9} {side['elided']:>6} {side['largest']:>10} "
-            f"{side['prefill_seconds']:>9.2f} {side['seconds']:>7.2f}"
+            f"{SIDE_NAMES[name]:<26} {side['prefilled']:>9} {side['elided']:>6} "
+            f"{side['compacted']:>9} {side['largest']:>10} {side['prefill_seconds']:>9.2f} "
+            f"{side['seconds']:>7.2f}"
         )
     ratio = every["prefilled"] / steps["prefilled"]
     print(
-        f"prefilled tokens: in steps {steps['prefilled']}, every turn {every['prefilled']} "
-        f"({ratio:.2f}x fewer in steps)"
+        f"prefilled tokens: compaction {compaction['prefilled']}, reads in steps "
+        f"{steps['prefilled']}, every turn {every['prefilled']} ({ratio:.2f}x fewer in steps)"
     )
-    return {
+    figures: dict[str, object] = {
         "long_model": model_dir.name,
         "long_turns": LONG_TURNS,
+        "long_commands": LONG_TURNS // LONG_COMMAND_EVERY,
         "long_budget_tokens": LONG_BUDGET,
-        "long_prefilled_tokens_elision_in_steps": steps["prefilled"],
-        "long_prefilled_tokens_elision_every_turn": every["prefilled"],
+        "long_inline_chars": LONG_INLINE_CHARS,
         "long_prefill_token_ratio": round(ratio, 2),
-        "long_prefill_seconds_in_steps": round(steps["prefill_seconds"], 2),
-        "long_prefill_seconds_every_turn": round(every["prefill_seconds"], 2),
         "long_prefill_time_ratio": round(every["prefill_seconds"] / steps["prefill_seconds"], 2),
-        "long_model_seconds_in_steps": round(steps["seconds"], 2),
-        "long_model_seconds_every_turn": round(every["seconds"], 2),
         "long_wall_seconds": round(seconds, 1),
-        "long_elided_in_steps": steps["elided"],
-        "long_elided_every_turn": every["elided"],
-        "long_largest_prompt_in_steps": steps["largest"],
-        "long_largest_prompt_every_turn": every["largest"],
     }
+    for name, side in sides.items():
+        figures.update(
+            {
+                f"long_prefilled_tokens_{name}": side["prefilled"],
+                f"long_prefill_seconds_{name}": round(side["prefill_seconds"], 2),
+                f"long_model_seconds_{name}": round(side["seconds"], 2),
+                f"long_elided_{name}": side["elided"],
+                f"long_compacted_{name}": side["compacted"],
+                f"long_largest_prompt_{name}": side["largest"],
+            }
+        )
+    return figures
 
 
 if __name__ == "__main__":

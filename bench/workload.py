@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import statistics
 from pathlib import Path
+from typing import Any
 
 # Large enough that prefill dominates an agent turn, small enough to build offline in seconds.
 BENCH_SIZES = {"hidden_size": 512, "num_layers": 8}
@@ -37,3 +38,23 @@ def agent_messages(goal: str) -> list[dict[str, str]]:
 def median_ratio(numerators: list[float], denominators: list[float]) -> float:
     """The median of paired ratios: robust to a pair slowed by other work on the machine."""
     return statistics.median(a / b for a, b in zip(numerators, denominators, strict=True))
+
+
+class ReadsOnly:
+    """A workspace as the loop saw one before compaction: no receipt store to match effects
+    against, so only reads elide and nothing is externalized."""
+
+    def __init__(self, workspace: Any) -> None:
+        self.workspace = workspace
+        self.policy = workspace.policy
+
+    @property
+    def available_tools(self) -> frozenset[str]:
+        return frozenset(self.workspace.available_tools)
+
+    @property
+    def modified_files(self) -> tuple[str, ...]:
+        return tuple(self.workspace.modified_files)
+
+    def execute(self, action: Any, tool_call_id: str | None = None) -> str:
+        return str(self.workspace.execute(action, tool_call_id))

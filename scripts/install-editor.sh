@@ -13,7 +13,7 @@ CODE_SERVER_BIN="$CODE_SERVER_DIR/node_modules/.bin/code-server"
 log() { printf '[install-editor] %s\n' "$*" >&2; }
 
 install_debian_packages() {
-  local wanted=(chromium build-essential python3 pkg-config libkrb5-dev ripgrep)
+  local wanted=(chromium build-essential python3 pkg-config libkrb5-dev ripgrep bubblewrap)
   local missing=()
   local package
   for package in "${wanted[@]}"; do

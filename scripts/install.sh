@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the project needs on a fresh Debian machine, skipping what is there:
-# the Python package with all extras, and (through install-editor.sh) the editor test stack.
+# the Python package with all extras, ripgrep, and (through install-editor.sh) the editor test
+# stack.
 set -euo pipefail
 repository="$(cd "$(dirname "$0")/.." && pwd)"
 python="${PYTHON:-python3}"
@@ -9,6 +10,14 @@ if ! "$python" -c "import counterfoil, pygls, mlx_lm, llguidance, pytest_lsp, hy
     2>/dev/null || [ "$("$python" -c 'import counterfoil, pathlib; print(pathlib.Path(counterfoil.__file__).resolve().parents[2])' 2>/dev/null)" != "$repository" ]; then
   echo "== installing the Python package and its extras"
   "$python" -m pip install --quiet --disable-pip-version-check -e "$repository[all]"
+fi
+
+# search_files is fastest through ripgrep (without it, Python searches with the same hits).
+if ! command -v rg >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  echo "== installing ripgrep"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && $sudo apt-get install -y -qq ripgrep
 fi
 
 if [ -x "$repository/scripts/install-editor.sh" ]; then

@@ -57,6 +57,9 @@ class HubServer:
     piece_bytes: int = 64 * 1024
     url: str = ""
     cdn_host: str | None = None  # LFS files redirect there, like the hub's CDN
+    etags: dict[str, str] = field(default_factory=dict)  # a hostile ETag per file name
+    commit: str = COMMIT  # what the model info names as the commit
+    listed_names: dict[str, str] = field(default_factory=dict)  # a file listed under another name
 
     def gets(self, name: str) -> list[Served]:
         return [r for r in self.requests if r.method == "GET" and r.path.endswith("/" + name)]
@@ -142,9 +145,11 @@ def _handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
                 if repo not in hub.repos:
                     return self._not_found("RepoNotFound")
                 files = hub.files(repo)
-                siblings = [entry(name, file) for name, file in files.items()]
+                siblings = [
+                    entry(hub.listed_names.get(name, name), file) for name, file in files.items()
+                ]
                 if parts[2:3] == ["revision"]:
-                    return self._json({"id": repo, "sha": COMMIT, "siblings": siblings})
+                    return self._json({"id": repo, "sha": hub.commit, "siblings": siblings})
                 return self._json(
                     [
                         {
@@ -199,9 +204,10 @@ def _handler(hub: HubServer) -> type[BaseHTTPRequestHandler]:
             status = 206 if start else 200
             self.send_response(status)
             self.send_header("X-Repo-Commit", COMMIT)
-            self.send_header("ETag", f'"{item["blobId"]}"')
+            self.send_header("ETag", f'"{hub.etags.get(name, item["blobId"])}"')
             if "lfs" in item:
-                self.send_header("X-Linked-Etag", f'"{item["lfs"]["sha256"]}"')  # type: ignore[index]
+                linked = hub.etags.get(name, item["lfs"]["sha256"])  # type: ignore[index]
+                self.send_header("X-Linked-Etag", f'"{linked}"')
                 self.send_header("X-Linked-Size", str(len(data)))
             self.send_header("Accept-Ranges", "bytes")
             self.send_header("Content-Length", str(len(data) - start))

@@ -88,7 +88,7 @@ export interface VerdictEffect {
 
 export interface FileChanged {
   path: string;
-  sha256: string;
+  sha256: string | null;
   toolCallId: string;
 }
 
@@ -166,6 +166,10 @@ export interface Receipt {
   output_sha256?: string | null;
   output_truncated?: boolean | null;
   reverts?: string | null;
+  tree_changes?: unknown;
+  tree_drift?: unknown;
+  sandbox?: unknown;
+  review?: unknown;
 }
 
 export interface RunStarted {
@@ -173,6 +177,7 @@ export interface RunStarted {
   conversationId: string;
   goal: string;
   followUp: boolean;
+  agentsFile: Record<string, unknown> | null;
 }
 
 /** A run this daemon ran (`counterfoil/receipts`' `runs`). */
@@ -289,11 +294,34 @@ export interface CommandPreview {
   timeoutSeconds: number;
 }
 
+export interface ChangedFile {
+  path: string;
+  uri: string;
+  expectedSha256: string | null;
+  contentSha256: string | null;
+  removesFile: boolean;
+  currentText: string | null;
+  proposedText: string | null;
+}
+
+export interface LeftAlone {
+  path: string;
+  why: string;
+}
+
+/** A command's reviewed changes to the tree, or a command's revert, accepted as a whole. */
+export interface ChangeSetPreview {
+  kind: "changes";
+  reverts: string | null;
+  files: ChangedFile[];
+  leftAlone: LeftAlone[];
+}
+
 export interface ConfirmParams {
   toolCallId: string;
   tool: string;
   arguments: Record<string, unknown>;
-  preview: EditPreview | CommandPreview;
+  preview: EditPreview | CommandPreview | ChangeSetPreview;
 }
 
 /** Only `approved: true` approves. `text`: the file the person approved instead of the proposal; `reason`: why the person said No, for the model. */

@@ -49,8 +49,8 @@ export class ReceiptsTree
 
   /** Replaces the contents with the daemon's answer to `counterfoil/receipts`. */
   load(result: ReceiptsResult): void {
-    // A log that does not verify comes back empty: keep what was shown, so Verify can show the
-    // receipts before the bad line.
+    // A log that does not verify comes back with only the receipts before its bad line; when
+    // that is none, keep what was shown, so Verify can show the receipts before the bad line.
     if (!(result.error && result.receipts.length === 0)) {
       this.receipts = [...result.receipts];
     }

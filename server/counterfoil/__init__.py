@@ -2,45 +2,163 @@
 
 The core (actions, policy, workspace, receipts, loop) is plain Python; the model loop, the CLI
 and the language-server daemon are adapters around it and are imported only when used.
+
+The names below are imported when first used (PEP 562), so a process that needs one part (the
+daemon answering `initialize`, the CLI parsing its flags) does not load every module, and
+importing the package never loads a model framework (`KvPrefixGenerator` runs on MLX).
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
 
-from .actions import Action, FinalAction, ToolAction, parse_action
-from .errors import AgentError
-from .loop import AgentEvent, AgentLimits, AgentRun, initial_messages, run_agent
-from .policy import ToolPolicy
-from .prompt import build_system_prompt
-from .proposals import CommandProposal, EditProposal, ToolProposal
-from .receipts import (
-    EffectReceipt,
-    ReceiptLogError,
-    ReceiptLogReport,
-    ReceiptStore,
-    verify_receipt_log,
-)
-from .workspace import Workspace
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"  # the one version number (pyproject and package.json read it)
+
+if TYPE_CHECKING:
+    from .actions import Action, FinalAction, ToolAction, parse_action
+    from .approval import ApprovalDecision
+    from .branching import BranchOutcome, PrefixReuse, run_branch, select_branch
+    from .compaction import CompactionResult, compact_completed_interactions
+    from .errors import AgentError
+    from .evaluation import (
+        EvaluationCase,
+        EvaluationCheck,
+        EvaluationReport,
+        FileExpectation,
+        ReceiptExpectation,
+        ResultExpectation,
+        evaluate_run,
+    )
+    from .evidence import ArtifactRef, ArtifactStore, BoundedEvidenceWorkspace
+    from .loop import AgentEvent, AgentLimits, AgentRun, initial_messages, run_agent
+    from .policy import ToolPolicy
+    from .prompt import build_system_prompt
+    from .proposals import CommandProposal, EditProposal, ToolProposal
+    from .receipts import (
+        EffectReceipt,
+        ReceiptLogError,
+        ReceiptLogReport,
+        ReceiptStore,
+        verify_receipt_log,
+    )
+    from .sessions import (
+        AgentCheckpoint,
+        AgentStatus,
+        ModelCheckpoint,
+        create_checkpoint,
+        inspect_checkpoint,
+        resume_agent,
+        resume_with_steering,
+        run_to_checkpoint,
+    )
+    from .workspace import Workspace
+
+_EXPORTS = {
+    "Action": "actions",
+    "AgentCheckpoint": "sessions",
+    "AgentError": "errors",
+    "AgentEvent": "loop",
+    "AgentLimits": "loop",
+    "AgentRun": "loop",
+    "AgentStatus": "sessions",
+    "ApprovalDecision": "approval",
+    "ArtifactRef": "evidence",
+    "ArtifactStore": "evidence",
+    "BoundedEvidenceWorkspace": "evidence",
+    "BranchOutcome": "branching",
+    "CommandProposal": "proposals",
+    "CompactionResult": "compaction",
+    "EditProposal": "proposals",
+    "EffectReceipt": "receipts",
+    "EvaluationCase": "evaluation",
+    "EvaluationCheck": "evaluation",
+    "EvaluationReport": "evaluation",
+    "FileExpectation": "evaluation",
+    "FinalAction": "actions",
+    "KvPrefixGenerator": "models.kv_prefix",
+    "ModelCheckpoint": "sessions",
+    "PrefixReuse": "branching",
+    "ReceiptExpectation": "evaluation",
+    "ReceiptLogError": "receipts",
+    "ReceiptLogReport": "receipts",
+    "ReceiptStore": "receipts",
+    "ResultExpectation": "evaluation",
+    "ToolAction": "actions",
+    "ToolPolicy": "policy",
+    "ToolProposal": "proposals",
+    "Workspace": "workspace",
+    "build_system_prompt": "prompt",
+    "compact_completed_interactions": "compaction",
+    "create_checkpoint": "sessions",
+    "evaluate_run": "evaluation",
+    "initial_messages": "loop",
+    "inspect_checkpoint": "sessions",
+    "parse_action": "actions",
+    "resume_agent": "sessions",
+    "resume_with_steering": "sessions",
+    "run_agent": "loop",
+    "run_branch": "branching",
+    "run_to_checkpoint": "sessions",
+    "select_branch": "branching",
+    "verify_receipt_log": "receipts",
+}
 
 __all__ = [
     "Action",
+    "AgentCheckpoint",
     "AgentError",
     "AgentEvent",
     "AgentLimits",
     "AgentRun",
+    "AgentStatus",
+    "ApprovalDecision",
+    "ArtifactRef",
+    "ArtifactStore",
+    "BoundedEvidenceWorkspace",
+    "BranchOutcome",
     "CommandProposal",
+    "CompactionResult",
     "EditProposal",
     "EffectReceipt",
+    "EvaluationCase",
+    "EvaluationCheck",
+    "EvaluationReport",
+    "FileExpectation",
     "FinalAction",
+    "KvPrefixGenerator",
+    "ModelCheckpoint",
+    "PrefixReuse",
+    "ReceiptExpectation",
     "ReceiptLogError",
     "ReceiptLogReport",
     "ReceiptStore",
+    "ResultExpectation",
     "ToolAction",
     "ToolPolicy",
     "ToolProposal",
     "Workspace",
     "build_system_prompt",
+    "compact_completed_interactions",
+    "create_checkpoint",
+    "evaluate_run",
     "initial_messages",
+    "inspect_checkpoint",
     "parse_action",
+    "resume_agent",
+    "resume_with_steering",
     "run_agent",
+    "run_branch",
+    "run_to_checkpoint",
+    "select_branch",
     "verify_receipt_log",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

@@ -1,3 +1,10 @@
+import sys
+
+if sys.argv[1:2] == ["serve"]:  # the daemon's start path: nothing of the CLI's is imported
+    from .lsp import serve
+
+    raise SystemExit(serve(sys.argv[2:]))
+
 from .cli import main
 
 raise SystemExit(main())

@@ -40,9 +40,9 @@ def parse_action(response: str, available_tools: frozenset[str] | None = None) -
     try:
         value, end = json.JSONDecoder().raw_decode(text)
     except json.JSONDecodeError as error:
-        raise AgentError(f"response is not a JSON object: {error.msg}") from None
+        raise AgentError(f"response is not valid JSON: {error.msg}") from None
     except (RecursionError, ValueError):
-        raise AgentError("response is not a JSON object: too deeply nested or too large") from None
+        raise AgentError("response is not valid JSON: too deeply nested or too large") from None
     if end != len(text):
         raise AgentError("response must contain exactly one JSON object and nothing else")
     if not isinstance(value, dict):

@@ -1,7 +1,8 @@
 """A person's answer to a proposal: yes or no, why not, and the text they chose instead.
 
-A confirm callback may answer with a plain bool (the tiny-llm course's `confirm_tool`) or an `Approval`.
-Only the boolean True or `Approval(approved=True)` approves; anything else is a No. A reason
+A confirm callback may answer with a plain bool (the tiny-llm course's `confirm_tool`), an
+`Approval`, or the course's `ApprovalDecision`. Only the boolean True or an approving answer
+approves; anything else is a No. A reason
 reaches the model, so it is cleaned and bounded here, once.
 """
 
@@ -13,6 +14,22 @@ from dataclasses import dataclass
 
 DENIED = "operator denied the tool action"
 MAX_REASON_CHARS = 500
+
+
+@dataclass(frozen=True)
+class ApprovalDecision:
+    """The course's structured answer: a denial carries the operator's reason to the model."""
+
+    approved: bool
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if type(self.approved) is not bool:
+            raise ValueError("approved must be a boolean")
+        if not isinstance(self.reason, str):
+            raise ValueError("approval reason must be a string")
+        if not self.approved and not self.reason.strip():
+            raise ValueError("a denial requires a nonblank operator reason")
 
 
 @dataclass(frozen=True)
@@ -31,6 +48,8 @@ class Approval:
             if answer.approved is not True:
                 return cls(False, clean_reason(answer.reason))
             return cls(True, None, answer.text)
+        if isinstance(answer, ApprovalDecision):
+            return cls(True) if answer.approved is True else cls(False, clean_reason(answer.reason))
         return cls(answer is True)
 
 

@@ -19,13 +19,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from . import doctor
+from .agents_file import read_agents_file
+from .change_set_diff import change_set_diff
 from .command_setup import set_up_command
 from .errors import AgentError
 from .loop import AgentEvent, run_agent, run_verdict
 from .model_download_terminal import download_command, prepare_model
 from .models.progress import ModelProgress
 from .models.usage import usage_line
-from .proposals import CommandProposal, EditProposal, ToolProposal
+from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
 from .receipt_commands import add_receipt_parsers, keys_command, receipts_command
 from .receipts import EffectReceipt
 from .settings import Settings
@@ -120,7 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     revert = commands.add_parser(
-        "revert", help="undo a file effect from its receipt (asks first, like every effect)"
+        "revert",
+        help="undo a file effect, or what a command changed, from its receipt "
+        "(asks first, like every effect)",
     )
     revert.add_argument("call_id", metavar="CALL_ID", help="the tool call id of the receipt")
     revert.add_argument("--root", required=True, type=Path, help="the project folder")
@@ -136,6 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
         "download", help="download a model now (Ctrl-C stops, running it again resumes)"
     )
     download.add_argument("model", help="model name or hub repo id, e.g. qwen3-4b")
+
+    from .evals.terminal import add_arguments as add_eval_arguments
+
+    add_eval_arguments(commands.add_parser("eval", help="run task packages and grade each run"))
 
     commands.add_parser("serve", help="run the language-server daemon on stdio")
     doctor.add_arguments(commands.add_parser("doctor", help="report what this setup can run"))
@@ -156,11 +164,19 @@ def unified_diff(proposal: EditProposal) -> str:
 def proposal_diff(proposal: ToolProposal) -> str:
     if isinstance(proposal, CommandProposal):
         return ""
+    if isinstance(proposal, ChangeSetProposal):
+        return change_set_diff(proposal)
     return unified_diff(proposal) or "(no change)\n"
 
 
 def proposal_header(proposal: ToolProposal) -> str:
     header = f"{proposal.tool_call_id}: {proposal.action.tool}"
+    if isinstance(proposal, ChangeSetProposal):
+        if proposal.reverts is not None:
+            header += f" of {proposal.reverts}"
+        lines = [f"{header}: {len(proposal.files)} file(s)\n"]
+        lines += [f"  left alone: {path} ({why})\n" for path, why in proposal.left_alone]
+        return "".join(lines)
     if isinstance(proposal, CommandProposal):
         return (
             f"{header}\n  argv: {list(proposal.argv)}\n  cwd:  {proposal.cwd}\n"
@@ -277,6 +293,9 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         f"goal: {args.goal}\nroot: {policy.root}\n"
         f"tools: {', '.join(sorted(workspace.available_tools))}\n"
     )
+    agents = read_agents_file(workspace, policy.root) if settings.agents_file else None
+    if agents is not None:
+        stdout.write(f"agents file: {agents.summary()}\n")
     prepared = prepare_model(settings.model, stdout, endpoint=settings.endpoint)
     if prepared is not None:
         return prepared
@@ -328,6 +347,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
             on_event=lambda event: stdout.write(format_event(event)),
             should_stop=interrupted.is_set,
             count_tokens=generate.count_tokens,
+            instructions=None if agents is None else agents.text,
         )
     except KeyboardInterrupt:
         interrupted.set()
@@ -347,6 +367,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     new_receipts = store.receipts()[before:]
     stdout.write(f"receipts ({len(new_receipts)} new, log {log_path}):\n")
     stdout.writelines(format_receipt(receipt) + "\n" for receipt in new_receipts)
+    stdout.write(f"log: {store.checked}\n")
     stdout.write(
         format_verdict(verdict, reason=reason, final=final, status=status, error=run_error)
     )
@@ -402,6 +423,10 @@ def main(
         return doctor.doctor_command(args, stdout)
     if args.command == "revert":
         return revert_command(args, stdin, stdout)
+    if args.command == "eval":
+        from .evals.terminal import eval_command
+
+        return eval_command(args, stdout)
     from .lsp import serve
 
     return serve()

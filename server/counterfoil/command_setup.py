@@ -10,6 +10,7 @@ from typing import TextIO
 
 from .policy import ToolPolicy
 from .receipts import ReceiptStore
+from .receipts.logfile import make_log_folder
 from .settings import Settings, SettingsError
 
 
@@ -42,8 +43,9 @@ def set_up_command(
         stdout.write(f"error: no receipt log at {log_path}\n")
         return None
     try:
-        log_path.parent.mkdir(parents=True, exist_ok=True)
+        make_log_folder(log_path)
         store = ReceiptStore(log_path)
+        store.require_signer()
     except (OSError, ValueError) as error:
         stdout.write(f"error: {error}\n")
         return None

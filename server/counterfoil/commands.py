@@ -166,24 +166,32 @@ def run_bounded(
     limit_chars: int = OUTPUT_LIMIT_CHARS,
     *,
     pass_environment: Iterable[str] = (),
+    withheld_environment: Iterable[str] = (),
     limits: ResourceLimits = ResourceLimits(),
     stop: threading.Event | None = None,
     output_sink: Callable[[bytes], None] | None = None,
+    wrapper: tuple[str, ...] = (),
+    environment: Iterable[tuple[str, str]] = (),
 ) -> CommandResult:
     """Run `argv` with stdout and stderr together, bounded; wait for its exit, not its EOF.
 
     When the command exits, the timeout passes or `stop` is set, every process it started is
     killed (even one that left its session), so a grandchild left holding the pipe neither
     survives nor keeps the call waiting. `output_sink`, when given, is called with every raw
-    chunk of output in order (it must not raise). Raises OSError when the command cannot start.
+    chunk of output in order (it must not raise). `wrapper` (a sandbox's argv prefix) runs
+    between the reaper and the command, so the reaper still ends everything below it;
+    `environment` adds variables. Raises OSError when the command cannot start.
     """
     report_read, report_write = os.pipe()
     try:
         process = subprocess.Popen(
             [sys.executable, "-I", "-S", str(REAPER), str(report_write), *limits.arguments()]
-            + ["--", *argv],
+            + ["--", *wrapper, *argv],
             cwd=cwd,
-            env=command_environment(os.environ, pass_environment),
+            env={
+                **command_environment(os.environ, pass_environment, withheld_environment),
+                **dict(environment),
+            },
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

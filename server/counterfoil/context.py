@@ -1,8 +1,11 @@
-"""Keeping the conversation inside the model's context window by eliding old observations.
+"""Keeping the conversation inside its budget by eliding old reads and compacting old effects.
 
-The model sees a shortened view; the run's events keep every observation whole. Elision
-happens in large steps (above `high` of the budget, down to `low`), so between steps the
-conversation only grows at its end and the prompt cache keeps being reused. The record of
+The model sees a shortened view; the run's events keep every observation whole. A read (which
+can be done again) elides to one line; a completed effect whose receipt holds its result
+compacts to the receipt-backed record of `compaction.py`. Both happen in large steps (above
+`high` of the budget, down to `low`), so between steps the conversation only grows at its end
+and the prompt cache keeps being reused, and a step is kept only when the count goes down. The
+budget is the model's tokens, or with no token window the course's characters. The record of
 which messages are observations (`Observation`) is kept with a conversation, so a follow-up
 elides earlier turns' observations by the same rule.
 """
@@ -12,9 +15,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .actions import ToolAction
 from .model import Model
+
+if TYPE_CHECKING:
+    from .evidence import ArtifactRef
 
 Messages = list[dict[str, str]]
 TokenCounter = Callable[[Messages], int]
@@ -22,6 +29,7 @@ OBSERVATION_PREFIX = "Tool result:\n"
 # Observations of these tools can be read again; an effect's outcome never can.
 ELIDABLE_TOOLS = frozenset({"list_files", "read_file", "search_files"})
 CHARS_PER_TOKEN = 4
+MIN_INLINE_CHARS = 512  # the smallest maxInlineChars: here, so reading settings needs no store
 
 
 def context_tokens(generate: object) -> int | None:
@@ -36,6 +44,11 @@ def prompt_budget(window: int, response_tokens: int) -> int:
     """The prompt tokens a context window of `window` leaves: room is kept for one response
     unless the window is too small to spare it."""
     return window if window <= 2 * response_tokens else window - response_tokens
+
+
+def count_chars(messages: Messages) -> int:
+    """The course's measure of a conversation: the characters of its messages."""
+    return sum(len(message["content"]) for message in messages)
 
 
 def estimate_tokens(messages: Messages) -> int:
@@ -62,12 +75,19 @@ def elided_summary(action: ToolAction, result: str) -> str:
 
 @dataclass
 class Observation:
-    """One observation in a conversation: its message, and what it would be elided to."""
+    """One observation in a conversation: its message, what it would be elided (or compacted)
+    to, and the artifact each names, which the conversation may then read ranges of."""
 
     index: int  # of its message in the view
     summary: str | None  # None: never elided
     length: int = 0  # characters of the observation as written; text after it is kept
     elided: bool = False
+    shows: ArtifactRef | None = None  # named by the observation as written
+    summary_shows: ArtifactRef | None = None  # named by its summary, once elided
+
+    def shown_artifacts(self) -> tuple[ArtifactRef, ...]:
+        shown = (self.shows, self.summary_shows if self.elided else None)
+        return tuple(item for item in shown if item is not None)
 
 
 def note_observation(
@@ -75,13 +95,18 @@ def note_observation(
     messages: Messages,
     action: ToolAction | None,
     result: str,
+    *,
+    summary: str | None = None,
+    shows: ArtifactRef | None = None,
+    summary_shows: ArtifactRef | None = None,
 ) -> None:
-    """Record the observation just appended as the last message of `messages`."""
-    summary = None
+    """Record the observation just appended as the last message of `messages`; a read elides
+    to one line, anything else to `summary` (an effect's compacted record) if given."""
     if action is not None and action.tool in ELIDABLE_TOOLS and not result.startswith("error:"):
-        summary = OBSERVATION_PREFIX + elided_summary(action, result)
+        summary, summary_shows = OBSERVATION_PREFIX + elided_summary(action, result), None
     index = len(messages) - 1
-    observations.append(Observation(index, summary, len(messages[index]["content"])))
+    length = len(messages[index]["content"])
+    observations.append(Observation(index, summary, length, False, shows, summary_shows))
 
 
 class ContextWindow:
@@ -117,13 +142,14 @@ class ContextWindow:
 
     def fits(self) -> bool:
         """Elide, in one large step, when above `high`; False when even that is not enough."""
-        used: float = self.count_tokens(self.messages)
-        if used <= self.high * self.max_tokens:
+        before = self.count_tokens(self.messages)
+        if before <= self.high * self.max_tokens:
             return True
-        chars = sum(len(message["content"]) for message in self.messages)
-        tokens_per_char = used / max(chars, 1)
+        used: float = before
+        tokens_per_char = used / max(count_chars(self.messages), 1)
         target = self.low * self.max_tokens
         kept = max(len(self.observations) - self.keep_recent, 0)
+        undo: list[tuple[Observation, dict[str, str]]] = []
         for observation in self.observations[:kept]:
             if used <= target:
                 break
@@ -140,5 +166,13 @@ class ContextWindow:
             used -= (len(seen) - len(observation.summary)) * tokens_per_char
             self.messages[observation.index] = {**message, "content": observation.summary + rest}
             observation.elided = True
-            self.elisions += 1
-        return self.count_tokens(self.messages) <= self.max_tokens
+            undo.append((observation, message))
+        after = self.count_tokens(self.messages) if undo else before
+        if after >= before:  # a step that saves nothing is not kept
+            for observation, message in undo:
+                self.messages[observation.index] = message
+                observation.elided = False
+            after = before
+        else:
+            self.elisions += len(undo)
+        return after <= self.max_tokens

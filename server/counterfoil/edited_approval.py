@@ -3,6 +3,7 @@
 The person may drop some of the proposal's changes or edit its text; the model must not
 assume its own proposal landed, so its observation counts the changes kept (when the result
 is the base with some of them) and shows a bounded diff from its proposal to what was written.
+When that diff is cut, the model is told so and is not counted as having read the file.
 """
 
 from __future__ import annotations
@@ -55,13 +56,23 @@ def kept_changes(base: str | None, proposed: str, final: str) -> tuple[int, int]
     return None if kept is None else (kept, len(changes))
 
 
-def proposal_diff(path: str, proposed: str, final: str) -> str:
-    """A unified diff from the model's proposal to what was written, at most MAX_DIFF_CHARS."""
-    diff = "".join(
+def _full_diff(path: str, proposed: str, final: str) -> str:
+    return "".join(
         difflib.unified_diff(
             _lines(proposed), _lines(final), f"{path} (your proposal)", f"{path} (written)"
         )
     )
+
+
+def diff_shows_all(path: str, proposed: str, final: str) -> bool:
+    """Whether the model's diff is whole, so that with its proposal it knows the written text;
+    when it is cut, the model has not seen the file and must read it before changing it."""
+    return len(_full_diff(path, proposed, final)) <= MAX_DIFF_CHARS
+
+
+def proposal_diff(path: str, proposed: str, final: str) -> str:
+    """A unified diff from the model's proposal to what was written, at most MAX_DIFF_CHARS."""
+    diff = _full_diff(path, proposed, final)
     if len(diff) > MAX_DIFF_CHARS:
         diff = diff[:MAX_DIFF_CHARS].rstrip("\n") + "\n… (diff truncated)"
     return diff.rstrip("\n")
@@ -70,9 +81,16 @@ def proposal_diff(path: str, proposed: str, final: str) -> str:
 def edited_observation(verb: str, path: str, base: str | None, proposed: str, final: str) -> str:
     kept = kept_changes(base, proposed, final)
     how = f"{kept[0]} of {kept[1]} changes kept" if kept is not None else "the text was edited"
+    seen = (
+        "what was written differs from your proposal:\n"
+        if diff_shows_all(path, proposed, final)
+        else f"what was written differs from your proposal (only the first {MAX_DIFF_CHARS:,} "
+        "characters of the diff are shown: read the file before changing it again):\n"
+    )
     return (
         f"{verb} {path} (the person changed your proposal before approving: {how})\n"
-        "what was written differs from your proposal:\n" + proposal_diff(path, proposed, final)
+        + seen
+        + proposal_diff(path, proposed, final)
     )
 
 

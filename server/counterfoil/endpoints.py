@@ -7,6 +7,7 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import urlsplit
 
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 SCHEMA_MODES = ("json_schema", "json_object", "structured_outputs", "none")
 DEFAULT_TIMEOUT_SECONDS = 120.0
 

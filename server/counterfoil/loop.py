@@ -7,7 +7,14 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from .actions import Action, FinalAction, ToolAction, parse_action
-from .context import ContextWindow, Observation, note_observation
+from .artifacts import RunEvidence, ShapedObservation
+from .context import (
+    MIN_INLINE_CHARS,
+    ContextWindow,
+    Observation,
+    count_chars,
+    note_observation,
+)
 from .errors import AgentError
 from .model import Model
 from .prompt import build_system_prompt
@@ -60,10 +67,12 @@ def initial_messages(task: str, system_prompt: str) -> Messages:
 @dataclass(frozen=True)
 class AgentLimits:
     """`max_context_tokens` (the model's context window) replaces the course's character
-    limit when set: old observations are then elided instead of ending the run, once the
-    conversation passes `elide_above` of the window and down to `elide_down_to` of it in one
-    step. The gap keeps the prompt's prefix unchanged between steps; with no gap a little is
-    elided every turn and the prefix changes each time."""
+    limit as the budget when set. Either way, old reads are elided and old receipted effects
+    compacted instead of ending the run, once the conversation passes `elide_above` of the
+    budget and down to `elide_down_to` of it in one step. The gap keeps the prompt's prefix
+    unchanged between steps; with no gap a little is elided every turn and the prefix changes
+    each time. `max_inline_chars`: a result longer than this is externalized (see
+    `artifacts.py`); None shows every result whole, as the course does."""
 
     max_steps: int = 8
     max_context_chars: int = 48_000
@@ -72,6 +81,7 @@ class AgentLimits:
     max_context_tokens: int | None = None
     elide_above: float = 0.85
     elide_down_to: float = 0.5
+    max_inline_chars: int | None = None
 
     def __post_init__(self) -> None:
         for name in (
@@ -93,6 +103,11 @@ class AgentLimits:
             0 < down_to <= above <= 1
         ):
             raise ValueError("elision needs 0 < elide_down_to <= elide_above <= 1")
+        inline = self.max_inline_chars
+        if inline is not None and (
+            not isinstance(inline, int) or isinstance(inline, bool) or inline < MIN_INLINE_CHARS
+        ):
+            raise ValueError(f"max_inline_chars must be an integer of at least {MIN_INLINE_CHARS}")
 
 
 @dataclass(frozen=True)
@@ -123,9 +138,6 @@ class _Conversation:
     messages: Messages
     events: list[AgentEvent] = field(default_factory=list)
 
-    def context_chars(self) -> int:
-        return sum(len(message["content"]) for message in self.messages)
-
     def record(self, event: AgentEvent, on_event: Callable[[AgentEvent], Any] | None) -> None:
         self.events.append(event)
         if on_event is not None:
@@ -143,6 +155,9 @@ def run_agent(
     messages: Messages | None = None,
     count_tokens: Callable[[Messages], int] | None = None,
     observations: list[Observation] | None = None,
+    resume: bool = False,
+    on_observation: Callable[[Messages, ToolAction | None], Any] | None = None,
+    instructions: str | None = None,
 ) -> AgentRun:
     """Run until a final answer or a limit; `should_stop` is asked before each model call, and
     a model call that fails once it says stop ends the run as cancelled.
@@ -155,13 +170,17 @@ def run_agent(
     default the model's own count when it is a `Model`), else estimated at about four
     characters a token. `observations` is the record of which messages are observations,
     extended in place like `messages`: keep it with them, and a follow-up run elides earlier
-    turns' observations too.
+    turns' observations too. `instructions` (the project's AGENTS.md) end the system prompt.
+    `resume`: `messages` were saved at a complete observation and continue as they are, with
+    no new message from `task`. `on_observation(messages, action)` is called at each complete
+    observation (the action, None for an invalid one, and its result both appended): the one
+    boundary where a checkpoint can be saved.
     """
     limits = limits or AgentLimits()
-    system_prompt = build_system_prompt(workspace)
-    if messages:
+    system_prompt = build_system_prompt(workspace, instructions)
+    if messages and not resume:
         continue_conversation(messages, task, system_prompt)
-    elif messages is not None:
+    elif messages is not None and not messages:
         messages += initial_messages(task, system_prompt)
     conversation = _Conversation(
         messages if messages is not None else initial_messages(task, system_prompt)
@@ -172,16 +191,22 @@ def run_agent(
         except Exception as error:  # noqa: BLE001 - like a model failure, it ends the run
             return AgentRun(False, "model_error", None, (), (), f"{type(error).__name__}: {error}")
     observations = observations if observations is not None else []
-    window = None
     if limits.max_context_tokens is not None:
-        window = ContextWindow(
-            conversation.messages,
+        budget, counter = (
             limits.max_context_tokens,
             count_tokens or (generate.count_tokens if isinstance(generate, Model) else None),
-            high=limits.elide_above,
-            low=limits.elide_down_to,
-            observations=observations,
         )
+    else:
+        budget, counter = limits.max_context_chars, count_chars
+    window = ContextWindow(
+        conversation.messages,
+        budget,
+        counter,
+        high=limits.elide_above,
+        low=limits.elide_down_to,
+        observations=observations,
+    )
+    evidence = RunEvidence.of(workspace, limits.max_inline_chars, observations)
     invalid = 0
     last_action: ToolAction | None = None
     repeats = 0
@@ -202,10 +227,7 @@ def run_agent(
     for step in range(1, limits.max_steps + 1):
         if should_stop is not None and should_stop():
             return finish(False, "cancelled")
-        if window is not None:
-            if not window.fits():
-                return finish(False, "context_limit")
-        elif conversation.context_chars() > limits.max_context_chars:
+        if not window.fits():
             return finish(False, "context_limit")
         try:
             response = generate(list(conversation.messages))
@@ -225,6 +247,8 @@ def run_agent(
             note_observation(observations, conversation.messages, None, result)
             if invalid >= limits.max_invalid_actions:
                 return finish(False, "invalid_action_limit")
+            if on_observation is not None:
+                on_observation(conversation.messages, None)
             continue
         if isinstance(action, FinalAction):
             conversation.record(AgentEvent(step, response, action, None), on_event)
@@ -235,16 +259,30 @@ def run_agent(
         if repeats > limits.max_identical_actions:
             conversation.record(AgentEvent(step, response, None, IDENTICAL_ACTION_ERROR), on_event)
             return finish(False, "repeated_action_limit")
-        result = workspace.execute(action)
+        if evidence is None:
+            result, shown = workspace.execute(action), None
+        else:
+            result, shown = evidence.execute(action)
         recorded = workspace.last_step if isinstance(workspace, RecordsSteps) else None
         if recorded is not None and recorded.observation is not result:
-            recorded = None  # an `execute` that returned other text than the workspace's own
+            recorded = None  # not the record of this result (an artifact read, an override)
         conversation.record(AgentEvent(step, response, action, result, recorded), on_event)
         unrecorded = workspace.unrecorded_effect if isinstance(workspace, RecordsEffects) else None
         if unrecorded is not None:
             return finish(False, "receipt_not_recorded", error=unrecorded)
-        conversation.messages += _turn(response, result)
-        note_observation(observations, conversation.messages, action, result)
+        shown = shown or ShapedObservation(result)
+        conversation.messages += _turn(response, shown.text)
+        note_observation(
+            observations,
+            conversation.messages,
+            action,
+            result,
+            summary=shown.summary,
+            shows=shown.shows,
+            summary_shows=shown.summary_shows,
+        )
+        if on_observation is not None:
+            on_observation(conversation.messages, action)
     return finish(False, "step_limit")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fnmatch import translate
 from functools import lru_cache
 from pathlib import PurePosixPath
@@ -41,6 +41,9 @@ PROTECTED_PATTERNS = (
     "id_dsa",
     ".docker/config.json",
     ".kube/config",
+    "credentials.json",
+    ".cargo/credentials.toml",
+    "gh/hosts.yml",
     ".vscode/settings.json",
     ".vscode/tasks.json",
     "*.code-workspace",
@@ -64,19 +67,28 @@ def is_temporary_name(name: str) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _compiled(patterns: tuple[str, ...]) -> tuple[tuple[re.Pattern[str], ...], ...]:
-    """Each pattern as one regular expression per path part, casefolded."""
+def _compiled(
+    patterns: tuple[str, ...],
+) -> tuple[re.Pattern[str] | None, tuple[tuple[re.Pattern[str], ...], ...]]:
+    """The one-part patterns as one casefolded expression (a name is checked once, not once per
+    pattern: search checks every name it walks), and each longer one as one per part."""
+    single: list[str] = []
     compiled = []
     for pattern in patterns:
         parts = [part for part in PurePosixPath(pattern.casefold()).parts if part not in ("/", ".")]
-        if parts:
+        if len(parts) == 1:
+            single.append(f"(?:{translate(parts[0])})")
+        elif parts:
             compiled.append(tuple(re.compile(translate(part)) for part in parts))
-    return tuple(compiled)
+    return (re.compile("|".join(single)) if single else None), tuple(compiled)
 
 
 def _matches(parts: Sequence[str], patterns: tuple[str, ...]) -> bool:
     folded = [part.casefold() for part in parts]
-    for pattern in _compiled(patterns):
+    single, longer = _compiled(patterns)
+    if single is not None and any(single.fullmatch(name) for name in folded):
+        return True
+    for pattern in longer:
         width = len(pattern)
         for start in range(len(folded) - width + 1):
             window = folded[start : start + width]
@@ -97,6 +109,32 @@ def is_protected_path(parts: Sequence[str], extra_patterns: tuple[str, ...] = ()
         or _matches(parts, PROTECTED_PATTERNS)
         or _matches(parts, extra_patterns)
     )
+
+
+@lru_cache(maxsize=64)
+def protected_walk_matcher(extra_patterns: tuple[str, ...] = ()) -> Callable[[Sequence[str]], bool]:
+    """`is_protected_path` for a walk that has already checked each parent folder: only the
+    runs of parts that end at the last part are tried, the one-part patterns as one regular
+    expression, so a snapshot of 100,000 files stays a walk."""
+    single, multi = _compiled(PROTECTED_PATTERNS + extra_patterns)
+    one = single or re.compile(r"(?!)")
+    ends = re.compile("|".join(f"(?:{pattern[-1].pattern})" for pattern in multi) or r"(?!)")
+
+    def protected(parts: Sequence[str]) -> bool:
+        name = parts[-1].casefold()
+        if name in PROTECTED_NAMES or one.fullmatch(name) or is_temporary_name(parts[-1]):
+            return True
+        if not ends.fullmatch(name):
+            return False
+        for pattern in multi:
+            width = len(pattern)
+            if len(parts) >= width:
+                window = [part.casefold() for part in parts[-width:]]
+                if all(rule.fullmatch(part) for rule, part in zip(pattern, window, strict=True)):
+                    return True
+        return False
+
+    return protected
 
 
 def relative_parts(raw: object, extra_patterns: tuple[str, ...] = ()) -> tuple[str, ...]:

@@ -13,6 +13,7 @@ from pathlib import Path
 from .commands import ResourceLimits
 from .receipts.content import OUTPUT_LIMIT_BYTES
 from .tools import is_argv
+from .tree.sandbox import SANDBOX_MODES
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class ToolPolicy:
     command_timeout_seconds: float = 30.0
     protected_patterns: tuple[str, ...] = ()
     pass_environment: tuple[str, ...] = ()  # names passed to commands even if secret-looking
+    withheld_environment: tuple[str, ...] = ()  # never passed (the model server's key variable)
     limit_cpu_seconds: int | None = None
     limit_memory_bytes: int | None = None
     limit_processes: int | None = None
@@ -33,6 +35,8 @@ class ToolPolicy:
     allow_search: bool = False
     max_ranged_file_bytes: int = 16 * 1024 * 1024
     max_command_output_bytes: int = OUTPUT_LIMIT_BYTES  # kept in the content store per command
+    command_sandbox: str = "off"  # or "confine" / "review" (see tree/sandbox.py)
+    allow_network: bool = False  # for a confined command; `off` does not limit the network
 
     def __post_init__(self) -> None:
         root = Path(self.root)
@@ -56,6 +60,10 @@ class ToolPolicy:
             raise ValueError("allow_writes must be a boolean")
         if not isinstance(self.allow_search, bool):
             raise ValueError("allow_search must be a boolean")
+        if self.command_sandbox not in SANDBOX_MODES:
+            raise ValueError(f"command_sandbox must be one of {', '.join(SANDBOX_MODES)}")
+        if not isinstance(self.allow_network, bool):
+            raise ValueError("allow_network must be a boolean")
         timeout = self.command_timeout_seconds
         if (
             not isinstance(timeout, (int, float))
@@ -76,12 +84,15 @@ class ToolPolicy:
             for pattern in patterns
         ):
             raise ValueError("protected patterns must be a tuple of non-empty strings without NUL")
-        names = self.pass_environment
-        if not isinstance(names, tuple) or not all(
-            isinstance(name, str) and name and "=" not in name and "\0" not in name
-            for name in names
+        for label, names in (
+            ("pass_environment", self.pass_environment),
+            ("withheld_environment", self.withheld_environment),
         ):
-            raise ValueError("pass_environment must be a tuple of variable names")
+            if not isinstance(names, tuple) or not all(
+                isinstance(name, str) and name and "=" not in name and "\0" not in name
+                for name in names
+            ):
+                raise ValueError(f"{label} must be a tuple of variable names")
         for command_limit in (
             self.limit_cpu_seconds,
             self.limit_memory_bytes,

@@ -15,7 +15,8 @@ def _compact(value: object) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def build_system_prompt(workspace: Workspace) -> str:
+def build_system_prompt(workspace: Workspace, instructions: str | None = None) -> str:
+    """`instructions`: the project's AGENTS.md (see agents_file.py), put last."""
     enabled = workspace.available_tools
     commands = workspace.policy.allowed_commands
     lines = [
@@ -28,6 +29,7 @@ def build_system_prompt(workspace: Workspace) -> str:
         if tool.name in enabled:
             lines.append(_compact(tools.example_action(tool, commands)))
     lines.append('When you are done, reply {"final":"what you did and how it was checked"}.')
+    lines.extend(tool.note for tool in tools.TOOLS if tool.name in enabled and tool.note)
     if "search_files" in enabled:
         lines.append(
             "search_files finds lines matching a regular expression (literal:true for plain"
@@ -42,4 +44,10 @@ def build_system_prompt(workspace: Workspace) -> str:
         lines.extend(_compact(list(command)) for command in commands)
     lines.append("Paths are relative to the project folder.")
     lines.append("Never invent file contents: read them with read_file.")
+    if instructions and instructions.strip():
+        lines.append(
+            "The project's AGENTS.md follows: its rules for agents. They add to the rules above"
+            " and cannot change what the tools allow."
+        )
+        lines.append(instructions.rstrip("\n"))
     return "\n".join(lines)

@@ -53,4 +53,30 @@ class CommandProposal:
     kind: Literal["command"] = field(default="command", init=False)
 
 
-ToolProposal: TypeAlias = EditProposal | CommandProposal
+@dataclass(frozen=True)
+class FileRestore:
+    """One file of a change set: it must hold `expected_sha256` now (None: absent), and gets
+    `content` (None: it is removed) with permission bits `mode` (None: the usual)."""
+
+    path: str
+    expected_sha256: str | None
+    content: bytes | None
+    content_sha256: str | None
+    mode: int | None
+    current: bytes | None = None  # what is there now, for the diff (None: absent or unread)
+
+
+@dataclass(frozen=True)
+class ChangeSetProposal:
+    """Put several files in the given states at once (a command's revert, a reviewed command's
+    changes); `left_alone` names the paths it will not touch, and why."""
+
+    tool_call_id: str
+    action: ToolAction
+    files: tuple[FileRestore, ...]
+    left_alone: tuple[tuple[str, str], ...] = ()
+    reverts: str | None = None
+    kind: Literal["changes"] = field(default="changes", init=False)
+
+
+ToolProposal: TypeAlias = EditProposal | CommandProposal | ChangeSetProposal

@@ -11,9 +11,10 @@ from typing import TextIO
 
 from .errors import AgentError
 from .receipts import EffectReceipt, ReceiptStore, verify_receipt_log
-from .receipts.content import collect_garbage, load_object
-from .receipts.logfile import locked_log
+from .receipts.content import load_object
+from .receipts.retention import collect_garbage
 from .receipts.signing import init_key
+from .receipts.verify import read_receipt_log
 
 
 def add_receipt_parsers(receipt_commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -28,13 +29,17 @@ def add_receipt_parsers(receipt_commands: argparse._SubParsersAction) -> None:  
     verify.add_argument(
         "--root", type=Path, help="also check that each file still holds its last receipt's bytes"
     )
-    show = receipt_commands.add_parser("show", help="print the receipts of a log")
+    show = receipt_commands.add_parser(
+        "show", help="print the receipts of a log, checking every line as it goes"
+    )
     show.add_argument("path", type=Path)
     show.add_argument("--output", action="store_true", help="print each command's stored output")
     diff = receipt_commands.add_parser("diff", help="print the diff a file receipt applied")
     diff.add_argument("path", type=Path)
     diff.add_argument("call_id")
-    gc = receipt_commands.add_parser("gc", help="remove stored objects no receipt names")
+    gc = receipt_commands.add_parser(
+        "gc", help="remove stored objects that no receipt of any log in the folder names"
+    )
     gc.add_argument("path", type=Path)
 
 
@@ -105,6 +110,7 @@ def describe_receipt(receipt: EffectReceipt) -> str:
     if "result_sha256" in evidence:
         lines.append(f"  base   {evidence.get('base_sha256') or '(new file)'}")
         lines.append(f"  result {evidence['result_sha256']}")
+    lines.extend(_tree_lines(evidence))
     approval = evidence.get("approval")
     if isinstance(approval, dict):
         lines.append(f"  approved by {approval.get('by')} via {approval.get('via')}")
@@ -112,11 +118,32 @@ def describe_receipt(receipt: EffectReceipt) -> str:
     return "\n".join(lines)
 
 
+def _tree_lines(evidence: dict[str, object]) -> list[str]:
+    lines: list[str] = []
+    sandbox = evidence.get("sandbox")
+    if isinstance(sandbox, dict):
+        lines.append(f"  sandbox {sandbox.get('mode')} ({sandbox.get('mechanism')})")
+    record = evidence.get("tree_changes")
+    if isinstance(record, dict) and isinstance(record.get("changes"), list):
+        lines.append(f"  tree changes {record.get('count')}")
+        for change in record["changes"]:
+            if isinstance(change, dict):
+                note = f"  ({change['note']})" if change.get("note") else ""
+                lines.append(f"    {change.get('change')} {change.get('path')}{note}")
+        more = record.get("count", 0) - len(record["changes"])
+        if isinstance(more, int) and more > 0:
+            lines.append(f"    [and {more} more]")
+    drift = evidence.get("tree_drift")
+    if isinstance(drift, dict):
+        lines.append(f"  changed before it, not by it: {drift.get('count')}")
+    return lines
+
+
 def _show(args: argparse.Namespace, stdout: TextIO) -> int:
-    store = _store(args)
-    count = 0
-    for receipt in store.iter_receipts():
-        count += 1
+    """Each receipt once its line has verified; "verified" only when every line and the head
+    did (one pass, so a big log costs one read)."""
+
+    def show(receipt: EffectReceipt) -> None:
         stdout.write(describe_receipt(receipt) + "\n")
         digest = receipt.evidence.get("output_sha256")
         if args.output and isinstance(digest, str):
@@ -128,7 +155,12 @@ def _show(args: argparse.Namespace, stdout: TextIO) -> int:
                 stdout.write("  output:\n" + "".join(f"    {line}\n" for line in text.splitlines()))
                 if receipt.evidence.get("output_truncated"):
                     stdout.write("  (output was truncated)\n")
-    stdout.write(f"ok: {count} receipts verified in {args.path}\n")
+
+    report = read_receipt_log(args.path, show)
+    if not report.ok:
+        stdout.write(f"error: {report.error}\n")
+        return 1
+    stdout.write(f"ok: {report.count} receipts verified in {args.path}\n")
     return 0
 
 
@@ -163,16 +195,9 @@ def _diff(args: argparse.Namespace, stdout: TextIO) -> int:
 
 
 def _gc(args: argparse.Namespace, stdout: TextIO) -> int:
-    store = _store(args)
-    keep: set[str] = set()
-    for receipt in store.iter_receipts():
-        for key in ("base_sha256", "result_sha256", "output_sha256"):
-            value = receipt.evidence.get(key)
-            if isinstance(value, str):
-                keep.add(value)
-    with locked_log(args.path, write=True, timeout=store.lock_timeout):
-        removed = collect_garbage(args.path.parent, keep)
-    stdout.write(f"removed {len(removed)} objects; {len(keep)} kept\n")
+    report = collect_garbage(args.path)
+    stdout.writelines(f"left in place: {line}\n" for line in report.skipped)
+    stdout.write(f"removed {len(report.removed)} objects; {report.kept} kept\n")
     return 0
 
 

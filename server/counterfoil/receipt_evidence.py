@@ -10,7 +10,7 @@ from typing import Any
 
 from .commands import CommandResult
 from .errors import AgentError
-from .proposals import CommandProposal, EditProposal, ToolProposal, sha256_hex
+from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal, sha256_hex
 from .receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore, canonical_json
 from .receipts.content import ObjectStream
 
@@ -36,6 +36,12 @@ def shown_digest(proposal: ToolProposal) -> str:
             "timeout_seconds": proposal.timeout_seconds,
         }
         return sha256_hex(canonical_json(shown).encode("utf-8"))
+    if isinstance(proposal, ChangeSetProposal):
+        files = [
+            [item.path, item.expected_sha256, item.content_sha256, item.mode]
+            for item in proposal.files
+        ]
+        return sha256_hex(canonical_json(files).encode("utf-8"))
     return proposal.proposed_sha256 or ""
 
 
@@ -74,11 +80,14 @@ def record_receipt(
     exit_state: str,
     result: str,
     evidence: dict[str, Any],
+    artifacts: tuple[str, ...] | None = None,
 ) -> EffectReceipt:
     """Append the receipt of an effect that has already run; any failure is loud.
 
-    A file effect changed its path; what a command changed is not tracked."""
-    artifacts = (proposal.path,) if isinstance(proposal, EditProposal) else ()
+    A file effect changed its path (a change set: `artifacts`). A command's are none, as in
+    the tiny-llm course: what it changed is in its `tree_changes`, not its artifacts."""
+    if artifacts is None:
+        artifacts = (proposal.path,) if isinstance(proposal, EditProposal) else ()
     receipt = EffectReceipt(
         tool_call_id=proposal.tool_call_id,
         tool=proposal.action.tool,

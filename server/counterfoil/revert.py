@@ -1,4 +1,5 @@
 """Reverting a file effect from its receipt: what must be on disk now, and what goes back.
+(A command's revert is planned from its `tree_changes`, in `tree/restore.py`.)
 
 A revert is an ordinary effect (the Workspace proposes, asks, checks digests and records it);
 this module only reads the receipt and the content store to say what that effect is.
@@ -34,11 +35,6 @@ def plan_revert(
     """What reverting `call_id` means, or an AgentError saying why it cannot be reverted."""
     if receipt is None:
         raise AgentError(f"no receipt for {call_id}")
-    if receipt.tool == "run_command":
-        raise AgentError(
-            f"{call_id} ran a command; commands cannot be reverted "
-            "(what a command changed is not recorded)"
-        )
     if receipt.exit_state != "ok" or len(receipt.changed_artifacts) != 1:
         raise AgentError(f"{call_id} changed no file, so there is nothing to revert")
     evidence = receipt.evidence

@@ -2,26 +2,31 @@
 
 ripgrep walks the tree itself (that is its speed), with arguments built here (the model's
 pattern is one `-e` value): no config file, no symlinks followed, hidden files included, git's
-ignore rules in a checkout, paths in sorted order. Every hit it reports is then checked in
-Python against the read rules (no protected name on the way, not the receipt log, a regular
-UTF-8 file without NUL bytes, opened without following a symlink). The Python engine walks
-with the same rules, asks git for its ignore rules, and searches line by line, so both give
-the same hits in the same order. Patterns are limited to the dialect Rust's `regex` and
+ignore rules in a checkout; its hits are put in path order (ripgrep.py). Every hit it reports
+is then checked in Python against the read rules (no protected name on the way, not the
+receipt log, a regular UTF-8 file without NUL bytes, opened without following a symlink). The
+Python engine walks with the same rules, asks git for its ignore rules, and searches line by
+line in a worker process the time limit can kill (search_worker.py), so both give the same
+hits in the same order and neither outlives the limit. Patterns are limited to the dialect Rust's `regex` and
 Python's `re` read alike. One known difference: ripgrep 13 cannot be told to disregard
 `.rgignore` files, so what they list is left out by ripgrep and searched by Python.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import stat
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from .errors import AgentError
 from .files import open_directory, read_regular_file
@@ -42,6 +47,7 @@ _UNSHARED_SYNTAX = (
 _SHARED_ESCAPES = frozenset("\\.+*?()|[]{}^$#&-~dDwWsSbBtfvr")
 _INLINE_FLAGS = re.compile(r"\(\?([a-zA-Z-]*)[:)]")
 MAX_PATTERN_CHARS = 500
+WORKER = Path(__file__).with_name("search_worker.py")
 
 
 @dataclass(frozen=True)
@@ -254,114 +260,87 @@ def searchable_text(root: Path, relative: str, limit: int) -> str | None:
 def search_python(
     scope: SearchScope, files: list[str], pattern: re.Pattern[str]
 ) -> tuple[list[SearchHit], str | None]:
+    """Hits in `files`, matched by a worker process (search_worker.py) that the time limit
+    kills, since a backtracking match cannot be interrupted in this one."""
     limits = scope.limits
     hits: list[SearchHit] = []
-    for relative in files:
-        if time.monotonic() > scope.deadline:
-            return hits, "time"
-        text = searchable_text(scope.root, relative, limits.max_file_bytes)
-        if text is None or pattern.search(text) is None:
-            continue
-        for number, line in enumerate(text.split("\n"), start=1):
-            if pattern.search(line):
-                if len(hits) >= limits.max_hits:
-                    return hits, "hits"
-                hits.append(SearchHit(relative, number, line))
-    return hits, None
-
-
-def ripgrep_argv(
-    executable: str, pattern: str, literal: bool, limits: SearchLimits, start: str
-) -> list[str]:
-    """ripgrep's arguments: no config file, no symlinks, hidden files too, git's ignore rules
-    only (not .ignore/.rgignore), files in path order so the first hits are the walk's."""
-    argv = [
-        executable,
-        "--no-config",
-        "--hidden",
-        "--no-follow",
-        "--no-ignore-dot",
-        "--sort",
-        "path",
-        "--no-heading",
-        "--with-filename",
-        "--line-number",
-        "--null",
-        "--color",
-        "never",
-        "--no-messages",
-        "--max-count",
-        str(limits.max_hits + 1),
-        "--max-filesize",
-        str(limits.max_file_bytes),
-    ]
-    if literal:
-        argv.append("--fixed-strings")
-    argv += ["-e", pattern]
-    return argv if start == "." else [*argv, "--", start]
-
-
-def search_ripgrep(argv: list[str], scope: SearchScope) -> tuple[list[SearchHit], int, str | None]:
-    """Hits from ripgrep's `argv` run in the root, each checked against the same rules as the walk."""
-    root, hidden, limits = scope.root, scope.hidden, scope.limits
-    hits: list[SearchHit] = []
-    checked: dict[str, bool] = {}
-    process = subprocess.Popen(
-        argv,
-        cwd=root,
-        stdin=subprocess.DEVNULL,
+    worker = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(WORKER)],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    assert process.stdout is not None and process.stderr is not None
-    watchdog = _Watchdog(process, max(scope.deadline - time.monotonic(), 0.0))
+    assert worker.stdin is not None and worker.stdout is not None
+    watchdog = Watchdog(worker, max(scope.deadline - time.monotonic(), 0.0))
+    sent: list[str] = []
+    feeder = threading.Thread(
+        target=_feed_worker, args=(worker.stdin, scope, files, pattern, sent), daemon=True
+    )
+    feeder.start()
     stopped: str | None = None
+    answered = 0
     try:
-        for raw in process.stdout:
-            name, _, rest = raw.partition(b"\0")
-            number, _, text = rest.partition(b":")
-            relative = os.fsdecode(name)
-            if not number.isdigit():  # a file name with a newline in it; such a file is skipped
-                continue
-            if relative not in checked:
-                checked[relative] = not _hidden_path(relative, hidden) and (
-                    searchable_text(root, relative, limits.max_file_bytes) is not None
-                )
-            if not checked[relative]:
-                continue
-            if len(hits) >= limits.max_hits:
-                stopped = "hits"
+        for index, answer in enumerate(worker.stdout):
+            answered += 1
+            for number, line in json.loads(answer):
+                if len(hits) >= limits.max_hits:
+                    stopped = "hits"
+                    break
+                hits.append(SearchHit(sent[index], number, line))
+            if stopped is not None:
                 break
-            hits.append(SearchHit(relative, int(number), text.rstrip(b"\n").decode("utf-8")))
     finally:
         watchdog.cancel()
-        if process.poll() is None:
-            process.kill()
-        process.stdout.close()
-        complaint = process.stderr.read(2000).decode("utf-8", "replace").strip()
-        process.stderr.close()
-        process.wait()
-    if stopped is None and watchdog.fired:
+        if worker.poll() is None:
+            worker.kill()
+        worker.stdout.close()
+        worker.wait()
+        feeder.join()
+    if stopped is None and (watchdog.fired or time.monotonic() > scope.deadline):
         stopped = "time"
-    elif process.returncode == 2 and not checked and complaint:
-        # With --no-messages ripgrep only speaks of fatal errors, such as a pattern it refuses.
-        raise AgentError(f"search failed: {complaint.splitlines()[-1]}")
-    return hits, len(checked), stopped
+    elif stopped is None and answered < len(files):
+        raise AgentError("search failed: the matching process ended early")
+    return hits, stopped
 
 
-def _hidden_path(relative: str, hidden: Callable[[str], bool]) -> bool:
+def _feed_worker(
+    stream: IO[bytes],
+    scope: SearchScope,
+    files: list[str],
+    pattern: re.Pattern[str],
+    sent: list[str],
+) -> None:
+    """Send the request, then each file's text (read under the read rules) until the deadline."""
+    request = {
+        "pattern": pattern.pattern,
+        "flags": pattern.flags,
+        "max_hits": scope.limits.max_hits,
+    }
+    try:
+        stream.write(json.dumps(request).encode() + b"\n")
+        for relative in files:
+            if time.monotonic() > scope.deadline:
+                break
+            text = searchable_text(scope.root, relative, scope.limits.max_file_bytes)
+            data = b"" if text is None else text.encode("utf-8")
+            sent.append(relative)
+            stream.write(b"%d\n" % (-1 if text is None else len(data)) + data)
+        stream.close()
+    except (OSError, ValueError):  # the worker was stopped (hits, time) first
+        pass
+
+
+def hidden_path(relative: str, hidden: Callable[[str], bool]) -> bool:
     """The walk's rule for every directory on the way, as ripgrep walked there on its own."""
     parts = relative.split("/")
     return any(hidden("/".join(parts[: index + 1])) for index in range(len(parts)))
 
 
-class _Watchdog:
+class Watchdog:
     """Kills a process that outlives its share of the time budget."""
 
     def __init__(self, process: subprocess.Popen[bytes], timeout: float) -> None:
-        import threading
-
         self.fired = False
         self._timer = threading.Timer(timeout, self._kill, args=(process,))
         self._timer.daemon = True
@@ -398,10 +377,10 @@ def search_tree(
     if engine == "ripgrep" and executable is None:
         raise AgentError("ripgrep is not installed")
     if executable is not None:
-        argv = ripgrep_argv(
-            executable, pattern, literal, limits, start.relative_to(root).as_posix()
-        )
-        hits, scanned, stopped = search_ripgrep(argv, scope)
+        from .ripgrep import search_ripgrep
+
+        relative_start = start.relative_to(root).as_posix()
+        hits, scanned, stopped = search_ripgrep(executable, pattern, literal, relative_start, scope)
         return SearchResult(tuple(hits), scanned, stopped)
     files, walk_stopped = walk_files(start, scope)
     hits, stopped = search_python(scope, files, compiled)

@@ -9,12 +9,15 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import TypeGuard
 
+from .context import MIN_INLINE_CHARS
 from .endpoints import SCHEMA_MODES, EndpointRefused, checked_endpoint
 from .tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
+from .tree.sandbox import SANDBOX_MODES
 
 MAX_SECONDS = 86_400
 MAX_COMMANDS = 256
 MAX_TEXT_CHARS = 4096
+MAX_INLINE_CHARS_LIMIT = 100_000_000
 ENVIRONMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
@@ -130,3 +133,19 @@ def schema_mode(value: object) -> str:
     if value not in SCHEMA_MODES:
         raise Invalid(f"must be one of {', '.join(SCHEMA_MODES)}")
     return str(value)
+
+
+def sandbox_mode(value: object) -> str:
+    if value not in SANDBOX_MODES:
+        raise Invalid(f"must be one of {', '.join(SANDBOX_MODES)}")
+    return str(value)
+
+
+def inline_chars(value: object) -> int:
+    if (
+        not isinstance(value, int)
+        or isinstance(value, bool)
+        or not MIN_INLINE_CHARS <= value <= MAX_INLINE_CHARS_LIMIT
+    ):
+        raise Invalid(f"must be an integer from {MIN_INLINE_CHARS} to {MAX_INLINE_CHARS_LIMIT}")
+    return value

@@ -21,12 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .context import context_tokens, prompt_budget
-from .endpoints import DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES
-from .loop import AgentLimits
-from .policy import ToolPolicy
+from .endpoints import DEFAULT_API_KEY_ENV, DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES
 from .receipts.content import OUTPUT_LIMIT_BYTES
 from .setting_checks import (
     MAX_SECONDS,
@@ -35,14 +32,21 @@ from .setting_checks import (
     commands,
     endpoint,
     environment_name,
+    inline_chars,
     patterns,
     positive_int,
     receipt_log,
+    sandbox_mode,
     schema_mode,
     seconds,
     text,
     variable_names,
 )
+from .tree.sandbox import SANDBOX_MODES
+
+if TYPE_CHECKING:  # imported where used: reading settings (the daemon's start) needs neither
+    from .loop import AgentLimits
+    from .policy import ToolPolicy
 
 DEFAULT_MODEL = "qwen3-4b"
 DEFAULT_RECEIPT_LOG = ".counterfoil/receipts.jsonl"
@@ -301,6 +305,19 @@ class Settings:
         help="the environment variable holding the key (default OPENAI_API_KEY if set)",
         group=SERVER,
     )
+    use_environment_proxy: bool = setting(
+        False,
+        "useEnvironmentProxy",
+        boolean,
+        schema={"type": "boolean"},
+        description="Reach a `#counterfoil.endpoint#` on another machine through the proxy the "
+        "daemon's environment names (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`). Off "
+        "by default; never used for this machine. An `https://` endpoint is only tunnelled, so "
+        "the proxy sees neither prompts nor the key.",
+        flag="--use-environment-proxy",
+        help="reach another machine through HTTPS_PROXY/HTTP_PROXY (never this one)",
+        group=SERVER,
+    )
     allow_insecure_http: bool = setting(
         False,
         "allowInsecureHttp",
@@ -370,6 +387,60 @@ class Settings:
         description="How much of a command's output its receipt keeps in the content store "
         "beside the log (the model sees the first 16,000 characters).",
     )
+    command_sandbox: str = setting(
+        "off",
+        "commandSandbox",
+        sandbox_mode,
+        schema={"type": "string"},
+        description="How approved commands run: `off` (as you: they can read anything you can "
+        "and use the network), `confine` (an OS sandbox \u2014 bubblewrap on Linux, sandbox-exec "
+        "on macOS: writes only under the root and a private temporary folder, no network unless "
+        "`#counterfoil.allowNetwork#`), or `review` (confined to a copy of the root; its changes "
+        "are applied only when you accept them). A confined command is refused when the "
+        "mechanism is missing, never run unconfined.",
+        flag="--sandbox",
+        choices=SANDBOX_MODES,
+        help="how commands run: off (as you), confine (writes only under the root and a private "
+        "/tmp, no network), review (confined to a copy; you accept its changes) "
+        "(default {default})",
+    )
+    allow_network: bool = setting(
+        False,
+        "allowNetwork",
+        boolean,
+        schema={"type": "boolean"},
+        description="Let a command run under `#counterfoil.commandSandbox#` `confine` or "
+        "`review` use the network.",
+        flag="--allow-network",
+        help="let a confined or reviewed command use the network",
+    )
+    # A tool result longer than this is shown as previews and an artifact to read ranges of.
+    max_inline_chars: int = setting(
+        16_000,
+        "maxInlineChars",
+        inline_chars,
+        schema={"type": "integer", "minimum": 512},
+        description="A tool result (command output, a long read, a large search) longer than "
+        "this many characters is shown to the model as an artifact id, sizes, head and tail "
+        "previews and a range request; the model reads more with `read_file` on "
+        "`.tool-artifacts/<id>/bytes/<start>-<end>`. The run's events and receipts keep the "
+        "whole result.",
+        flag="--max-inline-chars",
+        metavar="N",
+        help="a tool result longer than this is shown as previews and an artifact the model "
+        "reads ranges of (default {default})",
+    )
+    # The root's AGENTS.md goes into the system prompt.
+    agents_file: bool = setting(
+        True,
+        "agentsFile",
+        boolean,
+        schema={"type": "boolean"},
+        description="Put the project's root `AGENTS.md` (unless protected or over 16 KiB) into "
+        "the system prompt; its digest is shown when a run starts.",
+        flag="--no-agents-file",
+        help="leave the root's AGENTS.md out of the system prompt",
+    )
 
     @classmethod
     def from_mapping(cls, raw: object, *, names: Mapping[str, str] | None = None) -> Settings:
@@ -410,6 +481,8 @@ class Settings:
 
     def policy(self, root: Path) -> ToolPolicy:
         """The policy for `root`; raises ValueError when the root cannot be used."""
+        from .policy import ToolPolicy
+
         return ToolPolicy(
             root=root,
             allow_writes=self.allow_writes,
@@ -418,21 +491,37 @@ class Settings:
             command_timeout_seconds=self.command_timeout_seconds,
             protected_patterns=self.protected_patterns,
             pass_environment=self.pass_environment,
+            withheld_environment=self.api_key_variables(),
             limit_cpu_seconds=self.limit_cpu_seconds,
             limit_memory_bytes=self.limit_memory_bytes,
             limit_processes=self.limit_processes,
             allow_search=self.search_files,
             max_command_output_bytes=self.max_command_output_bytes,
+            command_sandbox=self.command_sandbox,
+            allow_network=self.allow_network,
         )
+
+    def api_key_variables(self) -> tuple[str, ...]:
+        """The variable a model server's key is read from, which no command may see."""
+        if self.api_key_env is not None:
+            return (self.api_key_env,)
+        return (DEFAULT_API_KEY_ENV,) if self.endpoint is not None else ()
 
     def limits(self, model: object = None) -> AgentLimits:
         """The run's limits. Its context window is `contextTokens` when set (less room for one
         response), else the one `model` states; with neither, the course's character limit."""
+        from .context import context_tokens, prompt_budget
+        from .loop import AgentLimits
+
         if self.context_tokens is not None:
             window: int | None = prompt_budget(self.context_tokens, self.max_tokens)
         else:
             window = context_tokens(model)
-        return AgentLimits(max_steps=self.max_steps, max_context_tokens=window)
+        return AgentLimits(
+            max_steps=self.max_steps,
+            max_context_tokens=window,
+            max_inline_chars=self.max_inline_chars,
+        )
 
     def receipt_log_path(self, root: Path) -> Path:
         """The log path: a relative one is relative to `root`, an absolute one is kept."""

@@ -218,6 +218,8 @@ def _validation_line(verdict: RunVerdict) -> str:
         )
         return f"failed: {named} {how}"
     if verdict.validation == "stale":
+        if command is not None and command.tree_changes:
+            return f"stale: {named} changed files itself, and nothing checked them since"
         return f"stale: {named} ran before the last change, and nothing checked it since"
     if verdict.files_changed:
         return "not run: no allowlisted command ran after the change"
@@ -267,7 +269,7 @@ def format_verdict(
         lines.append(f"changed:    {len(verdict.files_changed)} file(s)")
         for change in verdict.files_changed:
             lines.append(f"  {change.path} ({change.call_id})")
-            lines.append(f"    sha256 {change.sha256}")
+            lines.append(f"    sha256 {change.sha256 or '(deleted)'}")
     else:
         lines.append("changed:    nothing")
     lines.append(f"validation: {_validation_line(verdict)}")

@@ -32,13 +32,15 @@ class Argument:
 
 @dataclass(frozen=True)
 class Tool:
-    """One tool: its arguments in the order models write them, and the prompt's example."""
+    """One tool: its arguments in the order models write them, the prompt's example, and what
+    else the prompt says of it (`note`)."""
 
     name: str
     arguments: tuple[Argument, ...]
     effect: bool
     requires: Requirement
     example: Mapping[str, Any]
+    note: str = ""
 
     def argument(self, name: str) -> Argument | None:
         return next((item for item in self.arguments if item.name == name), None)
@@ -62,6 +64,13 @@ TOOLS: tuple[Tool, ...] = (
         effect=False,
         requires="nothing",
         example={"path": "app.py"},
+        note=(
+            'A result too long to show whole comes as "Tool result externalized" (an artifact_id,'
+            " its size, head and tail previews with byte ranges) and an older effect may come as"
+            " a compacted record with its receipt_id and artifact_id. Read more of an artifact"
+            " with read_file on the path .tool-artifacts/<artifact_id>/bytes/<start>-<end> (a"
+            " byte range, at most as long as the range_request it shows)."
+        ),
     ),
     Tool(
         "search_files",
@@ -144,11 +153,16 @@ def argument_problem(tool: Tool, arguments: Mapping[str, object]) -> str | None:
     """What is wrong with `arguments` for `tool` (missing, extra, mistyped), or None."""
     extra = sorted(name for name in arguments if tool.argument(name) is None)
     if extra:
-        return f"{tool.name} got unexpected arguments: {', '.join(extra)}"
+        return f"unexpected fields for {tool.name}: {', '.join(extra)}"
+    missing = sorted(
+        argument.name
+        for argument in tool.arguments
+        if argument.required and argument.name not in arguments
+    )
+    if missing:
+        return f"missing fields for {tool.name}: {', '.join(missing)}"
     for argument in tool.arguments:
         if argument.name not in arguments:
-            if argument.required:
-                return f"{tool.name} requires argument {argument.name}"
             continue
         value = arguments[argument.name]
         if argument.type == "string" and not isinstance(value, str):

@@ -25,7 +25,8 @@ class EffectOutcome:
     refused it before asking (not allowed, not enabled, a refused path, …). `failed`: approved
     but not done, or done without its receipt (`reason` says which). `sha256` is the digest of
     the bytes a file effect wrote (None when nothing was written); `exit_status` is a command's
-    status (None when it did not run or timed out; then `timed_out` says which).
+    status (None when it did not run or timed out; then `timed_out` says which), and
+    `tree_changes` the files it changed, each with the digest it left (None: deleted).
     """
 
     call_id: str
@@ -37,10 +38,15 @@ class EffectOutcome:
     exit_status: int | None = None
     timed_out: bool = False
     reason: str | None = None
+    tree_changes: tuple[tuple[str, str | None], ...] = ()
 
     @property
     def wrote_file(self) -> bool:
         return self.path is not None and self.sha256 is not None
+
+    @property
+    def changed_files(self) -> bool:
+        return self.wrote_file or bool(self.tree_changes)
 
     @property
     def ran_command(self) -> bool:
@@ -54,8 +60,10 @@ class EffectOutcome:
 
 @dataclass(frozen=True)
 class FileChange:
+    """A file the run changed, the digest it was left with (None: deleted) and the call."""
+
     path: str
-    sha256: str
+    sha256: str | None
     call_id: str
 
 
@@ -66,7 +74,8 @@ class RunVerdict:
     `validation` is decided by the last allowlisted command that ran after the last file
     change: `passed` (exit 0) or `failed` (non-zero or timed out). A command that ran only
     before a later change leaves it `stale`; no command at all leaves it `not_run` (also when
-    nothing changed). `validated_by` is the call id of the deciding (or stale) command.
+    nothing changed). A command that changed files is itself a change, so it does not
+    validate what it wrote: a formatter after the last passing test leaves it `stale`. `validated_by` is the call id of the deciding (or stale) command.
     """
 
     effects: tuple[EffectOutcome, ...] = ()
@@ -118,21 +127,24 @@ class RunVerdict:
 def compute_verdict(outcomes: Iterable[EffectOutcome]) -> RunVerdict:
     effects = tuple(outcomes)
     last_change = max(
-        (index for index, outcome in enumerate(effects) if outcome.wrote_file), default=-1
+        (index for index, outcome in enumerate(effects) if outcome.changed_files), default=-1
     )
     changes: dict[str, FileChange] = {}
     for outcome in effects:
+        written: list[tuple[str, str | None]] = list(outcome.tree_changes)
         if outcome.wrote_file:
-            assert outcome.path is not None and outcome.sha256 is not None
-            changes.pop(outcome.path, None)
-            changes[outcome.path] = FileChange(outcome.path, outcome.sha256, outcome.call_id)
+            assert outcome.path is not None
+            written.append((outcome.path, outcome.sha256))
+        for path, digest in written:
+            changes.pop(path, None)
+            changes[path] = FileChange(path, digest, outcome.call_id)
     commands = [(index, outcome) for index, outcome in enumerate(effects) if outcome.ran_command]
     validation: Validation = "not_run"
     validated_by: str | None = None
     if commands:
         index, last = commands[-1]
         validated_by = last.call_id
-        if index < last_change:
+        if index <= last_change:
             validation = "stale"
         else:
             validation = "passed" if last.exit_status == 0 else "failed"

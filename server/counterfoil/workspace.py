@@ -6,7 +6,6 @@ import errno
 import os
 import stat
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
@@ -16,8 +15,8 @@ from typing import Any
 from . import tools
 from .actions import EFFECT_TOOLS, ToolAction, check_arguments
 from .approval import Approval, denial
-from .commands import run_bounded
-from .edited_approval import edited_observation, edited_proposal
+from .commands import CommandResult
+from .edited_approval import diff_shows_all, edited_observation, edited_proposal
 from .edits import apply_edit
 from .errors import AgentError
 from .files import (
@@ -40,13 +39,24 @@ from .paths import (  # noqa: F401 - the path rules' long-standing home re-expor
     relative_parts,
 )
 from .policy import ToolPolicy
-from .proposals import CommandProposal, EditProposal, ToolProposal, sha256_hex
-from .receipt_evidence import approval_record, command_evidence, file_evidence, record_receipt
+from .proposals import (
+    ChangeSetProposal,
+    CommandProposal,
+    EditProposal,
+    ToolProposal,
+    sha256_hex,
+)
+from .receipt_evidence import approval_record, file_evidence, record_receipt
 from .receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore
 from .receipts.content import load_object
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
 from .search import SearchLimits, search_tree
 from .steps import StepResult
+from .tree.command_run import run_tracked_command
+from .tree.command_tree import CommandTree
+from .tree.restore import apply_approved_change_set, propose_command_revert
+from .tree.sandbox import OFF, sandbox_for
+from .tree.snapshot import TreeLimits, TreeRules, guarded_paths
 from .verdict import EffectOutcome, EffectState
 
 ConfirmTool = Callable[[ToolAction], object]
@@ -85,6 +95,8 @@ class Workspace:
         self.last_step: StepResult | None = None  # the record of the last `execute`
         self.search_limits = SearchLimits()
         self.search_engine = "auto"  # or "ripgrep" / "python", to pin one engine
+        self.tree_limits = TreeLimits()
+        self._tree: CommandTree | None = None
 
     @property
     def available_tools(self) -> frozenset[str]:
@@ -111,6 +123,8 @@ class Workspace:
     ) -> None:
         if isinstance(proposal, CommandProposal):
             subject: dict[str, Any] = {"argv": proposal.argv}
+        elif isinstance(proposal, ChangeSetProposal):
+            subject = {}
         else:
             subject = {"path": proposal.path}
         self._noted(
@@ -178,7 +192,7 @@ class Workspace:
         """The agent may neither read nor rewrite the log that records what it did, its head or
         its content store; a log not yet written is known by its path, letter case aside for
         case-insensitive disks."""
-        if self.receipt_store.guards(path):
+        if self.receipt_store.guards(path, self.policy.root):
             return True
         log = self.receipt_store.path
         return log is not None and str(path).casefold() == str(log.resolve()).casefold()
@@ -216,7 +230,9 @@ class Workspace:
                 if (
                     is_protected_path(child, self.policy.protected_patterns)
                     or file_identity(info) in log
-                    or self.receipt_store.guards(self.policy.root.joinpath(*child))
+                    or self.receipt_store.guards(
+                        self.policy.root.joinpath(*child), self.policy.root
+                    )
                 ):
                     continue
                 relative = "/".join(child)
@@ -365,6 +381,8 @@ class Workspace:
             raise AgentError(tools.ARGV_RULE)
         if tuple(argv) not in self.policy.allowed_commands:
             raise AgentError("command is not allowed")
+        if self.policy.command_sandbox != OFF:  # refused before asking when it cannot be had
+            sandbox_for(self.policy.command_sandbox, self.policy.root, network=False)
         return CommandProposal(
             tool_call_id=tool_call_id,
             action=action,
@@ -395,6 +413,8 @@ class Workspace:
             self.receipt_store.check_writable()
             if isinstance(proposal, CommandProposal):
                 return self._run_command(proposal)
+            if isinstance(proposal, ChangeSetProposal):
+                return self._apply_change_set(proposal)
             self._keep_file_bytes(proposal)
             if shown is not None:
                 self.receipt_store.keep_object(shown.proposed_text.encode("utf-8"))
@@ -439,7 +459,12 @@ class Workspace:
             replace_file(directory, parts[-1], data, mode)
         self._note(proposal, "approved", sha256=proposal.proposed_sha256)
         self._read_digests[proposal.path] = sha256_hex(data)
+        if shown is not None and not diff_shows_all(
+            proposal.path, shown.proposed_text, proposal.proposed_text
+        ):
+            self._read_digests.pop(proposal.path)  # the model saw a cut diff, not the text
         self._modified.add(proposal.path)
+        self.command_tree().note_effect(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {proposal.path}"
         approval = approval_record(shown or proposal, self.approval_via)
@@ -454,13 +479,17 @@ class Workspace:
 
     def revert(self, call_id: str, tool_call_id: str | None = None) -> str:
         """Put back the bytes a file effect's receipt says were there before it (or remove the
-        file it created): an effect like any other, proposed, approved, digest-checked and
-        recorded with `reverts`. Raises AgentError when it cannot be done or is denied."""
+        file it created), or every file a command changed that still holds what the command
+        left: an effect like any other, proposed, approved, digest-checked and recorded with
+        `reverts`. Raises AgentError when it cannot be done or is denied."""
         proposal = self._propose_revert(call_id, tool_call_id or self._allocate_id())
         return self._perform_approved(proposal)
 
-    def _propose_revert(self, call_id: str, tool_call_id: str) -> EditProposal:
-        plan = plan_revert(self.receipt_store.get(call_id), call_id, self._stored_object)
+    def _propose_revert(self, call_id: str, tool_call_id: str) -> ToolProposal:
+        receipt = self.receipt_store.get(call_id)
+        if receipt is not None and receipt.tool == "run_command":
+            return self._propose_command_revert(call_id, tool_call_id, receipt.evidence)
+        plan = plan_revert(receipt, call_id, self._stored_object)
         path = self.resolve_path(plan.path, must_exist=plan.expected_sha256 is not None)
         relative = self._relative(path)
         parts = PurePosixPath(relative).parts
@@ -485,6 +514,27 @@ class Workspace:
             removes_file=restored is None,
         )
 
+    def _propose_command_revert(
+        self, call_id: str, tool_call_id: str, evidence: dict[str, Any]
+    ) -> ChangeSetProposal:
+        root, protected = self.policy.root, self.policy.protected_patterns
+        plan = (call_id, tool_call_id, evidence.get("tree_changes"), self._stored_object)
+        return propose_command_revert(*plan, root, protected, self._is_receipt_log)
+
+    def _apply_change_set(self, proposal: ChangeSetProposal) -> str:
+        """Put each file in its approved state if it still holds what was shown (see
+        `tree/restore.py`), then note and receipt what was done."""
+        done = apply_approved_change_set(proposal, self.policy.root, self.policy.protected_patterns)
+        self._note(proposal, "approved", tree_changes=done.changed)
+        for path, _ in done.changed:
+            self._modified.add(path)
+            self._read_digests.pop(path, None)
+            self.command_tree().note_effect(path)
+        evidence = self._run_evidence(proposal, done.evidence)
+        artifacts = tuple(path for path, _ in done.changed)
+        self._record(proposal, "ok", done.result, evidence, artifacts)
+        return done.result
+
     def _stored_object(self, digest: str) -> bytes | None:
         log = self.receipt_store.path
         return None if log is None else load_object(log.parent, digest)
@@ -495,7 +545,7 @@ class Workspace:
             return None
         if not stat.S_ISREG(mode):
             raise AgentError("path is not a regular file")
-        return read_regular_file(directory, name, self.policy.max_file_bytes)
+        return read_regular_file(directory, name, self.policy.max_ranged_file_bytes)
 
     def _apply_revert(self, proposal: EditProposal) -> str:
         """Write the approved bytes back only if the file still holds what the receipt says."""
@@ -512,6 +562,7 @@ class Workspace:
         self._note(proposal, "approved", sha256=proposal.proposed_sha256)
         self._read_digests.pop(proposal.path, None)
         self._modified.add(proposal.path)
+        self.command_tree().note_effect(proposal.path)
         verb = "removed" if proposal.removes_file else "restored"
         result = f"{verb} {proposal.path} (reverts {proposal.reverts})"
         evidence = {**file_evidence(proposal), "reverts": proposal.reverts}
@@ -526,34 +577,41 @@ class Workspace:
         if not proposal.removes_file:
             self.receipt_store.keep_object(proposal.proposed_text.encode("utf-8"))
 
-    def _run_command(self, proposal: CommandProposal) -> str:
-        with self.receipt_store.output_stream(self.policy.max_command_output_bytes) as output:
-            started = time.monotonic()
-            try:
-                outcome = run_bounded(
-                    proposal.argv,
-                    self.policy.root,
-                    self.policy.command_timeout_seconds,
-                    pass_environment=self.policy.pass_environment,
-                    limits=self.policy.command_limits,
-                    stop=self.stop_commands,
-                    output_sink=output.write,
-                )
-            except OSError as error:
-                raise AgentError(f"could not run command: {error}") from None
-            duration = time.monotonic() - started
-            self._note(
-                proposal, "approved", exit_status=outcome.status, timed_out=outcome.timed_out
+    def command_tree(self) -> CommandTree:
+        """The snapshots that say what each command changed (made on the first command)."""
+        if self._tree is None:
+            rules = TreeRules(
+                self.policy.protected_patterns,
+                self._is_receipt_log,
+                guarded_paths(self.policy.root, self.receipt_store.own_paths(with_folder=True)),
             )
-            result = outcome.observation()
-            try:
-                evidence = command_evidence(proposal, outcome, duration, output)
-            except (AgentError, OSError) as error:
-                raise ReceiptNotRecorded(str(error)) from None
-        exit_state = "ok" if outcome.status == 0 else "error"
-        evidence = self._run_evidence(proposal, evidence)
-        self._record(proposal, exit_state, result, evidence)
-        return result
+            self._tree = CommandTree(self.policy.root, rules, self.receipt_store, self.tree_limits)
+        return self._tree
+
+    def _run_command(self, proposal: CommandProposal) -> str:
+        def ran(outcome: CommandResult, changed: tuple[tuple[str, str | None], ...]) -> None:
+            self._note(
+                proposal,
+                "approved",
+                exit_status=outcome.status,
+                timed_out=outcome.timed_out,
+                tree_changes=changed,
+            )
+
+        run = run_tracked_command(
+            proposal,
+            self.policy,
+            self.receipt_store,
+            self.command_tree(),
+            stop=self.stop_commands,
+            ask=self._approval,
+            load_object=self._stored_object,
+            ran=ran,
+        )
+        exit_state = "ok" if run.outcome.status == 0 else "error"
+        evidence = self._run_evidence(proposal, run.evidence)
+        self._record(proposal, exit_state, run.observation, evidence)
+        return run.observation
 
     def _run_evidence(
         self,
@@ -618,10 +676,15 @@ class Workspace:
         )
 
     def _record(
-        self, proposal: ToolProposal, exit_state: str, result: str, evidence: dict[str, Any]
+        self,
+        proposal: ToolProposal,
+        exit_state: str,
+        result: str,
+        evidence: dict[str, Any],
+        artifacts: tuple[str, ...] | None = None,
     ) -> None:
         self._step_receipt = record_receipt(
-            self.receipt_store, proposal, exit_state, result, evidence
+            self.receipt_store, proposal, exit_state, result, evidence, artifacts
         )
 
     def _execute(self, action: Any, tool_call_id: str | None) -> str:

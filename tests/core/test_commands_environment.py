@@ -9,6 +9,8 @@ import pytest
 
 from counterfoil.commands import run_bounded
 from counterfoil.policy import ToolPolicy
+from counterfoil.settings import Settings
+from counterfoil.workspace import Workspace
 
 PRINT_NAMES = "import os\nprint(' '.join(sorted(os.environ)))"
 SECRETS = {
@@ -55,3 +57,48 @@ def test_the_policy_passes_nothing_extra_by_default(tmp_path: Path) -> None:
 def test_pass_environment_must_be_a_tuple_of_names(tmp_path: Path, names: object) -> None:
     with pytest.raises(ValueError, match="pass_environment must be a tuple of variable names"):
         ToolPolicy(tmp_path, pass_environment=names)  # type: ignore[arg-type]
+
+
+def test_a_withheld_name_is_not_passed_even_when_listed_to_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLM_AUTH", "the-key")
+    result = run_bounded(
+        [sys.executable, "-c", PRINT_NAMES],
+        tmp_path,
+        30.0,
+        pass_environment=("LLM_AUTH",),
+        withheld_environment=("LLM_AUTH",),
+    )
+
+    assert "LLM_AUTH" not in result.output.split()
+
+
+@pytest.mark.parametrize(
+    ("mapping", "withheld"),
+    [
+        ({"apiKeyEnv": "LLM_AUTH"}, ("LLM_AUTH",)),
+        ({"apiKeyEnv": "LLM_AUTH", "passEnvironment": ["LLM_AUTH"]}, ("LLM_AUTH",)),
+        ({"endpoint": "http://127.0.0.1:8080/v1"}, ("OPENAI_API_KEY",)),
+        ({}, ()),
+    ],
+)
+def test_the_model_servers_key_variable_is_withheld_from_commands_whatever_its_name(
+    tmp_path: Path, mapping: dict[str, object], withheld: tuple[str, ...]
+) -> None:
+    assert Settings.from_mapping(mapping).policy(tmp_path).withheld_environment == withheld
+
+
+def test_an_approved_command_never_sees_the_key_variable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LLM_AUTH", "the-key")
+    argv = (sys.executable, "-c", "import os; print(os.environ.get('LLM_AUTH', 'absent'))")
+    settings = Settings.from_mapping(
+        {"apiKeyEnv": "LLM_AUTH", "passEnvironment": ["LLM_AUTH"], "allowedCommands": [argv]}
+    )
+    workspace = Workspace(settings.policy(tmp_path), lambda _action: True)
+
+    observation = workspace.run_command(list(argv))
+
+    assert "the-key" not in observation and "absent" in observation

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 FRAMEWORKS = ("mlx", "mlx_lm", "pygls", "lsprotocol", "llguidance", "numpy")
 
 
@@ -40,6 +42,72 @@ def test_the_scripted_model_runs_without_any_framework() -> None:
     assert completed.stdout.strip() == '{"final":"done"}'
 
 
+NOT_ON_THE_START_PATH = (
+    "counterfoil.lsp.session",
+    "counterfoil.workspace",
+    "counterfoil.loop",
+    "counterfoil.search",
+    "counterfoil.commands",
+    "counterfoil.cli",
+    "counterfoil.doctor",
+    "counterfoil.terminal",
+    "counterfoil.command_setup",
+    "counterfoil.receipt_commands",
+    "counterfoil.model_download_terminal",
+)
+
+
+def test_the_daemons_start_path_imports_neither_the_cli_nor_the_session() -> None:
+    """`python -m counterfoil serve` goes straight to the daemon, whose session (and with it
+    the workspace, the loop and the models) is made at the first request after `initialize`:
+    the start is the editor's wait."""
+    pytest.importorskip("pygls")
+    completed = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "counterfoil", "serve"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,  # the daemon's exit status on a closed stdin is not what is tested
+    )
+    imported = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in completed.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+
+    assert "counterfoil.lsp.server" in imported
+    assert imported.isdisjoint(NOT_ON_THE_START_PATH)
+
+
+def test_importing_the_package_loads_no_module_until_a_name_is_used() -> None:
+    program = (
+        "import sys, counterfoil\n"
+        "before = {name for name in sys.modules if name.startswith('counterfoil.')}\n"
+        "counterfoil.Workspace\n"
+        "print(sorted(before), 'counterfoil.workspace' in sys.modules)\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    )
+
+    assert completed.stdout.strip() == "[] True"
+
+
+def test_the_course_names_import_from_the_root_without_a_framework() -> None:
+    program = (
+        "import sys\n"
+        "from counterfoil import *\n"
+        "assert KvPrefixGenerator.__name__ == 'KvPrefixGenerator'\n"
+        f"print(sorted({{name.split('.')[0] for name in sys.modules}} & set({FRAMEWORKS!r})))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    )
+
+    assert completed.stdout.strip() == "[]"
+
+
 PACKAGE = Path(__file__).resolve().parents[2] / "server" / "counterfoil"
 # The adapters around the core: the daemon, the models, and the terminal's modules.
 ADAPTER_PACKAGES = ("lsp", "models")
@@ -52,6 +120,7 @@ ADAPTER_MODULES = (
     "doctor",
     "model_download_terminal",
     "command_setup",
+    "change_set_diff",
 )
 
 

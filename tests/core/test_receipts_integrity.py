@@ -121,13 +121,13 @@ def test_hostile_lines_are_line_errors_not_exceptions(tmp_path: Path, hostile: s
 def test_a_hostile_model_response_is_a_parse_error_observation(
     tmp_path: Path, response: str
 ) -> None:
-    with pytest.raises(AgentError, match="response is not a JSON object"):
+    with pytest.raises(AgentError, match="response is not valid JSON"):
         parse_action(response)
     workspace = Workspace(ToolPolicy(tmp_path))
     answers = iter([response, '{"final":"done"}'])
     limits = AgentLimits(max_context_chars=1_000_000)
     run = run_agent("goal", lambda _: next(answers), workspace, limits)
-    assert run.completed and run.events[0].result.startswith("error: response is not a JSON")
+    assert run.completed and run.events[0].result.startswith("error: response is not valid JSON")
 
 
 def test_a_course_format_log_without_a_head_loads_and_verifies(tmp_path: Path) -> None:

@@ -109,10 +109,10 @@ def test_a_different_public_key_fails(tmp_path: Path, config: Path) -> None:
 
 def test_an_unsigned_line_in_a_signed_log_fails(tmp_path: Path, config: Path) -> None:
     log = signed_log(tmp_path, config)
-    (config / KEY_FILE).unlink()
-    approving_workspace(tmp_path).receipt_store.put(
-        EffectReceipt("call-9", "write_file", {"path": "x", "content": ""}, "ok", "wrote x")
-    )
+    last_link = json.loads(log.read_text().splitlines()[-1])[CHAIN_KEY]
+    unsigned = EffectReceipt("call-9", "write_file", {"path": "x", "content": ""}, "ok", "wrote x")
+    with log.open("ab") as handle:
+        handle.write(encode_line(unsigned, last_link)[0] + b"\n")
     report = verify_receipt_log(log)
     assert not report.ok and "unsigned in a signed log" in (report.error or "")
 

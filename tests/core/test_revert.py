@@ -138,14 +138,13 @@ def test_reverting_a_created_file_removes_it(demo_project: Path) -> None:
     assert receipts(demo_project)[-1]["result_sha256"] is None
 
 
-def test_a_command_cannot_be_reverted_and_nobody_is_asked(fixed_project: Path) -> None:
+def test_a_command_that_changed_no_file_has_nothing_to_revert_and_nobody_is_asked(
+    fixed_project: Path,
+) -> None:
     status, output = run_cli(["revert", "call-2", "--root", str(fixed_project)], "y\n")
 
     assert status == 1
-    assert output == (
-        "error: call-2 ran a command; commands cannot be reverted "
-        "(what a command changed is not recorded)\n"
-    )
+    assert output == "error: nothing of call-2 can be reverted (it changed no file)\n"
 
 
 def test_an_unknown_call_id_is_an_error(fixed_project: Path) -> None:

@@ -21,6 +21,7 @@ ENGINES = [
     ),
     "python",
 ]
+ENGINE_NAMES = ("ripgrep", "python")
 
 
 def searcher(root: Path, engine: str, **limits: object) -> Workspace:
@@ -303,7 +304,7 @@ def test_search_arguments_are_checked(tmp_path: Path) -> None:
         "error: search_files argument literal must be true or false"
     )
     assert search(workspace, "x", glob="*.py") == (
-        "error: search_files got unexpected arguments: glob"
+        "error: unexpected fields for search_files: glob"
     )
 
 
@@ -322,3 +323,38 @@ def test_every_escape_the_dialect_allows_is_accepted_by_both_engines(tmp_path: P
         observations = [search(searcher(tmp_path, e), pattern) for e in ("ripgrep", "python")]
         assert observations[0] == observations[1], pattern
         assert not observations[0].startswith("error:"), pattern
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("pattern", ["(a+)+$", "(a|aa)*$", "(a*)*b"])
+def test_the_time_limit_holds_inside_a_catastrophic_match(
+    tmp_path: Path, engine: str, pattern: str
+) -> None:
+    write(tmp_path / "bait.txt", "a" * 40 + "!\n")
+    started = time.monotonic()
+
+    observation = search(searcher(tmp_path, engine, max_seconds=1.0), pattern)
+
+    assert time.monotonic() - started < 4
+    if engine == "python":  # ripgrep's engine matches in linear time: it simply finishes
+        assert observation.splitlines()[-1] == "[stopped at the time limit; give a narrower path]"
+
+
+@pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")
+@pytest.mark.parametrize("bound", [10, 10**9])
+def test_ripgreps_hits_are_in_path_order_from_a_parallel_or_a_sorted_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: int
+) -> None:
+    """Unsorted output within the bound is sorted here; past it, ripgrep runs sorted."""
+    from counterfoil import ripgrep
+
+    monkeypatch.setattr(ripgrep, "MAX_UNSORTED_BYTES", bound)
+    for index in range(40):
+        write(tmp_path / f"d{index % 7}" / f"f{index}.txt", "needle\nhay\nneedle\n")
+
+    observations = [
+        search(searcher(tmp_path, engine, max_hits=25), "needle") for engine in ENGINE_NAMES
+    ]
+
+    assert observations[0] == observations[1]
+    assert observations[0].splitlines()[-1].startswith("[first 25 hits")

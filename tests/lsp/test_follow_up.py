@@ -54,12 +54,14 @@ async def test_a_follow_up_continues_with_the_files_already_read(
             "conversationId": first["runId"],
             "goal": "look at app.py",
             "followUp": False,
+            "agentsFile": None,
         },
         {
             "runId": second["runId"],
             "conversationId": first["runId"],
             "goal": "now fix it",
             "followUp": True,
+            "agentsFile": None,
         },
     ]
     status = await daemon.request("counterfoil/status", {})

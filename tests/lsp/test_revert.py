@@ -40,7 +40,7 @@ async def test_a_revert_is_previewed_approved_written_and_receipted(
     assert result["receipt"] == daemon.receipts[-1]
 
 
-async def test_a_command_cannot_be_reverted_and_nobody_is_asked(
+async def test_a_command_that_changed_no_file_has_nothing_to_revert_and_nobody_is_asked(
     start_daemon: StartDaemon, fix_app_settings: dict[str, Any]
 ) -> None:
     daemon = await start_daemon(fix_app_settings)
@@ -49,9 +49,42 @@ async def test_a_command_cannot_be_reverted_and_nobody_is_asked(
 
     result = await daemon.request("counterfoil/revert", {"toolCallId": "call-2"})
 
-    assert result["observation"].startswith("error: call-2 ran a command; commands cannot be")
+    assert result["observation"] == "error: nothing of call-2 can be reverted (it changed no file)"
     assert result["receipt"] is None
     assert len(daemon.confirms) == asked
+
+
+def test_reverting_a_command_is_previewed_as_a_change_set(tmp_path: Path) -> None:
+    from counterfoil.actions import ToolAction
+    from counterfoil.lsp.protocol import preview
+    from counterfoil.proposals import ChangeSetProposal, FileRestore
+
+    proposal = ChangeSetProposal(
+        tool_call_id="call-3",
+        action=ToolAction("revert", {"tool_call_id": "call-2"}),
+        files=(
+            FileRestore("data.txt", "2" * 64, b"before\n", "1" * 64, 0o644, b"after\n"),
+            FileRestore("gen/out.txt", "3" * 64, None, None, None, b"\xff"),
+        ),
+        left_alone=(("link", "a symlink, not a regular file"),),
+        reverts="call-2",
+    )
+
+    shown = preview(proposal, tmp_path)
+
+    assert shown["kind"] == "changes" and shown["reverts"] == "call-2"
+    assert shown["files"][0] == {
+        "path": "data.txt",
+        "uri": (tmp_path / "data.txt").as_uri(),
+        "expectedSha256": "2" * 64,
+        "contentSha256": "1" * 64,
+        "removesFile": False,
+        "currentText": "after\n",
+        "proposedText": "before\n",
+    }
+    assert shown["files"][1]["removesFile"] is True
+    assert shown["files"][1]["currentText"] is None
+    assert shown["leftAlone"] == [{"path": "link", "why": "a symlink, not a regular file"}]
 
 
 async def test_revert_needs_a_tool_call_id(start_daemon: StartDaemon) -> None:

@@ -26,6 +26,7 @@ async def test_a_run_reports_its_start_text_steps_and_end(
             "conversationId": run_id,
             "goal": "make double() double",
             "followUp": False,
+            "agentsFile": None,
         }
     ]
     assert daemon.told("counterfoil/runState") == [

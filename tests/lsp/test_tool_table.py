@@ -47,7 +47,7 @@ def test_a_tool_added_to_the_table_reaches_prompt_schema_checking_and_status(
 
     action = parse_action('{"tool":"count_lines","path":"a.py"}', workspace.available_tools)
     assert action == ToolAction("count_lines", {"path": "a.py"})
-    with pytest.raises(AgentError, match="count_lines requires argument path"):
+    with pytest.raises(AgentError, match="missing fields for count_lines: path"):
         check_arguments("count_lines", {"pattern": "x"})
     with pytest.raises(AgentError, match="count_lines argument pattern must be a string"):
         parse_action('{"tool":"count_lines","path":"a.py","pattern":1}')

@@ -81,6 +81,14 @@ def test_grammar_cannot_spell_a_disabled_tool(tokenizer: Any, vocab_size: int) -
     assert not _accepts(grammar, '{"tool":"run_command","argv":["ls"]}')
 
 
+def test_grammar_spells_a_read_of_the_reserved_artifact_range_path(
+    tokenizer: Any, vocab_size: int
+) -> None:
+    grammar = ActionGrammar(tokenizer, vocab_size, READ_ONLY)
+    path = f".tool-artifacts/artifact-{'ab' * 32}/bytes/0-512"
+    assert _accepts(grammar, json.dumps({"tool": "read_file", "path": path}, separators=(",", ":")))
+
+
 def test_grammar_allows_only_allowlisted_argv(tokenizer: Any, vocab_size: int) -> None:
     grammar = ActionGrammar(tokenizer, vocab_size, COMMANDS, [VALIDATE])
     assert _accepts(grammar, '{"tool":"run_command","argv":["python","validate.py"]}')

@@ -231,3 +231,49 @@ def test_weights_redirected_to_a_cdn_are_fetched_there_without_the_token(
     assert from_cdn.path.startswith("/cdn/") and not from_cdn.authorized
     assert any(r.authorized for r in hub.requests if r.path.startswith("/api/"))
     assert (folder / WEIGHTS).read_bytes() == (hub.repos[REPO] / WEIGHTS).read_bytes()
+
+
+def files_outside(folder: Path, cache: Path) -> set[Path]:
+    return {path for path in folder.rglob("*") if cache not in (path, *path.parents)}
+
+
+@pytest.mark.parametrize("etag", ["../../../escaped", "..", "/tmp/escaped", "a" * 39, "G" * 40])
+def test_an_etag_that_is_not_a_blob_name_is_refused_before_it_touches_a_path(
+    hub: HubServer, cache: Path, tmp_path: Path, etag: str
+) -> None:
+    hub.etags[WEIGHTS] = etag
+    outside = files_outside(tmp_path, cache)
+
+    with pytest.raises(ModelDownloadError, match="is not one; nothing was saved"):
+        download_model(REPO, cache_dir=cache)
+
+    assert files_outside(tmp_path, cache) == outside
+    assert not list(cache.rglob("*escaped*"))
+
+
+def test_a_commit_id_that_is_not_hex_is_refused(hub: HubServer, cache: Path) -> None:
+    hub.commit = "../../outside"
+
+    with pytest.raises(ModelDownloadError, match="as a commit id"):
+        plan_download(REPO, cache_dir=cache)
+
+    assert not cache.exists() or not any(cache.rglob("outside"))
+
+
+@pytest.mark.parametrize("name", ["../escaped.json", "/etc/escaped.json", "a/../../escaped.json"])
+def test_a_listed_file_path_that_leaves_the_snapshot_is_refused(
+    hub: HubServer, cache: Path, name: str
+) -> None:
+    hub.listed_names["config.json"] = name
+
+    with pytest.raises(ModelDownloadError, match="leaves the model's folder"):
+        plan_download(REPO, cache_dir=cache)
+
+
+def test_the_snapshot_is_laid_out_as_the_hub_client_reads_it(hub: HubServer, cache: Path) -> None:
+    folder = download_model(REPO, cache_dir=cache)
+
+    assert folder.parent.name == "snapshots" and folder.name == hub.commit
+    assert (folder.parent.parent / "refs" / "main").read_text() == hub.commit
+    assert (folder / WEIGHTS).is_symlink()
+    assert model_on_disk(REPO, cache_dir=cache)

@@ -126,6 +126,7 @@ describe("receipt nodes", () => {
           conversationId: "r1",
           goal: "make tests/test_math.py pass",
           followUp: false,
+          agentsFile: null,
           startedAt: "2026-11-30T04:09:59Z",
           endedAt: null,
           reason: null,

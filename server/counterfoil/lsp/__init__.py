@@ -71,7 +71,7 @@ def serve(argv: Sequence[str] | None = None) -> int:
     try:
         return run_stdio(server.protocol, sys.stdin.fileno(), protocol_out, server.channel.attach)
     finally:
-        server.session.close(SHUTDOWN_WAIT_SECONDS)
+        server.close_session(SHUTDOWN_WAIT_SECONDS)
 
 
 def main() -> None:

@@ -146,7 +146,7 @@ class VerdictEffect:
 @dataclass(frozen=True, kw_only=True)
 class FileChanged:
     path: str
-    sha256: str
+    sha256: str | None  # null: the run deleted it
     toolCallId: str
 
 
@@ -236,6 +236,12 @@ class Receipt:
     output_sha256: str | None = field(default=None, metadata=SOMETIMES)
     output_truncated: bool | None = field(default=None, metadata=SOMETIMES)
     reverts: str | None = field(default=None, metadata=SOMETIMES)
+    # What a command changed in the tree, what changed beside it, how it was confined, and a
+    # reviewed command's answer (see docs/protocol.md).
+    tree_changes: Any = field(default=None, metadata=SOMETIMES)
+    tree_drift: Any = field(default=None, metadata=SOMETIMES)
+    sandbox: Any = field(default=None, metadata=SOMETIMES)
+    review: Any = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -245,6 +251,7 @@ class RunStarted:
     conversationId: str
     goal: str  # the run's goal or the follow-up's text
     followUp: bool
+    agentsFile: dict[str, Any] | None  # the root's AGENTS.md the run's prompt holds, if any
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -384,12 +391,39 @@ class CommandPreview:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ChangedFile:
+    path: str
+    uri: str
+    expectedSha256: str | None
+    contentSha256: str | None
+    removesFile: bool
+    currentText: str | None
+    proposedText: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeftAlone:
+    path: str
+    why: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChangeSetPreview:
+    """A command's reviewed changes to the tree, or a command's revert, accepted as a whole."""
+
+    kind: Literal["changes"] = "changes"
+    reverts: str | None
+    files: list[ChangedFile]
+    leftAlone: list[LeftAlone]
+
+
+@dataclass(frozen=True, kw_only=True)
 class ConfirmParams:
     METHOD: ClassVar[str] = "counterfoil/confirm"
     toolCallId: str
     tool: str
     arguments: dict[str, Any]
-    preview: EditPreview | CommandPreview
+    preview: EditPreview | CommandPreview | ChangeSetPreview
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 
 from .. import tools
 from ..actions import Action, FinalAction, ToolAction
 from ..approval import Approval, clean_reason
-from ..loop import AgentEvent, AgentRun
-from ..proposals import CommandProposal, ToolProposal
-from ..receipts import EffectReceipt
+from ..proposals import ChangeSetProposal, CommandProposal, ToolProposal
 from ..receipts.content import DIGEST
 from ..steps import StepResult
 from ..tools import example_action
@@ -25,6 +23,10 @@ from ..verdict import EffectOutcome, RunVerdict
 from . import messages
 from .edit_preview import workspace_edit
 from .messages import wire
+
+if TYPE_CHECKING:
+    from ..loop import AgentEvent, AgentRun
+    from ..receipts import EffectReceipt
 
 MAX_GOAL_CHARS = 20_000
 
@@ -226,7 +228,17 @@ def run_result(run: AgentRun) -> dict[str, Any]:
 
 def failed_run(reason: str, error: str | None) -> dict[str, Any]:
     """A run that ended before the agent loop could start (no model, no receipt log)."""
-    return run_result(AgentRun(False, reason, None, (), (), error))
+    shown: dict[str, Any] = wire(
+        messages.RunResult(
+            completed=False,
+            reason=reason,
+            final=None,
+            modifiedFiles=[],
+            error=error,
+            verdict=verdict_message(RunVerdict(), False),
+        )
+    )
+    return shown
 
 
 def tool_table(enabled: frozenset[str]) -> list[dict[str, Any]]:
@@ -255,6 +267,24 @@ def tool_table(enabled: frozenset[str]) -> list[dict[str, Any]]:
 def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
     """What the person is shown: the exact argv, or the whole proposed file once and the same
     change as a WorkspaceEdit."""
+    if isinstance(proposal, ChangeSetProposal):
+        return {
+            "kind": "changes",
+            "reverts": proposal.reverts,
+            "files": [
+                {
+                    "path": item.path,
+                    "uri": (root / item.path).as_uri(),
+                    "expectedSha256": item.expected_sha256,
+                    "contentSha256": item.content_sha256,
+                    "removesFile": item.content is None,
+                    "currentText": _text_or_none(item.current),
+                    "proposedText": _text_or_none(item.content),
+                }
+                for item in proposal.files
+            ],
+            "leftAlone": [{"path": path, "why": why} for path, why in proposal.left_alone],
+        }
     shown: messages.EditPreview | messages.CommandPreview
     if isinstance(proposal, CommandProposal):
         shown = messages.CommandPreview(
@@ -276,6 +306,13 @@ def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
         )
     data: dict[str, Any] = wire(shown)
     return data
+
+
+def _text_or_none(data: bytes | None) -> str | None:
+    try:
+        return None if data is None else data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 def confirm_params(proposal: ToolProposal, root: Path) -> dict[str, Any]:

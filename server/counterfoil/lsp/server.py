@@ -13,16 +13,14 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from .. import __version__
-from ..models.runtime import runtime_report
 from .channel import MessageKind
-from .model_download import answer, model_param
 from .progress import ProgressReporter
 from .protocol import (
     NoConversationToContinue,
@@ -35,9 +33,12 @@ from .protocol import (
     no_params,
     text_param,
 )
-from .session import Job, NoConversation, NoWorkspaceRoot, Session, SessionBusy
 from .settings import SettingsError, parse_settings, settings_from_configuration
 from .transport import LoggingProtocol, raw_converter
+
+if TYPE_CHECKING:
+    from ..settings import Settings
+    from .session import Job, Session
 
 SERVER_NAME = "counterfoil"
 SERVER_VERSION = __version__
@@ -145,7 +146,36 @@ class CounterfoilServer(LanguageServer):
             converter_factory=raw_converter,
         )
         self.channel = LoopChannel(self)
-        self.session = Session(self.channel)
+        self._session: Session | None = None
+        self._start_root: Path | None = None
+        self._start_settings: Settings | None = None
+
+    @property
+    def session(self) -> Session:
+        """Made at the first request that needs it, so that answering `initialize` loads no
+        workspace, loop or model code; it starts with what `initialize` said."""
+        if self._session is None:
+            from .session import Session
+
+            created = Session(self.channel)
+            created.root = self._start_root
+            if self._start_settings is not None:
+                created.settings = self._start_settings
+            self._session = created
+        return self._session
+
+    def start_with(self, root: Path | None, settings: Settings | None) -> None:
+        """What `initialize` said: kept for the session, or given to it when it exists."""
+        if self._session is None:
+            self._start_root, self._start_settings = root, settings
+            return
+        self._session.root = root
+        if settings is not None:
+            self._session.settings = settings
+
+    def close_session(self, wait_seconds: float) -> None:
+        if self._session is not None:
+            self._session.close(wait_seconds)
 
 
 def _root_of(params: types.InitializeParams) -> Path | None:
@@ -163,6 +193,8 @@ def _root_of(params: types.InitializeParams) -> Path | None:
 
 
 def _start(start: Callable[[], Job]) -> Job:
+    from .session import NoConversation, NoWorkspaceRoot, SessionBusy
+
     try:
         return start()
     except SessionBusy:
@@ -186,7 +218,6 @@ async def _outcome(job: Job) -> dict[str, Any]:
 
 def build_server() -> CounterfoilServer:
     server = CounterfoilServer()
-    session = server.session
     channel = server.channel
 
     @server.feature(types.INITIALIZE)
@@ -199,12 +230,15 @@ def build_server() -> CounterfoilServer:
                 "error", f"Counterfoil: workspace folder {root} is not a directory"
             )
             root = None
-        session.root = None if root is None else root.resolve()
+        resolved = None if root is None else root.resolve()
+        settings = None
         try:
-            session.settings = parse_settings(params.initialization_options)
+            settings = parse_settings(params.initialization_options)
         except SettingsError as error:
             channel.show_message("error", f"Counterfoil: {error}; using the defaults")
-        logger.info("root %s, model %s", session.root, session.settings.model)
+        server.start_with(resolved, settings)
+        model = settings.model if settings is not None else "the default model"
+        logger.info("root %s, model %s", resolved, model)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def change_configuration(
@@ -218,66 +252,71 @@ def build_server() -> CounterfoilServer:
         if settings is None:
             logger.info("configuration change without a counterfoil section ignored")
             return
-        session.settings = settings
+        server.session.settings = settings
         logger.info("settings changed; they apply from the next run")
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: CounterfoilServer, params: None) -> None:
-        await asyncio.to_thread(session.close, SHUTDOWN_WAIT_SECONDS)
+        await asyncio.to_thread(server.close_session, SHUTDOWN_WAIT_SECONDS)
 
     @server.feature(types.EXIT)
     def exit_(ls: CounterfoilServer, params: None) -> None:
-        session.close(SHUTDOWN_WAIT_SECONDS)
+        server.close_session(SHUTDOWN_WAIT_SECONDS)
 
     @server.feature("counterfoil/run")
     async def run(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         goal = goal_param(params)
-        return await _outcome(_start(lambda: session.run(goal)))
+        return await _outcome(_start(lambda: server.session.run(goal)))
 
     @server.feature("counterfoil/followUp")
     async def follow_up(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         text = text_param(params)
-        return await _outcome(_start(lambda: session.follow_up(text)))
+        return await _outcome(_start(lambda: server.session.follow_up(text)))
 
     @server.feature("counterfoil/object")
     async def stored_object(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         digest = digest_param(params)
-        return await asyncio.to_thread(session.stored_object, digest)
+        return await asyncio.to_thread(server.session.stored_object, digest)
 
     @server.feature("counterfoil/runValidation")
     async def run_validation(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         argv = argv_param(params)
-        return await _outcome(_start(lambda: session.run_validation(argv)))
+        return await _outcome(_start(lambda: server.session.run_validation(argv)))
 
     @server.feature("counterfoil/revert")
     async def revert(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         call_id = call_id_param(params, "counterfoil/revert")
-        return await _outcome(_start(lambda: session.revert(call_id)))
+        return await _outcome(_start(lambda: server.session.revert(call_id)))
 
     @server.feature("counterfoil/receipts")
     async def receipts(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         no_params(params, "counterfoil/receipts")
-        return await asyncio.to_thread(session.receipts)
+        return await asyncio.to_thread(server.session.receipts)
 
     @server.feature("counterfoil/verifyReceipts")
     async def verify_receipts(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         no_params(params, "counterfoil/verifyReceipts")
-        return await asyncio.to_thread(session.verify)
+        return await asyncio.to_thread(server.session.verify)
 
     @server.feature("counterfoil/downloadModel")
     async def download_model(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        model = model_param(params, session.settings.model)
-        return await answer(session.downloads.start(model))
+        from .model_download import answer, model_param
+
+        model = model_param(params, server.session.settings.model)
+        return await answer(server.session.downloads.start(model))
 
     @server.feature("counterfoil/modelRuntime")
     def model_runtime(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        settings = session.settings
+        settings = server.session.settings
+        from ..models.runtime import runtime_report
+        from .model_download import model_param
+
         model = model_param(params, settings.model)
         return runtime_report(model, endpoint=settings.endpoint)
 
     @server.feature("counterfoil/status")
     def status(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         no_params(params, "counterfoil/status")
-        return session.status()
+        return server.session.status()
 
     return server

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..actions import ToolAction
+from ..agents_file import AgentsFile, read_agents_file
 from ..context import Observation
 from ..errors import AgentError
 from ..loop import AgentEvent, run_agent
@@ -27,7 +28,9 @@ from ..models.errors import ModelLoadError
 from ..models.usage import usage_line
 from ..receipt_evidence import utc_now
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
-from ..receipts.content import load_object
+from ..receipts.content import load_object_prefix
+from ..receipts.logfile import make_log_folder
+from ..receipts.verify import read_receipt_log
 from ..settings import Settings
 from ..steps import StepResult
 from ..workspace import Workspace
@@ -149,14 +152,12 @@ class Session:
                 "error": "no workspace folder is open",
                 "runs": self.runs(),
             }
-        try:
-            store = ReceiptStore(log)
-        except AgentError as error:
-            return {"receipts": [], "logPath": str(log), "error": str(error), "runs": self.runs()}
+        receipts: list[dict[str, Any]] = []
+        report = read_receipt_log(log, lambda receipt: receipts.append(receipt_dict(receipt)))
         return {
-            "receipts": [receipt_dict(r) for r in store.receipts()],
+            "receipts": receipts,  # every line checked: those before the first bad one
             "logPath": str(log),
-            "error": None,
+            "error": report.error,
             "runs": self.runs(),
         }
 
@@ -195,26 +196,26 @@ class Session:
     def stored_object(self, digest: str) -> dict[str, Any]:
         """A content-store object as text, bounded; `digest` is already checked to be hex."""
         log = self.receipt_log()
-        data = None
+        found = None
         if log is not None:
             try:
-                data = load_object(log.parent, digest)
+                found = load_object_prefix(log.parent, digest, MAX_OBJECT_TEXT_BYTES)
             except AgentError:
-                data = None
-        if data is None:
+                found = None
+        if found is None:
             missing = messages.ObjectResult(
                 sha256=digest, found=False, text=None, bytes=0, truncated=False
             )
             return dict(wire(missing))
-        shown = data[:MAX_OBJECT_TEXT_BYTES]
-        found = messages.ObjectResult(
+        shown, size = found
+        stored = messages.ObjectResult(
             sha256=digest,
             found=True,
             text=shown.decode("utf-8", errors="replace"),
-            bytes=len(data),
-            truncated=len(shown) < len(data),
+            bytes=size,
+            truncated=len(shown) < size,
         )
-        return dict(wire(found))
+        return dict(wire(stored))
 
     # Operations
 
@@ -309,8 +310,9 @@ class Session:
             raise unavailable("workspace_error", str(error)) from None
         log = settings.receipt_log_path(root)
         try:
-            log.parent.mkdir(parents=True, exist_ok=True)
+            make_log_folder(log)
             store = ReceiptStore(log)
+            store.require_signer()
         except (AgentError, OSError) as error:
             message = f"could not open the receipt log {log}: {error}"
             raise unavailable("receipt_log_error", message) from None
@@ -337,9 +339,14 @@ class Session:
         if continued is None:
             with self._lock:
                 self._conversation = None
+        agents = self._agents_file(job)
         started = wire(
             messages.RunStarted(
-                runId=run_id, conversationId=conversation_id, goal=goal, followUp=follow_up
+                runId=run_id,
+                conversationId=conversation_id,
+                goal=goal,
+                followUp=follow_up,
+                agentsFile=None if agents is None else agents.to_dict(),
             )
         )
         entry = {
@@ -357,7 +364,7 @@ class Session:
         if job.stopping:
             job.on_stop()
         try:
-            result = self._run_agent(job, goal, continued, run_id)
+            result = self._run_agent(job, goal, continued, run_id, agents)
         except Exception:
             self._run_state(run_id, "ended", "internal_error")
             raise
@@ -372,8 +379,26 @@ class Session:
         notice = messages.RunStateNotice(runId=run_id, state=state, reason=reason)
         self.channel.notify(RUN_STATE_METHOD, wire(notice))
 
+    def _agents_file(self, job: Job) -> AgentsFile | None:
+        """The root's AGENTS.md for this run, read once under the gate's path rules (None when
+        turned off, absent, or when the workspace cannot be opened; the run then says why)."""
+        settings, root = job.settings, job.root
+        if not settings.agents_file:
+            return None
+        try:
+            policy = settings.policy(root)
+            store = ReceiptStore(settings.receipt_log_path(root))  # its log is never read
+        except (AgentError, OSError, ValueError):
+            return None
+        return read_agents_file(Workspace(policy, receipt_store=store), policy.root)
+
     def _run_agent(
-        self, job: Job, goal: str, continued: Conversation | None, run_id: str
+        self,
+        job: Job,
+        goal: str,
+        continued: Conversation | None,
+        run_id: str,
+        agents: AgentsFile | None = None,
     ) -> dict[str, Any]:
         settings, root = job.settings, job.root
         try:
@@ -434,6 +459,7 @@ class Session:
                 messages=history,
                 count_tokens=generate.count_tokens,
                 observations=observations,
+                instructions=None if agents is None else agents.text,
             )
             self._keep_conversation(continued, goal, history, observations, workspace, run_id)
             if run.reason == "model_error" and run.error:

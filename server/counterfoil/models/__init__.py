@@ -56,7 +56,7 @@ def load_generate(
     without passing them here. See `counterfoil.models.mlx`.
     """
     if options is not None and options.endpoint is not None:
-        from .remote import load_remote_generate
+        from .remote_loading import load_remote_generate
 
         return load_remote_generate(spec, options, on_progress=on_progress, should_stop=should_stop)
     if not isinstance(spec, str) or not spec.strip():

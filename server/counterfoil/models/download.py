@@ -4,8 +4,8 @@ huggingface_hub 2.4 downloads each file to a process-unique temporary name and d
 the transfer fails, so an interrupted 2 GiB download starts again from zero. Here each file is
 fetched with the hub's own `http_get` into `blobs/<etag>.incomplete` (kept between runs, resumed
 with a Range request), under the hub's per-blob lock, and moved to `blobs/<etag>` once its size
-(and, for LFS files, its SHA-256) match. Then `snapshot_download` lays out the cache exactly as
-`mlx_lm.load` expects (refs, snapshot links, tree listing), finding every blob already present.
+(and, for LFS files, its SHA-256) match, and the snapshot is laid out from names checked first
+(hub_cache.py: a hub answering `ETag: "../../../x"` writes nothing).
 Progress comes from the `tqdm_class` hook `http_get` calls once per chunk; raising from it is
 how a download is cancelled (the chunk in hand is not written, so the partial file stays exact).
 Plain HTTP rather than Xet: Xet transfers cannot be resumed from a partial file.
@@ -24,7 +24,16 @@ from pathlib import Path
 from typing import Any, Literal, Self, cast
 from urllib.parse import urlsplit
 
-from .errors import ModelLoadError
+from .errors import ModelDownloadError as ModelDownloadError  # noqa: PLC0414 - re-exported
+from .hub_cache import (
+    BLOB_NAME,
+    COMMIT_NAME,
+    INCOMPLETE_SUFFIX,
+    checked_file_path,
+    hub_name,
+    link_snapshot,
+    present_bytes,
+)
 from .model_names import SHORT_NAMES, resolve_model
 from .scripted import SCRIPTED_PREFIX
 
@@ -43,13 +52,8 @@ MLX_LM_ALLOW_PATTERNS = [
 ]
 DEFAULT_REVISION = "main"
 PROGRESS_INTERVAL_SECONDS = 0.1
-INCOMPLETE_SUFFIX = ".incomplete"
 
 DownloadState = Literal["downloading", "done", "cancelled", "failed"]
-
-
-class ModelDownloadError(ModelLoadError):
-    """Offline, unreachable, unknown or refused: one line that names the way out."""
 
 
 class DownloadCancelled(Exception):
@@ -181,30 +185,21 @@ def plan_download(
         raise ModelDownloadError(
             f"{repo_id} on {endpoint} has no model files (config.json, *.safetensors); " + WAY_OUT
         )
+    commit = hub_name(info.sha, COMMIT_NAME, "a commit id", endpoint)
     storage = _storage(repo_id, cache_dir)
     files = []
     for path in wanted:
         sibling = siblings[path]
-        size = sibling.size or 0
+        checked_file_path(path, endpoint)
+        size = sibling.size if isinstance(sibling.size, int) and sibling.size >= 0 else 0
         # The hub's blob name: an LFS file's SHA-256, else its git blob id (what HEAD sends).
         etag = sibling.lfs.sha256 if sibling.lfs is not None else sibling.blob_id
-        on_disk = (storage / "snapshots" / info.sha / path).exists()
-        present = size if on_disk else _present_bytes(storage, etag, size)
+        if etag:
+            hub_name(etag, BLOB_NAME, f"a blob name for {path}", endpoint)
+        on_disk = (storage / "snapshots" / commit / path).exists()
+        present = size if on_disk else present_bytes(storage, etag, size)
         files.append(ModelFile(path, size, on_disk, present))
-    return DownloadPlan(spec, repo_id, revision, info.sha, tuple(files))
-
-
-def _present_bytes(storage: Path, etag: str | None, size: int) -> int:
-    if not etag:
-        return 0
-    blob = storage / "blobs" / etag
-    if blob.exists():
-        return size
-    partial = blob.with_name(blob.name + INCOMPLETE_SUFFIX)
-    try:
-        return min(partial.stat().st_size, size)
-    except OSError:
-        return 0
+    return DownloadPlan(spec, repo_id, revision, commit, tuple(files))
 
 
 def download_model(
@@ -224,12 +219,13 @@ def download_model(
     endpoint = hub_endpoint()
     meter = _Meter(plan, on_progress, should_stop or (lambda: False))
     try:
+        blobs = {}
         for file in plan.files:
             if not file.on_disk:
                 meter.start_file(file)
-                _fetch_blob(plan, file, endpoint, cache_dir, meter)
+                blobs[file.path] = _fetch_blob(plan, file, endpoint, cache_dir, meter)
                 meter.file_done(file)
-        folder = _link_snapshot(plan, endpoint, cache_dir)
+        folder = link_snapshot(_storage(plan.repo_id, cache_dir), plan.revision, plan.commit, blobs)
     except DownloadCancelled:
         meter.finish("cancelled")
         raise
@@ -334,8 +330,9 @@ def _fetch_blob(
     endpoint: str,
     cache_dir: str | Path | None,
     meter: _Meter,
-) -> None:
-    """Bring one file into `blobs/<etag>`, continuing a partial file left by an earlier run."""
+) -> str:
+    """Bring one file into `blobs/<etag>`, continuing a partial file left by an earlier run;
+    return the blob's name."""
     from huggingface_hub import constants, get_hf_file_metadata, hf_hub_url
     from huggingface_hub.file_download import repo_folder_name
     from huggingface_hub.utils import (  # type: ignore[attr-defined]
@@ -347,15 +344,16 @@ def _fetch_blob(
     metadata = get_hf_file_metadata(url, endpoint=endpoint)
     if metadata.etag is None:
         raise ModelDownloadError(f"{endpoint} sent no ETag for {file.path}; is it a hub?")
+    etag = hub_name(metadata.etag, BLOB_NAME, f"the ETag of {file.path}", endpoint)
     storage = _storage(plan.repo_id, cache_dir)
-    blob = storage / "blobs" / metadata.etag
+    blob = storage / "blobs" / etag
     locks = Path(cache_dir if cache_dir is not None else constants.HF_HUB_CACHE).expanduser()
     lock = locks / ".locks" / repo_folder_name(repo_id=plan.repo_id, repo_type="model")
     lock.mkdir(parents=True, exist_ok=True)
     blob.parent.mkdir(parents=True, exist_ok=True)
-    with WeakFileLock(lock / f"{metadata.etag}.lock"):
+    with WeakFileLock(lock / f"{etag}.lock"):
         if blob.exists():
-            return
+            return etag
         partial = blob.with_name(blob.name + INCOMPLETE_SUFFIX)
         expected = metadata.size if metadata.size is not None else file.size
         if partial.exists() and partial.stat().st_size > expected:
@@ -376,8 +374,9 @@ def _fetch_blob(
                     displayed_filename=file.path,
                     tqdm_class=cast(Any, meter.bar_class()),
                 )
-        _check_blob(partial, metadata.etag, expected, file.path)
+        _check_blob(partial, etag, expected, file.path)
         os.replace(partial, blob)
+    return etag
 
 
 def _http_get(url: str, output: Any, **options: Any) -> None:
@@ -408,22 +407,6 @@ def _check_blob(partial: Path, etag: str, size: int, name: str) -> None:
     if problem is not None:
         partial.unlink(missing_ok=True)
         raise ModelDownloadError(f"{name} arrived damaged ({problem}); run the download again")
-
-
-def _link_snapshot(plan: DownloadPlan, endpoint: str, cache_dir: str | Path | None) -> Path:
-    """Let the hub client write refs and snapshot links; every blob is already in place."""
-    from huggingface_hub import snapshot_download
-
-    folder = snapshot_download(
-        plan.repo_id,
-        revision=plan.revision,
-        cache_dir=cache_dir,
-        endpoint=endpoint,
-        allow_patterns=MLX_LM_ALLOW_PATTERNS,
-        tqdm_class=cast(Any, _SilentBar),
-        max_workers=1,
-    )
-    return Path(folder)
 
 
 class _SilentBar:

@@ -1,17 +1,20 @@
-"""Which model-server URLs Counterfoil will send prompts to, and where the key comes from.
+"""Which model-server URLs Counterfoil will send prompts to, how, and where the key comes from.
 
 A prompt carries the files the model read, so it goes in the clear (`http://`) only to this
 machine unless the person opts in; a key is read from the environment variable the person
-names, and only its name is ever kept in settings.
+names, and only its name is ever kept in settings. A proxy from the environment (`HTTPS_PROXY`
+and the like) is used only when the person asks for it, and never for this machine: a loopback
+endpoint would otherwise send prompts and the key to the proxy in the clear.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from .. import endpoints
-from ..endpoints import DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES, is_loopback_host
+from ..endpoints import DEFAULT_API_KEY_ENV, DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES, is_loopback_host
 from .errors import ModelLoadError
 
 # The URL rule lives in the core (`counterfoil.endpoints`); its names are here for the models.
@@ -24,7 +27,6 @@ __all__ = [
     "checked_endpoint",
     "is_loopback_host",
 ]
-DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class EndpointOptions:
     allow_insecure_http: bool = False
     schema_mode: str = "json_schema"
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    use_environment_proxy: bool = False
 
 
 def checked_endpoint(url: str, *, allow_insecure_http: bool = False) -> str:
@@ -59,3 +62,31 @@ def api_key_from_environment(variable: str | None) -> str | None:
     if not key:
         raise ModelLoadError(f"environment variable {variable} (named by --api-key-env) is not set")
     return key
+
+
+def environment_proxy(url: str, *, use_environment_proxy: bool) -> str | None:
+    """The proxy to reach `url` through: None unless the person asked for the environment's
+    proxy, and always None for a loopback endpoint or one `NO_PROXY` exempts.
+
+    The proxy for an https:// endpoint is only ever a tunnel (`CONNECT`): TLS runs end to end
+    with the endpoint, so the proxy sees neither the prompt nor the key.
+    """
+    from urllib.request import (  # type: ignore[attr-defined]
+        getproxies_environment,
+        proxy_bypass_environment,
+    )
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if not use_environment_proxy or is_loopback_host(host):
+        return None
+    proxies = getproxies_environment()
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or proxy_bypass_environment(host, proxies):
+        return None
+    if urlsplit(proxy).scheme not in ("http", "https"):
+        raise ModelLoadError(
+            f"the environment's proxy for {parts.scheme}:// is not an http(s) proxy; "
+            "unset it or leave --use-environment-proxy off"
+        )
+    return proxy

@@ -77,3 +77,7 @@ class ModelServerError(RuntimeError):
 
 class GenerationCancelled(RuntimeError):
     """The person stopped the run while the model was generating."""
+
+
+class ModelDownloadError(ModelLoadError):
+    """Offline, unreachable, unknown or refused: one line that names the way out."""

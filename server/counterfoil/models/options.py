@@ -58,6 +58,7 @@ class GenerationOptions:
                     url=settings.endpoint,
                     api_key_env=settings.api_key_env,
                     allow_insecure_http=settings.allow_insecure_http,
+                    use_environment_proxy=settings.use_environment_proxy,
                     schema_mode=settings.schema_mode,
                     timeout_seconds=settings.endpoint_timeout_seconds,
                 )

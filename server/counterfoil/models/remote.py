@@ -8,35 +8,46 @@ request's `response_format` (or vLLM's `structured_outputs`), and the messages a
 as the loop built them, an append-only extension of the last turn, so the server's prefix
 cache hits. httpx is imported here only, when an endpoint is chosen.
 
-The stream is read on the caller's thread; when a `should_stop` hook is given, a small watcher
-thread polls it and, on a stop, shuts the connection's socket down, so the call ends within
-`CANCEL_POLL_SECONDS` even while the server is silent.
+The answer is read as untrusted input (`server_stream`: bounded in bytes and time, the key
+scrubbed); a stop from another thread ends a read at once (`stop_watch`). No proxy from the
+environment is used unless the person asks, and never for this machine (`endpoint`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..actions import ToolAction, parse_action
 from ..errors import AgentError
 from ..model import ResponseStats
-from ..tools import action_schema
 from .endpoint import (
     DEFAULT_TIMEOUT_SECONDS,
-    SCHEMA_MODES,
-    api_key_from_environment,
-    checked_endpoint,
+    environment_proxy,
 )
 from .errors import GenerationCancelled, ModelLoadError, ModelServerError
-from .options import GenerationOptions
 from .progress import ModelProgress, ProgressCallback
+from .server_schema import schema_request, server_action_schema
+from .server_stream import (
+    MAX_ERROR_BYTES,
+    KeyScrubber,
+    ResponseBudget,
+    as_thinking,
+    chunk_events,
+    one_line,
+    read_prefix,
+    response_byte_limit,
+    response_seconds_limit,
+    server_message,
+    token_count,
+)
 from .server_tokens import ServerTokenCount
+from .stop_watch import StopWatch
 from .thinking import strip_thinking
 
 Messages = list[dict[str, str]]
@@ -45,56 +56,10 @@ RETRY_STATUSES = frozenset({429, 502, 503, 504})
 MAX_RETRIES = 3
 BACKOFF_SECONDS = 0.5
 MAX_RETRY_AFTER_SECONDS = 30.0
-CANCEL_POLL_SECONDS = 0.05
 CONNECT_TIMEOUT_SECONDS = 10.0
-SCHEMA_NAME = "counterfoil_action"
 NOT_ENFORCED = "this server does not enforce the schema"
 
 logger = logging.getLogger(__name__)
-
-
-def server_action_schema(
-    available_tools: Iterable[str] | None, allowed_commands: Sequence[Sequence[str]]
-) -> dict[str, Any]:
-    """The action schema the server is asked to enforce: the one the local decoder uses."""
-    return action_schema(available_tools, allowed_commands)
-
-
-def schema_request(mode: str, schema: dict[str, Any]) -> dict[str, Any]:
-    """The request fields that ask a server to enforce `schema`, in the form `mode` names."""
-    if mode == "json_schema":
-        return {
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {"name": SCHEMA_NAME, "schema": schema, "strict": True},
-            }
-        }
-    if mode == "json_object":
-        return {"response_format": {"type": "json_object", "schema": schema}}
-    if mode == "structured_outputs":
-        return {"structured_outputs": {"json": schema}}
-    if mode == "none":
-        return {}
-    raise ModelLoadError(f"unknown schema mode {mode!r}: use one of {', '.join(SCHEMA_MODES)}")
-
-
-def _one_line(text: str, limit: int = 200) -> str:
-    return " ".join(text.split())[:limit]
-
-
-def _server_message(body: bytes) -> str:
-    """The error message a server put in its body, whichever of the usual shapes it used."""
-    try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        return _one_line(body.decode("utf-8", errors="replace"))
-    if isinstance(data, dict):
-        error = data.get("error", data.get("detail", data.get("message")))
-        if isinstance(error, dict):
-            error = error.get("message", error)
-        if error is not None:
-            return _one_line(str(error))
-    return _one_line(str(data))
 
 
 def _retry_delay(headers: Any, attempt: int) -> float:
@@ -134,6 +99,7 @@ class RemoteGenerate:
         timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
         on_progress: ProgressCallback | None = None,
         should_stop: Callable[[], bool] | None = None,
+        use_environment_proxy: bool = False,
     ) -> None:
         try:
             import httpx
@@ -157,16 +123,25 @@ class RemoteGenerate:
         self._token_count = ServerTokenCount()
         self.schema_enforced: bool | None = None
         self._api_key = api_key
+        self._scrub = KeyScrubber(api_key)
         self._api_key_env = api_key_env
         self._schema_fields: dict[str, Any] = {}
         self.configure_tools(available_tools, allowed_commands)
-        headers = {"Accept": "text/event-stream"}
+        headers = {"Accept": "text/event-stream", "Accept-Encoding": "identity"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
+        proxy = environment_proxy(endpoint, use_environment_proxy=use_environment_proxy)
         self._client = httpx.Client(
             headers=headers,
             timeout=httpx.Timeout(
                 self.timeout_seconds, connect=min(CONNECT_TIMEOUT_SECONDS, self.timeout_seconds)
+            ),
+            # No proxy, netrc or other setting from the environment but the one asked for;
+            # the certificate authorities the environment names are still trusted.
+            trust_env=False,
+            proxy=proxy,
+            verify=(
+                httpx.create_ssl_context(trust_env=True) if endpoint.startswith("https:") else True
             ),
         )
         self._lock = threading.Lock()
@@ -204,18 +179,25 @@ class RemoteGenerate:
         """The model ids the server lists; [] when it has no `/models` route."""
         import httpx
 
+        url = f"{self.endpoint}/models"
         try:
-            response = self._client.get(f"{self.endpoint}/models", timeout=self._connect_timeout())
+            with self._client.stream("GET", url, timeout=self._connect_timeout()) as response:
+                status = response.status_code
+                body = read_prefix(response.iter_bytes(), 16 * MAX_ERROR_BYTES)
         except httpx.HTTPError as error:
             raise ModelLoadError(self._transport_message(error)) from None
-        if response.status_code in (401, 403):
-            raise ModelLoadError(self._status_message(response.status_code, response.content))
-        if response.status_code >= 400:
+        if status in (401, 403):
+            raise ModelLoadError(self._status_message(status, body))
+        if status >= 400:
             return []
         try:
-            data = response.json().get("data") or []
-            return [str(item["id"]) for item in data if isinstance(item, dict) and "id" in item]
-        except (ValueError, AttributeError, KeyError):
+            data = json.loads(body).get("data") or []
+            return [
+                self._scrub(str(item["id"]))
+                for item in data
+                if isinstance(item, dict) and "id" in item
+            ]
+        except (ValueError, AttributeError, KeyError, TypeError):
             return []
 
     def close(self) -> None:
@@ -233,13 +215,17 @@ class RemoteGenerate:
 
     def __call__(self, messages: Messages) -> str:
         with self._lock:
-            return self._generate(messages)
+            try:
+                return self._generate(messages)
+            except ModelServerError as error:  # the last net: no message leaves with the key
+                raise ModelServerError(self._scrub(str(error))) from None
 
     # One call
 
     def _generate(self, messages: Messages) -> str:
         started = time.perf_counter()
-        watch = _StopWatch(self.should_stop)
+        watch = StopWatch(self.should_stop)
+        shown_text = self._scrub.stream()  # what progress shows, the key held back and replaced
         content: list[str] = []
         tokens = 0
         first_token: float | None = None
@@ -247,6 +233,7 @@ class RemoteGenerate:
         usage: dict[str, Any] = {}
         attempts = 1
         reasoning = False  # inside the server's reasoning deltas, shown as a <think> block
+        reasoned = False
         self._report(ModelProgress("generating", message="waiting for the server"))
         try:
             for kind, value in self._events(self.request_body(messages), watch):
@@ -262,7 +249,9 @@ class RemoteGenerate:
                     tokens += 1
                     if kind == "content":
                         content.append(value)
-                    shown, reasoning = _as_thinking(kind, value, reasoning)
+                    reasoned = reasoned or kind == "reasoning"
+                    shown, reasoning = as_thinking(kind, value, reasoning)
+                    shown = shown_text.feed(shown)
                     elapsed = time.perf_counter() - first_token
                     rate = (tokens - 1) / elapsed if tokens > 1 and elapsed > 0 else None
                     self._report(
@@ -284,6 +273,8 @@ class RemoteGenerate:
                             f"after {tokens} tokens; check the server's log"
                         )
                     break
+            if held := shown_text.flush():
+                self._report(ModelProgress("generating", text=held, tokens=tokens))
         except BaseException as error:
             if watch.stopped() and not isinstance(error, GenerationCancelled):
                 error = GenerationCancelled("generation stopped")
@@ -297,9 +288,11 @@ class RemoteGenerate:
         seconds = time.perf_counter() - started
         details = usage.get("prompt_tokens_details") or {}
         stats = ResponseStats(
-            prompt_tokens=usage.get("prompt_tokens"),
-            cached_tokens=details.get("cached_tokens") if isinstance(details, dict) else None,
-            generated_tokens=int(usage.get("completion_tokens") or tokens),
+            prompt_tokens=token_count(usage.get("prompt_tokens")),
+            cached_tokens=token_count(details.get("cached_tokens"))
+            if isinstance(details, dict)
+            else None,
+            generated_tokens=token_count(usage.get("completion_tokens")) or tokens,
             finish_reason=finish_reason or "stop",
             seconds=seconds,
             first_token_seconds=None if first_token is None else first_token - started,
@@ -307,11 +300,13 @@ class RemoteGenerate:
         )
         self.stats.append(stats)
         self._token_count.seen(messages, stats.prompt_tokens)
-        text = strip_thinking("".join(content))
+        raw = "".join(content)
+        text = self._scrub(strip_thinking(raw))
+        reasoned = reasoned or "<think>" in raw
         notes = []  # the counters travel in the report's fields; these are the server's notes
         if stats.cached_tokens is not None and stats.prompt_tokens:
             notes.append(f"{stats.cached_tokens}/{stats.prompt_tokens} prompt tokens cached")
-        if self._check_enforcement(text, stats.finish_reason):
+        if self._check_enforcement(text, stats.finish_reason, reasoned):
             notes.append(NOT_ENFORCED)
         generation_seconds = seconds - (stats.first_token_seconds or 0.0)
         self._report(
@@ -328,7 +323,7 @@ class RemoteGenerate:
         )
         return text
 
-    def _events(self, body: dict[str, Any], watch: _StopWatch) -> Iterator[tuple[str, Any]]:
+    def _events(self, body: dict[str, Any], watch: StopWatch) -> Iterator[tuple[str, Any]]:
         """POST with retries on 429/502/503/504, then each delta as (kind, value).
 
         Failures are raised as `ModelServerError`, one line each.
@@ -336,6 +331,11 @@ class RemoteGenerate:
         import httpx
 
         url = f"{self.endpoint}/chat/completions"
+        budget = ResponseBudget(
+            response_byte_limit(self.max_tokens),
+            response_seconds_limit(self.timeout_seconds, self.max_tokens),
+            f"the model server at {self.endpoint}",
+        )
         try:
             for attempt in range(MAX_RETRIES + 1):
                 with self._client.stream("POST", url, json=body) as response:
@@ -347,12 +347,13 @@ class RemoteGenerate:
                             return
                         continue
                     if status >= 400:
-                        raise ModelServerError(self._status_message(status, response.read()))
-                    if "text/event-stream" not in response.headers.get("content-type", ""):
-                        yield from self._whole_response(response.read())
-                        return
+                        body_start = read_prefix(response.iter_bytes())
+                        raise ModelServerError(self._status_message(status, body_start))
                     watch.guard(response)
-                    yield from self._read_events(response.iter_lines())
+                    if "text/event-stream" not in response.headers.get("content-type", ""):
+                        yield from self._whole_response(budget.read(response.iter_bytes()))
+                        return
+                    yield from self._read_events(budget.lines(response.iter_bytes()))
                     return
         except httpx.HTTPError as error:
             raise ModelServerError(self._transport_message(error)) from None
@@ -369,26 +370,26 @@ class RemoteGenerate:
                 chunk = json.loads(data)
             except ValueError:
                 message = f"the model server at {self.endpoint} sent a line that is not JSON"
-                raise ModelServerError(f"{message}: {_one_line(data, 80)}") from None
+                raise ModelServerError(f"{message}: {one_line(self._scrub(data), 80)}") from None
             if not isinstance(chunk, dict):
                 continue
             if "error" in chunk:
-                message = self._scrub(_server_message(json.dumps(chunk).encode()))
+                message = server_message(self._scrub(json.dumps(chunk)))
                 raise ModelServerError(f"the model server at {self.endpoint} failed: {message}")
-            yield from _chunk_events(chunk)
+            yield from chunk_events(chunk)
         yield "end", False
 
     def _whole_response(self, body: bytes) -> Iterator[tuple[str, Any]]:
         """A server that answered without streaming: one completion object."""
         try:
             chunk = json.loads(body)
-        except ValueError:
+        except (ValueError, UnicodeDecodeError):
             raise ModelServerError(
                 f"the model server at {self.endpoint} answered with neither an event "
                 "stream nor JSON; is the endpoint its /v1 URL?"
             ) from None
         if isinstance(chunk, dict):
-            yield from _chunk_events(chunk)
+            yield from chunk_events(chunk)
         yield "end", True
 
     # Messages a person can act on
@@ -412,15 +413,16 @@ class RemoteGenerate:
         if isinstance(error, httpx.ConnectError):
             return (
                 f"cannot connect to the model server at {self.endpoint} "
-                f"({_one_line(str(error), 80)}); is it running?"
+                f"({one_line(self._scrub(str(error)), 80)}); is it running?"
             )
         return (
             f"the model server at {self.endpoint} closed the stream midway "
-            f"({_one_line(str(error), 80) or type(error).__name__}); check the server's log"
+            f"({one_line(self._scrub(str(error)), 80) or type(error).__name__}); "
+            "check the server's log"
         )
 
     def _status_message(self, status: int, body: bytes) -> str:
-        detail = self._scrub(_server_message(body))
+        detail = server_message(self._scrub(body.decode("utf-8", errors="replace")))
         if status in (401, 403):
             where = (
                 f"the environment variable {self._api_key_env}"
@@ -445,17 +447,16 @@ class RemoteGenerate:
             hint = "; it may want another --schema-mode (json_object for llama-cpp-python)"
         return f"the model server at {self.endpoint} answered {status}: {detail}{hint}"
 
-    def _scrub(self, text: str) -> str:
-        return text.replace(self._api_key, "***") if self._api_key else text
-
     # Schema enforcement
 
-    def _check_enforcement(self, text: str, finish_reason: str) -> bool:
-        """True the first time a complete response breaks the schema the server was sent."""
-        if self.schema_mode == "none" or self.schema_enforced is False or not text:
+    def _check_enforcement(self, text: str, finish_reason: str, reasoned: bool) -> bool:
+        """True the first time a response is not the schema's object although a schema was
+        sent: empty or whitespace only included, unless it was cut off while still thinking."""
+        if self.schema_mode == "none" or self.schema_enforced is False:
             return False
         if finish_reason == "length":
-            if text.lstrip().startswith("{"):
+            start = text.lstrip()
+            if start.startswith("{") or (not start and reasoned):
                 return False  # a cut-off action may still be the schema's prefix
         elif self._is_valid_action(text):
             return False
@@ -477,133 +478,13 @@ class RemoteGenerate:
         return True
 
     def _report(self, progress: ModelProgress) -> None:
+        """Progress reaches the terminal, the run panel and the daemon's log: its message and
+        note are scrubbed here (its text was, as it streamed)."""
         if self.on_progress is not None:
-            self.on_progress(progress)
-
-
-def _as_thinking(kind: str, text: str, reasoning: bool) -> tuple[str, bool]:
-    """The progress text for a delta, and whether reasoning is still open: a server's
-    reasoning deltas are wrapped in `<think>…</think>`, as a local thinking model writes them,
-    so the terminal and the run panel show them as thinking (never as the action)."""
-    if kind == "reasoning" and not reasoning:
-        return "<think>" + text, True
-    if kind == "content" and reasoning:
-        return "</think>" + text, False
-    return text, reasoning
-
-
-def _chunk_events(chunk: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-    for choice in chunk.get("choices") or ():
-        delta = choice.get("delta") or choice.get("message") or {}
-        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-        if reasoning:
-            yield "reasoning", str(reasoning)
-        if delta.get("content"):
-            yield "content", str(delta["content"])
-        if choice.get("finish_reason"):
-            yield "finish", str(choice["finish_reason"])
-    if isinstance(chunk.get("usage"), dict):
-        yield "usage", chunk["usage"]
-
-
-class _StopWatch:
-    """Polls `should_stop` on its own thread while a call runs; on a stop it shuts the
-    response's socket down, so a read blocked on a silent server returns at once."""
-
-    def __init__(self, should_stop: Callable[[], bool] | None) -> None:
-        self._should_stop = should_stop
-        self._stopped = threading.Event()
-        self._done = threading.Event()
-        self._socket: Any = None
-        if should_stop is not None:
-            threading.Thread(target=self._watch, name="counterfoil-stop", daemon=True).start()
-
-    def _watch(self) -> None:
-        assert self._should_stop is not None
-        while not self._done.wait(CANCEL_POLL_SECONDS):
-            if self._should_stop():
-                self._stopped.set()
-                self._shut_down()
-                return
-
-    def guard(self, response: Any) -> None:
-        """Remember the socket under `response`; shut it now if the stop came first."""
-        stream = response.extensions.get("network_stream")
-        self._socket = stream.get_extra_info("socket") if stream is not None else None
-        if self._stopped.is_set():
-            self._shut_down()
-
-    def _shut_down(self) -> None:
-        if self._socket is not None:
-            try:
-                self._socket.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def stopped(self) -> bool:
-        return self._stopped.is_set()
-
-    def wait(self, seconds: float) -> bool:
-        """Sleep up to `seconds`; True when a stop came meanwhile."""
-        if self._should_stop is None:
-            time.sleep(seconds)
-            return False
-        return self._stopped.wait(seconds)
-
-    def close(self) -> None:
-        self._done.set()
-
-
-def load_remote_generate(
-    spec: str,
-    options: GenerationOptions,
-    *,
-    on_progress: ProgressCallback | None = None,
-    should_stop: Callable[[], bool] | None = None,
-) -> RemoteGenerate:
-    """Check the endpoint and key, ask the server for its models, and return the callable.
-
-    `spec` is the served model's name; when empty, the first model the server lists.
-    `options.constrain=False` sends no schema; `device` is the server's business and is
-    ignored. Raises `ModelLoadError` with one actionable line when the server cannot be used.
-    """
-    endpoint = options.endpoint
-    if endpoint is None:
-        raise ValueError("load_remote_generate needs options with an endpoint")
-    base = checked_endpoint(endpoint.url, allow_insecure_http=endpoint.allow_insecure_http)
-    if endpoint.schema_mode not in SCHEMA_MODES:
-        raise ModelLoadError(
-            f"unknown schema mode {endpoint.schema_mode!r}: use one of {', '.join(SCHEMA_MODES)}"
-        )
-    key = api_key_from_environment(endpoint.api_key_env)
-    if on_progress is not None:
-        on_progress(ModelProgress("loading", message=f"connecting to {base}"))
-    generate = RemoteGenerate(
-        base,
-        spec.strip(),
-        api_key=key,
-        api_key_env=endpoint.api_key_env,
-        max_tokens=options.max_tokens,
-        enable_thinking=options.enable_thinking,
-        schema_mode=endpoint.schema_mode if options.constrain else "none",
-        available_tools=options.available_tools,
-        allowed_commands=options.allowed_commands,
-        timeout_seconds=endpoint.timeout_seconds,
-        on_progress=on_progress,
-        should_stop=should_stop,
-    )
-    try:
-        served = generate.list_models()
-    except ModelLoadError as error:
-        generate.close()
-        if on_progress is not None:
-            on_progress(ModelProgress("error", message=str(error)))
-        raise
-    if not generate.model:
-        if not served:
-            generate.close()
-            raise ModelLoadError(f"the model server at {base} lists no models; pass --model NAME")
-        generate.model = served[0]
-    if on_progress is not None:
-        on_progress(ModelProgress("ready", message=f"{generate.model} at {base} ready"))
-    return generate
+            self.on_progress(
+                replace(
+                    progress,
+                    message=self._scrub(progress.message),
+                    note=self._scrub(progress.note),
+                )
+            )

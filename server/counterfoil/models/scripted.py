@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the sessions package loads the loop; reading settings must not
+    from ..sessions.checkpoint import ModelCheckpoint
 
 from ..context import estimate_tokens
 from ..model import Messages, ResponseStats
@@ -62,3 +66,18 @@ class ScriptedModel:
         response = self._responses[self._next]
         self._next += 1
         return response
+
+    def save_checkpoint(self, messages: list[dict[str, str]]) -> ModelCheckpoint:
+        """Its whole state is the next response's index; it caches no tokens (one empty
+        layer)."""
+        from ..sessions.checkpoint import ModelCheckpoint
+
+        return ModelCheckpoint(len(messages), self._next, (), (0,))
+
+    def restore_checkpoint(self, checkpoint: ModelCheckpoint) -> None:
+        if checkpoint.response_index > len(self._responses):
+            raise ValueError(
+                f"checkpoint resumes at response {checkpoint.response_index + 1}, but the "
+                f"script ({self.source}) holds {len(self._responses)}"
+            )
+        self._next = checkpoint.response_index

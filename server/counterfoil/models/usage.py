@@ -26,3 +26,8 @@ def usage_line(stats: Sequence[ResponseStats]) -> str | None:
         parts.append(prompt)
     parts.append(f"{generated:,} generated")
     return ", ".join(parts)
+
+
+def reused_tokens(stats: object) -> int | None:
+    """Prompt tokens a cache served for one response; None for what is not a `ResponseStats`."""
+    return stats.reused_tokens if isinstance(stats, ResponseStats) else None

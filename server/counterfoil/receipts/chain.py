@@ -157,15 +157,16 @@ def take_line(
     length: int,
     complete: bool,
     check_signature: SignatureCheck | None = None,
-) -> None:
-    """Verify one line against what came before and take it into `state`."""
+) -> EffectReceipt | None:
+    """Verify one line against what came before and take it into `state`; the receipt it
+    adds (None for a blank line or a repeat of a receipt already taken)."""
     state.lines += 1
     number = state.lines
     if raw is None:
         raise ReceiptLogError(f"receipt line is longer than {MAX_LINE_BYTES} bytes", number)
     if not raw.strip():
         state.consumed += length
-        return
+        return None
     record = parse_line(raw, number, complete)
     stored_link = record.pop(CHAIN_KEY, None)
     signature = record.pop(SIGNATURE_KEY, None)
@@ -214,17 +215,20 @@ def take_line(
     assert state.index is not None
     tool_call_id = record["tool_call_id"]
     known = state.index.get(tool_call_id)
+    added: EffectReceipt | None = None
     if known is None:
         state.index[tool_call_id] = offset
         state.count += 1
         if tool_call_id.startswith("call-"):
             state.highest_auto = max(state.highest_auto, auto_number(tool_call_id))
+        added = EffectReceipt.from_dict(record)
     else:
         if read_receipt_at(fd, known) != EffectReceipt.from_dict(record):
             raise ReceiptLogError("tool call id already has a different receipt", number)
     state.evidence_seen = state.evidence_seen or carries_evidence
     state.link = link
     state.consumed += length
+    return added
 
 
 def take_lines(
@@ -233,10 +237,14 @@ def take_lines(
     end: int,
     check_signature: SignatureCheck | None = None,
     on_boundary: Callable[[ChainState], None] | None = None,
+    on_receipt: Callable[[EffectReceipt], None] | None = None,
 ) -> None:
-    """Verify every line from `state.consumed` to `end`."""
+    """Verify every line from `state.consumed` to `end`; `on_receipt` gets each receipt once
+    its line has verified."""
     for offset, raw, length, complete in iter_lines(fd, state.consumed, end):
-        take_line(state, fd, offset, raw, length, complete, check_signature)
+        added = take_line(state, fd, offset, raw, length, complete, check_signature)
+        if on_receipt is not None and added is not None:
+            on_receipt(added)
         if on_boundary is not None:
             on_boundary(state)
 
@@ -267,7 +275,8 @@ def head_matches_prefix(fd: int, head: LogHead, size: int) -> bool:
         stored = last.pop(CHAIN_KEY, None)
         plain = SIGNATURE_KEY not in last and PUBLIC_KEY_KEY not in last
         last.pop(SIGNATURE_KEY, None)
-        last.pop(PUBLIC_KEY_KEY, None)
+        if last.pop(PUBLIC_KEY_KEY, None) != head.signed_by:
+            return False
         check_fields(last)
         if payload_digest(last) != last["receipt_id"]:
             return False
@@ -302,4 +311,14 @@ def head_problem(head: LogHead | None, state: ChainState, at_head: ChainState | 
         return "the head record says the log is chained, but its lines carry no chain links"
     if head.signed_by is not None and state.signed_by is None:
         return "the head record says the log is signed, but its lines carry no signatures"
+    return signed_head_problem(head, at_head.signed_by)
+
+
+def signed_head_problem(head: LogHead, signed_by: str | None) -> str | None:
+    """Why the head cannot be the one the log's signer wrote: a signed log's head names the
+    same key and carries a signature (checked against the key by `verify --public-key`)."""
+    if head.signed_by != signed_by:
+        return "the head record does not name the key the log is signed with (it was rewritten)"
+    if signed_by is not None and head.signature is None:
+        return "the head record of a signed log is not signed (it was rewritten)"
     return None

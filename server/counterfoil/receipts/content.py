@@ -3,6 +3,8 @@
 The bytes a receipt names by digest (a file before and after, a command's output) are kept
 here, written and fsynced before the receipt counts, stored once per digest, and never reached
 through a symlink: every step goes through directory descriptors opened with O_NOFOLLOW.
+Objects are readable by their owner alone (0400, in a 0700 folder; an existing folder is
+narrowed on the next write), since they copy files that may have been private.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from pathlib import Path
 from typing import Self
 
 from ..errors import AgentError
+from .hold import ObjectHold, open_private_folder, shared_folder_lock
 
 OBJECTS_FOLDER = "objects"
 OUTPUT_LIMIT_BYTES = 10 * 1024 * 1024
+OBJECT_MODE = 0o400  # no more readable than any source: its owner may read it, no one else
 DIGEST = re.compile(r"[0-9a-f]{64}")
 _DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
@@ -31,46 +35,53 @@ def _open_objects(log_folder: Path, create: bool) -> int | None:
     except OSError as error:
         raise AgentError(f"content store: cannot open {log_folder}: {error.strerror}") from None
     try:
-        if create:
-            try:
-                os.mkdir(OBJECTS_FOLDER, 0o755, dir_fd=folder)
-            except FileExistsError:
-                pass
-        try:
-            return os.open(OBJECTS_FOLDER, _DIRECTORY_FLAGS, dir_fd=folder)
-        except FileNotFoundError:
-            return None
-        except OSError as error:
-            raise AgentError(f"content store is not a real folder: {error.strerror}") from None
+        return open_private_folder(folder, OBJECTS_FOLDER, create)
     finally:
         os.close(folder)
 
 
-def store_object(log_folder: Path, data: bytes) -> str:
-    """Keep `data` under its SHA-256 (once) and return the digest."""
+def store_object(
+    log_folder: Path, data: bytes, hold: ObjectHold | None = None, *, durable: bool = True
+) -> str:
+    """Keep `data` under its SHA-256 (once) and return the digest; `hold` (a store's) keeps
+    it from `receipts gc` until a receipt names it, else it is held only while written.
+    `durable=False` skips the fsyncs, for the many objects of a tree snapshot;
+    `sync_objects` makes the few a receipt names durable before it counts."""
     digest = hashlib.sha256(data).hexdigest()
-    objects = _open_objects(log_folder, create=True)
-    assert objects is not None
+    own = hold is None
+    hold = ObjectHold(log_folder) if hold is None else hold
     try:
-        if _is_stored(objects, digest):
-            return digest
-        temporary = f".{digest}.{os.getpid()}.tmp"
-        fd = os.open(
-            temporary,
-            os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW,
-            0o444,
-            dir_fd=objects,
-        )
-        try:
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        _publish(objects, temporary, digest)
-    except OSError as error:
-        raise AgentError(f"content store: could not write object: {error.strerror}") from None
+        with shared_folder_lock(log_folder) as folder:
+            objects = open_private_folder(folder, OBJECTS_FOLDER, create=True)
+            assert objects is not None
+            try:
+                hold.add(folder, digest)
+                if _is_stored(objects, digest):
+                    return digest
+                temporary = f".{digest}.{secrets.token_hex(6)}.tmp"
+                hold.add(folder, temporary)
+                fd = os.open(
+                    temporary,
+                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                    OBJECT_MODE,
+                    dir_fd=objects,
+                )
+                try:
+                    _write_all(fd, data)
+                    if durable:
+                        os.fsync(fd)
+                finally:
+                    os.close(fd)
+                _publish(objects, temporary, digest, durable=durable)
+            except OSError as error:
+                raise AgentError(
+                    f"content store: could not write object: {error.strerror}"
+                ) from None
+            finally:
+                os.close(objects)
     finally:
-        os.close(objects)
+        if own:
+            hold.close()
     return digest
 
 
@@ -90,19 +101,45 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _publish(objects: int, temporary: str, digest: str) -> None:
+def _publish(objects: int, temporary: str, digest: str, *, durable: bool = True) -> None:
     """Name a complete, fsynced temporary file by its digest; an object already there wins."""
     if _is_stored(objects, digest):
         os.unlink(temporary, dir_fd=objects)
     else:
         os.rename(temporary, digest, src_dir_fd=objects, dst_dir_fd=objects)
-    os.fsync(objects)
+    if durable:
+        os.fsync(objects)
+
+
+def sync_objects(log_folder: Path, digests: Iterable[str]) -> None:
+    """Fsync the named objects (those present) and their folder."""
+    objects = _open_objects(log_folder, create=False)
+    if objects is None:
+        return
+    try:
+        for digest in digests:
+            if not DIGEST.fullmatch(digest):
+                continue
+            try:
+                fd = os.open(digest, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=objects)
+            except OSError:
+                continue
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        os.fsync(objects)
+    except OSError as error:
+        raise AgentError(f"content store: could not sync objects: {error.strerror}") from None
+    finally:
+        os.close(objects)
 
 
 class ObjectStream:
     """Bytes that arrive in pieces (a command's output), kept as one object: the first `limit`
     bytes go to a temporary file in the objects folder, hashed as they come, so memory stays
-    bounded whatever the size; `finish` fsyncs it and names it by its digest.
+    bounded whatever the size; `finish` fsyncs it and names it by its digest. The temporary
+    file and the object are listed in `hold` first, so `receipts gc` leaves them alone.
 
     Without a log folder (a store in memory) nothing is written, but the digest is the same.
     A write that fails is remembered and raised by `finish`, so the producer (the command's
@@ -110,29 +147,43 @@ class ObjectStream:
     file.
     """
 
-    def __init__(self, log_folder: Path | None, limit: int = OUTPUT_LIMIT_BYTES) -> None:
+    def __init__(
+        self,
+        log_folder: Path | None,
+        limit: int = OUTPUT_LIMIT_BYTES,
+        hold: ObjectHold | None = None,
+    ) -> None:
         self.limit = limit
         self.size = 0
         self.truncated = False
         self._hash = hashlib.sha256()
+        self._log_folder = log_folder
         self._objects: int | None = None
         self._fd: int | None = None
         self._temporary = f".output.{os.getpid()}.{secrets.token_hex(8)}.tmp"
         self._error: OSError | None = None
         self._digest: str | None = None
+        self._own_hold = hold is None and log_folder is not None
+        self._hold = ObjectHold(log_folder) if hold is None and log_folder is not None else hold
         if log_folder is None:
             return
-        self._objects = _open_objects(log_folder, create=True)
+        assert self._hold is not None
         try:
-            self._fd = os.open(
-                self._temporary,
-                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                0o444,
-                dir_fd=self._objects,
-            )
+            with shared_folder_lock(log_folder) as folder:
+                self._objects = open_private_folder(folder, OBJECTS_FOLDER, create=True)
+                self._hold.add(folder, self._temporary)
+                self._fd = os.open(
+                    self._temporary,
+                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                    OBJECT_MODE,
+                    dir_fd=self._objects,
+                )
         except OSError as error:
             self.discard()
             raise AgentError(f"content store: could not write object: {error.strerror}") from None
+        except AgentError:
+            self.discard()
+            raise
 
     def __enter__(self) -> Self:
         return self
@@ -162,9 +213,10 @@ class ObjectStream:
         if self._digest is not None:
             return self._digest
         digest = self._hash.hexdigest()
-        if self._objects is None:
+        if self._objects is None or self._log_folder is None:
             self._digest = digest
             return digest
+        assert self._hold is not None
         try:
             if self._error is not None:
                 raise self._error
@@ -172,7 +224,9 @@ class ObjectStream:
             os.fsync(self._fd)
             os.close(self._fd)
             self._fd = None
-            _publish(self._objects, self._temporary, digest)
+            with shared_folder_lock(self._log_folder) as folder:
+                self._hold.add(folder, digest)
+                _publish(self._objects, self._temporary, digest)
         except OSError as error:
             self.discard()
             raise AgentError(f"content store: could not write object: {error.strerror}") from None
@@ -182,6 +236,7 @@ class ObjectStream:
         os.close(self._objects)
         self._objects = None
         self._digest = digest
+        self._release_own_hold()
         return digest
 
     def discard(self) -> None:
@@ -196,10 +251,25 @@ class ObjectStream:
             finally:
                 os.close(self._objects)
                 self._objects = None
+        self._release_own_hold()
+
+    def _release_own_hold(self) -> None:
+        if self._own_hold and self._hold is not None:
+            self._hold.close()
 
 
 def load_object(log_folder: Path, digest: str) -> bytes | None:
     """The bytes stored under `digest`, checked against it; None when absent."""
+    found = load_object_prefix(log_folder, digest, None)
+    return None if found is None else found[0]
+
+
+def load_object_prefix(
+    log_folder: Path, digest: str, limit: int | None
+) -> tuple[bytes, int] | None:
+    """The first `limit` bytes stored under `digest` (all of them for None) and the object's
+    size; every byte is hashed and checked against the digest, but no more than `limit` is
+    held in memory. None when absent or when the bytes do not match."""
     if not DIGEST.fullmatch(digest):
         return None
     objects = _open_objects(log_folder, create=False)
@@ -211,32 +281,24 @@ def load_object(log_folder: Path, digest: str) -> bytes | None:
         return None
     finally:
         os.close(objects)
+    hashed = hashlib.sha256()
+    kept: list[bytes] = []
+    size = 0
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
-        chunks = []
         while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
+            hashed.update(chunk)
+            if limit is None or size < limit:
+                kept.append(chunk if limit is None else chunk[: limit - size])
+            size += len(chunk)
     finally:
         os.close(fd)
-    data = b"".join(chunks)
-    return data if hashlib.sha256(data).hexdigest() == digest else None
+    if hashed.hexdigest() != digest:
+        return None
+    return b"".join(kept), size
 
 
-def collect_garbage(log_folder: Path, keep: Iterable[str]) -> list[str]:
-    """Remove objects (and leftover temporary files) no receipt names; returns their names."""
-    objects = _open_objects(log_folder, create=False)
-    if objects is None:
-        return []
-    wanted = set(keep)
-    removed: list[str] = []
-    try:
-        for name in sorted(os.listdir(objects)):
-            if name in wanted:
-                continue
-            if DIGEST.fullmatch(name) or name.endswith(".tmp"):
-                os.unlink(name, dir_fd=objects)
-                removed.append(name)
-    finally:
-        os.close(objects)
-    return removed
+def is_temporary_object(name: str) -> bool:
+    """A file an interrupted or running write left in the objects folder."""
+    return name.startswith(".") and name.endswith(".tmp")

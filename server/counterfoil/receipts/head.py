@@ -3,9 +3,10 @@
 A chain alone cannot tell a log whose last lines were removed from a shorter log; the head can.
 It is replaced atomically (a whole new file renamed over the old) after every append and every
 call id handed out; it is not fsynced on its own, so after a power loss it may lag the log, and
-lines after the head are then checked by the chain alone until the next append rewrites it. A
-log without a head is a log from before heads existed; `chain.head_problem` says when that is
-accepted.
+lines after the head are then checked by the chain alone until the next append rewrites it.
+A signed log's head is signed with the same key, so a log cut short with its head recomputed
+fails `verify --public-key`. A log without a head is a log from before heads existed;
+`chain.head_problem` says when that is accepted (never once a line carries evidence).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .errors import ReceiptLogError
 from .logfile import read_small, replace_atomically
 
 HEAD_SUFFIX = ".head"
+HEAD_SIGNED_PREFIX = b"counterfoil receipt head "
 
 
 def head_path(log: Path) -> Path:
@@ -34,9 +36,16 @@ class LogHead:
     signed_by: str | None
     next_call: int
     version: int = 1
+    signature: str | None = None  # by `signed_by`, over `signed_message()`
 
     def to_bytes(self) -> bytes:
         return json.dumps(asdict(self), sort_keys=True).encode("utf-8") + b"\n"
+
+    def signed_message(self) -> bytes:
+        """What a signed log's head signature is over: every field but the signature."""
+        fields = asdict(self)
+        del fields["signature"]
+        return HEAD_SIGNED_PREFIX + json.dumps(fields, sort_keys=True).encode("utf-8")
 
 
 def read_head(log: Path) -> LogHead | None:
@@ -49,8 +58,11 @@ def read_head(log: Path) -> LogHead | None:
     except (ValueError, TypeError, RecursionError):
         raise ReceiptLogError("the head record beside the log is malformed") from None
     numbers = (head.count, head.lines, head.length, head.next_call)
-    if not all(isinstance(item, int) and item >= 0 for item in numbers) or not isinstance(
-        head.link, str
+    if (
+        not all(isinstance(item, int) and item >= 0 for item in numbers)
+        or not isinstance(head.link, str)
+        or not isinstance(head.signed_by, (str, type(None)))
+        or not isinstance(head.signature, (str, type(None)))
     ):
         raise ReceiptLogError("the head record beside the log is malformed")
     return head

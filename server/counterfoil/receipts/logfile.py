@@ -7,6 +7,7 @@ folder at the log's path is a clear error at once, never a hang.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
@@ -20,6 +21,7 @@ from .errors import ReceiptLogError
 
 LOCK_TIMEOUT_SECONDS = 10.0
 LOCK_POLL_SECONDS = 0.02
+PRIVATE_MODE = 0o600  # the log and its head: their owner alone reads them
 
 
 def _why(error: OSError) -> str:
@@ -43,6 +45,12 @@ def check_folder(path: Path) -> None:
         raise ReceiptLogError(f"the receipt log's folder {folder} is not a directory")
 
 
+def make_log_folder(path: Path) -> None:
+    """Create the log's folder, private to its owner (an existing folder is left as it is:
+    what the store writes into it is private anyway)."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+
 def open_folder(path: Path) -> int | None:
     """A descriptor on the log's folder (never through a symlink); None when it is absent."""
     if not os.path.lexists(path.parent):
@@ -62,7 +70,7 @@ def open_log(folder: int, path: Path, *, write: bool, create: bool = True) -> in
     if write and create:
         flags |= os.O_CREAT
     try:
-        fd = os.open(path.name, flags, 0o644, dir_fd=folder)
+        fd = os.open(path.name, flags, PRIVATE_MODE, dir_fd=folder)
     except FileNotFoundError:
         return None
     except OSError as error:
@@ -71,6 +79,9 @@ def open_log(folder: int, path: Path, *, write: bool, create: bool = True) -> in
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ReceiptLogError(f"could not load receipt log {path}: not a regular file")
+        if write and info.st_mode & 0o077:  # a log from before logs were private
+            with contextlib.suppress(OSError):
+                os.fchmod(fd, stat.S_IMODE(info.st_mode) & 0o700)
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -148,10 +159,11 @@ def replace_atomically(path: Path, data: bytes) -> None:
         fd = os.open(
             temporary,
             os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW,
-            0o644,
+            PRIVATE_MODE,
             dir_fd=folder,
         )
         try:
+            os.fchmod(fd, PRIVATE_MODE)  # a leftover temporary file keeps its old mode
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]

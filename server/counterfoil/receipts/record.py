@@ -37,6 +37,11 @@ EVIDENCE_FIELDS = frozenset(
         "output_truncated",
         "approval",
         "reverts",
+        # What a command did to the tree, what changed before it (not by it), how it ran.
+        "tree_changes",
+        "tree_drift",
+        "sandbox",
+        "review",
     }
 )
 CHAIN_KEY = "chain_sha256"

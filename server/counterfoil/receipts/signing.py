@@ -70,7 +70,10 @@ class Signer:
     public_key: str
 
     def sign(self, link: str) -> str:
-        return base64.b64encode(self.private_key.sign(signed_message(link))).decode("ascii")
+        return self.sign_bytes(signed_message(link))
+
+    def sign_bytes(self, message: bytes) -> str:
+        return base64.b64encode(self.private_key.sign(message)).decode("ascii")
 
 
 def init_key(folder: Path | None = None) -> tuple[Path, str]:
@@ -79,23 +82,37 @@ def init_key(folder: Path | None = None) -> tuple[Path, str]:
 
     ed25519 = _crypto()
     folder = folder or config_dir()
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = folder / KEY_FILE
-    if path.exists():
-        raise AgentError(f"a signing key already exists: {path}")
+    public_path = folder / PUBLIC_KEY_FILE
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as error:
+        raise AgentError(f"could not make {folder}: {error.strerror or error}") from None
+    for existing in (path, public_path):
+        if os.path.lexists(existing):
+            what = "a symlink" if existing.is_symlink() else "a file"
+            raise AgentError(f"{what} is already at {existing}; remove it to make a new key")
     key = ed25519.Ed25519PrivateKey.generate()
     pem = key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     )
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(pem)
     raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     public = _public_text(raw)
-    (folder / PUBLIC_KEY_FILE).write_text(public + "\n", encoding="ascii")
+    _write_new(path, pem, 0o600)
+    _write_new(public_path, (public + "\n").encode("ascii"), 0o644)
     return path, public
+
+
+def _write_new(path: Path, data: bytes, mode: int) -> None:
+    """Create `path` (never through a symlink, never over a file that appeared meanwhile)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    except OSError as error:
+        raise AgentError(f"could not create {path}: {error.strerror or error}") from None
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
 
 
 def load_signer(folder: Path | None = None) -> Signer | None:
@@ -117,20 +134,38 @@ def load_signer(folder: Path | None = None) -> Signer | None:
     return Signer(key, _public_text(raw))
 
 
-def signature_checker(expected_public_key: str) -> Any:
-    """A check for `take_line`: every signature must be by `expected_public_key` and valid."""
-    ed25519 = _crypto()
-    from cryptography.exceptions import InvalidSignature
+class SignatureChecker:
+    """Checks against one expected public key: a line's signature (called as `take_line`'s
+    check) and a head's (`check_head`)."""
 
-    verifier = ed25519.Ed25519PublicKey.from_public_bytes(parse_public_key(expected_public_key))
-    expected = expected_public_key.strip()
+    def __init__(self, expected_public_key: str) -> None:
+        ed25519 = _crypto()
+        raw = parse_public_key(expected_public_key)
+        self._verifier = ed25519.Ed25519PublicKey.from_public_bytes(raw)
+        self.expected = expected_public_key.strip()
 
-    def check(public_key: str, link: str, signature: str) -> None:
-        if public_key != expected:
-            raise AgentError("receipt is signed by a different key")
+    def _verifies(self, message: bytes, signature: str) -> bool:
+        from cryptography.exceptions import InvalidSignature
+
         try:
-            verifier.verify(base64.b64decode(signature, validate=True), signed_message(link))
+            self._verifier.verify(base64.b64decode(signature, validate=True), message)
         except (InvalidSignature, binascii.Error, ValueError):
-            raise AgentError("receipt signature does not verify") from None
+            return False
+        return True
 
-    return check
+    def __call__(self, public_key: str, link: str, signature: str) -> None:
+        if public_key != self.expected:
+            raise AgentError("receipt is signed by a different key")
+        if not self._verifies(signed_message(link), signature):
+            raise AgentError("receipt signature does not verify")
+
+    def check_head(self, signed_by: str | None, message: bytes, signature: str | None) -> None:
+        if signed_by != self.expected or signature is None:
+            raise AgentError("the head record is not signed by this key (it was rewritten)")
+        if not self._verifies(message, signature):
+            raise AgentError("the head record's signature does not verify (it was rewritten)")
+
+
+def signature_checker(expected_public_key: str) -> SignatureChecker:
+    """Every signature must be by `expected_public_key` and valid."""
+    return SignatureChecker(expected_public_key)

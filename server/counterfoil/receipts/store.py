@@ -4,8 +4,9 @@ A receipt counts only once its line is written completely and fsynced. Every ste
 the log holds its lock (with a timeout) and first takes in what other processes appended, so
 the chain stays one chain, two writers never interleave and two processes never hand out the
 same call id. Opening trusts the head record when the log still ends with the head's link, and
-verifies only what was appended after it; the store keeps the log's places (id -> offset), not
-its receipts.
+verifies only what was appended after it (`checked` says so; `verify.read_receipt_log` reads
+every line); the store keeps the log's places (id -> offset), not its receipts. A log with
+evidence and no head is refused, and a signed log takes no effect this process cannot sign.
 """
 
 from __future__ import annotations
@@ -14,27 +15,30 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Callable, Iterator
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from ..errors import AgentError
 from . import content
 from .chain import (
     ChainState,
-    SignatureCheck,
     auto_number,
     head_matches_prefix,
-    head_problem,
     iter_lines,
     read_receipt_at,
     receipt_from_line,
+    signed_head_problem,
     take_lines,
 )
 from .errors import ReceiptLogError
-from .head import LogHead, head_path, read_head, write_head
+from .guard import LogGuard
+from .head import head_path, read_head, write_head
+from .hold import HOLDS_FOLDER, ObjectHold
 from .logfile import LOCK_TIMEOUT_SECONDS, locked_log, write_all
 from .record import EffectReceipt, encode_line
-from .signing import Signer, load_signer
+from .signing import SignatureChecker, Signer, config_dir, load_signer
 
 AUTO = object()
 
@@ -58,6 +62,9 @@ class ReceiptStore:
         self._next_call = 1
         self._lock = threading.Lock()
         self._listeners: list[Callable[[EffectReceipt], None]] = []
+        self._hold: ObjectHold | None = None
+        self._trusted_lines = 0
+        self._guards: dict[Path | None, LogGuard] = {}
         if self.path is not None:
             with locked_log(self.path, write=False, timeout=lock_timeout) as fd:
                 self._catch_up_or_check_missing(fd)
@@ -102,17 +109,40 @@ class ReceiptStore:
             return len(self._memory) if self.path is None else self._state.count
 
     @property
+    def checked(self) -> str:
+        """What opening checked, for a person: every line, or only those after the head."""
+        with self._lock:
+            trusted, lines = self._trusted_lines, self._state.lines
+        if not trusted:
+            return f"all {_lines(lines)} of the log checked"
+        return (
+            f"the {_lines(lines - trusted)} after the head record checked, the {trusted} before "
+            f"it not (counterfoil receipts verify {self.path} checks every line)"
+        )
+
+    @property
     def objects_folder(self) -> Path | None:
         return None if self.path is None else self.path.parent / content.OBJECTS_FOLDER
 
-    def guards(self, path: Path) -> bool:
-        """Whether `path` is the log, its head or its content store, which the agent may not
-        touch."""
+    def guards(self, path: Path, root: Path | None = None) -> bool:
+        """Whether `path` is the log, its head, its content store or (with `root`, when the
+        log's folder lies inside it) anything in the log's folder."""
         if self.path is None:
             return False
+        guard = self._guards.get(root)
+        if guard is None:
+            guard = self._guards[root] = LogGuard.of(self.path, root)
+        return guard.hides(path)
+
+    def own_paths(self, *, with_folder: bool = False) -> tuple[Path, ...]:
+        """The log, its head, its content store and its holds: what a confined command may not
+        write (and `with_folder`, the log's folder, which a snapshot leaves out)."""
+        if self.path is None:
+            return ()
         log = self.path.resolve()
-        objects = log.parent / content.OBJECTS_FOLDER
-        return path in (log, head_path(log), objects) or objects in path.parents
+        folder = log.parent
+        own = (log, head_path(log), folder / content.OBJECTS_FOLDER, folder / HOLDS_FOLDER)
+        return (*own, folder) if with_folder else own
 
     def subscribe(self, callback: Callable[[EffectReceipt], None]) -> Callable[[], None]:
         """Call `callback(receipt)` after each new receipt is stored; returns an unsubscribe."""
@@ -133,6 +163,7 @@ class ReceiptStore:
                 return f"call-{number}"
             with locked_log(self.path, write=True, timeout=self.lock_timeout, create=False) as fd:
                 self._catch_up_or_check_missing(fd)
+                self._require_signer()
                 head = read_head(self.path)
                 number = max(self._state.highest_auto, (head.next_call - 1) if head else 0) + 1
                 self._state.highest_auto = number
@@ -147,18 +178,52 @@ class ReceiptStore:
         with self._lock, locked_log(self.path, write=True, timeout=self.lock_timeout) as fd:
             assert fd is not None
             self._catch_up(fd)
-            self._signer_now()
+            self._require_signer()
 
-    def keep_object(self, data: bytes) -> str:
-        """Store bytes a receipt will name; returns their SHA-256."""
+    def require_signer(self) -> None:
+        """Raise unless this process can sign what it would append (a signed log stays
+        signed by its key); an unsigned log needs nothing."""
+        if self.path is None:
+            return
+        with self._lock, locked_log(self.path, write=False, timeout=self.lock_timeout) as fd:
+            self._catch_up_or_check_missing(fd)
+            if self._state.signed_by is not None:
+                self._require_signer()
+
+    def keep_object(self, data: bytes, *, durable: bool = True) -> str:
+        """Store bytes a receipt will name; returns their SHA-256. They are held from
+        `receipts gc` while this store is open (`durable`: see `store_object`)."""
         if self.path is None:
             return hashlib.sha256(data).hexdigest()
-        return content.store_object(self.path.parent, data)
+        return content.store_object(self.path.parent, data, self._object_hold(), durable=durable)
+
+    def sync_objects(self, digests: Iterable[str]) -> None:
+        """Make objects kept with `durable=False` durable, before a receipt names them."""
+        if self.path is not None:
+            content.sync_objects(self.path.parent, digests)
 
     def output_stream(self, limit: int = content.OUTPUT_LIMIT_BYTES) -> content.ObjectStream:
         """Where a command's output goes as it runs: its first `limit` bytes become one object
         (only hashed when the store is in memory)."""
-        return content.ObjectStream(None if self.path is None else self.path.parent, limit)
+        if self.path is None:
+            return content.ObjectStream(None, limit)
+        return content.ObjectStream(self.path.parent, limit, self._object_hold())
+
+    def _object_hold(self) -> ObjectHold:
+        assert self.path is not None
+        with self._lock:
+            if self._hold is None:
+                self._hold = ObjectHold(self.path.parent)
+                weakref.finalize(self, self._hold.close)
+            return self._hold
+
+    def close(self) -> None:
+        """Let go of what this store holds in the content store (also done when it is
+        garbage-collected or the process ends)."""
+        with self._lock:
+            hold, self._hold = self._hold, None
+        if hold is not None:
+            hold.close()
 
     # Writing
 
@@ -196,7 +261,9 @@ class ReceiptStore:
                 if read_receipt_at(fd, known) == receipt:
                     return None
                 raise AgentError("tool call id already has a different receipt")
-            signer = self._signer_now()
+            signer = self._require_signer()
+            if read_head(self.path) is None:  # so a log with evidence never lacks its head
+                self._write_head(0)
             encoded, link = encode_line(receipt, self._state.link, signer)
             data = encoded + b"\n"
             start = self._state.consumed
@@ -224,10 +291,40 @@ class ReceiptStore:
             self._signer = load_signer()
         return self._signer  # type: ignore[return-value]
 
+    def _require_signer(self) -> Signer | None:
+        """The signer, when it can continue this log; a signed log without its key here is
+        refused before anything happens, and so is a head its key did not sign."""
+        assert self.path is not None
+        signer = self._signer_now()
+        signed_by = self._state.signed_by
+        if signed_by is None:
+            return signer
+        if signer is None or signer.public_key != signed_by:
+            found = "no signing key" if signer is None else "a different signing key"
+            raise ReceiptLogError(
+                f"the receipt log is signed with {signed_by}, and this process has {found} "
+                f"(in {config_dir()}); nothing was done, so the log stays verifiable"
+            )
+        head = read_head(self.path)
+        if head is not None and head.length == self._state.consumed:
+            try:
+                SignatureChecker(signed_by).check_head(
+                    head.signed_by, head.signed_message(), head.signature
+                )
+            except AgentError as error:
+                raise ReceiptLogError(str(error)) from None
+        return signer
+
     def _write_head(self, next_call: int) -> None:
         assert self.path is not None
+        head = self._state.head(next_call)
+        if head.signed_by is not None:
+            signer = self._signer_now()
+            if signer is None or signer.public_key != head.signed_by:
+                raise ReceiptLogError("could not write the head record: no key to sign it with")
+            head = replace(head, signature=signer.sign_bytes(head.signed_message()))
         try:
-            write_head(self.path, self._state.head(next_call))
+            write_head(self.path, head)
         except OSError as error:
             raise ReceiptLogError(f"could not write the head record: {error.strerror}") from None
 
@@ -260,10 +357,19 @@ class ReceiptStore:
             and head.length > state.consumed
             and head_matches_prefix(fd, head, size)
         ):
+            problem = signed_head_problem(head, head.signed_by)
+            if problem is not None:
+                raise ReceiptLogError(problem)
             self._state = state = ChainState.from_head(head)
+            self._trusted_lines = head.lines
         if size > state.consumed:
             self._index(fd)
             take_lines(state, fd, size)
+        if head is None and (state.evidence_seen or state.signed_by is not None):
+            raise ReceiptLogError(
+                "the head record beside the log is missing (the log was written with one: "
+                "receipts may have been removed from its end); refusing to open it"
+            )
         if head is not None and head.length > state.consumed:
             raise ReceiptLogError(
                 "the log is shorter than its head record: receipts were removed from its end "
@@ -276,6 +382,10 @@ class ReceiptStore:
             and (head.link != state.link or (head.chained and not state.chained))
         ):
             raise ReceiptLogError("the log does not match its head record (its end was rewritten)")
+        if at_head and head is not None:
+            problem = signed_head_problem(head, state.signed_by)
+            if problem is not None:
+                raise ReceiptLogError(problem)
 
     def _index(self, fd: int) -> dict[str, int]:
         """Id -> offset of each receipt's line up to what is verified, built when first
@@ -296,31 +406,5 @@ class ReceiptStore:
         return state.index
 
 
-def verify_log(
-    path: Path,
-    check_signature: SignatureCheck | None = None,
-    lock_timeout: float = LOCK_TIMEOUT_SECONDS,
-) -> tuple[ChainState, str | None, int | None]:
-    """Read every line and the head; the state reached and the first problem with its line."""
-    state = ChainState()
-    head: LogHead | None = None
-    try:
-        with locked_log(path, write=False, timeout=lock_timeout) as fd:
-            head = read_head(path)
-            if fd is None:
-                if head is not None and head.length > 0:
-                    missing = "the receipt log is missing, but its head record lists"
-                    return state, f"{missing} {head.count} receipts", None
-                return state, None, None
-            at_head: list[ChainState] = []
-
-            def remember(current: ChainState) -> None:
-                if head is not None and current.consumed == head.length:
-                    at_head[:] = [ChainState(link=current.link)]
-
-            remember(state)
-            take_lines(state, fd, os.fstat(fd).st_size, check_signature, remember)
-    except ReceiptLogError as error:
-        return state, str(error), error.line
-    problem = head_problem(head, state, at_head[0] if at_head else None)
-    return state, problem, None
+def _lines(count: int) -> str:
+    return f"{count} line" if count == 1 else f"{count} lines"

@@ -5,13 +5,17 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..errors import AgentError
-from .chain import iter_lines, receipt_from_line
+from .chain import ChainState, head_problem, iter_lines, receipt_from_line, take_lines
+from .errors import ReceiptLogError
+from .head import LogHead, read_head
 from .logfile import locked_log
-from .store import verify_log
+from .record import EffectReceipt
+from .signing import SignatureChecker
 
 
 @dataclass(frozen=True)
@@ -29,31 +33,83 @@ def verify_receipt_log(
 ) -> ReceiptLogReport:
     """Check a whole log without raising: how many receipts, or the first broken line.
 
-    With `public_key`, every signed line must be signed by it and verify, and the log must be
-    signed. With `root`, each file's bytes are compared with its last receipt's
-    `result_sha256`; a difference is drift and fails the check.
+    With `public_key`, every signed line and the head must be signed by it and verify, and
+    the log must be signed. With `root`, each file's bytes are compared with its last
+    receipt's `result_sha256`; a difference is drift and fails the check.
     """
     path = Path(path)
-    check = None
-    if public_key is not None:
-        from .signing import signature_checker
+    report = read_receipt_log(path, public_key=public_key)
+    if not report.ok:
+        return report
+    drift = file_drift(path, Path(root)) if root is not None else ()
+    if drift:
+        return ReceiptLogReport(
+            False, report.count, "files changed after their receipts", None, report.signed, drift
+        )
+    return report
 
+
+def read_receipt_log(
+    path: Path,
+    on_receipt: Callable[[EffectReceipt], None] | None = None,
+    public_key: str | None = None,
+) -> ReceiptLogReport:
+    """Verify every line and the head in one pass, handing each receipt to `on_receipt` as
+    soon as its line has verified: what a person is shown as verified comes from here."""
+    checker = None
+    if public_key is not None:
         try:
-            check = signature_checker(public_key)
+            checker = SignatureChecker(public_key)
         except AgentError as error:
             return ReceiptLogReport(False, 0, str(error))
-    state, problem, line = verify_log(path, check)
+    try:
+        with locked_log(path, write=False) as fd:
+            state, problem, line = verify_open_log(fd, path, checker, on_receipt)
+    except ReceiptLogError as error:
+        return ReceiptLogReport(False, 0, str(error), error.line)
     signed = state.signed_by is not None
     if problem is None and public_key is not None and not signed and state.count:
         problem = "the log is not signed"
     if problem is not None:
         return ReceiptLogReport(False, state.count, problem, line, signed)
-    drift = file_drift(path, Path(root)) if root is not None else ()
-    if drift:
-        return ReceiptLogReport(
-            False, state.count, "files changed after their receipts", None, signed, drift
-        )
     return ReceiptLogReport(True, state.count, signed=signed)
+
+
+def verify_open_log(
+    fd: int | None,
+    path: Path,
+    checker: SignatureChecker | None = None,
+    on_receipt: Callable[[EffectReceipt], None] | None = None,
+) -> tuple[ChainState, str | None, int | None]:
+    """Read every line of a log whose folder lock the caller holds (`fd` None: no log), and
+    its head; the state reached and the first problem with its line."""
+    state = ChainState()
+    head: LogHead | None = None
+    try:
+        head = read_head(path)
+        if fd is None:
+            if head is not None and head.length > 0:
+                missing = "the receipt log is missing, but its head record lists"
+                return state, f"{missing} {head.count} receipts", None
+            return state, None, None
+        at_head: list[ChainState] = []
+
+        def remember(current: ChainState) -> None:
+            if head is not None and current.consumed == head.length:
+                at_head[:] = [ChainState(link=current.link, signed_by=current.signed_by)]
+
+        remember(state)
+        end = os.fstat(fd).st_size
+        take_lines(state, fd, end, checker, remember, on_receipt)
+    except ReceiptLogError as error:
+        return state, str(error), error.line
+    problem = head_problem(head, state, at_head[0] if at_head else None)
+    if problem is None and checker is not None and head is not None and head.signed_by:
+        try:
+            checker.check_head(head.signed_by, head.signed_message(), head.signature)
+        except AgentError as error:
+            problem = str(error)
+    return state, problem, None
 
 
 def last_results(path: Path) -> dict[str, tuple[str, str | None]]:
@@ -66,11 +122,29 @@ def last_results(path: Path) -> dict[str, tuple[str, str | None]]:
             if raw is None or not raw.strip():
                 continue
             receipt = receipt_from_line(raw, complete)
+            for changed, digest in _tree_results(receipt.evidence.get("tree_changes")):
+                results[changed] = (receipt.tool_call_id, digest)
             if "result_sha256" not in receipt.evidence or receipt.exit_state != "ok":
                 continue
             for artifact in receipt.changed_artifacts:
                 results[artifact] = (receipt.tool_call_id, receipt.evidence["result_sha256"])
     return results
+
+
+def _tree_results(record: object) -> list[tuple[str, str | None]]:
+    """The files a command (or a revert of one) left, with their digests, from `tree_changes`:
+    regular files only, and only those hashed."""
+    if not isinstance(record, dict) or not isinstance(record.get("changes"), list):
+        return []
+    found: list[tuple[str, str | None]] = []
+    for change in record["changes"]:
+        if not isinstance(change, dict) or change.get("kind") != "file":
+            continue
+        path, after = change.get("path"), change.get("after_sha256")
+        deleted = after is None and change.get("change") == "deleted"
+        if isinstance(path, str) and (deleted or isinstance(after, str)):
+            found.append((path, after))
+    return found
 
 
 def file_drift(path: Path, root: Path) -> tuple[str, ...]:

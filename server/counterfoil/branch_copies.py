@@ -1,0 +1,150 @@
+"""Branches as isolated copies of the root, and the chosen one applied to the real root.
+
+`fork_root` copies the root (copy-on-write where the file system offers it; links recreated,
+never followed) and the receipt log with its head and content store, so the branch's log
+starts byte-identical to the parent's and later receipts stay in the branch. It notes every
+file's digest at the fork: the base.
+
+`apply_branch` applies what the branch changed as ordinary effects in the real root: each a
+`write_file` proposal, approved by the person's callback and receipted with the approval saying
+which branch it came from; never a silent merge. If any file it would touch no longer holds
+its base, nothing is applied.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .actions import ToolAction
+from .errors import AgentError
+from .policy import ToolPolicy
+from .proposals import ToolProposal
+from .receipts import ReceiptStore
+from .receipts.content import OBJECTS_FOLDER
+from .receipts.guard import LogGuard
+from .receipts.head import head_path
+from .tree_copy import Snapshot, copy_tree, read_relative, snapshot
+from .workspace import Workspace
+
+MAX_APPLIED_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class BranchCopy:
+    name: str
+    root: Path  # the branch's own copy of the root
+    log: Path  # its receipt log, a copy of the parent's at the fork
+    base: Snapshot  # the parent's files at the fork
+
+
+@dataclass(frozen=True)
+class BranchChange:
+    path: str
+    content: bytes | None  # None: the branch removed the file
+
+
+def fork_root(name: str, root: Path, log: Path, destination: Path) -> BranchCopy:
+    """Copy `root` and `log` into the new folder `destination/name`."""
+    if not isinstance(name, str) or not name.strip() or "/" in name or name in (".", ".."):
+        raise ValueError("branch name must be one non-blank path part")
+    root, log = root.resolve(), log.absolute()
+    folder = destination / name
+    folder.mkdir(parents=True)
+    branch_root = folder / "root"
+    copy_tree(root, branch_root, keep_links=True, keep_modes=True)
+    if log.parent == root or root in log.parents:
+        branch_log = branch_root / log.relative_to(root)  # copied with the tree
+    else:
+        branch_log = folder / "receipts" / log.name
+        branch_log.parent.mkdir()
+        for path in (log, head_path(log)):
+            if path.is_file():
+                shutil.copy2(path, branch_log.parent / path.name, follow_symlinks=False)
+        if (log.parent / OBJECTS_FOLDER).is_dir():
+            copy_tree(log.parent / OBJECTS_FOLDER, branch_log.parent / OBJECTS_FOLDER)
+    return BranchCopy(name, branch_root, branch_log, snapshot(root, _log_paths(root, log)))
+
+
+def _log_paths(root: Path, log: Path) -> Callable[[str], bool]:
+    """Whether a relative path belongs to the receipt log (the log, its head, content store,
+    holds; its whole folder when that lies inside the root): never a change of the branch."""
+    guard = LogGuard.of(log, root)
+    return lambda path: guard.hides(root / path)
+
+
+def branch_changes(branch: BranchCopy) -> tuple[BranchChange, ...]:
+    """The files the branch added, changed or removed since the fork, in path order."""
+    now = snapshot(branch.root, _log_paths(branch.root, branch.log))
+    changes = []
+    for path in sorted(set(branch.base) | set(now)):
+        before, after = branch.base.get(path), now.get(path)
+        if before == after or "dir" in (before and before[0], after and after[0]):
+            continue
+        if after is None:
+            changes.append(BranchChange(path, None))
+        elif after[0] != "file":
+            raise AgentError(f"branch {branch.name}: {path} is not a regular file")
+        else:
+            changes.append(BranchChange(path, read_relative(branch.root, path, MAX_APPLIED_BYTES)))
+    return tuple(changes)
+
+
+def apply_branch(
+    branch: BranchCopy,
+    policy: ToolPolicy,
+    store: ReceiptStore,
+    confirm: Callable[[ToolProposal], object],
+    *,
+    via: str = "cli",
+) -> tuple[str, ...]:
+    """Write the branch's changes into `policy.root`, each approved by `confirm` and receipted
+    in `store` as approved via `via`, selecting this branch. Raises AgentError, before any
+    change, when a file no longer holds its base, or the branch removed a file or wrote bytes
+    that are not text; a change denied or refused stops there (the earlier ones stay, with
+    their receipts)."""
+    changes = branch_changes(branch)
+    for change in changes:
+        base = branch.base.get(change.path)
+        current = _digest(policy.root, change.path)
+        if current != (base[1] if base else None):
+            raise AgentError(f"the base changed since the fork: {change.path}; nothing was applied")
+        if change.content is None:
+            raise AgentError(f"branch {branch.name} removed {change.path}; apply that by hand")
+        try:
+            change.content.decode("utf-8")
+        except UnicodeDecodeError:
+            raise AgentError(
+                f"branch {branch.name} wrote {change.path} as bytes, not text"
+            ) from None
+    workspace = Workspace(
+        policy,
+        receipt_store=store,
+        confirm_proposal=confirm,
+        approval_via=f"{via}, selecting branch {branch.name}",
+    )
+    results = []
+    for change in changes:
+        assert change.content is not None
+        if change.path in branch.base:
+            workspace.read_file(change.path)  # the gate writes only over bytes it has seen
+        action = ToolAction("write_file", {"path": change.path, "content": change.content.decode()})
+        result = workspace.execute(action)
+        if result.startswith("error:"):
+            raise AgentError(f"{change.path}: {result[len('error: ') :]}")
+        results.append(result)
+    return tuple(results)
+
+
+def _digest(root: Path, path: str) -> str | None:
+    import hashlib
+
+    if not os.path.lexists(root / path):
+        return None
+    try:
+        return hashlib.sha256(read_relative(root, path, MAX_APPLIED_BYTES)).hexdigest()
+    except AgentError:
+        return "unreadable"

@@ -1,0 +1,216 @@
+"""Grading a staged workspace after a run: the package's held-out checks and the changes it did
+not allow.
+
+Everything here reads through descriptors that follow no link, and nothing is imported or run:
+a Python constant is read with `ast`, so a candidate module that raises on import is graded
+like any other. Values compare type-strictly (`1` is not `1.0` and not `true`).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import AgentError
+from ..files import open_directory
+from ..tree_copy import Snapshot, read_relative
+from .package import PackageCheck, TaskPackage
+
+MAX_GRADED_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    name: str
+    type: str
+    passed: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class Modification:
+    """A path the run changed that the package did not let it change."""
+
+    path: str
+    change: str  # added, removed or changed
+
+
+def forbidden_modifications(
+    package: TaskPackage, before: Snapshot, after: Snapshot
+) -> tuple[Modification, ...]:
+    """Files (not folders) added, removed or changed outside the editable paths."""
+    found = []
+    for path in sorted(set(before) | set(after)):
+        old, new = before.get(path), after.get(path)
+        if old == new or package.editable(path) or "dir" in (old and old[0], new and new[0]):
+            continue
+        change = "added" if old is None else "removed" if new is None else "changed"
+        found.append(Modification(path, change))
+    return tuple(found)
+
+
+def grade(package: TaskPackage, root: Path, before: Snapshot) -> tuple[CheckResult, ...]:
+    """Each held-out check on the staged workspace at `root`, in name order."""
+    return tuple(_grade_one(check, root, before) for check in package.checks)
+
+
+def _grade_one(check: PackageCheck, root: Path, before: Snapshot) -> CheckResult:
+    passed, detail = GRADERS[check.type](check, root, before)
+    return CheckResult(check.name, check.type, passed, detail)
+
+
+def _kind(root: Path, path: str) -> str:
+    parts = tuple(path.split("/"))
+    try:
+        with open_directory(root, parts[:-1]) as directory:
+            mode = os.stat(parts[-1], dir_fd=directory, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        return "missing"
+    except AgentError as error:
+        return "missing" if str(error) == "path is not accessible" else "link"
+    if stat.S_ISLNK(mode):
+        return "link"
+    return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
+
+def _read(root: Path, path: str) -> bytes:
+    return read_relative(root, path, MAX_GRADED_BYTES)
+
+
+def _exists(check: PackageCheck, root: Path, _before: Snapshot) -> tuple[bool, str]:
+    kind = _kind(root, check.path)
+    if kind in ("file", "dir"):
+        return True, f"{check.path} exists"
+    return False, f"{check.path} is a symlink" if kind == "link" else f"{check.path} is missing"
+
+
+def _absent(check: PackageCheck, root: Path, _before: Snapshot) -> tuple[bool, str]:
+    if _kind(root, check.path) == "missing":
+        return True, f"{check.path} is absent"
+    return False, f"{check.path} exists"
+
+
+def _unchanged(check: PackageCheck, root: Path, before: Snapshot) -> tuple[bool, str]:
+    try:
+        digest = hashlib.sha256(_read(root, check.path)).hexdigest()
+    except (AgentError, OSError) as error:
+        return False, f"{check.path}: {error}"
+    if ("file", digest) == before.get(check.path):
+        return True, f"{check.path} is unchanged"
+    return False, f"{check.path} changed"
+
+
+def _text(check: PackageCheck, root: Path, _before: Snapshot) -> tuple[bool, str]:
+    try:
+        text = _read(root, check.path).decode("utf-8")
+    except (AgentError, OSError, UnicodeDecodeError) as error:
+        return False, f"{check.path}: {error}"
+    if text == check.expected:
+        return True, "text matches"
+    return False, "text differs"
+
+
+def _json_value(check: PackageCheck, root: Path, _before: Snapshot) -> tuple[bool, str]:
+    assert check.pointer is not None
+    try:
+        document = json.loads(_read(root, check.path).decode("utf-8"))
+    except (AgentError, OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        return False, f"{check.path}: {error}"
+    found, value = resolve_pointer(document, check.pointer)
+    if not found:
+        return False, f"{check.pointer or '(root)'} is not in {check.path}"
+    if strictly_equal(value, check.expected):
+        return True, f"{check.pointer} is {_shown(value)}"
+    return False, f"{check.pointer} is {_shown(value)}, expected {_shown(check.expected)}"
+
+
+def _python_constant(check: PackageCheck, root: Path, _before: Snapshot) -> tuple[bool, str]:
+    assert check.constant is not None
+    try:
+        tree = ast.parse(_read(root, check.path).decode("utf-8"), check.path)
+    except (AgentError, OSError, UnicodeDecodeError, SyntaxError, ValueError) as error:
+        return False, f"{check.path}: {error}"
+    node = module_constant(tree, check.constant)
+    if node is None:
+        return False, f"{check.constant} is not assigned at the top of {check.path}"
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False, f"{check.constant} is not a literal"
+    if strictly_equal(value, check.expected):
+        return True, f"{check.constant} = {value!r}"
+    return False, f"{check.constant} = {value!r}, expected {check.expected!r}"
+
+
+def module_constant(tree: ast.Module, name: str) -> ast.expr | None:
+    """The value of the last top-level `NAME = …` (or annotated) assignment."""
+    value: ast.expr | None = None
+    for statement in tree.body:
+        if (
+            isinstance(statement, ast.Assign)
+            and any(
+                isinstance(target, ast.Name) and target.id == name for target in statement.targets
+            )
+            or (
+                isinstance(statement, ast.AnnAssign)
+                and isinstance(statement.target, ast.Name)
+                and statement.target.id == name
+                and statement.value is not None
+            )
+        ):
+            value = statement.value
+    return value
+
+
+def resolve_pointer(document: Any, pointer: str) -> tuple[bool, Any]:
+    """RFC 6901: `/a/0/b~1c`; `""` is the whole document."""
+    if pointer == "":
+        return True, document
+    value = document
+    for token in pointer[1:].split("/"):
+        key = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, dict) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and key.isdigit() and (key == "0" or key[0] != "0"):
+            if int(key) >= len(value):
+                return False, None
+            value = value[int(key)]
+        else:
+            return False, None
+    return True, value
+
+
+def strictly_equal(left: Any, right: Any) -> bool:
+    """Equal and of the same type all the way down (`True` is not `1`, `1` is not `1.0`)."""
+    if type(left) is not type(right):
+        return False
+    if isinstance(left, dict):
+        return left.keys() == right.keys() and all(
+            strictly_equal(left[key], right[key]) for key in left
+        )
+    if isinstance(left, (list, tuple)):
+        return len(left) == len(right) and all(
+            strictly_equal(a, b) for a, b in zip(left, right, strict=True)
+        )
+    return bool(left == right)
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+GRADERS = {
+    "json_value": _json_value,
+    "path_absent": _absent,
+    "path_exists": _exists,
+    "python_constant": _python_constant,
+    "text_equals": _text,
+    "unchanged": _unchanged,
+}

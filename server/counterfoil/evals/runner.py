@@ -1,0 +1,205 @@
+"""One run of one task package with one model, start to grade, in a private temporary copy.
+
+The package decides every effect: a write inside its editable paths is approved and its
+receipt says the task package approved it; any other write is denied with the reason, which
+the model reads; only the package's own commands are enabled. The receipt log lives beside the
+staged copy, never inside it, and is verified in full before the result is reported.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..actions import ToolAction
+from ..approval import Approval, ApprovalDecision
+from ..loop import IDENTICAL_ACTION_ERROR, AgentLimits, AgentRun, run_agent
+from ..policy import ToolPolicy
+from ..proposals import EditProposal, ToolProposal
+from ..receipts import ReceiptStore, verify_receipt_log
+from ..tree_copy import snapshot
+from ..verdict import RunVerdict
+from .grading import CheckResult, Modification, forbidden_modifications, grade
+from .package import PackageError, TaskPackage, stage_workspace
+
+APPROVED_BY = "task package"
+Generate = Callable[[list[dict[str, str]]], str]
+# A run that ended for one of these reasons says nothing about the task: it is an error.
+ERROR_REASONS = frozenset({"model_error", "receipt_not_recorded"})
+
+
+@dataclass(frozen=True)
+class RunMetrics:
+    """What the run cost. Token counts are None for a model that reports none (a script)."""
+
+    steps: int
+    malformed_actions: int
+    tool_errors: int
+    prompt_tokens: int | None = None
+    prefilled_tokens: int | None = None
+    generated_tokens: int | None = None
+    cached_tokens: int | None = None
+    wall_seconds: float = 0.0
+
+    @property
+    def cache_reuse(self) -> float | None:
+        """The share of prompt tokens a cache served."""
+        if not self.prompt_tokens or self.cached_tokens is None:
+            return None
+        return self.cached_tokens / self.prompt_tokens
+
+
+@dataclass(frozen=True)
+class ReceiptCheck:
+    ok: bool
+    count: int
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class TaskRun:
+    """One graded run: `status` is passed, failed or error (the run could not be judged)."""
+
+    task: str
+    status: str
+    reason: str
+    checks: tuple[CheckResult, ...] = ()
+    forbidden: tuple[Modification, ...] = ()
+    receipts: ReceiptCheck = field(default_factory=lambda: ReceiptCheck(True, 0))
+    verdict: RunVerdict = field(default_factory=RunVerdict)
+    metrics: RunMetrics = field(default_factory=lambda: RunMetrics(0, 0, 0))
+    final: str | None = None
+    error: str | None = None
+    harness_seconds: float = 0.0  # staging, grading and verifying: everything but the run
+
+
+def package_confirm(package: TaskPackage) -> Callable[[ToolProposal], object]:
+    """The package's answer to each proposal (the policy already limits commands to its own)."""
+    allowed = ", ".join(package.editable_paths) or "nothing"
+
+    def confirm(proposal: ToolProposal) -> object:
+        if isinstance(proposal, EditProposal) and not package.editable(proposal.path):
+            return ApprovalDecision(False, f"this task allows changes only to: {allowed}")
+        return Approval(True)
+
+    return confirm
+
+
+def run_task(
+    package: TaskPackage,
+    generate: Generate,
+    *,
+    limits: AgentLimits | None = None,
+    stats: Callable[[], Sequence[object]] = tuple,
+) -> TaskRun:
+    """Stage, run, grade and verify one task; the person's package is only read.
+
+    `stats()` is the model's list of per-response counters (empty for a script); the run's
+    share is what it added. `limits` (default: the package's max_steps) keeps a model's
+    context window; its step count is always the package's.
+    """
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix=f"counterfoil-eval-{package.id}-") as scratch:
+        root = Path(scratch) / "workspace"
+        try:
+            stage_workspace(package, root)
+        except (OSError, PackageError) as error:
+            return TaskRun(package.id, "error", "staging_failed", error=f"could not stage: {error}")
+        before = snapshot(root)
+        log = Path(scratch) / "receipts" / "receipts.jsonl"
+        log.parent.mkdir()
+        workspace = package_workspace(package, root, ReceiptStore(log))
+        limits = replace(limits or AgentLimits(), max_steps=package.max_steps)
+        counted = len(stats())
+        run_started = time.perf_counter()
+        run = run_agent(package.prompt, generate, workspace, limits)
+        run_seconds = time.perf_counter() - run_started
+        metrics = _metrics(run, stats()[counted:], run_seconds)
+        if run.reason in ERROR_REASONS:
+            return TaskRun(
+                package.id,
+                "error",
+                run.reason,
+                verdict=run.verdict,
+                metrics=metrics,
+                error=run.error,
+                harness_seconds=time.perf_counter() - started - run_seconds,
+            )
+        checks = grade(package, root, before)
+        forbidden = forbidden_modifications(package, before, snapshot(root))
+        verified = verify_receipt_log(log)
+        receipts = ReceiptCheck(verified.ok, verified.count, verified.error)
+    passed = all(check.passed for check in checks) and not forbidden and receipts.ok
+    return TaskRun(
+        package.id,
+        "passed" if passed else "failed",
+        run.reason,
+        checks,
+        forbidden,
+        receipts,
+        run.verdict,
+        metrics,
+        run.final,
+        run.error,
+        time.perf_counter() - started - run_seconds,
+    )
+
+
+def package_workspace(package: TaskPackage, root: Path, store: ReceiptStore) -> Any:
+    """The gate for one run of `package` on its staged copy at `root`."""
+    from ..workspace import Workspace
+
+    policy = ToolPolicy(
+        root,
+        allow_writes=bool(package.editable_paths),
+        allowed_commands=package.allowed_commands,
+        allow_search=True,
+    )
+    return Workspace(
+        policy,
+        receipt_store=store,
+        confirm_proposal=package_confirm(package),
+        approval_via=APPROVED_BY,
+    )
+
+
+def _metrics(run: AgentRun, responses: Sequence[object], seconds: float) -> RunMetrics:
+    from ..models.usage import reused_tokens
+
+    malformed = sum(
+        1
+        for event in run.events
+        if event.action is None and event.result and event.result != IDENTICAL_ACTION_ERROR
+    )
+    tool_errors = sum(
+        1
+        for event in run.events
+        if isinstance(event.action, ToolAction) and (event.result or "").startswith("error:")
+    )
+
+    def total(name: str) -> int | None:
+        values = [getattr(item, name, None) for item in responses]
+        if not values or not all(isinstance(value, int) for value in values):
+            return None
+        return sum(value for value in values if isinstance(value, int))
+
+    reused = [reused_tokens(item) for item in responses]
+    cached = (
+        sum(value for value in reused if value is not None)
+        if reused and all(value is not None for value in reused)
+        else None
+    )
+    return RunMetrics(
+        steps=len(run.events),
+        malformed_actions=malformed,
+        tool_errors=tool_errors,
+        prompt_tokens=total("prompt_tokens"),
+        prefilled_tokens=total("prefilled_tokens"),
+        generated_tokens=total("generated_tokens"),
+        cached_tokens=cached,
+        wall_seconds=round(seconds, 4),
+    )

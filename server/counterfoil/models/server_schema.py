@@ -1,0 +1,37 @@
+"""The request fields that ask a model server to enforce the action schema, per schema mode."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..tools import action_schema
+from .endpoint import SCHEMA_MODES
+from .errors import ModelLoadError
+
+SCHEMA_NAME = "counterfoil_action"
+
+
+def server_action_schema(
+    available_tools: Iterable[str] | None, allowed_commands: Sequence[Sequence[str]]
+) -> dict[str, Any]:
+    """The action schema the server is asked to enforce: the one the local decoder uses."""
+    return action_schema(available_tools, allowed_commands)
+
+
+def schema_request(mode: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The request fields that ask a server to enforce `schema`, in the form `mode` names."""
+    if mode == "json_schema":
+        return {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": SCHEMA_NAME, "schema": schema, "strict": True},
+            }
+        }
+    if mode == "json_object":
+        return {"response_format": {"type": "json_object", "schema": schema}}
+    if mode == "structured_outputs":
+        return {"structured_outputs": {"json": schema}}
+    if mode == "none":
+        return {}
+    raise ModelLoadError(f"unknown schema mode {mode!r}: use one of {', '.join(SCHEMA_MODES)}")

@@ -1,0 +1,145 @@
+"""Copying a folder and taking its inventory without ever following a link.
+
+Both walk one directory descriptor at a time (O_NOFOLLOW), so a link swapped in after a check is
+met as a link, not followed. A regular file is cloned where the file system offers
+copy-on-write (Linux FICLONE), else copied; new files get no executable bit unless asked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from .errors import AgentError
+from .files import DIRECTORY_FLAGS, READ_FLAGS, open_directory, read_regular_file
+
+FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int)
+MAX_DIGESTED_BYTES = 64 * 1024 * 1024
+
+# relative path -> ("file", sha256) | ("dir", "") | ("link", "") | ("other", "")
+Snapshot = dict[str, tuple[str, str]]
+
+
+class LinkRefused(AgentError):
+    """A link (or a special file) where the copy allows none; `path` is relative."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(f"{path} is not a regular file or a folder ({kind})")
+        self.path = path
+
+
+def copy_tree(
+    source: Path, destination: Path, *, keep_links: bool = False, keep_modes: bool = False
+) -> None:
+    """Copy `source` into the new folder `destination`. A symlink is recreated as the same
+    link with `keep_links` (never followed), else refused with LinkRefused; special files are
+    always refused. `keep_modes` keeps permission bits; otherwise files are 0o644."""
+    destination.mkdir()
+    fd = os.open(source, DIRECTORY_FLAGS)
+    try:
+        _copy_folder(fd, destination, "", keep_links, keep_modes)
+    finally:
+        os.close(fd)
+
+
+def _copy_folder(
+    source_fd: int, destination: Path, prefix: str, keep_links: bool, keep_modes: bool
+) -> None:
+    for name in sorted(os.listdir(source_fd)):
+        mode = os.stat(name, dir_fd=source_fd, follow_symlinks=False).st_mode
+        shown = f"{prefix}{name}"
+        if stat.S_ISDIR(mode):
+            child = os.open(name, DIRECTORY_FLAGS, dir_fd=source_fd)
+            try:
+                (destination / name).mkdir()
+                _copy_folder(child, destination / name, f"{shown}/", keep_links, keep_modes)
+            finally:
+                os.close(child)
+        elif stat.S_ISREG(mode):
+            _copy_file(source_fd, name, destination / name, mode if keep_modes else 0o644)
+        elif stat.S_ISLNK(mode) and keep_links:
+            os.symlink(os.readlink(name, dir_fd=source_fd), destination / name)
+        else:
+            raise LinkRefused(shown, "a symlink" if stat.S_ISLNK(mode) else "a special file")
+
+
+def _copy_file(source_fd: int, name: str, target: Path, mode: int) -> None:
+    fd = os.open(name, READ_FLAGS, dir_fd=source_fd)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LinkRefused(name, "changed while it was copied")
+        out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            if not _clone(fd, out):
+                while chunk := os.read(fd, 1 << 20):
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(out, view) :]
+            os.fchmod(out, stat.S_IMODE(mode))
+        finally:
+            os.close(out)
+    finally:
+        os.close(fd)
+
+
+def _clone(source: int, target: int) -> bool:
+    """Share the blocks (copy-on-write) where the file system can; False where it cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import fcntl
+
+    try:
+        fcntl.ioctl(target, FICLONE, source)
+    except OSError:
+        return False
+    return True
+
+
+def read_relative(root: Path, path: str, limit: int = MAX_DIGESTED_BYTES) -> bytes:
+    """The bytes of the regular file at `root/path` (a relative POSIX path), reached without
+    following any link."""
+    parts = tuple(path.split("/"))
+    with open_directory(root, parts[:-1]) as directory:
+        return read_regular_file(directory, parts[-1], limit)
+
+
+def snapshot(root: Path, skip: Callable[[str], bool] = lambda _path: False) -> Snapshot:
+    """Every entry under `root` by kind, each regular file with its SHA-256; paths for which
+    `skip(path)` is true are left out (a folder with all it holds)."""
+    entries: Snapshot = {}
+    fd = os.open(root, DIRECTORY_FLAGS)
+    try:
+        _walk(fd, "", entries, skip)
+    finally:
+        os.close(fd)
+    return entries
+
+
+def _walk(directory: int, prefix: str, entries: Snapshot, skip: Callable[[str], bool]) -> None:
+    for name in sorted(os.listdir(directory)):
+        path = f"{prefix}{name}"
+        if skip(path):
+            continue
+        try:
+            mode = os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode
+        except FileNotFoundError:
+            continue
+        if stat.S_ISDIR(mode):
+            entries[path] = ("dir", "")
+            child = os.open(name, DIRECTORY_FLAGS, dir_fd=directory)
+            try:
+                _walk(child, f"{path}/", entries, skip)
+            finally:
+                os.close(child)
+        elif stat.S_ISREG(mode):
+            try:
+                data = read_regular_file(directory, name, MAX_DIGESTED_BYTES)
+                entries[path] = ("file", hashlib.sha256(data).hexdigest())
+            except AgentError as error:
+                entries[path] = ("other", str(error))
+        else:
+            entries[path] = ("link" if stat.S_ISLNK(mode) else "other", "")

@@ -1,0 +1,45 @@
+"""The daemon's receipts request serves only what verified, reading every line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil.lsp.session import Session
+from counterfoil.receipts import RECEIPT_FIELDS, canonical_json
+
+from .conftest import RecordingChannel
+
+
+def test_a_receipt_edited_in_the_middle_is_reported_not_served_as_fine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COUNTERFOIL_CONFIG_DIR", str(tmp_path / "config"))
+    session = Session(RecordingChannel())  # type: ignore[arg-type]
+    session.root = tmp_path
+    log = session.receipt_log()
+    assert log is not None
+    log.parent.mkdir()
+    workspace = Workspace(
+        ToolPolicy(tmp_path, allow_writes=True),
+        receipt_store=ReceiptStore(log),
+        confirm_proposal=lambda _: True,
+    )
+    for name in ("a", "b", "c"):
+        workspace.execute(ToolAction("write_file", {"path": f"{name}.md", "content": name}))
+    lines = log.read_text().splitlines(keepends=True)
+    record = json.loads(lines[1])
+    record["result"] = "wrote x.md"
+    record["receipt_id"] = hashlib.sha256(
+        canonical_json({key: record[key] for key in RECEIPT_FIELDS}).encode()
+    ).hexdigest()
+    log.write_text(lines[0] + json.dumps(record, separators=(",", ":")) + "\n" + lines[2])
+
+    listed = session.receipts()
+
+    assert listed["error"] is not None and listed["error"].startswith("line 2:")
+    assert [receipt["tool_call_id"] for receipt in listed["receipts"]] == ["call-1"]
