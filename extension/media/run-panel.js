@@ -44,9 +44,10 @@
 
   const STATE_WORDS = {
     pending: "pending: waiting for your answer",
-    accepted: "accepted",
+    approved: "accepted",
     rejected: "rejected",
     stale: "stale",
+    refused: "refused",
     failed: "failed",
   };
 
@@ -130,7 +131,7 @@
   }
 
   function stepBlock(step, proposals, shown) {
-    const box = el("section", `step outcome-${step.outcome || "none"}`);
+    const box = el("section", `step${step.wentWrong ? " went-wrong" : ""}`);
     box.append(el("h3", "", `Step ${step.step}: ${step.action}`));
     if (step.thinking) box.append(details("Thinking", step.thinking, false));
     if (step.text) box.append(el("p", "model-text", step.text));
@@ -144,7 +145,7 @@
     }
     if (step.observation !== null && step.observation !== undefined) {
       const lines = String(step.observation).split("\n");
-      const summary = `Observation${step.outcome ? ` (${step.outcome})` : ""}: ${lines[0]}`;
+      const summary = `Observation${step.stateWords ? ` (${step.stateWords})` : ""}: ${lines[0]}`;
       if (lines.length > 1) {
         box.append(details(summary, step.observation, false));
       } else {
@@ -221,7 +222,7 @@
           live.append(el("p", "model-text", turn.streaming.text));
         block.append(live);
       }
-      // This turn's proposals not tied to a step (yet, or by an older daemon).
+      // This turn's proposals not tied to a step yet.
       for (const proposal of Object.values(state.proposals)) {
         if (!shown.has(proposal.toolCallId) && proposal.turn === index) {
           block.append(proposalBlock(proposal));

@@ -14,6 +14,7 @@ import {
   type AgentEvent,
   type ConfirmParams,
   type ConfirmResult,
+  DAEMON_VERSION,
   type DownloadProgress,
   Methods,
   type ModelState,
@@ -59,13 +60,13 @@ export class DaemonClient implements vscode.Disposable {
   readonly onModelState = this.modelStateEmitter.event;
   /** True when the daemon is up, false when it stopped (restart, crash, exit). */
   readonly onRunning = this.runningEmitter.event;
-  /** A run or follow-up turn began (`counterfoil/runStarted`, newer daemons). */
+  /** A run or follow-up turn began (`counterfoil/runStarted`). */
   readonly onRunStarted = this.runStartedEmitter.event;
-  /** The model's text as it is generated (`counterfoil/modelText`, newer daemons). */
+  /** The model's text as it is generated (`counterfoil/modelText`). */
   readonly onModelText = this.modelTextEmitter.event;
-  /** Stopping, cancelled or ended (`counterfoil/runState`, newer daemons). */
+  /** Stopping, cancelled or ended (`counterfoil/runState`). */
   readonly onRunState = this.runStateEmitter.event;
-  /** A model download's progress (`counterfoil/download`, newer daemons). */
+  /** A model download's progress (`counterfoil/download`). */
   readonly onDownload = this.downloadEmitter.event;
 
   constructor(
@@ -239,6 +240,15 @@ export class DaemonClient implements vscode.Disposable {
       void client.dispose().catch(() => undefined);
       throw new DaemonNotStarted(
         `Could not start the Counterfoil daemon (${argv.join(" ")}): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    // The daemon and the extension ship together: their version is checked once, here.
+    const version = client.initializeResult?.serverInfo?.version;
+    if (version !== DAEMON_VERSION) {
+      this.client = undefined;
+      void client.dispose().catch(() => undefined);
+      throw new DaemonNotStarted(
+        `The Counterfoil daemon (${argv.join(" ")}) is version ${version ?? "unknown"}; this extension needs ${DAEMON_VERSION}. Install the matching counterfoil package, or leave counterfoil.pythonPath unset to use the bundled daemon.`,
       );
     }
     return client;

@@ -20,7 +20,7 @@ import {
 } from "./protocol";
 import type { ReceiptsTree } from "./receiptsTree";
 import type { ReviewController } from "./review";
-import { describeAction } from "./runModel";
+import { describeAction, stateWords, wentWrong } from "./runModel";
 import { RUN_VIEW, type RunPanel } from "./runPanel";
 import { summarizeRun } from "./runSummary";
 import { stepNotice } from "./stepNotice";
@@ -61,6 +61,8 @@ export class AgentCommands implements vscode.Disposable {
   private stopRequestedAt: number | undefined;
   /** The last goal typed whose run did not get to a first step. */
   private unstartedGoal: string | undefined;
+  // Steps the last run reported (its events); none means the run never reached a step.
+  private stepsSeen = 0;
   private preparing = false;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -151,7 +153,7 @@ export class AgentCommands implements vscode.Disposable {
       return undefined;
     }
     const result = await this.startRun(Methods.run, { goal }, goal);
-    if (result && result.events.length > 0) {
+    if (result && this.stepsSeen > 0) {
       this.unstartedGoal = undefined;
     }
     return result;
@@ -237,12 +239,14 @@ export class AgentCommands implements vscode.Disposable {
     }
     panel.runStarted(goal, method === Methods.followUp);
     let refusals = 0;
+    this.stepsSeen = 0;
     const listeners = [
       this.context.client.onEvent((event) => {
+        this.stepsSeen++;
         trace.info(`${describeStep(event)} → ${event.result ?? ""}`);
         // A failed or refused step is said where the person is looking, not only in the trace.
         const notice = stepNotice(event, describeStep(event), refusals);
-        if (event.outcome === "refused") {
+        if (event.state === "refused") {
           refusals++;
         }
         if (notice) {
@@ -552,14 +556,14 @@ export class AgentCommands implements vscode.Disposable {
     output.appendLine(result.observation);
     output.appendLine("");
     output.show(true);
-    const summary = `${argv.join(" ")} (${result.outcome ?? "no outcome"})`;
-    if (result.outcome === "ok") {
+    const summary = `${argv.join(" ")} (${stateWords(result) ?? "not run"})`;
+    if (result.state === "approved" && !wentWrong(result)) {
       void vscode.window.showInformationMessage(
         `Validation passed: ${summary}`,
       );
     } else if (result.receipt) {
       void vscode.window.showWarningMessage(`Validation failed: ${summary}`);
-    } else if (result.outcome === "denied") {
+    } else if (result.state === "rejected") {
       void vscode.window.showInformationMessage(
         `Validation not run: ${summary}`,
       );

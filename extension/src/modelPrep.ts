@@ -103,7 +103,7 @@ export function decideRuntime(result: ModelRuntimeResult): RuntimeDecision {
 }
 
 /**
- * Download first only when the daemon says the model is missing (older daemons say nothing) and
+ * Download first only when the daemon says the model is missing (null: not a valid name) and
  * no model server is set: with an endpoint the model's name is the server's, not the hub's.
  */
 export function needsDownload(

@@ -6,23 +6,14 @@ import type { CommandPreview, ConfirmParams, EditPreview } from "./protocol";
 export class ProposalError extends Error {}
 
 /**
- * The whole proposed file, exactly as the daemon will write it: `proposedText`, or from a daemon
- * that predates it, the text of its single whole-file replacement. Nothing is applied to the
- * live file, so what is shown cannot drift from what the digest covers.
+ * The whole proposed file, exactly as the daemon will write it (`proposedText`). Nothing is
+ * applied to the live file, so what is shown cannot drift from what the digest covers.
  */
 export function proposedFileText(preview: EditPreview): string {
-  if (typeof preview.proposedText === "string") {
-    return preview.proposedText;
-  }
-  const texts = (preview.edit?.documentChanges ?? []).flatMap((change) =>
-    "edits" in change && Array.isArray(change.edits)
-      ? change.edits.map((edit) => edit.newText)
-      : [],
-  );
-  if (texts.length !== 1) {
+  if (typeof preview.proposedText !== "string") {
     throw new ProposalError("the preview carries no proposed text");
   }
-  return texts[0];
+  return preview.proposedText;
 }
 
 /**
@@ -30,7 +21,7 @@ export function proposedFileText(preview: EditPreview): string {
  * bytes, null when it does not exist), or undefined when it is.
  */
 export function baseMismatch(
-  preview: EditPreview,
+  preview: Pick<EditPreview, "path" | "baseSha256">,
   diskSha256: string | null,
 ): string | undefined {
   if (preview.baseSha256 === null) {

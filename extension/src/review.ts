@@ -20,6 +20,7 @@ import type {
   ConfirmParams,
   ConfirmResult,
   EditPreview,
+  Receipt,
 } from "./protocol";
 import {
   baseMismatch,
@@ -66,11 +67,6 @@ async function diskBytes(uri: vscode.Uri): Promise<Uint8Array | null> {
   }
 }
 
-async function diskSha256(uri: vscode.Uri): Promise<string | null> {
-  const bytes = await diskBytes(uri);
-  return bytes === null ? null : sha256(bytes);
-}
-
 interface EditState {
   target: vscode.Uri;
   base: string;
@@ -110,6 +106,11 @@ export class ReviewController implements vscode.Disposable {
     string | undefined
   >();
   private readonly proposalEmitter = new vscode.EventEmitter<ProposalView>();
+  /** Edits accepted and not yet receipted, by call id: the file and the digest of the text sent. */
+  private readonly accepted = new Map<
+    string,
+    { target: vscode.Uri; sha256: string }
+  >();
   /** Fires with what the latest pending approval is about ("edit_file app.py (call-1)"), or undefined when none. */
   readonly onDidChangePending = this.pendingEmitter.event;
   /** Fires whenever a proposal appears or changes state, hunks or text: what the run panel shows. */
@@ -145,6 +146,7 @@ export class ReviewController implements vscode.Disposable {
           this.rejectAll("the daemon stopped");
         }
       }),
+      client.onReceipt((receipt) => this.showWritten(receipt)),
       this.bases,
       this.proposed,
       this.pendingEmitter,
@@ -249,11 +251,10 @@ export class ReviewController implements vscode.Disposable {
       modified ? { approved: true, text } : { approved: true },
       modified ? "accepted with changes" : "accepted",
     );
-    void this.showWritten(
-      edit.target,
-      text,
-      modified ? edit.proposed : undefined,
-    );
+    this.accepted.set(approval.toolCallId, {
+      target: edit.target,
+      sha256: sha256(text),
+    });
     return true;
   }
 
@@ -521,10 +522,8 @@ export class ReviewController implements vscode.Disposable {
       const bytes = await diskBytes(uri);
       const mismatch = baseMismatch(
         {
-          kind: "edit",
           path: vscode.workspace.asRelativePath(uri),
           baseSha256: edit.baseSha256,
-          proposedSha256: "",
         },
         bytes === null ? null : sha256(bytes),
       );
@@ -648,7 +647,7 @@ export class ReviewController implements vscode.Disposable {
           `${params.toolCallId} ${subject}: ${result.approved ? "approved" : "not approved"} (${why}${result.reason && why !== result.reason ? `: ${result.reason}` : ""})`,
         );
         const state = result.approved
-          ? "accepted"
+          ? "approved"
           : why === STALE_REASON || result.repropose
             ? "stale"
             : "rejected";
@@ -897,49 +896,32 @@ export class ReviewController implements vscode.Disposable {
   }
 
   /**
-   * After Accept the daemon writes the file; once the bytes on disk are the approved ones, an
-   * open clean document is brought up to date and the file is shown, unless the next edit's diff
-   * is already waiting (it must stay in front).
+   * After Accept the daemon writes the file and then records its receipt, which names the call
+   * and the digest written: the file is then shown (VS Code reloads an open, clean document by
+   * itself), unless the next edit's diff is already waiting (it must stay in front).
    */
-  private async showWritten(
-    target: vscode.Uri,
-    text: string,
-    unedited?: string,
-  ): Promise<void> {
-    const digest = sha256(text);
-    const uneditedDigest =
-      unedited === undefined ? undefined : sha256(unedited);
-    const deadline = Date.now() + 15_000;
-    while (Date.now() < deadline) {
-      try {
-        const onDisk = await diskSha256(target);
-        if (uneditedDigest !== undefined && onDisk === uneditedDigest) {
-          // A daemon that predates edited approvals writes the proposal as sent: say so.
-          void vscode.window.showWarningMessage(
-            `The daemon wrote the proposal as the model made it, not your edited text: it does not support edited approvals. Check ${vscode.workspace.asRelativePath(target)}.`,
-          );
-          return;
-        }
-        if (onDisk === digest) {
-          // VS Code reloads an open, clean document from disk by itself; the file is brought to
-          // the front unless the next edit's diff is waiting (it must stay in front).
-          if (
-            ![...this.pending.values()].some(
-              (approval) => approval.edit !== undefined,
-            )
-          ) {
-            await vscode.window.showTextDocument(target, { preview: false });
-          }
-          return;
-        }
-      } catch (error) {
-        this.log.warn(`showing ${target.fsPath}: ${String(error)}`);
-        return;
-      }
-      await new Promise((done) => setTimeout(done, 100));
+  private showWritten(receipt: Receipt): void {
+    const accepted = this.accepted.get(receipt.tool_call_id);
+    if (!accepted) {
+      return;
     }
-    this.log.warn(
-      `${target.fsPath} did not reach the approved content within 15 s`,
-    );
+    this.accepted.delete(receipt.tool_call_id);
+    if (receipt.result_sha256 !== accepted.sha256) {
+      this.log.warn(
+        `${receipt.tool_call_id}: the receipt records ${receipt.result_sha256 ?? "no digest"}, not the accepted text's ${accepted.sha256}`,
+      );
+      return;
+    }
+    if (
+      ![...this.pending.values()].some(
+        (approval) => approval.edit !== undefined,
+      )
+    ) {
+      void vscode.window
+        .showTextDocument(accepted.target, { preview: false })
+        .then(undefined, (error: unknown) =>
+          this.log.warn(`showing ${accepted.target.fsPath}: ${String(error)}`),
+        );
+    }
   }
 }

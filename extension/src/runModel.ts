@@ -2,11 +2,16 @@
 // report: the conversation's turns (goal, streamed model text, steps, proposals, verdict). It
 // renders the daemon's facts and decides nothing. Pure, unit-tested; runPanel.ts draws it.
 
-import type { AgentEvent, RunResult, StepOutcome, Verdict } from "./protocol";
-import { protectedWords } from "./stepNotice";
+import type { AgentEvent, EffectState, RunResult, Verdict } from "./protocol";
+import { protectedWords, stateWords, wentWrong } from "./stepNotice";
 
-export type ProposalState =
-  "pending" | "accepted" | "rejected" | "stale" | "failed";
+export { stateWords, wentWrong };
+
+/**
+ * A proposal in the panel: waiting for an answer, or what became of it in the daemon's words;
+ * `stale` is a No the editor sent because the file changed on disk.
+ */
+export type ProposalState = "pending" | "stale" | EffectState;
 
 export interface ProposalView {
   toolCallId: string;
@@ -29,7 +34,12 @@ export interface StepView {
   text: string;
   action: string;
   observation: string | null;
-  outcome: StepOutcome | null;
+  /** What became of the step's call (null: a read that ran, a final answer, no action). */
+  state: EffectState | null;
+  /** The state in words, with a command's exit status: "approved, exit status 1". */
+  stateWords?: string | null;
+  /** Rejected, refused, failed, or a command that exited non-zero or timed out. */
+  wentWrong?: boolean;
   toolCallId?: string | null;
   /** A command's full output in the content store. */
   outputSha256?: string | null;
@@ -58,8 +68,6 @@ export interface TurnView {
   error?: string | null;
   final?: string | null;
   modifiedFiles?: string[];
-  /** Outcome counts from the steps, for daemons that send no verdict. */
-  counts?: Record<string, number>;
   /** The model's own counts for the run: information about the model, not evidence. */
   modelUsage?: string | null;
 }
@@ -119,17 +127,30 @@ function currentTurn(model: RunModel): TurnView | undefined {
   return model.turns[model.turns.length - 1];
 }
 
-/** Applies `update` to the latest turn; nothing happens before the first turn. */
-function updateCurrentTurn(
+/** The turn of run `runId`, else the latest turn (the one the extension opened, before its id). */
+function turnOf(model: RunModel, runId: string | null): TurnView | undefined {
+  return (
+    model.turns.find((turn) => runId !== null && turn.runId === runId) ??
+    currentTurn(model)
+  );
+}
+
+/** Applies `update` to run `runId`'s turn; nothing happens before the first turn. */
+function updateTurn(
   model: RunModel,
+  runId: string | null,
   update: (turn: TurnView) => void,
 ): void {
-  const turn = currentTurn(model);
+  const turn = turnOf(model, runId);
   if (turn) {
     update(turn);
   }
 }
 
+/**
+ * A turn begins: the extension opens it when it asks (no run id yet), and the daemon's
+ * runStarted gives that turn its run id; a runStarted for no open turn opens one.
+ */
 export function startTurn(
   model: RunModel,
   goal: string,
@@ -137,15 +158,14 @@ export function startTurn(
   followUp = false,
 ): void {
   const last = currentTurn(model);
-  if (
-    last &&
-    last.status === "running" &&
-    last.steps.length === 0 &&
-    last.goal === goal
-  ) {
-    // The daemon's runStarted for the turn the extension already opened.
-    last.runId = runId ?? last.runId;
-    last.followUp = last.followUp || followUp;
+  const known = runId
+    ? model.turns.find((turn) => turn.runId === runId)
+    : undefined;
+  const opened =
+    runId && last && last.status === "running" && !last.runId ? last : known;
+  if (opened) {
+    opened.runId = runId ?? opened.runId;
+    opened.followUp = opened.followUp || followUp;
     return;
   }
   model.turns.push({
@@ -165,8 +185,9 @@ export function addModelText(
   step: number,
   text: string,
   thinking = false,
+  runId: string | null = null,
 ): void {
-  updateCurrentTurn(model, (turn) => {
+  updateTurn(model, runId, (turn) => {
     if (!turn.streaming || turn.streaming.step !== step) {
       turn.streaming = { step, thinking: "", text: "" };
     }
@@ -179,7 +200,7 @@ export function addModelText(
 }
 
 export function addEvent(model: RunModel, event: AgentEvent): void {
-  updateCurrentTurn(model, (turn) => {
+  updateTurn(model, event.runId, (turn) => {
     const { thinking, text: said } = splitThinking(event.response);
     // A response that is only the action's JSON says nothing the action line does not.
     const text = isJson(said) ? "" : said;
@@ -189,7 +210,9 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
       text: event.action && "final" in event.action ? "" : text,
       action: describeAction(event),
       observation: event.result,
-      outcome: event.outcome ?? null,
+      state: event.state,
+      stateWords: stateWords(event),
+      wentWrong: wentWrong(event),
       toolCallId: event.toolCallId ?? null,
       outputSha256: event.outputSha256 ?? null,
       reason: event.reason ?? null,
@@ -204,8 +227,9 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
     const id = event.toolCallId;
     if (id && model.proposals[id]) {
       const proposal = model.proposals[id];
-      if (event.outcome === "failed" || event.outcome === "refused") {
-        proposal.state = "failed";
+      if (event.state !== "rejected" && wentWrong(event)) {
+        // Accepted in the editor, then not done (or a command that did not pass).
+        proposal.state = event.state === "refused" ? "refused" : "failed";
         proposal.reason = firstLine(event.result ?? "");
       }
     }
@@ -246,18 +270,8 @@ export function setStopping(model: RunModel): void {
   }
 }
 
-export function outcomeCounts(result: RunResult): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const event of result.events) {
-    if (event.outcome) {
-      counts[event.outcome] = (counts[event.outcome] ?? 0) + 1;
-    }
-  }
-  return counts;
-}
-
 export function finishTurn(model: RunModel, result: RunResult): void {
-  updateCurrentTurn(model, (turn) => {
+  updateTurn(model, result.runId ?? null, (turn) => {
     turn.status = result.reason === "cancelled" ? "stopped" : "finished";
     const partial = turn.streaming;
     if (partial && (partial.text || partial.thinking)) {
@@ -268,25 +282,17 @@ export function finishTurn(model: RunModel, result: RunResult): void {
         text: partial.text,
         action: "stopped while generating",
         observation: null,
-        outcome: null,
+        state: null,
       });
     }
     turn.streaming = null;
-    turn.verdict = result.verdict ?? null;
+    turn.verdict = result.verdict;
     turn.reason = result.reason;
     turn.error = result.error ?? null;
     turn.final = result.final;
     turn.modifiedFiles = result.modifiedFiles;
-    turn.counts = outcomeCounts(result);
     turn.modelUsage = result.modelUsage ?? null;
-    turn.runId = result.runId ?? turn.runId;
-    // Steps the notifications missed (an older daemon, or a reload) come from the result.
-    if (turn.steps.length < result.events.length) {
-      turn.steps = [];
-      for (const event of result.events) {
-        addEvent(model, event);
-      }
-    }
+    turn.runId = result.runId;
   });
 }
 
@@ -330,7 +336,7 @@ function filesChangedLine(files: string[]): string {
 
 /**
  * The verdict in lines a person reads correctly, facts first: validation, files changed, effects
- * rejected, refused or failed. Without a verdict (an older daemon) only what the result says.
+ * rejected, refused or failed; before the run ends (no verdict yet) only why it stopped.
  */
 export function verdictLines(turn: TurnView): string[] {
   const lines: string[] = [];
@@ -361,23 +367,6 @@ export function verdictLines(turn: TurnView): string[] {
       lines.push(effects.join(", "));
     }
     return lines;
-  }
-  lines.push("Validation: the daemon sent no verdict");
-  const files = turn.modifiedFiles ?? [];
-  lines.push(filesChangedLine(files));
-  const counts = turn.counts ?? {};
-  const effects: string[] = [];
-  if (counts.denied) {
-    effects.push(`${plural(counts.denied, "effect")} rejected`);
-  }
-  if (counts.refused) {
-    effects.push(`${counts.refused} refused`);
-  }
-  if (counts.failed) {
-    effects.push(`${counts.failed} failed`);
-  }
-  if (effects.length > 0) {
-    lines.push(effects.join(", "));
   }
   return lines;
 }

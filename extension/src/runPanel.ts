@@ -73,7 +73,13 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         this.render();
       }),
       client.onModelText((text) => {
-        addModelText(this.model, text.step, text.text, text.thinking === true);
+        addModelText(
+          this.model,
+          text.step,
+          text.text,
+          text.thinking === true,
+          text.runId ?? null,
+        );
         this.renderSoon();
       }),
       client.onEvent((event) => {

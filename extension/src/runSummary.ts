@@ -4,11 +4,6 @@
 
 import type { RunResult } from "./protocol";
 
-/** Proposals the person (or the daemon's confirm timeout) answered No to, from each step's outcome. */
-export function deniedCount(result: RunResult): number {
-  return result.events.filter((event) => event.outcome === "denied").length;
-}
-
 function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? "" : "s"}`;
 }
@@ -23,38 +18,19 @@ const VALIDATION: Record<string, string> = {
 /** The facts of a run: files changed, validation, effects rejected, refused or failed. */
 export function runFacts(result: RunResult): string {
   const verdict = result.verdict;
-  const files = verdict
-    ? verdict.filesChanged.map((file) => file.path)
-    : result.modifiedFiles;
+  const files = verdict.filesChanged.map((file) => file.path);
   const facts = [
     files.length > 0 ? `changed ${files.join(", ")}` : "no files changed",
+    VALIDATION[verdict.validation] ?? `validation ${verdict.validation}`,
   ];
-  if (verdict) {
-    facts.push(
-      VALIDATION[verdict.validation] ?? `validation ${verdict.validation}`,
-    );
-    if (verdict.rejected.length > 0) {
-      facts.push(`${plural(verdict.rejected.length, "proposal")} rejected`);
-    }
-    if (verdict.refused.length > 0) {
-      facts.push(`${verdict.refused.length} refused`);
-    }
-    if (verdict.failed.length > 0) {
-      facts.push(`${verdict.failed.length} failed`);
-    }
-    return facts.join("; ");
+  if (verdict.rejected.length > 0) {
+    facts.push(`${plural(verdict.rejected.length, "proposal")} rejected`);
   }
-  const denied = deniedCount(result);
-  if (denied > 0) {
-    facts.push(`${plural(denied, "proposal")} rejected`);
+  if (verdict.refused.length > 0) {
+    facts.push(`${verdict.refused.length} refused`);
   }
-  const count = (outcome: string) =>
-    result.events.filter((event) => event.outcome === outcome).length;
-  if (count("refused") > 0) {
-    facts.push(`${count("refused")} refused`);
-  }
-  if (count("failed") > 0) {
-    facts.push(`${count("failed")} failed`);
+  if (verdict.failed.length > 0) {
+    facts.push(`${verdict.failed.length} failed`);
   }
   return facts.join("; ");
 }

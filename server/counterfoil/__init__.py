@@ -13,6 +13,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+__version__ = "0.1.0"  # the one version number (pyproject and package.json read it)
+
 if TYPE_CHECKING:
     from .actions import Action, FinalAction, ToolAction, parse_action
     from .approval import ApprovalDecision

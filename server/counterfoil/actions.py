@@ -9,7 +9,7 @@ from typing import Any
 from . import tools
 from .errors import AgentError
 
-# The SPEC's names, derived from the tool table (`counterfoil.tools.TOOLS`), which is what the
+# The tiny-llm course's names, derived from the tool table (`counterfoil.tools.TOOLS`), which is what the
 # functions below read.
 TOOL_ARGUMENTS: dict[str, dict[str, tuple[type, bool]]] = tools.tool_arguments()
 KNOWN_TOOLS = frozenset(tools.tool_names())

@@ -1,8 +1,8 @@
 """A person's answer to a proposal: yes or no, why not, and the text they chose instead.
 
-A confirm callback may answer with a plain bool (the SPEC's `confirm_tool`), an `Approval`, or
-the tiny-llm course's `ApprovalDecision`. Only the boolean True or an approving answer approves;
-anything else is a No. A reason
+A confirm callback may answer with a plain bool (the tiny-llm course's `confirm_tool`), an
+`Approval`, or the course's `ApprovalDecision`. Only the boolean True or an approving answer
+approves; anything else is a No. A reason
 reaches the model, so it is cleaned and bounded here, once.
 """
 

@@ -12,10 +12,11 @@ import os
 import shlex
 import sys
 import threading
+import typing
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from . import doctor
 from .agents_file import read_agents_file
@@ -24,7 +25,6 @@ from .command_setup import set_up_command
 from .errors import AgentError
 from .loop import AgentEvent, run_agent, run_verdict
 from .model_download_terminal import download_command, prepare_model
-from .models.endpoint import SCHEMA_MODES
 from .models.progress import ModelProgress
 from .models.usage import usage_line
 from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
@@ -43,37 +43,15 @@ from .terminal import (
     timed_load,
 )
 from .terminal_text import terminal_safe_stream
-from .tree.sandbox import SANDBOX_MODES
 from .workspace import Workspace
 
 # Flags that are settings: each maps to its key in `Settings.from_mapping`, so checks,
 # defaults and error messages are the ones the daemon uses.
+# Each setting's flag, from the settings table (`setting(flag=…)`).
 SETTING_FLAGS = {
-    "model": "--model",
-    "allowWrites": "--allow-writes",
-    "allowedCommands": "--allow-command",
-    "receiptLog": "--receipt-log",
-    "maxSteps": "--max-steps",
-    "maxTokens": "--max-tokens",
-    "commandTimeoutSeconds": "--command-timeout",
-    "constrainedDecoding": "--no-constrain",
-    "protectedPatterns": "--protect",
-    "passEnvironment": "--pass-env",
-    "limitCpuSeconds": "--limit-cpu-seconds",
-    "limitMemoryBytes": "--limit-memory-bytes",
-    "limitProcesses": "--limit-processes",
-    "endpoint": "--endpoint",
-    "apiKeyEnv": "--api-key-env",
-    "allowInsecureHttp": "--allow-insecure-http",
-    "useEnvironmentProxy": "--use-environment-proxy",
-    "schemaMode": "--schema-mode",
-    "endpointTimeoutSeconds": "--endpoint-timeout",
-    "searchFiles": "--no-search",
-    "contextTokens": "--context-tokens",
-    "commandSandbox": "--sandbox",
-    "allowNetwork": "--allow-network",
-    "maxInlineChars": "--max-inline-chars",
-    "agentsFile": "--no-agents-file",
+    item.metadata["key"]: item.metadata["flag"]
+    for item in fields(Settings)
+    if item.metadata["flag"] is not None
 }
 
 
@@ -87,6 +65,41 @@ def _command(text: str) -> list[str]:
     return argv
 
 
+def add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per setting that has one, made from the settings table: a boolean flag sets the
+    opposite of the default (`--allow-writes`, `--no-search`), an array's flag repeats."""
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    hints = typing.get_type_hints(Settings)
+    for item in fields(Settings):
+        meta = item.metadata
+        if meta["flag"] is None:
+            continue
+        group = meta["group"]
+        if group is not None and group not in groups:
+            groups[group] = parser.add_argument_group(group)
+        target = parser if group is None else groups[group]
+        options: dict[str, Any] = {
+            "dest": meta["key"],
+            "help": meta["help"].format(default=item.default),
+        }
+        kind = hints[item.name]
+        if kind is bool:
+            options.update(action="store_const", const=not item.default)
+        elif kind == tuple[tuple[str, ...], ...]:
+            options.update(action="append", type=_command)
+        elif kind == tuple[str, ...]:
+            options.update(action="append")
+        elif kind in (int, int | None):
+            options.update(type=int)
+        elif kind is float:
+            options.update(type=float)
+        if meta["metavar"] is not None:
+            options["metavar"] = meta["metavar"]
+        if meta["choices"] is not None:
+            options["choices"] = meta["choices"]
+        target.add_argument(meta["flag"], **options)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="counterfoil",
@@ -97,190 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
     agent = commands.add_parser("agent", help="run the agent on one goal in a folder")
     agent.add_argument("goal", help="what the agent should do")
     agent.add_argument("--root", required=True, type=Path, help="the project folder")
-    default = Settings.default
-    agent.add_argument(
-        "--model",
-        dest="model",
-        help="MLX model name, repo id or directory, or scripted:PATH "
-        f"(default {default('model')}); with --endpoint, the served "
-        "model's name (default: the first the server lists)",
-    )
-    agent.add_argument(
-        "--allow-writes",
-        dest="allowWrites",
-        action="store_const",
-        const=True,
-        help="enable write_file/edit_file",
-    )
-    agent.add_argument(
-        "--allow-command",
-        dest="allowedCommands",
-        action="append",
-        type=_command,
-        metavar="COMMAND",
-        help='an allowed command, e.g. "python validate.py"; '
-        "matched exactly as split by a shell (repeatable)",
-    )
-    agent.add_argument(
-        "--protect",
-        dest="protectedPatterns",
-        action="append",
-        metavar="PATTERN",
-        help="also keep matching files from the model, e.g. '*.yaml' or "
-        "'deploy/prod.*' (case-insensitive; repeatable)",
-    )
-    agent.add_argument(
-        "--no-search",
-        dest="searchFiles",
-        action="store_const",
-        const=False,
-        help="leave search_files out of the tools",
-    )
-    agent.add_argument(
-        "--receipt-log",
-        dest="receiptLog",
-        metavar="PATH",
-        help=f"receipt log: relative to the root, or absolute (default {default('receiptLog')})",
-    )
-    agent.add_argument(
-        "--max-steps", dest="maxSteps", type=int, metavar="N", help=f"default {default('maxSteps')}"
-    )
-    agent.add_argument(
-        "--max-tokens",
-        dest="maxTokens",
-        type=int,
-        metavar="N",
-        help=f"default {default('maxTokens')}",
-    )
-    agent.add_argument(
-        "--context-tokens",
-        dest="contextTokens",
-        type=int,
-        metavar="N",
-        help="the model's context window in tokens; for model servers, which do not state it "
-        "(default: the model's own, else a limit of characters)",
-    )
-    agent.add_argument(
-        "--max-inline-chars",
-        dest="maxInlineChars",
-        type=int,
-        metavar="N",
-        help="a tool result longer than this is shown as previews and an artifact the model "
-        f"reads ranges of (default {default('maxInlineChars')})",
-    )
-    agent.add_argument(
-        "--no-agents-file",
-        dest="agentsFile",
-        action="store_const",
-        const=False,
-        help="leave the root's AGENTS.md out of the system prompt",
-    )
-    agent.add_argument(
-        "--command-timeout",
-        dest="commandTimeoutSeconds",
-        type=float,
-        metavar="SECONDS",
-        help=f"default {default('commandTimeoutSeconds')}",
-    )
-    agent.add_argument(
-        "--pass-env",
-        dest="passEnvironment",
-        action="append",
-        metavar="NAME",
-        help="pass this variable to commands even if its name looks secret "
-        "(*KEY*, *SECRET*, *TOKEN*, *PASSWORD*, *CREDENTIAL*; repeatable)",
-    )
-    agent.add_argument(
-        "--limit-cpu-seconds",
-        dest="limitCpuSeconds",
-        type=int,
-        metavar="N",
-        help="RLIMIT_CPU of each command",
-    )
-    agent.add_argument(
-        "--limit-memory-bytes",
-        dest="limitMemoryBytes",
-        type=int,
-        metavar="N",
-        help="RLIMIT_AS (address space) of each command",
-    )
-    agent.add_argument(
-        "--limit-processes",
-        dest="limitProcesses",
-        type=int,
-        metavar="N",
-        help="RLIMIT_NPROC of each command (counts all the user's processes)",
-    )
-    agent.add_argument(
-        "--sandbox",
-        dest="commandSandbox",
-        choices=SANDBOX_MODES,
-        help="how commands run: off (as you), confine (writes only under the root and a "
-        "private /tmp, no network), review (confined to a copy; you accept its changes) "
-        f"(default {default('commandSandbox')})",
-    )
-    agent.add_argument(
-        "--allow-network",
-        dest="allowNetwork",
-        action="store_const",
-        const=True,
-        help="let a confined or reviewed command use the network",
-    )
+    add_setting_flags(agent)
     agent.add_argument("--device", choices=("cpu", "gpu"), default=None)
     agent.add_argument("--enable-thinking", action="store_true")
-    agent.add_argument(
-        "--no-constrain",
-        dest="constrainedDecoding",
-        action="store_const",
-        const=False,
-        help="do not constrain generation to valid actions",
-    )
-    remote = agent.add_argument_group("model server (see docs/remote.md)")
-    remote.add_argument(
-        "--endpoint",
-        dest="endpoint",
-        metavar="URL",
-        help="an OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1",
-    )
-    remote.add_argument(
-        "--api-key-env",
-        dest="apiKeyEnv",
-        metavar="NAME",
-        help="the environment variable holding the key (default OPENAI_API_KEY if set)",
-    )
-    remote.add_argument(
-        "--allow-insecure-http",
-        dest="allowInsecureHttp",
-        action="store_const",
-        const=True,
-        help="allow http:// to a machine other than this one",
-    )
-    remote.add_argument(
-        "--use-environment-proxy",
-        dest="useEnvironmentProxy",
-        action="store_const",
-        const=True,
-        help="reach another machine through HTTPS_PROXY/HTTP_PROXY (never this one)",
-    )
-    remote.add_argument(
-        "--schema-mode",
-        dest="schemaMode",
-        choices=SCHEMA_MODES,
-        help=f"how the action schema is requested (default {default('schemaMode')})",
-    )
-    remote.add_argument(
-        "--endpoint-timeout",
-        dest="endpointTimeoutSeconds",
-        type=float,
-        metavar="SECONDS",
-        help="seconds to wait for the server's next bytes "
-        f"(default {default('endpointTimeoutSeconds'):g})",
-    )
 
     add_session_parsers(
         commands,
         agent,
-        f"receipt log: relative to the root, or absolute (default {default('receiptLog')})",
+        f"receipt log: relative to the root, or absolute (default {Settings.default('receiptLog')})",
     )
     receipts = commands.add_parser("receipts", help="inspect a receipt log")
     receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
@@ -426,7 +263,9 @@ def format_event(event: AgentEvent) -> str:
     """What a step observed; its header and response were printed as the model answered."""
     if event.result is None:
         return ""
-    return "observation:\n" + event.result + "\n"
+    summary = None if event.step_result is None else event.step_result.summary()
+    effect = "" if summary is None else f"effect: {summary}\n"
+    return "observation:\n" + event.result + "\n" + effect
 
 
 def format_receipt(receipt: EffectReceipt) -> str:
@@ -511,7 +350,10 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         return EXIT_SETUP_ERROR
     loaded.set()
     if settings.endpoint:
-        stdout.write(f"model: {getattr(generate, 'model', spec)} at {settings.endpoint}\n")
+        from .models.remote import RemoteGenerate
+
+        served = generate.model if isinstance(generate, RemoteGenerate) else spec
+        stdout.write(f"model: {served} at {settings.endpoint}\n")
     try:
         session.begin(generate, workspace, stdout, None if agents is None else agents.text)
         run = run_agent(
@@ -521,7 +363,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
             settings.limits(generate),
             on_event=lambda event: stdout.write(format_event(event)),
             should_stop=interrupted.is_set,
-            count_tokens=getattr(generate, "count_tokens", None),
+            count_tokens=generate.count_tokens,
             instructions=None if agents is None else agents.text,
             **session.loop_arguments(),
         )
@@ -538,7 +380,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     session.finish(reason, interrupted.is_set())
     status = exit_status(completed, verdict, interrupted=interrupted.is_set())
     stdout.write(f"\n== run ended: {reason} ==\n")
-    usage = usage_line(getattr(generate, "stats", ()))
+    usage = usage_line(generate.stats)
     if usage:
         stdout.write(f"model usage: {usage}\n")
     new_receipts = store.receipts()[before:]

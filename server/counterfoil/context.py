@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .actions import ToolAction
+from .model import Model
 
 if TYPE_CHECKING:
     from .evidence import ArtifactRef
@@ -32,8 +33,8 @@ MIN_INLINE_CHARS = 512  # the smallest maxInlineChars: here, so reading settings
 
 
 def context_tokens(generate: object) -> int | None:
-    """The prompt budget a model states (`generate.context_tokens`), or None for none."""
-    tokens = getattr(generate, "context_tokens", None)
+    """The prompt budget a model states (`Model.context_tokens`), or None for none."""
+    tokens = generate.context_tokens if isinstance(generate, Model) else None
     return (
         tokens if isinstance(tokens, int) and not isinstance(tokens, bool) and tokens > 0 else None
     )

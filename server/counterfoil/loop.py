@@ -16,7 +16,9 @@ from .context import (
     note_observation,
 )
 from .errors import AgentError
+from .model import Model
 from .prompt import build_system_prompt
+from .steps import StepResult
 from .verdict import RunVerdict, compute_verdict
 from .workspace import Workspace
 
@@ -42,6 +44,15 @@ class RecordsEffects(Protocol):
     which must end the run. A workspace without it is the course's plain kind."""
 
     unrecorded_effect: str | None
+
+
+@runtime_checkable
+class RecordsSteps(Protocol):
+    """A workspace that keeps, beside the observation `execute` returns, the record of what
+    that step did (`StepResult`); `run_agent` puts it on the step's event. Optional, like
+    `RecordsEffects`."""
+
+    last_step: StepResult | None
 
 
 def initial_messages(task: str, system_prompt: str) -> Messages:
@@ -101,10 +112,14 @@ class AgentLimits:
 
 @dataclass(frozen=True)
 class AgentEvent:
+    """One step: the model's response, the action parsed from it, the observation, and the
+    record of what the step did (`step_result`, when the workspace keeps one)."""
+
     step: int
     response: str
     action: Action | None
     result: str | None
+    step_result: StepResult | None = None
 
 
 @dataclass(frozen=True)
@@ -152,7 +167,7 @@ def run_agent(
     started with the system prompt and `task`; otherwise `task` continues it (see
     `continue_conversation`).
     With `limits.max_context_tokens`, tokens are counted by `count_tokens(messages)` (by
-    default `generate.count_tokens` when the model has one), else estimated at about four
+    default the model's own count when it is a `Model`), else estimated at about four
     characters a token. `observations` is the record of which messages are observations,
     extended in place like `messages`: keep it with them, and a follow-up run elides earlier
     turns' observations too. `instructions` (the project's AGENTS.md) end the system prompt.
@@ -179,7 +194,7 @@ def run_agent(
     if limits.max_context_tokens is not None:
         budget, counter = (
             limits.max_context_tokens,
-            count_tokens or getattr(generate, "count_tokens", None),
+            count_tokens or (generate.count_tokens if isinstance(generate, Model) else None),
         )
     else:
         budget, counter = limits.max_context_chars, count_chars
@@ -248,7 +263,10 @@ def run_agent(
             result, shown = workspace.execute(action), None
         else:
             result, shown = evidence.execute(action)
-        conversation.record(AgentEvent(step, response, action, result), on_event)
+        recorded = workspace.last_step if isinstance(workspace, RecordsSteps) else None
+        if recorded is not None and recorded.observation is not result:
+            recorded = None  # not the record of this result (an artifact read, an override)
+        conversation.record(AgentEvent(step, response, action, result, recorded), on_event)
         unrecorded = workspace.unrecorded_effect if isinstance(workspace, RecordsEffects) else None
         if unrecorded is not None:
             return finish(False, "receipt_not_recorded", error=unrecorded)

@@ -1,14 +1,15 @@
 """The person's settings, decided once: defaults, checks and what they mean for a run.
 
 The daemon (`initializationOptions`, `didChangeConfiguration`) and the CLI (its flags) both
-build `Settings` with `Settings.from_mapping`, which takes the setting names of DESIGN.md
+build `Settings` with `Settings.from_mapping`, which takes the settings' keys
 (`allowWrites`, `receiptLog`, …), ignores unknown keys, gives a missing or null key its
 default, and refuses the whole mapping with a `SettingsError` that names every bad key.
 
-Adding a setting is one line in `Settings`: `name: type = setting(default, "camelKey", check)`,
-where `check(value)` returns the value in its Python shape or raises `Invalid("must …")`.
-The key then travels through `from_mapping`, the CLI (map its flag to the key in
-`cli.SETTING_FLAGS`) and the defaults the docs list.
+Adding a setting is one field in `Settings`: `name: type = setting(default, "camelKey",
+check, schema=…, description=…, flag=…, help=…)`, where `check(value)` returns the value in
+its Python shape or raises `Invalid("must …")`. The CLI's flags are made from the table
+(`cli.build_parser`), and the editor's contributed configuration is generated from it
+(`python -m counterfoil.settings_manifest`, checked by a test).
 
 One rule for the receipt log, in the CLI as in the daemon: a relative path stays inside the
 root (no `..`) and is taken relative to it; an absolute path is taken as it is, so a person may
@@ -17,23 +18,30 @@ keep receipts outside the project. (The agent can never read or write the log ei
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .context import MIN_INLINE_CHARS
-from .models.endpoint import (
-    DEFAULT_API_KEY_ENV,
-    DEFAULT_TIMEOUT_SECONDS,
-    SCHEMA_MODES,
-    checked_endpoint,
-)
-from .models.errors import ModelLoadError
+from .endpoints import DEFAULT_API_KEY_ENV, DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES
 from .receipts.content import OUTPUT_LIMIT_BYTES
-from .tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
+from .setting_checks import (
+    MAX_SECONDS,
+    Invalid,
+    boolean,
+    commands,
+    endpoint,
+    environment_name,
+    inline_chars,
+    patterns,
+    positive_int,
+    receipt_log,
+    sandbox_mode,
+    schema_mode,
+    seconds,
+    text,
+    variable_names,
+)
 from .tree.sandbox import SANDBOX_MODES
 
 if TYPE_CHECKING:  # imported where used: reading settings (the daemon's start) needs neither
@@ -47,11 +55,6 @@ MAX_TOKENS_LIMIT = 1_000_000
 MAX_CONTEXT_TOKENS_LIMIT = 100_000_000
 MAX_WRITE_BYTES_LIMIT = 64 * 1024 * 1024
 MAX_COMMAND_OUTPUT_BYTES_LIMIT = 1024 * 1024 * 1024
-MAX_INLINE_CHARS_LIMIT = 100_000_000
-MAX_SECONDS = 86_400
-MAX_COMMANDS = 256
-MAX_TEXT_CHARS = 4096
-ENVIRONMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 NO_COMMANDS: tuple[tuple[str, ...], ...] = ()
 NO_PATTERNS: tuple[str, ...] = ()
@@ -67,182 +70,377 @@ class SettingsError(ValueError):
         self.problems = problems or (message,)
 
 
-class Invalid(ValueError):
-    """One value a check refuses: `detail` follows the key's name (`must be …`, `[2] must …`)."""
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(detail)
-        self.detail = detail
+SECONDS_SCHEMA = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_SECONDS}
+COUNT_SCHEMA = {"type": "integer", "minimum": 1}
+OPTIONAL_COUNT_SCHEMA = {"type": ["integer", "null"]}
+NAMES_SCHEMA = {"type": "array", "items": {"type": "string"}}
 
 
-def text(value: object) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise Invalid("must be a non-empty string")
-    if len(value) > MAX_TEXT_CHARS or "\0" in value:
-        raise Invalid(f"must be at most {MAX_TEXT_CHARS} characters without NUL")
-    return value
-
-
-def boolean(value: object) -> bool:
-    if not isinstance(value, bool):
-        raise Invalid("must be true or false")
-    return value
-
-
-def positive_int(limit: int) -> Callable[[object], int]:
-    def check(value: object) -> int:
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 < value <= limit:
-            raise Invalid(f"must be an integer from 1 to {limit}")
-        return value
-
-    return check
-
-
-def seconds(value: object) -> float:
-    if (
-        not isinstance(value, (int, float))
-        or isinstance(value, bool)
-        or not math.isfinite(value)
-        or not 0 < value <= MAX_SECONDS
-    ):
-        raise Invalid(f"must be a number of seconds above 0 and at most {MAX_SECONDS}")
-    return float(value)
-
-
-def commands(value: object) -> tuple[tuple[str, ...], ...]:
-    if not isinstance(value, (list, tuple)) or len(value) > MAX_COMMANDS:
-        raise Invalid(f"must be an array of at most {MAX_COMMANDS} argv arrays")
-    for index, argv in enumerate(value):
-        if not is_argv(argv, max_items=MAX_ARGV_ITEMS, max_item_chars=MAX_ARGV_ITEM_CHARS):
-            raise Invalid(
-                f"[{index}] must be a non-empty array of non-empty strings "
-                '(an argv such as ["python", "-m", "pytest", "-q"])'
-            )
-    return tuple(tuple(argv) for argv in value)
-
-
-def is_string_array(
-    value: object, valid: Callable[[str], bool]
-) -> TypeGuard[list[str] | tuple[str, ...]]:
-    """An array of at most MAX_COMMANDS strings, each short, without NUL and `valid`."""
-    return (
-        isinstance(value, (list, tuple))
-        and len(value) <= MAX_COMMANDS
-        and all(
-            isinstance(item, str)
-            and "\0" not in item
-            and len(item) <= MAX_TEXT_CHARS
-            and valid(item)
-            for item in value
-        )
+def setting(
+    default: T,
+    key: str,
+    check: Callable[[object], T],
+    *,
+    schema: Mapping[str, Any],
+    description: str,
+    flag: str | None = None,
+    help: str | None = None,
+    metavar: str | None = None,
+    choices: tuple[str, ...] | None = None,
+    group: str | None = None,
+) -> Any:
+    """A settings field, every fact about it in one place: its default, its key in settings
+    objects and its check; for the editor, its JSON schema (`schema`, without the default and
+    the enum, which come from here) and its Markdown `description`; for the CLI, its `flag`,
+    `help` (`{default}` is filled in), `metavar`, `choices` and the help `group`."""
+    return field(
+        default=default,
+        metadata={
+            "key": key,
+            "check": check,
+            "schema": schema,
+            "description": description,
+            "flag": flag,
+            "help": help,
+            "metavar": metavar,
+            "choices": choices,
+            "group": group,
+        },
     )
 
 
-def patterns(value: object) -> tuple[str, ...]:
-    if not is_string_array(value, lambda pattern: bool(pattern.strip())):
-        raise Invalid(
-            f"must be an array of at most {MAX_COMMANDS} non-empty patterns "
-            '(such as ["*.yaml", "deploy/prod.*"])'
-        )
-    return tuple(value)
-
-
-def variable_names(value: object) -> tuple[str, ...]:
-    if not is_string_array(value, lambda name: bool(name) and "=" not in name):
-        raise Invalid("must be an array of environment variable names")
-    return tuple(value)
-
-
-def receipt_log(value: object) -> str:
-    path = text(value)
-    pure = PurePosixPath(path)
-    if not pure.is_absolute() and ".." in pure.parts:
-        raise Invalid("must be a relative path inside the root (no '..') or an absolute path")
-    return path
-
-
-def endpoint(value: object) -> str:
-    try:  # the http:// opt-in is checked again when the model loads
-        return checked_endpoint(text(value), allow_insecure_http=True)
-    except ModelLoadError as error:
-        raise Invalid(f"must be a usable URL ({error})") from None
-
-
-def environment_name(value: object) -> str:
-    """Only the variable's name is a setting; a value that looks like a key is not echoed."""
-    if not isinstance(value, str) or not ENVIRONMENT_NAME.fullmatch(value):
-        raise Invalid("must be the name of an environment variable (not the key)")
-    return value
-
-
-def schema_mode(value: object) -> str:
-    if value not in SCHEMA_MODES:
-        raise Invalid(f"must be one of {', '.join(SCHEMA_MODES)}")
-    return str(value)
-
-
-def sandbox_mode(value: object) -> str:
-    if value not in SANDBOX_MODES:
-        raise Invalid(f"must be one of {', '.join(SANDBOX_MODES)}")
-    return str(value)
-
-
-def inline_chars(value: object) -> int:
-    if (
-        not isinstance(value, int)
-        or isinstance(value, bool)
-        or not MIN_INLINE_CHARS <= value <= MAX_INLINE_CHARS_LIMIT
-    ):
-        raise Invalid(f"must be an integer from {MIN_INLINE_CHARS} to {MAX_INLINE_CHARS_LIMIT}")
-    return value
-
-
-def setting(default: T, key: str, check: Callable[[object], T]) -> Any:
-    """A settings field: its default, its key in settings objects, and its check."""
-    return field(default=default, metadata={"key": key, "check": check})
+SERVER = "model server (see docs/remote.md)"
 
 
 @dataclass(frozen=True)
 class Settings:
-    model: str = setting(DEFAULT_MODEL, "model", text)
-    allow_writes: bool = setting(False, "allowWrites", boolean)
+    model: str = setting(
+        DEFAULT_MODEL,
+        "model",
+        text,
+        schema={"type": "string"},
+        description="Model the agent uses: a short name (`qwen3-0.6b`, `qwen3-1.7b`, `qwen3-4b`, "
+        "`qwen3-8b`, `qwen3-30b-a3b`), an MLX repo id, a local model directory, or "
+        "`scripted:PATH` to replay recorded responses (one per line). With "
+        "`#counterfoil.endpoint#` set: the name the server serves the model under.",
+        flag="--model",
+        help="MLX model name, repo id or directory, or scripted:PATH (default {default}); with "
+        "--endpoint, the served model's name (default: the first the server lists)",
+    )
+    allow_writes: bool = setting(
+        False,
+        "allowWrites",
+        boolean,
+        schema={"type": "boolean"},
+        description="Let the agent propose `write_file` and `edit_file`. Each proposal still "
+        "needs your approval in a diff.",
+        flag="--allow-writes",
+        help="enable write_file/edit_file",
+    )
     allowed_commands: tuple[tuple[str, ...], ...] = setting(
-        NO_COMMANDS, "allowedCommands", commands
+        NO_COMMANDS,
+        "allowedCommands",
+        commands,
+        schema={
+            "type": "array",
+            "items": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+        },
+        description="Commands the agent may propose, each an exact argv array run without a "
+        'shell in the workspace root, e.g. `[["python", "-m", "pytest", "-q"]]`. Each run still '
+        "needs your approval.",
+        flag="--allow-command",
+        metavar="COMMAND",
+        help='an allowed command, e.g. "python validate.py"; matched exactly as split by a shell '
+        "(repeatable)",
     )
-    receipt_log: str = setting(DEFAULT_RECEIPT_LOG, "receiptLog", receipt_log)
-    max_write_bytes: int = setting(64 * 1024, "maxWriteBytes", positive_int(MAX_WRITE_BYTES_LIMIT))
-    command_timeout_seconds: float = setting(30.0, "commandTimeoutSeconds", seconds)
-    max_steps: int = setting(8, "maxSteps", positive_int(MAX_STEPS_LIMIT))
-    max_tokens: int = setting(1024, "maxTokens", positive_int(MAX_TOKENS_LIMIT))
-    constrained_decoding: bool = setting(True, "constrainedDecoding", boolean)
-    confirm_timeout_seconds: float = setting(600.0, "confirmTimeoutSeconds", seconds)
-    protected_patterns: tuple[str, ...] = setting(NO_PATTERNS, "protectedPatterns", patterns)
-    pass_environment: tuple[str, ...] = setting(NO_PATTERNS, "passEnvironment", variable_names)
-    limit_cpu_seconds: int | None = setting(None, "limitCpuSeconds", positive_int(10**9))
-    limit_memory_bytes: int | None = setting(None, "limitMemoryBytes", positive_int(2**62))
-    limit_processes: int | None = setting(None, "limitProcesses", positive_int(10**7))
-    endpoint: str | None = setting(None, "endpoint", endpoint)
-    api_key_env: str | None = setting(None, "apiKeyEnv", environment_name)
-    allow_insecure_http: bool = setting(False, "allowInsecureHttp", boolean)
-    use_environment_proxy: bool = setting(False, "useEnvironmentProxy", boolean)
-    schema_mode: str = setting("json_schema", "schemaMode", schema_mode)
+    receipt_log: str = setting(
+        DEFAULT_RECEIPT_LOG,
+        "receiptLog",
+        receipt_log,
+        schema={"type": ["string", "null"]},
+        description="Path of the append-only, hash-chained receipt log (JSON Lines), relative "
+        "to the workspace root or absolute. Empty: `.counterfoil/receipts.jsonl` in the "
+        "workspace.",
+        flag="--receipt-log",
+        metavar="PATH",
+        help="receipt log: relative to the root, or absolute (default {default})",
+    )
+    max_write_bytes: int = setting(
+        64 * 1024,
+        "maxWriteBytes",
+        positive_int(MAX_WRITE_BYTES_LIMIT),
+        schema=COUNT_SCHEMA,
+        description="Largest file, in bytes, that one write or edit may produce.",
+    )
+    command_timeout_seconds: float = setting(
+        30.0,
+        "commandTimeoutSeconds",
+        seconds,
+        schema=SECONDS_SCHEMA,
+        description="Seconds an approved command may run before its whole process group is "
+        "stopped.",
+        flag="--command-timeout",
+        metavar="SECONDS",
+        help="default {default}",
+    )
+    max_steps: int = setting(
+        8,
+        "maxSteps",
+        positive_int(MAX_STEPS_LIMIT),
+        schema=COUNT_SCHEMA,
+        description="Most model turns in one agent run.",
+        flag="--max-steps",
+        metavar="N",
+        help="default {default}",
+    )
+    max_tokens: int = setting(
+        1024,
+        "maxTokens",
+        positive_int(MAX_TOKENS_LIMIT),
+        schema=COUNT_SCHEMA,
+        description="Most tokens the model may generate in one turn.",
+        flag="--max-tokens",
+        metavar="N",
+        help="default {default}",
+    )
+    constrained_decoding: bool = setting(
+        True,
+        "constrainedDecoding",
+        boolean,
+        schema={"type": "boolean"},
+        description="Limit every model response to exactly one JSON action valid for the "
+        "enabled tools (grammar-constrained decoding).",
+        flag="--no-constrain",
+        help="do not constrain generation to valid actions",
+    )
+    confirm_timeout_seconds: float = setting(
+        600.0,
+        "confirmTimeoutSeconds",
+        seconds,
+        schema=SECONDS_SCHEMA,
+        description="Seconds a proposal waits for your answer; when they pass it is rejected.",
+    )
+    protected_patterns: tuple[str, ...] = setting(
+        NO_PATTERNS,
+        "protectedPatterns",
+        patterns,
+        schema=NAMES_SCHEMA,
+        description="More files to keep from the model, added to the built-in list (`.env*`, "
+        "credentials, editor settings): patterns such as `*.yaml` or `deploy/prod.*`, "
+        "case-insensitive.",
+        flag="--protect",
+        metavar="PATTERN",
+        help="also keep matching files from the model, e.g. '*.yaml' or 'deploy/prod.*' "
+        "(case-insensitive; repeatable)",
+    )
+    pass_environment: tuple[str, ...] = setting(
+        NO_PATTERNS,
+        "passEnvironment",
+        variable_names,
+        schema=NAMES_SCHEMA,
+        description="Environment variables passed to commands although their names look "
+        "secret (`*KEY*`, `*SECRET*`, `*TOKEN*`, `*PASSWORD*`, `*CREDENTIAL*`); all other such "
+        "variables are removed.",
+        flag="--pass-env",
+        metavar="NAME",
+        help="pass this variable to commands even if its name looks secret "
+        "(*KEY*, *SECRET*, *TOKEN*, *PASSWORD*, *CREDENTIAL*; repeatable)",
+    )
+    limit_cpu_seconds: int | None = setting(
+        None,
+        "limitCpuSeconds",
+        positive_int(10**9),
+        schema=OPTIONAL_COUNT_SCHEMA,
+        description="CPU seconds each command may use (`RLIMIT_CPU`); empty: no limit.",
+        flag="--limit-cpu-seconds",
+        metavar="N",
+        help="RLIMIT_CPU of each command",
+    )
+    limit_memory_bytes: int | None = setting(
+        None,
+        "limitMemoryBytes",
+        positive_int(2**62),
+        schema=OPTIONAL_COUNT_SCHEMA,
+        description="Address space each command may use, in bytes (`RLIMIT_AS`); empty: no limit.",
+        flag="--limit-memory-bytes",
+        metavar="N",
+        help="RLIMIT_AS (address space) of each command",
+    )
+    limit_processes: int | None = setting(
+        None,
+        "limitProcesses",
+        positive_int(10**7),
+        schema=OPTIONAL_COUNT_SCHEMA,
+        description="Processes each command's user may have (`RLIMIT_NPROC`; root is exempt); "
+        "empty: no limit.",
+        flag="--limit-processes",
+        metavar="N",
+        help="RLIMIT_NPROC of each command (counts all the user's processes)",
+    )
+    endpoint: str | None = setting(
+        None,
+        "endpoint",
+        endpoint,
+        schema={"type": ["string", "null"]},
+        description="An OpenAI-compatible model server's base URL, e.g. "
+        "`http://127.0.0.1:8000/v1` (vLLM, SGLang, llama.cpp's llama-server, Ollama, LM "
+        "Studio, mlx_lm.server). When set, `#counterfoil.model#` is the served model's name. "
+        "Prompts contain the files the model read, so plain `http://` is accepted only to this "
+        "machine; use `https://` or an SSH tunnel for another one. See docs/remote.md.",
+        flag="--endpoint",
+        metavar="URL",
+        help="an OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1",
+        group=SERVER,
+    )
+    api_key_env: str | None = setting(
+        None,
+        "apiKeyEnv",
+        environment_name,
+        schema={"type": ["string", "null"]},
+        description="The **name** of the environment variable that holds the model server's "
+        "key (default `OPENAI_API_KEY` when it is set). Never put the key itself here: the "
+        "daemon reads it from its environment and writes it nowhere.",
+        flag="--api-key-env",
+        metavar="NAME",
+        help="the environment variable holding the key (default OPENAI_API_KEY if set)",
+        group=SERVER,
+    )
+    use_environment_proxy: bool = setting(
+        False,
+        "useEnvironmentProxy",
+        boolean,
+        schema={"type": "boolean"},
+        description="Reach a `#counterfoil.endpoint#` on another machine through the proxy the "
+        "daemon's environment names (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`). Off "
+        "by default; never used for this machine. An `https://` endpoint is only tunnelled, so "
+        "the proxy sees neither prompts nor the key.",
+        flag="--use-environment-proxy",
+        help="reach another machine through HTTPS_PROXY/HTTP_PROXY (never this one)",
+        group=SERVER,
+    )
+    allow_insecure_http: bool = setting(
+        False,
+        "allowInsecureHttp",
+        boolean,
+        schema={"type": "boolean"},
+        description="Allow a plain `http://` `#counterfoil.endpoint#` on another machine. "
+        "Prompts (which contain the files the model read) then travel unencrypted; prefer "
+        "`https://` or an SSH tunnel.",
+        flag="--allow-insecure-http",
+        help="allow http:// to a machine other than this one",
+        group=SERVER,
+    )
+    schema_mode: str = setting(
+        "json_schema",
+        "schemaMode",
+        schema_mode,
+        schema={"type": "string"},
+        description="How the action schema is asked of `#counterfoil.endpoint#`: OpenAI's "
+        "`json_schema` (vLLM, SGLang, llama-server, Ollama, LM Studio), `json_object` with a "
+        "schema (llama-cpp-python), vLLM's `structured_outputs`, or `none`. See docs/remote.md.",
+        flag="--schema-mode",
+        choices=SCHEMA_MODES,
+        help="how the action schema is requested (default {default})",
+        group=SERVER,
+    )
     endpoint_timeout_seconds: float = setting(
-        DEFAULT_TIMEOUT_SECONDS, "endpointTimeoutSeconds", seconds
+        DEFAULT_TIMEOUT_SECONDS,
+        "endpointTimeoutSeconds",
+        seconds,
+        schema={"type": "number", "minimum": 1},
+        description="Seconds to wait for `#counterfoil.endpoint#`'s next bytes before the run "
+        "ends with a one-line error.",
+        flag="--endpoint-timeout",
+        metavar="SECONDS",
+        help="seconds to wait for the server's next bytes (default {default:g})",
+        group=SERVER,
     )
-    search_files: bool = setting(True, "searchFiles", boolean)
-    # The model's context window in tokens; for model servers, which do not state it.
+    search_files: bool = setting(
+        True,
+        "searchFiles",
+        boolean,
+        schema={"type": "boolean"},
+        description="Let the model search file contents (`search_files`: ripgrep when "
+        "installed, else Python) under the same rules as reads.",
+        flag="--no-search",
+        help="leave search_files out of the tools",
+    )
     context_tokens: int | None = setting(
-        None, "contextTokens", positive_int(MAX_CONTEXT_TOKENS_LIMIT)
+        None,
+        "contextTokens",
+        positive_int(MAX_CONTEXT_TOKENS_LIMIT),
+        schema={"type": ["integer", "null"], "minimum": 1},
+        description="The model's context window in tokens; for model servers "
+        "(`#counterfoil.endpoint#`), which do not state it. Set, it also overrides a local "
+        "model's own. Old observations are elided from the model's view as the conversation "
+        "nears it; empty: the model's own window, else a limit of 48,000 characters.",
+        flag="--context-tokens",
+        metavar="N",
+        help="the model's context window in tokens; for model servers, which do not state it "
+        "(default: the model's own, else a limit of characters)",
     )
     max_command_output_bytes: int = setting(
-        OUTPUT_LIMIT_BYTES, "maxCommandOutputBytes", positive_int(MAX_COMMAND_OUTPUT_BYTES_LIMIT)
+        OUTPUT_LIMIT_BYTES,
+        "maxCommandOutputBytes",
+        positive_int(MAX_COMMAND_OUTPUT_BYTES_LIMIT),
+        schema={"type": "integer"},
+        description="How much of a command's output its receipt keeps in the content store "
+        "beside the log (the model sees the first 16,000 characters).",
     )
-    command_sandbox: str = setting("off", "commandSandbox", sandbox_mode)
-    allow_network: bool = setting(False, "allowNetwork", boolean)
+    command_sandbox: str = setting(
+        "off",
+        "commandSandbox",
+        sandbox_mode,
+        schema={"type": "string"},
+        description="How approved commands run: `off` (as you: they can read anything you can "
+        "and use the network), `confine` (an OS sandbox \u2014 bubblewrap on Linux, sandbox-exec "
+        "on macOS: writes only under the root and a private temporary folder, no network unless "
+        "`#counterfoil.allowNetwork#`), or `review` (confined to a copy of the root; its changes "
+        "are applied only when you accept them). A confined command is refused when the "
+        "mechanism is missing, never run unconfined.",
+        flag="--sandbox",
+        choices=SANDBOX_MODES,
+        help="how commands run: off (as you), confine (writes only under the root and a private "
+        "/tmp, no network), review (confined to a copy; you accept its changes) "
+        "(default {default})",
+    )
+    allow_network: bool = setting(
+        False,
+        "allowNetwork",
+        boolean,
+        schema={"type": "boolean"},
+        description="Let a command run under `#counterfoil.commandSandbox#` `confine` or "
+        "`review` use the network.",
+        flag="--allow-network",
+        help="let a confined or reviewed command use the network",
+    )
     # A tool result longer than this is shown as previews and an artifact to read ranges of.
-    max_inline_chars: int = setting(16_000, "maxInlineChars", inline_chars)
+    max_inline_chars: int = setting(
+        16_000,
+        "maxInlineChars",
+        inline_chars,
+        schema={"type": "integer", "minimum": 512},
+        description="A tool result (command output, a long read, a large search) longer than "
+        "this many characters is shown to the model as an artifact id, sizes, head and tail "
+        "previews and a range request; the model reads more with `read_file` on "
+        "`.tool-artifacts/<id>/bytes/<start>-<end>`. The run's events and receipts keep the "
+        "whole result.",
+        flag="--max-inline-chars",
+        metavar="N",
+        help="a tool result longer than this is shown as previews and an artifact the model "
+        "reads ranges of (default {default})",
+    )
     # The root's AGENTS.md goes into the system prompt.
-    agents_file: bool = setting(True, "agentsFile", boolean)
+    agents_file: bool = setting(
+        True,
+        "agentsFile",
+        boolean,
+        schema={"type": "boolean"},
+        description="Put the project's root `AGENTS.md` (unless protected or over 16 KiB) into "
+        "the system prompt; its digest is shown when a run starts.",
+        flag="--no-agents-file",
+        help="leave the root's AGENTS.md out of the system prompt",
+    )
 
     @classmethod
     def from_mapping(cls, raw: object, *, names: Mapping[str, str] | None = None) -> Settings:

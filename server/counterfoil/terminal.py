@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from .model import Messages, Model, ResponseStats
 from .models.progress import ModelProgress
 from .verdict import EFFECT_STATES, EffectOutcome, RunVerdict
 
@@ -23,8 +24,6 @@ EXIT_STOPPED = 3
 EXIT_INTERRUPTED = 130
 
 SHORT_DIGEST_CHARS = 12
-
-Messages = list[dict[str, str]]
 
 
 def exit_status(completed: bool, verdict: RunVerdict, *, interrupted: bool = False) -> int:
@@ -115,7 +114,7 @@ class StepPrinter:
             self.stdout.write(progress.text)
             self.stdout.flush()
 
-    def wrap(self, generate: Callable[[Messages], str]) -> StepGenerate:
+    def wrap(self, generate: Model) -> StepGenerate:
         return StepGenerate(self, generate)
 
     def before_step(self) -> None:
@@ -137,11 +136,22 @@ class StepPrinter:
 
 
 class StepGenerate:
-    """A model wrapped so each call prints its step; the enabled tools still reach the model."""
+    """A model wrapped so each call prints its step; the rest of the contract is the model's."""
 
-    def __init__(self, printer: StepPrinter, generate: Callable[[Messages], str]) -> None:
+    def __init__(self, printer: StepPrinter, generate: Model) -> None:
         self.printer = printer
         self.generate = generate
+
+    @property
+    def stats(self) -> Sequence[ResponseStats]:
+        return self.generate.stats
+
+    @property
+    def context_tokens(self) -> int | None:
+        return self.generate.context_tokens
+
+    def count_tokens(self, messages: Messages) -> int:
+        return self.generate.count_tokens(messages)
 
     def __call__(self, messages: Messages) -> str:
         self.printer.before_step()
@@ -150,11 +160,9 @@ class StepGenerate:
         return response
 
     def configure_tools(
-        self, available_tools: frozenset[str], allowed_commands: tuple[tuple[str, ...], ...]
+        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
     ) -> None:
-        configure = getattr(self.generate, "configure_tools", None)
-        if callable(configure):
-            configure(available_tools, allowed_commands)
+        self.generate.configure_tools(available_tools, allowed_commands)
 
 
 def generation_speed(progress: ModelProgress | None) -> str | None:

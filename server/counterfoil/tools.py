@@ -244,7 +244,7 @@ def _value_schema(
 
 
 def tool_arguments() -> dict[str, dict[str, tuple[type, bool]]]:
-    """The table as `{tool: {argument: (python type, required)}}`, the SPEC's older shape."""
+    """The table as `{tool: {argument: (python type, required)}}`, the tiny-llm course's shape."""
     python_types: dict[ArgumentType, type] = {
         "string": str,
         "argv": list,

@@ -48,11 +48,12 @@ from .proposals import (
     sha256_hex,
 )
 from .receipt_evidence import approval_record, file_evidence, record_receipt
-from .receipts import ReceiptNotRecorded, ReceiptStore
+from .receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore
 from .receipts.content import load_object
 from .repropose import REPROPOSED_NOTE, can_repropose, reproposed
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
 from .search import SearchLimits, search_tree
+from .steps import StepResult
 from .tree.command_run import run_tracked_command
 from .tree.command_tree import CommandTree
 from .tree.restore import apply_approved_change_set, propose_command_revert
@@ -87,6 +88,8 @@ class Workspace:
         self._read_digests: dict[str, str] = dict(read_digests or {})  # a follow-up's earlier reads
         self._modified: set[str] = set()
         self._outcomes: list[EffectOutcome] = []
+        self._step_effect: EffectOutcome | None = None  # what the current step's effect became
+        self._step_receipt: EffectReceipt | None = None
         self._call_ids = threading.Lock()
         self.run_id = run_id or uuid.uuid4().hex
         self.approval_via = approval_via
@@ -94,6 +97,7 @@ class Workspace:
         # Called with an approved proposal and its approval evidence just before the effect;
         # raising stops the effect (a durable intent, see counterfoil.sessions.intents).
         self.before_effect: Callable[[ToolProposal, dict[str, Any]], None] | None = None
+        self.last_step: StepResult | None = None  # the record of the last `execute`
         self.search_limits = SearchLimits()
         self.search_engine = "auto"  # or "ripgrep" / "python", to pin one engine
         self.tree_limits = TreeLimits()
@@ -128,7 +132,7 @@ class Workspace:
             subject = {}
         else:
             subject = {"path": proposal.path}
-        self._outcomes.append(
+        self._noted(
             EffectOutcome(
                 proposal.tool_call_id,
                 proposal.action.tool,
@@ -139,12 +143,16 @@ class Workspace:
             )
         )
 
+    def _noted(self, outcome: EffectOutcome) -> None:
+        self._outcomes.append(outcome)
+        self._step_effect = outcome
+
     def _note_failure(self, proposal: ToolProposal, error: BaseException) -> None:
         """An approved effect that did not complete; one already done keeps what it did."""
         reason = str(error) if isinstance(error, AgentError) else f"{error}"
         last = self._outcomes[-1] if self._outcomes else None
         if last is not None and last.call_id == proposal.tool_call_id and last.state == "approved":
-            self._outcomes[-1] = replace(last, state="failed", reason=reason)
+            self._outcomes[-1] = self._step_effect = replace(last, state="failed", reason=reason)
         else:
             self._note(proposal, "failed", reason)
 
@@ -491,7 +499,7 @@ class Workspace:
                 verb, proposal.path, proposal.base_text, shown.proposed_text, proposal.proposed_text
             )
         evidence = self._run_evidence(proposal, file_evidence(proposal), approval)
-        record_receipt(self.receipt_store, proposal, "ok", result, evidence)
+        self._record(proposal, "ok", result, evidence)
         return result
 
     def _approval_evidence(
@@ -560,7 +568,7 @@ class Workspace:
             self.command_tree().note_effect(path)
         evidence = self._run_evidence(proposal, done.evidence)
         artifacts = tuple(path for path, _ in done.changed)
-        record_receipt(self.receipt_store, proposal, "ok", done.result, evidence, artifacts)
+        self._record(proposal, "ok", done.result, evidence, artifacts)
         return done.result
 
     def _stored_object(self, digest: str) -> bytes | None:
@@ -598,7 +606,7 @@ class Workspace:
             result += f" and the folder{'s' if len(removed) > 1 else ''} {', '.join(removed)}"
             evidence["removed_folders"] = list(removed)
         evidence = self._run_evidence(proposal, evidence)
-        record_receipt(self.receipt_store, proposal, "ok", result, evidence)
+        self._record(proposal, "ok", result, evidence)
         return result
 
     def _keep_file_bytes(self, proposal: EditProposal) -> None:
@@ -641,7 +649,7 @@ class Workspace:
         )
         exit_state = "ok" if run.outcome.status == 0 else "error"
         evidence = self._run_evidence(proposal, run.evidence)
-        record_receipt(self.receipt_store, proposal, exit_state, run.observation, evidence)
+        self._record(proposal, exit_state, run.observation, evidence)
         return run.observation
 
     def _run_evidence(
@@ -667,17 +675,56 @@ class Workspace:
 
     def execute(self, action: Any, tool_call_id: str | None = None) -> str:
         """Run one model action; every refusal comes back as an `error: …` observation."""
+        return self.execute_step(action, tool_call_id).observation
+
+    def execute_step(self, action: Any, tool_call_id: str | None = None) -> StepResult:
+        """`execute`, with the record of what the step did beside its observation."""
+        self.last_step = self._step(lambda: self._execute(action, tool_call_id))
+        return self.last_step
+
+    def revert_step(self, call_id: str) -> StepResult:
+        """`revert`, as a step: a refusal or a No is its observation, not an exception."""
+        return self._step(lambda: self.revert(call_id))
+
+    def _step(self, perform: Callable[[], str]) -> StepResult:
+        self._step_effect = self._step_receipt = None
+        refused = True
         try:
-            return self._execute(action, tool_call_id)
+            observation = perform()
+            refused = False
         except ReceiptNotRecorded as error:
             self.unrecorded_effect = str(error)
-            return f"error: {error}"
+            observation = f"error: {error}"
         except AgentError as error:
-            return f"error: {error}"
+            observation = f"error: {error}"
         except OSError as error:
-            return f"error: {error.strerror or error}"
+            observation = f"error: {error.strerror or error}"
         except Exception as error:  # noqa: BLE001 - the gate never raises for model input
-            return f"error: {type(error).__name__}: {error}"
+            observation = f"error: {type(error).__name__}: {error}"
+        effect, receipt = self._step_effect, self._step_receipt
+        evidence: dict[str, Any] = receipt.evidence if receipt is not None else {}
+        call_id = receipt.tool_call_id if receipt is not None else None
+        return StepResult(
+            observation,
+            call_id=effect.call_id if effect is not None else call_id,
+            state=effect.state if effect is not None else "refused" if refused else None,
+            effect=effect,
+            receipt_id=None if receipt is None else receipt.receipt_id,
+            output_sha256=evidence.get("output_sha256"),
+            result_sha256=evidence.get("result_sha256"),
+        )
+
+    def _record(
+        self,
+        proposal: ToolProposal,
+        exit_state: str,
+        result: str,
+        evidence: dict[str, Any],
+        artifacts: tuple[str, ...] | None = None,
+    ) -> None:
+        self._step_receipt = record_receipt(
+            self.receipt_store, proposal, exit_state, result, evidence, artifacts
+        )
 
     def _execute(self, action: Any, tool_call_id: str | None) -> str:
         if not isinstance(action, ToolAction):
@@ -709,12 +756,13 @@ class Workspace:
         existing = self.receipt_store.get(tool_call_id)
         if existing is not None:
             if existing.tool == action.tool and existing.arguments == action.arguments:
+                self._step_receipt = existing
                 return existing.result
             raise AgentError("tool call id was already used for another action")
         try:
             proposal = self.propose(action, tool_call_id)
         except AgentError as error:
-            self._outcomes.append(
+            self._noted(
                 EffectOutcome(
                     tool_call_id,
                     action.tool,

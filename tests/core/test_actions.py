@@ -1,4 +1,4 @@
-"""SPEC §1: the model's reply is exactly one JSON object, a final answer or one flat tool call."""
+"""The model's reply is exactly one JSON object, a final answer or one flat tool call."""
 
 from __future__ import annotations
 

@@ -129,11 +129,19 @@ def test_elision_happens_in_few_large_steps(long_run: tuple) -> None:
     assert 1 <= rewrites <= 5
 
 
-def test_a_token_counter_offered_by_the_model_is_used(tmp_path: Path) -> None:
+def test_a_models_own_token_count_is_used(tmp_path: Path) -> None:
     workspace = project_workspace(fixture_project(tmp_path))
     counted: list[int] = []
 
     class CountingModel(RecordingModel):
+        """A `Model`: its counters, its tool narrowing, its window, its token count."""
+
+        stats: tuple[object, ...] = ()
+        context_tokens = None
+
+        def configure_tools(self, available_tools: object, allowed_commands: object) -> None:
+            pass
+
         def count_tokens(self, messages: list[dict[str, str]]) -> int:
             counted.append(len(messages))
             return 10 * len(messages)  # a budget of 60 allows five messages

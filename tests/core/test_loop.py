@@ -1,4 +1,4 @@
-"""SPEC §2: the loop asks the model, parses one action, passes it through the gate, repeats."""
+"""The loop asks the model, parses one action, passes it through the gate, repeats."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from counterfoil import (
     run_agent,
 )
 from counterfoil.models import ScriptedModel
+from counterfoil.steps import StepResult
 
 TASK = "make double() double its argument"
 READ_APP = '{"tool":"read_file","path":"app.py"}'
@@ -145,11 +146,13 @@ def test_tool_errors_are_appended_as_tool_results(demo_project: Path) -> None:
 
 def test_tool_event_holds_step_response_action_and_result(demo_project: Path) -> None:
     run = run_agent(TASK, RecordingModel(READ_APP, FINAL), read_only(demo_project))
+    text = (demo_project / "app.py").read_text()
     assert run.events[0] == AgentEvent(
         1,
         READ_APP,
         ToolAction("read_file", {"path": "app.py"}),
-        (demo_project / "app.py").read_text(),
+        text,
+        StepResult(text),
     )
 
 

@@ -1,4 +1,4 @@
-"""SPEC §3: a policy is one existing real directory plus limits that are checked on creation."""
+"""A policy is one existing real directory plus limits that are checked on creation."""
 
 from __future__ import annotations
 

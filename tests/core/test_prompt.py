@@ -1,4 +1,4 @@
-"""SPEC §1: the system prompt states the rules and shows only the tools the policy enables."""
+"""The system prompt states the rules and shows only the tools the policy enables."""
 
 from __future__ import annotations
 

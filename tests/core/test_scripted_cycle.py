@@ -1,4 +1,4 @@
-"""SPEC §6: the course's scripted cycle runs unchanged against `from counterfoil import *`."""
+"""The course's scripted cycle runs unchanged against `from counterfoil import *`."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from counterfoil.cli import agent_settings, build_parser
+from counterfoil.models import ScriptedModel
 from counterfoil.settings import Settings, SettingsError
 
 
@@ -94,19 +95,23 @@ def test_context_tokens_is_checked_like_every_setting_and_named_by_its_flag(
         agent_settings(args)
 
 
-class StatesAWindow:
-    context_tokens = 4096
+class StatesAWindow(ScriptedModel):
+    """A `Model` whose context window is 4096 tokens."""
+
+    @property
+    def context_tokens(self) -> int | None:
+        return 4096
 
 
 def test_the_context_window_is_the_setting_less_room_for_one_response() -> None:
     settings = Settings(context_tokens=32768, max_tokens=1024)
     assert settings.limits().max_context_tokens == 31744
-    assert settings.limits(StatesAWindow()).max_context_tokens == 31744  # it overrides
+    assert settings.limits(StatesAWindow([])).max_context_tokens == 31744  # it overrides
 
 
 def test_without_the_setting_the_window_is_the_one_the_model_states() -> None:
-    assert Settings(max_steps=3).limits(StatesAWindow()).max_context_tokens == 4096
-    assert Settings(max_steps=3).limits(StatesAWindow()).max_steps == 3
+    assert Settings(max_steps=3).limits(StatesAWindow([])).max_context_tokens == 4096
+    assert Settings(max_steps=3).limits(StatesAWindow([])).max_steps == 3
     assert Settings().limits(object()).max_context_tokens is None  # the character limit
 
 

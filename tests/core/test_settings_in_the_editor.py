@@ -1,32 +1,47 @@
-"""Every setting the core knows is one the editor contributes and sends, so none is lost."""
+"""Settings are written once, in the settings table: the editor's contributed configuration
+and the CLI's flags are made from it, and the editor sends every key it contributes."""
 
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import fields
 
 from tests.conftest import REPOSITORY
 
+from counterfoil.cli import SETTING_FLAGS, build_parser
 from counterfoil.settings import Settings
+from counterfoil.settings_manifest import contributed_settings
 
 EXTENSION = REPOSITORY / "extension"
 
 
-def setting_keys() -> set[str]:
-    return {item.metadata["key"] for item in fields(Settings)}
-
-
-def test_every_setting_is_contributed_by_the_extension() -> None:
+def contributed() -> dict[str, object]:
     manifest = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
-    contributed = set(manifest["contributes"]["configuration"]["properties"])
-    missing = {f"counterfoil.{key}" for key in setting_keys()} - contributed
-    assert not missing
+    properties: dict[str, object] = manifest["contributes"]["configuration"]["properties"]
+    return properties
 
 
-def test_every_setting_is_sent_to_the_daemon_by_the_extension() -> None:
+def test_the_extensions_configuration_is_the_settings_table() -> None:
+    properties = contributed()
+    generated = contributed_settings()
+    stale = sorted(key for key, entry in generated.items() if properties.get(key) != entry)
+    assert stale == [], "run python -m counterfoil.settings_manifest, then npm run format"
+
+
+def test_the_editor_sends_every_contributed_setting_but_its_own() -> None:
     source = (EXTENSION / "src" / "settings.ts").read_text(encoding="utf-8")
-    listed = re.search(r"DAEMON_SETTING_KEYS = \[(.*?)\] as const", source, re.DOTALL)
-    assert listed is not None
-    sent = set(re.findall(r'"(\w+)"', listed.group(1)))
-    assert setting_keys() == sent
+    assert 'import manifest from "../package.json";' in source
+    assert 'EDITOR_SETTING_KEYS = ["serverCommand", "pythonPath"]' in source
+    editor_only = {"counterfoil.serverCommand", "counterfoil.pythonPath"}
+    assert set(contributed()) - editor_only == set(contributed_settings())
+
+
+def test_every_flag_of_the_table_is_a_cli_flag_for_its_setting() -> None:
+    agent = build_parser()._subparsers._group_actions[0].choices["agent"]  # type: ignore[union-attr]
+    flags = {option: action.dest for action in agent._actions for option in action.option_strings}
+    assert SETTING_FLAGS == {
+        item.metadata["key"]: item.metadata["flag"]
+        for item in fields(Settings)
+        if item.metadata["flag"] is not None
+    }
+    assert all(flags[flag] == key for key, flag in SETTING_FLAGS.items())

@@ -1,4 +1,4 @@
-"""SPEC §4: every effect is checked whole, approved once by a person, done exactly, recorded."""
+"""Every effect is checked whole, approved once by a person, done exactly, recorded."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SPEC §4: model-given paths stay inside the root, and reads refuse what is not plain text."""
+"""Model-given paths stay inside the root, and reads refuse what is not plain text."""
 
 from __future__ import annotations
 

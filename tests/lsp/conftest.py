@@ -70,6 +70,14 @@ class RecordingChannel:
     def notify(self, method: str, params: Any) -> None:
         self.notifications.append((method, params))
 
+    def steps(self, result: dict[str, Any]) -> list[dict[str, Any]]:
+        """The step events the run that answered `result` sent."""
+        return [
+            params
+            for method, params in self.notifications
+            if method == "counterfoil/event" and params["runId"] == result["runId"]
+        ]
+
     def request(self, method: str, params: Any) -> tuple[str, Future[Any]]:
         raise AssertionError("the model host asks nothing")
 
@@ -115,6 +123,11 @@ class Daemon:
     def told(self, method: str) -> list[dict[str, Any]]:
         """The run notifications of one method (`counterfoil/runState`, …), in order."""
         return [params for name, params in self.run_notes if name == method]
+
+    def steps(self, result: dict[str, Any]) -> list[dict[str, Any]]:
+        """The step events of the run that answered `result`: they come by notification only,
+        keyed by the run's id."""
+        return [event for event in self.events if event["runId"] == result.get("runId")]
 
     def record(self, into: list[Any], item: Any) -> None:
         into.append(item)

@@ -31,13 +31,13 @@ async def test_a_reject_reason_reaches_the_model_cleaned(
 
     result = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
 
-    event = result["events"][1]
+    event = daemon.steps(result)[1]
     assert event["result"].startswith(
         "error: operator denied the tool action: use a constant [31minstead!!!"
     )
     assert len(event["result"]) == len("error: operator denied the tool action: ") + 500
     assert event["result"].endswith("…")
-    assert event["outcome"] == "denied"
+    assert event["state"] == "rejected"
     assert event["reason"] == event["result"].removeprefix(
         "error: operator denied the tool action: "
     )
@@ -54,9 +54,9 @@ async def test_a_stale_answer_is_a_denial_with_its_reason(
 
     result = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
 
-    event = result["events"][1]
+    event = daemon.steps(result)[1]
     assert event["result"] == "error: operator denied the tool action: stale: file changed on disk"
-    assert (event["outcome"], event["reason"]) == ("denied", "stale: file changed on disk")
+    assert (event["state"], event["reason"]) == ("rejected", "stale: file changed on disk")
 
 
 async def test_an_approved_write_that_finds_the_file_changed_is_failed(
@@ -72,9 +72,9 @@ async def test_an_approved_write_that_finds_the_file_changed_is_failed(
     daemon.answer = change_then_approve
     result = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
 
-    event = result["events"][1]
+    event = daemon.steps(result)[1]
     assert event["result"] == "error: file changed since it was read"
-    assert event["outcome"] == "failed"
+    assert event["state"] == "failed"
     assert target.read_text().endswith("# mine\n")
 
 
@@ -97,13 +97,13 @@ async def test_an_edited_approval_writes_the_persons_text(
     assert receipt["approval"]["approved_sha256"] == sha256(mine.encode())
     assert receipt["result_sha256"] == sha256(mine.encode())
     assert receipt["base_sha256"] == sha256(base)
-    observation = result["events"][1]["result"]
+    observation = daemon.steps(result)[1]["result"]
     assert observation.startswith(
         "edited app.py (the person changed your proposal before approving: the text was edited)"
     )
     assert "-    return value * 2\n+    return value + value" in observation
-    assert result["events"][1]["outcome"] == "ok"
-    assert result["events"][1]["resultSha256"] == sha256(mine.encode())
+    assert daemon.steps(result)[1]["state"] == "approved"
+    assert daemon.steps(result)[1]["resultSha256"] == sha256(mine.encode())
     for digest in (receipt["approval"]["shown_sha256"], receipt["result_sha256"]):
         stored = await daemon.request("counterfoil/object", {"sha256": digest})
         assert stored["found"] is True and sha256(stored["text"].encode()) == digest
@@ -128,7 +128,7 @@ async def test_dropping_one_hunk_of_two_writes_the_other_and_says_so(
     result = await daemon.request("counterfoil/run", {"goal": "welcome people"})
 
     assert target.read_text() == kept
-    observation = result["events"][1]["result"]
+    observation = daemon.steps(result)[1]["result"]
     assert observation.startswith(
         "wrote greeting.py (the person changed your proposal before approving: 1 of 2 changes kept)"
     )
@@ -147,8 +147,8 @@ async def test_an_edited_text_over_the_size_limit_is_refused_unwritten(
 
     result = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
 
-    assert result["events"][1]["result"] == "error: edited text exceeds 1024 bytes"
-    assert result["events"][1]["outcome"] == "refused"
+    assert daemon.steps(result)[1]["result"] == "error: edited text exceeds 1024 bytes"
+    assert daemon.steps(result)[1]["state"] == "refused"
     assert (demo_project / "app.py").read_bytes() == before
     assert daemon.receipts == []
 
@@ -163,5 +163,7 @@ async def test_an_edited_answer_to_a_command_runs_nothing(
 
     result = await daemon.request("counterfoil/run", {"goal": "validate"})
 
-    assert result["events"][0]["result"] == "error: an edited approval applies only to file edits"
+    assert (
+        daemon.steps(result)[0]["result"] == "error: an edited approval applies only to file edits"
+    )
     assert daemon.receipts == []

@@ -35,7 +35,7 @@ async def test_cancel_during_a_pending_approval_denies_it_and_ends_the_run(
 
     assert result["completed"] is False
     assert result["reason"] == "cancelled"
-    assert result["events"][-1]["result"] == "error: operator denied the tool action"
+    assert daemon.steps(result)[-1]["result"] == "error: operator denied the tool action"
     assert (demo_project / "app.py").read_bytes() == before
     await daemon.until(lambda: daemon.withdrawn == ["call-1"])
     assert daemon.receipts == []
@@ -95,6 +95,6 @@ async def test_an_unanswered_confirm_times_out_as_a_no_and_is_withdrawn(
     result = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
 
     assert result["reason"] == "completed"
-    assert result["events"][1]["result"] == "error: operator denied the tool action"
+    assert daemon.steps(result)[1]["result"] == "error: operator denied the tool action"
     await daemon.until(lambda: daemon.withdrawn == ["call-1"])
     assert (demo_project / "app.py").read_bytes() == before

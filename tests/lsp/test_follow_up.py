@@ -45,8 +45,8 @@ async def test_a_follow_up_continues_with_the_files_already_read(
     assert first["followUp"] is False and second["followUp"] is True
     assert second["conversationId"] == first["conversationId"] == first["runId"]
     assert second["runId"] != first["runId"]
-    assert second["events"][0]["result"] == "edited app.py"
-    assert second["events"][0]["outcome"] == "ok"
+    assert daemon.steps(second)[0]["result"] == "edited app.py"
+    assert daemon.steps(second)[0]["state"] == "approved"
     assert "* 2" in (demo_project / "app.py").read_text()
     assert daemon.told("counterfoil/runStarted") == [
         {
@@ -86,7 +86,7 @@ async def test_a_plain_run_starts_a_new_conversation(
     fresh = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
 
     assert fresh["conversationId"] == fresh["runId"] != first["runId"]
-    assert fresh["events"][0]["result"] == "error: read the existing file before changing it"
+    assert daemon.steps(fresh)[0]["result"] == "error: read the existing file before changing it"
     assert daemon.confirms == []
 
 

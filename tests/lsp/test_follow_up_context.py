@@ -86,8 +86,8 @@ def test_the_events_of_both_turns_keep_every_observation_whole(
 ) -> None:
     _, first, second, channel = two_turns(project, monkeypatch, context_tokens=1_400)
 
-    assert [e["result"] for e in first["events"]] == [module_text(0), module_text(1)]
-    assert [e["result"] for e in second["events"][:2]] == [module_text(2), module_text(3)]
+    assert [e["result"] for e in channel.steps(first)] == [module_text(0), module_text(1)]
+    assert [e["result"] for e in channel.steps(second)[:2]] == [module_text(2), module_text(3)]
     told = [params["result"] for method, params in channel.notifications if method == EVENT_METHOD]
     assert told[:4] == [module_text(index) for index in range(4)]
     assert not any("elided]" in (result or "") for result in told)

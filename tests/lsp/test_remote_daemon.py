@@ -45,8 +45,8 @@ async def test_a_run_through_an_endpoint_completes_and_never_writes_the_key(
     result = await daemon.request("counterfoil/run", {"goal": "read app.py"})
 
     assert result["reason"] == "completed", result
-    assert result["events"][0]["action"]["tool"] == "read_file"
-    assert "def double" in result["events"][0]["result"]
+    assert daemon.steps(result)[0]["action"]["tool"] == "read_file"
+    assert "def double" in daemon.steps(result)[0]["result"]
     assert recorded.authorizations[-1] == f"Bearer {secret}"
     assert {state["model"] for state in daemon.model_states} == {f"tiny at {url}"}
     assert any(
@@ -56,7 +56,9 @@ async def test_a_run_through_an_endpoint_completes_and_never_writes_the_key(
     # The server's own counts (12 prompt tokens, 8 cached, one token a response, two responses).
     assert result["modelUsage"] == "2 responses, 24 prompt tokens (16 from the cache), 2 generated"
     # The server's remark travels with the step it is about, for the run panel.
-    assert any("prompt tokens cached" in (event["modelNote"] or "") for event in result["events"])
+    assert any(
+        "prompt tokens cached" in (event["modelNote"] or "") for event in daemon.steps(result)
+    )
     written = [
         json.dumps(daemon.model_states),
         json.dumps(result),
@@ -89,7 +91,7 @@ async def test_stop_while_the_server_streams_ends_the_run_as_cancelled(
     result = await pending
 
     assert time.perf_counter() - stopped <= 1.0
-    assert result["reason"] == "cancelled" and result["events"] == []
+    assert result["reason"] == "cancelled" and daemon.steps(result) == []
 
 
 async def test_a_servers_reasoning_reaches_the_panel_as_thinking_and_is_never_the_action(

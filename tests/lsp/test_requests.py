@@ -44,6 +44,8 @@ async def test_run_validation_asks_first_and_returns_its_receipt(
     assert receipt["exit_state"] == "error"
     assert receipt["result"] == answer["observation"]
     assert daemon.receipts == [receipt]
+    assert (answer["state"], answer["effect"]["exitStatus"]) == ("approved", 1)
+    assert answer["receiptId"] == receipt["receipt_id"]
     listed = await daemon.request("counterfoil/receipts", {})
     assert listed["receipts"] == [receipt]
 
@@ -54,20 +56,17 @@ async def test_run_validation_refused_or_denied_leaves_no_receipt(
     daemon = await start_daemon({"allowedCommands": [VALIDATE_ARGV]})
 
     not_allowed = await daemon.request("counterfoil/runValidation", {"argv": ["rm", "-rf", "."]})
-    assert not_allowed == {
-        "observation": "error: command is not allowed",
-        "receipt": None,
-        "outcome": "refused",
-    }
+    assert not_allowed["observation"] == "error: command is not allowed"
+    assert (not_allowed["receipt"], not_allowed["state"]) == (None, "refused")
     assert daemon.confirms == []
 
     daemon.answer = reject
     denied = await daemon.request("counterfoil/runValidation", {"argv": VALIDATE_ARGV})
-    assert denied == {
-        "observation": "error: operator denied the tool action",
-        "receipt": None,
-        "outcome": "denied",
-    }
+    assert denied["observation"] == "error: operator denied the tool action"
+    assert (denied["receipt"], denied["state"]) == (None, "rejected")
+    assert (
+        denied["toolCallId"] == denied["effect"]["toolCallId"] == daemon.confirms[0]["toolCallId"]
+    )
     assert daemon.receipts == []
 
 
@@ -197,7 +196,7 @@ async def test_a_settings_change_waits_for_the_next_run(
     first = await pending
     assert first["modifiedFiles"] == ["app.py"]
     second = await daemon.request("counterfoil/run", {"goal": "fix app.py again"})
-    assert second["events"][1]["result"] == "error: tool is not enabled: edit_file"
+    assert daemon.steps(second)[1]["result"] == "error: tool is not enabled: edit_file"
 
 
 async def test_progress_model_state_and_trace_are_reported(

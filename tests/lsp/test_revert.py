@@ -21,11 +21,8 @@ async def test_a_revert_is_previewed_approved_written_and_receipted(
 
     daemon.answer = reject
     rejected = await daemon.request("counterfoil/revert", {"toolCallId": "call-1"})
-    assert rejected == {
-        "observation": "error: operator denied the tool action",
-        "receipt": None,
-        "outcome": "denied",
-    }
+    assert rejected["observation"] == "error: operator denied the tool action"
+    assert (rejected["receipt"], rejected["state"]) == (None, "rejected")
     assert (demo_project / "app.py").read_text() == fixed
 
     daemon.answer = approve
@@ -121,5 +118,7 @@ def test_reverting_a_created_file_is_previewed_as_a_removal(tmp_path: Path) -> N
         "baseSha256": "1" * 64,
         "proposedSha256": None,
         "proposedText": None,
+        "baseText": "# Notes\n",
+        "edit": None,
         "reverts": "call-3",
     }

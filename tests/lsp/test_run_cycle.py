@@ -26,14 +26,14 @@ async def test_full_cycle_edits_validates_and_keeps_verified_receipts(
     assert result["final"] == "changed and validated app.py"
     assert result["modifiedFiles"] == ["app.py"]
     assert result["error"] is None
-    assert [event["action"] for event in result["events"]] == [
+    assert [event["action"] for event in daemon.steps(result)] == [
         {"tool": "read_file", "arguments": {"path": "app.py"}},
         {"tool": "edit_file", "arguments": {"path": "app.py", "old": "1", "new": "2"}},
         {"tool": "run_command", "arguments": {"argv": PYTEST_ARGV}},
         {"final": "changed and validated app.py"},
     ]
-    assert result["events"][2]["result"].startswith("status: 0")
-    assert daemon.events == result["events"]
+    assert daemon.steps(result)[2]["result"].startswith("status: 0")
+    assert daemon.events == daemon.steps(result)
 
     edit_confirm, command_confirm = daemon.confirms
     assert edit_confirm["toolCallId"] == "call-1"
@@ -44,7 +44,9 @@ async def test_full_cycle_edits_validates_and_keeps_verified_receipts(
     assert preview["path"] == "app.py"
     assert preview["baseSha256"] == sha256(base)
     assert preview["uri"] == (demo_project / "app.py").as_uri()
-    assert "edit" not in preview
+    (document,) = preview["edit"]["documentChanges"]
+    assert document["textDocument"]["uri"] == preview["uri"]
+    assert [edit["newText"] for edit in document["edits"]] == ["    return value * 2\n"]
     shown = preview["proposedText"].encode()
     written = (demo_project / "app.py").read_bytes()
     assert written == shown == base.replace(b"* 1", b"* 2")
@@ -93,7 +95,7 @@ async def test_reject_leaves_the_file_and_the_log_untouched(
         result = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
 
         assert result["completed"] is True
-        assert result["events"][1]["result"] == "error: operator denied the tool action"
+        assert daemon.steps(result)[1]["result"] == "error: operator denied the tool action"
         assert result["modifiedFiles"] == []
     assert len(daemon.confirms) == 3
     assert (demo_project / "app.py").read_bytes() == before
@@ -117,7 +119,7 @@ async def test_edit_refuses_bytes_changed_while_the_confirm_was_pending(
 
     result = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
 
-    assert result["events"][1]["result"] == "error: file changed since it was read"
+    assert daemon.steps(result)[1]["result"] == "error: file changed since it was read"
     assert (demo_project / "app.py").read_bytes() == other
     assert result["modifiedFiles"] == []
     assert daemon.receipts == []

@@ -35,11 +35,11 @@ async def test_a_run_reports_its_start_text_steps_and_end(
     ]
     texts = daemon.told("counterfoil/modelText")
     assert [(t["step"], t["text"], t["thinking"]) for t in texts] == [
-        (event["step"], event["response"], False) for event in result["events"]
+        (event["step"], event["response"], False) for event in daemon.steps(result)
     ]
-    read, edit, command, final = result["events"]
-    assert daemon.events == result["events"]
-    assert all(event["runId"] == run_id for event in result["events"])
+    read, edit, command, final = daemon.steps(result)
+    assert daemon.events == daemon.steps(result)
+    assert all(event["runId"] == run_id for event in daemon.steps(result))
     assert (read["toolCallId"], read["receiptId"], read["outputSha256"]) == (None, None, None)
     edit_receipt, command_receipt = daemon.receipts
     assert edit["toolCallId"] == edit_receipt["tool_call_id"] == "call-1"
@@ -48,7 +48,7 @@ async def test_a_run_reports_its_start_text_steps_and_end(
     assert command["toolCallId"] == "call-2"
     assert command["outputSha256"] == command_receipt["output_sha256"]
     assert command["receiptId"] == command_receipt["receipt_id"]
-    assert final["toolCallId"] is None and final["outcome"] is None
+    assert final["toolCallId"] is None and final["state"] is None
     for receipt in daemon.receipts:
         assert receipt["run_id"] == run_id and receipt["time"] and receipt["approval"]
     assert command_receipt["argv"] == PYTEST_ARGV and command_receipt["exit_status"] == 0

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from counterfoil.models.mlx import GenerationStats
-from counterfoil.models.remote import RemoteStats
+from counterfoil.models import Model, ResponseStats, ScriptedModel
 from counterfoil.models.usage import usage_line
 
 
-def local(prompt: int, prefilled: int, generated: int) -> GenerationStats:
-    return GenerationStats(prompt, prefilled, generated, "stop", 0.1, 0.05, ())
+def local(prompt: int, prefilled: int, generated: int) -> ResponseStats:
+    return ResponseStats(generated, "stop", 0.1, prompt_tokens=prompt, prefilled_tokens=prefilled)
 
 
-def served(prompt: int | None, cached: int | None, generated: int) -> RemoteStats:
-    return RemoteStats(prompt, cached, generated, "stop", 0.1, 0.01, 1)
+def served(prompt: int | None, cached: int | None, generated: int) -> ResponseStats:
+    return ResponseStats(generated, "stop", 0.1, prompt_tokens=prompt, cached_tokens=cached)
 
 
 def test_a_local_models_reuse_is_its_prompt_less_what_it_prefilled() -> None:
@@ -36,3 +35,14 @@ def test_what_a_server_did_not_report_is_left_out_not_guessed() -> None:
 
 def test_a_model_without_counters_has_no_usage_line() -> None:
     assert usage_line([]) is None
+
+
+def test_the_scripted_mlx_and_remote_models_are_one_model_contract() -> None:
+    from counterfoil.models.mlx import MLXGenerate
+    from counterfoil.models.remote import RemoteGenerate
+
+    # `load_generate` returns each as a `Model`, which mypy checks; here, at run time:
+    for model in (ScriptedModel, MLXGenerate, RemoteGenerate):
+        for member in ("configure_tools", "count_tokens", "context_tokens", "__call__"):
+            assert hasattr(model, member), (model, member)
+    assert isinstance(ScriptedModel(["{}"]), Model)

@@ -10,6 +10,7 @@ import * as vscode from "vscode";
 import type { CounterfoilApi } from "../../src/extension";
 import type { RunResult, StatusResult } from "../../src/protocol";
 import { PROPOSAL_SCHEME } from "../../src/review";
+import type { StepView } from "../../src/runModel";
 
 const EXTENSION_ID = "counterfoil.counterfoil";
 const COMMANDS = [
@@ -110,14 +111,19 @@ async function assertAnsweredNo(before: string): Promise<void> {
   assert.equal(readFileSync(workspaceFile("app.py"), "utf8"), before);
 }
 
-function editResult(result: RunResult): string {
-  const edited = result.events.find(
-    (event) =>
-      event.action &&
-      "tool" in event.action &&
-      event.action.tool === "edit_file",
+/** The steps of a run as the panel shows them: they come by notification, keyed by run id. */
+function stepsOf(result: RunResult): StepView[] {
+  return (
+    api.panel.model.turns.find((turn) => turn.runId === result.runId)?.steps ??
+    []
   );
-  return edited?.result ?? "";
+}
+
+function editResult(result: RunResult): string {
+  const edited = stepsOf(result).find((step) =>
+    step.action.startsWith("edit_file"),
+  );
+  return edited?.observation ?? "";
 }
 
 function proposalDiffTab(): vscode.TabInputTextDiff | undefined {
@@ -306,10 +312,8 @@ suite("Counterfoil in the extension host", () => {
     const result = await run;
     assert.ok(result);
     assert.equal(existsSync(workspaceFile("notes.txt")), false);
-    const denied = result.events.find(
-      (event) => event.action && "tool" in event.action,
-    );
-    assert.match(denied?.result ?? "", /denied/);
+    const denied = stepsOf(result).find((step) => step.toolCallId);
+    assert.match(denied?.observation ?? "", /denied/);
   });
 
   test("Accept with the target's unsaved changes writes nothing and keeps the proposal pending until they are reverted", async () => {
@@ -384,9 +388,13 @@ suite("Counterfoil in the extension host", () => {
         preview: {
           kind: "edit",
           path: "hunks.txt",
+          uri: vscode.Uri.file(workspaceFile("hunks.txt")).toString(),
+          removesFile: false,
           baseSha256: digest(base),
           proposedSha256: digest(proposed),
           proposedText: proposed,
+          baseText: base,
+          edit: null,
         },
       },
       source.token,
@@ -548,7 +556,8 @@ suite("Counterfoil in the extension host", () => {
     const result = await validation;
     assert.ok(result, "the validation returned");
     assert.match(result.observation, /^status: 0$/m);
-    assert.equal(result.outcome, "ok");
+    assert.equal(result.state, "approved");
+    assert.equal(result.effect?.exitStatus, 0);
     assert.equal(result.receipt?.tool, "run_command");
     assert.equal(result.receipt?.exit_state, "ok");
     await waitFor(

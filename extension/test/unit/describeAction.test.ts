@@ -1,34 +1,60 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import type { AgentEvent } from "../../src/protocol";
 import { describeAction } from "../../src/runModel";
+
+/** A step the workspace made no record of (no call, no state), as the daemon sends it. */
+function step(
+  fields: Pick<AgentEvent, "step" | "response" | "action" | "result">,
+): AgentEvent {
+  return {
+    ...fields,
+    runId: "run-1",
+    modelNote: null,
+    protectedBy: null,
+    toolCallId: null,
+    state: null,
+    receiptId: null,
+    outputSha256: null,
+    resultSha256: null,
+    reason: null,
+    effect: null,
+  };
+}
 
 test("a search step names its pattern and where it searched", () => {
   assert.equal(
-    describeAction({
-      step: 1,
-      response: "",
-      action: {
-        tool: "search_files",
-        arguments: { pattern: "def double", path: "." },
-      },
-      result: "",
-    }),
+    describeAction(
+      step({
+        step: 1,
+        response: "",
+        action: {
+          tool: "search_files",
+          arguments: { pattern: "def double", path: "." },
+        },
+        result: "",
+      }),
+    ),
     'search_files "def double" in .',
   );
 });
 
 test("a step without an action says the daemon's reason, not a guess", () => {
   assert.equal(
-    describeAction({
-      step: 2,
-      response: "{}",
-      action: null,
-      result: "error: tool is not enabled: write_file",
-    }),
+    describeAction(
+      step({
+        step: 2,
+        response: "{}",
+        action: null,
+        result: "error: tool is not enabled: write_file",
+      }),
+    ),
     "no action (tool is not enabled: write_file)",
   );
   assert.equal(
-    describeAction({ step: 3, response: "hm", action: null, result: null }),
+    describeAction(
+      step({ step: 3, response: "hm", action: null, result: null }),
+    ),
     "no action (the response did not parse)",
   );
 });

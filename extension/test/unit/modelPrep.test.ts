@@ -86,6 +86,7 @@ test("a runtime with nothing missing needs no install", () => {
       missing: [],
       python: "/venv/bin/python",
       command: null,
+      unavailable: null,
     }),
     { kind: "ready" },
   );
@@ -122,6 +123,7 @@ test("a missing runtime is installed with the daemon's command into its python",
       missing: ["mlx.core", "mlx_lm"],
       python: "/venv/bin/python",
       command,
+      unavailable: null,
     }),
     {
       kind: "install",
@@ -232,6 +234,7 @@ test("a runtime is not offered for a model whose files cannot be had: both are s
     missing: ["mlx.core", "mlx_lm"],
     python: "/venv/bin/python",
     command: ["/venv/bin/python", "-m", "pip", "install", "counterfoil[mlx]"],
+    unavailable: null,
     modelAvailable: false,
     modelDetail:
       "qwen3-4b (Qwen/Qwen3-4B-MLX-4bit): neither in the hub cache nor downloadable",

@@ -1,14 +1,30 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { describeModelState } from "../../src/modelState";
+import type { ModelState } from "../../src/protocol";
+
+/** A modelState notification with the fields a test does not name left null. */
+const shown = (
+  fields: Partial<ModelState> & Pick<ModelState, "state">,
+): ModelState => ({
+  model: null,
+  endpoint: null,
+  message: null,
+  tokens: null,
+  tokensPerSecond: null,
+  promptTokens: null,
+  ...fields,
+});
 
 test("generating shows tokens per second", () => {
-  const { text, tooltip } = describeModelState({
-    state: "generating",
-    model: "qwen3-4b",
-    tokens: 40,
-    tokensPerSecond: 12.345,
-  });
+  const { text, tooltip } = describeModelState(
+    shown({
+      state: "generating",
+      model: "qwen3-4b",
+      tokens: 40,
+      tokensPerSecond: 12.345,
+    }),
+  );
   assert.equal(text, "$(sync~spin) Counterfoil: generating 12.3 tok/s");
   assert.match(tooltip, /Model: qwen3-4b/);
   assert.match(tooltip, /Tokens: 40/);
@@ -16,23 +32,26 @@ test("generating shows tokens per second", () => {
 
 test("loading and errors carry the daemon's message in the tooltip", () => {
   assert.equal(
-    describeModelState({ state: "loading", model: "m" }).text,
+    describeModelState(shown({ state: "loading", model: "m" })).text,
     "$(loading~spin) Counterfoil: loading",
   );
   assert.match(
-    describeModelState({ state: "error", model: "m", message: "no such model" })
-      .tooltip,
+    describeModelState(
+      shown({ state: "error", model: "m", message: "no such model" }),
+    ).tooltip,
     /no such model/,
   );
 });
 
 test("a model on a server shows the server's host", () => {
-  const { text, tooltip } = describeModelState({
-    state: "generating",
-    model: "qwen at http://10.0.0.5:8000/v1",
-    endpoint: "http://10.0.0.5:8000/v1",
-    tokensPerSecond: 20,
-  });
+  const { text, tooltip } = describeModelState(
+    shown({
+      state: "generating",
+      model: "qwen at http://10.0.0.5:8000/v1",
+      endpoint: "http://10.0.0.5:8000/v1",
+      tokensPerSecond: 20,
+    }),
+  );
   assert.equal(
     text,
     "$(sync~spin) Counterfoil: generating 20.0 tok/s @ 10.0.0.5:8000",
@@ -42,7 +61,7 @@ test("a model on a server shows the server's host", () => {
 
 test("ready shows no speed", () => {
   assert.equal(
-    describeModelState({ state: "ready", tokensPerSecond: 10 }).text,
+    describeModelState(shown({ state: "ready", tokensPerSecond: 10 })).text,
     "$(check) Counterfoil: ready",
   );
 });

@@ -4,7 +4,6 @@ import type {
   CommandPreview,
   ConfirmParams,
   EditPreview,
-  WorkspaceEdit,
 } from "../../src/protocol";
 import {
   ProposalError,
@@ -15,32 +14,16 @@ import {
   proposedFileText,
 } from "../../src/proposal";
 
-const APP = "file:///work/demo/app.py";
-
-function replaceWhole(uri: string, newText: string): WorkspaceEdit {
-  return {
-    documentChanges: [
-      {
-        textDocument: { uri, version: null },
-        edits: [
-          {
-            range: {
-              start: { line: 0, character: 0 },
-              end: { line: 1, character: 0 },
-            },
-            newText,
-          },
-        ],
-      },
-    ],
-  };
-}
-
 const base: EditPreview = {
   kind: "edit",
   path: "app.py",
+  uri: "file:///work/demo/app.py",
+  removesFile: false,
   baseSha256: "aa",
   proposedSha256: "bb",
+  proposedText: null,
+  baseText: "x = 1\n",
+  edit: null,
 };
 
 describe("proposedFileText", () => {
@@ -48,13 +31,6 @@ describe("proposedFileText", () => {
     assert.equal(
       proposedFileText({ ...base, proposedText: "x = 2\n" }),
       "x = 2\n",
-    );
-  });
-
-  test("an older daemon's whole-file replacement yields its new text, whatever the file holds", () => {
-    assert.equal(
-      proposedFileText({ ...base, edit: replaceWhole(APP, "y = 1\n") }),
-      "y = 1\n",
     );
   });
 
@@ -78,13 +54,7 @@ describe("baseMismatch", () => {
 });
 
 describe("approval words", () => {
-  const edit: EditPreview = {
-    kind: "edit",
-    path: "app.py",
-    proposedText: "2",
-    baseSha256: "aa",
-    proposedSha256: "bb",
-  };
+  const edit: EditPreview = { ...base, proposedText: "2" };
   const command: CommandPreview = {
     kind: "command",
     argv: ["python", "-m", "pytest", "tests/test_math.py", "-q"],

@@ -123,8 +123,13 @@ describe("receipt nodes", () => {
       [
         {
           runId: "r1",
+          conversationId: "r1",
           goal: "make tests/test_math.py pass",
+          followUp: false,
+          agentsFile: null,
           startedAt: "2026-11-30T04:09:59Z",
+          endedAt: null,
+          reason: null,
           verdict: {
             succeeded: false,
             approved: ["call-1"],
@@ -133,6 +138,8 @@ describe("receipt nodes", () => {
             failed: [],
             filesChanged: [],
             validation: "not_run",
+            validatedBy: null,
+            effects: [],
           },
         },
       ],

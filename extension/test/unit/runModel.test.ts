@@ -22,10 +22,23 @@ test("thinking is split from the text the model shows", () => {
   assert.deepEqual(splitThinking("plain"), { thinking: "", text: "plain" });
 });
 
-test("the daemon's runStarted joins the turn the extension opened; streamed text accumulates", () => {
+const NO_CALL = {
+  toolCallId: null,
+  state: null,
+  receiptId: null,
+  outputSha256: null,
+  resultSha256: null,
+  reason: null,
+  effect: null,
+  runId: "run-1",
+  modelNote: null,
+  protectedBy: null,
+} as const;
+
+test("the daemon's runStarted gives its run id to the turn the extension opened; streamed text accumulates", () => {
   const model = emptyModel();
   startTurn(model, "fix it");
-  startTurn(model, "fix it", "run-1");
+  startTurn(model, "fix it (as the daemon echoes it)", "run-1");
   assert.equal(model.turns.length, 1);
   assert.equal(model.turns[0].runId, "run-1");
   addModelText(model, 1, "plan", true);
@@ -41,7 +54,7 @@ test("the daemon's runStarted joins the turn the extension opened; streamed text
     response: '{"tool":"read_file","path":"app.py"}',
     action: { tool: "read_file", arguments: { path: "app.py" } },
     result: "line 1\nline 2",
-    outcome: "ok",
+    ...NO_CALL,
   });
   assert.equal(model.turns[0].streaming, null);
   assert.equal(model.turns[0].steps[0].action, "read_file app.py");
@@ -55,7 +68,7 @@ test("a model server's remark on a response stays with its step", () => {
     response: "not an action",
     action: null,
     result: "error: response is not a JSON object",
-    outcome: null,
+    ...NO_CALL,
     modelNote: "this server does not enforce the schema",
   });
   addEvent(model, {
@@ -63,7 +76,7 @@ test("a model server's remark on a response stays with its step", () => {
     response: '{"tool":"read_file","path":"app.py"}',
     action: { tool: "read_file", arguments: { path: "app.py" } },
     result: "x = 1",
-    outcome: "ok",
+    ...NO_CALL,
   });
   assert.equal(
     model.turns[0].steps[0].modelNote,
@@ -79,17 +92,21 @@ test("a failed effect marks its proposal failed; stopping shows until the result
     toolCallId: "call-1",
     subject: "edit_file app.py",
     kind: "edit",
-    state: "accepted",
+    state: "approved",
   });
   addEvent(model, {
     step: 1,
     response: "{}",
     action: { tool: "edit_file", arguments: { path: "app.py" } },
     result: "error: file changed since it was read",
-    outcome: "failed",
+    ...NO_CALL,
     toolCallId: "call-1",
+    state: "failed",
+    reason: "file changed since it was read",
   });
   assert.equal(model.proposals["call-1"].state, "failed");
+  assert.equal(model.turns[0].steps[0].stateWords, "failed");
+  assert.equal(model.turns[0].steps[0].wentWrong, true);
   assert.equal(
     model.proposals["call-1"].reason,
     "error: file changed since it was read",
@@ -106,7 +123,8 @@ test("after a run that rejects everything the verdict says so and the final answ
     reason: "completed",
     final: "changed and validated app.py",
     modifiedFiles: [],
-    events: [],
+    error: null,
+    runId: "run-1",
     verdict: {
       succeeded: false,
       approved: [],
@@ -115,6 +133,8 @@ test("after a run that rejects everything the verdict says so and the final answ
       failed: [],
       filesChanged: [],
       validation: "not_run",
+      validatedBy: null,
+      effects: [],
     },
     modelUsage:
       "2 responses, 900 prompt tokens (450 from the cache), 20 generated",
@@ -144,15 +164,78 @@ test("a cancelled run is stopped and says why", () => {
     reason: "cancelled",
     final: null,
     modifiedFiles: [],
-    events: [],
+    error: null,
+    runId: "run-1",
+    verdict: {
+      succeeded: false,
+      approved: [],
+      rejected: [],
+      refused: [],
+      failed: [],
+      filesChanged: [],
+      validation: "not_run",
+      validatedBy: null,
+      effects: [],
+    },
   });
   assert.equal(model.turns[0].status, "stopped");
   assert.equal(verdictLines(model.turns[0])[0], "Run stopped: cancelled");
 });
 
+test("a command that ran and exited non-zero is approved, shown with its exit status, and went wrong", () => {
+  const model = emptyModel();
+  startTurn(model, "fix it", "run-1");
+  addEvent(model, {
+    step: 1,
+    response: "{}",
+    action: { tool: "run_command", arguments: { argv: ["pytest"] } },
+    result: "status: 1\noutput:\nFAILED",
+    ...NO_CALL,
+    toolCallId: "call-2",
+    state: "approved",
+    effect: {
+      toolCallId: "call-2",
+      tool: "run_command",
+      state: "approved",
+      path: null,
+      argv: ["pytest"],
+      sha256: null,
+      exitStatus: 1,
+      timedOut: false,
+      reason: null,
+    },
+  });
+  const [step] = model.turns[0].steps;
+  assert.equal(step.stateWords, "approved, exit status 1");
+  assert.equal(step.wentWrong, true);
+});
+
+test("events and results go to the turn of their run id, not to the latest turn", () => {
+  const model = emptyModel();
+  startTurn(model, "first", "run-1");
+  startTurn(model, "second", "run-2");
+  addEvent(model, {
+    step: 1,
+    response: "{}",
+    action: null,
+    result: "x",
+    ...NO_CALL,
+  });
+  assert.equal(model.turns[0].steps.length, 1);
+  assert.equal(model.turns[1].steps.length, 0);
+});
+
 test("verify reports the chain and the files in separate words", () => {
   assert.equal(
-    verifyReport({ ok: true, count: 3, error: null, chainOk: true, drift: [] }),
+    verifyReport({
+      ok: true,
+      count: 3,
+      error: null,
+      line: null,
+      chainOk: true,
+      chainError: null,
+      drift: [],
+    }),
     "The receipt chain is intact (3 receipts, none altered or removed); every file the agent wrote still has the bytes it wrote.",
   );
   assert.equal(
@@ -160,7 +243,9 @@ test("verify reports the chain and the files in separate words", () => {
       ok: false,
       count: 3,
       error: "files changed after their receipts",
+      line: null,
       chainOk: true,
+      chainError: null,
       drift: ["app.py changed after call-1"],
     }),
     "The receipt chain is intact (3 receipts, none altered or removed); files no longer what the agent wrote: app.py changed after call-1.",
@@ -171,6 +256,9 @@ test("verify reports the chain and the files in separate words", () => {
       count: 2,
       error: "line 3: receipt digest does not match its contents",
       line: 3,
+      chainOk: false,
+      chainError: "line 3: receipt digest does not match its contents",
+      drift: null,
     }),
     "The receipt chain is broken: line 3: receipt digest does not match its contents; the 2 receipts before line 3 are intact; files were not checked.",
   );

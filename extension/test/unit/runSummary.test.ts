@@ -1,103 +1,80 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { RunResult } from "../../src/protocol";
+import type { RunResult, Verdict } from "../../src/protocol";
 import { summarizeRun } from "../../src/runSummary";
 
-const step = (
-  result: string | null,
-  outcome: "ok" | "denied" | "refused" | "failed" | null = null,
-) => ({
-  step: 1,
-  response: "{}",
-  action: null,
-  result,
-  outcome,
+const verdict = (fields: Partial<Verdict> = {}): Verdict => ({
+  succeeded: false,
+  approved: [],
+  rejected: [],
+  refused: [],
+  failed: [],
+  filesChanged: [],
+  validation: "not_run",
+  validatedBy: null,
+  effects: [],
+  ...fields,
 });
 
-test("a completed run names the changed files and the model's final words", () => {
-  const result: RunResult = {
-    completed: true,
-    reason: "completed",
+const run = (fields: Partial<RunResult>): RunResult => ({
+  completed: true,
+  reason: "completed",
+  final: null,
+  modifiedFiles: [],
+  verdict: verdict(),
+  error: null,
+  runId: "run-1",
+  ...fields,
+});
+
+test("a completed run names the changed files, the validation and the model's final words", () => {
+  const result = run({
     final: "changed and validated app.py",
     modifiedFiles: ["app.py"],
-    events: [step("edited app.py"), step("status: 0\noutput:\n")],
-  };
+    verdict: verdict({
+      succeeded: true,
+      approved: ["call-1", "call-2"],
+      filesChanged: [
+        { path: "app.py", sha256: "0".repeat(64), toolCallId: "call-1" },
+      ],
+      validation: "passed",
+    }),
+  });
   assert.equal(
     summarizeRun(result),
-    "Counterfoil finished (changed app.py). The model's claim: changed and validated app.py",
-  );
-});
-
-test("rejected proposals are counted from the steps' outcomes even when the model claims success", () => {
-  const result: RunResult = {
-    completed: true,
-    reason: "completed",
-    final: "changed and validated app.py",
-    modifiedFiles: [],
-    events: [
-      step("no", "denied"),
-      step("no", "denied"),
-      step("error: operator denied, said only in words"),
-      step(null),
-    ],
-  };
-  assert.equal(
-    summarizeRun(result),
-    "Counterfoil finished (no files changed; 2 proposals rejected). The model's claim: changed and validated app.py",
+    "Counterfoil finished (changed app.py; validation passed). The model's claim: changed and validated app.py",
   );
 });
 
 test("a stopped run gives its reason and error", () => {
-  const result: RunResult = {
+  const result = run({
     completed: false,
     reason: "model_error",
-    final: null,
-    modifiedFiles: [],
-    events: [],
     error: "scripted model ran out of responses",
-  };
+  });
   assert.equal(
     summarizeRun(result),
-    "Counterfoil run stopped (model_error: scripted model ran out of responses; no files changed).",
+    "Counterfoil run stopped (model_error: scripted model ran out of responses; no files changed; validation not run).",
   );
 });
 
 test("the daemon's verdict comes first: validation, files, rejected effects; the final answer is a claim", () => {
-  const result: RunResult = {
-    completed: true,
-    reason: "completed",
+  const result = run({
     final: "changed and validated app.py",
-    modifiedFiles: [],
-    events: [step("no", "denied"), step("no", "denied")],
-    verdict: {
-      succeeded: false,
-      approved: [],
-      rejected: ["call-2", "call-3"],
-      refused: [],
-      failed: [],
-      filesChanged: [],
-      validation: "not_run",
-    },
-  };
+    verdict: verdict({ rejected: ["call-2", "call-3"] }),
+  });
   assert.equal(
     summarizeRun(result),
     "Counterfoil finished (no files changed; validation not run; 2 proposals rejected). The model's claim: changed and validated app.py",
   );
 });
 
-test("refused and failed effects are counted from the outcomes when there is no verdict", () => {
-  const result: RunResult = {
-    completed: true,
-    reason: "completed",
-    final: null,
-    modifiedFiles: [],
-    events: [
-      { ...step("error: file changed since it was read"), outcome: "failed" },
-      { ...step("error: not allowed"), outcome: "refused" },
-    ],
-  };
+test("refused and failed effects are counted from the verdict", () => {
+  const result = run({
+    verdict: verdict({ refused: ["call-1"], failed: ["call-2"] }),
+  });
   assert.equal(
     summarizeRun(result),
-    "Counterfoil finished (no files changed; 1 refused; 1 failed).",
+    "Counterfoil finished (no files changed; validation not run; 1 refused; 1 failed).",
   );
 });

@@ -3,12 +3,24 @@ import { test } from "node:test";
 import type { AgentEvent } from "../../src/protocol";
 import { stepNotice } from "../../src/stepNotice";
 
+const RECORD = {
+  runId: "run-1",
+  modelNote: null,
+  receiptId: null,
+  outputSha256: null,
+  resultSha256: null,
+  effect: null,
+} as const;
+
 const refusedRead = (path: string, protectedBy: string | null): AgentEvent => ({
+  ...RECORD,
   step: 1,
   response: "",
   action: { tool: "read_file", arguments: { path } },
   result: "error: path is not accessible",
-  outcome: "refused",
+  toolCallId: "call-1",
+  state: "refused",
+  reason: "path is not accessible",
   protectedBy,
 });
 
@@ -30,16 +42,41 @@ test("only the run's first refusal is a notification", () => {
   assert.equal(stepNotice(event, "step 2: read_file missing.py", 1), undefined);
 });
 
-test("every failed command is a notification", () => {
+test("every command that did not pass is a notification", () => {
   const failed: AgentEvent = {
+    ...RECORD,
     step: 3,
     response: "",
     action: { tool: "run_command", arguments: { argv: ["pytest"] } },
     result: "status: 1\noutput:",
-    outcome: "failed",
+    toolCallId: "call-3",
+    state: "approved",
+    reason: null,
+    protectedBy: null,
+    effect: {
+      toolCallId: "call-3",
+      tool: "run_command",
+      state: "approved",
+      path: null,
+      argv: ["pytest"],
+      sha256: null,
+      exitStatus: 1,
+      timedOut: false,
+      reason: null,
+    },
   };
   assert.equal(
     stepNotice(failed, "step 3: run_command pytest", 5),
-    "Counterfoil: step 3: run_command pytest failed: status: 1",
+    "Counterfoil: step 3: run_command pytest approved, exit status 1: status: 1",
   );
+});
+
+test("a No is not a notification: the person said it", () => {
+  const rejected: AgentEvent = {
+    ...refusedRead("app.py", null),
+    state: "rejected",
+    result: "error: operator denied the tool action",
+    reason: null,
+  };
+  assert.equal(stepNotice(rejected, "step 1: read_file app.py", 0), undefined);
 });

@@ -20,8 +20,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..loop import ConfiguresTools
-from ..models import Generate, GenerationOptions, ModelProgress, load_generate
+from ..model import Messages, Model, ResponseStats
+from ..models import GenerationOptions, ModelProgress, load_generate
 from ..models.errors import GenerationCancelled
 from ..models.scripted import SCRIPTED_PREFIX
 from ..settings import Settings
@@ -69,16 +69,15 @@ class ModelHost:
         self._channel = channel
         self._lock = threading.Lock()
         self._key: tuple[str, GenerationOptions] | None = None
-        self._generate: Generate | None = None
+        self._generate: Model | None = None
         self.state = "unloaded"
         self.model: str | None = None
         self.endpoint: str | None = None
         self._progress_token: str | None = None
         self._last_state_sent = 0.0
-        self._listeners: list[ProgressListener] = []
-        self._should_stop: Callable[[], bool] | None = None
+        self._listeners: list[tuple[ProgressListener, Callable[[], bool] | None]] = []
 
-    def load(self, settings: Settings, root: Path) -> Generate:
+    def load(self, settings: Settings, root: Path) -> Model:
         """The generate callable for this run's settings, loading it if need be."""
         spec = resolve_spec(settings.model, root)
         options = GenerationOptions.from_settings(settings)
@@ -121,8 +120,10 @@ class ModelHost:
         return generate
 
     def _stopping(self) -> bool:
-        should_stop = self._should_stop
-        return should_stop is not None and should_stop()
+        """Whether a listener's run asked to stop: a model server's stream is then closed."""
+        with self._lock:
+            checks = [check for _, check in self._listeners if check is not None]
+        return any(check() for check in checks)
 
     def publish(
         self,
@@ -159,20 +160,24 @@ class ModelHost:
         )
         return True
 
-    def listen(self, listener: ProgressListener) -> Callable[[], None]:
-        """Send the model's generation reports to `listener` until the returned call."""
+    def listen(
+        self, listener: ProgressListener, should_stop: Callable[[], bool] | None = None
+    ) -> Callable[[], None]:
+        """Send the model's generation reports to `listener`, and ask `should_stop` whether to
+        close a model server's stream, until the returned call."""
+        entry = (listener, should_stop)
         with self._lock:
-            self._listeners.append(listener)
+            self._listeners.append(entry)
 
         def stop() -> None:
             with self._lock:
-                self._listeners.remove(listener)
+                self._listeners.remove(entry)
 
         return stop
 
     def _on_progress(self, progress: ModelProgress) -> None:
         with self._lock:
-            listeners = tuple(self._listeners)
+            listeners = tuple(listener for listener, _ in self._listeners)
         if listeners and progress.state in ("generating", "ready"):
             for listener in listeners:
                 listener(progress)
@@ -193,7 +198,7 @@ class HostedGenerate:
     def __init__(
         self,
         host: ModelHost,
-        generate: Generate,
+        generate: Model,
         report: StepReport,
         should_stop: Callable[[], bool] | None = None,
         *,
@@ -209,11 +214,21 @@ class HostedGenerate:
         # schema", cached prompt tokens), for that step's event.
         self.last_note = ""
 
+    @property
+    def stats(self) -> Sequence[ResponseStats]:
+        return self._generate.stats
+
+    @property
+    def context_tokens(self) -> int | None:
+        return self._generate.context_tokens
+
+    def count_tokens(self, messages: Messages) -> int:
+        return self._generate.count_tokens(messages)
+
     def configure_tools(
         self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
     ) -> None:
-        if isinstance(self._generate, ConfiguresTools):
-            self._generate.configure_tools(available_tools, allowed_commands)
+        self._generate.configure_tools(available_tools, allowed_commands)
 
     def __call__(self, messages: list[dict[str, str]]) -> str:
         self.steps += 1
@@ -238,8 +253,7 @@ class HostedGenerate:
 
         self._host.publish("generating", "generating", force=True)
         self._report(step, "generating")
-        stop = self._host.listen(on_progress)
-        self._host._should_stop = self._should_stop
+        stop = self._host.listen(on_progress, self._should_stop)
         try:
             response = self._generate(messages)
         except GenerationCancelled:
@@ -249,7 +263,6 @@ class HostedGenerate:
             self._host.publish("error", "generation failed", force=True)
             raise
         finally:
-            self._host._should_stop = None
             stop()
             batcher.flush()
         if not batcher.fed and on_text is not None and response:

@@ -6,6 +6,7 @@ written down once and tested without a running server. See docs/protocol.md.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,9 +17,12 @@ from ..actions import Action, FinalAction, ToolAction
 from ..approval import Approval, clean_reason
 from ..proposals import ChangeSetProposal, CommandProposal, ToolProposal
 from ..receipts.content import DIGEST
+from ..steps import StepResult
 from ..tools import example_action
 from ..verdict import EffectOutcome, RunVerdict
-from .outcomes import step_outcome
+from . import messages
+from .edit_preview import workspace_edit
+from .messages import wire
 
 if TYPE_CHECKING:
     from ..loop import AgentEvent, AgentRun
@@ -107,110 +111,166 @@ def call_id_param(params: Any, method: str) -> str:
     return call_id
 
 
-# Results and notifications
+# Results and notifications: built from `messages`, turned into JSON data by `wire`
 
 
 def receipt_dict(receipt: EffectReceipt) -> dict[str, Any]:
     return receipt.to_dict()
 
 
-def action_dict(action: Action | None) -> dict[str, Any] | None:
+def action_message(action: Action | None) -> messages.ToolCall | messages.FinalAnswer | None:
     if isinstance(action, FinalAction):
-        return {"final": action.final}
+        return messages.FinalAnswer(final=action.final)
     if isinstance(action, ToolAction):
-        return {"tool": action.tool, "arguments": dict(action.arguments)}
+        return messages.ToolCall(tool=action.tool, arguments=dict(action.arguments))
     return None
 
 
-def event_dict(event: AgentEvent) -> dict[str, Any]:
-    return {
-        "step": event.step,
-        "response": event.response,
-        "action": action_dict(event.action),
-        "result": event.result,
-        "outcome": step_outcome(event.action, event.result),
-    }
+def action_dict(action: Action | None) -> dict[str, Any] | None:
+    shown: dict[str, Any] | None = wire(action_message(action))
+    return shown
+
+
+def event_dict(
+    event: AgentEvent,
+    run_id: str | None,
+    model_note: str | None = None,
+    protected_by: str | None = None,
+) -> dict[str, Any]:
+    """A step as the run panel renders it: the loop's event and the workspace's record of it,
+    keyed by run id and call id."""
+    shown: dict[str, Any] = wire(
+        messages.AgentEvent(
+            step=event.step,
+            response=event.response,
+            action=action_message(event.action),
+            result=event.result,
+            runId=run_id,
+            modelNote=model_note,
+            protectedBy=protected_by,
+            **step_fields(event.step_result),
+        )
+    )
+    return shown
+
+
+def step_fields(step: StepResult | None) -> dict[str, Any]:
+    """What became of a step's call: its state, its receipt and the bytes that receipt keeps,
+    and what the effect wrote or ran (`effect`, as in the verdict)."""
+    record = messages.StepRecord(
+        toolCallId=None if step is None else step.call_id,
+        state=None if step is None else step.state,
+        receiptId=None if step is None else step.receipt_id,
+        outputSha256=None if step is None else step.output_sha256,
+        resultSha256=None if step is None else step.result_sha256,
+        reason=None if step is None else step.reason,
+        effect=None if step is None or step.effect is None else effect_message(step.effect),
+    )
+    return {item.name: getattr(record, item.name) for item in dataclasses.fields(record)}
+
+
+def step_dict(step: StepResult | None) -> dict[str, Any]:
+    shown: dict[str, Any] = wire(step_fields(step))
+    return shown
+
+
+def effect_message(outcome: EffectOutcome) -> messages.VerdictEffect:
+    return messages.VerdictEffect(
+        toolCallId=outcome.call_id,
+        tool=outcome.tool,
+        state=outcome.state,
+        path=outcome.path,
+        argv=None if outcome.argv is None else list(outcome.argv),
+        sha256=outcome.sha256,
+        exitStatus=outcome.exit_status,
+        timedOut=outcome.timed_out,
+        reason=outcome.reason,
+    )
 
 
 def outcome_dict(outcome: EffectOutcome) -> dict[str, Any]:
-    return {
-        "toolCallId": outcome.call_id,
-        "tool": outcome.tool,
-        "state": outcome.state,
-        "path": outcome.path,
-        "argv": None if outcome.argv is None else list(outcome.argv),
-        "sha256": outcome.sha256,
-        "exitStatus": outcome.exit_status,
-        "timedOut": outcome.timed_out,
-        "reason": outcome.reason,
-    }
+    shown: dict[str, Any] = wire(effect_message(outcome))
+    return shown
+
+
+def verdict_message(verdict: RunVerdict, completed: bool) -> messages.Verdict:
+    return messages.Verdict(
+        succeeded=completed and verdict.succeeded,
+        approved=list(verdict.approved),
+        rejected=list(verdict.rejected),
+        refused=list(verdict.refused),
+        failed=list(verdict.failed),
+        filesChanged=[
+            messages.FileChanged(path=change.path, sha256=change.sha256, toolCallId=change.call_id)
+            for change in verdict.files_changed
+        ],
+        validation=verdict.validation,
+        validatedBy=verdict.validated_by,
+        effects=[effect_message(outcome) for outcome in verdict.effects],
+    )
 
 
 def verdict_dict(verdict: RunVerdict, completed: bool) -> dict[str, Any]:
     """The run's evidence, computed from its effects; `succeeded` is the CLI's exit 0."""
-    return {
-        "succeeded": completed and verdict.succeeded,
-        "approved": list(verdict.approved),
-        "rejected": list(verdict.rejected),
-        "refused": list(verdict.refused),
-        "failed": list(verdict.failed),
-        "filesChanged": [
-            {"path": change.path, "sha256": change.sha256, "toolCallId": change.call_id}
-            for change in verdict.files_changed
-        ],
-        "validation": verdict.validation,
-        "validatedBy": verdict.validated_by,
-        "effects": [outcome_dict(outcome) for outcome in verdict.effects],
-    }
+    shown: dict[str, Any] = wire(verdict_message(verdict, completed))
+    return shown
 
 
 def run_result(run: AgentRun) -> dict[str, Any]:
-    return {
-        "completed": run.completed,
-        "reason": run.reason,
-        "final": run.final,
-        "modifiedFiles": list(run.modified_files),
-        "events": [event_dict(event) for event in run.events],
-        "error": run.error,
-        "verdict": verdict_dict(run.verdict, run.completed),
-    }
+    shown: dict[str, Any] = wire(
+        messages.RunResult(
+            completed=run.completed,
+            reason=run.reason,
+            final=run.final,
+            modifiedFiles=list(run.modified_files),
+            error=run.error,
+            verdict=verdict_message(run.verdict, run.completed),
+        )
+    )
+    return shown
 
 
 def failed_run(reason: str, error: str | None) -> dict[str, Any]:
     """A run that ended before the agent loop could start (no model, no receipt log)."""
-    return {
-        "completed": False,
-        "reason": reason,
-        "final": None,
-        "modifiedFiles": [],
-        "events": [],
-        "error": error,
-        "verdict": verdict_dict(RunVerdict(), False),
-    }
+    shown: dict[str, Any] = wire(
+        messages.RunResult(
+            completed=False,
+            reason=reason,
+            final=None,
+            modifiedFiles=[],
+            error=error,
+            verdict=verdict_message(RunVerdict(), False),
+        )
+    )
+    return shown
 
 
 def tool_table(enabled: frozenset[str]) -> list[dict[str, Any]]:
     """The core's tool table as `counterfoil/status` reports it, in the order models see it."""
-    return [
-        {
-            "name": tool.name,
-            "effect": tool.effect,
-            "enabled": tool.name in enabled,
-            "arguments": [
-                {"name": item.name, "type": item.type, "required": item.required}
-                for item in tool.arguments
-            ],
-            "example": example_action(tool),
-        }
-        for tool in tools.TOOLS
-    ]
+    shown: list[dict[str, Any]] = wire(
+        [
+            messages.ToolInfo(
+                name=tool.name,
+                effect=tool.effect,
+                enabled=tool.name in enabled,
+                arguments=[
+                    messages.ToolArgument(name=item.name, type=item.type, required=item.required)
+                    for item in tool.arguments
+                ],
+                example=example_action(tool),
+            )
+            for tool in tools.TOOLS
+        ]
+    )
+    return shown
 
 
 # The confirm request
 
 
 def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
-    """What the person is shown: the exact argv, or the whole proposed file once."""
+    """What the person is shown: the exact argv, or the whole proposed file once and the same
+    change as a WorkspaceEdit."""
     if isinstance(proposal, ChangeSetProposal):
         return {
             "kind": "changes",
@@ -229,28 +289,28 @@ def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
             ],
             "leftAlone": [{"path": path, "why": why} for path, why in proposal.left_alone],
         }
+    shown: messages.EditPreview | messages.CommandPreview
     if isinstance(proposal, CommandProposal):
-        return {
-            "kind": "command",
-            "argv": list(proposal.argv),
-            "cwd": proposal.cwd,
-            "timeoutSeconds": proposal.timeout_seconds,
-        }
-    shown: dict[str, Any] = {
-        "kind": "edit",
-        "path": proposal.path,
-        "uri": (root / proposal.path).as_uri(),
-        "removesFile": proposal.removes_file,
-        "baseSha256": proposal.base_sha256,
-        "proposedSha256": None if proposal.removes_file else proposal.proposed_sha256,
-        "proposedText": None if proposal.removes_file else proposal.proposed_text,
-    }
-    if proposal.reverts is not None:
-        shown["reverts"] = proposal.reverts
-    if proposal.new_folders:
-        # Created by the write (outermost first), or removed when empty by a revert.
-        shown["newFolders"] = list(proposal.new_folders)
-    return shown
+        shown = messages.CommandPreview(
+            argv=list(proposal.argv), cwd=proposal.cwd, timeoutSeconds=proposal.timeout_seconds
+        )
+    else:
+        uri = (root / proposal.path).as_uri()
+        removes = proposal.removes_file
+        shown = messages.EditPreview(
+            path=proposal.path,
+            uri=uri,
+            removesFile=removes,
+            baseSha256=proposal.base_sha256,
+            proposedSha256=None if removes else proposal.proposed_sha256,
+            proposedText=None if removes else proposal.proposed_text,
+            baseText=proposal.base_text,
+            edit=workspace_edit(uri, proposal.base_text, proposal.proposed_text, removes),
+            reverts=proposal.reverts,
+            newFolders=list(proposal.new_folders) or None,
+        )
+    data: dict[str, Any] = wire(shown)
+    return data
 
 
 def _text_or_none(data: bytes | None) -> str | None:

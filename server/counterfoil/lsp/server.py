@@ -19,6 +19,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
+from .. import __version__
 from .channel import MessageKind
 from .progress import ProgressReporter
 from .protocol import (
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from .session import Job, Session
 
 SERVER_NAME = "counterfoil"
-SERVER_VERSION = "0.1.0"
+SERVER_VERSION = __version__
 SHUTDOWN_WAIT_SECONDS = 10.0
 
 logger = logging.getLogger("counterfoil.lsp")

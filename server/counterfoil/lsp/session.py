@@ -32,21 +32,23 @@ from ..receipts.content import load_object_prefix
 from ..receipts.logfile import make_log_folder
 from ..receipts.verify import read_receipt_log
 from ..settings import Settings
+from ..steps import StepResult
 from ..workspace import Workspace
+from . import messages
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
+from .messages import wire
 from .model_download import ModelDownloads
 from .model_host import HostedGenerate, ModelHost, ModelLoadFailed
-from .outcomes import effect_outcome
 from .protected_note import protected_by
-from .protocol import failed_run, receipt_dict, run_result, tool_table
-from .run_record import Conversation, StepEvidence
+from .protocol import event_dict, failed_run, receipt_dict, run_result, step_dict, tool_table
+from .run_record import Conversation
 
-EVENT_METHOD = "counterfoil/event"
+EVENT_METHOD = messages.AgentEvent.METHOD
 RECEIPT_METHOD = "counterfoil/receipt"
-RUN_STARTED_METHOD = "counterfoil/runStarted"
-RUN_STATE_METHOD = "counterfoil/runState"
-MODEL_TEXT_METHOD = "counterfoil/modelText"
+RUN_STARTED_METHOD = messages.RunStarted.METHOD
+RUN_STATE_METHOD = messages.RunStateNotice.METHOD
+MODEL_TEXT_METHOD = messages.ModelText.METHOD
 MAX_OBJECT_TEXT_BYTES = 1024 * 1024
 
 logger = logging.getLogger(__name__)
@@ -165,30 +167,32 @@ class Session:
             return [dict(run) for run in self._runs]
 
     def verify(self) -> dict[str, Any]:
+        """The chain and, when it holds, the files (`drift` is None when they were not checked)."""
         log = self.receipt_log()
         if log is None:
             message = "no workspace folder is open"
-            return {
-                "ok": False,
-                "count": 0,
-                "error": message,
-                "line": None,
-                "chainOk": False,
-                "chainError": message,
-                "drift": None,
-            }
+            shown = messages.VerifyResult(
+                ok=False,
+                count=0,
+                error=message,
+                line=None,
+                chainOk=False,
+                chainError=message,
+                drift=None,
+            )
+            return dict(wire(shown))
         report = verify_receipt_log(log, root=self.root)
         chain_ok = report.ok or bool(report.drift)
-        return {
-            "ok": report.ok,
-            "count": report.count,
-            "error": report.error,
-            "line": report.line,
-            "chainOk": chain_ok,
-            "chainError": None if chain_ok else report.error,
-            # None: not checked (a broken chain), never an empty list that reads "no drift".
-            "drift": list(report.drift) if report.drift_checked else None,
-        }
+        verified = messages.VerifyResult(
+            ok=report.ok,
+            count=report.count,
+            error=report.error,
+            line=report.line,
+            chainOk=chain_ok,
+            chainError=None if chain_ok else report.error,
+            drift=list(report.drift) if report.drift_checked else None,
+        )
+        return dict(wire(verified))
 
     def stored_object(self, digest: str) -> dict[str, Any]:
         """A content-store object as text, bounded; `digest` is already checked to be hex."""
@@ -200,15 +204,19 @@ class Session:
             except AgentError:
                 found = None
         if found is None:
-            return {"sha256": digest, "found": False, "text": None, "bytes": 0, "truncated": False}
+            missing = messages.ObjectResult(
+                sha256=digest, found=False, text=None, bytes=0, truncated=False
+            )
+            return dict(wire(missing))
         shown, size = found
-        return {
-            "sha256": digest,
-            "found": True,
-            "text": shown.decode("utf-8", errors="replace"),
-            "bytes": size,
-            "truncated": len(shown) < size,
-        }
+        stored = messages.ObjectResult(
+            sha256=digest,
+            found=True,
+            text=shown.decode("utf-8", errors="replace"),
+            bytes=size,
+            truncated=len(shown) < size,
+        )
+        return dict(wire(stored))
 
     # Operations
 
@@ -231,7 +239,9 @@ class Session:
         """Undo a file effect from its receipt, asked like any effect (`counterfoil/confirm`)."""
         return self._start(
             "revert",
-            lambda job: self._one_effect(job, f"revert {call_id}", lambda w: w.revert(call_id)),
+            lambda job: self._one_effect(
+                job, f"revert {call_id}", lambda w: w.revert_step(call_id)
+            ),
         )
 
     def cancel(self) -> None:
@@ -280,13 +290,11 @@ class Session:
     def _workspace(
         self,
         job: Job,
-        collected: list[EffectReceipt],
         *,
         run_id: str | None = None,
         read_digests: dict[str, str] | None = None,
-        on_receipt_recorded: Callable[[EffectReceipt], None] | None = None,
     ) -> tuple[Workspace, Callable[[], None]]:
-        """A Workspace for one operation whose receipts go to `collected` and the client.
+        """A Workspace for one operation whose receipts go to the client as they are recorded.
 
         When the root or the log cannot be used the person is told, and WorkspaceUnavailable
         carries the reason for the result.
@@ -311,9 +319,6 @@ class Session:
             raise unavailable("receipt_log_error", message) from None
 
         def on_receipt(receipt: EffectReceipt) -> None:
-            collected.append(receipt)
-            if on_receipt_recorded is not None:
-                on_receipt_recorded(receipt)
             self.channel.notify(RECEIPT_METHOD, receipt_dict(receipt))
 
         unsubscribe = store.subscribe(on_receipt)
@@ -336,13 +341,15 @@ class Session:
             with self._lock:
                 self._conversation = None
         agents = self._agents_file(job)
-        started = {
-            "runId": run_id,
-            "conversationId": conversation_id,
-            "goal": goal,
-            "followUp": follow_up,
-            "agentsFile": None if agents is None else agents.to_dict(),
-        }
+        started = wire(
+            messages.RunStarted(
+                runId=run_id,
+                conversationId=conversation_id,
+                goal=goal,
+                followUp=follow_up,
+                agentsFile=None if agents is None else agents.to_dict(),
+            )
+        )
         entry = {
             **started,
             "startedAt": utc_now(),
@@ -369,8 +376,9 @@ class Session:
         self._run_state(run_id, "cancelled" if reason == "cancelled" else "ended", reason)
         return result
 
-    def _run_state(self, run_id: str, state: str, reason: str | None) -> None:
-        self.channel.notify(RUN_STATE_METHOD, {"runId": run_id, "state": state, "reason": reason})
+    def _run_state(self, run_id: str, state: messages.RunStateName, reason: str | None) -> None:
+        notice = messages.RunStateNotice(runId=run_id, state=state, reason=reason)
+        self.channel.notify(RUN_STATE_METHOD, wire(notice))
 
     def _agents_file(self, job: Job) -> AgentsFile | None:
         """The root's AGENTS.md for this run, read once under the gate's path rules (None when
@@ -394,35 +402,30 @@ class Session:
         agents: AgentsFile | None = None,
     ) -> dict[str, Any]:
         settings, root = job.settings, job.root
-        evidence = StepEvidence(run_id)
         try:
             workspace, unsubscribe = self._workspace(
                 job,
-                [],
                 run_id=run_id,
                 read_digests=None if continued is None else continued.read_digests,
-                on_receipt_recorded=evidence.recorded,
             )
         except WorkspaceUnavailable as error:
             return failed_run(error.reason, error.message)
-        evidence.workspace = workspace
         token = self.channel.begin_progress("Counterfoil", goal[:80])
-        events: list[dict[str, Any]] = []
 
         def report(step: int, message: str) -> None:
             self.channel.report_progress(token, f"step {step}: {message}")
 
         def on_text(step: int, text: str, thinking: bool) -> None:
-            self.channel.notify(
-                MODEL_TEXT_METHOD,
-                {"runId": run_id, "step": step, "text": text, "thinking": thinking},
-            )
+            shown = messages.ModelText(runId=run_id, step=step, text=text, thinking=thinking)
+            self.channel.notify(MODEL_TEXT_METHOD, wire(shown))
 
         def on_event(event: AgentEvent) -> None:
-            shown = evidence.event(event)
-            shown["modelNote"] = generate.last_note or None
-            shown["protectedBy"] = protected_by(event, settings.protected_patterns)
-            events.append(shown)
+            shown = event_dict(
+                event,
+                run_id,
+                generate.last_note or None,
+                protected_by(event, settings.protected_patterns),
+            )
             self.channel.notify(EVENT_METHOD, shown)
             self.channel.log(f"step {event.step} response: {event.response}")
             self.channel.log(f"step {event.step} action: {json.dumps(shown['action'])}")
@@ -449,9 +452,9 @@ class Session:
                 self.models, loaded, report, should_stop=lambda: job.stopping, on_text=on_text
             )
             self.channel.log(f"run started: {goal}")
-            messages = [] if continued is None else continued.messages
+            history = [] if continued is None else continued.messages
             observations = [] if continued is None else continued.observations
-            counted = len(getattr(loaded, "stats", ()))  # the model is kept across runs
+            counted = len(generate.stats)  # the model is kept across runs
             run = run_agent(
                 goal,
                 generate,
@@ -459,18 +462,17 @@ class Session:
                 settings.limits(loaded),
                 on_event,
                 should_stop=lambda: job.stopping,
-                messages=messages,
-                count_tokens=getattr(loaded, "count_tokens", None),
+                messages=history,
+                count_tokens=generate.count_tokens,
                 observations=observations,
                 instructions=None if agents is None else agents.text,
             )
-            self._keep_conversation(continued, goal, messages, observations, workspace, run_id)
+            self._keep_conversation(continued, goal, history, observations, workspace, run_id)
             if run.reason == "model_error" and run.error:
                 self.channel.show_message("error", f"model error: {run.error}")
             self.channel.log(f"run ended: {run.reason}; verdict: {run.verdict.summary()}")
             result = run_result(run)
-            result["events"] = events
-            result["modelUsage"] = usage_line(getattr(loaded, "stats", [])[counted:])
+            result["modelUsage"] = usage_line(generate.stats[counted:])
             return result
         finally:
             unsubscribe()
@@ -498,30 +500,31 @@ class Session:
         return self._one_effect(
             job,
             f"validation {argv}",
-            lambda workspace: workspace.execute(ToolAction("run_command", {"argv": argv})),
+            lambda workspace: workspace.execute_step(ToolAction("run_command", {"argv": argv})),
         )
 
     def _one_effect(
         self,
         job: Job,
         label: str,
-        perform: Callable[[Workspace], str],
+        perform: Callable[[Workspace], StepResult],
     ) -> dict[str, Any]:
-        """One effect outside a run: its observation and the receipt it left, if any."""
-        collected: list[EffectReceipt] = []
+        """One effect outside a run: its observation, its record and the receipt it left."""
         try:
-            workspace, unsubscribe = self._workspace(job, collected)
+            workspace, unsubscribe = self._workspace(job)
         except WorkspaceUnavailable as error:
-            return {"observation": f"error: {error.message}", "receipt": None, "outcome": "refused"}
+            step = StepResult(f"error: {error.message}", state="refused")
+            return {"observation": step.observation, "receipt": None, **step_dict(step)}
         try:
-            observation = perform(workspace)
-        except AgentError as error:
-            observation = f"error: {error}"
+            step = perform(workspace)
+            receipt = None
+            if step.call_id is not None and step.receipt_id is not None:
+                receipt = workspace.receipt_store.get(step.call_id)
         finally:
             unsubscribe()
-        self.channel.log(f"{label}: {observation}")
+        self.channel.log(f"{label}: {step.observation}")
         return {
-            "observation": observation,
-            "receipt": receipt_dict(collected[-1]) if collected else None,
-            "outcome": effect_outcome(workspace.effect_outcomes, observation),
+            "observation": step.observation,
+            "receipt": None if receipt is None else receipt_dict(receipt),
+            **step_dict(step),
         }

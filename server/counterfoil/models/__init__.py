@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..model import Model, ResponseStats
 from .endpoint import EndpointOptions
 from .errors import ModelLoadError
 from .options import GenerationOptions
@@ -22,9 +23,11 @@ __all__ = [
     "EndpointOptions",
     "Generate",
     "GenerationOptions",
+    "Model",
     "ModelLoadError",
     "ModelProgress",
     "ProgressCallback",
+    "ResponseStats",
     "ScriptExhausted",
     "ScriptedModel",
     "load_generate",
@@ -37,8 +40,8 @@ def load_generate(
     *,
     on_progress: ProgressCallback | None = None,
     should_stop: Callable[[], bool] | None = None,
-) -> Generate:
-    """Return the generate callable for `spec`.
+) -> Model:
+    """Return the model for `spec` (a `Model`: the generate callable and its counters).
 
     With `options.endpoint`, `spec` is the served model's name (empty: the first the server
     lists) and the model runs on that server; `should_stop` is polled while it streams, so a

@@ -9,16 +9,24 @@ endpoint would otherwise send prompts and the key to the proxy in the clear.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from .. import endpoints
+from ..endpoints import DEFAULT_API_KEY_ENV, DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES, is_loopback_host
 from .errors import ModelLoadError
 
-DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
-SCHEMA_MODES = ("json_schema", "json_object", "structured_outputs", "none")
-DEFAULT_TIMEOUT_SECONDS = 120.0
+# The URL rule lives in the core (`counterfoil.endpoints`); its names are here for the models.
+__all__ = [
+    "DEFAULT_API_KEY_ENV",
+    "DEFAULT_TIMEOUT_SECONDS",
+    "SCHEMA_MODES",
+    "EndpointOptions",
+    "api_key_from_environment",
+    "checked_endpoint",
+    "is_loopback_host",
+]
 
 
 @dataclass(frozen=True)
@@ -35,39 +43,12 @@ class EndpointOptions:
     use_environment_proxy: bool = False
 
 
-def is_loopback_host(host: str) -> bool:
-    """True for `localhost` and loopback IP literals; other names are not resolved."""
-    if host.lower() in ("localhost", "localhost."):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def checked_endpoint(url: str, *, allow_insecure_http: bool = False) -> str:
     """The base URL without a trailing slash, or a `ModelLoadError` saying what to change."""
-    if not isinstance(url, str) or not url.strip():
-        raise ModelLoadError("the endpoint must be a URL such as http://127.0.0.1:8080/v1")
-    url = url.strip().rstrip("/")
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ModelLoadError(
-            f"endpoint {url!r} is not an http(s) URL; use e.g. http://127.0.0.1:8080/v1"
-        )
-    if parts.username or parts.password:
-        raise ModelLoadError(
-            "the endpoint must not carry credentials; put the key in an environment variable "
-            "and name it with --api-key-env"
-        )
-    if parts.query or parts.fragment:
-        raise ModelLoadError(f"endpoint {url!r} must not have a query or fragment")
-    if parts.scheme == "http" and not is_loopback_host(parts.hostname) and not allow_insecure_http:
-        raise ModelLoadError(
-            f"endpoint {url!r} sends prompts (which contain your files) unencrypted to "
-            f"another machine; use https://, or opt in with --allow-insecure-http"
-        )
-    return url
+    try:
+        return endpoints.checked_endpoint(url, allow_insecure_http=allow_insecure_http)
+    except endpoints.EndpointRefused as error:
+        raise ModelLoadError(str(error)) from None
 
 
 def api_key_from_environment(variable: str | None) -> str | None:

@@ -11,29 +11,16 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..context import prompt_budget
+from ..model import ResponseStats
 from ..sessions.checkpoint import ModelCheckpoint
 from .errors import ModelLoadError, load_failure
 from .model_names import ModelSource, resolve_model
 from .options import GenerationOptions
 from .progress import ModelProgress, ProgressCallback
 from .thinking import strip_thinking
-
-
-@dataclass(frozen=True)
-class GenerationStats:
-    """What one call cost: the prompt, the part of it prefilled, and what was generated."""
-
-    prompt_tokens: int
-    prefilled_tokens: int
-    generated_tokens: int
-    finish_reason: str
-    seconds: float
-    prefill_seconds: float
-    token_ids: tuple[int, ...]
 
 
 class LoadedModel:
@@ -160,7 +147,7 @@ class MLXGenerate:
 
     Returns only the action text: a `<think>…</think>` block is reported to `on_progress`
     (token by token, as `ModelProgress.text`) but not returned. `stats` holds one
-    `GenerationStats` per call. `configure_tools` (called by `run_agent`) narrows the
+    `ResponseStats` per call. `configure_tools` (called by `run_agent`) narrows the
     constrained grammar to the tools the workspace enables.
     """
 
@@ -185,7 +172,7 @@ class MLXGenerate:
             self.configure_tools(self.options.available_tools, self.options.allowed_commands)
         self.sampler = make_sampler(temp=0.0)
         self.prompt_cache = PromptCache(loaded.model)
-        self.stats: list[GenerationStats] = []
+        self.stats: list[ResponseStats] = []
 
     @property
     def max_tokens(self) -> int:
@@ -270,7 +257,7 @@ class MLXGenerate:
         self.prompt_cache.record(prompt, generated)
         seconds = time.perf_counter() - started
         self.stats.append(
-            GenerationStats(
+            ResponseStats(
                 prompt_tokens=len(prompt),
                 prefilled_tokens=len(suffix),
                 generated_tokens=len(generated),

@@ -20,11 +20,12 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ..actions import ToolAction, parse_action
 from ..errors import AgentError
+from ..model import ResponseStats
 from .endpoint import (
     DEFAULT_TIMEOUT_SECONDS,
     environment_proxy,
@@ -61,19 +62,6 @@ NOT_ENFORCED = "this server does not enforce the schema"
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class RemoteStats:
-    """What one call cost, as the server reported it (`None` where it did not say)."""
-
-    prompt_tokens: int | None
-    cached_tokens: int | None
-    generated_tokens: int
-    finish_reason: str
-    seconds: float
-    first_token_seconds: float | None
-    attempts: int
-
-
 def _retry_delay(headers: Any, attempt: int) -> float:
     raw = headers.get("retry-after")
     try:
@@ -89,7 +77,7 @@ class RemoteGenerate:
 
     Returns the action text only: `reasoning_content` deltas and a `<think>…</think>` block in
     the content are reported (`ModelProgress.text`) but not returned. `stats` holds one
-    `RemoteStats` per call. `should_stop` is polled while waiting; a stop raises
+    `ResponseStats` per call. `should_stop` is polled while waiting; a stop raises
     `GenerationCancelled`. `configure_tools` (called by `run_agent`) narrows the schema sent to
     the enabled tools and allowed commands. `count_tokens` counts a conversation from the
     server's own count of the last prompt (see `server_tokens`); the context window is a
@@ -131,7 +119,7 @@ class RemoteGenerate:
         self.timeout_seconds = float(timeout_seconds)
         self.on_progress = on_progress
         self.should_stop = should_stop
-        self.stats: list[RemoteStats] = []
+        self.stats: list[ResponseStats] = []
         self._token_count = ServerTokenCount()
         self.schema_enforced: bool | None = None
         self._api_key = api_key
@@ -215,6 +203,11 @@ class RemoteGenerate:
     def close(self) -> None:
         self._client.close()
 
+    @property
+    def context_tokens(self) -> int | None:
+        """A server does not state its window; the `contextTokens` setting gives it."""
+        return None
+
     def count_tokens(self, messages: Messages) -> int:
         """The prompt's length in the server's tokens: its count of the last prompt, plus an
         estimate of what was added since."""
@@ -294,7 +287,7 @@ class RemoteGenerate:
             watch.close()
         seconds = time.perf_counter() - started
         details = usage.get("prompt_tokens_details") or {}
-        stats = RemoteStats(
+        stats = ResponseStats(
             prompt_tokens=token_count(usage.get("prompt_tokens")),
             cached_tokens=token_count(details.get("cached_tokens"))
             if isinstance(details, dict)

@@ -9,6 +9,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the sessions package loads the loop; reading settings must not
     from ..sessions.checkpoint import ModelCheckpoint
 
+from ..context import estimate_tokens
+from ..model import Messages, ResponseStats
+
 SCRIPTED_PREFIX = "scripted:"
 
 
@@ -23,6 +26,19 @@ class ScriptedModel:
         self._responses: Sequence[str] = tuple(responses)
         self._next = 0
         self.source = source
+        self.stats: list[ResponseStats] = []  # a script has no counters
+
+    def configure_tools(
+        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+    ) -> None:
+        """A script says what it says, whatever the tools."""
+
+    def count_tokens(self, messages: Messages) -> int:
+        return estimate_tokens(messages)
+
+    @property
+    def context_tokens(self) -> int | None:
+        return None
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedModel:

@@ -1,0 +1,68 @@
+"""The model contract: what `run_agent`, the CLI and the daemon may ask of a model.
+
+The tiny-llm course's loop takes any `generate(messages) -> str`; a `Model` is that callable
+and also says what it costs (`stats`, one `ResponseStats` per response), counts a prompt in its
+own tokens, states its context window, and narrows its output to the tools a run enables. The
+scripted, MLX and remote models implement it; a plain callable still works where it is taken.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+Messages = list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class ResponseStats:
+    """What one response cost, from the model's own counters (None where it did not say).
+
+    A local model knows how much of the prompt it prefilled (`prefilled_tokens`; the rest its
+    cache reused); a server says how many prompt tokens its cache served (`cached_tokens`).
+    """
+
+    generated_tokens: int
+    finish_reason: str
+    seconds: float
+    prompt_tokens: int | None = None
+    prefilled_tokens: int | None = None
+    cached_tokens: int | None = None
+    prefill_seconds: float | None = None
+    first_token_seconds: float | None = None
+    attempts: int = 1
+    token_ids: tuple[int, ...] = ()
+
+    @property
+    def reused_tokens(self) -> int | None:
+        """Prompt tokens a cache served: a server's count, or the prompt less what was
+        prefilled; None where neither was reported."""
+        if self.cached_tokens is not None:
+            return self.cached_tokens
+        if self.prompt_tokens is not None and self.prefilled_tokens is not None:
+            return self.prompt_tokens - self.prefilled_tokens
+        return None
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A generate callable with its counters, its token count and its context window."""
+
+    @property
+    def stats(self) -> Sequence[ResponseStats]:
+        """One entry per response so far, in order."""
+
+    def __call__(self, messages: Messages) -> str: ...
+
+    def configure_tools(
+        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+    ) -> None:
+        """Narrow later responses to these tools and commands (a no-op for most models)."""
+
+    def count_tokens(self, messages: Messages) -> int:
+        """The prompt's length in this model's tokens (an estimate where it cannot count)."""
+
+    @property
+    def context_tokens(self) -> int | None:
+        """The prompt tokens a run may use, or None when the model does not say."""
