@@ -121,6 +121,7 @@ ADAPTER_MODULES = (
     "model_download_terminal",
     "command_setup",
     "change_set_diff",
+    "session_commands",
 )
 
 

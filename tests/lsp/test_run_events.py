@@ -124,7 +124,7 @@ async def test_a_protected_path_is_neutral_for_the_model_and_named_for_the_perso
     daemon = await start_daemon({"model": model})
     result = await daemon.request("counterfoil/run", {"goal": "read the secrets"})
 
-    protected, missing, _ = result["events"]
+    protected, missing, _ = daemon.steps(result)
     assert protected["result"] == missing["result"] == "error: path is not accessible"
     assert protected["protectedBy"] == "the built-in name .env"
     assert missing["protectedBy"] is None
