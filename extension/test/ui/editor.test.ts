@@ -232,7 +232,10 @@ describe("Counterfoil in a real VS Code", () => {
       const modal = await answerCommandModal(page, "Accept");
       assert.ok(modal.includes(`argv: ${JSON.stringify(validation)}`), modal);
       const passed = await waitForNotification(page, "Validation passed");
-      assert.match(passed, /python -m pytest tests\/test_math.py -q \(ok\)/);
+      assert.match(
+        passed,
+        /python -m pytest tests\/test_math.py -q \(approved, exit status 0\)/,
+      );
       await page
         .locator(".panel .view-lines", { hasText: "1 passed" })
         .first()
