@@ -105,6 +105,7 @@ def test_a_model_neither_cached_nor_reachable_is_a_problem(
         probe.bind(("127.0.0.1", 0))
         closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
     monkeypatch.setenv("HF_ENDPOINT", closed)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)  # the suite runs offline; ask the hub
     check = model_check("qwen3-4b", timeout=2)
     assert not check.ok and "neither in the hub cache nor downloadable" in check.detail
     assert doctor("--model", "qwen3-4b")[1].endswith("problems: model\n")

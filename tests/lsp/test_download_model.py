@@ -167,6 +167,7 @@ def test_model_runtime_says_too_when_the_models_files_cannot_be_had(
         closed = f"http://127.0.0.1:{probe.getsockname()[1]}"
     monkeypatch.setenv("HF_ENDPOINT", closed)
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)  # the suite runs offline; ask the hub
     # As in a bare Python: the runtime is missing, so an install would be offered.
     bare = {"model": "qwen3-4b", "extra": "mlx", "missing": ["mlx_lm"], "command": ["pip"]}
     monkeypatch.setattr(runtime, "runtime_report", lambda model, endpoint=None: dict(bare))

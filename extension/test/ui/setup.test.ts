@@ -3,7 +3,14 @@
 
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, existsSync, readFileSync, readdirSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser } from "playwright-core";
@@ -147,7 +154,9 @@ describe("the packaged extension on a fresh Python", () => {
   test("an MLX model on a Python without the model runtime is offered its install in a terminal, and no run starts", async () => {
     const step = stepTimer("runtime offer");
     const barePython = bareVenv();
-    const model = "qwen3-0.6b";
+    // A model folder on disk, so the model can be had and only the runtime is missing (a hub
+    // model is not cached here, and the offer then says that instead of offering an install).
+    const model = mkdtempSync(join(tmpdir(), "counterfoil-mlx-model-"));
     const workspace = demoWorkspace("runtime-offer", {
       "counterfoil.pythonPath": barePython,
       "counterfoil.model": model,

@@ -160,14 +160,15 @@ def file_drift(path: Path, root: Path) -> tuple[str, ...]:
     """`app.py changed after call-4` for every file whose bytes differ from its last receipt."""
     lines: list[str] = []
     for artifact, (call_id, digest) in sorted(last_results(path).items()):
-        current = _digest_of(root, artifact)
+        current = file_digest(root, artifact)
         if current != digest:
             what = "was removed" if current is None else "changed"
             lines.append(f"{artifact} {what} after {call_id}")
     return tuple(lines)
 
 
-def _digest_of(root: Path, relative: str) -> str | None:
+def file_digest(root: Path, relative: str) -> str | None:
+    """SHA-256 of a regular file under `root` (never through a final symlink), or None."""
     target = root.joinpath(*PurePosixPath(relative).parts)
     try:
         fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)

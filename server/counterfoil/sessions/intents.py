@@ -10,12 +10,9 @@ recorded is recorded as interrupted. Nothing is done again: a retry needs a new 
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import stat
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from ..errors import AgentError
@@ -23,6 +20,7 @@ from ..proposals import CommandProposal, EditProposal, ToolProposal
 from ..receipt_evidence import utc_now
 from ..receipts import EffectReceipt, ReceiptStore
 from ..receipts.retention import register_digest_source
+from ..receipts.verify import file_digest
 from .decisions import note_settled
 from .record import CheckpointRefused
 from .store import SessionStore
@@ -225,24 +223,6 @@ def _record(
         )
     except OSError as error:
         raise AgentError(f"could not record a recovered receipt: {error.strerror}") from None
-
-
-def file_digest(root: Path, relative: str) -> str | None:
-    """SHA-256 of a regular file under `root` (never through a final symlink), or None."""
-    target = root.joinpath(*PurePosixPath(relative).parts)
-    try:
-        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        digest = hashlib.sha256()
-        while chunk := os.read(fd, 1 << 20):
-            digest.update(chunk)
-        return digest.hexdigest()
-    finally:
-        os.close(fd)
 
 
 def _ended(sessions: SessionStore, run_id: str) -> bool:

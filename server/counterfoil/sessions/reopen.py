@@ -16,7 +16,7 @@ from ..errors import AgentError
 from ..receipts.chain import head_matches_prefix
 from ..receipts.head import LogHead
 from ..receipts.logfile import locked_log
-from .intents import file_digest
+from ..receipts.verify import file_digest
 from .record import CheckpointRefused, SessionRecord
 from .steering import AgentStatus, bounded_preview, completed_tool_boundary
 from .store import RunLock, SessionStore, StoredRun
