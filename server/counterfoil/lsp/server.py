@@ -26,11 +26,14 @@ from .protocol import (
     NoConversationToContinue,
     NoWorkspace,
     RunInProgress,
+    RunRefused,
     argv_param,
     call_id_param,
     digest_param,
     goal_param,
     no_params,
+    run_id_param,
+    steer_param,
     text_param,
 )
 from .settings import SettingsError, parse_settings, settings_from_configuration
@@ -193,10 +196,13 @@ def _root_of(params: types.InitializeParams) -> Path | None:
 
 
 def _start(start: Callable[[], Job]) -> Job:
+    from ..sessions.record import CheckpointRefused
     from .session import NoConversation, NoWorkspaceRoot, SessionBusy
 
     try:
         return start()
+    except CheckpointRefused as error:
+        raise RunRefused(str(error)) from None
     except SessionBusy:
         raise RunInProgress() from None
     except NoWorkspaceRoot:
@@ -272,6 +278,34 @@ def build_server() -> CounterfoilServer:
     async def follow_up(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         text = text_param(params)
         return await _outcome(_start(lambda: server.session.follow_up(text)))
+
+    @server.feature("counterfoil/resume")
+    async def resume(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        run_id = run_id_param(params, "counterfoil/resume")
+        steer = steer_param(params)
+        job = await asyncio.to_thread(_start, lambda: server.session.resume(run_id, steer))
+        return await _outcome(job)
+
+    @server.feature("counterfoil/pause")
+    def pause(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        no_params(params, "counterfoil/pause")
+        run_id = server.session.pause()
+        return {"pausing": run_id is not None, "runId": run_id}
+
+    @server.feature("counterfoil/sessions")
+    async def sessions(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        no_params(params, "counterfoil/sessions")
+        return await asyncio.to_thread(server.session.sessions)
+
+    @server.feature("counterfoil/inspect")
+    async def inspect(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from ..sessions.record import CheckpointRefused
+
+        run_id = run_id_param(params, "counterfoil/inspect")
+        try:
+            return await asyncio.to_thread(server.session.inspect, run_id)
+        except CheckpointRefused as error:
+            raise RunRefused(str(error)) from None
 
     @server.feature("counterfoil/object")
     async def stored_object(ls: CounterfoilServer, params: Any) -> dict[str, Any]:

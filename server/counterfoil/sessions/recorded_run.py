@@ -48,6 +48,8 @@ class RecordedRun:
     recorder: SessionRecorder | None = None
     messages: Messages = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
+    # The open approval a resume settled: the model's response, its action, the observation.
+    asked_again: tuple[str, ToolAction, str] | None = None
 
     @property
     def resuming(self) -> bool:
@@ -134,6 +136,7 @@ class RecordedRun:
                 {"role": "user", "content": "Tool result:\n" + result},
             ]
             note_observation(self.observations, messages, action, result)
+            self.asked_again = (record.pending.response, action, result)
             self.say(f"observation:\n{result}")
         notice = plan.notice()
         if notice is not None:
