@@ -3,15 +3,15 @@
 // then the daemon started. Every detail lives in the module named for it.
 
 import * as vscode from "vscode";
-import { DaemonClient } from "./client";
-import { AgentCommands } from "./commands";
-import { InterpreterSource } from "./interpreter";
-import { ReceiptsTree } from "./receiptsTree";
-import { ReviewController } from "./review";
-import { RunPanel } from "./runPanel";
-import { SetupCommands } from "./setup";
-import { ModelStatusBar } from "./statusBar";
-import { showStartFailure } from "./startFailure";
+import { DaemonClient } from "./daemon/client";
+import { InterpreterSource } from "./daemon/interpreter";
+import { ModelStatusBar } from "./model/statusBar";
+import { ReceiptsTree } from "./receipts/receiptsTree";
+import { ReviewController } from "./review/controller";
+import { AgentCommands } from "./run/runCommands";
+import { RunPanel } from "./run/runPanel";
+import { showStartFailure } from "./setup/startFailure";
+import { SetupCommands } from "./setup/walkthrough";
 
 /** What activate() returns; the extension-host tests drive the extension through it. */
 export interface CounterfoilApi {

@@ -8,9 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import type { CounterfoilApi } from "../../src/extension";
-import type { RunResult, StatusResult } from "../../src/protocol";
-import { PROPOSAL_SCHEME } from "../../src/review";
-import type { StepView } from "../../src/runModel";
+import type { RunResult, StatusResult } from "../../src/daemon/protocol";
+import { PROPOSAL_SCHEME } from "../../src/review/controller";
+import type { StepView } from "../../src/run/runModel";
 
 const EXTENSION_ID = "counterfoil.counterfoil";
 const COMMANDS = [

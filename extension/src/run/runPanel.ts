@@ -5,9 +5,9 @@
 
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
-import type { DaemonClient } from "./client";
-import type { RunResult } from "./protocol";
-import type { ReviewController } from "./review";
+import type { DaemonClient } from "../daemon/client";
+import type { RunResult } from "../daemon/protocol";
+import type { ReviewController } from "../review/controller";
 import {
   addEvent,
   addModelText,

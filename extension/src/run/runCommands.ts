@@ -3,10 +3,10 @@
 
 import * as path from "node:path";
 import * as vscode from "vscode";
-import type { DaemonClient } from "./client";
-import { isArgv } from "./launch";
-import { ensureModelOnDisk } from "./modelDownload";
-import { ensureModelRuntime } from "./modelRuntime";
+import type { DaemonClient } from "../daemon/client";
+import { isArgv } from "../daemon/launch";
+import { ensureModelOnDisk } from "../model/modelDownload";
+import { ensureModelRuntime } from "../model/modelRuntime";
 import {
   type AgentEvent,
   Methods,
@@ -17,14 +17,14 @@ import {
   type StatusResult,
   type ValidationResult,
   type VerifyResult,
-} from "./protocol";
-import type { ReceiptsTree } from "./receiptsTree";
-import type { ReviewController } from "./review";
+} from "../daemon/protocol";
+import type { ReceiptsTree } from "../receipts/receiptsTree";
+import type { ReviewController } from "../review/controller";
 import { describeAction, stateWords, wentWrong } from "./runModel";
 import { RUN_VIEW, type RunPanel } from "./runPanel";
 import { summarizeRun } from "./runSummary";
 import { stepNotice } from "./stepNotice";
-import { verifyReport } from "./verifyReport";
+import { verifyReport } from "../receipts/verifyReport";
 
 export interface CommandContext {
   client: DaemonClient;

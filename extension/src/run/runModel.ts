@@ -2,7 +2,12 @@
 // report: the conversation's turns (goal, streamed model text, steps, proposals, verdict). It
 // renders the daemon's facts and decides nothing. Pure, unit-tested; runPanel.ts draws it.
 
-import type { AgentEvent, EffectState, RunResult, Verdict } from "./protocol";
+import type {
+  AgentEvent,
+  EffectState,
+  RunResult,
+  Verdict,
+} from "../daemon/protocol";
 import { protectedWords, stateWords, wentWrong } from "./stepNotice";
 
 export { stateWords, wentWrong };

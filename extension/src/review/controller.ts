@@ -7,7 +7,7 @@
 
 import { createHash } from "node:crypto";
 import * as vscode from "vscode";
-import type { DaemonClient } from "./client";
+import type { DaemonClient } from "../daemon/client";
 import { applyHunks, computeHunks, type Hunk, hunkLabel } from "./hunks";
 import { lineEndingNote, restoreLineEndings } from "./lineEndings";
 import {
@@ -21,7 +21,7 @@ import type {
   ConfirmResult,
   EditPreview,
   Receipt,
-} from "./protocol";
+} from "../daemon/protocol";
 import {
   baseMismatch,
   commandDetail,
@@ -36,7 +36,7 @@ import {
   ProposedFiles,
   sideUri,
 } from "./proposalDocuments";
-import type { ProposalView } from "./runModel";
+import type { ProposalView } from "../run/runModel";
 
 export { PROPOSAL_SCHEME } from "./proposalDocuments";
 const PENDING_CONTEXT = "counterfoil.approvalPending";
