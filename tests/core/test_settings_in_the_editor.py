@@ -29,8 +29,8 @@ def test_the_extensions_configuration_is_the_settings_table() -> None:
 
 
 def test_the_editor_sends_every_contributed_setting_but_its_own() -> None:
-    source = (EXTENSION / "src" / "settings.ts").read_text(encoding="utf-8")
-    assert 'import manifest from "../package.json";' in source
+    source = (EXTENSION / "src" / "daemon" / "settings.ts").read_text(encoding="utf-8")
+    assert 'import manifest from "../../package.json";' in source
     assert 'EDITOR_SETTING_KEYS = ["serverCommand", "pythonPath"]' in source
     editor_only = {"counterfoil.serverCommand", "counterfoil.pythonPath"}
     assert set(contributed()) - editor_only == set(contributed_settings())

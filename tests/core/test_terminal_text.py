@@ -11,7 +11,9 @@ import pytest
 
 import counterfoil.models
 from counterfoil.cli import main
+from counterfoil.model import Messages
 from counterfoil.models import ModelProgress
+from counterfoil.models.scripted import ScriptedModel
 from counterfoil.terminal_text import terminal_safe
 
 HIDDEN = ("\x1b", "\x07", "\x08", "\r", "\x7f", "\x9b", "\u202e", "\u2066", "\u200f")
@@ -80,12 +82,13 @@ def test_the_cli_escapes_model_chosen_text_in_diffs_paths_observations_and_answe
 
 def test_the_cli_escapes_streamed_tokens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def load_generate(_spec: str, _options: object = None, *, on_progress: Any) -> Any:
-        def generate(_messages: object) -> str:
-            for token in ('{"final": "', "\x1b[2", "J\u202e", '"}'):
-                on_progress(ModelProgress("generating", text=token))
-            return '{"final": "done"}'
+        class Streaming(ScriptedModel):
+            def __call__(self, messages: Messages) -> str:
+                for token in ('{"final": "', "\x1b[2", "J\u202e", '"}'):
+                    on_progress(ModelProgress("generating", text=token))
+                return super().__call__(messages)
 
-        return generate
+        return Streaming(['{"final": "done"}'])
 
     monkeypatch.setattr(counterfoil.models, "load_generate", load_generate)
     output = run_cli(["agent", "go", "--root", str(tmp_path), "--model", "streaming"])

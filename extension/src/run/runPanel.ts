@@ -1,13 +1,14 @@
 // The run panel (a webview view in the Counterfoil container): the conversation as the daemon
 // reports it, the proposals as the review reports them, and the controls a person needs (Accept,
 // Reject with a reason, keep or drop hunks, Stop run, a follow-up). It renders and forwards;
-// the daemon and the review decide. Strict CSP: only this extension's script, by nonce.
+// the daemon and the review decide. Strict CSP: only this extension's script, by nonce. The
+// webview's script is runPanelScript.ts, bundled to dist/webview/run-panel.js.
 
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
-import type { DaemonClient } from "./client";
-import type { RunResult } from "./protocol";
-import type { ReviewController } from "./review";
+import type { DaemonClient } from "../daemon/client";
+import type { RunResult } from "../daemon/protocol";
+import type { ReviewController } from "../review/controller";
 import {
   addEvent,
   addModelText,
@@ -20,20 +21,13 @@ import {
   startTurn,
   verdictLines,
 } from "./runModel";
+import type { DrawnTurn, ModelMessage, PanelMessage } from "./panelMessages";
+
+export type { PanelMessage } from "./panelMessages";
 
 export const RUN_VIEW = "counterfoil.run";
-
-/** What the webview posts back. */
-export type PanelMessage =
-  | { type: "accept"; id: string }
-  | { type: "reject"; id: string; reason?: string }
-  | { type: "showDiff"; id: string }
-  | { type: "hunks"; id: string; keep: boolean[] }
-  | { type: "send"; text: string }
-  | { type: "newConversation" }
-  | { type: "stop" }
-  | { type: "openOutput"; sha256: string }
-  | { type: "ready" };
+/** Where esbuild writes the webview's script (from runPanelScript.ts; see esbuild.mjs). */
+const WEBVIEW_SCRIPTS = "dist/webview";
 
 /** What the panel needs from the commands: start a run or a follow-up, stop, show output. */
 export interface RunActions {
@@ -148,8 +142,12 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
     const media = vscode.Uri.joinPath(this.extensionUri, "media");
-    view.webview.options = { enableScripts: true, localResourceRoots: [media] };
-    view.webview.html = this.html(view.webview, media);
+    const scripts = vscode.Uri.joinPath(this.extensionUri, WEBVIEW_SCRIPTS);
+    view.webview.options = {
+      enableScripts: true,
+      localResourceRoots: [media, scripts],
+    };
+    view.webview.html = this.html(view.webview, media, scripts);
     view.webview.onDidReceiveMessage((message: PanelMessage) =>
       this.onMessage(message),
     );
@@ -209,25 +207,30 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       clearTimeout(this.pendingRender);
       this.pendingRender = undefined;
     }
-    const turns = this.model.turns.map((turn) => ({
+    const turns = this.model.turns.map((turn): DrawnTurn => ({
       ...turn,
       verdictLines:
         turn.status === "running" || turn.status === "stopping"
           ? []
           : verdictLines(turn),
     }));
-    void this.view?.webview.postMessage({
+    const message: ModelMessage = {
       type: "model",
       turns,
       proposals: this.model.proposals,
-    });
+    };
+    void this.view?.webview.postMessage(message);
     this.renderedEmitter.fire(this.model);
   }
 
-  private html(webview: vscode.Webview, media: vscode.Uri): string {
+  private html(
+    webview: vscode.Webview,
+    media: vscode.Uri,
+    scripts: vscode.Uri,
+  ): string {
     const nonce = randomBytes(16).toString("base64");
     const script = webview.asWebviewUri(
-      vscode.Uri.joinPath(media, "run-panel.js"),
+      vscode.Uri.joinPath(scripts, "run-panel.js"),
     );
     const style = webview.asWebviewUri(
       vscode.Uri.joinPath(media, "run-panel.css"),

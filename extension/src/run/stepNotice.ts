@@ -2,7 +2,7 @@
 // a refusal once per run (the rest are in the run panel, not stacked toasts), and for a
 // protected path which rule protects it, which the model is never told. Pure, unit-tested.
 
-import type { AgentEvent, StepRecord } from "./protocol";
+import type { AgentEvent, StepRecord } from "../daemon/protocol";
 
 /** Whether a step's call went wrong: a No, a refusal, a failure, or a command that did not pass. */
 export function wentWrong(record: StepRecord): boolean {

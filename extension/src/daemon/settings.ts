@@ -2,7 +2,7 @@
 // workspace/didChangeConfiguration. The values go out as the person wrote them; the daemon
 // validates them and says which are wrong (window/showMessage), so no default is decided here.
 
-import manifest from "../package.json";
+import manifest from "../../package.json";
 
 /** The part of vscode.WorkspaceConfiguration this module needs (so it tests without VS Code). */
 export interface SettingsSource {

@@ -1,7 +1,11 @@
 // What an approval shows: the proposed file text the daemon sent, and the words around it. Pure
 // functions, no VS Code, so they are unit-tested on their own.
 
-import type { CommandPreview, ConfirmParams, EditPreview } from "./protocol";
+import type {
+  CommandPreview,
+  ConfirmParams,
+  EditPreview,
+} from "../daemon/protocol";
 
 export class ProposalError extends Error {}
 

@@ -2,7 +2,7 @@
 // why) and the files (which ones are no longer what the agent wrote). It never states a fact
 // that was not established: with a broken chain the files were not compared. Pure, unit-tested.
 
-import type { VerifyResult } from "./protocol";
+import type { VerifyResult } from "../daemon/protocol";
 
 /** What Verify found, named for the tree's row: the label is the finding, not "a problem". */
 export interface VerifyFinding {

@@ -1,8 +1,14 @@
 // What the run panel shows, kept as plain data and changed only by what the daemon and the review
 // report: the conversation's turns (goal, streamed model text, steps, proposals, verdict). It
-// renders the daemon's facts and decides nothing. Pure, unit-tested; runPanel.ts draws it.
+// renders the daemon's facts and decides nothing. Pure, unit-tested; runPanel.ts posts it to
+// the webview, where runPanelScript.ts draws it.
 
-import type { AgentEvent, EffectState, RunResult, Verdict } from "./protocol";
+import type {
+  AgentEvent,
+  EffectState,
+  RunResult,
+  Verdict,
+} from "../daemon/protocol";
 import { protectedWords, stateWords, wentWrong } from "./stepNotice";
 
 export { stateWords, wentWrong };

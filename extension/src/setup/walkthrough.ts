@@ -6,7 +6,7 @@ import { execFile } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as vscode from "vscode";
-import type { InterpreterSource } from "./interpreter";
+import type { InterpreterSource } from "../daemon/interpreter";
 
 /** The demo goal the walkthrough suggests; the scripted responses answer it. */
 export const DEMO_GOAL = "make tests/test_math.py pass";

@@ -1,7 +1,7 @@
 // The receipts tree's shape, computed from receipts without VS Code: receiptsTree.ts turns these
 // nodes into TreeItems. Kept pure so the unit tests can check labels, icons and children.
 
-import type { Receipt, RunRecord, Verdict } from "./protocol";
+import type { Receipt, RunRecord, Verdict } from "../daemon/protocol";
 
 export interface NodeIcon {
   /** Codicon id, e.g. "edit". */

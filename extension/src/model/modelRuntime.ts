@@ -2,9 +2,9 @@
 // is missing, offers to install it in a terminal the person sees. Never installs silently.
 
 import * as vscode from "vscode";
-import type { DaemonClient } from "./client";
+import type { DaemonClient } from "../daemon/client";
 import { OPEN_MODEL_SETTING, decideRuntime, terminalLine } from "./modelPrep";
-import { Methods, type ModelRuntimeResult } from "./protocol";
+import { Methods, type ModelRuntimeResult } from "../daemon/protocol";
 
 const METHOD_NOT_FOUND = -32601;
 const OPEN_ENDPOINT_SETTING = "Open the endpoint setting";

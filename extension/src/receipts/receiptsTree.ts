@@ -3,13 +3,13 @@
 // shapes come from receiptNodes.ts.
 
 import * as vscode from "vscode";
-import type { DaemonClient } from "./client";
+import type { DaemonClient } from "../daemon/client";
 import type {
   Receipt,
   ReceiptsResult,
   RunRecord,
   VerifyResult,
-} from "./protocol";
+} from "../daemon/protocol";
 import { type ReceiptNode, receiptRoots } from "./receiptNodes";
 import { type VerifyFinding, verifyFinding } from "./verifyReport";
 

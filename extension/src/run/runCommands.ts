@@ -1,52 +1,32 @@
-// The command palette: run the agent, run a validation, cancel, verify and browse receipts,
-// show the trace, restart the daemon. (Accept and Reject belong to the review.)
+// The run commands: run the agent, follow up, run a validation, stop, show the trace, restart
+// the daemon. (Accept and Reject belong to the review, the receipts to receiptCommands.ts.)
 
-import * as path from "node:path";
 import * as vscode from "vscode";
-import type { DaemonClient } from "./client";
-import { isArgv } from "./launch";
-import { ensureModelOnDisk } from "./modelDownload";
-import { ensureModelRuntime } from "./modelRuntime";
+import { type DaemonClient, errorMessage } from "../daemon/client";
+import { isArgv } from "../daemon/launch";
+import { ensureModelOnDisk } from "../model/modelDownload";
+import { ensureModelRuntime } from "../model/modelRuntime";
 import {
   type AgentEvent,
   Methods,
-  type ObjectResult,
-  type ReceiptsResult,
-  type RevertResult,
   type RunResult,
   type StatusResult,
   type ValidationResult,
-  type VerifyResult,
-} from "./protocol";
-import type { ReceiptsTree } from "./receiptsTree";
-import type { ReviewController } from "./review";
+} from "../daemon/protocol";
+import type { ReceiptCommands } from "../receipts/receiptCommands";
+import type { ReviewController } from "../review/controller";
 import { describeAction, stateWords, wentWrong } from "./runModel";
 import { RUN_VIEW, type RunPanel } from "./runPanel";
 import { summarizeRun } from "./runSummary";
 import { stepNotice } from "./stepNotice";
-import { verifyReport } from "./verifyReport";
 
 export interface CommandContext {
   client: DaemonClient;
   review: ReviewController;
-  receipts: ReceiptsTree;
+  receiptCommands: ReceiptCommands;
   panel: RunPanel;
   trace: vscode.LogOutputChannel;
   validationOutput: vscode.OutputChannel;
-}
-
-const OBJECT_SCHEME = "counterfoil-object";
-
-function objectUri(sha256: string, title: string): vscode.Uri {
-  return vscode.Uri.from({
-    scheme: OBJECT_SCHEME,
-    path: `/${title.replace(/[/\\]/g, "_")}`,
-    query: `sha256=${sha256}`,
-  });
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function describeStep(event: AgentEvent): string {
@@ -56,7 +36,7 @@ function describeStep(event: AgentEvent): string {
   return `step ${event.step}: ${event.result ?? "no action"}`;
 }
 
-export class AgentCommands implements vscode.Disposable {
+export class RunCommands implements vscode.Disposable {
   private run: vscode.CancellationTokenSource | undefined;
   private stopRequestedAt: number | undefined;
   /** The last goal typed whose run did not get to a first step. */
@@ -84,22 +64,6 @@ export class AgentCommands implements vscode.Disposable {
     );
     register("counterfoil.cancelRun", () => this.cancelRun());
     register("counterfoil.showRunPanel", () => context.panel.reveal());
-    register("counterfoil.revertReceipt", (target?: unknown) =>
-      this.revert(target),
-    );
-    register("counterfoil.showObject", (sha256?: unknown, title?: unknown) =>
-      typeof sha256 === "string"
-        ? this.openObject(sha256, typeof title === "string" ? title : sha256)
-        : undefined,
-    );
-    register(
-      "counterfoil.showAppliedDiff",
-      (before?: unknown, after?: unknown, title?: unknown) =>
-        this.showAppliedDiff(before, after, title),
-    );
-    register("counterfoil.verifyReceipts", () => this.verifyReceipts());
-    register("counterfoil.refreshReceipts", () => this.refreshReceipts());
-    register("counterfoil.openReceiptLog", () => this.openReceiptLog());
     register("counterfoil.showTrace", () => context.trace.show(true));
     register("counterfoil.restartServer", () => this.restartServer());
     register("counterfoil.installModelRuntime", () =>
@@ -109,13 +73,9 @@ export class AgentCommands implements vscode.Disposable {
       run: (goal) => this.runAgent(goal),
       followUp: (text) => this.followUp(text),
       stop: () => this.cancelRun(),
-      openObject: (sha256, title) => this.openObject(sha256, title),
+      openObject: (sha256, title) =>
+        context.receiptCommands.openObject(sha256, title),
     });
-    this.disposables.push(
-      vscode.workspace.registerTextDocumentContentProvider(OBJECT_SCHEME, {
-        provideTextDocumentContent: (uri) => this.objectText(uri),
-      }),
-    );
   }
 
   dispose(): void {
@@ -271,7 +231,7 @@ export class AgentCommands implements vscode.Disposable {
       }
       panel.runEnded(result);
       this.reportRun(result);
-      void this.refreshReceipts();
+      void this.context.receiptCommands.refreshReceipts();
       return result;
     } catch (error) {
       trace.error(`run failed: ${errorMessage(error)}`);
@@ -368,173 +328,18 @@ export class AgentCommands implements vscode.Disposable {
     }
   }
 
-  async refreshReceipts(): Promise<ReceiptsResult | undefined> {
-    try {
-      const result = await this.context.client.request<ReceiptsResult>(
-        Methods.receipts,
-        {},
-      );
-      this.context.receipts.load(result);
-      this.context.receipts.setRuns(result.runs ?? []);
-      return result;
-    } catch (error) {
-      this.context.receipts.showProblem(
-        `could not load receipts: ${errorMessage(error)}`,
-      );
-      return undefined;
-    }
-  }
-
-  async verifyReceipts(): Promise<VerifyResult | undefined> {
-    try {
-      await this.refreshReceipts();
-      const result = await this.context.client.request<VerifyResult>(
-        Methods.verifyReceipts,
-        {},
-      );
-      this.context.receipts.showVerification(result);
-      const report = verifyReport(result);
-      if (result.ok) {
-        void vscode.window.showInformationMessage(`Counterfoil: ${report}`);
-      } else {
-        void vscode.window.showWarningMessage(`Counterfoil: ${report}`);
-      }
-      return result;
-    } catch (error) {
-      void vscode.window.showErrorMessage(
-        `Counterfoil could not verify receipts: ${errorMessage(error)}`,
-      );
-      return undefined;
-    }
-  }
-
-  async openReceiptLog(): Promise<void> {
-    const result = await this.refreshReceipts();
-    const logPath = result?.logPath;
-    if (!logPath) {
-      void vscode.window.showInformationMessage(
-        "Counterfoil keeps receipts in memory only; set counterfoil.receiptLog to keep a log.",
-      );
-      return;
-    }
-    const root = vscode.workspace.workspaceFolders?.[0]?.uri;
-    const uri =
-      path.isAbsolute(logPath) || !root
-        ? vscode.Uri.file(logPath)
-        : vscode.Uri.joinPath(root, logPath);
-    try {
-      await vscode.window.showTextDocument(uri, { preview: false });
-    } catch (error) {
-      void vscode.window.showWarningMessage(
-        `Counterfoil could not open ${uri.fsPath}: ${errorMessage(error)}`,
-      );
-    }
-  }
-
   async restartServer(): Promise<void> {
     try {
       this.run?.cancel();
       this.context.review.rejectAll("the daemon restarted");
       await this.context.client.restart();
-      await this.refreshReceipts();
+      await this.context.receiptCommands.refreshReceipts();
       void vscode.window.showInformationMessage(
         "Counterfoil daemon restarted.",
       );
     } catch (error) {
       void vscode.window.showErrorMessage(errorMessage(error));
     }
-  }
-
-  /** Undoes an edit from its receipt, through the same diff approval as any edit. */
-  async revert(target?: unknown): Promise<RevertResult | undefined> {
-    const toolCallId =
-      typeof target === "string"
-        ? target
-        : target && typeof target === "object" && "toolCallId" in target
-          ? String(target.toolCallId)
-          : undefined;
-    if (!toolCallId) {
-      void vscode.window.showInformationMessage(
-        "Choose an edit receipt in the Receipts view to revert.",
-      );
-      return undefined;
-    }
-    try {
-      const result = await this.context.client.request<RevertResult>(
-        Methods.revert,
-        { toolCallId },
-      );
-      if (result.receipt && result.receipt.exit_state === "ok") {
-        void vscode.window.showInformationMessage(
-          `Counterfoil: ${result.observation}`,
-        );
-      } else {
-        void vscode.window.showWarningMessage(
-          `Counterfoil did not revert ${toolCallId}: ${result.observation}`,
-        );
-      }
-      await this.refreshReceipts();
-      return result;
-    } catch (error) {
-      void vscode.window.showErrorMessage(
-        `Counterfoil could not revert ${toolCallId}: ${errorMessage(error)}`,
-      );
-      return undefined;
-    }
-  }
-
-  /** Opens bytes from the content store (a command's output) as a read-only document. */
-  async openObject(sha256: string, title: string): Promise<void> {
-    const uri = objectUri(sha256, title);
-    try {
-      const document = await vscode.workspace.openTextDocument(uri);
-      await vscode.window.showTextDocument(document, { preview: true });
-    } catch (error) {
-      void vscode.window.showWarningMessage(
-        `Counterfoil could not open ${title}: ${errorMessage(error)}`,
-      );
-    }
-  }
-
-  /** The applied diff of an edit receipt: the stored bytes before against those written. */
-  async showAppliedDiff(
-    before: unknown,
-    after: unknown,
-    title: unknown,
-  ): Promise<void> {
-    const label = typeof title === "string" ? title : "applied edit";
-    const side = (digest: unknown, name: string) =>
-      typeof digest === "string"
-        ? objectUri(digest, `${label} ${name}`)
-        : vscode.Uri.from({
-            scheme: OBJECT_SCHEME,
-            path: `/${label} ${name}`,
-            query: "empty",
-          });
-    await vscode.commands.executeCommand(
-      "vscode.diff",
-      side(before, "before"),
-      side(after, "after"),
-      `${label}: before ↔ after`,
-      { preview: true },
-    );
-  }
-
-  private async objectText(uri: vscode.Uri): Promise<string> {
-    const sha256 = new URLSearchParams(uri.query).get("sha256");
-    if (!sha256) {
-      return "";
-    }
-    const result = await this.context.client.request<ObjectResult>(
-      Methods.object,
-      { sha256 },
-    );
-    if (!result.found || result.text === null) {
-      return `(the content store does not hold ${sha256})`;
-    }
-    return result.truncated
-      ? `${result.text}\n… (truncated: ${result.bytes ?? "?"} bytes in all)`
-      : result.text;
   }
 
   private reportRun(result: RunResult): void {

@@ -5,7 +5,7 @@ import type {
   DownloadProgress,
   ModelRuntimeResult,
   StatusResult,
-} from "./protocol";
+} from "../daemon/protocol";
 
 const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
 

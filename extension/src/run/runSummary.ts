@@ -2,7 +2,7 @@
 // first; the model's final words come last, labelled as its claim: a model may claim a change
 // that the person rejected. Pure, unit-tested.
 
-import type { RunResult } from "./protocol";
+import type { RunResult } from "../daemon/protocol";
 
 function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? "" : "s"}`;

@@ -2,7 +2,7 @@
 // rate, ETA) that Cancel stops; a failure is said once, with the way out and the setting.
 
 import * as vscode from "vscode";
-import type { DaemonClient } from "./client";
+import type { DaemonClient } from "../daemon/client";
 import { errorCode } from "./modelRuntime";
 import {
   OPEN_MODEL_SETTING,
@@ -14,7 +14,7 @@ import {
   type DownloadModelResult,
   Methods,
   type StatusResult,
-} from "./protocol";
+} from "../daemon/protocol";
 
 const REQUEST_CANCELLED = -32800;
 const ALREADY_RUNNING = -32004;

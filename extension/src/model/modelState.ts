@@ -1,6 +1,6 @@
 // Words for the status bar from a counterfoil/modelState notification. Pure, unit-tested.
 
-import type { ModelState } from "./protocol";
+import type { ModelState } from "../daemon/protocol";
 
 export interface ModelStatusText {
   text: string;

@@ -2,10 +2,10 @@
 // the interpreter the daemon runs on. It listens to the client itself.
 
 import * as vscode from "vscode";
-import type { DaemonClient } from "./client";
+import type { DaemonClient } from "../daemon/client";
 import { describeDownload, downloadDetail } from "./modelPrep";
 import { describeModelState } from "./modelState";
-import type { DownloadProgress, ModelState } from "./protocol";
+import type { DownloadProgress, ModelState } from "../daemon/protocol";
 
 export class ModelStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem(

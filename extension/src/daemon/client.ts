@@ -34,6 +34,11 @@ export type ConfirmHandler = (
 
 export class DaemonNotStarted extends Error {}
 
+/** A failed request (or any thrown value) in words for a message. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 export class DaemonClient implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private rootUri: string | undefined;
