@@ -2,6 +2,7 @@
 // (runPanelScript.ts), written once for both sides. Types only: the webview bundle imports
 // nothing at run time.
 
+import type { ResumableView } from "./resumable";
 import type { ProposalView, TurnView } from "./runModel";
 
 /** What the webview posts back. */
@@ -13,6 +14,10 @@ export type PanelMessage =
   | { type: "send"; text: string }
   | { type: "newConversation" }
   | { type: "stop" }
+  | { type: "pause" }
+  | { type: "steer" }
+  | { type: "resume"; runId: string; steer?: string }
+  | { type: "discard"; runId: string }
   | { type: "openOutput"; sha256: string }
   | { type: "ready" };
 
@@ -24,4 +29,6 @@ export interface ModelMessage {
   type: "model";
   turns: DrawnTurn[];
   proposals: Record<string, ProposalView>;
+  /** A run kept on disk that can go on, with what to say of it. */
+  resumable: (ResumableView & { lines: string[] }) | null;
 }
