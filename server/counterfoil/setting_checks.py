@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import TypeGuard
 
+from .commands.tree.sandbox import SANDBOX_MODES
 from .context import MIN_INLINE_CHARS
 from .endpoints import SCHEMA_MODES, EndpointRefused, checked_endpoint
 from .tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
-from .tree.sandbox import SANDBOX_MODES
 
 MAX_SECONDS = 86_400
 MAX_COMMANDS = 256

@@ -23,6 +23,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .commands.tree.sandbox import SANDBOX_MODES
 from .endpoints import DEFAULT_API_KEY_ENV, DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES
 from .receipts.content import OUTPUT_LIMIT_BYTES
 from .setting_checks import (
@@ -42,7 +43,6 @@ from .setting_checks import (
     text,
     variable_names,
 )
-from .tree.sandbox import SANDBOX_MODES
 
 if TYPE_CHECKING:  # imported where used: reading settings (the daemon's start) needs neither
     from .loop import AgentLimits

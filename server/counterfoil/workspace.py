@@ -15,7 +15,12 @@ from typing import Any
 from . import tools
 from .actions import EFFECT_TOOLS, ToolAction, check_arguments
 from .approval import Approval, denial
-from .commands import CommandResult
+from .commands.runner import CommandResult
+from .commands.tree.command_run import run_tracked_command
+from .commands.tree.command_tree import CommandTree
+from .commands.tree.restore import apply_approved_change_set, propose_command_revert
+from .commands.tree.sandbox import OFF, sandbox_for
+from .commands.tree.snapshot import TreeLimits, TreeRules, guarded_paths
 from .edited_approval import diff_shows_all, edited_observation, edited_proposal
 from .edits import apply_edit
 from .errors import AgentError
@@ -54,11 +59,6 @@ from .repropose import REPROPOSED_NOTE, can_repropose, reproposed
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
 from .search import SearchLimits, search_tree
 from .steps import StepResult
-from .tree.command_run import run_tracked_command
-from .tree.command_tree import CommandTree
-from .tree.restore import apply_approved_change_set, propose_command_revert
-from .tree.sandbox import OFF, sandbox_for
-from .tree.snapshot import TreeLimits, TreeRules, guarded_paths
 from .verdict import EffectOutcome, EffectState
 
 ConfirmTool = Callable[[ToolAction], object]
@@ -559,7 +559,7 @@ class Workspace:
 
     def _apply_change_set(self, proposal: ChangeSetProposal) -> str:
         """Put each file in its approved state if it still holds what was shown (see
-        `tree/restore.py`), then note and receipt what was done."""
+        `commands/tree/restore.py`), then note and receipt what was done."""
         done = apply_approved_change_set(proposal, self.policy.root, self.policy.protected_patterns)
         self._note(proposal, "approved", tree_changes=done.changed)
         for path, _ in done.changed:

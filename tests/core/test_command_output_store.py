@@ -17,8 +17,8 @@ import pytest
 from tests.core.receipt_helpers import log_path
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
-from counterfoil.cli import main
-from counterfoil.commands import OUTPUT_LIMIT_CHARS
+from counterfoil.cli.main import main
+from counterfoil.commands.runner import OUTPUT_LIMIT_CHARS
 from counterfoil.errors import AgentError
 from counterfoil.receipts import content
 from counterfoil.receipts.content import OUTPUT_LIMIT_BYTES, ObjectStream, store_object

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from counterfoil.command_reaper import ProcessTable, descendants, proc_table, ps_table
+from counterfoil.commands.reaper import ProcessTable, descendants, proc_table, ps_table
 
 
 @pytest.fixture

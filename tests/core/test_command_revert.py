@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 from counterfoil.proposals import ChangeSetProposal, ToolProposal
 
 PYTHON = sys.executable

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil.commands.tree import sandbox
+from counterfoil.commands.tree.sandbox import sandbox_for, seatbelt_profile
 from counterfoil.proposals import ChangeSetProposal, ToolProposal
 from counterfoil.settings import Settings, SettingsError
-from counterfoil.tree import sandbox
-from counterfoil.tree.sandbox import sandbox_for, seatbelt_profile
 
 PYTHON = sys.executable
 LOG = ".counterfoil/receipts.jsonl"
@@ -304,7 +304,7 @@ def test_an_accepted_review_applies_nothing_if_the_root_changed_meanwhile(tmp_pa
 
 
 def test_the_cli_flags_set_the_sandbox_and_the_network() -> None:
-    from counterfoil.cli import agent_settings, build_parser
+    from counterfoil.cli.main import agent_settings, build_parser
 
     args = build_parser().parse_args(
         ["agent", "goal", "--root", ".", "--sandbox", "confine", "--allow-network"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.processes import wait_dead
 
-from counterfoil.commands import OUTPUT_LIMIT_CHARS, run_bounded
+from counterfoil.commands.runner import OUTPUT_LIMIT_CHARS, run_bounded
 
 SLEEPING_GRANDCHILD = (
     "import subprocess, sys, time\n"

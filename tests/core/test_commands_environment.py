@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from counterfoil.commands import run_bounded
+from counterfoil.commands.runner import run_bounded
 from counterfoil.policy import ToolPolicy
 from counterfoil.settings import Settings
 from counterfoil.workspace import Workspace

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from counterfoil.commands import ResourceLimits, run_bounded
+from counterfoil.commands.runner import ResourceLimits, run_bounded
 from counterfoil.policy import ToolPolicy
 
 PRINT_LIMITS = (

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from counterfoil import EffectReceipt, ReceiptStore
-from counterfoil.cli import main
-from counterfoil.doctor import endpoint_check, model_cache_check, model_check, receipt_log_check
+from counterfoil.cli.doctor import endpoint_check, model_cache_check, model_check, receipt_log_check
+from counterfoil.cli.main import main
 
 SERVER = Path(__file__).resolve().parents[2] / "server"
 

@@ -7,7 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "evals"
 TASKS = ("failure-recovery", "localized-constant", "release-notes", "repository-convention")

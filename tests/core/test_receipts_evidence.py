@@ -13,7 +13,7 @@ import pytest
 from tests.core.receipt_helpers import HELLO, approving_workspace, log_path, run_hello, write
 
 from counterfoil import ReceiptStore, ToolAction, verify_receipt_log
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 from counterfoil.receipts import CHAIN_KEY, canonical_json
 from counterfoil.receipts.head import head_path
 

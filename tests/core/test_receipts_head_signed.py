@@ -10,7 +10,7 @@ import pytest
 from tests.core.receipt_helpers import approving_workspace, log_path, write
 
 from counterfoil import ReceiptStore, verify_receipt_log
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 from counterfoil.errors import AgentError
 from counterfoil.receipts import CHAIN_KEY, EffectReceipt
 from counterfoil.receipts import store as store_module

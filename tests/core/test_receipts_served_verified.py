@@ -12,7 +12,7 @@ import pytest
 from tests.core.receipt_helpers import approving_workspace, log_path, write
 
 from counterfoil import ReceiptStore
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 from counterfoil.receipts import CHAIN_KEY, RECEIPT_FIELDS, canonical_json
 from counterfoil.receipts.content import load_object_prefix, store_object
 from counterfoil.receipts.verify import read_receipt_log

@@ -10,7 +10,7 @@ import pytest
 from tests.core.receipt_helpers import approving_workspace, log_path, write
 
 from counterfoil import ReceiptStore, verify_receipt_log
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 from counterfoil.receipts import CHAIN_KEY, RECEIPT_FIELDS, EffectReceipt
 from counterfoil.receipts.record import PUBLIC_KEY_KEY, SIGNATURE_KEY, encode_line
 from counterfoil.receipts.signing import KEY_FILE, PUBLIC_KEY_FILE

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 from counterfoil.receipts.signing import KEY_FILE, PUBLIC_KEY_FILE
 
 

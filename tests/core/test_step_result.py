@@ -9,7 +9,7 @@ from tests.core.receipt_helpers import HELLO, approving_workspace, run_hello, wr
 from tests.recording_model import RecordingModel
 
 from counterfoil import AgentEvent, ToolAction, ToolPolicy, Workspace, run_agent
-from counterfoil.cli import format_event
+from counterfoil.cli.main import format_event
 from counterfoil.steps import StepResult
 
 

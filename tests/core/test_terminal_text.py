@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 import counterfoil.models
-from counterfoil.cli import main
+from counterfoil.cli.main import main
+from counterfoil.cli.terminal_text import terminal_safe
 from counterfoil.models import ModelProgress
-from counterfoil.terminal_text import terminal_safe
 
 HIDDEN = ("\x1b", "\x07", "\x08", "\r", "\x7f", "\x9b", "\u202e", "\u2066", "\u200f")
 

@@ -256,7 +256,7 @@ def test_verify_with_a_root_names_a_file_changed_after_the_command_that_left_it(
 def test_receipts_gc_keeps_the_bytes_a_commands_tree_changes_name(tmp_path: Path) -> None:
     import io
 
-    from counterfoil.cli import main
+    from counterfoil.cli.main import main
 
     space, tool = tool_project(tmp_path)
     run(space, tool)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from counterfoil.tree.changes import compare
-from counterfoil.tree.ignore import is_ignored, parse_gitignore
-from counterfoil.tree.snapshot import Entry, TreeLimits, take_snapshot
+from counterfoil.commands.tree.changes import compare
+from counterfoil.commands.tree.ignore import is_ignored, parse_gitignore
+from counterfoil.commands.tree.snapshot import Entry, TreeLimits, take_snapshot
 
 
 def ignored(lines: str, path: str, folder: bool = False, base: str = "") -> bool:

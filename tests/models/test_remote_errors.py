@@ -31,13 +31,13 @@ from tests.chat_servers import (
     token_texts,
 )
 
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 from counterfoil.loop import run_agent
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelLoadError, load_generate
 from counterfoil.models.errors import GenerationCancelled, ModelServerError
-from counterfoil.models.local_mlx_server import free_port
 from counterfoil.models.remote import RemoteGenerate
 from counterfoil.policy import ToolPolicy
+from counterfoil.testing.local_mlx_server import free_port
 from counterfoil.workspace import Workspace
 
 

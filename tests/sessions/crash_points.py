@@ -82,6 +82,6 @@ if __name__ == "__main__":
     trace_path, crash, separator, *arguments = sys.argv[1:]
     assert separator == "--"
     install(Path(trace_path), int(crash))
-    from counterfoil.cli import main
+    from counterfoil.cli.main import main
 
     raise SystemExit(main(arguments))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sweep_helpers import agent_flags, make_project
 
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 from counterfoil.sessions.decisions import read_entries
 from counterfoil.sessions.store import SessionStore
 

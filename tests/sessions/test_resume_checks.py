@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sweep_helpers import agent_flags, make_project
 
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 from counterfoil.receipts import ReceiptStore
 from counterfoil.sessions.store import SessionStore
 

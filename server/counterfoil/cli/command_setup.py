@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from .policy import ToolPolicy
-from .receipts import ReceiptStore
-from .receipts.logfile import make_log_folder
-from .settings import Settings, SettingsError
+from ..policy import ToolPolicy
+from ..receipts import ReceiptStore
+from ..receipts.logfile import make_log_folder
+from ..settings import Settings, SettingsError
 
 
 @dataclass(frozen=True)

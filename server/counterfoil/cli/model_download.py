@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
-from .models.download import (
+from ..models.download import (
     DownloadCancelled,
     DownloadPlan,
     DownloadProgress,
@@ -24,8 +24,8 @@ from .models.download import (
     model_on_disk,
     plan_download,
 )
-from .models.errors import ModelLoadError
-from .models.runtime import missing_runtime
+from ..models.errors import ModelLoadError
+from ..models.runtime import missing_runtime
 
 INTERRUPTED = 130
 

@@ -6,6 +6,7 @@ answer after it, labelled as a claim. The exit status is computed from the same 
 
 from __future__ import annotations
 
+import difflib
 import os
 import shlex
 import time
@@ -13,9 +14,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from .model import Messages, Model, ResponseStats
-from .models.progress import ModelProgress
-from .verdict import EFFECT_STATES, EffectOutcome, RunVerdict
+from ..model import Messages, Model, ResponseStats
+from ..models.progress import ModelProgress
+from ..proposals import ChangeSetProposal
+from ..verdict import EFFECT_STATES, EffectOutcome, RunVerdict
 
 EXIT_SUCCEEDED = 0
 EXIT_UNSUPPORTED = 1
@@ -280,3 +282,30 @@ def format_verdict(
         lines.append("the model's claim (not evidence):")
         lines.extend("  " + line for line in (final.splitlines() or [""]))
     return "\n".join(lines) + "\n"
+
+
+def change_set_diff(proposal: ChangeSetProposal) -> str:
+    """One unified diff per file (text), or the digests of a binary file's bytes."""
+    parts: list[str] = []
+    for item in proposal.files:
+        source = "/dev/null" if item.expected_sha256 is None else f"a/{item.path}"
+        target = "/dev/null" if item.content is None else f"b/{item.path}"
+        before, after = item.current or b"", item.content or b""
+        if b"\0" in before + after or (item.current is None and item.expected_sha256):
+            parts.append(
+                f"--- {source}\n+++ {target}\n(binary or large: sha256 "
+                f"{short_digest(item.expected_sha256)} -> {short_digest(item.content_sha256)})\n"
+            )
+            continue
+        lines = difflib.unified_diff(
+            before.decode("utf-8", errors="replace").splitlines(keepends=True),
+            after.decode("utf-8", errors="replace").splitlines(keepends=True),
+            source,
+            target,
+        )
+        text = "".join(
+            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+            for line in lines
+        )
+        parts.append(text or f"--- {source}\n+++ {target}\n(mode {item.mode:o})\n")
+    return "".join(parts)

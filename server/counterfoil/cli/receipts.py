@@ -9,14 +9,14 @@ import stat
 from pathlib import Path
 from typing import TextIO
 
-from .errors import AgentError
-from .receipts import EffectReceipt, ReceiptStore, verify_receipt_log
-from .receipts.content import load_object
-from .receipts.retention import collect_garbage
-from .receipts.signing import init_key, signature_checker
-from .receipts.verify import read_receipt_log
-from .sessions.decisions import unreceipted_decisions, verify_run_records
-from .sessions.intents import describe_open_intents  # registers what gc keeps for runs
+from ..errors import AgentError
+from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
+from ..receipts.content import load_object
+from ..receipts.retention import collect_garbage
+from ..receipts.signing import init_key, signature_checker
+from ..receipts.verify import read_receipt_log
+from ..sessions.decisions import unreceipted_decisions, verify_run_records
+from ..sessions.intents import describe_open_intents  # registers what gc keeps for runs
 
 
 def add_receipt_parsers(receipt_commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

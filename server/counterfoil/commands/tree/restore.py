@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..actions import ToolAction
-from ..errors import AgentError
-from ..files import DIRECTORY_FLAGS, READ_FLAGS, replace_file
-from ..paths import relative_parts
-from ..proposals import ChangeSetProposal, FileRestore
+from ...actions import ToolAction
+from ...errors import AgentError
+from ...files import DIRECTORY_FLAGS, READ_FLAGS, replace_file
+from ...paths import relative_parts
+from ...proposals import ChangeSetProposal, FileRestore
 
 CHANGED_SINCE = "changed since the command"
 LoadObject = Callable[[str], bytes | None]

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..receipts import ReceiptStore
+from ...receipts import ReceiptStore
 from .changes import TreeChanges, compare
 from .snapshot import Entry, Snapshot, TreeLimits, TreeRules, hash_entry, take_snapshot
 

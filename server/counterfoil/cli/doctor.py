@@ -19,9 +19,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import TextIO
 
-from .models.errors import ModelLoadError
-from .models.model_names import SHORT_NAMES, resolve_model
-from .receipts import verify_receipt_log
+from ..models.errors import ModelLoadError
+from ..models.model_names import SHORT_NAMES, resolve_model
+from ..receipts import verify_receipt_log
 
 MINIMUM_PYTHON = (3, 11)
 DAEMON_PACKAGES = ("pygls", "lsprotocol", "attrs", "cattrs", "typing_extensions")
@@ -48,7 +48,7 @@ def package_version(name: str) -> str | None:
 
 
 def package_checks() -> list[Check]:
-    location = Path(__file__).resolve().parent
+    location = Path(__file__).resolve().parents[1]  # the package, not this folder
     checks = [Check("counterfoil", f"{package_version('counterfoil') or 'source'} at {location}")]
     for name in DAEMON_PACKAGES:
         version = package_version(name)

@@ -93,7 +93,7 @@ def serving_mlx_model(model_dir: Path, log: Path | None = None) -> AbstractConte
 
 
 def main() -> None:
-    """`python -m counterfoil.models.local_mlx_server MODEL_DIR [LOG]`: serve, print the base
+    """`python -m counterfoil.testing.local_mlx_server MODEL_DIR [LOG]`: serve, print the base
     URL once it answers, and stop the server on SIGTERM or SIGINT (for the editor's tests)."""
     import argparse
     import signal

@@ -1,6 +1,6 @@
 """The process between the gate and one command: it outlives the command to kill what it left.
 
-Run as a script by `commands.run_bounded` (`python -I -S command_reaper.py REPORT_FD CPU
+Run as a script by `runner.run_bounded` (`python -I -S reaper.py REPORT_FD CPU
 MEMORY PROCESSES -- ARGV...`), so it is a fresh single-threaded interpreter: setting resource
 limits between fork and exec (`preexec_fn`) is safe here, where it is not in a daemon with
 threads. On Linux it makes itself a child subreaper, so every descendant that is orphaned, even

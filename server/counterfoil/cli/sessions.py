@@ -15,26 +15,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from .command_setup import CommandSetup
-from .context import Observation, note_observation
-from .loop import Messages, initial_messages
-from .prompt import build_system_prompt
-from .proposals import ToolProposal
-from .receipts import ReceiptStore
-from .sessions.checkpoint import (
+from ..context import Observation, note_observation
+from ..loop import Messages, initial_messages
+from ..prompt import build_system_prompt
+from ..proposals import ToolProposal
+from ..receipts import ReceiptStore
+from ..sessions.checkpoint import (
     KeepsPromptCache,
     RestoresCheckpoints,
     prompt_cache_name,
     restore_model_state,
 )
-from .sessions.intents import Settled, settle_intents
-from .sessions.record import CheckpointRefused
-from .sessions.recorder import SessionRecorder
-from .sessions.reopen import ResumePlan, open_for_resume, pending_action, run_state, status_of
-from .sessions.steering import steering_message
-from .sessions.store import SessionStore, StoredRun
+from ..sessions.intents import Settled, settle_intents
+from ..sessions.record import CheckpointRefused
+from ..sessions.recorder import SessionRecorder
+from ..sessions.reopen import ResumePlan, open_for_resume, pending_action, run_state, status_of
+from ..sessions.steering import steering_message
+from ..sessions.store import SessionStore, StoredRun
+from ..workspace import Workspace
+from .command_setup import CommandSetup
 from .terminal import EXIT_SETUP_ERROR
-from .workspace import Workspace
 
 
 def add_session_parsers(
@@ -239,8 +239,8 @@ def open_terminal_session(
 
 
 def sessions_command(args: argparse.Namespace, stdout: TextIO) -> int:
-    from .cli import SETTING_FLAGS
-    from .settings import Settings, SettingsError
+    from ..settings import Settings, SettingsError
+    from .main import SETTING_FLAGS
 
     try:
         settings = Settings.from_mapping({"receiptLog": args.receiptLog}, names=SETTING_FLAGS)

@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from .models import ModelUnderTest
-from .package import PackageError, TaskPackage, load_package
-from .report import TaskResult, document, overall_status, table
-from .runner import TaskRun, run_task
+from ..evals.models import ModelUnderTest
+from ..evals.package import PackageError, TaskPackage, load_package
+from ..evals.report import TaskResult, document, overall_status, table
+from ..evals.runner import TaskRun, run_task
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_PACKAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 MAX_RUNS = 1000
@@ -69,7 +69,7 @@ def eval_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO | None
     else:
         stdout.write(table(results, models))
     if args.report is not None:
-        from .html import html_report
+        from ..evals.html import html_report
 
         try:
             args.report.write_text(html_report(results, models, args.runs), encoding="utf-8")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import AgentError
+from ...errors import AgentError
 
 OFF, CONFINE, REVIEW = "off", "confine", "review"
 SANDBOX_MODES = (OFF, CONFINE, REVIEW)

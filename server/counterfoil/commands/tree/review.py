@@ -15,8 +15,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ..actions import ToolAction
-from ..proposals import ChangeSetProposal, FileRestore
+from ...actions import ToolAction
+from ...proposals import ChangeSetProposal, FileRestore
 from .changes import TreeChanges, compare
 from .restore import check_change_set
 from .snapshot import (

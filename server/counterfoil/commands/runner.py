@@ -1,6 +1,6 @@
 """Running one allowlisted command: no shell, nothing left behind, bounded output.
 
-The command runs under `command_reaper.py`, a small process that kills every descendant
+The command runs under `reaper.py`, a small process that kills every descendant
 when the command ends, times out or is stopped, so when `run_bounded` returns (and the
 receipt is written) nothing the command started is still running. The output is streamed
 through a fixed-size buffer, so a command that prints hundreds of megabytes costs the caller
@@ -23,14 +23,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .command_environment import command_environment
+from .environment import command_environment
 
 OUTPUT_LIMIT_CHARS = 16_000
 READ_CHUNK_BYTES = 64 * 1024
 DRAIN_AFTER_EXIT_SECONDS = 0.2
 STOP_GRACE_SECONDS = 5.0
 POLL_SECONDS = 0.05
-REAPER = Path(__file__).with_name("command_reaper.py")
+REAPER = Path(__file__).with_name("reaper.py")
 NO_LIMIT = "-"
 
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from ..errors import AgentError
-from ..files import DIRECTORY_FLAGS, READ_FLAGS, open_directory
-from ..paths import is_temporary_name, protected_walk_matcher
+from ...errors import AgentError
+from ...files import DIRECTORY_FLAGS, READ_FLAGS, open_directory
+from ...paths import is_temporary_name, protected_walk_matcher
 from .ignore import (
     CACHE_NAMES,
     GITIGNORE,

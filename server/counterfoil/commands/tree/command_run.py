@@ -9,13 +9,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..approval import Approval
-from ..commands import CommandResult, run_bounded
-from ..errors import AgentError
-from ..policy import ToolPolicy
-from ..proposals import CommandProposal, ToolProposal
-from ..receipt_evidence import command_evidence
-from ..receipts import ReceiptNotRecorded, ReceiptStore
+from ...approval import Approval
+from ...errors import AgentError
+from ...policy import ToolPolicy
+from ...proposals import CommandProposal, ToolProposal
+from ...receipt_evidence import command_evidence
+from ...receipts import ReceiptNotRecorded, ReceiptStore
+from ..runner import CommandResult, run_bounded
 from .changes import TreeChanges
 from .command_tree import CommandTree
 from .restore import apply_change_set

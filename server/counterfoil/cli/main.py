@@ -18,32 +18,32 @@ from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..agents_file import read_agents_file
+from ..errors import AgentError
+from ..loop import AgentEvent, run_agent, run_verdict
+from ..models.progress import ModelProgress
+from ..models.usage import usage_line
+from ..proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
+from ..receipts import EffectReceipt
+from ..settings import Settings
+from ..workspace import Workspace
 from . import doctor
-from .agents_file import read_agents_file
-from .change_set_diff import change_set_diff
 from .command_setup import set_up_command
-from .errors import AgentError
-from .loop import AgentEvent, run_agent, run_verdict
-from .model_download_terminal import download_command, prepare_model
-from .models.progress import ModelProgress
-from .models.usage import usage_line
-from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
-from .receipt_commands import add_receipt_parsers, keys_command, receipts_command
-from .receipts import EffectReceipt
-from .session_commands import add_session_parsers, open_terminal_session, sessions_command
-from .settings import Settings
+from .model_download import download_command, prepare_model
+from .receipts import add_receipt_parsers, keys_command, receipts_command
+from .sessions import add_session_parsers, open_terminal_session, sessions_command
 from .terminal import (
     EXIT_INTERRUPTED,
     EXIT_SETUP_ERROR,
     StepPrinter,
     Style,
+    change_set_diff,
     exit_status,
     format_verdict,
     short_digest,
     timed_load,
 )
 from .terminal_text import terminal_safe_stream
-from .workspace import Workspace
 
 # Flags that are settings: each maps to its key in `Settings.from_mapping`, so checks,
 # defaults and error messages are the ones the daemon uses.
@@ -147,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     download.add_argument("model", help="model name or hub repo id, e.g. qwen3-4b")
 
-    from .evals.terminal import add_arguments as add_eval_arguments
+    from .evals import add_arguments as add_eval_arguments
 
     add_eval_arguments(commands.add_parser("eval", help="run task packages and grade each run"))
 
@@ -284,7 +284,7 @@ def agent_settings(args: argparse.Namespace) -> Settings:
 
 
 def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    from .models import GenerationOptions, load_generate
+    from ..models import GenerationOptions, load_generate
 
     setup = set_up_command(lambda: agent_settings(args), args.root, stdout, log_must_exist=False)
     if setup is None:
@@ -350,7 +350,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         return EXIT_SETUP_ERROR
     loaded.set()
     if settings.endpoint:
-        from .models.remote import RemoteGenerate
+        from ..models.remote import RemoteGenerate
 
         served = generate.model if isinstance(generate, RemoteGenerate) else spec
         stdout.write(f"model: {served} at {settings.endpoint}\n")
@@ -445,9 +445,9 @@ def main(
     if args.command == "revert":
         return revert_command(args, stdin, stdout)
     if args.command == "eval":
-        from .evals.terminal import eval_command
+        from .evals import eval_command
 
         return eval_command(args, stdout)
-    from .lsp import serve
+    from ..lsp import serve
 
     return serve()
