@@ -11,7 +11,15 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.hub_server import REPO, WEIGHTS, HubServer, cache, hub, serve_hub, write_model_folder
+from tests.support.hub_server import (
+    REPO,
+    WEIGHTS,
+    HubServer,
+    cache,
+    hub,
+    serve_hub,
+    write_model_folder,
+)
 
 from counterfoil.cli.main import main
 from counterfoil.cli.model_download import format_progress

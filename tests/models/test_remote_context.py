@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("httpx")
 
-from tests.chat_servers import Reply, StartServer, chat_servers, sse_chunk, stream_head
+from tests.support.chat_servers import Reply, StartServer, chat_servers, sse_chunk, stream_head
 
 from counterfoil.cli.main import main
 from counterfoil.context import estimate_tokens

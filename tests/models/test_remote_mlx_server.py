@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("httpx")
 
-from tests.chat_servers import token_texts
+from tests.support.chat_servers import token_texts
 
 from counterfoil.cli.main import main
 from counterfoil.cli.terminal import EXIT_STOPPED

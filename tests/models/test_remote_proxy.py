@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("httpx")
 
-from tests.chat_servers import StartServer, chat_servers, stream_tokens
+from tests.support.chat_servers import StartServer, chat_servers, stream_tokens
 
 from counterfoil.cli.main import build_parser
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelLoadError, load_generate

@@ -73,7 +73,7 @@ def install(trace: Path, crash_at: int) -> None:
 
         return rename
 
-    os.fsync = fsync
+    os.fsync = fsync  # type: ignore[assignment]
     os.rename = moved(real_rename)  # type: ignore[assignment]
     os.replace = moved(real_replace)  # type: ignore[assignment]
 

@@ -76,7 +76,7 @@ def test_stopping_at_an_open_approval_is_recorded_as_interrupted(tmp_path: Path)
     make_project(tmp_path)
 
     class CtrlC(io.StringIO):
-        def readline(self, size: int | None = -1) -> str:
+        def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
             raise KeyboardInterrupt
 
     main(["agent", "fix app.py", *agent_flags(tmp_path)], stdin=CtrlC(), stdout=io.StringIO())

@@ -23,7 +23,7 @@ class Answers(io.StringIO):
         super().__init__()
         self.answers = list(answers)
 
-    def readline(self, size: int | None = -1) -> str:
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
         answer = self.answers.pop(0) if self.answers else ""
         if answer is KeyboardInterrupt:
             raise KeyboardInterrupt

@@ -9,7 +9,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from tests.processes import wait_dead
+from tests.support.processes import wait_dead
 
 from counterfoil.commands.runner import OUTPUT_LIMIT_CHARS, run_bounded
 

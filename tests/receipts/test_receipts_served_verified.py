@@ -9,7 +9,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from tests.core.receipt_helpers import approving_workspace, log_path, write
+from tests.support.receipts import approving_workspace, log_path, write
 
 from counterfoil import ReceiptStore
 from counterfoil.cli.main import main

@@ -7,7 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from tests.core.receipt_helpers import approving_workspace, log_path, write
+from tests.support.receipts import approving_workspace, log_path, write
 
 from counterfoil import ReceiptStore, verify_receipt_log
 from counterfoil.cli.main import main

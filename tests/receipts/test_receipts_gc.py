@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.core.receipt_helpers import approving_workspace, log_path, write
+from tests.support.receipts import approving_workspace, log_path, write
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil.approval import Approval

@@ -8,7 +8,7 @@ import multiprocessing
 from pathlib import Path
 
 import pytest
-from tests.core.receipt_helpers import receipt
+from tests.support.receipts import receipt
 
 from counterfoil import AgentError, EffectReceipt, ReceiptStore, verify_receipt_log
 from counterfoil.receipts import CHAIN_KEY

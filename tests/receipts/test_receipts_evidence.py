@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.core.receipt_helpers import HELLO, approving_workspace, log_path, run_hello, write
+from tests.support.receipts import HELLO, approving_workspace, log_path, run_hello, write
 
 from counterfoil import ReceiptStore, ToolAction, verify_receipt_log
 from counterfoil.cli.main import main

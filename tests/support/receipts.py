@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
-from counterfoil import EffectReceipt, ReceiptStore, ToolAction, ToolPolicy, Workspace
+from tests.support.workspaces import log_path, make_workspace
+
+from counterfoil import EffectReceipt, ToolAction, Workspace
 
 PYTHON = sys.executable
 HELLO = (PYTHON, "-c", "print('hello')")
 
 
-def log_path(root: Path) -> Path:
-    folder = root / ".counterfoil"
-    folder.mkdir(exist_ok=True)
-    return folder / "receipts.jsonl"
-
-
-def approving_workspace(root: Path, answer: bool = True, **options: object) -> Workspace:
-    policy = ToolPolicy(root, allow_writes=True, allowed_commands=(HELLO,))
-    store = ReceiptStore(log_path(root))
-    return Workspace(policy, receipt_store=store, confirm_proposal=lambda _: answer, **options)  # type: ignore[arg-type]
+def approving_workspace(root: Path, answer: bool = True, **options: Any) -> Workspace:
+    """Writes and the one `HELLO` command allowed, every proposal answered `answer`, logged."""
+    return make_workspace(
+        root, answer=answer, logged=True, allow_writes=True, allowed_commands=(HELLO,), **options
+    )
 
 
 def write(path: str, content: str) -> ToolAction:
@@ -41,3 +39,6 @@ def receipt(number: int, result: str = "edited app.py") -> EffectReceipt:
         result=result,
         changed_artifacts=("app.py",),
     )
+
+
+__all__ = ["HELLO", "approving_workspace", "log_path", "receipt", "run_hello", "write"]

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from tests.core.receipt_helpers import approving_workspace, log_path, receipt, write
+from tests.support.receipts import approving_workspace, log_path, receipt, write
 
 from counterfoil import AgentError, ReceiptStore, verify_receipt_log
 from counterfoil.loop import run_agent
@@ -176,7 +176,7 @@ def test_an_effect_whose_receipt_fails_says_so_and_stops_the_run(tmp_path: Path)
     def refuse(_: object) -> object:
         raise AgentError("disk full")
 
-    store.put = refuse  # type: ignore[method-assign]
+    store.put = refuse  # type: ignore[method-assign, assignment]
     responses = iter(['{"tool":"write_file","path":"a.md","content":"a\\n"}', '{"final":"done"}'])
     run = run_agent("write a.md", lambda _: next(responses), workspace)
 

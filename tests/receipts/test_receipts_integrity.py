@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.core.receipt_helpers import approving_workspace, log_path, receipt, write
+from tests.support.receipts import approving_workspace, log_path, receipt, write
 
 from counterfoil import AgentError, ReceiptStore, ToolPolicy, Workspace, verify_receipt_log
 from counterfoil.actions import parse_action
