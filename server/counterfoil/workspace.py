@@ -734,19 +734,12 @@ class Workspace:
         if not isinstance(action.arguments, dict):
             raise AgentError("arguments must be an object")
         check_arguments(action.tool, action.arguments)
-        if action.tool == "list_files":
-            return self.list_files(action.arguments.get("path", "."))
-        if action.tool == "read_file":
-            return self.read_file(
-                action.arguments["path"],
-                action.arguments.get("start_line"),
-                action.arguments.get("end_line"),
-            )
-        if action.tool == "search_files":
-            return self.search_files(
-                action.arguments["pattern"],
-                action.arguments.get("path", "."),
-                action.arguments.get("literal", False),
+        tool = tools.tool_named(action.tool)
+        assert tool is not None
+        if tool.handler is not None:
+            handler: Callable[..., str] = getattr(self, tool.handler)
+            return handler(
+                *(action.arguments.get(item.name, item.default) for item in tool.arguments)
             )
         assert action.tool in EFFECT_TOOLS
         if tool_call_id is None:
