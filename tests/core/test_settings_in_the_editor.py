@@ -8,7 +8,7 @@ from dataclasses import fields
 
 from tests.conftest import REPOSITORY
 
-from counterfoil.cli import SETTING_FLAGS, build_parser
+from counterfoil.cli.main import SETTING_FLAGS, build_parser
 from counterfoil.settings import Settings
 from counterfoil.settings_manifest import contributed_settings
 

@@ -1,0 +1,138 @@
+"""`counterfoil sessions` and `counterfoil resume`, and the session every terminal run keeps.
+
+A run writes its checkpoint beside the receipt log as it goes (see counterfoil.sessions);
+`resume` checks it, prints where it stopped, asks an open approval again as a new proposal
+and continues with the person's current flags. Every refusal is one sentence and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TextIO
+
+from ..sessions.intents import settle_intents
+from ..sessions.record import CheckpointRefused
+from ..sessions.recorded_run import RecordedRun
+from ..sessions.reopen import open_for_resume, run_state, status_of
+from ..sessions.store import SessionStore, StoredRun
+from .command_setup import CommandSetup
+from .terminal import EXIT_SETUP_ERROR
+
+
+def add_session_parsers(
+    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
+    agent: argparse.ArgumentParser,
+    receipt_log_help: str,
+) -> None:
+    sessions = commands.add_parser("sessions", help="list the runs that can be resumed")
+    sessions.add_argument(
+        "action",
+        nargs="?",
+        choices=("list", "gc"),
+        default="list",
+        help="gc: remove the checkpoints of ended runs",
+    )
+    sessions.add_argument("--root", required=True, type=Path, help="the project folder")
+    sessions.add_argument("--receipt-log", dest="receiptLog", metavar="PATH", help=receipt_log_help)
+    resume = commands.add_parser(
+        "resume", help="continue an interrupted or paused run (default: the latest)"
+    )
+    resume.add_argument("run_id", nargs="?", metavar="RUN_ID", help="a run id from `sessions`")
+    resume.add_argument("--steer", metavar="TEXT", help="one operator message before it continues")
+    for action in agent._actions:
+        if action.dest not in ("help", "goal"):
+            resume._add_action(action)
+
+
+def open_terminal_session(
+    args: argparse.Namespace, setup: CommandSetup, stdout: TextIO
+) -> RecordedRun | None:
+    """Settle what an interrupted run left, then (for `resume`) the checked checkpoint; None
+    once the reason it cannot go on is written."""
+    sessions = SessionStore(setup.log_path)
+    try:
+        settled = settle_intents(sessions, setup.store)
+    except (CheckpointRefused, OSError) as error:
+        stdout.write(f"error: could not settle an interrupted effect: {error}\n")
+        return None
+    stdout.writelines(f"recovered: {found.sentence}\n" for found in settled)
+    plan = None
+    if args.command == "resume":
+        try:
+            plan = open_for_resume(sessions, setup.policy.root, args.run_id)
+        except CheckpointRefused as error:
+            stdout.write(f"error: {error}\n")
+            return None
+        if args.steer is not None and not args.steer.strip():
+            plan.lock.release()
+            stdout.write("error: steering must not be empty\n")
+            return None
+        args.goal = plan.record.checkpoint.task
+        status = status_of(plan.record)
+        stdout.write(
+            f"resuming run {plan.record.run_id} ({plan.record.steps} steps)\n"
+            f"last action: {status.last_action}\nlast evidence: {status.last_evidence}\n"
+            f"next step: {status.next_step}\n"
+        )
+        stdout.writelines(
+            f"changed since it was read: {path} (the model is told)\n" for path in plan.changed
+        )
+    steer = getattr(args, "steer", None)
+
+    def say(line: str) -> None:
+        stdout.write(line + "\n")
+
+    return RecordedRun(sessions, setup.store, plan, steer, settled, say)
+
+
+def sessions_command(args: argparse.Namespace, stdout: TextIO) -> int:
+    from ..settings import Settings, SettingsError
+    from .main import SETTING_FLAGS
+
+    try:
+        settings = Settings.from_mapping({"receiptLog": args.receiptLog}, names=SETTING_FLAGS)
+        policy = settings.policy(args.root)
+    except SettingsError as error:
+        stdout.writelines(f"error: {problem}\n" for problem in error.problems)
+        return EXIT_SETUP_ERROR
+    except ValueError as error:
+        stdout.write(f"error: {error}\n")
+        return EXIT_SETUP_ERROR
+    sessions = SessionStore(settings.receipt_log_path(policy.root))
+    runs = sessions.runs()
+    if args.action == "gc":
+        return _collect(sessions, runs, stdout)
+    if not runs:
+        stdout.write(f"no runs recorded in {policy.root}\n")
+        return 0
+    stdout.writelines(describe_run(run) + "\n" for run in runs)
+    return 0
+
+
+def describe_run(run: StoredRun) -> str:
+    """`<run id>  <state>  <time>  <steps> steps  last: <action>  goal: <goal>`."""
+    when = datetime.fromtimestamp(run.modified, UTC).isoformat(timespec="seconds")
+    state = run_state(run)
+    record = run.record
+    if record is None:
+        return f"{run.run_id}  {state}  {when}  {run.problem}"
+    status = status_of(record, evidence_chars=60)
+    goal = record.checkpoint.task.splitlines()[0] if record.checkpoint.task else ""
+    return (
+        f"{run.run_id}  {state:<11} {when}  {record.steps} steps  "
+        f"last: {status.last_action}  goal: {goal}"
+    )
+
+
+def _collect(sessions: SessionStore, runs: list[StoredRun], stdout: TextIO) -> int:
+    """Remove ended runs' folders (never a live, interrupted, paused or unreadable one)."""
+    removed = 0
+    for run in runs:
+        if run_state(run) == "ended":
+            shutil.rmtree(sessions.run_folder(run.run_id))
+            removed += 1
+    stdout.write(f"removed {removed} ended runs; {len(runs) - removed} kept\n")
+    return 0
