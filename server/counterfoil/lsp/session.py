@@ -89,7 +89,9 @@ class Session(SessionQueries):
 
     def run(self, goal: str) -> Job:
         """A new conversation: the kept one is forgotten."""
-        return self._start("run", lambda job, _: self._run(job, goal, None, None))
+        return self._start(
+            "run", lambda job, prepared: self._run(job, goal, None, prepared), self._settle
+        )
 
     def follow_up(self, text: str) -> Job:
         """Continue the kept conversation with the person's next message."""
@@ -97,27 +99,46 @@ class Session(SessionQueries):
             conversation = self._conversation
         if conversation is None:
             raise NoConversation("no conversation to continue")
-        return self._start("run", lambda job, _: self._run(job, text, conversation, None))
+        return self._start(
+            "run",
+            lambda job, prepared: self._run(job, text, conversation, prepared),
+            self._settle,
+        )
 
     def resume(self, run_id: str, steer: str | None) -> Job:
         """Continue a run kept on disk (interrupted or paused), its checks made first: raises
         CheckpointRefused with one sentence when it cannot go on, and nothing runs."""
-        from ..sessions.intents import settle_intents
         from ..sessions.reopen import open_for_resume
         from ..sessions.store import SessionStore
 
         def prepare(settings: Settings, root: Path) -> Prepared:
-            log = settings.receipt_log_path(root)
-            sessions = SessionStore(log)
-            settled = settle_intents(sessions, ReceiptStore(log)) if log.exists() else []
-            for found in settled:
-                self.channel.log(f"recovered: {found.sentence}")
+            _, settled = self._settle(settings, root)
+            sessions = SessionStore(settings.receipt_log_path(root))
             plan = open_for_resume(sessions, settings.policy(root).root, run_id)
             return plan, settled
 
         return self._start(
             "run", lambda job, prepared: self._run(job, "", None, prepared, steer), prepare
         )
+
+    def _settle(self, settings: Settings, root: Path) -> Prepared:
+        """Settle from the disk what an interrupted run left (an intent without a receipt),
+        once, before any run of this root goes on; the person is told what was found."""
+        from ..sessions.intents import settle_intents
+        from ..sessions.store import SessionStore
+
+        log = settings.receipt_log_path(root)
+        if not log.exists():
+            return None, []
+        try:
+            settled = settle_intents(SessionStore(log), ReceiptStore(log))
+        except (AgentError, OSError) as error:
+            self.channel.log(f"could not settle an interrupted effect: {error}")
+            return None, []
+        for found in settled:
+            self.channel.log(f"recovered: {found.sentence}")
+            self.channel.show_message("info", f"Counterfoil recovered: {found.sentence}")
+        return None, settled
 
     def pause(self) -> str | None:
         """Ask the running agent run to pause; its run id, or None when no run goes."""
