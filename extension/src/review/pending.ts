@@ -146,6 +146,7 @@ export class PendingApprovals implements vscode.Disposable {
           !result.approved &&
           why !== "rejected" &&
           why !== STALE_REASON &&
+          why !== DAEMON_STOPPED && // interrupted, not rejected: the run panel offers Resume
           !result.repropose
         ) {
           void vscode.window.showWarningMessage(

@@ -267,7 +267,9 @@ export class RunCommands implements vscode.Disposable {
           `run interrupted: the daemon stopped (${errorMessage(error)})`,
         );
         panel.runInterrupted();
-        void this.onDaemonLost?.();
+        void Promise.resolve(this.onDaemonLost?.()).then(() =>
+          this.context.receiptCommands.refreshReceipts(),
+        );
         return undefined;
       }
       trace.error(`run failed: ${errorMessage(error)}`);
@@ -379,7 +381,7 @@ export class RunCommands implements vscode.Disposable {
     try {
       await this.context.client.restart();
       await this.context.receiptCommands.refreshReceipts();
-      void this.onDaemonLost?.();
+      await this.onDaemonLost?.();
       void vscode.window.showInformationMessage(
         "Counterfoil daemon restarted.",
       );

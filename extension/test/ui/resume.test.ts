@@ -117,6 +117,19 @@ describe("a run survives its daemon", () => {
         false,
         "no follow-up is offered after a crash",
       );
+      await page
+        .locator(".monaco-list-row", { hasText: "make double() double" })
+        .first()
+        .waitFor({ timeout: 30_000 }); // the receipts tree names the run from its record
+      assert.equal(
+        await page
+          .locator(".notifications-toasts .notification-toast", {
+            hasText: "rejected",
+          })
+          .count(),
+        0,
+        "no toast calls the interrupted proposal rejected",
+      );
       await page.mouse.move(10, 10);
       await screenshot(page, "resume-interrupted.png");
 
