@@ -283,7 +283,16 @@ def build_server() -> CounterfoilServer:
     async def resume(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         run_id = run_id_param(params, "counterfoil/resume")
         steer = steer_param(params)
-        job = await asyncio.to_thread(_start, lambda: server.session.resume(run_id, steer))
+        # Off the loop: the checkpoint is read and checked first. A cancel that comes while it
+        # is checked stops the job once it exists, and the request still gets its result.
+        starting = asyncio.ensure_future(
+            asyncio.to_thread(_start, lambda: server.session.resume(run_id, steer))
+        )
+        try:
+            job = await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            job = await starting
+            job.cancel()
         return await _outcome(job)
 
     @server.feature("counterfoil/pause")
