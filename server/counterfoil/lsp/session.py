@@ -128,10 +128,11 @@ class Session(SessionQueries):
         from ..sessions.store import SessionStore
 
         log = settings.receipt_log_path(root)
-        if not log.exists():
+        sessions = SessionStore(log)
+        if not sessions.folder.is_dir():
             return None, []
         try:
-            settled = settle_intents(SessionStore(log), ReceiptStore(log))
+            settled = settle_intents(sessions, ReceiptStore(log))
         except (AgentError, OSError) as error:
             self.channel.log(f"could not settle an interrupted effect: {error}")
             return None, []
