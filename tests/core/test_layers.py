@@ -122,6 +122,7 @@ ADAPTER_MODULES = (
     "command_setup",
     "change_set_diff",
     "session_commands",
+    "branch_commands",
 )
 
 
