@@ -79,7 +79,7 @@ def _setup(args: argparse.Namespace, stdout: TextIO, **given: object) -> Command
         lambda: Settings.from_mapping(mapping, names=SETTING_FLAGS),
         args.root,
         stdout,
-        log_must_exist=True,
+        log_must_exist=False,  # a run that has only read has no log yet
     )
 
 
@@ -102,7 +102,7 @@ def fork_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int
             return EXIT_SETUP_ERROR
     from .cli import agent_settings
 
-    setup = set_up_command(lambda: agent_settings(args), args.root, stdout, log_must_exist=True)
+    setup = set_up_command(lambda: agent_settings(args), args.root, stdout, log_must_exist=False)
     if setup is None:
         return EXIT_SETUP_ERROR
     sessions = SessionStore(setup.log_path)

@@ -111,9 +111,7 @@ def apply_branch(
     change, when a file no longer holds its base, or the branch removed a file or wrote bytes
     that are not text; a change denied or refused stops there (the earlier ones stay, with
     their receipts, and a later selection of the branch does not ask for them again)."""
-    changes = tuple(
-        change for change in branch_changes(branch) if not _applied(policy.root, change)
-    )
+    changes = pending_changes(branch, policy.root)
     for change in changes:
         base = branch.base.get(change.path)
         current = _digest(policy.root, change.path)
@@ -144,6 +142,11 @@ def apply_branch(
             raise AgentError(f"{change.path}: {result[len('error: ') :]}")
         results.append(result)
     return tuple(results)
+
+
+def pending_changes(branch: BranchCopy, root: Path) -> tuple[BranchChange, ...]:
+    """The branch's changes that `root` does not hold yet."""
+    return tuple(change for change in branch_changes(branch) if not _applied(root, change))
 
 
 def _applied(root: Path, change: BranchChange) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .branch_copies import BranchCopy, apply_branch, branch_changes
+from .branch_copies import BranchCopy, apply_branch, pending_changes
 from .errors import AgentError
 from .forks import selected_branch
 from .policy import ToolPolicy
@@ -95,7 +95,7 @@ def select_named_branch(
         copy = branch_copy(branches, record)
         if not copy.root.is_dir():
             raise CheckpointRefused(f"the copy of branch {name} is missing")
-        before_changes(record, len(branch_changes(copy)))
+        before_changes(record, len(pending_changes(copy, policy.root)))
         try:
             results = apply_branch(copy, policy, store, confirm)
         except AgentError as error:
