@@ -283,10 +283,15 @@ def describe_run(run: StoredRun) -> str:
 
 
 def _collect(sessions: SessionStore, runs: list[StoredRun], stdout: TextIO) -> int:
-    """Remove ended runs' folders (never a live, interrupted, paused or unreadable one)."""
+    """Remove ended runs' folders (never a live, interrupted, paused or unreadable one, nor
+    one with branches still to select from)."""
+    from .sessions.branches import BranchStore
+
+    branches = BranchStore(sessions)
     removed = 0
     for run in runs:
-        if run_state(run) == "ended":
+        waiting = any(item.state == "ended" for item in branches.branches(run.run_id))
+        if run_state(run) == "ended" and not waiting:
             shutil.rmtree(sessions.run_folder(run.run_id))
             removed += 1
     stdout.write(f"removed {removed} ended runs; {len(runs) - removed} kept\n")

@@ -176,3 +176,14 @@ def test_a_change_already_in_the_root_is_not_asked_again(forked: tuple[Path, str
     assert status == 0, output
     assert "0 change(s)" in output and "Approve?" not in output
     assert store(root).load(run_id, 1).state == "selected"
+
+
+def test_sessions_gc_keeps_a_run_whose_branches_wait_for_a_selection(
+    forked: tuple[Path, str],
+) -> None:
+    root, run_id = forked
+
+    status, output = cli(["sessions", "gc", "--root", str(root)])
+
+    assert (status, output) == (0, "removed 0 ended runs; 1 kept\n")
+    assert len(store(root).branches(run_id)) == 2
