@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from .branch_copies import BranchCopy
 from .command_setup import CommandSetup, set_up_command
+from .errors import AgentError
 from .proposals import CommandProposal, ToolProposal
 from .receipts import ReceiptStore
 from .sessions.branches import BranchRecord, BranchStore
@@ -155,7 +156,11 @@ def _fork(
     ask = terminal_confirm(stdin, stdout, Style.for_stream(stdout), interrupted)
     ended: list[BranchRecord] = []
     for index, steering in enumerate(args.steer):
-        copy = start_branch(plan, branches, steering)
+        try:
+            copy = start_branch(plan, branches, steering)
+        except (AgentError, OSError) as error:
+            stdout.write(f"error: could not copy the root for a branch: {error}\n")
+            return EXIT_SETUP_ERROR
         name = f"{record.run_id}.{copy.name}"
         stdout.write(f"\n==== branch {name}: {steering} ====\n{_copy_line(copy)}\n")
         workspace = _branch_workspace(setup, copy, name, ask, plan.read_digests)

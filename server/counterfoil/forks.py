@@ -12,6 +12,7 @@ the model's own counters say; a model without counters (a script) leaves it unkn
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,7 +75,11 @@ def start_branch(plan: ResumePlan, branches: BranchStore, steering: str) -> Bran
     record = plan.record
     number = branches.next_number(record.run_id)
     root, log = Path(record.root), Path(record.log)
-    copy = fork_root(str(number), root, log, branches.folder(record.run_id))
+    try:
+        copy = fork_root(str(number), root, log, branches.folder(record.run_id))
+    except BaseException:
+        shutil.rmtree(branches.branch_folder(record.run_id, number), ignore_errors=True)
+        raise
     now = utc_now()
     branches.write(
         BranchRecord(

@@ -103,3 +103,21 @@ def test_a_run_being_resumed_elsewhere_is_not_forked(tmp_path: Path) -> None:
         f"error: run {run_id} is already running or being resumed by another process\n"
     )
     assert unchanged(root) == before
+
+
+def test_a_root_that_cannot_be_copied_leaves_no_branch_behind(tmp_path: Path) -> None:
+    import os
+
+    root, run_id = finished_run(tmp_path)
+    os.mkfifo(root / "pipe")
+    before = unchanged(root)
+
+    status, output = fork(root, run_id, fork_script(tmp_path), "go")
+
+    assert status == 2
+    assert output.splitlines()[-1] == (
+        "error: could not copy the root for a branch: pipe is not a regular file or a folder "
+        "(a special file)"
+    )
+    assert unchanged(root) == before
+    assert not (log_of(root).parent / "sessions" / run_id / "branches" / "1").exists()
