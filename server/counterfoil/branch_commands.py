@@ -21,7 +21,7 @@ from .command_setup import CommandSetup, set_up_command
 from .errors import AgentError
 from .proposals import CommandProposal, ToolProposal
 from .receipts import ReceiptStore
-from .sessions.branches import BranchRecord, BranchStore
+from .sessions.branches import BranchRecord, BranchStore, listed_state
 from .sessions.record import CheckpointRefused
 from .sessions.store import SessionStore
 from .settings import Settings
@@ -306,7 +306,7 @@ def branches_command(args: argparse.Namespace, stdout: TextIO) -> int:
         return EXIT_SETUP_ERROR
     found = BranchStore(sessions).branches(args.run_id)
     live = sessions.is_live(args.run_id)
-    states = [_listed_state(item, live) for item in found]
+    states = [listed_state(item, live) for item in found]
     if args.json:
         document = [_branch_json(item, state) for item, state in zip(found, states, strict=True)]
         stdout.write(json.dumps({"run": args.run_id, "branches": document}, indent=2) + "\n")
@@ -320,14 +320,6 @@ def branches_command(args: argparse.Namespace, stdout: TextIO) -> int:
         describe_branch(item, state) + "\n" for item, state in zip(found, states, strict=True)
     )
     return 0
-
-
-def _listed_state(record: BranchRecord, live: bool) -> str:
-    """A branch whose run has not ended is running while the fork holds the run, else
-    interrupted."""
-    if record.state != "running":
-        return record.state
-    return "running" if live else "interrupted"
 
 
 def _branch_json(record: BranchRecord, state: str) -> dict[str, Any]:

@@ -83,8 +83,10 @@ def select_named_branch(
     confirm: Callable[[ToolProposal], object],
     *,
     before_changes: Callable[[BranchRecord, int], None] = lambda _record, _count: None,
+    via: str = "cli",
 ) -> Selection:
-    """Apply branch `name` to `policy.root` through `confirm`, then discard its siblings.
+    """Apply branch `name` to `policy.root` through `confirm` (approvals recorded as `via`,
+    selecting the branch), then discard its siblings.
 
     Raises CheckpointRefused (bad input: nothing changed) or SelectionStopped (a changed
     base refuses it all; a denied or failed change stops there, the earlier ones applied and
@@ -97,7 +99,7 @@ def select_named_branch(
             raise CheckpointRefused(f"the copy of branch {name} is missing")
         before_changes(record, len(pending_changes(copy, policy.root)))
         try:
-            results = apply_branch(copy, policy, store, confirm)
+            results = apply_branch(copy, policy, store, confirm, via=via)
         except AgentError as error:
             raise SelectionStopped(str(error)) from None
         now = utc_now()

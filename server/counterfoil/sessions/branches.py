@@ -86,6 +86,14 @@ class BranchRecord:
         return json.dumps(document, sort_keys=True, indent=1).encode("utf-8") + b"\n"
 
 
+def listed_state(record: BranchRecord, live: bool) -> str:
+    """A branch whose run has not ended is running while a fork holds the run (`live`), else
+    interrupted."""
+    if record.state != "running":
+        return record.state
+    return "running" if live else "interrupted"
+
+
 def parse_branch_name(name: str) -> tuple[str, int]:
     """(run id, number) of `<run-id>.<n>`; CheckpointRefused for anything else."""
     found = BRANCH_NAME.fullmatch(name) if isinstance(name, str) else None
