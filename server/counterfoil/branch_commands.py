@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import threading
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -299,7 +299,7 @@ def branches_command(args: argparse.Namespace, stdout: TextIO) -> int:
         return EXIT_SETUP_ERROR
     sessions = SessionStore(setup.log_path)
     try:
-        if not (sessions.folder / sessions.run_folder(args.run_id).name).is_dir():
+        if not sessions.has_run(args.run_id):
             raise CheckpointRefused(f"there is no run {args.run_id} in {setup.policy.root}")
     except CheckpointRefused as error:
         stdout.write(f"error: {error}\n")
@@ -307,9 +307,11 @@ def branches_command(args: argparse.Namespace, stdout: TextIO) -> int:
     found = BranchStore(sessions).branches(args.run_id)
     live = sessions.is_live(args.run_id)
     states = [listed_state(item, live) for item in found]
-    if args.json:
-        document = [_branch_json(item, state) for item, state in zip(found, states, strict=True)]
-        stdout.write(json.dumps({"run": args.run_id, "branches": document}, indent=2) + "\n")
+    if args.json:  # the daemon's `counterfoil/branches` answer, written once
+        from .lsp.branches import branches_answer
+
+        document = branches_answer(setup.log_path, args.run_id)
+        stdout.write(json.dumps(document, indent=2) + "\n")
         return 0
     if not found:
         stdout.write(
@@ -320,28 +322,6 @@ def branches_command(args: argparse.Namespace, stdout: TextIO) -> int:
         describe_branch(item, state) + "\n" for item, state in zip(found, states, strict=True)
     )
     return 0
-
-
-def _branch_json(record: BranchRecord, state: str) -> dict[str, Any]:
-    return {
-        "name": record.name,
-        "steering": record.steering,
-        "state": state,
-        "reason": record.reason,
-        "steps": record.steps,
-        "validation": record.validation,
-        "effects": record.effects,
-        "files_changed": list(record.files_changed),
-        "prefix_tokens": record.prefix_tokens,
-        "prefill_avoided": record.prefill_avoided,
-        "prefill_note": record.prefill_note,
-        "copy": {"cloned": record.cloned_files, "copied": record.copied_files},
-        "checks_package": record.checks_package,
-        "checks_passed": record.checks_passed,
-        "checks": [asdict(check) for check in record.checks],
-        "forbidden": list(record.forbidden),
-        "final": record.final,
-    }
 
 
 def select_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:

@@ -41,7 +41,7 @@ def open_for_fork(sessions: SessionStore, root: Path, run_id: str) -> ResumePlan
 
     A paused, interrupted or ended run can be forked, at the last complete observation its
     checkpoint holds (an approval left open is not asked in the branches)."""
-    if not (sessions.folder / sessions.run_folder(run_id).name).is_dir():
+    if not sessions.has_run(run_id):
         raise CheckpointRefused(f"there is no run {run_id} in {root}")
     lock = sessions.lock(run_id)
     try:

@@ -98,3 +98,12 @@ class SteeredModel:
         self.stats.append(ResponseStats(1, "stop", 0.0, prompt, prompt - reused))
         self.cached = [*messages, {"role": "assistant", "content": response}]
         return response
+
+
+def forked_run(tmp_path: Path) -> tuple[Path, str]:
+    """`finished_run` forked into two branches ("one", "two") that each set the answer to 3."""
+    root, run_id = finished_run(tmp_path)
+    arguments = ["fork", run_id, "--root", str(root), *model(fork_script(tmp_path))]
+    status, output = cli([*arguments, "--steer", "one", "--steer", "two"])
+    assert status == 0, output
+    return root, run_id

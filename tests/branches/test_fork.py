@@ -180,7 +180,7 @@ def test_the_listing_says_name_steering_steps_verdict_files_prefill_and_state(
         "state": "ended",
         "steps": 2,
     }
-    assert listed["files_changed"] == ["app.py"] and listed["prefill_avoided"] is None
+    assert listed["filesChanged"] == ["app.py"] and listed["prefillAvoided"] is None
 
 
 def test_a_branch_whose_fork_was_stopped_lists_as_interrupted(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fork_helpers import cli, finished_run, fork_script, log_of, model
+from fork_helpers import cli, forked_run, log_of
 
 from counterfoil.receipts import ReceiptStore
 from counterfoil.sessions.branches import BranchStore
@@ -16,12 +16,7 @@ from counterfoil.sessions.store import SessionStore
 
 @pytest.fixture
 def forked(tmp_path: Path) -> tuple[Path, str]:
-    """A finished run forked into two branches that each set the answer to 3."""
-    root, run_id = finished_run(tmp_path)
-    arguments = ["fork", run_id, "--root", str(root), *model(fork_script(tmp_path))]
-    status, output = cli([*arguments, "--steer", "one", "--steer", "two"])
-    assert status == 0, output
-    return root, run_id
+    return forked_run(tmp_path)
 
 
 def store(root: Path) -> BranchStore:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
-from tests.branches.fork_helpers import cli, finished_run, fork_script, model
+from tests.branches.fork_helpers import forked_run
 
 from counterfoil.lsp import messages
 
@@ -18,11 +18,7 @@ from .test_messages import conforms
 
 @pytest.fixture
 def forked(tmp_path: Path) -> tuple[Path, str]:
-    root, run_id = finished_run(tmp_path)
-    arguments = ["fork", run_id, "--root", str(root), *model(fork_script(tmp_path))]
-    status, output = cli([*arguments, "--steer", "one", "--steer", "two"])
-    assert status == 0, output
-    return root, run_id
+    return forked_run(tmp_path)
 
 
 async def test_the_branches_are_listed_with_their_verdict_and_prefill(

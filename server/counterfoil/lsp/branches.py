@@ -30,7 +30,7 @@ def branches_answer(log: Path | None, run_id: str) -> dict[str, Any]:
         )
     sessions = SessionStore(log)
     try:
-        if not (sessions.folder / sessions.run_folder(run_id).name).is_dir():
+        if not sessions.has_run(run_id):
             raise CheckpointRefused(f"there is no run {run_id}")
     except CheckpointRefused as error:
         return dict(wire(BranchesResult(runId=run_id, branches=[], error=str(error))))
