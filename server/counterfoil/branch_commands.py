@@ -143,7 +143,8 @@ def _fork(
     branches = BranchStore(SessionStore(setup.log_path))
     stdout.write(
         f"forking run {record.run_id} at its checkpoint ({record.steps} steps, "
-        f"{record.state}) into {len(args.steer)} branch(es), one after another\n"
+        f"{'interrupted' if record.state == 'running' else record.state}) into "
+        f"{len(args.steer)} branch(es), one after another\n"
     )
     if record.pending is not None:
         stdout.write(

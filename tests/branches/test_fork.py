@@ -5,6 +5,7 @@ verdict (and a task package's checks when given), all recorded for `counterfoil 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -17,10 +18,13 @@ from fork_helpers import (
     fork_script,
     log_of,
     model,
+    write_script,
 )
 
+from counterfoil.models.scripted import ScriptedModel
 from counterfoil.receipts import ReceiptStore
 from counterfoil.sessions.branches import BranchStore
+from counterfoil.sessions.checkpoint import ModelCheckpoint
 from counterfoil.sessions.store import SessionStore
 
 
@@ -243,3 +247,45 @@ def test_a_copy_holds_the_root_but_not_the_receipt_logs_folder(tmp_path: Path) -
     assert list((copy / ".counterfoil").iterdir()) == []  # no log, no sessions, no branches
     assert record.cloned_files + record.copied_files == 2
     assert f"copy of the root: {copy} (" in output
+
+
+class CachingScript(ScriptedModel):
+    """A scripted model whose state includes a KV cache it writes beside the checkpoint and
+    reads back (as an mlx-lm model does), noting each read."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path.read_text().splitlines(), source=str(path))
+        self.reads: list[tuple[int, ...]] = []
+
+    def save_checkpoint(self, messages: list[dict[str, str]]) -> ModelCheckpoint:
+        return ModelCheckpoint(len(messages), self._next, (1, 2, 3), (3,))
+
+    def prompt_cache_bytes(self) -> int:
+        return 3
+
+    def write_prompt_cache(self, path: str) -> None:
+        Path(path).write_bytes(b"kv!")
+
+    def read_prompt_cache(self, path: str, tokens: Sequence[int]) -> None:
+        assert Path(path).read_bytes() == b"kv!"
+        self.reads.append(tuple(tokens))
+
+
+def test_the_first_branch_reads_the_kv_cache_kept_with_the_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import counterfoil.models
+
+    parent = CachingScript(write_script(tmp_path / "p.jsonl", READ, {"final": "read"}))
+    forker = CachingScript(write_script(tmp_path / "f.jsonl", READ, {"final": "a"}, {"final": "b"}))
+    models = iter([parent, forker])
+    monkeypatch.setattr(counterfoil.models, "load_generate", lambda *_a, **_k: next(models))
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "app.py").write_text("answer = 1\n")
+    cli(["agent", "read it", "--root", str(root), *model(tmp_path / "p.jsonl")])
+    (run_id,) = SessionStore(log_of(root)).run_ids()
+    output = fork(root, run_id, tmp_path / "f.jsonl", "a", "b")
+
+    assert forker.reads == [(1, 2, 3)]  # the second branch reuses it in memory
+    assert output.count("prompt cache: 3 tokens restored") == 1
