@@ -14,7 +14,7 @@ import json
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .branch_copies import BranchCopy
 from .command_setup import CommandSetup, set_up_command
@@ -27,6 +27,10 @@ from .sessions.store import SessionStore
 from .settings import Settings
 from .terminal import EXIT_INTERRUPTED, EXIT_SETUP_ERROR, StepPrinter, Style, timed_load
 from .workspace import Workspace
+
+if TYPE_CHECKING:
+    from .evals.package import TaskPackage
+    from .sessions.reopen import ResumePlan
 
 EXIT_NOT_APPLIED = 1
 
@@ -123,8 +127,8 @@ def fork_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int
 def _fork(
     args: argparse.Namespace,
     setup: CommandSetup,
-    plan: Any,
-    package: Any,
+    plan: ResumePlan,
+    package: TaskPackage | None,
     stdin: TextIO,
     stdout: TextIO,
 ) -> int:

@@ -16,7 +16,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .branch_copies import BranchCopy, branch_changes, fork_root
 from .context import Observation
@@ -32,6 +32,9 @@ from .sessions.steering import completed_tool_boundary, steering_message
 from .sessions.store import SessionStore
 from .verdict import EFFECT_STATES
 from .workspace import Workspace
+
+if TYPE_CHECKING:
+    from .evals.package import TaskPackage
 
 NO_COUNTERS = "the model reports no prompt counters (a scripted model prefills nothing)"
 
@@ -124,7 +127,7 @@ def run_in_branch(
     copy: BranchCopy,
     workspace: Workspace,
     how: BranchRun,
-    checks: Any = None,
+    checks: TaskPackage | None = None,
 ) -> BranchRecord:
     """Continue the checkpoint with this branch's steering in `workspace` (over the branch's
     copy), then record its end: steps, verdict, files changed, prefill avoided and, with a
@@ -191,7 +194,7 @@ def _ended(
     )
 
 
-def _graded(record: BranchRecord, copy: BranchCopy, package: Any) -> BranchRecord:
+def _graded(record: BranchRecord, copy: BranchCopy, package: TaskPackage) -> BranchRecord:
     """The package's held-out checks on the branch's copy, against the base at the fork."""
     from .evals.grading import grade
 
