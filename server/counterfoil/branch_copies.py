@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .actions import ToolAction
+from .commands.tree.ignore import CACHE_NAMES
 from .errors import AgentError
 from .policy import ToolPolicy
 from .proposals import ToolProposal
@@ -28,7 +29,6 @@ from .receipts import ReceiptStore
 from .receipts.content import OBJECTS_FOLDER
 from .receipts.guard import LogGuard
 from .receipts.head import head_path
-from .tree.ignore import CACHE_NAMES
 from .tree_copy import CopyCount, Snapshot, copy_tree, read_relative, snapshot
 from .workspace import Workspace
 

@@ -7,7 +7,7 @@ import io
 import json
 from pathlib import Path
 
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 from counterfoil.context import estimate_tokens
 from counterfoil.model import ResponseStats
 from counterfoil.sessions.steering import STEERING_PREFIX

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from fork_helpers import (
+from tests.branches.fork_helpers import (
     READ,
     SteeredModel,
     cli,

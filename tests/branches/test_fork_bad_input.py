@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fork_helpers import cli, finished_run, fork_script, log_of, model, write_script
+from tests.branches.fork_helpers import cli, finished_run, fork_script, log_of, model, write_script
 
 from counterfoil.sessions.branches import BranchStore
 from counterfoil.sessions.store import SessionStore

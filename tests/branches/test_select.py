@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fork_helpers import cli, forked_run, log_of
+from tests.branches.fork_helpers import cli, forked_run, log_of
 
 from counterfoil.receipts import ReceiptStore
 from counterfoil.sessions.branches import BranchStore
