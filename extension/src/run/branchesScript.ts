@@ -38,10 +38,14 @@ function card(
   box.dataset.branch = branch.name;
   const head = el("div", "branch-head");
   head.append(
-    el("h3", "", branch.name),
+    el("h3", "", branch.label),
     el("span", `badge ${branch.state}`, branch.stateWords),
   );
-  box.append(head, el("p", "steering", `Steering: ${branch.steering}`));
+  box.append(
+    head,
+    el("code", "branch-name", branch.name),
+    el("p", "steering", `Steering: ${branch.steering}`),
+  );
   const facts = el("ul", "facts");
   for (const line of branch.lines) facts.append(el("li", "", line));
   box.append(facts);

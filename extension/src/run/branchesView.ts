@@ -14,6 +14,8 @@ import { filesChangedLine, plural, VALIDATION_WORDS } from "./runModel";
 /** One branch as the webview draws it. */
 export interface BranchCard {
   name: string;
+  /** "Branch 1": its number, the name's last part. */
+  label: string;
   steering: string;
   state: BranchState;
   stateWords: string;
@@ -46,7 +48,7 @@ function effectsLine(effects: Record<string, number>): string {
 
 function prefillLine(branch: BranchInfo): string {
   if (branch.prefillAvoided === null) {
-    const why = branch.prefillNote ? ` (${branch.prefillNote})` : "";
+    const why = branch.prefillNote ? `: ${branch.prefillNote}` : "";
     return `Prefill avoided: unknown${why}`;
   }
   const prefix =
@@ -75,6 +77,7 @@ export function branchCard(branch: BranchInfo): BranchCard {
   if (checks) lines.push(checks);
   return {
     name: branch.name,
+    label: `Branch ${branch.name.slice(branch.name.lastIndexOf(".") + 1)}`,
     steering: branch.steering,
     state: branch.state,
     stateWords: STATE_WORDS[branch.state] ?? branch.state,

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { Browser } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import {
   editorTitleAction,
   makeWorkspace,
@@ -27,6 +27,19 @@ import {
 } from "./workbench";
 
 let browser: Browser;
+
+/** Drags the sash between the side bar and the editor until the side bar is `width` wide. */
+async function widenSideBar(page: Page, width: number): Promise<void> {
+  const bar = await page.locator(".part.sidebar").boundingBox();
+  assert.ok(bar, "the side bar is shown");
+  const edge = bar.x + bar.width;
+  const y = bar.y + bar.height / 2;
+  await page.mouse.move(edge - 1, y);
+  await page.mouse.down();
+  await page.mouse.move(bar.x + width, y, { steps: 10 });
+  await page.mouse.up();
+  await page.waitForTimeout(300);
+}
 
 const read = { tool: "read_file", path: "app.py" };
 const double = {
@@ -137,8 +150,21 @@ describe("branches of a forked run in the run panel", () => {
       assert.match(facts, /The model's claim: wrote it as an addition/);
       assert.match(await second.innerText(), /Steering: try addition too/);
       await page.mouse.move(10, 10);
+      await screenshot(page, "branches-stacked.png");
+      // A wide side bar: the branches stand in columns, one beside the other.
+      await widenSideBar(page, 760);
+      const [left, right] = [
+        await first.boundingBox(),
+        await second.boundingBox(),
+      ];
+      assert.ok(left && right, "both branches are drawn");
+      assert.ok(
+        Math.abs(left.y - right.y) < 2 && right.x > left.x + left.width,
+        `side by side: ${JSON.stringify([left, right])}`,
+      );
+      await page.mouse.move(10, 10);
       await screenshot(page, "branches-side-by-side.png");
-      step("branches shown");
+      step("branches shown, stacked then side by side");
 
       await first.locator("button", { hasText: "Show diff" }).click();
       await page

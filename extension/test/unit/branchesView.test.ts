@@ -51,9 +51,14 @@ test("a prefill the model could not count says why instead of a number", () => {
   );
   assert.ok(
     card.lines.includes(
-      "Prefill avoided: unknown (the model reports no counters)",
+      "Prefill avoided: unknown: the model reports no counters",
     ),
   );
+});
+
+test("a branch is labelled by its number and keeps its full name", () => {
+  const card = branchCard(branch({ name: "run-1.12" }));
+  assert.deepEqual([card.label, card.name], ["Branch 12", "run-1.12"]);
 });
 
 test("rejected and failed effects are counted beside the approved ones", () => {
