@@ -42,6 +42,19 @@ async def test_the_branches_are_listed_with_their_verdict_and_prefill(
     )
 
 
+async def test_a_branch_names_its_copy_of_the_root_so_its_files_can_be_compared(
+    start_daemon: StartDaemon, forked: tuple[Path, str]
+) -> None:
+    root, run_id = forked
+    daemon = await start_daemon(root=root)
+
+    result = await daemon.request("counterfoil/branches", {"runId": run_id})
+
+    copy = Path(result["branches"][0]["copyRoot"])
+    assert (copy / "app.py").read_text() == "answer = 3\n"
+    assert (root / "app.py").read_text() == "answer = 2\n"
+
+
 async def test_an_unknown_run_is_said_in_the_result(
     start_daemon: StartDaemon, forked: tuple[Path, str]
 ) -> None:

@@ -44,6 +44,7 @@ export interface BranchInfo {
   validation: string;
   effects: Record<string, number>;
   filesChanged: string[];
+  copyRoot: string | null;
   prefixTokens: number | null;
   prefillAvoided: number | null;
   prefillNote: string | null;

@@ -34,6 +34,7 @@ class BranchInfo:
     validation: str
     effects: dict[str, int]
     filesChanged: list[str]
+    copyRoot: str | None  # the branch's copy of the root (null once it was removed)
     prefixTokens: int | None
     prefillAvoided: int | None  # null: the model reports no prompt counters
     prefillNote: str | None

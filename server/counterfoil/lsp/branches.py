@@ -35,14 +35,15 @@ def branches_answer(log: Path | None, run_id: str) -> dict[str, Any]:
     except CheckpointRefused as error:
         return dict(wire(BranchesResult(runId=run_id, branches=[], error=str(error))))
     live = sessions.is_live(run_id)
+    store = BranchStore(sessions)
     found = [
-        branch_info(item, listed_state(item, live))
-        for item in BranchStore(sessions).branches(run_id)
+        branch_info(item, listed_state(item, live), store.copy_root(item))
+        for item in store.branches(run_id)
     ]
     return dict(wire(BranchesResult(runId=run_id, branches=found, error=None)))
 
 
-def branch_info(record: BranchRecord, state: Any) -> BranchInfo:
+def branch_info(record: BranchRecord, state: Any, copy_root: Path) -> BranchInfo:
     return BranchInfo(
         name=record.name,
         steering=record.steering,
@@ -52,6 +53,7 @@ def branch_info(record: BranchRecord, state: Any) -> BranchInfo:
         validation=record.validation,
         effects=dict(record.effects),
         filesChanged=list(record.files_changed),
+        copyRoot=str(copy_root) if copy_root.is_dir() else None,
         prefixTokens=record.prefix_tokens,
         prefillAvoided=record.prefill_avoided,
         prefillNote=record.prefill_note,
