@@ -1,0 +1,196 @@
+"""What a snapshot of the tree under the root holds: every file's stat, and its digest where
+it may be read; and how one file is read for it.
+
+Reading never follows a symlink (one is recorded by the digest of its target text, which is
+never opened): each folder is opened with O_NOFOLLOW relative to its parent's descriptor, and a
+file is checked to be the one its stat saw. A FIFO, socket or device is recorded by its stat
+alone and never opened, and so is a protected file, a file with other hard links and a file
+over `max_hash_bytes`. The walk itself is `walk.take_snapshot`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from ...errors import AgentError
+from ...files import READ_FLAGS, open_directory
+from .ignore import (
+    IgnoreRule,
+)
+
+FILE, SYMLINK, OTHER = "file", "symlink", "other"
+RACY_NANOSECONDS = 100_000_000  # mtimes this close to a snapshot are hashed again next time
+CHUNK_BYTES = 1 << 20
+NOT_READ_PROTECTED = "protected"
+NOT_READ_LINKED = "has other hard links"
+NOT_READ_SPECIAL = "not a regular file"
+SETTLED_NOTES = frozenset({NOT_READ_PROTECTED, NOT_READ_LINKED, NOT_READ_SPECIAL})
+UNSETTLED = 1 << 63  # a folder record's newest mtime when an entry must be read again
+
+KeepBytes = Callable[[bytes], None]
+
+
+@dataclass(frozen=True)
+class TreeLimits:
+    """How much one snapshot (and one command's record) may cost."""
+
+    max_entries: int = 200_000
+    max_seconds: float = 30.0
+    max_hash_bytes: int = 64 * 1024 * 1024
+    max_kept_file_bytes: int = 10 * 1024 * 1024
+    max_kept_bytes: int = 256 * 1024 * 1024
+    max_listed_changes: int = 1000
+    max_observed_changes: int = 20
+
+
+class Entry(NamedTuple):
+    """One path's lstat facts and digest (None: not read, `note` says why); a tuple, since a
+    snapshot makes one per file."""
+
+    kind: str
+    size: int
+    mtime_ns: int
+    inode: int
+    mode: int
+    digest: str | None
+    note: str | None = None
+
+    def same_stat(self, other: Entry) -> bool:
+        return self[1:5] == other[1:5]
+
+
+StatKey = tuple[str, int, int, int, int]  # name, size, mtime_ns, inode, mode
+
+
+class FolderRecord(NamedTuple):
+    """One folder as a walk left it: its listing, the rules it was walked with, and what it
+    gave (entries, subfolders walked into, counts of what was left out)."""
+
+    listing: list[StatKey]
+    inherited: list[IgnoreRule]
+    own_rules: list[IgnoreRule]
+    gitignore: StatKey | None
+    entries: dict[str, Entry]
+    subfolders: tuple[str, ...]
+    left_out: dict[str, str]  # name: why (counted, not listed)
+    newest_ns: int  # reusable only once this is out of the racy window
+
+
+_serials = itertools.count(1)
+
+
+@dataclass
+class Snapshot:
+    """Entries by path (relative, `/`-separated); what was left out, counted by reason.
+
+    `fresh` lists the paths recorded anew rather than taken unchanged from the snapshot
+    numbered `base`, so a comparison with that one looks at those alone."""
+
+    entries: dict[str, Entry] = field(default_factory=dict)
+    ignored: dict[str, int] = field(default_factory=dict)
+    incomplete: str | None = None
+    taken_ns: int = 0
+    kept_bytes: int = 0
+    folders: dict[str, FolderRecord] = field(default_factory=dict)
+    fresh: list[str] = field(default_factory=list)
+    base: int | None = None
+    serial: int = field(default_factory=lambda: next(_serials))
+
+    def count_ignored(self, reason: str) -> None:
+        self.ignored[reason] = self.ignored.get(reason, 0) + 1
+
+
+@dataclass(frozen=True)
+class TreeRules:
+    """What a snapshot leaves out besides caches and `.gitignore`: protected patterns and the
+    receipt log's own files (`guarded(path)`; for the walk, `guarded_paths`: relative to the
+    root, casefolded)."""
+
+    protected_patterns: tuple[str, ...] = ()
+    guarded: Callable[[Path], bool] = lambda path: False
+    guarded_paths: frozenset[str] = frozenset()
+
+
+def guarded_paths(root: Path, paths: tuple[Path, ...]) -> frozenset[str]:
+    """`paths` that lie under `root`, relative and casefolded, as `TreeRules.guarded_paths`."""
+    inside: set[str] = set()
+    for path in paths:
+        try:
+            relative = path.relative_to(root).as_posix().casefold()
+        except ValueError:
+            continue
+        if relative != ".":
+            inside.add(relative)
+    return frozenset(inside)
+
+
+def hash_entry(
+    root: Path, path: str, entry: Entry, limits: TreeLimits, keep: KeepBytes | None
+) -> Entry:
+    """`entry` with its digest, read now through descriptors that never follow a link (an
+    entry that is not a plain, singly linked file, or that changed kind, keeps its note)."""
+    if entry.digest is not None or entry.note is not None or entry.kind == OTHER:
+        return entry
+    parts = tuple(path.split("/"))
+    try:
+        with open_directory(root, parts[:-1]) as directory:
+            if entry.kind == SYMLINK:
+                return entry._replace(digest=symlink_digest(directory, parts[-1]))
+            info = os.stat(parts[-1], dir_fd=directory, follow_symlinks=False)
+            digest, note = digest_file(directory, parts[-1], info, limits, keep)
+    except (AgentError, OSError):
+        return entry._replace(note="could not be read")
+    return entry._replace(digest=digest, note=note)
+
+
+def digest_file(
+    directory: int, name: str, info: os.stat_result, limits: TreeLimits, keep: KeepBytes | None
+) -> tuple[str | None, str | None]:
+    """(digest, note) of a regular file opened without following links and checked to be the
+    one stat saw; small enough files are handed to `keep` (the content store) as read."""
+    if info.st_size > limits.max_hash_bytes:
+        return None, f"over {limits.max_hash_bytes} bytes, not hashed"
+    try:
+        fd = os.open(name, READ_FLAGS, dir_fd=directory)
+    except OSError:
+        return None, "could not be opened"
+    try:
+        opened = os.fstat(fd)
+        if not stat.S_ISREG(opened.st_mode) or opened.st_ino != info.st_ino:
+            return None, "changed while read"
+        hasher = hashlib.sha256()
+        kept: list[bytes] | None = (
+            [] if keep and info.st_size <= limits.max_kept_file_bytes else None
+        )
+        total = 0
+        while chunk := os.read(fd, CHUNK_BYTES):
+            total += len(chunk)
+            if total > limits.max_hash_bytes:
+                return None, f"over {limits.max_hash_bytes} bytes, not hashed"
+            hasher.update(chunk)
+            if kept is not None:
+                if total > limits.max_kept_file_bytes:
+                    kept = None
+                else:
+                    kept.append(chunk)
+        if kept is not None and keep is not None:
+            keep(b"".join(kept))
+        return hasher.hexdigest(), None
+    except OSError:
+        return None, "could not be read"
+    finally:
+        os.close(fd)
+
+
+def symlink_digest(directory: int, name: str) -> str | None:
+    try:
+        return hashlib.sha256(os.fsencode(os.readlink(name, dir_fd=directory))).hexdigest()
+    except OSError:
+        return None
