@@ -294,7 +294,7 @@ def test_the_bytes_the_shared_stat_cache_names_outlive_the_store_that_kept_them(
 ) -> None:
     import io
 
-    from counterfoil.cli import main
+    from counterfoil.cli.main import main
 
     written_long_ago(tmp_path / "data.txt", "before\n")
     noop = script(tmp_path, "noop.py", "")
