@@ -25,6 +25,16 @@ function sideOf(path: string, toolCallId: string, side: string): vscode.Uri {
   });
 }
 
+/** Closes the answered set's diff (the multi-file diff's tab is known by its title alone). */
+async function closeTabs(title: string): Promise<void> {
+  const open = vscode.window.tabGroups.all
+    .flatMap((group) => group.tabs)
+    .filter((tab) => tab.label.startsWith(title));
+  if (open.length > 0) {
+    await vscode.window.tabGroups.close(open);
+  }
+}
+
 export class ChangeSetReview implements vscode.Disposable {
   private readonly documents = new BaseDocuments();
   private readonly registration: vscode.Disposable;
@@ -60,8 +70,9 @@ export class ChangeSetReview implements vscode.Disposable {
     const title = changeSetTitle(params, preview);
     const show = () => this.open(title, resources);
     this.shown.set(params.toolCallId, show);
-    void answer.finally(() => {
+    void answer.finally(async () => {
       this.shown.delete(params.toolCallId);
+      await closeTabs(title);
       for (const [, now, after] of resources) {
         this.documents.delete(now);
         this.documents.delete(after);

@@ -1,7 +1,8 @@
 // Review mode in a real VS Code against the real daemon: an approved command runs on a copy of
 // the root, its changes come back as one multi-file diff with how it ran, and only Accept applies
 // them; the receipt says the command ran in review mode, under which mechanism, and what was
-// accepted.
+// accepted. Then Revert on that command's receipt: the same multi-file diff, a file changed
+// since is named and left alone, Accept puts the others back.
 
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -10,10 +11,12 @@ import { after, before, describe, test } from "node:test";
 import type { Browser } from "playwright-core";
 import {
   answerCommandModal,
+  clearNotifications,
   makeWorkspace,
   openFolder,
   receiptsOnDisk,
   screenshot,
+  showCounterfoilView,
   startBrowser,
   startRun,
   stateDir,
@@ -114,6 +117,48 @@ describe("review mode", () => {
         "old.txt",
       ]);
       await screenshot(page, "review-mode-accepted.png");
+
+      // Revert the command from its receipt; gen/out.txt, edited since, is left alone.
+      writeFileSync(join(workspace, "gen/out.txt"), "edited by hand\n");
+      await clearNotifications(page);
+      await showCounterfoilView(page);
+      const row = page
+        .locator(".pane", {
+          has: page.locator(".pane-header", { hasText: "Receipts" }),
+        })
+        .locator(".monaco-list-row", { hasText: "run_command python" })
+        .first();
+      await row.waitFor({ timeout: 30_000 });
+      await row.hover();
+      await row.locator('.action-label[aria-label^="Revert"]').click();
+      const asked = await waitForNotification(page, /Revert call-1/);
+      assert.match(asked, /gen\/out\.txt \(changed since the command\)/);
+      await page
+        .locator(".tabs-container .tab.active", {
+          hasText: "Revert call-1",
+        })
+        .waitFor({ timeout: 30_000 });
+      await page.mouse.move(10, 10);
+      await screenshot(page, "command-revert-diff.png");
+      await page
+        .locator(".notifications-toasts .notification-toast", {
+          hasText: /Revert call-1/,
+        })
+        .locator(".monaco-button", { hasText: /^Accept$/ })
+        .click();
+      await waitForNotification(page, /reverted call-1 in 2 files/);
+      assert.equal(
+        readFileSync(join(workspace, "data.txt"), "utf8"),
+        "before\n",
+      );
+      assert.equal(readFileSync(join(workspace, "old.txt"), "utf8"), "old\n");
+      assert.equal(
+        readFileSync(join(workspace, "gen/out.txt"), "utf8"),
+        "edited by hand\n",
+      );
+      const revert = receiptsOnDisk(workspace).at(-1)!;
+      assert.equal(revert.reverts, "call-1");
+      await screenshot(page, "command-reverted.png");
     } finally {
       await page.close();
     }
