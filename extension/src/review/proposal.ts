@@ -112,7 +112,12 @@ export function changeSetQuestion(
     preview.leftAlone.length > 0
       ? ` Left alone: ${preview.leftAlone.map((item) => `${item.path} (${item.why})`).join(", ")}.`
       : "";
-  return `${action}: ${fileCount(preview.files.length)}, all or nothing (${params.toolCallId}).${alone}`;
+  // A reviewed set is applied whole or not at all; a revert writes each file that still holds
+  // what the command left.
+  const how = preview.ran
+    ? "all or nothing"
+    : "each only if unchanged since the command";
+  return `${action}: ${fileCount(preview.files.length)}, ${how} (${params.toolCallId}).${alone}`;
 }
 
 /** Title of the approval diff: tool, path and call id. */

@@ -173,7 +173,7 @@ describe("change sets", () => {
     );
     assert.equal(
       changeSetQuestion(params, revert),
-      "Revert call-1: 2 files, all or nothing (call-3).",
+      "Revert call-1: 2 files, each only if unchanged since the command (call-3).",
     );
   });
 
