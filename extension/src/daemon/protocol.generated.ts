@@ -16,6 +16,58 @@ export type DownloadState = "downloading" | "done" | "cancelled" | "failed";
 
 export type SessionStateName = "interrupted" | "paused" | "ended" | "running" | "unreadable";
 
+export type BranchState = "running" | "interrupted" | "ended" | "selected" | "discarded";
+
+export type SelectionOutcome = "selected" | "refused" | "stopped";
+
+export interface BranchCheckResult {
+  name: string;
+  passed: boolean;
+  detail: string;
+}
+
+export interface BranchesParams {
+  runId: string;
+}
+
+export interface BranchesResult {
+  runId: string;
+  branches: BranchInfo[];
+  error: string | null;
+}
+
+/** One branch of a forked run, as `counterfoil branches` lists it. */
+export interface BranchInfo {
+  name: string;
+  steering: string;
+  state: BranchState;
+  reason: string | null;
+  steps: number;
+  validation: string;
+  effects: Record<string, number>;
+  filesChanged: string[];
+  copyRoot: string | null;
+  prefixTokens: number | null;
+  prefillAvoided: number | null;
+  prefillNote: string | null;
+  checksPassed: boolean | null;
+  checks: BranchCheckResult[];
+  final: string | null;
+}
+
+export interface SelectBranchParams {
+  branch: string;
+}
+
+/** `refused`: bad input, nothing changed; `stopped`: a changed base refused it all, or a change was denied (what was applied before stays, receipted). */
+export interface SelectBranchResult {
+  branch: string;
+  outcome: SelectionOutcome;
+  detail: string | null;
+  applied: string[];
+  discarded: string[];
+}
+
 export interface Approval {
   decision?: string | null;
   by?: string | null;
@@ -98,6 +150,7 @@ export interface ChangeSetPreview {
   reverts: string | null;
   files: ChangedFile[];
   leftAlone: LeftAlone[];
+  ran?: CommandRan | null;
 }
 
 export interface CommandPreview {
@@ -105,6 +158,16 @@ export interface CommandPreview {
   argv: string[];
   cwd: string;
   timeoutSeconds: number;
+}
+
+/** How a reviewed command ran: its argv, how it ended, and its sandbox. */
+export interface CommandRan {
+  argv: string[];
+  exitStatus: number | null;
+  timedOut: boolean;
+  mode: string;
+  mechanism: string;
+  network: boolean;
 }
 
 export interface ConfirmParams {
@@ -482,6 +545,8 @@ export const Methods = {
   inspect: "counterfoil/inspect",
   resume: "counterfoil/resume",
   pause: "counterfoil/pause",
+  branches: "counterfoil/branches",
+  selectBranch: "counterfoil/selectBranch",
   event: "counterfoil/event",
   receipt: "counterfoil/receipt",
   modelState: "counterfoil/modelState",

@@ -2,6 +2,7 @@
 // (runPanelScript.ts), written once for both sides. Types only: the webview bundle imports
 // nothing at run time.
 
+import type { BranchPanelMessage } from "./branchMessages";
 import type { ResumableView } from "./resumable";
 import type { ProposalView, TurnView } from "./runModel";
 
@@ -19,7 +20,8 @@ export type PanelMessage =
   | { type: "resume"; runId: string; steer?: string }
   | { type: "discard"; runId: string }
   | { type: "openOutput"; sha256: string }
-  | { type: "ready" };
+  | { type: "ready" }
+  | BranchPanelMessage;
 
 /** A turn as the webview draws it: with its verdict in words once it ended (none while it runs). */
 export type DrawnTurn = TurnView & { verdictLines: string[] };

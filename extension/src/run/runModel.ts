@@ -24,7 +24,8 @@ export type ProposalState = "pending" | "stale" | "interrupted" | EffectState;
 export interface ProposalView {
   toolCallId: string;
   subject: string;
-  kind: "edit" | "command";
+  /** `changes`: a change set (a command's revert, a reviewed command's changes). */
+  kind: "edit" | "command" | "changes";
   state: ProposalState;
   /** Why it is in that state, when there is more to say ("stale: file changed on disk"). */
   reason?: string;
@@ -390,18 +391,18 @@ export function conversationRunId(model: RunModel): string | null {
   return null;
 }
 
-const VALIDATION_WORDS: Record<string, string> = {
+export const VALIDATION_WORDS: Record<string, string> = {
   passed: "Validation passed",
   failed: "Validation failed",
   not_run: "Validation not run",
   stale: "Validation stale (files changed after it ran)",
 };
 
-function plural(count: number, word: string): string {
+export function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? "" : "s"}`;
 }
 
-function filesChangedLine(files: string[]): string {
+export function filesChangedLine(files: string[]): string {
   return files.length > 0
     ? `Files changed: ${files.join(", ")}`
     : "No files changed";

@@ -3,6 +3,7 @@
 // webview, not the extension host: esbuild bundles it for the browser (esbuild.mjs), and it
 // imports types only.
 
+import { wireBranches } from "./branchesScript";
 import type { DrawnTurn, ModelMessage, PanelMessage } from "./panelMessages";
 import type { ProposalState, ProposalView, StepView } from "./runModel";
 
@@ -97,7 +98,10 @@ function proposalBlock(proposal: ProposalView): HTMLDivElement {
   if (proposal.edited) {
     box.append(el("div", "reason", "accepted with your changes"));
   }
-  if (proposal.kind === "edit" && proposal.state === "pending") {
+  if (
+    (proposal.kind === "edit" || proposal.kind === "changes") &&
+    proposal.state === "pending"
+  ) {
     box.append(
       button("Show diff", "link", () =>
         vscode.postMessage({ type: "showDiff", id: proposal.toolCallId }),
@@ -425,4 +429,5 @@ window.addEventListener("message", (event: MessageEvent<unknown>) => {
   const data = event.data as Partial<ModelMessage> | null;
   if (data && data.type === "model") render(data as ModelMessage);
 });
+wireBranches((branchMessage) => vscode.postMessage(branchMessage));
 vscode.postMessage({ type: "ready" });

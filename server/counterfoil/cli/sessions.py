@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import TextIO
 
 from ..sessions.intents import settle_intents
-from ..sessions.record import CheckpointRefused
+from ..sessions.record import CheckpointRefused, SessionRecord
 from ..sessions.recorded_run import RecordedRun
+from ..sessions.recorded_run import read_prompt_cache as read_saved_prompt_cache
 from ..sessions.reopen import open_for_resume, run_state, status_of
 from ..sessions.store import SessionStore, StoredRun
 from .command_setup import CommandSetup
@@ -45,6 +46,13 @@ def add_session_parsers(
     for action in agent._actions:
         if action.dest not in ("help", "goal"):
             resume._add_action(action)
+
+
+def read_prompt_cache(
+    sessions: SessionStore, record: SessionRecord, model: object, stdout: TextIO
+) -> None:
+    """The KV cache saved with the checkpoint, if its file is there; what happened is said."""
+    read_saved_prompt_cache(sessions, record, model, lambda line: stdout.write(line + "\n"))
 
 
 def open_terminal_session(
@@ -128,10 +136,15 @@ def describe_run(run: StoredRun) -> str:
 
 
 def _collect(sessions: SessionStore, runs: list[StoredRun], stdout: TextIO) -> int:
-    """Remove ended runs' folders (never a live, interrupted, paused or unreadable one)."""
+    """Remove ended runs' folders (never a live, interrupted, paused or unreadable one, nor
+    one with branches still to select from)."""
+    from ..sessions.branches import BranchStore
+
+    branches = BranchStore(sessions)
     removed = 0
     for run in runs:
-        if run_state(run) == "ended":
+        waiting = any(item.state == "ended" for item in branches.branches(run.run_id))
+        if run_state(run) == "ended" and not waiting:
             shutil.rmtree(sessions.run_folder(run.run_id))
             removed += 1
     stdout.write(f"removed {removed} ended runs; {len(runs) - removed} kept\n")

@@ -34,6 +34,7 @@ from .protocol import (
     no_params,
     run_id_param,
     steer_param,
+    string_param,
     text_param,
 )
 from .settings import SettingsError, parse_settings, settings_from_configuration
@@ -330,6 +331,18 @@ def build_server() -> CounterfoilServer:
     async def revert(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         call_id = call_id_param(params, "counterfoil/revert")
         return await _outcome(_start(lambda: server.session.revert(call_id)))
+
+    @server.feature("counterfoil/branches")
+    async def branches(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .branches import branches_answer
+
+        run_id = string_param(params, "counterfoil/branches", "runId")
+        return await asyncio.to_thread(branches_answer, server.session.receipt_log(), run_id)
+
+    @server.feature("counterfoil/selectBranch")
+    async def select_branch(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        branch = string_param(params, "counterfoil/selectBranch", "branch")
+        return await _outcome(_start(lambda: server.session.select_branch(branch)))
 
     @server.feature("counterfoil/receipts")
     async def receipts(ls: CounterfoilServer, params: Any) -> dict[str, Any]:

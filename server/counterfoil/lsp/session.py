@@ -48,7 +48,15 @@ from .session_queries import SessionQueries
 RUN_STARTED_METHOD = messages.RunStarted.METHOD
 RUN_STATE_METHOD = messages.RunStateNotice.METHOD
 
-__all__ = ["EVENT_METHOD", "Job", "NoConversation", "NoWorkspaceRoot", "Session", "SessionBusy"]
+__all__ = [
+    "EVENT_METHOD",
+    "Job",
+    "NoConversation",
+    "NoWorkspaceRoot",
+    "Session",
+    "SessionBusy",
+    "WorkspaceUnavailable",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -159,6 +167,17 @@ class Session(SessionQueries):
             "revert",
             lambda job, _: self._one_effect(
                 job, f"revert {call_id}", lambda w: w.revert_step(call_id)
+            ),
+        )
+
+    def select_branch(self, branch: str) -> Job:
+        """Apply a forked run's branch, each change asked like any effect (`counterfoil/confirm`)."""
+        from .branches import select_answer
+
+        return self._start(
+            "selectBranch",
+            lambda job, _: select_answer(
+                branch, lambda: open_workspace(self.channel, job), job.bridge
             ),
         )
 

@@ -27,12 +27,31 @@ from .checkpoint import (
     restore_model_state,
 )
 from .intents import Settled
+from .record import SessionRecord
 from .recorder import SessionRecorder
 from .reopen import ResumePlan, pending_action
 from .steering import steering_message
 from .store import SessionStore
 
 Say = Callable[[str], object]
+
+
+def read_prompt_cache(
+    sessions: SessionStore, record: SessionRecord, model: object, say: Say
+) -> None:
+    """The KV cache saved with the checkpoint, if its file is there under its key."""
+    tokens = record.checkpoint.model.cached_token_ids
+    if record.model_note:
+        say(f"note: {record.model_note}")
+    if not isinstance(model, KeepsPromptCache) or record.prompt_cache is None:
+        return
+    if record.prompt_cache != prompt_cache_name(tokens):
+        say("note: the saved prompt cache does not match its tokens; not used")
+        return
+    path = sessions.run_folder(record.run_id) / record.prompt_cache
+    if path.is_file():
+        model.read_prompt_cache(str(path), tokens)
+        say(f"prompt cache: {len(tokens)} tokens restored")
 
 
 @dataclass
@@ -146,21 +165,8 @@ class RecordedRun:
         recorder.write()
 
     def _read_prompt_cache(self, model: object) -> None:
-        """The KV cache saved with the checkpoint, if its file is there under its key."""
         assert self.plan is not None
-        record = self.plan.record
-        tokens = record.checkpoint.model.cached_token_ids
-        if record.model_note:
-            self.say(f"note: {record.model_note}")
-        if not isinstance(model, KeepsPromptCache) or record.prompt_cache is None:
-            return
-        if record.prompt_cache != prompt_cache_name(tokens):
-            self.say("note: the saved prompt cache does not match its tokens; not used")
-            return
-        path = self.sessions.run_folder(record.run_id) / record.prompt_cache
-        if path.is_file():
-            model.read_prompt_cache(str(path), tokens)
-            self.say(f"prompt cache: {len(tokens)} tokens restored")
+        read_prompt_cache(self.sessions, self.plan.record, model, self.say)
 
     def _pending_result(self, call_id: str, action: ToolAction, workspace: Workspace) -> str:
         receipt = self.store.get(call_id)

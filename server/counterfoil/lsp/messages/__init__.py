@@ -14,6 +14,16 @@ import sys
 import typing
 from typing import Any
 
+from ..branch_messages import (  # the branch requests' messages, in their own module
+    BranchCheckResult,
+    BranchesParams,
+    BranchesResult,
+    BranchInfo,
+    BranchState,
+    SelectBranchParams,
+    SelectBranchResult,
+    SelectionOutcome,
+)
 from .receipts import (
     Approval,
     ObjectParams,
@@ -26,6 +36,7 @@ from .review import (
     ChangedFile,
     ChangeSetPreview,
     CommandPreview,
+    CommandRan,
     ConfirmParams,
     ConfirmResult,
     CreateFile,
@@ -116,6 +127,8 @@ REQUESTS: dict[str, tuple[type | None, type]] = {
     "counterfoil/inspect": (InspectParams, InspectResult),
     "counterfoil/resume": (ResumeParams, RunResult),
     "counterfoil/pause": (None, PauseResult),
+    "counterfoil/branches": (BranchesParams, BranchesResult),
+    "counterfoil/selectBranch": (SelectBranchParams, SelectBranchResult),
 }
 NOTIFICATIONS: dict[str, type] = {
     "counterfoil/event": AgentEvent,
@@ -133,9 +146,15 @@ __all__ = [
     "SOMETIMES",
     "AgentEvent",
     "Approval",
+    "BranchCheckResult",
+    "BranchInfo",
+    "BranchState",
+    "BranchesParams",
+    "BranchesResult",
     "ChangeSetPreview",
     "ChangedFile",
     "CommandPreview",
+    "CommandRan",
     "ConfirmParams",
     "ConfirmResult",
     "ConversationStatus",
@@ -175,6 +194,9 @@ __all__ = [
     "RunStateName",
     "RunStateNotice",
     "RunValidationParams",
+    "SelectBranchParams",
+    "SelectBranchResult",
+    "SelectionOutcome",
     "SessionInfo",
     "SessionStateName",
     "SessionsResult",
