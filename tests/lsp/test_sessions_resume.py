@@ -36,13 +36,18 @@ async def first_yes_then_wait(daemon: Daemon, params: dict[str, Any]) -> Any:
     return await (approve(params) if len(daemon.confirms) == 1 else never_answer(params))
 
 
-async def killed_at_second_approval(start_daemon: StartDaemon, settings: dict[str, Any]) -> None:
-    """A daemon that accepted the first edit is killed while the second waits for a yes."""
+async def at_second_approval(start_daemon: StartDaemon, settings: dict[str, Any]) -> Daemon:
+    """A daemon that accepted the first edit, while the second waits for a yes."""
     first = await start_daemon(settings)
     first.answer = lambda params: first_yes_then_wait(first, params)
     first.send("counterfoil/run", {"goal": "make double() double"})
     await first.until(lambda: len(first.confirms) == 2)
-    await first.kill()
+    return first
+
+
+async def killed_at_second_approval(start_daemon: StartDaemon, settings: dict[str, Any]) -> None:
+    """A daemon that accepted the first edit is killed while the second waits for a yes."""
+    await (await at_second_approval(start_daemon, settings)).kill()
 
 
 def edit_receipts(root: Path) -> list[dict[str, Any]]:
@@ -167,11 +172,7 @@ async def test_a_shutdown_with_an_open_approval_leaves_the_run_resumable(
     start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
 ) -> None:
     settings = two_edits(tmp_path)
-    first = await start_daemon(settings)
-    first.answer = lambda params: first_yes_then_wait(first, params)
-    first.send("counterfoil/run", {"goal": "make double() double"})
-    await first.until(lambda: len(first.confirms) == 2)
-    await first.stop()  # a window reload: shutdown, exit
+    await (await at_second_approval(start_daemon, settings)).stop()  # a reload: shutdown, exit
     second = await start_daemon(settings)
 
     (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
