@@ -1,7 +1,7 @@
 """Two branches from one checkpoint: sharing the prefilled KV prefix versus each prefilling its own.
 
 Both sides run `KvPrefixGenerator` greedily on the random-weight benchmark model (built
-offline by `counterfoil.models.tiny_model`): the shared side prefills the checkpoint once and
+offline by `counterfoil.testing.tiny_model`): the shared side prefills the checkpoint once and
 forks it twice; the separate side builds a generator per branch, so each prefills the whole
 prefix again. The responses must be identical token for token. Prints a table (tokens
 prefilled and seconds per side), then one JSON line.

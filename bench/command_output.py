@@ -24,14 +24,14 @@ VARIANTS = {
     "baseline (python, nothing run)": "pass",
     "run_bounded (counterfoil)": (
         "from pathlib import Path\n"
-        "from counterfoil.commands import run_bounded\n"
+        "from counterfoil.commands.runner import run_bounded\n"
         "result = run_bounded([sys.executable, '-c', PRINTER], Path('.'), 120)\n"
         "assert result.dropped_chars > 0\n"
     ),
     "run_bounded + content store (10 MB kept)": (
         "import tempfile\n"
         "from pathlib import Path\n"
-        "from counterfoil.commands import run_bounded\n"
+        "from counterfoil.commands.runner import run_bounded\n"
         "from counterfoil.receipts.content import ObjectStream\n"
         "with tempfile.TemporaryDirectory() as folder, ObjectStream(Path(folder)) as stream:\n"
         "    result = run_bounded([sys.executable, '-c', PRINTER], Path('.'), 120,\n"

@@ -258,7 +258,7 @@ def tiny_model(base: Path) -> Path | None:
         import mlx_lm  # noqa: F401
     except ImportError:
         return None
-    from counterfoil.models.tiny_model import build_tiny_model
+    from counterfoil.testing.tiny_model import build_tiny_model
 
     return build_tiny_model(base / "tiny-qwen3", seed=3)
 

@@ -307,7 +307,7 @@ def main() -> None:
 
 
 def long_model_dir() -> Path:
-    from counterfoil.models.tiny_model import TinyShape, cached_tiny_model
+    from counterfoil.testing.tiny_model import TinyShape, cached_tiny_model
 
     return cached_tiny_model(shape=TinyShape(**LONG_SIZES), **BENCH_MODEL)
 

@@ -68,9 +68,9 @@ def main() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     import httpx
 
-    from counterfoil.models.local_mlx_server import serving_mlx_model
     from counterfoil.models.remote import RemoteGenerate
-    from counterfoil.models.tiny_model import cached_tiny_model
+    from counterfoil.testing.local_mlx_server import serving_mlx_model
+    from counterfoil.testing.tiny_model import cached_tiny_model
 
     model_dir = cached_tiny_model(seed=3)
     with serving_mlx_model(model_dir) as url:

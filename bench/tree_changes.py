@@ -58,9 +58,9 @@ def change_files(root: Path, round_number: int) -> None:
 
 
 def sandbox_start_ms(root: Path, mode: str) -> float | None:
-    from counterfoil.commands import run_bounded
+    from counterfoil.commands.runner import run_bounded
+    from counterfoil.commands.tree.sandbox import sandbox_for
     from counterfoil.errors import AgentError
-    from counterfoil.tree.sandbox import sandbox_for
 
     try:
         sandbox = sandbox_for(mode, root, network=False)
@@ -76,9 +76,9 @@ def sandbox_start_ms(root: Path, mode: str) -> float | None:
 
 
 def main() -> None:
+    from counterfoil.commands.tree.command_tree import CommandTree
+    from counterfoil.commands.tree.snapshot import TreeLimits, TreeRules
     from counterfoil.receipts import ReceiptStore
-    from counterfoil.tree.command_tree import CommandTree
-    from counterfoil.tree.snapshot import TreeLimits, TreeRules
 
     if shutil.which("git") is None:
         print("git is not installed; this benchmark compares against it")

@@ -26,7 +26,7 @@ GOALS = (
 
 def bench_model_dir() -> Path:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from counterfoil.models.tiny_model import TinyShape, cached_tiny_model
+    from counterfoil.testing.tiny_model import TinyShape, cached_tiny_model
 
     return cached_tiny_model(shape=TinyShape(**BENCH_SIZES), **BENCH_MODEL)
 

@@ -1,4 +1,5 @@
-// Bundles the extension, its unit tests, the extension-host tests and the UI tests.
+// Bundles the extension, the run panel's webview script (for the browser, loaded by nonce from
+// dist/webview/), its unit tests, the extension-host tests and the UI tests.
 import { build } from "esbuild";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -25,6 +26,15 @@ await Promise.all([
     entryPoints: ["src/extension.ts"],
     outfile: "dist/extension.js",
     external: ["vscode"],
+    minify: production,
+  }),
+  build({
+    ...common,
+    platform: "browser",
+    format: "iife",
+    target: "es2022",
+    entryPoints: ["src/run/runPanelScript.ts"],
+    outfile: "dist/webview/run-panel.js",
     minify: production,
   }),
   build({

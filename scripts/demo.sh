@@ -5,7 +5,7 @@ set -euo pipefail
 repository="$(cd "$(dirname "$0")/.." && pwd)"
 python="${PYTHON:-python3}"
 
-if ! "$python" -c "import counterfoil.cli" 2>/dev/null; then
+if ! "$python" -c "import counterfoil.cli.main" 2>/dev/null; then
   echo "Installing the counterfoil package (core only) ..."
   "$python" -m pip install --quiet -e "$repository"
 fi

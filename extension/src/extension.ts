@@ -1,24 +1,27 @@
 // Entry point, a table of contents: the output channels, the interpreter, the daemon client,
-// the components that wire themselves to it (review, receipts, status bar, commands, setup),
-// then the daemon started. Every detail lives in the module named for it.
+// the components that wire themselves to it (review, receipts, status bar, run panel, the run
+// and receipts commands, setup), then the daemon started. Every detail lives in the module
+// named for it, in the folder for its concern.
 
 import * as vscode from "vscode";
-import { DaemonClient } from "./client";
-import { AgentCommands } from "./commands";
-import { InterpreterSource } from "./interpreter";
-import { ReceiptsTree } from "./receiptsTree";
-import { ReviewController } from "./review";
-import { RunPanel } from "./runPanel";
-import { SetupCommands } from "./setup";
-import { ModelStatusBar } from "./statusBar";
-import { showStartFailure } from "./startFailure";
+import { DaemonClient } from "./daemon/client";
+import { InterpreterSource } from "./daemon/interpreter";
+import { ModelStatusBar } from "./model/statusBar";
+import { ReceiptCommands } from "./receipts/receiptCommands";
+import { ReceiptsTree } from "./receipts/receiptsTree";
+import { ReviewController } from "./review/controller";
+import { RunCommands } from "./run/runCommands";
+import { RunPanel } from "./run/runPanel";
+import { showStartFailure } from "./setup/startFailure";
+import { SetupCommands } from "./setup/walkthrough";
 
 /** What activate() returns; the extension-host tests drive the extension through it. */
 export interface CounterfoilApi {
   client: DaemonClient;
   review: ReviewController;
   receipts: ReceiptsTree;
-  commands: AgentCommands;
+  commands: RunCommands;
+  receiptCommands: ReceiptCommands;
   setup: SetupCommands;
   panel: RunPanel;
 }
@@ -39,10 +42,11 @@ export function activate(context: vscode.ExtensionContext): CounterfoilApi {
   );
   const statusBar = new ModelStatusBar(client);
   const panel = new RunPanel(context.extensionUri, client, review);
-  const commands = new AgentCommands({
+  const receiptCommands = new ReceiptCommands(client, receipts);
+  const commands = new RunCommands({
     client,
     review,
-    receipts,
+    receiptCommands,
     panel,
     trace,
     validationOutput,
@@ -58,6 +62,7 @@ export function activate(context: vscode.ExtensionContext): CounterfoilApi {
     receipts,
     statusBar,
     panel,
+    receiptCommands,
     commands,
     setup,
   );
@@ -65,10 +70,10 @@ export function activate(context: vscode.ExtensionContext): CounterfoilApi {
   if (vscode.workspace.workspaceFolders?.length) {
     void client
       .start()
-      .then(() => commands.refreshReceipts())
+      .then(() => receiptCommands.refreshReceipts())
       .catch((error: unknown) => showStartFailure(error, trace));
   }
-  return { client, review, receipts, commands, setup, panel };
+  return { client, review, receipts, commands, receiptCommands, setup, panel };
 }
 
 /** Stops the daemon before the output channel it writes to is disposed. */

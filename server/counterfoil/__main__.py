@@ -5,6 +5,6 @@ if sys.argv[1:2] == ["serve"]:  # the daemon's start path: nothing of the CLI's 
 
     raise SystemExit(serve(sys.argv[2:]))
 
-from .cli import main
+from .cli.main import main
 
 raise SystemExit(main())

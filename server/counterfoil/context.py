@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from . import tools
 from .actions import ToolAction
 from .model import Model
 
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
 Messages = list[dict[str, str]]
 TokenCounter = Callable[[Messages], int]
 OBSERVATION_PREFIX = "Tool result:\n"
-# Observations of these tools can be read again; an effect's outcome never can.
-ELIDABLE_TOOLS = frozenset({"list_files", "read_file", "search_files"})
 CHARS_PER_TOKEN = 4
 MIN_INLINE_CHARS = 512  # the smallest maxInlineChars: here, so reading settings needs no store
 
@@ -102,7 +101,7 @@ def note_observation(
 ) -> None:
     """Record the observation just appended as the last message of `messages`; a read elides
     to one line, anything else to `summary` (an effect's compacted record) if given."""
-    if action is not None and action.tool in ELIDABLE_TOOLS and not result.startswith("error:"):
+    if action is not None and _elidable(action.tool) and not result.startswith("error:"):
         summary, summary_shows = OBSERVATION_PREFIX + elided_summary(action, result), None
     index = len(messages) - 1
     length = len(messages[index]["content"])
@@ -176,3 +175,8 @@ class ContextWindow:
         else:
             self.elisions += len(undo)
         return after <= self.max_tokens
+
+
+def _elidable(name: str) -> bool:
+    tool = tools.tool_named(name)
+    return tool is not None and tool.elidable

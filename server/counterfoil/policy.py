@@ -10,10 +10,10 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from .commands import ResourceLimits
+from .commands.runner import ResourceLimits
+from .commands.tree.sandbox import SANDBOX_MODES
 from .receipts.content import OUTPUT_LIMIT_BYTES
 from .tools import is_argv
-from .tree.sandbox import SANDBOX_MODES
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class ToolPolicy:
     max_command_output_bytes: int = OUTPUT_LIMIT_BYTES  # kept in the content store per command
     # Beyond the course (which refuses them): a new file's missing folders, created on approval.
     create_parent_folders: bool = False
-    command_sandbox: str = "off"  # or "confine" / "review" (see tree/sandbox.py)
+    command_sandbox: str = "off"  # or "confine" / "review" (see commands/tree/sandbox.py)
     allow_network: bool = False  # for a confined command; `off` does not limit the network
 
     def __post_init__(self) -> None:

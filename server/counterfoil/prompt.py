@@ -30,15 +30,7 @@ def build_system_prompt(workspace: Workspace, instructions: str | None = None) -
             lines.append(_compact(tools.example_action(tool, commands)))
     lines.append('When you are done, reply {"final":"what you did and how it was checked"}.')
     lines.extend(tool.note for tool in tools.TOOLS if tool.name in enabled and tool.note)
-    if "search_files" in enabled:
-        lines.append(
-            "search_files finds lines matching a regular expression (literal:true for plain"
-            " text) and answers path:line: text; then read_file with start_line and end_line"
-            " reads just those lines, also of files too big to read whole."
-        )
-    if "write_file" in enabled:
-        lines.append("Read an existing file with read_file before you change it.")
-        lines.append("edit_file replaces old text that occurs exactly once in the file.")
+    lines.extend(line for tool in tools.TOOLS if tool.name in enabled for line in tool.guidance)
     if commands:
         lines.append("Allowed commands (argv, exactly as listed):")
         lines.extend(_compact(list(command)) for command in commands)

@@ -8,7 +8,7 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
-from .commands import CommandResult
+from .commands.runner import CommandResult
 from .errors import AgentError
 from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal, sha256_hex
 from .receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore, canonical_json

@@ -1,5 +1,5 @@
 """Reverting a file effect from its receipt: what must be on disk now, and what goes back.
-(A command's revert is planned from its `tree_changes`, in `tree/restore.py`.)
+(A command's revert is planned from its `tree_changes`, in `commands/tree/restore.py`.)
 
 A revert is an ordinary effect (the Workspace proposes, asks, checks digests and records it);
 this module only reads the receipt and the content store to say what that effect is.

@@ -1,18 +1,20 @@
 """The checks a setting's value passes: each returns the value in its Python shape or raises
-`Invalid("must …")`, whose detail follows the setting's name in the error."""
+`Invalid("must …")`, whose detail follows the setting's name in the error. Here too: `setting`,
+which makes one row of the settings table, and the JSON schemas rows share."""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import field
 from pathlib import PurePosixPath
-from typing import TypeGuard
+from typing import Any, TypeGuard, TypeVar
 
+from .commands.tree.sandbox import SANDBOX_MODES
 from .context import MIN_INLINE_CHARS
 from .endpoints import SCHEMA_MODES, EndpointRefused, checked_endpoint
 from .tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
-from .tree.sandbox import SANDBOX_MODES
 
 MAX_SECONDS = 86_400
 MAX_COMMANDS = 256
@@ -149,3 +151,45 @@ def inline_chars(value: object) -> int:
     ):
         raise Invalid(f"must be an integer from {MIN_INLINE_CHARS} to {MAX_INLINE_CHARS_LIMIT}")
     return value
+
+
+T = TypeVar("T")
+
+
+SECONDS_SCHEMA = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_SECONDS}
+COUNT_SCHEMA = {"type": "integer", "minimum": 1}
+OPTIONAL_COUNT_SCHEMA = {"type": ["integer", "null"]}
+NAMES_SCHEMA = {"type": "array", "items": {"type": "string"}}
+
+
+def setting(
+    default: T,
+    key: str,
+    check: Callable[[object], T],
+    *,
+    schema: Mapping[str, Any],
+    description: str,
+    flag: str | None = None,
+    help: str | None = None,
+    metavar: str | None = None,
+    choices: tuple[str, ...] | None = None,
+    group: str | None = None,
+) -> Any:
+    """A settings field, every fact about it in one place: its default, its key in settings
+    objects and its check; for the editor, its JSON schema (`schema`, without the default and
+    the enum, which come from here) and its Markdown `description`; for the CLI, its `flag`,
+    `help` (`{default}` is filled in), `metavar`, `choices` and the help `group`."""
+    return field(
+        default=default,
+        metadata={
+            "key": key,
+            "check": check,
+            "schema": schema,
+            "description": description,
+            "flag": flag,
+            "help": help,
+            "metavar": metavar,
+            "choices": choices,
+            "group": group,
+        },
+    )

@@ -18,15 +18,19 @@ keep receipts outside the project. (The agent can never read or write the log ei
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
+from .commands.tree.sandbox import SANDBOX_MODES
 from .endpoints import DEFAULT_API_KEY_ENV, DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES
 from .receipts.content import OUTPUT_LIMIT_BYTES
 from .setting_checks import (
-    MAX_SECONDS,
+    COUNT_SCHEMA,
+    NAMES_SCHEMA,
+    OPTIONAL_COUNT_SCHEMA,
+    SECONDS_SCHEMA,
     Invalid,
     boolean,
     commands,
@@ -39,10 +43,10 @@ from .setting_checks import (
     sandbox_mode,
     schema_mode,
     seconds,
+    setting,
     text,
     variable_names,
 )
-from .tree.sandbox import SANDBOX_MODES
 
 if TYPE_CHECKING:  # imported where used: reading settings (the daemon's start) needs neither
     from .loop import AgentLimits
@@ -59,8 +63,6 @@ MAX_COMMAND_OUTPUT_BYTES_LIMIT = 1024 * 1024 * 1024
 NO_COMMANDS: tuple[tuple[str, ...], ...] = ()
 NO_PATTERNS: tuple[str, ...] = ()
 
-T = TypeVar("T")
-
 
 class SettingsError(ValueError):
     """Settings refused as a whole; the message names every bad key (`problems`, one each)."""
@@ -68,45 +70,6 @@ class SettingsError(ValueError):
     def __init__(self, message: str, problems: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.problems = problems or (message,)
-
-
-SECONDS_SCHEMA = {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_SECONDS}
-COUNT_SCHEMA = {"type": "integer", "minimum": 1}
-OPTIONAL_COUNT_SCHEMA = {"type": ["integer", "null"]}
-NAMES_SCHEMA = {"type": "array", "items": {"type": "string"}}
-
-
-def setting(
-    default: T,
-    key: str,
-    check: Callable[[object], T],
-    *,
-    schema: Mapping[str, Any],
-    description: str,
-    flag: str | None = None,
-    help: str | None = None,
-    metavar: str | None = None,
-    choices: tuple[str, ...] | None = None,
-    group: str | None = None,
-) -> Any:
-    """A settings field, every fact about it in one place: its default, its key in settings
-    objects and its check; for the editor, its JSON schema (`schema`, without the default and
-    the enum, which come from here) and its Markdown `description`; for the CLI, its `flag`,
-    `help` (`{default}` is filled in), `metavar`, `choices` and the help `group`."""
-    return field(
-        default=default,
-        metadata={
-            "key": key,
-            "check": check,
-            "schema": schema,
-            "description": description,
-            "flag": flag,
-            "help": help,
-            "metavar": metavar,
-            "choices": choices,
-            "group": group,
-        },
-    )
 
 
 SERVER = "model server (see docs/remote.md)"

@@ -1,9 +1,11 @@
 """The tool table: every fact about a tool written once.
 
-Argument checking (`actions`), the system prompt (`prompt`), the tools a policy enables
-(`Workspace.available_tools`), the JSON schema of one action (the constrained decoder and any
-endpoint's `response_format`) and the daemon's `counterfoil/status` all read `TOOLS`, so a new
-tool is one new row here (plus, for its effect, the code that performs it). Functions read the
+Argument checking (`actions`), the system prompt and its guidance (`prompt`), the tools a
+policy enables (`Workspace.available_tools`) and the method that answers a read
+(`Workspace.execute`), which observations may be elided (`context`), the JSON schema of one
+action (the constrained decoder and any endpoint's `response_format`) and the daemon's
+`counterfoil/status` all read `TOOLS`, so a new tool is one new row here (plus, for its effect,
+the code that performs it). Functions read the
 module's `TOOLS` when called, so a test may replace it.
 """
 
@@ -28,12 +30,16 @@ class Argument:
     name: str
     type: ArgumentType
     required: bool = True
+    default: object = None  # what the handler is given when the model leaves it out
 
 
 @dataclass(frozen=True)
 class Tool:
-    """One tool: its arguments in the order models write them, the prompt's example, and what
-    else the prompt says of it (`note`)."""
+    """One tool: its arguments in the order models write them, the prompt's example, what else
+    the prompt says of it (`note`, and `guidance` after every note), whether its observation may
+    be elided from an old turn (it can be read again; an effect's outcome never can), and the
+    `Workspace` method that answers a read, given the arguments in order (an effect has none: it
+    is proposed, approved and performed)."""
 
     name: str
     arguments: tuple[Argument, ...]
@@ -41,6 +47,9 @@ class Tool:
     requires: Requirement
     example: Mapping[str, Any]
     note: str = ""
+    guidance: tuple[str, ...] = ()
+    elidable: bool = False
+    handler: str | None = None
 
     def argument(self, name: str) -> Argument | None:
         return next((item for item in self.arguments if item.name == name), None)
@@ -49,10 +58,12 @@ class Tool:
 TOOLS: tuple[Tool, ...] = (
     Tool(
         "list_files",
-        (Argument("path", "string", required=False),),
+        (Argument("path", "string", required=False, default="."),),
         effect=False,
         requires="nothing",
         example={"path": "."},
+        elidable=True,
+        handler="list_files",
     ),
     Tool(
         "read_file",
@@ -71,17 +82,28 @@ TOOLS: tuple[Tool, ...] = (
             " with read_file on the path .tool-artifacts/<artifact_id>/bytes/<start>-<end> (a"
             " byte range, at most as long as the range_request it shows)."
         ),
+        elidable=True,
+        handler="read_file",
     ),
     Tool(
         "search_files",
         (
             Argument("pattern", "string"),
-            Argument("path", "string", required=False),
-            Argument("literal", "boolean", required=False),
+            Argument("path", "string", required=False, default="."),
+            Argument("literal", "boolean", required=False, default=False),
         ),
         effect=False,
         requires="search",
         example={"pattern": "def main", "path": "."},
+        guidance=(
+            (
+                "search_files finds lines matching a regular expression (literal:true for plain"
+                " text) and answers path:line: text; then read_file with start_line and end_line"
+                " reads just those lines, also of files too big to read whole."
+            ),
+        ),
+        elidable=True,
+        handler="search_files",
     ),
     Tool(
         "write_file",
@@ -89,6 +111,10 @@ TOOLS: tuple[Tool, ...] = (
         effect=True,
         requires="writes",
         example={"path": "NOTES.md", "content": "text\n"},
+        guidance=(
+            "Read an existing file with read_file before you change it.",
+            "edit_file replaces old text that occurs exactly once in the file.",
+        ),
     ),
     Tool(
         "edit_file",

@@ -2,45 +2,39 @@
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
-import threading
-import uuid
 from collections.abc import Callable
-from dataclasses import replace
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 
 from . import tools
 from .actions import EFFECT_TOOLS, ToolAction, check_arguments
 from .approval import Approval, denial
-from .commands import CommandResult
+from .commands.runner import CommandResult
+from .commands.tree.command_run import run_tracked_command
+from .commands.tree.command_tree import CommandTree
+from .commands.tree.restore import apply_approved_change_set, propose_command_revert
+from .commands.tree.sandbox import OFF, sandbox_for
+from .commands.tree.snapshot import TreeRules, guarded_paths
 from .edited_approval import diff_shows_all, edited_observation, edited_proposal
 from .edits import apply_edit
 from .errors import AgentError
 from .files import (
-    FileIdentity,
-    directory_entries,
     entry_mode,
-    file_identity,
     open_directory,
     read_regular_file,
-    refuse_hard_links,
     remove_file,
     replace_file,
 )
-from .line_ranges import check_line_range, render_line_range
 from .new_folders import folders_made, missing_folders, remove_folders
 from .paths import (  # noqa: F401 - the path rules' long-standing home re-exports them
     MAX_PATH_CHARS,
     PROTECTED_NAMES,
     is_protected_name,
     is_protected_path,
-    protected_walk_matcher,
     relative_parts,
 )
-from .policy import ToolPolicy
 from .proposals import (
     ChangeSetProposal,
     CommandProposal,
@@ -48,267 +42,19 @@ from .proposals import (
     ToolProposal,
     sha256_hex,
 )
-from .receipt_evidence import approval_record, file_evidence, record_receipt
-from .receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore
+from .receipt_evidence import file_evidence
+from .receipts import ReceiptNotRecorded
 from .receipts.content import load_object
 from .repropose import REPROPOSED_NOTE, can_repropose, reproposed
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
-from .search import SearchLimits, search_tree
 from .steps import StepResult
-from .tree.command_run import run_tracked_command
-from .tree.command_tree import CommandTree
-from .tree.restore import apply_approved_change_set, propose_command_revert
-from .tree.sandbox import OFF, sandbox_for
-from .tree.snapshot import TreeLimits, TreeRules, guarded_paths
-from .verdict import EffectOutcome, EffectState
-
-ConfirmTool = Callable[[ToolAction], object]
-ConfirmProposal = Callable[[ToolProposal], object]
+from .verdict import EffectOutcome
+from .workspace_reads import WorkspaceReads
+from .workspace_record import ConfirmProposal, ConfirmTool  # noqa: F401 - re-exported
 
 
-class Workspace:
+class Workspace(WorkspaceReads):
     """Tools confined to `policy.root`; effects need approval and leave a receipt."""
-
-    def __init__(
-        self,
-        policy: ToolPolicy,
-        confirm_tool: ConfirmTool | None = None,
-        receipt_store: ReceiptStore | None = None,
-        *,
-        confirm_proposal: ConfirmProposal | None = None,
-        stop_commands: threading.Event | None = None,
-        run_id: str | None = None,
-        approval_via: str = "cli",
-        read_digests: dict[str, str] | None = None,
-    ) -> None:
-        self.policy = policy
-        self.stop_commands = stop_commands  # set: a running command is ended and receipted
-        self.confirm_tool = confirm_tool
-        self.confirm_proposal = confirm_proposal
-        self.receipt_store = receipt_store if receipt_store is not None else ReceiptStore()
-        self._read_digests: dict[str, str] = dict(read_digests or {})  # a follow-up's earlier reads
-        self._modified: set[str] = set()
-        self._outcomes: list[EffectOutcome] = []
-        self._step_effect: EffectOutcome | None = None  # what the current step's effect became
-        self._step_receipt: EffectReceipt | None = None
-        self._call_ids = threading.Lock()
-        self.run_id = run_id or uuid.uuid4().hex
-        self.approval_via = approval_via
-        self.unrecorded_effect: str | None = None
-        # Called with an approved proposal and its approval evidence just before the effect;
-        # raising stops the effect (a durable intent, see counterfoil.sessions.intents).
-        self.before_effect: Callable[[ToolProposal, dict[str, Any]], None] | None = None
-        self.last_step: StepResult | None = None  # the record of the last `execute`
-        self.search_limits = SearchLimits()
-        self.search_engine = "auto"  # or "ripgrep" / "python", to pin one engine
-        self.tree_limits = TreeLimits()
-        self._tree: CommandTree | None = None
-
-    @property
-    def available_tools(self) -> frozenset[str]:
-        return tools.enabled_tools(
-            self.policy.allow_writes, self.policy.allowed_commands, self.policy.allow_search
-        )
-
-    @property
-    def modified_files(self) -> tuple[str, ...]:
-        return tuple(sorted(self._modified))
-
-    @property
-    def read_digests(self) -> dict[str, str]:
-        """The files the model has read (or written) and their digests, for a follow-up."""
-        return dict(self._read_digests)
-
-    @property
-    def effect_outcomes(self) -> tuple[EffectOutcome, ...]:
-        """What became of each effect call so far, in order (the run verdict reads this)."""
-        return tuple(self._outcomes)
-
-    def _note(
-        self, proposal: ToolProposal, state: EffectState, reason: str | None = None, **facts: Any
-    ) -> None:
-        if isinstance(proposal, CommandProposal):
-            subject: dict[str, Any] = {"argv": proposal.argv}
-        elif isinstance(proposal, ChangeSetProposal):
-            subject = {}
-        else:
-            subject = {"path": proposal.path}
-        self._noted(
-            EffectOutcome(
-                proposal.tool_call_id,
-                proposal.action.tool,
-                state,
-                reason=reason,
-                **subject,
-                **facts,
-            )
-        )
-
-    def _noted(self, outcome: EffectOutcome) -> None:
-        self._outcomes.append(outcome)
-        self._step_effect = outcome
-
-    def _note_failure(self, proposal: ToolProposal, error: BaseException) -> None:
-        """An approved effect that did not complete; one already done keeps what it did."""
-        reason = str(error) if isinstance(error, AgentError) else f"{error}"
-        last = self._outcomes[-1] if self._outcomes else None
-        if last is not None and last.call_id == proposal.tool_call_id and last.state == "approved":
-            self._outcomes[-1] = self._step_effect = replace(last, state="failed", reason=reason)
-        else:
-            self._note(proposal, "failed", reason)
-
-    # Paths
-
-    def resolve_path(self, raw: str, *, must_exist: bool = True) -> Path:
-        """Map a model-given path into the root, refusing anything that could leave it."""
-        parts = relative_parts(raw, self.policy.protected_patterns)
-        root = self.policy.root
-        current = root
-        for index, part in enumerate(parts):
-            current = current / part
-            try:
-                info = os.lstat(current)
-            except FileNotFoundError:
-                if must_exist:
-                    raise AgentError("path is not accessible") from None
-                missing = root.joinpath(*parts)
-                if self._is_receipt_log(missing):
-                    raise AgentError("path is not accessible")
-                return missing
-            except OSError as error:
-                if error.errno == errno.ENAMETOOLONG:
-                    raise AgentError("path is too long") from None
-                raise AgentError("path is not accessible") from None
-            if stat.S_ISLNK(info.st_mode):
-                raise AgentError("symlinks are not accessible")
-        try:
-            resolved = current.resolve()
-            resolved.relative_to(root)
-        except (ValueError, OSError):
-            raise AgentError("path is not accessible") from None
-        if parts and (
-            self._is_receipt_log(resolved) or file_identity(info) in self._receipt_log_identities()
-        ):
-            raise AgentError("path is not accessible")
-        if parts:
-            refuse_hard_links(info)
-        return current
-
-    def _is_receipt_log(self, path: Path) -> bool:
-        """The agent may neither read nor rewrite the log that records what it did, its head or
-        its content store; a log not yet written is known by its path, letter case aside for
-        case-insensitive disks."""
-        if self.receipt_store.guards(path, self.policy.root):
-            return True
-        log = self.receipt_store.path
-        return log is not None and str(path).casefold() == str(log.resolve()).casefold()
-
-    def _receipt_log_identities(self) -> frozenset[FileIdentity]:
-        """The log's file by device and inode, so no other name (a hard link, a change of
-        letter case) reaches it; the file it links to as well, if it is a symlink."""
-        log = self.receipt_store.path
-        identities: set[FileIdentity] = set()
-        if log is not None:
-            for look in (os.lstat, os.stat):
-                try:
-                    identities.add(file_identity(look(log)))
-                except OSError:
-                    pass
-        return frozenset(identities)
-
-    def _relative(self, path: Path) -> str:
-        return path.relative_to(self.policy.root).as_posix() or "."
-
-    # Reads
-
-    def list_files(self, raw: str = ".") -> str:
-        """The directory's children, read through descriptors opened without following links,
-        so a directory swapped for a symlink after the checks is refused, not listed."""
-        path = self.resolve_path(raw)
-        if not stat.S_ISDIR(os.lstat(path).st_mode):
-            raise AgentError("path is not a directory")
-        parts = path.relative_to(self.policy.root).parts
-        log = self._receipt_log_identities()
-        lines: list[str] = []
-        with open_directory(self.policy.root, parts) as directory:
-            for name, info in directory_entries(directory):
-                child = (*parts, name)
-                if (
-                    is_protected_path(child, self.policy.protected_patterns)
-                    or file_identity(info) in log
-                    or self.receipt_store.guards(
-                        self.policy.root.joinpath(*child), self.policy.root
-                    )
-                ):
-                    continue
-                relative = "/".join(child)
-                if stat.S_ISDIR(info.st_mode):
-                    lines.append(f"dir {relative}")
-                elif stat.S_ISREG(info.st_mode):
-                    lines.append(f"file {relative}")
-                if len(lines) >= self.policy.max_list_entries:
-                    break
-        return "\n".join(lines) if lines else "(empty directory)"
-
-    def read_file(
-        self, raw: str, start_line: int | None = None, end_line: int | None = None
-    ) -> str:
-        """The whole text, or with a line range the lines asked for (of a file of any size
-        up to `max_ranged_file_bytes`); either way the digest recorded is of all its bytes."""
-        ranged = start_line is not None or end_line is not None
-        start, end = check_line_range(start_line, end_line)
-        path = self.resolve_path(raw)
-        relative = self._relative(path)
-        if relative == ".":
-            raise AgentError("path is not a regular file")
-        limit = self.policy.max_ranged_file_bytes if ranged else self.policy.max_file_bytes
-        data = self._read_bytes(relative, limit)
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            raise AgentError("file is not valid UTF-8") from None
-        self._read_digests[relative] = sha256_hex(data)
-        if ranged:
-            return render_line_range(text, start, end, self.policy.max_file_bytes)
-        return text
-
-    def _read_bytes(self, relative: str, limit: int | None = None) -> bytes:
-        parts = PurePosixPath(relative).parts
-        with open_directory(self.policy.root, parts[:-1]) as directory:
-            return read_regular_file(
-                directory,
-                parts[-1],
-                self.policy.max_file_bytes if limit is None else limit,
-                self._receipt_log_identities(),
-            )
-
-    def search_files(self, pattern: str, raw: str = ".", literal: bool = False) -> str:
-        """`path:line: text` for each matching line, under the same rules as reads."""
-        start = self.resolve_path(raw)
-        if not (start.is_dir() or start.is_file()):
-            raise AgentError("path is not a regular file")
-
-        # Both engines ask about every folder on a path before its entries, so only the runs
-        # of parts that end at the last one are new (a walk's rule, not a path's).
-        protected = protected_walk_matcher(self.policy.protected_patterns)
-        has_log = self.receipt_store.path is not None
-
-        def hidden(relative: str) -> bool:
-            parts = relative.split("/")
-            return protected(parts) or (
-                has_log and self._is_receipt_log(self.policy.root.joinpath(*parts))
-            )
-
-        result = search_tree(
-            self.policy.root,
-            start,
-            pattern,
-            literal=literal,
-            hidden=hidden,
-            limits=self.search_limits,
-            engine=self.search_engine,
-        )
-        return result.observation(self.search_limits.max_line_chars)
 
     # Effects: each is a proposal, an approval, then the effect itself
 
@@ -508,16 +254,6 @@ class Workspace:
         self._record(proposal, "ok", result, evidence)
         return result
 
-    def _approval_evidence(
-        self, proposal: ToolProposal, shown: EditProposal | None = None
-    ) -> dict[str, Any]:
-        """Who approved what they were shown (`shown`: the model's proposal, when the person
-        approved other text)."""
-        approval = approval_record(shown or proposal, self.approval_via)
-        if shown is not None and isinstance(proposal, EditProposal):
-            approval.update(modified=True, approved_sha256=proposal.proposed_sha256)
-        return approval
-
     def revert(self, call_id: str, tool_call_id: str | None = None) -> str:
         """Put back the bytes a file effect's receipt says were there before it (or remove the
         file it created), or every file a command changed that still holds what the command
@@ -565,7 +301,7 @@ class Workspace:
 
     def _apply_change_set(self, proposal: ChangeSetProposal) -> str:
         """Put each file in its approved state if it still holds what was shown (see
-        `tree/restore.py`), then note and receipt what was done."""
+        `commands/tree/restore.py`), then note and receipt what was done."""
         done = apply_approved_change_set(proposal, self.policy.root, self.policy.protected_patterns)
         self._note(proposal, "approved", tree_changes=done.changed)
         for path, _ in done.changed:
@@ -658,26 +394,7 @@ class Workspace:
         self._record(proposal, exit_state, run.observation, evidence)
         return run.observation
 
-    def _run_evidence(
-        self,
-        proposal: ToolProposal,
-        evidence: dict[str, Any],
-        approval: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """An effect's evidence with this run's id and who approved it, as its receipt records
-        them (recording may fail; then the run must stop and say so)."""
-        return {
-            "run_id": self.run_id,
-            **evidence,
-            "approval": approval or approval_record(proposal, self.approval_via),
-        }
-
     # The gate
-
-    def _allocate_id(self) -> str:
-        """A call id no run and no process on this log has used, even for refused calls."""
-        with self._call_ids:
-            return self.receipt_store.reserve_call_id()
 
     def execute(self, action: Any, tool_call_id: str | None = None) -> str:
         """Run one model action; every refusal comes back as an `error: …` observation."""
@@ -720,18 +437,6 @@ class Workspace:
             result_sha256=evidence.get("result_sha256"),
         )
 
-    def _record(
-        self,
-        proposal: ToolProposal,
-        exit_state: str,
-        result: str,
-        evidence: dict[str, Any],
-        artifacts: tuple[str, ...] | None = None,
-    ) -> None:
-        self._step_receipt = record_receipt(
-            self.receipt_store, proposal, exit_state, result, evidence, artifacts
-        )
-
     def _execute(self, action: Any, tool_call_id: str | None) -> str:
         if not isinstance(action, ToolAction):
             raise AgentError("action must be a tool call")
@@ -740,19 +445,12 @@ class Workspace:
         if not isinstance(action.arguments, dict):
             raise AgentError("arguments must be an object")
         check_arguments(action.tool, action.arguments)
-        if action.tool == "list_files":
-            return self.list_files(action.arguments.get("path", "."))
-        if action.tool == "read_file":
-            return self.read_file(
-                action.arguments["path"],
-                action.arguments.get("start_line"),
-                action.arguments.get("end_line"),
-            )
-        if action.tool == "search_files":
-            return self.search_files(
-                action.arguments["pattern"],
-                action.arguments.get("path", "."),
-                action.arguments.get("literal", False),
+        tool = tools.tool_named(action.tool)
+        assert tool is not None
+        if tool.handler is not None:
+            handler: Callable[..., str] = getattr(self, tool.handler)
+            return handler(
+                *(action.arguments.get(item.name, item.default) for item in tool.arguments)
             )
         assert action.tool in EFFECT_TOOLS
         if tool_call_id is None:

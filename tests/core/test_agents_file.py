@@ -10,11 +10,11 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.recording_model import RecordingModel
+from tests.support.recording_model import RecordingModel
 
 from counterfoil import AgentLimits, ToolPolicy, Workspace, run_agent
 from counterfoil.agents_file import MAX_AGENTS_FILE_BYTES, AgentsFile, read_agents_file
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 from counterfoil.settings import Settings
 
 RULES = "Run the tests with `python -m pytest -q` before you finish.\n"

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.core.receipt_helpers import approving_workspace, log_path, write
+from tests.support.receipts import approving_workspace, log_path, write
+from tests.support.workspaces import make_workspace
 
 from counterfoil import ToolPolicy, Workspace
 from counterfoil.approval import MAX_REASON_CHARS, Approval, clean_reason
@@ -139,7 +140,7 @@ def test_run_agent_continues_a_kept_conversation(tmp_path: Path) -> None:
         seen.append([dict(m) for m in messages])
         return '{"final":"ok"}'
 
-    workspace = Workspace(ToolPolicy(tmp_path))
+    workspace = make_workspace(tmp_path)
     messages: list[dict[str, str]] = []
     run_agent("first", model, workspace, AgentLimits(), messages=messages)
     run_agent("second", model, workspace, AgentLimits(), messages=messages)
@@ -155,11 +156,11 @@ def test_a_failing_model_call_after_a_stop_is_a_cancel(tmp_path: Path) -> None:
         stop[0] = True
         raise RuntimeError("stopped mid-generation")
 
-    run = run_agent("go", model, Workspace(ToolPolicy(tmp_path)), should_stop=lambda: stop[0])
+    run = run_agent("go", model, make_workspace(tmp_path), should_stop=lambda: stop[0])
 
     assert (run.reason, run.error) == ("cancelled", None)
 
 
 def test_the_spec_signature_still_runs(tmp_path: Path) -> None:
-    run = run_agent("go", lambda messages: '{"final":"ok"}', Workspace(ToolPolicy(tmp_path)))
+    run = run_agent("go", lambda messages: '{"final":"ok"}', make_workspace(tmp_path))
     assert run.final == "ok"

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.core.receipt_helpers import log_path
-from tests.recording_model import RecordingModel
+from tests.support.receipts import log_path
+from tests.support.recording_model import RecordingModel
 
 from counterfoil import AgentLimits, ReceiptStore, ToolPolicy, Workspace, run_agent
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 from counterfoil.evidence import EXTERNALIZED_PREFIX, RANGE_PREFIX, range_path
 from counterfoil.prompt import build_system_prompt
 from counterfoil.receipts.content import OBJECTS_FOLDER

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.core.receipt_helpers import log_path
+from tests.support.receipts import log_path
 
 from counterfoil import (
     EvaluationCase,

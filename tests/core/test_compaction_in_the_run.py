@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.core.receipt_helpers import log_path
-from tests.recording_model import RecordingModel
+from tests.support.receipts import log_path
+from tests.support.recording_model import RecordingModel
 
 from counterfoil import AgentLimits, ReceiptStore, ToolPolicy, Workspace, run_agent
 from counterfoil.compaction import COMPACTED_PREFIX

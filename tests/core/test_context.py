@@ -6,9 +6,10 @@ from __future__ import annotations
 import copy
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from tests.recording_model import RecordingModel
+from tests.support.recording_model import RecordingModel
 
 from counterfoil import AgentLimits, ToolPolicy, Workspace, build_system_prompt, run_agent
 from counterfoil.actions import ToolAction
@@ -86,14 +87,14 @@ def test_the_forty_step_run_completes_under_the_character_limit(tmp_path: Path) 
     assert all(sum(len(m["content"]) for m in call) <= 48_000 for call in model.calls)
 
 
-def test_the_forty_step_run_completes_within_a_token_budget(long_run: tuple) -> None:
+def test_the_forty_step_run_completes_within_a_token_budget(long_run: tuple[Any, ...]) -> None:
     model, run, _ = long_run
     assert run.reason == "completed"
     assert len(run.events) == 40
     assert all(estimate_tokens(call) <= 8_000 for call in model.calls)
 
 
-def test_elision_is_in_the_models_messages_and_not_in_the_events(long_run: tuple) -> None:
+def test_elision_is_in_the_models_messages_and_not_in_the_events(long_run: tuple[Any, ...]) -> None:
     model, run, _ = long_run
     last_view = observations(model.calls[-1])
     assert "Tool result:\n[read_file mod_00.py: elided]" in last_view
@@ -104,7 +105,7 @@ def test_elision_is_in_the_models_messages_and_not_in_the_events(long_run: tuple
 
 
 def test_the_system_prompt_goal_effects_and_latest_observations_are_never_elided(
-    long_run: tuple,
+    long_run: tuple[Any, ...],
 ) -> None:
     model, run, workspace = long_run
     last = model.calls[-1]
@@ -120,7 +121,7 @@ def test_the_system_prompt_goal_effects_and_latest_observations_are_never_elided
     assert view[-2:] == ["Tool result:\n" + event.result for event in run.events[-3:-1]]
 
 
-def test_elision_happens_in_few_large_steps(long_run: tuple) -> None:
+def test_elision_happens_in_few_large_steps(long_run: tuple[Any, ...]) -> None:
     """Between elisions the view only grows at its end, so a prompt cache stays valid."""
     model, _, _ = long_run
     rewrites = sum(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.recording_model import RecordingModel
+from tests.support.recording_model import RecordingModel
 
 from counterfoil import AgentLimits, ToolPolicy, Workspace, build_system_prompt, run_agent
 from counterfoil.actions import ToolAction

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.core.receipt_helpers import approving_workspace, log_path, write
+from tests.support.receipts import approving_workspace, log_path, write
 
 from counterfoil import (
     AgentRun,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.recording_model import RecordingModel
+from tests.support.recording_model import RecordingModel
+from tests.support.workspaces import make_workspace
 
 from counterfoil import (
     AgentEvent,
@@ -34,7 +35,7 @@ def approve(_action: ToolAction) -> bool:
 
 
 def read_only(root: Path) -> Workspace:
-    return Workspace(ToolPolicy(root))
+    return make_workspace(root)
 
 
 def writable(root: Path) -> Workspace:
@@ -447,7 +448,7 @@ def test_a_model_that_cannot_take_the_tools_ends_the_run_with_model_error(tmp_pa
         ) -> None:
             raise ValueError("grammar is invalid")
 
-    run = run_agent(TASK, Refusing([FINAL]), Workspace(ToolPolicy(tmp_path)))
+    run = run_agent(TASK, Refusing([FINAL]), make_workspace(tmp_path))
     assert (run.completed, run.reason, run.error) == (
         False,
         "model_error",

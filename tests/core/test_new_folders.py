@@ -7,7 +7,7 @@ import io
 import json
 from pathlib import Path
 
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 
 LOG = ".counterfoil/receipts.jsonl"
 

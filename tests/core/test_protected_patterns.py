@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from counterfoil import ToolPolicy
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 from counterfoil.paths import protection_rule
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
 from counterfoil import ToolAction, ToolPolicy, Workspace
 from counterfoil.proposals import sha256_hex
@@ -32,12 +33,12 @@ def edit(workspace: Workspace, path: str, old: str, new: str) -> str:
 
 
 def writer(root: Path) -> Workspace:
-    return Workspace(ToolPolicy(root, allow_writes=True), confirm_proposal=lambda _: True)
+    return make_workspace(root, answer=True, allow_writes=True)
 
 
 def test_a_range_says_which_lines_of_how_many(tmp_path: Path) -> None:
     big_file(tmp_path)
-    observation = read(Workspace(ToolPolicy(tmp_path)), "big.py", start_line=1, end_line=3)
+    observation = read(make_workspace(tmp_path), "big.py", start_line=1, end_line=3)
     assert observation.splitlines() == [
         "[lines 1–3 of 4,210]",
         "value_00001 = 1  # xxxxxxxxxxxx",
@@ -48,12 +49,12 @@ def test_a_range_says_which_lines_of_how_many(tmp_path: Path) -> None:
 
 def test_a_plain_read_of_a_big_file_is_still_refused(tmp_path: Path) -> None:
     big_file(tmp_path)
-    assert read(Workspace(ToolPolicy(tmp_path)), "big.py") == "error: file exceeds 65536 bytes"
+    assert read(make_workspace(tmp_path), "big.py") == "error: file exceeds 65536 bytes"
 
 
 def test_an_open_ended_range_reads_to_the_end(tmp_path: Path) -> None:
     big_file(tmp_path)
-    observation = read(Workspace(ToolPolicy(tmp_path)), "big.py", start_line=4209)
+    observation = read(make_workspace(tmp_path), "big.py", start_line=4209)
     assert observation.splitlines()[0] == "[lines 4,209–4,210 of 4,210]"
     assert observation.endswith("value_04210 = 4210  # xxxxxxxxxxxx\n")
 
@@ -61,7 +62,7 @@ def test_an_open_ended_range_reads_to_the_end(tmp_path: Path) -> None:
 def test_a_range_over_the_read_limit_is_cut_at_whole_lines(tmp_path: Path) -> None:
     big_file(tmp_path)
     observation = read(
-        Workspace(ToolPolicy(tmp_path, max_file_bytes=100)), "big.py", start_line=10, end_line=20
+        make_workspace(tmp_path, max_file_bytes=100), "big.py", start_line=10, end_line=20
     )
     assert observation.splitlines()[0] == (
         "[lines 10–12 of 4,210; cut at 100 bytes, continue from line 13]"
@@ -81,7 +82,7 @@ def test_a_range_over_the_read_limit_is_cut_at_whole_lines(tmp_path: Path) -> No
 )
 def test_bad_ranges_are_refused(tmp_path: Path, lines: dict[str, object], message: str) -> None:
     big_file(tmp_path)
-    assert read(Workspace(ToolPolicy(tmp_path)), "big.py", **lines) == f"error: {message}"
+    assert read(make_workspace(tmp_path), "big.py", **lines) == f"error: {message}"
 
 
 def test_a_ranged_read_records_the_digest_of_the_whole_file(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import FIXTURES
 
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 
 LOG = ".counterfoil/receipts.jsonl"
 TEST = "python -m pytest tests/test_math.py -q"

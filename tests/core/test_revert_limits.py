@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.core.receipt_helpers import approving_workspace
+from tests.support.receipts import approving_workspace
 
 from counterfoil import ToolAction
 

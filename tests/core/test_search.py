@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil.search import SearchLimits
@@ -25,7 +26,7 @@ ENGINE_NAMES = ("ripgrep", "python")
 
 
 def searcher(root: Path, engine: str, **limits: object) -> Workspace:
-    workspace = Workspace(ToolPolicy(root, allow_search=True))
+    workspace = make_workspace(root, allow_search=True)
     workspace.search_engine = engine
     workspace.search_limits = SearchLimits(**limits)  # type: ignore[arg-type]
     return workspace
@@ -290,12 +291,12 @@ def test_an_escaped_backslash_before_a_digit_is_a_plain_pattern(tmp_path: Path) 
 
 
 def test_search_is_off_unless_the_policy_allows_it(tmp_path: Path) -> None:
-    workspace = Workspace(ToolPolicy(tmp_path))
+    workspace = make_workspace(tmp_path)
     assert "search_files" not in workspace.available_tools
     assert workspace.execute(ToolAction("search_files", {"pattern": "x"})) == (
         "error: tool is not enabled: search_files"
     )
-    assert "search_files" in Workspace(ToolPolicy(tmp_path, allow_search=True)).available_tools
+    assert "search_files" in make_workspace(tmp_path, allow_search=True).available_tools
 
 
 def test_search_arguments_are_checked(tmp_path: Path) -> None:

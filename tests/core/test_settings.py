@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from counterfoil.cli import agent_settings, build_parser
+from counterfoil.cli.main import agent_settings, build_parser
 from counterfoil.models import ScriptedModel
 from counterfoil.settings import Settings, SettingsError
 

@@ -8,7 +8,7 @@ from dataclasses import fields
 
 from tests.conftest import REPOSITORY
 
-from counterfoil.cli import SETTING_FLAGS, build_parser
+from counterfoil.cli.main import SETTING_FLAGS, build_parser
 from counterfoil.settings import Settings
 from counterfoil.settings_manifest import contributed_settings
 
@@ -29,8 +29,8 @@ def test_the_extensions_configuration_is_the_settings_table() -> None:
 
 
 def test_the_editor_sends_every_contributed_setting_but_its_own() -> None:
-    source = (EXTENSION / "src" / "settings.ts").read_text(encoding="utf-8")
-    assert 'import manifest from "../package.json";' in source
+    source = (EXTENSION / "src" / "daemon" / "settings.ts").read_text(encoding="utf-8")
+    assert 'import manifest from "../../package.json";' in source
     assert 'EDITOR_SETTING_KEYS = ["serverCommand", "pythonPath"]' in source
     editor_only = {"counterfoil.serverCommand", "counterfoil.pythonPath"}
     assert set(contributed()) - editor_only == set(contributed_settings())

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.core.receipt_helpers import HELLO, approving_workspace, run_hello, write
-from tests.recording_model import RecordingModel
+from tests.support.receipts import HELLO, approving_workspace, run_hello, write
+from tests.support.recording_model import RecordingModel
 
 from counterfoil import AgentEvent, ToolAction, ToolPolicy, Workspace, run_agent
-from counterfoil.cli import format_event
+from counterfoil.cli.main import format_event
 from counterfoil.steps import StepResult
 
 

@@ -8,14 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
 from counterfoil import AgentError, ReceiptStore, ToolAction, ToolPolicy, Workspace
 
 RECEIPT_LOG = ".agent-receipts.jsonl"
-
-
-def workspace_at(root: Path, **policy: object) -> Workspace:
-    return Workspace(ToolPolicy(root, **policy))  # type: ignore[arg-type]
 
 
 def refusal(workspace: Workspace, raw: object, *, must_exist: bool = True) -> str:
@@ -56,7 +53,7 @@ def in_thread(call: object, timeout: float = 5.0) -> object:
 
 @pytest.mark.parametrize("raw", ["", None, 3, b"a.py", ["a.py"]])
 def test_empty_or_non_string_path_is_refused(tmp_path: Path, raw: object) -> None:
-    assert refusal(workspace_at(tmp_path), raw) == "path must be a non-empty string"
+    assert refusal(make_workspace(tmp_path), raw) == "path must be a non-empty string"
 
 
 @pytest.mark.parametrize(
@@ -65,11 +62,13 @@ def test_empty_or_non_string_path_is_refused(tmp_path: Path, raw: object) -> Non
 def test_absolute_or_parent_path_is_refused(tmp_path: Path, raw: str) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "app.py").write_text("x = 1\n")
-    assert refusal(workspace_at(tmp_path), raw) == "path must be relative and stay in the workspace"
+    assert (
+        refusal(make_workspace(tmp_path), raw) == "path must be relative and stay in the workspace"
+    )
 
 
 def test_parent_rule_comes_before_protected_names(tmp_path: Path) -> None:
-    assert refusal(workspace_at(tmp_path), "../.env") == (
+    assert refusal(make_workspace(tmp_path), "../.env") == (
         "path must be relative and stay in the workspace"
     )
 
@@ -101,7 +100,7 @@ def test_protected_names_are_not_accessible(tmp_path: Path, raw: str) -> None:
     target = tmp_path / raw
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text("secret\n")
-    workspace = workspace_at(tmp_path)
+    workspace = make_workspace(tmp_path)
     assert refusal(workspace, raw) == "path is not accessible"
     assert workspace.execute(ToolAction("read_file", {"path": raw})) == (
         "error: path is not accessible"
@@ -113,11 +112,11 @@ def test_files_under_protected_directories_are_not_accessible(tmp_path: Path, ra
     target = tmp_path / raw
     target.parent.mkdir(parents=True)
     target.write_text("secret\n")
-    assert refusal(workspace_at(tmp_path), raw) == "path is not accessible"
+    assert refusal(make_workspace(tmp_path), raw) == "path is not accessible"
 
 
 def test_protected_names_are_refused_even_when_missing(tmp_path: Path) -> None:
-    assert refusal(workspace_at(tmp_path), ".env.local", must_exist=False) == (
+    assert refusal(make_workspace(tmp_path), ".env.local", must_exist=False) == (
         "path is not accessible"
     )
 
@@ -125,7 +124,7 @@ def test_protected_names_are_refused_even_when_missing(tmp_path: Path) -> None:
 def test_protected_rule_comes_before_the_symlink_rule(tmp_path: Path) -> None:
     (tmp_path / "real.txt").write_text("x\n")
     os.symlink(tmp_path / "real.txt", tmp_path / "server.pem")
-    assert refusal(workspace_at(tmp_path), "server.pem") == "path is not accessible"
+    assert refusal(make_workspace(tmp_path), "server.pem") == "path is not accessible"
 
 
 @pytest.mark.parametrize(
@@ -147,13 +146,13 @@ def test_other_hidden_and_similar_names_are_fine(tmp_path: Path, raw: str) -> No
     target = tmp_path / raw
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text("fine\n")
-    assert workspace_at(tmp_path).resolve_path(raw) == tmp_path.resolve() / raw
+    assert make_workspace(tmp_path).resolve_path(raw) == tmp_path.resolve() / raw
 
 
 def test_symlinked_file_pointing_inside_is_refused(tmp_path: Path) -> None:
     (tmp_path / "real.py").write_text("x = 1\n")
     os.symlink(tmp_path / "real.py", tmp_path / "alias.py")
-    assert refusal(workspace_at(tmp_path), "alias.py") == "symlinks are not accessible"
+    assert refusal(make_workspace(tmp_path), "alias.py") == "symlinks are not accessible"
 
 
 def test_symlinked_file_pointing_outside_is_refused(tmp_path: Path) -> None:
@@ -161,7 +160,7 @@ def test_symlinked_file_pointing_outside_is_refused(tmp_path: Path) -> None:
     root.mkdir()
     (tmp_path / "outside.txt").write_text("secret\n")
     os.symlink(tmp_path / "outside.txt", root / "outside.txt")
-    workspace = workspace_at(root)
+    workspace = make_workspace(root)
     assert refusal(workspace, "outside.txt") == "symlinks are not accessible"
     assert workspace.execute(ToolAction("read_file", {"path": "outside.txt"})) == (
         "error: symlinks are not accessible"
@@ -172,7 +171,7 @@ def test_symlinked_directory_pointing_inside_is_refused(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "main.py").write_text("x = 1\n")
     os.symlink(tmp_path / "src", tmp_path / "alias")
-    workspace = workspace_at(tmp_path)
+    workspace = make_workspace(tmp_path)
     assert refusal(workspace, "alias") == "symlinks are not accessible"
     assert refusal(workspace, "alias/main.py") == "symlinks are not accessible"
 
@@ -183,7 +182,7 @@ def test_symlinked_directory_pointing_outside_is_refused(tmp_path: Path) -> None
     (tmp_path / "outside").mkdir()
     (tmp_path / "outside" / "secret.txt").write_text("secret\n")
     os.symlink(tmp_path / "outside", root / "linked")
-    workspace = workspace_at(root)
+    workspace = make_workspace(root)
     assert refusal(workspace, "linked/secret.txt") == "symlinks are not accessible"
     assert refusal(workspace, "linked/new.txt", must_exist=False) == ("symlinks are not accessible")
     assert workspace.execute(ToolAction("list_files", {"path": "linked"})) == (
@@ -193,24 +192,24 @@ def test_symlinked_directory_pointing_outside_is_refused(tmp_path: Path) -> None
 
 def test_dangling_symlink_is_refused_as_a_symlink(tmp_path: Path) -> None:
     os.symlink(tmp_path / "nowhere.py", tmp_path / "dangling.py")
-    assert refusal(workspace_at(tmp_path), "dangling.py") == "symlinks are not accessible"
+    assert refusal(make_workspace(tmp_path), "dangling.py") == "symlinks are not accessible"
 
 
 def test_missing_path_is_not_accessible(tmp_path: Path) -> None:
-    assert refusal(workspace_at(tmp_path), "missing.py") == "path is not accessible"
+    assert refusal(make_workspace(tmp_path), "missing.py") == "path is not accessible"
 
 
 def test_dot_prefix_normalises_to_the_plain_path(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "main.py").write_text("y = 2\n")
-    workspace = workspace_at(tmp_path)
+    workspace = make_workspace(tmp_path)
     assert workspace.resolve_path("./a.py") == tmp_path.resolve() / "a.py"
     assert workspace.resolve_path("src/./main.py") == tmp_path.resolve() / "src" / "main.py"
 
 
 def test_missing_path_is_returned_when_it_need_not_exist(tmp_path: Path) -> None:
-    workspace = workspace_at(tmp_path)
+    workspace = make_workspace(tmp_path)
     assert workspace.resolve_path("new.py", must_exist=False) == tmp_path.resolve() / "new.py"
     assert workspace.resolve_path("./new/deeper.py", must_exist=False) == (
         tmp_path.resolve() / "new" / "deeper.py"
@@ -218,7 +217,7 @@ def test_missing_path_is_returned_when_it_need_not_exist(tmp_path: Path) -> None
 
 
 def test_must_exist_false_still_applies_the_other_rules(tmp_path: Path) -> None:
-    workspace = workspace_at(tmp_path)
+    workspace = make_workspace(tmp_path)
     assert refusal(workspace, "../new.py", must_exist=False) == (
         "path must be relative and stay in the workspace"
     )
@@ -227,7 +226,7 @@ def test_must_exist_false_still_applies_the_other_rules(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("raw", ["a\0.py", "\0", "src/\0/x.py"])
 def test_nul_bytes_are_refused_with_a_clear_error(tmp_path: Path, raw: str) -> None:
-    workspace = workspace_at(tmp_path, allow_writes=True)
+    workspace = make_workspace(tmp_path, allow_writes=True)
     assert "NUL" in refusal(workspace, raw)
     assert "NUL" in refusal(workspace, raw, must_exist=False)
     assert workspace.execute(ToolAction("read_file", {"path": raw})).startswith("error: path")
@@ -239,7 +238,7 @@ def test_nul_bytes_are_refused_with_a_clear_error(tmp_path: Path, raw: str) -> N
 @pytest.mark.parametrize("raw", ["\ud800.py", "src/\udc80.py"])
 def test_paths_that_are_not_valid_unicode_are_refused(tmp_path: Path, raw: str) -> None:
     (tmp_path / "src").mkdir()
-    workspace = workspace_at(tmp_path, allow_writes=True)
+    workspace = make_workspace(tmp_path, allow_writes=True)
     assert refusal(workspace, raw) == "path must be valid Unicode text"
     assert refusal(workspace, raw, must_exist=False) == "path must be valid Unicode text"
     action = ToolAction("write_file", {"path": raw, "content": "x"})
@@ -253,7 +252,7 @@ def test_paths_that_are_not_valid_unicode_are_refused(tmp_path: Path, raw: str) 
 @pytest.mark.parametrize("raw", ["a" * 300, "src/" + "b" * 300 + ".py", "a/" * 2500])
 def test_over_long_names_are_refused_with_a_clear_error(tmp_path: Path, raw: str) -> None:
     (tmp_path / "src").mkdir()
-    workspace = workspace_at(tmp_path, allow_writes=True)
+    workspace = make_workspace(tmp_path, allow_writes=True)
     assert "too long" in refusal(workspace, raw)
     assert "too long" in refusal(workspace, raw, must_exist=False)
     for action in (
@@ -268,7 +267,7 @@ def test_over_long_names_are_refused_with_a_clear_error(tmp_path: Path, raw: str
 
 
 def test_list_files_shows_direct_children_sorted(demo_project: Path) -> None:
-    listing = workspace_at(demo_project).list_files()
+    listing = make_workspace(demo_project).list_files()
     assert listing.splitlines() == [
         "file app.py",
         "file conftest.py",
@@ -281,13 +280,13 @@ def test_list_files_shows_direct_children_sorted(demo_project: Path) -> None:
 def test_list_files_paths_are_relative_to_the_root(tmp_path: Path) -> None:
     (tmp_path / "src" / "pkg").mkdir(parents=True)
     (tmp_path / "src" / "main.py").write_text("x = 1\n")
-    listing = workspace_at(tmp_path).list_files("src")
+    listing = make_workspace(tmp_path).list_files("src")
     assert listing == "file src/main.py\ndir src/pkg"
 
 
 def test_list_files_default_is_the_root(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
-    workspace = workspace_at(tmp_path)
+    workspace = make_workspace(tmp_path)
     assert workspace.list_files() == "dir src"
     assert workspace.list_files(".") == "dir src"
     assert workspace.execute(ToolAction("list_files", {})) == "dir src"
@@ -305,65 +304,65 @@ def test_list_files_skips_symlinks_protected_names_and_special_files(tmp_path: P
     os.symlink(tmp_path / "app.py", tmp_path / "alias.py")
     os.symlink(tmp_path / ".git", tmp_path / "linked")
     os.mkfifo(tmp_path / "pipe")
-    assert workspace_at(tmp_path).list_files() == "file .gitignore\nfile app.py"
+    assert make_workspace(tmp_path).list_files() == "file .gitignore\nfile app.py"
 
 
 def test_list_files_stops_at_max_list_entries(tmp_path: Path) -> None:
     for name in ("d.py", "a.py", "c.py", "b.py"):
         (tmp_path / name).write_text("x\n")
-    listing = workspace_at(tmp_path, max_list_entries=2).list_files()
+    listing = make_workspace(tmp_path, max_list_entries=2).list_files()
     assert listing == "file a.py\nfile b.py"
 
 
 def test_list_files_reports_an_empty_directory(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
-    assert workspace_at(tmp_path).list_files("empty") == "(empty directory)"
+    assert make_workspace(tmp_path).list_files("empty") == "(empty directory)"
 
 
 def test_list_files_of_only_hidden_entries_reports_an_empty_directory(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("TOKEN=1\n")
     os.symlink(tmp_path / ".env", tmp_path / "alias")
-    assert workspace_at(tmp_path).list_files() == "(empty directory)"
+    assert make_workspace(tmp_path).list_files() == "(empty directory)"
 
 
 def test_list_files_of_a_file_is_not_a_directory(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("x = 1\n")
-    assert_refused(workspace_at(tmp_path), "list_files", "app.py", "path is not a directory")
+    assert_refused(make_workspace(tmp_path), "list_files", "app.py", "path is not a directory")
 
 
 def test_list_files_of_a_fifo_is_not_a_directory(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
     with pytest.raises(AgentError, match="^path is not a directory$"):
-        in_thread(lambda: workspace_at(tmp_path).list_files("pipe"))
+        in_thread(lambda: make_workspace(tmp_path).list_files("pipe"))
 
 
 # read_file
 
 
 def test_read_file_returns_the_text(demo_project: Path) -> None:
-    text = workspace_at(demo_project).read_file("app.py")
+    text = make_workspace(demo_project).read_file("app.py")
     assert text == (demo_project / "app.py").read_text(encoding="utf-8")
 
 
 def test_read_file_through_execute_returns_the_text(tmp_path: Path) -> None:
     (tmp_path / "notes.md").write_text("café\n", encoding="utf-8")
     action = ToolAction("read_file", {"path": "./notes.md"})
-    assert workspace_at(tmp_path).execute(action) == "café\n"
+    assert make_workspace(tmp_path).execute(action) == "café\n"
 
 
 def test_read_file_of_a_directory_is_not_a_regular_file(tmp_path: Path) -> None:
     (tmp_path / "src").mkdir()
-    assert_refused(workspace_at(tmp_path), "read_file", "src", "path is not a regular file")
+    assert_refused(make_workspace(tmp_path), "read_file", "src", "path is not a regular file")
 
 
 @pytest.mark.parametrize("raw", [".", "./"])
 def test_read_file_of_the_root_is_not_a_regular_file(tmp_path: Path, raw: str) -> None:
-    assert_refused(workspace_at(tmp_path), "read_file", raw, "path is not a regular file")
+    assert_refused(make_workspace(tmp_path), "read_file", raw, "path is not a regular file")
 
 
 def test_read_file_of_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
-    workspace = workspace_at(tmp_path)
+    workspace = make_workspace(tmp_path)
     with pytest.raises(AgentError, match="^path is not a regular file$"):
         in_thread(lambda: workspace.read_file("pipe"))
     result = in_thread(lambda: workspace.execute(ToolAction("read_file", {"path": "pipe"})))
@@ -372,24 +371,24 @@ def test_read_file_of_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None
 
 def test_read_file_over_the_limit_is_refused(tmp_path: Path) -> None:
     (tmp_path / "big.txt").write_bytes(b"x" * 11)
-    workspace = workspace_at(tmp_path, max_file_bytes=10)
+    workspace = make_workspace(tmp_path, max_file_bytes=10)
     assert_refused(workspace, "read_file", "big.txt", "file exceeds 10 bytes")
 
 
 def test_read_file_at_the_limit_is_allowed(tmp_path: Path) -> None:
     (tmp_path / "exact.txt").write_bytes(b"x" * 10)
-    assert workspace_at(tmp_path, max_file_bytes=10).read_file("exact.txt") == "x" * 10
+    assert make_workspace(tmp_path, max_file_bytes=10).read_file("exact.txt") == "x" * 10
 
 
 def test_read_file_limit_counts_bytes_not_characters(tmp_path: Path) -> None:
     (tmp_path / "accents.txt").write_text("é" * 6, encoding="utf-8")
     with pytest.raises(AgentError, match="^file exceeds 10 bytes$"):
-        workspace_at(tmp_path, max_file_bytes=10).read_file("accents.txt")
+        make_workspace(tmp_path, max_file_bytes=10).read_file("accents.txt")
 
 
 def test_read_file_of_invalid_utf8_is_refused(tmp_path: Path) -> None:
     (tmp_path / "binary.bin").write_bytes(b"\xff\xfe\x00\x81")
-    assert_refused(workspace_at(tmp_path), "read_file", "binary.bin", "file is not valid UTF-8")
+    assert_refused(make_workspace(tmp_path), "read_file", "binary.bin", "file is not valid UTF-8")
 
 
 # The receipt log is the operator's, not the agent's
@@ -515,7 +514,7 @@ def test_list_files_skips_credential_files_and_editor_settings(tmp_path: Path) -
     for name in (*names, ".vscode/extensions.json", ".kube/config", ".kube/notes.md"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x\n")
-    workspace = workspace_at(tmp_path)
+    workspace = make_workspace(tmp_path)
     assert workspace.list_files() == "dir .kube\ndir .vscode\nfile app.py"
     assert workspace.list_files(".vscode") == "file .vscode/extensions.json"
     assert workspace.list_files(".kube") == "file .kube/notes.md"
@@ -525,7 +524,7 @@ def test_policy_protected_patterns_protect_names_and_paths(tmp_path: Path) -> No
     (tmp_path / "deploy").mkdir()
     for name in ("secrets.yaml", "Notes.TXT", "deploy/prod.yaml", "deploy/dev.yaml", "app.py"):
         (tmp_path / name).write_text("x\n")
-    workspace = workspace_at(tmp_path, protected_patterns=("secrets.*", "*.txt", "deploy/prod.*"))
+    workspace = make_workspace(tmp_path, protected_patterns=("secrets.*", "*.txt", "deploy/prod.*"))
     for raw in ("secrets.yaml", "Notes.TXT", "deploy/prod.yaml", "DEPLOY/prod.yaml"):
         assert refusal(workspace, raw, must_exist=False) == "path is not accessible"
     assert workspace.read_file("deploy/dev.yaml") == "x\n"
@@ -541,20 +540,20 @@ def test_a_hard_link_to_a_file_outside_the_root_is_not_read(tmp_path: Path) -> N
     root.mkdir()
     (tmp_path / "outside.txt").write_text("secret\n")
     os.link(tmp_path / "outside.txt", root / "innocent.txt")
-    workspace = workspace_at(root)
+    workspace = make_workspace(root)
     assert_refused(workspace, "read_file", "innocent.txt", "file has other hard links")
 
 
 def test_a_hard_link_to_a_protected_file_is_not_read(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text("TOKEN=1\n")
     os.link(tmp_path / ".env", tmp_path / "notes.txt")
-    assert_refused(workspace_at(tmp_path), "read_file", "notes.txt", "file has other hard links")
+    assert_refused(make_workspace(tmp_path), "read_file", "notes.txt", "file has other hard links")
 
 
 def test_a_file_that_gains_a_hard_link_after_the_check_is_not_read(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("x\n")
     (tmp_path / "secret.txt").write_text("secret\n")
-    workspace = workspace_at(tmp_path)
+    workspace = make_workspace(tmp_path)
     checked = workspace.resolve_path
 
     def link_after_check(raw: str, *, must_exist: bool = True) -> Path:
@@ -585,7 +584,7 @@ def test_list_files_does_not_follow_a_parent_swapped_for_a_symlink(tmp_path: Pat
     (root / "src" / "pkg" / "inside.py").write_text("x\n")
     (outside / "pkg").mkdir(parents=True)
     (outside / "pkg" / "outside-secret.txt").write_text("secret\n")
-    workspace = workspace_at(root)
+    workspace = make_workspace(root)
     checked = workspace.resolve_path
 
     def swap_after_check(raw: str, *, must_exist: bool = True) -> Path:
@@ -609,7 +608,7 @@ def test_list_files_racing_a_directory_symlink_swap_never_lists_outside_names(
     (outside / "inner" / "outside-secret.txt").write_text("secret\n")
     (root / "link").symlink_to(outside)
     (root / "real").rename(root / "sub")
-    workspace = workspace_at(root)
+    workspace = make_workspace(root)
     stop = threading.Event()
 
     def swap() -> None:
@@ -643,7 +642,7 @@ def test_temporary_files_are_not_listed(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("x = 1\n")
     for name in TEMPORARY_NAMES:
         (tmp_path / name).write_text("x = 2\n")
-    assert workspace_at(tmp_path).list_files() == "file app.py"
+    assert make_workspace(tmp_path).list_files() == "file app.py"
 
 
 @pytest.mark.parametrize("name", TEMPORARY_NAMES)

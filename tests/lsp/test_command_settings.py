@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from counterfoil.commands import ResourceLimits
+from counterfoil.commands.runner import ResourceLimits
 from counterfoil.lsp.settings import SettingsError, parse_settings
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from tests.hub_server import REPO, WEIGHTS, HubServer, serve_hub, write_model_folder
+from tests.support.hub_server import REPO, WEIGHTS, HubServer, serve_hub, write_model_folder
 
 from counterfoil.lsp import server
 from counterfoil.models import runtime

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from pygls.exceptions import JsonRpcException
-from tests.recording_model import RecordingModel
+from tests.support.recording_model import RecordingModel
 
 from counterfoil.lsp import model_host
 from counterfoil.lsp.session import Session

@@ -5,9 +5,10 @@ rule, while the events and the run panel keep every observation whole."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from tests.recording_model import RecordingModel
+from tests.support.recording_model import RecordingModel
 
 from counterfoil.lsp import model_host
 from counterfoil.lsp.session import EVENT_METHOD, Session
@@ -52,7 +53,7 @@ def session_with(
 
 def two_turns(
     project: Path, monkeypatch: pytest.MonkeyPatch, context_tokens: int
-) -> tuple[RecordingModel, dict, dict, RecordingChannel]:
+) -> tuple[RecordingModel, dict[str, Any], dict[str, Any], RecordingChannel]:
     """Two reads (the step limit), then a follow-up of two more reads and an answer."""
     model = RecordingModel(read(0), read(1), read(2), read(3), '{"final":"read all four"}')
     session, channel = session_with(

@@ -17,7 +17,7 @@ CANCEL_LIMIT_SECONDS = 0.5
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> str:
     for module in ("mlx.core", "mlx_lm", "llguidance", "tokenizers"):
         pytest.importorskip(module)
-    from counterfoil.models.tiny_model import build_tiny_model
+    from counterfoil.testing.tiny_model import build_tiny_model
 
     return str(build_tiny_model(tmp_path_factory.mktemp("models") / "tiny-qwen3", seed=3))
 

@@ -63,7 +63,7 @@ def conforms(data: Any, hint: Any, where: str = "message") -> None:
 
 def test_the_extensions_wire_types_are_generated_from_the_messages() -> None:
     assert typescript.TARGET.read_text(encoding="utf-8") == typescript.generate(), (
-        "extension/src/protocol.generated.ts is stale: run python -m counterfoil.lsp.typescript"
+        "extension/src/daemon/protocol.generated.ts is stale: run python -m counterfoil.lsp.typescript"
     )
 
 

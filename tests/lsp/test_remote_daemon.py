@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types
-from tests.chat_servers import StartServer, chat_servers, sse_chunk, stream_head, stream_tokens
+from tests.support.chat_servers import (
+    StartServer,
+    chat_servers,
+    sse_chunk,
+    stream_head,
+    stream_tokens,
+)
 
 from .conftest import StartDaemon
 
@@ -71,7 +77,7 @@ async def test_a_run_through_an_endpoint_completes_and_never_writes_the_key(
 
 
 async def test_stop_while_the_server_streams_ends_the_run_as_cancelled(
-    start_daemon: StartDaemon, fake_server
+    start_daemon: StartDaemon, fake_server: StartServer
 ) -> None:
     def stalls(handler: BaseHTTPRequestHandler, _: int) -> None:
         stream_head(handler)

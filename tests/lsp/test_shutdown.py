@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from tests.processes import alive
+from tests.support.processes import alive
 
 from .conftest import StartDaemon
 

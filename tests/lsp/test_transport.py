@@ -46,7 +46,7 @@ class RawDaemon:
         )
         self.messages: queue.Queue[dict[str, Any]] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
-        params = {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}
+        params: dict[str, Any] = {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}
         self.write(frame(request(0, "initialize", params)))
         self.answer(0)
         self.write(frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}'))

@@ -38,7 +38,7 @@ def mlx_installed() -> None:
 def tiny_model_dir(mlx_installed: None, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Seed 3 happens to pick tools before answering, so agent runs exercise approvals; the
     assertions do not depend on which actions a seed picks."""
-    from counterfoil.models.tiny_model import build_tiny_model
+    from counterfoil.testing.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("models") / "tiny-qwen3", seed=3)
 

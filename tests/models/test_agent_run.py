@@ -53,7 +53,7 @@ def test_tiny_model_run_with_scripted_approvals_ends_with_a_defined_reason(
 def test_cli_agent_runs_end_to_end_with_the_tiny_model(
     tiny_model_spec: str, demo_project: Path
 ) -> None:
-    from counterfoil.cli import main
+    from counterfoil.cli.main import main
 
     output = io.StringIO()
     code = main(

@@ -6,7 +6,7 @@ import io
 import re
 from pathlib import Path
 
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 
 
 def test_each_streamed_step_has_its_header_first_and_its_speed_after(

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.hub_server import REPO, WEIGHTS, WEIGHTS_BYTES, HubServer, cache, hub
+from tests.support.hub_server import REPO, WEIGHTS, WEIGHTS_BYTES, HubServer, cache, hub
 
 from counterfoil.models.download import (
     MLX_LM_ALLOW_PATTERNS,

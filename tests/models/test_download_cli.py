@@ -11,10 +11,18 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.hub_server import REPO, WEIGHTS, HubServer, cache, hub, serve_hub, write_model_folder
+from tests.support.hub_server import (
+    REPO,
+    WEIGHTS,
+    HubServer,
+    cache,
+    hub,
+    serve_hub,
+    write_model_folder,
+)
 
-from counterfoil.cli import main
-from counterfoil.model_download_terminal import format_progress
+from counterfoil.cli.main import main
+from counterfoil.cli.model_download import format_progress
 from counterfoil.models.download import DownloadProgress
 
 __all__ = ["cache", "hub"]  # fixtures

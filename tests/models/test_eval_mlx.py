@@ -6,7 +6,7 @@ import io
 import json
 from pathlib import Path
 
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "evals"
 

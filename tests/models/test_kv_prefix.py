@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ def _steered(text: str) -> list[dict[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def loaded(tiny_model_dir: Path) -> tuple[object, object]:
+def loaded(tiny_model_dir: Path) -> tuple[Any, ...]:
     from mlx_lm import load
 
     return load(str(tiny_model_dir))

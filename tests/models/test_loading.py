@@ -96,7 +96,7 @@ def test_switching_models_keeps_only_the_latest_loaded(
     import gc
     import weakref
 
-    from counterfoil.models.tiny_model import build_tiny_model
+    from counterfoil.testing.tiny_model import build_tiny_model
 
     other = build_tiny_model(tmp_path / "other", corpus_bytes=200_000, vocab_size=600)
     first = load_model(str(other))
@@ -111,7 +111,7 @@ def test_switching_models_keeps_only_the_latest_loaded(
 def test_progress_reports_loading_ready_generating_ready(
     mlx_installed: None, tmp_path: Path
 ) -> None:
-    from counterfoil.models.tiny_model import build_tiny_model
+    from counterfoil.testing.tiny_model import build_tiny_model
 
     directory = build_tiny_model(tmp_path / "fresh", corpus_bytes=200_000, vocab_size=600)
     reports: list[ModelProgress] = []

@@ -17,9 +17,9 @@ import pytest
 
 from counterfoil.actions import parse_action
 from counterfoil.models.errors import ModelServerError
-from counterfoil.models.local_mlx_server import free_port, serving
 from counterfoil.models.remote import NOT_ENFORCED, RemoteGenerate
 from counterfoil.policy import ToolPolicy
+from counterfoil.testing.local_mlx_server import free_port, serving
 from counterfoil.workspace import Workspace
 
 pytest.importorskip("httpx")
@@ -38,7 +38,7 @@ TOOL_RESULTS = (
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from counterfoil.models.tiny_gguf import build_tiny_gguf
+    from counterfoil.testing.tiny_gguf import build_tiny_gguf
 
     directory = tmp_path_factory.mktemp("llama")
     model = build_tiny_gguf(directory / "tiny.gguf", seed=1)

@@ -1,6 +1,6 @@
 """The remote client against small real HTTP servers on 127.0.0.1 that misbehave on purpose.
 
-Each server (tests/chat_servers.py) speaks just enough of the chat-completions protocol to
+Each server (tests/support/chat_servers.py) speaks just enough of the chat-completions protocol to
 reach one failure: a refused connection, a refused key,
 an unknown model, a busy server, a stream cut midway, a response past `max_tokens`, a server
 slower than the timeout, a server that goes silent while the person presses Stop.
@@ -21,7 +21,7 @@ import pytest
 
 pytest.importorskip("httpx")
 
-from tests.chat_servers import (
+from tests.support.chat_servers import (
     StartServer,
     chat_servers,
     json_reply,
@@ -31,13 +31,13 @@ from tests.chat_servers import (
     token_texts,
 )
 
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 from counterfoil.loop import run_agent
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelLoadError, load_generate
 from counterfoil.models.errors import GenerationCancelled, ModelServerError
-from counterfoil.models.local_mlx_server import free_port
 from counterfoil.models.remote import RemoteGenerate
 from counterfoil.policy import ToolPolicy
+from counterfoil.testing.local_mlx_server import free_port
 from counterfoil.workspace import Workspace
 
 

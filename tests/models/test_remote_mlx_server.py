@@ -16,16 +16,16 @@ import pytest
 
 pytest.importorskip("httpx")
 
-from tests.chat_servers import token_texts
+from tests.support.chat_servers import token_texts
 
-from counterfoil.cli import main
+from counterfoil.cli.main import main
+from counterfoil.cli.terminal import EXIT_STOPPED
 from counterfoil.loop import run_agent
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelProgress, load_generate
 from counterfoil.models.errors import GenerationCancelled
-from counterfoil.models.local_mlx_server import serving_mlx_model
 from counterfoil.models.remote import NOT_ENFORCED, RemoteGenerate
 from counterfoil.policy import ToolPolicy
-from counterfoil.terminal import EXIT_STOPPED
+from counterfoil.testing.local_mlx_server import serving_mlx_model
 from counterfoil.workspace import Workspace
 
 MESSAGES = [

@@ -15,9 +15,9 @@ import pytest
 
 pytest.importorskip("httpx")
 
-from tests.chat_servers import StartServer, chat_servers, stream_tokens
+from tests.support.chat_servers import StartServer, chat_servers, stream_tokens
 
-from counterfoil.cli import build_parser
+from counterfoil.cli.main import build_parser
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelLoadError, load_generate
 from counterfoil.models.endpoint import environment_proxy
 from counterfoil.models.errors import ModelServerError

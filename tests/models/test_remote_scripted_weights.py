@@ -2,7 +2,7 @@
 
 A random model never writes a valid action, so the cycle (read, an approved edit, an approved
 validation command, a verdict, receipts) through a model server is shown with a model whose
-weights are set to answer the demo's script (`counterfoil.models.scripted_weights`). The server
+weights are set to answer the demo's script (`counterfoil.testing.scripted_weights`). The server
 loads, tokenizes, samples and streams it like any model.
 """
 
@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from tests.conftest import FIXTURES
 
-from counterfoil.cli import main
-from counterfoil.models.local_mlx_server import serving_mlx_model
+from counterfoil.cli.main import main
 from counterfoil.models.remote import NOT_ENFORCED
 from counterfoil.receipts import ReceiptStore
+from counterfoil.testing.local_mlx_server import serving_mlx_model
 
 pytest.importorskip("httpx")
 
@@ -31,7 +31,7 @@ VALIDATION = "python -m pytest tests/test_math.py -q"
 
 @pytest.fixture(scope="module")
 def scripted_weights_dir(mlx_installed: None, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from counterfoil.models.scripted_weights import build_scripted_weights_model
+    from counterfoil.testing.scripted_weights import build_scripted_weights_model
 
     return build_scripted_weights_model(tmp_path_factory.mktemp("models") / "scripted", ANSWERS)
 

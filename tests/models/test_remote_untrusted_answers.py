@@ -1,7 +1,7 @@
 """A model server's answer is untrusted input: the key never comes back out of it, and it is
 bounded in bytes and in time, and a response that is not the schema's object is reported.
 
-Each server here (tests/chat_servers.py, on 127.0.0.1) misbehaves in one way: it echoes the
+Each server here (tests/support/chat_servers.py, on 127.0.0.1) misbehaves in one way: it echoes the
 key where an error, a progress report or the action would carry it, streams forever, sends one
 huge line, or answers with whitespace.
 """
@@ -17,7 +17,13 @@ import pytest
 
 pytest.importorskip("httpx")
 
-from tests.chat_servers import StartServer, chat_servers, sse_chunk, stream_head, stream_tokens
+from tests.support.chat_servers import (
+    StartServer,
+    chat_servers,
+    sse_chunk,
+    stream_head,
+    stream_tokens,
+)
 
 from counterfoil.models import ModelProgress
 from counterfoil.models.errors import ModelServerError

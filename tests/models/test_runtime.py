@@ -104,7 +104,7 @@ def test_the_cli_refuses_an_mlx_model_on_windows_with_the_ways_out(
 ) -> None:
     import io
 
-    from counterfoil.cli import main
+    from counterfoil.cli.main import main
 
     monkeypatch.setattr(runtime, "current_platform", lambda: "win32")
     monkeypatch.setattr(runtime, "_importable", lambda module: False)

@@ -73,7 +73,7 @@ def install(trace: Path, crash_at: int) -> None:
 
         return rename
 
-    os.fsync = fsync
+    os.fsync = fsync  # type: ignore[assignment]
     os.rename = moved(real_rename)  # type: ignore[assignment]
     os.replace = moved(real_replace)  # type: ignore[assignment]
 
@@ -82,6 +82,6 @@ if __name__ == "__main__":
     trace_path, crash, separator, *arguments = sys.argv[1:]
     assert separator == "--"
     install(Path(trace_path), int(crash))
-    from counterfoil.cli import main
+    from counterfoil.cli.main import main
 
     raise SystemExit(main(arguments))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sweep_helpers import agent_flags, make_project
 
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 from counterfoil.sessions.decisions import read_entries
 from counterfoil.sessions.store import SessionStore
 
@@ -76,7 +76,7 @@ def test_stopping_at_an_open_approval_is_recorded_as_interrupted(tmp_path: Path)
     make_project(tmp_path)
 
     class CtrlC(io.StringIO):
-        def readline(self, size: int | None = -1) -> str:
+        def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
             raise KeyboardInterrupt
 
     main(["agent", "fix app.py", *agent_flags(tmp_path)], stdin=CtrlC(), stdout=io.StringIO())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sweep_helpers import agent_flags, make_project
 
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 from counterfoil.sessions.store import SessionStore
 
 
@@ -101,7 +101,7 @@ def test_sessions_gc_removes_ended_runs_and_keeps_resumable_ones(tmp_path: Path)
     paused_out = io.StringIO()
 
     class CtrlC(io.StringIO):
-        def readline(self, size: int | None = -1) -> str:
+        def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
             raise KeyboardInterrupt
 
     main(["agent", "fix app.py", *agent_flags(tmp_path)], stdin=CtrlC(), stdout=paused_out)

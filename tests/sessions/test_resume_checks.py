@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sweep_helpers import agent_flags, make_project
 
-from counterfoil.cli import main
+from counterfoil.cli.main import main
 from counterfoil.receipts import ReceiptStore
 from counterfoil.sessions.store import SessionStore
 
@@ -23,7 +23,7 @@ class Answers(io.StringIO):
         super().__init__()
         self.answers = list(answers)
 
-    def readline(self, size: int | None = -1) -> str:
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
         answer = self.answers.pop(0) if self.answers else ""
         if answer is KeyboardInterrupt:
             raise KeyboardInterrupt

@@ -8,9 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import type { CounterfoilApi } from "../../src/extension";
-import type { RunResult, StatusResult } from "../../src/protocol";
-import { PROPOSAL_SCHEME } from "../../src/review";
-import type { StepView } from "../../src/runModel";
+import type { RunResult, StatusResult } from "../../src/daemon/protocol";
+import { PROPOSAL_SCHEME } from "../../src/review/controller";
+import type { StepView } from "../../src/run/runModel";
 
 const EXTENSION_ID = "counterfoil.counterfoil";
 const COMMANDS = [
@@ -284,7 +284,7 @@ suite("Counterfoil in the extension host", () => {
       api.receipts.getChildren(node).map((child) => child.label),
       ["arguments", "result", "artifacts", "receipt id"],
     );
-    const verified = await api.commands.verifyReceipts();
+    const verified = await api.receiptCommands.verifyReceipts();
     assert.equal(verified?.ok, true, JSON.stringify(verified));
     assert.equal(verified?.count, api.receipts.shown.length);
   });
@@ -506,14 +506,14 @@ suite("Counterfoil in the extension host", () => {
 
   test("a broken receipt log shows as a warning node with the reason", async () => {
     await acceptedEdit("before-breaking");
-    const loaded = await api.commands.refreshReceipts();
+    const loaded = await api.receiptCommands.refreshReceipts();
     assert.ok(loaded?.logPath, "the daemon keeps a log file");
     const logPath = loaded.logPath;
     const intact = readFileSync(logPath, "utf8");
     assert.ok(intact.includes("edited app.py"));
     writeFileSync(logPath, intact.replace("edited app.py", "edited app.pz"));
     try {
-      const verified = await api.commands.verifyReceipts();
+      const verified = await api.receiptCommands.verifyReceipts();
       assert.equal(verified?.ok, false);
       const roots = api.receipts.getChildren();
       const problem = roots[roots.length - 1];
@@ -527,7 +527,7 @@ suite("Counterfoil in the extension host", () => {
     } finally {
       writeFileSync(logPath, intact);
     }
-    assert.equal((await api.commands.verifyReceipts())?.ok, true);
+    assert.equal((await api.receiptCommands.verifyReceipts())?.ok, true);
     assert.ok(
       api.receipts
         .getChildren()

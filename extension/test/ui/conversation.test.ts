@@ -195,7 +195,7 @@ describe("a conversation in the run panel", () => {
       python,
       [
         "-c",
-        "from counterfoil.models.tiny_model import cached_tiny_model; print(cached_tiny_model())",
+        "from counterfoil.testing.tiny_model import cached_tiny_model; print(cached_tiny_model())",
       ],
       { encoding: "utf8" },
     );

@@ -34,7 +34,7 @@ let server: ChildProcess | undefined;
 
 /**
  * A model directory whose greedy answers are `answers`, one per step: real weights set by hand
- * (server/counterfoil/models/scripted_weights.py), so mlx_lm.server loads, samples and streams
+ * (server/counterfoil/testing/scripted_weights.py), so mlx_lm.server loads, samples and streams
  * it like any model.
  */
 function scriptedWeightsModel(answers: string[]): string {
@@ -44,7 +44,7 @@ function scriptedWeightsModel(answers: string[]): string {
     python,
     [
       "-m",
-      "counterfoil.models.scripted_weights",
+      "counterfoil.testing.scripted_weights",
       join(stateDir, "scripted-weights-model"),
       script,
     ],
@@ -62,7 +62,7 @@ async function startMlxServer(model: string): Promise<string> {
   const log = join(stateDir, "mlx-server.log");
   const started = spawn(
     python,
-    ["-m", "counterfoil.models.local_mlx_server", model, log],
+    ["-m", "counterfoil.testing.local_mlx_server", model, log],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   server = started;

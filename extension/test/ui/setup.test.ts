@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser } from "playwright-core";
-import { shellLine } from "../../src/modelPrep";
+import { shellLine } from "../../src/model/modelPrep";
 import {
   stateDir,
   python,

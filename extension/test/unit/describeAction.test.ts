@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { AgentEvent } from "../../src/protocol";
-import { describeAction } from "../../src/runModel";
+import type { AgentEvent } from "../../src/daemon/protocol";
+import { describeAction } from "../../src/run/runModel";
 
 /** A step the workspace made no record of (no call, no state), as the daemon sends it. */
 function step(

@@ -5,7 +5,7 @@ import {
   computeHunks,
   hunkLabel,
   splitLines,
-} from "../../src/hunks";
+} from "../../src/review/hunks";
 
 const base = "a\nb\nc\nd\ne\nf\n";
 const proposed = "a\nB\nc\nd\ne\nF\ng\n";

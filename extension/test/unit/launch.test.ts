@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { delimiter, join } from "node:path";
 import { describe, test } from "node:test";
-import { firstOnPath, pythonLaunch, versionProblem } from "../../src/launch";
+import {
+  firstOnPath,
+  pythonLaunch,
+  versionProblem,
+} from "../../src/daemon/launch";
 
 describe("starting the daemon", () => {
   test("the bundled libraries come first on PYTHONPATH, before the person's own", () => {

@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { lineEndingNote, restoreLineEndings } from "../../src/lineEndings";
+import {
+  lineEndingNote,
+  restoreLineEndings,
+} from "../../src/review/lineEndings";
 
 const base = "a\r\nb\r\nc\r\n";
 // The model's `new` text had a bare \n inside a CRLF file.

@@ -11,8 +11,8 @@ import {
   shellKind,
   shellLine,
   terminalLine,
-} from "../../src/modelPrep";
-import type { DownloadProgress } from "../../src/protocol";
+} from "../../src/model/modelPrep";
+import type { DownloadProgress } from "../../src/daemon/protocol";
 
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { describeModelState } from "../../src/modelState";
-import type { ModelState } from "../../src/protocol";
+import { describeModelState } from "../../src/model/modelState";
+import type { ModelState } from "../../src/daemon/protocol";
 
 /** A modelState notification with the fields a test does not name left null. */
 const shown = (

@@ -4,7 +4,7 @@ import {
   canRepropose,
   occurrences,
   outdatedWords,
-} from "../../src/outdatedProposal";
+} from "../../src/review/outdatedProposal";
 
 test("occurrences count overlaps, as the daemon does", () => {
   assert.equal(occurrences("aaa", "aa"), 2);

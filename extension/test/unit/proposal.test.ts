@@ -4,7 +4,7 @@ import type {
   CommandPreview,
   ConfirmParams,
   EditPreview,
-} from "../../src/protocol";
+} from "../../src/daemon/protocol";
 import {
   ProposalError,
   baseMismatch,
@@ -12,7 +12,7 @@ import {
   diffTitle,
   proposalSubject,
   proposedFileText,
-} from "../../src/proposal";
+} from "../../src/review/proposal";
 
 const base: EditPreview = {
   kind: "edit",

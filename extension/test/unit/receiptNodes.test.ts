@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { Receipt } from "../../src/protocol";
+import type { Receipt } from "../../src/daemon/protocol";
 import {
   receiptFile,
   receiptLabel,
   receiptNode,
   receiptRoots,
   runNodes,
-} from "../../src/receiptNodes";
+} from "../../src/receipts/receiptNodes";
 
 const edit: Receipt = {
   receipt_id: "a".repeat(64),

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { RunResult } from "../../src/protocol";
+import type { RunResult } from "../../src/daemon/protocol";
 import {
   addEvent,
   addModelText,
@@ -11,8 +11,8 @@ import {
   splitThinking,
   startTurn,
   verdictLines,
-} from "../../src/runModel";
-import { verifyReport } from "../../src/verifyReport";
+} from "../../src/run/runModel";
+import { verifyReport } from "../../src/receipts/verifyReport";
 
 test("thinking is split from the text the model shows", () => {
   assert.deepEqual(splitThinking('<think>hmm</think>\n{"final":"x"}'), {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { RunResult, Verdict } from "../../src/protocol";
-import { summarizeRun } from "../../src/runSummary";
+import type { RunResult, Verdict } from "../../src/daemon/protocol";
+import { summarizeRun } from "../../src/run/runSummary";
 
 const verdict = (fields: Partial<Verdict> = {}): Verdict => ({
   succeeded: false,

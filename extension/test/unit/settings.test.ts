@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { DAEMON_SETTING_KEYS, readDaemonSettings } from "../../src/settings";
+import {
+  DAEMON_SETTING_KEYS,
+  readDaemonSettings,
+} from "../../src/daemon/settings";
 import manifest from "../../package.json";
 
 function source(values: Record<string, unknown>) {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { AgentEvent } from "../../src/protocol";
-import { stepNotice } from "../../src/stepNotice";
+import type { AgentEvent } from "../../src/daemon/protocol";
+import { stepNotice } from "../../src/run/stepNotice";
 
 const RECORD = {
   runId: "run-1",

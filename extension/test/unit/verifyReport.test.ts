@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { verifyFinding, verifyReport } from "../../src/verifyReport";
+import { verifyFinding, verifyReport } from "../../src/receipts/verifyReport";
 
 const broken = {
   ok: false,

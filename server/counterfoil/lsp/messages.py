@@ -2,7 +2,7 @@
 each notification as a dataclass whose fields are the wire's names.
 
 The daemon builds its answers from these (`wire` turns one into JSON data);
-`extension/src/protocol.generated.ts` is generated from them (`python -m
+`extension/src/daemon/protocol.generated.ts` is generated from them (`python -m
 counterfoil.lsp.typescript`), and tests fail when that file or docs/protocol.md disagrees.
 A field with `metadata=SOMETIMES` is left out of the JSON when it is None; every other field is
 always sent, `null` included.

@@ -1,0 +1,323 @@
+// The connection to `counterfoil serve`: starts it with the interpreter InterpreterSource chose,
+// hands it the settings, re-sends them on change, restarts it cleanly (also when the interpreter
+// changes), and turns its notifications into events.
+
+import * as vscode from "vscode";
+import {
+  DidChangeConfigurationNotification,
+  LanguageClient,
+  type LanguageClientOptions,
+  type ServerOptions,
+  State,
+} from "vscode-languageclient/node";
+import {
+  type AgentEvent,
+  type ConfirmParams,
+  type ConfirmResult,
+  DAEMON_VERSION,
+  type DownloadProgress,
+  Methods,
+  type ModelState,
+  type ModelText,
+  type Receipt,
+  type RunStarted,
+  type RunStateNotice,
+} from "./protocol";
+import { type InterpreterSource, LaunchProblem } from "./interpreter";
+import type { DaemonLaunch } from "./launch";
+import { readDaemonSettings } from "./settings";
+
+export type ConfirmHandler = (
+  params: ConfirmParams,
+  token: vscode.CancellationToken,
+) => Promise<ConfirmResult>;
+
+export class DaemonNotStarted extends Error {}
+
+/** A failed request (or any thrown value) in words for a message. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class DaemonClient implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private rootUri: string | undefined;
+  private starting: Promise<LanguageClient> | undefined;
+  private confirm: ConfirmHandler = () => Promise.resolve({ approved: false });
+  private launched: DaemonLaunch | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  private readonly eventEmitter = new vscode.EventEmitter<AgentEvent>();
+  private readonly receiptEmitter = new vscode.EventEmitter<Receipt>();
+  private readonly modelStateEmitter = new vscode.EventEmitter<ModelState>();
+  private readonly runningEmitter = new vscode.EventEmitter<boolean>();
+  private readonly runStartedEmitter = new vscode.EventEmitter<RunStarted>();
+  private readonly modelTextEmitter = new vscode.EventEmitter<ModelText>();
+  private readonly runStateEmitter = new vscode.EventEmitter<RunStateNotice>();
+  private readonly downloadEmitter =
+    new vscode.EventEmitter<DownloadProgress>();
+
+  /** One per agent step (`counterfoil/event`). */
+  readonly onEvent = this.eventEmitter.event;
+  /** One per new receipt (`counterfoil/receipt`). */
+  readonly onReceipt = this.receiptEmitter.event;
+  /** Model load and generation state (`counterfoil/modelState`). */
+  readonly onModelState = this.modelStateEmitter.event;
+  /** True when the daemon is up, false when it stopped (restart, crash, exit). */
+  readonly onRunning = this.runningEmitter.event;
+  /** A run or follow-up turn began (`counterfoil/runStarted`). */
+  readonly onRunStarted = this.runStartedEmitter.event;
+  /** The model's text as it is generated (`counterfoil/modelText`). */
+  readonly onModelText = this.modelTextEmitter.event;
+  /** Stopping, cancelled or ended (`counterfoil/runState`). */
+  readonly onRunState = this.runStateEmitter.event;
+  /** A model download's progress (`counterfoil/download`). */
+  readonly onDownload = this.downloadEmitter.event;
+
+  constructor(
+    private readonly output: vscode.LogOutputChannel,
+    private readonly interpreter: InterpreterSource,
+  ) {
+    this.disposables.push(
+      interpreter.onDidChange(() => this.onInterpreterChanged()),
+      this.eventEmitter,
+      this.receiptEmitter,
+      this.modelStateEmitter,
+      this.runningEmitter,
+      this.runStartedEmitter,
+      this.modelTextEmitter,
+      this.runStateEmitter,
+      this.downloadEmitter,
+      vscode.workspace.onDidChangeConfiguration((event) =>
+        this.onSettingsChanged(event),
+      ),
+      vscode.workspace.onDidChangeWorkspaceFolders(() =>
+        this.onFoldersChanged(),
+      ),
+    );
+  }
+
+  /** Sets who answers `counterfoil/confirm` (the review); until then every confirm is a No. */
+  handleConfirm(handler: ConfirmHandler): void {
+    this.confirm = handler;
+  }
+
+  /** How the running (or last started) daemon was launched. */
+  get launch(): DaemonLaunch | undefined {
+    return this.launched;
+  }
+
+  get isRunning(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** Starts the daemon unless it is running or starting; resolves when it answered `initialize`. */
+  async start(): Promise<LanguageClient> {
+    if (this.client && this.client.state === State.Running) {
+      return this.client;
+    }
+    if (!this.starting) {
+      this.starting = this.createAndStart().finally(() => {
+        this.starting = undefined;
+      });
+    }
+    return this.starting;
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client?.isRunning()) {
+      try {
+        await client.stop(5000);
+      } catch (error) {
+        this.output.warn(`stopping the daemon: ${String(error)}`);
+      }
+    }
+    this.runningEmitter.fire(false);
+  }
+
+  async restart(): Promise<LanguageClient> {
+    this.output.info("restarting the daemon");
+    await this.stop();
+    return this.start();
+  }
+
+  async request<R>(
+    method: string,
+    params: object,
+    token?: vscode.CancellationToken,
+  ): Promise<R> {
+    const client = await this.start();
+    return token
+      ? client.sendRequest<R>(method, params, token)
+      : client.sendRequest<R>(method, params);
+  }
+
+  dispose(): void {
+    void this.stop();
+    for (const disposable of this.disposables) {
+      disposable.dispose();
+    }
+  }
+
+  private async createAndStart(): Promise<LanguageClient> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!folder) {
+      throw new DaemonNotStarted(
+        "Counterfoil needs an open folder: its root is the agent's workspace.",
+      );
+    }
+    this.rootUri = folder.uri.toString();
+    let launch: DaemonLaunch;
+    try {
+      launch = await this.interpreter.resolve(folder);
+    } catch (error) {
+      throw new DaemonNotStarted(
+        error instanceof LaunchProblem ? error.message : String(error),
+      );
+    }
+    const argv = launch.argv;
+    this.launched = launch;
+    this.output.info(
+      `starting the daemon with ${launch.description}: ${JSON.stringify(argv)} in ${folder.uri.fsPath}`,
+    );
+    const serverOptions: ServerOptions = {
+      command: argv[0],
+      // No `transport`: the client would append `--stdio`; the daemon speaks stdio anyway.
+      args: argv.slice(1),
+      options: { cwd: folder.uri.fsPath, env: launch.env },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [],
+      workspaceFolder: folder,
+      outputChannel: this.output,
+      traceOutputChannel: this.output,
+      initializationOptions: this.settings(),
+      middleware: {
+        workspace: {
+          // Settings go out in their own shape from onSettingsChanged, not the client's.
+          didChangeConfiguration: () => Promise.resolve(),
+        },
+      },
+    };
+    const client = new LanguageClient(
+      "counterfoil",
+      "Counterfoil",
+      serverOptions,
+      clientOptions,
+    );
+    client.onRequest(
+      Methods.confirm,
+      (params: ConfirmParams, token: vscode.CancellationToken) =>
+        this.answerConfirm(params, token),
+    );
+    client.onNotification(Methods.event, (event: AgentEvent) =>
+      this.eventEmitter.fire(event),
+    );
+    client.onNotification(Methods.receipt, (receipt: Receipt) =>
+      this.receiptEmitter.fire(receipt),
+    );
+    client.onNotification(Methods.modelState, (state: ModelState) =>
+      this.modelStateEmitter.fire(state),
+    );
+    client.onNotification(Methods.runStarted, (started: RunStarted) =>
+      this.runStartedEmitter.fire(started),
+    );
+    client.onNotification(Methods.modelText, (text: ModelText) =>
+      this.modelTextEmitter.fire(text),
+    );
+    client.onNotification(Methods.runState, (state: RunStateNotice) =>
+      this.runStateEmitter.fire(state),
+    );
+    client.onNotification(Methods.download, (progress: DownloadProgress) =>
+      this.downloadEmitter.fire(progress),
+    );
+    client.onDidChangeState(({ newState }) => {
+      this.runningEmitter.fire(newState === State.Running);
+    });
+    this.client = client;
+    try {
+      await client.start();
+    } catch (error) {
+      this.client = undefined;
+      // Stop the client's own restart attempts; the next request starts a fresh one.
+      void client.dispose().catch(() => undefined);
+      throw new DaemonNotStarted(
+        `Could not start the Counterfoil daemon (${argv.join(" ")}): ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    // The daemon and the extension ship together: their version is checked once, here.
+    const version = client.initializeResult?.serverInfo?.version;
+    if (version !== DAEMON_VERSION) {
+      this.client = undefined;
+      void client.dispose().catch(() => undefined);
+      throw new DaemonNotStarted(
+        `The Counterfoil daemon (${argv.join(" ")}) is version ${version ?? "unknown"}; this extension needs ${DAEMON_VERSION}. Install the matching counterfoil package, or leave counterfoil.pythonPath unset to use the bundled daemon.`,
+      );
+    }
+    return client;
+  }
+
+  /** The root is the first folder, fixed at initialize: a different first folder needs a new daemon. */
+  private onFoldersChanged(): void {
+    const first = vscode.workspace.workspaceFolders?.[0]?.uri.toString();
+    if (this.client && first !== this.rootUri) {
+      void this.restart().catch((error) => this.output.error(String(error)));
+    }
+  }
+
+  private onInterpreterChanged(): void {
+    if (this.client) {
+      void this.restart().catch((error) => this.output.error(String(error)));
+    }
+  }
+
+  private async answerConfirm(
+    params: ConfirmParams,
+    token: vscode.CancellationToken,
+  ): Promise<ConfirmResult> {
+    try {
+      const result = await this.confirm(params, token);
+      // Only an explicit Accept approves; the edited text and a reason travel with the answer.
+      const answer: ConfirmResult = { approved: result.approved === true };
+      if (answer.approved && typeof result.text === "string") {
+        answer.text = result.text;
+      }
+      if (!answer.approved && typeof result.reason === "string") {
+        answer.reason = result.reason;
+      }
+      if (!answer.approved && result.repropose === true) {
+        answer.repropose = true;
+      }
+      return answer;
+    } catch (error) {
+      this.output.error(
+        `answering confirm for ${params?.toolCallId}: ${String(error)}`,
+      );
+      return { approved: false };
+    }
+  }
+
+  private settings(): object {
+    return readDaemonSettings(vscode.workspace.getConfiguration("counterfoil"));
+  }
+
+  private onSettingsChanged(event: vscode.ConfigurationChangeEvent): void {
+    if (!this.client) {
+      return;
+    }
+    if (
+      event.affectsConfiguration("counterfoil") &&
+      this.client.state === State.Running
+    ) {
+      void this.client
+        .sendNotification(DidChangeConfigurationNotification.type, {
+          settings: { counterfoil: this.settings() },
+        })
+        .catch((error) =>
+          this.output.error(`sending settings: ${String(error)}`),
+        );
+    }
+  }
+}

@@ -1,0 +1,221 @@
+// The receipts commands: refresh and verify the log, open it, revert an edit from its receipt,
+// and show what the content store holds (a command's output, an edit's bytes before and after).
+
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { type DaemonClient, errorMessage } from "../daemon/client";
+import {
+  Methods,
+  type ObjectResult,
+  type ReceiptsResult,
+  type RevertResult,
+  type VerifyResult,
+} from "../daemon/protocol";
+import type { ReceiptsTree } from "./receiptsTree";
+import { verifyReport } from "./verifyReport";
+
+const OBJECT_SCHEME = "counterfoil-object";
+
+function objectUri(sha256: string, title: string): vscode.Uri {
+  return vscode.Uri.from({
+    scheme: OBJECT_SCHEME,
+    path: `/${title.replace(/[/\\]/g, "_")}`,
+    query: `sha256=${sha256}`,
+  });
+}
+
+export class ReceiptCommands implements vscode.Disposable {
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly client: DaemonClient,
+    private readonly receipts: ReceiptsTree,
+  ) {
+    const register = (
+      id: string,
+      handler: (...args: unknown[]) => unknown,
+    ): void => {
+      this.disposables.push(vscode.commands.registerCommand(id, handler));
+    };
+    register("counterfoil.revertReceipt", (target?: unknown) =>
+      this.revert(target),
+    );
+    register("counterfoil.showObject", (sha256?: unknown, title?: unknown) =>
+      typeof sha256 === "string"
+        ? this.openObject(sha256, typeof title === "string" ? title : sha256)
+        : undefined,
+    );
+    register(
+      "counterfoil.showAppliedDiff",
+      (before?: unknown, after?: unknown, title?: unknown) =>
+        this.showAppliedDiff(before, after, title),
+    );
+    register("counterfoil.verifyReceipts", () => this.verifyReceipts());
+    register("counterfoil.refreshReceipts", () => this.refreshReceipts());
+    register("counterfoil.openReceiptLog", () => this.openReceiptLog());
+    this.disposables.push(
+      vscode.workspace.registerTextDocumentContentProvider(OBJECT_SCHEME, {
+        provideTextDocumentContent: (uri) => this.objectText(uri),
+      }),
+    );
+  }
+
+  dispose(): void {
+    for (const disposable of this.disposables) {
+      disposable.dispose();
+    }
+  }
+
+  async refreshReceipts(): Promise<ReceiptsResult | undefined> {
+    try {
+      const result = await this.client.request<ReceiptsResult>(
+        Methods.receipts,
+        {},
+      );
+      this.receipts.load(result);
+      this.receipts.setRuns(result.runs ?? []);
+      return result;
+    } catch (error) {
+      this.receipts.showProblem(
+        `could not load receipts: ${errorMessage(error)}`,
+      );
+      return undefined;
+    }
+  }
+
+  async verifyReceipts(): Promise<VerifyResult | undefined> {
+    try {
+      await this.refreshReceipts();
+      const result = await this.client.request<VerifyResult>(
+        Methods.verifyReceipts,
+        {},
+      );
+      this.receipts.showVerification(result);
+      const report = verifyReport(result);
+      if (result.ok) {
+        void vscode.window.showInformationMessage(`Counterfoil: ${report}`);
+      } else {
+        void vscode.window.showWarningMessage(`Counterfoil: ${report}`);
+      }
+      return result;
+    } catch (error) {
+      void vscode.window.showErrorMessage(
+        `Counterfoil could not verify receipts: ${errorMessage(error)}`,
+      );
+      return undefined;
+    }
+  }
+
+  async openReceiptLog(): Promise<void> {
+    const result = await this.refreshReceipts();
+    const logPath = result?.logPath;
+    if (!logPath) {
+      void vscode.window.showInformationMessage(
+        "Counterfoil keeps receipts in memory only; set counterfoil.receiptLog to keep a log.",
+      );
+      return;
+    }
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const uri =
+      path.isAbsolute(logPath) || !root
+        ? vscode.Uri.file(logPath)
+        : vscode.Uri.joinPath(root, logPath);
+    try {
+      await vscode.window.showTextDocument(uri, { preview: false });
+    } catch (error) {
+      void vscode.window.showWarningMessage(
+        `Counterfoil could not open ${uri.fsPath}: ${errorMessage(error)}`,
+      );
+    }
+  }
+
+  /** Undoes an edit from its receipt, through the same diff approval as any edit. */
+  async revert(target?: unknown): Promise<RevertResult | undefined> {
+    const toolCallId =
+      typeof target === "string"
+        ? target
+        : target && typeof target === "object" && "toolCallId" in target
+          ? String(target.toolCallId)
+          : undefined;
+    if (!toolCallId) {
+      void vscode.window.showInformationMessage(
+        "Choose an edit receipt in the Receipts view to revert.",
+      );
+      return undefined;
+    }
+    try {
+      const result = await this.client.request<RevertResult>(Methods.revert, {
+        toolCallId,
+      });
+      if (result.receipt && result.receipt.exit_state === "ok") {
+        void vscode.window.showInformationMessage(
+          `Counterfoil: ${result.observation}`,
+        );
+      } else {
+        void vscode.window.showWarningMessage(
+          `Counterfoil did not revert ${toolCallId}: ${result.observation}`,
+        );
+      }
+      await this.refreshReceipts();
+      return result;
+    } catch (error) {
+      void vscode.window.showErrorMessage(
+        `Counterfoil could not revert ${toolCallId}: ${errorMessage(error)}`,
+      );
+      return undefined;
+    }
+  }
+
+  /** Opens bytes from the content store (a command's output) as a read-only document. */
+  async openObject(sha256: string, title: string): Promise<void> {
+    const uri = objectUri(sha256, title);
+    try {
+      const document = await vscode.workspace.openTextDocument(uri);
+      await vscode.window.showTextDocument(document, { preview: true });
+    } catch (error) {
+      void vscode.window.showWarningMessage(
+        `Counterfoil could not open ${title}: ${errorMessage(error)}`,
+      );
+    }
+  }
+
+  /** The applied diff of an edit receipt: the stored bytes before against those written. */
+  async showAppliedDiff(
+    before: unknown,
+    after: unknown,
+    title: unknown,
+  ): Promise<void> {
+    const label = typeof title === "string" ? title : "applied edit";
+    const side = (digest: unknown, name: string) =>
+      typeof digest === "string"
+        ? objectUri(digest, `${label} ${name}`)
+        : vscode.Uri.from({
+            scheme: OBJECT_SCHEME,
+            path: `/${label} ${name}`,
+            query: "empty",
+          });
+    await vscode.commands.executeCommand(
+      "vscode.diff",
+      side(before, "before"),
+      side(after, "after"),
+      `${label}: before ↔ after`,
+      { preview: true },
+    );
+  }
+
+  private async objectText(uri: vscode.Uri): Promise<string> {
+    const sha256 = new URLSearchParams(uri.query).get("sha256");
+    if (!sha256) {
+      return "";
+    }
+    const result = await this.client.request<ObjectResult>(Methods.object, {
+      sha256,
+    });
+    if (!result.found || result.text === null) {
+      return `(the content store does not hold ${sha256})`;
+    }
+    return result.truncated
+      ? `${result.text}\n… (truncated: ${result.bytes ?? "?"} bytes in all)`
+      : result.text;
+  }
+}

@@ -1,0 +1,316 @@
+// The receipts tree's shape, computed from receipts without VS Code: receiptsTree.ts turns these
+// nodes into TreeItems. Kept pure so the unit tests can check labels, icons and children.
+
+import type { Receipt, RunRecord, Verdict } from "../daemon/protocol";
+
+export interface NodeIcon {
+  /** Codicon id, e.g. "edit". */
+  id: string;
+  /** Theme colour id, e.g. "testing.iconFailed". */
+  color?: string;
+}
+
+export interface ReceiptNode {
+  id: string;
+  label: string;
+  description?: string;
+  tooltip?: string;
+  icon?: NodeIcon;
+  /** Workspace-relative file to open when the node is clicked. */
+  openPath?: string;
+  /** A command to run when the node is clicked (takes precedence over openPath). */
+  command?: { id: string; title: string; arguments: unknown[] };
+  /** The receipt's call id, for Revert. */
+  toolCallId?: string;
+  /** Shown open at first (the latest run). */
+  expanded?: boolean;
+  children: ReceiptNode[];
+  contextValue:
+    | "receipt"
+    | "receipt.edit"
+    | "receipt.command"
+    | "receiptDetail"
+    | "artifact"
+    | "logProblem"
+    | "run";
+}
+
+function argumentString(receipt: Receipt, key: string): string | undefined {
+  const value = receipt.arguments[key];
+  return typeof value === "string" ? value : undefined;
+}
+
+function argvOf(receipt: Receipt): string[] | undefined {
+  const argv = receipt.arguments.argv;
+  return Array.isArray(argv) && argv.every((part) => typeof part === "string")
+    ? argv
+    : undefined;
+}
+
+/** What a receipt acted on: the path for file tools, the argv for commands. */
+export function receiptSubject(receipt: Receipt): string {
+  const path = argumentString(receipt, "path");
+  if (path !== undefined) {
+    return path;
+  }
+  const argv = argvOf(receipt);
+  if (argv !== undefined) {
+    return argv.join(" ");
+  }
+  return receipt.changed_artifacts[0] ?? "";
+}
+
+export function receiptLabel(receipt: Receipt): string {
+  const subject = receiptSubject(receipt);
+  return `${receipt.tool_call_id} · ${receipt.tool}${subject ? ` ${subject}` : ""}`;
+}
+
+/** The icon says what kind of effect it was from the receipt's own fields, not from a tool list. */
+function effectIcon(receipt: Receipt): string {
+  if (argvOf(receipt) !== undefined) {
+    return "terminal";
+  }
+  return receipt.changed_artifacts.length > 0 ? "edit" : "symbol-event";
+}
+
+export function receiptIcon(receipt: Receipt): NodeIcon {
+  const failed = receipt.exit_state !== "ok";
+  return {
+    id: failed ? "error" : effectIcon(receipt),
+    color: failed ? "testing.iconFailed" : "testing.iconPassed",
+  };
+}
+
+function firstLine(text: string): string {
+  const line = text.split("\n", 1)[0] ?? "";
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
+
+function detail(
+  parentId: string,
+  key: string,
+  label: string,
+  value: string,
+  full: string,
+): ReceiptNode {
+  return {
+    id: `${parentId}/${key}`,
+    label,
+    description: value,
+    tooltip: full,
+    children: [],
+    contextValue: "receiptDetail",
+  };
+}
+
+/** The file a receipt changed, for clicking; undefined when it changed none. */
+export function receiptFile(receipt: Receipt): string | undefined {
+  return receipt.changed_artifacts[0];
+}
+
+/** What clicking a receipt does: an edit opens its applied diff from the content store (when the
+ * log has the digests), a command its full output; older receipts open the file. */
+function receiptCommand(receipt: Receipt): ReceiptNode["command"] {
+  const path = receiptFile(receipt);
+  if (path && typeof receipt.result_sha256 === "string") {
+    return {
+      id: "counterfoil.showAppliedDiff",
+      title: "Show Applied Diff",
+      arguments: [
+        receipt.base_sha256 ?? null,
+        receipt.result_sha256,
+        `${receipt.tool_call_id} ${path}`,
+      ],
+    };
+  }
+  if (typeof receipt.output_sha256 === "string") {
+    return {
+      id: "counterfoil.showObject",
+      title: "Show Output",
+      arguments: [receipt.output_sha256, `${receipt.tool_call_id} output`],
+    };
+  }
+  return undefined;
+}
+
+function receiptKind(receipt: Receipt): ReceiptNode["contextValue"] {
+  if (argvOf(receipt) !== undefined) {
+    return "receipt.command";
+  }
+  return receipt.changed_artifacts.length > 0 && receipt.exit_state === "ok"
+    ? "receipt.edit"
+    : "receipt";
+}
+
+export function receiptNode(receipt: Receipt): ReceiptNode {
+  const id = `receipt/${receipt.receipt_id}`;
+  const argumentsJson = JSON.stringify(receipt.arguments);
+  const artifacts: ReceiptNode = {
+    id: `${id}/artifacts`,
+    label: "artifacts",
+    description:
+      receipt.changed_artifacts.length === 0
+        ? "none"
+        : `${receipt.changed_artifacts.length}`,
+    children: receipt.changed_artifacts.map((path) => ({
+      id: `${id}/artifacts/${path}`,
+      label: path,
+      icon: { id: "file" },
+      openPath: path,
+      children: [],
+      contextValue: "artifact",
+    })),
+    contextValue: "receiptDetail",
+  };
+  return {
+    id,
+    label: receiptLabel(receipt),
+    description: receipt.exit_state,
+    tooltip: `${receiptLabel(receipt)} (${receipt.exit_state})\n${receipt.result}`,
+    icon: receiptIcon(receipt),
+    openPath: receiptFile(receipt),
+    command: receiptCommand(receipt),
+    toolCallId: receipt.tool_call_id,
+    contextValue: receiptKind(receipt),
+    children: [
+      detail(
+        id,
+        "arguments",
+        "arguments",
+        argumentsJson,
+        JSON.stringify(receipt.arguments, null, 2),
+      ),
+      detail(id, "result", "result", firstLine(receipt.result), receipt.result),
+      artifacts,
+      detail(
+        id,
+        "receipt_id",
+        "receipt id",
+        receipt.receipt_id,
+        receipt.receipt_id,
+      ),
+    ],
+  };
+}
+
+/** A warning in the tree when the log is broken, could not be read, or files drifted; the
+ * label names the finding ("Receipt chain broken", "Files changed after their receipts"). */
+export function logProblemNode(
+  message: string,
+  label = "Receipt log problem",
+): ReceiptNode {
+  return {
+    id: "log-problem",
+    label,
+    description: message,
+    tooltip: message,
+    icon: { id: "warning", color: "list.warningForeground" },
+    children: [],
+    contextValue: "logProblem",
+  };
+}
+
+const VALIDATION: Record<string, string> = {
+  passed: "validated",
+  failed: "validation failed",
+  not_run: "not validated",
+  stale: "validation stale",
+};
+
+/** A run's verdict in a few words for the tree: "validated · 1 rejected". */
+export function verdictShort(verdict: Verdict | null | undefined): string {
+  if (!verdict) {
+    return "";
+  }
+  const parts = [VALIDATION[verdict.validation] ?? verdict.validation];
+  if (verdict.rejected.length > 0) {
+    parts.push(`${verdict.rejected.length} rejected`);
+  }
+  if (verdict.refused.length > 0) {
+    parts.push(`${verdict.refused.length} refused`);
+  }
+  if (verdict.failed.length > 0) {
+    parts.push(`${verdict.failed.length} failed`);
+  }
+  return parts.join(" · ");
+}
+
+/** "14:03:27" from an ISO time, in UTC as the receipts record it (runs a minute apart differ). */
+function clock(time: string | null | undefined): string {
+  const match = /T(\d\d:\d\d:\d\d)/.exec(time ?? "");
+  return match ? match[1] : "";
+}
+
+function shorten(text: string, length: number): string {
+  return text.length > length ? `${text.slice(0, length - 1)}…` : text;
+}
+
+/** One node per run, in log order: its goal, time and verdict, its receipts as children. */
+export function runNodes(
+  receipts: readonly Receipt[],
+  runs: readonly RunRecord[] = [],
+): ReceiptNode[] {
+  const groups = new Map<string, Receipt[]>();
+  for (const receipt of receipts) {
+    const key = receipt.run_id ?? "";
+    groups.set(key, [...(groups.get(key) ?? []), receipt]);
+  }
+  const entries = [...groups.entries()];
+  return entries.map(([runId, members], index) => {
+    const run = runs.find((known) => known.runId === runId);
+    const time = clock(run?.startedAt ?? members[0].time);
+    const reverted = members.every((receipt) => receipt.reverts)
+      ? members.map((receipt) => receipt.reverts).join(", ")
+      : undefined;
+    const commandsOnly = members.every(
+      (receipt) => argvOf(receipt) !== undefined,
+    );
+    const goal = run?.goal
+      ? shorten(run.goal, 48)
+      : reverted
+        ? `revert of ${reverted}`
+        : runId && commandsOnly
+          ? "commands (no goal known here)"
+          : runId
+            ? "run (goal not known here)"
+            : "receipts without a run";
+    const verdict = verdictShort(run?.verdict);
+    const count = `${members.length} effect${members.length === 1 ? "" : "s"}`;
+    return {
+      id: `run/${runId || "none"}`,
+      label: goal,
+      description: [time, verdict || count].filter(Boolean).join(" · "),
+      tooltip: [
+        run?.goal ?? goal,
+        run?.startedAt ? `started ${run.startedAt}` : "",
+        runId ? `run ${runId}` : "",
+        verdict,
+        count,
+      ]
+        .filter(Boolean)
+        .join("\n"),
+      icon: { id: "history" },
+      contextValue: "run",
+      expanded: index === entries.length - 1,
+      children: members.map(receiptNode),
+    };
+  });
+}
+
+/**
+ * Root nodes: the runs with their receipts, then the problem (if any): a bad line shows the
+ * receipts before it and then what is wrong with it.
+ */
+export function receiptRoots(
+  receipts: readonly Receipt[],
+  problem: string | { label: string; message: string } | null,
+  runs: readonly RunRecord[] = [],
+): ReceiptNode[] {
+  const nodes = runNodes(receipts, runs);
+  if (!problem) {
+    return nodes;
+  }
+  return typeof problem === "string"
+    ? [...nodes, logProblemNode(problem)]
+    : [...nodes, logProblemNode(problem.message, problem.label)];
+}

@@ -1,0 +1,260 @@
+// Approvals: an edit is shown as a diff of the base the model read (read-only) against the
+// proposed file (editable, hunks can be dropped) with Accept and Reject in the editor title, in
+// the run panel and on keys; a command is shown in a modal with its exact argv and cwd and
+// exactly Accept and Reject. Anything but an explicit Accept answers No. Work is never lost: a
+// target with unsaved changes is not written (the proposal stays pending), and a target that
+// changes on disk makes the proposal stale, which answers No at once and says so.
+// The parts: pending.ts (waiting approvals), edit.ts (diffs), command.ts (the modal),
+// staleness.ts (files changed on disk); this controller routes requests and commands to them.
+
+import * as vscode from "vscode";
+import type { DaemonClient } from "../daemon/client";
+import type { ConfirmParams, ConfirmResult } from "../daemon/protocol";
+import { confirmCommand } from "./command";
+import { EditReview } from "./edit";
+import { type PendingApproval, PendingApprovals } from "./pending";
+import { PROPOSAL_SCHEME, sideUri } from "./proposalDocuments";
+import { ProposalStaleness } from "./staleness";
+
+export { PROPOSAL_SCHEME } from "./proposalDocuments";
+export { STALE_REASON } from "./pending";
+
+/** The proposed side's URI for a call (kept for callers that know only the path and id). */
+export function proposalUri(path: string, toolCallId: string): vscode.Uri {
+  return sideUri(PROPOSAL_SCHEME, path, toolCallId);
+}
+
+export class ReviewController implements vscode.Disposable {
+  private readonly pending: PendingApprovals;
+  private readonly staleness: ProposalStaleness;
+  private readonly edits: EditReview;
+  private readonly disposables: vscode.Disposable[] = [];
+  /** Fires with what the latest pending approval is about ("edit_file app.py (call-1)"), or undefined when none. */
+  readonly onDidChangePending: vscode.Event<string | undefined>;
+  /** Fires whenever a proposal appears or changes state, hunks or text: what the run panel shows. */
+  readonly onDidChangeProposal: PendingApprovals["onDidChangeProposal"];
+
+  constructor(
+    client: DaemonClient,
+    private readonly log: vscode.LogOutputChannel,
+  ) {
+    this.pending = new PendingApprovals(log);
+    this.staleness = new ProposalStaleness(this.pending, log);
+    this.edits = new EditReview(this.pending, this.staleness, log);
+    this.onDidChangePending = this.pending.onDidChangePending;
+    this.onDidChangeProposal = this.pending.onDidChangeProposal;
+    client.handleConfirm((params, token) => this.confirm(params, token));
+    const register = (id: string, handler: (...args: unknown[]) => unknown) =>
+      this.disposables.push(vscode.commands.registerCommand(id, handler));
+    register("counterfoil.acceptProposal", (target?: unknown) =>
+      this.accept(target),
+    );
+    register(
+      "counterfoil.rejectProposal",
+      (target?: unknown, reason?: unknown) =>
+        this.reject(target, typeof reason === "string" ? reason : undefined),
+    );
+    register("counterfoil.rejectProposalWithReason", (target?: unknown) =>
+      this.rejectWithReason(target),
+    );
+    register("counterfoil.chooseHunks", (target?: unknown) =>
+      this.chooseHunks(target),
+    );
+    register("counterfoil.showProposal", (target?: unknown) =>
+      this.showDiff(target),
+    );
+    this.disposables.push(
+      client.onRunning((running) => {
+        if (!running) {
+          this.rejectAll("the daemon stopped");
+        }
+      }),
+      client.onReceipt((receipt) => this.edits.showWritten(receipt)),
+      this.edits,
+      this.pending,
+      vscode.window.tabGroups.onDidChangeTabs((event) => {
+        for (const tab of event.closed) {
+          this.onTabClosed(tab);
+        }
+        this.staleness.updateContext();
+      }),
+      vscode.window.onDidChangeActiveTextEditor(() =>
+        this.staleness.updateContext(),
+      ),
+      vscode.workspace.onDidSaveTextDocument(
+        (document) => void this.staleness.checkStale(document.uri),
+      ),
+    );
+  }
+
+  /** Tool call ids waiting for an answer, oldest first. */
+  get pendingIds(): string[] {
+    return this.pending.ids;
+  }
+
+  /** Answers a `counterfoil/confirm` request. */
+  async confirm(
+    params: ConfirmParams,
+    token: vscode.CancellationToken,
+  ): Promise<ConfirmResult> {
+    const preview = params.preview;
+    if (preview?.kind === "edit") {
+      return this.edits.confirm(params, preview, token);
+    }
+    if (preview?.kind === "command") {
+      return confirmCommand(this.pending, this.log, params, preview, token);
+    }
+    this.log.warn(
+      `confirm ${params.toolCallId}: no preview to show; answering No`,
+    );
+    void vscode.window.showWarningMessage(
+      `Counterfoil rejected ${params.tool} (${params.toolCallId}): the daemon sent nothing to review.`,
+    );
+    return { approved: false };
+  }
+
+  /**
+   * Accepts the approval for `target` (a proposal URI or call id), else the one whose diff is in
+   * front, else the latest. An edit whose target has unsaved changes is not accepted: it stays
+   * pending, and the person is told to save or revert first.
+   */
+  async accept(target?: unknown): Promise<boolean> {
+    const approval = this.find(target);
+    if (!approval) {
+      return this.nothingPending(target);
+    }
+    const edit = approval.edit;
+    if (!edit) {
+      approval.settle({ approved: true }, "accepted");
+      return true;
+    }
+    return this.edits.accept(approval, edit);
+  }
+
+  reject(target?: unknown, reason?: string): boolean {
+    const approval = this.find(target);
+    if (!approval) {
+      return this.nothingPending(target);
+    }
+    const trimmed = reason?.trim();
+    approval.settle(
+      trimmed ? { approved: false, reason: trimmed } : { approved: false },
+      "rejected",
+    );
+    return true;
+  }
+
+  /** Asks why, then rejects with that reason (it reaches the model). Escape leaves it pending. */
+  async rejectWithReason(target?: unknown, reason?: string): Promise<boolean> {
+    const approval = this.find(target);
+    if (!approval) {
+      return this.nothingPending(target);
+    }
+    const why =
+      reason ??
+      (await vscode.window.showInputBox({
+        title: `Reject ${approval.subject} (${approval.toolCallId})`,
+        prompt: "Why? The model reads this in its observation.",
+        placeHolder: "e.g. keep the function name; fix the test instead",
+        ignoreFocusOut: true,
+      }));
+    if (why === undefined) {
+      return false;
+    }
+    return this.reject(approval.toolCallId, why);
+  }
+
+  /** Keeps or drops each hunk (`keep` given, else asked in a multi-select pick). */
+  async chooseHunks(target?: unknown, keep?: boolean[]): Promise<boolean> {
+    const approval = this.find(target);
+    const edit = approval?.edit;
+    if (!approval || !edit) {
+      return this.nothingPending(target);
+    }
+    return this.edits.chooseHunks(approval, edit, keep);
+  }
+
+  /** Sets which hunks are kept; the proposed side is rewritten to the base plus those hunks. */
+  async setHunks(approval: PendingApproval, keep: boolean[]): Promise<boolean> {
+    return this.edits.setHunks(approval, keep);
+  }
+
+  async showDiff(target?: unknown): Promise<boolean> {
+    const approval = this.find(target);
+    const edit = approval?.edit;
+    if (!approval || !edit) {
+      return false;
+    }
+    return this.edits.showDiff(approval, edit);
+  }
+
+  /** Answers No to everything pending, e.g. when the daemon restarts. */
+  rejectAll(reason: string): void {
+    this.pending.rejectAll(reason);
+  }
+
+  dispose(): void {
+    this.rejectAll("the extension was deactivated");
+    for (const disposable of this.disposables) {
+      disposable.dispose();
+    }
+  }
+
+  private nothingPending(target: unknown): false {
+    const uri = this.targetUri(target);
+    if (uri && this.staleness.isLeftOpen(uri)) {
+      void vscode.window.showWarningMessage(
+        `This proposal is stale: its file changed on disk, so it was answered No. Close the diff.`,
+      );
+      return false;
+    }
+    void vscode.window.showInformationMessage(
+      "Counterfoil has no proposal waiting for an answer.",
+    );
+    return false;
+  }
+
+  private targetUri(target: unknown): vscode.Uri | undefined {
+    if (target instanceof vscode.Uri) {
+      return target;
+    }
+    const active = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    return active instanceof vscode.TabInputTextDiff
+      ? active.modified
+      : undefined;
+  }
+
+  /** A call id or a proposal URI names its approval; else the diff in front, else the latest. */
+  private find(target: unknown): PendingApproval | undefined {
+    if (typeof target === "string" || target instanceof vscode.Uri) {
+      return this.pending.byTarget(target);
+    }
+    const active = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    if (active instanceof vscode.TabInputTextDiff) {
+      if (this.staleness.isLeftOpen(active.modified)) {
+        return undefined;
+      }
+      const match = this.pending.byTarget(active.modified);
+      if (match) {
+        return match;
+      }
+    }
+    const all = this.pending.all();
+    return all[all.length - 1];
+  }
+
+  private onTabClosed(tab: vscode.Tab): void {
+    if (
+      !(tab.input instanceof vscode.TabInputTextDiff) ||
+      tab.input.modified.scheme !== PROPOSAL_SCHEME
+    ) {
+      return;
+    }
+    const uri = tab.input.modified;
+    if (this.staleness.forgetClosed(uri)) {
+      this.edits.proposed.delete(uri);
+      return;
+    }
+    this.find(uri)?.settle({ approved: false }, "the diff was closed");
+  }
+}

@@ -1,0 +1,201 @@
+// The approvals waiting for an answer, by call id: how one is registered, found, shown to the run
+// panel and settled. Only an explicit Accept settles approved; everything else answers No.
+
+import * as vscode from "vscode";
+import type { ConfirmParams, ConfirmResult } from "../daemon/protocol";
+import type { ProposalView } from "../run/runModel";
+import { type Hunk, hunkLabel } from "./hunks";
+import { proposalSubject } from "./proposal";
+
+const PENDING_CONTEXT = "counterfoil.approvalPending";
+export const STALE_REASON = "stale: file changed on disk";
+
+export interface EditState {
+  target: vscode.Uri;
+  base: string;
+  proposed: string;
+  hunks: Hunk[];
+  keep: boolean[];
+  baseSha256: string | null;
+  right: vscode.Uri;
+  left: vscode.Uri;
+  stale: boolean;
+  /** The file changed while the proposal waited: still pending, Accept disabled. */
+  outdated: boolean;
+  tool: string;
+  arguments: Record<string, unknown>;
+}
+
+export interface PendingApproval {
+  toolCallId: string;
+  subject: string;
+  kind: "edit" | "command";
+  edit?: EditState;
+  settle(result: ConfirmResult, why: string): void;
+}
+
+export class PendingApprovals implements vscode.Disposable {
+  private readonly pending = new Map<string, PendingApproval>();
+  private readonly pendingEmitter = new vscode.EventEmitter<
+    string | undefined
+  >();
+  private readonly proposalEmitter = new vscode.EventEmitter<ProposalView>();
+  /** Fires with what the latest pending approval is about ("edit_file app.py (call-1)"), or undefined when none. */
+  readonly onDidChangePending = this.pendingEmitter.event;
+  /** Fires whenever a proposal appears or changes state, hunks or text: what the run panel shows. */
+  readonly onDidChangeProposal = this.proposalEmitter.event;
+
+  constructor(private readonly log: vscode.LogOutputChannel) {}
+
+  /** Tool call ids waiting for an answer, oldest first. */
+  get ids(): string[] {
+    return [...this.pending.keys()];
+  }
+
+  /** The approvals waiting, oldest first. */
+  all(): PendingApproval[] {
+    return [...this.pending.values()];
+  }
+
+  /** Whether `approval` is still the one waiting for its call (not settled, not asked again). */
+  isWaiting(approval: PendingApproval): boolean {
+    return this.pending.get(approval.toolCallId) === approval;
+  }
+
+  /** The approval for a call id, or for the proposed side of its diff. */
+  byTarget(target: string | vscode.Uri): PendingApproval | undefined {
+    if (typeof target === "string") {
+      return this.pending.get(target);
+    }
+    return [...this.pending.values()].find(
+      (approval) => approval.edit?.right.toString() === target.toString(),
+    );
+  }
+
+  /** Answers No to everything pending, e.g. when the daemon restarts. */
+  rejectAll(reason: string): void {
+    for (const approval of [...this.pending.values()]) {
+      approval.settle({ approved: false }, reason);
+    }
+  }
+
+  publish(
+    approval: PendingApproval,
+    state: ProposalView["state"],
+    reason?: string,
+  ): void {
+    this.proposalEmitter.fire(this.view(approval, state, reason));
+  }
+
+  /**
+   * Registers an approval and resolves with the answer: Accept, Reject, closing, going stale,
+   * the daemon withdrawing the request (its confirm timeout, a cancelled run), or a restart. Only
+   * Accept resolves approved. The daemon keeps the only timer.
+   */
+  waitForAnswer(
+    params: ConfirmParams,
+    token: vscode.CancellationToken,
+    kind: "edit" | "command",
+    edit?: EditState,
+  ): { answer: Promise<ConfirmResult>; approval: PendingApproval } {
+    let resolve!: (result: ConfirmResult) => void;
+    const answer = new Promise<ConfirmResult>((done) => {
+      resolve = done;
+    });
+    const subject = proposalSubject(params);
+    const cancellation = token.onCancellationRequested(() =>
+      approval.settle({ approved: false }, "the daemon withdrew the request"),
+    );
+    const approval: PendingApproval = {
+      toolCallId: params.toolCallId,
+      subject,
+      kind,
+      edit,
+      settle: (result, why) => {
+        if (this.pending.get(params.toolCallId) !== approval) {
+          return;
+        }
+        this.pending.delete(params.toolCallId);
+        cancellation.dispose();
+        this.pendingChanged();
+        this.log.info(
+          `${params.toolCallId} ${subject}: ${result.approved ? "approved" : "not approved"} (${why}${result.reason && why !== result.reason ? `: ${result.reason}` : ""})`,
+        );
+        const state = result.approved
+          ? "approved"
+          : why === STALE_REASON || result.repropose
+            ? "stale"
+            : "rejected";
+        const shown = this.view(
+          approval,
+          state,
+          result.reason ??
+            (why === "rejected" || why.startsWith("accepted")
+              ? undefined
+              : why),
+        );
+        if (result.approved && result.text !== undefined) {
+          shown.edited = true;
+        }
+        this.proposalEmitter.fire(shown);
+        if (
+          !result.approved &&
+          why !== "rejected" &&
+          why !== STALE_REASON &&
+          !result.repropose
+        ) {
+          void vscode.window.showWarningMessage(
+            `Counterfoil rejected ${subject} (${params.toolCallId}): ${why}.`,
+          );
+        }
+        resolve(result);
+      },
+    };
+    this.pending
+      .get(params.toolCallId)
+      ?.settle({ approved: false }, "the daemon asked again");
+    this.pending.set(params.toolCallId, approval);
+    this.pendingChanged();
+    this.publish(approval, "pending");
+    if (token.isCancellationRequested) {
+      approval.settle({ approved: false }, "the daemon withdrew the request");
+    }
+    return { answer, approval };
+  }
+
+  dispose(): void {
+    this.pendingEmitter.dispose();
+    this.proposalEmitter.dispose();
+  }
+
+  private view(
+    approval: PendingApproval,
+    state: ProposalView["state"],
+    reason?: string,
+  ): ProposalView {
+    const edit = approval.edit;
+    return {
+      toolCallId: approval.toolCallId,
+      subject: approval.subject,
+      kind: approval.kind,
+      state,
+      reason,
+      hunks: edit?.hunks.map((hunk, index) => ({
+        label: hunkLabel(hunk),
+        kept: edit.keep[index] !== false,
+      })),
+    };
+  }
+
+  private pendingChanged(): void {
+    const latest = [...this.pending.values()].pop();
+    void vscode.commands.executeCommand(
+      "setContext",
+      PENDING_CONTEXT,
+      latest !== undefined,
+    );
+    this.pendingEmitter.fire(
+      latest ? `${latest.subject} (${latest.toolCallId})` : undefined,
+    );
+  }
+}

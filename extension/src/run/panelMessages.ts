@@ -1,0 +1,27 @@
+// The messages between the run panel's host (runPanel.ts) and its webview script
+// (runPanelScript.ts), written once for both sides. Types only: the webview bundle imports
+// nothing at run time.
+
+import type { ProposalView, TurnView } from "./runModel";
+
+/** What the webview posts back. */
+export type PanelMessage =
+  | { type: "accept"; id: string }
+  | { type: "reject"; id: string; reason?: string }
+  | { type: "showDiff"; id: string }
+  | { type: "hunks"; id: string; keep: boolean[] }
+  | { type: "send"; text: string }
+  | { type: "newConversation" }
+  | { type: "stop" }
+  | { type: "openOutput"; sha256: string }
+  | { type: "ready" };
+
+/** A turn as the webview draws it: with its verdict in words once it ended (none while it runs). */
+export type DrawnTurn = TurnView & { verdictLines: string[] };
+
+/** What the host posts: the whole conversation and every proposal, by call id. */
+export interface ModelMessage {
+  type: "model";
+  turns: DrawnTurn[];
+  proposals: Record<string, ProposalView>;
+}

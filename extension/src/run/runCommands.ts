@@ -1,0 +1,381 @@
+// The run commands: run the agent, follow up, run a validation, stop, show the trace, restart
+// the daemon. (Accept and Reject belong to the review, the receipts to receiptCommands.ts.)
+
+import * as vscode from "vscode";
+import { type DaemonClient, errorMessage } from "../daemon/client";
+import { isArgv } from "../daemon/launch";
+import { ensureModelOnDisk } from "../model/modelDownload";
+import { ensureModelRuntime } from "../model/modelRuntime";
+import {
+  type AgentEvent,
+  Methods,
+  type RunResult,
+  type StatusResult,
+  type ValidationResult,
+} from "../daemon/protocol";
+import type { ReceiptCommands } from "../receipts/receiptCommands";
+import type { ReviewController } from "../review/controller";
+import { describeAction, stateWords, wentWrong } from "./runModel";
+import { RUN_VIEW, type RunPanel } from "./runPanel";
+import { summarizeRun } from "./runSummary";
+import { stepNotice } from "./stepNotice";
+
+export interface CommandContext {
+  client: DaemonClient;
+  review: ReviewController;
+  receiptCommands: ReceiptCommands;
+  panel: RunPanel;
+  trace: vscode.LogOutputChannel;
+  validationOutput: vscode.OutputChannel;
+}
+
+function describeStep(event: AgentEvent): string {
+  if (event.action) {
+    return `step ${event.step}: ${describeAction(event)}`;
+  }
+  return `step ${event.step}: ${event.result ?? "no action"}`;
+}
+
+export class RunCommands implements vscode.Disposable {
+  private run: vscode.CancellationTokenSource | undefined;
+  private stopRequestedAt: number | undefined;
+  /** The last goal typed whose run did not get to a first step. */
+  private unstartedGoal: string | undefined;
+  // Steps the last run reported (its events); none means the run never reached a step.
+  private stepsSeen = 0;
+  private preparing = false;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(private readonly context: CommandContext) {
+    const register = (
+      id: string,
+      handler: (...args: unknown[]) => unknown,
+    ): void => {
+      this.disposables.push(vscode.commands.registerCommand(id, handler));
+    };
+    register("counterfoil.runAgent", (goal?: unknown) =>
+      this.runAgent(typeof goal === "string" ? goal : undefined),
+    );
+    register("counterfoil.runValidation", (argv?: unknown) =>
+      this.runValidation(Array.isArray(argv) ? argv : undefined),
+    );
+    register("counterfoil.followUp", (text?: unknown) =>
+      this.followUp(typeof text === "string" ? text : undefined),
+    );
+    register("counterfoil.cancelRun", () => this.cancelRun());
+    register("counterfoil.showRunPanel", () => context.panel.reveal());
+    register("counterfoil.showTrace", () => context.trace.show(true));
+    register("counterfoil.restartServer", () => this.restartServer());
+    register("counterfoil.installModelRuntime", () =>
+      this.installModelRuntime(),
+    );
+    context.panel.setActions({
+      run: (goal) => this.runAgent(goal),
+      followUp: (text) => this.followUp(text),
+      stop: () => this.cancelRun(),
+      openObject: (sha256, title) =>
+        context.receiptCommands.openObject(sha256, title),
+    });
+  }
+
+  dispose(): void {
+    this.run?.cancel();
+    for (const disposable of this.disposables) {
+      disposable.dispose();
+    }
+  }
+
+  async runAgent(goalArgument?: string): Promise<RunResult | undefined> {
+    if (this.run || this.preparing) {
+      void vscode.window.showWarningMessage(
+        "A Counterfoil run is already in progress; cancel it first.",
+      );
+      return undefined;
+    }
+    const goal =
+      goalArgument ??
+      (await vscode.window.showInputBox({
+        title: "Counterfoil: Run Agent",
+        prompt:
+          "What should the agent do? Every edit and command will ask for your approval.",
+        placeHolder: "e.g. make tests/test_math.py pass",
+        // A goal whose run never started (no model, setup refused) is offered again.
+        value: this.unstartedGoal,
+        ignoreFocusOut: true,
+        validateInput: (value) =>
+          value.trim() === "" ? "Describe the goal." : undefined,
+      }));
+    if (!goal || goal.trim() === "") {
+      return undefined;
+    }
+    this.unstartedGoal = goal;
+    if (!(await this.prepareModel())) {
+      return undefined;
+    }
+    const result = await this.startRun(Methods.run, { goal }, goal);
+    if (result && this.stepsSeen > 0) {
+      this.unstartedGoal = undefined;
+    }
+    return result;
+  }
+
+  /**
+   * Before a run: the model's runtime is installed (or offered) and its files are on disk (or
+   * downloaded with progress). False when the run must not start; the person was told why.
+   */
+  private async prepareModel(): Promise<boolean> {
+    const { client, trace } = this.context;
+    this.preparing = true;
+    try {
+      return (
+        (await ensureModelRuntime(client, trace)) &&
+        (await ensureModelOnDisk(client, trace))
+      );
+    } catch (error) {
+      trace.error(`preparing the model: ${errorMessage(error)}`);
+      void vscode.window.showErrorMessage(
+        `Counterfoil run not started: ${errorMessage(error)}`,
+      );
+      return false;
+    } finally {
+      this.preparing = false;
+    }
+  }
+
+  private async installModelRuntime(): Promise<void> {
+    try {
+      await ensureModelRuntime(this.context.client, this.context.trace, true);
+    } catch (error) {
+      void vscode.window.showErrorMessage(
+        `Counterfoil: could not check the model runtime: ${errorMessage(error)}`,
+      );
+    }
+  }
+
+  /** Continues the last run's conversation with the person's next message. */
+  async followUp(textArgument?: string): Promise<RunResult | undefined> {
+    if (this.run) {
+      void vscode.window.showWarningMessage(
+        "A Counterfoil run is in progress; stop it or wait for it first.",
+      );
+      return undefined;
+    }
+    const text =
+      textArgument ??
+      (await vscode.window.showInputBox({
+        title: "Counterfoil: Follow Up",
+        prompt:
+          "Continue the conversation: the model sees everything said and observed so far.",
+        ignoreFocusOut: true,
+      }));
+    if (!text || text.trim() === "") {
+      return undefined;
+    }
+    return this.startRun(Methods.followUp, { text }, text);
+  }
+
+  /**
+   * Runs the agent (a new goal or a follow-up), with its progress in the run panel; "Stop run"
+   * there (or the command) sends `$/cancelRequest`, and the panel says "stopping…" until the
+   * daemon answers.
+   */
+  private async startRun(
+    method: string,
+    params: object,
+    goal: string,
+  ): Promise<RunResult | undefined> {
+    const cancellation = new vscode.CancellationTokenSource();
+    this.run = cancellation;
+    void vscode.commands.executeCommand(
+      "setContext",
+      "counterfoil.running",
+      true,
+    );
+    const { trace, panel } = this.context;
+    trace.info(`${method === Methods.followUp ? "follow-up" : "run"}: ${goal}`);
+    if (method === Methods.run) {
+      // A plain run starts a new conversation in the daemon; the panel starts afresh with it.
+      panel.clear();
+    }
+    panel.runStarted(goal, method === Methods.followUp);
+    let refusals = 0;
+    this.stepsSeen = 0;
+    const listeners = [
+      this.context.client.onEvent((event) => {
+        this.stepsSeen++;
+        trace.info(`${describeStep(event)} → ${event.result ?? ""}`);
+        // A failed or refused step is said where the person is looking, not only in the trace.
+        const notice = stepNotice(event, describeStep(event), refusals);
+        if (event.state === "refused") {
+          refusals++;
+        }
+        if (notice) {
+          void vscode.window.showWarningMessage(notice);
+        }
+      }),
+    ];
+    try {
+      const result = await vscode.window.withProgress(
+        { location: { viewId: RUN_VIEW } },
+        () =>
+          this.context.client.request<RunResult>(
+            method,
+            params,
+            cancellation.token,
+          ),
+      );
+      if (this.stopRequestedAt !== undefined) {
+        trace.info(
+          `run: answered ${result.reason} ${Date.now() - this.stopRequestedAt} ms after Stop`,
+        );
+      }
+      panel.runEnded(result);
+      this.reportRun(result);
+      void this.context.receiptCommands.refreshReceipts();
+      return result;
+    } catch (error) {
+      trace.error(`run failed: ${errorMessage(error)}`);
+      panel.runFailed(errorMessage(error));
+      void vscode.window.showErrorMessage(
+        `Counterfoil run failed: ${errorMessage(error)}`,
+      );
+      return undefined;
+    } finally {
+      for (const listener of listeners) {
+        listener.dispose();
+      }
+      cancellation.dispose();
+      this.run = undefined;
+      this.stopRequestedAt = undefined;
+      void vscode.commands.executeCommand(
+        "setContext",
+        "counterfoil.running",
+        false,
+      );
+    }
+  }
+
+  cancelRun(): void {
+    if (!this.run) {
+      void vscode.window.showInformationMessage(
+        "No Counterfoil run is in progress.",
+      );
+      return;
+    }
+    this.context.trace.info("run: stop requested");
+    this.stopRequestedAt = Date.now();
+    this.context.panel.stopping();
+    this.run.cancel();
+  }
+
+  async runValidation(
+    argvArgument?: unknown[],
+  ): Promise<ValidationResult | undefined> {
+    try {
+      let argv = isArgv(argvArgument) ? argvArgument : undefined;
+      if (!argv) {
+        const status = await this.context.client.request<StatusResult>(
+          Methods.status,
+          {},
+        );
+        if (status.allowedCommands.length === 0) {
+          const choice = await vscode.window.showWarningMessage(
+            'No validation commands are allowed. Add one to counterfoil.allowedCommands, e.g. ["python", "-m", "pytest", "-q"].',
+            "Open Settings",
+          );
+          if (choice === "Open Settings") {
+            void vscode.commands.executeCommand(
+              "workbench.action.openSettings",
+              "counterfoil.allowedCommands",
+            );
+          }
+          return undefined;
+        }
+        const picked = await vscode.window.showQuickPick(
+          status.allowedCommands.map((command) => ({
+            label: command.join(" "),
+            detail: JSON.stringify(command),
+            argv: command,
+          })),
+          {
+            title: "Counterfoil: Run Validation",
+            placeHolder: "Allowed command to run (you approve it next)",
+          },
+        );
+        argv = picked?.argv;
+      }
+      if (!argv) {
+        return undefined;
+      }
+      const chosen = argv;
+      const result = await vscode.window.withProgress(
+        {
+          location: vscode.ProgressLocation.Notification,
+          title: `Counterfoil: ${chosen.join(" ")}`,
+        },
+        () =>
+          this.context.client.request<ValidationResult>(Methods.runValidation, {
+            argv: chosen,
+          }),
+      );
+      this.reportValidation(chosen, result);
+      return result;
+    } catch (error) {
+      void vscode.window.showErrorMessage(
+        `Counterfoil validation failed to run: ${errorMessage(error)}`,
+      );
+      return undefined;
+    }
+  }
+
+  async restartServer(): Promise<void> {
+    try {
+      this.run?.cancel();
+      this.context.review.rejectAll("the daemon restarted");
+      await this.context.client.restart();
+      await this.context.receiptCommands.refreshReceipts();
+      void vscode.window.showInformationMessage(
+        "Counterfoil daemon restarted.",
+      );
+    } catch (error) {
+      void vscode.window.showErrorMessage(errorMessage(error));
+    }
+  }
+
+  private reportRun(result: RunResult): void {
+    const { trace } = this.context;
+    const summary = summarizeRun(result);
+    trace.info(summary);
+    if (result.completed) {
+      void vscode.window.showInformationMessage(summary);
+    } else {
+      void vscode.window
+        .showWarningMessage(summary, "Show Trace")
+        .then((choice) => choice && trace.show(true));
+    }
+  }
+
+  private reportValidation(argv: string[], result: ValidationResult): void {
+    const output = this.context.validationOutput;
+    output.appendLine(`$ ${argv.join(" ")}`);
+    output.appendLine(result.observation);
+    output.appendLine("");
+    output.show(true);
+    const summary = `${argv.join(" ")} (${stateWords(result) ?? "not run"})`;
+    if (result.state === "approved" && !wentWrong(result)) {
+      void vscode.window.showInformationMessage(
+        `Validation passed: ${summary}`,
+      );
+    } else if (result.receipt) {
+      void vscode.window.showWarningMessage(`Validation failed: ${summary}`);
+    } else if (result.state === "rejected") {
+      void vscode.window.showInformationMessage(
+        `Validation not run: ${summary}`,
+      );
+    } else {
+      void vscode.window.showWarningMessage(
+        `Validation did not run: ${result.observation}`,
+      );
+    }
+  }
+}

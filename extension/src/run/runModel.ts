@@ -1,0 +1,378 @@
+// What the run panel shows, kept as plain data and changed only by what the daemon and the review
+// report: the conversation's turns (goal, streamed model text, steps, proposals, verdict). It
+// renders the daemon's facts and decides nothing. Pure, unit-tested; runPanel.ts posts it to
+// the webview, where runPanelScript.ts draws it.
+
+import type {
+  AgentEvent,
+  EffectState,
+  RunResult,
+  Verdict,
+} from "../daemon/protocol";
+import { protectedWords, stateWords, wentWrong } from "./stepNotice";
+
+export { stateWords, wentWrong };
+
+/**
+ * A proposal in the panel: waiting for an answer, or what became of it in the daemon's words;
+ * `stale` is a No the editor sent because the file changed on disk.
+ */
+export type ProposalState = "pending" | "stale" | EffectState;
+
+export interface ProposalView {
+  toolCallId: string;
+  subject: string;
+  kind: "edit" | "command";
+  state: ProposalState;
+  /** Why it is in that state, when there is more to say ("stale: file changed on disk"). */
+  reason?: string;
+  /** For edits: each hunk's label and whether it is kept. */
+  hunks?: Array<{ label: string; kept: boolean }>;
+  /** Whether the proposed text was edited by hand. */
+  edited?: boolean;
+  /** The turn it belongs to (index into `turns`); absent outside any run (a revert). */
+  turn?: number;
+}
+
+export interface StepView {
+  step: number;
+  thinking: string;
+  text: string;
+  action: string;
+  observation: string | null;
+  /** What became of the step's call (null: a read that ran, a final answer, no action). */
+  state: EffectState | null;
+  /** The state in words, with a command's exit status: "approved, exit status 1". */
+  stateWords?: string | null;
+  /** Rejected, refused, failed, or a command that exited non-zero or timed out. */
+  wentWrong?: boolean;
+  toolCallId?: string | null;
+  /** A command's full output in the content store. */
+  outputSha256?: string | null;
+  /** The person's reject reason, as the model read it. */
+  reason?: string | null;
+  /** A model server's remark on the response ("this server does not enforce the schema"). */
+  modelNote?: string | null;
+  /** For the person: why the path is kept from the model (the model is told less). */
+  protectedNote?: string | null;
+}
+
+export type TurnStatus = "running" | "stopping" | "finished" | "stopped";
+
+export interface TurnView {
+  goal: string;
+  /** A follow-up continuing the turns before it. */
+  followUp?: boolean;
+  runId?: string | null;
+  status: TurnStatus;
+  steps: StepView[];
+  /** The model's text of the step being generated. */
+  streaming: { step: number; thinking: string; text: string } | null;
+  verdict: Verdict | null;
+  /** The run's reason (completed, cancelled, …) and error, once it ended. */
+  reason?: string;
+  error?: string | null;
+  final?: string | null;
+  modifiedFiles?: string[];
+  /** The model's own counts for the run: information about the model, not evidence. */
+  modelUsage?: string | null;
+}
+
+export interface RunModel {
+  turns: TurnView[];
+  proposals: Record<string, ProposalView>;
+}
+
+export function emptyModel(): RunModel {
+  return { turns: [], proposals: {} };
+}
+
+/** Splits a response into its `<think>` block and the rest. */
+export function splitThinking(response: string): {
+  thinking: string;
+  text: string;
+} {
+  const match = /<think>([\s\S]*?)(<\/think>|$)/.exec(response);
+  if (!match) {
+    return { thinking: "", text: response.trim() };
+  }
+  const text = (
+    response.slice(0, match.index) +
+    response.slice(match.index + match[0].length)
+  ).trim();
+  return { thinking: match[1].trim(), text };
+}
+
+/** The action in words: "edit_file app.py", "run_command python -m pytest", "final answer". */
+export function describeAction(event: AgentEvent): string {
+  const action = event.action;
+  if (!action) {
+    // The daemon's own words say why (a tool not enabled, no JSON) when it sent them.
+    const why = /^error: (.+)/.exec(event.result ?? "")?.[1];
+    return why
+      ? `no action (${why.split("\n", 1)[0]})`
+      : "no action (the response did not parse)";
+  }
+  if ("final" in action) {
+    return "final answer";
+  }
+  const target = action.arguments.path ?? action.arguments.argv;
+  const subject = Array.isArray(target)
+    ? target.join(" ")
+    : typeof target === "string"
+      ? target
+      : "";
+  const pattern = action.arguments.pattern;
+  if (action.tool === "search_files" && typeof pattern === "string") {
+    return `search_files ${JSON.stringify(pattern)} in ${subject || "."}`;
+  }
+  return `${action.tool} ${subject}`.trim();
+}
+
+function currentTurn(model: RunModel): TurnView | undefined {
+  return model.turns[model.turns.length - 1];
+}
+
+/** The turn of run `runId`, else the latest turn (the one the extension opened, before its id). */
+function turnOf(model: RunModel, runId: string | null): TurnView | undefined {
+  return (
+    model.turns.find((turn) => runId !== null && turn.runId === runId) ??
+    currentTurn(model)
+  );
+}
+
+/** Applies `update` to run `runId`'s turn; nothing happens before the first turn. */
+function updateTurn(
+  model: RunModel,
+  runId: string | null,
+  update: (turn: TurnView) => void,
+): void {
+  const turn = turnOf(model, runId);
+  if (turn) {
+    update(turn);
+  }
+}
+
+/**
+ * A turn begins: the extension opens it when it asks (no run id yet), and the daemon's
+ * runStarted gives that turn its run id; a runStarted for no open turn opens one.
+ */
+export function startTurn(
+  model: RunModel,
+  goal: string,
+  runId?: string | null,
+  followUp = false,
+): void {
+  const last = currentTurn(model);
+  const known = runId
+    ? model.turns.find((turn) => turn.runId === runId)
+    : undefined;
+  const opened =
+    runId && last && last.status === "running" && !last.runId ? last : known;
+  if (opened) {
+    opened.runId = runId ?? opened.runId;
+    opened.followUp = opened.followUp || followUp;
+    return;
+  }
+  model.turns.push({
+    goal,
+    followUp,
+    runId,
+    status: "running",
+    steps: [],
+    streaming: null,
+    verdict: null,
+  });
+}
+
+/** Appends the model's newly streamed text (or thinking) to the step being generated. */
+export function addModelText(
+  model: RunModel,
+  step: number,
+  text: string,
+  thinking = false,
+  runId: string | null = null,
+): void {
+  updateTurn(model, runId, (turn) => {
+    if (!turn.streaming || turn.streaming.step !== step) {
+      turn.streaming = { step, thinking: "", text: "" };
+    }
+    if (thinking) {
+      turn.streaming.thinking += text;
+    } else {
+      turn.streaming.text += text;
+    }
+  });
+}
+
+export function addEvent(model: RunModel, event: AgentEvent): void {
+  updateTurn(model, event.runId, (turn) => {
+    const { thinking, text: said } = splitThinking(event.response);
+    // A response that is only the action's JSON says nothing the action line does not.
+    const text = isJson(said) ? "" : said;
+    const view: StepView = {
+      step: event.step,
+      thinking,
+      text: event.action && "final" in event.action ? "" : text,
+      action: describeAction(event),
+      observation: event.result,
+      state: event.state,
+      stateWords: stateWords(event),
+      wentWrong: wentWrong(event),
+      toolCallId: event.toolCallId ?? null,
+      outputSha256: event.outputSha256 ?? null,
+      reason: event.reason ?? null,
+      modelNote: event.modelNote ?? null,
+      protectedNote: protectedWords(event) ?? null,
+    };
+    if (event.action && "final" in event.action) {
+      view.observation = null;
+    }
+    turn.steps.push(view);
+    turn.streaming = null;
+    const id = event.toolCallId;
+    if (id && model.proposals[id]) {
+      const proposal = model.proposals[id];
+      if (event.state !== "rejected" && wentWrong(event)) {
+        // Accepted in the editor, then not done (or a command that did not pass).
+        proposal.state = event.state === "refused" ? "refused" : "failed";
+        proposal.reason = firstLine(event.result ?? "");
+      }
+    }
+  });
+}
+
+function isJson(text: string): boolean {
+  if (!text.startsWith("{")) {
+    return false;
+  }
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function firstLine(text: string): string {
+  return text.split("\n", 1)[0] ?? "";
+}
+
+export function setProposal(model: RunModel, proposal: ProposalView): void {
+  const known = model.proposals[proposal.toolCallId];
+  const current = model.turns[model.turns.length - 1];
+  const turn =
+    known?.turn ??
+    (current && (current.status === "running" || current.status === "stopping")
+      ? model.turns.length - 1
+      : undefined);
+  model.proposals[proposal.toolCallId] = { ...known, ...proposal, turn };
+}
+
+export function setStopping(model: RunModel): void {
+  const turn = currentTurn(model);
+  if (turn && turn.status === "running") {
+    turn.status = "stopping";
+  }
+}
+
+export function finishTurn(model: RunModel, result: RunResult): void {
+  updateTurn(model, result.runId ?? null, (turn) => {
+    turn.status = result.reason === "cancelled" ? "stopped" : "finished";
+    const partial = turn.streaming;
+    if (partial && (partial.text || partial.thinking)) {
+      // What the model had said when it was stopped stays readable.
+      turn.steps.push({
+        step: partial.step,
+        thinking: partial.thinking,
+        text: partial.text,
+        action: "stopped while generating",
+        observation: null,
+        state: null,
+      });
+    }
+    turn.streaming = null;
+    turn.verdict = result.verdict;
+    turn.reason = result.reason;
+    turn.error = result.error ?? null;
+    turn.final = result.final;
+    turn.modifiedFiles = result.modifiedFiles;
+    turn.modelUsage = result.modelUsage ?? null;
+    turn.runId = result.runId;
+  });
+}
+
+export function failTurn(model: RunModel, error: string): void {
+  const turn = currentTurn(model);
+  if (turn) {
+    turn.status = "stopped";
+    turn.streaming = null;
+    turn.reason = "error";
+    turn.error = error;
+  }
+}
+
+/** The last turn's run id: what a follow-up continues. */
+export function conversationRunId(model: RunModel): string | null {
+  for (let index = model.turns.length - 1; index >= 0; index--) {
+    const id = model.turns[index].runId;
+    if (id) {
+      return id;
+    }
+  }
+  return null;
+}
+
+const VALIDATION_WORDS: Record<string, string> = {
+  passed: "Validation passed",
+  failed: "Validation failed",
+  not_run: "Validation not run",
+  stale: "Validation stale (files changed after it ran)",
+};
+
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? "" : "s"}`;
+}
+
+function filesChangedLine(files: string[]): string {
+  return files.length > 0
+    ? `Files changed: ${files.join(", ")}`
+    : "No files changed";
+}
+
+/**
+ * The verdict in lines a person reads correctly, facts first: validation, files changed, effects
+ * rejected, refused or failed; before the run ends (no verdict yet) only why it stopped.
+ */
+export function verdictLines(turn: TurnView): string[] {
+  const lines: string[] = [];
+  const verdict = turn.verdict;
+  if (turn.reason && turn.reason !== "completed") {
+    lines.push(
+      `Run stopped: ${turn.reason}${turn.error ? ` (${turn.error})` : ""}`,
+    );
+  }
+  if (verdict) {
+    lines.push(
+      VALIDATION_WORDS[verdict.validation] ??
+        `Validation ${verdict.validation}`,
+    );
+    const files = verdict.filesChanged.map((file) => file.path);
+    lines.push(filesChangedLine(files));
+    const effects: string[] = [];
+    if (verdict.rejected.length > 0) {
+      effects.push(`${plural(verdict.rejected.length, "effect")} rejected`);
+    }
+    if (verdict.refused.length > 0) {
+      effects.push(`${verdict.refused.length} refused`);
+    }
+    if (verdict.failed.length > 0) {
+      effects.push(`${verdict.failed.length} failed`);
+    }
+    if (effects.length > 0) {
+      lines.push(effects.join(", "));
+    }
+    return lines;
+  }
+  return lines;
+}

@@ -1,0 +1,273 @@
+// The run panel (a webview view in the Counterfoil container): the conversation as the daemon
+// reports it, the proposals as the review reports them, and the controls a person needs (Accept,
+// Reject with a reason, keep or drop hunks, Stop run, a follow-up). It renders and forwards;
+// the daemon and the review decide. Strict CSP: only this extension's script, by nonce. The
+// webview's script is runPanelScript.ts, bundled to dist/webview/run-panel.js.
+
+import { randomBytes } from "node:crypto";
+import * as vscode from "vscode";
+import type { DaemonClient } from "../daemon/client";
+import type { RunResult } from "../daemon/protocol";
+import type { ReviewController } from "../review/controller";
+import {
+  addEvent,
+  addModelText,
+  emptyModel,
+  failTurn,
+  finishTurn,
+  type RunModel,
+  setProposal,
+  setStopping,
+  startTurn,
+  verdictLines,
+} from "./runModel";
+import type { DrawnTurn, ModelMessage, PanelMessage } from "./panelMessages";
+
+export type { PanelMessage } from "./panelMessages";
+
+export const RUN_VIEW = "counterfoil.run";
+/** Where esbuild writes the webview's script (from runPanelScript.ts; see esbuild.mjs). */
+const WEBVIEW_SCRIPTS = "dist/webview";
+
+/** What the panel needs from the commands: start a run or a follow-up, stop, show output. */
+export interface RunActions {
+  run(goal: string): unknown;
+  followUp(text: string): unknown;
+  stop(): unknown;
+  openObject(sha256: string, title: string): unknown;
+}
+
+export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
+  readonly model: RunModel = emptyModel();
+  private view: vscode.WebviewView | undefined;
+  private pendingRender: NodeJS.Timeout | undefined;
+  private actions: RunActions | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly renderedEmitter = new vscode.EventEmitter<RunModel>();
+  /** Fires after each change is sent to the webview (tests wait on it). */
+  readonly onDidRender = this.renderedEmitter.event;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    client: DaemonClient,
+    private readonly review: ReviewController,
+  ) {
+    this.disposables.push(
+      this.renderedEmitter,
+      vscode.window.registerWebviewViewProvider(RUN_VIEW, this, {
+        webviewOptions: { retainContextWhenHidden: true },
+      }),
+      client.onRunStarted((started) => {
+        startTurn(
+          this.model,
+          started.goal,
+          started.runId,
+          started.followUp === true,
+        );
+        this.render();
+      }),
+      client.onModelText((text) => {
+        addModelText(
+          this.model,
+          text.step,
+          text.text,
+          text.thinking === true,
+          text.runId ?? null,
+        );
+        this.renderSoon();
+      }),
+      client.onEvent((event) => {
+        addEvent(this.model, event);
+        this.render();
+      }),
+      client.onRunState((state) => {
+        if (state.state === "stopping") {
+          setStopping(this.model);
+          this.render();
+        }
+      }),
+      review.onDidChangeProposal((proposal) => {
+        setProposal(this.model, proposal);
+        this.render();
+        if (proposal.state === "pending") {
+          this.reveal();
+        }
+      }),
+    );
+  }
+
+  setActions(actions: RunActions): void {
+    this.actions = actions;
+  }
+
+  /** A run or follow-up the extension just asked for. */
+  runStarted(goal: string, followUp = false): void {
+    startTurn(this.model, goal, null, followUp);
+    this.render();
+    this.reveal();
+  }
+
+  stopping(): void {
+    setStopping(this.model);
+    this.render();
+  }
+
+  runEnded(result: RunResult): void {
+    finishTurn(this.model, result);
+    this.render();
+  }
+
+  runFailed(error: string): void {
+    failTurn(this.model, error);
+    this.render();
+  }
+
+  clear(): void {
+    this.model.turns = [];
+    this.model.proposals = {};
+    this.render();
+  }
+
+  reveal(): void {
+    if (this.view) {
+      this.view.show(true);
+    } else {
+      void vscode.commands.executeCommand(`${RUN_VIEW}.focus`).then(
+        () => undefined,
+        () => undefined,
+      );
+    }
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const media = vscode.Uri.joinPath(this.extensionUri, "media");
+    const scripts = vscode.Uri.joinPath(this.extensionUri, WEBVIEW_SCRIPTS);
+    view.webview.options = {
+      enableScripts: true,
+      localResourceRoots: [media, scripts],
+    };
+    view.webview.html = this.html(view.webview, media, scripts);
+    view.webview.onDidReceiveMessage((message: PanelMessage) =>
+      this.onMessage(message),
+    );
+    view.onDidDispose(() => {
+      this.view = undefined;
+    });
+  }
+
+  /** Handles one message from the webview; public so the host tests can drive the panel. */
+  async onMessage(message: PanelMessage): Promise<void> {
+    switch (message.type) {
+      case "ready":
+        this.render();
+        return;
+      case "accept":
+        await this.review.accept(message.id);
+        return;
+      case "reject":
+        this.review.reject(message.id, message.reason);
+        return;
+      case "showDiff":
+        await this.review.showDiff(message.id);
+        return;
+      case "hunks":
+        await this.review.chooseHunks(message.id, message.keep);
+        return;
+      case "send": {
+        const text = message.text.trim();
+        if (!text) {
+          return;
+        }
+        const continues = this.model.turns.length > 0;
+        await (continues
+          ? this.actions?.followUp(text)
+          : this.actions?.run(text));
+        return;
+      }
+      case "newConversation":
+        this.clear();
+        return;
+      case "stop":
+        await this.actions?.stop();
+        return;
+      case "openOutput":
+        await this.actions?.openObject(message.sha256, "command output");
+        return;
+    }
+  }
+
+  /** Streamed text redraws at most every 150 ms, so the host keeps up with Stop and answers. */
+  private renderSoon(): void {
+    this.pendingRender ??= setTimeout(() => this.render(), 150);
+  }
+
+  private render(): void {
+    if (this.pendingRender !== undefined) {
+      clearTimeout(this.pendingRender);
+      this.pendingRender = undefined;
+    }
+    const turns = this.model.turns.map((turn): DrawnTurn => ({
+      ...turn,
+      verdictLines:
+        turn.status === "running" || turn.status === "stopping"
+          ? []
+          : verdictLines(turn),
+    }));
+    const message: ModelMessage = {
+      type: "model",
+      turns,
+      proposals: this.model.proposals,
+    };
+    void this.view?.webview.postMessage(message);
+    this.renderedEmitter.fire(this.model);
+  }
+
+  private html(
+    webview: vscode.Webview,
+    media: vscode.Uri,
+    scripts: vscode.Uri,
+  ): string {
+    const nonce = randomBytes(16).toString("base64");
+    const script = webview.asWebviewUri(
+      vscode.Uri.joinPath(scripts, "run-panel.js"),
+    );
+    const style = webview.asWebviewUri(
+      vscode.Uri.joinPath(media, "run-panel.css"),
+    );
+    const csp = [
+      "default-src 'none'",
+      `style-src ${webview.cspSource}`,
+      `script-src 'nonce-${nonce}'`,
+    ].join("; ");
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${style.toString()}">
+<title>Counterfoil run</title>
+</head>
+<body>
+<main id="conversation" aria-live="polite"></main>
+<form id="composer">
+  <label for="message" id="message-label">Goal</label>
+  <textarea id="message" rows="3" placeholder="What should the agent do? Every edit and command asks for your approval."></textarea>
+  <div class="row">
+    <button type="submit" id="send">Run</button>
+    <button type="button" id="stop" class="secondary" hidden>Stop run</button>
+    <button type="button" id="new" class="secondary" hidden>New conversation</button>
+  </div>
+</form>
+<script nonce="${nonce}" src="${script.toString()}"></script>
+</body>
+</html>`;
+  }
+
+  dispose(): void {
+    for (const disposable of this.disposables) {
+      disposable.dispose();
+    }
+  }
+}

@@ -1,0 +1,326 @@
+// The run panel's webview: draws the conversation the extension posts and posts back what the
+// person clicks. Text is only ever set with textContent, never parsed as HTML. It runs in the
+// webview, not the extension host: esbuild bundles it for the browser (esbuild.mjs), and it
+// imports types only.
+
+import type { DrawnTurn, ModelMessage, PanelMessage } from "./panelMessages";
+import type { ProposalState, ProposalView, StepView } from "./runModel";
+
+/** The webview's handle on its host, which VS Code defines before the script runs. */
+declare function acquireVsCodeApi(): {
+  postMessage(message: PanelMessage): void;
+};
+
+const vscode = acquireVsCodeApi();
+
+function byId<T extends HTMLElement>(id: string): T {
+  const node = document.getElementById(id);
+  if (!node) {
+    throw new Error(`the run panel has no #${id}`);
+  }
+  return node as T;
+}
+
+const conversation = byId<HTMLElement>("conversation");
+const form = byId<HTMLFormElement>("composer");
+const message = byId<HTMLTextAreaElement>("message");
+const label = byId<HTMLLabelElement>("message-label");
+const send = byId<HTMLButtonElement>("send");
+const stop = byId<HTMLButtonElement>("stop");
+const newConversation = byId<HTMLButtonElement>("new");
+/** Reasons typed but not sent yet, by call id, so a redraw keeps them. */
+const reasons: Record<string, string> = {};
+
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className?: string,
+  text?: string | number | null,
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+function button(
+  text: string,
+  className: string,
+  onClick: () => void,
+  title?: string,
+): HTMLButtonElement {
+  const node = el("button", className, text);
+  node.type = "button";
+  if (title) node.title = title;
+  node.addEventListener("click", onClick);
+  return node;
+}
+
+function details(
+  summary: string,
+  body: string,
+  open: boolean,
+): HTMLDetailsElement {
+  const node = el("details", "collapsible");
+  node.open = open;
+  node.append(el("summary", "", summary), el("pre", "", body));
+  return node;
+}
+
+const STATE_WORDS: Record<ProposalState, string> = {
+  pending: "pending: waiting for your answer",
+  approved: "accepted",
+  rejected: "rejected",
+  stale: "stale",
+  refused: "refused",
+  failed: "failed",
+};
+
+function proposalBlock(proposal: ProposalView): HTMLDivElement {
+  const box = el("div", `proposal state-${proposal.state}`);
+  box.dataset.call = proposal.toolCallId;
+  const head = el("div", "proposal-head");
+  head.append(
+    el("span", "subject", `${proposal.subject} (${proposal.toolCallId})`),
+    el(
+      "span",
+      `badge ${proposal.state}`,
+      STATE_WORDS[proposal.state] || proposal.state,
+    ),
+  );
+  box.append(head);
+  if (proposal.reason) {
+    box.append(el("div", "reason", proposal.reason));
+  }
+  if (proposal.edited) {
+    box.append(el("div", "reason", "accepted with your changes"));
+  }
+  if (proposal.kind === "edit" && proposal.state === "pending") {
+    box.append(
+      button("Show diff", "link", () =>
+        vscode.postMessage({ type: "showDiff", id: proposal.toolCallId }),
+      ),
+    );
+  }
+  if (
+    proposal.state === "pending" &&
+    proposal.hunks &&
+    proposal.hunks.length > 1
+  ) {
+    const list = el("fieldset", "hunks");
+    list.append(el("legend", "", "Hunks to keep"));
+    proposal.hunks.forEach((hunk, index) => {
+      const row = el("label", "hunk");
+      const box2 = el("input");
+      box2.type = "checkbox";
+      box2.checked = hunk.kept;
+      box2.dataset.hunk = String(index);
+      box2.addEventListener("change", () => {
+        const keep = Array.from(list.querySelectorAll("input")).map(
+          (input) => input.checked,
+        );
+        vscode.postMessage({ type: "hunks", id: proposal.toolCallId, keep });
+      });
+      row.append(box2, el("span", "", hunk.label));
+      list.append(row);
+    });
+    box.append(list);
+  }
+  if (proposal.state === "pending") {
+    const reason = el("input", "reason-input");
+    reason.type = "text";
+    reason.placeholder = "Reason for rejecting (optional, the model reads it)";
+    reason.value = reasons[proposal.toolCallId] || "";
+    reason.addEventListener("input", () => {
+      reasons[proposal.toolCallId] = reason.value;
+    });
+    const row = el("div", "row");
+    row.append(
+      button("Accept", "accept", () =>
+        vscode.postMessage({ type: "accept", id: proposal.toolCallId }),
+      ),
+      button("Reject", "secondary reject", () =>
+        vscode.postMessage({
+          type: "reject",
+          id: proposal.toolCallId,
+          reason: reason.value,
+        }),
+      ),
+    );
+    box.append(row, reason);
+  }
+  return box;
+}
+
+function stepBlock(
+  step: StepView,
+  proposals: Record<string, ProposalView>,
+  shown: Set<string>,
+): HTMLElement {
+  const box = el("section", `step${step.wentWrong ? " went-wrong" : ""}`);
+  box.append(el("h3", "", `Step ${step.step}: ${step.action}`));
+  if (step.thinking) box.append(details("Thinking", step.thinking, false));
+  if (step.text) box.append(el("p", "model-text", step.text));
+  if (step.modelNote) {
+    box.append(el("p", "model-note", `Model server: ${step.modelNote}`));
+  }
+  const proposal = step.toolCallId ? proposals[step.toolCallId] : undefined;
+  if (proposal && step.toolCallId) {
+    box.append(proposalBlock(proposal));
+    shown.add(step.toolCallId);
+  }
+  if (step.observation !== null && step.observation !== undefined) {
+    const lines = String(step.observation).split("\n");
+    const summary = `Observation${step.stateWords ? ` (${step.stateWords})` : ""}: ${lines[0]}`;
+    if (lines.length > 1) {
+      box.append(details(summary, step.observation, false));
+    } else {
+      box.append(el("p", "observation", summary));
+    }
+    if (step.protectedNote) {
+      box.append(
+        el("p", "model-note", `Only you see this: ${step.protectedNote}.`),
+      );
+    }
+    const outputSha256 = step.outputSha256;
+    if (outputSha256) {
+      box.append(
+        button("Full output", "link", () =>
+          vscode.postMessage({ type: "openOutput", sha256: outputSha256 }),
+        ),
+      );
+    }
+  }
+  return box;
+}
+
+let sentGoal: string | null = null;
+
+/** Clears the goal field once the run it started took a step (or a proposal appeared). */
+function settleGoal(state: ModelMessage): void {
+  if (sentGoal === null) return;
+  const turn: DrawnTurn | undefined = state.turns[state.turns.length - 1];
+  if (!turn || turn.goal !== sentGoal) return;
+  if (turn.steps.length > 0 || turn.streaming) {
+    if (message.value.trim() === sentGoal) message.value = "";
+    sentGoal = null;
+  } else if (turn.status !== "running" && turn.status !== "stopping") {
+    sentGoal = null; // the start failed: the goal stays in the field
+  }
+}
+
+function render(state: ModelMessage): void {
+  settleGoal(state);
+  // Follow the run as it grows, unless the person scrolled up to read.
+  const atBottom =
+    window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
+  conversation.replaceChildren();
+  const shown = new Set<string>();
+  let running = false;
+  let stopping = false;
+  state.turns.forEach((turn, index) => {
+    const block = el("article", `turn status-${turn.status}`);
+    block.append(
+      el("h2", "goal", turn.followUp ? `Follow-up: ${turn.goal}` : turn.goal),
+    );
+    for (const step of turn.steps) {
+      block.append(stepBlock(step, state.proposals, shown));
+    }
+    if (turn.streaming) {
+      const live = el("section", "step streaming");
+      const waiting = Object.values(state.proposals).some(
+        (proposal) => proposal.turn === index && proposal.state === "pending",
+      );
+      live.append(
+        el(
+          "h3",
+          "",
+          `Step ${turn.streaming.step}: ${waiting ? "waiting for your answer" : "generating…"}`,
+        ),
+      );
+      if (turn.streaming.thinking) {
+        live.append(details("Thinking", turn.streaming.thinking, false));
+      }
+      if (turn.streaming.text)
+        live.append(el("p", "model-text", turn.streaming.text));
+      block.append(live);
+    }
+    // This turn's proposals not tied to a step yet.
+    for (const proposal of Object.values(state.proposals)) {
+      if (!shown.has(proposal.toolCallId) && proposal.turn === index) {
+        block.append(proposalBlock(proposal));
+        shown.add(proposal.toolCallId);
+      }
+    }
+    if (turn.status === "running" || turn.status === "stopping") {
+      running = true;
+      stopping = turn.status === "stopping";
+      block.append(el("p", "run-state", stopping ? "Stopping…" : "Running…"));
+    } else {
+      const verdict = el("div", "verdict");
+      verdict.append(
+        el("h3", "", turn.status === "stopped" ? "Stopped" : "Verdict"),
+      );
+      const list = el("ul");
+      for (const line of turn.verdictLines) list.append(el("li", "", line));
+      verdict.append(list);
+      if (turn.final) {
+        const claim = el("p", "claim");
+        claim.append(
+          el("strong", "", "The model's claim: "),
+          el("span", "", turn.final),
+        );
+        verdict.append(claim);
+      }
+      if (turn.modelUsage) {
+        verdict.append(
+          el("p", "model-note", `Model usage: ${turn.modelUsage}`),
+        );
+      }
+      block.append(verdict);
+    }
+    conversation.append(block);
+  });
+  // Pending proposals outside any turn (a validation or a revert).
+  for (const proposal of Object.values(state.proposals)) {
+    if (!shown.has(proposal.toolCallId) && proposal.state === "pending") {
+      conversation.append(proposalBlock(proposal));
+    }
+  }
+  const hasTurns = state.turns.length > 0;
+  label.textContent = hasTurns
+    ? "Follow-up (continues this conversation)"
+    : "Goal";
+  send.textContent = hasTurns ? "Send follow-up" : "Run";
+  send.disabled = running;
+  stop.hidden = !running;
+  stop.disabled = stopping;
+  stop.textContent = stopping ? "Stopping…" : "Stop run";
+  newConversation.hidden = !hasTurns || running;
+  if (atBottom) {
+    window.scrollTo(0, document.body.scrollHeight);
+  }
+}
+
+form.addEventListener("submit", (event) => {
+  event.preventDefault();
+  const text = message.value.trim();
+  if (!text) return;
+  vscode.postMessage({ type: "send", text });
+  // Kept until the run gets to its first step: a start that fails (no model, the runtime
+  // missing) leaves the goal where the person typed it.
+  sentGoal = text;
+});
+message.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+    form.requestSubmit();
+  }
+});
+stop.addEventListener("click", () => vscode.postMessage({ type: "stop" }));
+newConversation.addEventListener("click", () =>
+  vscode.postMessage({ type: "newConversation" }),
+);
+window.addEventListener("message", (event: MessageEvent<unknown>) => {
+  const data = event.data as Partial<ModelMessage> | null;
+  if (data && data.type === "model") render(data as ModelMessage);
+});
+vscode.postMessage({ type: "ready" });

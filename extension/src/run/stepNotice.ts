@@ -1,0 +1,65 @@
+// What a step says in a notification, where the person is looking: a failed step each time,
+// a refusal once per run (the rest are in the run panel, not stacked toasts), and for a
+// protected path which rule protects it, which the model is never told. Pure, unit-tested.
+
+import type { AgentEvent, StepRecord } from "../daemon/protocol";
+
+/** Whether a step's call went wrong: a No, a refusal, a failure, or a command that did not pass. */
+export function wentWrong(record: StepRecord): boolean {
+  if (record.state === "approved") {
+    const effect = record.effect;
+    return (
+      effect !== null &&
+      (effect.timedOut ||
+        (effect.exitStatus !== null && effect.exitStatus !== 0))
+    );
+  }
+  return record.state !== null;
+}
+
+/** The state of a step's call in words, with how a command ended: "approved, exit status 1". */
+export function stateWords(record: StepRecord): string | null {
+  if (record.state === null) {
+    return null;
+  }
+  const effect = record.effect;
+  if (record.state === "approved" && effect?.timedOut) {
+    return "approved, timed out";
+  }
+  if (record.state === "approved" && effect && effect.exitStatus !== null) {
+    return `approved, exit status ${effect.exitStatus}`;
+  }
+  return record.state;
+}
+
+/** The person's words for a protected path ("app/.env is protected by the built-in name .env"). */
+export function protectedWords(event: AgentEvent): string | undefined {
+  const path =
+    event.action && "tool" in event.action && event.action.arguments.path;
+  if (!event.protectedBy || typeof path !== "string") {
+    return undefined;
+  }
+  return `${path} is protected by ${event.protectedBy}; the model was told only that the path is not accessible`;
+}
+
+/**
+ * The notification for this step, or undefined for none. `step` is the step in words
+ * ("step 2: read_file .env"); `refusalsBefore` counts the run's earlier refusals.
+ */
+export function stepNotice(
+  event: AgentEvent,
+  step: string,
+  refusalsBefore: number,
+): string | undefined {
+  const first = (event.result ?? "").split("\n", 1)[0];
+  if (event.state !== "refused") {
+    return event.state !== "rejected" && wentWrong(event)
+      ? `Counterfoil: ${step} ${stateWords(event) ?? ""}: ${first}`
+      : undefined;
+  }
+  if (refusalsBefore > 0) {
+    return undefined;
+  }
+  const why = protectedWords(event) ?? first;
+  return `Counterfoil: ${step} refused: ${why} (later refusals in this run are listed in the run panel only)`;
+}

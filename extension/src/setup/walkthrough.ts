@@ -1,0 +1,236 @@
+// The first-run walkthrough's commands: pick the interpreter, choose a model, allow writes and
+// one validation command for this folder, open a copy of the demo project, and Check Setup
+// (`counterfoil doctor` run with the daemon's interpreter, shown in an output channel).
+
+import { execFile } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import * as vscode from "vscode";
+import type { InterpreterSource } from "../daemon/interpreter";
+
+/** The demo goal the walkthrough suggests; the scripted responses answer it. */
+export const DEMO_GOAL = "make tests/test_math.py pass";
+const DEMO_VALIDATION = ["python", "-m", "pytest", "tests/test_math.py", "-q"];
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export class SetupCommands implements vscode.Disposable {
+  private readonly output =
+    vscode.window.createOutputChannel("Counterfoil Setup");
+  private readonly disposables: vscode.Disposable[] = [this.output];
+
+  constructor(
+    private readonly interpreter: InterpreterSource,
+    private readonly context: vscode.ExtensionContext,
+  ) {
+    const register = (id: string, handler: () => unknown): void => {
+      this.disposables.push(vscode.commands.registerCommand(id, handler));
+    };
+    register("counterfoil.selectInterpreter", () => this.selectInterpreter());
+    register("counterfoil.chooseModel", () => this.chooseModel());
+    register("counterfoil.allowForFolder", () => this.allowForFolder());
+    register("counterfoil.openDemo", () => this.openDemo());
+    register("counterfoil.checkSetup", () => this.checkSetup());
+  }
+
+  dispose(): void {
+    for (const disposable of this.disposables) {
+      disposable.dispose();
+    }
+  }
+
+  private get folder(): vscode.WorkspaceFolder | undefined {
+    return vscode.workspace.workspaceFolders?.[0];
+  }
+
+  private get demoFolder(): string {
+    return join(this.context.extensionPath, "bundled", "demo");
+  }
+
+  /** The Python extension's picker when it is there; else a file picker for counterfoil.pythonPath. */
+  async selectInterpreter(): Promise<void> {
+    if (vscode.extensions.getExtension("ms-python.python")) {
+      await vscode.commands.executeCommand("python.setInterpreter");
+      return;
+    }
+    const picked = await vscode.window.showOpenDialog({
+      title:
+        "Counterfoil: the Python interpreter (3.11 or newer) that runs the daemon",
+      canSelectMany: false,
+      openLabel: "Use this Python",
+    });
+    if (picked?.[0]) {
+      await vscode.workspace
+        .getConfiguration("counterfoil")
+        .update(
+          "pythonPath",
+          picked[0].fsPath,
+          vscode.ConfigurationTarget.Global,
+        );
+    }
+  }
+
+  async chooseModel(): Promise<void> {
+    const config = vscode.workspace.getConfiguration("counterfoil");
+    const choice = await vscode.window.showQuickPick(
+      [
+        {
+          label: "Scripted demo",
+          detail:
+            "Replays recorded responses for the demo project; no model, no download. Set for this folder only.",
+          id: "scripted",
+        },
+        {
+          label: "Local MLX model",
+          detail:
+            "A short name, an MLX repo id or a local model folder (needs the mlx extra).",
+          id: "local",
+        },
+        {
+          label: "A model server (endpoint)",
+          detail: "An OpenAI-compatible server; opens the settings.",
+          id: "endpoint",
+        },
+      ],
+      { title: "Counterfoil: Choose a Model" },
+    );
+    if (choice?.id === "scripted") {
+      // The demo's script edits the demo's app.py: a user-level setting would replay it in
+      // every project. It is set for the open folder only, or the demo copy is offered.
+      if (!this.folder) {
+        const open = await vscode.window.showInformationMessage(
+          "The scripted demo replays the demo project's recorded run, so it is set in a copy of the demo project, not for every folder.",
+          "Open Demo Project",
+        );
+        if (open) {
+          await this.openDemo();
+        }
+        return;
+      }
+      await config.update(
+        "model",
+        `scripted:${join(this.demoFolder, "fix-app.jsonl")}`,
+        vscode.ConfigurationTarget.Workspace,
+      );
+    } else if (choice?.id === "local") {
+      const model = await vscode.window.showInputBox({
+        title: "Counterfoil: Local Model",
+        value: config.get<string>("model"),
+        prompt:
+          "The daemon checks the name; a model not on disk is downloaded on the first run.",
+      });
+      if (model !== undefined) {
+        await config.update("model", model, vscode.ConfigurationTarget.Global);
+      }
+    } else if (choice?.id === "endpoint") {
+      await vscode.commands.executeCommand(
+        "workbench.action.openSettings",
+        "@ext:counterfoil.counterfoil endpoint",
+      );
+    }
+  }
+
+  /** Writes on, and exactly one validation command, for this folder only. */
+  async allowForFolder(): Promise<void> {
+    const folder = this.folder;
+    if (!folder) {
+      void vscode.window.showWarningMessage(
+        "Open a folder first: permissions are kept per folder.",
+      );
+      return;
+    }
+    const command = await vscode.window.showInputBox({
+      title: `Counterfoil: allow writes and one validation command in ${folder.name}`,
+      value: DEMO_VALIDATION.join(" "),
+      prompt:
+        "The command the agent may propose, split on spaces into an exact argv (no shell). Each run and each edit still asks you.",
+    });
+    const argv = command?.split(/\s+/).filter((part) => part !== "");
+    if (!argv || argv.length === 0) {
+      return;
+    }
+    const config = vscode.workspace.getConfiguration("counterfoil", folder);
+    const target = vscode.ConfigurationTarget.WorkspaceFolder;
+    await config.update("allowWrites", true, target);
+    await config.update("allowedCommands", [argv], target);
+    void vscode.window.showInformationMessage(
+      `Counterfoil may propose edits and ${JSON.stringify(argv)} in ${folder.name}.`,
+    );
+  }
+
+  /** A fresh copy of the demo project, set up for the scripted model, opened in this window. */
+  async openDemo(): Promise<void> {
+    const project = join(this.demoFolder, "project");
+    if (!existsSync(project)) {
+      void vscode.window.showErrorMessage(
+        "This build of the extension has no demo project (it is added by `npm run package`).",
+      );
+      return;
+    }
+    const copy = join(
+      this.context.globalStorageUri.fsPath,
+      `demo-${new Date().toISOString().replace(/[:.]/g, "-")}`,
+    );
+    cpSync(project, copy, { recursive: true });
+    mkdirSync(join(copy, ".vscode"), { recursive: true });
+    const settings = {
+      "counterfoil.model": `scripted:${join(this.demoFolder, "fix-app.jsonl")}`,
+      "counterfoil.allowWrites": true,
+      "counterfoil.allowedCommands": [DEMO_VALIDATION],
+    };
+    writeFileSync(
+      join(copy, ".vscode", "settings.json"),
+      JSON.stringify(settings, null, 2),
+    );
+    void vscode.window.showInformationMessage(
+      `Opening a copy of the demo project. Then run "Counterfoil: Run Agent…" with: ${DEMO_GOAL}`,
+    );
+    await vscode.commands.executeCommand(
+      "vscode.openFolder",
+      vscode.Uri.file(copy),
+    );
+  }
+
+  /** Runs `counterfoil doctor` with the interpreter the daemon would use and shows its report. */
+  async checkSetup(): Promise<string> {
+    this.output.clear();
+    this.output.show(true);
+    let report: string;
+    try {
+      const launch = await this.interpreter.resolve(this.folder, "doctor");
+      const args = launch.argv.slice(1);
+      const config = vscode.workspace.getConfiguration("counterfoil");
+      const options: Array<[string, unknown]> = [
+        ["--endpoint", config.get("endpoint")],
+        // Whether the model a run would use can be had (cached, local, downloadable).
+        ["--model", config.get("model")],
+        ["--root", this.folder?.uri.fsPath],
+        ["--receipt-log", config.get("receiptLog")],
+      ];
+      for (const [flag, value] of options) {
+        if (typeof value === "string" && value !== "") {
+          args.push(flag, value);
+        }
+      }
+      this.output.appendLine(`$ ${[launch.argv[0], ...args].join(" ")}`);
+      this.output.appendLine(`(interpreter: ${launch.description})`);
+      report = await new Promise<string>((resolve) => {
+        execFile(
+          launch.argv[0],
+          args,
+          { env: launch.env, timeout: 60_000 },
+          (error, stdout, stderr) =>
+            resolve(
+              `${stdout}${stderr}${error && !stdout ? `\n${error.message}` : ""}`,
+            ),
+        );
+      });
+    } catch (error) {
+      report = `Counterfoil cannot start its daemon: ${errorMessage(error)}`;
+    }
+    this.output.appendLine(report);
+    return report;
+  }
+}

@@ -1,0 +1,115 @@
+"""`counterfoil eval PACKAGE... --model M [--model M2 …] [--runs N] [--json] [--report FILE]`.
+
+Every package is checked before any model loads, so a bad package costs nothing (exit 2, one
+sentence). Progress goes to stderr as each run ends; the report (a table, or one JSON document)
+goes to stdout. Exit 0 only when every task passed for every model, else 1 (130: Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from ..evals.models import ModelUnderTest
+from ..evals.package import PackageError, TaskPackage, load_package
+from ..evals.report import TaskResult, document, overall_status, table
+from ..evals.runner import TaskRun, run_task
+
+EXIT_PASSED, EXIT_FAILED, EXIT_BAD_PACKAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+MAX_RUNS = 1000
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "packages", nargs="+", type=Path, metavar="PACKAGE", help="task package folders"
+    )
+    parser.add_argument(
+        "--model",
+        dest="models",
+        action="append",
+        required=True,
+        metavar="M",
+        help="a model as for `agent --model`, or NAME@URL for a model server (repeatable: "
+        "one report per model); scripted:FOLDER replays FOLDER/<task id>.jsonl",
+    )
+    parser.add_argument(
+        "--runs", type=int, default=1, metavar="N", help="runs per task (default 1)"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--report", type=Path, metavar="FILE", help="also write an HTML report")
+
+
+def eval_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO | None = None) -> int:
+    stderr = stderr or sys.stderr
+    if not 0 < args.runs <= MAX_RUNS:
+        stdout.write(f"error: --runs must be from 1 to {MAX_RUNS}\n")
+        return EXIT_BAD_PACKAGE
+    try:
+        packages = [load_package(path) for path in args.packages]
+    except PackageError as error:
+        stdout.write(f"error: {error}\n")
+        return EXIT_BAD_PACKAGE
+    ids = [package.id for package in packages]
+    duplicate = next((task for task in ids if ids.count(task) > 1), None)
+    if duplicate is not None:
+        stdout.write(f"error: two packages have the task id {duplicate!r}\n")
+        return EXIT_BAD_PACKAGE
+    models = list(dict.fromkeys(args.models))
+    try:
+        results = evaluate(packages, [ModelUnderTest(spec) for spec in models], args.runs, stderr)
+    except KeyboardInterrupt:
+        stdout.write("interrupted: no report\n")
+        return EXIT_INTERRUPTED
+    if args.json:
+        stdout.write(json.dumps(document(results, models, args.runs), indent=2) + "\n")
+    else:
+        stdout.write(table(results, models))
+    if args.report is not None:
+        from ..evals.html import html_report
+
+        try:
+            args.report.write_text(html_report(results, models, args.runs), encoding="utf-8")
+        except OSError as error:
+            stdout.write(f"error: could not write the report {args.report}: {error.strerror}\n")
+            return EXIT_FAILED
+        stderr.write(f"report written to {args.report}\n")
+    return EXIT_PASSED if overall_status(results) == "passed" else EXIT_FAILED
+
+
+def evaluate(
+    packages: list[TaskPackage], models: list[ModelUnderTest], runs: int, progress: TextIO
+) -> list[TaskResult]:
+    """Every package, `runs` times, with each model in turn; a model that cannot be loaded
+    makes each of its runs an error, and the rest still run."""
+    results: list[TaskResult] = []
+    total = len(packages) * runs
+    for model_number, model in enumerate(models, 1):
+        done = 0
+        for package in packages:
+            task_runs: list[TaskRun] = []
+            for _ in range(runs):
+                started = time.perf_counter()
+                task_runs.append(_one_run(package, model))
+                done += 1
+                run = task_runs[-1]
+                progress.write(
+                    f"[{model_number}/{len(models)} {model.spec}] {done}/{total} {package.id}: "
+                    f"{run.status} ({time.perf_counter() - started:.2f} s)\n"
+                )
+                progress.flush()
+            results.append(
+                TaskResult(model.spec, package.id, str(package.source), tuple(task_runs))
+            )
+    return results
+
+
+def _one_run(package: TaskPackage, model: ModelUnderTest) -> TaskRun:
+    try:
+        generate, stats, limits = model.generate_for(package.id)
+    except Exception as error:  # noqa: BLE001 - a model that cannot load is an error result
+        return TaskRun(package.id, "error", "model_not_loaded", error=f"{error}")
+    return run_task(package, generate, limits=limits, stats=stats)

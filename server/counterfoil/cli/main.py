@@ -1,0 +1,453 @@
+"""The terminal adapter: `counterfoil agent`, `counterfoil receipts`, `counterfoil serve`.
+
+It translates flags into a policy, shows each proposal in full and asks `[y/N]` on the
+terminal; it decides nothing the core does not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import shlex
+import sys
+import threading
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..agents_file import read_agents_file
+from ..errors import AgentError
+from ..loop import AgentEvent, run_agent, run_verdict
+from ..models.progress import ModelProgress
+from ..models.usage import usage_line
+from ..proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
+from ..receipts import EffectReceipt
+from ..settings import Settings
+from ..workspace import Workspace
+from . import doctor
+from .command_setup import set_up_command
+from .model_download import download_command, prepare_model
+from .receipts import add_receipt_parsers, keys_command, receipts_command
+from .sessions import add_session_parsers, open_terminal_session, sessions_command
+from .terminal import (
+    EXIT_INTERRUPTED,
+    EXIT_SETUP_ERROR,
+    StepPrinter,
+    Style,
+    change_set_diff,
+    exit_status,
+    format_verdict,
+    short_digest,
+    timed_load,
+)
+from .terminal_text import terminal_safe_stream
+
+# Flags that are settings: each maps to its key in `Settings.from_mapping`, so checks,
+# defaults and error messages are the ones the daemon uses.
+# Each setting's flag, from the settings table (`setting(flag=…)`).
+SETTING_FLAGS = {
+    item.metadata["key"]: item.metadata["flag"]
+    for item in fields(Settings)
+    if item.metadata["flag"] is not None
+}
+
+
+def _command(text: str) -> list[str]:
+    try:
+        argv = shlex.split(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"cannot split command {text!r}: {error}") from None
+    if not argv:
+        raise argparse.ArgumentTypeError("command must not be empty")
+    return argv
+
+
+def add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per setting that has one, made from the settings table: a boolean flag sets the
+    opposite of the default (`--allow-writes`, `--no-search`), an array's flag repeats."""
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    hints = typing.get_type_hints(Settings)
+    for item in fields(Settings):
+        meta = item.metadata
+        if meta["flag"] is None:
+            continue
+        group = meta["group"]
+        if group is not None and group not in groups:
+            groups[group] = parser.add_argument_group(group)
+        target = parser if group is None else groups[group]
+        options: dict[str, Any] = {
+            "dest": meta["key"],
+            "help": meta["help"].format(default=item.default),
+        }
+        kind = hints[item.name]
+        if kind is bool:
+            options.update(action="store_const", const=not item.default)
+        elif kind == tuple[tuple[str, ...], ...]:
+            options.update(action="append", type=_command)
+        elif kind == tuple[str, ...]:
+            options.update(action="append")
+        elif kind in (int, int | None):
+            options.update(type=int)
+        elif kind is float:
+            options.update(type=float)
+        if meta["metavar"] is not None:
+            options["metavar"] = meta["metavar"]
+        if meta["choices"] is not None:
+            options["choices"] = meta["choices"]
+        target.add_argument(meta["flag"], **options)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="counterfoil",
+        description="A coding agent that asks before every effect and keeps a receipt of each.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    agent = commands.add_parser("agent", help="run the agent on one goal in a folder")
+    agent.add_argument("goal", help="what the agent should do")
+    agent.add_argument("--root", required=True, type=Path, help="the project folder")
+    add_setting_flags(agent)
+    agent.add_argument("--device", choices=("cpu", "gpu"), default=None)
+    agent.add_argument("--enable-thinking", action="store_true")
+
+    add_session_parsers(
+        commands,
+        agent,
+        f"receipt log: relative to the root, or absolute (default {Settings.default('receiptLog')})",
+    )
+    receipts = commands.add_parser("receipts", help="inspect a receipt log")
+    receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
+    add_receipt_parsers(receipt_commands)
+    keys = commands.add_parser("keys", help="manage the receipt signing key")
+    keys.add_subparsers(dest="keys_command", required=True).add_parser(
+        "init", help="make your Ed25519 signing key"
+    )
+
+    revert = commands.add_parser(
+        "revert",
+        help="undo a file effect, or what a command changed, from its receipt "
+        "(asks first, like every effect)",
+    )
+    revert.add_argument("call_id", metavar="CALL_ID", help="the tool call id of the receipt")
+    revert.add_argument("--root", required=True, type=Path, help="the project folder")
+    revert.add_argument(
+        "--receipt-log",
+        dest="receiptLog",
+        metavar="PATH",
+        help="receipt log: relative to the root, or absolute "
+        f"(default {Settings.default('receiptLog')})",
+    )
+
+    download = commands.add_parser(
+        "download", help="download a model now (Ctrl-C stops, running it again resumes)"
+    )
+    download.add_argument("model", help="model name or hub repo id, e.g. qwen3-4b")
+
+    from .evals import add_arguments as add_eval_arguments
+
+    add_eval_arguments(commands.add_parser("eval", help="run task packages and grade each run"))
+
+    commands.add_parser("serve", help="run the language-server daemon on stdio")
+    doctor.add_arguments(commands.add_parser("doctor", help="report what this setup can run"))
+    return parser
+
+
+def unified_diff(proposal: EditProposal) -> str:
+    before = (proposal.base_text or "").splitlines(keepends=True)
+    after = proposal.proposed_text.splitlines(keepends=True)
+    source = f"a/{proposal.path}" if proposal.base_sha256 is not None else "/dev/null"
+    target = "/dev/null" if proposal.removes_file else f"b/{proposal.path}"
+    lines = difflib.unified_diff(before, after, source, target)
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+
+
+def proposal_diff(proposal: ToolProposal) -> str:
+    if isinstance(proposal, CommandProposal):
+        return ""
+    if isinstance(proposal, ChangeSetProposal):
+        return change_set_diff(proposal)
+    return unified_diff(proposal) or "(no change)\n"
+
+
+def proposal_header(proposal: ToolProposal) -> str:
+    header = f"{proposal.tool_call_id}: {proposal.action.tool}"
+    if isinstance(proposal, ChangeSetProposal):
+        if proposal.reverts is not None:
+            header += f" of {proposal.reverts}"
+        lines = [f"{header}: {len(proposal.files)} file(s)\n"]
+        lines += [f"  left alone: {path} ({why})\n" for path, why in proposal.left_alone]
+        return "".join(lines)
+    if isinstance(proposal, CommandProposal):
+        return (
+            f"{header}\n  argv: {list(proposal.argv)}\n  cwd:  {proposal.cwd}\n"
+            f"  timeout: {proposal.timeout_seconds:g} s\n"
+        )
+    if proposal.reverts is not None:
+        header += f" of {proposal.reverts}"
+    base = "new file" if proposal.creates_file else f"base {short_digest(proposal.base_sha256)}"
+    after = (
+        "removes the file"
+        if proposal.removes_file
+        else f"proposed {short_digest(proposal.proposed_sha256)}"
+    )
+    folders = ""
+    if proposal.new_folders:
+        how = "removes the folders if empty" if proposal.reverts else "creates the folders"
+        folders = f"  {how}: {', '.join(f'{folder}/' for folder in proposal.new_folders)}\n"
+    return f"{header} {proposal.path}\n  sha256 {base} -> {after}\n{folders}"
+
+
+def read_line(stream: TextIO) -> str:
+    """One line without read-ahead, so approvals piped to several runs reach each in turn."""
+    try:
+        descriptor = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return stream.readline()
+    data = bytearray()
+    while not data.endswith(b"\n"):
+        byte = os.read(descriptor, 1)
+        if not byte:
+            break
+        data += byte
+    return data.decode("utf-8", errors="replace")
+
+
+def terminal_confirm(
+    stdin: TextIO,
+    stdout: TextIO,
+    style: Style | None = None,
+    interrupted: threading.Event | None = None,
+) -> Callable[[ToolProposal], bool]:
+    """Ask on the terminal; only y/yes approves, and end of input or Ctrl-C means No.
+
+    Ctrl-C while waiting sets `interrupted`, so the run stops at its next step.
+    """
+
+    def confirm(proposal: ToolProposal) -> bool:
+        if interrupted is not None and interrupted.is_set():
+            return False
+        try:
+            stdout.write(f"\n--- approval needed ---\n{proposal_header(proposal)}")
+            (style or Style()).write_diff(stdout, proposal_diff(proposal))
+            stdout.write("Approve? [y/N] ")
+            stdout.flush()
+            answer = read_line(stdin)
+        except KeyboardInterrupt:
+            if interrupted is None:
+                raise
+            interrupted.set()
+            stdout.write("\n(interrupted: no)\n")
+            return False
+        if not answer:
+            stdout.write("(end of input: no)\n")
+        approved = answer.strip().lower() in ("y", "yes")
+        stdout.write(
+            "denied\n"
+            if not approved
+            else "approved; running …\n"
+            if proposal.kind == "command"
+            else "approved\n"
+        )
+        return approved
+
+    return confirm
+
+
+def format_event(event: AgentEvent) -> str:
+    """What a step observed; its header and response were printed as the model answered."""
+    if event.result is None:
+        return ""
+    summary = None if event.step_result is None else event.step_result.summary()
+    effect = "" if summary is None else f"effect: {summary}\n"
+    return "observation:\n" + event.result + "\n" + effect
+
+
+def format_receipt(receipt: EffectReceipt) -> str:
+    artifacts = ", ".join(receipt.changed_artifacts) or "-"
+    first_line = receipt.result.splitlines()[0] if receipt.result else ""
+    return (
+        f"{receipt.tool_call_id}  {receipt.tool:<11} {receipt.exit_state:<5} "
+        f"artifacts: {artifacts}  {first_line}\n  receipt {receipt.receipt_id}"
+    )
+
+
+def agent_settings(args: argparse.Namespace) -> Settings:
+    """The settings the flags give; a flag left out takes the default. Raises SettingsError."""
+    given = {key: getattr(args, key) for key in SETTING_FLAGS}
+    return Settings.from_mapping(given, names=SETTING_FLAGS)
+
+
+def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    from ..models import GenerationOptions, load_generate
+
+    setup = set_up_command(lambda: agent_settings(args), args.root, stdout, log_must_exist=False)
+    if setup is None:
+        return EXIT_SETUP_ERROR
+    settings, policy, log_path, store = setup.settings, setup.policy, setup.log_path, setup.store
+    session = open_terminal_session(args, setup, stdout)  # `resume`: its checked checkpoint
+    if session is None:
+        return EXIT_SETUP_ERROR
+    style = Style.for_stream(stdout)
+    interrupted = threading.Event()
+    workspace = Workspace(
+        policy,
+        receipt_store=store,
+        confirm_proposal=session.confirming(terminal_confirm(stdin, stdout, style, interrupted)),
+        run_id=session.run_id,
+        read_digests=session.read_digests,
+    )
+    session.attach(workspace, args.goal, interrupted.is_set)
+    before = len(store)
+    steps = StepPrinter(stdout)
+    stdout.write(
+        f"goal: {args.goal}\nroot: {policy.root}\n"
+        f"tools: {', '.join(sorted(workspace.available_tools))}\n"
+    )
+    agents = read_agents_file(workspace, policy.root) if settings.agents_file else None
+    if agents is not None:
+        stdout.write(f"agents file: {agents.summary()}\n")
+    prepared = prepare_model(settings.model, stdout, endpoint=settings.endpoint)
+    if prepared is not None:
+        return prepared
+    options = replace(
+        GenerationOptions.from_settings(settings),
+        enable_thinking=args.enable_thinking,
+        device=args.device,
+    )
+    spec = "" if settings.endpoint and args.model is None else settings.model
+    shown = f"{spec or 'the served model'} at {settings.endpoint}" if settings.endpoint else spec
+    loaded = threading.Event()
+
+    def on_progress(progress: ModelProgress) -> None:
+        steps.on_progress(progress)
+        if progress.note and loaded.is_set():
+            stdout.write(f"\n[model] {progress.note}\n")  # a server's cache stats and notes
+
+    stop_hook = {"should_stop": interrupted.is_set} if settings.endpoint else {}
+    try:
+        generate = timed_load(
+            stdout,
+            shown,
+            lambda: load_generate(spec, options, on_progress=on_progress, **stop_hook),
+        )
+    except KeyboardInterrupt:
+        stdout.write("interrupted while loading the model\n")
+        return EXIT_INTERRUPTED
+    except ImportError as error:
+        stdout.write(
+            f"error: model {settings.model!r} needs the MLX extra "
+            f"(pip install 'counterfoil[mlx]'): {error}\n"
+        )
+        return EXIT_SETUP_ERROR
+    except Exception as error:  # noqa: BLE001 - any load failure is one line
+        stdout.write(f"error: {error}\n")
+        return EXIT_SETUP_ERROR
+    loaded.set()
+    if settings.endpoint:
+        from ..models.remote import RemoteGenerate
+
+        served = generate.model if isinstance(generate, RemoteGenerate) else spec
+        stdout.write(f"model: {served} at {settings.endpoint}\n")
+    try:
+        session.begin(generate, workspace, stdout, None if agents is None else agents.text)
+        run = run_agent(
+            args.goal,
+            session.watch(steps.wrap(generate)),
+            workspace,
+            settings.limits(generate),
+            on_event=lambda event: stdout.write(format_event(event)),
+            should_stop=interrupted.is_set,
+            count_tokens=generate.count_tokens,
+            instructions=None if agents is None else agents.text,
+            **session.loop_arguments(),
+        )
+    except KeyboardInterrupt:
+        interrupted.set()
+        stdout.write("\n(interrupted)\n")
+        completed, reason, final, run_error = False, "interrupted", None, None
+        verdict = run_verdict(workspace)
+    else:
+        completed, reason, final, run_error = run.completed, run.reason, run.final, run.error
+        verdict = run.verdict
+        if interrupted.is_set():
+            reason = "interrupted"
+    session.finish(reason, interrupted.is_set())
+    status = exit_status(completed, verdict, interrupted=interrupted.is_set())
+    stdout.write(f"\n== run ended: {reason} ==\n")
+    usage = usage_line(generate.stats)
+    if usage:
+        stdout.write(f"model usage: {usage}\n")
+    new_receipts = store.receipts()[before:]
+    stdout.write(f"receipts ({len(new_receipts)} new, log {log_path}):\n")
+    stdout.writelines(format_receipt(receipt) + "\n" for receipt in new_receipts)
+    stdout.write(f"log: {store.checked}\n")
+    stdout.write(
+        format_verdict(verdict, reason=reason, final=final, status=status, error=run_error)
+    )
+    stdout.flush()
+    return status
+
+
+def revert_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
+    """0 reverted; 1 not reverted (denied, drifted, a command, no receipt); 2 setup; 130."""
+    setup = set_up_command(
+        lambda: Settings.from_mapping(
+            {"receiptLog": args.receiptLog, "allowWrites": True}, names=SETTING_FLAGS
+        ),
+        args.root,
+        stdout,
+        log_must_exist=True,
+    )
+    if setup is None:
+        return EXIT_SETUP_ERROR
+    policy, store = setup.policy, setup.store
+    interrupted = threading.Event()
+    confirm = terminal_confirm(stdin, stdout, Style.for_stream(stdout), interrupted)
+    workspace = Workspace(policy, receipt_store=store, confirm_proposal=confirm)
+    before = len(store)
+    try:
+        result = workspace.revert(args.call_id)
+    except AgentError as error:
+        stdout.write(f"error: {error}\n")
+        return EXIT_INTERRUPTED if interrupted.is_set() else 1
+    stdout.write(f"{result}\n")
+    stdout.writelines(format_receipt(receipt) + "\n" for receipt in store.receipts()[before:])
+    return 0
+
+
+def main(
+    argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None
+) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit:  # argparse: 2 for bad flags, 0 for --help
+        return exit.code if isinstance(exit.code, int) else EXIT_SETUP_ERROR
+    stdin = stdin or sys.stdin
+    stdout = terminal_safe_stream(stdout or sys.stdout)  # model-chosen text is shown, not obeyed
+    if args.command in ("agent", "resume"):
+        return run_agent_command(args, stdin, stdout)
+    if args.command == "sessions":
+        return sessions_command(args, stdout)
+    if args.command == "receipts":
+        return receipts_command(args, stdout)
+    if args.command == "download":
+        return download_command(args.model, stdout)
+    if args.command == "keys":
+        return keys_command(args, stdout)
+    if args.command == "doctor":
+        return doctor.doctor_command(args, stdout)
+    if args.command == "revert":
+        return revert_command(args, stdin, stdout)
+    if args.command == "eval":
+        from .evals import eval_command
+
+        return eval_command(args, stdout)
+    from ..lsp import serve
+
+    return serve()

@@ -1,0 +1,230 @@
+"""`counterfoil receipts verify|show|diff|gc` and `counterfoil keys init`: reading the evidence."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import stat
+from pathlib import Path
+from typing import TextIO
+
+from ..errors import AgentError
+from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
+from ..receipts.content import load_object
+from ..receipts.retention import collect_garbage
+from ..receipts.signing import init_key, signature_checker
+from ..receipts.verify import read_receipt_log
+from ..sessions.decisions import unreceipted_decisions, verify_run_records
+from ..sessions.intents import describe_open_intents  # registers what gc keeps for runs
+
+
+def add_receipt_parsers(receipt_commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    verify = receipt_commands.add_parser("verify", help="verify every line of a receipt log")
+    verify.add_argument("path", type=Path)
+    verify.add_argument(
+        "--public-key",
+        type=Path,
+        metavar="FILE",
+        help="require every line to be signed by this key (ed25519:<base64>)",
+    )
+    verify.add_argument(
+        "--root", type=Path, help="also check that each file still holds its last receipt's bytes"
+    )
+    show = receipt_commands.add_parser(
+        "show", help="print the receipts of a log, checking every line as it goes"
+    )
+    show.add_argument("path", type=Path)
+    show.add_argument("--output", action="store_true", help="print each command's stored output")
+    diff = receipt_commands.add_parser("diff", help="print the diff a file receipt applied")
+    diff.add_argument("path", type=Path)
+    diff.add_argument("call_id")
+    gc = receipt_commands.add_parser(
+        "gc", help="remove stored objects that no receipt of any log in the folder names"
+    )
+    gc.add_argument("path", type=Path)
+
+
+def receipts_command(args: argparse.Namespace, stdout: TextIO) -> int:
+    try:
+        mode = os.lstat(args.path).st_mode
+    except OSError:
+        mode = None
+    if mode is None or not stat.S_ISREG(mode):
+        what = "no receipt log" if mode is None else "not a regular file:"
+        stdout.write(
+            f"error: {what} at {args.path}\n" if mode is None else f"error: {what} {args.path}\n"
+        )
+        return 2
+    try:
+        if args.receipts_command == "verify":
+            return _verify(args, stdout)
+        if args.receipts_command == "show":
+            return _show(args, stdout)
+        if args.receipts_command == "diff":
+            return _diff(args, stdout)
+        return _gc(args, stdout)
+    except AgentError as error:
+        stdout.write(f"error: {error}\n")
+        return 1
+
+
+def _verify(args: argparse.Namespace, stdout: TextIO) -> int:
+    public_key = None
+    if args.public_key is not None:
+        try:
+            public_key = args.public_key.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError) as error:
+            stdout.write(f"error: could not read public key {args.public_key}: {error}\n")
+            return 2
+    report = verify_receipt_log(args.path, public_key=public_key, root=args.root)
+    check = None if public_key is None else signature_checker(public_key)
+    stdout.writelines(f"drift: {line}\n" for line in report.drift)
+    if args.root is not None and not report.drift_checked:
+        stdout.write("drift: not checked (files are compared only when the chain verifies)\n")
+    stdout.writelines(f"open intent: {line}\n" for line in describe_open_intents(args.path))
+    _, problems = verify_run_records(args.path, check)  # the runs' own records beside it
+    if report.ok and problems:
+        stdout.writelines(f"error: {problem}\n" for problem in problems)
+        return 1
+    if report.ok:
+        signed = ", signatures checked" if public_key is not None else ""
+        stdout.write(f"ok: {report.count} receipts verified in {args.path}{signed}\n")
+        return 0
+    stdout.write(f"error: {report.error}\n")
+    return 1
+
+
+def _store(args: argparse.Namespace) -> ReceiptStore:
+    return ReceiptStore(args.path, signer=None)
+
+
+def describe_receipt(receipt: EffectReceipt) -> str:
+    """One receipt for a person: run, time, tool, path or argv, state."""
+    evidence = receipt.evidence
+    arguments = receipt.arguments
+    if receipt.tool == "run_command":
+        target = f"argv {evidence.get('argv', arguments.get('argv'))}"
+        status = evidence.get("exit_status", "?")
+        target += f"  exit {'timeout' if status is None else status}"
+    else:
+        target = str(arguments.get("path", ""))
+    when = evidence.get("time", "-")
+    run = str(evidence.get("run_id", "-"))[:12]
+    lines = [
+        (
+            f"{receipt.tool_call_id}  {when}  run {run}  {receipt.tool:<11} "
+            f"{receipt.exit_state:<5} {target}"
+        )
+    ]
+    if "result_sha256" in evidence:
+        lines.append(f"  base   {evidence.get('base_sha256') or '(new file)'}")
+        lines.append(f"  result {evidence['result_sha256']}")
+    lines.extend(_tree_lines(evidence))
+    approval = evidence.get("approval")
+    if isinstance(approval, dict):
+        lines.append(f"  approved by {approval.get('by')} via {approval.get('via')}")
+    lines.append(f"  receipt {receipt.receipt_id}")
+    return "\n".join(lines)
+
+
+def _tree_lines(evidence: dict[str, object]) -> list[str]:
+    lines: list[str] = []
+    sandbox = evidence.get("sandbox")
+    if isinstance(sandbox, dict):
+        lines.append(f"  sandbox {sandbox.get('mode')} ({sandbox.get('mechanism')})")
+    record = evidence.get("tree_changes")
+    if isinstance(record, dict) and isinstance(record.get("changes"), list):
+        lines.append(f"  tree changes {record.get('count')}")
+        for change in record["changes"]:
+            if isinstance(change, dict):
+                note = f"  ({change['note']})" if change.get("note") else ""
+                lines.append(f"    {change.get('change')} {change.get('path')}{note}")
+        more = record.get("count", 0) - len(record["changes"])
+        if isinstance(more, int) and more > 0:
+            lines.append(f"    [and {more} more]")
+    drift = evidence.get("tree_drift")
+    if isinstance(drift, dict):
+        lines.append(f"  changed before it, not by it: {drift.get('count')}")
+    return lines
+
+
+def _show(args: argparse.Namespace, stdout: TextIO) -> int:
+    """Each receipt once its line has verified; "verified" only when every line and the head
+    did (one pass, so a big log costs one read)."""
+
+    def show(receipt: EffectReceipt) -> None:
+        stdout.write(describe_receipt(receipt) + "\n")
+        digest = receipt.evidence.get("output_sha256")
+        if args.output and isinstance(digest, str):
+            output = load_object(args.path.parent, digest)
+            if output is None:
+                stdout.write("  (output not in the content store)\n")
+            else:
+                text = output.decode("utf-8", errors="replace")
+                stdout.write("  output:\n" + "".join(f"    {line}\n" for line in text.splitlines()))
+                if receipt.evidence.get("output_truncated"):
+                    stdout.write("  (output was truncated)\n")
+        receipted.add(receipt.tool_call_id)
+
+    receipted: set[str] = set()
+    report = read_receipt_log(args.path, show)
+    if not report.ok:
+        stdout.write(f"error: {report.error}\n")
+        return 1
+    stdout.writelines(
+        f"{line}\n" for line in unreceipted_decisions(args.path, receipted)
+    )  # the call ids no receipt explains: rejected, refused, failed, interrupted
+    stdout.write(f"ok: {report.count} receipts verified in {args.path}\n")
+    return 0
+
+
+def _diff(args: argparse.Namespace, stdout: TextIO) -> int:
+    receipt = _store(args).get(args.call_id)
+    if receipt is None:
+        stdout.write(f"error: no receipt for {args.call_id}\n")
+        return 1
+    evidence = receipt.evidence
+    if "result_sha256" not in evidence:
+        stdout.write(f"error: {args.call_id} is a {receipt.tool} receipt without file bytes\n")
+        return 1
+    folder = args.path.parent
+    base_digest = evidence.get("base_sha256")
+    before = b"" if base_digest is None else load_object(folder, base_digest)
+    after = load_object(folder, evidence["result_sha256"])
+    if before is None or after is None:
+        stdout.write("error: the file's bytes are not in the content store\n")
+        return 1
+    path = str(receipt.arguments.get("path", ""))
+    source = "/dev/null" if base_digest is None else f"a/{path}"
+    lines = difflib.unified_diff(
+        before.decode("utf-8", errors="replace").splitlines(keepends=True),
+        after.decode("utf-8", errors="replace").splitlines(keepends=True),
+        source,
+        f"b/{path}",
+    )
+    stdout.write(
+        "".join(line if line.endswith("\n") else line + "\n" for line in lines) or "(no change)\n"
+    )
+    return 0
+
+
+def _gc(args: argparse.Namespace, stdout: TextIO) -> int:
+    report = collect_garbage(args.path)
+    stdout.writelines(f"left in place: {line}\n" for line in report.skipped)
+    stdout.write(f"removed {len(report.removed)} objects; {report.kept} kept\n")
+    return 0
+
+
+def keys_command(args: argparse.Namespace, stdout: TextIO) -> int:
+    try:
+        path, public_key = init_key()
+    except AgentError as error:
+        stdout.write(f"error: {error}\n")
+        return 1
+    stdout.write(
+        f"signing key: {path}\npublic key: {public_key}\n"
+        f"(check a log with: counterfoil receipts verify LOG --public-key "
+        f"{path.with_suffix('.pub')})\n"
+    )
+    return 0

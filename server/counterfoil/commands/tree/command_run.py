@@ -1,0 +1,162 @@
+"""One approved command with its tree recorded: the before-snapshot, the run in its sandbox (or
+on a copy under review), what it changed, and the receipt's evidence and the model's text."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ...approval import Approval
+from ...errors import AgentError
+from ...policy import ToolPolicy
+from ...proposals import CommandProposal, ToolProposal
+from ...receipt_evidence import command_evidence
+from ...receipts import ReceiptNotRecorded, ReceiptStore
+from ..runner import CommandResult, run_bounded
+from .changes import TreeChanges
+from .command_tree import CommandTree
+from .restore import apply_change_set
+from .review import ReviewCopy
+from .sandbox import REVIEW, confined
+
+Changed = tuple[tuple[str, str | None], ...]
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    outcome: CommandResult
+    observation: str
+    evidence: dict[str, Any]
+
+
+def run_tracked_command(
+    proposal: CommandProposal,
+    policy: ToolPolicy,
+    store: ReceiptStore,
+    tree: CommandTree,
+    *,
+    stop: threading.Event | None,
+    ask: Callable[[ToolProposal], Approval],
+    load_object: Callable[[str], bytes | None],
+    ran: Callable[[CommandResult, Changed], None],
+) -> CommandRun:
+    """Run the command; `ran(outcome, changed files)` is called as soon as its effect on the
+    tree is known (before evidence that may fail to be stored). Raises AgentError when it
+    could not run, ReceiptNotRecorded when its evidence could not be kept."""
+    before, drift = tree.before()
+    review = ReviewCopy(policy.root, tree.rules) if policy.command_sandbox == REVIEW else None
+    try:
+        with store.output_stream(policy.max_command_output_bytes) as output:
+            started = time.monotonic()
+            try:
+                with confined(
+                    policy.command_sandbox,
+                    policy.root,
+                    network=policy.allow_network,
+                    read_only=store.own_paths(),
+                    source=None if review is None else review.copy,
+                ) as sandbox:
+                    outcome = run_bounded(
+                        proposal.argv,
+                        policy.root
+                        if review is None or sandbox.mechanism != "sandbox-exec"
+                        else review.copy,
+                        policy.command_timeout_seconds,
+                        pass_environment=policy.pass_environment,
+                        withheld_environment=policy.withheld_environment,
+                        limits=policy.command_limits,
+                        stop=stop,
+                        output_sink=output.write,
+                        wrapper=sandbox.prefix,
+                        environment=sandbox.environment,
+                    )
+            except OSError as error:
+                raise AgentError(f"could not run command: {error}") from None
+            duration = time.monotonic() - started
+            try:
+                if review is None:
+                    changes = tree.after(before)
+                else:
+                    changes = review.changes(before, tree.limits, tree.keep)
+            except (AgentError, OSError) as error:
+                raise ReceiptNotRecorded(f"could not compare the tree: {error}") from None
+            try:
+                evidence = command_evidence(proposal, outcome, duration, output)
+            except (AgentError, OSError) as error:
+                ran(outcome, _changed(changes) if review is None else ())
+                raise ReceiptNotRecorded(str(error)) from None
+        evidence.update(tree.record(changes, drift), sandbox=sandbox.record())
+        text = [tree.observation(changes, drift)]
+        if review is None:
+            ran(outcome, _changed(changes))
+        else:
+            decision, applied = _decide(proposal, review, changes, ask, load_object, policy)
+            tree.after(before)  # the real root now holds what was accepted: not drift
+            evidence["review"] = decision
+            text.append(_review_line(decision))
+            ran(outcome, applied)
+            store.sync_objects(
+                digest
+                for change in changes.changes
+                for digest in (change.before_sha256, change.after_sha256)
+                if digest is not None
+            )
+    finally:
+        if review is not None:
+            review.remove()
+    return CommandRun(outcome, _joined(outcome.observation(), text), evidence)
+
+
+def _joined(observation: str, notes: list[str]) -> str:
+    """The command's own observation unchanged (as the tiny-llm course has it), then notes."""
+    notes = [note for note in notes if note]
+    if not notes:
+        return observation
+    return observation + ("" if observation.endswith("\n") else "\n") + "\n".join(notes)
+
+
+def _changed(changes: TreeChanges) -> Changed:
+    return tuple((change.path, change.after_sha256) for change in changes.changes)
+
+
+def _decide(
+    proposal: CommandProposal,
+    review: ReviewCopy,
+    changes: TreeChanges,
+    ask: Callable[[ToolProposal], Approval],
+    load_object: Callable[[str], bytes | None],
+    policy: ToolPolicy,
+) -> tuple[dict[str, Any], Changed]:
+    """Ask whether to apply the copy's changes; apply them whole, or not at all."""
+    if not changes.count:
+        return {"decision": "nothing to apply", "applied": []}, ()
+    change_set = review.change_set(proposal.tool_call_id, list(proposal.argv), changes, load_object)
+    left = [list(pair) for pair in change_set.left_alone]
+    if not change_set.files:
+        return {"decision": "nothing to apply", "applied": [], "left_alone": left}, ()
+    if not ask(change_set).approved:
+        return {"decision": "rejected", "applied": [], "left_alone": left}, ()
+    try:
+        applied, alone = apply_change_set(
+            policy.root, change_set.files, policy.protected_patterns, all_or_nothing=True
+        )
+    except AgentError as error:
+        return {"decision": "accepted", "applied": [], "error": str(error), "left_alone": left}, ()
+    left += [list(pair) for pair in alone]
+    paths = [item.path for item in applied]
+    record = {"decision": "accepted", "applied": paths, "left_alone": left}
+    return record, tuple((item.path, item.content_sha256) for item in applied)
+
+
+def _review_line(decision: dict[str, Any]) -> str:
+    what = decision["decision"]
+    if what == "accepted" and decision.get("error"):
+        return f"[review: accepted, but not applied: {decision['error']}]"
+    if what == "accepted":
+        return f"[review: accepted; {len(decision['applied'])} file(s) applied to the root]"
+    if what == "rejected":
+        return "[review: rejected; the changes were discarded]"
+    return "[review: nothing to apply]"

@@ -1,0 +1,310 @@
+"""Putting files in recorded states: reverting a command, applying a reviewed command's changes.
+
+Every step walks from the root through descriptors opened with O_NOFOLLOW, so no symlink on
+the way is followed; a path that is protected, a symlink, not a regular file, or a file with
+other hard links is left alone and named, never read through or written. Each file must hold
+its expected digest right before it is written (a file changed since is left alone and named,
+or, for an all-or-nothing set, nothing is written).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...actions import ToolAction
+from ...errors import AgentError
+from ...files import DIRECTORY_FLAGS, READ_FLAGS, replace_file
+from ...paths import relative_parts
+from ...proposals import ChangeSetProposal, FileRestore
+
+CHANGED_SINCE = "changed since the command"
+LoadObject = Callable[[str], bytes | None]
+
+
+def plan_command_revert(
+    call_id: str, record: object, load_object: LoadObject
+) -> tuple[list[FileRestore], list[tuple[str, str]]]:
+    """From a command's `tree_changes`: the files to put back, and those it cannot (why)."""
+    if not isinstance(record, dict) or not isinstance(record.get("changes"), list):
+        raise AgentError(f"the receipt of {call_id} does not record what the command changed")
+    files: list[FileRestore] = []
+    left: list[tuple[str, str]] = []
+    for change in record["changes"]:
+        if not isinstance(change, dict) or not isinstance(change.get("path"), str):
+            continue
+        path, why = change["path"], _why_not(change)
+        if why is not None:
+            left.append((path, why))
+            continue
+        before = change.get("before_sha256")
+        content = None if before is None else load_object(before)
+        if before is not None and content is None:
+            left.append((path, "the bytes before the command were not kept"))
+            continue
+        mode = change.get("before_mode")
+        files.append(
+            FileRestore(
+                path,
+                change.get("after_sha256"),
+                content,
+                before,
+                mode if isinstance(mode, int) else None,
+            )
+        )
+    unlisted = record.get("count", 0) - len(record["changes"])
+    if isinstance(unlisted, int) and unlisted > 0:
+        left.append((f"({unlisted} more)", "not listed on the receipt"))
+    return files, left
+
+
+def _why_not(change: dict[str, Any]) -> str | None:
+    if change.get("kind") != "file":
+        return f"a {change.get('kind')}, not a regular file"
+    note = str(change.get("note") or "")
+    if "protected" in note:
+        return "protected"
+    if "hard links" in note:
+        return "has other hard links"
+    wanted = [change.get("after_sha256")] if change.get("change") != "deleted" else []
+    if change.get("change") != "created":
+        wanted.append(change.get("before_sha256"))
+    if any(digest is None for digest in wanted):
+        return "not hashed when recorded"
+    return None
+
+
+@contextmanager
+def _parent(root: Path, parts: tuple[str, ...], create: bool) -> Iterator[int]:
+    """A descriptor on root/parts[:-1], made (never through a symlink) when `create`."""
+    fd = os.open(root, DIRECTORY_FLAGS)
+    try:
+        for part in parts[:-1]:
+            try:
+                child = os.open(part, DIRECTORY_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(part, 0o777, dir_fd=fd)
+                child = os.open(part, DIRECTORY_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def current_state(directory: int, name: str) -> tuple[str | None, bytes | None]:
+    """(digest, bytes up to 1 MiB for a diff) of a plain, singly linked file; (None, None)
+    when absent; AgentError when it is anything else."""
+    try:
+        info = os.stat(name, dir_fd=directory, follow_symlinks=False)
+    except FileNotFoundError:
+        return None, None
+    if not stat.S_ISREG(info.st_mode):
+        raise AgentError("not a regular file now")
+    if info.st_nlink > 1:
+        raise AgentError("has other hard links")
+    fd = os.open(name, READ_FLAGS, dir_fd=directory)
+    try:
+        hasher, shown = hashlib.sha256(), bytearray()
+        while chunk := os.read(fd, 1 << 20):
+            hasher.update(chunk)
+            if len(shown) <= 1 << 20:
+                shown += chunk
+        return hasher.hexdigest(), bytes(shown) if len(shown) <= 1 << 20 else None
+    finally:
+        os.close(fd)
+
+
+def check_file(root: Path, item: FileRestore, protected: tuple[str, ...]) -> FileRestore:
+    """`item` with what the file holds now, or AgentError naming why it is left alone."""
+    parts = relative_parts(item.path, protected)
+    try:
+        with _parent(root, parts, create=False) as directory:
+            digest, data = current_state(directory, parts[-1])
+    except FileNotFoundError:
+        digest, data = None, None
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise AgentError("a symlink on the path") from None
+        raise AgentError(error.strerror or str(error)) from None
+    if digest != item.expected_sha256:
+        raise AgentError(CHANGED_SINCE)
+    return FileRestore(
+        item.path, item.expected_sha256, item.content, item.content_sha256, item.mode, data
+    )
+
+
+def _write(directory: int, name: str, data: bytes, mode: int | None) -> None:
+    """Replace `name` atomically, then give it `mode` through a descriptor opened without
+    following a link."""
+    replace_file(directory, name, data, None)
+    if mode is None:
+        return
+    fd = os.open(name, READ_FLAGS, dir_fd=directory)
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.fchmod(fd, stat.S_IMODE(mode))
+    finally:
+        os.close(fd)
+
+
+def apply_file(root: Path, item: FileRestore, protected: tuple[str, ...]) -> None:
+    """Put one file in its state, if it still holds the expected digest (else AgentError)."""
+    parts = relative_parts(item.path, protected)
+    with _parent(root, parts, create=item.content is not None) as directory:
+        try:
+            digest, _ = current_state(directory, parts[-1])
+        except OSError as error:
+            raise AgentError(error.strerror or str(error)) from None
+        if digest != item.expected_sha256:
+            raise AgentError(CHANGED_SINCE)
+        if item.content is None:
+            os.unlink(parts[-1], dir_fd=directory)
+            os.fsync(directory)
+        else:
+            _write(directory, parts[-1], item.content, item.mode)
+
+
+def check_change_set(
+    root: Path,
+    files: list[FileRestore],
+    left: list[tuple[str, str]],
+    protected: tuple[str, ...],
+    guarded: Callable[[Path], bool],
+) -> tuple[tuple[FileRestore, ...], tuple[tuple[str, str], ...]]:
+    """The files that can be put in their states now (with their current bytes, for the diff)
+    and every other path named with why it is left alone."""
+    ready: list[FileRestore] = []
+    alone = list(left)
+    for item in files:
+        try:
+            if guarded(root.joinpath(*relative_parts(item.path, protected))):
+                raise AgentError("path is not accessible")
+            ready.append(check_file(root, item, protected))
+        except AgentError as error:
+            alone.append((item.path, str(error)))
+    return tuple(ready), tuple(alone)
+
+
+def apply_change_set(
+    root: Path, files: tuple[FileRestore, ...], protected: tuple[str, ...], *, all_or_nothing: bool
+) -> tuple[list[FileRestore], list[tuple[str, str]]]:
+    """Apply each file that still holds its expected digest; the others are left alone and
+    named. `all_or_nothing`: every file is checked first and nothing is written unless all
+    still hold what was shown."""
+    if all_or_nothing:
+        for item in files:
+            try:
+                check_file(root, item, protected)
+            except AgentError as error:
+                raise AgentError(f"{item.path}: {error}; nothing was applied") from None
+    applied: list[FileRestore] = []
+    alone: list[tuple[str, str]] = []
+    for item in files:
+        try:
+            apply_file(root, item, protected)
+        except AgentError as error:
+            alone.append((item.path, str(error)))
+        except OSError as error:
+            alone.append((item.path, error.strerror or str(error)))
+        else:
+            applied.append(item)
+    return applied, alone
+
+
+def change_set_record(
+    applied: list[FileRestore], alone: list[tuple[str, str]] | tuple[tuple[str, str], ...]
+) -> dict[str, Any]:
+    """A change set's `tree_changes`: what it did to each file, in the commands' vocabulary."""
+    changes = [
+        {
+            "path": item.path,
+            "change": "created"
+            if item.expected_sha256 is None
+            else "deleted"
+            if item.content is None
+            else "modified",
+            "kind": "file",
+            "before_sha256": item.expected_sha256,
+            "after_sha256": item.content_sha256 if item.content is not None else None,
+            "before_mode": None,
+            "after_mode": None if item.content is None else item.mode,
+            "size": None if item.content is None else len(item.content),
+        }
+        for item in sorted(applied, key=lambda item: item.path)
+    ]
+    return {
+        "changes": changes,
+        "count": len(changes),
+        "listed": len(changes),
+        "ignored": {},
+        "incomplete": None,
+        "left_alone": [list(pair) for pair in alone],
+    }
+
+
+def change_set_result(
+    verb: str,
+    applied: list[FileRestore],
+    alone: list[tuple[str, str]] | tuple[tuple[str, str], ...],
+) -> str:
+    """The observation: what was done to which file, then what was left alone and why."""
+    lines = [f"{verb} {len(applied)} file{'s' if len(applied) != 1 else ''}:"]
+    lines += [f"  {item.path}" for item in applied]
+    if alone:
+        lines.append("left alone:")
+        lines += [f"  {path}: {why}" for path, why in alone]
+    return "\n".join(lines)
+
+
+def propose_command_revert(
+    call_id: str,
+    tool_call_id: str,
+    record: object,
+    load_object: LoadObject,
+    root: Path,
+    protected: tuple[str, ...],
+    guarded: Callable[[Path], bool],
+) -> ChangeSetProposal:
+    """The change set that puts back what a command changed (its receipt's `tree_changes`),
+    or AgentError when none of it can be put back."""
+    planned, left = plan_command_revert(call_id, record, load_object)
+    files, alone = check_change_set(root, planned, left, protected, guarded)
+    if not files:
+        reasons = "; ".join(f"{path}: {why}" for path, why in alone) or "it changed no file"
+        raise AgentError(f"nothing of {call_id} can be reverted ({reasons})")
+    action = ToolAction("revert", {"tool_call_id": call_id})
+    return ChangeSetProposal(tool_call_id, action, files, alone, reverts=call_id)
+
+
+@dataclass(frozen=True)
+class AppliedChangeSet:
+    changed: tuple[tuple[str, str | None], ...]  # each file written, with its new digest
+    result: str
+    evidence: dict[str, Any]
+
+
+def apply_approved_change_set(
+    proposal: ChangeSetProposal, root: Path, protected: tuple[str, ...]
+) -> AppliedChangeSet:
+    """Apply an approved change set: a revert leaves a file changed since alone, a reviewed
+    set is applied whole or not at all."""
+    applied, alone = apply_change_set(
+        root, proposal.files, protected, all_or_nothing=proposal.reverts is None
+    )
+    left = [*proposal.left_alone, *alone]
+    verb = f"reverted {proposal.reverts} in" if proposal.reverts else "applied"
+    evidence: dict[str, Any] = {"tree_changes": change_set_record(applied, left)}
+    if proposal.reverts is not None:
+        evidence["reverts"] = proposal.reverts
+    changed = tuple((item.path, item.content_sha256) for item in applied)
+    return AppliedChangeSet(changed, change_set_result(verb, applied, left), evidence)

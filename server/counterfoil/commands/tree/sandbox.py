@@ -1,0 +1,188 @@
+"""How an approved command runs: `off` (as the user), `confine` (an OS sandbox: it writes only
+under the root and a private temporary folder, reads the rest read-only, no network unless
+allowed) or `review` (confined to a copy of the root whose changes a person then accepts).
+
+Linux: bubblewrap (`bwrap`), which sits between the reaper and the command, so the reaper
+still sees, and kills, every process the command starts (they are its descendants in the
+outer PID namespace) and `--die-with-parent` ends the sandbox if the reaper dies. macOS:
+`sandbox-exec` with a profile generated here. Where the mechanism is missing, a confined
+command is refused with one sentence naming what to install; it never runs unconfined.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...errors import AgentError
+
+OFF, CONFINE, REVIEW = "off", "confine", "review"
+SANDBOX_MODES = (OFF, CONFINE, REVIEW)
+BUBBLEWRAP, SANDBOX_EXEC, NONE = "bubblewrap", "sandbox-exec", "none"
+PROBE_TIMEOUT_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """The argv prefix that confines one command, and what its receipt says about it."""
+
+    mode: str
+    mechanism: str
+    network: bool
+    prefix: tuple[str, ...] = ()
+    environment: tuple[tuple[str, str], ...] = ()
+
+    def record(self) -> dict[str, Any]:
+        return {"mode": self.mode, "mechanism": self.mechanism, "network": self.network}
+
+
+UNCONFINED = Sandbox(OFF, NONE, True)
+
+
+def bubblewrap_argv(
+    bwrap: str,
+    root: Path,
+    *,
+    source: Path | None = None,
+    read_only: tuple[Path, ...] = (),
+    network: bool = False,
+) -> tuple[str, ...]:
+    """bwrap's arguments: the whole file system read-only, fresh /dev, /proc and /tmp, the
+    root (or `source`, a copy, mounted at the root's path) writable except `read_only`."""
+    argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    if os.path.isdir("/var/tmp"):
+        argv += ["--tmpfs", "/var/tmp"]
+    argv += ["--bind", str(source or root), str(root)]
+    for path in read_only:
+        if os.path.lexists(path):
+            argv += ["--ro-bind", str(path), str(path)]
+    argv += ["--unshare-pid", "--as-pid-1", "--unshare-ipc", "--die-with-parent", "--new-session"]
+    if not network:
+        argv.append("--unshare-net")
+    argv += ["--chdir", str(root), "--"]
+    return tuple(argv)
+
+
+def _quoted(path: Path | str) -> str:
+    text = str(path).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
+
+
+def seatbelt_profile(
+    writable: tuple[Path, ...], read_only: tuple[Path, ...] = (), *, network: bool = False
+) -> str:
+    """A `sandbox-exec` profile: reads allowed, writes only under `writable` (less
+    `read_only`, which the later rule wins for) and the usual devices, no network unless
+    allowed."""
+    lines = [
+        "(version 1)",
+        "(allow default)",
+        "(deny file-write*)",
+        "(allow file-write*",
+        *(f"    (subpath {_quoted(path)})" for path in writable),
+        '    (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty")',
+        '    (literal "/dev/dtracehelper") (regex #"^/dev/fd/"))',
+    ]
+    if read_only:
+        lines.append("(deny file-write*")
+        lines += [f"    (subpath {_quoted(path)})" for path in read_only]
+        lines[-1] += ")"
+    if not network:
+        lines.append("(deny network*)")
+    return "\n".join(lines) + "\n"
+
+
+@functools.cache
+def _bubblewrap_problem(bwrap: str) -> str | None:
+    """Why bwrap cannot make a sandbox here (no user namespaces, say), once per process."""
+    probe = bubblewrap_argv(bwrap, Path("/"), network=False) + ("true",)
+    try:
+        completed = subprocess.run(
+            probe, capture_output=True, text=True, timeout=PROBE_TIMEOUT_SECONDS, check=False
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        return str(error)
+    if completed.returncode != 0:
+        return completed.stderr.strip().splitlines()[-1] if completed.stderr.strip() else "failed"
+    return None
+
+
+def sandbox_for(
+    mode: str,
+    root: Path,
+    *,
+    network: bool,
+    source: Path | None = None,
+    read_only: tuple[Path, ...] = (),
+    temporary: Path | None = None,
+    platform: str = sys.platform,
+) -> Sandbox:
+    """The sandbox for one command in `mode`; AgentError (one sentence) when it cannot be had.
+
+    `source`: the copy a reviewed command works on. `temporary`: the private folder that
+    `sandbox-exec` lets it write (bubblewrap gives it a fresh /tmp instead)."""
+    if mode == OFF:
+        return UNCONFINED
+    if mode not in SANDBOX_MODES:
+        raise AgentError(f"unknown command sandbox mode: {mode}")
+    if platform.startswith("linux"):
+        bwrap = shutil.which("bwrap")
+        if bwrap is None:
+            raise AgentError(
+                f"commandSandbox {mode} needs bubblewrap, which is not installed "
+                "(install it: sudo apt-get install bubblewrap); the command was not run"
+            )
+        problem = _bubblewrap_problem(bwrap)
+        if problem is not None:
+            raise AgentError(
+                f"commandSandbox {mode}: bubblewrap cannot make a sandbox here ({problem}); "
+                "the command was not run"
+            )
+        prefix = bubblewrap_argv(bwrap, root, source=source, read_only=read_only, network=network)
+        return Sandbox(mode, BUBBLEWRAP, network, prefix, (("TMPDIR", "/tmp"),))
+    if platform == "darwin":
+        tool = shutil.which("sandbox-exec") or "/usr/bin/sandbox-exec"
+        if not os.path.exists(tool):
+            raise AgentError(
+                f"commandSandbox {mode} needs macOS's sandbox-exec, which is missing; "
+                "the command was not run"
+            )
+        writable = tuple(path for path in (source or root, temporary) if path is not None)
+        profile = seatbelt_profile(writable, read_only, network=network)
+        environment = (("TMPDIR", str(temporary)),) if temporary is not None else ()
+        return Sandbox(mode, SANDBOX_EXEC, network, (tool, "-p", profile, "--"), environment)
+    raise AgentError(
+        f"commandSandbox {mode} is not available on {platform} (it needs Linux with bubblewrap "
+        "or macOS); the command was not run"
+    )
+
+
+@contextmanager
+def confined(
+    mode: str,
+    root: Path,
+    *,
+    network: bool,
+    source: Path | None = None,
+    read_only: tuple[Path, ...] = (),
+) -> Iterator[Sandbox]:
+    """`sandbox_for` with its private temporary folder (where one is needed), removed after."""
+    if mode == OFF or sys.platform != "darwin":
+        yield sandbox_for(mode, root, network=network, source=source, read_only=read_only)
+        return
+    temporary = Path(os.path.realpath(tempfile.mkdtemp(prefix="counterfoil-tmp-")))
+    try:
+        yield sandbox_for(
+            mode, root, network=network, source=source, read_only=read_only, temporary=temporary
+        )
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)

@@ -1,0 +1,93 @@
+"""Snapshots: a stat cache that hashes only what changed, and the project's ignore rules."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from counterfoil.commands.tree.changes import compare
+from counterfoil.commands.tree.ignore import is_ignored, parse_gitignore
+from counterfoil.commands.tree.snapshot import Entry, TreeLimits, take_snapshot
+
+
+def ignored(lines: str, path: str, folder: bool = False, base: str = "") -> bool:
+    return is_ignored(parse_gitignore(lines, base), path, folder)
+
+
+def test_a_name_pattern_matches_at_any_depth() -> None:
+    assert ignored("*.log\n", "a/b/run.log")
+
+
+def test_a_pattern_with_a_slash_is_anchored_to_its_folder() -> None:
+    assert ignored("/build\n", "build", folder=True)
+    assert not ignored("/build\n", "src/build", folder=True)
+
+
+def test_a_trailing_slash_matches_folders_only() -> None:
+    assert not ignored("out/\n", "out")
+
+
+def test_a_later_negation_re_includes() -> None:
+    assert not ignored("*.txt\n!keep.txt\n", "keep.txt")
+
+
+def test_double_star_spans_folders() -> None:
+    assert ignored("docs/**/gen.md\n", "docs/a/b/gen.md")
+
+
+def test_a_nested_gitignore_applies_below_its_folder_only() -> None:
+    assert ignored("*.tmp\n", "sub/x.tmp", base="sub")
+    assert not ignored("*.tmp\n", "x.tmp", base="sub")
+
+
+def test_the_comparison_hashes_only_entries_whose_stat_changed(tmp_path: Path) -> None:
+    for index in range(50):
+        (tmp_path / f"f{index}.txt").write_text(str(index))
+    before = take_snapshot(tmp_path)
+    os.utime(tmp_path / "f0.txt", ns=(0, 0))
+    (tmp_path / "f1.txt").write_text("new")
+    after = take_snapshot(tmp_path, previous=before, hash_files=False)
+    hashed: list[str] = []
+
+    def hash_entry(path: str, entry: Entry) -> Entry:
+        hashed.append(path)
+        return take_snapshot(tmp_path).entries[path]
+
+    changes = compare(before, after, hash_entry, TreeLimits())
+
+    assert sorted(hashed) == ["f0.txt", "f1.txt"]
+    assert changes.paths == ("f1.txt",)
+
+
+def test_a_snapshot_over_its_entry_cap_says_it_is_incomplete(tmp_path: Path) -> None:
+    for index in range(10):
+        (tmp_path / f"f{index}").touch()
+
+    snapshot = take_snapshot(tmp_path, limits=TreeLimits(max_entries=4))
+
+    assert len(snapshot.entries) == 4
+    assert snapshot.incomplete == "more than 4 entries"
+
+
+def test_a_snapshot_over_its_time_limit_says_it_is_incomplete(tmp_path: Path) -> None:
+    (tmp_path / "f").touch()
+
+    snapshot = take_snapshot(tmp_path, limits=TreeLimits(max_seconds=0))
+
+    assert snapshot.incomplete == "took more than 0 s"
+
+
+def test_protected_files_are_recorded_by_stat_and_protected_folders_not_entered(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".vscode").mkdir()
+    (tmp_path / ".vscode" / "settings.json").write_text("{}")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("")
+
+    snapshot = take_snapshot(tmp_path)
+
+    entry = snapshot.entries[".vscode/settings.json"]
+    assert (entry.digest, entry.note) == (None, "protected")
+    assert ".git/config" not in snapshot.entries
+    assert snapshot.ignored == {"protected": 1}
