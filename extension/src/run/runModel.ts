@@ -5,6 +5,7 @@
 
 import type {
   AgentEvent,
+  AgentsFileRecord,
   EffectState,
   RunResult,
   Verdict,
@@ -76,6 +77,8 @@ export interface TurnView {
   modifiedFiles?: string[];
   /** The model's own counts for the run: information about the model, not evidence. */
   modelUsage?: string | null;
+  /** The root's AGENTS.md as the run read it (the daemon's runStarted), if there is one. */
+  agentsFile?: AgentsFileRecord | null;
 }
 
 export interface RunModel {
@@ -162,6 +165,7 @@ export function startTurn(
   goal: string,
   runId?: string | null,
   followUp = false,
+  agentsFile?: AgentsFileRecord | null,
 ): void {
   const last = currentTurn(model);
   const known = runId
@@ -172,6 +176,7 @@ export function startTurn(
   if (opened) {
     opened.runId = runId ?? opened.runId;
     opened.followUp = opened.followUp || followUp;
+    opened.agentsFile = agentsFile ?? opened.agentsFile;
     return;
   }
   model.turns.push({
@@ -182,6 +187,7 @@ export function startTurn(
     steps: [],
     streaming: null,
     verdict: null,
+    agentsFile,
   });
 }
 
