@@ -14,19 +14,31 @@ export interface SettingScopes {
   workspaceFolderValue?: unknown;
 }
 
+/** What decides whether this activation opens the walkthrough. */
+export interface FirstRun {
+  /** It was opened before (the extension's global state). */
+  shownBefore: boolean;
+  /** Where `counterfoil.model` is set. */
+  model: SettingScopes | undefined;
+  /** The editor's `workbench.welcomePage.walkthroughs.openOnInstall` (true by default). */
+  openOnInstall: boolean;
+  /** The extension runs under the test runner. */
+  underTest: boolean;
+}
+
 /**
  * Once per install, at the first activation, unless a model was already chosen (the person, or
- * a project set up for Counterfoil, is past the first steps); never under the test runner.
+ * a project set up for Counterfoil, is past the first steps), the person turned off opening
+ * walkthroughs on install, or the test runner runs the extension.
  */
-export function opensWalkthrough(
-  shownBefore: boolean,
-  model: SettingScopes | undefined,
-  underTest: boolean,
-): boolean {
+export function opensWalkthrough(first: FirstRun): boolean {
+  const model = first.model;
   const chosen =
     model !== undefined &&
     (model.globalValue !== undefined ||
       model.workspaceValue !== undefined ||
       model.workspaceFolderValue !== undefined);
-  return !shownBefore && !chosen && !underTest;
+  return (
+    !first.shownBefore && !chosen && first.openOnInstall && !first.underTest
+  );
 }

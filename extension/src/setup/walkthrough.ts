@@ -43,16 +43,17 @@ export class SetupCommands implements vscode.Disposable {
   /** At activation: the walkthrough opens the first time (see firstRun.ts). */
   openWalkthroughOnce(): void {
     const state = this.context.globalState;
-    const model = vscode.workspace
-      .getConfiguration("counterfoil")
-      .inspect<string>("model");
-    if (
-      !opensWalkthrough(
-        state.get<boolean>(WALKTHROUGH_SHOWN) === true,
-        model,
-        this.context.extensionMode === vscode.ExtensionMode.Test,
-      )
-    ) {
+    const first = {
+      shownBefore: state.get<boolean>(WALKTHROUGH_SHOWN) === true,
+      model: vscode.workspace
+        .getConfiguration("counterfoil")
+        .inspect<string>("model"),
+      openOnInstall: vscode.workspace
+        .getConfiguration("workbench.welcomePage")
+        .get<boolean>("walkthroughs.openOnInstall", true),
+      underTest: this.context.extensionMode === vscode.ExtensionMode.Test,
+    };
+    if (!opensWalkthrough(first)) {
       return;
     }
     void state.update(WALKTHROUGH_SHOWN, true);

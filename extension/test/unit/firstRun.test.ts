@@ -1,31 +1,37 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { opensWalkthrough } from "../../src/setup/firstRun";
+import { type FirstRun, opensWalkthrough } from "../../src/setup/firstRun";
+
+const FIRST: FirstRun = {
+  shownBefore: false,
+  model: {},
+  openOnInstall: true,
+  underTest: false,
+};
 
 test("the first activation after install opens the walkthrough", () => {
-  assert.equal(opensWalkthrough(false, {}, false), true);
-  assert.equal(opensWalkthrough(false, undefined, false), true);
+  assert.equal(opensWalkthrough(FIRST), true);
+  assert.equal(opensWalkthrough({ ...FIRST, model: undefined }), true);
 });
 
 test("the walkthrough opens only once", () => {
-  assert.equal(opensWalkthrough(true, {}, false), false);
+  assert.equal(opensWalkthrough({ ...FIRST, shownBefore: true }), false);
 });
 
 test("a folder or a person with a model chosen is past the walkthrough", () => {
-  assert.equal(
-    opensWalkthrough(false, { workspaceValue: "scripted:x" }, false),
-    false,
-  );
-  assert.equal(
-    opensWalkthrough(false, { globalValue: "qwen3-4b" }, false),
-    false,
-  );
-  assert.equal(
-    opensWalkthrough(false, { workspaceFolderValue: "scripted:x" }, false),
-    false,
-  );
+  for (const model of [
+    { workspaceValue: "scripted:x" },
+    { globalValue: "qwen3-4b" },
+    { workspaceFolderValue: "scripted:x" },
+  ]) {
+    assert.equal(opensWalkthrough({ ...FIRST, model }), false);
+  }
+});
+
+test("an editor set not to open walkthroughs on install is obeyed", () => {
+  assert.equal(opensWalkthrough({ ...FIRST, openOnInstall: false }), false);
 });
 
 test("the test runner's activations never open it", () => {
-  assert.equal(opensWalkthrough(false, {}, true), false);
+  assert.equal(opensWalkthrough({ ...FIRST, underTest: true }), false);
 });
