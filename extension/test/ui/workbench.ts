@@ -2,7 +2,7 @@
 // its scripted responses, one Chromium, and the steps a person takes in the workbench.
 
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   cpSync,
   existsSync,
@@ -92,6 +92,16 @@ export function makeWorkspace(
   overrides: Record<string, unknown> = {},
 ): string {
   return demoWorkspace(name, { ...daemonSettings(fixApp), ...overrides });
+}
+
+/** A venv with none of the project's packages (and no pip), made once for the UI tests. */
+export function bareVenv(): string {
+  const venv = join(stateDir, "bare-venv");
+  const barePython = join(venv, "bin", "python");
+  if (!existsSync(barePython)) {
+    execFileSync(python, ["-m", "venv", "--without-pip", venv]);
+  }
+  return barePython;
 }
 
 let browser: Browser;
