@@ -16,6 +16,7 @@ import {
   runCommand,
   runPanel,
   screenshot,
+  startRun,
   startBrowser,
   stateDir,
   stepTimer,
@@ -87,10 +88,7 @@ describe("the first run on an offline machine", () => {
     try {
       await waitForDaemon(page);
       step("daemon up");
-      const panel = runPanel(page);
-      const message = panel.locator("#message");
-      await message.fill(GOAL);
-      await panel.locator("#send").click();
+      await startRun(page, GOAL);
       const said = await waitForNotification(
         page,
         /Counterfoil run not started: .* needs .*mlx/,
@@ -106,9 +104,8 @@ describe("the first run on an offline machine", () => {
         0,
         "no install is offered for a model that could not run after it",
       );
-      assert.equal(await message.inputValue(), GOAL, "the goal typed stays");
 
-      // The same from the command palette: Run Agent… offers the goal that did not start.
+      // Run Agent… offers again the goal that did not start.
       await clearNotifications(page);
       await runCommand(page, "Counterfoil: Run Agent…");
       const input = page.locator(".quick-input-widget input");
@@ -167,6 +164,38 @@ describe("the first run on an offline machine", () => {
       );
       await screenshot(page, "first-run-scripted-demo.png");
       step("scripted demo for this folder");
+    } finally {
+      await page.close();
+    }
+  });
+
+  test("a goal typed in the run panel stays there when the run cannot start", async (context) => {
+    if (await hubReachable()) {
+      context.skip(
+        "the model hub is reachable: the default model could be downloaded",
+      );
+      return;
+    }
+    const workspace = demoWorkspace("first-run-panel", {
+      "counterfoil.pythonPath": bareVenv(),
+    });
+    const page = await openFolder(workspace);
+    try {
+      await waitForDaemon(page);
+      const panel = runPanel(page);
+      const message = panel.locator("#message");
+      try {
+        await message.fill(GOAL);
+      } catch (error) {
+        await screenshot(page, "failure-first-run-panel.png");
+        const frames = page.frames().map((frame) => frame.url());
+        throw new Error(`${String(error)}; frames: ${frames.join(" | ")}`);
+      }
+      await panel.locator("#send").click();
+      await waitForNotification(page, /Counterfoil run not started/);
+      await screenshot(page, "first-run-panel-goal-kept.png");
+      assert.equal(await message.inputValue(), GOAL, "the goal typed stays");
+      assert.equal(await panel.locator("#send").innerText(), "Run");
     } finally {
       await page.close();
     }
