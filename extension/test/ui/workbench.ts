@@ -306,10 +306,15 @@ export function verifyWithCli(workspace: string): {
 
 /** The run panel's content (a webview: an iframe inside an iframe). */
 export function runPanel(page: Page): FrameLocator {
-  return page
-    .frameLocator('iframe.webview[src*="counterfoil.run"], iframe.webview')
-    .first()
-    .frameLocator("#active-frame");
+  return (
+    page
+      // Counterfoil's webview view, not another webview (a walkthrough's media is one too).
+      .frameLocator(
+        'iframe.webview[src*="extensionId=counterfoil.counterfoil"][src*="purpose=webviewView"]',
+      )
+      .first()
+      .frameLocator("#active-frame")
+  );
 }
 
 /**
