@@ -20,16 +20,14 @@ export interface FirstRun {
   shownBefore: boolean;
   /** Where `counterfoil.model` is set. */
   model: SettingScopes | undefined;
-  /** The editor's `workbench.welcomePage.walkthroughs.openOnInstall` (true by default). */
-  openOnInstall: boolean;
   /** The extension runs under the test runner. */
   underTest: boolean;
 }
 
 /**
  * Once per install, at the first activation, unless a model was already chosen (the person, or
- * a project set up for Counterfoil, is past the first steps), the person turned off opening
- * walkthroughs on install, or the test runner runs the extension.
+ * a project set up for Counterfoil, is past the first steps) or the test runner runs the
+ * extension.
  */
 export function opensWalkthrough(first: FirstRun): boolean {
   const model = first.model;
@@ -38,7 +36,5 @@ export function opensWalkthrough(first: FirstRun): boolean {
     (model.globalValue !== undefined ||
       model.workspaceValue !== undefined ||
       model.workspaceFolderValue !== undefined);
-  return (
-    !first.shownBefore && !chosen && first.openOnInstall && !first.underTest
-  );
+  return !first.shownBefore && !chosen && !first.underTest;
 }

@@ -48,9 +48,6 @@ export class SetupCommands implements vscode.Disposable {
       model: vscode.workspace
         .getConfiguration("counterfoil")
         .inspect<string>("model"),
-      openOnInstall: vscode.workspace
-        .getConfiguration("workbench.welcomePage")
-        .get<boolean>("walkthroughs.openOnInstall", true),
       underTest: this.context.extensionMode === vscode.ExtensionMode.Test,
     };
     if (!opensWalkthrough(first)) {

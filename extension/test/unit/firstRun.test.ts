@@ -5,7 +5,6 @@ import { type FirstRun, opensWalkthrough } from "../../src/setup/firstRun";
 const FIRST: FirstRun = {
   shownBefore: false,
   model: {},
-  openOnInstall: true,
   underTest: false,
 };
 
@@ -26,10 +25,6 @@ test("a folder or a person with a model chosen is past the walkthrough", () => {
   ]) {
     assert.equal(opensWalkthrough({ ...FIRST, model }), false);
   }
-});
-
-test("an editor set not to open walkthroughs on install is obeyed", () => {
-  assert.equal(opensWalkthrough({ ...FIRST, openOnInstall: false }), false);
 });
 
 test("the test runner's activations never open it", () => {
