@@ -1,9 +1,9 @@
 """Branches as isolated copies of the root, and the chosen one applied to the real root.
 
 `fork_root` copies the root (copy-on-write where the file system offers it; links recreated,
-never followed) and the receipt log with its head and content store, so the branch's log
-starts byte-identical to the parent's and later receipts stay in the branch. It notes every
-file's digest at the fork: the base.
+never followed; the receipt log's folder left out) and, beside it, the receipt log with its
+head and content store, so the branch's log starts byte-identical to the parent's and later
+receipts stay in the branch. It notes every file's digest at the fork: the base.
 
 `apply_branch` applies what the branch changed as ordinary effects in the real root: each a
 `write_file` proposal, approved by the person's callback and receipted with the approval saying
@@ -13,13 +13,15 @@ its base, nothing is applied.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .actions import ToolAction
+from .commands.tree.ignore import CACHE_NAMES
 from .errors import AgentError
 from .policy import ToolPolicy
 from .proposals import ToolProposal
@@ -27,7 +29,7 @@ from .receipts import ReceiptStore
 from .receipts.content import OBJECTS_FOLDER
 from .receipts.guard import LogGuard
 from .receipts.head import head_path
-from .tree_copy import Snapshot, copy_tree, read_relative, snapshot
+from .tree_copy import CopyCount, Snapshot, copy_tree, read_relative, snapshot
 from .workspace import Workspace
 
 MAX_APPLIED_BYTES = 16 * 1024 * 1024
@@ -39,6 +41,7 @@ class BranchCopy:
     root: Path  # the branch's own copy of the root
     log: Path  # its receipt log, a copy of the parent's at the fork
     base: Snapshot  # the parent's files at the fork
+    copied: CopyCount = field(default_factory=CopyCount)  # how the root's files were copied
 
 
 @dataclass(frozen=True)
@@ -48,25 +51,24 @@ class BranchChange:
 
 
 def fork_root(name: str, root: Path, log: Path, destination: Path) -> BranchCopy:
-    """Copy `root` and `log` into the new folder `destination/name`."""
+    """Copy `root` (all but the receipt log's files) into `destination/name/root` and the log
+    into `destination/name/receipts`, a new folder."""
     if not isinstance(name, str) or not name.strip() or "/" in name or name in (".", ".."):
         raise ValueError("branch name must be one non-blank path part")
     root, log = root.resolve(), log.absolute()
     folder = destination / name
     folder.mkdir(parents=True)
     branch_root = folder / "root"
-    copy_tree(root, branch_root, keep_links=True, keep_modes=True)
-    if log.parent == root or root in log.parents:
-        branch_log = branch_root / log.relative_to(root)  # copied with the tree
-    else:
-        branch_log = folder / "receipts" / log.name
-        branch_log.parent.mkdir()
-        for path in (log, head_path(log)):
-            if path.is_file():
-                shutil.copy2(path, branch_log.parent / path.name, follow_symlinks=False)
-        if (log.parent / OBJECTS_FOLDER).is_dir():
-            copy_tree(log.parent / OBJECTS_FOLDER, branch_log.parent / OBJECTS_FOLDER)
-    return BranchCopy(name, branch_root, branch_log, snapshot(root, _log_paths(root, log)))
+    skip = _log_paths(root, log)
+    copied = copy_tree(root, branch_root, keep_links=True, keep_modes=True, skip=skip)
+    branch_log = folder / "receipts" / log.name
+    branch_log.parent.mkdir()
+    for path in (log, head_path(log)):
+        if path.is_file():
+            shutil.copy2(path, branch_log.parent / path.name, follow_symlinks=False)
+    if (log.parent / OBJECTS_FOLDER).is_dir():
+        copy_tree(log.parent / OBJECTS_FOLDER, branch_log.parent / OBJECTS_FOLDER)
+    return BranchCopy(name, branch_root, branch_log, snapshot(root, skip), copied)
 
 
 def _log_paths(root: Path, log: Path) -> Callable[[str], bool]:
@@ -77,12 +79,15 @@ def _log_paths(root: Path, log: Path) -> Callable[[str], bool]:
 
 
 def branch_changes(branch: BranchCopy) -> tuple[BranchChange, ...]:
-    """The files the branch added, changed or removed since the fork, in path order."""
+    """The files the branch added, changed or removed since the fork, in path order; what
+    tools rewrite all the time (`__pycache__/`, `.pytest_cache/`, …) is not a change."""
     now = snapshot(branch.root, _log_paths(branch.root, branch.log))
     changes = []
     for path in sorted(set(branch.base) | set(now)):
         before, after = branch.base.get(path), now.get(path)
         if before == after or "dir" in (before and before[0], after and after[0]):
+            continue
+        if CACHE_NAMES.intersection(path.split("/")):
             continue
         if after is None:
             changes.append(BranchChange(path, None))
@@ -105,8 +110,8 @@ def apply_branch(
     in `store` as approved via `via`, selecting this branch. Raises AgentError, before any
     change, when a file no longer holds its base, or the branch removed a file or wrote bytes
     that are not text; a change denied or refused stops there (the earlier ones stay, with
-    their receipts)."""
-    changes = branch_changes(branch)
+    their receipts, and a later selection of the branch does not ask for them again)."""
+    changes = pending_changes(branch, policy.root)
     for change in changes:
         base = branch.base.get(change.path)
         current = _digest(policy.root, change.path)
@@ -139,9 +144,20 @@ def apply_branch(
     return tuple(results)
 
 
-def _digest(root: Path, path: str) -> str | None:
-    import hashlib
+def pending_changes(branch: BranchCopy, root: Path) -> tuple[BranchChange, ...]:
+    """The branch's changes that `root` does not hold yet."""
+    return tuple(change for change in branch_changes(branch) if not _applied(root, change))
 
+
+def _applied(root: Path, change: BranchChange) -> bool:
+    """Whether the real root already holds what the branch left at this path."""
+    current = _digest(root, change.path)
+    if change.content is None:
+        return current is None
+    return current == hashlib.sha256(change.content).hexdigest()
+
+
+def _digest(root: Path, path: str) -> str | None:
     if not os.path.lexists(root / path):
         return None
     try:

@@ -12,6 +12,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import AgentError
@@ -32,49 +33,80 @@ class LinkRefused(AgentError):
         self.path = path
 
 
+@dataclass
+class CopyCount:
+    """How the files of a copy were made: blocks shared (copy-on-write) or bytes copied."""
+
+    cloned: int = 0
+    copied: int = 0
+
+
 def copy_tree(
-    source: Path, destination: Path, *, keep_links: bool = False, keep_modes: bool = False
-) -> None:
+    source: Path,
+    destination: Path,
+    *,
+    keep_links: bool = False,
+    keep_modes: bool = False,
+    skip: Callable[[str], bool] = lambda _path: False,
+) -> CopyCount:
     """Copy `source` into the new folder `destination`. A symlink is recreated as the same
     link with `keep_links` (never followed), else refused with LinkRefused; special files are
-    always refused. `keep_modes` keeps permission bits; otherwise files are 0o644."""
+    always refused. `keep_modes` keeps permission bits; otherwise files are 0o644. Relative
+    paths for which `skip(path)` is true are left out (a folder with all it holds)."""
     destination.mkdir()
+    count = CopyCount()
     fd = os.open(source, DIRECTORY_FLAGS)
     try:
-        _copy_folder(fd, destination, "", keep_links, keep_modes)
+        _copy_folder(fd, destination, "", _CopyOptions(keep_links, keep_modes, skip), count)
     finally:
         os.close(fd)
+    return count
+
+
+@dataclass(frozen=True)
+class _CopyOptions:
+    keep_links: bool
+    keep_modes: bool
+    skip: Callable[[str], bool]
 
 
 def _copy_folder(
-    source_fd: int, destination: Path, prefix: str, keep_links: bool, keep_modes: bool
+    source_fd: int, destination: Path, prefix: str, options: _CopyOptions, count: CopyCount
 ) -> None:
     for name in sorted(os.listdir(source_fd)):
-        mode = os.stat(name, dir_fd=source_fd, follow_symlinks=False).st_mode
         shown = f"{prefix}{name}"
+        if options.skip(shown):
+            continue
+        mode = os.stat(name, dir_fd=source_fd, follow_symlinks=False).st_mode
         if stat.S_ISDIR(mode):
             child = os.open(name, DIRECTORY_FLAGS, dir_fd=source_fd)
             try:
                 (destination / name).mkdir()
-                _copy_folder(child, destination / name, f"{shown}/", keep_links, keep_modes)
+                _copy_folder(child, destination / name, f"{shown}/", options, count)
             finally:
                 os.close(child)
         elif stat.S_ISREG(mode):
-            _copy_file(source_fd, name, destination / name, mode if keep_modes else 0o644)
-        elif stat.S_ISLNK(mode) and keep_links:
+            kept = mode if options.keep_modes else 0o644
+            if _copy_file(source_fd, name, destination / name, kept):
+                count.cloned += 1
+            else:
+                count.copied += 1
+        elif stat.S_ISLNK(mode) and options.keep_links:
             os.symlink(os.readlink(name, dir_fd=source_fd), destination / name)
         else:
             raise LinkRefused(shown, "a symlink" if stat.S_ISLNK(mode) else "a special file")
 
 
-def _copy_file(source_fd: int, name: str, target: Path, mode: int) -> None:
+def _copy_file(source_fd: int, name: str, target: Path, mode: int) -> bool:
+    """Copy one file; True when its blocks were cloned rather than copied."""
     fd = os.open(name, READ_FLAGS, dir_fd=source_fd)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise LinkRefused(name, "changed while it was copied")
         out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
-            if not _clone(fd, out):
+            cloned = _clone(fd, out)
+            if not cloned:
                 while chunk := os.read(fd, 1 << 20):
                     view = memoryview(chunk)
                     while view:
@@ -84,6 +116,7 @@ def _copy_file(source_fd: int, name: str, target: Path, mode: int) -> None:
             os.close(out)
     finally:
         os.close(fd)
+    return cloned
 
 
 def _clone(source: int, target: int) -> bool:

@@ -14,6 +14,58 @@ export type ModelStateName = "unloaded" | "loading" | "ready" | "generating" | "
 
 export type DownloadState = "downloading" | "done" | "cancelled" | "failed";
 
+export type BranchState = "running" | "interrupted" | "ended" | "selected" | "discarded";
+
+export type SelectionOutcome = "selected" | "refused" | "stopped";
+
+export interface BranchCheckResult {
+  name: string;
+  passed: boolean;
+  detail: string;
+}
+
+export interface BranchesParams {
+  runId: string;
+}
+
+export interface BranchesResult {
+  runId: string;
+  branches: BranchInfo[];
+  error: string | null;
+}
+
+/** One branch of a forked run, as `counterfoil branches` lists it. */
+export interface BranchInfo {
+  name: string;
+  steering: string;
+  state: BranchState;
+  reason: string | null;
+  steps: number;
+  validation: string;
+  effects: Record<string, number>;
+  filesChanged: string[];
+  copyRoot: string | null;
+  prefixTokens: number | null;
+  prefillAvoided: number | null;
+  prefillNote: string | null;
+  checksPassed: boolean | null;
+  checks: BranchCheckResult[];
+  final: string | null;
+}
+
+export interface SelectBranchParams {
+  branch: string;
+}
+
+/** `refused`: bad input, nothing changed; `stopped`: a changed base refused it all, or a change was denied (what was applied before stays, receipted). */
+export interface SelectBranchResult {
+  branch: string;
+  outcome: SelectionOutcome;
+  detail: string | null;
+  applied: string[];
+  discarded: string[];
+}
+
 export interface Position {
   line: number;
   character: number;
@@ -396,6 +448,8 @@ export const Methods = {
   modelRuntime: "counterfoil/modelRuntime",
   downloadModel: "counterfoil/downloadModel",
   confirm: "counterfoil/confirm",
+  branches: "counterfoil/branches",
+  selectBranch: "counterfoil/selectBranch",
   event: "counterfoil/event",
   receipt: "counterfoil/receipt",
   modelState: "counterfoil/modelState",

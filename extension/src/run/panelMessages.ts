@@ -2,6 +2,7 @@
 // (runPanelScript.ts), written once for both sides. Types only: the webview bundle imports
 // nothing at run time.
 
+import type { BranchPanelMessage } from "./branchMessages";
 import type { ProposalView, TurnView } from "./runModel";
 
 /** What the webview posts back. */
@@ -14,7 +15,8 @@ export type PanelMessage =
   | { type: "newConversation" }
   | { type: "stop" }
   | { type: "openOutput"; sha256: string }
-  | { type: "ready" };
+  | { type: "ready" }
+  | BranchPanelMessage;
 
 /**
  * A turn as the webview draws it: with its verdict in words once it ended (none while it runs),

@@ -329,18 +329,18 @@ export function conversationRunId(model: RunModel): string | null {
   return null;
 }
 
-const VALIDATION_WORDS: Record<string, string> = {
+export const VALIDATION_WORDS: Record<string, string> = {
   passed: "Validation passed",
   failed: "Validation failed",
   not_run: "Validation not run",
   stale: "Validation stale (files changed after it ran)",
 };
 
-function plural(count: number, word: string): string {
+export function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? "" : "s"}`;
 }
 
-function filesChangedLine(files: string[]): string {
+export function filesChangedLine(files: string[]): string {
   return files.length > 0
     ? `Files changed: ${files.join(", ")}`
     : "No files changed";

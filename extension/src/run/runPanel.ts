@@ -21,6 +21,8 @@ import {
   startTurn,
   verdictLines,
 } from "./runModel";
+import { isBranchPanelMessage } from "./branchMessages";
+import { BranchesSection } from "./branchesSection";
 import type { DrawnTurn, ModelMessage, PanelMessage } from "./panelMessages";
 import { agentsFileLine, liveStepWords } from "./turnNotes";
 
@@ -47,13 +49,20 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   private readonly renderedEmitter = new vscode.EventEmitter<RunModel>();
   /** Fires after each change is sent to the webview (tests wait on it). */
   readonly onDidRender = this.renderedEmitter.event;
+  /** A forked run's branches, side by side above the conversation. */
+  readonly branches: BranchesSection;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     client: DaemonClient,
     private readonly review: ReviewController,
   ) {
+    this.branches = new BranchesSection(client, {
+      post: (message) => void this.view?.webview.postMessage(message),
+      reveal: () => this.reveal(),
+    });
     this.disposables.push(
+      this.branches,
       this.renderedEmitter,
       vscode.window.registerWebviewViewProvider(RUN_VIEW, this, {
         webviewOptions: { retainContextWhenHidden: true },
@@ -160,9 +169,14 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
 
   /** Handles one message from the webview; public so the host tests can drive the panel. */
   async onMessage(message: PanelMessage): Promise<void> {
+    if (isBranchPanelMessage(message)) {
+      await this.branches.onMessage(message);
+      return;
+    }
     switch (message.type) {
       case "ready":
         this.render();
+        this.branches.render();
         return;
       case "accept":
         await this.review.accept(message.id);
@@ -247,6 +261,9 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     const style = webview.asWebviewUri(
       vscode.Uri.joinPath(media, "run-panel.css"),
     );
+    const branchesStyle = webview.asWebviewUri(
+      vscode.Uri.joinPath(media, "branches.css"),
+    );
     const csp = [
       "default-src 'none'",
       `style-src ${webview.cspSource}`,
@@ -259,9 +276,11 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${style.toString()}">
+<link rel="stylesheet" href="${branchesStyle.toString()}">
 <title>Counterfoil run</title>
 </head>
 <body>
+<section id="branches" aria-label="Branches" hidden></section>
 <main id="conversation" aria-live="polite"></main>
 <form id="composer">
   <label for="message" id="message-label">Goal</label>

@@ -3,6 +3,7 @@
 // webview, not the extension host: esbuild bundles it for the browser (esbuild.mjs), and it
 // imports types only.
 
+import { wireBranches } from "./branchesScript";
 import type { DrawnTurn, ModelMessage, PanelMessage } from "./panelMessages";
 import type { ProposalState, ProposalView, StepView } from "./runModel";
 
@@ -406,4 +407,5 @@ window.addEventListener("message", (event: MessageEvent<unknown>) => {
   const data = event.data as Partial<ModelMessage> | null;
   if (data && data.type === "model") render(data as ModelMessage);
 });
+wireBranches((branchMessage) => vscode.postMessage(branchMessage));
 vscode.postMessage({ type: "ready" });

@@ -119,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
         agent,
         f"receipt log: relative to the root, or absolute (default {Settings.default('receiptLog')})",
     )
+    from .branches import add_branch_parsers
+
+    add_branch_parsers(commands, agent, f"receipt log (default {Settings.default('receiptLog')})")
     receipts = commands.add_parser("receipts", help="inspect a receipt log")
     receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
     add_receipt_parsers(receipt_commands)
@@ -444,6 +447,10 @@ def main(
         return doctor.doctor_command(args, stdout)
     if args.command == "revert":
         return revert_command(args, stdin, stdout)
+    if args.command in ("fork", "branches", "select"):
+        from .branches import run_branch_command
+
+        return run_branch_command(args, stdin, stdout)
     if args.command == "eval":
         from .evals import eval_command
 

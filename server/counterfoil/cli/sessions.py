@@ -27,7 +27,7 @@ from ..sessions.checkpoint import (
     restore_model_state,
 )
 from ..sessions.intents import Settled, settle_intents
-from ..sessions.record import CheckpointRefused
+from ..sessions.record import CheckpointRefused, SessionRecord
 from ..sessions.recorder import SessionRecorder
 from ..sessions.reopen import ResumePlan, open_for_resume, pending_action, run_state, status_of
 from ..sessions.steering import steering_message
@@ -153,21 +153,8 @@ class TerminalSession:
         recorder.write()
 
     def _read_prompt_cache(self, model: object, stdout: TextIO) -> None:
-        """The KV cache saved with the checkpoint, if its file is there under its key."""
         assert self.plan is not None
-        record = self.plan.record
-        tokens = record.checkpoint.model.cached_token_ids
-        if record.model_note:
-            stdout.write(f"note: {record.model_note}\n")
-        if not isinstance(model, KeepsPromptCache) or record.prompt_cache is None:
-            return
-        if record.prompt_cache != prompt_cache_name(tokens):
-            stdout.write("note: the saved prompt cache does not match its tokens; not used\n")
-            return
-        path = self.sessions.run_folder(record.run_id) / record.prompt_cache
-        if path.is_file():
-            model.read_prompt_cache(str(path), tokens)
-            stdout.write(f"prompt cache: {len(tokens)} tokens restored\n")
+        read_prompt_cache(self.sessions, self.plan.record, model, stdout)
 
     def _pending_result(
         self, call_id: str, action: Any, workspace: Workspace, stdout: TextIO
@@ -200,6 +187,24 @@ class TerminalSession:
     def _recorder(self) -> SessionRecorder:
         assert self.recorder is not None
         return self.recorder
+
+
+def read_prompt_cache(
+    sessions: SessionStore, record: SessionRecord, model: object, stdout: TextIO
+) -> None:
+    """The KV cache saved with the checkpoint, if its file is there under its key."""
+    tokens = record.checkpoint.model.cached_token_ids
+    if record.model_note:
+        stdout.write(f"note: {record.model_note}\n")
+    if not isinstance(model, KeepsPromptCache) or record.prompt_cache is None:
+        return
+    if record.prompt_cache != prompt_cache_name(tokens):
+        stdout.write("note: the saved prompt cache does not match its tokens; not used\n")
+        return
+    path = sessions.run_folder(record.run_id) / record.prompt_cache
+    if path.is_file():
+        model.read_prompt_cache(str(path), tokens)
+        stdout.write(f"prompt cache: {len(tokens)} tokens restored\n")
 
 
 def open_terminal_session(
@@ -278,10 +283,15 @@ def describe_run(run: StoredRun) -> str:
 
 
 def _collect(sessions: SessionStore, runs: list[StoredRun], stdout: TextIO) -> int:
-    """Remove ended runs' folders (never a live, interrupted, paused or unreadable one)."""
+    """Remove ended runs' folders (never a live, interrupted, paused or unreadable one, nor
+    one with branches still to select from)."""
+    from ..sessions.branches import BranchStore
+
+    branches = BranchStore(sessions)
     removed = 0
     for run in runs:
-        if run_state(run) == "ended":
+        waiting = any(item.state == "ended" for item in branches.branches(run.run_id))
+        if run_state(run) == "ended" and not waiting:
             shutil.rmtree(sessions.run_folder(run.run_id))
             removed += 1
     stdout.write(f"removed {removed} ended runs; {len(runs) - removed} kept\n")

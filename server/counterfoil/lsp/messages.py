@@ -14,6 +14,17 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from .branch_messages import (  # noqa: F401 - the generator and the shape tests read them here
+    BranchCheckResult,
+    BranchesParams,
+    BranchesResult,
+    BranchInfo,
+    BranchState,
+    SelectBranchParams,
+    SelectBranchResult,
+    SelectionOutcome,
+)
+
 EffectState = Literal["approved", "rejected", "refused", "failed"]
 Validation = Literal["passed", "failed", "not_run", "stale"]
 RunStateName = Literal["running", "stopping", "cancelled", "ended"]
@@ -521,6 +532,8 @@ REQUESTS: dict[str, tuple[type | None, type]] = {
     "counterfoil/modelRuntime": (ModelParams, ModelRuntimeResult),
     "counterfoil/downloadModel": (ModelParams, DownloadModelResult),
     "counterfoil/confirm": (ConfirmParams, ConfirmResult),
+    "counterfoil/branches": (BranchesParams, BranchesResult),
+    "counterfoil/selectBranch": (SelectBranchParams, SelectBranchResult),
 }
 NOTIFICATIONS: dict[str, type] = {
     "counterfoil/event": AgentEvent,

@@ -111,6 +111,13 @@ def call_id_param(params: Any, method: str) -> str:
     return call_id
 
 
+def string_param(params: Any, method: str, name: str) -> str:
+    value = _object(params, method).get(name)
+    if not isinstance(value, str) or not value.strip() or len(value) > tools.MAX_ARGV_ITEM_CHARS:
+        raise invalid_params(f"{method} needs a non-empty string {name}")
+    return value
+
+
 # Results and notifications: built from `messages`, turned into JSON data by `wire`
 
 

@@ -310,6 +310,21 @@ def build_server() -> CounterfoilServer:
         call_id = call_id_param(params, "counterfoil/revert")
         return await _outcome(_start(lambda: server.session.revert(call_id)))
 
+    @server.feature("counterfoil/branches")
+    async def branches(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .branches import branches_answer
+        from .protocol import string_param
+
+        run_id = string_param(params, "counterfoil/branches", "runId")
+        return await asyncio.to_thread(branches_answer, server.session.receipt_log(), run_id)
+
+    @server.feature("counterfoil/selectBranch")
+    async def select_branch(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .protocol import string_param
+
+        branch = string_param(params, "counterfoil/selectBranch", "branch")
+        return await _outcome(_start(lambda: server.session.select_branch(branch)))
+
     @server.feature("counterfoil/receipts")
     async def receipts(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         from .protocol import no_params

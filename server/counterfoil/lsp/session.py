@@ -244,6 +244,15 @@ class Session:
             ),
         )
 
+    def select_branch(self, branch: str) -> Job:
+        """Apply a forked run's branch, each change asked like any effect (`counterfoil/confirm`)."""
+        from .branches import select_answer
+
+        return self._start(
+            "selectBranch",
+            lambda job: select_answer(branch, lambda: self._workspace(job), job.bridge),
+        )
+
     def cancel(self) -> None:
         with self._lock:
             job = self._job

@@ -66,7 +66,7 @@ def open_for_resume(sessions: SessionStore, root: Path, run_id: str | None = Non
         if not candidates:
             raise CheckpointRefused(f"nothing to resume in {root}: no interrupted or paused run")
         run_id = candidates[-1].run_id
-    elif not (sessions.folder / sessions.run_folder(run_id).name).is_dir():
+    elif not sessions.has_run(run_id):
         raise CheckpointRefused(f"there is no run {run_id} in {root}")
     lock = sessions.lock(run_id)
     try:
@@ -82,6 +82,14 @@ def _check(record: SessionRecord, sessions: SessionStore, root: Path, lock: RunL
     name = record.run_id
     if record.state == "ended":
         raise CheckpointRefused(f"run {name} ended ({record.reason}); there is nothing to resume")
+    check_origin(record, sessions, root)
+    kept, changed = read_files_kept(record, root)
+    return ResumePlan(record, lock, kept, changed)
+
+
+def check_origin(record: SessionRecord, sessions: SessionStore, root: Path) -> None:
+    """The checkpoint belongs to this root and this log, and the log still extends it."""
+    name = record.run_id
     if record.root != str(root):
         raise CheckpointRefused(
             f"the checkpoint of run {name} belongs to another folder ({record.root})"
@@ -95,6 +103,10 @@ def _check(record: SessionRecord, sessions: SessionStore, root: Path, lock: RunL
             f"the receipt log no longer extends what run {name} recorded "
             f"({record.log_position.count} receipts): it was rewritten or cut"
         )
+
+
+def read_files_kept(record: SessionRecord, root: Path) -> tuple[dict[str, str], list[str]]:
+    """The files the model read that still hold what it read, and those changed since."""
     kept: dict[str, str] = {}
     changed: list[str] = []
     for path, digest in sorted(record.read_digests.items()):
@@ -102,7 +114,7 @@ def _check(record: SessionRecord, sessions: SessionStore, root: Path, lock: RunL
             kept[path] = digest
         else:
             changed.append(path)
-    return ResumePlan(record, lock, kept, changed)
+    return kept, changed
 
 
 def log_extends(log_path: Path, record: SessionRecord) -> bool:

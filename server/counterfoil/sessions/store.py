@@ -77,6 +77,10 @@ class SessionStore:
             raise CheckpointRefused(f"{run_id!r} is not a run id")
         return self.folder / run_id
 
+    def has_run(self, run_id: str) -> bool:
+        """Whether the run has a folder; CheckpointRefused for what cannot be a run id."""
+        return (self.folder / self.run_folder(run_id).name).is_dir()
+
     # Writing
 
     def write(self, record: SessionRecord) -> None:
