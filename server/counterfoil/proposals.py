@@ -69,6 +69,18 @@ class FileRestore:
 
 
 @dataclass(frozen=True)
+class CommandRan:
+    """How a reviewed command ran, shown beside its changes before they are accepted."""
+
+    argv: tuple[str, ...]
+    exit_status: int | None  # None after a timeout or a stop
+    timed_out: bool
+    mode: str  # the sandbox's mode and mechanism, as its receipt records them
+    mechanism: str
+    network: bool
+
+
+@dataclass(frozen=True)
 class ChangeSetProposal:
     """Put several files in the given states at once (a command's revert, a reviewed command's
     changes); `left_alone` names the paths it will not touch, and why."""
@@ -78,6 +90,7 @@ class ChangeSetProposal:
     files: tuple[FileRestore, ...]
     left_alone: tuple[tuple[str, str], ...] = ()
     reverts: str | None = None
+    ran: CommandRan | None = None  # a reviewed command's changes: how it ran
     kind: Literal["changes"] = field(default="changes", init=False)
 
 

@@ -4,6 +4,7 @@ drift, reported apart."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -267,3 +268,42 @@ def test_receipts_gc_keeps_the_bytes_a_commands_tree_changes_name(tmp_path: Path
     folder = tmp_path / ".counterfoil"
     assert load_object(folder, changes["data.txt"]["before_sha256"]) == b"before\n"
     assert load_object(folder, changes["old.txt"]["before_sha256"]) == b"old\n"
+
+
+def written_long_ago(path: Path, text: str) -> None:
+    path.write_text(text)
+    os.utime(path, ns=(10**18, 10**18))
+
+
+def test_a_new_workspace_on_the_same_root_starts_from_the_last_snapshot(tmp_path: Path) -> None:
+    written_long_ago(tmp_path / "data.txt", "before\n")
+    noop = script(tmp_path, "noop.py", "")
+    first = workspace(tmp_path, noop)
+    run(first, noop)
+    known = first.command_tree().cache.snapshot
+    assert known is not None
+
+    before, drift = workspace(tmp_path, noop).command_tree().before()
+
+    assert before.entries["data.txt"] is known.entries["data.txt"]
+    assert drift.count == 0
+
+
+def test_the_bytes_the_shared_stat_cache_names_outlive_the_store_that_kept_them(
+    tmp_path: Path,
+) -> None:
+    import io
+
+    from counterfoil.cli.main import main
+
+    written_long_ago(tmp_path / "data.txt", "before\n")
+    noop = script(tmp_path, "noop.py", "")
+    first = workspace(tmp_path, noop)
+    run(first, noop)
+    first.receipt_store.close()
+    digest = first.command_tree().cache.snapshot.entries["data.txt"].digest  # type: ignore[union-attr]
+
+    main(["receipts", "gc", str(tmp_path / LOG)], stdout=io.StringIO())
+
+    assert digest is not None
+    assert load_object(tmp_path / ".counterfoil", digest) == b"before\n"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from counterfoil.commands.tree.changes import compare
 from counterfoil.commands.tree.ignore import is_ignored, parse_gitignore
-from counterfoil.commands.tree.snapshot import Entry, TreeLimits, take_snapshot
+from counterfoil.commands.tree.snapshot import Entry, TreeLimits
+from counterfoil.commands.tree.walk import take_snapshot
 
 
 def ignored(lines: str, path: str, folder: bool = False, base: str = "") -> bool:
@@ -40,9 +41,15 @@ def test_a_nested_gitignore_applies_below_its_folder_only() -> None:
     assert not ignored("*.tmp\n", "x.tmp", base="sub")
 
 
+def written_long_ago(path: Path, text: str) -> None:
+    """A file whose mtime is well out of the stat cache's racy window."""
+    path.write_text(text)
+    os.utime(path, ns=(10**18, 10**18))
+
+
 def test_the_comparison_hashes_only_entries_whose_stat_changed(tmp_path: Path) -> None:
     for index in range(50):
-        (tmp_path / f"f{index}.txt").write_text(str(index))
+        written_long_ago(tmp_path / f"f{index}.txt", str(index))
     before = take_snapshot(tmp_path)
     os.utime(tmp_path / "f0.txt", ns=(0, 0))
     (tmp_path / "f1.txt").write_text("new")
@@ -91,3 +98,85 @@ def test_protected_files_are_recorded_by_stat_and_protected_folders_not_entered(
     assert (entry.digest, entry.note) == (None, "protected")
     assert ".git/config" not in snapshot.entries
     assert snapshot.ignored == {"protected": 1}
+
+
+def test_a_rewrite_too_close_to_the_snapshot_to_trust_its_stat_is_still_a_change(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "f.txt").write_text("aaaa")
+    before = take_snapshot(tmp_path)
+    kept = os.lstat(tmp_path / "f.txt")
+    (tmp_path / "f.txt").write_text("bbbb")  # same size; mtime set back to the same tick
+    os.utime(tmp_path / "f.txt", ns=(kept.st_atime_ns, kept.st_mtime_ns))
+    after = take_snapshot(tmp_path, previous=before, hash_files=False)
+
+    changes = compare(
+        before, after, lambda path, entry: take_snapshot(tmp_path).entries[path], TreeLimits()
+    )
+
+    assert changes.paths == ("f.txt",)
+
+
+def test_an_unchanged_folder_is_taken_whole_from_the_last_walk(tmp_path: Path) -> None:
+    for index in range(3):
+        written_long_ago(tmp_path / f"f{index}.txt", str(index))
+    (tmp_path / "sub").mkdir()
+    written_long_ago(tmp_path / "sub" / "g.txt", "g")
+    first = take_snapshot(tmp_path)
+
+    second = take_snapshot(tmp_path, previous=first)
+
+    assert second.folders[""] is first.folders[""]
+    assert second.folders["sub/"] is first.folders["sub/"]
+    assert second.entries == first.entries and second.fresh == []
+
+
+def test_a_file_rewritten_in_an_unchanged_folder_listing_is_seen(tmp_path: Path) -> None:
+    written_long_ago(tmp_path / "a.txt", "a")
+    written_long_ago(tmp_path / "b.txt", "b")
+    first = take_snapshot(tmp_path)
+    (tmp_path / "b.txt").write_text("B")  # same size, new mtime: the listing differs
+
+    second = take_snapshot(tmp_path, previous=first, hash_files=False)
+    changes = compare(
+        first, second, lambda path, entry: take_snapshot(tmp_path).entries[path], TreeLimits()
+    )
+
+    assert second.fresh == ["b.txt"]
+    assert changes.paths == ("b.txt",)
+
+
+def test_a_changed_gitignore_is_read_again(tmp_path: Path) -> None:
+    written_long_ago(tmp_path / ".gitignore", "*.log\n")
+    written_long_ago(tmp_path / "run.log", "x")
+    first = take_snapshot(tmp_path)
+    (tmp_path / ".gitignore").write_text("*.tmp\n")
+
+    second = take_snapshot(tmp_path, previous=first)
+
+    assert "run.log" not in first.entries
+    assert "run.log" in second.entries
+
+
+def test_a_folder_whose_listing_changed_keeps_what_it_knew_of_the_other_names(
+    tmp_path: Path,
+) -> None:
+    for name in ("a.txt", "b.txt", "old.txt"):
+        written_long_ago(tmp_path / name, name)
+    (tmp_path / "__pycache__").mkdir()
+    first = take_snapshot(tmp_path)
+    (tmp_path / "old.txt").unlink()
+    (tmp_path / "new.txt").write_text("new")
+
+    second = take_snapshot(tmp_path, previous=first, hash_files=False)
+    changes = compare(
+        first, second, lambda path, entry: take_snapshot(tmp_path).entries[path], TreeLimits()
+    )
+
+    assert second.entries["a.txt"] is first.entries["a.txt"]
+    assert second.fresh == ["new.txt"]
+    assert [(change.path, change.change) for change in changes.changes] == [
+        ("new.txt", "created"),
+        ("old.txt", "deleted"),
+    ]
+    assert second.ignored == {"cache": 1}

@@ -372,12 +372,23 @@ export interface LeftAlone {
   why: string;
 }
 
+/** How a reviewed command ran: its argv, how it ended, and its sandbox. */
+export interface CommandRan {
+  argv: string[];
+  exitStatus: number | null;
+  timedOut: boolean;
+  mode: string;
+  mechanism: string;
+  network: boolean;
+}
+
 /** A command's reviewed changes to the tree, or a command's revert, accepted as a whole. */
 export interface ChangeSetPreview {
   kind: "changes";
   reverts: string | null;
   files: ChangedFile[];
   leftAlone: LeftAlone[];
+  ran?: CommandRan | null;
 }
 
 export interface ConfirmParams {

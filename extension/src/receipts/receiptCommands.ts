@@ -129,7 +129,7 @@ export class ReceiptCommands implements vscode.Disposable {
     }
   }
 
-  /** Undoes an edit from its receipt, through the same diff approval as any edit. */
+  /** Undoes an edit (a diff) or a command (a multi-file diff) from its receipt, approved like any effect. */
   async revert(target?: unknown): Promise<RevertResult | undefined> {
     const toolCallId =
       typeof target === "string"
@@ -139,7 +139,7 @@ export class ReceiptCommands implements vscode.Disposable {
           : undefined;
     if (!toolCallId) {
       void vscode.window.showInformationMessage(
-        "Choose an edit receipt in the Receipts view to revert.",
+        "Choose an edit or command receipt in the Receipts view to revert.",
       );
       return undefined;
     }

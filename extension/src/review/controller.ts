@@ -4,12 +4,15 @@
 // exactly Accept and Reject. Anything but an explicit Accept answers No. Work is never lost: a
 // target with unsaved changes is not written (the proposal stays pending), and a target that
 // changes on disk makes the proposal stale, which answers No at once and says so.
+// A change set (a command's revert, a reviewed command's changes) is one multi-file diff.
 // The parts: pending.ts (waiting approvals), edit.ts (diffs), command.ts (the modal),
-// staleness.ts (files changed on disk); this controller routes requests and commands to them.
+// changeSet.ts (multi-file diffs), staleness.ts (files changed on disk); this controller
+// routes requests and commands to them.
 
 import * as vscode from "vscode";
 import type { DaemonClient } from "../daemon/client";
 import type { ConfirmParams, ConfirmResult } from "../daemon/protocol";
+import { ChangeSetReview } from "./changeSet";
 import { confirmCommand } from "./command";
 import { EditReview } from "./edit";
 import { type PendingApproval, PendingApprovals } from "./pending";
@@ -28,6 +31,7 @@ export class ReviewController implements vscode.Disposable {
   private readonly pending: PendingApprovals;
   private readonly staleness: ProposalStaleness;
   private readonly edits: EditReview;
+  private readonly changeSets: ChangeSetReview;
   private readonly disposables: vscode.Disposable[] = [];
   /** Fires with what the latest pending approval is about ("edit_file app.py (call-1)"), or undefined when none. */
   readonly onDidChangePending: vscode.Event<string | undefined>;
@@ -41,6 +45,7 @@ export class ReviewController implements vscode.Disposable {
     this.pending = new PendingApprovals(log);
     this.staleness = new ProposalStaleness(this.pending, log);
     this.edits = new EditReview(this.pending, this.staleness, log);
+    this.changeSets = new ChangeSetReview(this.pending, log);
     this.onDidChangePending = this.pending.onDidChangePending;
     this.onDidChangeProposal = this.pending.onDidChangeProposal;
     client.handleConfirm((params, token) => this.confirm(params, token));
@@ -71,6 +76,7 @@ export class ReviewController implements vscode.Disposable {
       }),
       client.onReceipt((receipt) => this.edits.showWritten(receipt)),
       this.edits,
+      this.changeSets,
       this.pending,
       vscode.window.tabGroups.onDidChangeTabs((event) => {
         for (const tab of event.closed) {
@@ -103,6 +109,9 @@ export class ReviewController implements vscode.Disposable {
     }
     if (preview?.kind === "command") {
       return confirmCommand(this.pending, this.log, params, preview, token);
+    }
+    if (preview?.kind === "changes") {
+      return this.changeSets.confirm(params, preview, token);
     }
     this.log.warn(
       `confirm ${params.toolCallId}: no preview to show; answering No`,
@@ -181,6 +190,9 @@ export class ReviewController implements vscode.Disposable {
 
   async showDiff(target?: unknown): Promise<boolean> {
     const approval = this.find(target);
+    if (approval?.kind === "changes") {
+      return this.changeSets.showDiff(approval.toolCallId);
+    }
     const edit = approval?.edit;
     if (!approval || !edit) {
       return false;

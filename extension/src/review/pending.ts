@@ -29,7 +29,7 @@ export interface EditState {
 export interface PendingApproval {
   toolCallId: string;
   subject: string;
-  kind: "edit" | "command";
+  kind: ProposalView["kind"];
   edit?: EditState;
   settle(result: ConfirmResult, why: string): void;
 }
@@ -95,7 +95,7 @@ export class PendingApprovals implements vscode.Disposable {
   waitForAnswer(
     params: ConfirmParams,
     token: vscode.CancellationToken,
-    kind: "edit" | "command",
+    kind: ProposalView["kind"],
     edit?: EditState,
   ): { answer: Promise<ConfirmResult>; approval: PendingApproval } {
     let resolve!: (result: ConfirmResult) => void;

@@ -2,6 +2,8 @@
 // functions, no VS Code, so they are unit-tested on their own.
 
 import type {
+  ChangedFile,
+  ChangeSetPreview,
   CommandPreview,
   ConfirmParams,
   EditPreview,
@@ -49,7 +51,73 @@ export function proposalSubject(params: ConfirmParams): string {
   if (preview?.kind === "command") {
     return `${params.tool} ${preview.argv.join(" ")}`;
   }
+  if (preview?.kind === "changes") {
+    const what = preview.ran
+      ? `${params.tool} ${preview.ran.argv.join(" ")}`
+      : `${params.tool} ${preview.reverts ?? ""}`.trim();
+    return `${what} (${fileCount(preview.files.length)})`;
+  }
   return params.tool;
+}
+
+function fileCount(count: number): string {
+  return `${count} file${count === 1 ? "" : "s"}`;
+}
+
+/** Title of a change set's multi-file diff: what it is, and which side is which. */
+export function changeSetTitle(
+  params: ConfirmParams,
+  preview: ChangeSetPreview,
+): string {
+  if (preview.ran) {
+    return `Review ${preview.ran.argv.join(" ")} (${params.toolCallId}): root ↔ the command's changes`;
+  }
+  return `Revert ${preview.reverts ?? params.toolCallId} (${params.toolCallId}): now ↔ restored`;
+}
+
+/** How a reviewed command ran, in words: "exit status 0, in a copy (bubblewrap), no network". */
+export function ranDetail(ran: NonNullable<ChangeSetPreview["ran"]>): string {
+  const ended = ran.timedOut
+    ? "timed out"
+    : ran.exitStatus === null
+      ? "stopped"
+      : `exit status ${ran.exitStatus}`;
+  const where = ran.mode === "review" ? "in a copy of the root" : ran.mode;
+  return `${ended}, ${where} (${ran.mechanism}), ${ran.network ? "with" : "no"} network`;
+}
+
+/** What one side of a file's diff shows: its text, or why there is none. */
+export function changeSideText(
+  file: ChangedFile,
+  side: "now" | "after",
+): string {
+  const text = side === "now" ? file.currentText : file.proposedText;
+  if (text !== null) {
+    return text;
+  }
+  const absent =
+    side === "now" ? file.expectedSha256 === null : file.removesFile;
+  return absent ? "" : "(binary or not UTF-8: not shown)\n";
+}
+
+/** The question beside the diff: what Accept does, and what it leaves alone. */
+export function changeSetQuestion(
+  params: ConfirmParams,
+  preview: ChangeSetPreview,
+): string {
+  const action = preview.ran
+    ? `Apply the changes of ${preview.ran.argv.join(" ")} (${ranDetail(preview.ran)}) to the root`
+    : `Revert ${preview.reverts ?? params.toolCallId}`;
+  const alone =
+    preview.leftAlone.length > 0
+      ? ` Left alone: ${preview.leftAlone.map((item) => `${item.path} (${item.why})`).join(", ")}.`
+      : "";
+  // A reviewed set is applied whole or not at all; a revert writes each file that still holds
+  // what the command left.
+  const how = preview.ran
+    ? "all or nothing"
+    : "each only if unchanged since the command";
+  return `${action}: ${fileCount(preview.files.length)}, ${how} (${params.toolCallId}).${alone}`;
 }
 
 /** Title of the approval diff: tool, path and call id. */

@@ -23,7 +23,8 @@ export type ProposalState = "pending" | "stale" | EffectState;
 export interface ProposalView {
   toolCallId: string;
   subject: string;
-  kind: "edit" | "command";
+  /** `changes`: a change set (a command's revert, a reviewed command's changes). */
+  kind: "edit" | "command" | "changes";
   state: ProposalState;
   /** Why it is in that state, when there is more to say ("stale: file changed on disk"). */
   reason?: string;

@@ -102,7 +102,10 @@ function proposalBlock(proposal: ProposalView): HTMLDivElement {
   if (proposal.edited) {
     box.append(el("div", "reason", "accepted with your changes"));
   }
-  if (proposal.kind === "edit" && proposal.state === "pending") {
+  if (
+    (proposal.kind === "edit" || proposal.kind === "changes") &&
+    proposal.state === "pending"
+  ) {
     box.append(
       button("Show diff", "link", () =>
         vscode.postMessage({ type: "showDiff", id: proposal.toolCallId }),

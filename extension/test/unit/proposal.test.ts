@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type {
+  ChangeSetPreview,
   CommandPreview,
   ConfirmParams,
   EditPreview,
@@ -8,6 +9,9 @@ import type {
 import {
   ProposalError,
   baseMismatch,
+  changeSetQuestion,
+  changeSetTitle,
+  changeSideText,
   commandDetail,
   diffTitle,
   proposalSubject,
@@ -96,5 +100,90 @@ describe("approval words", () => {
     );
     assert.match(detail, /^cwd: \/work\/demo$/m);
     assert.match(detail, /^timeout: 30 s$/m);
+  });
+});
+
+const reviewed: ChangeSetPreview = {
+  kind: "changes",
+  reverts: null,
+  files: [
+    {
+      path: "data.txt",
+      uri: "file:///work/demo/data.txt",
+      expectedSha256: "aa",
+      contentSha256: "bb",
+      removesFile: false,
+      currentText: "before\n",
+      proposedText: "after\n",
+    },
+    {
+      path: "gen/out.bin",
+      uri: "file:///work/demo/gen/out.bin",
+      expectedSha256: null,
+      contentSha256: "cc",
+      removesFile: false,
+      currentText: null,
+      proposedText: null,
+    },
+  ],
+  leftAlone: [{ path: "notes.txt", why: "changed since the command" }],
+  ran: {
+    argv: ["python", "tool.py"],
+    exitStatus: 0,
+    timedOut: false,
+    mode: "review",
+    mechanism: "bubblewrap",
+    network: false,
+  },
+};
+const reviewParams: ConfirmParams = {
+  toolCallId: "call-1",
+  tool: "review",
+  arguments: { argv: ["python", "tool.py"] },
+  preview: reviewed,
+};
+
+describe("change sets", () => {
+  test("a reviewed command's diff is titled with its argv, the question says how it ran", () => {
+    assert.equal(
+      changeSetTitle(reviewParams, reviewed),
+      "Review python tool.py (call-1): root ↔ the command's changes",
+    );
+    assert.equal(
+      changeSetQuestion(reviewParams, reviewed),
+      "Apply the changes of python tool.py (exit status 0, in a copy of the root (bubblewrap), no network) to the root: 2 files, all or nothing (call-1). Left alone: notes.txt (changed since the command).",
+    );
+    assert.equal(
+      proposalSubject(reviewParams),
+      "review python tool.py (2 files)",
+    );
+  });
+
+  test("a command's revert is titled with the call it undoes", () => {
+    const revert = { ...reviewed, reverts: "call-1", ran: null, leftAlone: [] };
+    const params = {
+      ...reviewParams,
+      toolCallId: "call-3",
+      tool: "revert",
+      preview: revert,
+    };
+    assert.equal(
+      changeSetTitle(params, revert),
+      "Revert call-1 (call-3): now ↔ restored",
+    );
+    assert.equal(
+      changeSetQuestion(params, revert),
+      "Revert call-1: 2 files, each only if unchanged since the command (call-3).",
+    );
+  });
+
+  test("an absent side is empty and unreadable bytes are said, not shown", () => {
+    const [text, binary] = reviewed.files;
+    assert.equal(changeSideText(text, "now"), "before\n");
+    assert.equal(changeSideText(binary, "now"), "");
+    assert.equal(
+      changeSideText(binary, "after"),
+      "(binary or not UTF-8: not shown)\n",
+    );
   });
 });

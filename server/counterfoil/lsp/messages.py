@@ -435,6 +435,18 @@ class LeftAlone:
 
 
 @dataclass(frozen=True, kw_only=True)
+class CommandRan:
+    """How a reviewed command ran: its argv, how it ended, and its sandbox."""
+
+    argv: list[str]
+    exitStatus: int | None  # null after a timeout or a stop
+    timedOut: bool
+    mode: str
+    mechanism: str
+    network: bool
+
+
+@dataclass(frozen=True, kw_only=True)
 class ChangeSetPreview:
     """A command's reviewed changes to the tree, or a command's revert, accepted as a whole."""
 
@@ -442,6 +454,7 @@ class ChangeSetPreview:
     reverts: str | None
     files: list[ChangedFile]
     leftAlone: list[LeftAlone]
+    ran: CommandRan | None = field(default=None, metadata=SOMETIMES)  # review mode only
 
 
 @dataclass(frozen=True, kw_only=True)

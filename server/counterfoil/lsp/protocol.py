@@ -278,26 +278,10 @@ def tool_table(enabled: frozenset[str]) -> list[dict[str, Any]]:
 def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
     """What the person is shown: the exact argv, or the whole proposed file once and the same
     change as a WorkspaceEdit."""
+    shown: messages.EditPreview | messages.CommandPreview | messages.ChangeSetPreview
     if isinstance(proposal, ChangeSetProposal):
-        return {
-            "kind": "changes",
-            "reverts": proposal.reverts,
-            "files": [
-                {
-                    "path": item.path,
-                    "uri": (root / item.path).as_uri(),
-                    "expectedSha256": item.expected_sha256,
-                    "contentSha256": item.content_sha256,
-                    "removesFile": item.content is None,
-                    "currentText": _text_or_none(item.current),
-                    "proposedText": _text_or_none(item.content),
-                }
-                for item in proposal.files
-            ],
-            "leftAlone": [{"path": path, "why": why} for path, why in proposal.left_alone],
-        }
-    shown: messages.EditPreview | messages.CommandPreview
-    if isinstance(proposal, CommandProposal):
+        shown = _change_set_preview(proposal, root)
+    elif isinstance(proposal, CommandProposal):
         shown = messages.CommandPreview(
             argv=list(proposal.argv), cwd=proposal.cwd, timeoutSeconds=proposal.timeout_seconds
         )
@@ -318,6 +302,37 @@ def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
         )
     data: dict[str, Any] = wire(shown)
     return data
+
+
+def _change_set_preview(proposal: ChangeSetProposal, root: Path) -> messages.ChangeSetPreview:
+    """A revert's or a reviewed command's files: each with what is there now and what it gets."""
+    ran = proposal.ran
+    return messages.ChangeSetPreview(
+        reverts=proposal.reverts,
+        files=[
+            messages.ChangedFile(
+                path=item.path,
+                uri=(root / item.path).as_uri(),
+                expectedSha256=item.expected_sha256,
+                contentSha256=item.content_sha256,
+                removesFile=item.content is None,
+                currentText=_text_or_none(item.current),
+                proposedText=_text_or_none(item.content),
+            )
+            for item in proposal.files
+        ],
+        leftAlone=[messages.LeftAlone(path=path, why=why) for path, why in proposal.left_alone],
+        ran=None
+        if ran is None
+        else messages.CommandRan(
+            argv=list(ran.argv),
+            exitStatus=ran.exit_status,
+            timedOut=ran.timed_out,
+            mode=ran.mode,
+            mechanism=ran.mechanism,
+            network=ran.network,
+        ),
+    )
 
 
 def _text_or_none(data: bytes | None) -> str | None:

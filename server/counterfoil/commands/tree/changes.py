@@ -1,8 +1,9 @@
 """What differs between two snapshots: each path created, modified, deleted or mode-changed.
 
-Entries whose stat is the same are the same (the stat cache); only paths whose stat differs are
-hashed, in path order and up to the listed cap, so a touched file whose bytes and mode are
-unchanged is no change, and a tree with 100,000 new files costs 1,000 reads, not 100,000.
+Entries whose stat is the same are the same (the stat cache), unless the file's mtime was too
+close to the before-snapshot to trust (then its bytes decide). Only the paths left are hashed,
+in path order and up to the listed cap, so a touched file whose bytes and mode are unchanged
+is no change, and a tree with 100,000 new files costs 1,000 reads, not 100,000.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .snapshot import Entry, Snapshot, TreeLimits
+from .snapshot import RACY_NANOSECONDS, Entry, Snapshot, TreeLimits
 
 CREATED, MODIFIED, DELETED, MODE_CHANGED = "created", "modified", "deleted", "mode_changed"
 
@@ -133,10 +134,15 @@ def compare(
     `hash_entry` (in path order, while fewer than the cap are listed) and updated in place, so
     `after` serves as the next comparison's stat cache."""
     old, new = before.entries, after.entries
-    changed = [  # an unchanged entry is the very same object (the stat cache's fast path)
+    racy = before.taken_ns - RACY_NANOSECONDS
+    # An unchanged entry is the very same object (the stat cache's fast path); a walk from
+    # `before` lists the paths it recorded anew, so only those are looked at.
+    paths = after.fresh if after.base == before.serial else new.keys()
+    changed = [
         path
-        for path, entry in new.items()
-        if (was := old.get(path)) is not entry and (was is None or not entry.same_stat(was))
+        for path in paths
+        if (entry := new[path]) is not (was := old.get(path))
+        and (was is None or not entry.same_stat(was) or was.mtime_ns >= racy)
     ]
     candidates = sorted(changed + list(old.keys() - new.keys()))
     listed: list[TreeChange] = []

@@ -6,13 +6,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ...approval import Approval
 from ...errors import AgentError
 from ...policy import ToolPolicy
-from ...proposals import CommandProposal, ToolProposal
+from ...proposals import CommandProposal, CommandRan, ToolProposal
 from ...receipt_evidence import command_evidence
 from ...receipts import ReceiptNotRecorded, ReceiptStore
 from ..runner import CommandResult, run_bounded
@@ -93,7 +93,15 @@ def run_tracked_command(
         if review is None:
             ran(outcome, _changed(changes))
         else:
-            decision, applied = _decide(proposal, review, changes, ask, load_object, policy)
+            ran_as = CommandRan(
+                proposal.argv,
+                outcome.status,
+                outcome.timed_out,
+                sandbox.mode,
+                sandbox.mechanism,
+                sandbox.network,
+            )
+            decision, applied = _decide(proposal, review, changes, ran_as, ask, load_object, policy)
             tree.after(before)  # the real root now holds what was accepted: not drift
             evidence["review"] = decision
             text.append(_review_line(decision))
@@ -126,6 +134,7 @@ def _decide(
     proposal: CommandProposal,
     review: ReviewCopy,
     changes: TreeChanges,
+    ran_as: CommandRan,
     ask: Callable[[ToolProposal], Approval],
     load_object: Callable[[str], bytes | None],
     policy: ToolPolicy,
@@ -133,7 +142,10 @@ def _decide(
     """Ask whether to apply the copy's changes; apply them whole, or not at all."""
     if not changes.count:
         return {"decision": "nothing to apply", "applied": []}, ()
-    change_set = review.change_set(proposal.tool_call_id, list(proposal.argv), changes, load_object)
+    change_set = replace(
+        review.change_set(proposal.tool_call_id, list(proposal.argv), changes, load_object),
+        ran=ran_as,
+    )
     left = [list(pair) for pair in change_set.left_alone]
     if not change_set.files:
         return {"decision": "nothing to apply", "applied": [], "left_alone": left}, ()

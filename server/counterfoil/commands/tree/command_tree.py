@@ -5,17 +5,54 @@ to the limits) in the content store, so what a command overwrites or deletes can
 What changed between the last command's after-snapshot and this before-snapshot is drift: a
 person's edit or another tool, reported apart and never put on the command's receipt; the
 gate's own file effects (which have receipts of their own) are left out of it.
+
+The stat cache outlives one workspace: every workspace of this process on the same root, log
+folder and rules starts from the last snapshot any of them took (drift is still measured from
+a workspace's own last command), so a new run's first command walks the tree instead of reading
+all of it again. The bytes those digests name stay held from `receipts gc` by a hold of the
+cache's own for as long as the process lives.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import threading
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ...receipts import ReceiptStore
+from ...receipts.content import store_object
+from ...receipts.hold import ObjectHold
 from .changes import TreeChanges, compare
-from .snapshot import Entry, Snapshot, TreeLimits, TreeRules, hash_entry, take_snapshot
+from .snapshot import Entry, Snapshot, TreeLimits, TreeRules, hash_entry
+from .walk import take_snapshot
+
+
+@dataclass
+class TreeCache:
+    """The last snapshot of one root, the digests whose bytes are in the content store, and
+    the hold that keeps those bytes from gc (None for a store in memory)."""
+
+    hold: ObjectHold | None
+    snapshot: Snapshot | None = None
+    kept: set[str] = field(default_factory=set)
+
+
+_caches: dict[tuple[str, str, tuple[str, ...], frozenset[str]], TreeCache] = {}
+_caches_lock = threading.Lock()
+
+
+def tree_cache(root: Path, rules: TreeRules, store: ReceiptStore) -> TreeCache:
+    """This process's cache for `root` with `store`'s log folder and `rules` (a store in
+    memory keeps nothing, so its workspace gets a cache of its own)."""
+    if store.path is None:
+        return TreeCache(None)
+    folder = store.path.parent
+    key = (str(root), str(folder), rules.protected_patterns, rules.guarded_paths)
+    with _caches_lock:
+        if key not in _caches:
+            _caches[key] = TreeCache(ObjectHold(folder))
+        return _caches[key]
 
 
 class CommandTree:
@@ -27,7 +64,8 @@ class CommandTree:
         self.store = store
         self.limits = limits
         self.last: Snapshot | None = None
-        self.kept: set[str] = set()
+        self.cache = tree_cache(root, rules, store)
+        self.kept = self.cache.kept
         self._effects: set[str] = set()
 
     def note_effect(self, path: str) -> None:
@@ -35,16 +73,22 @@ class CommandTree:
         self._effects.add(path)
 
     def keep(self, data: bytes) -> None:
-        self.kept.add(self.store.keep_object(data, durable=False))
+        if self.store.path is None or self.cache.hold is None:
+            self.kept.add(self.store.keep_object(data, durable=False))
+        else:
+            folder, hold = self.store.path.parent, self.cache.hold
+            self.kept.add(store_object(folder, data, hold, durable=False))
 
     def is_kept(self, digest: str) -> bool:
         return digest in self.kept
 
     def before(self) -> tuple[Snapshot, TreeChanges]:
         """The snapshot a command's changes are measured from, and the drift since the last."""
+        previous = self.last or self.cache.snapshot
         snapshot = take_snapshot(
-            self.root, self.rules, self.limits, previous=self.last, keep=self.keep
+            self.root, self.rules, self.limits, previous=previous, keep=self.keep
         )
+        self.cache.snapshot = snapshot
         drift = TreeChanges(incomplete=snapshot.incomplete)
         if self.last is not None:
             found = compare(self.last, snapshot, lambda path, entry: entry, self.limits)
@@ -66,7 +110,7 @@ class CommandTree:
             return hash_entry(self.root, path, entry, self.limits, self.keep)
 
         changes = compare(before, snapshot, hashed, self.limits)
-        self.last = snapshot
+        self.last = self.cache.snapshot = snapshot
         named = {
             digest
             for change in changes.changes

@@ -26,8 +26,8 @@ from .snapshot import (
     TreeLimits,
     TreeRules,
     hash_entry,
-    take_snapshot,
 )
+from .walk import take_snapshot
 
 REVIEW_TOOL = "review"
 

@@ -1,0 +1,375 @@
+"""The walk that takes a snapshot, with its stat cache.
+
+An entry whose size, mtime_ns, inode and mode match the previous snapshot's keeps its digest
+unread, unless its mtime was too close to when that snapshot was taken to trust (as git's
+"racy" rule). A whole folder whose listing (names and stat keys, in order) and inherited rules
+equal the last walk's is taken whole from its `FolderRecord`: one list comparison instead of
+one per entry; in a folder whose listing changed, only the names whose key changed are looked
+at, and a `.gitignore` whose stat is unchanged is not read again.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from pathlib import Path
+
+from ...files import DIRECTORY_FLAGS, READ_FLAGS
+from ...paths import is_temporary_name, protected_walk_matcher
+from .ignore import (
+    CACHE_NAMES,
+    GITIGNORE,
+    MAX_GITIGNORE_BYTES,
+    IgnoreRule,
+    is_ignored,
+    parse_gitignore,
+)
+from .snapshot import (
+    FILE,
+    NOT_READ_LINKED,
+    NOT_READ_PROTECTED,
+    NOT_READ_SPECIAL,
+    OTHER,
+    RACY_NANOSECONDS,
+    SETTLED_NOTES,
+    SYMLINK,
+    UNSETTLED,
+    Entry,
+    FolderRecord,
+    KeepBytes,
+    Snapshot,
+    StatKey,
+    TreeLimits,
+    TreeRules,
+    digest_file,
+    symlink_digest,
+)
+
+
+class _Walk:
+    def __init__(
+        self,
+        root: Path,
+        rules: TreeRules,
+        limits: TreeLimits,
+        previous: Snapshot | None,
+        keep: KeepBytes | None,
+        hash_files: bool,
+    ) -> None:
+        self.root = root
+        self.rules = rules
+        self.limits = limits
+        self.previous = previous.entries if previous is not None else {}
+        self.records = previous.folders if previous is not None else {}
+        self.trust_before = (previous.taken_ns - RACY_NANOSECONDS) if previous else 0
+        self.keep = keep
+        self.hash_files = hash_files
+        self.snapshot = Snapshot(
+            taken_ns=time.time_ns(), base=None if previous is None else previous.serial
+        )
+        self.protected = protected_walk_matcher(rules.protected_patterns)
+        self.deadline = time.monotonic() + limits.max_seconds
+
+    def run(self) -> Snapshot:
+        fd = os.open(self.root, DIRECTORY_FLAGS)
+        try:
+            self._folder(fd, "", [])
+        finally:
+            os.close(fd)
+        return self.snapshot
+
+    def _stop(self, reason: str) -> None:
+        if self.snapshot.incomplete is None:
+            self.snapshot.incomplete = reason
+
+    def _folder(self, fd: int, prefix: str, inherited: list[IgnoreRule]) -> None:
+        if time.monotonic() > self.deadline:
+            self._stop(f"took more than {self.limits.max_seconds:g} s")
+        if self.snapshot.incomplete is not None:
+            return
+        listing = _listing(fd)
+        record = self.records.get(prefix)
+        trusted = (
+            record is not None
+            and record.newest_ns < self.trust_before
+            and record.inherited == inherited
+        )
+        if trusted and record is not None and record.listing == listing:
+            self._reuse(fd, prefix, record)  # the stat cache for a whole folder: one comparison
+        else:
+            self._walk_listing(fd, prefix, inherited, listing, record if trusted else None)
+
+    def _reuse(self, fd: int, prefix: str, record: FolderRecord) -> None:
+        """An unchanged folder: its entries, counts and rules as they were; only its
+        subfolders are walked again."""
+        snapshot = self.snapshot
+        if len(snapshot.entries) + len(record.entries) > self.limits.max_entries:
+            self._stop(f"more than {self.limits.max_entries} entries")
+            return
+        snapshot.entries.update(record.entries)
+        snapshot.folders[prefix] = record
+        for reason in record.left_out.values():
+            snapshot.count_ignored(reason)
+        rules = record.inherited + record.own_rules
+        for name in record.subfolders:
+            self._descend(fd, name, prefix + name, rules)
+
+    def _walk_listing(
+        self,
+        fd: int,
+        prefix: str,
+        inherited: list[IgnoreRule],
+        listing: list[StatKey],
+        record: FolderRecord | None,
+    ) -> None:
+        """A folder whose listing changed: what `record` (trusted, else None) says of the
+        names whose stat key is the same is kept; the others are looked at one by one."""
+        own = self._gitignore(fd, listing, prefix, record)
+        rules = inherited + own
+        snapshot = self.snapshot
+        entries: dict[str, Entry] = {}
+        left_out: dict[str, str] = {}
+        subfolders: list[str] = []
+        newest = 0
+        todo = listing
+        if record is not None and record.own_rules == own:
+            earlier = set(record.listing)
+            todo = [key for key in listing if key not in earlier]
+            gone = {key[0] for key in earlier.difference(listing)}
+            entries = dict(record.entries)
+            for name in gone:
+                entries.pop(prefix + name, None)
+            left_out = {name: why for name, why in record.left_out.items() if name not in gone}
+            subfolders = [name for name in record.subfolders if name not in gone]
+            newest = record.newest_ns
+            if len(snapshot.entries) + len(entries) > self.limits.max_entries:
+                self._stop(f"more than {self.limits.max_entries} entries")
+                return
+            snapshot.entries.update(entries)
+        fresh = self._look_at(fd, prefix, todo, rules, entries, left_out, subfolders)
+        if fresh is None:
+            return
+        for reason in left_out.values():
+            snapshot.count_ignored(reason)
+        gitignore = next((key for key in listing if key[0] == GITIGNORE), None)
+        newest = max(newest, _newest_settled(fresh))
+        snapshot.folders[prefix] = FolderRecord(
+            listing, inherited, own, gitignore, entries, tuple(subfolders), left_out, newest
+        )
+        for name in subfolders:
+            self._descend(fd, name, prefix + name, rules)
+
+    def _look_at(
+        self,
+        fd: int,
+        prefix: str,
+        keys: list[StatKey],
+        rules: list[IgnoreRule],
+        entries: dict[str, Entry],
+        left_out: dict[str, str],
+        subfolders: list[str],
+    ) -> list[Entry] | None:
+        """Each of `keys` recorded, left out or walked into; the entries made (None: the
+        snapshot stopped)."""
+        snapshot, previous = self.snapshot, self.previous
+        trusted, cap = self.trust_before, self.limits.max_entries
+        made: list[Entry] = []
+        for key in keys:
+            if snapshot.incomplete is not None:
+                return None
+            name, mode = key[0], key[4]
+            path = prefix + name
+            known = previous.get(path)
+            folder = stat.S_ISDIR(mode)
+            if known is not None and not folder:
+                if (
+                    known[1:5] == key[1:]
+                    and known.digest is not None
+                    and key[2] < trusted
+                    and len(snapshot.entries) < cap
+                ):
+                    snapshot.entries[path] = entries[path] = known  # unchanged: the same entry
+                    made.append(known)
+                    continue
+                # Recorded last time, so it passed these rules then (a `.gitignore` changed
+                # since can only make it reported, never hidden).
+                protected = known.note == NOT_READ_PROTECTED
+                reason: str | None = NOT_READ_PROTECTED if protected else None
+            else:
+                reason = self._left_out(name, path, folder, rules)
+                if reason is not None and (reason != NOT_READ_PROTECTED or folder):
+                    left_out[name] = reason
+                    continue
+                if folder:
+                    subfolders.append(name)
+                    continue
+            entry = self._record(fd, name, path, protected=reason is not None)
+            if entry is not None:
+                entries[path] = entry
+                made.append(entry)
+        return made
+
+    def _descend(self, fd: int, name: str, path: str, rules: list[IgnoreRule]) -> None:
+        try:
+            child = os.open(name, DIRECTORY_FLAGS, dir_fd=fd)
+        except OSError:
+            self.snapshot.count_ignored("unreadable folder")
+            return
+        try:
+            self._folder(child, path + "/", rules)
+        finally:
+            os.close(child)
+
+    def _left_out(self, name: str, path: str, folder: bool, rules: list[IgnoreRule]) -> str | None:
+        if folder and name in CACHE_NAMES:
+            return "cache"
+        if name.endswith(".pyc") and not folder:
+            return "cache"
+        if is_temporary_name(name):
+            return "temporary"
+        if self.protected(path.split("/")):
+            return NOT_READ_PROTECTED
+        if path.casefold() in self.rules.guarded_paths:
+            return "receipt log"
+        if rules and is_ignored(rules, path, folder):
+            return "gitignore"
+        return None
+
+    def _gitignore(
+        self, fd: int, listing: list[StatKey], prefix: str, record: FolderRecord | None
+    ) -> list[IgnoreRule]:
+        """The folder's own rules: none without a `.gitignore`, last walk's while its stat
+        is unchanged, else read and parsed now."""
+        key = next((key for key in listing if key[0] == GITIGNORE), None)
+        if key is None:
+            return []
+        if record is not None and record.gitignore == key and key[2] < self.trust_before:
+            return record.own_rules
+        try:
+            ignore = os.open(GITIGNORE, READ_FLAGS, dir_fd=fd)
+        except OSError:
+            return []
+        try:
+            if not stat.S_ISREG(os.fstat(ignore).st_mode):
+                return []
+            text = os.read(ignore, MAX_GITIGNORE_BYTES).decode("utf-8", errors="replace")
+        except OSError:
+            return []
+        finally:
+            os.close(ignore)
+        return parse_gitignore(text, prefix.rstrip("/"))
+
+    def _record(self, fd: int, name: str, path: str, *, protected: bool) -> Entry | None:
+        """A new or changed entry, stat again now (None: gone, or over the limits)."""
+        snapshot = self.snapshot
+        if len(snapshot.entries) >= self.limits.max_entries:
+            self._stop(f"more than {self.limits.max_entries} entries")
+            return None
+        if len(snapshot.fresh) % 1024 == 1023 and time.monotonic() > self.deadline:
+            self._stop(f"took more than {self.limits.max_seconds:g} s")
+            return None
+        try:
+            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            return None
+        mode = info.st_mode
+        kind = FILE if stat.S_ISREG(mode) else SYMLINK if stat.S_ISLNK(mode) else OTHER
+        digest: str | None = None
+        note: str | None = None
+        if protected:
+            note = NOT_READ_PROTECTED
+        elif kind == OTHER:
+            note = NOT_READ_SPECIAL
+        elif kind == FILE and info.st_nlink > 1:
+            note = NOT_READ_LINKED
+        else:
+            known = self.previous.get(path)
+            if (
+                known is not None
+                and known.digest is not None
+                and known[1:5] == (info.st_size, info.st_mtime_ns, info.st_ino, mode)
+                and info.st_mtime_ns < self.trust_before
+            ):
+                digest = known.digest
+            elif kind == SYMLINK:
+                digest = symlink_digest(fd, name)
+            elif self.hash_files:
+                digest, note = digest_file(fd, name, info, self.limits, self._keeper())
+        entry = Entry(kind, info.st_size, info.st_mtime_ns, info.st_ino, mode, digest, note)
+        snapshot.entries[path] = entry
+        snapshot.fresh.append(path)
+        return entry
+
+    def _keeper(self) -> KeepBytes | None:
+        if self.keep is None or self.snapshot.kept_bytes >= self.limits.max_kept_bytes:
+            return None
+        keep = self.keep
+
+        def counted(data: bytes) -> None:
+            self.snapshot.kept_bytes += len(data)
+            keep(data)
+
+        return counted
+
+
+def _listing(fd: int) -> list[StatKey]:
+    """Each name in the folder with its lstat key, in the order the folder lists them."""
+    with os.scandir(fd) as children:
+        try:  # the hot loop: a snapshot of a big tree is mostly this comprehension
+            return [
+                (
+                    child.name,
+                    (info := child.stat(follow_symlinks=False)).st_size,
+                    info.st_mtime_ns,
+                    info.st_ino,
+                    info.st_mode,
+                )
+                for child in children
+            ]
+        except OSError:
+            pass
+    listing: list[StatKey] = []  # a name went away between the listing and its stat
+    with os.scandir(fd) as children:
+        for child in children:
+            try:
+                info = child.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            listing.append((child.name, info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode))
+    return listing
+
+
+def _settled(note: str | None) -> bool:
+    return note in SETTLED_NOTES or (note is not None and note.startswith("over "))
+
+
+def _newest_settled(entries: list[Entry]) -> int:
+    """The newest mtime among a folder's entries, or never-trusted when one of them still
+    has to be read (no digest, and no note that reading again would repeat)."""
+    newest = 0
+    for entry in entries:
+        if entry.digest is None and not _settled(entry.note):
+            return UNSETTLED
+        newest = max(newest, entry.mtime_ns)
+    return newest
+
+
+NO_RULES, DEFAULT_LIMITS = TreeRules(), TreeLimits()
+
+
+def take_snapshot(
+    root: Path,
+    rules: TreeRules = NO_RULES,
+    limits: TreeLimits = DEFAULT_LIMITS,
+    *,
+    previous: Snapshot | None = None,
+    keep: KeepBytes | None = None,
+    hash_files: bool = True,
+) -> Snapshot:
+    """The tree under `root` now; digests of unchanged entries come from `previous`.
+
+    `keep` receives the bytes of each file read (up to the limits), so the content store holds
+    what a later revert puts back. `hash_files=False` records stat alone (for a comparison
+    that hashes only what changed, see `changes.compare`)."""
+    return _Walk(root, rules, limits, previous, keep, hash_files).run()
