@@ -224,12 +224,20 @@ export interface Receipt {
   review?: unknown;
 }
 
+/** The root's AGENTS.md as the run read it: its digest and size, or why it was not read ("protected", "too large", "not valid UTF-8", "unreadable"). */
+export interface AgentsFileRecord {
+  path: string;
+  sha256: string | null;
+  bytes: number | null;
+  notRead: string | null;
+}
+
 export interface RunStarted {
   runId: string;
   conversationId: string;
   goal: string;
   followUp: boolean;
-  agentsFile: Record<string, unknown> | null;
+  agentsFile: AgentsFileRecord | null;
 }
 
 /** A run this daemon ran (`counterfoil/receipts`' `runs`). */

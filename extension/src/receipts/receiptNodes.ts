@@ -235,10 +235,17 @@ export function verdictShort(verdict: Verdict | null | undefined): string {
   return parts.join(" · ");
 }
 
-/** "14:03:27" from an ISO time, in UTC as the receipts record it (runs a minute apart differ). */
-function clock(time: string | null | undefined): string {
-  const match = /T(\d\d:\d\d:\d\d)/.exec(time ?? "");
-  return match ? match[1] : "";
+/**
+ * "14:03:27" from an ISO time, in UTC as the receipts record it (runs a minute apart differ), with
+ * its date before it when that is not `now`'s: "2026-11-30 14:03:27".
+ */
+export function clock(time: string | null | undefined, now: Date): string {
+  const match = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)/.exec(time ?? "");
+  if (!match) {
+    return "";
+  }
+  const today = now.toISOString().slice(0, 10);
+  return match[1] === today ? match[2] : `${match[1]} ${match[2]}`;
 }
 
 function shorten(text: string, length: number): string {
@@ -249,6 +256,7 @@ function shorten(text: string, length: number): string {
 export function runNodes(
   receipts: readonly Receipt[],
   runs: readonly RunRecord[] = [],
+  now: Date = new Date(),
 ): ReceiptNode[] {
   const groups = new Map<string, Receipt[]>();
   for (const receipt of receipts) {
@@ -258,7 +266,7 @@ export function runNodes(
   const entries = [...groups.entries()];
   return entries.map(([runId, members], index) => {
     const run = runs.find((known) => known.runId === runId);
-    const time = clock(run?.startedAt ?? members[0].time);
+    const time = clock(run?.startedAt ?? members[0].time, now);
     const reverted = members.every((receipt) => receipt.reverts)
       ? members.map((receipt) => receipt.reverts).join(", ")
       : undefined;

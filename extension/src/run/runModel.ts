@@ -5,6 +5,7 @@
 
 import type {
   AgentEvent,
+  AgentsFileRecord,
   EffectState,
   RunResult,
   Verdict,
@@ -77,6 +78,8 @@ export interface TurnView {
   modifiedFiles?: string[];
   /** The model's own counts for the run: information about the model, not evidence. */
   modelUsage?: string | null;
+  /** The root's AGENTS.md as the run read it (the daemon's runStarted), if there is one. */
+  agentsFile?: AgentsFileRecord | null;
 }
 
 export interface RunModel {
@@ -163,6 +166,7 @@ export function startTurn(
   goal: string,
   runId?: string | null,
   followUp = false,
+  agentsFile?: AgentsFileRecord | null,
 ): void {
   const last = currentTurn(model);
   const known = runId
@@ -173,6 +177,7 @@ export function startTurn(
   if (opened) {
     opened.runId = runId ?? opened.runId;
     opened.followUp = opened.followUp || followUp;
+    opened.agentsFile = agentsFile ?? opened.agentsFile;
     return;
   }
   model.turns.push({
@@ -183,6 +188,7 @@ export function startTurn(
     steps: [],
     streaming: null,
     verdict: null,
+    agentsFile,
   });
 }
 

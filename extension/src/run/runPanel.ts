@@ -24,6 +24,7 @@ import {
 import { isBranchPanelMessage } from "./branchMessages";
 import { BranchesSection } from "./branchesSection";
 import type { DrawnTurn, ModelMessage, PanelMessage } from "./panelMessages";
+import { agentsFileLine, liveStepWords } from "./turnNotes";
 
 export type { PanelMessage } from "./panelMessages";
 
@@ -72,6 +73,7 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
           started.goal,
           started.runId,
           started.followUp === true,
+          started.agentsFile,
         );
         this.render();
       }),
@@ -221,12 +223,22 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       clearTimeout(this.pendingRender);
       this.pendingRender = undefined;
     }
-    const turns = this.model.turns.map((turn): DrawnTurn => ({
+    const shown = new Set(
+      this.model.turns.flatMap((turn) =>
+        turn.steps.map((step) => step.toolCallId ?? ""),
+      ),
+    );
+    const proposals = Object.values(this.model.proposals);
+    const turns = this.model.turns.map((turn, index): DrawnTurn => ({
       ...turn,
       verdictLines:
         turn.status === "running" || turn.status === "stopping"
           ? []
           : verdictLines(turn),
+      liveStepWords: turn.streaming
+        ? liveStepWords(proposals, index, shown)
+        : null,
+      agentsFileLine: agentsFileLine(turn.agentsFile),
     }));
     const message: ModelMessage = {
       type: "model",

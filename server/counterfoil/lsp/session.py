@@ -356,7 +356,9 @@ class Session:
                 conversationId=conversation_id,
                 goal=goal,
                 followUp=follow_up,
-                agentsFile=None if agents is None else agents.to_dict(),
+                agentsFile=None
+                if agents is None
+                else messages.AgentsFileRecord(**agents.to_dict()),
             )
         )
         entry = {
