@@ -77,6 +77,7 @@ export function activate(context: vscode.ExtensionContext): CounterfoilApi {
     setup,
   );
 
+  setup.openWalkthroughOnce();
   if (vscode.workspace.workspaceFolders?.length) {
     void client
       .start()

@@ -68,10 +68,17 @@ def open_directory(root: Path, parts: tuple[str, ...]) -> Iterator[int]:
 
 
 def read_regular_file(
-    directory_fd: int, name: str, limit: int, forbidden: Collection[FileIdentity] = ()
+    directory_fd: int,
+    name: str,
+    limit: int,
+    forbidden: Collection[FileIdentity] = (),
+    *,
+    refuse_nul: bool = False,
 ) -> bytes:
     """The file's bytes; FIFOs, devices, sockets and hard-linked files are refused without
-    blocking, and so is any file in `forbidden`, whatever name it was opened by."""
+    blocking, and so is any file in `forbidden`, whatever name it was opened by.
+    `refuse_nul`: a file with a NUL byte is refused at the first block that holds one (a
+    search reads no further into a binary file)."""
     try:
         fd = os.open(name, READ_FLAGS, dir_fd=directory_fd)
     except OSError as error:
@@ -89,12 +96,16 @@ def read_regular_file(
             raise AgentError(f"file exceeds {limit} bytes")
         chunks: list[bytes] = []
         total = 0
+        block = 1 << 16 if refuse_nul else 1 << 20
         while True:
-            chunk = os.read(fd, min(limit + 1 - total, 1 << 20))
+            chunk = os.read(fd, min(limit + 1 - total, block))
             if not chunk:
                 break
+            if refuse_nul and b"\0" in chunk:
+                raise AgentError("file is not text")
             chunks.append(chunk)
             total += len(chunk)
+            block = 1 << 20
             if total > limit:
                 raise AgentError(f"file exceeds {limit} bytes")
         return b"".join(chunks)

@@ -33,7 +33,10 @@ def ripgrep_argv(
     sort: bool = False,
 ) -> list[str]:
     """ripgrep's arguments: no config file, no symlinks, hidden files too, git's ignore rules
-    only (not .ignore/.rgignore); `sort`: files in path order (single-threaded)."""
+    only (not .ignore/.rgignore); `sort`: files in path order (single-threaded), and files over
+    the size limit left unread. The parallel run reads them too, as `rg` typed by a person
+    does: `--max-filesize` costs a stat of every file its walk meets, and the few files with
+    hits are checked against the limit here anyway (`_allowed`)."""
     argv = [
         executable,
         "--no-config",
@@ -49,11 +52,9 @@ def ripgrep_argv(
         "--no-messages",
         "--max-count",
         str(limits.max_hits + 1),
-        "--max-filesize",
-        str(limits.max_file_bytes),
     ]
     if sort:
-        argv += ["--sort", "path"]
+        argv += ["--sort", "path", "--max-filesize", str(limits.max_file_bytes)]
     if literal:
         argv.append("--fixed-strings")
     argv += ["-e", pattern]

@@ -18,12 +18,12 @@ import json
 import os
 import re
 import shutil
-import stat
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterable
+from contextlib import ExitStack, closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -46,6 +46,7 @@ _UNSHARED_SYNTAX = (
 # Escapes both read alike: metacharacters, and the classes and controls both know.
 _SHARED_ESCAPES = frozenset("\\.+*?()|[]{}^$#&-~dDwWsSbBtfvr")
 _INLINE_FLAGS = re.compile(r"\(\?([a-zA-Z-]*)[:)]")
+_METACHARACTERS = frozenset("\\.^$*+?{}[]()|")
 MAX_PATTERN_CHARS = 500
 WORKER = Path(__file__).with_name("search_worker.py")
 
@@ -147,7 +148,8 @@ def _escaped(pattern: str, index: int) -> bool:
 def walk_files(start: Path, scope: SearchScope) -> tuple[list[str], str | None]:
     """Root-relative paths of the regular files under `start`, in ripgrep's `--sort path` order.
 
-    A hidden directory is not entered.
+    A hidden directory is not entered. Kinds come from the directory entries (no stat per
+    file); the size limit is applied when a file is read.
     """
     root, hidden, limits = scope.root, scope.hidden, scope.limits
     visible = _git_visible_paths(root)
@@ -172,13 +174,14 @@ def walk_files(start: Path, scope: SearchScope) -> tuple[list[str], str | None]:
             if hidden(relative):
                 continue
             try:
-                info = entry.stat(follow_symlinks=False)
+                is_directory = entry.is_dir(follow_symlinks=False)
+                is_file = not is_directory and entry.is_file(follow_symlinks=False)
             except OSError:
                 continue
-            if stat.S_ISDIR(info.st_mode):
+            if is_directory:
                 if visible_directories is None or relative in visible_directories:
                     stack.append((entry.path, relative + "/"))
-            elif stat.S_ISREG(info.st_mode) and info.st_size <= limits.max_file_bytes:
+            elif is_file:
                 if visible is not None and relative not in visible:
                     continue
                 if len(found) >= limits.max_files:
@@ -246,24 +249,72 @@ def searchable_text(root: Path, relative: str, limit: int) -> str | None:
     parts = tuple(relative.split("/"))
     try:
         with open_directory(root, parts[:-1]) as directory:
-            data = read_regular_file(directory, parts[-1], limit)
+            data = _searchable_bytes(directory, parts[-1], limit)
+        return None if data is None else data.decode("utf-8")
+    except (AgentError, OSError, UnicodeDecodeError):
+        return None
+
+
+def _searchable_bytes(directory: int, name: str, limit: int) -> bytes | None:
+    """A file's bytes when it may hold text: regular, within `limit`, without NUL bytes (a
+    binary file is left at its first block with one). Whether they are UTF-8 is the reader's
+    check."""
+    try:
+        return read_regular_file(directory, name, limit, refuse_nul=True)
     except (AgentError, OSError):
         return None
-    if b"\0" in data:
+
+
+def searchable_files(
+    root: Path, files: Iterable[str], limit: int
+) -> Generator[tuple[str, bytes | None], None, None]:
+    """Each file with its bytes when it may hold text (or None), read as `searchable_text`
+    reads one, but each folder opened once for the files that follow each other in it (path
+    order); the UTF-8 check is left to the worker, which decodes them anyway."""
+    current: tuple[str, ...] | None = None
+    opened = ExitStack()
+    directory: int | None = None
+    with opened:
+        for relative in files:
+            parts = tuple(relative.split("/"))
+            if parts[:-1] != current:
+                opened.close()
+                current, directory = parts[:-1], None
+                try:
+                    directory = opened.enter_context(open_directory(root, current))
+                except (AgentError, OSError):
+                    pass
+            yield (
+                relative,
+                None if directory is None else _searchable_bytes(directory, parts[-1], limit),
+            )
+
+
+def required_text(pattern: str, literal: bool) -> bytes | None:
+    """Bytes that every match contains (the pattern's leading plain text), so that a file
+    without them is not sent to the worker at all; None when no such text is known (an
+    alternation, a flag, a class or a group first)."""
+    if literal:
+        return pattern.encode("utf-8")
+    if "|" in pattern:
         return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    prefix = ""
+    for character in pattern:
+        if character in _METACHARACTERS:
+            if character in "?*{":  # the character before it may be absent
+                prefix = prefix[:-1]
+            break
+        prefix += character
+    return prefix.encode("utf-8") or None
 
 
 def search_python(
-    scope: SearchScope, files: list[str], pattern: re.Pattern[str]
-) -> tuple[list[SearchHit], str | None]:
-    """Hits in `files`, matched by a worker process (search_worker.py) that the time limit
-    kills, since a backtracking match cannot be interrupted in this one."""
-    limits = scope.limits
-    hits: list[SearchHit] = []
+    scope: SearchScope, start: Path, pattern: re.Pattern[str], required: bytes | None = None
+) -> SearchResult:
+    """Walk `start` and match its files in a worker process (search_worker.py) that the time
+    limit kills, since a backtracking match cannot be interrupted in this one. The worker's
+    interpreter starts while the tree is walked; a file without the `required` bytes is
+    ruled out here."""
     worker = subprocess.Popen(
         [sys.executable, "-I", "-S", str(WORKER)],
         stdin=subprocess.PIPE,
@@ -273,35 +324,50 @@ def search_python(
     )
     assert worker.stdin is not None and worker.stdout is not None
     watchdog = Watchdog(worker, max(scope.deadline - time.monotonic(), 0.0))
-    sent: list[str] = []
-    feeder = threading.Thread(
-        target=_feed_worker, args=(worker.stdin, scope, files, pattern, sent), daemon=True
-    )
-    feeder.start()
-    stopped: str | None = None
-    answered = 0
+    feeder: threading.Thread | None = None
     try:
-        for index, answer in enumerate(worker.stdout):
-            answered += 1
-            for number, line in json.loads(answer):
-                if len(hits) >= limits.max_hits:
-                    stopped = "hits"
-                    break
-                hits.append(SearchHit(sent[index], number, line))
-            if stopped is not None:
-                break
+        files, walk_stopped = walk_files(start, scope)
+        sent: list[str] = []
+        feeder = threading.Thread(
+            target=_feed_worker,
+            args=(worker.stdin, scope, files, pattern, required, sent),
+            daemon=True,
+        )
+        feeder.start()
+        hits, stopped, answered = _worker_hits(worker.stdout, sent, scope.limits.max_hits)
     finally:
         watchdog.cancel()
         if worker.poll() is None:
             worker.kill()
         worker.stdout.close()
         worker.wait()
-        feeder.join()
+        if feeder is not None:
+            feeder.join()
+        else:
+            worker.stdin.close()
     if stopped is None and (watchdog.fired or time.monotonic() > scope.deadline):
         stopped = "time"
-    elif stopped is None and answered < len(files):
+    elif stopped is None and answered != len(files):
         raise AgentError("search failed: the matching process ended early")
-    return hits, stopped
+    return SearchResult(tuple(hits), len(files), stopped or walk_stopped)
+
+
+def _worker_hits(
+    answers: IO[bytes], sent: list[str], max_hits: int
+) -> tuple[list[SearchHit], str | None, int | None]:
+    """The worker's hits, up to `max_hits` ("hits" when there were more), and the number of
+    files it said it answered (None when it ended before saying)."""
+    hits: list[SearchHit] = []
+    for answer in answers:
+        decoded = json.loads(answer)
+        if isinstance(decoded, dict):
+            return hits, None, int(decoded["answered"])
+        index, lines = decoded
+        for number, line in lines:
+            if len(hits) >= max_hits:
+                return hits, "hits", None
+            hits.append(SearchHit(sent[index], number, line))
+    return hits, None, None
 
 
 def _feed_worker(
@@ -309,6 +375,7 @@ def _feed_worker(
     scope: SearchScope,
     files: list[str],
     pattern: re.Pattern[str],
+    required: bytes | None,
     sent: list[str],
 ) -> None:
     """Send the request, then each file's text (read under the read rules) until the deadline."""
@@ -319,13 +386,15 @@ def _feed_worker(
     }
     try:
         stream.write(json.dumps(request).encode() + b"\n")
-        for relative in files:
-            if time.monotonic() > scope.deadline:
-                break
-            text = searchable_text(scope.root, relative, scope.limits.max_file_bytes)
-            data = b"" if text is None else text.encode("utf-8")
-            sent.append(relative)
-            stream.write(b"%d\n" % (-1 if text is None else len(data)) + data)
+        with closing(searchable_files(scope.root, files, scope.limits.max_file_bytes)) as read:
+            for relative, data in read:
+                if time.monotonic() > scope.deadline:
+                    break
+                sent.append(relative)
+                if data is None or (required is not None and required not in data):
+                    stream.write(b"-1\n")
+                else:
+                    stream.write(b"%d\n" % len(data) + data)
         stream.close()
     except (OSError, ValueError):  # the worker was stopped (hits, time) first
         pass
@@ -382,6 +451,4 @@ def search_tree(
         relative_start = start.relative_to(root).as_posix()
         hits, scanned, stopped = search_ripgrep(executable, pattern, literal, relative_start, scope)
         return SearchResult(tuple(hits), scanned, stopped)
-    files, walk_stopped = walk_files(start, scope)
-    hits, stopped = search_python(scope, files, compiled)
-    return SearchResult(tuple(hits), len(files), stopped or walk_stopped)
+    return search_python(scope, start, compiled, required_text(pattern, literal))

@@ -22,6 +22,7 @@ from .files import (
 from .line_ranges import check_line_range, render_line_range
 from .paths import (
     is_protected_path,
+    protected_walk_matcher,
     relative_parts,
 )
 from .proposals import (
@@ -161,10 +162,15 @@ class WorkspaceReads(WorkspaceRecord):
         if not (start.is_dir() or start.is_file()):
             raise AgentError("path is not a regular file")
 
+        # Both engines ask about every folder on a path before its entries, so only the runs
+        # of parts that end at the last one are new (a walk's rule, not a path's).
+        protected = protected_walk_matcher(self.policy.protected_patterns)
+        has_log = self.receipt_store.path is not None
+
         def hidden(relative: str) -> bool:
-            parts = tuple(relative.split("/"))
-            return is_protected_path(parts, self.policy.protected_patterns) or self._is_receipt_log(
-                self.policy.root.joinpath(*parts)
+            parts = relative.split("/")
+            return protected(parts) or (
+                has_log and self._is_receipt_log(self.policy.root.joinpath(*parts))
             )
 
         result = search_tree(

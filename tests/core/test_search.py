@@ -359,3 +359,37 @@ def test_ripgreps_hits_are_in_path_order_from_a_parallel_or_a_sorted_run(
 
     assert observations[0] == observations[1]
     assert observations[0].splitlines()[-1].startswith("[first 25 hits")
+
+
+# What the Python engine rules out before matching
+
+
+@pytest.mark.parametrize(
+    "pattern, literal, required",
+    [
+        ("class HTTPServer", False, b"class HTTPServer"),
+        ("a|b(", True, b"a|b("),
+        ("AF_UNIX, socket\\.SOCK", False, b"AF_UNIX, socket"),
+        ("colou?r", False, b"colo"),
+        ("ab*c", False, b"a"),
+        ("x{2}", False, None),
+        ("grüße+", False, "grüße".encode()),
+        ("greet|hello", False, None),
+        ("(?i)greet", False, None),
+        ("^def ", False, None),
+    ],
+)
+def test_the_python_engine_knows_the_text_every_match_contains(
+    pattern: str, literal: bool, required: bytes | None
+) -> None:
+    from counterfoil.search import required_text
+
+    assert required_text(pattern, literal) == required
+
+
+def test_a_character_a_quantifier_may_leave_out_does_not_rule_a_file_out(tmp_path: Path) -> None:
+    write(tmp_path / "a.txt", "the color red\n")
+    write(tmp_path / "b.txt", "ac\n")
+    workspace = searcher(tmp_path, "python")
+    assert search(workspace, "colou?r") == "a.txt:1: the color red"
+    assert search(workspace, "ab*c") == "b.txt:1: ac"

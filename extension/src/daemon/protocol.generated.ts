@@ -250,6 +250,14 @@ export interface AgentEvent extends StepRecord {
   protectedBy: string | null;
 }
 
+/** The root's AGENTS.md as the run read it: its digest and size, or why it was not read ("protected", "too large", "not valid UTF-8", "unreadable"). */
+export interface AgentsFileRecord {
+  path: string;
+  sha256: string | null;
+  bytes: number | null;
+  notRead: string | null;
+}
+
 export interface FileChanged {
   path: string;
   sha256: string | null;
@@ -307,7 +315,7 @@ export interface RunStarted {
   conversationId: string;
   goal: string;
   followUp: boolean;
-  agentsFile: Record<string, unknown> | null;
+  agentsFile: AgentsFileRecord | null;
   resumed?: boolean | null;
 }
 

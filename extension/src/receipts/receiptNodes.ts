@@ -241,10 +241,17 @@ export function verdictShort(verdict: Verdict | null | undefined): string {
   return parts.join(" · ");
 }
 
-/** "14:03:27" from an ISO time, in UTC as the receipts record it (runs a minute apart differ). */
-function clock(time: string | null | undefined): string {
-  const match = /T(\d\d:\d\d:\d\d)/.exec(time ?? "");
-  return match ? match[1] : "";
+/**
+ * "14:03:27" from an ISO time, in UTC as the receipts record it (runs a minute apart differ), with
+ * its date before it when that is not `now`'s: "2026-11-30 14:03:27".
+ */
+export function clock(time: string | null | undefined, now: Date): string {
+  const match = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)/.exec(time ?? "");
+  if (!match) {
+    return "";
+  }
+  const today = now.toISOString().slice(0, 10);
+  return match[1] === today ? match[2] : `${match[1]} ${match[2]}`;
 }
 
 function shorten(text: string, length: number): string {
@@ -307,6 +314,7 @@ function unreceipted(
 export function runNodes(
   receipts: readonly Receipt[],
   runs: readonly RunRecord[] = [],
+  now: Date = new Date(),
   records: readonly StoredRunRecord[] = [],
 ): ReceiptNode[] {
   const groups = new Map<string, Receipt[]>();
@@ -323,7 +331,10 @@ export function runNodes(
   return entries.map(([runId, members], index) => {
     const run = runs.find((known) => known.runId === runId);
     const record = records.find((known) => known.runId === runId);
-    const time = clock(run?.startedAt ?? record?.startedAt ?? members[0]?.time);
+    const time = clock(
+      run?.startedAt ?? record?.startedAt ?? members[0]?.time,
+      now,
+    );
     const reverted = members.every((receipt) => receipt.reverts)
       ? members.map((receipt) => receipt.reverts).join(", ")
       : undefined;
@@ -387,7 +398,7 @@ export function receiptRoots(
   runs: readonly RunRecord[] = [],
   records: readonly StoredRunRecord[] = [],
 ): ReceiptNode[] {
-  const nodes = runNodes(receipts, runs, records);
+  const nodes = runNodes(receipts, runs, new Date(), records);
   if (!problem) {
     return nodes;
   }

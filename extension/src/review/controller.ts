@@ -205,6 +205,11 @@ export class ReviewController implements vscode.Disposable {
     return this.edits.showDiff(approval, edit);
   }
 
+  /** Closes the diffs of proposals no longer waiting (a run ended). */
+  closeAnsweredDiffs(): Promise<void> {
+    return this.edits.closeAnsweredDiffs();
+  }
+
   /** Answers No to everything pending, e.g. when the daemon restarts. */
   rejectAll(reason: string): void {
     this.pending.rejectAll(reason);

@@ -388,12 +388,39 @@ export class EditReview implements vscode.Disposable {
     return note ? `${title} · ${note}` : title;
   }
 
+  /**
+   * When a run ends: the diffs of its proposals still open (a stale one stays open while the run
+   * goes on, to be read) are closed; a proposal still waiting keeps its diff.
+   */
+  async closeAnsweredDiffs(): Promise<void> {
+    const waiting = new Set(
+      this.pending
+        .all()
+        .flatMap((approval) =>
+          approval.edit ? [approval.edit.right.toString()] : [],
+        ),
+    );
+    await this.closeDiffs(
+      (modified) =>
+        modified.scheme === PROPOSAL_SCHEME &&
+        !waiting.has(modified.toString()),
+    );
+  }
+
   private async closeDiff(right: vscode.Uri): Promise<void> {
+    await this.closeDiffs(
+      (modified) => modified.toString() === right.toString(),
+    );
+  }
+
+  private async closeDiffs(
+    which: (modified: vscode.Uri) => boolean,
+  ): Promise<void> {
     const tabs = vscode.window.tabGroups.all.flatMap((group) => group.tabs);
     const open = tabs.filter(
       (tab) =>
         tab.input instanceof vscode.TabInputTextDiff &&
-        tab.input.modified.toString() === right.toString(),
+        which(tab.input.modified),
     );
     for (const tab of open) {
       const input = tab.input as vscode.TabInputTextDiff;

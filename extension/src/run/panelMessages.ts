@@ -23,8 +23,15 @@ export type PanelMessage =
   | { type: "ready" }
   | BranchPanelMessage;
 
-/** A turn as the webview draws it: with its verdict in words once it ended (none while it runs). */
-export type DrawnTurn = TurnView & { verdictLines: string[] };
+/**
+ * A turn as the webview draws it: with its verdict in words once it ended (none while it runs),
+ * the heading of the step in progress, and the rules file the run read in one line.
+ */
+export type DrawnTurn = TurnView & {
+  verdictLines: string[];
+  liveStepWords: string | null;
+  agentsFileLine: string | null;
+};
 
 /** What the host posts: the whole conversation and every proposal, by call id. */
 export interface ModelMessage {

@@ -5,6 +5,7 @@
 
 import type {
   AgentEvent,
+  AgentsFileRecord,
   EffectState,
   RunResult,
   Verdict,
@@ -97,6 +98,8 @@ export interface TurnView {
   modifiedFiles?: string[];
   /** The model's own counts for the run: information about the model, not evidence. */
   modelUsage?: string | null;
+  /** The root's AGENTS.md as the run read it (the daemon's runStarted), if there is one. */
+  agentsFile?: AgentsFileRecord | null;
 }
 
 export interface RunModel {
@@ -185,6 +188,7 @@ export function startTurn(
   goal: string,
   runId?: string | null,
   followUp = false,
+  agentsFile?: AgentsFileRecord | null,
   resumed = false,
 ): void {
   const last = currentTurn(model);
@@ -197,6 +201,7 @@ export function startTurn(
     opened.runId = runId ?? opened.runId;
     opened.followUp = opened.followUp || followUp;
     opened.resumed = opened.resumed || resumed;
+    opened.agentsFile = agentsFile ?? opened.agentsFile;
     return;
   }
   model.turns.push({
@@ -208,6 +213,7 @@ export function startTurn(
     steps: [],
     streaming: null,
     verdict: null,
+    agentsFile,
   });
 }
 

@@ -27,6 +27,7 @@ import {
 import { isBranchPanelMessage } from "./branchMessages";
 import { BranchesSection } from "./branchesSection";
 import type { DrawnTurn, ModelMessage, PanelMessage } from "./panelMessages";
+import { agentsFileLine, liveStepWords } from "./turnNotes";
 import { type ResumableView, resumableLines } from "./resumable";
 
 export type { PanelMessage } from "./panelMessages";
@@ -81,6 +82,7 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
           started.goal,
           started.runId,
           started.followUp === true,
+          started.agentsFile,
           started.resumed === true,
         );
         this.render();
@@ -126,7 +128,7 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   /** A run or follow-up the extension just asked for. */
   runStarted(goal: string, followUp = false, resumed = false): void {
     this.model.resumable = null;
-    startTurn(this.model, goal, null, followUp, resumed);
+    startTurn(this.model, goal, null, followUp, undefined, resumed);
     this.render();
     this.reveal();
   }
@@ -264,9 +266,19 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       clearTimeout(this.pendingRender);
       this.pendingRender = undefined;
     }
-    const turns = this.model.turns.map((turn): DrawnTurn => ({
+    const shown = new Set(
+      this.model.turns.flatMap((turn) =>
+        turn.steps.map((step) => step.toolCallId ?? ""),
+      ),
+    );
+    const proposals = Object.values(this.model.proposals);
+    const turns = this.model.turns.map((turn, index): DrawnTurn => ({
       ...turn,
       verdictLines: isGoing(turn) ? [] : verdictLines(turn),
+      liveStepWords: turn.streaming
+        ? liveStepWords(proposals, index, shown)
+        : null,
+      agentsFileLine: agentsFileLine(turn.agentsFile),
     }));
     const resumable = this.model.resumable;
     const message: ModelMessage = {

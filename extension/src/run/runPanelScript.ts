@@ -58,13 +58,20 @@ function button(
   return node;
 }
 
+/** The details the person opened, by key, so a redraw (every event) keeps them open. */
+const opened = new Set<string>();
+
 function details(
   summary: string,
   body: string,
-  open: boolean,
+  key: string,
 ): HTMLDetailsElement {
   const node = el("details", "collapsible");
-  node.open = open;
+  node.open = opened.has(key);
+  node.addEventListener("toggle", () => {
+    if (node.open) opened.add(key);
+    else opened.delete(key);
+  });
   node.append(el("summary", "", summary), el("pre", "", body));
   return node;
 }
@@ -153,7 +160,7 @@ function proposalBlock(proposal: ProposalView): HTMLDivElement {
         }),
       ),
     );
-    box.append(row, reason);
+    box.append(reason, row);
   }
   return box;
 }
@@ -162,10 +169,14 @@ function stepBlock(
   step: StepView,
   proposals: Record<string, ProposalView>,
   shown: Set<string>,
+  turn: number,
 ): HTMLElement {
   const box = el("section", `step${step.wentWrong ? " went-wrong" : ""}`);
+  box.id = stepAnchor(turn, step.step);
   box.append(el("h3", "", `Step ${step.step}: ${step.action}`));
-  if (step.thinking) box.append(details("Thinking", step.thinking, false));
+  if (step.thinking) {
+    box.append(details("Thinking", step.thinking, `${box.id}/thinking`));
+  }
   if (step.text) box.append(el("p", "model-text", step.text));
   if (step.modelNote) {
     box.append(el("p", "model-note", `Model server: ${step.modelNote}`));
@@ -179,7 +190,7 @@ function stepBlock(
     const lines = String(step.observation).split("\n");
     const summary = `Observation${step.stateWords ? ` (${step.stateWords})` : ""}: ${lines[0]}`;
     if (lines.length > 1) {
-      box.append(details(summary, step.observation, false));
+      box.append(details(summary, step.observation, `${box.id}/observation`));
     } else {
       box.append(el("p", "observation", summary));
     }
@@ -277,12 +288,82 @@ const HEADINGS: Partial<Record<DrawnTurn["status"], string>> = {
   interrupted: "Interrupted",
 };
 
+/** From this many steps on, the panel offers Collapse all and Jump to step. */
+const LONG_RUN_STEPS = 8;
+
+function stepAnchor(turn: number, step: number): string {
+  return `step-${turn}-${step}`;
+}
+
+/** The rules file the run read, set apart from what the model says. */
+function rulesNote(line: string): HTMLElement {
+  const note = el("p", "rules");
+  note.append(
+    el("strong", "", "Rules file read by the run: "),
+    el("span", "", line),
+  );
+  return note;
+}
+
+/** Above a long run: close every observation, or go to one step. */
+function runTools(state: ModelMessage): HTMLElement | null {
+  const steps = state.turns.flatMap((turn, index) =>
+    turn.steps.map((step) => ({ index, step })),
+  );
+  if (steps.length < LONG_RUN_STEPS) return null;
+  const bar = el("nav", "run-tools");
+  const collapse = button("Collapse all", "secondary", () => {
+    opened.clear();
+    for (const node of Array.from(conversation.querySelectorAll("details"))) {
+      node.open = false;
+    }
+  });
+  const jump = el("select", "jump");
+  jump.title = "Jump to step";
+  jump.append(el("option", "", "Jump to step…"));
+  for (const { index, step } of steps) {
+    const option = el(
+      "option",
+      "",
+      `${state.turns.length > 1 ? `${index + 1}.` : ""}Step ${step.step}: ${step.action}`,
+    );
+    option.value = stepAnchor(index, step.step);
+    jump.append(option);
+  }
+  jump.addEventListener("change", () => {
+    document.getElementById(jump.value)?.scrollIntoView({ block: "start" });
+    jump.selectedIndex = 0;
+  });
+  bar.append(collapse, jump);
+  return bar;
+}
+
+/** The pending proposals of the last drawing, to tell a new one. */
+let pendingShown = new Set<string>();
+
+/** A proposal that just became pending is brought into view, its reason field with it. */
+function revealNewPending(): void {
+  const pending = new Set<string>();
+  let first: Element | null = null;
+  for (const node of Array.from(
+    conversation.querySelectorAll<HTMLElement>(".proposal.state-pending"),
+  )) {
+    const id = node.dataset.call ?? "";
+    pending.add(id);
+    if (!pendingShown.has(id) && first === null) first = node;
+  }
+  pendingShown = pending;
+  first?.scrollIntoView({ block: "nearest" });
+}
+
 function render(state: ModelMessage): void {
   settleGoal(state);
   // Follow the run as it grows, unless the person scrolled up to read.
   const atBottom =
     window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
   conversation.replaceChildren();
+  const tools = runTools(state);
+  if (tools) conversation.append(tools);
   const shown = new Set<string>();
   let running = false;
   let stopping = false;
@@ -300,23 +381,24 @@ function render(state: ModelMessage): void {
             : turn.goal,
       ),
     );
+    if (turn.agentsFileLine) {
+      block.append(rulesNote(turn.agentsFileLine));
+    }
     for (const step of turn.steps) {
-      block.append(stepBlock(step, state.proposals, shown));
+      block.append(stepBlock(step, state.proposals, shown, index));
     }
     if (turn.streaming) {
       const live = el("section", "step streaming");
-      const waiting = Object.values(state.proposals).some(
-        (proposal) => proposal.turn === index && proposal.state === "pending",
-      );
       live.append(
         el(
           "h3",
           "",
-          `Step ${turn.streaming.step}: ${waiting ? "waiting for your answer" : "generating…"}`,
+          `Step ${turn.streaming.step}: ${turn.liveStepWords ?? "generating…"}`,
         ),
       );
       if (turn.streaming.thinking) {
-        live.append(details("Thinking", turn.streaming.thinking, false));
+        const key = `${stepAnchor(index, turn.streaming.step)}/thinking`;
+        live.append(details("Thinking", turn.streaming.thinking, key));
       }
       if (turn.streaming.text)
         live.append(el("p", "model-text", turn.streaming.text));
@@ -403,6 +485,7 @@ function render(state: ModelMessage): void {
   if (atBottom) {
     window.scrollTo(0, document.body.scrollHeight);
   }
+  revealNewPending();
 }
 
 form.addEventListener("submit", (event) => {

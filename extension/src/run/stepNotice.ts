@@ -4,14 +4,30 @@
 
 import type { AgentEvent, StepRecord } from "../daemon/protocol";
 
+/**
+ * An approved command the record gives neither an exit status nor a timeout: it was stopped
+ * (Stop run, a shutdown) before it ended, and its receipt records it as an error.
+ */
+export function stoppedCommand(record: StepRecord): boolean {
+  const effect = record.effect;
+  return (
+    record.state === "approved" &&
+    effect !== null &&
+    effect.argv !== null &&
+    effect.exitStatus === null &&
+    !effect.timedOut
+  );
+}
+
 /** Whether a step's call went wrong: a No, a refusal, a failure, or a command that did not pass. */
 export function wentWrong(record: StepRecord): boolean {
   if (record.state === "approved") {
     const effect = record.effect;
     return (
-      effect !== null &&
-      (effect.timedOut ||
-        (effect.exitStatus !== null && effect.exitStatus !== 0))
+      stoppedCommand(record) ||
+      (effect !== null &&
+        (effect.timedOut ||
+          (effect.exitStatus !== null && effect.exitStatus !== 0)))
     );
   }
   return record.state !== null;
@@ -25,6 +41,9 @@ export function stateWords(record: StepRecord): string | null {
   const effect = record.effect;
   if (record.state === "approved" && effect?.timedOut) {
     return "approved, timed out";
+  }
+  if (stoppedCommand(record)) {
+    return "approved, stopped before it ended";
   }
   if (record.state === "approved" && effect && effect.exitStatus !== null) {
     return `approved, exit status ${effect.exitStatus}`;
@@ -52,6 +71,9 @@ export function stepNotice(
   refusalsBefore: number,
 ): string | undefined {
   const first = (event.result ?? "").split("\n", 1)[0];
+  if (stoppedCommand(event)) {
+    return undefined; // the person stopped it, and the run panel says so
+  }
   if (event.state !== "refused") {
     return event.state !== "rejected" && wentWrong(event)
       ? `Counterfoil: ${step} ${stateWords(event) ?? ""}: ${first}`

@@ -7,6 +7,11 @@ import { cpSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import type { InterpreterSource } from "../daemon/interpreter";
+import {
+  opensWalkthrough,
+  WALKTHROUGH_ID,
+  WALKTHROUGH_SHOWN,
+} from "./firstRun";
 
 /** The demo goal the walkthrough suggests; the scripted responses answer it. */
 export const DEMO_GOAL = "make tests/test_math.py pass";
@@ -33,6 +38,27 @@ export class SetupCommands implements vscode.Disposable {
     register("counterfoil.allowForFolder", () => this.allowForFolder());
     register("counterfoil.openDemo", () => this.openDemo());
     register("counterfoil.checkSetup", () => this.checkSetup());
+  }
+
+  /** At activation: the walkthrough opens the first time (see firstRun.ts). */
+  openWalkthroughOnce(): void {
+    const state = this.context.globalState;
+    const first = {
+      shownBefore: state.get<boolean>(WALKTHROUGH_SHOWN) === true,
+      model: vscode.workspace
+        .getConfiguration("counterfoil")
+        .inspect<string>("model"),
+      underTest: this.context.extensionMode === vscode.ExtensionMode.Test,
+    };
+    if (!opensWalkthrough(first)) {
+      return;
+    }
+    void state.update(WALKTHROUGH_SHOWN, true);
+    void vscode.commands.executeCommand(
+      "workbench.action.openWalkthrough",
+      WALKTHROUGH_ID,
+      false,
+    );
   }
 
   dispose(): void {

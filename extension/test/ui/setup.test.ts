@@ -3,13 +3,7 @@
 
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import {
-  cpSync,
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-} from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -17,7 +11,6 @@ import type { Browser } from "playwright-core";
 import { shellLine } from "../../src/model/modelPrep";
 import {
   stateDir,
-  python,
   demoProject,
   fixApp,
   validation,
@@ -36,6 +29,7 @@ import {
   assertFixAppLanded,
   openFolder,
   demoWorkspace,
+  bareVenv,
 } from "./workbench";
 
 let browser: Browser;
@@ -46,16 +40,6 @@ function outputChannelLog(channel: string): string[] {
   return readdirSync(logs, { recursive: true, encoding: "utf8" })
     .filter((path) => path.endsWith(`${channel}.log`))
     .map((path) => readFileSync(join(logs, path), "utf8"));
-}
-
-/** A venv with none of the project's packages (and no pip), made once for these tests. */
-function bareVenv(): string {
-  const venv = join(stateDir, "bare-venv");
-  const barePython = join(venv, "bin", "python");
-  if (!existsSync(barePython)) {
-    execFileSync(python, ["-m", "venv", "--without-pip", venv]);
-  }
-  return barePython;
 }
 
 /** The bundled daemon's libraries in the installed .vsix. */

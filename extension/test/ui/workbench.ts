@@ -2,7 +2,7 @@
 // its scripted responses, one Chromium, and the steps a person takes in the workbench.
 
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   cpSync,
   existsSync,
@@ -92,6 +92,16 @@ export function makeWorkspace(
   overrides: Record<string, unknown> = {},
 ): string {
   return demoWorkspace(name, { ...daemonSettings(fixApp), ...overrides });
+}
+
+/** A venv with none of the project's packages (and no pip), made once for the UI tests. */
+export function bareVenv(): string {
+  const venv = join(stateDir, "bare-venv");
+  const barePython = join(venv, "bin", "python");
+  if (!existsSync(barePython)) {
+    execFileSync(python, ["-m", "venv", "--without-pip", venv]);
+  }
+  return barePython;
 }
 
 let browser: Browser;
@@ -296,10 +306,15 @@ export function verifyWithCli(workspace: string): {
 
 /** The run panel's content (a webview: an iframe inside an iframe). */
 export function runPanel(page: Page): FrameLocator {
-  return page
-    .frameLocator('iframe.webview[src*="counterfoil.run"], iframe.webview')
-    .first()
-    .frameLocator("#active-frame");
+  return (
+    page
+      // Counterfoil's webview view, not another webview (a walkthrough's media is one too).
+      .frameLocator(
+        'iframe.webview[src*="extensionId=counterfoil.counterfoil"][src*="purpose=webviewView"]',
+      )
+      .first()
+      .frameLocator("#active-frame")
+  );
 }
 
 /**

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { Receipt } from "../../src/daemon/protocol";
 import {
+  clock,
   receiptFile,
   receiptLabel,
   receiptNode,
@@ -143,6 +144,7 @@ describe("receipt nodes", () => {
           },
         },
       ],
+      new Date("2026-11-30T18:00:00Z"),
     );
     assert.deepEqual(
       roots.map((root) => [root.label, root.description]),
@@ -179,4 +181,11 @@ describe("receipt nodes", () => {
     assert.equal(receiptNode(ran).command?.id, "counterfoil.showObject");
     assert.equal(receiptNode(ran).contextValue, "receipt.command");
   });
+});
+
+test("a run's time has seconds, and its date when it is not today's", () => {
+  const now = new Date("2026-12-01T09:30:00Z");
+  assert.equal(clock("2026-12-01T08:05:07.123456Z", now), "08:05:07");
+  assert.equal(clock("2026-11-30T23:59:58Z", now), "2026-11-30 23:59:58");
+  assert.equal(clock(undefined, now), "");
 });

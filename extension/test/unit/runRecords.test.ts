@@ -15,6 +15,8 @@ const EDIT: Receipt = {
   time: "2026-01-01T10:00:05+00:00",
 };
 
+const SAME_DAY = new Date("2026-01-01T12:00:00Z");
+
 const RECORD: StoredRunRecord = {
   runId: "cli-run",
   goal: "make double() double",
@@ -49,7 +51,7 @@ function decision(toolCallId: string, state: string, reason: string | null) {
 }
 
 test("a run another process ran is named by its record's goal, with who ran it", () => {
-  const [node] = runNodes([EDIT], [], [RECORD]);
+  const [node] = runNodes([EDIT], [], SAME_DAY, [RECORD]);
 
   assert.equal(node.label, "make double() double");
   assert.match(
@@ -60,7 +62,7 @@ test("a run another process ran is named by its record's goal, with who ran it",
 });
 
 test("every call id without a receipt is explained by its decision", () => {
-  const [node] = runNodes([EDIT], [], [RECORD]);
+  const [node] = runNodes([EDIT], [], SAME_DAY, [RECORD]);
 
   assert.deepEqual(
     node.children.map((child) => child.label),
@@ -77,7 +79,7 @@ test("every call id without a receipt is explained by its decision", () => {
 test("a run that left only Noes still has its node", () => {
   const noes = { ...RECORD, runId: "no-receipts" };
 
-  const nodes = runNodes([], [], [noes]);
+  const nodes = runNodes([], [], new Date(), [noes]);
 
   assert.equal(nodes.length, 1);
   assert.equal(nodes[0].label, "make double() double");

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { AgentEvent } from "../../src/daemon/protocol";
-import { stepNotice } from "../../src/run/stepNotice";
+import { stateWords, stepNotice, wentWrong } from "../../src/run/stepNotice";
 
 const RECORD = {
   runId: "run-1",
@@ -79,4 +79,55 @@ test("a No is not a notification: the person said it", () => {
     reason: null,
   };
   assert.equal(stepNotice(rejected, "step 1: read_file app.py", 0), undefined);
+});
+
+const stoppedCommand: AgentEvent = {
+  ...RECORD,
+  step: 4,
+  response: "",
+  action: { tool: "run_command", arguments: { argv: ["sleep", "60"] } },
+  result: "status: terminated\noutput:",
+  toolCallId: "call-4",
+  state: "approved",
+  reason: null,
+  protectedBy: null,
+  effect: {
+    toolCallId: "call-4",
+    tool: "run_command",
+    state: "approved",
+    path: null,
+    argv: ["sleep", "60"],
+    sha256: null,
+    exitStatus: null,
+    timedOut: false,
+    reason: null,
+  },
+};
+
+test("a command stopped before it ended is said so and went wrong, as its receipt's error says", () => {
+  assert.equal(stateWords(stoppedCommand), "approved, stopped before it ended");
+  assert.equal(wentWrong(stoppedCommand), true);
+});
+
+test("a command the person stopped is not a notification", () => {
+  assert.equal(
+    stepNotice(stoppedCommand, "step 4: run_command sleep 60", 0),
+    undefined,
+  );
+});
+
+test("an approved edit with no exit status is not a stopped command", () => {
+  const edit: AgentEvent = {
+    ...stoppedCommand,
+    action: { tool: "edit_file", arguments: { path: "app.py" } },
+    result: "ok: edited app.py",
+    effect: {
+      ...stoppedCommand.effect!,
+      tool: "edit_file",
+      argv: null,
+      path: "app.py",
+    },
+  };
+  assert.equal(stateWords(edit), "approved");
+  assert.equal(wentWrong(edit), false);
 });

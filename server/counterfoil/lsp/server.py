@@ -20,29 +20,17 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from .. import __version__
-from .channel import MessageKind
 from .progress import ProgressReporter
-from .protocol import (
-    NoConversationToContinue,
-    NoWorkspace,
-    RunInProgress,
-    RunRefused,
-    argv_param,
-    call_id_param,
-    digest_param,
-    goal_param,
-    no_params,
-    run_id_param,
-    steer_param,
-    string_param,
-    text_param,
-)
-from .settings import SettingsError, parse_settings, settings_from_configuration
 from .transport import LoggingProtocol, raw_converter
 
 if TYPE_CHECKING:
     from ..settings import Settings
+    from .channel import MessageKind
     from .session import Job, Session
+
+# The request checks (protocol.py) and the settings are imported by the handlers that use
+# them, after `initialize` is answered: the editor waits for that answer, and nothing of the
+# workspace, the settings or the protocol's shapes is needed to give it.
 
 SERVER_NAME = "counterfoil"
 SERVER_VERSION = __version__
@@ -152,6 +140,7 @@ class CounterfoilServer(LanguageServer):
         self.channel = LoopChannel(self)
         self._session: Session | None = None
         self._start_root: Path | None = None
+        self._start_options: Any = None
         self._start_settings: Settings | None = None
 
     @property
@@ -161,6 +150,7 @@ class CounterfoilServer(LanguageServer):
         if self._session is None:
             from .session import Session
 
+            self.read_start_options()
             created = Session(self.channel)
             created.root = self._start_root
             if self._start_settings is not None:
@@ -168,14 +158,31 @@ class CounterfoilServer(LanguageServer):
             self._session = created
         return self._session
 
-    def start_with(self, root: Path | None, settings: Settings | None) -> None:
-        """What `initialize` said: kept for the session, or given to it when it exists."""
-        if self._session is None:
-            self._start_root, self._start_settings = root, settings
+    def start_with(self, root: Path | None, options: Any) -> None:
+        """What `initialize` said: the root, and its settings to be read once it is answered."""
+        self._start_root, self._start_options = root, options
+        if self._session is not None:
+            self._session.root = root
+            self.read_start_options()
+
+    def read_start_options(self) -> None:
+        """Check `initialize`'s settings (at `initialized`, or at the first request if a client
+        sends none): invalid ones are said once and the defaults kept."""
+        if self._start_options is None:
             return
-        self._session.root = root
-        if settings is not None:
+        from .settings import SettingsError, parse_settings
+
+        options, self._start_options = self._start_options, None
+        try:
+            settings = parse_settings(options)
+        except SettingsError as error:
+            self.channel.show_message("error", f"Counterfoil: {error}; using the defaults")
+            return
+        logger.info("model %s", settings.model)
+        if self._session is not None:
             self._session.settings = settings
+        else:
+            self._start_settings = settings
 
     def close_session(self, wait_seconds: float) -> None:
         if self._session is not None:
@@ -198,6 +205,7 @@ def _root_of(params: types.InitializeParams) -> Path | None:
 
 def _start(start: Callable[[], Job]) -> Job:
     from ..sessions.record import CheckpointRefused
+    from .protocol import NoConversationToContinue, NoWorkspace, RunInProgress, RunRefused
     from .session import NoConversation, NoWorkspaceRoot, SessionBusy
 
     try:
@@ -238,19 +246,19 @@ def build_server() -> CounterfoilServer:
             )
             root = None
         resolved = None if root is None else root.resolve()
-        settings = None
-        try:
-            settings = parse_settings(params.initialization_options)
-        except SettingsError as error:
-            channel.show_message("error", f"Counterfoil: {error}; using the defaults")
-        server.start_with(resolved, settings)
-        model = settings.model if settings is not None else "the default model"
-        logger.info("root %s, model %s", resolved, model)
+        server.start_with(resolved, params.initialization_options)
+        logger.info("root %s", resolved)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: CounterfoilServer, params: types.InitializedParams) -> None:
+        server.read_start_options()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def change_configuration(
         ls: CounterfoilServer, params: types.DidChangeConfigurationParams
     ) -> None:
+        from .settings import SettingsError, settings_from_configuration
+
         try:
             settings = settings_from_configuration(params.settings)
         except SettingsError as error:
@@ -272,16 +280,22 @@ def build_server() -> CounterfoilServer:
 
     @server.feature("counterfoil/run")
     async def run(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .protocol import goal_param
+
         goal = goal_param(params)
         return await _outcome(_start(lambda: server.session.run(goal)))
 
     @server.feature("counterfoil/followUp")
     async def follow_up(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .protocol import text_param
+
         text = text_param(params)
         return await _outcome(_start(lambda: server.session.follow_up(text)))
 
     @server.feature("counterfoil/resume")
     async def resume(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .protocol import run_id_param, steer_param
+
         run_id = run_id_param(params, "counterfoil/resume")
         steer = steer_param(params)
         # Off the loop: the checkpoint is read and checked first. A cancel that comes while it
@@ -298,18 +312,23 @@ def build_server() -> CounterfoilServer:
 
     @server.feature("counterfoil/pause")
     def pause(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .protocol import no_params
+
         no_params(params, "counterfoil/pause")
         run_id = server.session.pause()
         return {"pausing": run_id is not None, "runId": run_id}
 
     @server.feature("counterfoil/sessions")
     async def sessions(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .protocol import no_params
+
         no_params(params, "counterfoil/sessions")
         return await asyncio.to_thread(server.session.sessions)
 
     @server.feature("counterfoil/inspect")
     async def inspect(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         from ..sessions.record import CheckpointRefused
+        from .protocol import RunRefused, run_id_param
 
         run_id = run_id_param(params, "counterfoil/inspect")
         try:
@@ -319,38 +338,51 @@ def build_server() -> CounterfoilServer:
 
     @server.feature("counterfoil/object")
     async def stored_object(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .protocol import digest_param
+
         digest = digest_param(params)
         return await asyncio.to_thread(server.session.stored_object, digest)
 
     @server.feature("counterfoil/runValidation")
     async def run_validation(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .protocol import argv_param
+
         argv = argv_param(params)
         return await _outcome(_start(lambda: server.session.run_validation(argv)))
 
     @server.feature("counterfoil/revert")
     async def revert(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .protocol import call_id_param
+
         call_id = call_id_param(params, "counterfoil/revert")
         return await _outcome(_start(lambda: server.session.revert(call_id)))
 
     @server.feature("counterfoil/branches")
     async def branches(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         from .branches import branches_answer
+        from .protocol import string_param
 
         run_id = string_param(params, "counterfoil/branches", "runId")
         return await asyncio.to_thread(branches_answer, server.session.receipt_log(), run_id)
 
     @server.feature("counterfoil/selectBranch")
     async def select_branch(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .protocol import string_param
+
         branch = string_param(params, "counterfoil/selectBranch", "branch")
         return await _outcome(_start(lambda: server.session.select_branch(branch)))
 
     @server.feature("counterfoil/receipts")
     async def receipts(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .protocol import no_params
+
         no_params(params, "counterfoil/receipts")
         return await asyncio.to_thread(server.session.receipts)
 
     @server.feature("counterfoil/verifyReceipts")
     async def verify_receipts(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .protocol import no_params
+
         no_params(params, "counterfoil/verifyReceipts")
         return await asyncio.to_thread(server.session.verify)
 
@@ -371,6 +403,8 @@ def build_server() -> CounterfoilServer:
 
     @server.feature("counterfoil/status")
     def status(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .protocol import no_params
+
         no_params(params, "counterfoil/status")
         return server.session.status()
 

@@ -256,7 +256,9 @@ class Session(SessionQueries):
                 conversationId=conversation_id,
                 goal=goal,
                 followUp=follow_up,
-                agentsFile=None if agents is None else agents.to_dict(),
+                agentsFile=None
+                if agents is None
+                else messages.AgentsFileRecord(**agents.to_dict()),
                 resumed=True if plan is not None else None,
             )
         )

@@ -51,6 +51,7 @@ from .review import (
 )
 from .runs import (
     AgentEvent,
+    AgentsFileRecord,
     FileChanged,
     FinalAnswer,
     FollowUpParams,
@@ -145,6 +146,7 @@ __all__ = [
     "REQUESTS",
     "SOMETIMES",
     "AgentEvent",
+    "AgentsFileRecord",
     "Approval",
     "BranchCheckResult",
     "BranchInfo",

@@ -112,13 +112,24 @@ class ValidationResult(StepRecord):
 
 
 @dataclass(frozen=True, kw_only=True)
+class AgentsFileRecord:
+    """The root's AGENTS.md as the run read it: its digest and size, or why it was not read
+    ("protected", "too large", "not valid UTF-8", "unreadable")."""
+
+    path: str
+    sha256: str | None
+    bytes: int | None
+    notRead: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunStarted:
     METHOD: ClassVar[str] = "counterfoil/runStarted"
     runId: str
     conversationId: str
     goal: str  # the run's goal or the follow-up's text
     followUp: bool
-    agentsFile: dict[str, Any] | None  # the root's AGENTS.md the run's prompt holds, if any
+    agentsFile: AgentsFileRecord | None  # the root's AGENTS.md the run's prompt holds, if any
     resumed: bool | None = field(default=None, metadata=SOMETIMES)  # true: a stopped run goes on
 
 

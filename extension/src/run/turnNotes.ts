@@ -1,0 +1,45 @@
+// What the run panel says beside the model's words: the step in progress, and the rules file the
+// run read. Pure, unit-tested; runPanel.ts posts the words, runPanelScript.ts draws them.
+
+import type { AgentsFileRecord } from "../daemon/protocol";
+import type { ProposalView } from "./runModel";
+
+/**
+ * The heading's words for the step in progress of turn `turn`: an answer awaited, an approved
+ * effect being done (a command running), or the model generating. `shown` holds the proposals
+ * already drawn with a finished step.
+ */
+export function liveStepWords(
+  proposals: readonly ProposalView[],
+  turn: number,
+  shown: ReadonlySet<string>,
+): string {
+  const open = proposals.filter(
+    (proposal) => proposal.turn === turn && !shown.has(proposal.toolCallId),
+  );
+  if (open.some((proposal) => proposal.state === "pending")) {
+    return "waiting for your answer";
+  }
+  const approved = open.find((proposal) => proposal.state === "approved");
+  if (approved) {
+    return approved.kind === "command"
+      ? "running the approved command…"
+      : "writing the approved edit…";
+  }
+  return "generating…";
+}
+
+/** The rules the run read, in one line: "AGENTS.md · sha256 1a2b3c4d5e6f · 1,204 bytes". */
+export function agentsFileLine(
+  file: AgentsFileRecord | null | undefined,
+): string | null {
+  if (!file) {
+    return null;
+  }
+  if (file.sha256 === null) {
+    return `${file.path} · not read (${file.notRead ?? "unreadable"})`;
+  }
+  const size =
+    file.bytes === null ? "" : ` · ${file.bytes.toLocaleString("en-US")} bytes`;
+  return `${file.path} · sha256 ${file.sha256.slice(0, 12)}${size}`;
+}

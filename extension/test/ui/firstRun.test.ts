@@ -1,0 +1,204 @@
+// The first run as a new user lives it on an offline machine: a bare Python and the default
+// model, which is neither cached nor downloadable. Run says both at once (no install offered for
+// a model that could not run after it), the goal typed stays where it was typed, Check Setup
+// names the model as a problem, and Choose a Model → Scripted demo sets this folder only.
+
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { Browser, Page } from "playwright-core";
+import {
+  bareVenv,
+  clearNotifications,
+  demoWorkspace,
+  openFolder,
+  runCommand,
+  runPanel,
+  screenshot,
+  startRun,
+  startBrowser,
+  stateDir,
+  stepTimer,
+  waitForDaemon,
+  waitForNotification,
+} from "./workbench";
+
+const GOAL = "make tests/test_math.py pass";
+
+let browser: Browser;
+
+/** Whether the model hub answers from here (then the default model could be downloaded). */
+async function hubReachable(): Promise<boolean> {
+  try {
+    await fetch("https://huggingface.co", {
+      signal: AbortSignal.timeout(5000),
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function readJson(path: string): Record<string, unknown> {
+  return existsSync(path)
+    ? (JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>)
+    : {};
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  while (!check()) {
+    assert.ok(Date.now() < deadline, what);
+    await new Promise((done) => setTimeout(done, 200));
+  }
+}
+
+async function chooseScriptedDemo(page: Page): Promise<void> {
+  await runCommand(page, "Counterfoil: Choose a Model");
+  await page
+    .locator(".quick-input-list .monaco-list-row", { hasText: "Scripted demo" })
+    .first()
+    .click();
+}
+
+describe("the first run on an offline machine", () => {
+  before(async () => {
+    browser = await startBrowser();
+  });
+
+  after(async () => {
+    await browser?.close();
+  });
+
+  test("a default model that cannot be had is said with the runtime question, the goal stays, Check Setup names it, and the demo model is set for this folder only", async (context) => {
+    if (await hubReachable()) {
+      context.skip(
+        "the model hub is reachable: the default model could be downloaded",
+      );
+      return;
+    }
+    const step = stepTimer("first run");
+    const barePython = bareVenv();
+    // No model setting: the default model, as a new user has it.
+    const workspace = demoWorkspace("first-run", {
+      "counterfoil.pythonPath": barePython,
+    });
+    const page = await openFolder(workspace);
+    try {
+      await waitForDaemon(page);
+      step("daemon up");
+      await startRun(page, GOAL);
+      const said = await waitForNotification(
+        page,
+        /Counterfoil run not started: .* needs .*mlx/,
+      );
+      await screenshot(page, "first-run-model-cannot-be-had.png");
+      step("told at once");
+      assert.match(
+        said,
+        /needs mlx\.core, mlx_lm, llguidance and its files, and the files cannot be had: .*neither in the hub cache nor downloadable/,
+      );
+      assert.equal(
+        await page.locator(".monaco-dialog-box").count(),
+        0,
+        "no install is offered for a model that could not run after it",
+      );
+
+      // Run Agent… offers again the goal that did not start.
+      await clearNotifications(page);
+      await runCommand(page, "Counterfoil: Run Agent…");
+      const input = page.locator(".quick-input-widget input");
+      await page
+        .locator(".quick-input-widget", {
+          hasText: "What should the agent do?",
+        })
+        .waitFor();
+      assert.equal(await input.inputValue(), GOAL);
+      await page.keyboard.press("Escape");
+      step("goal kept");
+
+      await runCommand(page, "Counterfoil: Check Setup");
+      const report = page.locator(".panel .view-lines", {
+        // The editor draws spaces as no-break spaces: \s matches both.
+        hasText: /problems:\s.*model/,
+      });
+      try {
+        await report.first().waitFor({ timeout: 60_000 });
+      } catch (error) {
+        await screenshot(page, "failure-first-run-check-setup.png");
+        throw error;
+      }
+      const text = await report.first().innerText();
+      assert.match(
+        text,
+        /BAD\smodel:\s.*neither\sin\sthe\shub\scache\snor\sdownloadable/,
+      );
+      assert.doesNotMatch(text, /no\sproblems\sfound/);
+      await screenshot(page, "first-run-check-setup.png");
+      step("check setup names the model");
+
+      await chooseScriptedDemo(page);
+      const folderSettings = join(workspace, ".vscode", "settings.json");
+      await until(
+        () =>
+          String(
+            readJson(folderSettings)["counterfoil.model"] ?? "",
+          ).startsWith("scripted:"),
+        "Scripted demo is set in the folder's settings",
+      );
+      assert.match(
+        String(readJson(folderSettings)["counterfoil.model"]),
+        /^scripted:.*fix-app\.jsonl$/,
+      );
+      const userSettings = join(
+        stateDir,
+        "code-server",
+        "user",
+        "User",
+        "settings.json",
+      );
+      assert.equal(
+        readJson(userSettings)["counterfoil.model"],
+        undefined,
+        "the user's settings have no model: the demo's script is not replayed in other projects",
+      );
+      await screenshot(page, "first-run-scripted-demo.png");
+      step("scripted demo for this folder");
+    } finally {
+      await page.close();
+    }
+  });
+
+  test("a goal typed in the run panel stays there when the run cannot start", async (context) => {
+    if (await hubReachable()) {
+      context.skip(
+        "the model hub is reachable: the default model could be downloaded",
+      );
+      return;
+    }
+    const workspace = demoWorkspace("first-run-panel", {
+      "counterfoil.pythonPath": bareVenv(),
+    });
+    const page = await openFolder(workspace);
+    try {
+      await waitForDaemon(page);
+      const panel = runPanel(page);
+      const message = panel.locator("#message");
+      try {
+        await message.fill(GOAL);
+      } catch (error) {
+        await screenshot(page, "failure-first-run-panel.png");
+        const frames = page.frames().map((frame) => frame.url());
+        throw new Error(`${String(error)}; frames: ${frames.join(" | ")}`);
+      }
+      await panel.locator("#send").click();
+      await waitForNotification(page, /Counterfoil run not started/);
+      await screenshot(page, "first-run-panel-goal-kept.png");
+      assert.equal(await message.inputValue(), GOAL, "the goal typed stays");
+      assert.equal(await panel.locator("#send").innerText(), "Run");
+    } finally {
+      await page.close();
+    }
+  });
+});

@@ -1,0 +1,79 @@
+"""What the daemon loads before it answers `initialize`: the editor waits for that answer.
+
+Only the transport and the server's shell are Counterfoil's part of that wait; the settings,
+the protocol's shapes, the workspace and the session load after it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ANSWERING_INITIALIZE = {
+    "counterfoil",
+    "counterfoil.lsp",
+    "counterfoil.lsp.framing",
+    "counterfoil.lsp.progress",
+    "counterfoil.lsp.server",
+    "counterfoil.lsp.transport",
+}
+
+
+def _frame(message: dict[str, object]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def test_initialize_is_answered_with_only_the_transport_and_the_server_loaded(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("pygls")
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "processId": None,
+            "rootUri": tmp_path.as_uri(),
+            "capabilities": {},
+            "initializationOptions": {"allowWrites": True, "maxSteps": 5},
+        },
+    }
+    log = tmp_path / "stderr.txt"
+    with log.open("wb") as stderr:
+        daemon = subprocess.Popen(
+            [sys.executable, "-X", "importtime", "-m", "counterfoil", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+        )
+    assert daemon.stdin is not None and daemon.stdout is not None
+    answer = b""
+    try:
+        daemon.stdin.write(_frame(initialize))
+        daemon.stdin.flush()
+        while b'"capabilities"' not in answer:
+            chunk = os.read(daemon.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            answer += chunk
+        daemon.stdin.close()  # ends the daemon before it is sent anything else
+        daemon.wait(timeout=60)
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+        daemon.stdout.close()
+    loaded = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines()
+        if line.startswith("import time:")
+    }
+
+    assert b'"capabilities"' in answer
+    assert {name for name in loaded if name.startswith("counterfoil")} == ANSWERING_INITIALIZE
