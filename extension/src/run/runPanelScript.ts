@@ -4,6 +4,7 @@
 // imports types only.
 
 import { wireBranches } from "./branchesScript";
+import { button, closeAllDetails, details, el } from "./panelDom";
 import type { DrawnTurn, ModelMessage, PanelMessage } from "./panelMessages";
 import type { ProposalState, ProposalView, StepView } from "./runModel";
 
@@ -33,48 +34,6 @@ const steer = byId<HTMLButtonElement>("steer");
 const newConversation = byId<HTMLButtonElement>("new");
 /** Reasons typed but not sent yet, by call id, so a redraw keeps them. */
 const reasons: Record<string, string> = {};
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className?: string,
-  text?: string | number | null,
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  return node;
-}
-
-function button(
-  text: string,
-  className: string,
-  onClick: () => void,
-  title?: string,
-): HTMLButtonElement {
-  const node = el("button", className, text);
-  node.type = "button";
-  if (title) node.title = title;
-  node.addEventListener("click", onClick);
-  return node;
-}
-
-/** The details the person opened, by key, so a redraw (every event) keeps them open. */
-const opened = new Set<string>();
-
-function details(
-  summary: string,
-  body: string,
-  key: string,
-): HTMLDetailsElement {
-  const node = el("details", "collapsible");
-  node.open = opened.has(key);
-  node.addEventListener("toggle", () => {
-    if (node.open) opened.add(key);
-    else opened.delete(key);
-  });
-  node.append(el("summary", "", summary), el("pre", "", body));
-  return node;
-}
 
 const STATE_WORDS: Record<ProposalState, string> = {
   pending: "pending: waiting for your answer",
@@ -312,12 +271,9 @@ function runTools(state: ModelMessage): HTMLElement | null {
   );
   if (steps.length < LONG_RUN_STEPS) return null;
   const bar = el("nav", "run-tools");
-  const collapse = button("Collapse all", "secondary", () => {
-    opened.clear();
-    for (const node of Array.from(conversation.querySelectorAll("details"))) {
-      node.open = false;
-    }
-  });
+  const collapse = button("Collapse all", "secondary", () =>
+    closeAllDetails(conversation),
+  );
   const jump = el("select", "jump");
   jump.title = "Jump to step";
   jump.append(el("option", "", "Jump to step…"));
