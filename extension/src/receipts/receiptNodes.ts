@@ -328,6 +328,24 @@ export function runNodes(
     }
   }
   const entries = [...groups.entries()];
+  const started = entries.map(([runId, members]) =>
+    Date.parse(
+      runs.find((known) => known.runId === runId)?.startedAt ??
+        records.find((known) => known.runId === runId)?.startedAt ??
+        members[0]?.time ??
+        "",
+    ),
+  );
+  // The run that started last is open: a run that left no receipt is listed after the log's
+  // runs, but it is not the newest for that.
+  let newest = entries.length - 1;
+  let newestTime = -Infinity;
+  started.forEach((time, index) => {
+    if (!Number.isNaN(time) && time >= newestTime) {
+      newest = index;
+      newestTime = time;
+    }
+  });
   return entries.map(([runId, members], index) => {
     const run = runs.find((known) => known.runId === runId);
     const record = records.find((known) => known.runId === runId);
@@ -377,7 +395,7 @@ export function runNodes(
         .join("\n"),
       icon: { id: "history" },
       contextValue: "run",
-      expanded: index === entries.length - 1,
+      expanded: index === newest,
       children: [
         ...members.map(receiptNode),
         ...unreceipted(record, members).map((decision) =>

@@ -1,6 +1,6 @@
 // A model download as a person meets it, in a real VS Code against the real daemon: the model
 // setting names a hub model that is not in the (private) cache, and the hub is a local server
-// (tests/hub_server.py, reached through HF_ENDPOINT) that sends the weights slowly enough to
+// (tests/support/hub_server.py, reached through HF_ENDPOINT) that sends the weights slowly enough to
 // watch. Starting a run shows a cancellable notification with bytes, rate and time left and
 // `downloading N % of …` in the status bar; Cancel keeps the partial file and starts no run; the
 // next run resumes from it. A wrong name is one message with a button that opens the setting.
@@ -50,12 +50,12 @@ interface Hub {
 let browser: Browser;
 let hub: Hub | undefined;
 
-/** tests/hub_server.py serving REPO, about 5 MiB/s: the URL it printed and its request log. */
+/** tests/support/hub_server.py serving REPO, about 5 MiB/s: the URL it printed and its request log. */
 async function startHub(): Promise<Hub> {
   const child = spawn(
     python,
     [
-      join(repoRoot, "tests/hub_server.py"),
+      join(repoRoot, "tests/support/hub_server.py"),
       join(stateDir, "hub-repo"),
       "--repo",
       REPO,
@@ -72,7 +72,7 @@ async function startHub(): Promise<Hub> {
   const lines = createInterface({ input: child.stdout! });
   const url = await new Promise<string>((done, fail) => {
     child.once("exit", (code) =>
-      fail(new Error(`tests/hub_server.py exited with ${code}`)),
+      fail(new Error(`tests/support/hub_server.py exited with ${code}`)),
     );
     lines.once("line", done);
   });

@@ -85,3 +85,21 @@ test("a run that left only Noes still has its node", () => {
   assert.equal(nodes[0].label, "make double() double");
   assert.equal(nodes[0].children.length, 3);
 });
+
+test("the run that started last is the open one, even when an earlier run left only Noes", () => {
+  const earlierNoes = {
+    ...RECORD,
+    runId: "rejected-first",
+    startedAt: "2026-01-01T09:00:00+00:00",
+  };
+
+  const nodes = runNodes([EDIT], [], SAME_DAY, [RECORD, earlierNoes]);
+
+  assert.deepEqual(
+    nodes.map((node) => [node.id, node.expanded]),
+    [
+      ["run/cli-run", true],
+      ["run/rejected-first", false],
+    ],
+  );
+});
