@@ -165,6 +165,13 @@ def _kept_permissions(fd: int, mode: int, original: os.stat_result) -> int:
     return bits
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of `data`: `os.write` may write fewer bytes than it is given."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def replace_file(directory_fd: int, name: str, data: bytes, mode: int | None) -> None:
     """Write `data` to a temporary sibling, then rename it over `name` in one step.
 
@@ -186,10 +193,7 @@ def replace_file(directory_fd: int, name: str, data: bytes, mode: int | None) ->
     )
     try:
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            write_all(fd, data)
             if original is not None and mode is not None:  # after writing, which clears setuid
                 os.fchmod(fd, _kept_permissions(fd, mode, original))
             os.fsync(fd)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
+from ..files import write_all
 from ..receipts.hold import SESSIONS_FOLDER
 from .record import CheckpointRefused, SessionRecord, load_record
 
@@ -102,9 +103,7 @@ class SessionStore:
                 dir_fd=folder,
             )
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
+                write_all(fd, data)
                 os.fsync(fd)
             except BaseException:
                 os.close(fd)
