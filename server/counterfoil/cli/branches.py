@@ -304,8 +304,7 @@ def branches_command(args: argparse.Namespace, stdout: TextIO) -> int:
         return EXIT_SETUP_ERROR
     sessions = SessionStore(setup.log_path)
     try:
-        if not sessions.has_run(args.run_id):
-            raise CheckpointRefused(f"there is no run {args.run_id} in {setup.policy.root}")
+        sessions.require_run(args.run_id, setup.policy.root)
     except CheckpointRefused as error:
         stdout.write(f"error: {error}\n")
         return EXIT_SETUP_ERROR

@@ -82,6 +82,17 @@ class SessionStore:
         """Whether the run has a folder; CheckpointRefused for what cannot be a run id."""
         return (self.folder / self.run_folder(run_id).name).is_dir()
 
+    def require_run(self, run_id: str, root: Path) -> None:
+        """Refuse, naming the workspace `root`, a run id that names no run here."""
+        if not self.has_run(run_id):
+            raise CheckpointRefused(f"there is no run {run_id} in {root}")
+
+    def lock_existing(self, run_id: str, root: Path) -> RunLock:
+        """The lock of a run that is already here, to resume or fork it: `lock` alone would
+        make a folder for a run id that names nothing."""
+        self.require_run(run_id, root)
+        return self.lock(run_id)
+
     # Writing
 
     def write(self, record: SessionRecord) -> None:
