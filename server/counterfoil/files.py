@@ -12,8 +12,8 @@ import errno
 import os
 import stat
 import time
-from collections.abc import Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Collection, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from .errors import AgentError
@@ -47,21 +47,38 @@ def _refusal(error: OSError) -> AgentError:
     return AgentError(f"path is not accessible: {error.strerror or error}")
 
 
-@contextmanager
-def open_directory(root: Path, parts: tuple[str, ...]) -> Iterator[int]:
-    """Yield a descriptor of root/parts, refusing any symlink on the way."""
-    try:
-        fd = os.open(root, DIRECTORY_FLAGS)
-    except OSError as error:
-        raise _refusal(error) from None
+def open_folder_path(root: Path, parts: Iterable[str], *, create_mode: int | None = None) -> int:
+    """A descriptor on root/parts, opened one folder at a time with O_NOFOLLOW, so that no
+    symlink on the way is followed (a path string would follow them all). `create_mode`
+    (not None) makes a missing folder with that mode; one made at the same moment by another
+    process is used. The caller closes the descriptor; OSError as raised."""
+    fd = os.open(root, DIRECTORY_FLAGS)
     try:
         for part in parts:
             try:
                 child = os.open(part, DIRECTORY_FLAGS, dir_fd=fd)
-            except OSError as error:
-                raise _refusal(error) from None
+            except FileNotFoundError:
+                if create_mode is None:
+                    raise
+                with suppress(FileExistsError):
+                    os.mkdir(part, create_mode, dir_fd=fd)
+                child = os.open(part, DIRECTORY_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextmanager
+def open_directory(root: Path, parts: tuple[str, ...]) -> Iterator[int]:
+    """Yield a descriptor of root/parts, refusing any symlink on the way."""
+    try:
+        fd = open_folder_path(root, parts)
+    except OSError as error:
+        raise _refusal(error) from None
+    try:
         yield fd
     finally:
         os.close(fd)

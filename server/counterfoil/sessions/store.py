@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-from ..files import write_all
+from ..files import open_folder_path, write_all
 from ..receipts.hold import SESSIONS_FOLDER
 from .record import CheckpointRefused, SessionRecord, load_record
 
@@ -30,7 +30,6 @@ LOCK_FILE = "lock"
 PROMPT_CACHE_PREFIX = "prompt-cache-"
 MAX_CHECKPOINT_BYTES = 256 << 20
 RUN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
-_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
 class RunLocked(CheckpointRefused):
@@ -245,15 +244,8 @@ class SessionStore:
     ) -> Iterator[int]:
         """A descriptor on the run's folder (or one inside it), never through a symlink."""
         parts = [SESSIONS_FOLDER, self.run_folder(run_id).name, *(inside or [])]
-        fd = os.open(self.log_path.parent, _FOLDER_FLAGS)
+        fd = open_folder_path(self.log_path.parent, parts, create_mode=0o700 if create else None)
         try:
-            for part in parts:
-                if create:
-                    with contextlib.suppress(FileExistsError):
-                        os.mkdir(part, 0o700, dir_fd=fd)
-                child = os.open(part, _FOLDER_FLAGS, dir_fd=fd)
-                os.close(fd)
-                fd = child
             yield fd
         finally:
             os.close(fd)
