@@ -47,6 +47,15 @@ def _refusal(error: OSError) -> AgentError:
     return AgentError(f"path is not accessible: {error.strerror or error}")
 
 
+@contextmanager
+def closed_after(fd: int) -> Iterator[int]:
+    """`fd` for a with block, closed however the block ends, so no descriptor leaks."""
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
 def open_folder_path(root: Path, parts: Iterable[str], *, create_mode: int | None = None) -> int:
     """A descriptor on root/parts, opened one folder at a time with O_NOFOLLOW, so that no
     symlink on the way is followed (a path string would follow them all). `create_mode`
@@ -78,10 +87,8 @@ def open_directory(root: Path, parts: tuple[str, ...]) -> Iterator[int]:
         fd = open_folder_path(root, parts)
     except OSError as error:
         raise _refusal(error) from None
-    try:
+    with closed_after(fd):
         yield fd
-    finally:
-        os.close(fd)
 
 
 def read_regular_file(

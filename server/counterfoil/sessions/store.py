@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-from ..files import open_folder_path, write_all
+from ..files import closed_after, open_folder_path, write_all
 from ..receipts.hold import SESSIONS_FOLDER
 from .record import CheckpointRefused, SessionRecord, load_record
 
@@ -244,11 +244,9 @@ class SessionStore:
     ) -> Iterator[int]:
         """A descriptor on the run's folder (or one inside it), never through a symlink."""
         parts = [SESSIONS_FOLDER, self.run_folder(run_id).name, *(inside or [])]
-        fd = open_folder_path(self.log_path.parent, parts, create_mode=0o700 if create else None)
-        try:
+        mode = 0o700 if create else None
+        with closed_after(open_folder_path(self.log_path.parent, parts, create_mode=mode)) as fd:
             yield fd
-        finally:
-            os.close(fd)
 
 
 def _file_name(call_id: str) -> str:
