@@ -12,6 +12,7 @@ import { ReceiptsTree } from "./receipts/receiptsTree";
 import { ReviewController } from "./review/controller";
 import { RunCommands } from "./run/runCommands";
 import { RunPanel } from "./run/runPanel";
+import { SessionCommands } from "./run/sessionCommands";
 import { showStartFailure } from "./setup/startFailure";
 import { SetupCommands } from "./setup/walkthrough";
 
@@ -21,6 +22,7 @@ export interface CounterfoilApi {
   review: ReviewController;
   receipts: ReceiptsTree;
   commands: RunCommands;
+  sessions: SessionCommands;
   receiptCommands: ReceiptCommands;
   setup: SetupCommands;
   panel: RunPanel;
@@ -51,6 +53,13 @@ export function activate(context: vscode.ExtensionContext): CounterfoilApi {
     trace,
     validationOutput,
   });
+  const sessions = new SessionCommands(
+    client,
+    commands,
+    panel,
+    context.workspaceState,
+    trace,
+  );
   const setup = new SetupCommands(interpreter, context);
   activeClient = client;
   context.subscriptions.push(
@@ -64,6 +73,7 @@ export function activate(context: vscode.ExtensionContext): CounterfoilApi {
     panel,
     receiptCommands,
     commands,
+    sessions,
     setup,
   );
 
@@ -72,9 +82,19 @@ export function activate(context: vscode.ExtensionContext): CounterfoilApi {
     void client
       .start()
       .then(() => receiptCommands.refreshReceipts())
+      .then(() => sessions.offerResumable(false))
       .catch((error: unknown) => showStartFailure(error, trace));
   }
-  return { client, review, receipts, commands, receiptCommands, setup, panel };
+  return {
+    client,
+    review,
+    receipts,
+    commands,
+    sessions,
+    receiptCommands,
+    setup,
+    panel,
+  };
 }
 
 /** Stops the daemon before the output channel it writes to is disposed. */

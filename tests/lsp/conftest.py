@@ -169,6 +169,18 @@ class Daemon:
         except TimeoutError:
             raise AssertionError("timed out waiting for the daemon") from None
 
+    async def kill(self) -> None:
+        """SIGKILL the daemon, as a crash would: nothing of it runs after this."""
+        process = self.client._server
+        assert process is not None
+        requests = self.client.protocol._request_futures
+        for waiting in list(requests.values()):  # they die with it, unanswered
+            waiting.cancel()
+        requests.clear()
+        process.kill()
+        await process.wait()
+        self.exited = True
+
     async def stop(self) -> None:
         if not self.exited:
             await self.client.shutdown_session()

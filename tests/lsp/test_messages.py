@@ -40,7 +40,7 @@ def conforms(data: Any, hint: Any, where: str = "message") -> None:
         required = {name for name, item in fields.items() if not item.metadata.get("sometimes")}
         assert required <= data.keys(), f"{where}: missing {sorted(required - data.keys())}"
         assert data.keys() <= fields.keys(), f"{where}: undeclared {sorted(data.keys() - fields)}"
-        hints = typing.get_type_hints(hint, vars(messages))
+        hints = messages.field_types(hint)
         for name, value in data.items():
             conforms(value, hints[name], f"{where}.{name}")
     elif origin is list:

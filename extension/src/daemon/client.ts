@@ -4,6 +4,8 @@
 
 import * as vscode from "vscode";
 import {
+  CloseAction,
+  ErrorAction,
   DidChangeConfigurationNotification,
   LanguageClient,
   type LanguageClientOptions,
@@ -116,6 +118,11 @@ export class DaemonClient implements vscode.Disposable {
     if (this.client && this.client.state === State.Running) {
       return this.client;
     }
+    const dead = this.client;
+    if (dead && dead.state === State.Stopped && !this.starting) {
+      this.client = undefined; // it died: a fresh daemon takes its place
+      void dead.dispose().catch(() => undefined);
+    }
     if (!this.starting) {
       this.starting = this.createAndStart().finally(() => {
         this.starting = undefined;
@@ -194,6 +201,12 @@ export class DaemonClient implements vscode.Disposable {
       outputChannel: this.output,
       traceOutputChannel: this.output,
       initializationOptions: this.settings(),
+      // A daemon that dies is not restarted behind the person's back: the extension says the
+      // run was interrupted and the next request (the sessions' Resume offer) starts a fresh one.
+      errorHandler: {
+        error: () => ({ action: ErrorAction.Continue }),
+        closed: () => ({ action: CloseAction.DoNotRestart, handled: true }),
+      },
       middleware: {
         workspace: {
           // Settings go out in their own shape from onSettingsChanged, not the client's.

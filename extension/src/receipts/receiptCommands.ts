@@ -73,7 +73,7 @@ export class ReceiptCommands implements vscode.Disposable {
         {},
       );
       this.receipts.load(result);
-      this.receipts.setRuns(result.runs ?? []);
+      this.receipts.setRuns(result.runs ?? [], result.records ?? []);
       return result;
     } catch (error) {
       this.receipts.showProblem(

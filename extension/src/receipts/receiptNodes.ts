@@ -1,7 +1,13 @@
 // The receipts tree's shape, computed from receipts without VS Code: receiptsTree.ts turns these
 // nodes into TreeItems. Kept pure so the unit tests can check labels, icons and children.
 
-import type { Receipt, RunRecord, Verdict } from "../daemon/protocol";
+import type {
+  Decision,
+  Receipt,
+  RunRecord,
+  StoredRunRecord,
+  Verdict,
+} from "../daemon/protocol";
 
 export interface NodeIcon {
   /** Codicon id, e.g. "edit". */
@@ -252,29 +258,92 @@ function shorten(text: string, length: number): string {
   return text.length > length ? `${text.slice(0, length - 1)}…` : text;
 }
 
-/** One node per run, in log order: its goal, time and verdict, its receipts as children. */
+/** A run's own record in a few words: "ended · 1 approved · 3 rejected", "interrupted". */
+export function recordShort(record: StoredRunRecord): string {
+  const parts = [record.state ?? "interrupted"];
+  for (const [state, count] of Object.entries(record.effects ?? {})) {
+    if (count > 0) {
+      parts.push(`${count} ${state}`);
+    }
+  }
+  return parts.join(" · ");
+}
+
+/** A decision that left no receipt (a No, a refusal, an interruption): why the call id has none. */
+export function decisionNode(runId: string, decision: Decision): ReceiptNode {
+  const target = decision.path ?? decision.argv?.join(" ") ?? "";
+  const why = decision.reason ? `: ${decision.reason}` : "";
+  return {
+    id: `decision/${runId}/${decision.toolCallId}/${decision.state}`,
+    label: `${decision.toolCallId} ${decision.state}${why}`,
+    description: [decision.tool, target].filter(Boolean).join(" "),
+    tooltip: [
+      `${decision.toolCallId} ${decision.tool ?? ""} ${target}`.trim(),
+      `${decision.state}${why}`,
+      decision.time ? `at ${decision.time}` : "",
+      "No receipt: nothing was done for this call.",
+    ]
+      .filter(Boolean)
+      .join("\n"),
+    icon: { id: "circle-slash", color: "disabledForeground" },
+    contextValue: "receiptDetail",
+    children: [],
+  };
+}
+
+/** The decisions of a run whose call ids have no receipt, each once (the latest word). */
+function unreceipted(
+  record: StoredRunRecord | undefined,
+  members: readonly Receipt[],
+): Decision[] {
+  const receipted = new Set(members.map((receipt) => receipt.tool_call_id));
+  const latest = new Map<string, Decision>();
+  for (const decision of record?.decisions ?? []) {
+    if (!receipted.has(decision.toolCallId) && decision.state !== "approved") {
+      latest.set(decision.toolCallId, decision);
+    }
+  }
+  return [...latest.values()];
+}
+
+/**
+ * One node per run, in log order (then the runs that left no receipt): its goal, time and
+ * verdict from this daemon's runs or the run's own record on disk, its receipts as children
+ * and the decisions that left none, so every call id is explained.
+ */
 export function runNodes(
   receipts: readonly Receipt[],
   runs: readonly RunRecord[] = [],
   now: Date = new Date(),
+  records: readonly StoredRunRecord[] = [],
 ): ReceiptNode[] {
   const groups = new Map<string, Receipt[]>();
   for (const receipt of receipts) {
     const key = receipt.run_id ?? "";
     groups.set(key, [...(groups.get(key) ?? []), receipt]);
   }
+  for (const record of records) {
+    if (!groups.has(record.runId) && record.decisions.length > 0) {
+      groups.set(record.runId, []);
+    }
+  }
   const entries = [...groups.entries()];
   return entries.map(([runId, members], index) => {
     const run = runs.find((known) => known.runId === runId);
-    const time = clock(run?.startedAt ?? members[0].time, now);
+    const record = records.find((known) => known.runId === runId);
+    const time = clock(
+      run?.startedAt ?? record?.startedAt ?? members[0]?.time,
+      now,
+    );
     const reverted = members.every((receipt) => receipt.reverts)
       ? members.map((receipt) => receipt.reverts).join(", ")
       : undefined;
     const commandsOnly = members.every(
       (receipt) => argvOf(receipt) !== undefined,
     );
-    const goal = run?.goal
-      ? shorten(run.goal, 48)
+    const known = run?.goal ?? record?.goal;
+    const goal = known
+      ? shorten(known, 48)
       : reverted
         ? `revert of ${reverted}`
         : runId && commandsOnly
@@ -282,15 +351,24 @@ export function runNodes(
           : runId
             ? "run (goal not known here)"
             : "receipts without a run";
-    const verdict = verdictShort(run?.verdict);
+    const verdict =
+      verdictShort(run?.verdict) || (record ? recordShort(record) : "");
     const count = `${members.length} effect${members.length === 1 ? "" : "s"}`;
+    const who =
+      record?.by || record?.via
+        ? `run by ${record.by ?? "someone"}${record.via ? ` in the ${record.via}` : ""}`
+        : "";
     return {
       id: `run/${runId || "none"}`,
       label: goal,
       description: [time, verdict || count].filter(Boolean).join(" · "),
       tooltip: [
-        run?.goal ?? goal,
-        run?.startedAt ? `started ${run.startedAt}` : "",
+        known ?? goal,
+        who,
+        (run?.startedAt ?? record?.startedAt)
+          ? `started ${run?.startedAt ?? record?.startedAt}`
+          : "",
+        record?.problem ? `its record does not verify: ${record.problem}` : "",
         runId ? `run ${runId}` : "",
         verdict,
         count,
@@ -300,7 +378,12 @@ export function runNodes(
       icon: { id: "history" },
       contextValue: "run",
       expanded: index === entries.length - 1,
-      children: members.map(receiptNode),
+      children: [
+        ...members.map(receiptNode),
+        ...unreceipted(record, members).map((decision) =>
+          decisionNode(runId, decision),
+        ),
+      ],
     };
   });
 }
@@ -313,8 +396,9 @@ export function receiptRoots(
   receipts: readonly Receipt[],
   problem: string | { label: string; message: string } | null,
   runs: readonly RunRecord[] = [],
+  records: readonly StoredRunRecord[] = [],
 ): ReceiptNode[] {
-  const nodes = runNodes(receipts, runs);
+  const nodes = runNodes(receipts, runs, new Date(), records);
   if (!problem) {
     return nodes;
   }

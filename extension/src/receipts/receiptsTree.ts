@@ -8,6 +8,7 @@ import type {
   Receipt,
   ReceiptsResult,
   RunRecord,
+  StoredRunRecord,
   VerifyResult,
 } from "../daemon/protocol";
 import { type ReceiptNode, receiptRoots } from "./receiptNodes";
@@ -21,6 +22,7 @@ export class ReceiptsTree
   private verifyProblem: VerifyFinding | null = null;
   private path: string | null = null;
   private runs: RunRecord[] = [];
+  private records: StoredRunRecord[] = [];
   private readonly changed = new vscode.EventEmitter<ReceiptNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [this.changed];
@@ -61,8 +63,12 @@ export class ReceiptsTree
   }
 
   /** The daemon's runs (goal, time, verdict), for the run groups' labels. */
-  setRuns(runs: readonly RunRecord[]): void {
+  setRuns(
+    runs: readonly RunRecord[],
+    records: readonly StoredRunRecord[] = [],
+  ): void {
     this.runs = [...runs];
+    this.records = [...records];
     this.changed.fire(undefined);
   }
 
@@ -144,7 +150,7 @@ export class ReceiptsTree
             message: `${this.loadProblem}; ${this.verifyProblem.message}`,
           }
         : (this.verifyProblem ?? this.loadProblem);
-    return receiptRoots(this.receipts, problem, this.runs);
+    return receiptRoots(this.receipts, problem, this.runs, this.records);
   }
 
   dispose(): void {

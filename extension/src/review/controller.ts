@@ -15,7 +15,11 @@ import type { ConfirmParams, ConfirmResult } from "../daemon/protocol";
 import { ChangeSetReview } from "./changeSet";
 import { confirmCommand } from "./command";
 import { EditReview } from "./edit";
-import { type PendingApproval, PendingApprovals } from "./pending";
+import {
+  DAEMON_STOPPED,
+  type PendingApproval,
+  PendingApprovals,
+} from "./pending";
 import { PROPOSAL_SCHEME, sideUri } from "./proposalDocuments";
 import { ProposalStaleness } from "./staleness";
 
@@ -71,7 +75,8 @@ export class ReviewController implements vscode.Disposable {
     this.disposables.push(
       client.onRunning((running) => {
         if (!running) {
-          this.rejectAll("the daemon stopped");
+          // Not a rejection: the run was interrupted, and Resume asks again.
+          this.rejectAll(DAEMON_STOPPED);
         }
       }),
       client.onReceipt((receipt) => this.edits.showWritten(receipt)),
@@ -272,6 +277,9 @@ export class ReviewController implements vscode.Disposable {
       this.edits.proposed.delete(uri);
       return;
     }
-    this.find(uri)?.settle({ approved: false }, "the diff was closed");
+    this.find(uri)?.settle(
+      { approved: false, cause: "closed" },
+      "the diff was closed",
+    );
   }
 }

@@ -9,6 +9,8 @@ import { proposalSubject } from "./proposal";
 
 const PENDING_CONTEXT = "counterfoil.approvalPending";
 export const STALE_REASON = "stale: file changed on disk";
+/** Why an answer went unsent: the daemon stopped; the proposal is interrupted, not rejected. */
+export const DAEMON_STOPPED = "the daemon stopped";
 
 export interface EditState {
   target: vscode.Uri;
@@ -125,7 +127,9 @@ export class PendingApprovals implements vscode.Disposable {
           ? "approved"
           : why === STALE_REASON || result.repropose
             ? "stale"
-            : "rejected";
+            : why === DAEMON_STOPPED
+              ? "interrupted"
+              : "rejected";
         const shown = this.view(
           approval,
           state,
@@ -142,6 +146,7 @@ export class PendingApprovals implements vscode.Disposable {
           !result.approved &&
           why !== "rejected" &&
           why !== STALE_REASON &&
+          why !== DAEMON_STOPPED && // interrupted, not rejected: the run panel offers Resume
           !result.repropose
         ) {
           void vscode.window.showWarningMessage(

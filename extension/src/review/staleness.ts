@@ -146,7 +146,7 @@ export class ProposalStaleness {
       );
     } else if (choice === "Reject") {
       approval.settle(
-        { approved: false, reason: OUTDATED_REJECTION },
+        { approved: false, reason: OUTDATED_REJECTION, cause: "stale" },
         "rejected",
       );
     }

@@ -4,30 +4,7 @@
 
 import type { BranchesMessage, BranchPanelMessage } from "./branchMessages";
 import type { BranchCard } from "./branchesView";
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className: string,
-  text?: string,
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
-
-function button(
-  text: string,
-  className: string,
-  onClick: () => void,
-  disabled = false,
-): HTMLButtonElement {
-  const node = el("button", className, text);
-  node.type = "button";
-  node.disabled = disabled;
-  node.addEventListener("click", onClick);
-  return node;
-}
+import { button, el } from "./panelDom";
 
 function card(
   branch: BranchCard,

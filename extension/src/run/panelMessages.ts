@@ -3,6 +3,7 @@
 // nothing at run time.
 
 import type { BranchPanelMessage } from "./branchMessages";
+import type { ResumableView } from "./resumable";
 import type { ProposalView, TurnView } from "./runModel";
 
 /** What the webview posts back. */
@@ -14,6 +15,10 @@ export type PanelMessage =
   | { type: "send"; text: string }
   | { type: "newConversation" }
   | { type: "stop" }
+  | { type: "pause" }
+  | { type: "steer" }
+  | { type: "resume"; runId: string; steer?: string }
+  | { type: "discard"; runId: string }
   | { type: "openOutput"; sha256: string }
   | { type: "ready" }
   | BranchPanelMessage;
@@ -33,4 +38,6 @@ export interface ModelMessage {
   type: "model";
   turns: DrawnTurn[];
   proposals: Record<string, ProposalView>;
+  /** A run kept on disk that can go on, with what to say of it. */
+  resumable: (ResumableView & { lines: string[] }) | null;
 }

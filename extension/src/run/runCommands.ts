@@ -45,6 +45,10 @@ export class RunCommands implements vscode.Disposable {
   private stepsSeen = 0;
   private preparing = false;
   private readonly disposables: vscode.Disposable[] = [];
+  /** Told when the daemon died under a run (or was restarted): the sessions offer Resume. */
+  onDaemonLost: (() => unknown) | undefined;
+  /** The run in flight, so Steer can wait for its pause before resuming. */
+  current: Promise<RunResult | undefined> | undefined;
 
   constructor(private readonly context: CommandContext) {
     const register = (
@@ -179,7 +183,22 @@ export class RunCommands implements vscode.Disposable {
    * there (or the command) sends `$/cancelRequest`, and the panel says "stopping…" until the
    * daemon answers.
    */
-  private async startRun(
+  /** Whether a run goes in this window. */
+  get running(): boolean {
+    return this.run !== undefined;
+  }
+
+  private startRun(
+    method: string,
+    params: object,
+    goal: string,
+  ): Promise<RunResult | undefined> {
+    const going = this.request(method, params, goal);
+    this.current = going;
+    return going;
+  }
+
+  private async request(
     method: string,
     params: object,
     goal: string,
@@ -193,14 +212,22 @@ export class RunCommands implements vscode.Disposable {
     );
     const { trace, panel } = this.context;
     trace.info(`${method === Methods.followUp ? "follow-up" : "run"}: ${goal}`);
-    if (method === Methods.run) {
+    if (method === Methods.run || method === Methods.resume) {
       // A plain run starts a new conversation in the daemon; the panel starts afresh with it.
       panel.clear();
     }
-    panel.runStarted(goal, method === Methods.followUp);
+    panel.runStarted(
+      goal,
+      method === Methods.followUp,
+      method === Methods.resume,
+    );
+    let lost = false;
     let refusals = 0;
     this.stepsSeen = 0;
     const listeners = [
+      this.context.client.onRunning((running) => {
+        lost ||= !running;
+      }),
       this.context.client.onEvent((event) => {
         this.stepsSeen++;
         trace.info(`${describeStep(event)} → ${event.result ?? ""}`);
@@ -234,6 +261,17 @@ export class RunCommands implements vscode.Disposable {
       void this.context.receiptCommands.refreshReceipts();
       return result;
     } catch (error) {
+      if (lost || !this.context.client.isRunning) {
+        // Not a rejection and not a verdict: the run is on disk and can be resumed.
+        trace.warn(
+          `run interrupted: the daemon stopped (${errorMessage(error)})`,
+        );
+        panel.runInterrupted();
+        void Promise.resolve(this.onDaemonLost?.()).then(() =>
+          this.context.receiptCommands.refreshReceipts(),
+        );
+        return undefined;
+      }
       trace.error(`run failed: ${errorMessage(error)}`);
       panel.runFailed(errorMessage(error));
       void vscode.window.showErrorMessage(
@@ -330,12 +368,22 @@ export class RunCommands implements vscode.Disposable {
     }
   }
 
+  /** Resumes a run kept on disk (`counterfoil/resume`), in the panel like any run. */
+  resume(
+    runId: string,
+    goal: string,
+    steer?: string,
+  ): Promise<RunResult | undefined> {
+    const params = steer ? { runId, steer } : { runId };
+    return this.startRun(Methods.resume, params, goal);
+  }
+
+  /** A restart leaves a running run paused on disk (the daemon's shutdown), to be resumed. */
   async restartServer(): Promise<void> {
     try {
-      this.run?.cancel();
-      this.context.review.rejectAll("the daemon restarted");
       await this.context.client.restart();
       await this.context.receiptCommands.refreshReceipts();
+      await this.onDaemonLost?.();
       void vscode.window.showInformationMessage(
         "Counterfoil daemon restarted.",
       );

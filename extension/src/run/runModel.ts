@@ -10,15 +10,17 @@ import type {
   RunResult,
   Verdict,
 } from "../daemon/protocol";
+import type { ResumableView } from "./resumable";
 import { protectedWords, stateWords, wentWrong } from "./stepNotice";
 
 export { stateWords, wentWrong };
 
 /**
  * A proposal in the panel: waiting for an answer, or what became of it in the daemon's words;
- * `stale` is a No the editor sent because the file changed on disk.
+ * `stale` is a No the editor sent because the file changed on disk; `interrupted`: the run
+ * stopped (a crash, a pause) while it waited, and Resume asks it again.
  */
-export type ProposalState = "pending" | "stale" | EffectState;
+export type ProposalState = "pending" | "stale" | "interrupted" | EffectState;
 
 export interface ProposalView {
   toolCallId: string;
@@ -59,12 +61,30 @@ export interface StepView {
   protectedNote?: string | null;
 }
 
-export type TurnStatus = "running" | "stopping" | "finished" | "stopped";
+export type TurnStatus =
+  | "running"
+  | "stopping"
+  | "pausing"
+  | "finished"
+  | "stopped"
+  | "paused"
+  | "interrupted";
+
+/** Whether a turn is still going (its controls are Stop, Pause and Steer). */
+export function isGoing(turn: TurnView): boolean {
+  return (
+    turn.status === "running" ||
+    turn.status === "stopping" ||
+    turn.status === "pausing"
+  );
+}
 
 export interface TurnView {
   goal: string;
   /** A follow-up continuing the turns before it. */
   followUp?: boolean;
+  /** A run kept on disk, going on from where it stopped. */
+  resumed?: boolean;
   runId?: string | null;
   status: TurnStatus;
   steps: StepView[];
@@ -85,10 +105,12 @@ export interface TurnView {
 export interface RunModel {
   turns: TurnView[];
   proposals: Record<string, ProposalView>;
+  /** A run kept on disk that can go on: offered with Resume instead of a follow-up. */
+  resumable: ResumableView | null;
 }
 
 export function emptyModel(): RunModel {
-  return { turns: [], proposals: {} };
+  return { turns: [], proposals: {}, resumable: null };
 }
 
 /** Splits a response into its `<think>` block and the rest. */
@@ -167,6 +189,7 @@ export function startTurn(
   runId?: string | null,
   followUp = false,
   agentsFile?: AgentsFileRecord | null,
+  resumed = false,
 ): void {
   const last = currentTurn(model);
   const known = runId
@@ -177,12 +200,14 @@ export function startTurn(
   if (opened) {
     opened.runId = runId ?? opened.runId;
     opened.followUp = opened.followUp || followUp;
+    opened.resumed = opened.resumed || resumed;
     opened.agentsFile = agentsFile ?? opened.agentsFile;
     return;
   }
   model.turns.push({
     goal,
     followUp,
+    resumed,
     runId,
     status: "running",
     steps: [],
@@ -270,9 +295,7 @@ export function setProposal(model: RunModel, proposal: ProposalView): void {
   const current = model.turns[model.turns.length - 1];
   const turn =
     known?.turn ??
-    (current && (current.status === "running" || current.status === "stopping")
-      ? model.turns.length - 1
-      : undefined);
+    (current && isGoing(current) ? model.turns.length - 1 : undefined);
   model.proposals[proposal.toolCallId] = { ...known, ...proposal, turn };
 }
 
@@ -283,9 +306,53 @@ export function setStopping(model: RunModel): void {
   }
 }
 
+export function setPausing(model: RunModel): void {
+  const turn = currentTurn(model);
+  if (turn && turn.status === "running") {
+    turn.status = "pausing";
+  }
+}
+
+/** A turn's proposals still waiting, or withdrawn by a pause or a crash: interrupted, not rejected. */
+function interruptProposals(model: RunModel, turn: TurnView): void {
+  const index = model.turns.indexOf(turn);
+  for (const proposal of Object.values(model.proposals)) {
+    const withdrawn =
+      proposal.state === "pending" ||
+      (proposal.state === "rejected" &&
+        proposal.reason === "the daemon withdrew the request");
+    if (proposal.turn === index && withdrawn) {
+      proposal.state = "interrupted";
+      proposal.reason = "the run stopped while it waited; Resume asks again";
+    }
+  }
+}
+
+/** The daemon died under the current turn: it is interrupted, nothing of it rejected. */
+export function interruptTurn(model: RunModel): void {
+  const turn = currentTurn(model);
+  if (turn && isGoing(turn)) {
+    turn.status = "interrupted";
+    turn.streaming = null;
+    turn.reason = "interrupted";
+    turn.error = null;
+    interruptProposals(model, turn);
+  }
+}
+
 export function finishTurn(model: RunModel, result: RunResult): void {
   updateTurn(model, result.runId ?? null, (turn) => {
-    turn.status = result.reason === "cancelled" ? "stopped" : "finished";
+    const paused =
+      result.reason === "paused" || result.reason === "interrupted";
+    turn.status =
+      result.reason === "cancelled"
+        ? "stopped"
+        : paused
+          ? "paused"
+          : "finished";
+    if (paused) {
+      interruptProposals(model, turn);
+    }
     const partial = turn.streaming;
     if (partial && (partial.text || partial.thinking)) {
       // What the model had said when it was stopped stays readable.
@@ -353,6 +420,17 @@ export function filesChangedLine(files: string[]): string {
  */
 export function verdictLines(turn: TurnView): string[] {
   const lines: string[] = [];
+  if (turn.status === "interrupted") {
+    // The daemon sent no verdict; what the receipts show is in the resumable block.
+    return [
+      "Run interrupted: the daemon stopped before the run ended. Nothing was rejected.",
+    ];
+  }
+  if (turn.status === "paused") {
+    return [
+      "Run paused at a boundary: a command that was running finished and was receipted.",
+    ];
+  }
   const verdict = turn.verdict;
   if (turn.reason && turn.reason !== "completed") {
     lines.push(

@@ -15,7 +15,10 @@ import {
   emptyModel,
   failTurn,
   finishTurn,
+  interruptTurn,
+  isGoing,
   type RunModel,
+  setPausing,
   setProposal,
   setStopping,
   startTurn,
@@ -25,6 +28,7 @@ import { isBranchPanelMessage } from "./branchMessages";
 import { BranchesSection } from "./branchesSection";
 import type { DrawnTurn, ModelMessage, PanelMessage } from "./panelMessages";
 import { agentsFileLine, liveStepWords } from "./turnNotes";
+import { type ResumableView, resumableLines } from "./resumable";
 
 export type { PanelMessage } from "./panelMessages";
 
@@ -37,6 +41,11 @@ export interface RunActions {
   run(goal: string): unknown;
   followUp(text: string): unknown;
   stop(): unknown;
+  pause(): unknown;
+  /** Pause the running run, then resume it with one operator message the person types. */
+  steer(): unknown;
+  resume(runId: string, steer?: string): unknown;
+  discard(runId: string): unknown;
   openObject(sha256: string, title: string): unknown;
 }
 
@@ -44,7 +53,7 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   readonly model: RunModel = emptyModel();
   private view: vscode.WebviewView | undefined;
   private pendingRender: NodeJS.Timeout | undefined;
-  private actions: RunActions | undefined;
+  private actions: Partial<RunActions> = {};
   private readonly disposables: vscode.Disposable[] = [];
   private readonly renderedEmitter = new vscode.EventEmitter<RunModel>();
   /** Fires after each change is sent to the webview (tests wait on it). */
@@ -74,6 +83,7 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
           started.runId,
           started.followUp === true,
           started.agentsFile,
+          started.resumed === true,
         );
         this.render();
       }),
@@ -95,6 +105,9 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         if (state.state === "stopping") {
           setStopping(this.model);
           this.render();
+        } else if (state.state === "pausing") {
+          setPausing(this.model);
+          this.render();
         }
       }),
       review.onDidChangeProposal((proposal) => {
@@ -107,13 +120,15 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     );
   }
 
-  setActions(actions: RunActions): void {
-    this.actions = actions;
+  /** Each part of the commands hands the panel its actions (the runs, the sessions). */
+  setActions(actions: Partial<RunActions>): void {
+    this.actions = { ...this.actions, ...actions };
   }
 
   /** A run or follow-up the extension just asked for. */
-  runStarted(goal: string, followUp = false): void {
-    startTurn(this.model, goal, null, followUp);
+  runStarted(goal: string, followUp = false, resumed = false): void {
+    this.model.resumable = null;
+    startTurn(this.model, goal, null, followUp, undefined, resumed);
     this.render();
     this.reveal();
   }
@@ -128,6 +143,21 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     this.render();
   }
 
+  /** The daemon died under the run: interrupted, not rejected; Resume is offered next. */
+  runInterrupted(): void {
+    interruptTurn(this.model);
+    this.render();
+  }
+
+  /** Offers a run kept on disk (null: nothing to offer). */
+  showResumable(view: ResumableView | null): void {
+    this.model.resumable = view;
+    this.render();
+    if (view) {
+      this.reveal();
+    }
+  }
+
   runFailed(error: string): void {
     failTurn(this.model, error);
     this.render();
@@ -136,6 +166,7 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   clear(): void {
     this.model.turns = [];
     this.model.proposals = {};
+    this.model.resumable = null;
     this.render();
   }
 
@@ -197,18 +228,30 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         }
         const continues = this.model.turns.length > 0;
         await (continues
-          ? this.actions?.followUp(text)
-          : this.actions?.run(text));
+          ? this.actions.followUp?.(text)
+          : this.actions.run?.(text));
         return;
       }
       case "newConversation":
         this.clear();
         return;
       case "stop":
-        await this.actions?.stop();
+        await this.actions.stop?.();
+        return;
+      case "pause":
+        await this.actions.pause?.();
+        return;
+      case "steer":
+        await this.actions.steer?.();
+        return;
+      case "resume":
+        await this.actions.resume?.(message.runId, message.steer);
+        return;
+      case "discard":
+        await this.actions.discard?.(message.runId);
         return;
       case "openOutput":
-        await this.actions?.openObject(message.sha256, "command output");
+        await this.actions.openObject?.(message.sha256, "command output");
         return;
     }
   }
@@ -231,19 +274,21 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     const proposals = Object.values(this.model.proposals);
     const turns = this.model.turns.map((turn, index): DrawnTurn => ({
       ...turn,
-      verdictLines:
-        turn.status === "running" || turn.status === "stopping"
-          ? []
-          : verdictLines(turn),
+      verdictLines: isGoing(turn) ? [] : verdictLines(turn),
       liveStepWords: turn.streaming
         ? liveStepWords(proposals, index, shown)
         : null,
       agentsFileLine: agentsFileLine(turn.agentsFile),
     }));
+    const resumable = this.model.resumable;
     const message: ModelMessage = {
       type: "model",
       turns,
       proposals: this.model.proposals,
+      resumable: resumable && {
+        ...resumable,
+        lines: resumableLines(resumable),
+      },
     };
     void this.view?.webview.postMessage(message);
     this.renderedEmitter.fire(this.model);
@@ -287,6 +332,8 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   <textarea id="message" rows="3" placeholder="What should the agent do? Every edit and command asks for your approval."></textarea>
   <div class="row">
     <button type="submit" id="send">Run</button>
+    <button type="button" id="pause" class="secondary" hidden title="Stop at the next boundary: a running command finishes and is receipted; Resume goes on">Pause</button>
+    <button type="button" id="steer" class="secondary" hidden title="Pause, then resume with one message from you">Steer…</button>
     <button type="button" id="stop" class="secondary" hidden>Stop run</button>
     <button type="button" id="new" class="secondary" hidden>New conversation</button>
   </div>

@@ -4,6 +4,7 @@
 // imports types only.
 
 import { wireBranches } from "./branchesScript";
+import { button, closeAllDetails, details, el } from "./panelDom";
 import type { DrawnTurn, ModelMessage, PanelMessage } from "./panelMessages";
 import type { ProposalState, ProposalView, StepView } from "./runModel";
 
@@ -28,57 +29,18 @@ const message = byId<HTMLTextAreaElement>("message");
 const label = byId<HTMLLabelElement>("message-label");
 const send = byId<HTMLButtonElement>("send");
 const stop = byId<HTMLButtonElement>("stop");
+const pause = byId<HTMLButtonElement>("pause");
+const steer = byId<HTMLButtonElement>("steer");
 const newConversation = byId<HTMLButtonElement>("new");
 /** Reasons typed but not sent yet, by call id, so a redraw keeps them. */
 const reasons: Record<string, string> = {};
-
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className?: string,
-  text?: string | number | null,
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  return node;
-}
-
-function button(
-  text: string,
-  className: string,
-  onClick: () => void,
-  title?: string,
-): HTMLButtonElement {
-  const node = el("button", className, text);
-  node.type = "button";
-  if (title) node.title = title;
-  node.addEventListener("click", onClick);
-  return node;
-}
-
-/** The details the person opened, by key, so a redraw (every event) keeps them open. */
-const opened = new Set<string>();
-
-function details(
-  summary: string,
-  body: string,
-  key: string,
-): HTMLDetailsElement {
-  const node = el("details", "collapsible");
-  node.open = opened.has(key);
-  node.addEventListener("toggle", () => {
-    if (node.open) opened.add(key);
-    else opened.delete(key);
-  });
-  node.append(el("summary", "", summary), el("pre", "", body));
-  return node;
-}
 
 const STATE_WORDS: Record<ProposalState, string> = {
   pending: "pending: waiting for your answer",
   approved: "accepted",
   rejected: "rejected",
   stale: "stale",
+  interrupted: "interrupted (not rejected)",
   refused: "refused",
   failed: "failed",
 };
@@ -208,6 +170,54 @@ function stepBlock(
   return box;
 }
 
+/** The steering message typed for a resume, kept across redraws. */
+let steering = "";
+
+/** A run kept on disk: what the receipts show, and Resume, Steer and resume, Discard. */
+function resumableBlock(
+  resumable: NonNullable<ModelMessage["resumable"]>,
+): HTMLElement {
+  const block = el("article", `turn resumable status-${resumable.state}`);
+  block.append(
+    el(
+      "h2",
+      "goal",
+      `${resumable.state === "paused" ? "Paused" : "Interrupted"} run: ${resumable.goal}`,
+    ),
+  );
+  const list = el("ul");
+  for (const line of resumable.lines) list.append(el("li", "", line));
+  block.append(list);
+  const text = el("input", "reason-input");
+  text.type = "text";
+  text.placeholder =
+    "Steering for the model (optional, one message before it goes on)";
+  text.value = steering;
+  text.addEventListener("input", () => {
+    steering = text.value;
+  });
+  const row = el("div", "row");
+  const runId = resumable.runId;
+  row.append(
+    button("Resume", "accept", () =>
+      vscode.postMessage({ type: "resume", runId }),
+    ),
+    button("Steer and resume", "secondary", () => {
+      if (!steering.trim()) {
+        text.focus();
+        return;
+      }
+      vscode.postMessage({ type: "resume", runId, steer: steering.trim() });
+      steering = "";
+    }),
+    button("Discard", "secondary", () =>
+      vscode.postMessage({ type: "discard", runId }),
+    ),
+  );
+  block.append(text, row);
+  return block;
+}
+
 let sentGoal: string | null = null;
 
 /** Clears the goal field once the run it started took a step (or a proposal appeared). */
@@ -218,10 +228,24 @@ function settleGoal(state: ModelMessage): void {
   if (turn.steps.length > 0 || turn.streaming) {
     if (message.value.trim() === sentGoal) message.value = "";
     sentGoal = null;
-  } else if (turn.status !== "running" && turn.status !== "stopping") {
+  } else if (!going(turn)) {
     sentGoal = null; // the start failed: the goal stays in the field
   }
 }
+
+function going(turn: DrawnTurn): boolean {
+  return (
+    turn.status === "running" ||
+    turn.status === "stopping" ||
+    turn.status === "pausing"
+  );
+}
+
+const HEADINGS: Partial<Record<DrawnTurn["status"], string>> = {
+  stopped: "Stopped",
+  paused: "Paused",
+  interrupted: "Interrupted",
+};
 
 /** From this many steps on, the panel offers Collapse all and Jump to step. */
 const LONG_RUN_STEPS = 8;
@@ -247,12 +271,9 @@ function runTools(state: ModelMessage): HTMLElement | null {
   );
   if (steps.length < LONG_RUN_STEPS) return null;
   const bar = el("nav", "run-tools");
-  const collapse = button("Collapse all", "secondary", () => {
-    opened.clear();
-    for (const node of Array.from(conversation.querySelectorAll("details"))) {
-      node.open = false;
-    }
-  });
+  const collapse = button("Collapse all", "secondary", () =>
+    closeAllDetails(conversation),
+  );
   const jump = el("select", "jump");
   jump.title = "Jump to step";
   jump.append(el("option", "", "Jump to step…"));
@@ -302,10 +323,19 @@ function render(state: ModelMessage): void {
   const shown = new Set<string>();
   let running = false;
   let stopping = false;
+  let pausing = false;
   state.turns.forEach((turn, index) => {
     const block = el("article", `turn status-${turn.status}`);
     block.append(
-      el("h2", "goal", turn.followUp ? `Follow-up: ${turn.goal}` : turn.goal),
+      el(
+        "h2",
+        "goal",
+        turn.followUp
+          ? `Follow-up: ${turn.goal}`
+          : turn.resumed
+            ? `Resumed: ${turn.goal}`
+            : turn.goal,
+      ),
     );
     if (turn.agentsFileLine) {
       block.append(rulesNote(turn.agentsFileLine));
@@ -337,15 +367,24 @@ function render(state: ModelMessage): void {
         shown.add(proposal.toolCallId);
       }
     }
-    if (turn.status === "running" || turn.status === "stopping") {
+    if (going(turn)) {
       running = true;
       stopping = turn.status === "stopping";
-      block.append(el("p", "run-state", stopping ? "Stopping…" : "Running…"));
+      pausing = turn.status === "pausing";
+      block.append(
+        el(
+          "p",
+          "run-state",
+          stopping
+            ? "Stopping…"
+            : pausing
+              ? "Pausing at the next boundary…"
+              : "Running…",
+        ),
+      );
     } else {
       const verdict = el("div", "verdict");
-      verdict.append(
-        el("h3", "", turn.status === "stopped" ? "Stopped" : "Verdict"),
-      );
+      verdict.append(el("h3", "", HEADINGS[turn.status] ?? "Verdict"));
       const list = el("ul");
       for (const line of turn.verdictLines) list.append(el("li", "", line));
       verdict.append(list);
@@ -372,16 +411,33 @@ function render(state: ModelMessage): void {
       conversation.append(proposalBlock(proposal));
     }
   }
+  if (state.resumable) {
+    conversation.append(resumableBlock(state.resumable));
+  }
   const hasTurns = state.turns.length > 0;
-  label.textContent = hasTurns
-    ? "Follow-up (continues this conversation)"
-    : "Goal";
+  // After a crash or a pause the daemon keeps no conversation to follow up: Resume goes on.
+  const last = state.turns[state.turns.length - 1];
+  const cutShort =
+    state.resumable !== null ||
+    last?.status === "interrupted" ||
+    last?.status === "paused";
+  label.textContent = cutShort
+    ? "Resume the run above, or start a new conversation"
+    : hasTurns
+      ? "Follow-up (continues this conversation)"
+      : "Goal";
   send.textContent = hasTurns ? "Send follow-up" : "Run";
+  send.hidden = cutShort;
+  message.hidden = cutShort;
   send.disabled = running;
+  pause.hidden = !running;
+  pause.disabled = stopping || pausing;
+  steer.hidden = !running;
+  steer.disabled = stopping || pausing;
   stop.hidden = !running;
   stop.disabled = stopping;
   stop.textContent = stopping ? "Stopping…" : "Stop run";
-  newConversation.hidden = !hasTurns || running;
+  newConversation.hidden = (!hasTurns && !cutShort) || running;
   if (atBottom) {
     window.scrollTo(0, document.body.scrollHeight);
   }
@@ -403,6 +459,8 @@ message.addEventListener("keydown", (event) => {
   }
 });
 stop.addEventListener("click", () => vscode.postMessage({ type: "stop" }));
+pause.addEventListener("click", () => vscode.postMessage({ type: "pause" }));
+steer.addEventListener("click", () => vscode.postMessage({ type: "steer" }));
 newConversation.addEventListener("click", () =>
   vscode.postMessage({ type: "newConversation" }),
 );

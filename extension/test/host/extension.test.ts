@@ -17,6 +17,8 @@ const COMMANDS = [
   "counterfoil.runAgent",
   "counterfoil.runValidation",
   "counterfoil.cancelRun",
+  "counterfoil.pauseRun",
+  "counterfoil.resumeRun",
   "counterfoil.verifyReceipts",
   "counterfoil.refreshReceipts",
   "counterfoil.openReceiptLog",

@@ -55,11 +55,20 @@ async function until(check: () => boolean, what: string): Promise<void> {
 }
 
 async function chooseScriptedDemo(page: Page): Promise<void> {
-  await runCommand(page, "Counterfoil: Choose a Model");
-  await page
-    .locator(".quick-input-list .monaco-list-row", { hasText: "Scripted demo" })
-    .first()
-    .click();
+  // Whatever the Check Setup step left focused (the Output panel), the palette opens afresh.
+  await page.keyboard.press("Escape");
+  try {
+    await runCommand(page, "Counterfoil: Choose a Model");
+    await page
+      .locator(".quick-input-list .monaco-list-row", {
+        hasText: "Scripted demo",
+      })
+      .first()
+      .click();
+  } catch (error) {
+    await screenshot(page, "failure-first-run-choose-model.png");
+    throw error;
+  }
 }
 
 describe("the first run on an offline machine", () => {

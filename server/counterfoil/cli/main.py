@@ -352,7 +352,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         served = generate.model if isinstance(generate, RemoteGenerate) else spec
         stdout.write(f"model: {served} at {settings.endpoint}\n")
     try:
-        session.begin(generate, workspace, stdout, None if agents is None else agents.text)
+        session.begin(generate, workspace, None if agents is None else agents.text)
         run = run_agent(
             args.goal,
             session.watch(steps.wrap(generate)),

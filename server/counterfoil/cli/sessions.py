@@ -9,30 +9,16 @@ from __future__ import annotations
 
 import argparse
 import shutil
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
-from ..context import Observation, note_observation
-from ..loop import Messages, initial_messages
-from ..prompt import build_system_prompt
-from ..proposals import ToolProposal
-from ..receipts import ReceiptStore
-from ..sessions.checkpoint import (
-    KeepsPromptCache,
-    RestoresCheckpoints,
-    prompt_cache_name,
-    restore_model_state,
-)
-from ..sessions.intents import Settled, settle_intents
+from ..sessions.intents import settle_intents
 from ..sessions.record import CheckpointRefused, SessionRecord
-from ..sessions.recorder import SessionRecorder
-from ..sessions.reopen import ResumePlan, open_for_resume, pending_action, run_state, status_of
-from ..sessions.steering import steering_message
+from ..sessions.recorded_run import RecordedRun
+from ..sessions.recorded_run import read_prompt_cache as read_saved_prompt_cache
+from ..sessions.reopen import open_for_resume, run_state, status_of
 from ..sessions.store import SessionStore, StoredRun
-from ..workspace import Workspace
 from .command_setup import CommandSetup
 from .terminal import EXIT_SETUP_ERROR
 
@@ -62,154 +48,16 @@ def add_session_parsers(
             resume._add_action(action)
 
 
-@dataclass
-class TerminalSession:
-    """One terminal run's session: new, or resumed from `plan`."""
-
-    sessions: SessionStore
-    store: ReceiptStore
-    plan: ResumePlan | None
-    steer: str | None
-    settled: list[Settled] = field(default_factory=list)
-    recorder: SessionRecorder | None = None
-    messages: Messages = field(default_factory=list)
-    observations: list[Observation] = field(default_factory=list)
-
-    @property
-    def resuming(self) -> bool:
-        return self.plan is not None
-
-    @property
-    def run_id(self) -> str | None:
-        return None if self.plan is None else self.plan.record.run_id
-
-    @property
-    def read_digests(self) -> dict[str, str] | None:
-        return None if self.plan is None else self.plan.read_digests
-
-    def attach(self, workspace: Workspace, task: str, stopping: Callable[[], bool]) -> None:
-        """Start recording `workspace`'s run (its lock is taken here for a new run)."""
-        plan = self.plan
-        lock = plan.lock if plan is not None else self.sessions.lock(workspace.run_id)
-        if plan is not None:
-            self.messages = plan.record.checkpoint.message_list()
-            self.observations = list(plan.record.observations)
-        self.recorder = SessionRecorder(
-            self.sessions,
-            workspace,
-            task,
-            self.messages,
-            self.observations,
-            lock=lock,
-            started=None if plan is None else plan.record.started,
-            stopping=stopping,
-        )
-
-    def confirming(
-        self, confirm: Callable[[ToolProposal], object]
-    ) -> Callable[[ToolProposal], object]:
-        return lambda proposal: self._recorder.confirming(confirm)(proposal)
-
-    def begin(
-        self,
-        model: object,
-        workspace: Workspace,
-        stdout: TextIO,
-        instructions: str | None = None,
-    ) -> None:
-        """Before the loop: start the conversation (the system prompt with the project's
-        `instructions`), or restore the model, settle the open approval, tell the model what
-        changed and add the steering, each once."""
-        system_prompt = build_system_prompt(workspace, instructions)
-        recorder = self._recorder
-        recorder.model = model
-        plan = self.plan
-        recorder.decisions.started(recorder.task, workspace.approval_via, plan is not None)
-        if plan is None:
-            self.messages += initial_messages(recorder.task, system_prompt)
-            recorder.write()
-            return
-        record = plan.record
-        if record.model_restorable and isinstance(model, RestoresCheckpoints):
-            restore_model_state(model, record.checkpoint.model)
-            self._read_prompt_cache(model, stdout)
-        messages = self.messages
-        if messages and messages[0].get("role") == "system":
-            messages[0] = {"role": "system", "content": system_prompt}
-        action = pending_action(record)
-        if action is not None and record.pending is not None:
-            result = self._pending_result(record.pending.call_id, action, workspace, stdout)
-            messages += [
-                {"role": "assistant", "content": record.pending.response},
-                {"role": "user", "content": "Tool result:\n" + result},
-            ]
-            note_observation(self.observations, messages, action, result)
-            stdout.write(f"observation:\n{result}\n")
-        notice = plan.notice()
-        if notice is not None:
-            messages.append({"role": "user", "content": notice})
-        if self.steer is not None:
-            messages.append(steering_message(self.steer))
-        recorder.write()
-
-    def _read_prompt_cache(self, model: object, stdout: TextIO) -> None:
-        assert self.plan is not None
-        read_prompt_cache(self.sessions, self.plan.record, model, stdout)
-
-    def _pending_result(
-        self, call_id: str, action: Any, workspace: Workspace, stdout: TextIO
-    ) -> str:
-        receipt = self.store.get(call_id)
-        if receipt is not None:
-            return receipt.result  # it ran, and was recorded or recovered from the disk
-        for found in self.settled:
-            if found.call_id == call_id and found.outcome == "unknown":
-                return found.observation
-        stdout.write(f"asking again for {call_id}, as a new proposal checked against the disk\n")
-        return workspace.execute(action, call_id)
-
-    def watch(self, generate: Callable[[Messages], str]) -> Callable[[Messages], str]:
-        return self._recorder.watch(generate, self._recorder.model)
-
-    def loop_arguments(self) -> dict[str, Any]:
-        """What `run_agent` continues: the session's messages, as they are when resumed."""
-        return {
-            "messages": self.messages,
-            "observations": self.observations,
-            "resume": True,  # `begin` started or restored them
-            "on_observation": self._recorder.at_observation,
-        }
-
-    def finish(self, reason: str, interrupted: bool) -> None:
-        self._recorder.finish("paused" if interrupted else "ended", reason)
-
-    @property
-    def _recorder(self) -> SessionRecorder:
-        assert self.recorder is not None
-        return self.recorder
-
-
 def read_prompt_cache(
     sessions: SessionStore, record: SessionRecord, model: object, stdout: TextIO
 ) -> None:
-    """The KV cache saved with the checkpoint, if its file is there under its key."""
-    tokens = record.checkpoint.model.cached_token_ids
-    if record.model_note:
-        stdout.write(f"note: {record.model_note}\n")
-    if not isinstance(model, KeepsPromptCache) or record.prompt_cache is None:
-        return
-    if record.prompt_cache != prompt_cache_name(tokens):
-        stdout.write("note: the saved prompt cache does not match its tokens; not used\n")
-        return
-    path = sessions.run_folder(record.run_id) / record.prompt_cache
-    if path.is_file():
-        model.read_prompt_cache(str(path), tokens)
-        stdout.write(f"prompt cache: {len(tokens)} tokens restored\n")
+    """The KV cache saved with the checkpoint, if its file is there; what happened is said."""
+    read_saved_prompt_cache(sessions, record, model, lambda line: stdout.write(line + "\n"))
 
 
 def open_terminal_session(
     args: argparse.Namespace, setup: CommandSetup, stdout: TextIO
-) -> TerminalSession | None:
+) -> RecordedRun | None:
     """Settle what an interrupted run left, then (for `resume`) the checked checkpoint; None
     once the reason it cannot go on is written."""
     sessions = SessionStore(setup.log_path)
@@ -240,7 +88,12 @@ def open_terminal_session(
         stdout.writelines(
             f"changed since it was read: {path} (the model is told)\n" for path in plan.changed
         )
-    return TerminalSession(sessions, setup.store, plan, getattr(args, "steer", None), settled)
+    steer = getattr(args, "steer", None)
+
+    def say(line: str) -> None:
+        stdout.write(line + "\n")
+
+    return RecordedRun(sessions, setup.store, plan, steer, settled, say)
 
 
 def sessions_command(args: argparse.Namespace, stdout: TextIO) -> int:

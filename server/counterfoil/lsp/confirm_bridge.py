@@ -3,7 +3,8 @@
 Default No: a client error, a timeout, a cancelled run, a shutdown or any answer but
 `{"approved": true}` denies. The answer reaches the core as an `Approval`, with the person's
 reason for a No or the text they approved instead of the proposal. A question that no longer needs an answer is withdrawn with
-`$/cancelRequest`, so the editor can close its diff.
+`$/cancelRequest`, so the editor can close its diff. A pause withdraws the open question
+without stopping the run's command (`hold`); the call is asked again when the run resumes.
 """
 
 from __future__ import annotations
@@ -38,19 +39,43 @@ class ConfirmBridge:
         self._root = root
         self._timeout = timeout_seconds
         self.stop = stop if stop is not None else threading.Event()
+        self.held = threading.Event()
+        self.withdrew = False  # a pause withdrew a question: it stays open in the checkpoint
+        self._causes: dict[str, str] = {}
         self._waiting: set[threading.Event] = set()
         self._lock = threading.Lock()
 
     def cancel(self) -> None:
         """Deny the pending question (if any) and every later one."""
         self.stop.set()
+        self._wake()
+
+    def hold(self) -> None:
+        """Withdraw the pending question (if any) and every later one, for a pause."""
+        self.held.set()
+        self._wake()
+
+    def cause_of(self, call_id: str) -> str | None:
+        """Why a No was not the person's typed answer: stale, closed, timed_out, stopped."""
+        return self._causes.get(call_id)
+
+    def _wake(self) -> None:
         with self._lock:
             for decided in self._waiting:
                 decided.set()
 
+    def _withdrawn(self, call_id: str) -> Approval:
+        self.withdrew = True
+        self._causes[call_id] = "paused"
+        return Approval(False)
+
     def __call__(self, proposal: ToolProposal) -> Approval:
+        call_id = proposal.tool_call_id
         if self.stop.is_set():
+            self._causes[call_id] = "stopped"
             return Approval(False)
+        if self.held.is_set():
+            return self._withdrawn(call_id)
         params = confirm_params(proposal, self._root)
         decided = threading.Event()
         with self._lock:
@@ -59,7 +84,7 @@ class ConfirmBridge:
             request_id, answer = self._channel.request(CONFIRM_METHOD, params)
             answer.add_done_callback(lambda _: decided.set())
             deadline = time.monotonic() + self._timeout
-            while not decided.is_set() and not self.stop.is_set():
+            while not decided.is_set() and not self.stop.is_set() and not self.held.is_set():
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
@@ -74,6 +99,10 @@ class ConfirmBridge:
             why = "cancelled" if self.stop.is_set() else "timed out"
             if not answer.done():
                 self._channel.cancel_request(request_id)
+            if self.held.is_set() and not self.stop.is_set():
+                self._channel.log(f"approval of {call_id} withdrawn for a pause")
+                return self._withdrawn(call_id)
+            self._causes[call_id] = "stopped" if self.stop.is_set() else "timed_out"
             self._channel.log(f"approval of {proposal.tool_call_id} {why}: denied")
             logger.info("confirm %s %s: denied", proposal.tool_call_id, why)
             return Approval(False)
@@ -82,6 +111,9 @@ class ConfirmBridge:
             logger.info("confirm %s failed: denied (%s)", proposal.tool_call_id, failure)
             return Approval(False)
         approval = approval_of(answer.result())
+        cause = answer.result().get("cause") if isinstance(answer.result(), dict) else None
+        if not approval.approved and cause in ("stale", "closed"):
+            self._causes[call_id] = cause
         logger.info(
             "confirm %s: %s%s",
             proposal.tool_call_id,

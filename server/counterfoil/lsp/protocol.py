@@ -33,6 +33,7 @@ MAX_GOAL_CHARS = 20_000
 RUN_IN_PROGRESS = -32001
 NO_WORKSPACE = -32002
 NO_CONVERSATION = -32003
+RUN_REFUSED = -32005
 
 
 class RunInProgress(JsonRpcServerError):
@@ -48,6 +49,13 @@ class NoWorkspace(JsonRpcServerError):
 class NoConversationToContinue(JsonRpcServerError):
     def __init__(self) -> None:
         super().__init__("no conversation to continue", NO_CONVERSATION)  # type: ignore[no-untyped-call]
+
+
+class RunRefused(JsonRpcServerError):
+    """A run that cannot be resumed or inspected: the message is the sentence that says why."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, RUN_REFUSED)  # type: ignore[no-untyped-call]
 
 
 def invalid_params(message: str) -> JsonRpcInvalidParams:
@@ -102,6 +110,25 @@ def argv_param(params: Any) -> list[str]:
     ):
         raise invalid_params("counterfoil/runValidation needs argv: a non-empty array of strings")
     return list(argv)
+
+
+def run_id_param(params: Any, method: str) -> str:
+    run_id = _object(params, method).get("runId")
+    if not isinstance(run_id, str) or not run_id or len(run_id) > 128:
+        raise invalid_params(f"{method} needs a non-empty string runId")
+    return run_id
+
+
+def steer_param(params: Any) -> str | None:
+    """`counterfoil/resume`'s optional steering message: absent, or a non-empty string."""
+    steer = _object(params, "counterfoil/resume").get("steer")
+    if steer is None:
+        return None
+    if not isinstance(steer, str) or not steer.strip():
+        raise invalid_params("counterfoil/resume steer must be a non-empty string")
+    if len(steer) > MAX_GOAL_CHARS:
+        raise invalid_params(f"steer must be at most {MAX_GOAL_CHARS} characters")
+    return steer
 
 
 def call_id_param(params: Any, method: str) -> str:

@@ -204,11 +204,14 @@ def _root_of(params: types.InitializeParams) -> Path | None:
 
 
 def _start(start: Callable[[], Job]) -> Job:
-    from .protocol import NoConversationToContinue, NoWorkspace, RunInProgress
+    from ..sessions.record import CheckpointRefused
+    from .protocol import NoConversationToContinue, NoWorkspace, RunInProgress, RunRefused
     from .session import NoConversation, NoWorkspaceRoot, SessionBusy
 
     try:
         return start()
+    except CheckpointRefused as error:
+        raise RunRefused(str(error)) from None
     except SessionBusy:
         raise RunInProgress() from None
     except NoWorkspaceRoot:
@@ -288,6 +291,50 @@ def build_server() -> CounterfoilServer:
 
         text = text_param(params)
         return await _outcome(_start(lambda: server.session.follow_up(text)))
+
+    @server.feature("counterfoil/resume")
+    async def resume(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .protocol import run_id_param, steer_param
+
+        run_id = run_id_param(params, "counterfoil/resume")
+        steer = steer_param(params)
+        # Off the loop: the checkpoint is read and checked first. A cancel that comes while it
+        # is checked stops the job once it exists, and the request still gets its result.
+        starting = asyncio.ensure_future(
+            asyncio.to_thread(_start, lambda: server.session.resume(run_id, steer))
+        )
+        try:
+            job = await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            job = await starting
+            job.cancel()
+        return await _outcome(job)
+
+    @server.feature("counterfoil/pause")
+    def pause(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .protocol import no_params
+
+        no_params(params, "counterfoil/pause")
+        run_id = server.session.pause()
+        return {"pausing": run_id is not None, "runId": run_id}
+
+    @server.feature("counterfoil/sessions")
+    async def sessions(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .protocol import no_params
+
+        no_params(params, "counterfoil/sessions")
+        return await asyncio.to_thread(server.session.sessions)
+
+    @server.feature("counterfoil/inspect")
+    async def inspect(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from ..sessions.record import CheckpointRefused
+        from .protocol import RunRefused, run_id_param
+
+        run_id = run_id_param(params, "counterfoil/inspect")
+        try:
+            return await asyncio.to_thread(server.session.inspect, run_id)
+        except CheckpointRefused as error:
+            raise RunRefused(str(error)) from None
 
     @server.feature("counterfoil/object")
     async def stored_object(ls: CounterfoilServer, params: Any) -> dict[str, Any]:

@@ -88,6 +88,9 @@ class SessionRecorder:
         self.last: SessionRecord | None = None
         self.decisions = DecisionLog(sessions, workspace.run_id)
         self._noted = 0  # the workspace's outcomes already in the decision log
+        # Why a No was not the person's answer (the file went stale, the diff was closed, a
+        # pause withdrew it), by call id: the decision is recorded under that word.
+        self.cause_of: Callable[[str], str | None] = lambda call_id: None
         self._prompt_cache: str | None = None  # the KV cache file last written
         self.max_prompt_cache_bytes = max_prompt_cache_bytes
         workspace.before_effect = self.write_intent
@@ -155,7 +158,8 @@ class SessionRecorder:
                 entry = outcome_entry(outcome, "interrupted")
                 entry["reason"] = "stopped while its approval was open"
             else:
-                entry = outcome_entry(outcome)
+                cause = self.cause_of(outcome.call_id) if outcome.state == "rejected" else None
+                entry = outcome_entry(outcome, cause)
             entries.append(entry)
         self.decisions.decided(entries)
 

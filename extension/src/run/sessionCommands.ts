@@ -1,0 +1,135 @@
+// Runs kept on disk, in the editor: after a reload, a daemon restart or a crash the run panel
+// offers the latest interrupted or paused run (`counterfoil/sessions`) with Resume, Steer and
+// resume, and Discard; while a run goes, Pause and Steer. The daemon decides what a resume
+// does; this asks it and shows what it says.
+
+import * as vscode from "vscode";
+import { type DaemonClient, errorMessage } from "../daemon/client";
+import {
+  Methods,
+  type PauseResult,
+  type RunResult,
+  type SessionsResult,
+} from "../daemon/protocol";
+import { latestResumable, resumableView } from "./resumable";
+import type { RunCommands } from "./runCommands";
+import type { RunPanel } from "./runPanel";
+
+/** Where the runs the person discarded are remembered (per workspace). */
+const DISCARDED_KEY = "counterfoil.discardedRuns";
+
+export class SessionCommands implements vscode.Disposable {
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly client: DaemonClient,
+    private readonly runs: RunCommands,
+    private readonly panel: RunPanel,
+    private readonly state: vscode.Memento,
+    private readonly trace: vscode.LogOutputChannel,
+  ) {
+    runs.onDaemonLost = () => this.offerResumable(true);
+    panel.setActions({
+      pause: () => this.pause(),
+      steer: () => this.steer(),
+      resume: (runId, steer) => this.resume(runId, steer),
+      discard: (runId) => this.discard(runId),
+    });
+    const register = (id: string, handler: (...args: unknown[]) => unknown) =>
+      this.disposables.push(vscode.commands.registerCommand(id, handler));
+    register("counterfoil.pauseRun", () => this.pause());
+    register("counterfoil.resumeRun", (runId?: unknown) =>
+      typeof runId === "string" ? this.resume(runId) : this.resumeLatest(),
+    );
+  }
+
+  /** Asks the daemon for its runs and offers the latest one that can go on, if any. */
+  async offerResumable(crashed: boolean): Promise<void> {
+    try {
+      const listed = await this.client.request<SessionsResult>(
+        Methods.sessions,
+        {},
+      );
+      const found = latestResumable(listed.sessions, this.discarded());
+      if (found) {
+        this.trace.info(`run ${found.runId} can be resumed (${found.state})`);
+      }
+      if (found || crashed) {
+        this.panel.showResumable(found ? resumableView(found, crashed) : null);
+      }
+    } catch (error) {
+      this.trace.warn(
+        `could not list the runs on disk: ${errorMessage(error)}`,
+      );
+    }
+  }
+
+  async resume(runId: string, steer?: string): Promise<RunResult | undefined> {
+    const goal = this.panel.model.resumable?.goal ?? runId;
+    return this.runs.resume(runId, goal, steer);
+  }
+
+  private async resumeLatest(): Promise<RunResult | undefined> {
+    await this.offerResumable(false);
+    const offered = this.panel.model.resumable;
+    if (!offered) {
+      void vscode.window.showInformationMessage(
+        "Counterfoil: no interrupted or paused run to resume.",
+      );
+      return undefined;
+    }
+    return this.resume(offered.runId);
+  }
+
+  async pause(): Promise<void> {
+    const answer = await this.client.request<PauseResult>(Methods.pause, {});
+    if (!answer.pausing) {
+      void vscode.window.showInformationMessage(
+        "No Counterfoil run is in progress.",
+      );
+    }
+  }
+
+  /** Pause the running run, then resume it with the person's message first. */
+  async steer(): Promise<void> {
+    const text = await vscode.window.showInputBox({
+      title: "Counterfoil: Steer the run",
+      prompt:
+        "One message to the model: the run pauses at its next boundary, then goes on with it.",
+      ignoreFocusOut: true,
+    });
+    if (!text?.trim()) {
+      return;
+    }
+    const answer = await this.client.request<PauseResult>(Methods.pause, {});
+    const runId = answer.runId;
+    if (!answer.pausing || !runId) {
+      return;
+    }
+    const paused = await this.runs.current;
+    if (paused?.reason === "paused") {
+      await this.runs.resume(runId, this.goalOf() || runId, text);
+    }
+  }
+
+  discard(runId: string): void {
+    const discarded = [...this.discarded(), runId];
+    void this.state.update(DISCARDED_KEY, discarded);
+    this.panel.clear();
+  }
+
+  private goalOf(): string {
+    const turns = this.panel.model.turns;
+    return turns[turns.length - 1]?.goal ?? "";
+  }
+
+  private discarded(): Set<string> {
+    return new Set(this.state.get<string[]>(DISCARDED_KEY, []));
+  }
+
+  dispose(): void {
+    for (const disposable of this.disposables) {
+      disposable.dispose();
+    }
+  }
+}

@@ -1,0 +1,87 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { Receipt, StoredRunRecord } from "../../src/daemon/protocol";
+import { runNodes } from "../../src/receipts/receiptNodes";
+
+const EDIT: Receipt = {
+  receipt_id: "r1",
+  tool_call_id: "call-4",
+  tool: "edit_file",
+  arguments: { path: "app.py" },
+  exit_state: "ok",
+  result: "edited app.py",
+  changed_artifacts: ["app.py"],
+  run_id: "cli-run",
+  time: "2026-01-01T10:00:05+00:00",
+};
+
+const SAME_DAY = new Date("2026-01-01T12:00:00Z");
+
+const RECORD: StoredRunRecord = {
+  runId: "cli-run",
+  goal: "make double() double",
+  by: "alice",
+  via: "terminal",
+  startedAt: "2026-01-01T10:00:00+00:00",
+  endedAt: "2026-01-01T10:01:00+00:00",
+  state: "ended",
+  reason: "completed",
+  effects: { approved: 1, rejected: 3, refused: 0, failed: 0 },
+  validation: "not_run",
+  resumed: 0,
+  decisions: [
+    decision("call-1", "rejected", "not this way"),
+    decision("call-2", "stale", "the file changed while it waited"),
+    decision("call-3", "closed", null),
+    decision("call-4", "approved", null),
+  ],
+  problem: null,
+};
+
+function decision(toolCallId: string, state: string, reason: string | null) {
+  return {
+    toolCallId,
+    tool: "edit_file",
+    state,
+    reason,
+    path: "app.py",
+    argv: null,
+    time: null,
+  };
+}
+
+test("a run another process ran is named by its record's goal, with who ran it", () => {
+  const [node] = runNodes([EDIT], [], SAME_DAY, [RECORD]);
+
+  assert.equal(node.label, "make double() double");
+  assert.match(
+    node.description ?? "",
+    /^10:00:00 · ended · 1 approved · 3 rejected$/,
+  );
+  assert.match(node.tooltip ?? "", /run by alice in the terminal/);
+});
+
+test("every call id without a receipt is explained by its decision", () => {
+  const [node] = runNodes([EDIT], [], SAME_DAY, [RECORD]);
+
+  assert.deepEqual(
+    node.children.map((child) => child.label),
+    [
+      node.children[0].label,
+      "call-1 rejected: not this way",
+      "call-2 stale: the file changed while it waited",
+      "call-3 closed",
+    ],
+  );
+  assert.equal(node.children[0].toolCallId, "call-4");
+});
+
+test("a run that left only Noes still has its node", () => {
+  const noes = { ...RECORD, runId: "no-receipts" };
+
+  const nodes = runNodes([], [], new Date(), [noes]);
+
+  assert.equal(nodes.length, 1);
+  assert.equal(nodes[0].label, "make double() double");
+  assert.equal(nodes[0].children.length, 3);
+});

@@ -1,0 +1,188 @@
+"""One agent run in the daemon, recorded on disk as it goes, as a terminal run is.
+
+The run writes its checkpoint at each complete observation, when an approval is asked and
+before each approved effect (its intent), through the recorder the terminal uses
+(`sessions.RecordedRun`), so a run whose daemon dies can be resumed by the next one. A
+resumed run asks its open approval again as a fresh proposal, re-checked against the disk.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..agents_file import AgentsFile
+from ..loop import AgentEvent, run_agent
+from ..models.download import DownloadCancelled
+from ..models.errors import ModelLoadError
+from ..models.usage import usage_line
+from ..sessions.intents import Settled
+from ..sessions.recorded_run import RecordedRun
+from ..sessions.reopen import ResumePlan
+from ..sessions.store import SessionStore
+from . import messages
+from .channel import ClientChannel
+from .jobs import Job, WorkspaceUnavailable, open_workspace
+from .messages import wire
+from .model_download import ModelDownloads
+from .model_host import HostedGenerate, ModelHost, ModelLoadFailed
+from .protected_note import protected_by
+from .protocol import event_dict, failed_run, run_result
+from .run_record import Conversation
+
+EVENT_METHOD = messages.AgentEvent.METHOD
+MODEL_TEXT_METHOD = messages.ModelText.METHOD
+
+
+@dataclass
+class RunEnd:
+    """What the run answers, and the conversation a follow-up continues (None: none kept)."""
+
+    result: dict[str, Any]
+    conversation: Conversation | None
+
+
+@dataclass
+class AgentRunner:
+    """What an agent run needs of the daemon: the client, the model host, the downloads."""
+
+    channel: ClientChannel
+    models: ModelHost
+    downloads: ModelDownloads
+
+    def run(
+        self,
+        job: Job,
+        goal: str,
+        run_id: str,
+        continued: Conversation | None,
+        plan: ResumePlan | None,
+        settled: list[Settled],
+        agents: AgentsFile | None,
+        steer: str | None = None,
+    ) -> RunEnd:
+        settings, root = job.settings, job.root
+        read_digests = None if continued is None else continued.read_digests
+        try:
+            workspace, unsubscribe = open_workspace(
+                self.channel,
+                job,
+                run_id=run_id,
+                read_digests=plan.read_digests if plan is not None else read_digests,
+            )
+        except WorkspaceUnavailable as error:
+            if plan is not None:
+                plan.lock.release()
+            return RunEnd(failed_run(error.reason, error.message), None)
+        sessions = SessionStore(settings.receipt_log_path(root))
+        recorded = RecordedRun(
+            sessions, workspace.receipt_store, plan, steer, settled, say=self.channel.log
+        )
+        workspace.confirm_proposal = recorded.confirming(job.bridge)
+        token = self.channel.begin_progress("Counterfoil", goal[:80])
+        try:
+            return self._go(job, goal, run_id, continued, recorded, workspace, agents, token)
+        finally:
+            recorded.release()  # a no-op once the recorder has finished
+            unsubscribe()
+            self.channel.end_progress(token, "done")
+
+    def _go(
+        self,
+        job: Job,
+        goal: str,
+        run_id: str,
+        continued: Conversation | None,
+        recorded: RecordedRun,
+        workspace: Any,
+        agents: AgentsFile | None,
+        token: str | None,
+    ) -> RunEnd:
+        settings, root = job.settings, job.root
+        if job.stopping:
+            return RunEnd(failed_run("cancelled", None), None)
+        try:
+            if not settings.endpoint:
+                self.downloads.ensure_on_disk(settings.model, lambda: job.stopping)
+        except DownloadCancelled:
+            return RunEnd(failed_run("cancelled", None), None)
+        except ModelLoadError as error:
+            self.channel.show_message("error", f"Counterfoil: {error}")
+            return RunEnd(failed_run("model_error", str(error)), None)
+        try:
+            loaded = self.models.load(settings, root)
+        except ModelLoadFailed as error:
+            self.channel.show_message("error", str(error))
+            return RunEnd(failed_run("model_error", str(error)), None)
+
+        def report(step: int, message: str) -> None:
+            self.channel.report_progress(token, f"step {step}: {message}")
+
+        def on_text(step: int, text: str, thinking: bool) -> None:
+            shown = messages.ModelText(runId=run_id, step=step, text=text, thinking=thinking)
+            self.channel.notify(MODEL_TEXT_METHOD, wire(shown))
+
+        def on_event(event: AgentEvent) -> None:
+            shown = event_dict(
+                event,
+                run_id,
+                generate.last_note or None,
+                protected_by(event, settings.protected_patterns),
+            )
+            self.channel.notify(EVENT_METHOD, shown)
+            self.channel.log(f"step {event.step} response: {event.response}")
+            self.channel.log(f"step {event.step} action: {json.dumps(shown['action'])}")
+            if event.result is not None:
+                self.channel.log(f"step {event.step} observation: {event.result}")
+
+        stop_or_pause = lambda: job.stopping or job.pausing
+        generate = HostedGenerate(
+            self.models, loaded, report, should_stop=stop_or_pause, on_text=on_text
+        )
+        recorded.attach(
+            workspace,
+            goal,
+            lambda: job.stopping or job.bridge.withdrew,  # an open approval stays open
+            continued=None if continued is None else continued.messages,
+            observations=None if continued is None else continued.observations,
+        )
+        assert recorded.recorder is not None
+        recorded.recorder.cause_of = job.bridge.cause_of
+        self.channel.log(f"run {'resumed' if recorded.resuming else 'started'}: {goal}")
+        instructions = None if agents is None else agents.text
+        recorded.begin(loaded, workspace, instructions)
+        if recorded.asked_again is not None:  # the open approval, answered again: step 0
+            response, action, observed = recorded.asked_again
+            on_event(AgentEvent(0, response, action, observed, workspace.last_step))
+        counted = len(generate.stats)  # the model is kept across runs
+        run = run_agent(
+            goal,
+            recorded.watch(generate),
+            workspace,
+            settings.limits(loaded),
+            on_event,
+            should_stop=stop_or_pause,
+            count_tokens=generate.count_tokens,
+            instructions=instructions,
+            **recorded.loop_arguments(),
+        )
+        resumable = job.closing or (job.pausing and not job.stopping)
+        reason = run.reason
+        if resumable:
+            reason = "interrupted" if job.closing else "paused"
+        recorded.finish(reason, resumable)
+        if run.reason == "model_error" and run.error:
+            self.channel.show_message("error", f"model error: {run.error}")
+        self.channel.log(f"run ended: {reason}; verdict: {run.verdict.summary()}")
+        result = run_result(run)
+        result.update(reason=reason, modelUsage=usage_line(generate.stats[counted:]))
+        kept = None
+        if not resumable:
+            kept = continued or Conversation(run_id, goal, recorded.messages)
+            kept.messages = recorded.messages
+            kept.observations = recorded.observations  # so a follow-up elides them too
+            kept.read_digests = workspace.read_digests
+            kept.run_id = run_id
+            kept.turns += 1
+        return RunEnd(result, kept)

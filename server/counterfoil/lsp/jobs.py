@@ -1,0 +1,136 @@
+"""One operation on the workspace, on its own worker thread: its settings, its stop and pause,
+its approval bridge, and the workspace it works in.
+
+Stop ends an operation at once (a pending approval is denied, a running command killed);
+pause lets a running command finish and be receipted, withdraws a pending approval (it is asked
+again on resume) and stops the run at its next complete observation.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from ..errors import AgentError
+from ..receipts import EffectReceipt, ReceiptStore
+from ..receipts.logfile import make_log_folder
+from ..settings import Settings
+from ..workspace import Workspace
+from .channel import ClientChannel
+from .confirm_bridge import ConfirmBridge
+from .protocol import receipt_dict
+
+RECEIPT_METHOD = "counterfoil/receipt"
+
+
+class SessionBusy(RuntimeError):
+    """Another run or validation is still in progress."""
+
+
+class NoWorkspaceRoot(RuntimeError):
+    """The client opened no folder, so there is nothing to work on."""
+
+
+class NoConversation(RuntimeError):
+    """A follow-up with no kept conversation to continue."""
+
+
+class WorkspaceUnavailable(RuntimeError):
+    """The root or the receipt log cannot be used; `reason` goes into the run result."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+class Job:
+    """A running operation: the settings and root it started with, its result future, its stop
+    and pause flags, its approval bridge."""
+
+    def __init__(self, kind: str, bridge: ConfirmBridge, settings: Settings, root: Path) -> None:
+        self.kind = kind
+        self.bridge = bridge
+        self.settings = settings
+        self.root = root
+        self.run_id: str | None = None  # set once a run has its id
+        self.result: Future[dict[str, Any]] = Future()
+        self.thread: threading.Thread | None = None
+        self.on_stop: Callable[[], None] | None = None  # told once, when a stop is first asked
+        self.on_pause: Callable[[], None] | None = None  # told once, when a pause is first asked
+        self.pause_asked = threading.Event()
+        self.closing = False  # the daemon is shutting down: the run stays resumable
+
+    @property
+    def stopping(self) -> bool:
+        return self.bridge.stop.is_set()
+
+    @property
+    def pausing(self) -> bool:
+        return self.pause_asked.is_set()
+
+    @property
+    def interrupted(self) -> bool:
+        """Whether the run stops short and stays resumable (a pause, a shutdown)."""
+        return self.pausing or self.closing
+
+    def cancel(self) -> None:
+        first = not self.bridge.stop.is_set()
+        self.bridge.cancel()
+        if first and self.on_stop is not None:
+            self.on_stop()
+
+    def pause(self) -> None:
+        first = not self.pause_asked.is_set()
+        self.pause_asked.set()
+        self.bridge.hold()
+        if first and self.on_pause is not None:
+            self.on_pause()
+
+
+def open_workspace(
+    channel: ClientChannel,
+    job: Job,
+    *,
+    run_id: str | None = None,
+    read_digests: dict[str, str] | None = None,
+) -> tuple[Workspace, Callable[[], None]]:
+    """A Workspace for one operation whose receipts go to the client as they are recorded
+    (the second value unsubscribes). When the root or the log cannot be used the person is
+    told, and WorkspaceUnavailable carries the reason for the result."""
+
+    def unavailable(reason: str, message: str) -> WorkspaceUnavailable:
+        channel.show_message("error", f"Counterfoil: {message}")
+        return WorkspaceUnavailable(reason, message)
+
+    settings, root = job.settings, job.root
+    try:
+        policy = settings.policy(root)
+    except ValueError as error:
+        raise unavailable("workspace_error", str(error)) from None
+    log = settings.receipt_log_path(root)
+    try:
+        make_log_folder(log)
+        store = ReceiptStore(log)
+        store.require_signer()
+    except (AgentError, OSError) as error:
+        message = f"could not open the receipt log {log}: {error}"
+        raise unavailable("receipt_log_error", message) from None
+
+    def on_receipt(receipt: EffectReceipt) -> None:
+        channel.notify(RECEIPT_METHOD, receipt_dict(receipt))
+
+    unsubscribe = store.subscribe(on_receipt)
+    workspace = Workspace(
+        policy,
+        receipt_store=store,
+        confirm_proposal=job.bridge,
+        stop_commands=job.bridge.stop,
+        approval_via="editor",
+        run_id=run_id,
+        read_digests=read_digests,
+    )
+    return workspace, unsubscribe

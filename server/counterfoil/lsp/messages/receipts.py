@@ -1,0 +1,89 @@
+"""The receipt log as the client reads it: receipts, their verification, stored objects."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from .wire import SOMETIMES
+
+if TYPE_CHECKING:
+    from .runs import RunRecord
+    from .sessions import StoredRunRecord
+
+
+@dataclass(frozen=True, kw_only=True)
+class Approval:
+    decision: str | None = field(default=None, metadata=SOMETIMES)
+    by: str | None = field(default=None, metadata=SOMETIMES)
+    via: str | None = field(default=None, metadata=SOMETIMES)
+    shown_sha256: str | None = field(default=None, metadata=SOMETIMES)
+    approved_sha256: str | None = field(default=None, metadata=SOMETIMES)
+    modified: bool | None = field(default=None, metadata=SOMETIMES)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Receipt:
+    """A receipt as the log holds it (snake_case, as written); evidence fields are those the
+    effect had."""
+
+    receipt_id: str
+    tool_call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    exit_state: Literal["ok", "error"]
+    result: str
+    changed_artifacts: list[str]
+    run_id: str | None = field(default=None, metadata=SOMETIMES)
+    time: str | None = field(default=None, metadata=SOMETIMES)
+    approval: Approval | None = field(default=None, metadata=SOMETIMES)
+    base_sha256: str | None = field(default=None, metadata=SOMETIMES)
+    result_sha256: str | None = field(default=None, metadata=SOMETIMES)
+    argv: list[str] | None = field(default=None, metadata=SOMETIMES)
+    cwd: str | None = field(default=None, metadata=SOMETIMES)
+    exit_status: int | None = field(default=None, metadata=SOMETIMES)
+    duration_seconds: float | None = field(default=None, metadata=SOMETIMES)
+    output_sha256: str | None = field(default=None, metadata=SOMETIMES)
+    output_truncated: bool | None = field(default=None, metadata=SOMETIMES)
+    reverts: str | None = field(default=None, metadata=SOMETIMES)
+    # What a command changed in the tree, what changed beside it, how it was confined, and a
+    # reviewed command's answer (see docs/protocol.md).
+    tree_changes: Any = field(default=None, metadata=SOMETIMES)
+    tree_drift: Any = field(default=None, metadata=SOMETIMES)
+    sandbox: Any = field(default=None, metadata=SOMETIMES)
+    review: Any = field(default=None, metadata=SOMETIMES)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReceiptsResult:
+    receipts: list[Receipt]
+    logPath: str | None
+    error: str | None
+    runs: list[RunRecord]
+    records: list[StoredRunRecord]  # every run's own record on disk, this daemon's or not
+
+
+@dataclass(frozen=True, kw_only=True)
+class VerifyResult:
+    ok: bool
+    count: int
+    error: str | None
+    line: int | None  # 1-based number of the first bad line
+    chainOk: bool
+    chainError: str | None
+    drift: list[str] | None  # "app.py changed after call-1"; null: not checked (chain broken)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ObjectParams:
+    METHOD: ClassVar[str] = "counterfoil/object"
+    sha256: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ObjectResult:
+    sha256: str
+    found: bool
+    text: str | None  # the bytes decoded as UTF-8, at most 1 MiB
+    bytes: int
+    truncated: bool

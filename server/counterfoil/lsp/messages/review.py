@@ -1,0 +1,142 @@
+"""The edit preview (LSP's own WorkspaceEdit shapes) and the confirm request, server to client."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from .wire import SOMETIMES
+
+
+@dataclass(frozen=True, kw_only=True)
+class Position:
+    line: int
+    character: int  # UTF-16 code units, as LSP counts them
+
+
+@dataclass(frozen=True, kw_only=True)
+class Range:
+    start: Position
+    end: Position
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextEdit:
+    range: Range
+    newText: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class VersionedDocument:
+    uri: str
+    version: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextDocumentEdit:
+    textDocument: VersionedDocument
+    edits: list[TextEdit]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CreateFile:
+    kind: Literal["create"] = "create"
+    uri: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkspaceEdit:
+    documentChanges: list[TextDocumentEdit | CreateFile]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EditPreview:
+    """The whole proposed file, and the same change as an LSP WorkspaceEdit whose edits,
+    applied to `baseText`, give exactly the bytes of `proposedSha256`."""
+
+    kind: Literal["edit"] = "edit"
+    path: str
+    uri: str
+    removesFile: bool
+    baseSha256: str | None  # null for a new file, which must not exist
+    proposedSha256: str | None  # null when the file is removed
+    proposedText: str | None
+    baseText: str | None
+    edit: WorkspaceEdit | None
+    reverts: str | None = field(
+        default=None, metadata=SOMETIMES
+    )  # the call whose effect this undoes
+    # Folders the write creates (outermost first), or a revert removes when left empty.
+    newFolders: list[str] | None = field(default=None, metadata=SOMETIMES)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommandPreview:
+    kind: Literal["command"] = "command"
+    argv: list[str]
+    cwd: str
+    timeoutSeconds: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChangedFile:
+    path: str
+    uri: str
+    expectedSha256: str | None
+    contentSha256: str | None
+    removesFile: bool
+    currentText: str | None
+    proposedText: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class LeftAlone:
+    path: str
+    why: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommandRan:
+    """How a reviewed command ran: its argv, how it ended, and its sandbox."""
+
+    argv: list[str]
+    exitStatus: int | None  # null after a timeout or a stop
+    timedOut: bool
+    mode: str
+    mechanism: str
+    network: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChangeSetPreview:
+    """A command's reviewed changes to the tree, or a command's revert, accepted as a whole."""
+
+    kind: Literal["changes"] = "changes"
+    reverts: str | None
+    files: list[ChangedFile]
+    leftAlone: list[LeftAlone]
+    ran: CommandRan | None = field(default=None, metadata=SOMETIMES)  # review mode only
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfirmParams:
+    METHOD: ClassVar[str] = "counterfoil/confirm"
+    toolCallId: str
+    tool: str
+    arguments: dict[str, Any]
+    preview: EditPreview | CommandPreview | ChangeSetPreview
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfirmResult:
+    """Only `approved: true` approves. `text`: the file the person approved instead of the
+    proposal; `reason`: why the person said No, for the model."""
+
+    approved: bool
+    text: str | None = field(default=None, metadata=SOMETIMES)
+    reason: str | None = field(default=None, metadata=SOMETIMES)
+    # With a No: the person edited the proposal, and the model is asked to propose again.
+    repropose: bool | None = field(default=None, metadata=SOMETIMES)
+    # With a No that the person did not type: the file changed while the proposal waited
+    # (stale), or its diff was closed unanswered (closed). The run's record says which.
+    cause: Literal["stale", "closed"] | None = field(default=None, metadata=SOMETIMES)

@@ -1,0 +1,183 @@
+"""A run's requests, its result and verdict, and what it notifies as it goes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .wire import SOMETIMES
+
+if TYPE_CHECKING:
+    from .receipts import Receipt
+    from .wire import EffectState, RunStateName, Validation
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunParams:
+    METHOD: ClassVar[str] = "counterfoil/run"
+    goal: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class FollowUpParams:
+    METHOD: ClassVar[str] = "counterfoil/followUp"
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunValidationParams:
+    METHOD: ClassVar[str] = "counterfoil/runValidation"
+    argv: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RevertParams:
+    METHOD: ClassVar[str] = "counterfoil/revert"
+    toolCallId: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class VerdictEffect:
+    """What became of one effect call (the core's `EffectOutcome`)."""
+
+    toolCallId: str
+    tool: str
+    state: EffectState
+    path: str | None
+    argv: list[str] | None
+    sha256: str | None
+    exitStatus: int | None
+    timedOut: bool
+    reason: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileChanged:
+    path: str
+    sha256: str | None  # null: the run deleted it
+    toolCallId: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verdict:
+    """What a run's effects did, never what the model said; `succeeded` is the CLI's exit 0."""
+
+    succeeded: bool
+    approved: list[str]
+    rejected: list[str]
+    refused: list[str]
+    failed: list[str]
+    filesChanged: list[FileChanged]
+    validation: Validation
+    validatedBy: str | None
+    effects: list[VerdictEffect]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunResult:
+    """`counterfoil/run` and `counterfoil/followUp`; the steps came as `counterfoil/event`."""
+
+    completed: bool
+    reason: str
+    final: str | None
+    modifiedFiles: list[str]
+    error: str | None
+    verdict: Verdict
+    runId: str | None = field(default=None, metadata=SOMETIMES)
+    conversationId: str | None = field(default=None, metadata=SOMETIMES)
+    followUp: bool | None = field(default=None, metadata=SOMETIMES)
+    resumed: bool | None = field(default=None, metadata=SOMETIMES)
+    modelUsage: str | None = field(default=None, metadata=SOMETIMES)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StepRecord:
+    """The workspace's record of one step's call (the core's `StepResult`)."""
+
+    toolCallId: str | None
+    state: EffectState | None
+    receiptId: str | None
+    outputSha256: str | None
+    resultSha256: str | None
+    reason: str | None
+    effect: VerdictEffect | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValidationResult(StepRecord):
+    """`counterfoil/runValidation` and `counterfoil/revert`."""
+
+    observation: str
+    receipt: Receipt | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentsFileRecord:
+    """The root's AGENTS.md as the run read it: its digest and size, or why it was not read
+    ("protected", "too large", "not valid UTF-8", "unreadable")."""
+
+    path: str
+    sha256: str | None
+    bytes: int | None
+    notRead: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunStarted:
+    METHOD: ClassVar[str] = "counterfoil/runStarted"
+    runId: str
+    conversationId: str
+    goal: str  # the run's goal or the follow-up's text
+    followUp: bool
+    agentsFile: AgentsFileRecord | None  # the root's AGENTS.md the run's prompt holds, if any
+    resumed: bool | None = field(default=None, metadata=SOMETIMES)  # true: a stopped run goes on
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRecord(RunStarted):
+    """A run this daemon ran (`counterfoil/receipts`' `runs`)."""
+
+    startedAt: str
+    endedAt: str | None
+    reason: str | None
+    verdict: Verdict | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCall:
+    tool: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class FinalAnswer:
+    final: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class AgentEvent(StepRecord):
+    METHOD: ClassVar[str] = "counterfoil/event"
+    step: int
+    response: str
+    action: ToolCall | FinalAnswer | None  # null: the response did not parse
+    result: str | None
+    runId: str | None
+    modelNote: str | None = None  # a model server's remark on this step's response
+    protectedBy: str | None = None  # the protected pattern a refused step matched
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunStateNotice:
+    METHOD: ClassVar[str] = "counterfoil/runState"
+    runId: str
+    state: RunStateName
+    reason: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelText:
+    METHOD: ClassVar[str] = "counterfoil/modelText"
+    runId: str
+    step: int
+    text: str
+    thinking: bool

@@ -1,0 +1,34 @@
+"""The names every message module shares: the state words, and `wire`, which turns a message
+into the JSON data the daemon sends."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Literal
+
+EffectState = Literal["approved", "rejected", "refused", "failed"]
+Validation = Literal["passed", "failed", "not_run", "stale"]
+RunStateName = Literal["running", "stopping", "pausing", "paused", "cancelled", "ended"]
+ModelStateName = Literal["unloaded", "loading", "ready", "generating", "error"]
+DownloadState = Literal["downloading", "done", "cancelled", "failed"]
+SessionStateName = Literal["interrupted", "paused", "ended", "running", "unreadable"]
+
+
+SOMETIMES = {"sometimes": True}  # a field sent only when it has a value
+
+
+def wire(message: Any) -> Any:
+    """A message as the JSON data the daemon sends (dataclasses to objects, tuples to lists)."""
+    if dataclasses.is_dataclass(message) and not isinstance(message, type):
+        shown: dict[str, Any] = {}
+        for item in dataclasses.fields(message):
+            value = getattr(message, item.name)
+            if value is None and item.metadata.get("sometimes"):
+                continue
+            shown[item.name] = wire(value)
+        return shown
+    if isinstance(message, (list, tuple)):
+        return [wire(item) for item in message]
+    if isinstance(message, dict):
+        return {key: wire(value) for key, value in message.items()}
+    return message

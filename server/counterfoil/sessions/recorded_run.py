@@ -1,0 +1,200 @@
+"""One run that keeps its session on disk, new or resumed, as the terminal and the daemon run it.
+
+Both adapters drive the one loop with the same recorder: `attach` takes the run's lock and
+starts its record, `begin` starts the conversation (or restores the model, asks an open
+approval again as a new proposal, tells the model what changed and adds the steering, each
+once), `loop_arguments` hands the loop its messages and boundary, `finish` writes the last
+checkpoint. What the person should hear goes to `say`, a line at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..actions import ToolAction
+from ..context import Observation, note_observation
+from ..loop import Messages, continue_conversation, initial_messages
+from ..prompt import build_system_prompt
+from ..proposals import ToolProposal
+from ..receipts import ReceiptStore
+from ..workspace import Workspace
+from .checkpoint import (
+    KeepsPromptCache,
+    RestoresCheckpoints,
+    prompt_cache_name,
+    restore_model_state,
+)
+from .intents import Settled
+from .record import SessionRecord
+from .recorder import SessionRecorder
+from .reopen import ResumePlan, pending_action
+from .steering import steering_message
+from .store import SessionStore
+
+Say = Callable[[str], object]
+
+
+def read_prompt_cache(
+    sessions: SessionStore, record: SessionRecord, model: object, say: Say
+) -> None:
+    """The KV cache saved with the checkpoint, if its file is there under its key."""
+    tokens = record.checkpoint.model.cached_token_ids
+    if record.model_note:
+        say(f"note: {record.model_note}")
+    if not isinstance(model, KeepsPromptCache) or record.prompt_cache is None:
+        return
+    if record.prompt_cache != prompt_cache_name(tokens):
+        say("note: the saved prompt cache does not match its tokens; not used")
+        return
+    path = sessions.run_folder(record.run_id) / record.prompt_cache
+    if path.is_file():
+        model.read_prompt_cache(str(path), tokens)
+        say(f"prompt cache: {len(tokens)} tokens restored")
+
+
+@dataclass
+class RecordedRun:
+    """One run's session: new, a follow-up of a kept conversation, or resumed from `plan`."""
+
+    sessions: SessionStore
+    store: ReceiptStore
+    plan: ResumePlan | None
+    steer: str | None
+    settled: list[Settled] = field(default_factory=list)
+    say: Say = lambda line: None
+    recorder: SessionRecorder | None = None
+    messages: Messages = field(default_factory=list)
+    observations: list[Observation] = field(default_factory=list)
+    # The open approval a resume settled: the model's response, its action, the observation.
+    asked_again: tuple[str, ToolAction, str] | None = None
+
+    @property
+    def resuming(self) -> bool:
+        return self.plan is not None
+
+    @property
+    def run_id(self) -> str | None:
+        return None if self.plan is None else self.plan.record.run_id
+
+    @property
+    def read_digests(self) -> dict[str, str] | None:
+        return None if self.plan is None else self.plan.read_digests
+
+    def attach(
+        self,
+        workspace: Workspace,
+        task: str,
+        stopping: Callable[[], bool],
+        *,
+        continued: Messages | None = None,
+        observations: list[Observation] | None = None,
+    ) -> None:
+        """Start recording `workspace`'s run (its lock is taken here for a new run);
+        `continued`: a kept conversation that `task` follows up."""
+        plan = self.plan
+        lock = plan.lock if plan is not None else self.sessions.lock(workspace.run_id)
+        if plan is not None:
+            self.messages = plan.record.checkpoint.message_list()
+            self.observations = list(plan.record.observations)
+        elif continued is not None:
+            self.messages = [dict(message) for message in continued]
+            self.observations = list(observations or [])
+        self.recorder = SessionRecorder(
+            self.sessions,
+            workspace,
+            task,
+            self.messages,
+            self.observations,
+            lock=lock,
+            started=None if plan is None else plan.record.started,
+            stopping=stopping,
+        )
+
+    def release(self) -> None:
+        """Give the run's lock back when the run never got going (the model did not load)."""
+        if self.recorder is not None:
+            self.recorder.lock.release()
+        elif self.plan is not None:
+            self.plan.lock.release()
+
+    def confirming(
+        self, confirm: Callable[[ToolProposal], object]
+    ) -> Callable[[ToolProposal], object]:
+        return lambda proposal: self._recorder.confirming(confirm)(proposal)
+
+    def begin(self, model: object, workspace: Workspace, instructions: str | None = None) -> None:
+        """Before the loop: start the conversation (the system prompt with the project's
+        `instructions`), or restore the model, settle the open approval, tell the model what
+        changed and add the steering, each once."""
+        system_prompt = build_system_prompt(workspace, instructions)
+        recorder = self._recorder
+        recorder.model = model
+        plan = self.plan
+        recorder.decisions.started(recorder.task, workspace.approval_via, plan is not None)
+        if plan is None:
+            if self.messages:
+                continue_conversation(self.messages, recorder.task, system_prompt)
+            else:
+                self.messages += initial_messages(recorder.task, system_prompt)
+            recorder.write()
+            return
+        record = plan.record
+        if record.model_restorable and isinstance(model, RestoresCheckpoints):
+            restore_model_state(model, record.checkpoint.model)
+            self._read_prompt_cache(model)
+        messages = self.messages
+        if messages and messages[0].get("role") == "system":
+            messages[0] = {"role": "system", "content": system_prompt}
+        action = pending_action(record)
+        if action is not None and record.pending is not None:
+            result = self._pending_result(record.pending.call_id, action, workspace)
+            messages += [
+                {"role": "assistant", "content": record.pending.response},
+                {"role": "user", "content": "Tool result:\n" + result},
+            ]
+            note_observation(self.observations, messages, action, result)
+            self.asked_again = (record.pending.response, action, result)
+            self.say(f"observation:\n{result}")
+        notice = plan.notice()
+        if notice is not None:
+            messages.append({"role": "user", "content": notice})
+        if self.steer is not None:
+            messages.append(steering_message(self.steer))
+        recorder.write()
+
+    def _read_prompt_cache(self, model: object) -> None:
+        assert self.plan is not None
+        read_prompt_cache(self.sessions, self.plan.record, model, self.say)
+
+    def _pending_result(self, call_id: str, action: ToolAction, workspace: Workspace) -> str:
+        receipt = self.store.get(call_id)
+        if receipt is not None:
+            return receipt.result  # it ran, and was recorded or recovered from the disk
+        for found in self.settled:
+            if found.call_id == call_id and found.outcome == "unknown":
+                return found.observation
+        self.say(f"asking again for {call_id}, as a new proposal checked against the disk")
+        return workspace.execute(action, call_id)
+
+    def watch(self, generate: Callable[[Messages], str]) -> Callable[[Messages], str]:
+        return self._recorder.watch(generate, self._recorder.model)
+
+    def loop_arguments(self) -> dict[str, Any]:
+        """What `run_agent` continues: the session's messages, as they are when resumed."""
+        return {
+            "messages": self.messages,
+            "observations": self.observations,
+            "resume": True,  # `begin` started or restored them
+            "on_observation": self._recorder.at_observation,
+        }
+
+    def finish(self, reason: str, interrupted: bool) -> None:
+        """`interrupted`: the run stopped short and stays resumable (paused); else it ended."""
+        self._recorder.finish("paused" if interrupted else "ended", reason)
+
+    @property
+    def _recorder(self) -> SessionRecorder:
+        assert self.recorder is not None
+        return self.recorder

@@ -1,0 +1,100 @@
+"""Pause: the run stops at its next boundary, a running command finishes and is receipted
+(unlike Stop, which ends it), an open approval is withdrawn and asked again on resume."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from .conftest import StartDaemon, never_answer, script
+
+SLOW = [
+    sys.executable,
+    "-c",
+    (
+        "import pathlib, time; pathlib.Path('started').touch(); time.sleep(1.5); "
+        "pathlib.Path('finished').touch()"
+    ),
+]
+
+
+def slow_command_model(directory: Path) -> dict[str, Any]:
+    model = script(
+        directory / "slow.jsonl",
+        {"tool": "run_command", "argv": SLOW},
+        {"final": "ran it"},
+    )
+    return {"model": model, "allowedCommands": [SLOW]}
+
+
+async def until_file(path: Path, timeout: float = 15.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not path.exists():
+            await asyncio.sleep(0.05)
+
+
+async def test_pause_during_a_command_lets_it_finish_and_be_receipted(
+    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+) -> None:
+    daemon = await start_daemon(slow_command_model(tmp_path))
+    running = daemon.send("counterfoil/run", {"goal": "run the slow thing"})
+    await until_file(demo_project / "started")
+
+    paused = await daemon.request("counterfoil/pause", {})
+    result = await running
+
+    assert paused["pausing"] is True and paused["runId"] == result["runId"]
+    assert (demo_project / "finished").exists()
+    (receipt,) = daemon.receipts
+    assert receipt["tool"] == "run_command" and receipt["exit_status"] == 0
+    assert result["reason"] == "paused" and result["final"] is None
+    states = [notice["state"] for notice in daemon.told("counterfoil/runState")]
+    assert states == ["running", "pausing", "paused"]
+    (session,) = (await daemon.request("counterfoil/sessions", {}))["sessions"]
+    assert session["state"] == "paused" and session["pending"] is None
+
+
+async def test_a_paused_run_resumes_after_its_command_without_running_it_again(
+    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+) -> None:
+    daemon = await start_daemon(slow_command_model(tmp_path))
+    running = daemon.send("counterfoil/run", {"goal": "run the slow thing"})
+    await until_file(demo_project / "started")
+    await daemon.request("counterfoil/pause", {})
+    first = await running
+
+    resumed = await daemon.request("counterfoil/resume", {"runId": first["runId"]})
+
+    assert resumed["completed"] is True and resumed["final"] == "ran it"
+    assert len(daemon.confirms) == 1 and len(daemon.receipts) == 1
+
+
+async def test_pause_at_an_open_approval_withdraws_it_and_resume_asks_again(
+    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+) -> None:
+    daemon = await start_daemon(slow_command_model(tmp_path))
+    daemon.answer = never_answer
+    running = daemon.send("counterfoil/run", {"goal": "run the slow thing"})
+    await daemon.until(lambda: len(daemon.confirms) == 1)
+
+    await daemon.request("counterfoil/pause", {})
+    first = await running
+
+    assert daemon.withdrawn == ["call-1"]
+    assert first["reason"] == "paused"
+    assert not (demo_project / "started").exists()
+    (session,) = (await daemon.request("counterfoil/sessions", {}))["sessions"]
+    assert session["state"] == "paused" and session["pending"]["toolCallId"] == "call-1"
+    daemon.answer = lambda params: asyncio.sleep(0, {"approved": True})
+    resumed = await daemon.request("counterfoil/resume", {"runId": first["runId"]})
+    assert resumed["completed"] is True
+    assert [confirm["toolCallId"] for confirm in daemon.confirms] == ["call-1", "call-1"]
+    assert len(daemon.receipts) == 1
+
+
+async def test_pause_with_nothing_running_says_so(start_daemon: StartDaemon) -> None:
+    daemon = await start_daemon()
+
+    assert await daemon.request("counterfoil/pause", {}) == {"pausing": False, "runId": None}

@@ -1,0 +1,51 @@
+"""An effect a killed run approved but never receipted is settled from the disk before the
+daemon's next run goes on, once, and the person is told."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil.receipt_evidence import approval_record
+from counterfoil.sessions.intents import intent_of
+from counterfoil.sessions.store import SessionStore
+
+from .conftest import StartDaemon, script
+
+EDIT = ToolAction("edit_file", {"path": "app.py", "old": "* 1", "new": "* 2"})
+
+
+def killed_after_its_write(root: Path) -> None:
+    """What a run killed between its write and its receipt leaves: the intent, the new bytes."""
+    log = root.resolve() / ".counterfoil" / "receipts.jsonl"
+    log.parent.mkdir(exist_ok=True)
+    gate = Workspace(
+        ToolPolicy(root.resolve(), allow_writes=True),
+        receipt_store=ReceiptStore(log, signer=None),
+        confirm_proposal=lambda proposal: True,
+        run_id="killed-run",
+    )
+    gate.read_file("app.py")
+    proposal = gate.propose(EDIT, "call-1")
+    intent = intent_of(
+        proposal, approval_record(proposal, "editor"), "killed-run", gate.policy.root
+    )
+    SessionStore(log).write_intent("killed-run", "call-1", intent)
+    (root / "app.py").write_text((root / "app.py").read_text().replace("* 1", "* 2"))
+
+
+async def test_the_next_run_settles_an_effect_left_without_a_receipt(
+    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+) -> None:
+    killed_after_its_write(demo_project)
+    daemon = await start_daemon({"model": script(tmp_path / "m.jsonl", {"final": "ok"})})
+
+    await daemon.request("counterfoil/run", {"goal": "anything"})
+    await daemon.request("counterfoil/run", {"goal": "again"})
+
+    log = demo_project / ".counterfoil" / "receipts.jsonl"
+    receipts = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(r["tool_call_id"], r["run_id"]) for r in receipts] == [("call-1", "killed-run")]
+    assert receipts[0]["recovered"] == "performed"
+    assert any("Counterfoil recovered:" in shown.message for shown in daemon.client.messages)
