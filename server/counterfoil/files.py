@@ -12,8 +12,8 @@ import errno
 import os
 import stat
 import time
-from collections.abc import Collection, Iterator
-from contextlib import contextmanager
+from collections.abc import Collection, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from .errors import AgentError
@@ -48,23 +48,47 @@ def _refusal(error: OSError) -> AgentError:
 
 
 @contextmanager
-def open_directory(root: Path, parts: tuple[str, ...]) -> Iterator[int]:
-    """Yield a descriptor of root/parts, refusing any symlink on the way."""
+def closed_after(fd: int) -> Iterator[int]:
+    """`fd` for a with block, closed however the block ends, so no descriptor leaks."""
     try:
-        fd = os.open(root, DIRECTORY_FLAGS)
-    except OSError as error:
-        raise _refusal(error) from None
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def open_folder_path(root: Path, parts: Iterable[str], *, create_mode: int | None = None) -> int:
+    """A descriptor on root/parts, opened one folder at a time with O_NOFOLLOW, so that no
+    symlink on the way is followed (a path string would follow them all). `create_mode`
+    (not None) makes a missing folder with that mode; one made at the same moment by another
+    process is used. The caller closes the descriptor; OSError as raised."""
+    fd = os.open(root, DIRECTORY_FLAGS)
     try:
         for part in parts:
             try:
                 child = os.open(part, DIRECTORY_FLAGS, dir_fd=fd)
-            except OSError as error:
-                raise _refusal(error) from None
+            except FileNotFoundError:
+                if create_mode is None:
+                    raise
+                with suppress(FileExistsError):
+                    os.mkdir(part, create_mode, dir_fd=fd)
+                child = os.open(part, DIRECTORY_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = child
-        yield fd
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
+
+
+@contextmanager
+def open_directory(root: Path, parts: tuple[str, ...]) -> Iterator[int]:
+    """Yield a descriptor of root/parts, refusing any symlink on the way."""
+    try:
+        fd = open_folder_path(root, parts)
+    except OSError as error:
+        raise _refusal(error) from None
+    with closed_after(fd):
+        yield fd
 
 
 def read_regular_file(
@@ -165,6 +189,13 @@ def _kept_permissions(fd: int, mode: int, original: os.stat_result) -> int:
     return bits
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of `data`: `os.write` may write fewer bytes than it is given."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def replace_file(directory_fd: int, name: str, data: bytes, mode: int | None) -> None:
     """Write `data` to a temporary sibling, then rename it over `name` in one step.
 
@@ -186,10 +217,7 @@ def replace_file(directory_fd: int, name: str, data: bytes, mode: int | None) ->
     )
     try:
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            write_all(fd, data)
             if original is not None and mode is not None:  # after writing, which clears setuid
                 os.fchmod(fd, _kept_permissions(fd, mode, original))
             os.fsync(fd)

@@ -40,9 +40,7 @@ class Selection:
 def open_branch(sessions: SessionStore, root: Path, name: str) -> tuple[BranchRecord, RunLock]:
     """The branch `name` (`RUN_ID.N`), checked and its run locked; raises CheckpointRefused."""
     run_id, number = parse_branch_name(name)
-    if not sessions.has_run(run_id):
-        raise CheckpointRefused(f"there is no run {run_id} in {root}")
-    lock = sessions.lock(run_id)
+    lock = sessions.lock_existing(run_id, root)
     try:
         record = BranchStore(sessions).load(run_id, number)
         if record.root != str(root) or record.log != str(sessions.log_path):

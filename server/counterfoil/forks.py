@@ -44,9 +44,7 @@ def open_for_fork(sessions: SessionStore, root: Path, run_id: str) -> ResumePlan
 
     A paused, interrupted or ended run can be forked, at the last complete observation its
     checkpoint holds (an approval left open is not asked in the branches)."""
-    if not sessions.has_run(run_id):
-        raise CheckpointRefused(f"there is no run {run_id} in {root}")
-    lock = sessions.lock(run_id)
+    lock = sessions.lock_existing(run_id, root)
     try:
         record = sessions.load(run_id)
         check_origin(record, sessions, root)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import AgentError
-from .files import DIRECTORY_FLAGS, READ_FLAGS, open_directory, read_regular_file
+from .files import DIRECTORY_FLAGS, READ_FLAGS, open_directory, read_regular_file, write_all
 
 FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int)
 MAX_DIGESTED_BYTES = 64 * 1024 * 1024
@@ -108,9 +108,7 @@ def _copy_file(source_fd: int, name: str, target: Path, mode: int) -> bool:
             cloned = _clone(fd, out)
             if not cloned:
                 while chunk := os.read(fd, 1 << 20):
-                    view = memoryview(chunk)
-                    while view:
-                        view = view[os.write(out, view) :]
+                    write_all(out, chunk)
             os.fchmod(out, stat.S_IMODE(mode))
         finally:
             os.close(out)

@@ -187,7 +187,7 @@ def test_a_write_that_fails_is_reported_by_finish_and_leaves_nothing(
 
     folder = log_path(tmp_path).parent
     with ObjectStream(folder) as stream:
-        monkeypatch.setattr(content, "_write_all", disk_full)
+        monkeypatch.setattr(content, "write_all", disk_full)
         stream.write(b"output")  # the command's read loop is never stopped by the store
         with pytest.raises(AgentError, match="No space left on device"):
             stream.finish()
@@ -202,7 +202,7 @@ def test_a_command_whose_output_cannot_be_stored_has_no_receipt(
         raise OSError(errno.ENOSPC, "No space left on device")
 
     workspace = workspace_for(tmp_path, NUMBERED)
-    monkeypatch.setattr(content, "_write_all", disk_full)
+    monkeypatch.setattr(content, "write_all", disk_full)
     observation = run(workspace, NUMBERED)
 
     assert observation.startswith("error: ") and "No space left on device" in observation

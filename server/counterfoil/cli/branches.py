@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import threading
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -245,19 +244,13 @@ def _load_model(
     args: argparse.Namespace, settings: Settings, stdout: TextIO, steps: StepPrinter
 ) -> Any:
     """The model every branch shares, or the exit status once the reason is written."""
-    from ..models import GenerationOptions, load_generate
-    from .model_download import prepare_model
+    from ..models import load_generate
+    from .model_download import model_to_load, prepare_model
 
     prepared = prepare_model(settings.model, stdout, endpoint=settings.endpoint)
     if prepared is not None:
         return prepared
-    options = replace(
-        GenerationOptions.from_settings(settings),
-        enable_thinking=args.enable_thinking,
-        device=args.device,
-    )
-    spec = "" if settings.endpoint and args.model is None else settings.model
-    shown = f"{spec or 'the served model'} at {settings.endpoint}" if settings.endpoint else spec
+    spec, shown, options = model_to_load(args, settings)
     try:
         return timed_load(
             stdout, shown, lambda: load_generate(spec, options, on_progress=steps.on_progress)
@@ -304,8 +297,7 @@ def branches_command(args: argparse.Namespace, stdout: TextIO) -> int:
         return EXIT_SETUP_ERROR
     sessions = SessionStore(setup.log_path)
     try:
-        if not sessions.has_run(args.run_id):
-            raise CheckpointRefused(f"there is no run {args.run_id} in {setup.policy.root}")
+        sessions.require_run(args.run_id, setup.policy.root)
     except CheckpointRefused as error:
         stdout.write(f"error: {error}\n")
         return EXIT_SETUP_ERROR

@@ -14,7 +14,7 @@ import sys
 import threading
 import typing
 from collections.abc import Callable, Sequence
-from dataclasses import fields, replace
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -29,7 +29,7 @@ from ..settings import Settings
 from ..workspace import Workspace
 from . import doctor
 from .command_setup import set_up_command
-from .model_download import download_command, prepare_model
+from .model_download import download_command, model_to_load, prepare_model
 from .receipts import add_receipt_parsers, keys_command, receipts_command
 from .sessions import add_session_parsers, open_terminal_session, sessions_command
 from .terminal import (
@@ -287,7 +287,7 @@ def agent_settings(args: argparse.Namespace) -> Settings:
 
 
 def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    from ..models import GenerationOptions, load_generate
+    from ..models import load_generate
 
     setup = set_up_command(lambda: agent_settings(args), args.root, stdout, log_must_exist=False)
     if setup is None:
@@ -318,13 +318,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     prepared = prepare_model(settings.model, stdout, endpoint=settings.endpoint)
     if prepared is not None:
         return prepared
-    options = replace(
-        GenerationOptions.from_settings(settings),
-        enable_thinking=args.enable_thinking,
-        device=args.device,
-    )
-    spec = "" if settings.endpoint and args.model is None else settings.model
-    shown = f"{spec or 'the served model'} at {settings.endpoint}" if settings.endpoint else spec
+    spec, shown, options = model_to_load(args, settings)
     loaded = threading.Event()
 
     def on_progress(progress: ModelProgress) -> None:

@@ -8,8 +8,10 @@ will fetch and fetches it this way; the person named the model, so it does not a
 
 from __future__ import annotations
 
+import argparse
+from dataclasses import replace
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ..models.download import (
     DownloadCancelled,
@@ -26,6 +28,10 @@ from ..models.download import (
 )
 from ..models.errors import ModelLoadError
 from ..models.runtime import missing_runtime
+from ..settings import Settings
+
+if TYPE_CHECKING:
+    from ..models import GenerationOptions
 
 INTERRUPTED = 130
 
@@ -129,3 +135,20 @@ def prepare_model(spec: str, stdout: TextIO, *, endpoint: str | None = None) -> 
         return None  # the model loader says what is wrong with the name
     status = fetch_model(spec, stdout)
     return None if status == 0 else status
+
+
+def model_to_load(
+    args: argparse.Namespace, settings: Settings
+) -> tuple[str, str, GenerationOptions]:
+    """What a run loads, how the terminal names it, and with which options: a served model
+    asked for without `--model` is loaded by an empty spec (the server's own model)."""
+    from ..models import GenerationOptions
+
+    options = replace(
+        GenerationOptions.from_settings(settings),
+        enable_thinking=args.enable_thinking,
+        device=args.device,
+    )
+    spec = "" if settings.endpoint and args.model is None else settings.model
+    shown = f"{spec or 'the served model'} at {settings.endpoint}" if settings.endpoint else spec
+    return spec, shown, options

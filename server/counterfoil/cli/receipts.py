@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import stat
 from pathlib import Path
@@ -17,6 +16,7 @@ from ..receipts.signing import init_key, signature_checker
 from ..receipts.verify import read_receipt_log
 from ..sessions.decisions import unreceipted_decisions, verify_run_records
 from ..sessions.intents import describe_open_intents  # registers what gc keeps for runs
+from .terminal import bytes_diff
 
 
 def add_receipt_parsers(receipt_commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -197,12 +197,7 @@ def _diff(args: argparse.Namespace, stdout: TextIO) -> int:
         return 1
     path = str(receipt.arguments.get("path", ""))
     source = "/dev/null" if base_digest is None else f"a/{path}"
-    lines = difflib.unified_diff(
-        before.decode("utf-8", errors="replace").splitlines(keepends=True),
-        after.decode("utf-8", errors="replace").splitlines(keepends=True),
-        source,
-        f"b/{path}",
-    )
+    lines = bytes_diff(before, after, source, f"b/{path}")
     stdout.write(
         "".join(line if line.endswith("\n") else line + "\n" for line in lines) or "(no change)\n"
     )

@@ -10,7 +10,7 @@ import difflib
 import os
 import shlex
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -284,6 +284,17 @@ def format_verdict(
     return "\n".join(lines) + "\n"
 
 
+def bytes_diff(before: bytes, after: bytes, source: str, target: str) -> Iterator[str]:
+    """The unified diff of two versions of a file's bytes, read as UTF-8 (what is not UTF-8
+    shows as U+FFFD), so that a file in another encoding still shows where it changed."""
+    return difflib.unified_diff(
+        before.decode("utf-8", errors="replace").splitlines(keepends=True),
+        after.decode("utf-8", errors="replace").splitlines(keepends=True),
+        source,
+        target,
+    )
+
+
 def change_set_diff(proposal: ChangeSetProposal) -> str:
     """One unified diff per file (text), or the digests of a binary file's bytes."""
     parts: list[str] = []
@@ -297,12 +308,7 @@ def change_set_diff(proposal: ChangeSetProposal) -> str:
                 f"{short_digest(item.expected_sha256)} -> {short_digest(item.content_sha256)})\n"
             )
             continue
-        lines = difflib.unified_diff(
-            before.decode("utf-8", errors="replace").splitlines(keepends=True),
-            after.decode("utf-8", errors="replace").splitlines(keepends=True),
-            source,
-            target,
-        )
+        lines = bytes_diff(before, after, source, target)
         text = "".join(
             line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
             for line in lines

@@ -15,25 +15,22 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Self
 
 from ..errors import AgentError
-from .hold import ObjectHold, open_private_folder, shared_folder_lock
+from ..files import write_all
+from .hold import ObjectHold, open_log_folder, open_private_folder, shared_folder_lock
 
 OBJECTS_FOLDER = "objects"
 OUTPUT_LIMIT_BYTES = 10 * 1024 * 1024
 OBJECT_MODE = 0o400  # no more readable than any source: its owner may read it, no one else
 DIGEST = re.compile(r"[0-9a-f]{64}")
-_DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
 def _open_objects(log_folder: Path, create: bool) -> int | None:
-    try:
-        folder = os.open(log_folder, _DIRECTORY_FLAGS)
-    except OSError as error:
-        raise AgentError(f"content store: cannot open {log_folder}: {error.strerror}") from None
+    folder = open_log_folder(log_folder)
     try:
         return open_private_folder(folder, OBJECTS_FOLDER, create)
     finally:
@@ -67,7 +64,7 @@ def store_object(
                     dir_fd=objects,
                 )
                 try:
-                    _write_all(fd, data)
+                    write_all(fd, data)
                     if durable:
                         os.fsync(fd)
                 finally:
@@ -93,12 +90,6 @@ def _is_stored(objects: int, digest: str) -> bool:
     if stat.S_ISREG(mode):
         return True
     raise AgentError(f"content store: objects/{digest} is not a regular file")
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
 
 
 def _publish(objects: int, temporary: str, digest: str, *, durable: bool = True) -> None:
@@ -168,16 +159,22 @@ class ObjectStream:
         if log_folder is None:
             return
         assert self._hold is not None
+        with self._discarded_on_failure(), shared_folder_lock(log_folder) as folder:
+            self._objects = open_private_folder(folder, OBJECTS_FOLDER, create=True)
+            self._hold.add(folder, self._temporary)
+            self._fd = os.open(
+                self._temporary,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                OBJECT_MODE,
+                dir_fd=self._objects,
+            )
+
+    @contextlib.contextmanager
+    def _discarded_on_failure(self) -> Iterator[None]:
+        """A failure while the object is half-made removes what was made, and says so in
+        the store's one sentence (an OSError) or its own (an AgentError)."""
         try:
-            with shared_folder_lock(log_folder) as folder:
-                self._objects = open_private_folder(folder, OBJECTS_FOLDER, create=True)
-                self._hold.add(folder, self._temporary)
-                self._fd = os.open(
-                    self._temporary,
-                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                    OBJECT_MODE,
-                    dir_fd=self._objects,
-                )
+            yield
         except OSError as error:
             self.discard()
             raise AgentError(f"content store: could not write object: {error.strerror}") from None
@@ -203,7 +200,7 @@ class ObjectStream:
         self.size += len(chunk)
         if self._fd is not None and self._error is None:
             try:
-                _write_all(self._fd, chunk)
+                write_all(self._fd, chunk)
             except OSError as error:
                 self._error = error
 
@@ -217,7 +214,7 @@ class ObjectStream:
             self._digest = digest
             return digest
         assert self._hold is not None
-        try:
+        with self._discarded_on_failure():
             if self._error is not None:
                 raise self._error
             assert self._fd is not None
@@ -227,12 +224,6 @@ class ObjectStream:
             with shared_folder_lock(self._log_folder) as folder:
                 self._hold.add(folder, digest)
                 _publish(self._objects, self._temporary, digest)
-        except OSError as error:
-            self.discard()
-            raise AgentError(f"content store: could not write object: {error.strerror}") from None
-        except AgentError:
-            self.discard()
-            raise
         os.close(self._objects)
         self._objects = None
         self._digest = digest

@@ -48,14 +48,20 @@ def open_private_folder(parent: int, name: str, create: bool) -> int | None:
     return fd
 
 
+def open_log_folder(log_folder: Path) -> int:
+    """The log folder as a descriptor (never through a symlink), which every step into the
+    content store starts from; a failure is the store's one precise error."""
+    try:
+        return os.open(log_folder, _DIRECTORY_FLAGS)
+    except OSError as error:
+        raise AgentError(f"content store: cannot open {log_folder}: {error.strerror}") from None
+
+
 @contextlib.contextmanager
 def shared_folder_lock(log_folder: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[int]:
     """The log folder, open and locked shared: writers of the content store hold this while
     they list a name and make it, so gc (which holds it exclusively) sees both or neither."""
-    try:
-        folder = os.open(log_folder, _DIRECTORY_FLAGS)
-    except OSError as error:
-        raise AgentError(f"content store: cannot open {log_folder}: {error.strerror}") from None
+    folder = open_log_folder(log_folder)
     try:
         lock(folder, exclusive=False, timeout=timeout)
         yield folder

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..files import write_all
 from .errors import ReceiptLogError
 
 LOCK_TIMEOUT_SECONDS = 10.0
@@ -129,7 +130,7 @@ def locked_log(
         os.close(folder)
 
 
-def write_all(fd: int, data: bytes, start: int) -> None:
+def append_durably(fd: int, data: bytes, start: int) -> None:
     """Append `data` at `start` (the log's length), durably; on any failure cut the log back
     to `start`, so a partial line never stays behind."""
     written = 0
@@ -164,9 +165,7 @@ def replace_atomically(path: Path, data: bytes) -> None:
         )
         try:
             os.fchmod(fd, PRIVATE_MODE)  # a leftover temporary file keeps its old mode
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
         finally:
             os.close(fd)
         os.rename(temporary, path.name, src_dir_fd=folder, dst_dir_fd=folder)

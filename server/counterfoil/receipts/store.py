@@ -36,7 +36,7 @@ from .errors import ReceiptLogError
 from .guard import LogGuard
 from .head import head_path, read_head, write_head
 from .hold import HOLDS_FOLDER, ObjectHold
-from .logfile import LOCK_TIMEOUT_SECONDS, locked_log, write_all
+from .logfile import LOCK_TIMEOUT_SECONDS, append_durably, locked_log
 from .record import EffectReceipt, encode_line
 from .signing import SignatureChecker, Signer, config_dir, load_signer
 
@@ -269,7 +269,7 @@ class ReceiptStore:
             start = self._state.consumed
             if start and os.pread(fd, 1, start - 1) != b"\n":
                 data = b"\n" + data
-            write_all(fd, data, start)
+            append_durably(fd, data, start)
             state = self._state
             state.lines += 1
             index[receipt.tool_call_id] = start + (1 if data.startswith(b"\n") else 0)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentError
+from ..files import write_all
 from ..receipt_evidence import os_user, utc_now
 from ..receipts.signing import Signer, load_signer
 from ..verdict import EffectOutcome
@@ -87,9 +88,7 @@ class DecisionLog:
         data = _canonical(entry) + b"\n"
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)

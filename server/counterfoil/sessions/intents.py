@@ -11,6 +11,7 @@ recorded is recorded as interrupted. Nothing is done again: a retry needs a new 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,18 @@ def intent_of(
     return intent
 
 
+def _intents_of(sessions: SessionStore, run_id: str) -> Iterator[dict[str, Any]]:
+    """The run's intents that read as JSON objects: one that does not was cut short before
+    it was renamed into place (or is not an intent), so nothing ran after it."""
+    for _, data in sessions.intents(run_id):
+        try:
+            intent = json.loads(data)
+        except ValueError:
+            continue
+        if isinstance(intent, dict):
+            yield intent
+
+
 def open_intents(
     sessions: SessionStore, receipts: ReceiptStore
 ) -> list[tuple[str, dict[str, Any]]]:
@@ -80,12 +93,8 @@ def open_intents(
     for run_id in sessions.run_ids():
         if sessions.is_live(run_id):
             continue
-        for _, data in sessions.intents(run_id):
-            try:
-                intent = json.loads(data)
-            except ValueError:
-                continue  # never renamed into place, so nothing ran after it
-            if not isinstance(intent, dict) or "outcome" in intent:
+        for intent in _intents_of(sessions, run_id):
+            if "outcome" in intent:
                 continue
             call_id = intent.get("call_id")
             if isinstance(call_id, str) and receipts.get(call_id) is None:
@@ -125,13 +134,9 @@ def objects_in_use(log_folder: Path) -> set[str]:
     for run_id in sessions.run_ids():
         if _ended(sessions, run_id):
             continue
-        for _, data in sessions.intents(run_id):
-            try:
-                intent = json.loads(data)
-            except ValueError:
-                continue
+        for intent in _intents_of(sessions, run_id):
             for key in ("base_sha256", "proposed_sha256"):
-                value = intent.get(key) if isinstance(intent, dict) else None
+                value = intent.get(key)
                 if isinstance(value, str):
                     digests.add(value)
     return digests

@@ -66,8 +66,8 @@ def open_for_resume(sessions: SessionStore, root: Path, run_id: str | None = Non
         if not candidates:
             raise CheckpointRefused(f"nothing to resume in {root}: no interrupted or paused run")
         run_id = candidates[-1].run_id
-    elif not sessions.has_run(run_id):
-        raise CheckpointRefused(f"there is no run {run_id} in {root}")
+    else:
+        sessions.require_run(run_id, root)
     lock = sessions.lock(run_id)
     try:
         record = sessions.load(run_id)

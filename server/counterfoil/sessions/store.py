@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
+from ..files import closed_after, open_folder_path, write_all
 from ..receipts.hold import SESSIONS_FOLDER
 from .record import CheckpointRefused, SessionRecord, load_record
 
@@ -29,7 +30,6 @@ LOCK_FILE = "lock"
 PROMPT_CACHE_PREFIX = "prompt-cache-"
 MAX_CHECKPOINT_BYTES = 256 << 20
 RUN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
-_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 
 
 class RunLocked(CheckpointRefused):
@@ -81,6 +81,17 @@ class SessionStore:
         """Whether the run has a folder; CheckpointRefused for what cannot be a run id."""
         return (self.folder / self.run_folder(run_id).name).is_dir()
 
+    def require_run(self, run_id: str, root: Path) -> None:
+        """Refuse, naming the workspace `root`, a run id that names no run here."""
+        if not self.has_run(run_id):
+            raise CheckpointRefused(f"there is no run {run_id} in {root}")
+
+    def lock_existing(self, run_id: str, root: Path) -> RunLock:
+        """The lock of a run that is already here, to resume or fork it: `lock` alone would
+        make a folder for a run id that names nothing."""
+        self.require_run(run_id, root)
+        return self.lock(run_id)
+
     # Writing
 
     def write(self, record: SessionRecord) -> None:
@@ -102,9 +113,7 @@ class SessionStore:
                 dir_fd=folder,
             )
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
+                write_all(fd, data)
                 os.fsync(fd)
             except BaseException:
                 os.close(fd)
@@ -235,18 +244,9 @@ class SessionStore:
     ) -> Iterator[int]:
         """A descriptor on the run's folder (or one inside it), never through a symlink."""
         parts = [SESSIONS_FOLDER, self.run_folder(run_id).name, *(inside or [])]
-        fd = os.open(self.log_path.parent, _FOLDER_FLAGS)
-        try:
-            for part in parts:
-                if create:
-                    with contextlib.suppress(FileExistsError):
-                        os.mkdir(part, 0o700, dir_fd=fd)
-                child = os.open(part, _FOLDER_FLAGS, dir_fd=fd)
-                os.close(fd)
-                fd = child
+        mode = 0o700 if create else None
+        with closed_after(open_folder_path(self.log_path.parent, parts, create_mode=mode)) as fd:
             yield fd
-        finally:
-            os.close(fd)
 
 
 def _file_name(call_id: str) -> str:

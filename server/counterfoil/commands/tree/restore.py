@@ -21,7 +21,7 @@ from typing import Any
 
 from ...actions import ToolAction
 from ...errors import AgentError
-from ...files import DIRECTORY_FLAGS, READ_FLAGS, replace_file
+from ...files import READ_FLAGS, closed_after, open_folder_path, replace_file
 from ...paths import relative_parts
 from ...proposals import ChangeSetProposal, FileRestore
 
@@ -84,21 +84,10 @@ def _why_not(change: dict[str, Any]) -> str | None:
 @contextmanager
 def _parent(root: Path, parts: tuple[str, ...], create: bool) -> Iterator[int]:
     """A descriptor on root/parts[:-1], made (never through a symlink) when `create`."""
-    fd = os.open(root, DIRECTORY_FLAGS)
-    try:
-        for part in parts[:-1]:
-            try:
-                child = os.open(part, DIRECTORY_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                os.mkdir(part, 0o777, dir_fd=fd)
-                child = os.open(part, DIRECTORY_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = child
+    with closed_after(
+        open_folder_path(root, parts[:-1], create_mode=0o777 if create else None)
+    ) as fd:
         yield fd
-    finally:
-        os.close(fd)
 
 
 def current_state(directory: int, name: str) -> tuple[str | None, bytes | None]:
