@@ -13,6 +13,7 @@ import {
 } from "../daemon/protocol";
 import type { ReceiptsTree } from "./receiptsTree";
 import { verifyReport } from "./verifyReport";
+import { commandRegistrar } from "../commandRegistrar";
 
 const OBJECT_SCHEME = "counterfoil-object";
 
@@ -31,12 +32,7 @@ export class ReceiptCommands implements vscode.Disposable {
     private readonly client: DaemonClient,
     private readonly receipts: ReceiptsTree,
   ) {
-    const register = (
-      id: string,
-      handler: (...args: unknown[]) => unknown,
-    ): void => {
-      this.disposables.push(vscode.commands.registerCommand(id, handler));
-    };
+    const register = commandRegistrar(this.disposables);
     register("counterfoil.revertReceipt", (target?: unknown) =>
       this.revert(target),
     );

@@ -22,6 +22,7 @@ import {
 } from "./pending";
 import { PROPOSAL_SCHEME, sideUri } from "./proposalDocuments";
 import { ProposalStaleness } from "./staleness";
+import { commandRegistrar } from "../commandRegistrar";
 
 export { PROPOSAL_SCHEME } from "./proposalDocuments";
 export { STALE_REASON } from "./pending";
@@ -53,8 +54,7 @@ export class ReviewController implements vscode.Disposable {
     this.onDidChangePending = this.pending.onDidChangePending;
     this.onDidChangeProposal = this.pending.onDidChangeProposal;
     client.handleConfirm((params, token) => this.confirm(params, token));
-    const register = (id: string, handler: (...args: unknown[]) => unknown) =>
-      this.disposables.push(vscode.commands.registerCommand(id, handler));
+    const register = commandRegistrar(this.disposables);
     register("counterfoil.acceptProposal", (target?: unknown) =>
       this.accept(target),
     );

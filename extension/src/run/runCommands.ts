@@ -19,6 +19,7 @@ import { describeAction, stateWords, wentWrong } from "./runModel";
 import { RUN_VIEW, type RunPanel } from "./runPanel";
 import { summarizeRun } from "./runSummary";
 import { stepNotice } from "./stepNotice";
+import { commandRegistrar } from "../commandRegistrar";
 
 export interface CommandContext {
   client: DaemonClient;
@@ -51,12 +52,7 @@ export class RunCommands implements vscode.Disposable {
   current: Promise<RunResult | undefined> | undefined;
 
   constructor(private readonly context: CommandContext) {
-    const register = (
-      id: string,
-      handler: (...args: unknown[]) => unknown,
-    ): void => {
-      this.disposables.push(vscode.commands.registerCommand(id, handler));
-    };
+    const register = commandRegistrar(this.disposables);
     register("counterfoil.runAgent", (goal?: unknown) =>
       this.runAgent(typeof goal === "string" ? goal : undefined),
     );

@@ -5,6 +5,7 @@
 
 import { wireBranches } from "./branchesScript";
 import { button, closeAllDetails, details, el } from "./panelDom";
+import { isGoing } from "./runModel";
 import type { DrawnTurn, ModelMessage, PanelMessage } from "./panelMessages";
 import type { ProposalState, ProposalView, StepView } from "./runModel";
 
@@ -228,17 +229,9 @@ function settleGoal(state: ModelMessage): void {
   if (turn.steps.length > 0 || turn.streaming) {
     if (message.value.trim() === sentGoal) message.value = "";
     sentGoal = null;
-  } else if (!going(turn)) {
+  } else if (!isGoing(turn)) {
     sentGoal = null; // the start failed: the goal stays in the field
   }
-}
-
-function going(turn: DrawnTurn): boolean {
-  return (
-    turn.status === "running" ||
-    turn.status === "stopping" ||
-    turn.status === "pausing"
-  );
 }
 
 const HEADINGS: Partial<Record<DrawnTurn["status"], string>> = {
@@ -367,7 +360,7 @@ function render(state: ModelMessage): void {
         shown.add(proposal.toolCallId);
       }
     }
-    if (going(turn)) {
+    if (isGoing(turn)) {
       running = true;
       stopping = turn.status === "stopping";
       pausing = turn.status === "pausing";

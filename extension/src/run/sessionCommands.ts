@@ -14,6 +14,7 @@ import {
 import { latestResumable, resumableView } from "./resumable";
 import type { RunCommands } from "./runCommands";
 import type { RunPanel } from "./runPanel";
+import { commandRegistrar } from "../commandRegistrar";
 
 /** Where the runs the person discarded are remembered (per workspace). */
 const DISCARDED_KEY = "counterfoil.discardedRuns";
@@ -35,8 +36,7 @@ export class SessionCommands implements vscode.Disposable {
       resume: (runId, steer) => this.resume(runId, steer),
       discard: (runId) => this.discard(runId),
     });
-    const register = (id: string, handler: (...args: unknown[]) => unknown) =>
-      this.disposables.push(vscode.commands.registerCommand(id, handler));
+    const register = commandRegistrar(this.disposables);
     register("counterfoil.pauseRun", () => this.pause());
     register("counterfoil.resumeRun", (runId?: unknown) =>
       typeof runId === "string" ? this.resume(runId) : this.resumeLatest(),

@@ -12,6 +12,7 @@ import {
   WALKTHROUGH_ID,
   WALKTHROUGH_SHOWN,
 } from "./firstRun";
+import { commandRegistrar } from "../commandRegistrar";
 
 /** The demo goal the walkthrough suggests; the scripted responses answer it. */
 export const DEMO_GOAL = "make tests/test_math.py pass";
@@ -30,9 +31,7 @@ export class SetupCommands implements vscode.Disposable {
     private readonly interpreter: InterpreterSource,
     private readonly context: vscode.ExtensionContext,
   ) {
-    const register = (id: string, handler: () => unknown): void => {
-      this.disposables.push(vscode.commands.registerCommand(id, handler));
-    };
+    const register = commandRegistrar(this.disposables);
     register("counterfoil.selectInterpreter", () => this.selectInterpreter());
     register("counterfoil.chooseModel", () => this.chooseModel());
     register("counterfoil.allowForFolder", () => this.allowForFolder());
