@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import signal
@@ -102,8 +103,10 @@ def test_ctrl_c_stops_the_download_and_running_it_again_resumes(tmp_path: Path) 
         process = subprocess.Popen(
             command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
+        weights = hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
         deadline = time.monotonic() + 60
-        while not any(p.stat().st_size for p in home.rglob("*.incomplete")):
+        # The weights' partial blob, not config.json's: that one may be caught mid-write too.
+        while not any(p.stat().st_size for p in home.rglob(f"{weights}.incomplete")):
             assert time.monotonic() < deadline and process.poll() is None
             time.sleep(0.02)
         process.send_signal(signal.SIGINT)
@@ -111,6 +114,7 @@ def test_ctrl_c_stops_the_download_and_running_it_again_resumes(tmp_path: Path) 
         assert process.returncode == 130, output
         assert "download stopped; what arrived is kept: run it again to resume" in output
         [partial] = home.rglob("*.incomplete")
+        assert partial.name == f"{weights}.incomplete"
         kept = partial.stat().st_size
         server.seconds_per_piece = 0.0
 
