@@ -143,53 +143,55 @@ def objects_in_use(log_folder: Path) -> set[str]:
 
 
 def _settle(intent: dict[str, Any], receipts: ReceiptStore) -> Settled:
-    run_id, call_id, tool = intent["run_id"], intent["call_id"], intent["tool"]
     if intent.get("kind") == "command":
         _record(receipts, intent, "error", INTERRUPTED_RESULT, "interrupted", ())
-        return Settled(
-            run_id,
-            call_id,
-            tool,
+        return _settled(
+            intent,
+            intent.get("argv"),
             "interrupted",
-            f"{call_id} ({tool} {intent.get('argv')}) was interrupted: recorded as interrupted",
+            "was interrupted: recorded as interrupted",
             INTERRUPTED_RESULT,
         )
-    path = str(intent["path"])
+    tool, path = intent["tool"], str(intent["path"])
     outcome = classify(intent)
     if outcome == "performed":
         verb = _verb(intent)
         result = f"{verb} {path}" + (f" (reverts {intent['reverts']})" if intent["reverts"] else "")
         _record(receipts, intent, "ok", result, "performed", (path,))
-        return Settled(
-            run_id,
-            call_id,
-            tool,
+        return _settled(
+            intent,
+            path,
             "performed",
-            f"{call_id} ({tool} {path}) was performed before the interruption: "
-            "recorded as recovered",
+            "was performed before the interruption: recorded as recovered",
             result,
         )
     if outcome == "not_performed":
-        return Settled(
-            run_id,
-            call_id,
-            tool,
+        return _settled(
+            intent,
+            path,
             "not_performed",
-            f"{call_id} ({tool} {path}) was not performed: {path} still holds the bytes "
-            "from before",
+            f"was not performed: {path} still holds the bytes from before",
             f"error: {tool} of {path} was approved but not performed before the run was "
             "interrupted; the file is unchanged",
         )
-    return Settled(
-        run_id,
-        call_id,
-        tool,
+    return _settled(
+        intent,
+        path,
         "unknown",
-        f"{call_id} ({tool} {path}) is unknown: {path} holds neither the bytes from before "
-        "nor the approved ones; check it by hand",
+        f"is unknown: {path} holds neither the bytes from before nor the approved ones; "
+        "check it by hand",
         f"error: whether {tool} of {path} was performed is unknown (the file holds other "
         "bytes); read it again before changing it",
     )
+
+
+def _settled(
+    intent: dict[str, Any], target: object, outcome: str, account: str, observation: str
+) -> Settled:
+    """The intent's outcome; the person's sentence names the call and its target first."""
+    call_id, tool = intent["call_id"], intent["tool"]
+    sentence = f"{call_id} ({tool} {target}) {account}"
+    return Settled(intent["run_id"], call_id, tool, outcome, sentence, observation)
 
 
 def _verb(intent: dict[str, Any]) -> str:

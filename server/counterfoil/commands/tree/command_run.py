@@ -20,7 +20,7 @@ from .changes import TreeChanges
 from .command_tree import CommandTree
 from .restore import apply_change_set
 from .review import ReviewCopy
-from .sandbox import REVIEW, confined
+from .sandbox import REVIEW, private_temporary, sandbox_for
 
 Changed = tuple[tuple[str, str | None], ...]
 
@@ -52,13 +52,15 @@ def run_tracked_command(
         with store.output_stream(policy.max_command_output_bytes) as output:
             started = time.monotonic()
             try:
-                with confined(
-                    policy.command_sandbox,
-                    policy.root,
-                    network=policy.allow_network,
-                    read_only=store.own_paths(),
-                    source=None if review is None else review.copy,
-                ) as sandbox:
+                with private_temporary(policy.command_sandbox) as temporary:
+                    sandbox = sandbox_for(
+                        policy.command_sandbox,
+                        policy.root,
+                        network=policy.allow_network,
+                        read_only=store.own_paths(),
+                        source=None if review is None else review.copy,
+                        temporary=temporary,
+                    )
                     outcome = run_bounded(
                         proposal.argv,
                         policy.root

@@ -167,22 +167,14 @@ def sandbox_for(
 
 
 @contextmanager
-def confined(
-    mode: str,
-    root: Path,
-    *,
-    network: bool,
-    source: Path | None = None,
-    read_only: tuple[Path, ...] = (),
-) -> Iterator[Sandbox]:
-    """`sandbox_for` with its private temporary folder (where one is needed), removed after."""
+def private_temporary(mode: str) -> Iterator[Path | None]:
+    """The private temporary folder that `sandbox_for` gives a command under `sandbox-exec`,
+    removed after; None where none is needed (bubblewrap gives it a fresh /tmp instead)."""
     if mode == OFF or sys.platform != "darwin":
-        yield sandbox_for(mode, root, network=network, source=source, read_only=read_only)
+        yield None
         return
     temporary = Path(os.path.realpath(tempfile.mkdtemp(prefix="counterfoil-tmp-")))
     try:
-        yield sandbox_for(
-            mode, root, network=network, source=source, read_only=read_only, temporary=temporary
-        )
+        yield temporary
     finally:
         shutil.rmtree(temporary, ignore_errors=True)
