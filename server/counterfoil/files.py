@@ -56,27 +56,36 @@ def closed_after(fd: int) -> Iterator[int]:
         os.close(fd)
 
 
+class OwnedDescriptor:
+    """A descriptor its owner lets go of on more than one path (finished, discarded,
+    released): the first closes it and the rest find it closed, so a number the system has
+    since given to another file is never closed."""
+
+    def __init__(self, fd: int | None = None) -> None:
+        self.fd = fd
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
 def open_folder_path(root: Path, parts: Iterable[str], *, create_mode: int | None = None) -> int:
     """A descriptor on root/parts, opened one folder at a time with O_NOFOLLOW, so that no
     symlink on the way is followed (a path string would follow them all). `create_mode`
     (not None) makes a missing folder with that mode; one made at the same moment by another
     process is used. The caller closes the descriptor; OSError as raised."""
     fd = os.open(root, DIRECTORY_FLAGS)
-    try:
-        for part in parts:
+    for part in parts:
+        with closed_after(fd) as folder:  # the parent goes, whether or not the child opens
             try:
-                child = os.open(part, DIRECTORY_FLAGS, dir_fd=fd)
+                fd = os.open(part, DIRECTORY_FLAGS, dir_fd=folder)
             except FileNotFoundError:
                 if create_mode is None:
                     raise
                 with suppress(FileExistsError):
-                    os.mkdir(part, create_mode, dir_fd=fd)
-                child = os.open(part, DIRECTORY_FLAGS, dir_fd=fd)
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
+                    os.mkdir(part, create_mode, dir_fd=folder)
+                fd = os.open(part, DIRECTORY_FLAGS, dir_fd=folder)
     return fd
 
 

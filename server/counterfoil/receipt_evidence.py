@@ -9,9 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .commands.runner import CommandResult
-from .errors import AgentError
 from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal, sha256_hex
-from .receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore, canonical_json
+from .receipts import canonical_json
 from .receipts.content import ObjectStream
 
 
@@ -75,33 +74,3 @@ def command_evidence(
         "output_sha256": output.finish(),
         "output_truncated": output.truncated,
     }
-
-
-def record_receipt(
-    store: ReceiptStore,
-    proposal: ToolProposal,
-    exit_state: str,
-    result: str,
-    evidence: dict[str, Any],
-    artifacts: tuple[str, ...] | None = None,
-) -> EffectReceipt:
-    """Append the receipt of an effect that has already run; any failure is loud.
-
-    A file effect changed its path (a change set: `artifacts`). A command's are none, as in
-    the tiny-llm course: what it changed is in its `tree_changes`, not its artifacts."""
-    if artifacts is None:
-        artifacts = (proposal.path,) if isinstance(proposal, EditProposal) else ()
-    receipt = EffectReceipt(
-        tool_call_id=proposal.tool_call_id,
-        tool=proposal.action.tool,
-        arguments=dict(proposal.action.arguments),
-        exit_state=exit_state,
-        result=result,
-        changed_artifacts=artifacts,
-        evidence={**evidence, "time": utc_now()},
-    )
-    try:
-        return store.put(receipt)
-    except (AgentError, OSError) as error:
-        why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
-        raise ReceiptNotRecorded(why) from None

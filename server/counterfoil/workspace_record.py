@@ -16,14 +16,9 @@ from .commands.tree.command_tree import CommandTree
 from .commands.tree.snapshot import TreeLimits
 from .errors import AgentError
 from .policy import ToolPolicy
-from .proposals import (
-    ChangeSetProposal,
-    CommandProposal,
-    EditProposal,
-    ToolProposal,
-)
-from .receipt_evidence import approval_record, record_receipt
-from .receipts import EffectReceipt, ReceiptStore
+from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
+from .receipt_evidence import approval_record, utc_now
+from .receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore
 from .search import SearchLimits
 from .steps import StepResult
 from .verdict import EffectOutcome, EffectState
@@ -131,9 +126,26 @@ class WorkspaceRecord:
         evidence: dict[str, Any],
         artifacts: tuple[str, ...] | None = None,
     ) -> None:
-        self._step_receipt = record_receipt(
-            self.receipt_store, proposal, exit_state, result, evidence, artifacts
+        """Append the receipt of an effect that has already run; any failure is loud.
+
+        A file effect changed its path (a change set: `artifacts`). A command's are none, as in
+        the tiny-llm course: what it changed is in its `tree_changes`, not its artifacts."""
+        if artifacts is None:
+            artifacts = (proposal.path,) if isinstance(proposal, EditProposal) else ()
+        receipt = EffectReceipt(
+            tool_call_id=proposal.tool_call_id,
+            tool=proposal.action.tool,
+            arguments=dict(proposal.action.arguments),
+            exit_state=exit_state,
+            result=result,
+            changed_artifacts=artifacts,
+            evidence={**evidence, "time": utc_now()},
         )
+        try:
+            self._step_receipt = self.receipt_store.put(receipt)
+        except (AgentError, OSError) as error:
+            why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            raise ReceiptNotRecorded(why) from None
 
     def _approval_evidence(
         self, proposal: ToolProposal, shown: EditProposal | None = None

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Self
 
 from ..errors import AgentError
-from ..files import write_all
+from ..files import OwnedDescriptor, closed_after, write_all
 from .hold import ObjectHold, open_log_folder, open_private_folder, shared_folder_lock
 
 OBJECTS_FOLDER = "objects"
@@ -115,10 +115,8 @@ def sync_objects(log_folder: Path, digests: Iterable[str]) -> None:
                 fd = os.open(digest, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=objects)
             except OSError:
                 continue
-            try:
+            with closed_after(fd):
                 os.fsync(fd)
-            finally:
-                os.close(fd)
         os.fsync(objects)
     except OSError as error:
         raise AgentError(f"content store: could not sync objects: {error.strerror}") from None
@@ -150,7 +148,7 @@ class ObjectStream:
         self._hash = hashlib.sha256()
         self._log_folder = log_folder
         self._objects: int | None = None
-        self._fd: int | None = None
+        self._file = OwnedDescriptor()  # the temporary file
         self._temporary = f".output.{os.getpid()}.{secrets.token_hex(8)}.tmp"
         self._error: OSError | None = None
         self._digest: str | None = None
@@ -162,7 +160,7 @@ class ObjectStream:
         with self._discarded_on_failure(), shared_folder_lock(log_folder) as folder:
             self._objects = open_private_folder(folder, OBJECTS_FOLDER, create=True)
             self._hold.add(folder, self._temporary)
-            self._fd = os.open(
+            self._file.fd = os.open(
                 self._temporary,
                 os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
                 OBJECT_MODE,
@@ -198,9 +196,9 @@ class ObjectStream:
             return
         self._hash.update(chunk)
         self.size += len(chunk)
-        if self._fd is not None and self._error is None:
+        if self._file.fd is not None and self._error is None:
             try:
-                write_all(self._fd, chunk)
+                write_all(self._file.fd, chunk)
             except OSError as error:
                 self._error = error
 
@@ -217,10 +215,9 @@ class ObjectStream:
         with self._discarded_on_failure():
             if self._error is not None:
                 raise self._error
-            assert self._fd is not None
-            os.fsync(self._fd)
-            os.close(self._fd)
-            self._fd = None
+            assert self._file.fd is not None
+            os.fsync(self._file.fd)
+            self._file.close()
             with shared_folder_lock(self._log_folder) as folder:
                 self._hold.add(folder, digest)
                 _publish(self._objects, self._temporary, digest)
@@ -232,9 +229,7 @@ class ObjectStream:
 
     def discard(self) -> None:
         """Remove the temporary file and let go of the folder; safe to call more than once."""
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        self._file.close()
         if self._objects is not None:
             try:
                 with contextlib.suppress(OSError):  # already renamed, or left for `receipts gc`

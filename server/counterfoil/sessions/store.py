@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-from ..files import closed_after, open_folder_path, write_all
+from ..files import OwnedDescriptor, closed_after, open_folder_path, write_all
 from ..receipts.hold import SESSIONS_FOLDER
 from .record import CheckpointRefused, SessionRecord, load_record
 
@@ -47,16 +47,11 @@ class StoredRun:
     modified: float
 
 
-class RunLock:
+class RunLock(OwnedDescriptor):
     """An exclusive, non-blocking lock on one run, released when the process ends."""
 
-    def __init__(self, fd: int) -> None:
-        self._fd: int | None = fd
-
     def release(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        self.close()
 
     def __enter__(self) -> Self:
         return self
@@ -133,10 +128,8 @@ class SessionStore:
             try:
                 writer(str(folder_path / temporary))
                 fd = os.open(temporary, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=folder)
-                try:
+                with closed_after(fd):
                     os.fsync(fd)
-                finally:
-                    os.close(fd)
                 os.rename(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
             except BaseException:
                 with contextlib.suppress(OSError):
