@@ -21,10 +21,10 @@ from ..proposals import CommandProposal, ToolProposal
 from ..receipts import ReceiptStore
 from ..sessions.branches import BranchRecord, BranchStore, listed_state
 from ..sessions.record import CheckpointRefused
-from ..sessions.store import SessionStore
 from ..settings import Settings
 from ..workspace import Workspace
 from .command_setup import CommandSetup, set_up_command
+from .subcommands import Subcommands
 from .terminal import EXIT_INTERRUPTED, EXIT_SETUP_ERROR, StepPrinter, Style, timed_load
 
 if TYPE_CHECKING:
@@ -34,12 +34,8 @@ if TYPE_CHECKING:
 EXIT_NOT_APPLIED = 1
 
 
-def add_branch_parsers(
-    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
-    agent: argparse.ArgumentParser,
-    receipt_log_help: str,
-) -> None:
-    fork = commands.add_parser(
+def add_branch_parsers(group: Subcommands) -> None:
+    fork = group.commands.add_parser(
         "fork",
         help="try a paused or finished run in steered branches, each in its own copy of the root",
     )
@@ -57,21 +53,16 @@ def add_branch_parsers(
         type=Path,
         help="a task package whose held-out checks grade each branch's copy",
     )
-    for action in agent._actions:
-        if action.dest not in ("help", "goal"):
-            fork._add_action(action)
-    listing = commands.add_parser("branches", help="list a forked run's branches")
+    group.add_agent_flags(fork)
+    listing = group.commands.add_parser("branches", help="list a forked run's branches")
     listing.add_argument("run_id", metavar="RUN_ID")
     listing.add_argument("--json", action="store_true", help="one JSON document")
-    select = commands.add_parser(
+    select = group.commands.add_parser(
         "select", help="apply one branch to the root (each change asked) and discard the others"
     )
     select.add_argument("branch", metavar="BRANCH", help="a branch name from `branches`: RUN_ID.N")
     for parser in (listing, select):
-        parser.add_argument("--root", required=True, type=Path, help="the project folder")
-        parser.add_argument(
-            "--receipt-log", dest="receiptLog", metavar="PATH", help=receipt_log_help
-        )
+        group.add_log_arguments(parser)
 
 
 def _setup(args: argparse.Namespace, stdout: TextIO, **given: object) -> CommandSetup | None:
@@ -109,10 +100,9 @@ def fork_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int
     setup = set_up_command(lambda: agent_settings(args), args.root, stdout, log_must_exist=False)
     if setup is None:
         return EXIT_SETUP_ERROR
-    sessions = SessionStore(setup.log_path)
     try:
-        settled = settle_intents(sessions, setup.store)
-        plan = open_for_fork(sessions, setup.policy.root, args.run_id)
+        settled = settle_intents(setup.sessions, setup.store)
+        plan = open_for_fork(setup.sessions, setup.policy.root, args.run_id)
     except (CheckpointRefused, OSError) as error:
         stdout.write(f"error: {error}\n")
         return EXIT_SETUP_ERROR
@@ -143,7 +133,7 @@ def _fork(
     generate = _load_model(args, setup.settings, stdout, steps)
     if isinstance(generate, int):
         return generate
-    branches = BranchStore(SessionStore(setup.log_path))
+    branches = BranchStore(setup.sessions)
     stdout.write(
         f"forking run {record.run_id} at its checkpoint ({record.steps} steps, "
         f"{'interrupted' if record.state == 'running' else record.state}) into "
@@ -245,15 +235,16 @@ def _load_model(
 ) -> Any:
     """The model every branch shares, or the exit status once the reason is written."""
     from ..models import load_generate
-    from .model_download import model_to_load, prepare_model
+    from .model_download import model_to_load
 
-    prepared = prepare_model(settings.model, stdout, endpoint=settings.endpoint)
-    if prepared is not None:
-        return prepared
-    spec, shown, options = model_to_load(args, settings)
+    model = model_to_load(args, settings, stdout)
+    if isinstance(model, int):
+        return model
     try:
         return timed_load(
-            stdout, shown, lambda: load_generate(spec, options, on_progress=steps.on_progress)
+            stdout,
+            model.shown,
+            lambda: load_generate(model.spec, model.options, on_progress=steps.on_progress),
         )
     except KeyboardInterrupt:
         stdout.write("interrupted while loading the model\n")
@@ -295,14 +286,13 @@ def branches_command(args: argparse.Namespace, stdout: TextIO) -> int:
     setup = _setup(args, stdout)
     if setup is None:
         return EXIT_SETUP_ERROR
-    sessions = SessionStore(setup.log_path)
     try:
-        sessions.require_run(args.run_id, setup.policy.root)
+        setup.sessions.require_run(args.run_id, setup.policy.root)
     except CheckpointRefused as error:
         stdout.write(f"error: {error}\n")
         return EXIT_SETUP_ERROR
-    found = BranchStore(sessions).branches(args.run_id)
-    live = sessions.is_live(args.run_id)
+    found = BranchStore(setup.sessions).branches(args.run_id)
+    live = setup.sessions.is_live(args.run_id)
     states = [listed_state(item, live) for item in found]
     if args.json:  # the daemon's `counterfoil/branches` answer, written once
         from ..lsp.branches import branches_answer
@@ -340,7 +330,7 @@ def select_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> i
 
     try:
         selection = select_named_branch(
-            SessionStore(setup.log_path),
+            setup.sessions,
             setup.policy.root,
             args.branch,
             setup.policy,

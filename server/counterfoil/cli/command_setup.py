@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TextIO
 
 from ..policy import ToolPolicy
 from ..receipts import ReceiptStore
 from ..receipts.logfile import make_log_folder
+from ..sessions.store import SessionStore
 from ..settings import Settings, SettingsError
 
 
@@ -20,6 +22,11 @@ class CommandSetup:
     policy: ToolPolicy
     log_path: Path
     store: ReceiptStore
+
+    @cached_property
+    def sessions(self) -> SessionStore:
+        """The runs kept beside the receipt log."""
+        return SessionStore(self.log_path)
 
 
 def set_up_command(

@@ -29,9 +29,10 @@ from ..settings import Settings
 from ..workspace import Workspace
 from . import doctor
 from .command_setup import set_up_command
-from .model_download import download_command, model_to_load, prepare_model
+from .model_download import download_command, model_to_load
 from .receipts import add_receipt_parsers, keys_command, receipts_command
 from .sessions import add_session_parsers, open_terminal_session, sessions_command
+from .subcommands import Subcommands, add_log_arguments
 from .terminal import (
     EXIT_INTERRUPTED,
     EXIT_SETUP_ERROR,
@@ -114,14 +115,12 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument("--device", choices=("cpu", "gpu"), default=None)
     agent.add_argument("--enable-thinking", action="store_true")
 
-    add_session_parsers(
-        commands,
-        agent,
-        f"receipt log: relative to the root, or absolute (default {Settings.default('receiptLog')})",
-    )
+    log_default = Settings.default("receiptLog")
+    log_help = f"receipt log: relative to the root, or absolute (default {log_default})"
+    add_session_parsers(Subcommands(commands, agent, log_help))
     from .branches import add_branch_parsers
 
-    add_branch_parsers(commands, agent, f"receipt log (default {Settings.default('receiptLog')})")
+    add_branch_parsers(Subcommands(commands, agent, f"receipt log (default {log_default})"))
     receipts = commands.add_parser("receipts", help="inspect a receipt log")
     receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
     add_receipt_parsers(receipt_commands)
@@ -136,14 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(asks first, like every effect)",
     )
     revert.add_argument("call_id", metavar="CALL_ID", help="the tool call id of the receipt")
-    revert.add_argument("--root", required=True, type=Path, help="the project folder")
-    revert.add_argument(
-        "--receipt-log",
-        dest="receiptLog",
-        metavar="PATH",
-        help="receipt log: relative to the root, or absolute "
-        f"(default {Settings.default('receiptLog')})",
-    )
+    add_log_arguments(revert, log_help)
 
     download = commands.add_parser(
         "download", help="download a model now (Ctrl-C stops, running it again resumes)"
@@ -315,10 +307,9 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     agents = read_agents_file(workspace, policy.root) if settings.agents_file else None
     if agents is not None:
         stdout.write(f"agents file: {agents.summary()}\n")
-    prepared = prepare_model(settings.model, stdout, endpoint=settings.endpoint)
-    if prepared is not None:
-        return prepared
-    spec, shown, options = model_to_load(args, settings)
+    model = model_to_load(args, settings, stdout)
+    if isinstance(model, int):
+        return model
     loaded = threading.Event()
 
     def on_progress(progress: ModelProgress) -> None:
@@ -330,8 +321,8 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     try:
         generate = timed_load(
             stdout,
-            shown,
-            lambda: load_generate(spec, options, on_progress=on_progress, **stop_hook),
+            model.shown,
+            lambda: load_generate(model.spec, model.options, on_progress=on_progress, **stop_hook),
         )
     except KeyboardInterrupt:
         stdout.write("interrupted while loading the model\n")
@@ -349,7 +340,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     if settings.endpoint:
         from ..models.remote import RemoteGenerate
 
-        served = generate.model if isinstance(generate, RemoteGenerate) else spec
+        served = generate.model if isinstance(generate, RemoteGenerate) else model.spec
         stdout.write(f"model: {served} at {settings.endpoint}\n")
     try:
         session.begin(generate, workspace, None if agents is None else agents.text)

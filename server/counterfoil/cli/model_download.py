@@ -9,7 +9,7 @@ will fetch and fetches it this way; the person named the model, so it does not a
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -137,13 +137,26 @@ def prepare_model(spec: str, stdout: TextIO, *, endpoint: str | None = None) -> 
     return None if status == 0 else status
 
 
+@dataclass(frozen=True)
+class ModelToLoad:
+    """What a run loads, how the terminal names it, and with which options."""
+
+    spec: str
+    shown: str
+    options: GenerationOptions
+
+
 def model_to_load(
-    args: argparse.Namespace, settings: Settings
-) -> tuple[str, str, GenerationOptions]:
-    """What a run loads, how the terminal names it, and with which options: a served model
-    asked for without `--model` is loaded by an empty spec (the server's own model)."""
+    args: argparse.Namespace, settings: Settings, stdout: TextIO
+) -> ModelToLoad | int:
+    """The model a run loads, once its runtime and weights are there (`prepare_model`), or the
+    exit status once the reason is written. A served model asked for without `--model` is
+    loaded by an empty spec (the server's own model)."""
     from ..models import GenerationOptions
 
+    prepared = prepare_model(settings.model, stdout, endpoint=settings.endpoint)
+    if prepared is not None:
+        return prepared
     options = replace(
         GenerationOptions.from_settings(settings),
         enable_thinking=args.enable_thinking,
@@ -151,4 +164,4 @@ def model_to_load(
     )
     spec = "" if settings.endpoint and args.model is None else settings.model
     shown = f"{spec or 'the served model'} at {settings.endpoint}" if settings.endpoint else spec
-    return spec, shown, options
+    return ModelToLoad(spec, shown, options)

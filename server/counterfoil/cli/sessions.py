@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import shutil
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TextIO
 
 from ..sessions.intents import settle_intents
@@ -20,15 +19,12 @@ from ..sessions.recorded_run import read_prompt_cache as read_saved_prompt_cache
 from ..sessions.reopen import open_for_resume, run_state, status_of
 from ..sessions.store import SessionStore, StoredRun
 from .command_setup import CommandSetup
+from .subcommands import Subcommands
 from .terminal import EXIT_SETUP_ERROR
 
 
-def add_session_parsers(
-    commands: argparse._SubParsersAction,  # type: ignore[type-arg]
-    agent: argparse.ArgumentParser,
-    receipt_log_help: str,
-) -> None:
-    sessions = commands.add_parser("sessions", help="list the runs that can be resumed")
+def add_session_parsers(group: Subcommands) -> None:
+    sessions = group.commands.add_parser("sessions", help="list the runs that can be resumed")
     sessions.add_argument(
         "action",
         nargs="?",
@@ -36,16 +32,13 @@ def add_session_parsers(
         default="list",
         help="gc: remove the checkpoints of ended runs",
     )
-    sessions.add_argument("--root", required=True, type=Path, help="the project folder")
-    sessions.add_argument("--receipt-log", dest="receiptLog", metavar="PATH", help=receipt_log_help)
-    resume = commands.add_parser(
+    group.add_log_arguments(sessions)
+    resume = group.commands.add_parser(
         "resume", help="continue an interrupted or paused run (default: the latest)"
     )
     resume.add_argument("run_id", nargs="?", metavar="RUN_ID", help="a run id from `sessions`")
     resume.add_argument("--steer", metavar="TEXT", help="one operator message before it continues")
-    for action in agent._actions:
-        if action.dest not in ("help", "goal"):
-            resume._add_action(action)
+    group.add_agent_flags(resume)
 
 
 def read_prompt_cache(
@@ -60,7 +53,7 @@ def open_terminal_session(
 ) -> RecordedRun | None:
     """Settle what an interrupted run left, then (for `resume`) the checked checkpoint; None
     once the reason it cannot go on is written."""
-    sessions = SessionStore(setup.log_path)
+    sessions = setup.sessions
     try:
         settled = settle_intents(sessions, setup.store)
     except (CheckpointRefused, OSError) as error:
