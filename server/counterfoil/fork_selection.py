@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .branch_copies import BranchCopy, apply_branch, pending_changes
 from .errors import AgentError
-from .forks import selected_branch
+from .forks import refuse_settled
 from .policy import ToolPolicy
 from .proposals import ToolProposal
 from .receipt_evidence import utc_now
@@ -47,11 +47,7 @@ def open_branch(sessions: SessionStore, root: Path, name: str) -> tuple[BranchRe
             raise CheckpointRefused(
                 f"branch {name} was forked from a run of another folder ({record.root})"
             )
-        settled = selected_branch(BranchStore(sessions), run_id)
-        if settled is not None:
-            raise CheckpointRefused(
-                f"the branches of run {run_id} were settled: {settled.name} was selected"
-            )
+        refuse_settled(sessions, run_id)
         if record.state != "ended":
             raise CheckpointRefused(
                 f"branch {name} did not run to its end ({record.state}); select another"

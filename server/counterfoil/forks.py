@@ -55,11 +55,7 @@ def open_for_fork(sessions: SessionStore, root: Path, run_id: str) -> ResumePlan
                 f"run {run_id} has no checkpoint to fork from: it stopped before its first "
                 "complete observation"
             ) from None
-        settled = selected_branch(BranchStore(sessions), run_id)
-        if settled is not None:
-            raise CheckpointRefused(
-                f"the branches of run {run_id} were settled: {settled.name} was selected"
-            )
+        refuse_settled(sessions, run_id)
         kept, changed = read_files_kept(record, root)
     except BaseException:
         lock.release()
@@ -67,8 +63,14 @@ def open_for_fork(sessions: SessionStore, root: Path, run_id: str) -> ResumePlan
     return ResumePlan(record, lock, kept, changed)
 
 
-def selected_branch(branches: BranchStore, run_id: str) -> BranchRecord | None:
-    return next((item for item in branches.branches(run_id) if item.state == "selected"), None)
+def refuse_settled(sessions: SessionStore, run_id: str) -> None:
+    """CheckpointRefused once a branch of the run was selected: its branches are settled."""
+    branches = BranchStore(sessions).branches(run_id)
+    settled = next((item for item in branches if item.state == "selected"), None)
+    if settled is not None:
+        raise CheckpointRefused(
+            f"the branches of run {run_id} were settled: {settled.name} was selected"
+        )
 
 
 def start_branch(plan: ResumePlan, branches: BranchStore, steering: str) -> BranchCopy:

@@ -43,6 +43,21 @@ class RunEnd:
     conversation: Conversation | None
 
 
+@dataclass(frozen=True)
+class RunRequest:
+    """One run the daemon was asked for: the job and goal, what it continues (a follow-up's
+    conversation, a resumed run's plan), what was settled before it, and the agents file."""
+
+    job: Job
+    goal: str
+    run_id: str
+    continued: Conversation | None
+    plan: ResumePlan | None
+    settled: list[Settled]
+    agents: AgentsFile | None
+    steer: str | None = None
+
+
 @dataclass
 class AgentRunner:
     """What an agent run needs of the daemon: the client, the model host, the downloads."""
@@ -51,17 +66,8 @@ class AgentRunner:
     models: ModelHost
     downloads: ModelDownloads
 
-    def run(
-        self,
-        job: Job,
-        goal: str,
-        run_id: str,
-        continued: Conversation | None,
-        plan: ResumePlan | None,
-        settled: list[Settled],
-        agents: AgentsFile | None,
-        steer: str | None = None,
-    ) -> RunEnd:
+    def run(self, request: RunRequest) -> RunEnd:
+        job, run_id, continued, plan = request.job, request.run_id, request.continued, request.plan
         settings, root = job.settings, job.root
         read_digests = None if continued is None else continued.read_digests
         try:
@@ -77,28 +83,26 @@ class AgentRunner:
             return RunEnd(failed_run(error.reason, error.message), None)
         sessions = SessionStore(settings.receipt_log_path(root))
         recorded = RecordedRun(
-            sessions, workspace.receipt_store, plan, steer, settled, say=self.channel.log
+            sessions,
+            workspace.receipt_store,
+            plan,
+            request.steer,
+            request.settled,
+            say=self.channel.log,
         )
         workspace.confirm_proposal = recorded.confirming(job.bridge)
-        token = self.channel.begin_progress("Counterfoil", goal[:80])
+        token = self.channel.begin_progress("Counterfoil", request.goal[:80])
         try:
-            return self._go(job, goal, run_id, continued, recorded, workspace, agents, token)
+            return self._go(request, recorded, workspace, token)
         finally:
             recorded.release()  # a no-op once the recorder has finished
             unsubscribe()
             self.channel.end_progress(token, "done")
 
     def _go(
-        self,
-        job: Job,
-        goal: str,
-        run_id: str,
-        continued: Conversation | None,
-        recorded: RecordedRun,
-        workspace: Any,
-        agents: AgentsFile | None,
-        token: str | None,
+        self, request: RunRequest, recorded: RecordedRun, workspace: Any, token: str | None
     ) -> RunEnd:
+        job, goal, run_id, continued = request.job, request.goal, request.run_id, request.continued
         settings, root = job.settings, job.root
         if job.stopping:
             return RunEnd(failed_run("cancelled", None), None)
@@ -150,7 +154,7 @@ class AgentRunner:
         assert recorded.recorder is not None
         recorded.recorder.cause_of = job.bridge.cause_of
         self.channel.log(f"run {'resumed' if recorded.resuming else 'started'}: {goal}")
-        instructions = None if agents is None else agents.text
+        instructions = None if request.agents is None else request.agents.text
         recorded.begin(loaded, workspace, instructions)
         if recorded.asked_again is not None:  # the open approval, answered again: step 0
             response, action, observed = recorded.asked_again

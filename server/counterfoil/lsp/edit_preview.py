@@ -7,15 +7,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from .messages import (
-    CreateFile,
-    Position,
-    Range,
-    TextDocumentEdit,
-    TextEdit,
-    VersionedDocument,
-    WorkspaceEdit,
-)
+from .messages import review as shapes  # LSP's own WorkspaceEdit shapes
 
 # LSP ends a line at \r\n, \n or \r; each line keeps its ending.
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -29,22 +21,22 @@ def utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def line_start(lines: list[str], index: int) -> Position:
+def line_start(lines: list[str], index: int) -> shapes.Position:
     """Where line `index` starts; past the last line, the end of the text."""
     if index < len(lines):
-        return Position(line=index, character=0)
+        return shapes.Position(line=index, character=0)
     if lines and not lines[-1].endswith(("\n", "\r")):
-        return Position(line=len(lines) - 1, character=utf16_length(lines[-1]))
-    return Position(line=len(lines), character=0)
+        return shapes.Position(line=len(lines) - 1, character=utf16_length(lines[-1]))
+    return shapes.Position(line=len(lines), character=0)
 
 
-def text_edits(base: str, proposed: str) -> list[TextEdit]:
+def text_edits(base: str, proposed: str) -> list[shapes.TextEdit]:
     """One edit per run of lines that differs, in document order."""
     old, new = lines_of(base), lines_of(proposed)
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     return [
-        TextEdit(
-            range=Range(start=line_start(old, first), end=line_start(old, last)),
+        shapes.TextEdit(
+            range=shapes.Range(start=line_start(old, first), end=line_start(old, last)),
             newText="".join(new[start:end]),
         )
         for tag, first, last, start, end in matcher.get_opcodes()
@@ -54,21 +46,24 @@ def text_edits(base: str, proposed: str) -> list[TextEdit]:
 
 def workspace_edit(
     uri: str, base_text: str | None, proposed_text: str, removes_file: bool
-) -> WorkspaceEdit | None:
+) -> shapes.WorkspaceEdit | None:
     """None when the file is removed (the preview says `removesFile`)."""
     if removes_file:
         return None
-    document = VersionedDocument(uri=uri)
+    document = shapes.VersionedDocument(uri=uri)
     if base_text is None:
-        insert = TextEdit(
-            range=Range(start=Position(line=0, character=0), end=Position(line=0, character=0)),
+        start = shapes.Position(line=0, character=0)
+        insert = shapes.TextEdit(
+            range=shapes.Range(start=start, end=start),
             newText=proposed_text,
         )
-        return WorkspaceEdit(
+        return shapes.WorkspaceEdit(
             documentChanges=[
-                CreateFile(uri=uri),
-                TextDocumentEdit(textDocument=document, edits=[insert]),
+                shapes.CreateFile(uri=uri),
+                shapes.TextDocumentEdit(textDocument=document, edits=[insert]),
             ]
         )
     edits = text_edits(base_text, proposed_text)
-    return WorkspaceEdit(documentChanges=[TextDocumentEdit(textDocument=document, edits=edits)])
+    return shapes.WorkspaceEdit(
+        documentChanges=[shapes.TextDocumentEdit(textDocument=document, edits=edits)]
+    )

@@ -27,7 +27,7 @@ from ..settings import Settings
 from ..steps import StepResult
 from ..workspace import Workspace
 from . import messages
-from .agent_run import EVENT_METHOD, AgentRunner
+from .agent_run import EVENT_METHOD, AgentRunner, RunRequest
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
 from .jobs import (
@@ -273,7 +273,9 @@ class Session(SessionQueries):
         if job.stopping:
             job.on_stop()
         try:
-            end = self.runner.run(job, goal, run_id, continued, plan, settled, agents, steer)
+            end = self.runner.run(
+                RunRequest(job, goal, run_id, continued, plan, settled, agents, steer)
+            )
         except Exception:
             self._run_state(run_id, "ended", "internal_error")
             raise

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..evaluation import EvaluationCheck
 from ..tree_copy import Snapshot
 from .record import CheckpointRefused
 from .store import RUN_ID, SessionStore
@@ -30,13 +31,7 @@ BRANCH_STATES = ("running", "ended", "selected", "discarded")
 BRANCH_NAME = re.compile(rf"(?P<run>{RUN_ID.pattern})\.(?P<number>[1-9][0-9]{{0,5}})")
 
 
-@dataclass(frozen=True)
-class BranchCheck:
-    """One held-out check of a task package, graded on the branch's copy."""
-
-    name: str
-    passed: bool
-    detail: str
+BranchCheck = EvaluationCheck  # one held-out check of a task package, graded on the branch's copy
 
 
 @dataclass(frozen=True)
