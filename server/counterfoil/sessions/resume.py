@@ -7,7 +7,7 @@ tool call is submitted again: the restored conversation already holds its result
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..actions import ToolAction
@@ -59,20 +59,13 @@ def resume_agent(
     generate: Callable[[Messages], str],
     workspace: Any,
     limits: AgentLimits | None = None,
+    *,
+    appended: Sequence[dict[str, str]] = (),
 ) -> AgentRun:
-    """Restore a fresh model and continue the loop after the saved observation."""
+    """Restore a fresh model and continue the loop after the saved observation, with
+    `appended` (a steering message, say) after the saved prefix; the messages go on as they
+    are."""
     checkpoint.validate()
     restore_model_state(generate, checkpoint.model)
-    return continue_from(checkpoint.task, checkpoint.message_list(), generate, workspace, limits)
-
-
-def continue_from(
-    task: str,
-    messages: Messages,
-    generate: Callable[[Messages], str],
-    workspace: Any,
-    limits: AgentLimits | None = None,
-    **loop: Any,
-) -> AgentRun:
-    """The loop over restored messages, as they are."""
-    return run_agent(task, generate, workspace, limits, messages=messages, resume=True, **loop)
+    messages = checkpoint.message_list() + list(appended)
+    return run_agent(checkpoint.task, generate, workspace, limits, messages=messages, resume=True)

@@ -16,8 +16,8 @@ from ..actions import ToolAction, parse_action
 from ..context import OBSERVATION_PREFIX
 from ..errors import AgentError
 from ..loop import AgentLimits, AgentRun, Messages
-from .checkpoint import AgentCheckpoint, restore_model_state
-from .resume import continue_from
+from .checkpoint import AgentCheckpoint
+from .resume import resume_agent
 
 STEERING_PREFIX = "Operator steering:\n"
 INCOMPLETE_BOUNDARY = "checkpoint does not end at a complete tool observation"
@@ -59,10 +59,9 @@ def resume_with_steering(
     if not isinstance(steering, str) or not steering.strip():
         raise ValueError("steering must not be empty")
     completed_tool_boundary(checkpoint)
-    restore_model_state(generate, checkpoint.model)
-    messages = checkpoint.message_list()
-    messages.append(steering_message(steering))
-    return continue_from(checkpoint.task, messages, generate, workspace, limits)
+    return resume_agent(
+        checkpoint, generate, workspace, limits, appended=[steering_message(steering)]
+    )
 
 
 def steering_message(steering: str) -> dict[str, str]:
