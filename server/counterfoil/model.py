@@ -66,3 +66,27 @@ class Model(Protocol):
     @property
     def context_tokens(self) -> int | None:
         """The prompt tokens a run may use, or None when the model does not say."""
+
+
+class WrappedModel:
+    """A model around another that changes only what a call does: its counters, token count,
+    context window and tools are the wrapped model's."""
+
+    def __init__(self, wrapped: Model) -> None:
+        self.wrapped = wrapped
+
+    @property
+    def stats(self) -> Sequence[ResponseStats]:
+        return self.wrapped.stats
+
+    @property
+    def context_tokens(self) -> int | None:
+        return self.wrapped.context_tokens
+
+    def count_tokens(self, messages: Messages) -> int:
+        return self.wrapped.count_tokens(messages)
+
+    def configure_tools(
+        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+    ) -> None:
+        self.wrapped.configure_tools(available_tools, allowed_commands)

@@ -10,11 +10,11 @@ import difflib
 import os
 import shlex
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from ..model import Messages, Model, ResponseStats
+from ..model import Messages, Model, WrappedModel
 from ..models.progress import ModelProgress
 from ..proposals import ChangeSetProposal
 from ..verdict import EFFECT_STATES, EffectOutcome, RunVerdict
@@ -137,34 +137,18 @@ class StepPrinter:
         self.stdout.flush()
 
 
-class StepGenerate:
+class StepGenerate(WrappedModel):
     """A model wrapped so each call prints its step; the rest of the contract is the model's."""
 
     def __init__(self, printer: StepPrinter, generate: Model) -> None:
+        super().__init__(generate)
         self.printer = printer
-        self.generate = generate
-
-    @property
-    def stats(self) -> Sequence[ResponseStats]:
-        return self.generate.stats
-
-    @property
-    def context_tokens(self) -> int | None:
-        return self.generate.context_tokens
-
-    def count_tokens(self, messages: Messages) -> int:
-        return self.generate.count_tokens(messages)
 
     def __call__(self, messages: Messages) -> str:
         self.printer.before_step()
-        response = self.generate(messages)
+        response = self.wrapped(messages)
         self.printer.after_step(response)
         return response
-
-    def configure_tools(
-        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
-    ) -> None:
-        self.generate.configure_tools(available_tools, allowed_commands)
 
 
 def generation_speed(progress: ModelProgress | None) -> str | None:

@@ -17,10 +17,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
-from ..model import Messages, Model, ResponseStats
+from ..model import Model, WrappedModel
 from ..models import GenerationOptions, ModelProgress, load_generate
 from ..models.errors import GenerationCancelled
 from ..models.scripted import SCRIPTED_PREFIX
@@ -187,7 +187,7 @@ class ModelHost:
             self._channel.report_progress(self._progress_token, progress.message)
 
 
-class HostedGenerate:
+class HostedGenerate(WrappedModel):
     """One run's generate, hosted by a ModelHost: each call is one step, reported as generation.
 
     `should_stop` is asked at every token a local model streams (True stops generation at once,
@@ -204,8 +204,8 @@ class HostedGenerate:
         *,
         on_text: StepText | None = None,
     ) -> None:
+        super().__init__(generate)
         self._host = host
-        self._generate = generate
         self._report = report
         self._should_stop = should_stop
         self._on_text = on_text
@@ -213,22 +213,6 @@ class HostedGenerate:
         # The model server's remark on the latest response ("this server does not enforce the
         # schema", cached prompt tokens), for that step's event.
         self.last_note = ""
-
-    @property
-    def stats(self) -> Sequence[ResponseStats]:
-        return self._generate.stats
-
-    @property
-    def context_tokens(self) -> int | None:
-        return self._generate.context_tokens
-
-    def count_tokens(self, messages: Messages) -> int:
-        return self._generate.count_tokens(messages)
-
-    def configure_tools(
-        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
-    ) -> None:
-        self._generate.configure_tools(available_tools, allowed_commands)
 
     def __call__(self, messages: list[dict[str, str]]) -> str:
         self.steps += 1
@@ -255,7 +239,7 @@ class HostedGenerate:
         self._report(step, "generating")
         stop = self._host.listen(on_progress, self._should_stop)
         try:
-            response = self._generate(messages)
+            response = self.wrapped(messages)
         except GenerationCancelled:
             self._host.publish("ready", "generation stopped", force=True)
             raise
