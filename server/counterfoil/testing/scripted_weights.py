@@ -22,7 +22,14 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from .tiny_model import EOS_TOKEN, TinyShape, token_ids, train_tokenizer, write_model_files
+from .tiny_model import (
+    EOS_TOKEN,
+    TinyShape,
+    model_parser,
+    token_ids,
+    train_tokenizer,
+    write_model_files,
+)
 
 STEP_TOKEN = "<|step_{}|>"
 LOGIT_SCALE = 40.0  # the chosen token's logit; every other one is 0
@@ -129,10 +136,7 @@ def build_scripted_weights_model(
 
 
 def main() -> None:
-    import argparse
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("directory")
+    parser = model_parser(__doc__)
     parser.add_argument(
         "answers", help="a file with one answer per line (JSON Lines: each line is one answer)"
     )

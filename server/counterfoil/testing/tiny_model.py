@@ -9,6 +9,7 @@ shapes, tokenizer and chat template are real.
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import sysconfig
@@ -209,11 +210,16 @@ def cached_tiny_model(
     return target
 
 
-def main() -> None:
-    import argparse
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def model_parser(doc: str) -> argparse.ArgumentParser:
+    """The command line of a script that builds a model into a directory, described by the
+    first line of the script's docstring."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("directory")
+    return parser
+
+
+def main() -> None:
+    parser = model_parser(__doc__)
     parser.add_argument("--hidden-size", type=int, default=64)
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--vocab-size", type=int, default=4096)
