@@ -30,6 +30,13 @@ export interface CommandContext {
   validationOutput: vscode.OutputChannel;
 }
 
+/** What starts a run: the daemon request, its params, and the goal the panel and trace show. */
+interface RunStart {
+  method: string;
+  params: object;
+  goal: string;
+}
+
 function describeStep(event: AgentEvent): string {
   if (event.action) {
     return `step ${event.step}: ${describeAction(event)}`;
@@ -86,37 +93,57 @@ export class RunCommands implements vscode.Disposable {
   }
 
   async runAgent(goalArgument?: string): Promise<RunResult | undefined> {
-    if (this.run || this.preparing) {
-      void vscode.window.showWarningMessage(
-        "A Counterfoil run is already in progress; cancel it first.",
-      );
-      return undefined;
-    }
-    const goal =
-      goalArgument ??
-      (await vscode.window.showInputBox({
+    const goal = await this.textForRun(
+      this.running || this.preparing,
+      "A Counterfoil run is already in progress; cancel it first.",
+      goalArgument,
+      {
         title: "Counterfoil: Run Agent",
         prompt:
           "What should the agent do? Every edit and command will ask for your approval.",
         placeHolder: "e.g. make tests/test_math.py pass",
         // A goal whose run never started (no model, setup refused) is offered again.
         value: this.unstartedGoal,
-        ignoreFocusOut: true,
         validateInput: (value) =>
           value.trim() === "" ? "Describe the goal." : undefined,
-      }));
-    if (!goal || goal.trim() === "") {
+      },
+    );
+    if (goal === undefined) {
       return undefined;
     }
     this.unstartedGoal = goal;
     if (!(await this.prepareModel())) {
       return undefined;
     }
-    const result = await this.startRun(Methods.run, { goal }, goal);
+    const result = await this.startRun({
+      method: Methods.run,
+      params: { goal },
+      goal,
+    });
     if (result && this.stepsSeen > 0) {
       this.unstartedGoal = undefined;
     }
     return result;
+  }
+
+  /**
+   * The text a new run starts from: `given`, or what the person types in `box`; undefined
+   * when `busy` refuses a new run (the person is told `warning`) or nothing is typed.
+   */
+  private async textForRun(
+    busy: boolean,
+    warning: string,
+    given: string | undefined,
+    box: vscode.InputBoxOptions,
+  ): Promise<string | undefined> {
+    if (busy) {
+      void vscode.window.showWarningMessage(warning);
+      return undefined;
+    }
+    const text =
+      given ??
+      (await vscode.window.showInputBox({ ignoreFocusOut: true, ...box }));
+    return text && text.trim() !== "" ? text : undefined;
   }
 
   /**
@@ -154,24 +181,24 @@ export class RunCommands implements vscode.Disposable {
 
   /** Continues the last run's conversation with the person's next message. */
   async followUp(textArgument?: string): Promise<RunResult | undefined> {
-    if (this.run) {
-      void vscode.window.showWarningMessage(
-        "A Counterfoil run is in progress; stop it or wait for it first.",
-      );
-      return undefined;
-    }
-    const text =
-      textArgument ??
-      (await vscode.window.showInputBox({
+    const text = await this.textForRun(
+      this.running,
+      "A Counterfoil run is in progress; stop it or wait for it first.",
+      textArgument,
+      {
         title: "Counterfoil: Follow Up",
         prompt:
           "Continue the conversation: the model sees everything said and observed so far.",
-        ignoreFocusOut: true,
-      }));
-    if (!text || text.trim() === "") {
+      },
+    );
+    if (text === undefined) {
       return undefined;
     }
-    return this.startRun(Methods.followUp, { text }, text);
+    return this.startRun({
+      method: Methods.followUp,
+      params: { text },
+      goal: text,
+    });
   }
 
   /**
@@ -184,21 +211,17 @@ export class RunCommands implements vscode.Disposable {
     return this.run !== undefined;
   }
 
-  private startRun(
-    method: string,
-    params: object,
-    goal: string,
-  ): Promise<RunResult | undefined> {
-    const going = this.request(method, params, goal);
+  private startRun(start: RunStart): Promise<RunResult | undefined> {
+    const going = this.request(start);
     this.current = going;
     return going;
   }
 
-  private async request(
-    method: string,
-    params: object,
-    goal: string,
-  ): Promise<RunResult | undefined> {
+  private async request({
+    method,
+    params,
+    goal,
+  }: RunStart): Promise<RunResult | undefined> {
     const cancellation = new vscode.CancellationTokenSource();
     this.run = cancellation;
     void vscode.commands.executeCommand(
@@ -371,7 +394,7 @@ export class RunCommands implements vscode.Disposable {
     steer?: string,
   ): Promise<RunResult | undefined> {
     const params = steer ? { runId, steer } : { runId };
-    return this.startRun(Methods.resume, params, goal);
+    return this.startRun({ method: Methods.resume, params, goal });
   }
 
   /** A restart leaves a running run paused on disk (the daemon's shutdown), to be resumed. */

@@ -24,15 +24,25 @@ function byId<T extends HTMLElement>(id: string): T {
   return node as T;
 }
 
+function buttonsById<Id extends string>(
+  ...ids: Id[]
+): Record<Id, HTMLButtonElement> {
+  return Object.fromEntries(
+    ids.map((id) => [id, byId<HTMLButtonElement>(id)]),
+  ) as Record<Id, HTMLButtonElement>;
+}
+
 const conversation = byId<HTMLElement>("conversation");
 const form = byId<HTMLFormElement>("composer");
 const message = byId<HTMLTextAreaElement>("message");
 const label = byId<HTMLLabelElement>("message-label");
-const send = byId<HTMLButtonElement>("send");
-const stop = byId<HTMLButtonElement>("stop");
-const pause = byId<HTMLButtonElement>("pause");
-const steer = byId<HTMLButtonElement>("steer");
-const newConversation = byId<HTMLButtonElement>("new");
+const {
+  send,
+  stop,
+  pause,
+  steer,
+  new: newConversation,
+} = buttonsById("send", "stop", "pause", "steer", "new");
 /** Reasons typed but not sent yet, by call id, so a redraw keeps them. */
 const reasons: Record<string, string> = {};
 
@@ -174,17 +184,20 @@ function stepBlock(
 /** The steering message typed for a resume, kept across redraws. */
 let steering = "";
 
+/** A turn's article (its class says what kind and how it went), headed by its goal. */
+function turnBlock(className: string, goal: string): HTMLElement {
+  const block = el("article", className);
+  block.append(el("h2", "goal", goal));
+  return block;
+}
+
 /** A run kept on disk: what the receipts show, and Resume, Steer and resume, Discard. */
 function resumableBlock(
   resumable: NonNullable<ModelMessage["resumable"]>,
 ): HTMLElement {
-  const block = el("article", `turn resumable status-${resumable.state}`);
-  block.append(
-    el(
-      "h2",
-      "goal",
-      `${resumable.state === "paused" ? "Paused" : "Interrupted"} run: ${resumable.goal}`,
-    ),
+  const block = turnBlock(
+    `turn resumable status-${resumable.state}`,
+    `${resumable.state === "paused" ? "Paused" : "Interrupted"} run: ${resumable.goal}`,
   );
   const list = el("ul");
   for (const line of resumable.lines) list.append(el("li", "", line));
@@ -318,17 +331,13 @@ function render(state: ModelMessage): void {
   let stopping = false;
   let pausing = false;
   state.turns.forEach((turn, index) => {
-    const block = el("article", `turn status-${turn.status}`);
-    block.append(
-      el(
-        "h2",
-        "goal",
-        turn.followUp
-          ? `Follow-up: ${turn.goal}`
-          : turn.resumed
-            ? `Resumed: ${turn.goal}`
-            : turn.goal,
-      ),
+    const block = turnBlock(
+      `turn status-${turn.status}`,
+      turn.followUp
+        ? `Follow-up: ${turn.goal}`
+        : turn.resumed
+          ? `Resumed: ${turn.goal}`
+          : turn.goal,
     );
     if (turn.agentsFileLine) {
       block.append(rulesNote(turn.agentsFileLine));
