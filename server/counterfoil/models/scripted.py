@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # the sessions package loads the loop; reading settings must 
     from ..sessions.checkpoint import ModelCheckpoint
 
 from ..context import estimate_tokens
-from ..model import Messages, ResponseStats
+from ..model import ResponseStats
 
 SCRIPTED_PREFIX = "scripted:"
 
@@ -33,8 +33,7 @@ class ScriptedModel:
     ) -> None:
         """A script says what it says, whatever the tools."""
 
-    def count_tokens(self, messages: Messages) -> int:
-        return estimate_tokens(messages)
+    count_tokens = staticmethod(estimate_tokens)  # a script has no tokenizer: the estimate
 
     @property
     def context_tokens(self) -> int | None:
