@@ -8,13 +8,14 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import {
   editorTitleAction,
   makeWorkspace,
   openFolder,
   python,
   receiptsOnDisk,
+  resizeSideBar,
   runCommand,
   runPanel,
   screenshot,
@@ -27,19 +28,6 @@ import {
 } from "./workbench";
 
 let browser: Browser;
-
-/** Drags the sash between the side bar and the editor until the side bar is `width` wide. */
-async function widenSideBar(page: Page, width: number): Promise<void> {
-  const bar = await page.locator(".part.sidebar").boundingBox();
-  assert.ok(bar, "the side bar is shown");
-  const edge = bar.x + bar.width;
-  const y = bar.y + bar.height / 2;
-  await page.mouse.move(edge - 1, y);
-  await page.mouse.down();
-  await page.mouse.move(bar.x + width, y, { steps: 10 });
-  await page.mouse.up();
-  await page.waitForTimeout(300);
-}
 
 const read = { tool: "read_file", path: "app.py" };
 const double = {
@@ -152,7 +140,7 @@ describe("branches of a forked run in the run panel", () => {
       await page.mouse.move(10, 10);
       await screenshot(page, "branches-stacked.png");
       // A wide side bar: the branches stand in columns, one beside the other.
-      await widenSideBar(page, 760);
+      await resizeSideBar(page, 760);
       const [left, right] = [
         await first.boundingBox(),
         await second.boundingBox(),

@@ -148,6 +148,49 @@ export async function openPage(
   return page;
 }
 
+/** Drags the sash between the side bar and the editor until the side bar is `width` wide. */
+export async function resizeSideBar(page: Page, width: number): Promise<void> {
+  const bar = await page.locator(".part.sidebar").boundingBox();
+  assert.ok(bar, "the side bar is shown");
+  const edge = bar.x + bar.width;
+  const y = bar.y + bar.height / 2;
+  await page.mouse.move(edge - 1, y);
+  await page.mouse.down();
+  await page.mouse.move(bar.x + width, y, { steps: 10 });
+  await page.mouse.up();
+  await page.waitForTimeout(300);
+}
+
+/**
+ * A second code-server with a profile of its own and the .vsix just installed, as a person's
+ * first install is; `stop` ends it with every extension host and daemon it started.
+ */
+export function freshEditor(name: string): { url: string; stop: () => void } {
+  const state = join(stateDir, `fresh-${name}`);
+  const port = execFileSync(
+    "bash",
+    [
+      "-c",
+      'source "$1" && code_server_prepare "$2" "$3" "$4" >&2 && port="$(code_server_free_port)" && code_server_start "$2" "$3" "$port" >&2 && echo "$port"',
+      "fresh-editor",
+      join(extensionDir, "scripts/code-server.sh"),
+      required("COUNTERFOIL_CODE_SERVER_BIN"),
+      state,
+      join(extensionDir, "counterfoil.vsix"),
+    ],
+    { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
+  ).trim();
+  const stop = () => {
+    const group = Number(readFileSync(join(state, "code-server.pgid"), "utf8"));
+    try {
+      process.kill(-group, "SIGKILL");
+    } catch {
+      // already ended
+    }
+  };
+  return { url: `http://127.0.0.1:${port}`, stop };
+}
+
 /** A window with `folder` open. */
 export async function openFolder(folder: string): Promise<Page> {
   return openPage(`${editorUrl}/?folder=${encodeURIComponent(folder)}`);
