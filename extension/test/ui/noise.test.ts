@@ -2,8 +2,8 @@
 // run, each step names what it did (a search its pattern, a disabled tool why it did nothing, a
 // running command that it runs, a stopped command that it was stopped), a long run can be
 // collapsed and jumped through, the receipts tree gives times to the second; a narrow side bar
-// keeps the reason field and "New conversation" whole, and a run's answered diffs close when it
-// ends; on a fresh install the walkthrough opens at the first activation, once.
+// keeps the reason field and "New conversation" whole, and no diff of a proposal that no longer
+// applied stays open; on a fresh install the walkthrough opens at the first activation, once.
 
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -187,7 +187,7 @@ describe("what the editor says", () => {
     }
   });
 
-  test("a narrow side bar keeps the reason field and New conversation whole; the run's diffs close when it ends", async () => {
+  test("a narrow side bar keeps the reason field and New conversation whole; no outdated diff stays open", async () => {
     const responses = script(
       "noise-narrow.jsonl",
       { tool: "read_file", path: "app.py" },
@@ -210,8 +210,8 @@ describe("what the editor says", () => {
       await page.mouse.move(10, 10);
       await screenshot(page, "noise-narrow-pending.png");
 
-      // The file changes on disk: the proposal no longer applies; Reject answers it, and its
-      // diff stays open to be read while the run goes on.
+      // The file changes on disk: the proposal no longer applies; Reject answers it, and no
+      // diff of it is left open when the run ends.
       const app = join(workspace, "app.py");
       writeFileSync(
         app,
