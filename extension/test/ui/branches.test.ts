@@ -5,7 +5,7 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser } from "playwright-core";
@@ -20,11 +20,11 @@ import {
   runPanel,
   screenshot,
   startBrowser,
-  stateDir,
   stepTimer,
   waitForDaemon,
   waitForNotification,
   waitForProposalDiff,
+  writeResponses,
 } from "./workbench";
 
 let browser: Browser;
@@ -43,15 +43,6 @@ const add = {
   new: "value + value",
 };
 
-function script(name: string, ...responses: object[]): string {
-  const file = join(stateDir, name);
-  writeFileSync(
-    file,
-    responses.map((response) => `${JSON.stringify(response)}\n`).join(""),
-  );
-  return file;
-}
-
 /** Runs the CLI; `exits`: the statuses that mean it did its work (an unvalidated run exits 1). */
 function counterfoil(args: string[], input = "", exits = [0]): string {
   const ran = spawnSync(python, ["-m", "counterfoil", ...args], {
@@ -66,7 +57,7 @@ function counterfoil(args: string[], input = "", exits = [0]): string {
 /** A run that doubled the value (approved on the terminal), forked into two branches that each
  * go on to write it as an addition; its run id. */
 function forkedRun(workspace: string): string {
-  const parent = script("branches-parent.jsonl", read, double, {
+  const parent = writeResponses("branches-parent.jsonl", read, double, {
     final: "doubled",
   });
   counterfoil(
@@ -83,7 +74,7 @@ function forkedRun(workspace: string): string {
     [0, 1],
   );
   const runId = String(receiptsOnDisk(workspace)[0]?.run_id);
-  const fork = script("branches-fork.jsonl", read, double, add, {
+  const fork = writeResponses("branches-fork.jsonl", read, double, add, {
     final: "wrote it as an addition",
   });
   counterfoil([

@@ -28,20 +28,12 @@ import {
   stepTimer,
   waitForDaemon,
   waitForProposalDiff,
+  writeResponses,
 } from "./workbench";
 
 const SLEEP = ["python", "-c", "import time; time.sleep(300)"];
 
 let browser: Browser;
-
-function script(name: string, ...responses: object[]): string {
-  const file = join(stateDir, name);
-  writeFileSync(
-    file,
-    responses.map((line) => JSON.stringify(line)).join("\n") + "\n",
-  );
-  return file;
-}
 
 /** The step section's heading in the run panel, "Step 4: search_files …". */
 function stepHeading(panel: FrameLocator, step: number): Locator {
@@ -74,7 +66,7 @@ describe("what the editor says", () => {
 
   test("a long run: one refusal toast, steps in true words, Collapse all and Jump to step, a stopped command", async () => {
     const step = stepTimer("noise-long-run");
-    const responses = script(
+    const responses = writeResponses(
       "noise-long-run.jsonl",
       { tool: "read_file", path: ".env" },
       { tool: "read_file", path: "../outside.txt" },
@@ -188,7 +180,7 @@ describe("what the editor says", () => {
   });
 
   test("a narrow side bar keeps the reason field and New conversation whole; no outdated diff stays open", async () => {
-    const responses = script(
+    const responses = writeResponses(
       "noise-narrow.jsonl",
       { tool: "read_file", path: "app.py" },
       { tool: "edit_file", path: "app.py", old: "value * 1", new: "value * 2" },

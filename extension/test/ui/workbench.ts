@@ -49,6 +49,16 @@ export const validation = [
 export const greetingValidation = ["python", "validate.py"];
 export const receiptLog = ".counterfoil/receipts.jsonl";
 
+/** A scripted model's responses, one JSON line each, in the suite's state folder; its path. */
+export function writeResponses(name: string, ...responses: object[]): string {
+  const file = join(stateDir, name);
+  writeFileSync(
+    file,
+    responses.map((response) => `${JSON.stringify(response)}\n`).join(""),
+  );
+  return file;
+}
+
 /** The daemon's settings for the demo project, with the scripted model replaying `responses`. */
 export function daemonSettings(responses: string): Record<string, unknown> {
   return {
