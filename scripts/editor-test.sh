@@ -54,6 +54,7 @@ echo "== extension: in VS Code (extension host and UI)"
 status=0
 COUNTERFOIL_EDITOR_URL="http://127.0.0.1:$PORT" \
 COUNTERFOIL_EDITOR_STATE="$STATE" \
+COUNTERFOIL_CODE_SERVER_BIN="$CODE_SERVER_BIN" \
 COUNTERFOIL_REPO="$REPO_ROOT" \
 COUNTERFOIL_ARTIFACTS="$ARTIFACTS" \
 COUNTERFOIL_PYTHON="$("$PYTHON" -c 'import sys; print(sys.executable)')" \

@@ -3,7 +3,8 @@
 // the run panel and on keys; a command is shown in a modal with its exact argv and cwd and
 // exactly Accept and Reject. Anything but an explicit Accept answers No. Work is never lost: a
 // target with unsaved changes is not written (the proposal stays pending), and a target that
-// changes on disk makes the proposal stale, which answers No at once and says so.
+// changes on disk keeps the proposal pending, says it no longer applies and offers Re-propose.
+// An answered proposal's diff closes with its answer.
 // A change set (a command's revert, a reviewed command's changes) is one multi-file diff.
 // The parts: pending.ts (waiting approvals), edit.ts (diffs), command.ts (the modal),
 // changeSet.ts (multi-file diffs), staleness.ts (files changed on disk); this controller
@@ -135,7 +136,7 @@ export class ReviewController implements vscode.Disposable {
   async accept(target?: unknown): Promise<boolean> {
     const approval = this.find(target);
     if (!approval) {
-      return this.nothingPending(target);
+      return this.nothingPending();
     }
     const edit = approval.edit;
     if (!edit) {
@@ -148,7 +149,7 @@ export class ReviewController implements vscode.Disposable {
   reject(target?: unknown, reason?: string): boolean {
     const approval = this.find(target);
     if (!approval) {
-      return this.nothingPending(target);
+      return this.nothingPending();
     }
     const trimmed = reason?.trim();
     approval.settle(
@@ -162,7 +163,7 @@ export class ReviewController implements vscode.Disposable {
   async rejectWithReason(target?: unknown, reason?: string): Promise<boolean> {
     const approval = this.find(target);
     if (!approval) {
-      return this.nothingPending(target);
+      return this.nothingPending();
     }
     const why =
       reason ??
@@ -183,7 +184,7 @@ export class ReviewController implements vscode.Disposable {
     const approval = this.find(target);
     const edit = approval?.edit;
     if (!approval || !edit) {
-      return this.nothingPending(target);
+      return this.nothingPending();
     }
     return this.edits.chooseHunks(approval, edit, keep);
   }
@@ -205,11 +206,6 @@ export class ReviewController implements vscode.Disposable {
     return this.edits.showDiff(approval, edit);
   }
 
-  /** Closes the diffs of proposals no longer waiting (a run ended). */
-  closeAnsweredDiffs(): Promise<void> {
-    return this.edits.closeAnsweredDiffs();
-  }
-
   /** Answers No to everything pending, e.g. when the daemon restarts. */
   rejectAll(reason: string): void {
     this.pending.rejectAll(reason);
@@ -222,28 +218,11 @@ export class ReviewController implements vscode.Disposable {
     }
   }
 
-  private nothingPending(target: unknown): false {
-    const uri = this.targetUri(target);
-    if (uri && this.staleness.isLeftOpen(uri)) {
-      void vscode.window.showWarningMessage(
-        `This proposal is stale: its file changed on disk, so it was answered No. Close the diff.`,
-      );
-      return false;
-    }
+  private nothingPending(): false {
     void vscode.window.showInformationMessage(
       "Counterfoil has no proposal waiting for an answer.",
     );
     return false;
-  }
-
-  private targetUri(target: unknown): vscode.Uri | undefined {
-    if (target instanceof vscode.Uri) {
-      return target;
-    }
-    const active = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
-    return active instanceof vscode.TabInputTextDiff
-      ? active.modified
-      : undefined;
   }
 
   /** A call id or a proposal URI names its approval; else the diff in front, else the latest. */
@@ -253,9 +232,6 @@ export class ReviewController implements vscode.Disposable {
     }
     const active = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
     if (active instanceof vscode.TabInputTextDiff) {
-      if (this.staleness.isLeftOpen(active.modified)) {
-        return undefined;
-      }
       const match = this.pending.byTarget(active.modified);
       if (match) {
         return match;
@@ -272,12 +248,7 @@ export class ReviewController implements vscode.Disposable {
     ) {
       return;
     }
-    const uri = tab.input.modified;
-    if (this.staleness.forgetClosed(uri)) {
-      this.edits.proposed.delete(uri);
-      return;
-    }
-    this.find(uri)?.settle(
+    this.find(tab.input.modified)?.settle(
       { approved: false, cause: "closed" },
       "the diff was closed",
     );

@@ -274,7 +274,6 @@ export class EditReview implements vscode.Disposable {
       baseSha256: preview.baseSha256,
       right,
       left,
-      stale: false,
       outdated: false,
       tool: params.tool,
       arguments: params.arguments ?? {},
@@ -328,10 +327,8 @@ export class EditReview implements vscode.Disposable {
     }
     const result = await answer;
     watcher.dispose();
-    if (!edit.stale) {
-      await this.closeDiff(right);
-      this.proposed.delete(right);
-    }
+    await this.closeDiff(right);
+    this.proposed.delete(right);
     this.bases.delete(left);
     return result;
   }
@@ -388,49 +385,20 @@ export class EditReview implements vscode.Disposable {
     return note ? `${title} · ${note}` : title;
   }
 
-  /**
-   * When a run ends: the diffs of its proposals still open (a stale one stays open while the run
-   * goes on, to be read) are closed; a proposal still waiting keeps its diff.
-   */
-  async closeAnsweredDiffs(): Promise<void> {
-    const waiting = new Set(
-      this.pending
-        .all()
-        .flatMap((approval) =>
-          approval.edit ? [approval.edit.right.toString()] : [],
-        ),
-    );
-    await this.closeDiffs(
-      (modified) =>
-        modified.scheme === PROPOSAL_SCHEME &&
-        !waiting.has(modified.toString()),
-    );
-  }
-
+  /** Closes an answered proposal's diff, in whichever group it is. */
   private async closeDiff(right: vscode.Uri): Promise<void> {
-    await this.closeDiffs(
-      (modified) => modified.toString() === right.toString(),
-    );
-  }
-
-  private async closeDiffs(
-    which: (modified: vscode.Uri) => boolean,
-  ): Promise<void> {
     const tabs = vscode.window.tabGroups.all.flatMap((group) => group.tabs);
     const open = tabs.filter(
       (tab) =>
         tab.input instanceof vscode.TabInputTextDiff &&
-        which(tab.input.modified),
+        tab.input.modified.toString() === right.toString(),
     );
-    for (const tab of open) {
-      const input = tab.input as vscode.TabInputTextDiff;
-      const document = vscode.workspace.textDocuments.find(
-        (doc) => doc.uri.toString() === input.modified.toString(),
-      );
-      // An edited proposal side is saved into memory first, so closing asks nothing.
-      if (document?.isDirty) {
-        await document.save();
-      }
+    const document = vscode.workspace.textDocuments.find(
+      (doc) => doc.uri.toString() === right.toString(),
+    );
+    // An edited proposal side is saved into memory first, so closing asks nothing.
+    if (open.length > 0 && document?.isDirty) {
+      await document.save();
     }
     if (open.length > 0) {
       await vscode.window.tabGroups.close(open);

@@ -21,7 +21,6 @@ export interface EditState {
   baseSha256: string | null;
   right: vscode.Uri;
   left: vscode.Uri;
-  stale: boolean;
   /** The file changed while the proposal waited: still pending, Accept disabled. */
   outdated: boolean;
   tool: string;

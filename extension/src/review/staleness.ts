@@ -34,30 +34,16 @@ export async function diskBytes(uri: vscode.Uri): Promise<Uint8Array | null> {
 }
 
 export class ProposalStaleness {
-  /** Proposed-side URIs of diffs left open after their proposal went stale. */
-  private readonly staleUris = new Set<string>();
-
   constructor(
     private readonly pending: PendingApprovals,
     private readonly log: vscode.LogOutputChannel,
   ) {}
 
-  /** Whether `uri` is the proposed side of a diff left open after its proposal went stale. */
-  isLeftOpen(uri: vscode.Uri): boolean {
-    return this.staleUris.has(uri.toString());
-  }
-
-  /** Forgets a stale diff whose tab was closed; false when `uri` was not one. */
-  forgetClosed(uri: vscode.Uri): boolean {
-    return this.staleUris.delete(uri.toString());
-  }
-
   updateContext(): void {
     const active = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
     const stale =
       active instanceof vscode.TabInputTextDiff &&
-      (this.staleUris.has(active.modified.toString()) ||
-        this.pending.byTarget(active.modified)?.edit?.outdated === true);
+      this.pending.byTarget(active.modified)?.edit?.outdated === true;
     void vscode.commands.executeCommand("setContext", STALE_CONTEXT, stale);
   }
 

@@ -304,8 +304,6 @@ export class RunCommands implements vscode.Disposable {
       cancellation.dispose();
       this.run = undefined;
       this.stopRequestedAt = undefined;
-      // A stale proposal's diff stays open while the run goes on; with the run it is done.
-      void this.context.review.closeAnsweredDiffs();
       void vscode.commands.executeCommand(
         "setContext",
         "counterfoil.running",

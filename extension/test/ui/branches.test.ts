@@ -5,41 +5,29 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import {
   editorTitleAction,
   makeWorkspace,
   openFolder,
   python,
   receiptsOnDisk,
+  resizeSideBar,
   runCommand,
   runPanel,
   screenshot,
   startBrowser,
-  stateDir,
   stepTimer,
   waitForDaemon,
   waitForNotification,
   waitForProposalDiff,
+  writeResponses,
 } from "./workbench";
 
 let browser: Browser;
-
-/** Drags the sash between the side bar and the editor until the side bar is `width` wide. */
-async function widenSideBar(page: Page, width: number): Promise<void> {
-  const bar = await page.locator(".part.sidebar").boundingBox();
-  assert.ok(bar, "the side bar is shown");
-  const edge = bar.x + bar.width;
-  const y = bar.y + bar.height / 2;
-  await page.mouse.move(edge - 1, y);
-  await page.mouse.down();
-  await page.mouse.move(bar.x + width, y, { steps: 10 });
-  await page.mouse.up();
-  await page.waitForTimeout(300);
-}
 
 const read = { tool: "read_file", path: "app.py" };
 const double = {
@@ -55,15 +43,6 @@ const add = {
   new: "value + value",
 };
 
-function script(name: string, ...responses: object[]): string {
-  const file = join(stateDir, name);
-  writeFileSync(
-    file,
-    responses.map((response) => `${JSON.stringify(response)}\n`).join(""),
-  );
-  return file;
-}
-
 /** Runs the CLI; `exits`: the statuses that mean it did its work (an unvalidated run exits 1). */
 function counterfoil(args: string[], input = "", exits = [0]): string {
   const ran = spawnSync(python, ["-m", "counterfoil", ...args], {
@@ -78,7 +57,7 @@ function counterfoil(args: string[], input = "", exits = [0]): string {
 /** A run that doubled the value (approved on the terminal), forked into two branches that each
  * go on to write it as an addition; its run id. */
 function forkedRun(workspace: string): string {
-  const parent = script("branches-parent.jsonl", read, double, {
+  const parent = writeResponses("branches-parent.jsonl", read, double, {
     final: "doubled",
   });
   counterfoil(
@@ -95,7 +74,7 @@ function forkedRun(workspace: string): string {
     [0, 1],
   );
   const runId = String(receiptsOnDisk(workspace)[0]?.run_id);
-  const fork = script("branches-fork.jsonl", read, double, add, {
+  const fork = writeResponses("branches-fork.jsonl", read, double, add, {
     final: "wrote it as an addition",
   });
   counterfoil([
@@ -152,7 +131,7 @@ describe("branches of a forked run in the run panel", () => {
       await page.mouse.move(10, 10);
       await screenshot(page, "branches-stacked.png");
       // A wide side bar: the branches stand in columns, one beside the other.
-      await widenSideBar(page, 760);
+      await resizeSideBar(page, 760);
       const [left, right] = [
         await first.boundingBox(),
         await second.boundingBox(),

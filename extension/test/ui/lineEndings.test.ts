@@ -16,10 +16,10 @@ import {
   screenshot,
   startBrowser,
   startRun,
-  stateDir,
   waitForDaemon,
   waitForNotification,
   waitForProposalDiff,
+  writeResponses,
 } from "./workbench";
 
 let browser: Browser;
@@ -34,21 +34,16 @@ describe("line endings in review", () => {
   });
 
   test("an untouched proposal with a bare LF in a CRLF file is approved as proposed, not as edited", async () => {
-    const script = join(stateDir, "crlf-edit.jsonl");
-    writeFileSync(
-      script,
-      [
-        { tool: "read_file", path: "notes.py" },
-        {
-          tool: "edit_file",
-          path: "notes.py",
-          old: "x = 1",
-          new: "x = 2\nz = 3",
-        },
-        { final: "changed notes.py" },
-      ]
-        .map((line) => JSON.stringify(line))
-        .join("\n"),
+    const script = writeResponses(
+      "crlf-edit.jsonl",
+      { tool: "read_file", path: "notes.py" },
+      {
+        tool: "edit_file",
+        path: "notes.py",
+        old: "x = 1",
+        new: "x = 2\nz = 3",
+      },
+      { final: "changed notes.py" },
     );
     const workspace = makeWorkspace("crlf-untouched", {
       "counterfoil.model": `scripted:${script}`,

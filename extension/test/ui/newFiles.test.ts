@@ -16,10 +16,10 @@ import {
   screenshot,
   startBrowser,
   startRun,
-  stateDir,
   waitForDaemon,
   waitForNotification,
   waitForProposalDiff,
+  writeResponses,
 } from "./workbench";
 
 let browser: Browser;
@@ -34,16 +34,11 @@ describe("new files and protected files", () => {
   });
 
   test("a protected .env names its rule to the person; a file in new folders shows and creates them", async () => {
-    const script = join(stateDir, "new-files.jsonl");
-    writeFileSync(
-      script,
-      [
-        { tool: "read_file", path: ".env" },
-        { tool: "write_file", path: "src/pkg/mod.py", content: "x = 1\n" },
-        { final: "added src/pkg/mod.py" },
-      ]
-        .map((line) => JSON.stringify(line))
-        .join("\n"),
+    const script = writeResponses(
+      "new-files.jsonl",
+      { tool: "read_file", path: ".env" },
+      { tool: "write_file", path: "src/pkg/mod.py", content: "x = 1\n" },
+      { final: "added src/pkg/mod.py" },
     );
     const workspace = makeWorkspace("new-files", {
       "counterfoil.model": `scripted:${script}`,

@@ -4,12 +4,7 @@
 // as a fresh diff, and Accept finishes the run with nothing replayed.
 
 import assert from "node:assert/strict";
-import {
-  readFileSync,
-  readdirSync,
-  readlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser } from "playwright-core";
@@ -23,10 +18,10 @@ import {
   screenshot,
   startBrowser,
   startRun,
-  stateDir,
   stepTimer,
   waitForDaemon,
   waitForProposalDiff,
+  writeResponses,
 } from "./workbench";
 
 let browser: Browser;
@@ -63,22 +58,17 @@ describe("a run survives its daemon", () => {
 
   test("killed with a proposal waiting, the run is interrupted, and Resume asks again as a fresh diff", async () => {
     const step = stepTimer("resume");
-    const script = join(stateDir, "two-edits.jsonl");
-    writeFileSync(
-      script,
-      [
-        { tool: "read_file", path: "app.py" },
-        { tool: "edit_file", path: "app.py", old: "* 1", new: "* 2" },
-        {
-          tool: "edit_file",
-          path: "app.py",
-          old: "value * 2",
-          new: "2 * value",
-        },
-        { final: "doubled" },
-      ]
-        .map((line) => JSON.stringify(line))
-        .join("\n") + "\n",
+    const script = writeResponses(
+      "two-edits.jsonl",
+      { tool: "read_file", path: "app.py" },
+      { tool: "edit_file", path: "app.py", old: "* 1", new: "* 2" },
+      {
+        tool: "edit_file",
+        path: "app.py",
+        old: "value * 2",
+        new: "2 * value",
+      },
+      { final: "doubled" },
     );
     const workspace = demoWorkspace(
       "resume-after-kill",

@@ -19,9 +19,9 @@ import {
   showCounterfoilView,
   startBrowser,
   startRun,
-  stateDir,
   waitForDaemon,
   waitForNotification,
+  writeResponses,
 } from "./workbench";
 
 const TOOL = [
@@ -46,12 +46,10 @@ describe("review mode", () => {
   });
 
   test("a reviewed command's changes are one multi-file diff, Accept applies them, the receipt says how it ran", async () => {
-    const script = join(stateDir, "review-mode.jsonl");
-    writeFileSync(
-      script,
-      [{ tool: "run_command", argv: TOOL_ARGV }, { final: "ran the tool" }]
-        .map((line) => JSON.stringify(line))
-        .join("\n"),
+    const script = writeResponses(
+      "review-mode.jsonl",
+      { tool: "run_command", argv: TOOL_ARGV },
+      { final: "ran the tool" },
     );
     const workspace = makeWorkspace("review-mode", {
       "counterfoil.model": `scripted:${script}`,

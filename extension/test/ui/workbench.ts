@@ -49,6 +49,16 @@ export const validation = [
 export const greetingValidation = ["python", "validate.py"];
 export const receiptLog = ".counterfoil/receipts.jsonl";
 
+/** A scripted model's responses, one JSON line each, in the suite's state folder; its path. */
+export function writeResponses(name: string, ...responses: object[]): string {
+  const file = join(stateDir, name);
+  writeFileSync(
+    file,
+    responses.map((response) => `${JSON.stringify(response)}\n`).join(""),
+  );
+  return file;
+}
+
 /** The daemon's settings for the demo project, with the scripted model replaying `responses`. */
 export function daemonSettings(responses: string): Record<string, unknown> {
   return {
@@ -146,6 +156,49 @@ export async function openPage(
   await page.goto(url);
   await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
   return page;
+}
+
+/** Drags the sash between the side bar and the editor until the side bar is `width` wide. */
+export async function resizeSideBar(page: Page, width: number): Promise<void> {
+  const bar = await page.locator(".part.sidebar").boundingBox();
+  assert.ok(bar, "the side bar is shown");
+  const edge = bar.x + bar.width;
+  const y = bar.y + bar.height / 2;
+  await page.mouse.move(edge - 1, y);
+  await page.mouse.down();
+  await page.mouse.move(bar.x + width, y, { steps: 10 });
+  await page.mouse.up();
+  await page.waitForTimeout(300);
+}
+
+/**
+ * A second code-server with a profile of its own and the .vsix just installed, as a person's
+ * first install is; `stop` ends it with every extension host and daemon it started.
+ */
+export function freshEditor(name: string): { url: string; stop: () => void } {
+  const state = join(stateDir, `fresh-${name}`);
+  const port = execFileSync(
+    "bash",
+    [
+      "-c",
+      'source "$1" && code_server_prepare "$2" "$3" "$4" >&2 && port="$(code_server_free_port)" && code_server_start "$2" "$3" "$port" >&2 && echo "$port"',
+      "fresh-editor",
+      join(extensionDir, "scripts/code-server.sh"),
+      required("COUNTERFOIL_CODE_SERVER_BIN"),
+      state,
+      join(extensionDir, "counterfoil.vsix"),
+    ],
+    { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] },
+  ).trim();
+  const stop = () => {
+    const group = Number(readFileSync(join(state, "code-server.pgid"), "utf8"));
+    try {
+      process.kill(-group, "SIGKILL");
+    } catch {
+      // already ended
+    }
+  };
+  return { url: `http://127.0.0.1:${port}`, stop };
 }
 
 /** A window with `folder` open. */
