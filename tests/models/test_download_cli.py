@@ -38,9 +38,7 @@ def run_main(*argv: str) -> tuple[int, str]:
 
 
 def test_progress_reads_as_percent_of_size_rate_and_time_left() -> None:
-    progress = DownloadProgress(
-        "qwen3-4b", 943_718_400, 2_469_606_195, 12_582_912.0, 121.0, "downloading"
-    )
+    progress = DownloadProgress(943_718_400, 2_469_606_195, 12_582_912.0, 121.0, "downloading")
 
     assert format_progress(progress) == "downloading 38 % of 2.3 GiB, 12.0 MiB/s, 2 min 01 s left"
 

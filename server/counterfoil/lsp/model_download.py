@@ -22,8 +22,8 @@ from pygls.exceptions import JsonRpcException, JsonRpcServerError
 from ..models import download
 from ..models.errors import ModelLoadError
 from .channel import ClientChannel
+from .messages import DownloadProgress, wire
 
-DOWNLOAD_METHOD = "counterfoil/download"
 DOWNLOAD_FAILED = -32003
 DOWNLOAD_IN_PROGRESS = -32004
 REQUEST_CANCELLED = -32800
@@ -55,16 +55,20 @@ class DownloadRequestCancelled(JsonRpcException):
         super().__init__(f"download of {model} cancelled; what arrived is kept for the next try")
 
 
-def progress_params(progress: download.DownloadProgress) -> dict[str, Any]:
-    """The `counterfoil/download` notification."""
-    return {
-        "model": progress.model,
-        "bytes": progress.bytes,
-        "total": progress.total,
-        "rate": progress.rate,
-        "etaSeconds": progress.eta_seconds,
-        "state": progress.state,
-    }
+def progress_params(model: str, progress: download.DownloadProgress) -> dict[str, Any]:
+    """The `counterfoil/download` notification of `model`'s download."""
+    return dict(
+        wire(
+            DownloadProgress(
+                model=model,
+                bytes=progress.bytes,
+                total=progress.total,
+                rate=progress.rate,
+                etaSeconds=progress.eta_seconds,
+                state=progress.state,
+            )
+        )
+    )
 
 
 class DownloadJob:
@@ -110,7 +114,7 @@ class ModelDownloads:
         def report(progress: download.DownloadProgress) -> None:
             nonlocal last
             self._missing[job.model] = progress.total - progress.bytes
-            self._channel.notify(DOWNLOAD_METHOD, progress_params(progress))
+            self._channel.notify(DownloadProgress.METHOD, progress_params(job.model, progress))
             last = download.format_progress(progress)
             self._channel.report_progress(token, last)
 

@@ -62,9 +62,9 @@ class DownloadCancelled(Exception):
 
 @dataclass(frozen=True)
 class DownloadProgress:
-    """One report: bytes on disk of `total`, the rate of this run, and the time left."""
+    """One report: bytes on disk of `total`, the rate of this run, and the time left (the
+    download that reports it knows its model)."""
 
-    model: str
     bytes: int
     total: int
     rate: float | None
@@ -494,6 +494,4 @@ class _Meter:
         rate = self.transferred / elapsed if self.transferred and elapsed > 0 else None
         left = max(total - self.done, 0)
         eta = left / rate if rate else (0.0 if not left else None)
-        self.on_progress(
-            DownloadProgress(self.plan.spec, min(self.done, total), total, rate, eta, state)
-        )
+        self.on_progress(DownloadProgress(min(self.done, total), total, rate, eta, state))
