@@ -201,11 +201,6 @@ export class RunCommands implements vscode.Disposable {
     });
   }
 
-  /**
-   * Runs the agent (a new goal or a follow-up), with its progress in the run panel; "Stop run"
-   * there (or the command) sends `$/cancelRequest`, and the panel says "stopping…" until the
-   * daemon answers.
-   */
   /** Whether a run goes in this window. */
   get running(): boolean {
     return this.run !== undefined;
@@ -217,6 +212,11 @@ export class RunCommands implements vscode.Disposable {
     return going;
   }
 
+  /**
+   * Runs the agent (a new goal or a follow-up), with its progress in the run panel; "Stop run"
+   * there (or the command) sends `$/cancelRequest`, and the panel says "stopping…" until the
+   * daemon answers.
+   */
   private async request({
     method,
     params,
@@ -413,7 +413,7 @@ export class RunCommands implements vscode.Disposable {
     const { trace } = this.context;
     const summary = summarizeRun(result);
     trace.info(summary);
-    if (result.completed) {
+    if (result.completed || result.reason === "paused") {
       void vscode.window.showInformationMessage(summary);
     } else {
       void vscode.window

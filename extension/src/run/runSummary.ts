@@ -41,6 +41,9 @@ export function summarizeRun(result: RunResult): string {
     const claim = result.final ? ` The model's claim: ${result.final}` : "";
     return `Counterfoil finished (${facts}).${claim}`;
   }
+  if (result.reason === "paused") {
+    return `Counterfoil run paused, as asked: Resume in the run panel goes on from here (${facts}).`;
+  }
   const why = result.error
     ? `${result.reason}: ${result.error}`
     : result.reason;

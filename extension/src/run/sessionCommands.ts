@@ -81,12 +81,18 @@ export class SessionCommands implements vscode.Disposable {
     return this.resume(offered.runId);
   }
 
+  /** Pause the running run; once it stops at its boundary, the panel offers it to go on. */
   async pause(): Promise<void> {
     const answer = await this.client.request<PauseResult>(Methods.pause, {});
     if (!answer.pausing) {
       void vscode.window.showInformationMessage(
         "No Counterfoil run is in progress.",
       );
+      return;
+    }
+    const ended = await this.runs.current;
+    if (ended?.reason === "paused") {
+      await this.offerResumable(false);
     }
   }
 

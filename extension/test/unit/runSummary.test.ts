@@ -78,3 +78,11 @@ test("refused and failed effects are counted from the verdict", () => {
     "Counterfoil finished (no files changed; validation not run; 1 refused; 1 failed).",
   );
 });
+
+test("a paused run says it can go on, not that it stopped", () => {
+  const result = run({ completed: false, reason: "paused" });
+  assert.equal(
+    summarizeRun(result),
+    "Counterfoil run paused, as asked: Resume in the run panel goes on from here (no files changed; validation not run).",
+  );
+});
