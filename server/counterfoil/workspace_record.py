@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -84,6 +84,10 @@ class WorkspaceRecord:
     def effect_outcomes(self) -> tuple[EffectOutcome, ...]:
         """What became of each effect call so far, in order (the run verdict reads this)."""
         return tuple(self._outcomes)
+
+    def restore_outcomes(self, earlier: Sequence[EffectOutcome]) -> None:
+        """A resumed run's earlier effects, so its verdict judges the whole run."""
+        self._outcomes[:0] = earlier
 
     def _note(
         self, proposal: ToolProposal, state: EffectState, reason: str | None = None, **facts: Any

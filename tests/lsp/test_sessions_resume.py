@@ -97,7 +97,8 @@ async def test_resume_after_a_crash_asks_the_open_approval_again_against_the_dis
     assert fresh["preview"]["proposedText"] == on_disk.decode().replace("value * 2", "2 * value")
     assert result["completed"] is True and result["resumed"] is True
     assert result["final"] == "doubled"
-    assert result["verdict"]["approved"] == ["call-2"]
+    # The verdict judges the whole run: call-1, approved before the crash, counts too.
+    assert result["verdict"]["approved"] == ["call-1", "call-2"]
     assert app.read_text().endswith("return 2 * value\n")
     assert [receipt["tool_call_id"] for receipt in edit_receipts(demo_project)] == [
         "call-1",
@@ -125,7 +126,8 @@ async def test_a_file_changed_while_no_daemon_ran_is_not_overwritten_on_resume(
 
     assert second.confirms == []  # the model must read the file again first
     assert result["verdict"]["refused"] == ["call-2"]
-    assert result["verdict"]["effects"][0]["reason"] == "read the existing file before changing it"
+    (refused,) = [e for e in result["verdict"]["effects"] if e["toolCallId"] == "call-2"]
+    assert refused["reason"] == "read the existing file before changing it"
     assert app.read_bytes() == saved
 
 

@@ -250,3 +250,15 @@ def test_blank_steering_is_refused(paused: tuple[Path, str]) -> None:
     status, output = cli(["resume", *agent_flags(folder), "--steer", "  "])
 
     assert (status, output) == (2, "error: steering must not be empty\n")
+
+
+def test_a_resumed_runs_verdict_judges_the_whole_run(paused: tuple[Path, str]) -> None:
+    folder, _ = paused
+
+    status, output = cli(["resume", *agent_flags(folder)], "y\n")
+
+    verdict = output[output.index("== verdict ==") :]
+    assert "effects:    2 approved" in verdict, verdict
+    assert "app.py (call-1)" in verdict  # written before the pause
+    assert "count.txt (call-2)" in verdict  # written by the command asked again
+    assert status == 1  # the command changed files itself, and nothing checked them since

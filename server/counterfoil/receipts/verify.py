@@ -131,7 +131,7 @@ def last_results(path: Path) -> dict[str, tuple[str, str | None]]:
             if raw is None or not raw.strip():
                 continue
             receipt = receipt_from_line(raw, complete)
-            for changed, digest in _tree_results(receipt.evidence.get("tree_changes")):
+            for changed, digest in tree_results(receipt.evidence.get("tree_changes")):
                 results[changed] = (receipt.tool_call_id, digest)
             if "result_sha256" not in receipt.evidence or receipt.exit_state != "ok":
                 continue
@@ -140,7 +140,7 @@ def last_results(path: Path) -> dict[str, tuple[str, str | None]]:
     return results
 
 
-def _tree_results(record: object) -> list[tuple[str, str | None]]:
+def tree_results(record: object) -> list[tuple[str, str | None]]:
     """The files a command (or a revert of one) left, with their digests, from `tree_changes`:
     regular files only, and only those hashed."""
     if not isinstance(record, dict) or not isinstance(record.get("changes"), list):

@@ -14,15 +14,17 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from ..errors import AgentError
 from ..files import write_all
 from ..receipt_evidence import os_user, utc_now
+from ..receipts.record import EffectReceipt
 from ..receipts.signing import Signer, load_signer
-from ..verdict import EffectOutcome
+from ..receipts.verify import tree_results
+from ..verdict import EFFECT_STATES, EffectOutcome
 from .store import SessionStore
 
 DECISIONS_FILE = "decisions.jsonl"
@@ -53,6 +55,40 @@ def outcome_entry(outcome: EffectOutcome, state: str | None = None) -> dict[str,
     if outcome.argv is not None:
         entry["argv"] = list(outcome.argv)
     return entry
+
+
+def recorded_outcomes(
+    entries: Iterable[dict[str, Any]], receipt_of: Callable[[str], EffectReceipt | None]
+) -> list[EffectOutcome]:
+    """What became of each call the record decided, with what its receipt shows it did: the
+    inverse of `outcome_entry`, so that a resumed run's verdict judges the whole run. A call
+    left open (interrupted) is not among them: it is asked again."""
+    outcomes: list[EffectOutcome] = []
+    for entry in entries:
+        state, call_id = entry.get("state"), entry.get("call_id")
+        if entry.get("kind") != "decision" or state not in EFFECT_STATES:
+            continue
+        if not isinstance(call_id, str):
+            continue
+        receipt = receipt_of(call_id) if state == "approved" else None
+        evidence = receipt.evidence if receipt is not None else {}
+        argv = entry.get("argv")
+        written = receipt is not None and bool(receipt.changed_artifacts)
+        outcomes.append(
+            EffectOutcome(
+                call_id,
+                str(entry.get("tool", "")),
+                state,
+                path=entry.get("path"),
+                argv=tuple(argv) if isinstance(argv, list) else None,
+                sha256=evidence.get("result_sha256") if written else None,
+                exit_status=evidence.get("exit_status"),
+                timed_out=bool(evidence.get("timed_out")),
+                reason=entry.get("reason"),
+                tree_changes=tuple(tree_results(evidence.get("tree_changes"))),
+            )
+        )
+    return outcomes
 
 
 class DecisionLog:

@@ -26,6 +26,7 @@ from .checkpoint import (
     prompt_cache_name,
     restore_model_state,
 )
+from .decisions import read_entries, recorded_outcomes
 from .intents import Settled
 from .record import SessionRecord
 from .recorder import SessionRecorder
@@ -141,6 +142,9 @@ class RecordedRun:
             recorder.write()
             return
         record = plan.record
+        recorder.continue_run(
+            recorded_outcomes(read_entries(recorder.decisions.path), self.store.get)
+        )
         if record.model_restorable and isinstance(model, RestoresCheckpoints):
             restore_model_state(model, record.checkpoint.model)
             self._read_prompt_cache(model)

@@ -17,7 +17,7 @@ from ..context import Observation
 from ..proposals import ToolProposal
 from ..receipt_evidence import utc_now
 from ..receipts.head import read_head
-from ..verdict import compute_verdict
+from ..verdict import EffectOutcome, compute_verdict
 from ..workspace import Workspace
 from .checkpoint import (
     KeepsPromptCache,
@@ -94,6 +94,12 @@ class SessionRecorder:
         self._prompt_cache: str | None = None  # the KV cache file last written
         self.max_prompt_cache_bytes = max_prompt_cache_bytes
         workspace.before_effect = self.write_intent
+
+    def continue_run(self, earlier: Sequence[EffectOutcome]) -> None:
+        """A resumed run: what its earlier parts decided counts in its verdict, and is in the
+        decision log already."""
+        self.workspace.restore_outcomes(earlier)
+        self._noted += len(earlier)
 
     def watch(self, generate: Callable[[Messages], str], model: object) -> RememberingModel:
         self.model = model
