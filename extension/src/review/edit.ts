@@ -350,13 +350,25 @@ export class EditReview implements vscode.Disposable {
       );
       return;
     }
-    if (!this.pending.all().some((approval) => approval.edit !== undefined)) {
+    if (this.waitingEdit() === undefined) {
       void vscode.window
         .showTextDocument(accepted.target, { preview: false })
-        .then(undefined, (error: unknown) =>
-          this.log.warn(`showing ${accepted.target.fsPath}: ${String(error)}`),
+        .then(
+          () => {
+            // A proposal whose diff opened while the file did goes back in front.
+            const next = this.waitingEdit();
+            if (next?.edit) void this.showDiff(next, next.edit);
+          },
+          (error: unknown) =>
+            this.log.warn(
+              `showing ${accepted.target.fsPath}: ${String(error)}`,
+            ),
         );
     }
+  }
+
+  private waitingEdit(): PendingApproval | undefined {
+    return this.pending.all().find((approval) => approval.edit !== undefined);
   }
 
   dispose(): void {
