@@ -125,9 +125,13 @@ def build_parser() -> argparse.ArgumentParser:
     receipt_commands = receipts.add_subparsers(dest="receipts_command", required=True)
     add_receipt_parsers(receipt_commands)
     keys = commands.add_parser("keys", help="manage the receipt signing key")
-    keys.add_subparsers(dest="keys_command", required=True).add_parser(
-        "init", help="make your Ed25519 signing key"
+    key_commands = keys.add_subparsers(dest="keys_command", required=True)
+    key_commands.add_parser("init", help="make your Ed25519 signing key")
+    export_public = key_commands.add_parser(
+        "export-public",
+        help="print your public key as an allowed-signers line a team can commit",
     )
+    export_public.add_argument("--owner", help="who the key is (default: your user name)")
 
     revert = commands.add_parser(
         "revert",

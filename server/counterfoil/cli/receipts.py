@@ -16,6 +16,12 @@ from ..receipts.signing import init_key, signature_checker
 from ..receipts.verify import read_receipt_log
 from ..sessions.decisions import unreceipted_decisions, verify_run_records
 from ..sessions.intents import describe_open_intents  # registers what gc keeps for runs
+from .evidence import (
+    add_evidence_parsers,
+    export_command,
+    export_public_command,
+    verify_bundle_command,
+)
 from .terminal import bytes_diff
 
 
@@ -43,9 +49,14 @@ def add_receipt_parsers(receipt_commands: argparse._SubParsersAction) -> None:  
         "gc", help="remove stored objects that no receipt of any log in the folder names"
     )
     gc.add_argument("path", type=Path)
+    add_evidence_parsers(receipt_commands)
 
 
 def receipts_command(args: argparse.Namespace, stdout: TextIO) -> int:
+    if args.receipts_command == "export":
+        return export_command(args, stdout)
+    if args.receipts_command == "verify-bundle":
+        return verify_bundle_command(args, stdout)
     try:
         mode = os.lstat(args.path).st_mode
     except OSError:
@@ -212,6 +223,8 @@ def _gc(args: argparse.Namespace, stdout: TextIO) -> int:
 
 
 def keys_command(args: argparse.Namespace, stdout: TextIO) -> int:
+    if args.keys_command == "export-public":
+        return export_public_command(args, stdout)
     try:
         path, public_key = init_key()
     except AgentError as error:

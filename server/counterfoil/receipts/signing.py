@@ -144,7 +144,7 @@ class SignatureChecker:
         self._verifier = ed25519.Ed25519PublicKey.from_public_bytes(raw)
         self.expected = expected_public_key.strip()
 
-    def _verifies(self, message: bytes, signature: str) -> bool:
+    def verifies(self, message: bytes, signature: str) -> bool:
         from cryptography.exceptions import InvalidSignature
 
         try:
@@ -156,13 +156,13 @@ class SignatureChecker:
     def __call__(self, public_key: str, link: str, signature: str) -> None:
         if public_key != self.expected:
             raise AgentError("receipt is signed by a different key")
-        if not self._verifies(signed_message(link), signature):
+        if not self.verifies(signed_message(link), signature):
             raise AgentError("receipt signature does not verify")
 
     def check_head(self, signed_by: str | None, message: bytes, signature: str | None) -> None:
         if signed_by != self.expected or signature is None:
             raise AgentError("the head record is not signed by this key (it was rewritten)")
-        if not self._verifies(message, signature):
+        if not self.verifies(message, signature):
             raise AgentError("the head record's signature does not verify (it was rewritten)")
 
 
