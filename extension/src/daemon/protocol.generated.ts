@@ -77,6 +77,22 @@ export interface Approval {
   modified?: boolean | null;
 }
 
+export interface ExportEvidenceParams {
+  commit: string;
+}
+
+/** The evidence note added to a commit (docs/evidence.md), or why none was. */
+export interface ExportEvidenceResult {
+  ok: boolean;
+  error: string | null;
+  commit: string | null;
+  runs: string[];
+  effects: number;
+  files: number;
+  validation: string | null;
+  unreceipted: string[];
+}
+
 export interface ObjectParams {
   sha256: string;
 }
@@ -122,6 +138,7 @@ export interface ReceiptsResult {
   error: string | null;
   runs: RunRecord[];
   records: StoredRunRecord[];
+  exportedRuns: string[];
 }
 
 export interface VerifyResult {
@@ -544,6 +561,7 @@ export const Methods = {
   revert: "counterfoil/revert",
   receipts: "counterfoil/receipts",
   verifyReceipts: "counterfoil/verifyReceipts",
+  exportEvidence: "counterfoil/exportEvidence",
   status: "counterfoil/status",
   object: "counterfoil/object",
   modelRuntime: "counterfoil/modelRuntime",

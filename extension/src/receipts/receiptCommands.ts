@@ -5,6 +5,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { type DaemonClient, errorMessage } from "../daemon/client";
 import {
+  type ExportEvidenceResult,
   Methods,
   type ObjectResult,
   type ReceiptsResult,
@@ -47,6 +48,9 @@ export class ReceiptCommands implements vscode.Disposable {
         this.showAppliedDiff(before, after, title),
     );
     register("counterfoil.verifyReceipts", () => this.verifyReceipts());
+    register("counterfoil.exportEvidence", (commit?: unknown) =>
+      this.exportEvidence(typeof commit === "string" ? commit : undefined),
+    );
     register("counterfoil.refreshReceipts", () => this.refreshReceipts());
     register("counterfoil.openReceiptLog", () => this.openReceiptLog());
     this.disposables.push(
@@ -69,7 +73,11 @@ export class ReceiptCommands implements vscode.Disposable {
         {},
       );
       this.receipts.load(result);
-      this.receipts.setRuns(result.runs ?? [], result.records ?? []);
+      this.receipts.setRuns(
+        result.runs ?? [],
+        result.records ?? [],
+        result.exportedRuns ?? [],
+      );
       return result;
     } catch (error) {
       this.receipts.showProblem(
@@ -100,6 +108,51 @@ export class ReceiptCommands implements vscode.Disposable {
       );
       return undefined;
     }
+  }
+
+  /** Signs the runs behind a commit into its evidence note (the daemon decides what). */
+  async exportEvidence(
+    commit?: string,
+  ): Promise<ExportEvidenceResult | undefined> {
+    const revision =
+      commit ??
+      (await vscode.window.showInputBox({
+        title: "Counterfoil: Export Evidence for Commit",
+        prompt:
+          "The commit whose runs to sign into a git note (refs/notes/counterfoil)",
+        value: "HEAD",
+      }));
+    if (!revision?.trim()) {
+      return undefined;
+    }
+    let result: ExportEvidenceResult;
+    try {
+      result = await this.client.request<ExportEvidenceResult>(
+        Methods.exportEvidence,
+        { commit: revision.trim() },
+      );
+    } catch (error) {
+      void vscode.window.showErrorMessage(
+        `Counterfoil could not export evidence: ${errorMessage(error)}`,
+      );
+      return undefined;
+    }
+    if (!result.ok) {
+      void vscode.window.showErrorMessage(
+        `Counterfoil exported no evidence: ${result.error ?? "unknown error"}`,
+      );
+      return result;
+    }
+    await this.refreshReceipts();
+    const unreceipted = result.unreceipted.length
+      ? `; not from a receipt: ${result.unreceipted.join(", ")}`
+      : "";
+    void vscode.window.showInformationMessage(
+      `Counterfoil: evidence for ${result.commit?.slice(0, 12)} in a git note: ` +
+        `${result.runs.length} run(s), ${result.effects} effect(s), ${result.files} file(s), ` +
+        `validation ${result.validation}${unreceipted}. Push it with: git push origin refs/notes/counterfoil`,
+    );
+    return result;
   }
 
   async openReceiptLog(): Promise<void> {

@@ -316,6 +316,7 @@ export function runNodes(
   runs: readonly RunRecord[] = [],
   now: Date = new Date(),
   records: readonly StoredRunRecord[] = [],
+  exported: ReadonlySet<string> = new Set(),
 ): ReceiptNode[] {
   const groups = new Map<string, Receipt[]>();
   for (const receipt of receipts) {
@@ -376,10 +377,13 @@ export function runNodes(
       record?.by || record?.via
         ? `run by ${record.by ?? "someone"}${record.via ? ` in the ${record.via}` : ""}`
         : "";
+    const evidence = exported.has(runId) ? "exported" : "";
     return {
       id: `run/${runId || "none"}`,
       label: goal,
-      description: [time, verdict || count].filter(Boolean).join(" · "),
+      description: [time, verdict || count, evidence]
+        .filter(Boolean)
+        .join(" · "),
       tooltip: [
         known ?? goal,
         who,
@@ -390,6 +394,9 @@ export function runNodes(
         runId ? `run ${runId}` : "",
         verdict,
         count,
+        evidence
+          ? "its evidence is in a git note (refs/notes/counterfoil)"
+          : "",
       ]
         .filter(Boolean)
         .join("\n"),
@@ -415,8 +422,9 @@ export function receiptRoots(
   problem: string | { label: string; message: string } | null,
   runs: readonly RunRecord[] = [],
   records: readonly StoredRunRecord[] = [],
+  exported: ReadonlySet<string> = new Set(),
 ): ReceiptNode[] {
-  const nodes = runNodes(receipts, runs, new Date(), records);
+  const nodes = runNodes(receipts, runs, new Date(), records, exported);
   if (!problem) {
     return nodes;
   }

@@ -23,6 +23,7 @@ export class ReceiptsTree
   private path: string | null = null;
   private runs: RunRecord[] = [];
   private records: StoredRunRecord[] = [];
+  private exported: ReadonlySet<string> = new Set();
   private readonly changed = new vscode.EventEmitter<ReceiptNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [this.changed];
@@ -66,9 +67,11 @@ export class ReceiptsTree
   setRuns(
     runs: readonly RunRecord[],
     records: readonly StoredRunRecord[] = [],
+    exported: readonly string[] = [],
   ): void {
     this.runs = [...runs];
     this.records = [...records];
+    this.exported = new Set(exported);
     this.changed.fire(undefined);
   }
 
@@ -150,7 +153,13 @@ export class ReceiptsTree
             message: `${this.loadProblem}; ${this.verifyProblem.message}`,
           }
         : (this.verifyProblem ?? this.loadProblem);
-    return receiptRoots(this.receipts, problem, this.runs, this.records);
+    return receiptRoots(
+      this.receipts,
+      problem,
+      this.runs,
+      this.records,
+      this.exported,
+    );
   }
 
   dispose(): void {

@@ -189,3 +189,18 @@ test("a run's time has seconds, and its date when it is not today's", () => {
   assert.equal(clock("2026-11-30T23:59:58Z", now), "2026-11-30 23:59:58");
   assert.equal(clock(undefined, now), "");
 });
+
+test("a run whose evidence a git note carries is marked exported, and no other run is", () => {
+  const first = { ...edit, run_id: "run-a" };
+  const second = { ...validation, run_id: "run-b", tool_call_id: "call-9" };
+  const [a, b] = runNodes(
+    [first, second],
+    [],
+    new Date(),
+    [],
+    new Set(["run-a"]),
+  );
+  assert.match(a.description ?? "", / · exported$/);
+  assert.match(a.tooltip ?? "", /git note/);
+  assert.doesNotMatch(b.description ?? "", /exported/);
+});

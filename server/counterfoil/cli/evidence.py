@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import TextIO
 
 from ..attestation.check import verify_envelope
-from ..attestation.dsse import sign_envelope
+from ..attestation.export import export_evidence
 from ..attestation.git import NOTES_REF, repository_of
 from ..attestation.signers import ALLOWED_SIGNERS_FILE, read_allowed_signers, signer_line
-from ..attestation.statement import build_statement, read_verified_log
 from ..errors import AgentError
 from ..receipt_evidence import os_user
 from ..receipts.signing import load_signer
@@ -66,38 +65,24 @@ def add_evidence_parsers(receipt_commands: argparse._SubParsersAction) -> None: 
 
 
 def export_command(args: argparse.Namespace, stdout: TextIO) -> int:
+    root = args.root.resolve()
+    log = Path(args.receiptLog or Settings.default("receiptLog"))
     try:
-        signer = load_signer()
-        if signer is None:
-            raise AgentError("exporting evidence needs your signing key: counterfoil keys init")
-        root = args.root.resolve()
-        log = Path(args.receiptLog or Settings.default("receiptLog"))
-        log = log if log.is_absolute() else root / log
-        repository, prefix = repository_of(root)
-        commit = repository.commit(args.commit)
-        verified = read_verified_log(log, signer.public_key)
-        statement = build_statement(verified, log, repository, prefix, commit, args.runs)
-        payload = json.dumps(statement, sort_keys=True, separators=(",", ":")).encode("utf-8")
-        envelope = sign_envelope(payload, signer).to_json() + "\n"
-        if args.out is not None:
-            args.out.write_text(envelope, encoding="utf-8")
-            where = str(args.out)
-        else:
-            repository.add_note(commit, envelope)
-            where = f"a note on {commit[:12]} under {NOTES_REF}"
+        done = export_evidence(root, log if log.is_absolute() else root / log, args.commit,
+                               args.runs, args.out)  # fmt: skip
     except AgentError as error:
         stdout.write(f"error: {error}\n")
         return 1
-    predicate = statement["predicate"]
-    unwritten = [item["path"] for item in predicate["files"] if item.get("note")]
+    where = (
+        done.where if args.out is not None else f"a note on {done.commit[:12]} under {done.where}"
+    )
     stdout.write(
-        f"exported {len(predicate['runs'])} run(s), {len(predicate['effects'])} effect(s), "
-        f"{len(statement['subject'])} file(s) to {where}\n"
-        f"validation: {predicate['validation']['status']}\n"
+        f"exported {len(done.runs)} run(s), {done.effects} effect(s), {done.files} file(s) "
+        f"to {where}\nvalidation: {done.validation}\n"
     )
     stdout.writelines(
         f"not from a receipt: {json.dumps(path)} (committed bytes no receipt wrote)\n"
-        for path in unwritten
+        for path in done.unreceipted
     )
     return 0
 

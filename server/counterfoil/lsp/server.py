@@ -386,6 +386,13 @@ def build_server() -> CounterfoilServer:
         no_params(params, "counterfoil/verifyReceipts")
         return await asyncio.to_thread(server.session.verify)
 
+    @server.feature("counterfoil/exportEvidence")
+    async def export_evidence(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from .protocol import string_param
+
+        commit = string_param(params, "counterfoil/exportEvidence", "commit")
+        return await asyncio.to_thread(server.session.export_evidence, commit)
+
     @server.feature("counterfoil/downloadModel")
     async def download_model(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         from .model_download import answer, model_param

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..attestation.export import export_evidence, exported_runs
 from ..errors import AgentError
 from ..receipts import verify_receipt_log
 from ..receipts.content import load_object_prefix
@@ -78,6 +79,7 @@ class SessionQueries:
                 "error": NO_FOLDER,
                 "runs": self.runs(),
                 "records": [],
+                "exportedRuns": [],
             }
         receipts: list[dict[str, Any]] = []
         report = read_receipt_log(log, lambda receipt: receipts.append(receipt_dict(receipt)))
@@ -87,7 +89,27 @@ class SessionQueries:
             "error": report.error,
             "runs": self.runs(),
             "records": run_records(log),
+            "exportedRuns": [] if self.root is None else sorted(exported_runs(self.root)),
         }
+
+    def export_evidence(self, commit: str) -> dict[str, Any]:
+        """Sign the runs behind `commit` and add them as its evidence note."""
+        log = self.receipt_log()
+        try:
+            if log is None or self.root is None:
+                raise AgentError(NO_FOLDER)
+            done = export_evidence(self.root, log, commit)
+        except AgentError as error:
+            failed = messages.ExportEvidenceResult(
+                ok=False, error=str(error), commit=None, runs=[], effects=0, files=0,
+                validation=None, unreceipted=[],
+            )  # fmt: skip
+            return dict(wire(failed))
+        exported = messages.ExportEvidenceResult(
+            ok=True, error=None, commit=done.commit, runs=list(done.runs), effects=done.effects,
+            files=done.files, validation=done.validation, unreceipted=list(done.unreceipted),
+        )  # fmt: skip
+        return dict(wire(exported))
 
     def verify(self) -> dict[str, Any]:
         """The chain and, when it holds, the files (`drift` is None when they were not checked)."""

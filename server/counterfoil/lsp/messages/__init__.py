@@ -26,6 +26,8 @@ from ..branch_messages import (  # the branch requests' messages, in their own m
 )
 from .receipts import (
     Approval,
+    ExportEvidenceParams,
+    ExportEvidenceResult,
     ObjectParams,
     ObjectResult,
     Receipt,
@@ -119,6 +121,7 @@ REQUESTS: dict[str, tuple[type | None, type]] = {
     "counterfoil/revert": (RevertParams, ValidationResult),
     "counterfoil/receipts": (None, ReceiptsResult),
     "counterfoil/verifyReceipts": (None, VerifyResult),
+    "counterfoil/exportEvidence": (ExportEvidenceParams, ExportEvidenceResult),
     "counterfoil/status": (None, StatusResult),
     "counterfoil/object": (ObjectParams, ObjectResult),
     "counterfoil/modelRuntime": (ModelParams, ModelRuntimeResult),
@@ -167,6 +170,8 @@ __all__ = [
     "DownloadState",
     "EditPreview",
     "EffectState",
+    "ExportEvidenceParams",
+    "ExportEvidenceResult",
     "FileChanged",
     "FileWritten",
     "FinalAnswer",

@@ -61,6 +61,27 @@ class ReceiptsResult:
     error: str | None
     runs: list[RunRecord]
     records: list[StoredRunRecord]  # every run's own record on disk, this daemon's or not
+    exportedRuns: list[str]  # runs a git note signed by this person's key already carries
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExportEvidenceParams:
+    METHOD: ClassVar[str] = "counterfoil/exportEvidence"
+    commit: str  # a revision: HEAD, a branch, a commit id
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExportEvidenceResult:
+    """The evidence note added to a commit (docs/evidence.md), or why none was."""
+
+    ok: bool
+    error: str | None
+    commit: str | None
+    runs: list[str]
+    effects: int
+    files: int
+    validation: str | None
+    unreceipted: list[str]  # committed files whose bytes no receipt wrote
 
 
 @dataclass(frozen=True, kw_only=True)
