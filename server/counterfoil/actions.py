@@ -16,6 +16,14 @@ KNOWN_TOOLS = frozenset(tools.tool_names())
 EFFECT_TOOLS = frozenset(tool.name for tool in tools.TOOLS if tool.effect)
 
 
+# Restated with every refusal of a reply's form, so a model that wrapped its action in prose
+# or fences is told in one line what to send instead.
+EXPECTED_FORM = (
+    'reply with exactly one JSON object and nothing else: {"tool":"<name>", <its arguments>} '
+    'or {"final":"<answer>"}'
+)
+
+
 @dataclass(frozen=True)
 class ToolAction:
     tool: str
@@ -36,15 +44,19 @@ def parse_action(response: str, available_tools: frozenset[str] | None = None) -
         raise AgentError("response must be a string")
     text = response.strip()
     if not text:
-        raise AgentError("response is empty; reply with exactly one JSON object")
+        raise AgentError(f"response is empty; {EXPECTED_FORM}")
     try:
         value, end = json.JSONDecoder().raw_decode(text)
     except json.JSONDecodeError as error:
-        raise AgentError(f"response is not valid JSON: {error.msg}") from None
+        if _object_inside(text):
+            raise AgentError(f"response has text around its JSON object; {EXPECTED_FORM}") from None
+        raise AgentError(f"response is not valid JSON: {error.msg}; {EXPECTED_FORM}") from None
     except (RecursionError, ValueError):
-        raise AgentError("response is not valid JSON: too deeply nested or too large") from None
+        raise AgentError(
+            f"response is not valid JSON: too deeply nested or too large; {EXPECTED_FORM}"
+        ) from None
     if end != len(text):
-        raise AgentError("response must contain exactly one JSON object and nothing else")
+        raise AgentError(f"response must contain exactly one JSON object; {EXPECTED_FORM}")
     if not isinstance(value, dict):
         raise AgentError("response must be a JSON object")
     if "final" in value:
@@ -63,6 +75,19 @@ def parse_action(response: str, available_tools: frozenset[str] | None = None) -
     arguments = {key: item for key, item in value.items() if key != "tool"}
     check_arguments(tool, arguments)
     return ToolAction(tool, arguments)
+
+
+def _object_inside(text: str) -> bool:
+    """Whether prose (or a fence) surrounds a JSON object: such a reply is refused, never
+    guessed at, since the person approves exactly what the model said."""
+    start = text.find("{")
+    if start <= 0:
+        return False
+    try:
+        json.JSONDecoder().raw_decode(text, start)
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 def check_arguments(tool: str, arguments: dict[str, Any]) -> None:

@@ -111,6 +111,9 @@ class Workspace(WorkspaceReads):
         write_limit = self._write_limit(action.tool, base_text)
         if len(encoded) > write_limit:
             raise AgentError(f"write exceeds {write_limit} bytes")
+        proposed_digest = sha256_hex(encoded)
+        if proposed_digest == base_digest:  # nothing to ask, write or receipt
+            raise AgentError(f"nothing to write: {relative} already holds exactly these bytes")
         return EditProposal(
             tool_call_id=tool_call_id,
             action=action,
@@ -118,7 +121,7 @@ class Workspace(WorkspaceReads):
             base_text=base_text,
             base_sha256=base_digest,
             proposed_text=proposed,
-            proposed_sha256=sha256_hex(encoded),
+            proposed_sha256=proposed_digest,
             new_folders=new_folders,
         )
 

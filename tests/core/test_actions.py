@@ -190,3 +190,18 @@ def test_final_action_is_frozen() -> None:
     action = FinalAction("done")
     with pytest.raises(dataclasses.FrozenInstanceError):
         action.final = "changed"  # type: ignore[misc]
+
+
+def test_prose_around_one_valid_action_is_refused_with_the_expected_form() -> None:
+    reply = 'Sure! I will read the file.\n{"tool":"read_file","path":"app.py"}\nDone.'
+    with pytest.raises(AgentError) as refused:
+        parse_action(reply)
+    message = str(refused.value)
+    assert message.startswith("response has text around its JSON object; reply with exactly")
+    assert '{"tool":"<name>", <its arguments>} or {"final":"<answer>"}' in message
+    assert "\n" not in message
+
+
+def test_text_that_is_not_json_is_refused_with_the_expected_form_in_one_line() -> None:
+    with pytest.raises(AgentError, match=r"^response is not valid JSON: Expecting value; reply"):
+        parse_action("I think the answer is 4")

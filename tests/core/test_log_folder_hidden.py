@@ -29,11 +29,21 @@ def test_another_log_in_the_log_folder_is_not_accessible(tmp_path: Path) -> None
 
     for name in ("cli.jsonl", "cli.jsonl.head", "notes.txt", "NOTES.TXT"):
         assert read(workspace, f".counterfoil/{name}") == "error: path is not accessible"
-    assert workspace.list_files(".counterfoil") == "(empty directory)"
+    assert workspace.execute(ToolAction("list_files", {"path": ".counterfoil"})) == (
+        "error: path is not accessible"
+    )
     created = workspace.execute(
         ToolAction("write_file", {"path": ".counterfoil/new.md", "content": "x"})
     )
     assert created == "error: path is not accessible"
+
+
+def test_the_log_folder_is_not_listed_to_the_model(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("print('hi')\n")
+    workspace = workspace_with_log(tmp_path, tmp_path / ".counterfoil" / "receipts.jsonl")
+    (tmp_path / ".counterfoil").mkdir()
+
+    assert workspace.execute(ToolAction("list_files", {})) == "file app.py"
 
 
 def test_a_log_in_the_root_hides_only_what_belongs_to_logs(tmp_path: Path) -> None:

@@ -296,8 +296,9 @@ def test_repeated_action_limit_ends_the_run_without_executing_the_repeat(tmp_pat
         asked.append(action)
         return True
 
-    response = '{"tool":"write_file","path":"notes.md","content":"x\\n"}'
-    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True), confirm)
+    response = '{"tool":"run_command","argv":["python3","-c","pass"]}'
+    policy = ToolPolicy(tmp_path, allowed_commands=(("python3", "-c", "pass"),))
+    workspace = Workspace(policy, confirm)
     model = RecordingModel(response, response, response, FINAL)
     run = run_agent(TASK, model, workspace)
     assert (run.completed, run.reason, run.final) == (False, "repeated_action_limit", None)

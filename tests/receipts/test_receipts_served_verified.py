@@ -92,6 +92,22 @@ def test_a_cli_run_says_what_of_the_log_it_checked(
     assert "log: the 0 lines after the head record checked, the 3 before it not" in out
 
 
+def test_a_run_that_wrote_no_receipt_says_there_is_no_log_yet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "script.jsonl"
+    script.write_text('{"final": "done"}\n')
+    project = tmp_path / "project"
+    project.mkdir()
+
+    main(["agent", "x", "--root", str(project), "--model", f"scripted:{script}"])
+
+    out = capsys.readouterr().out
+    log = project / ".counterfoil" / "receipts.jsonl"
+    assert f"log: no receipt log yet at {log} (it is written with the first receipt)" in out
+    assert "of the log checked" not in out
+
+
 def test_an_objects_first_bytes_are_read_without_holding_the_rest(tmp_path: Path) -> None:
     folder = log_path(tmp_path).parent
     data = bytes(range(256)) * (64 * 1024)  # 16 MiB

@@ -1,8 +1,8 @@
 """What of a receipt log's folder the agent may not touch.
 
-When the log's folder lies inside the agent's root (the default, `.counterfoil/`), all it
-holds is hidden: other logs there, their heads, the content store, holds and anything else
-(the folder itself lists as empty, and nothing can be created in it).
+When the log's folder lies inside the agent's root (the default, `.counterfoil/`), it is hidden
+with all it holds: other logs there, their heads, the content store, holds and anything else
+(it is not listed, not read, and nothing can be created in it).
 When the log sits directly in the root (or outside it), hiding its folder would hide the
 project, so only what belongs to a log is hidden: the log, every `*.head` and the log beside
 it, `objects/`, `.holds/` and the heads' temporary files.
@@ -36,12 +36,11 @@ class LogGuard:
 
     def hides(self, path: Path) -> bool:
         """Whether `path` (absolute, in the root) is the log's or, for a folder inside the
-        root, in its folder (the folder itself lists as empty); letter case aside, for
-        case-insensitive disks."""
+        root, its folder or in it; letter case aside, for case-insensitive disks."""
         folder = str(self.folder).casefold()
         text = str(path).casefold()
         if self.whole_folder:
-            return _is_under(text, folder)
+            return text == folder.rstrip(os.sep) or _is_under(text, folder)
         parts = Path(text).relative_to(folder).parts if _is_under(text, folder) else ()
         if not parts:
             return False

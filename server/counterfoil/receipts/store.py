@@ -113,6 +113,8 @@ class ReceiptStore:
         """What opening checked, for a person: every line, or only those after the head."""
         with self._lock:
             trusted, lines = self._trusted_lines, self._state.lines
+        if self.path is not None and not lines and not os.path.lexists(self.path):
+            return f"no receipt log yet at {self.path} (it is written with the first receipt)"
         if not trusted:
             return f"all {_lines(lines)} of the log checked"
         return (

@@ -1,0 +1,56 @@
+"""A write whose bytes are already on disk changes nothing: nobody is asked, no receipt is
+written, and the verdict credits no change to it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil.proposals import ToolProposal
+from counterfoil.verdict import compute_verdict
+
+
+def asking_workspace(root: Path, asked: list[ToolProposal]) -> Workspace:
+    def confirm(proposal: ToolProposal) -> bool:
+        asked.append(proposal)
+        return True
+
+    return Workspace(
+        ToolPolicy(root, allow_writes=True),
+        receipt_store=ReceiptStore(root / ".counterfoil" / "receipts.jsonl"),
+        confirm_proposal=confirm,
+    )
+
+
+def test_a_write_of_the_bytes_already_there_asks_nothing_and_leaves_no_receipt(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".counterfoil").mkdir()
+    (tmp_path / "app.py").write_text("x = 1\n")
+    asked: list[ToolProposal] = []
+    workspace = asking_workspace(tmp_path, asked)
+    workspace.execute(ToolAction("read_file", {"path": "app.py"}))
+
+    step = workspace.execute_step(
+        ToolAction("write_file", {"path": "app.py", "content": "x = 1\n"})
+    )
+
+    assert step.observation == "error: nothing to write: app.py already holds exactly these bytes"
+    assert asked == []
+    assert workspace.receipt_store.receipts() == ()
+    assert compute_verdict(workspace.effect_outcomes).files_changed == ()
+
+
+def test_an_edit_that_replaces_text_by_itself_is_nothing_to_write(tmp_path: Path) -> None:
+    (tmp_path / ".counterfoil").mkdir()
+    (tmp_path / "app.py").write_text("x = 1\n")
+    asked: list[ToolProposal] = []
+    workspace = asking_workspace(tmp_path, asked)
+    workspace.execute(ToolAction("read_file", {"path": "app.py"}))
+
+    observation = workspace.execute(
+        ToolAction("edit_file", {"path": "app.py", "old": "x = 1", "new": "x = 1"})
+    )
+
+    assert observation.startswith("error: nothing to write: app.py")
+    assert asked == []
