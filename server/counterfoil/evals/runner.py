@@ -2,8 +2,10 @@
 
 The package decides every effect: a write inside its editable paths is approved and its
 receipt says the task package approved it; any other write is denied with the reason, which
-the model reads; only the package's own commands are enabled. The receipt log lives beside the
-staged copy, never inside it, and is verified in full before the result is reported.
+the model reads; only the package's own commands are enabled, and they run confined (the
+command sandbox's `confine`) unless the person said otherwise. The receipt log lives beside the
+staged copy, never inside it, and is verified in full before the result is reported; a confined
+command sees neither the log's folder nor any package of the evaluation (its held-out checks).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 from ..actions import ToolAction
 from ..approval import Approval, ApprovalDecision
+from ..commands.tree.sandbox import CONFINE
 from ..loop import IDENTICAL_ACTION_ERROR, AgentLimits, AgentRun, run_agent
 from ..policy import ToolPolicy
 from ..proposals import EditProposal, ToolProposal
@@ -95,12 +98,16 @@ def run_task(
     *,
     limits: AgentLimits | None = None,
     stats: Callable[[], Sequence[object]] = tuple,
+    sandbox: str = CONFINE,
+    hidden: tuple[Path, ...] = (),
 ) -> TaskRun:
     """Stage, run, grade and verify one task; the person's package is only read.
 
     `stats()` is the model's list of per-response counters (empty for a script); the run's
     share is what it added. `limits` (default: the package's max_steps) keeps a model's
-    context window; its step count is always the package's.
+    context window; its step count is always the package's. `sandbox` is the mode the
+    package's commands run in; under it they see neither this package, nor `hidden` (the
+    evaluation's other packages), nor the receipt log.
     """
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"counterfoil-eval-{package.id}-") as scratch:
@@ -112,7 +119,13 @@ def run_task(
         before = snapshot(root)
         log = Path(scratch) / "receipts" / "receipts.jsonl"
         log.parent.mkdir()
-        workspace = package_workspace(package, root, ReceiptStore(log))
+        workspace = package_workspace(
+            package,
+            root,
+            ReceiptStore(log),
+            sandbox=sandbox,
+            hidden=(package.source, log.parent, *hidden),
+        )
         limits = replace(limits or AgentLimits(), max_steps=package.max_steps)
         counted = len(stats())
         run_started = time.perf_counter()
@@ -149,8 +162,16 @@ def run_task(
     )
 
 
-def package_workspace(package: TaskPackage, root: Path, store: ReceiptStore) -> Any:
-    """The gate for one run of `package` on its staged copy at `root`."""
+def package_workspace(
+    package: TaskPackage,
+    root: Path,
+    store: ReceiptStore,
+    *,
+    sandbox: str = CONFINE,
+    hidden: tuple[Path, ...] = (),
+) -> Any:
+    """The gate for one run of `package` on its staged copy at `root`; its commands run in
+    `sandbox`, which hides `hidden` from them."""
     from ..workspace import Workspace
 
     policy = ToolPolicy(
@@ -158,6 +179,8 @@ def package_workspace(package: TaskPackage, root: Path, store: ReceiptStore) -> 
         allow_writes=bool(package.editable_paths),
         allowed_commands=package.allowed_commands,
         allow_search=True,
+        command_sandbox=sandbox,
+        hidden_paths=hidden,
     )
     return Workspace(
         policy,
