@@ -199,4 +199,9 @@ def _one_run(
         generate, stats, limits = model.generate_for(package.id)
     except Exception as error:  # noqa: BLE001 - a model that cannot load is an error result
         return TaskRun(package.id, "error", "model_not_loaded", error=f"{error}")
-    return run_task(package, generate, limits=limits, stats=stats, sandbox=sandbox, hidden=hidden)
+    try:
+        return run_task(
+            package, generate, limits=limits, stats=stats, sandbox=sandbox, hidden=hidden
+        )
+    except Exception as error:  # noqa: BLE001 - one run that cannot be judged loses no other
+        return TaskRun(package.id, "error", "not_judged", error=f"{type(error).__name__}: {error}")

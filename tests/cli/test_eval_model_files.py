@@ -1,0 +1,91 @@
+"""What a model leaves in its copy is graded, never obeyed: a file no parser can take fails its
+check with the reason and every other task keeps its result; a protected file turned into a
+folder is a forbidden change; a file name cannot write lines of its own into the table."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+from counterfoil.cli.main import main
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "evals"
+SOLVE = FIXTURES / "scripts" / "solve"
+
+
+def _eval(*arguments: str) -> tuple[int, str]:
+    stdout = io.StringIO()
+    status = main(["eval", *arguments, "--yes"], stdout=stdout)
+    return status, stdout.getvalue()
+
+
+def _scripts(folder: Path, **scripts: list[dict[str, object]]) -> str:
+    """A scripted-model folder: the solving script for each fixture task, but these."""
+    shutil.copytree(SOLVE, folder)
+    for task, responses in scripts.items():
+        lines = "".join(json.dumps(response) + "\n" for response in responses)
+        (folder / f"{task.replace('_', '-')}.jsonl").write_text(lines)
+    return f"scripted:{folder}"
+
+
+def _runs(document: dict[str, object]) -> dict[str, dict[str, object]]:
+    return {task["task"]: task["runs"][0] for task in document["tasks"]}  # type: ignore[index, union-attr]
+
+
+def _check(run: dict[str, object], name: str) -> dict[str, object]:
+    found: dict[str, object] = next(c for c in run["checks"] if c["name"] == name)  # type: ignore[attr-defined, index]
+    return found
+
+
+def test_files_no_parser_can_take_fail_their_checks_and_every_other_task_keeps_its_result(
+    tmp_path: Path,
+) -> None:
+    model = _scripts(
+        tmp_path / "scripts",
+        failure_recovery=[
+            {"tool": "read_file", "path": "parser.json"},
+            {"tool": "write_file", "path": "parser.json", "content": "[" * 2000},
+            {"final": "done"},
+        ],
+        localized_constant=[
+            {"tool": "read_file", "path": "answer.py"},
+            {"tool": "write_file", "path": "answer.py", "content": "ANSWER = " + "1+" * 5000 + "1"},
+            {"final": "done"},
+        ],
+    )
+    packages = [str(FIXTURES / name) for name in ("failure-recovery", "localized-constant")]
+
+    status, output = _eval(*packages, str(FIXTURES / "release-notes"), "--model", model, "--json")
+    runs = _runs(json.loads(output))
+
+    assert status == 1
+    assert runs["release-notes"]["status"] == "passed"
+    assert runs["failure-recovery"]["status"] == "failed"
+    assert _check(runs["failure-recovery"], "public-schema-preserved")["detail"] == (
+        "could not be decided: parser.json is JSON nested too deeply to read"
+    )
+    assert runs["localized-constant"]["status"] == "failed"
+    assert _check(runs["localized-constant"], "answer-is-42")["detail"] == (
+        "could not be decided: answer.py is Python nested too deeply to parse"
+    )
+
+
+def test_an_integer_too_long_to_print_fails_its_check_with_the_reason(tmp_path: Path) -> None:
+    model = _scripts(
+        tmp_path / "scripts",
+        localized_constant=[
+            {"tool": "read_file", "path": "answer.py"},
+            {"tool": "write_file", "path": "answer.py", "content": "ANSWER = 0x" + "f" * 5000},
+            {"final": "done"},
+        ],
+    )
+
+    status, output = _eval(str(FIXTURES / "localized-constant"), "--model", model, "--json")
+    run = _runs(json.loads(output))["localized-constant"]
+
+    assert status == 1
+    assert _check(run, "answer-is-42")["detail"] == (
+        "ANSWER = an integer too long to show, expected 42"
+    )
