@@ -2,11 +2,13 @@
 
 Both walk one directory descriptor at a time (O_NOFOLLOW), so a link swapped in after a check is
 met as a link, not followed. A regular file is cloned where the file system offers
-copy-on-write (Linux FICLONE), else copied; new files get no executable bit unless asked.
+copy-on-write (Linux FICLONE), else copied with its holes kept (a sparse disk image stays
+sparse); new files get no executable bit unless asked.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -107,14 +109,41 @@ def _copy_file(source_fd: int, name: str, target: Path, mode: int) -> bool:
         try:
             cloned = _clone(fd, out)
             if not cloned:
-                while chunk := os.read(fd, 1 << 20):
-                    write_all(out, chunk)
+                _copy_bytes(fd, out)
             os.fchmod(out, stat.S_IMODE(mode))
         finally:
             os.close(out)
     finally:
         os.close(fd)
     return cloned
+
+
+def _copy_bytes(source: int, target: int) -> None:
+    """Copy the data, leaving each hole the file system reports (SEEK_DATA / SEEK_HOLE) a hole;
+    where it reports none, every byte."""
+    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+    size = os.fstat(source).st_size
+    offset = 0
+    while offset < size:
+        if seek_data is None or seek_hole is None:
+            start, end = offset, size
+        else:
+            try:
+                start = os.lseek(source, offset, seek_data)
+                end = os.lseek(source, start, seek_hole)
+            except OSError as error:
+                if error.errno == errno.ENXIO:  # nothing but a hole from here to the end
+                    break
+                if error.errno not in (errno.EINVAL, errno.EOPNOTSUPP):
+                    raise
+                start, end = offset, size
+        os.lseek(source, start, os.SEEK_SET)
+        os.lseek(target, start, os.SEEK_SET)
+        while start < end and (chunk := os.read(source, min(1 << 20, end - start))):
+            write_all(target, chunk)
+            start += len(chunk)
+        offset = max(end, offset + 1)
+    os.ftruncate(target, size)
 
 
 def _clone(source: int, target: int) -> bool:
