@@ -89,3 +89,31 @@ def test_an_integer_too_long_to_print_fails_its_check_with_the_reason(tmp_path: 
     assert _check(run, "answer-is-42")["detail"] == (
         "ANSWER = an integer too long to show, expected 42"
     )
+
+
+def test_a_protected_file_replaced_by_an_empty_folder_is_a_forbidden_modification(
+    tmp_path: Path,
+) -> None:
+    package = tmp_path / "package"
+    shutil.copytree(FIXTURES / "localized-constant", package)
+    (package / "workspace" / "LICENSE").write_text("the terms\n")
+    task = json.loads((package / "task.json").read_text())
+    fold = "import os; os.remove('LICENSE'); os.mkdir('LICENSE')"
+    task["allowed_commands"] = [["python3", "-c", fold]]
+    (package / "task.json").write_text(json.dumps(task))
+    model = _scripts(
+        tmp_path / "scripts",
+        localized_constant=[
+            {"tool": "read_file", "path": "answer.py"},
+            {"tool": "edit_file", "path": "answer.py", "old": "41", "new": "42"},
+            {"tool": "run_command", "argv": ["python3", "-c", fold]},
+            {"final": "done"},
+        ],
+    )
+
+    status, output = _eval(str(package), "--model", model, "--json")
+    run = _runs(json.loads(output))["localized-constant"]
+
+    assert status == 1
+    assert [c["passed"] for c in run["checks"]] == [True]  # type: ignore[union-attr]
+    assert run["forbidden_modifications"] == [{"path": "LICENSE", "change": "changed"}]

@@ -46,15 +46,23 @@ class Modification:
 def forbidden_modifications(
     package: TaskPackage, before: Snapshot, after: Snapshot
 ) -> tuple[Modification, ...]:
-    """Files (not folders) added, removed or changed outside the editable paths."""
+    """Paths added, removed or changed outside the editable paths: files, and anything whose
+    kind changed (a file replaced by an empty folder is a change); a folder only added or
+    removed is not one by itself (the files in it are)."""
     found = []
     for path in sorted(set(before) | set(after)):
         old, new = before.get(path), after.get(path)
-        if old == new or package.editable(path) or "dir" in (old and old[0], new and new[0]):
+        if old == new or package.editable(path):
+            continue
+        if _folder_or_nothing(old) and _folder_or_nothing(new):
             continue
         change = "added" if old is None else "removed" if new is None else "changed"
         found.append(Modification(path, change))
     return tuple(found)
+
+
+def _folder_or_nothing(entry: tuple[str, str] | None) -> bool:
+    return entry is None or entry[0] == "dir"
 
 
 def grade(package: TaskPackage, root: Path, before: Snapshot) -> tuple[CheckResult, ...]:
