@@ -63,15 +63,21 @@ def bubblewrap_argv(
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     if os.path.isdir("/var/tmp"):
         argv += ["--tmpfs", "/var/tmp"]
+    emptied = []
     for path in hidden:
+        if _inside_any(path, tuple(other for other in hidden if other != path)):
+            continue  # hidden with the folder it is in
         if os.path.isdir(path):
-            argv += ["--tmpfs", str(path), "--remount-ro", str(path)]
+            argv += ["--tmpfs", str(path)]
+            emptied.append(path)
         elif os.path.lexists(path):
             argv += ["--ro-bind", "/dev/null", str(path)]
     argv += ["--bind", str(source or root), str(root)]
     for path in read_only:
         if os.path.lexists(path) and not _inside_any(path, hidden):
             argv += ["--ro-bind", str(path), str(path)]
+    for path in emptied:  # read-only once every mount point inside it is made
+        argv += ["--remount-ro", str(path)]
     argv += ["--unshare-pid", "--as-pid-1", "--unshare-ipc", "--die-with-parent", "--new-session"]
     if not network:
         argv.append("--unshare-net")
