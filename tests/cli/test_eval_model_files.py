@@ -7,7 +7,10 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import tempfile
 from pathlib import Path
+
+import pytest
 
 from counterfoil.cli.main import main
 
@@ -141,3 +144,32 @@ def test_a_file_name_cannot_start_a_line_of_its_own_in_the_table(tmp_path: Path)
     assert "overall: passed" not in lines
     assert lines[-1] == "overall: failed"
     assert "      ✗ forbidden modification: x\\x0a\\x0aoverall: passed\\x0a\\x09 added" in lines
+
+
+def test_a_tree_1000_folders_deep_the_model_made_fails_the_run_and_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "package"
+    shutil.copytree(FIXTURES / "localized-constant", package)
+    task = json.loads((package / "task.json").read_text())
+    dig = "import os\nfor _ in range(1000):\n    os.mkdir('d')\n    os.chdir('d')\n"
+    task["allowed_commands"] = [["python3", "-c", dig]]
+    (package / "task.json").write_text(json.dumps(task))
+    model = _scripts(
+        tmp_path / "scripts",
+        localized_constant=[
+            {"tool": "run_command", "argv": ["python3", "-c", dig]},
+            {"final": "."},
+        ],
+    )
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+
+    status, output = _eval(str(package), "--model", model, "--json")
+    run = _runs(json.loads(output))["localized-constant"]
+
+    assert status == 1
+    assert run["status"] == "failed"
+    assert run["forbidden_modifications"] == [{"path": "/".join(["d"] * 256), "change": "added"}]
+    assert list(scratch.iterdir()) == []

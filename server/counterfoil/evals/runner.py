@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from ..loop import IDENTICAL_ACTION_ERROR, AgentLimits, AgentRun, run_agent
 from ..policy import ToolPolicy
 from ..proposals import EditProposal, ToolProposal
 from ..receipts import ReceiptStore, verify_receipt_log
-from ..tree_copy import snapshot
+from ..tree_copy import remove_tree, snapshot
 from ..verdict import RunVerdict
 from .grading import CheckResult, Modification, forbidden_modifications, grade
 from .package import PackageError, TaskPackage, stage_workspace
@@ -80,6 +81,20 @@ class TaskRun:
     harness_seconds: float = 0.0  # staging, grading and verifying: everything but the run
 
 
+@contextmanager
+def _scratch(task: str) -> Iterator[str]:
+    """A new private folder for one run, removed after it however deep the model's tree (what
+    cannot be removed is left in the temporary folder rather than the run's result lost)."""
+    folder = tempfile.mkdtemp(prefix=f"counterfoil-eval-{task}-")
+    try:
+        yield folder
+    finally:
+        try:
+            remove_tree(Path(folder))
+        except OSError:
+            pass
+
+
 def package_confirm(package: TaskPackage) -> Callable[[ToolProposal], object]:
     """The package's answer to each proposal (the policy already limits commands to its own)."""
     allowed = ", ".join(package.editable_paths) or "nothing"
@@ -110,7 +125,7 @@ def run_task(
     evaluation's other packages), nor the receipt log.
     """
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix=f"counterfoil-eval-{package.id}-") as scratch:
+    with _scratch(package.id) as scratch:
         root = Path(scratch) / "workspace"
         try:
             stage_workspace(package, root)
