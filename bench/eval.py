@@ -2,8 +2,9 @@
 
 Each fixture package is run with the solving script, repeatedly; per task the harness time is
 the wall time of `run_task` less the agent run's own (staging the copy, the inventories,
-grading, verifying the receipt log, removing the copy). Target: under 0.5 s per task. Prints
-a table, then one JSON line.
+grading, verifying the receipt log, removing the copy). Target: under 0.5 s per task. The
+package's commands run confined, as `counterfoil eval` runs them (the sandbox's start is part
+of the run). Prints a table, then one JSON line.
 """
 
 from __future__ import annotations

@@ -80,22 +80,27 @@ def _log_paths(root: Path, log: Path) -> Callable[[str], bool]:
 
 def branch_changes(branch: BranchCopy) -> tuple[BranchChange, ...]:
     """The files the branch added, changed or removed since the fork, in path order; what
-    tools rewrite all the time (`__pycache__/`, `.pytest_cache/`, …) is not a change."""
+    tools rewrite all the time (`__pycache__/`, `.pytest_cache/`, …) is not a change. A file
+    replaced by a folder is removed; a folder replaced by a file, that file added."""
     now = snapshot(branch.root, _log_paths(branch.root, branch.log))
     changes = []
     for path in sorted(set(branch.base) | set(now)):
         before, after = branch.base.get(path), now.get(path)
-        if before == after or "dir" in (before and before[0], after and after[0]):
+        if before == after or (_folder_or_nothing(before) and _folder_or_nothing(after)):
             continue
         if CACHE_NAMES.intersection(path.split("/")):
             continue
-        if after is None:
+        if after is None or after[0] == "dir":
             changes.append(BranchChange(path, None))
         elif after[0] != "file":
             raise AgentError(f"branch {branch.name}: {path} is not a regular file")
         else:
             changes.append(BranchChange(path, read_relative(branch.root, path, MAX_APPLIED_BYTES)))
     return tuple(changes)
+
+
+def _folder_or_nothing(entry: tuple[str, str] | None) -> bool:
+    return entry is None or entry[0] == "dir"
 
 
 def apply_branch(
@@ -114,6 +119,11 @@ def apply_branch(
     changes = pending_changes(branch, policy.root)
     for change in changes:
         base = branch.base.get(change.path)
+        if base is not None and base[0] == "dir":
+            raise AgentError(
+                f"branch {branch.name} put a file where the folder {change.path} was; "
+                "apply that by hand"
+            )
         current = _digest(policy.root, change.path)
         if current != (base[1] if base else None):
             raise AgentError(f"the base changed since the fork: {change.path}; nothing was applied")

@@ -39,6 +39,8 @@ class ToolPolicy:
     create_parent_folders: bool = False
     command_sandbox: str = "off"  # or "confine" / "review" (see commands/tree/sandbox.py)
     allow_network: bool = False  # for a confined command; `off` does not limit the network
+    # What a confined command can neither read nor write (an evaluation's package and log).
+    hidden_paths: tuple[Path, ...] = ()
 
     def __post_init__(self) -> None:
         root = Path(self.root)
@@ -68,6 +70,13 @@ class ToolPolicy:
             raise ValueError(f"command_sandbox must be one of {', '.join(SANDBOX_MODES)}")
         if not isinstance(self.allow_network, bool):
             raise ValueError("allow_network must be a boolean")
+        if not isinstance(self.hidden_paths, tuple) or not all(
+            isinstance(path, Path) for path in self.hidden_paths
+        ):
+            raise ValueError("hidden paths must be a tuple of paths")
+        object.__setattr__(
+            self, "hidden_paths", tuple(Path(path).resolve() for path in self.hidden_paths)
+        )
         timeout = self.command_timeout_seconds
         if (
             not isinstance(timeout, (int, float))

@@ -2,11 +2,13 @@
 
 Both walk one directory descriptor at a time (O_NOFOLLOW), so a link swapped in after a check is
 met as a link, not followed. A regular file is cloned where the file system offers
-copy-on-write (Linux FICLONE), else copied; new files get no executable bit unless asked.
+copy-on-write (Linux FICLONE), else copied with its holes kept (a sparse disk image stays
+sparse); new files get no executable bit unless asked.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -20,6 +22,9 @@ from .files import DIRECTORY_FLAGS, READ_FLAGS, open_directory, read_regular_fil
 
 FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int)
 MAX_DIGESTED_BYTES = 64 * 1024 * 1024
+# A folder this deep is an entry of its own ("other"), not walked: a tree a program made
+# thousands of folders deep is then a change to see, not a RecursionError.
+MAX_SNAPSHOT_DEPTH = 256
 
 # relative path -> ("file", sha256) | ("dir", "") | ("link", "") | ("other", "")
 Snapshot = dict[str, tuple[str, str]]
@@ -107,14 +112,41 @@ def _copy_file(source_fd: int, name: str, target: Path, mode: int) -> bool:
         try:
             cloned = _clone(fd, out)
             if not cloned:
-                while chunk := os.read(fd, 1 << 20):
-                    write_all(out, chunk)
+                _copy_bytes(fd, out)
             os.fchmod(out, stat.S_IMODE(mode))
         finally:
             os.close(out)
     finally:
         os.close(fd)
     return cloned
+
+
+def _copy_bytes(source: int, target: int) -> None:
+    """Copy the data, leaving each hole the file system reports (SEEK_DATA / SEEK_HOLE) a hole;
+    where it reports none, every byte."""
+    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+    size = os.fstat(source).st_size
+    offset = 0
+    while offset < size:
+        if seek_data is None or seek_hole is None:
+            start, end = offset, size
+        else:
+            try:
+                start = os.lseek(source, offset, seek_data)
+                end = os.lseek(source, start, seek_hole)
+            except OSError as error:
+                if error.errno == errno.ENXIO:  # nothing but a hole from here to the end
+                    break
+                if error.errno not in (errno.EINVAL, errno.EOPNOTSUPP):
+                    raise
+                start, end = offset, size
+        os.lseek(source, start, os.SEEK_SET)
+        os.lseek(target, start, os.SEEK_SET)
+        while start < end and (chunk := os.read(source, min(1 << 20, end - start))):
+            write_all(target, chunk)
+            start += len(chunk)
+        offset = max(end, offset + 1)
+    os.ftruncate(target, size)
 
 
 def _clone(source: int, target: int) -> bool:
@@ -140,17 +172,20 @@ def read_relative(root: Path, path: str, limit: int = MAX_DIGESTED_BYTES) -> byt
 
 def snapshot(root: Path, skip: Callable[[str], bool] = lambda _path: False) -> Snapshot:
     """Every entry under `root` by kind, each regular file with its SHA-256; paths for which
-    `skip(path)` is true are left out (a folder with all it holds)."""
+    `skip(path)` is true are left out (a folder with all it holds); a folder
+    MAX_SNAPSHOT_DEPTH deep is `("other", …)`, what it holds left out."""
     entries: Snapshot = {}
     fd = os.open(root, DIRECTORY_FLAGS)
     try:
-        _walk(fd, "", entries, skip)
+        _walk(fd, "", entries, skip, 1)
     finally:
         os.close(fd)
     return entries
 
 
-def _walk(directory: int, prefix: str, entries: Snapshot, skip: Callable[[str], bool]) -> None:
+def _walk(
+    directory: int, prefix: str, entries: Snapshot, skip: Callable[[str], bool], depth: int
+) -> None:
     for name in sorted(os.listdir(directory)):
         path = f"{prefix}{name}"
         if skip(path):
@@ -159,11 +194,13 @@ def _walk(directory: int, prefix: str, entries: Snapshot, skip: Callable[[str], 
             mode = os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode
         except FileNotFoundError:
             continue
-        if stat.S_ISDIR(mode):
+        if stat.S_ISDIR(mode) and depth >= MAX_SNAPSHOT_DEPTH:
+            entries[path] = ("other", f"a folder nested more than {MAX_SNAPSHOT_DEPTH} deep")
+        elif stat.S_ISDIR(mode):
             entries[path] = ("dir", "")
             child = os.open(name, DIRECTORY_FLAGS, dir_fd=directory)
             try:
-                _walk(child, f"{path}/", entries, skip)
+                _walk(child, f"{path}/", entries, skip, depth + 1)
             finally:
                 os.close(child)
         elif stat.S_ISREG(mode):
@@ -174,3 +211,53 @@ def _walk(directory: int, prefix: str, entries: Snapshot, skip: Callable[[str], 
                 entries[path] = ("other", str(error))
         else:
             entries[path] = ("link" if stat.S_ISLNK(mode) else "other", "")
+
+
+def remove_tree(path: Path) -> None:
+    """Remove the folder `path` and all it holds, following no link and without recursion:
+    each subfolder's own folders are first moved up into `path`, so a tree a program made
+    thousands of folders deep (which `shutil.rmtree` recurses into until it fails) goes too.
+    Folders a program left unwritable are made writable first. Nothing there: nothing done."""
+    try:
+        top = os.open(path, DIRECTORY_FLAGS)
+    except FileNotFoundError:
+        return
+    moved = 0
+    try:
+        _writable(top)
+        while names := os.listdir(top):
+            for name in names:
+                if not stat.S_ISDIR(os.stat(name, dir_fd=top, follow_symlinks=False).st_mode):
+                    os.unlink(name, dir_fd=top)
+                    continue
+                folder = os.open(name, DIRECTORY_FLAGS, dir_fd=top)
+                try:
+                    _writable(folder)
+                    for inner in os.listdir(folder):
+                        mode = os.stat(inner, dir_fd=folder, follow_symlinks=False).st_mode
+                        if not stat.S_ISDIR(mode):
+                            os.unlink(inner, dir_fd=folder)
+                            continue
+                        while True:  # up into `path`, under a name nothing there has
+                            moved += 1
+                            try:
+                                os.rename(
+                                    inner, f".removing-{moved}", src_dir_fd=folder, dst_dir_fd=top
+                                )
+                                break
+                            except OSError as error:
+                                if error.errno not in (errno.EEXIST, errno.ENOTEMPTY):
+                                    raise
+                finally:
+                    os.close(folder)
+                os.rmdir(name, dir_fd=top)
+    finally:
+        os.close(top)
+    os.rmdir(path)
+
+
+def _writable(folder: int) -> None:
+    try:
+        os.fchmod(folder, 0o700)
+    except OSError:
+        pass  # not ours to change: removing what it holds says why

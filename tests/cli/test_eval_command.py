@@ -16,8 +16,9 @@ CARELESS = f"scripted:{FIXTURES / 'scripts' / 'careless'}"
 
 
 def _eval(*arguments: str) -> tuple[int, str]:
+    """The command with `--yes`: the packages' commands are approved as CI approves them."""
     stdout = io.StringIO()
-    status = main(["eval", *arguments], stdout=stdout)
+    status = main(["eval", *arguments, "--yes"], stdout=stdout)
     return status, stdout.getvalue()
 
 

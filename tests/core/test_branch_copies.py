@@ -133,6 +133,37 @@ def test_a_base_changed_since_the_fork_is_refused_and_nothing_is_applied(tmp_pat
     assert log.read_bytes() == before
 
 
+def test_a_file_replaced_by_an_empty_folder_is_a_change_of_the_branch(tmp_path: Path) -> None:
+    root, log = _base(tmp_path)
+    branch = fork_root("folded", root, log, tmp_path / "branches")
+    (branch.root / "app.py").unlink()  # as a command in the branch may do
+    (branch.root / "app.py").mkdir()
+
+    assert [(change.path, change.content) for change in branch_changes(branch)] == [
+        ("app.py", None)
+    ]
+    with pytest.raises(AgentError, match="branch folded removed app.py; apply that by hand"):
+        apply_branch(
+            branch, ToolPolicy(root, allow_writes=True), ReceiptStore(log), lambda _p: True
+        )
+    assert (root / "app.py").read_text() == "answer = 2\n"
+
+
+def test_a_folder_replaced_by_a_file_is_refused_by_name(tmp_path: Path) -> None:
+    root, log = _base(tmp_path)
+    (root / "docs").mkdir()
+    branch = fork_root("flat", root, log, tmp_path / "branches")
+    (branch.root / "docs").rmdir()
+    (branch.root / "docs").write_text("one file now\n")
+
+    assert [change.path for change in branch_changes(branch)] == ["docs"]
+    with pytest.raises(AgentError, match="put a file where the folder docs was"):
+        apply_branch(
+            branch, ToolPolicy(root, allow_writes=True), ReceiptStore(log), lambda _p: True
+        )
+    assert (root / "docs").is_dir()
+
+
 def test_a_denied_selection_changes_nothing(tmp_path: Path) -> None:
     root, log = _base(tmp_path)
     branch = fork_root("denied", root, log, tmp_path / "branches")

@@ -1,23 +1,31 @@
 """`counterfoil eval PACKAGE... --model M [--model M2 …] [--runs N] [--json] [--report FILE]`.
 
 Every package is checked before any model loads, so a bad package costs nothing (exit 2, one
-sentence). Progress goes to stderr as each run ends; the report (a table, or one JSON document)
-goes to stdout. Exit 0 only when every task passed for every model, else 1 (130: Ctrl-C).
+sentence). A package is data, but its commands are programs the person did not write here: they
+run only confined (exit 2 where no sandbox can be had, unless `--unconfined`), and only after
+the person has seen them and said yes once (`--yes` says it for CI). Progress goes to stderr as
+each run ends; the report (a table, or one JSON document) goes to stdout. Exit 0 only when every
+task passed for every model, else 1 (130: Ctrl-C).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import TextIO
 
+from ..commands.tree.sandbox import CONFINE, OFF, sandbox_for
+from ..errors import AgentError
 from ..evals.models import ModelUnderTest
 from ..evals.package import PackageError, TaskPackage, load_package
-from ..evals.report import TaskResult, document, overall_status, table
+from ..evals.report import TaskResult, document, one_line, overall_status, table
 from ..evals.runner import TaskRun, run_task
+from .terminal_text import terminal_safe_stream
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_PACKAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 MAX_RUNS = 1000
@@ -41,10 +49,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--report", type=Path, metavar="FILE", help="also write an HTML report")
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help="run the packages' commands without asking (they are printed first; for CI)",
+    )
+    parser.add_argument(
+        "--unconfined",
+        action="store_true",
+        help="run the packages' commands without a sandbox where none can be had (they then "
+        "reach everything you can)",
+    )
 
 
-def eval_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO | None = None) -> int:
-    stderr = stderr or sys.stderr
+def eval_command(
+    args: argparse.Namespace,
+    stdout: TextIO,
+    stderr: TextIO | None = None,
+    stdin: TextIO | None = None,
+) -> int:
+    stderr = terminal_safe_stream(stderr or sys.stderr)
     if not 0 < args.runs <= MAX_RUNS:
         stdout.write(f"error: --runs must be from 1 to {MAX_RUNS}\n")
         return EXIT_BAD_PACKAGE
@@ -58,9 +82,19 @@ def eval_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO | None
     if duplicate is not None:
         stdout.write(f"error: two packages have the task id {duplicate!r}\n")
         return EXIT_BAD_PACKAGE
+    sandbox = CONFINE
+    if any(package.allowed_commands for package in packages):
+        sandbox, refusal = _command_sandbox(args.unconfined)
+        if refusal is None:
+            refusal = _consent(packages, sandbox, args.yes, stdin or sys.stdin, stderr)
+        if refusal is not None:
+            stdout.write(f"error: {refusal}\n")
+            return EXIT_BAD_PACKAGE
     models = list(dict.fromkeys(args.models))
     try:
-        results = evaluate(packages, [ModelUnderTest(spec) for spec in models], args.runs, stderr)
+        results = evaluate(
+            packages, [ModelUnderTest(spec) for spec in models], args.runs, stderr, sandbox
+        )
     except KeyboardInterrupt:
         stdout.write("interrupted: no report\n")
         return EXIT_INTERRUPTED
@@ -80,11 +114,62 @@ def eval_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO | None
     return EXIT_PASSED if overall_status(results) == "passed" else EXIT_FAILED
 
 
+def _command_sandbox(unconfined: bool) -> tuple[str, str | None]:
+    """The mode the packages' commands run in, or why none can be had here."""
+    try:
+        sandbox_for(CONFINE, Path(tempfile.gettempdir()), network=False)
+    except AgentError as error:
+        if unconfined:
+            return OFF, None
+        return CONFINE, (
+            f"a package's commands run only in a sandbox, and none can be had here ({error}); "
+            "pass --unconfined to run them without one"
+        )
+    return CONFINE, None
+
+
+def _consent(
+    packages: list[TaskPackage], sandbox: str, yes: bool, stdin: TextIO, stderr: TextIO
+) -> str | None:
+    """Show every command the packages let a model run and ask once; why not, or None."""
+    where = "confined to each run's copy" if sandbox == CONFINE else "UNCONFINED, as you"
+    stderr.write(f"The packages let the model run these commands ({where}):\n")
+    for package in packages:
+        stderr.writelines(
+            f"  {package.id}: {one_line(shlex.join(argv))}\n" for argv in package.allowed_commands
+        )
+    if yes:
+        stderr.write("(--yes: running them when the model asks)\n")
+        return None
+    if not _is_terminal(stdin):
+        return "the packages' commands need your yes: run on a terminal, or pass --yes"
+    stderr.write("Run the evaluation? [y/N] ")
+    stderr.flush()
+    from .main import read_line
+
+    if read_line(stdin).strip().lower() not in ("y", "yes"):
+        return "not evaluated: the packages' commands were not approved"
+    return None
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
 def evaluate(
-    packages: list[TaskPackage], models: list[ModelUnderTest], runs: int, progress: TextIO
+    packages: list[TaskPackage],
+    models: list[ModelUnderTest],
+    runs: int,
+    progress: TextIO,
+    sandbox: str = CONFINE,
 ) -> list[TaskResult]:
     """Every package, `runs` times, with each model in turn; a model that cannot be loaded
-    makes each of its runs an error, and the rest still run."""
+    makes each of its runs an error, and the rest still run. The packages' commands run in
+    `sandbox`, which hides every package of the evaluation from them."""
+    hidden = tuple(package.source for package in packages)
     results: list[TaskResult] = []
     total = len(packages) * runs
     for model_number, model in enumerate(models, 1):
@@ -93,7 +178,7 @@ def evaluate(
             task_runs: list[TaskRun] = []
             for _ in range(runs):
                 started = time.perf_counter()
-                task_runs.append(_one_run(package, model))
+                task_runs.append(_one_run(package, model, sandbox, hidden))
                 done += 1
                 run = task_runs[-1]
                 progress.write(
@@ -107,9 +192,16 @@ def evaluate(
     return results
 
 
-def _one_run(package: TaskPackage, model: ModelUnderTest) -> TaskRun:
+def _one_run(
+    package: TaskPackage, model: ModelUnderTest, sandbox: str, hidden: tuple[Path, ...]
+) -> TaskRun:
     try:
         generate, stats, limits = model.generate_for(package.id)
     except Exception as error:  # noqa: BLE001 - a model that cannot load is an error result
         return TaskRun(package.id, "error", "model_not_loaded", error=f"{error}")
-    return run_task(package, generate, limits=limits, stats=stats)
+    try:
+        return run_task(
+            package, generate, limits=limits, stats=stats, sandbox=sandbox, hidden=hidden
+        )
+    except Exception as error:  # noqa: BLE001 - one run that cannot be judged loses no other
+        return TaskRun(package.id, "error", "not_judged", error=f"{type(error).__name__}: {error}")

@@ -443,7 +443,7 @@ def main(
     if args.command == "eval":
         from .evals import eval_command
 
-        return eval_command(args, stdout)
+        return eval_command(args, stdout, stdin=stdin)
     from ..lsp import serve
 
     return serve()

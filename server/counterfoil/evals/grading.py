@@ -3,7 +3,9 @@ not allow.
 
 Everything here reads through descriptors that follow no link, and nothing is imported or run:
 a Python constant is read with `ast`, so a candidate module that raises on import is graded
-like any other. Values compare type-strictly (`1` is not `1.0` and not `true`).
+like any other. Values compare type-strictly (`1` is not `1.0` and not `true`). A file the
+model wrote that no parser here can take (nested past the interpreter's depth, a number past
+its digits) fails its check with that reason: it never stops the evaluation.
 """
 
 from __future__ import annotations
@@ -44,15 +46,23 @@ class Modification:
 def forbidden_modifications(
     package: TaskPackage, before: Snapshot, after: Snapshot
 ) -> tuple[Modification, ...]:
-    """Files (not folders) added, removed or changed outside the editable paths."""
+    """Paths added, removed or changed outside the editable paths: files, and anything whose
+    kind changed (a file replaced by an empty folder is a change); a folder only added or
+    removed is not one by itself (the files in it are)."""
     found = []
     for path in sorted(set(before) | set(after)):
         old, new = before.get(path), after.get(path)
-        if old == new or package.editable(path) or "dir" in (old and old[0], new and new[0]):
+        if old == new or package.editable(path):
+            continue
+        if _folder_or_nothing(old) and _folder_or_nothing(new):
             continue
         change = "added" if old is None else "removed" if new is None else "changed"
         found.append(Modification(path, change))
     return tuple(found)
+
+
+def _folder_or_nothing(entry: tuple[str, str] | None) -> bool:
+    return entry is None or entry[0] == "dir"
 
 
 def grade(package: TaskPackage, root: Path, before: Snapshot) -> tuple[CheckResult, ...]:
@@ -61,7 +71,10 @@ def grade(package: TaskPackage, root: Path, before: Snapshot) -> tuple[CheckResu
 
 
 def _grade_one(check: PackageCheck, root: Path, before: Snapshot) -> CheckResult:
-    passed, detail = GRADERS[check.type](check, root, before)
+    try:
+        passed, detail = GRADERS[check.type](check, root, before)
+    except (RecursionError, MemoryError):
+        passed, detail = False, f"could not be decided: {check.path} is nested too deeply"
     return CheckResult(check.name, check.type, passed, detail)
 
 
@@ -122,6 +135,10 @@ def _json_value(check: PackageCheck, root: Path, _before: Snapshot) -> tuple[boo
         document = json.loads(_read(root, check.path).decode("utf-8"))
     except (AgentError, OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         return False, f"{check.path}: {error}"
+    except RecursionError:
+        return False, f"could not be decided: {check.path} is JSON nested too deeply to read"
+    except ValueError as error:  # an integer past the interpreter's digits
+        return False, f"could not be decided: {check.path}: {error}"
     found, value = resolve_pointer(document, check.pointer)
     if not found:
         return False, f"{check.pointer or '(root)'} is not in {check.path}"
@@ -136,6 +153,8 @@ def _python_constant(check: PackageCheck, root: Path, _before: Snapshot) -> tupl
         tree = ast.parse(_read(root, check.path).decode("utf-8"), check.path)
     except (AgentError, OSError, UnicodeDecodeError, SyntaxError, ValueError) as error:
         return False, f"{check.path}: {error}"
+    except (RecursionError, MemoryError):
+        return False, f"could not be decided: {check.path} is Python nested too deeply to parse"
     node = module_constant(tree, check.constant)
     if node is None:
         return False, f"{check.constant} is not assigned at the top of {check.path}"
@@ -144,8 +163,8 @@ def _python_constant(check: PackageCheck, root: Path, _before: Snapshot) -> tupl
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False, f"{check.constant} is not a literal"
     if strictly_equal(value, check.expected):
-        return True, f"{check.constant} = {value!r}"
-    return False, f"{check.constant} = {value!r}, expected {check.expected!r}"
+        return True, f"{check.constant} = {_described(value)}"
+    return False, f"{check.constant} = {_described(value)}, expected {_described(check.expected)}"
 
 
 def module_constant(tree: ast.Module, name: str) -> ast.expr | None:
@@ -202,7 +221,18 @@ def strictly_equal(left: Any, right: Any) -> bool:
 
 
 def _shown(value: Any) -> str:
-    text = json.dumps(value)
+    return _short(json.dumps(value))
+
+
+def _described(value: Any) -> str:
+    """A Python value as source text; an integer too long for decimal (`0xfff…`) says so."""
+    try:
+        return _short(repr(value))
+    except ValueError:
+        return "an integer too long to show"
+
+
+def _short(text: str) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 

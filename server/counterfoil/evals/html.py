@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from html import escape
 
-from .report import TaskResult, summarize
+from .report import TaskResult, one_line, summarize
 
 COLOURS = ("#3b6ea8", "#c8702a", "#4a9a5b", "#9b4f96", "#8c7a3a", "#2f8f8f")
 STATUS_COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "error": "#6d4c41"}
@@ -99,7 +99,7 @@ def _rows(result: TaskResult) -> str:
             found.append(f"{run.reason}: {run.error}")
         problems.append(f"run {number}: " + "; ".join(found or [run.reason]))
     colour = STATUS_COLOURS[result.status]
-    detail = "<br>".join(escape(line) for line in problems)
+    detail = "<br>".join(escape(one_line(line)) for line in problems)
     return (
         f"<tr><td>{escape(result.model)}</td><td>{escape(result.task)}</td>"
         f'<td style="color:{colour}">{result.status}</td>'

@@ -8,7 +8,8 @@ runs, then staged into a private copy.
 
 A package is data, never code: it may hold no symlink, no executable file and nothing but
 regular files and folders, and every check must name a path inside the workspace. Each refusal
-is one sentence (`PackageError`). Staging copies the workspace through descriptors opened
+is one sentence (`PackageError`), also for a package made to break the reader: JSON nested past
+`MAX_JSON_DEPTH`, an integer past `MAX_INTEGER_DIGITS`, folders past `MAX_FOLDER_DEPTH`. Staging copies the workspace through descriptors opened
 without following links, so the person's package is read, never changed, and never reached
 through a link swapped in after the checks.
 """
@@ -19,6 +20,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -28,6 +30,9 @@ from ..tree_copy import LinkRefused, copy_tree
 
 SCHEMA_VERSION = 1
 MAX_JSON_BYTES = 1024 * 1024
+MAX_JSON_DEPTH = 64  # lists and objects inside one another; grading compares them recursively
+MAX_INTEGER_DIGITS = 4300  # the interpreter's own limit for decimal text
+MAX_FOLDER_DEPTH = 100  # folders inside one another in the package
 TASK_FIELDS = frozenset(
     {"schema_version", "id", "prompt", "max_steps", "editable_paths", "allowed_commands"}
 )
@@ -112,7 +117,7 @@ def load_package(source: str | Path) -> TaskPackage:
         raise PackageError(f"{label}: a package needs held_out_tests/checks.json (file)")
     task = _read_json(root / "task.json", f"{label}: task.json")
     package = _task(root, label, task)
-    files = _workspace_files(root / "workspace")
+    files = _workspace_files(root / "workspace", label)
     checks = _checks(
         _read_json(checks_file, f"{label}: checks.json"), f"{label}: checks.json", files
     )
@@ -120,22 +125,43 @@ def load_package(source: str | Path) -> TaskPackage:
 
 
 def _check_tree(root: Path, label: str) -> None:
-    """Everything in the package is a regular file or a folder, none of it executable."""
-    for folder, dirnames, filenames in os.walk(root, followlinks=False):
-        for name in [*dirnames, *filenames]:
-            path = Path(folder) / name
-            shown = path.relative_to(root).as_posix()
+    """Everything in the package is a regular file or a folder, none of it executable, and
+    no folder deeper than MAX_FOLDER_DEPTH (walked without recursion)."""
+    for path, mode in _entries(root, label):
+        shown = path.relative_to(root).as_posix()
+        if stat.S_ISLNK(mode):
+            raise PackageError(f"{label}: {shown} is a symlink; a package holds no links")
+        if stat.S_ISDIR(mode):
+            continue
+        if not stat.S_ISREG(mode):
+            raise PackageError(f"{label}: {shown} is not a regular file or a folder")
+        if mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH):
+            raise PackageError(
+                f"{label}: {shown} is executable; a package holds no executable files"
+            )
+
+
+def _entries(root: Path, label: str) -> Iterator[tuple[Path, int]]:
+    """Every entry under `root` with its lstat mode, folders before what they hold."""
+    folders = [(root, 0)]
+    while folders:
+        folder, depth = folders.pop()
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError as error:
+            shown = folder.relative_to(root).as_posix()
+            raise PackageError(f"{label}: {shown} cannot be read: {error.strerror}") from None
+        for name in names:
+            path = folder / name
             mode = os.lstat(path).st_mode
-            if stat.S_ISLNK(mode):
-                raise PackageError(f"{label}: {shown} is a symlink; a package holds no links")
+            yield path, mode
             if stat.S_ISDIR(mode):
-                continue
-            if not stat.S_ISREG(mode):
-                raise PackageError(f"{label}: {shown} is not a regular file or a folder")
-            if mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH):
-                raise PackageError(
-                    f"{label}: {shown} is executable; a package holds no executable files"
-                )
+                if depth + 1 >= MAX_FOLDER_DEPTH:
+                    shown = path.relative_to(root).parts[0]
+                    raise PackageError(
+                        f"{label}: {shown} holds folders more than {MAX_FOLDER_DEPTH} deep"
+                    )
+                folders.append((path, depth + 1))
 
 
 def _read_json(path: Path, label: str) -> dict[str, Any]:
@@ -148,6 +174,14 @@ def _read_json(path: Path, label: str) -> dict[str, Any]:
 
     def refuse_constant(name: str) -> None:
         raise PackageError(f"{label} holds {name}, which is not JSON")
+
+    def bounded_integer(text: str) -> int:
+        digits = len(text.lstrip("-"))
+        if digits > MAX_INTEGER_DIGITS:
+            raise PackageError(
+                f"{label} holds an integer of {digits} digits (at most {MAX_INTEGER_DIGITS})"
+            )
+        return int(text)
 
     try:
         fd = os.open(path, READ_FLAGS)
@@ -164,14 +198,34 @@ def _read_json(path: Path, label: str) -> dict[str, Any]:
             data.decode("utf-8"),
             object_pairs_hook=refuse_duplicates,
             parse_constant=refuse_constant,
+            parse_int=bounded_integer,
         )
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise PackageError(f"{label} is not valid JSON: {error}") from None
+    except RecursionError:
+        raise PackageError(f"{label} is nested more than {MAX_JSON_DEPTH} deep") from None
+    if _depth(value) > MAX_JSON_DEPTH:
+        raise PackageError(f"{label} is nested more than {MAX_JSON_DEPTH} deep")
     if not isinstance(value, dict):
         raise PackageError(f"{label} must hold one JSON object")
     if type(value.get("schema_version")) is not int or value["schema_version"] != SCHEMA_VERSION:
         raise PackageError(f'{label} must say "schema_version": {SCHEMA_VERSION}')
     return value
+
+
+def _depth(value: Any) -> int:
+    """How many lists and objects lie inside one another in `value` (without recursion)."""
+    deepest, pending = 0, [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        )
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        pending += [(child, depth + 1) for child in children]
+    return deepest
 
 
 def _task(root: Path, label: str, task: dict[str, Any]) -> TaskPackage:
@@ -226,11 +280,11 @@ def _relative_path(value: object, what: str) -> str:
     return path.as_posix()
 
 
-def _workspace_files(workspace: Path) -> frozenset[str]:
+def _workspace_files(workspace: Path, label: str) -> frozenset[str]:
     return frozenset(
-        (Path(folder) / name).relative_to(workspace).as_posix()
-        for folder, _, names in os.walk(workspace, followlinks=False)
-        for name in names
+        path.relative_to(workspace).as_posix()
+        for path, mode in _entries(workspace, label)
+        if not stat.S_ISDIR(mode)
     )
 
 

@@ -16,6 +16,15 @@ from typing import Any
 from .runner import TaskRun
 
 SCHEMA_VERSION = 1
+# Every control character (newline and tab too), DEL and C1 is shown as `\xNN`: a name a model
+# chose can then never start a line of its own (a forged `overall: passed`) in the table.
+_ONE_LINE = {code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0))}
+_ONE_LINE |= {0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def one_line(text: str) -> str:
+    """`text` with every character that could break or rewrite a line made visible."""
+    return text.translate(_ONE_LINE)
 
 
 @dataclass(frozen=True)
@@ -171,7 +180,7 @@ def table(results: list[TaskResult], models: list[str]) -> str:
         mine = [result for result in results if result.model == model]
         summary = summarize(model, mine)
         lines.append(
-            f"model {model}: pass rate {summary.pass_rate:.0%} "
+            f"model {one_line(model)}: pass rate {summary.pass_rate:.0%} "
             f"({summary.passed_runs}/{summary.total_runs} runs; spread ±{summary.stdev:.0%}, "
             f"{summary.least:.0%}–{summary.greatest:.0%})"
         )
@@ -224,5 +233,5 @@ def _problems(result: TaskResult) -> list[str]:
             found.append(f"✗ receipts do not verify: {run.receipts.error}")
         if run.status == "failed":
             found.append(f"  run ended: {run.reason}; validation {run.verdict.validation}")
-        seen += [line for line in found if line not in seen]
+        seen += [line for line in map(one_line, found) if line not in seen]
     return [f"      {line}" for line in seen]

@@ -2,26 +2,30 @@
 
 The package decides every effect: a write inside its editable paths is approved and its
 receipt says the task package approved it; any other write is denied with the reason, which
-the model reads; only the package's own commands are enabled. The receipt log lives beside the
-staged copy, never inside it, and is verified in full before the result is reported.
+the model reads; only the package's own commands are enabled, and they run confined (the
+command sandbox's `confine`) unless the person said otherwise. The receipt log lives beside the
+staged copy, never inside it, and is verified in full before the result is reported; a confined
+command sees neither the log's folder nor any package of the evaluation (its held-out checks).
 """
 
 from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ..actions import ToolAction
 from ..approval import Approval, ApprovalDecision
+from ..commands.tree.sandbox import CONFINE
 from ..loop import IDENTICAL_ACTION_ERROR, AgentLimits, AgentRun, run_agent
 from ..policy import ToolPolicy
 from ..proposals import EditProposal, ToolProposal
 from ..receipts import ReceiptStore, verify_receipt_log
-from ..tree_copy import snapshot
+from ..tree_copy import remove_tree, snapshot
 from ..verdict import RunVerdict
 from .grading import CheckResult, Modification, forbidden_modifications, grade
 from .package import PackageError, TaskPackage, stage_workspace
@@ -77,6 +81,20 @@ class TaskRun:
     harness_seconds: float = 0.0  # staging, grading and verifying: everything but the run
 
 
+@contextmanager
+def _scratch(task: str) -> Iterator[str]:
+    """A new private folder for one run, removed after it however deep the model's tree (what
+    cannot be removed is left in the temporary folder rather than the run's result lost)."""
+    folder = tempfile.mkdtemp(prefix=f"counterfoil-eval-{task}-")
+    try:
+        yield folder
+    finally:
+        try:
+            remove_tree(Path(folder))
+        except OSError:
+            pass
+
+
 def package_confirm(package: TaskPackage) -> Callable[[ToolProposal], object]:
     """The package's answer to each proposal (the policy already limits commands to its own)."""
     allowed = ", ".join(package.editable_paths) or "nothing"
@@ -95,15 +113,19 @@ def run_task(
     *,
     limits: AgentLimits | None = None,
     stats: Callable[[], Sequence[object]] = tuple,
+    sandbox: str = CONFINE,
+    hidden: tuple[Path, ...] = (),
 ) -> TaskRun:
     """Stage, run, grade and verify one task; the person's package is only read.
 
     `stats()` is the model's list of per-response counters (empty for a script); the run's
     share is what it added. `limits` (default: the package's max_steps) keeps a model's
-    context window; its step count is always the package's.
+    context window; its step count is always the package's. `sandbox` is the mode the
+    package's commands run in; under it they see neither this package, nor `hidden` (the
+    evaluation's other packages), nor the receipt log.
     """
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix=f"counterfoil-eval-{package.id}-") as scratch:
+    with _scratch(package.id) as scratch:
         root = Path(scratch) / "workspace"
         try:
             stage_workspace(package, root)
@@ -112,7 +134,13 @@ def run_task(
         before = snapshot(root)
         log = Path(scratch) / "receipts" / "receipts.jsonl"
         log.parent.mkdir()
-        workspace = package_workspace(package, root, ReceiptStore(log))
+        workspace = package_workspace(
+            package,
+            root,
+            ReceiptStore(log),
+            sandbox=sandbox,
+            hidden=(package.source, log.parent, *hidden),
+        )
         limits = replace(limits or AgentLimits(), max_steps=package.max_steps)
         counted = len(stats())
         run_started = time.perf_counter()
@@ -149,8 +177,16 @@ def run_task(
     )
 
 
-def package_workspace(package: TaskPackage, root: Path, store: ReceiptStore) -> Any:
-    """The gate for one run of `package` on its staged copy at `root`."""
+def package_workspace(
+    package: TaskPackage,
+    root: Path,
+    store: ReceiptStore,
+    *,
+    sandbox: str = CONFINE,
+    hidden: tuple[Path, ...] = (),
+) -> Any:
+    """The gate for one run of `package` on its staged copy at `root`; its commands run in
+    `sandbox`, which hides `hidden` from them."""
     from ..workspace import Workspace
 
     policy = ToolPolicy(
@@ -158,6 +194,8 @@ def package_workspace(package: TaskPackage, root: Path, store: ReceiptStore) -> 
         allow_writes=bool(package.editable_paths),
         allowed_commands=package.allowed_commands,
         allow_search=True,
+        command_sandbox=sandbox,
+        hidden_paths=hidden,
     )
     return Workspace(
         policy,

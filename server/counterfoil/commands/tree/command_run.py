@@ -60,6 +60,7 @@ def run_tracked_command(
                         read_only=store.own_paths(),
                         source=None if review is None else review.copy,
                         temporary=temporary,
+                        hidden=policy.hidden_paths,
                     )
                     outcome = run_bounded(
                         proposal.argv,

@@ -55,21 +55,38 @@ def bubblewrap_argv(
     source: Path | None = None,
     read_only: tuple[Path, ...] = (),
     network: bool = False,
+    hidden: tuple[Path, ...] = (),
 ) -> tuple[str, ...]:
     """bwrap's arguments: the whole file system read-only, fresh /dev, /proc and /tmp, the
-    root (or `source`, a copy, mounted at the root's path) writable except `read_only`."""
+    root (or `source`, a copy, mounted at the root's path) writable except `read_only`;
+    `hidden` folders are empty and read-only (files empty), and nothing inside them is bound."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     if os.path.isdir("/var/tmp"):
         argv += ["--tmpfs", "/var/tmp"]
+    emptied = []
+    for path in hidden:
+        if _inside_any(path, tuple(other for other in hidden if other != path)):
+            continue  # hidden with the folder it is in
+        if os.path.isdir(path):
+            argv += ["--tmpfs", str(path)]
+            emptied.append(path)
+        elif os.path.lexists(path):
+            argv += ["--ro-bind", "/dev/null", str(path)]
     argv += ["--bind", str(source or root), str(root)]
     for path in read_only:
-        if os.path.lexists(path):
+        if os.path.lexists(path) and not _inside_any(path, hidden):
             argv += ["--ro-bind", str(path), str(path)]
+    for path in emptied:  # read-only once every mount point inside it is made
+        argv += ["--remount-ro", str(path)]
     argv += ["--unshare-pid", "--as-pid-1", "--unshare-ipc", "--die-with-parent", "--new-session"]
     if not network:
         argv.append("--unshare-net")
     argv += ["--chdir", str(root), "--"]
     return tuple(argv)
+
+
+def _inside_any(path: Path, folders: tuple[Path, ...]) -> bool:
+    return any(path == folder or folder in path.parents for folder in folders)
 
 
 def _quoted(path: Path | str) -> str:
@@ -78,11 +95,15 @@ def _quoted(path: Path | str) -> str:
 
 
 def seatbelt_profile(
-    writable: tuple[Path, ...], read_only: tuple[Path, ...] = (), *, network: bool = False
+    writable: tuple[Path, ...],
+    read_only: tuple[Path, ...] = (),
+    *,
+    network: bool = False,
+    hidden: tuple[Path, ...] = (),
 ) -> str:
     """A `sandbox-exec` profile: reads allowed, writes only under `writable` (less
     `read_only`, which the later rule wins for) and the usual devices, no network unless
-    allowed."""
+    allowed, and nothing under `hidden` read or written."""
     lines = [
         "(version 1)",
         "(allow default)",
@@ -95,6 +116,10 @@ def seatbelt_profile(
     if read_only:
         lines.append("(deny file-write*")
         lines += [f"    (subpath {_quoted(path)})" for path in read_only]
+        lines[-1] += ")"
+    if hidden:
+        lines.append("(deny file-read* file-write*")
+        lines += [f"    (subpath {_quoted(path)})" for path in hidden]
         lines[-1] += ")"
     if not network:
         lines.append("(deny network*)")
@@ -124,12 +149,14 @@ def sandbox_for(
     source: Path | None = None,
     read_only: tuple[Path, ...] = (),
     temporary: Path | None = None,
+    hidden: tuple[Path, ...] = (),
     platform: str = sys.platform,
 ) -> Sandbox:
     """The sandbox for one command in `mode`; AgentError (one sentence) when it cannot be had.
 
     `source`: the copy a reviewed command works on. `temporary`: the private folder that
-    `sandbox-exec` lets it write (bubblewrap gives it a fresh /tmp instead)."""
+    `sandbox-exec` lets it write (bubblewrap gives it a fresh /tmp instead). `hidden`: what
+    the command may neither read nor write (an evaluation's package and receipt log)."""
     if mode == OFF:
         return UNCONFINED
     if mode not in SANDBOX_MODES:
@@ -147,7 +174,9 @@ def sandbox_for(
                 f"commandSandbox {mode}: bubblewrap cannot make a sandbox here ({problem}); "
                 "the command was not run"
             )
-        prefix = bubblewrap_argv(bwrap, root, source=source, read_only=read_only, network=network)
+        prefix = bubblewrap_argv(
+            bwrap, root, source=source, read_only=read_only, network=network, hidden=hidden
+        )
         return Sandbox(mode, BUBBLEWRAP, network, prefix, (("TMPDIR", "/tmp"),))
     if platform == "darwin":
         tool = shutil.which("sandbox-exec") or "/usr/bin/sandbox-exec"
@@ -157,7 +186,7 @@ def sandbox_for(
                 "the command was not run"
             )
         writable = tuple(path for path in (source or root, temporary) if path is not None)
-        profile = seatbelt_profile(writable, read_only, network=network)
+        profile = seatbelt_profile(writable, read_only, network=network, hidden=hidden)
         environment = (("TMPDIR", str(temporary)),) if temporary is not None else ()
         return Sandbox(mode, SANDBOX_EXEC, network, (tool, "-p", profile, "--"), environment)
     raise AgentError(
