@@ -66,6 +66,7 @@ def bubblewrap_argv(
         if os.path.lexists(path):
             argv += ["--ro-bind", str(path), str(path)]
     argv += ["--unshare-pid", "--as-pid-1", "--unshare-ipc", "--die-with-parent", "--new-session"]
+    argv += ["--cap-drop", "ALL"]  # as root, bwrap would otherwise keep every capability
     if not network:
         argv.append("--unshare-net")
     argv += ["--chdir", str(root), "--"]
