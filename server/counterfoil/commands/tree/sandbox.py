@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import AgentError
+from .reach import reach_for
 
 OFF, CONFINE, REVIEW = "off", "confine", "review"
 SANDBOX_MODES = (OFF, CONFINE, REVIEW)
@@ -55,13 +56,26 @@ def bubblewrap_argv(
     source: Path | None = None,
     read_only: tuple[Path, ...] = (),
     network: bool = False,
+    hidden: tuple[Path, ...] = (),
+    shown: tuple[Path, ...] = (),
+    pinned: tuple[Path, ...] = (),
 ) -> tuple[str, ...]:
-    """bwrap's arguments: the whole file system read-only, fresh /dev, /proc and /tmp, the
-    root (or `source`, a copy, mounted at the root's path) writable except `read_only`."""
+    """bwrap's arguments: the whole file system read-only, fresh /dev, /proc and /tmp, an empty
+    folder over each of `hidden` (`shown` read-only again inside them), the root (or `source`,
+    a copy, mounted at the root's path) writable except `read_only`; each of `pinned` (in the
+    root) bound over itself so it cannot be moved; no capability, even as root."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     if os.path.isdir("/var/tmp"):
         argv += ["--tmpfs", "/var/tmp"]
+    for folder in hidden:
+        argv += ["--tmpfs", str(folder)]
+    for folder in shown:
+        argv += ["--ro-bind", str(folder), str(folder)]
     argv += ["--bind", str(source or root), str(root)]
+    for path in pinned:
+        inside = (source or root) / path.relative_to(root)
+        if inside.is_dir() and not inside.is_symlink():
+            argv += ["--bind", str(inside), str(path)]
     for path in read_only:
         if os.path.lexists(path):
             argv += ["--ro-bind", str(path), str(path)]
@@ -79,11 +93,16 @@ def _quoted(path: Path | str) -> str:
 
 
 def seatbelt_profile(
-    writable: tuple[Path, ...], read_only: tuple[Path, ...] = (), *, network: bool = False
+    writable: tuple[Path, ...],
+    read_only: tuple[Path, ...] = (),
+    *,
+    network: bool = False,
+    hidden: tuple[Path, ...] = (),
+    shown: tuple[Path, ...] = (),
 ) -> str:
-    """A `sandbox-exec` profile: reads allowed, writes only under `writable` (less
-    `read_only`, which the later rule wins for) and the usual devices, no network unless
-    allowed."""
+    """A `sandbox-exec` profile: reads allowed except the contents of `hidden` (less `shown`
+    and `writable`), writes only under `writable` (less `read_only`, which the later rule wins
+    for) and the usual devices, no network (Unix sockets included) unless allowed."""
     lines = [
         "(version 1)",
         "(allow default)",
@@ -93,6 +112,13 @@ def seatbelt_profile(
         '    (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty")',
         '    (literal "/dev/dtracehelper") (regex #"^/dev/fd/"))',
     ]
+    if hidden:
+        lines.append("(deny file-read-data")
+        lines += [f"    (subpath {_quoted(path)})" for path in hidden]
+        lines[-1] += ")"
+        lines.append("(allow file-read-data")
+        lines += [f"    (subpath {_quoted(path)})" for path in (*shown, *writable)]
+        lines[-1] += ")"
     if read_only:
         lines.append("(deny file-write*")
         lines += [f"    (subpath {_quoted(path)})" for path in read_only]
@@ -129,8 +155,10 @@ def sandbox_for(
 ) -> Sandbox:
     """The sandbox for one command in `mode`; AgentError (one sentence) when it cannot be had.
 
-    `source`: the copy a reviewed command works on. `temporary`: the private folder that
-    `sandbox-exec` lets it write (bubblewrap gives it a fresh /tmp instead)."""
+    `source`: the copy a reviewed command works on. `read_only`: Counterfoil's own records (the
+    log's folder), kept read-only with what `reach.py` protects in the root and hides outside
+    it. `temporary`: the private folder that `sandbox-exec` lets it write (bubblewrap gives it
+    a fresh /tmp instead)."""
     if mode == OFF:
         return UNCONFINED
     if mode not in SANDBOX_MODES:
@@ -148,7 +176,17 @@ def sandbox_for(
                 f"commandSandbox {mode}: bubblewrap cannot make a sandbox here ({problem}); "
                 "the command was not run"
             )
-        prefix = bubblewrap_argv(bwrap, root, source=source, read_only=read_only, network=network)
+        reach = reach_for(root, read_only, network=network)
+        prefix = bubblewrap_argv(
+            bwrap,
+            root,
+            source=source,
+            read_only=reach.read_only,
+            network=network,
+            hidden=reach.hidden,
+            shown=reach.shown,
+            pinned=reach.pinned,
+        )
         return Sandbox(mode, BUBBLEWRAP, network, prefix, (("TMPDIR", "/tmp"),))
     if platform == "darwin":
         tool = shutil.which("sandbox-exec") or "/usr/bin/sandbox-exec"
@@ -158,7 +196,10 @@ def sandbox_for(
                 "the command was not run"
             )
         writable = tuple(path for path in (source or root, temporary) if path is not None)
-        profile = seatbelt_profile(writable, read_only, network=network)
+        reach = reach_for(source or root, read_only, network=network)
+        profile = seatbelt_profile(
+            writable, reach.read_only, network=network, hidden=reach.hidden, shown=reach.shown
+        )
         environment = (("TMPDIR", str(temporary)),) if temporary is not None else ()
         return Sandbox(mode, SANDBOX_EXEC, network, (tool, "-p", profile, "--"), environment)
     raise AgentError(
