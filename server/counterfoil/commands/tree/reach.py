@@ -61,7 +61,7 @@ def hidden_folders(root: Path, *, network: bool) -> tuple[Path, ...]:
     ):
         if folder == Path("/") or _under(folder, real_root):
             continue
-        if any(_under(folder, done) for done in (*FRESH, *chosen)):
+        if any(_under(folder, done) for done in FRESH) or folder in chosen:
             continue
         chosen.append(folder)
     return tuple(chosen)

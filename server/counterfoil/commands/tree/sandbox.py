@@ -67,10 +67,14 @@ def bubblewrap_argv(
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     if os.path.isdir("/var/tmp"):
         argv += ["--tmpfs", "/var/tmp"]
+    inside_shown = [path for path in hidden if any(top in path.parents for top in shown)]
     for folder in hidden:
-        argv += ["--tmpfs", str(folder)]
+        if folder not in inside_shown:
+            argv += ["--tmpfs", str(folder)]
     for folder in shown:
         argv += ["--ro-bind", str(folder), str(folder)]
+    for folder in inside_shown:  # a socket's folder inside a toolchain stays hidden
+        argv += ["--tmpfs", str(folder)]
     argv += ["--bind", str(source or root), str(root)]
     for path in pinned:
         inside = (source or root) / path.relative_to(root)
