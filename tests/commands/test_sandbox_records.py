@@ -148,3 +148,20 @@ def test_the_root_inside_home_stays_visible_to_a_confined_command() -> None:
 
     assert argv.index("--tmpfs", argv.index("/tmp")) < argv.index("/home/a/project")
     assert argv[argv.index("/home/a") - 1] == "--tmpfs"
+
+
+def test_the_macos_profile_hides_home_and_shows_the_toolchains_and_the_root_again() -> None:
+    from counterfoil.commands.tree.sandbox import seatbelt_profile
+
+    profile = seatbelt_profile(
+        (Path("/Users/a/project"),),
+        (Path("/Users/a/project/.counterfoil"),),
+        hidden=(Path("/Users/a"),),
+        shown=(Path("/Users/a/.pyenv"),),
+    )
+
+    hide = profile.index('(deny file-read-data\n    (subpath "/Users/a"))')
+    show = profile.index(
+        '(allow file-read-data\n    (subpath "/Users/a/.pyenv")\n    (subpath "/Users/a/project"))'
+    )
+    assert hide < show < profile.index('(deny file-write*\n    (subpath "/Users/a/project/.co')

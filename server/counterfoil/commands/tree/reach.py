@@ -13,6 +13,7 @@ itself is bound over itself for the same reason, writable.
 from __future__ import annotations
 
 import os
+import site
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -68,9 +69,11 @@ def hidden_folders(root: Path, *, network: bool) -> tuple[Path, ...]:
 
 
 def shown_toolchains(hidden: Iterable[Path], secret: Path) -> tuple[Path, ...]:
-    """The folders inside a hidden one that PATH or the gate's Python lives in, read-only;
+    """The folders inside a hidden one that PATH, the gate's Python or its user site-packages
+    live in, read-only;
     never the config folder or one holding it."""
     places = os.environ.get("PATH", "").split(os.pathsep) + [sys.prefix, sys.base_prefix]
+    places.append(site.getusersitepackages())  # `pip install --user`: ~/.local/lib
     shown: set[Path] = set()
     for folder in hidden:
         for place in map(_real_folder, places):
