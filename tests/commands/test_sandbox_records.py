@@ -165,3 +165,11 @@ def test_the_macos_profile_hides_home_and_shows_the_toolchains_and_the_root_agai
         '(allow file-read-data\n    (subpath "/Users/a/.pyenv")\n    (subpath "/Users/a/project"))'
     )
     assert hide < show < profile.index('(deny file-write*\n    (subpath "/Users/a/project/.co')
+
+
+def test_the_macos_profile_keeps_git_from_being_moved_away() -> None:
+    from counterfoil.commands.tree.sandbox import seatbelt_profile
+
+    profile = seatbelt_profile((Path("/p"),), pinned=(Path("/p/.git"),))
+
+    assert '(deny file-write*\n    (literal "/p/.git"))\n' in profile

@@ -103,10 +103,12 @@ def seatbelt_profile(
     network: bool = False,
     hidden: tuple[Path, ...] = (),
     shown: tuple[Path, ...] = (),
+    pinned: tuple[Path, ...] = (),
 ) -> str:
     """A `sandbox-exec` profile: reads allowed except the contents of `hidden` (less `shown`
     and `writable`), writes only under `writable` (less `read_only`, which the later rule wins
-    for) and the usual devices, no network (Unix sockets included) unless allowed."""
+    for, and `pinned` themselves, which cannot be renamed or removed though what they hold can
+    change) and the usual devices, no network (Unix sockets included) unless allowed."""
     lines = [
         "(version 1)",
         "(allow default)",
@@ -122,6 +124,10 @@ def seatbelt_profile(
         lines[-1] += ")"
         lines.append("(allow file-read-data")
         lines += [f"    (subpath {_quoted(path)})" for path in (*shown, *writable)]
+        lines[-1] += ")"
+    if pinned:
+        lines.append("(deny file-write*")
+        lines += [f"    (literal {_quoted(path)})" for path in pinned]
         lines[-1] += ")"
     if read_only:
         lines.append("(deny file-write*")
@@ -202,7 +208,12 @@ def sandbox_for(
         writable = tuple(path for path in (source or root, temporary) if path is not None)
         reach = reach_for(source or root, read_only, network=network)
         profile = seatbelt_profile(
-            writable, reach.read_only, network=network, hidden=reach.hidden, shown=reach.shown
+            writable,
+            reach.read_only,
+            network=network,
+            hidden=reach.hidden,
+            shown=reach.shown,
+            pinned=reach.pinned,
         )
         environment = (("TMPDIR", str(temporary)),) if temporary is not None else ()
         return Sandbox(mode, SANDBOX_EXEC, network, (tool, "-p", profile, "--"), environment)
