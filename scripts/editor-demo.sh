@@ -32,7 +32,6 @@ mkdir -p "$WORKSPACE/.vscode"
 import json, sys
 settings_path, responses = sys.argv[1], sys.argv[2]
 settings = {
-    "counterfoil.pythonPath": sys.executable,
     "counterfoil.model": f"scripted:{responses}",
     "counterfoil.allowWrites": True,
     "counterfoil.allowedCommands": [["python", "-m", "pytest", "tests/test_math.py", "-q"]],
@@ -45,6 +44,17 @@ PY
 trap code_server_stop EXIT
 trap 'exit 130' INT TERM
 code_server_prepare "$CODE_SERVER_BIN" "$DEMO_DIR/code-server" "$EXTENSION_DIR/counterfoil.vsix"
+# The Python that runs the daemon is a setting that starts a program: VS Code takes it from the
+# user's settings only (machine scope), never the folder's.
+"$PYTHON" - "$DEMO_DIR/code-server/user" <<'PY'
+import json, pathlib, sys
+for name in ("User", "Machine"):
+    path = pathlib.Path(sys.argv[1], name, "settings.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    settings = json.loads(path.read_text()) if path.exists() else {}
+    settings["counterfoil.pythonPath"] = sys.executable
+    path.write_text(json.dumps(settings, indent=2))
+PY
 PORT="${1:-$(code_server_free_port)}"
 code_server_start "$CODE_SERVER_BIN" "$DEMO_DIR/code-server" "$PORT" "$WORKSPACE"
 

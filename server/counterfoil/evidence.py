@@ -16,15 +16,16 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
 from .actions import ToolAction
 from .errors import AgentError
+from .paths import RESERVED_FOLDER
 from .policy import ToolPolicy
 from .workspace import Workspace
 
-ARTIFACT_FOLDER = ".tool-artifacts/"
+ARTIFACT_FOLDER = RESERVED_FOLDER + "/"
 EXTERNALIZED_PREFIX = "Tool result externalized:\n"
 RANGE_PREFIX = "Artifact range:\n"
 MALFORMED_PATH = "error: artifact range path is malformed"
@@ -190,14 +191,26 @@ def range_path(artifact_id: str, start: int, end: int) -> str:
     return f"{ARTIFACT_FOLDER}{artifact_id}/bytes/{start}-{end}"
 
 
+def is_reserved(raw: str) -> bool:
+    """Whether a path's first normalised component is the reserved folder, however spelt
+    (`./.tool-artifacts`, `.tool-artifacts//x`, another letter case)."""
+    parts = [part for part in PurePosixPath(raw).parts if part != "."]
+    return bool(parts) and parts[0].casefold() == RESERVED_FOLDER
+
+
 def artifact_path(action: object) -> str | None:
-    """The reserved path of a read_file that asks for an artifact range, else None."""
+    """The reserved path of a read_file that asks for an artifact range, in its normal
+    spelling, else None: every spelling of the reserved folder is answered here, never from a
+    real file."""
     if not isinstance(action, ToolAction) or action.tool != "read_file":
         return None
     if not isinstance(action.arguments, dict):
         return None
     raw = action.arguments.get("path")
-    return raw if isinstance(raw, str) and raw.startswith(ARTIFACT_FOLDER) else None
+    if not isinstance(raw, str) or not is_reserved(raw):
+        return None
+    parts = [part for part in PurePosixPath(raw).parts if part != "."]
+    return "/".join([RESERVED_FOLDER, *parts[1:]])
 
 
 def checked_range(source: ArtifactSource, artifact_id: str, start: int, end: int) -> ArtifactRef:

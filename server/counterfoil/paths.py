@@ -49,6 +49,10 @@ PROTECTED_PATTERNS = (
     "*.code-workspace",
 )
 
+# The model's virtual folder of artifact ranges (see evidence.py), by its first component
+# however spelt: a real folder of that name is never read, listed, searched or written.
+RESERVED_FOLDER = ".tool-artifacts"
+
 TEMPORARY_PREFIX = ".cf-"
 TEMPORARY_SUFFIX = ".tmp"
 # Ours, and the longer `.<name>.counterfoil-<hex>.tmp` that earlier versions left behind.
@@ -174,6 +178,8 @@ def relative_parts(raw: object, extra_patterns: tuple[str, ...] = ()) -> tuple[s
     if pure.is_absolute() or ".." in pure.parts:
         raise AgentError("path must be relative and stay in the workspace")
     parts = tuple(part for part in pure.parts if part != ".")
+    if parts and parts[0].casefold() == RESERVED_FOLDER:
+        raise AgentError("path is not accessible")  # only read_file's artifact ranges live there
     if is_protected_path(parts, extra_patterns):
         raise AgentError("path is not accessible")
     if any(len(part.encode("utf-8")) > MAX_NAME_BYTES for part in parts):

@@ -26,7 +26,7 @@ class ToolPolicy:
     max_write_bytes: int = 64 * 1024
     command_timeout_seconds: float = 30.0
     protected_patterns: tuple[str, ...] = ()
-    pass_environment: tuple[str, ...] = ()  # names passed to commands even if secret-looking
+    pass_environment: tuple[str, ...] = ()  # names passed to commands besides the core ones
     withheld_environment: tuple[str, ...] = ()  # never passed (the model server's key variable)
     limit_cpu_seconds: int | None = None
     limit_memory_bytes: int | None = None

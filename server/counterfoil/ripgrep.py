@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .commands.orphans import own_child
 from .errors import AgentError
 from .search import SearchHit, SearchLimits, SearchScope, Watchdog, hidden_path, searchable_text
 
@@ -160,14 +161,16 @@ def _run(argv: list[str], scope: SearchScope, take: Callable[[bytes], bool]) -> 
     """Run ripgrep in the root and pass each output line to `take` until it returns False,
     the output ends, or the deadline passes (a watchdog kills ripgrep, which ends the read)."""
     run = _Run()
-    process = subprocess.Popen(
-        argv,
-        cwd=scope.root,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    with own_child() as note:  # its own session: not an orphan of a command
+        process = subprocess.Popen(
+            argv,
+            cwd=scope.root,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        note(process.pid)
     assert process.stdout is not None and process.stderr is not None
     output = process.stdout.fileno()
     watchdog = Watchdog(process, max(scope.deadline - time.monotonic(), 0.0))

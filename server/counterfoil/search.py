@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from .commands.orphans import own_child
 from .errors import AgentError
 from .files import open_directory, read_regular_file
 
@@ -315,13 +316,15 @@ def search_python(
     limit kills, since a backtracking match cannot be interrupted in this one. The worker's
     interpreter starts while the tree is walked; a file without the `required` bytes is
     ruled out here."""
-    worker = subprocess.Popen(
-        [sys.executable, "-I", "-S", str(WORKER)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    with own_child() as note:  # its own session: not an orphan of a command
+        worker = subprocess.Popen(
+            [sys.executable, "-I", "-S", str(WORKER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        note(worker.pid)
     assert worker.stdin is not None and worker.stdout is not None
     watchdog = Watchdog(worker, max(scope.deadline - time.monotonic(), 0.0))
     feeder: threading.Thread | None = None

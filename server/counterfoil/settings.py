@@ -201,13 +201,14 @@ class Settings:
         "passEnvironment",
         variable_names,
         schema=NAMES_SCHEMA,
-        description="Environment variables passed to commands although their names look "
-        "secret (`*KEY*`, `*SECRET*`, `*TOKEN*`, `*PASSWORD*`, `*CREDENTIAL*`); all other such "
-        "variables are removed.",
+        description="Environment variables passed to commands besides the core ones (`PATH`, "
+        "`HOME`, `USER`, `LOGNAME`, `SHELL`, `PWD`, `LANG`, `LC_*`, `TERM`, `TMPDIR`, `TZ`, …); "
+        "every other variable is left out, whatever its name. The model server's key variable "
+        "is never passed.",
         flag="--pass-env",
         metavar="NAME",
-        help="pass this variable to commands even if its name looks secret "
-        "(*KEY*, *SECRET*, *TOKEN*, *PASSWORD*, *CREDENTIAL*; repeatable)",
+        help="also pass this environment variable to commands (besides PATH, HOME, LANG, "
+        "LC_*, TERM, TMPDIR, TZ, USER and the like; repeatable)",
     )
     limit_cpu_seconds: int | None = setting(
         None,

@@ -1,12 +1,15 @@
-"""run_command's environment: the daemon's, minus the names that usually hold secrets."""
+"""run_command's environment: the core names a program needs (PATH, HOME, the locale, …) and the
+names the person adds, in every sandbox mode; nothing else, whatever its name."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
+from counterfoil import ReceiptStore, ToolAction
 from counterfoil.commands.runner import run_bounded
 from counterfoil.policy import ToolPolicy
 from counterfoil.settings import Settings
@@ -17,9 +20,29 @@ SECRETS = {
     "OPENAI_API_KEY": "sk-test",
     "GITHUB_TOKEN": "ghp-test",
     "db_password": "hunter2",
-    "My_Secret_Value": "s",
-    "AWS_CREDENTIALS_FILE": "/tmp/c",
+    "DATABASE_URL": "postgres://app:hunter2@db/app",
+    "MYSQL_PWD": "hunter3",
+    "GPG_PASSPHRASE": "correct horse",
+    "NPM_CONFIG__AUTH": "bnBtOnRva2Vu",
+    "SENTRY_DSN": "https://key@sentry.example/1",
 }
+MODES = [
+    "off",
+    pytest.param(
+        "confine",
+        marks=pytest.mark.skipif(
+            not sys.platform.startswith("linux") or shutil.which("bwrap") is None,
+            reason="confine on Linux needs bubblewrap",
+        ),
+    ),
+    pytest.param(
+        "review",
+        marks=pytest.mark.skipif(
+            not sys.platform.startswith("linux") or shutil.which("bwrap") is None,
+            reason="review on Linux needs bubblewrap",
+        ),
+    ),
+]
 
 
 @pytest.fixture
@@ -27,15 +50,53 @@ def secret_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("COUNTERFOIL_PLAIN_SETTING", "visible")
+    monkeypatch.setenv("LC_TIME", "C")
+    monkeypatch.setenv("TZ", "UTC")
 
 
 @pytest.mark.usefixtures("secret_environment")
-def test_names_that_look_like_secrets_are_not_passed_to_commands(tmp_path: Path) -> None:
+def test_only_the_core_names_are_passed_to_commands(tmp_path: Path) -> None:
     result = run_bounded([sys.executable, "-c", PRINT_NAMES], tmp_path, 30.0)
 
     names = set(result.output.split())
-    assert names.isdisjoint(SECRETS)
-    assert {"COUNTERFOIL_PLAIN_SETTING", "PATH"} <= names
+    assert names.isdisjoint(SECRETS) and "COUNTERFOIL_PLAIN_SETTING" not in names
+    assert {"PATH", "HOME", "LC_TIME", "TZ"} <= names
+
+
+def workspace(root: Path, mode: str, pass_environment: tuple[str, ...] = ()) -> Workspace:
+    (root / ".counterfoil").mkdir()
+    argv = (sys.executable, "-c", PRINT_NAMES)
+    policy = ToolPolicy(
+        root,
+        allowed_commands=(argv,),
+        command_sandbox=mode,
+        pass_environment=pass_environment,
+    )
+    store = ReceiptStore(root / ".counterfoil/receipts.jsonl", signer=None)
+    return Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+
+
+def names_seen(space: Workspace) -> set[str]:
+    argv = [sys.executable, "-c", PRINT_NAMES]
+    observation = space.execute(ToolAction("run_command", {"argv": argv}))
+    assert observation.startswith("status: 0"), observation
+    return set(observation.splitlines()[2].split())
+
+
+@pytest.mark.usefixtures("secret_environment")
+@pytest.mark.parametrize("mode", MODES)
+def test_secrets_whatever_their_names_never_reach_a_command(tmp_path: Path, mode: str) -> None:
+    names = names_seen(workspace(tmp_path, mode))
+
+    assert names.isdisjoint(SECRETS) and "PATH" in names
+
+
+@pytest.mark.usefixtures("secret_environment")
+@pytest.mark.parametrize("mode", MODES)
+def test_a_name_the_person_adds_reaches_a_command(tmp_path: Path, mode: str) -> None:
+    names = names_seen(workspace(tmp_path, mode, ("DATABASE_URL",)))
+
+    assert "DATABASE_URL" in names and "MYSQL_PWD" not in names
 
 
 @pytest.mark.usefixtures("secret_environment")

@@ -90,4 +90,6 @@ def test_sandbox_exec_denies_reading_and_writing_a_hidden_folder() -> None:
         (Path("/work/root"),), network=False, hidden=(Path("/work/package"),)
     )
 
-    assert '(deny file-read* file-write*\n    (subpath "/work/package"))' in profile
+    assert '(deny file-read-data\n    (subpath "/work/package"))' in profile
+    assert "(deny file-write*)" in profile  # and it is not among the writable folders
+    assert "/work/package" not in profile.split("(allow file-read-data")[-1]

@@ -18,7 +18,9 @@ from tests.support.recording_model import RecordingModel
 
 from counterfoil import AgentLimits, ReceiptStore, ToolPolicy, Workspace, run_agent
 from counterfoil.cli.main import main
+from counterfoil.errors import AgentError
 from counterfoil.evidence import EXTERNALIZED_PREFIX, RANGE_PREFIX, range_path
+from counterfoil.paths import relative_parts
 from counterfoil.prompt import build_system_prompt
 from counterfoil.receipts.content import OBJECTS_FOLDER
 from counterfoil.settings import Settings, SettingsError
@@ -287,3 +289,53 @@ def test_a_follow_up_reads_ranges_of_what_earlier_turns_were_shown(tmp_path: Pat
     fresh = RecordingModel(read(path), FINAL)
     run_agent("the start?", fresh, workspace_for(tmp_path), limits)
     assert shown(fresh, 1) == "error: artifact is not available in this store"
+
+
+PLANTED_ID = "artifact-" + "a" * 64
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        f"./.tool-artifacts/{PLANTED_ID}/bytes/0-4",
+        f".tool-artifacts//{PLANTED_ID}/bytes/0-4",
+        f"./././.tool-artifacts/./{PLANTED_ID}/bytes/0-4",
+        f".Tool-Artifacts/{PLANTED_ID}/bytes/0-4",
+    ],
+)
+def test_every_spelling_of_the_reserved_path_is_an_artifact_read_never_a_real_file(
+    tmp_path: Path, spelling: str
+) -> None:
+    planted = tmp_path / ".tool-artifacts" / PLANTED_ID / "bytes" / "0-4"
+    planted.parent.mkdir(parents=True)
+    planted.write_text("real")
+
+    model, _, _ = run(tmp_path, read(spelling), FINAL)
+
+    assert shown(model, 1) == "error: artifact is not available in this store"
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        {"tool": "list_files", "path": "./.tool-artifacts"},
+        {"tool": "search_files", "pattern": "real", "path": ".tool-artifacts/x"},
+    ],
+)
+def test_no_tool_reaches_a_real_folder_at_the_reserved_path(
+    tmp_path: Path, action: dict[str, Any]
+) -> None:
+    (tmp_path / ".tool-artifacts" / "x").mkdir(parents=True)
+    (tmp_path / ".tool-artifacts" / "x" / "note.txt").write_text("real")
+
+    model, _, _ = run(tmp_path, action, FINAL)
+
+    assert shown(model, 1) == "error: path is not accessible"
+
+
+@pytest.mark.parametrize("spelling", ["./.tool-artifacts/x", ".TOOL-ARTIFACTS", ".tool-artifacts/"])
+def test_a_path_under_the_reserved_folder_is_refused_to_every_tool_that_writes(
+    spelling: str,
+) -> None:
+    with pytest.raises(AgentError, match="path is not accessible"):
+        relative_parts(spelling)

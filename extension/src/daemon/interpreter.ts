@@ -1,5 +1,5 @@
 // Which Python runs the daemon: counterfoil.serverCommand (an override), else
-// counterfoil.pythonPath, else the Python extension's active environment for the folder, else
+// counterfoil.pythonPath (both from the person's own settings only, never a folder's), else the Python extension's active environment for the folder, else
 // python3 or python on PATH. Fires onDidChange when any of those changes, so the daemon restarts.
 
 import { execFile } from "node:child_process";
@@ -15,6 +15,7 @@ import {
   pythonLaunch,
   versionProblem,
 } from "./launch";
+import { machineValue } from "./settings";
 
 const PYTHON_EXTENSION_ID = "ms-python.python";
 
@@ -80,7 +81,9 @@ export class InterpreterSource implements vscode.Disposable {
     subcommand = "serve",
   ): Promise<DaemonLaunch> {
     const config = vscode.workspace.getConfiguration("counterfoil", folder);
-    const serverCommand = config.get<unknown>("serverCommand");
+    const serverCommand = machineValue(
+      config.inspect<unknown>("serverCommand"),
+    );
     if (Array.isArray(serverCommand) && serverCommand.length > 0) {
       if (!isArgv(serverCommand)) {
         throw new LaunchProblem(
@@ -120,9 +123,11 @@ export class InterpreterSource implements vscode.Disposable {
   private async choosePython(
     folder: vscode.WorkspaceFolder | undefined,
   ): Promise<[string, string]> {
-    const configured = vscode.workspace
-      .getConfiguration("counterfoil", folder)
-      .get<unknown>("pythonPath");
+    const configured = machineValue(
+      vscode.workspace
+        .getConfiguration("counterfoil", folder)
+        .inspect<unknown>("pythonPath"),
+    );
     if (typeof configured === "string" && configured.trim() !== "") {
       return [configured, "counterfoil.pythonPath"];
     }

@@ -12,6 +12,24 @@ export interface SettingsSource {
 /** Settings of the editor alone (how the daemon is started), which the daemon never reads. */
 export const EDITOR_SETTING_KEYS = ["serverCommand", "pythonPath"] as const;
 
+/** What `WorkspaceConfiguration.inspect` says of one setting, the part read here. */
+export interface InspectedSetting<T> {
+  globalValue?: T;
+  workspaceValue?: T;
+  workspaceFolderValue?: T;
+}
+
+/**
+ * A setting that starts a program (`serverCommand`, `pythonPath`: `machine` scope in the
+ * manifest) from the person's own settings only, never a workspace's or a folder's: a command
+ * the agent ran, or the repository itself, can write `.vscode/settings.json`.
+ */
+export function machineValue<T>(
+  inspected: InspectedSetting<T> | undefined,
+): T | undefined {
+  return inspected?.globalValue;
+}
+
 const EDITOR_ONLY: ReadonlySet<string> = new Set(EDITOR_SETTING_KEYS);
 const PREFIX = "counterfoil.";
 

@@ -71,12 +71,44 @@ export function daemonSettings(responses: string): Record<string, unknown> {
   };
 }
 
+/** The settings that start a program (`machine` scope): VS Code and the extension take them
+ * only from the person's own settings, so a test puts them there, not in the folder's. */
+const MACHINE_KEYS = ["counterfoil.serverCommand", "counterfoil.pythonPath"];
+
+/** The user's settings, and code-server's remote ("Machine") settings beside them, get the
+ * machine settings among `settings` (and lose those not among them); the rest is returned. */
+function placeMachineSettings(
+  settings: Record<string, unknown>,
+): Record<string, unknown> {
+  const user = join(stateDir, "code-server", "user");
+  for (const file of [
+    join(user, "User", "settings.json"),
+    join(user, "Machine", "settings.json"),
+  ]) {
+    mkdirSync(join(file, ".."), { recursive: true });
+    const current = existsSync(file)
+      ? (JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>)
+      : {};
+    for (const key of MACHINE_KEYS) {
+      if (key in settings) {
+        current[key] = settings[key];
+      } else {
+        delete current[key];
+      }
+    }
+    writeFileSync(file, JSON.stringify(current, null, 2));
+  }
+  return Object.fromEntries(
+    Object.entries(settings).filter(([key]) => !MACHINE_KEYS.includes(key)),
+  );
+}
+
 /** Workspace settings for the daemon, with the scripted model replaying `responses`. */
 export function writeSettings(folder: string, responses: string): void {
   mkdirSync(join(folder, ".vscode"), { recursive: true });
   writeFileSync(
     join(folder, ".vscode/settings.json"),
-    JSON.stringify(daemonSettings(responses), null, 2),
+    JSON.stringify(placeMachineSettings(daemonSettings(responses)), null, 2),
   );
 }
 
@@ -90,7 +122,7 @@ export function demoWorkspace(
   mkdirSync(join(folder, ".vscode"), { recursive: true });
   writeFileSync(
     join(folder, ".vscode/settings.json"),
-    JSON.stringify(settings, null, 2),
+    JSON.stringify(placeMachineSettings(settings), null, 2),
   );
   return folder;
 }

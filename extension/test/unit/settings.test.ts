@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import {
   DAEMON_SETTING_KEYS,
+  EDITOR_SETTING_KEYS,
+  machineValue,
   readDaemonSettings,
 } from "../../src/daemon/settings";
 import manifest from "../../package.json";
@@ -42,6 +44,33 @@ describe("daemon settings", () => {
           "markdownDescription" in property,
         key,
       );
+    }
+  });
+
+  test("a setting that starts a program is never taken from a workspace or a folder", () => {
+    assert.equal(
+      machineValue({
+        workspaceValue: ["./evil.sh"],
+        workspaceFolderValue: ["./evil.sh"],
+      }),
+      undefined,
+    );
+    assert.deepEqual(
+      machineValue({
+        globalValue: ["python3", "-m", "counterfoil", "serve"],
+        workspaceFolderValue: ["./evil.sh"],
+      }),
+      ["python3", "-m", "counterfoil", "serve"],
+    );
+  });
+
+  test("the settings that start a program have the machine scope", () => {
+    const properties = manifest.contributes.configuration.properties as Record<
+      string,
+      Record<string, unknown>
+    >;
+    for (const key of EDITOR_SETTING_KEYS) {
+      assert.equal(properties[`counterfoil.${key}`].scope, "machine", key);
     }
   });
 });

@@ -40,7 +40,7 @@ def _on_sigterm(signum: int, frame: object) -> None:
     raise Stop
 
 
-def _prctl(option: int, value: int) -> bool:
+def prctl(option: int, value: int) -> bool:
     try:
         import ctypes
 
@@ -178,8 +178,8 @@ def main(arguments: list[str]) -> int:
     argv = arguments[5:]
     me = os.getpid()
     signal.signal(signal.SIGTERM, _on_sigterm)
-    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the gate died: end the command too
-    subreaper = sys.platform.startswith("linux") and _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the gate died: end the command too
+    subreaper = sys.platform.startswith("linux") and prctl(PR_SET_CHILD_SUBREAPER, 1)
     remembered: ProcessTable = {}
     report: dict[str, object]
     try:

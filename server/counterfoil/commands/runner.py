@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .environment import command_environment
+from .orphans import adopt_orphans, end_orphans, own_child
 
 OUTPUT_LIMIT_CHARS = 16_000
 READ_CHUNK_BYTES = 64 * 1024
@@ -183,21 +184,24 @@ def run_bounded(
     `environment` adds variables. Raises OSError when the command cannot start.
     """
     report_read, report_write = os.pipe()
+    adopt_orphans()
     try:
-        process = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(REAPER), str(report_write), *limits.arguments()]
-            + ["--", *wrapper, *argv],
-            cwd=cwd,
-            env={
-                **command_environment(os.environ, pass_environment, withheld_environment),
-                **dict(environment),
-            },
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            pass_fds=(report_write,),
-        )
+        with own_child() as note:
+            process = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(REAPER), str(report_write), *limits.arguments()]
+                + ["--", *wrapper, *argv],
+                cwd=cwd,
+                env={
+                    **command_environment(os.environ, pass_environment, withheld_environment),
+                    **dict(environment),
+                },
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                pass_fds=(report_write,),
+            )
+            note(process.pid)
     except BaseException:
         os.close(report_read)
         raise
@@ -236,6 +240,7 @@ def run_bounded(
             process.wait()
             report = _read_report(report_read)
             os.close(report_read)
+            orphans = end_orphans()  # what it left if it killed its reaper
     runner.output.feed(b"", final=True)
     error = report.get("error")
     if isinstance(error, list) and len(error) == 3:
@@ -250,5 +255,5 @@ def run_bounded(
         runner.output.text(),
         runner.output.dropped_chars,
         terminated=terminated,
-        leftovers_killed=killed if isinstance(killed, int) else 0,
+        leftovers_killed=(killed if isinstance(killed, int) else 0) + orphans,
     )

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..files import write_all
 from .errors import ReceiptLogError
+from .identity import PinnedLog
 
 LOCK_TIMEOUT_SECONDS = 10.0
 LOCK_POLL_SECONDS = 0.02
@@ -108,11 +109,19 @@ def lock(fd: int, *, exclusive: bool, timeout: float = LOCK_TIMEOUT_SECONDS) -> 
 
 @contextmanager
 def locked_log(
-    path: Path, *, write: bool, timeout: float = LOCK_TIMEOUT_SECONDS, create: bool = True
+    path: Path,
+    *,
+    write: bool,
+    timeout: float = LOCK_TIMEOUT_SECONDS,
+    create: bool = True,
+    pinned: PinnedLog | None = None,
 ) -> Iterator[int | None]:
     """The log, opened while holding its lock: the lock is on the log's folder, so it also
-    covers a log that does not exist yet and the head beside it."""
+    covers a log that does not exist yet and the head beside it. With `pinned`, the folder and
+    the log must be the ones first seen (ReceiptLogError otherwise)."""
     folder = open_folder(path)
+    if pinned is not None:
+        pinned.check_folder(folder)
     if folder is None:
         if write:
             raise ReceiptLogError(f"the receipt log's folder {path.parent} does not exist")
@@ -122,6 +131,8 @@ def locked_log(
         lock(folder, exclusive=write, timeout=timeout)
         fd = open_log(folder, path, write=write, create=create)
         try:
+            if pinned is not None:
+                pinned.check_log(fd)
             yield fd
         finally:
             if fd is not None:

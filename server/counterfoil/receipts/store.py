@@ -35,7 +35,8 @@ from .chain import (
 from .errors import ReceiptLogError
 from .guard import LogGuard
 from .head import head_path, read_head, write_head
-from .hold import HOLDS_FOLDER, ObjectHold
+from .hold import HOLDS_FOLDER, SESSIONS_FOLDER, ObjectHold
+from .identity import PinnedLog
 from .logfile import LOCK_TIMEOUT_SECONDS, append_durably, locked_log
 from .record import EffectReceipt, encode_line
 from .signing import SignatureChecker, Signer, config_dir, load_signer
@@ -65,8 +66,11 @@ class ReceiptStore:
         self._hold: ObjectHold | None = None
         self._trusted_lines = 0
         self._guards: dict[Path | None, LogGuard] = {}
+        self._pinned = None if self.path is None else PinnedLog(self.path)
         if self.path is not None:
-            with locked_log(self.path, write=False, timeout=lock_timeout) as fd:
+            with locked_log(
+                self.path, write=False, timeout=lock_timeout, pinned=self._pinned
+            ) as fd:
                 self._catch_up_or_check_missing(fd)
 
     # Reading
@@ -75,7 +79,9 @@ class ReceiptStore:
         with self._lock:
             if self.path is None:
                 return self._memory.get(tool_call_id)
-            with locked_log(self.path, write=False, timeout=self.lock_timeout) as fd:
+            with locked_log(
+                self.path, write=False, timeout=self.lock_timeout, pinned=self._pinned
+            ) as fd:
                 if fd is None:
                     return None
                 offset = self._index(fd).get(tool_call_id)
@@ -92,7 +98,9 @@ class ReceiptStore:
             return
         with self._lock:
             end = self._state.consumed
-        with locked_log(self.path, write=False, timeout=self.lock_timeout) as fd:
+        with locked_log(
+            self.path, write=False, timeout=self.lock_timeout, pinned=self._pinned
+        ) as fd:
             if fd is None:
                 return
             seen: set[str] = set()
@@ -137,13 +145,20 @@ class ReceiptStore:
         return guard.hides(path)
 
     def own_paths(self, *, with_folder: bool = False) -> tuple[Path, ...]:
-        """The log, its head, its content store and its holds: what a confined command may not
-        write (and `with_folder`, the log's folder, which a snapshot leaves out)."""
+        """The log, its head, its content store, its holds and its runs: what a confined command
+        may not write (and `with_folder`, the log's folder, which a snapshot leaves out and a
+        sandbox makes read-only whole where it is not the root itself)."""
         if self.path is None:
             return ()
         log = self.path.resolve()
         folder = log.parent
-        own = (log, head_path(log), folder / content.OBJECTS_FOLDER, folder / HOLDS_FOLDER)
+        own = (
+            log,
+            head_path(log),
+            folder / content.OBJECTS_FOLDER,
+            folder / HOLDS_FOLDER,
+            folder / SESSIONS_FOLDER,
+        )
         return (*own, folder) if with_folder else own
 
     def subscribe(self, callback: Callable[[EffectReceipt], None]) -> Callable[[], None]:
@@ -163,7 +178,9 @@ class ReceiptStore:
                 number = self._next_call
                 self._next_call += 1
                 return f"call-{number}"
-            with locked_log(self.path, write=True, timeout=self.lock_timeout, create=False) as fd:
+            with locked_log(
+                self.path, write=True, timeout=self.lock_timeout, create=False, pinned=self._pinned
+            ) as fd:
                 self._catch_up_or_check_missing(fd)
                 self._require_signer()
                 head = read_head(self.path)
@@ -177,7 +194,10 @@ class ReceiptStore:
         folder, its lock can be taken, and it verifies up to its end."""
         if self.path is None:
             return
-        with self._lock, locked_log(self.path, write=True, timeout=self.lock_timeout) as fd:
+        with (
+            self._lock,
+            locked_log(self.path, write=True, timeout=self.lock_timeout, pinned=self._pinned) as fd,
+        ):
             assert fd is not None
             self._catch_up(fd)
             self._require_signer()
@@ -187,7 +207,12 @@ class ReceiptStore:
         signed by its key); an unsigned log needs nothing."""
         if self.path is None:
             return
-        with self._lock, locked_log(self.path, write=False, timeout=self.lock_timeout) as fd:
+        with (
+            self._lock,
+            locked_log(
+                self.path, write=False, timeout=self.lock_timeout, pinned=self._pinned
+            ) as fd,
+        ):
             self._catch_up_or_check_missing(fd)
             if self._state.signed_by is not None:
                 self._require_signer()
@@ -254,7 +279,9 @@ class ReceiptStore:
 
     def _append(self, receipt: EffectReceipt) -> EffectReceipt | None:
         assert self.path is not None
-        with locked_log(self.path, write=True, timeout=self.lock_timeout) as fd:
+        with locked_log(
+            self.path, write=True, timeout=self.lock_timeout, pinned=self._pinned
+        ) as fd:
             assert fd is not None
             self._catch_up(fd)
             index = self._index(fd)

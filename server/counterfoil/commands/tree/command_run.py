@@ -57,7 +57,7 @@ def run_tracked_command(
                         policy.command_sandbox,
                         policy.root,
                         network=policy.allow_network,
-                        read_only=store.own_paths(),
+                        read_only=store.own_paths(with_folder=True),
                         source=None if review is None else review.copy,
                         temporary=temporary,
                         hidden=policy.hidden_paths,

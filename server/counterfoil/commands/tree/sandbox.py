@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import AgentError
+from .reach import reach_for
 
 OFF, CONFINE, REVIEW = "off", "confine", "review"
 SANDBOX_MODES = (OFF, CONFINE, REVIEW)
@@ -56,29 +57,47 @@ def bubblewrap_argv(
     read_only: tuple[Path, ...] = (),
     network: bool = False,
     hidden: tuple[Path, ...] = (),
+    shown: tuple[Path, ...] = (),
+    pinned: tuple[Path, ...] = (),
 ) -> tuple[str, ...]:
-    """bwrap's arguments: the whole file system read-only, fresh /dev, /proc and /tmp, the
-    root (or `source`, a copy, mounted at the root's path) writable except `read_only`;
-    `hidden` folders are empty and read-only (files empty), and nothing inside them is bound."""
+    """bwrap's arguments: the whole file system read-only, fresh /dev, /proc and /tmp, an empty
+    read-only folder (or file) over each of `hidden` with nothing of it bound but `shown`,
+    read-only again, the root (or `source`, a copy, mounted at the root's path) writable except
+    `read_only`; each of `pinned` (in the root) bound over itself so it cannot be moved; no
+    capability, even as root."""
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     if os.path.isdir("/var/tmp"):
         argv += ["--tmpfs", "/var/tmp"]
-    emptied = []
-    for path in hidden:
-        if _inside_any(path, tuple(other for other in hidden if other != path)):
-            continue  # hidden with the folder it is in
+    inside_shown = [path for path in hidden if any(top in path.parents for top in shown)]
+    outer = tuple(path for path in hidden if path not in inside_shown)
+    emptied: list[Path] = []
+
+    def empty(path: Path) -> None:
         if os.path.isdir(path):
-            argv += ["--tmpfs", str(path)]
+            argv.extend(("--tmpfs", str(path)))
             emptied.append(path)
         elif os.path.lexists(path):
-            argv += ["--ro-bind", "/dev/null", str(path)]
+            argv.extend(("--ro-bind", "/dev/null", str(path)))
+
+    for path in outer:
+        if not _inside_any(path, tuple(other for other in outer if other != path)):
+            empty(path)  # else hidden with the folder it is in
+    for folder in shown:
+        argv += ["--ro-bind", str(folder), str(folder)]
+    for path in inside_shown:  # a socket's folder inside a toolchain stays hidden
+        empty(path)
     argv += ["--bind", str(source or root), str(root)]
-    for path in read_only:
-        if os.path.lexists(path) and not _inside_any(path, hidden):
+    for path in pinned:
+        inside = (source or root) / path.relative_to(root)
+        if inside.is_dir() and not inside.is_symlink():
+            argv += ["--bind", str(inside), str(path)]
+    for path in read_only:  # nothing is bound back inside a hidden folder but the root
+        if os.path.lexists(path) and (_inside_any(path, (root,)) or not _inside_any(path, hidden)):
             argv += ["--ro-bind", str(path), str(path)]
     for path in emptied:  # read-only once every mount point inside it is made
         argv += ["--remount-ro", str(path)]
     argv += ["--unshare-pid", "--as-pid-1", "--unshare-ipc", "--die-with-parent", "--new-session"]
+    argv += ["--cap-drop", "ALL"]  # as root, bwrap would otherwise keep every capability
     if not network:
         argv.append("--unshare-net")
     argv += ["--chdir", str(root), "--"]
@@ -100,10 +119,13 @@ def seatbelt_profile(
     *,
     network: bool = False,
     hidden: tuple[Path, ...] = (),
+    shown: tuple[Path, ...] = (),
+    pinned: tuple[Path, ...] = (),
 ) -> str:
-    """A `sandbox-exec` profile: reads allowed, writes only under `writable` (less
-    `read_only`, which the later rule wins for) and the usual devices, no network unless
-    allowed, and nothing under `hidden` read or written."""
+    """A `sandbox-exec` profile: reads allowed except the contents of `hidden` (less `shown`
+    and `writable`), writes only under `writable` (less `read_only`, which the later rule wins
+    for, and `pinned` themselves, which cannot be renamed or removed though what they hold can
+    change) and the usual devices, no network (Unix sockets included) unless allowed."""
     lines = [
         "(version 1)",
         "(allow default)",
@@ -113,13 +135,20 @@ def seatbelt_profile(
         '    (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty")',
         '    (literal "/dev/dtracehelper") (regex #"^/dev/fd/"))',
     ]
+    if hidden:
+        lines.append("(deny file-read-data")
+        lines += [f"    (subpath {_quoted(path)})" for path in hidden]
+        lines[-1] += ")"
+        lines.append("(allow file-read-data")
+        lines += [f"    (subpath {_quoted(path)})" for path in (*shown, *writable)]
+        lines[-1] += ")"
+    if pinned:
+        lines.append("(deny file-write*")
+        lines += [f"    (literal {_quoted(path)})" for path in pinned]
+        lines[-1] += ")"
     if read_only:
         lines.append("(deny file-write*")
         lines += [f"    (subpath {_quoted(path)})" for path in read_only]
-        lines[-1] += ")"
-    if hidden:
-        lines.append("(deny file-read* file-write*")
-        lines += [f"    (subpath {_quoted(path)})" for path in hidden]
         lines[-1] += ")"
     if not network:
         lines.append("(deny network*)")
@@ -154,9 +183,11 @@ def sandbox_for(
 ) -> Sandbox:
     """The sandbox for one command in `mode`; AgentError (one sentence) when it cannot be had.
 
-    `source`: the copy a reviewed command works on. `temporary`: the private folder that
-    `sandbox-exec` lets it write (bubblewrap gives it a fresh /tmp instead). `hidden`: what
-    the command may neither read nor write (an evaluation's package and receipt log)."""
+    `source`: the copy a reviewed command works on. `read_only`: Counterfoil's own records (the
+    log's folder), kept read-only with what `reach.py` protects in the root and hides outside
+    it. `temporary`: the private folder that `sandbox-exec` lets it write (bubblewrap gives it
+    a fresh /tmp instead). `hidden`: more that the command may neither read nor write (an
+    evaluation's packages and receipt log)."""
     if mode == OFF:
         return UNCONFINED
     if mode not in SANDBOX_MODES:
@@ -174,8 +205,16 @@ def sandbox_for(
                 f"commandSandbox {mode}: bubblewrap cannot make a sandbox here ({problem}); "
                 "the command was not run"
             )
+        reach = reach_for(root, read_only, network=network)
         prefix = bubblewrap_argv(
-            bwrap, root, source=source, read_only=read_only, network=network, hidden=hidden
+            bwrap,
+            root,
+            source=source,
+            read_only=reach.read_only,
+            network=network,
+            hidden=(*reach.hidden, *hidden),
+            shown=reach.shown,
+            pinned=reach.pinned,
         )
         return Sandbox(mode, BUBBLEWRAP, network, prefix, (("TMPDIR", "/tmp"),))
     if platform == "darwin":
@@ -186,7 +225,15 @@ def sandbox_for(
                 "the command was not run"
             )
         writable = tuple(path for path in (source or root, temporary) if path is not None)
-        profile = seatbelt_profile(writable, read_only, network=network, hidden=hidden)
+        reach = reach_for(source or root, read_only, network=network)
+        profile = seatbelt_profile(
+            writable,
+            reach.read_only,
+            network=network,
+            hidden=(*reach.hidden, *hidden),
+            shown=reach.shown,
+            pinned=reach.pinned,
+        )
         environment = (("TMPDIR", str(temporary)),) if temporary is not None else ()
         return Sandbox(mode, SANDBOX_EXEC, network, (tool, "-p", profile, "--"), environment)
     raise AgentError(
