@@ -114,7 +114,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "server" / "counterfoil"
 ADAPTER_PACKAGES = ("lsp", "models", "cli", "testing")
 ADAPTER_MODULES = ("__main__",)
 # The core's own folders: the receipt log, and shell commands with the tree changes they make.
-CORE_PACKAGES = ("receipts", "commands")
+CORE_PACKAGES = ("receipts", "commands", "attestation")
 
 
 def core_modules() -> list[Path]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..commands.tree.ignore import CACHE_NAMES
 from ..errors import AgentError
 from ..files import open_directory
 from ..tree_copy import Snapshot, read_relative
@@ -48,11 +49,12 @@ def forbidden_modifications(
 ) -> tuple[Modification, ...]:
     """Paths added, removed or changed outside the editable paths: files, and anything whose
     kind changed (a file replaced by an empty folder is a change); a folder only added or
-    removed is not one by itself (the files in it are)."""
+    removed is not one by itself (the files in it are), and what tools rewrite all the time
+    (`__pycache__/`, `.pytest_cache/`, …) is none, as for a branch's changes."""
     found = []
     for path in sorted(set(before) | set(after)):
         old, new = before.get(path), after.get(path)
-        if old == new or package.editable(path):
+        if old == new or package.editable(path) or CACHE_NAMES.intersection(path.split("/")):
             continue
         if _folder_or_nothing(old) and _folder_or_nothing(new):
             continue
