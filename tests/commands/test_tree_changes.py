@@ -174,6 +174,27 @@ def test_a_mode_change_is_recorded_as_one(tmp_path: Path) -> None:
     )
 
 
+REWRITE_IN_PLACE = (
+    "import os\n"
+    "with open('data.txt', 'r+') as file: file.write('AFTER\\n')\n"
+    "os.utime('data.txt', ns=(10**18, 10**18))\n"
+)
+
+
+def test_a_rewrite_in_place_with_the_old_size_and_mtime_put_back_is_recorded(
+    tmp_path: Path,
+) -> None:
+    written_long_ago(tmp_path / "data.txt", "NOTED\n")
+    tool = script(tmp_path, "tool.py", REWRITE_IN_PLACE)
+    space = workspace(tmp_path, tool)
+
+    run(space, tool)
+
+    (change,) = last_line(tmp_path)["tree_changes"]["changes"]
+    assert (change["path"], change["change"]) == ("data.txt", "modified")
+    assert os.stat(tmp_path / "data.txt").st_mtime_ns == 10**18
+
+
 def test_an_edit_between_commands_is_drift_not_the_next_commands_change(tmp_path: Path) -> None:
     noop = script(tmp_path, "noop.py", "")
     space = workspace(tmp_path, noop)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from counterfoil.commands.tree.changes import compare
 from counterfoil.commands.tree.ignore import is_ignored, parse_gitignore
-from counterfoil.commands.tree.snapshot import Entry, TreeLimits
+from counterfoil.commands.tree.snapshot import RACY_NANOSECONDS, Entry, TreeLimits
 from counterfoil.commands.tree.walk import take_snapshot
 
 
@@ -42,14 +43,22 @@ def test_a_nested_gitignore_applies_below_its_folder_only() -> None:
 
 
 def written_long_ago(path: Path, text: str) -> None:
-    """A file whose mtime is well out of the stat cache's racy window."""
+    """A file whose mtime is well out of the stat cache's racy window (its ctime is not: see
+    `settled`)."""
     path.write_text(text)
     os.utime(path, ns=(10**18, 10**18))
+
+
+def settled() -> None:
+    """Waits until what was just written (its ctime, which cannot be set back) is out of the
+    stat cache's racy window."""
+    time.sleep(RACY_NANOSECONDS / 1e9 + 0.02)
 
 
 def test_the_comparison_hashes_only_entries_whose_stat_changed(tmp_path: Path) -> None:
     for index in range(50):
         written_long_ago(tmp_path / f"f{index}.txt", str(index))
+    settled()
     before = take_snapshot(tmp_path)
     os.utime(tmp_path / "f0.txt", ns=(0, 0))
     (tmp_path / "f1.txt").write_text("new")
@@ -122,6 +131,7 @@ def test_an_unchanged_folder_is_taken_whole_from_the_last_walk(tmp_path: Path) -
         written_long_ago(tmp_path / f"f{index}.txt", str(index))
     (tmp_path / "sub").mkdir()
     written_long_ago(tmp_path / "sub" / "g.txt", "g")
+    settled()
     first = take_snapshot(tmp_path)
 
     second = take_snapshot(tmp_path, previous=first)
@@ -134,6 +144,7 @@ def test_an_unchanged_folder_is_taken_whole_from_the_last_walk(tmp_path: Path) -
 def test_a_file_rewritten_in_an_unchanged_folder_listing_is_seen(tmp_path: Path) -> None:
     written_long_ago(tmp_path / "a.txt", "a")
     written_long_ago(tmp_path / "b.txt", "b")
+    settled()
     first = take_snapshot(tmp_path)
     (tmp_path / "b.txt").write_text("B")  # same size, new mtime: the listing differs
 
@@ -149,6 +160,7 @@ def test_a_file_rewritten_in_an_unchanged_folder_listing_is_seen(tmp_path: Path)
 def test_a_changed_gitignore_is_read_again(tmp_path: Path) -> None:
     written_long_ago(tmp_path / ".gitignore", "*.log\n")
     written_long_ago(tmp_path / "run.log", "x")
+    settled()
     first = take_snapshot(tmp_path)
     (tmp_path / ".gitignore").write_text("*.tmp\n")
 
@@ -164,6 +176,7 @@ def test_a_folder_whose_listing_changed_keeps_what_it_knew_of_the_other_names(
     for name in ("a.txt", "b.txt", "old.txt"):
         written_long_ago(tmp_path / name, name)
     (tmp_path / "__pycache__").mkdir()
+    settled()
     first = take_snapshot(tmp_path)
     (tmp_path / "old.txt").unlink()
     (tmp_path / "new.txt").write_text("new")

@@ -68,7 +68,7 @@ class TreeChange:
         return record
 
 
-_MISSING = Entry("file", 0, 0, 0, 0, None)
+_MISSING = Entry("file", 0, 0, 0, 0, 0, None)
 
 
 @dataclass(frozen=True)
@@ -122,8 +122,8 @@ def classify(before: Entry | None, after: Entry | None) -> str | None:
     if before.digest is not None and after.digest is not None:
         if before.digest != after.digest:
             return MODIFIED
-    elif (before.size, before.mtime_ns, before.inode) != (after.size, after.mtime_ns, after.inode):
-        return MODIFIED
+    elif before[1:4] != after[1:4] or before.ctime_ns != after.ctime_ns:
+        return MODIFIED  # not read: a changed ctime may hide a rewrite whose mtime was put back
     return MODE_CHANGED if before.mode != after.mode else None
 
 
@@ -142,7 +142,7 @@ def compare(
         path
         for path in paths
         if (entry := new[path]) is not (was := old.get(path))
-        and (was is None or not entry.same_stat(was) or was.mtime_ns >= racy)
+        and (was is None or not entry.same_stat(was) or was.changed_ns >= racy)
     ]
     candidates = sorted(changed + list(old.keys() - new.keys()))
     listed: list[TreeChange] = []

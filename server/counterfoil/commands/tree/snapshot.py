@@ -52,21 +52,31 @@ class TreeLimits:
 
 class Entry(NamedTuple):
     """One path's lstat facts and digest (None: not read, `note` says why); a tuple, since a
-    snapshot makes one per file."""
+    snapshot makes one per file.
+
+    The ctime is part of the stat: a process can put a file's mtime back (`os.utime`) after
+    rewriting it in place with the same size, but never its ctime."""
 
     kind: str
     size: int
     mtime_ns: int
     inode: int
     mode: int
+    ctime_ns: int
     digest: str | None
     note: str | None = None
 
     def same_stat(self, other: Entry) -> bool:
-        return self[1:5] == other[1:5]
+        return self[1:6] == other[1:6]
+
+    @property
+    def changed_ns(self) -> int:
+        """When the entry last changed, as far as its stat can tell (the later of mtime and
+        ctime): what the racy rule compares with a snapshot's time."""
+        return max(self.mtime_ns, self.ctime_ns)
 
 
-StatKey = tuple[str, int, int, int, int]  # name, size, mtime_ns, inode, mode
+StatKey = tuple[str, int, int, int, int, int]  # name, size, mtime_ns, inode, mode, ctime_ns
 
 
 class FolderRecord(NamedTuple):

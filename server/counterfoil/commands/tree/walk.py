@@ -1,8 +1,8 @@
 """The walk that takes a snapshot, with its stat cache.
 
-An entry whose size, mtime_ns, inode and mode match the previous snapshot's keeps its digest
-unread, unless its mtime was too close to when that snapshot was taken to trust (as git's
-"racy" rule). A whole folder whose listing (names and stat keys, in order) and inherited rules
+An entry whose size, mtime_ns, inode, mode and ctime_ns match the previous snapshot's keeps
+its digest unread, unless its mtime or ctime was too close to when that snapshot was taken to
+trust (as git's "racy" rule). A whole folder whose listing (names and stat keys, in order) and inherited rules
 equal the last walk's is taken whole from its `FolderRecord`: one list comparison instead of
 one per entry; in a folder whose listing changed, only the names whose key changed are looked
 at, and a `.gitignore` whose stat is unchanged is not read again.
@@ -184,9 +184,9 @@ class _Walk:
             folder = stat.S_ISDIR(mode)
             if known is not None and not folder:
                 if (
-                    known[1:5] == key[1:]
+                    known[1:6] == key[1:]
                     and known.digest is not None
-                    and key[2] < trusted
+                    and max(key[2], key[5]) < trusted
                     and len(snapshot.entries) < cap
                 ):
                     snapshot.entries[path] = entries[path] = known  # unchanged: the same entry
@@ -244,7 +244,11 @@ class _Walk:
         key = next((key for key in listing if key[0] == GITIGNORE), None)
         if key is None:
             return []
-        if record is not None and record.gitignore == key and key[2] < self.trust_before:
+        if (
+            record is not None
+            and record.gitignore == key
+            and max(key[2], key[5]) < self.trust_before
+        ):
             return record.own_rules
         try:
             ignore = os.open(GITIGNORE, READ_FLAGS, dir_fd=fd)
@@ -288,15 +292,15 @@ class _Walk:
             if (
                 known is not None
                 and known.digest is not None
-                and known[1:5] == (info.st_size, info.st_mtime_ns, info.st_ino, mode)
-                and info.st_mtime_ns < self.trust_before
+                and known[1:6] == (*_key(info), mode, info.st_ctime_ns)
+                and max(info.st_mtime_ns, info.st_ctime_ns) < self.trust_before
             ):
                 digest = known.digest
             elif kind == SYMLINK:
                 digest = symlink_digest(fd, name)
             elif self.hash_files:
                 digest, note = digest_file(fd, name, info, self.limits, self._keeper())
-        entry = Entry(kind, info.st_size, info.st_mtime_ns, info.st_ino, mode, digest, note)
+        entry = Entry(kind, *_key(info), mode, info.st_ctime_ns, digest, note)
         snapshot.entries[path] = entry
         snapshot.fresh.append(path)
         return entry
@@ -324,6 +328,7 @@ def _listing(fd: int) -> list[StatKey]:
                     info.st_mtime_ns,
                     info.st_ino,
                     info.st_mode,
+                    info.st_ctime_ns,
                 )
                 for child in children
             ]
@@ -336,8 +341,12 @@ def _listing(fd: int) -> list[StatKey]:
                 info = child.stat(follow_symlinks=False)
             except OSError:
                 continue
-            listing.append((child.name, info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode))
+            listing.append((child.name, *_key(info), info.st_mode, info.st_ctime_ns))
     return listing
+
+
+def _key(info: os.stat_result) -> tuple[int, int, int]:
+    return info.st_size, info.st_mtime_ns, info.st_ino
 
 
 def _settled(note: str | None) -> bool:
@@ -345,13 +354,13 @@ def _settled(note: str | None) -> bool:
 
 
 def _newest_settled(entries: list[Entry]) -> int:
-    """The newest mtime among a folder's entries, or never-trusted when one of them still
+    """The newest mtime or ctime among a folder's entries, or never-trusted when one of them still
     has to be read (no digest, and no note that reading again would repeat)."""
     newest = 0
     for entry in entries:
         if entry.digest is None and not _settled(entry.note):
             return UNSETTLED
-        newest = max(newest, entry.mtime_ns)
+        newest = max(newest, entry.changed_ns)
     return newest
 
 
