@@ -174,6 +174,31 @@ def test_a_mode_change_is_recorded_as_one(tmp_path: Path) -> None:
     )
 
 
+def test_a_folder_mode_change_is_recorded_as_one(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir(mode=0o755)
+    (tmp_path / "src" / "app.py").write_text("")
+    chmod = script(tmp_path, "chmod.py", "import os\nos.chmod('src', 0o777)\n")
+    space = workspace(tmp_path, chmod)
+
+    run(space, chmod)
+
+    (change,) = last_line(tmp_path)["tree_changes"]["changes"]
+    assert (change["path"], change["change"], change["kind"]) == ("src", "mode_changed", "folder")
+    assert (change["before_mode"], change["after_mode"]) == (0o755, 0o777)
+
+
+def test_a_mode_change_of_the_root_itself_is_recorded(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir(mode=0o755)
+    chmod = script(root, "chmod.py", "import os\nos.chmod('.', 0o777)\n")
+    space = workspace(root, chmod)
+
+    run(space, chmod)
+
+    (change,) = last_line(root)["tree_changes"]["changes"]
+    assert (change["path"], change["change"], change["after_mode"]) == (".", "mode_changed", 0o777)
+
+
 REWRITE_IN_PLACE = (
     "import os\n"
     "with open('data.txt', 'r+') as file: file.write('AFTER\\n')\n"

@@ -1,4 +1,6 @@
-"""What differs between two snapshots: each path created, modified, deleted or mode-changed.
+"""What differs between two snapshots: each path created, modified, deleted or mode-changed,
+and each folder whose mode changed (`chmod 0777 src/`; the root is "."), from the listings
+the walks kept (a folder is not an entry: its creation and removal show in its files').
 
 Entries whose stat is the same are the same (the stat cache), unless the file's mtime was too
 close to the before-snapshot to trust (then its bytes decide). Only the paths left are hashed,
@@ -13,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .snapshot import RACY_NANOSECONDS, Entry, Snapshot, TreeLimits
+from .snapshot import FOLDER, RACY_NANOSECONDS, Entry, Snapshot, StatKey, TreeLimits
 
 CREATED, MODIFIED, DELETED, MODE_CHANGED = "created", "modified", "deleted", "mode_changed"
 
@@ -144,10 +146,16 @@ def compare(
         if (entry := new[path]) is not (was := old.get(path))
         and (was is None or not entry.same_stat(was) or was.changed_ns >= racy)
     ]
-    candidates = sorted(changed + list(old.keys() - new.keys()))
+    folders = folder_mode_changes(before, after)
+    candidates = sorted(changed + list(old.keys() - new.keys()) + list(folders))
     listed: list[TreeChange] = []
     count = 0
     for path in candidates:
+        if path in folders:
+            count += 1
+            if len(listed) < limits.max_listed_changes:
+                listed.append(folders[path])
+            continue
         was, now = old.get(path), new.get(path)
         if len(listed) < limits.max_listed_changes:
             if now is not None:
@@ -160,3 +168,31 @@ def compare(
             count += 1
     ignored = dict(after.ignored)
     return TreeChanges(tuple(listed), count, ignored, after.incomplete or before.incomplete)
+
+
+def folder_mode_changes(before: Snapshot, after: Snapshot) -> dict[str, TreeChange]:
+    """Each folder walked into by both snapshots whose mode differs, by path. A folder's
+    stat is in its parent's listing, so only the folders whose listing changed are looked at."""
+    found: dict[str, TreeChange] = {}
+    if before.root is not None and after.root is not None and before.root[4] != after.root[4]:
+        found["."] = _folder_change(".", before.root, after.root)
+    for prefix, record in after.folders.items():
+        was = before.folders.get(prefix)
+        if was is None or was is record or was.listing == record.listing:
+            continue
+        walked = set(record.subfolders).intersection(was.subfolders)
+        if not walked:
+            continue
+        earlier = {key[0]: key for key in was.listing if key[0] in walked}
+        for key in record.listing:
+            old = earlier.get(key[0])
+            if old is not None and old[4] != key[4]:
+                found[prefix + key[0]] = _folder_change(prefix + key[0], old, key)
+    return found
+
+
+def _folder_change(path: str, before: StatKey, after: StatKey) -> TreeChange:
+    def entry(key: StatKey) -> Entry:
+        return Entry(FOLDER, *key[1:], None)
+
+    return TreeChange(path, MODE_CHANGED, entry(before), entry(after))

@@ -25,7 +25,7 @@ from .ignore import (
     IgnoreRule,
 )
 
-FILE, SYMLINK, OTHER = "file", "symlink", "other"
+FILE, SYMLINK, OTHER, FOLDER = "file", "symlink", "other", "folder"
 RACY_NANOSECONDS = 100_000_000  # mtimes this close to a snapshot are hashed again next time
 CHUNK_BYTES = 1 << 20
 NOT_READ_PROTECTED = "protected"
@@ -111,6 +111,7 @@ class Snapshot:
     folders: dict[str, FolderRecord] = field(default_factory=dict)
     fresh: list[str] = field(default_factory=list)
     base: int | None = None
+    root: StatKey | None = None  # the root folder's own stat (its name ".")
     serial: int = field(default_factory=lambda: next(_serials))
 
     def count_ignored(self, reason: str) -> None:

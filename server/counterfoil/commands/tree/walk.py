@@ -74,6 +74,8 @@ class _Walk:
     def run(self) -> Snapshot:
         fd = os.open(self.root, DIRECTORY_FLAGS)
         try:
+            info = os.fstat(fd)
+            self.snapshot.root = (".", *_key(info), info.st_mode, info.st_ctime_ns)
             self._folder(fd, "", [])
         finally:
             os.close(fd)
