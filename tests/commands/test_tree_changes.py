@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -197,6 +198,49 @@ def test_a_mode_change_of_the_root_itself_is_recorded(tmp_path: Path) -> None:
 
     (change,) = last_line(root)["tree_changes"]["changes"]
     assert (change["path"], change["change"], change["after_mode"]) == (".", "mode_changed", 0o777)
+
+
+def git_repository(root: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+
+
+def test_a_command_that_sets_git_config_is_recorded(tmp_path: Path) -> None:
+    git_repository(tmp_path)
+    command = ("git", "config", "core.fsmonitor", "touch owned")
+    space = workspace(tmp_path, command)
+
+    run(space, command)
+
+    (change,) = last_line(tmp_path)["tree_changes"]["changes"]
+    assert (change["path"], change["change"], change["note"]) == (
+        ".git/config",
+        "modified",
+        "protected",
+    )
+
+
+def test_a_git_hook_written_by_a_command_is_recorded(tmp_path: Path) -> None:
+    git_repository(tmp_path)
+    body = "import os\nopen('.git/hooks/pre-commit', 'w').write('#!/bin/sh\\n')\n"
+    tool = script(tmp_path, "hook.py", body)
+    space = workspace(tmp_path, tool)
+
+    observation = run(space, tool)
+
+    changes = last_line(tmp_path)["tree_changes"]["changes"]
+    assert [(c["path"], c["change"]) for c in changes] == [(".git/hooks/pre-commit", "created")]
+    assert "[1 protected file changed]" in observation
+
+
+def test_gits_own_bookkeeping_in_the_git_folder_is_not_listed(tmp_path: Path) -> None:
+    git_repository(tmp_path)
+    (tmp_path / "app.py").write_text("")
+    command = ("git", "add", "app.py")
+    space = workspace(tmp_path, command)
+
+    run(space, command)
+
+    assert last_line(tmp_path)["tree_changes"]["count"] == 0
 
 
 REWRITE_IN_PLACE = (

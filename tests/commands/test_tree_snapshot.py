@@ -98,14 +98,14 @@ def test_protected_files_are_recorded_by_stat_and_protected_folders_not_entered(
 ) -> None:
     (tmp_path / ".vscode").mkdir()
     (tmp_path / ".vscode" / "settings.json").write_text("{}")
-    (tmp_path / ".git").mkdir()
-    (tmp_path / ".git" / "config").write_text("")
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "config").write_text("")
 
     snapshot = take_snapshot(tmp_path)
 
     entry = snapshot.entries[".vscode/settings.json"]
     assert (entry.digest, entry.note) == (None, "protected")
-    assert ".git/config" not in snapshot.entries
+    assert ".ssh/config" not in snapshot.entries
     assert snapshot.ignored == {"protected": 1}
 
 
@@ -193,3 +193,16 @@ def test_a_folder_whose_listing_changed_keeps_what_it_knew_of_the_other_names(
         ("old.txt", "deleted"),
     ]
     assert second.ignored == {"cache": 1}
+
+
+def test_a_git_folder_is_walked_for_its_config_hooks_and_info_alone(tmp_path: Path) -> None:
+    git = tmp_path / ".git"
+    for folder in ("hooks", "info", "objects/ab", "refs/heads"):
+        (git / folder).mkdir(parents=True)
+    for name in ("config", "hooks/pre-commit", "info/exclude", "objects/ab/cd", "HEAD", "index"):
+        (git / name).write_text("x")
+
+    snapshot = take_snapshot(tmp_path)
+
+    assert sorted(snapshot.entries) == [".git/config", ".git/hooks/pre-commit", ".git/info/exclude"]
+    assert {entry.note for entry in snapshot.entries.values()} == {"protected"}

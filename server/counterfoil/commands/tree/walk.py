@@ -19,9 +19,14 @@ from ...files import DIRECTORY_FLAGS, READ_FLAGS
 from ...paths import is_temporary_name, protected_walk_matcher
 from .ignore import (
     CACHE_NAMES,
+    GIT_FOLDER,
     GITIGNORE,
     MAX_GITIGNORE_BYTES,
+    RECORD,
+    SKIP,
+    WALK,
     IgnoreRule,
+    in_git_folder,
     is_ignored,
     parse_gitignore,
 )
@@ -200,6 +205,8 @@ class _Walk:
                 reason: str | None = NOT_READ_PROTECTED if protected else None
             else:
                 reason = self._left_out(name, path, folder, rules)
+                if reason == SKIP:
+                    continue
                 if reason is not None and (reason != NOT_READ_PROTECTED or folder):
                     left_out[name] = reason
                     continue
@@ -224,6 +231,10 @@ class _Walk:
             os.close(child)
 
     def _left_out(self, name: str, path: str, folder: bool, rules: list[IgnoreRule]) -> str | None:
+        if GIT_FOLDER in path.casefold():
+            part = in_git_folder(path.split("/"), folder)
+            if part is not None:
+                return None if part == WALK else NOT_READ_PROTECTED if part == RECORD else SKIP
         if folder and name in CACHE_NAMES:
             return "cache"
         if name.endswith(".pyc") and not folder:
