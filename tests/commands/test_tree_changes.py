@@ -150,6 +150,59 @@ def test_caches_and_gitignored_paths_are_counted_not_listed(tmp_path: Path) -> N
     assert record["ignored"]["gitignore"] == 2
 
 
+def test_a_file_written_into_a_left_out_virtual_environment_is_counted(tmp_path: Path) -> None:
+    (tmp_path / ".venv" / "lib" / "site-packages").mkdir(parents=True)
+    body = "open('.venv/lib/site-packages/sitecustomize.py', 'w').write('import os\\n')\n"
+    tool = script(tmp_path, "tool.py", body)
+    space = workspace(tmp_path, tool)
+
+    observation = run(space, tool)
+
+    record = last_line(tmp_path)["tree_changes"]
+    assert record["count"] == 0
+    assert record["left_out_changes"] == [{"path": ".venv", "why": "cache", "entries": 1}]
+    assert "[1 entry changed in .venv (left out: cache)]" in observation
+
+
+def test_a_rewrite_in_place_inside_a_left_out_folder_is_counted(tmp_path: Path) -> None:
+    (tmp_path / "node_modules" / "pkg").mkdir(parents=True)
+    written_long_ago(tmp_path / "node_modules" / "pkg" / "index.js", "one\n")
+    body = (
+        "import os\n"
+        "path = 'node_modules/pkg/index.js'\n"
+        "with open(path, 'r+') as file: file.write('two\\n')\n"
+        "os.utime(path, ns=(10**18, 10**18))\n"
+    )
+    tool = script(tmp_path, "tool.py", body)
+    space = workspace(tmp_path, tool)
+
+    run(space, tool)
+
+    (change,) = last_line(tmp_path)["tree_changes"]["left_out_changes"]
+    assert (change["path"], change["entries"]) == ("node_modules", 1)
+
+
+def test_a_left_out_folder_past_the_stat_bound_is_reported_unchecked(tmp_path: Path) -> None:
+    (tmp_path / "build").mkdir()
+    for index in range(10):
+        (tmp_path / "build" / f"{index}.o").write_text("")
+    (tmp_path / ".gitignore").write_text("build/\n")
+    noop = script(tmp_path, "noop.py", "")
+    space = workspace(tmp_path, noop)
+    space.tree_limits = type(space.tree_limits)(max_left_out_entries=3)
+
+    run(space, noop)
+
+    assert last_line(tmp_path)["tree_changes"]["left_out_changes"] == [
+        {
+            "path": "build",
+            "why": "gitignore",
+            "entries": None,
+            "unchecked": "over 3 entries left out in all",
+        }
+    ]
+
+
 def test_a_file_touched_without_new_bytes_is_no_change(tmp_path: Path) -> None:
     (tmp_path / "same.txt").write_text("same\n")
     touch = script(tmp_path, "touch.py", "open('same.txt', 'w').write('same\\n')\n")

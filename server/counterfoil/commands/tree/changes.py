@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .left_out import LeftOutChange, left_out_changes
 from .snapshot import FOLDER, RACY_NANOSECONDS, Entry, Snapshot, StatKey, TreeLimits
 
 CREATED, MODIFIED, DELETED, MODE_CHANGED = "created", "modified", "deleted", "mode_changed"
@@ -81,23 +82,27 @@ class TreeChanges:
     count: int = 0
     ignored: dict[str, int] = field(default_factory=dict)
     incomplete: str | None = None
+    left_out: tuple[LeftOutChange, ...] = ()
 
     @property
     def paths(self) -> tuple[str, ...]:
         return tuple(change.path for change in self.changes)
 
     def evidence(self, kept: Callable[[str], bool]) -> dict[str, Any]:
-        return {
+        record: dict[str, Any] = {
             "changes": [change.to_dict(kept) for change in self.changes],
             "count": self.count,
             "listed": len(self.changes),
             "ignored": dict(sorted(self.ignored.items())),
             "incomplete": self.incomplete,
         }
+        if self.left_out:
+            record["left_out_changes"] = [change.to_dict() for change in self.left_out]
+        return record
 
     def observation(self, limit: int, heading: str) -> str:
         """A bounded text for the model: the first `limit` changes, protected names withheld."""
-        if not self.count and self.incomplete is None:
+        if not self.count and self.incomplete is None and not self.left_out:
             return ""
         lines = [f"{heading} ({self.count}):"]
         shown = [change for change in self.changes if not change.protected][:limit]
@@ -108,6 +113,7 @@ class TreeChanges:
         more = self.count - len(shown) - protected
         if more > 0:
             lines.append(f"  [and {more} more]")
+        lines += [change.line() for change in self.left_out]
         if self.incomplete is not None:
             lines.append(f"  [the comparison is incomplete: {self.incomplete}]")
         return "\n".join(lines)
@@ -167,7 +173,9 @@ def compare(
         elif classify(was, now) is not None:
             count += 1
     ignored = dict(after.ignored)
-    return TreeChanges(tuple(listed), count, ignored, after.incomplete or before.incomplete)
+    left_out = left_out_changes(before.left_out_folders, after.left_out_folders)
+    incomplete = after.incomplete or before.incomplete
+    return TreeChanges(tuple(listed), count, ignored, incomplete, left_out)
 
 
 def folder_mode_changes(before: Snapshot, after: Snapshot) -> dict[str, TreeChange]:

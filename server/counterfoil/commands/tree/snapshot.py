@@ -21,9 +21,8 @@ from typing import NamedTuple
 
 from ...errors import AgentError
 from ...files import READ_FLAGS, open_directory
-from .ignore import (
-    IgnoreRule,
-)
+from .ignore import IgnoreRule
+from .left_out import LeftOutFolder
 
 FILE, SYMLINK, OTHER, FOLDER = "file", "symlink", "other", "folder"
 RACY_NANOSECONDS = 100_000_000  # mtimes this close to a snapshot are hashed again next time
@@ -46,6 +45,7 @@ class TreeLimits:
     max_hash_bytes: int = 64 * 1024 * 1024
     max_kept_file_bytes: int = 10 * 1024 * 1024
     max_kept_bytes: int = 256 * 1024 * 1024
+    max_left_out_entries: int = 100_000
     max_listed_changes: int = 1000
     max_observed_changes: int = 20
 
@@ -112,6 +112,7 @@ class Snapshot:
     fresh: list[str] = field(default_factory=list)
     base: int | None = None
     root: StatKey | None = None  # the root folder's own stat (its name ".")
+    left_out_folders: dict[str, LeftOutFolder] | None = None  # None: not looked at
     serial: int = field(default_factory=lambda: next(_serials))
 
     def count_ignored(self, reason: str) -> None:

@@ -30,6 +30,7 @@ from .ignore import (
     is_ignored,
     parse_gitignore,
 )
+from .left_out import stat_left_out
 from .snapshot import (
     FILE,
     NOT_READ_LINKED,
@@ -50,6 +51,8 @@ from .snapshot import (
     digest_file,
     symlink_digest,
 )
+
+GUARDED = "receipt log"
 
 
 class _Walk:
@@ -73,6 +76,8 @@ class _Walk:
         self.snapshot = Snapshot(
             taken_ns=time.time_ns(), base=None if previous is None else previous.serial
         )
+        self.snapshot.left_out_folders = {}
+        self.left_out_budget = limits.max_left_out_entries
         self.protected = protected_walk_matcher(rules.protected_patterns)
         self.deadline = time.monotonic() + limits.max_seconds
 
@@ -118,6 +123,8 @@ class _Walk:
         snapshot.folders[prefix] = record
         for reason in record.left_out.values():
             snapshot.count_ignored(reason)
+        if record.left_out:
+            self._stat_left_out(fd, prefix, record.listing, record.left_out)
         rules = record.inherited + record.own_rules
         for name in record.subfolders:
             self._descend(fd, name, prefix + name, rules)
@@ -159,6 +166,8 @@ class _Walk:
             return
         for reason in left_out.values():
             snapshot.count_ignored(reason)
+        if left_out:
+            self._stat_left_out(fd, prefix, listing, left_out)
         gitignore = next((key for key in listing if key[0] == GITIGNORE), None)
         newest = max(newest, _newest_settled(fresh))
         snapshot.folders[prefix] = FolderRecord(
@@ -219,6 +228,21 @@ class _Walk:
                 made.append(entry)
         return made
 
+    def _stat_left_out(
+        self, fd: int, prefix: str, listing: list[StatKey], left_out: dict[str, str]
+    ) -> None:
+        """The folders among `left_out` (but the receipt log's) walked by stat, so writes into
+        them are counted (`left_out.py`)."""
+        folders = self.snapshot.left_out_folders
+        assert folders is not None
+        for key in listing:
+            why = left_out.get(key[0])
+            if why is None or why == GUARDED or not stat.S_ISDIR(key[4]):
+                continue
+            folder, used = stat_left_out(fd, key[0], why, self.left_out_budget, self.deadline)
+            self.left_out_budget = max(0, self.left_out_budget - used)
+            folders[prefix + key[0]] = folder
+
     def _descend(self, fd: int, name: str, path: str, rules: list[IgnoreRule]) -> None:
         try:
             child = os.open(name, DIRECTORY_FLAGS, dir_fd=fd)
@@ -244,7 +268,7 @@ class _Walk:
         if self.protected(path.split("/")):
             return NOT_READ_PROTECTED
         if path.casefold() in self.rules.guarded_paths:
-            return "receipt log"
+            return GUARDED
         if rules and is_ignored(rules, path, folder):
             return "gitignore"
         return None
