@@ -85,6 +85,31 @@ def test_a_snapshot_over_its_entry_cap_says_it_is_incomplete(tmp_path: Path) -> 
     assert snapshot.incomplete == "more than 4 entries"
 
 
+def test_a_snapshot_that_stops_early_leaves_no_folder_open(tmp_path: Path) -> None:
+    for folder in range(40):
+        (tmp_path / f"d{folder:02}").mkdir()
+        for index in range(5):
+            (tmp_path / f"d{folder:02}" / f"f{index}").touch()
+    open_before = len(os.listdir("/proc/self/fd"))
+
+    snapshot = take_snapshot(tmp_path, limits=TreeLimits(max_entries=12, walk_threads=4))
+
+    assert snapshot.incomplete == "more than 12 entries"
+    assert len(os.listdir("/proc/self/fd")) == open_before
+
+
+def test_the_walk_lists_folders_ahead_on_threads_to_the_same_snapshot(tmp_path: Path) -> None:
+    for folder in range(30):
+        (tmp_path / f"d{folder:02}" / "sub").mkdir(parents=True)
+        (tmp_path / f"d{folder:02}" / "sub" / "f.txt").write_text(str(folder))
+        (tmp_path / f"d{folder:02}" / "g.txt").write_text(str(folder))
+
+    threaded = take_snapshot(tmp_path, limits=TreeLimits(walk_threads=4))
+    alone = take_snapshot(tmp_path, limits=TreeLimits(walk_threads=0))
+
+    assert list(threaded.entries.items()) == list(alone.entries.items())
+
+
 def test_a_snapshot_over_its_time_limit_says_it_is_incomplete(tmp_path: Path) -> None:
     (tmp_path / "f").touch()
 

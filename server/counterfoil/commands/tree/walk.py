@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+from contextlib import closing
 from pathlib import Path
 
 from ...files import DIRECTORY_FLAGS, READ_FLAGS
@@ -31,6 +32,7 @@ from .ignore import (
     parse_gitignore,
 )
 from .left_out import stat_left_out
+from .listing import Lister, folder_listing, stat_key
 from .snapshot import (
     FILE,
     NOT_READ_LINKED,
@@ -80,27 +82,30 @@ class _Walk:
         self.left_out_budget = limits.max_left_out_entries
         self.protected = protected_walk_matcher(rules.protected_patterns)
         self.deadline = time.monotonic() + limits.max_seconds
+        self.lister = Lister(limits.walk_threads)
 
     def run(self) -> Snapshot:
         fd = os.open(self.root, DIRECTORY_FLAGS)
         try:
             info = os.fstat(fd)
-            self.snapshot.root = (".", *_key(info), info.st_mode, info.st_ctime_ns)
-            self._folder(fd, "", [])
+            self.snapshot.root = (".", *stat_key(info), info.st_mode, info.st_ctime_ns)
+            self._folder(fd, "", [], folder_listing(fd))
         finally:
             os.close(fd)
+            self.lister.close()
         return self.snapshot
 
     def _stop(self, reason: str) -> None:
         if self.snapshot.incomplete is None:
             self.snapshot.incomplete = reason
 
-    def _folder(self, fd: int, prefix: str, inherited: list[IgnoreRule]) -> None:
+    def _folder(
+        self, fd: int, prefix: str, inherited: list[IgnoreRule], listing: list[StatKey]
+    ) -> None:
         if time.monotonic() > self.deadline:
             self._stop(f"took more than {self.limits.max_seconds:g} s")
         if self.snapshot.incomplete is not None:
             return
-        listing = _listing(fd)
         record = self.records.get(prefix)
         trusted = (
             record is not None
@@ -126,8 +131,7 @@ class _Walk:
         if record.left_out:
             self._stat_left_out(fd, prefix, record.listing, record.left_out)
         rules = record.inherited + record.own_rules
-        for name in record.subfolders:
-            self._descend(fd, name, prefix + name, rules)
+        self._descend(fd, prefix, record.subfolders, rules)
 
     def _walk_listing(
         self,
@@ -173,8 +177,7 @@ class _Walk:
         snapshot.folders[prefix] = FolderRecord(
             listing, inherited, own, gitignore, entries, tuple(subfolders), left_out, newest
         )
-        for name in subfolders:
-            self._descend(fd, name, prefix + name, rules)
+        self._descend(fd, prefix, subfolders, rules)
 
     def _look_at(
         self,
@@ -243,16 +246,18 @@ class _Walk:
             self.left_out_budget = max(0, self.left_out_budget - used)
             folders[prefix + key[0]] = folder
 
-    def _descend(self, fd: int, name: str, path: str, rules: list[IgnoreRule]) -> None:
-        try:
-            child = os.open(name, DIRECTORY_FLAGS, dir_fd=fd)
-        except OSError:
-            self.snapshot.count_ignored("unreadable folder")
-            return
-        try:
-            self._folder(child, path + "/", rules)
-        finally:
-            os.close(child)
+    def _descend(
+        self, fd: int, prefix: str, names: tuple[str, ...] | list[str], rules: list[IgnoreRule]
+    ) -> None:
+        """Each subfolder walked, listed ahead on the lister's threads."""
+        with closing(self.lister.subfolders(fd, names)) as listed:
+            for name, opened in listed:
+                if self.snapshot.incomplete is not None:
+                    return
+                if opened is None:
+                    self.snapshot.count_ignored("unreadable folder")
+                    continue
+                self._folder(opened[0], prefix + name + "/", rules, opened[1])
 
     def _left_out(self, name: str, path: str, folder: bool, rules: list[IgnoreRule]) -> str | None:
         if GIT_FOLDER in path.casefold():
@@ -329,7 +334,7 @@ class _Walk:
             if (
                 known is not None
                 and known.digest is not None
-                and known[1:6] == (*_key(info), mode, info.st_ctime_ns)
+                and known[1:6] == (*stat_key(info), mode, info.st_ctime_ns)
                 and max(info.st_mtime_ns, info.st_ctime_ns) < self.trust_before
             ):
                 digest = known.digest
@@ -337,7 +342,7 @@ class _Walk:
                 digest = symlink_digest(fd, name)
             elif self.hash_files:
                 digest, note = digest_file(fd, name, info, self.limits, self._keeper())
-        entry = Entry(kind, *_key(info), mode, info.st_ctime_ns, digest, note)
+        entry = Entry(kind, *stat_key(info), mode, info.st_ctime_ns, digest, note)
         snapshot.entries[path] = entry
         snapshot.fresh.append(path)
         return entry
@@ -352,38 +357,6 @@ class _Walk:
             keep(data)
 
         return counted
-
-
-def _listing(fd: int) -> list[StatKey]:
-    """Each name in the folder with its lstat key, in the order the folder lists them."""
-    with os.scandir(fd) as children:
-        try:  # the hot loop: a snapshot of a big tree is mostly this comprehension
-            return [
-                (
-                    child.name,
-                    (info := child.stat(follow_symlinks=False)).st_size,
-                    info.st_mtime_ns,
-                    info.st_ino,
-                    info.st_mode,
-                    info.st_ctime_ns,
-                )
-                for child in children
-            ]
-        except OSError:
-            pass
-    listing: list[StatKey] = []  # a name went away between the listing and its stat
-    with os.scandir(fd) as children:
-        for child in children:
-            try:
-                info = child.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            listing.append((child.name, *_key(info), info.st_mode, info.st_ctime_ns))
-    return listing
-
-
-def _key(info: os.stat_result) -> tuple[int, int, int]:
-    return info.st_size, info.st_mtime_ns, info.st_ino
 
 
 def _settled(note: str | None) -> bool:
