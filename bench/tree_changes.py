@@ -2,7 +2,7 @@
 
 A generated tree of 20,000 small files in 200 folders, committed to git (so `git status`
 compares against its index, as in a real checkout). Round by round, side by side, for each way
-of walking (no lister threads, 2, and 4: the default), in an order that turns each round:
+of walking (no lister threads, 1, 2 and 4; the default is none below 4 CPUs), in an order that turns each round:
 - unchanged: the after-snapshot and comparison a command pays when it ends (the stat cache
   warm from its before-snapshot), vs `git status --porcelain`;
 - 100 changed: the same after 100 files were rewritten, a tenth of them in place with the same
@@ -48,8 +48,17 @@ class Sizes:
 
 
 FULL, QUICK = Sizes(), Sizes(folders=10, files_per_folder=20, changed=10, in_place=2, rounds=3)
-WAYS = {"no lister threads": 0, "2 lister threads": 2, "4 lister threads (default)": 4}
-DEFAULT_WAY = "4 lister threads (default)"
+THREADS = (0, 1, 2, 4)
+
+
+def ways() -> dict[str, int]:
+    """Each way of walking by name (lister threads), the default's marked."""
+    from counterfoil.commands.tree.listing import default_threads
+
+    default = default_threads()
+    named = {count: f"{count} lister thread{'' if count == 1 else 's'}" for count in THREADS}
+    named[default] = named.get(default, f"{default} lister threads") + " (default)"
+    return {name: count for count, name in sorted(named.items())}
 
 
 def generate(root: Path, sizes: Sizes) -> int:
@@ -117,24 +126,25 @@ def measure_ways(root: Path, sizes: Sizes) -> tuple[dict[str, dict[str, list[flo
 
     # The comparison keeps bytes in a store in memory (hashed, not written), so the rounds
     # measure the walk and the comparison.
+    walking = ways()
     trees = {
         way: CommandTree(root, TreeRules(), ReceiptStore(), TreeLimits(walk_threads=threads))
-        for way, threads in WAYS.items()
+        for way, threads in walking.items()
     }
     for tree in trees.values():
         tree.before()
     time.sleep(0.2)  # out of the stat cache's racy window
     times: dict[str, dict[str, list[float]]] = {
-        way: {key: [] for key in ("ours", "git", "ours100", "git100")} for way in WAYS
+        way: {key: [] for key in ("ours", "git", "ours100", "git100")} for way in walking
     }
     before_times: list[float] = []
-    names = list(WAYS)
+    names = list(walking)
     for round_number in range(sizes.rounds):
         order = names[round_number % len(names) :] + names[: round_number % len(names)]
         for way in order:
             started = time.perf_counter()
             before, _ = trees[way].before()
-            if way == DEFAULT_WAY:
+            if way.endswith("(default)"):
                 before_times.append(time.perf_counter() - started)
             started = time.perf_counter()
             unchanged = trees[way].after(before)
@@ -203,7 +213,7 @@ def main() -> None:
         }
         for way, figures in times.items()
     }
-    default = ways[DEFAULT_WAY]
+    default = next(figures for way, figures in ways.items() if way.endswith("(default)"))
     result = {
         "files": files,
         "changed": sizes.changed,

@@ -46,7 +46,7 @@ class TreeLimits:
     max_kept_file_bytes: int = 10 * 1024 * 1024
     max_kept_bytes: int = 256 * 1024 * 1024
     max_left_out_entries: int = 100_000
-    walk_threads: int = 4  # threads that list folders ahead of the walk (0: none)
+    walk_threads: int = -1  # threads that list folders ahead of the walk (0: none; -1: by CPUs)
     max_listed_changes: int = 1000
     max_observed_changes: int = 20
 
