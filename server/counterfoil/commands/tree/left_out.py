@@ -6,8 +6,9 @@ its entries' keys compared with the last snapshot's. Not the folder's mtime: a f
 in place (a `sitecustomize.py` in site-packages, its mtime put back) changes neither its
 folder's mtime nor its listing, only its own stat (its ctime). A folder's own key is its mode
 and inode alone (its mtime moves with every name made in it, which is counted as that name).
-The walk stops at `TreeLimits.max_left_out_entries` entries per snapshot, or at the snapshot's
-time limit; a folder it did not finish is reported unchecked, never as unchanged. A rewrite in
+The walk stops at `TreeLimits.max_left_out_entries` entries per snapshot, at the snapshot's
+time limit, at 200 folders deep, or at a folder it cannot open; a folder it did not finish is
+reported unchecked, never as unchanged. A rewrite in
 the same clock tick as the before-snapshot's stat, its mtime put back, can pass unseen (the
 content is never read to settle it, as the snapshot's racy rule does for walked files).
 """
@@ -21,8 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...files import DIRECTORY_FLAGS
+from .listing import folder_listing
 
 Keys = dict[str, tuple[int, ...]]
+MAX_DEPTH = 200
 
 
 @dataclass(frozen=True)
@@ -68,60 +71,54 @@ def stat_left_out(
         top = os.open(name, DIRECTORY_FLAGS, dir_fd=parent)
     except OSError as error:
         return LeftOutFolder(why, None, f"could not be opened ({error.strerror})"), 0
-    info = os.fstat(top)
-    keys[""] = (info.st_mode, info.st_ino)
-    stack: list[tuple[int, str]] = [(top, "")]
-    unchecked: str | None = None
     try:
-        while stack:
-            fd, prefix = stack.pop()
-            try:
-                unchecked = _stat_folder(fd, prefix, keys, stack, budget)
-            finally:
-                os.close(fd)
-            if unchecked is None and time.monotonic() > deadline:
-                unchecked = "the snapshot ran out of time"
-            if unchecked is not None:
-                break
+        info = os.fstat(top)
+        keys[""] = (info.st_mode, info.st_ino)
+        unchecked = _stat_folder(top, "", keys, _Bounds(budget, deadline), 0)
     finally:
-        for fd, _ in stack:
-            os.close(fd)
+        os.close(top)
     if unchecked is not None:
         return LeftOutFolder(why, None, unchecked), len(keys)
     return LeftOutFolder(why, keys), len(keys)
 
 
-def _stat_folder(
-    fd: int, prefix: str, keys: Keys, stack: list[tuple[int, str]], budget: int
-) -> str | None:
-    """Each entry of one folder into `keys`, its subfolders onto `stack`; why it stopped."""
+@dataclass(frozen=True)
+class _Bounds:
+    entries: int
+    deadline: float
+
+
+def _stat_folder(fd: int, prefix: str, keys: Keys, bounds: _Bounds, depth: int) -> str | None:
+    """Each entry of one folder, and of its subfolders, into `keys`; why it stopped short."""
+    if depth > MAX_DEPTH:
+        return f"deeper than {MAX_DEPTH} folders"
+    if time.monotonic() > bounds.deadline:
+        return "the snapshot ran out of time"
     try:
-        children = list(os.scandir(fd))
+        listing = folder_listing(fd)
     except OSError:
-        keys[prefix + "/?"] = (-1,)  # an unreadable folder: its contents are unknown
-        return None
-    for child in children:
-        if len(keys) >= budget:
-            return f"over {budget} entries left out in all"
-        path = prefix + "/" + child.name if prefix else child.name
-        try:
-            info = child.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        if stat.S_ISDIR(info.st_mode):
-            keys[path] = (info.st_mode, info.st_ino)
-            try:
-                stack.append((os.open(child.name, DIRECTORY_FLAGS, dir_fd=fd), path))
-            except OSError:
-                keys[path + "/?"] = (-1,)
+        return f"{prefix or 'the folder'} could not be listed"
+    if len(keys) + len(listing) > bounds.entries:
+        return f"over {bounds.entries} entries left out in all"
+    folders: list[tuple[str, str]] = []
+    for key in listing:
+        path = f"{prefix}/{key[0]}" if prefix else key[0]
+        if stat.S_ISDIR(key[4]):
+            keys[path] = (key[4], key[3])
+            folders.append((key[0], path))
         else:
-            keys[path] = (
-                info.st_size,
-                info.st_mtime_ns,
-                info.st_ino,
-                info.st_mode,
-                info.st_ctime_ns,
-            )
+            keys[path] = key[1:]
+    for name, path in folders:
+        try:
+            child = os.open(name, DIRECTORY_FLAGS, dir_fd=fd)
+        except OSError:
+            return f"{path} could not be opened"
+        try:
+            stopped = _stat_folder(child, path, keys, bounds, depth + 1)
+        finally:
+            os.close(child)
+        if stopped is not None:
+            return stopped
     return None
 
 

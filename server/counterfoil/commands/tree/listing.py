@@ -16,11 +16,16 @@ from collections import deque
 from collections.abc import Generator
 from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import islice
+from typing import TYPE_CHECKING
 
 from ...files import DIRECTORY_FLAGS
-from .snapshot import StatKey
 
-Opened = tuple[int, list[StatKey]] | None  # a subfolder's descriptor and listing; None: unreadable
+if TYPE_CHECKING:
+    from .snapshot import StatKey
+
+Opened = (
+    tuple[int, list["StatKey"]] | None
+)  # a subfolder's descriptor and listing; None: unreadable
 AHEAD_PER_THREAD = 4
 
 
