@@ -1,20 +1,29 @@
 """What recording a command's tree changes costs, beside `git status --porcelain` on the same tree.
 
 A generated tree of 20,000 small files in 200 folders, committed to git (so `git status`
-compares against its index, as in a real checkout). Round by round, side by side:
+compares against its index, as in a real checkout). Round by round, side by side, for each way
+of walking (no lister threads, 1, 2 and 4; the default is none below 4 CPUs), in an order that turns each round:
 - unchanged: the after-snapshot and comparison a command pays when it ends (the stat cache
   warm from its before-snapshot), vs `git status --porcelain`;
-- 100 changed: the same after 100 files were rewritten, vs `git status` on that state;
+- 100 changed: the same after 100 files were rewritten, a tenth of them in place with the same
+  size and their old mtime put back (which only ctime tells), vs `git status` on that state;
+  every way must find all 100;
 - before: the before-snapshot a command pays once approved (warm from the last command);
 - a new workspace's first before-snapshot (warm from the process's stat cache, as a new run's
   first command in the daemon), and the same in a fresh process's first workspace (cold:
   every file read and kept in the content store);
 - sandbox start-up: `true` run through the reaper with `commandSandbox` off vs confine.
-The figures are medians over rounds. Prints a table, then one JSON line of the figures.
+Not measured, because not used: skipping a folder whose mtime is unchanged (a file rewritten
+in place leaves its folder's mtime alone, and its name comes with its stat in one listing
+anyway), and inotify (writes through a shared mmap are not reported to it).
+The figures are medians over rounds (ratios per round, then their median). `--quick` runs a
+tiny tree for a few rounds (seconds), to check the bench still runs. Prints a table, then one
+JSON line of the figures.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
@@ -23,26 +32,47 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from workload import median_ratio
 
-FOLDERS, FILES_PER_FOLDER, CHANGED = 200, 100, 100
-ROUNDS = 9
+
+@dataclass(frozen=True)
+class Sizes:
+    folders: int = 200
+    files_per_folder: int = 100
+    changed: int = 100
+    in_place: int = 10  # of the changed: same size, old mtime put back
+    rounds: int = 9
 
 
-def generate(root: Path) -> int:
-    for folder in range(FOLDERS):
+FULL, QUICK = Sizes(), Sizes(folders=10, files_per_folder=20, changed=10, in_place=2, rounds=3)
+THREADS = (0, 1, 2, 4)
+
+
+def ways() -> dict[str, int]:
+    """Each way of walking by name (lister threads), the default's marked."""
+    from counterfoil.commands.tree.listing import default_threads
+
+    default = default_threads()
+    named = {count: f"{count} lister thread{'' if count == 1 else 's'}" for count in THREADS}
+    named[default] = named.get(default, f"{default} lister threads") + " (default)"
+    return {name: count for count, name in sorted(named.items())}
+
+
+def generate(root: Path, sizes: Sizes) -> int:
+    for folder in range(sizes.folders):
         path = root / f"pkg{folder:03}"
         path.mkdir()
-        for index in range(FILES_PER_FOLDER):
-            (path / f"mod{index:03}.py").write_text(f"VALUE = {folder * 1000 + index}\n")
+        for index in range(sizes.files_per_folder):
+            (path / f"mod{index:03}.py").write_text(f"VALUE = {folder * 1000 + index:06}\n")
     (root / ".gitignore").write_text("__pycache__/\n*.log\n")
     git = ["git", "-C", str(root), "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "tree"], check=True)
-    return FOLDERS * FILES_PER_FOLDER + 1
+    return sizes.folders * sizes.files_per_folder + 1
 
 
 def git_status(root: Path) -> tuple[float, int]:
@@ -53,14 +83,23 @@ def git_status(root: Path) -> tuple[float, int]:
     return time.perf_counter() - started, len(completed.stdout.splitlines())
 
 
-def change_files(root: Path, round_number: int) -> None:
-    for index in range(CHANGED):
-        folder, file = divmod(index * 199, FILES_PER_FOLDER)
-        path = root / f"pkg{folder % FOLDERS:03}" / f"mod{file:03}.py"
-        path.write_text(f"VALUE = 'changed in round {round_number}'\n")
+def change_files(root: Path, sizes: Sizes, round_number: int) -> None:
+    """`sizes.changed` files rewritten; the first `sizes.in_place` in place, with the same
+    size and their mtime put back."""
+    for index in range(sizes.changed):
+        folder, file = divmod(index * 199, sizes.files_per_folder)
+        path = root / f"pkg{folder % sizes.folders:03}" / f"mod{file:03}.py"
+        if index < sizes.in_place:
+            kept = os.stat(path)
+            text = path.read_bytes()
+            with open(path, "r+b") as handle:
+                handle.write(text.replace(b"VALUE", b"VALUX"))
+            os.utime(path, ns=(kept.st_atime_ns, kept.st_mtime_ns))
+        else:
+            path.write_text(f"VALUE = 'changed in round {round_number}'\n")
 
 
-def sandbox_start_ms(root: Path, mode: str) -> float | None:
+def sandbox_start_ms(root: Path, mode: str, rounds: int) -> float | None:
     from counterfoil.commands.runner import run_bounded
     from counterfoil.commands.tree.sandbox import sandbox_for
     from counterfoil.errors import AgentError
@@ -70,7 +109,7 @@ def sandbox_start_ms(root: Path, mode: str) -> float | None:
     except AgentError:
         return None
     times = []
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         started = time.perf_counter()
         result = run_bounded(["true"], root, 30, wrapper=sandbox.prefix)
         times.append(time.perf_counter() - started)
@@ -78,75 +117,110 @@ def sandbox_start_ms(root: Path, mode: str) -> float | None:
     return statistics.median(times) * 1000
 
 
+def measure_ways(root: Path, sizes: Sizes) -> tuple[dict[str, dict[str, list[float]]], list[float]]:
+    """Per way: its after-snapshot times (unchanged, changed) and git's beside them, per
+    round; and the default way's before-snapshot times."""
+    from counterfoil.commands.tree.command_tree import CommandTree
+    from counterfoil.commands.tree.snapshot import TreeLimits, TreeRules
+    from counterfoil.receipts import ReceiptStore
+
+    # The comparison keeps bytes in a store in memory (hashed, not written), so the rounds
+    # measure the walk and the comparison.
+    walking = ways()
+    trees = {
+        way: CommandTree(root, TreeRules(), ReceiptStore(), TreeLimits(walk_threads=threads))
+        for way, threads in walking.items()
+    }
+    for tree in trees.values():
+        tree.before()
+    time.sleep(0.2)  # out of the stat cache's racy window
+    times: dict[str, dict[str, list[float]]] = {
+        way: {key: [] for key in ("ours", "git", "ours100", "git100")} for way in walking
+    }
+    before_times: list[float] = []
+    names = list(walking)
+    for round_number in range(sizes.rounds):
+        order = names[round_number % len(names) :] + names[: round_number % len(names)]
+        for way in order:
+            started = time.perf_counter()
+            before, _ = trees[way].before()
+            if way.endswith("(default)"):
+                before_times.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            unchanged = trees[way].after(before)
+            times[way]["ours"].append(time.perf_counter() - started)
+            assert unchanged.count == 0, unchanged.paths
+            seconds, lines = git_status(root)
+            times[way]["git"].append(seconds)
+            assert lines == 0
+        befores = {way: trees[way].before()[0] for way in order}
+        change_files(root, sizes, round_number)
+        for way in order:
+            started = time.perf_counter()
+            changed = trees[way].after(befores[way])
+            times[way]["ours100"].append(time.perf_counter() - started)
+            assert changed.count == sizes.changed, (way, changed.count)
+            seconds, lines = git_status(root)
+            times[way]["git100"].append(seconds)
+            assert lines == sizes.changed, lines
+        subprocess.run(["git", "-C", str(root), "checkout", "-q", "--", "."], check=True)
+        time.sleep(0.15)  # the restored files leave the racy window before the next round
+    return times, before_times
+
+
 def main() -> None:
     from counterfoil.commands.tree.command_tree import CommandTree
     from counterfoil.commands.tree.snapshot import TreeLimits, TreeRules
     from counterfoil.receipts import ReceiptStore
 
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="a tiny tree, a few rounds")
+    sizes = QUICK if parser.parse_args().quick else FULL
     if shutil.which("git") is None:
         print("git is not installed; this benchmark compares against it")
         sys.exit(2)
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory) / "tree"
         root.mkdir()
-        files = generate(root)
+        files = generate(root, sizes)
         git_status(root)  # git refreshes its index once, as a real checkout would have
-        # The comparison keeps bytes in a store in memory (hashed, not written), so the rounds
-        # measure the walk and the comparison; the first before-snapshots below use a log.
-        tree = CommandTree(root, TreeRules(), ReceiptStore(), TreeLimits())
-        time.sleep(0.2)  # out of the stat cache's racy window
-        tree.before()
-        figures: dict[str, list[float]] = {key: [] for key in ("ours", "git", "ours100", "git100")}
-        before_times: list[float] = []
-        for round_number in range(ROUNDS):
-            started = time.perf_counter()
-            before, _ = tree.before()
-            before_times.append(time.perf_counter() - started)
-            started = time.perf_counter()
-            unchanged = tree.after(before)
-            figures["ours"].append(time.perf_counter() - started)
-            assert unchanged.count == 0
-            seconds, lines = git_status(root)
-            figures["git"].append(seconds)
-            assert lines == 0
-
-            before, _ = tree.before()
-            change_files(root, round_number)
-            started = time.perf_counter()
-            changed = tree.after(before)
-            figures["ours100"].append(time.perf_counter() - started)
-            assert changed.count == CHANGED, changed.count
-            seconds, lines = git_status(root)
-            figures["git100"].append(seconds)
-            assert lines == CHANGED
-            subprocess.run(["git", "-C", str(root), "checkout", "-q", "--", "."], check=True)
-            time.sleep(0.15)  # the restored files leave the racy window before the next round
+        times, before_times = measure_ways(root, sizes)
         log = Path(directory) / "log" / "receipts.jsonl"
         log.parent.mkdir()
         started = time.perf_counter()
         CommandTree(root, TreeRules(), ReceiptStore(log, signer=None), TreeLimits()).before()
         cold_seconds = time.perf_counter() - started
         new_workspace: list[float] = []
-        for _ in range(ROUNDS):
+        for _ in range(sizes.rounds):
             fresh = CommandTree(root, TreeRules(), ReceiptStore(log, signer=None), TreeLimits())
             started = time.perf_counter()
             fresh.before()
             new_workspace.append(time.perf_counter() - started)
-        off_ms = sandbox_start_ms(root, "off")
-        confine_ms = sandbox_start_ms(root, "confine")
+        off_ms = sandbox_start_ms(root, "off", sizes.rounds)
+        confine_ms = sandbox_start_ms(root, "confine", sizes.rounds)
 
     def ms(values: list[float]) -> float:
         return round(statistics.median(values) * 1000, 1)
 
+    ways = {
+        way: {
+            "unchanged_ms": ms(figures["ours"]),
+            "unchanged_git_status_ms": ms(figures["git"]),
+            "unchanged_ratio": round(median_ratio(figures["ours"], figures["git"]), 2),
+            "changed_100_ms": ms(figures["ours100"]),
+            "changed_100_git_status_ms": ms(figures["git100"]),
+            "changed_100_ratio": round(median_ratio(figures["ours100"], figures["git100"]), 2),
+        }
+        for way, figures in times.items()
+    }
+    default = next(figures for way, figures in ways.items() if way.endswith("(default)"))
     result = {
         "files": files,
-        "rounds": ROUNDS,
-        "unchanged_ms": ms(figures["ours"]),
-        "unchanged_git_status_ms": ms(figures["git"]),
-        "unchanged_ratio": round(median_ratio(figures["ours"], figures["git"]), 2),
-        "changed_100_ms": ms(figures["ours100"]),
-        "changed_100_git_status_ms": ms(figures["git100"]),
-        "changed_100_ratio": round(median_ratio(figures["ours100"], figures["git100"]), 2),
+        "changed": sizes.changed,
+        "changed_in_place": sizes.in_place,
+        "rounds": sizes.rounds,
+        **default,
+        "ways": ways,
         "before_snapshot_ms": ms(before_times),
         "new_workspace_first_before_ms": ms(new_workspace),
         "cold_first_before_ms": round(cold_seconds * 1000, 1),
@@ -157,19 +231,20 @@ def main() -> None:
         else round(confine_ms - off_ms, 1),
         "load_average": round(os.getloadavg()[0], 2),
     }
-    print(f"tree: {files} files; {ROUNDS} rounds; load average {result['load_average']}")
-    print(f"{'comparison':<34} {'ours ms':>8} {'git status ms':>14} {'x git':>6}")
     print(
-        f"{'unchanged tree (after + compare)':<34} {result['unchanged_ms']:>8} "
-        f"{result['unchanged_git_status_ms']:>14} {result['unchanged_ratio']:>6}"
+        f"tree: {files} files; {sizes.changed} changed ({sizes.in_place} in place, old mtime "
+        f"put back); {sizes.rounds} rounds; load average {result['load_average']}"
     )
-    print(
-        f"{'100 files changed':<34} {result['changed_100_ms']:>8} "
-        f"{result['changed_100_git_status_ms']:>14} {result['changed_100_ratio']:>6}"
-    )
-    print(f"{'before-snapshot (warm)':<34} {result['before_snapshot_ms']:>8}")
-    print(f"{'new workspace, first before':<34} {result['new_workspace_first_before_ms']:>8}")
-    print(f"{'new process, first before (cold)':<34} {result['cold_first_before_ms']:>8}")
+    print(f"{'way':<28} {'tree':<10} {'ours ms':>8} {'git status ms':>14} {'x git':>6}")
+    for way, figures in ways.items():
+        for label, key in (("unchanged", "unchanged"), (f"{sizes.changed} changed", "changed_100")):
+            print(
+                f"{way:<28} {label:<10} {figures[key + '_ms']:>8} "
+                f"{figures[key + '_git_status_ms']:>14} {figures[key + '_ratio']:>6}"
+            )
+    print(f"{'before-snapshot (warm)':<39} {result['before_snapshot_ms']:>8}")
+    print(f"{'new workspace, first before':<39} {result['new_workspace_first_before_ms']:>8}")
+    print(f"{'new process, first before (cold)':<39} {result['cold_first_before_ms']:>8}")
     print(
         f"sandbox start-up per command: off {result['sandbox_off_ms']} ms, confine "
         f"{result['sandbox_confine_ms']} ms, cost {result['sandbox_start_cost_ms']} ms"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -154,3 +155,24 @@ def test_reverting_a_mode_change_puts_the_mode_back(tmp_path: Path) -> None:
 
     assert status == 0
     assert (tmp_path / "run.sh").stat().st_mode & 0o777 == 0o644
+
+
+def test_a_rewrite_in_place_with_its_old_mtime_put_back_is_reverted(tmp_path: Path) -> None:
+    (tmp_path / "data.txt").write_text("NOTED\n")
+    os.utime(tmp_path / "data.txt", ns=(10**18, 10**18))
+    (tmp_path / "tool.py").write_text(
+        "import os\n"
+        "with open('data.txt', 'r+') as file: file.write('AFTER\\n')\n"
+        "os.utime('data.txt', ns=(10**18, 10**18))\n"
+    )
+    (tmp_path / ".counterfoil").mkdir()
+    policy = ToolPolicy(tmp_path, allowed_commands=((PYTHON, "tool.py"),))
+    store = ReceiptStore(tmp_path / LOG, signer=None)
+    space = Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    space.execute(ToolAction("run_command", {"argv": [PYTHON, "tool.py"]}))
+    assert (tmp_path / "data.txt").read_text() == "AFTER\n"
+
+    status, _ = revert(tmp_path)
+
+    assert status == 0
+    assert (tmp_path / "data.txt").read_text() == "NOTED\n"

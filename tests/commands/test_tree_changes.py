@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -149,6 +150,59 @@ def test_caches_and_gitignored_paths_are_counted_not_listed(tmp_path: Path) -> N
     assert record["ignored"]["gitignore"] == 2
 
 
+def test_a_file_written_into_a_left_out_virtual_environment_is_counted(tmp_path: Path) -> None:
+    (tmp_path / ".venv" / "lib" / "site-packages").mkdir(parents=True)
+    body = "open('.venv/lib/site-packages/sitecustomize.py', 'w').write('import os\\n')\n"
+    tool = script(tmp_path, "tool.py", body)
+    space = workspace(tmp_path, tool)
+
+    observation = run(space, tool)
+
+    record = last_line(tmp_path)["tree_changes"]
+    assert record["count"] == 0
+    assert record["left_out_changes"] == [{"path": ".venv", "why": "cache", "entries": 1}]
+    assert "[1 entry changed in .venv (left out: cache)]" in observation
+
+
+def test_a_rewrite_in_place_inside_a_left_out_folder_is_counted(tmp_path: Path) -> None:
+    (tmp_path / "node_modules" / "pkg").mkdir(parents=True)
+    written_long_ago(tmp_path / "node_modules" / "pkg" / "index.js", "one\n")
+    body = (
+        "import os\n"
+        "path = 'node_modules/pkg/index.js'\n"
+        "with open(path, 'r+') as file: file.write('two\\n')\n"
+        "os.utime(path, ns=(10**18, 10**18))\n"
+    )
+    tool = script(tmp_path, "tool.py", body)
+    space = workspace(tmp_path, tool)
+
+    run(space, tool)
+
+    (change,) = last_line(tmp_path)["tree_changes"]["left_out_changes"]
+    assert (change["path"], change["entries"]) == ("node_modules", 1)
+
+
+def test_a_left_out_folder_past_the_stat_bound_is_reported_unchecked(tmp_path: Path) -> None:
+    (tmp_path / "build").mkdir()
+    for index in range(10):
+        (tmp_path / "build" / f"{index}.o").write_text("")
+    (tmp_path / ".gitignore").write_text("build/\n")
+    noop = script(tmp_path, "noop.py", "")
+    space = workspace(tmp_path, noop)
+    space.tree_limits = type(space.tree_limits)(max_left_out_entries=3)
+
+    run(space, noop)
+
+    assert last_line(tmp_path)["tree_changes"]["left_out_changes"] == [
+        {
+            "path": "build",
+            "why": "gitignore",
+            "entries": None,
+            "unchecked": "over 3 entries left out in all",
+        }
+    ]
+
+
 def test_a_file_touched_without_new_bytes_is_no_change(tmp_path: Path) -> None:
     (tmp_path / "same.txt").write_text("same\n")
     touch = script(tmp_path, "touch.py", "open('same.txt', 'w').write('same\\n')\n")
@@ -172,6 +226,95 @@ def test_a_mode_change_is_recorded_as_one(tmp_path: Path) -> None:
         0o644,
         0o755,
     )
+
+
+def test_a_folder_mode_change_is_recorded_as_one(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir(mode=0o755)
+    (tmp_path / "src" / "app.py").write_text("")
+    chmod = script(tmp_path, "chmod.py", "import os\nos.chmod('src', 0o777)\n")
+    space = workspace(tmp_path, chmod)
+
+    run(space, chmod)
+
+    (change,) = last_line(tmp_path)["tree_changes"]["changes"]
+    assert (change["path"], change["change"], change["kind"]) == ("src", "mode_changed", "folder")
+    assert (change["before_mode"], change["after_mode"]) == (0o755, 0o777)
+
+
+def test_a_mode_change_of_the_root_itself_is_recorded(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir(mode=0o755)
+    chmod = script(root, "chmod.py", "import os\nos.chmod('.', 0o777)\n")
+    space = workspace(root, chmod)
+
+    run(space, chmod)
+
+    (change,) = last_line(root)["tree_changes"]["changes"]
+    assert (change["path"], change["change"], change["after_mode"]) == (".", "mode_changed", 0o777)
+
+
+def git_repository(root: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+
+
+def test_a_command_that_sets_git_config_is_recorded(tmp_path: Path) -> None:
+    git_repository(tmp_path)
+    command = ("git", "config", "core.fsmonitor", "touch owned")
+    space = workspace(tmp_path, command)
+
+    run(space, command)
+
+    (change,) = last_line(tmp_path)["tree_changes"]["changes"]
+    assert (change["path"], change["change"], change["note"]) == (
+        ".git/config",
+        "modified",
+        "protected",
+    )
+
+
+def test_a_git_hook_written_by_a_command_is_recorded(tmp_path: Path) -> None:
+    git_repository(tmp_path)
+    body = "import os\nopen('.git/hooks/pre-commit', 'w').write('#!/bin/sh\\n')\n"
+    tool = script(tmp_path, "hook.py", body)
+    space = workspace(tmp_path, tool)
+
+    observation = run(space, tool)
+
+    changes = last_line(tmp_path)["tree_changes"]["changes"]
+    assert [(c["path"], c["change"]) for c in changes] == [(".git/hooks/pre-commit", "created")]
+    assert "[1 protected file changed]" in observation
+
+
+def test_gits_own_bookkeeping_in_the_git_folder_is_not_listed(tmp_path: Path) -> None:
+    git_repository(tmp_path)
+    (tmp_path / "app.py").write_text("")
+    command = ("git", "add", "app.py")
+    space = workspace(tmp_path, command)
+
+    run(space, command)
+
+    assert last_line(tmp_path)["tree_changes"]["count"] == 0
+
+
+REWRITE_IN_PLACE = (
+    "import os\n"
+    "with open('data.txt', 'r+') as file: file.write('AFTER\\n')\n"
+    "os.utime('data.txt', ns=(10**18, 10**18))\n"
+)
+
+
+def test_a_rewrite_in_place_with_the_old_size_and_mtime_put_back_is_recorded(
+    tmp_path: Path,
+) -> None:
+    written_long_ago(tmp_path / "data.txt", "NOTED\n")
+    tool = script(tmp_path, "tool.py", REWRITE_IN_PLACE)
+    space = workspace(tmp_path, tool)
+
+    run(space, tool)
+
+    (change,) = last_line(tmp_path)["tree_changes"]["changes"]
+    assert (change["path"], change["change"]) == ("data.txt", "modified")
+    assert os.stat(tmp_path / "data.txt").st_mtime_ns == 10**18
 
 
 def test_an_edit_between_commands_is_drift_not_the_next_commands_change(tmp_path: Path) -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 from counterfoil.commands.tree.changes import compare
 from counterfoil.commands.tree.ignore import is_ignored, parse_gitignore
-from counterfoil.commands.tree.snapshot import Entry, TreeLimits
+from counterfoil.commands.tree.snapshot import RACY_NANOSECONDS, Entry, TreeLimits
 from counterfoil.commands.tree.walk import take_snapshot
 
 
@@ -42,14 +43,22 @@ def test_a_nested_gitignore_applies_below_its_folder_only() -> None:
 
 
 def written_long_ago(path: Path, text: str) -> None:
-    """A file whose mtime is well out of the stat cache's racy window."""
+    """A file whose mtime is well out of the stat cache's racy window (its ctime is not: see
+    `settled`)."""
     path.write_text(text)
     os.utime(path, ns=(10**18, 10**18))
+
+
+def settled() -> None:
+    """Waits until what was just written (its ctime, which cannot be set back) is out of the
+    stat cache's racy window."""
+    time.sleep(RACY_NANOSECONDS / 1e9 + 0.02)
 
 
 def test_the_comparison_hashes_only_entries_whose_stat_changed(tmp_path: Path) -> None:
     for index in range(50):
         written_long_ago(tmp_path / f"f{index}.txt", str(index))
+    settled()
     before = take_snapshot(tmp_path)
     os.utime(tmp_path / "f0.txt", ns=(0, 0))
     (tmp_path / "f1.txt").write_text("new")
@@ -76,6 +85,31 @@ def test_a_snapshot_over_its_entry_cap_says_it_is_incomplete(tmp_path: Path) -> 
     assert snapshot.incomplete == "more than 4 entries"
 
 
+def test_a_snapshot_that_stops_early_leaves_no_folder_open(tmp_path: Path) -> None:
+    for folder in range(40):
+        (tmp_path / f"d{folder:02}").mkdir()
+        for index in range(5):
+            (tmp_path / f"d{folder:02}" / f"f{index}").touch()
+    open_before = len(os.listdir("/proc/self/fd"))
+
+    snapshot = take_snapshot(tmp_path, limits=TreeLimits(max_entries=12, walk_threads=4))
+
+    assert snapshot.incomplete == "more than 12 entries"
+    assert len(os.listdir("/proc/self/fd")) == open_before
+
+
+def test_the_walk_lists_folders_ahead_on_threads_to_the_same_snapshot(tmp_path: Path) -> None:
+    for folder in range(30):
+        (tmp_path / f"d{folder:02}" / "sub").mkdir(parents=True)
+        (tmp_path / f"d{folder:02}" / "sub" / "f.txt").write_text(str(folder))
+        (tmp_path / f"d{folder:02}" / "g.txt").write_text(str(folder))
+
+    threaded = take_snapshot(tmp_path, limits=TreeLimits(walk_threads=4))
+    alone = take_snapshot(tmp_path, limits=TreeLimits(walk_threads=0))
+
+    assert list(threaded.entries.items()) == list(alone.entries.items())
+
+
 def test_a_snapshot_over_its_time_limit_says_it_is_incomplete(tmp_path: Path) -> None:
     (tmp_path / "f").touch()
 
@@ -89,14 +123,14 @@ def test_protected_files_are_recorded_by_stat_and_protected_folders_not_entered(
 ) -> None:
     (tmp_path / ".vscode").mkdir()
     (tmp_path / ".vscode" / "settings.json").write_text("{}")
-    (tmp_path / ".git").mkdir()
-    (tmp_path / ".git" / "config").write_text("")
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "config").write_text("")
 
     snapshot = take_snapshot(tmp_path)
 
     entry = snapshot.entries[".vscode/settings.json"]
     assert (entry.digest, entry.note) == (None, "protected")
-    assert ".git/config" not in snapshot.entries
+    assert ".ssh/config" not in snapshot.entries
     assert snapshot.ignored == {"protected": 1}
 
 
@@ -122,6 +156,7 @@ def test_an_unchanged_folder_is_taken_whole_from_the_last_walk(tmp_path: Path) -
         written_long_ago(tmp_path / f"f{index}.txt", str(index))
     (tmp_path / "sub").mkdir()
     written_long_ago(tmp_path / "sub" / "g.txt", "g")
+    settled()
     first = take_snapshot(tmp_path)
 
     second = take_snapshot(tmp_path, previous=first)
@@ -134,6 +169,7 @@ def test_an_unchanged_folder_is_taken_whole_from_the_last_walk(tmp_path: Path) -
 def test_a_file_rewritten_in_an_unchanged_folder_listing_is_seen(tmp_path: Path) -> None:
     written_long_ago(tmp_path / "a.txt", "a")
     written_long_ago(tmp_path / "b.txt", "b")
+    settled()
     first = take_snapshot(tmp_path)
     (tmp_path / "b.txt").write_text("B")  # same size, new mtime: the listing differs
 
@@ -149,6 +185,7 @@ def test_a_file_rewritten_in_an_unchanged_folder_listing_is_seen(tmp_path: Path)
 def test_a_changed_gitignore_is_read_again(tmp_path: Path) -> None:
     written_long_ago(tmp_path / ".gitignore", "*.log\n")
     written_long_ago(tmp_path / "run.log", "x")
+    settled()
     first = take_snapshot(tmp_path)
     (tmp_path / ".gitignore").write_text("*.tmp\n")
 
@@ -164,6 +201,7 @@ def test_a_folder_whose_listing_changed_keeps_what_it_knew_of_the_other_names(
     for name in ("a.txt", "b.txt", "old.txt"):
         written_long_ago(tmp_path / name, name)
     (tmp_path / "__pycache__").mkdir()
+    settled()
     first = take_snapshot(tmp_path)
     (tmp_path / "old.txt").unlink()
     (tmp_path / "new.txt").write_text("new")
@@ -180,3 +218,16 @@ def test_a_folder_whose_listing_changed_keeps_what_it_knew_of_the_other_names(
         ("old.txt", "deleted"),
     ]
     assert second.ignored == {"cache": 1}
+
+
+def test_a_git_folder_is_walked_for_its_config_hooks_and_info_alone(tmp_path: Path) -> None:
+    git = tmp_path / ".git"
+    for folder in ("hooks", "info", "objects/ab", "refs/heads"):
+        (git / folder).mkdir(parents=True)
+    for name in ("config", "hooks/pre-commit", "info/exclude", "objects/ab/cd", "HEAD", "index"):
+        (git / name).write_text("x")
+
+    snapshot = take_snapshot(tmp_path)
+
+    assert sorted(snapshot.entries) == [".git/config", ".git/hooks/pre-commit", ".git/info/exclude"]
+    assert {entry.note for entry in snapshot.entries.values()} == {"protected"}

@@ -1,4 +1,6 @@
-"""What differs between two snapshots: each path created, modified, deleted or mode-changed.
+"""What differs between two snapshots: each path created, modified, deleted or mode-changed,
+and each folder whose mode changed (`chmod 0777 src/`; the root is "."), from the listings
+the walks kept (a folder is not an entry: its creation and removal show in its files').
 
 Entries whose stat is the same are the same (the stat cache), unless the file's mtime was too
 close to the before-snapshot to trust (then its bytes decide). Only the paths left are hashed,
@@ -13,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .snapshot import RACY_NANOSECONDS, Entry, Snapshot, TreeLimits
+from .left_out import LeftOutChange, left_out_changes
+from .snapshot import FOLDER, RACY_NANOSECONDS, Entry, Snapshot, StatKey, TreeLimits
 
 CREATED, MODIFIED, DELETED, MODE_CHANGED = "created", "modified", "deleted", "mode_changed"
 
@@ -68,7 +71,7 @@ class TreeChange:
         return record
 
 
-_MISSING = Entry("file", 0, 0, 0, 0, None)
+_MISSING = Entry("file", 0, 0, 0, 0, 0, None)
 
 
 @dataclass(frozen=True)
@@ -79,23 +82,27 @@ class TreeChanges:
     count: int = 0
     ignored: dict[str, int] = field(default_factory=dict)
     incomplete: str | None = None
+    left_out: tuple[LeftOutChange, ...] = ()
 
     @property
     def paths(self) -> tuple[str, ...]:
         return tuple(change.path for change in self.changes)
 
     def evidence(self, kept: Callable[[str], bool]) -> dict[str, Any]:
-        return {
+        record: dict[str, Any] = {
             "changes": [change.to_dict(kept) for change in self.changes],
             "count": self.count,
             "listed": len(self.changes),
             "ignored": dict(sorted(self.ignored.items())),
             "incomplete": self.incomplete,
         }
+        if self.left_out:
+            record["left_out_changes"] = [change.to_dict() for change in self.left_out]
+        return record
 
     def observation(self, limit: int, heading: str) -> str:
         """A bounded text for the model: the first `limit` changes, protected names withheld."""
-        if not self.count and self.incomplete is None:
+        if not self.count and self.incomplete is None and not self.left_out:
             return ""
         lines = [f"{heading} ({self.count}):"]
         shown = [change for change in self.changes if not change.protected][:limit]
@@ -106,6 +113,7 @@ class TreeChanges:
         more = self.count - len(shown) - protected
         if more > 0:
             lines.append(f"  [and {more} more]")
+        lines += [change.line() for change in self.left_out]
         if self.incomplete is not None:
             lines.append(f"  [the comparison is incomplete: {self.incomplete}]")
         return "\n".join(lines)
@@ -122,8 +130,8 @@ def classify(before: Entry | None, after: Entry | None) -> str | None:
     if before.digest is not None and after.digest is not None:
         if before.digest != after.digest:
             return MODIFIED
-    elif (before.size, before.mtime_ns, before.inode) != (after.size, after.mtime_ns, after.inode):
-        return MODIFIED
+    elif before[1:4] != after[1:4] or before.ctime_ns != after.ctime_ns:
+        return MODIFIED  # not read: a changed ctime may hide a rewrite whose mtime was put back
     return MODE_CHANGED if before.mode != after.mode else None
 
 
@@ -142,12 +150,18 @@ def compare(
         path
         for path in paths
         if (entry := new[path]) is not (was := old.get(path))
-        and (was is None or not entry.same_stat(was) or was.mtime_ns >= racy)
+        and (was is None or not entry.same_stat(was) or was.changed_ns >= racy)
     ]
-    candidates = sorted(changed + list(old.keys() - new.keys()))
+    folders = folder_mode_changes(before, after)
+    candidates = sorted(changed + list(old.keys() - new.keys()) + list(folders))
     listed: list[TreeChange] = []
     count = 0
     for path in candidates:
+        if path in folders:
+            count += 1
+            if len(listed) < limits.max_listed_changes:
+                listed.append(folders[path])
+            continue
         was, now = old.get(path), new.get(path)
         if len(listed) < limits.max_listed_changes:
             if now is not None:
@@ -159,4 +173,34 @@ def compare(
         elif classify(was, now) is not None:
             count += 1
     ignored = dict(after.ignored)
-    return TreeChanges(tuple(listed), count, ignored, after.incomplete or before.incomplete)
+    left_out = left_out_changes(before.left_out_folders, after.left_out_folders)
+    incomplete = after.incomplete or before.incomplete
+    return TreeChanges(tuple(listed), count, ignored, incomplete, left_out)
+
+
+def folder_mode_changes(before: Snapshot, after: Snapshot) -> dict[str, TreeChange]:
+    """Each folder walked into by both snapshots whose mode differs, by path. A folder's
+    stat is in its parent's listing, so only the folders whose listing changed are looked at."""
+    found: dict[str, TreeChange] = {}
+    if before.root is not None and after.root is not None and before.root[4] != after.root[4]:
+        found["."] = _folder_change(".", before.root, after.root)
+    for prefix, record in after.folders.items():
+        was = before.folders.get(prefix)
+        if was is None or was is record or was.listing == record.listing:
+            continue
+        walked = set(record.subfolders).intersection(was.subfolders)
+        if not walked:
+            continue
+        earlier = {key[0]: key for key in was.listing if key[0] in walked}
+        for key in record.listing:
+            old = earlier.get(key[0])
+            if old is not None and old[4] != key[4]:
+                found[prefix + key[0]] = _folder_change(prefix + key[0], old, key)
+    return found
+
+
+def _folder_change(path: str, before: StatKey, after: StatKey) -> TreeChange:
+    def entry(key: StatKey) -> Entry:
+        return Entry(FOLDER, *key[1:], None)
+
+    return TreeChange(path, MODE_CHANGED, entry(before), entry(after))

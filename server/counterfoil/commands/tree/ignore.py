@@ -30,6 +30,13 @@ CACHE_NAMES = frozenset(
     }
 )
 GITIGNORE = ".gitignore"
+# In a `.git` folder (which is otherwise git's own: objects, refs, the index), what changes what
+# git runs: its config (`core.fsmonitor`, `core.hooksPath`, aliases), hooks, and info
+# (`exclude`, `attributes`). These are recorded by stat, as protected files, so a change to
+# them is on the receipt; the rest of `.git` is neither walked nor counted.
+GIT_FOLDER = ".git"
+GIT_WATCHED = frozenset({"config", "config.worktree", "hooks", "info"})
+WALK, RECORD, SKIP = "walk", "record", "skip"
 MAX_GITIGNORE_BYTES = 256 * 1024
 
 
@@ -105,6 +112,23 @@ def parse_gitignore(text: str, base: str) -> list[IgnoreRule]:
             continue
         rules.append(IgnoreRule(base, regex, negated, folders_only))
     return rules
+
+
+def in_git_folder(parts: list[str], is_folder: bool) -> str | None:
+    """For a path inside (or naming) a `.git` folder: whether the walk walks it, records it
+    (by stat, protected) or skips it; None for any other path."""
+    for index, part in enumerate(parts):
+        if part.casefold() != GIT_FOLDER:
+            continue
+        below = parts[index + 1 :]
+        if not below:
+            return WALK if is_folder else None
+        if below[0].casefold() not in GIT_WATCHED:
+            return SKIP
+        if len(below) > 1 and below[0].casefold() not in ("hooks", "info"):
+            return SKIP
+        return WALK if is_folder else RECORD
+    return None
 
 
 def is_ignored(rules: list[IgnoreRule], path: str, is_folder: bool) -> bool:

@@ -21,11 +21,10 @@ from typing import NamedTuple
 
 from ...errors import AgentError
 from ...files import READ_FLAGS, open_directory
-from .ignore import (
-    IgnoreRule,
-)
+from .ignore import IgnoreRule
+from .left_out import LeftOutFolder
 
-FILE, SYMLINK, OTHER = "file", "symlink", "other"
+FILE, SYMLINK, OTHER, FOLDER = "file", "symlink", "other", "folder"
 RACY_NANOSECONDS = 100_000_000  # mtimes this close to a snapshot are hashed again next time
 CHUNK_BYTES = 1 << 20
 NOT_READ_PROTECTED = "protected"
@@ -46,27 +45,39 @@ class TreeLimits:
     max_hash_bytes: int = 64 * 1024 * 1024
     max_kept_file_bytes: int = 10 * 1024 * 1024
     max_kept_bytes: int = 256 * 1024 * 1024
+    max_left_out_entries: int = 100_000
+    walk_threads: int = -1  # threads that list folders ahead of the walk (0: none; -1: by CPUs)
     max_listed_changes: int = 1000
     max_observed_changes: int = 20
 
 
 class Entry(NamedTuple):
     """One path's lstat facts and digest (None: not read, `note` says why); a tuple, since a
-    snapshot makes one per file."""
+    snapshot makes one per file.
+
+    The ctime is part of the stat: a process can put a file's mtime back (`os.utime`) after
+    rewriting it in place with the same size, but never its ctime."""
 
     kind: str
     size: int
     mtime_ns: int
     inode: int
     mode: int
+    ctime_ns: int
     digest: str | None
     note: str | None = None
 
     def same_stat(self, other: Entry) -> bool:
-        return self[1:5] == other[1:5]
+        return self[1:6] == other[1:6]
+
+    @property
+    def changed_ns(self) -> int:
+        """When the entry last changed, as far as its stat can tell (the later of mtime and
+        ctime): what the racy rule compares with a snapshot's time."""
+        return max(self.mtime_ns, self.ctime_ns)
 
 
-StatKey = tuple[str, int, int, int, int]  # name, size, mtime_ns, inode, mode
+StatKey = tuple[str, int, int, int, int, int]  # name, size, mtime_ns, inode, mode, ctime_ns
 
 
 class FolderRecord(NamedTuple):
@@ -101,6 +112,8 @@ class Snapshot:
     folders: dict[str, FolderRecord] = field(default_factory=dict)
     fresh: list[str] = field(default_factory=list)
     base: int | None = None
+    root: StatKey | None = None  # the root folder's own stat (its name ".")
+    left_out_folders: dict[str, LeftOutFolder] | None = None  # None: not looked at
     serial: int = field(default_factory=lambda: next(_serials))
 
     def count_ignored(self, reason: str) -> None:

@@ -1,8 +1,8 @@
 """The walk that takes a snapshot, with its stat cache.
 
-An entry whose size, mtime_ns, inode and mode match the previous snapshot's keeps its digest
-unread, unless its mtime was too close to when that snapshot was taken to trust (as git's
-"racy" rule). A whole folder whose listing (names and stat keys, in order) and inherited rules
+An entry whose size, mtime_ns, inode, mode and ctime_ns match the previous snapshot's keeps
+its digest unread, unless its mtime or ctime was too close to when that snapshot was taken to
+trust (as git's "racy" rule). A whole folder whose listing (names and stat keys, in order) and inherited rules
 equal the last walk's is taken whole from its `FolderRecord`: one list comparison instead of
 one per entry; in a folder whose listing changed, only the names whose key changed are looked
 at, and a `.gitignore` whose stat is unchanged is not read again.
@@ -13,18 +13,26 @@ from __future__ import annotations
 import os
 import stat
 import time
+from contextlib import closing
 from pathlib import Path
 
 from ...files import DIRECTORY_FLAGS, READ_FLAGS
 from ...paths import is_temporary_name, protected_walk_matcher
 from .ignore import (
     CACHE_NAMES,
+    GIT_FOLDER,
     GITIGNORE,
     MAX_GITIGNORE_BYTES,
+    RECORD,
+    SKIP,
+    WALK,
     IgnoreRule,
+    in_git_folder,
     is_ignored,
     parse_gitignore,
 )
+from .left_out import stat_left_out
+from .listing import Lister, folder_listing, stat_key
 from .snapshot import (
     FILE,
     NOT_READ_LINKED,
@@ -45,6 +53,8 @@ from .snapshot import (
     digest_file,
     symlink_digest,
 )
+
+GUARDED = "receipt log"
 
 
 class _Walk:
@@ -68,27 +78,34 @@ class _Walk:
         self.snapshot = Snapshot(
             taken_ns=time.time_ns(), base=None if previous is None else previous.serial
         )
+        self.snapshot.left_out_folders = {}
+        self.left_out_budget = limits.max_left_out_entries
         self.protected = protected_walk_matcher(rules.protected_patterns)
         self.deadline = time.monotonic() + limits.max_seconds
+        self.lister = Lister(limits.walk_threads)
 
     def run(self) -> Snapshot:
         fd = os.open(self.root, DIRECTORY_FLAGS)
         try:
-            self._folder(fd, "", [])
+            info = os.fstat(fd)
+            self.snapshot.root = (".", *stat_key(info), info.st_mode, info.st_ctime_ns)
+            self._folder(fd, "", [], folder_listing(fd))
         finally:
             os.close(fd)
+            self.lister.close()
         return self.snapshot
 
     def _stop(self, reason: str) -> None:
         if self.snapshot.incomplete is None:
             self.snapshot.incomplete = reason
 
-    def _folder(self, fd: int, prefix: str, inherited: list[IgnoreRule]) -> None:
+    def _folder(
+        self, fd: int, prefix: str, inherited: list[IgnoreRule], listing: list[StatKey]
+    ) -> None:
         if time.monotonic() > self.deadline:
             self._stop(f"took more than {self.limits.max_seconds:g} s")
         if self.snapshot.incomplete is not None:
             return
-        listing = _listing(fd)
         record = self.records.get(prefix)
         trusted = (
             record is not None
@@ -111,9 +128,10 @@ class _Walk:
         snapshot.folders[prefix] = record
         for reason in record.left_out.values():
             snapshot.count_ignored(reason)
+        if record.left_out:
+            self._stat_left_out(fd, prefix, record.listing, record.left_out)
         rules = record.inherited + record.own_rules
-        for name in record.subfolders:
-            self._descend(fd, name, prefix + name, rules)
+        self._descend(fd, prefix, record.subfolders, rules)
 
     def _walk_listing(
         self,
@@ -152,13 +170,14 @@ class _Walk:
             return
         for reason in left_out.values():
             snapshot.count_ignored(reason)
+        if left_out:
+            self._stat_left_out(fd, prefix, listing, left_out)
         gitignore = next((key for key in listing if key[0] == GITIGNORE), None)
         newest = max(newest, _newest_settled(fresh))
         snapshot.folders[prefix] = FolderRecord(
             listing, inherited, own, gitignore, entries, tuple(subfolders), left_out, newest
         )
-        for name in subfolders:
-            self._descend(fd, name, prefix + name, rules)
+        self._descend(fd, prefix, subfolders, rules)
 
     def _look_at(
         self,
@@ -184,9 +203,9 @@ class _Walk:
             folder = stat.S_ISDIR(mode)
             if known is not None and not folder:
                 if (
-                    known[1:5] == key[1:]
+                    known[1:6] == key[1:]
                     and known.digest is not None
-                    and key[2] < trusted
+                    and max(key[2], key[5]) < trusted
                     and len(snapshot.entries) < cap
                 ):
                     snapshot.entries[path] = entries[path] = known  # unchanged: the same entry
@@ -198,6 +217,8 @@ class _Walk:
                 reason: str | None = NOT_READ_PROTECTED if protected else None
             else:
                 reason = self._left_out(name, path, folder, rules)
+                if reason == SKIP:
+                    continue
                 if reason is not None and (reason != NOT_READ_PROTECTED or folder):
                     left_out[name] = reason
                     continue
@@ -210,18 +231,39 @@ class _Walk:
                 made.append(entry)
         return made
 
-    def _descend(self, fd: int, name: str, path: str, rules: list[IgnoreRule]) -> None:
-        try:
-            child = os.open(name, DIRECTORY_FLAGS, dir_fd=fd)
-        except OSError:
-            self.snapshot.count_ignored("unreadable folder")
-            return
-        try:
-            self._folder(child, path + "/", rules)
-        finally:
-            os.close(child)
+    def _stat_left_out(
+        self, fd: int, prefix: str, listing: list[StatKey], left_out: dict[str, str]
+    ) -> None:
+        """The folders among `left_out` (but the receipt log's) walked by stat, so writes into
+        them are counted (`left_out.py`)."""
+        folders = self.snapshot.left_out_folders
+        assert folders is not None
+        for key in listing:
+            why = left_out.get(key[0])
+            if why is None or why == GUARDED or not stat.S_ISDIR(key[4]):
+                continue
+            folder, used = stat_left_out(fd, key[0], why, self.left_out_budget, self.deadline)
+            self.left_out_budget = max(0, self.left_out_budget - used)
+            folders[prefix + key[0]] = folder
+
+    def _descend(
+        self, fd: int, prefix: str, names: tuple[str, ...] | list[str], rules: list[IgnoreRule]
+    ) -> None:
+        """Each subfolder walked, listed ahead on the lister's threads."""
+        with closing(self.lister.subfolders(fd, names)) as listed:
+            for name, opened in listed:
+                if self.snapshot.incomplete is not None:
+                    return
+                if opened is None:
+                    self.snapshot.count_ignored("unreadable folder")
+                    continue
+                self._folder(opened[0], prefix + name + "/", rules, opened[1])
 
     def _left_out(self, name: str, path: str, folder: bool, rules: list[IgnoreRule]) -> str | None:
+        if GIT_FOLDER in path.casefold():
+            part = in_git_folder(path.split("/"), folder)
+            if part is not None:
+                return None if part == WALK else NOT_READ_PROTECTED if part == RECORD else SKIP
         if folder and name in CACHE_NAMES:
             return "cache"
         if name.endswith(".pyc") and not folder:
@@ -231,7 +273,7 @@ class _Walk:
         if self.protected(path.split("/")):
             return NOT_READ_PROTECTED
         if path.casefold() in self.rules.guarded_paths:
-            return "receipt log"
+            return GUARDED
         if rules and is_ignored(rules, path, folder):
             return "gitignore"
         return None
@@ -244,7 +286,11 @@ class _Walk:
         key = next((key for key in listing if key[0] == GITIGNORE), None)
         if key is None:
             return []
-        if record is not None and record.gitignore == key and key[2] < self.trust_before:
+        if (
+            record is not None
+            and record.gitignore == key
+            and max(key[2], key[5]) < self.trust_before
+        ):
             return record.own_rules
         try:
             ignore = os.open(GITIGNORE, READ_FLAGS, dir_fd=fd)
@@ -288,15 +334,15 @@ class _Walk:
             if (
                 known is not None
                 and known.digest is not None
-                and known[1:5] == (info.st_size, info.st_mtime_ns, info.st_ino, mode)
-                and info.st_mtime_ns < self.trust_before
+                and known[1:6] == (*stat_key(info), mode, info.st_ctime_ns)
+                and max(info.st_mtime_ns, info.st_ctime_ns) < self.trust_before
             ):
                 digest = known.digest
             elif kind == SYMLINK:
                 digest = symlink_digest(fd, name)
             elif self.hash_files:
                 digest, note = digest_file(fd, name, info, self.limits, self._keeper())
-        entry = Entry(kind, info.st_size, info.st_mtime_ns, info.st_ino, mode, digest, note)
+        entry = Entry(kind, *stat_key(info), mode, info.st_ctime_ns, digest, note)
         snapshot.entries[path] = entry
         snapshot.fresh.append(path)
         return entry
@@ -313,45 +359,18 @@ class _Walk:
         return counted
 
 
-def _listing(fd: int) -> list[StatKey]:
-    """Each name in the folder with its lstat key, in the order the folder lists them."""
-    with os.scandir(fd) as children:
-        try:  # the hot loop: a snapshot of a big tree is mostly this comprehension
-            return [
-                (
-                    child.name,
-                    (info := child.stat(follow_symlinks=False)).st_size,
-                    info.st_mtime_ns,
-                    info.st_ino,
-                    info.st_mode,
-                )
-                for child in children
-            ]
-        except OSError:
-            pass
-    listing: list[StatKey] = []  # a name went away between the listing and its stat
-    with os.scandir(fd) as children:
-        for child in children:
-            try:
-                info = child.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            listing.append((child.name, info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode))
-    return listing
-
-
 def _settled(note: str | None) -> bool:
     return note in SETTLED_NOTES or (note is not None and note.startswith("over "))
 
 
 def _newest_settled(entries: list[Entry]) -> int:
-    """The newest mtime among a folder's entries, or never-trusted when one of them still
+    """The newest mtime or ctime among a folder's entries, or never-trusted when one of them still
     has to be read (no digest, and no note that reading again would repeat)."""
     newest = 0
     for entry in entries:
         if entry.digest is None and not _settled(entry.note):
             return UNSETTLED
-        newest = max(newest, entry.mtime_ns)
+        newest = max(newest, entry.changed_ns)
     return newest
 
 
