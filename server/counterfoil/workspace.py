@@ -370,13 +370,16 @@ class Workspace(WorkspaceReads):
         return self._tree
 
     def _run_command(self, proposal: CommandProposal) -> str:
-        def ran(outcome: CommandResult, changed: tuple[tuple[str, str | None], ...]) -> None:
+        def ran(
+            outcome: CommandResult, changed: tuple[tuple[str, str | None], ...], review: str | None
+        ) -> None:
             self._note(
                 proposal,
                 "approved",
                 exit_status=outcome.status,
                 timed_out=outcome.timed_out,
                 tree_changes=changed,
+                review=review,
             )
 
         run = run_tracked_command(

@@ -1,0 +1,154 @@
+"""Review mode: what a person is shown before an Accept, what an Accept applies (all of it or
+nothing), and what the record says about the decision."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil.commands.tree.snapshot import TreeLimits
+from counterfoil.compaction import COMPACTED_PREFIX, compacted_record
+from counterfoil.proposals import ChangeSetProposal, ToolProposal
+from counterfoil.receipts.verify import last_results
+from counterfoil.verdict import compute_verdict
+
+PYTHON = sys.executable
+LOG = ".counterfoil/receipts.jsonl"
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or shutil.which("bwrap") is None,
+    reason="review on Linux needs bubblewrap (apt-get install bubblewrap)",
+)
+
+Answer = Callable[[ToolProposal], bool]
+
+
+def accept(_: ToolProposal) -> bool:
+    return True
+
+
+def reject_changes(proposal: ToolProposal) -> bool:
+    return not isinstance(proposal, ChangeSetProposal)
+
+
+def reviewed(root: Path, tool: str, answer: Answer = accept) -> tuple[Workspace, list[Any]]:
+    """A workspace in review mode whose one allowed command is `python tool.py`; the
+    proposals it asks about are collected."""
+    root.mkdir(exist_ok=True)
+    (root / ".counterfoil").mkdir()
+    (root / "tool.py").write_text(tool)
+    asked: list[ToolProposal] = []
+
+    def confirm(proposal: ToolProposal) -> bool:
+        asked.append(proposal)
+        return answer(proposal)
+
+    policy = ToolPolicy(
+        root,
+        allow_writes=True,
+        allowed_commands=((PYTHON, "tool.py"),),
+        command_sandbox="review",
+        command_timeout_seconds=60.0,
+    )
+    store = ReceiptStore(root / LOG, signer=None)
+    return Workspace(policy, receipt_store=store, confirm_proposal=confirm), asked
+
+
+def run(space: Workspace) -> str:
+    return space.execute(ToolAction("run_command", {"argv": [PYTHON, "tool.py"]}))
+
+
+def last_line(root: Path) -> dict[str, Any]:
+    line: dict[str, Any] = json.loads((root / LOG).read_text().splitlines()[-1])
+    return line
+
+
+FORMATTER = "import pathlib\npathlib.Path('greet.py').write_text('print(\"hi\")\\n')\n"
+
+
+def test_a_rejected_reviewed_command_does_not_validate_the_change_before_it(
+    tmp_path: Path,
+) -> None:
+    space, _ = reviewed(tmp_path, FORMATTER, reject_changes)
+    space.execute(ToolAction("write_file", {"path": "greet.py", "content": "print( 'hi' )\n"}))
+
+    run(space)
+
+    verdict = compute_verdict(space.effect_outcomes)
+    assert verdict.validation == "stale"
+    assert not verdict.succeeded
+
+
+def test_an_accepted_reviewed_command_that_changed_nothing_validates(tmp_path: Path) -> None:
+    space, _ = reviewed(tmp_path, "print('ok')\n")
+    space.execute(ToolAction("write_file", {"path": "greet.py", "content": "print('hi')\n"}))
+
+    run(space)
+
+    assert compute_verdict(space.effect_outcomes).validation == "passed"
+
+
+def test_a_rejected_review_is_on_the_step_and_in_the_compacted_record(tmp_path: Path) -> None:
+    space, _ = reviewed(tmp_path, FORMATTER, reject_changes)
+    (tmp_path / "greet.py").write_text("print( 'hi' )\n")
+
+    step = space.execute_step(ToolAction("run_command", {"argv": [PYTHON, "tool.py"]}))
+
+    assert step.effect is not None and step.effect.review == "rejected"
+    assert step.effect.tree_changes == ()
+    receipt = space.receipt_store.get(step.call_id or "")
+    assert receipt is not None
+    record = json.loads(compacted_record(receipt, 160).removeprefix(COMPACTED_PREFIX))
+    assert record["review"] == {"decision": "rejected", "applied": 0}
+
+
+def test_a_partly_applied_review_says_partially_accepted(tmp_path: Path) -> None:
+    tool = (
+        "import os, pathlib\n"
+        "pathlib.Path('made.txt').write_text('x')\n"
+        "os.symlink('made.txt', 'link')\n"
+    )
+    space, _ = reviewed(tmp_path, tool)
+
+    observation = run(space)
+
+    assert last_line(tmp_path)["review"]["decision"] == "partially accepted"
+    assert "[review: partially accepted; 1 file(s) applied to the root, 1 left alone]" in (
+        observation
+    )
+    assert compute_verdict(space.effect_outcomes).validation == "stale"
+
+
+MANY = "import pathlib\nfor n in range(7):\n    pathlib.Path(f'f{n}.txt').write_text(str(n))\n"
+
+
+def test_a_review_with_more_changes_than_it_lists_is_refused_whole(tmp_path: Path) -> None:
+    space, asked = reviewed(tmp_path, MANY)
+    space.tree_limits = TreeLimits(max_listed_changes=5)
+
+    observation = run(space)
+
+    assert not any(isinstance(proposal, ChangeSetProposal) for proposal in asked)
+    assert not list(tmp_path.glob("f*.txt"))
+    assert (
+        "[review: not applied: the command changed 7 files, more than the 5 a review can "
+        "show; nothing was applied]" in observation
+    )
+    assert last_line(tmp_path)["review"]["decision"] == "not applied"
+
+
+def test_a_rejected_review_leaves_no_recorded_state_for_the_files_it_changed_in_the_copy(
+    tmp_path: Path,
+) -> None:
+    space, _ = reviewed(tmp_path, FORMATTER, reject_changes)
+    (tmp_path / "greet.py").write_text("print( 'hi' )\n")
+
+    run(space)
+
+    assert "greet.py" not in last_results(tmp_path / LOG)
