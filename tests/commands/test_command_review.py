@@ -13,8 +13,11 @@ from typing import Any
 import pytest
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil.cli.main import proposal_diff
+from counterfoil.commands.tree.review import SET_ID_REFUSED
 from counterfoil.commands.tree.snapshot import TreeLimits
 from counterfoil.compaction import COMPACTED_PREFIX, compacted_record
+from counterfoil.lsp.protocol import preview
 from counterfoil.proposals import ChangeSetProposal, ToolProposal
 from counterfoil.receipts.verify import last_results
 from counterfoil.verdict import compute_verdict
@@ -152,3 +155,51 @@ def test_a_rejected_review_leaves_no_recorded_state_for_the_files_it_changed_in_
     run(space)
 
     assert "greet.py" not in last_results(tmp_path / LOG)
+
+
+CHMOD = (
+    "import os, pathlib\n"
+    "os.chmod('run.sh', 0o777)\n"
+    "pathlib.Path('suid').write_text('x')\n"
+    "os.chmod('suid', 0o4755)\n"
+)
+
+
+def shown_change_set(root: Path, tool: str) -> tuple[ChangeSetProposal, str]:
+    """The change set a reviewed `tool` offers, and its observation (after an Accept)."""
+    space, asked = reviewed(root, tool)
+    observation = run(space)
+    change_set = asked[1]
+    assert isinstance(change_set, ChangeSetProposal)
+    return change_set, observation
+
+
+def test_the_terminal_approval_shows_every_mode_change(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("echo hi\n")
+    (tmp_path / "run.sh").chmod(0o644)
+
+    change_set, _ = shown_change_set(tmp_path, CHMOD)
+
+    assert "mode run.sh: 0644 -> 0777 (world-writable)\n" in proposal_diff(change_set)
+
+
+def test_the_editor_preview_carries_every_mode_change(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("echo hi\n")
+    (tmp_path / "run.sh").chmod(0o644)
+
+    change_set, _ = shown_change_set(tmp_path, CHMOD)
+
+    files = {item["path"]: item for item in preview(change_set, tmp_path)["files"]}
+    assert (files["run.sh"]["currentMode"], files["run.sh"]["mode"]) == (0o644, 0o777)
+    assert files["run.sh"]["changesMode"] is True
+
+
+def test_a_setuid_or_setgid_bit_is_never_applied(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("echo hi\n")
+
+    change_set, observation = shown_change_set(tmp_path, CHMOD)
+
+    assert ("suid", SET_ID_REFUSED) in change_set.left_alone
+    assert not (tmp_path / "suid").exists()
+    assert (tmp_path / "run.sh").stat().st_mode & 0o777 == 0o777
+    assert "partially accepted" in observation

@@ -142,6 +142,9 @@ export interface ChangedFile {
   removesFile: boolean;
   currentText: string | null;
   proposedText: string | null;
+  mode: number | null;
+  currentMode: number | null;
+  changesMode: boolean;
 }
 
 /** A command's reviewed changes to the tree, or a command's revert, accepted as a whole. */

@@ -345,6 +345,9 @@ def _change_set_preview(proposal: ChangeSetProposal, root: Path) -> messages.Cha
                 removesFile=item.content is None,
                 currentText=_text_or_none(item.current),
                 proposedText=_text_or_none(item.content),
+                mode=item.mode,
+                currentMode=item.current_mode,
+                changesMode=item.changes_mode,
             )
             for item in proposal.files
         ],

@@ -15,7 +15,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -116,9 +116,13 @@ def current_state(directory: int, name: str) -> tuple[str | None, bytes | None]:
 def check_file(root: Path, item: FileRestore, protected: tuple[str, ...]) -> FileRestore:
     """`item` with what the file holds now, or AgentError naming why it is left alone."""
     parts = relative_parts(item.path, protected)
+    mode: int | None = None
     try:
         with _parent(root, parts, create=False) as directory:
             digest, data = current_state(directory, parts[-1])
+            if digest is not None:
+                info = os.stat(parts[-1], dir_fd=directory, follow_symlinks=False)
+                mode = stat.S_IMODE(info.st_mode)
     except FileNotFoundError:
         digest, data = None, None
     except OSError as error:
@@ -127,9 +131,7 @@ def check_file(root: Path, item: FileRestore, protected: tuple[str, ...]) -> Fil
         raise AgentError(error.strerror or str(error)) from None
     if digest != item.expected_sha256:
         raise AgentError(CHANGED_SINCE)
-    return FileRestore(
-        item.path, item.expected_sha256, item.content, item.content_sha256, item.mode, data
-    )
+    return replace(item, current=data, current_mode=mode)
 
 
 def _write(directory: int, name: str, data: bytes, mode: int | None) -> None:

@@ -30,6 +30,7 @@ from .snapshot import (
 from .walk import take_snapshot
 
 REVIEW_TOOL = "review"
+SET_ID_REFUSED = "it has the setuid or setgid bit, which a review never applies"
 
 
 class ReviewCopy:
@@ -120,6 +121,9 @@ class ReviewCopy:
                 left.append((change.path, change.before.note or "not hashed before"))
                 continue
             mode = None if after is None else stat.S_IMODE(after.mode)
+            if mode is not None and mode & (stat.S_ISUID | stat.S_ISGID):
+                left.append((change.path, SET_ID_REFUSED))
+                continue
             files.append(
                 FileRestore(change.path, change.before_sha256, content, change.after_sha256, mode)
             )
