@@ -28,6 +28,7 @@ from .files import (
     replace_file,
 )
 from .new_folders import folders_made, missing_folders, remove_folders
+from .path_text import shown_path
 from .paths import (  # noqa: F401 - the path rules' long-standing home re-exports them
     MAX_PATH_CHARS,
     PROTECTED_NAMES,
@@ -242,7 +243,7 @@ class Workspace(WorkspaceReads):
         self._modified.add(proposal.path)
         self.command_tree().note_effect(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
-        result = f"{verb} {proposal.path}"
+        result = f"{verb} {shown_path(proposal.path)}"
         if proposal.new_folders:
             result += f" (in new folders: {', '.join(proposal.new_folders)})"
         approval = self._approval_evidence(proposal, shown)
@@ -342,7 +343,7 @@ class Workspace(WorkspaceReads):
         self._modified.add(proposal.path)
         self.command_tree().note_effect(proposal.path)
         verb = "removed" if proposal.removes_file else "restored"
-        result = f"{verb} {proposal.path} (reverts {proposal.reverts})"
+        result = f"{verb} {shown_path(proposal.path)} (reverts {proposal.reverts})"
         evidence = {**file_evidence(proposal), "reverts": proposal.reverts}
         if removed := remove_folders(self.policy.root, proposal.new_folders):
             result += f" and the folder{'s' if len(removed) > 1 else ''} {', '.join(removed)}"

@@ -179,7 +179,7 @@ def timed_load(stdout: TextIO, model: str, load: Callable[[], Any]) -> Any:
 def _effect_subject(outcome: EffectOutcome) -> str:
     if outcome.argv is not None:
         return shlex.join(outcome.argv)
-    return outcome.path or ""
+    return shown_path(outcome.path or "")
 
 
 def _effect_line(outcome: EffectOutcome) -> str:
@@ -256,7 +256,7 @@ def format_verdict(
     if verdict.files_changed:
         lines.append(f"changed:    {len(verdict.files_changed)} file(s)")
         for change in verdict.files_changed:
-            lines.append(f"  {change.path} ({change.call_id})")
+            lines.append(f"  {shown_path(change.path)} ({change.call_id})")
             lines.append(f"    sha256 {change.sha256 or '(deleted)'}")
     else:
         lines.append("changed:    nothing")

@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import AgentError
+from ..path_text import shown_path
 from .chain import ChainState, head_problem, iter_lines, receipt_from_line, take_lines
 from .errors import ReceiptLogError
 from .head import LogHead, read_head
@@ -178,7 +179,7 @@ def file_drift(path: Path, root: Path) -> tuple[str, ...]:
         current = file_digest(root, artifact)
         if current != digest:
             what = "was removed" if current is None else "changed"
-            lines.append(f"{artifact} {what} after {call_id}")
+            lines.append(f"{shown_path(artifact)} {what} after {call_id}")
     return tuple(lines)
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from ...actions import ToolAction
 from ...errors import AgentError
 from ...files import READ_FLAGS, closed_after, open_folder_path, replace_file
+from ...path_text import shown_path
 from ...paths import relative_parts
 from ...proposals import ChangeSetProposal, FileRestore
 
@@ -250,10 +251,10 @@ def change_set_result(
 ) -> str:
     """The observation: what was done to which file, then what was left alone and why."""
     lines = [f"{verb} {len(applied)} file{'s' if len(applied) != 1 else ''}:"]
-    lines += [f"  {item.path}" for item in applied]
+    lines += [f"  {shown_path(item.path)}" for item in applied]
     if alone:
         lines.append("left alone:")
-        lines += [f"  {path}: {why}" for path, why in alone]
+        lines += [f"  {shown_path(path)}: {why}" for path, why in alone]
     return "\n".join(lines)
 
 
@@ -271,7 +272,9 @@ def propose_command_revert(
     planned, left = plan_command_revert(call_id, record, load_object)
     files, alone = check_change_set(root, planned, left, protected, guarded)
     if not files:
-        reasons = "; ".join(f"{path}: {why}" for path, why in alone) or "it changed no file"
+        reasons = (
+            "; ".join(f"{shown_path(path)}: {why}" for path, why in alone) or "it changed no file"
+        )
         raise AgentError(f"nothing of {call_id} can be reverted ({reasons})")
     action = ToolAction("revert", {"tool_call_id": call_id})
     return ChangeSetProposal(tool_call_id, action, files, alone, reverts=call_id)
