@@ -4,9 +4,12 @@ nothing), and what the record says about the decision."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +18,10 @@ import pytest
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil.cli.main import proposal_diff, proposal_header
 from counterfoil.cli.receipts import describe_receipt
-from counterfoil.commands.tree.review import SET_ID_REFUSED
-from counterfoil.commands.tree.snapshot import TreeLimits
+from counterfoil.commands.tree.review import SET_ID_REFUSED, ReviewCopy
+from counterfoil.commands.tree.snapshot import TreeLimits, TreeRules
 from counterfoil.compaction import COMPACTED_PREFIX, compacted_record
+from counterfoil.errors import AgentError
 from counterfoil.lsp.protocol import preview
 from counterfoil.path_text import shown_path
 from counterfoil.proposals import ChangeSetProposal, ToolProposal
@@ -244,3 +248,94 @@ def test_a_newline_in_a_file_name_forges_no_line_in_receipts_show(tmp_path: Path
     assert receipt is not None
 
     no_forged_line(describe_receipt(receipt))
+
+
+SPARSE_BYTES = 128 * 1024 * 1024
+
+
+def test_a_sparse_file_stays_sparse_in_the_review_copy(tmp_path: Path) -> None:
+    image = tmp_path / "disk.img"
+    with image.open("wb") as file:
+        file.truncate(SPARSE_BYTES)
+        file.seek(SPARSE_BYTES // 2)
+        file.write(b"data in the middle")
+    if image.stat().st_blocks * 512 >= SPARSE_BYTES:
+        pytest.skip("this file system does not keep holes")
+
+    review = ReviewCopy(tmp_path, TreeRules())
+    try:
+        copied = review.copy / "disk.img"
+        assert copied.stat().st_size == SPARSE_BYTES
+        assert copied.stat().st_blocks * 512 < 1024 * 1024
+        with copied.open("rb") as file:
+            file.seek(SPARSE_BYTES // 2)
+            assert file.read(18) == b"data in the middle"
+    finally:
+        review.remove()
+
+
+def test_the_review_copy_leaves_caches_out_and_shares_installs(tmp_path: Path) -> None:
+    (tmp_path / "pkg" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "pkg" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"\0" * 4096)
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "tool").write_text("installed\n")
+
+    review = ReviewCopy(tmp_path, TreeRules())
+    try:
+        assert not (review.copy / "pkg" / "__pycache__").exists()
+        assert list((review.copy / ".venv").iterdir()) == []
+        assert review.shared == (tmp_path / ".venv",)
+    finally:
+        review.remove()
+
+
+READS_THE_INSTALL = (
+    "import pathlib\n"
+    "print(pathlib.Path('.venv/bin/tool').read_text().strip())\n"
+    "pathlib.Path('.venv/bin/other').write_text('x')\n"
+)
+
+
+def test_a_reviewed_command_reads_the_real_installs_read_only(tmp_path: Path) -> None:
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "tool").write_text("installed\n")
+    space, _ = reviewed(tmp_path, READS_THE_INSTALL)
+
+    observation = run(space)
+
+    assert "installed" in observation
+    assert "Read-only file system" in observation
+    assert not (tmp_path / ".venv" / "bin" / "other").exists()
+
+
+@contextmanager
+def as_another_user() -> Iterator[None]:
+    """Root reads every file: the copy is made as `nobody` (a test run as a user is one)."""
+    if os.geteuid() != 0:
+        yield
+        return
+    os.seteuid(65534)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+
+
+def test_an_unreadable_file_stops_the_review_with_one_sentence_naming_it() -> None:
+    root = Path(tempfile.mkdtemp(prefix="counterfoil-unreadable-"))
+    try:
+        root.chmod(0o755)
+        (root / "ok.txt").write_text("ok\n")
+        (root / "ok.txt").chmod(0o644)
+        (root / "secret.txt").write_text("secret\n")
+        (root / "secret.txt").chmod(0o000)
+
+        with as_another_user(), pytest.raises(AgentError) as raised:
+            ReviewCopy(root, TreeRules())
+
+        assert str(raised.value) == (
+            "review cannot copy secret.txt (Permission denied); make it readable or remove it, "
+            "the command was not run"
+        )
+    finally:
+        shutil.rmtree(root)

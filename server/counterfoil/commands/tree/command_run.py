@@ -59,7 +59,7 @@ def run_tracked_command(
                         policy.command_sandbox,
                         policy.root,
                         network=policy.allow_network,
-                        read_only=store.own_paths(),
+                        read_only=store.own_paths() + (() if review is None else review.shared),
                         source=None if review is None else review.copy,
                         temporary=temporary,
                     )
