@@ -70,6 +70,9 @@ class FileRestore:
     mode: int | None
     current: bytes | None = None  # what is there now, for the diff (None: absent or unread)
     current_mode: int | None = None  # its permission bits now (None: absent or unread)
+    # The folders a command made at this path and under it, deepest first: a revert removes
+    # them (each only when empty) before it puts the file back.
+    made_folders: tuple[str, ...] = ()
 
     @property
     def changes_mode(self) -> bool:

@@ -310,6 +310,9 @@ def change_set_diff(proposal: ChangeSetProposal) -> str:
     for item in proposal.files:
         if item.changes_mode:
             parts.append(mode_line(item))
+        if item.made_folders:
+            made = ", ".join(f"{shown_path(folder)}/" for folder in item.made_folders)
+            parts.append(f"removes the folders the command made, when empty: {made}\n")
         path = shown_path(item.path)
         source = "/dev/null" if item.expected_sha256 is None else f"a/{path}"
         target = "/dev/null" if item.content is None else f"b/{path}"

@@ -16,7 +16,7 @@ import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ...actions import ToolAction
@@ -60,10 +60,38 @@ def plan_command_revert(
                 mode if isinstance(mode, int) else None,
             )
         )
+    files = _with_made_folders(files, record["changes"])
     unlisted = record.get("count", 0) - len(record["changes"])
     if isinstance(unlisted, int) and unlisted > 0:
         left.append((f"({unlisted} more)", "not listed on the receipt"))
     return files, left
+
+
+def _with_made_folders(files: list[FileRestore], changes: list[Any]) -> list[FileRestore]:
+    """A file the command deleted and whose path holds files it created was replaced by a
+    folder: the folders it made there (the created files' parents, deepest first) go first."""
+    created = [
+        change["path"]
+        for change in changes
+        if isinstance(change, dict)
+        and change.get("change") == "created"
+        and isinstance(change.get("path"), str)
+    ]
+    planned: list[FileRestore] = []
+    for item in files:
+        inside = [path for path in created if path.startswith(item.path + "/")]
+        if item.expected_sha256 is not None or item.content is None or not inside:
+            planned.append(item)
+            continue
+        folders = {
+            str(parent)
+            for path in inside
+            for parent in PurePosixPath(path).parents
+            if parent.is_relative_to(item.path)
+        }
+        made = tuple(sorted(folders, key=lambda folder: (-folder.count("/"), folder)))
+        planned.append(replace(item, made_folders=made))
+    return planned
 
 
 def _why_not(change: dict[str, Any]) -> str | None:
@@ -120,6 +148,8 @@ def check_file(root: Path, item: FileRestore, protected: tuple[str, ...]) -> Fil
     mode: int | None = None
     try:
         with _parent(root, parts, create=False) as directory:
+            if item.made_folders and _is_folder(directory, parts[-1]):
+                return item  # the folder the command made: removed first, when empty
             digest, data = current_state(directory, parts[-1])
             if digest is not None:
                 info = os.stat(parts[-1], dir_fd=directory, follow_symlinks=False)
@@ -149,8 +179,32 @@ def _write(directory: int, name: str, data: bytes, mode: int | None) -> None:
         os.close(fd)
 
 
+def _is_folder(directory: int, name: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def _remove_made_folders(root: Path, item: FileRestore, protected: tuple[str, ...]) -> None:
+    """Remove the folders the command made where the file was, each only when empty."""
+    for folder in item.made_folders:
+        parts = relative_parts(folder, protected)
+        try:
+            with _parent(root, parts, create=False) as directory:
+                os.rmdir(parts[-1], dir_fd=directory)
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            if error.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                raise AgentError("the folder the command made is not empty now") from None
+            raise AgentError(error.strerror or str(error)) from None
+
+
 def apply_file(root: Path, item: FileRestore, protected: tuple[str, ...]) -> None:
     """Put one file in its state, if it still holds the expected digest (else AgentError)."""
+    if item.made_folders:
+        _remove_made_folders(root, item, protected)
     parts = relative_parts(item.path, protected)
     with _parent(root, parts, create=item.content is not None) as directory:
         try:
@@ -201,7 +255,8 @@ def apply_change_set(
                 raise AgentError(f"{item.path}: {error}; nothing was applied") from None
     applied: list[FileRestore] = []
     alone: list[tuple[str, str]] = []
-    for item in files:
+    # A file that a folder replaced comes back once the files in that folder are gone.
+    for item in sorted(files, key=lambda item: bool(item.made_folders)):
         try:
             apply_file(root, item, protected)
         except AgentError as error:
