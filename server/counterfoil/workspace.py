@@ -14,7 +14,11 @@ from .approval import Approval, denial
 from .commands.runner import CommandResult
 from .commands.tree.command_run import run_tracked_command
 from .commands.tree.command_tree import CommandTree
-from .commands.tree.restore import apply_approved_change_set, propose_command_revert
+from .commands.tree.restore import (
+    applied_record,
+    apply_approved_change_set,
+    propose_command_revert,
+)
 from .commands.tree.sandbox import OFF, sandbox_for
 from .commands.tree.snapshot import TreeRules, guarded_paths
 from .edited_approval import diff_shows_all, edited_observation, edited_proposal
@@ -297,7 +301,7 @@ class Workspace(WorkspaceReads):
         self, call_id: str, tool_call_id: str, evidence: dict[str, Any]
     ) -> ChangeSetProposal:
         root, protected = self.policy.root, self.policy.protected_patterns
-        plan = (call_id, tool_call_id, evidence.get("tree_changes"), self._stored_object)
+        plan = (call_id, tool_call_id, applied_record(evidence), self._stored_object)
         return propose_command_revert(*plan, root, protected, self._is_receipt_log)
 
     def _apply_change_set(self, proposal: ChangeSetProposal) -> str:

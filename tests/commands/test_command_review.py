@@ -339,3 +339,13 @@ def test_an_unreadable_file_stops_the_review_with_one_sentence_naming_it() -> No
         )
     finally:
         shutil.rmtree(root)
+
+
+def test_a_rejected_reviewed_command_has_nothing_to_revert(tmp_path: Path) -> None:
+    space, _ = reviewed(tmp_path, FORMATTER, reject_changes)
+    (tmp_path / "greet.py").write_text("print( 'hi' )\n")
+    step = space.execute_step(ToolAction("run_command", {"argv": [PYTHON, "tool.py"]}))
+
+    observation = space.revert_step(step.call_id or "").observation
+
+    assert observation == f"error: nothing of {step.call_id} can be reverted (it changed no file)"

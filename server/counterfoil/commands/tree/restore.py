@@ -67,6 +67,24 @@ def plan_command_revert(
     return files, left
 
 
+def applied_record(evidence: dict[str, Any]) -> object:
+    """A command's `tree_changes` as far as they reached the root: a reviewed command's
+    changes were made in a copy, and only those its review applied are the root's to revert."""
+    record = evidence.get("tree_changes")
+    review = evidence.get("review")
+    if not isinstance(review, dict) or not isinstance(record, dict):
+        return record
+    applied = review.get("applied")
+    paths = set(applied) if isinstance(applied, list) else set()
+    changes = record.get("changes")
+    kept = (
+        [change for change in changes if isinstance(change, dict) and change.get("path") in paths]
+        if isinstance(changes, list)
+        else []
+    )
+    return {**record, "changes": kept, "count": len(kept)}
+
+
 def _with_made_folders(files: list[FileRestore], changes: list[Any]) -> list[FileRestore]:
     """A file the command deleted and whose path holds files it created was replaced by a
     folder: the folders it made there (the created files' parents, deepest first) go first."""
