@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
-from counterfoil.cli.main import main
+from counterfoil.cli.main import main, proposal_diff
+from counterfoil.lsp.protocol import preview
 from counterfoil.proposals import ChangeSetProposal, ToolProposal
 
 PYTHON = sys.executable
@@ -199,3 +200,20 @@ def test_a_folder_the_command_made_is_not_removed_once_someone_put_a_file_in_it(
 
     assert (tmp_path / "out" / "mine.txt").read_text() == "a person's file\n"
     assert "out: the folder the command made is not empty now" in last_line(tmp_path)["result"]
+
+
+def test_the_revert_preview_names_the_folders_the_command_made(tmp_path: Path) -> None:
+    ran_file_to_folder(tmp_path)
+    asked: list[ToolProposal] = []
+    policy = ToolPolicy(tmp_path, allowed_commands=((PYTHON, "tool.py"),))
+    store = ReceiptStore(tmp_path / LOG, signer=None)
+    space = Workspace(policy, receipt_store=store, confirm_proposal=lambda p: asked.append(p))
+
+    space.revert_step("call-1")
+
+    assert isinstance(asked[0], ChangeSetProposal)
+    files = {item["path"]: item for item in preview(asked[0], tmp_path)["files"]}
+    assert files["out"]["madeFolders"] == ["out/sub", "out"]
+    assert "removes the folders the command made, when empty: out/sub/, out/\n" in (
+        proposal_diff(asked[0])
+    )

@@ -145,6 +145,7 @@ export interface ChangedFile {
   mode: number | null;
   currentMode: number | null;
   changesMode: boolean;
+  madeFolders?: string[] | null;
 }
 
 /** A command's reviewed changes to the tree, or a command's revert, accepted as a whole. */

@@ -115,12 +115,17 @@ export function changeSetQuestion(
   const modes = preview.files.filter((file) => file.changesMode);
   const modeText =
     modes.length > 0 ? ` Modes: ${modes.map(modeChange).join(", ")}.` : "";
+  const made = preview.files.flatMap((file) => file.madeFolders ?? []);
+  const madeText =
+    made.length > 0
+      ? ` Removes the folders the command made, when empty: ${made.map((folder) => `${shownPath(folder)}/`).join(", ")}.`
+      : "";
   // A reviewed set is applied whole or not at all; a revert writes each file that still holds
   // what the command left.
   const how = preview.ran
     ? "all or nothing"
     : "each only if unchanged since the command";
-  return `${action}: ${fileCount(preview.files.length)}, ${how} (${params.toolCallId}).${modeText}${alone}`;
+  return `${action}: ${fileCount(preview.files.length)}, ${how} (${params.toolCallId}).${modeText}${madeText}${alone}`;
 }
 
 /** One file's change of permission bits: "run.sh 0644 → 0777 (world-writable)". */

@@ -199,6 +199,22 @@ describe("change sets", () => {
     );
   });
 
+  test("a revert says which folders the command made are removed first", () => {
+    const [text] = reviewed.files;
+    const revert = {
+      ...reviewed,
+      reverts: "call-1",
+      ran: null,
+      leftAlone: [],
+      files: [{ ...text, path: "out", madeFolders: ["out/sub", "out"] }],
+    };
+    const params = { ...reviewParams, tool: "revert", preview: revert };
+    assert.equal(
+      changeSetQuestion(params, revert),
+      "Revert call-1: 1 file, each only if unchanged since the command (call-1). Removes the folders the command made, when empty: out/sub/, out/.",
+    );
+  });
+
   test("a newline or an escape in a path cannot start a line of its own", () => {
     const forged = {
       ...reviewed,

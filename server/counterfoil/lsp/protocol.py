@@ -348,6 +348,7 @@ def _change_set_preview(proposal: ChangeSetProposal, root: Path) -> messages.Cha
                 mode=item.mode,
                 currentMode=item.current_mode,
                 changesMode=item.changes_mode,
+                madeFolders=list(item.made_folders) or None,
             )
             for item in proposal.files
         ],
