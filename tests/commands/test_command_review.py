@@ -349,3 +349,13 @@ def test_a_rejected_reviewed_command_has_nothing_to_revert(tmp_path: Path) -> No
     observation = space.revert_step(step.call_id or "").observation
 
     assert observation == f"error: nothing of {step.call_id} can be reverted (it changed no file)"
+
+
+def test_receipts_show_says_what_the_review_decided(tmp_path: Path) -> None:
+    space, _ = reviewed(tmp_path, FORMATTER, reject_changes)
+    (tmp_path / "greet.py").write_text("print( 'hi' )\n")
+    step = space.execute_step(ToolAction("run_command", {"argv": [PYTHON, "tool.py"]}))
+    receipt = space.receipt_store.get(step.call_id or "")
+    assert receipt is not None
+
+    assert "  review rejected: 0 file(s) applied to the root\n" in describe_receipt(receipt)

@@ -46,7 +46,7 @@ export function baseMismatch(
 export function proposalSubject(params: ConfirmParams): string {
   const preview = params.preview;
   if (preview?.kind === "edit") {
-    return `${params.tool} ${preview.path}`;
+    return `${params.tool} ${shownPath(preview.path)}`;
   }
   if (preview?.kind === "command") {
     return `${params.tool} ${preview.argv.join(" ")}`;

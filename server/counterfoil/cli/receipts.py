@@ -146,6 +146,11 @@ def _tree_lines(evidence: dict[str, object]) -> list[str]:
         more = record.get("count", 0) - len(record["changes"])
         if isinstance(more, int) and more > 0:
             lines.append(f"    [and {more} more]")
+    review = evidence.get("review")
+    if isinstance(review, dict):
+        applied = review.get("applied")
+        count = len(applied) if isinstance(applied, list) else 0
+        lines.append(f"  review {review.get('decision')}: {count} file(s) applied to the root")
     drift = evidence.get("tree_drift")
     if isinstance(drift, dict):
         lines.append(f"  changed before it, not by it: {drift.get('count')}")
