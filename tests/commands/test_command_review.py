@@ -22,7 +22,7 @@ from counterfoil.commands.tree.review import SET_ID_REFUSED, ReviewCopy
 from counterfoil.commands.tree.snapshot import TreeLimits, TreeRules
 from counterfoil.compaction import COMPACTED_PREFIX, compacted_record
 from counterfoil.errors import AgentError
-from counterfoil.lsp.protocol import preview
+from counterfoil.lsp.protocol import preview, step_dict
 from counterfoil.path_text import shown_path
 from counterfoil.proposals import ChangeSetProposal, ToolProposal
 from counterfoil.receipts.verify import last_results
@@ -359,3 +359,12 @@ def test_receipts_show_says_what_the_review_decided(tmp_path: Path) -> None:
     assert receipt is not None
 
     assert "  review rejected: 0 file(s) applied to the root\n" in describe_receipt(receipt)
+
+
+def test_the_daemons_step_record_carries_the_review_decision(tmp_path: Path) -> None:
+    space, _ = reviewed(tmp_path, FORMATTER, reject_changes)
+    (tmp_path / "greet.py").write_text("print( 'hi' )\n")
+
+    step = space.execute_step(ToolAction("run_command", {"argv": [PYTHON, "tool.py"]}))
+
+    assert step_dict(step)["effect"]["review"] == "rejected"

@@ -379,6 +379,7 @@ export interface VerdictEffect {
   exitStatus: number | null;
   timedOut: boolean;
   reason: string | null;
+  review?: string | null;
 }
 
 /** One call's decision as the run's record holds it: approved (its receipt says what it did), rejected with the person's reason, refused with the gate's error, stale (the file changed while it waited), closed (its diff was closed unanswered), interrupted, failed, or settled from the disk after an interruption (`reason` says how). */

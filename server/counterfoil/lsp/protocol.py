@@ -219,6 +219,7 @@ def effect_message(outcome: EffectOutcome) -> messages.VerdictEffect:
         exitStatus=outcome.exit_status,
         timedOut=outcome.timed_out,
         reason=outcome.reason,
+        review=outcome.review,
     )
 
 
