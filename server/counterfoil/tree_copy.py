@@ -2,11 +2,13 @@
 
 Both walk one directory descriptor at a time (O_NOFOLLOW), so a link swapped in after a check is
 met as a link, not followed. A regular file is cloned where the file system offers
-copy-on-write (Linux FICLONE), else copied; new files get no executable bit unless asked.
+copy-on-write (Linux FICLONE), else copied extent by extent, so that its holes stay holes; new
+files get no executable bit unless asked.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -16,10 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import AgentError
-from .files import DIRECTORY_FLAGS, READ_FLAGS, open_directory, read_regular_file, write_all
+from .files import DIRECTORY_FLAGS, READ_FLAGS, open_directory, read_regular_file
 
 FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int)
 MAX_DIGESTED_BYTES = 64 * 1024 * 1024
+COPY_STEP_BYTES = 64 << 20
 
 # relative path -> ("file", sha256) | ("dir", "") | ("link", "") | ("other", "")
 Snapshot = dict[str, tuple[str, str]]
@@ -101,20 +104,61 @@ def _copy_file(source_fd: int, name: str, target: Path, mode: int) -> bool:
     """Copy one file; True when its blocks were cloned rather than copied."""
     fd = os.open(name, READ_FLAGS, dir_fd=source_fd)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise LinkRefused(name, "changed while it was copied")
         out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
-            cloned = _clone(fd, out)
-            if not cloned:
-                while chunk := os.read(fd, 1 << 20):
-                    write_all(out, chunk)
+            cloned = copy_bytes(fd, out, info.st_size)
             os.fchmod(out, stat.S_IMODE(mode))
         finally:
             os.close(out)
     finally:
         os.close(fd)
     return cloned
+
+
+def copy_bytes(reading: int, writing: int, size: int) -> bool:
+    """`size` bytes from `reading` into the empty `writing`: the blocks shared (copy-on-write,
+    True) where the file system can, else each data extent alone (SEEK_DATA/SEEK_HOLE, in the
+    kernel where it can), so that a hole stays a hole."""
+    if _clone(reading, writing):
+        return True
+    offset = 0
+    while offset < size:
+        try:
+            start = os.lseek(reading, offset, os.SEEK_DATA)
+            end = os.lseek(reading, start, os.SEEK_HOLE)
+        except OSError as error:
+            if error.errno == errno.ENXIO:
+                break  # only a hole is left
+            if error.errno not in (errno.EINVAL, errno.EOPNOTSUPP):
+                raise
+            start, end = offset, size  # no extents to ask for: copy it all
+        _copy_range(reading, writing, start, min(end, size) - start)
+        offset = end
+    os.ftruncate(writing, size)
+    return False
+
+
+def _copy_range(reading: int, writing: int, offset: int, count: int) -> None:
+    done, in_kernel = 0, hasattr(os, "copy_file_range")
+    while done < count:
+        step = min(COPY_STEP_BYTES, count - done)
+        if in_kernel:
+            try:
+                copied = os.copy_file_range(reading, writing, step, offset + done, offset + done)
+            except OSError as error:
+                if error.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
+                    raise
+                in_kernel = False
+                continue
+        else:
+            data = os.pread(reading, min(step, 1 << 20), offset + done)
+            copied = os.pwrite(writing, data, offset + done) if data else 0
+        if copied == 0:
+            return  # the file got shorter while it was copied
+        done += copied
 
 
 def _clone(source: int, target: int) -> bool:

@@ -2,7 +2,7 @@
 bubblewrap), and its changes come back as a change set that only an Accept applies to the
 real root, all or nothing, each file checked to still hold what it held when the copy was made.
 
-What the copy holds and leaves out is `tree_copy.py`'s; it is removed when review is over.
+What the copy holds and leaves out is `review_tree.py`'s; it is removed when review is over.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from ...actions import ToolAction
 from ...proposals import ChangeSetProposal, FileRestore
 from .changes import TreeChanges, compare
 from .restore import check_change_set
+from .review_tree import copy_tree
 from .snapshot import (
     Entry,
     KeepBytes,
@@ -25,7 +26,6 @@ from .snapshot import (
     TreeRules,
     hash_entry,
 )
-from .tree_copy import copy_tree
 from .walk import take_snapshot
 
 REVIEW_TOOL = "review"

@@ -1,14 +1,13 @@
 """The copy of the root a reviewed command runs on: no more of it than a review can apply, and
-never larger on disk than the root.
+never larger on disk than the root (a branch's copy, which holds all of it, is `tree_copy.py`).
 
 - Caches the snapshot leaves out (`__pycache__`, `.pytest_cache`, …) are not copied: the
   command makes them again if it needs them, and a review never applies them.
 - Installs and history (`.venv`, `venv`, `node_modules`, `.tox`, `.nox`, a `.git` folder) are
   not copied either: the real ones are shown to the command read-only at their own place
   (`shared`, mounted by the sandbox), since a review never applies a change to them.
-- A file keeps its holes (SEEK_DATA/SEEK_HOLE: a sparse 128 MiB image costs its data, not
-  128 MiB) and shares its blocks with the original where the file system can (FICLONE), else
-  is copied in the kernel (`copy_file_range`).
+- A file keeps its holes and shares its blocks with the original where the file system can
+  (`tree_copy.copy_bytes`: a sparse 128 MiB image costs its data, not 128 MiB).
 - FIFOs, sockets, devices and files with other hard links are not copied; neither are the
   paths `left_out` names (the receipt log).
 
@@ -18,8 +17,6 @@ otherwise run on a tree that is not the root's.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 import stat
 import sys
@@ -29,12 +26,11 @@ from pathlib import Path
 
 from ...errors import AgentError
 from ...path_text import shown_path
+from ...tree_copy import copy_bytes
 from .ignore import CACHE_NAMES
 
 SHARED_NAMES = frozenset({".venv", "venv", "node_modules", ".tox", ".nox", ".git"})
 LEFT_OUT_NAMES = CACHE_NAMES - SHARED_NAMES
-FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int)
-CHUNK_BYTES = 1 << 20
 NOFOLLOW = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -137,52 +133,6 @@ def _copy_file(source: Path, target: Path, relative: str) -> None:
         raise _CopyError(relative, error.strerror or str(error)) from None
     finally:
         os.close(reading)
-
-
-def copy_bytes(reading: int, writing: int, size: int) -> None:
-    """`size` bytes from `reading` to the empty `writing`: shared blocks where the file system
-    clones, else each data extent alone, so that a hole stays a hole."""
-    if sys.platform.startswith("linux"):
-        try:
-            fcntl.ioctl(writing, FICLONE, reading)
-            return
-        except OSError:
-            pass  # not the same file system, or one that does not clone
-    offset = 0
-    while offset < size:
-        try:
-            start = os.lseek(reading, offset, os.SEEK_DATA)
-            end = os.lseek(reading, start, os.SEEK_HOLE)
-        except OSError as error:
-            if error.errno == errno.ENXIO:
-                break  # only a hole is left
-            if error.errno not in (errno.EINVAL, errno.EOPNOTSUPP):
-                raise
-            start, end = offset, size  # no extents to ask for: copy it all
-        _copy_range(reading, writing, start, min(end, size) - start)
-        offset = end
-    os.ftruncate(writing, size)
-
-
-def _copy_range(reading: int, writing: int, offset: int, count: int) -> None:
-    done = 0
-    in_kernel = hasattr(os, "copy_file_range")
-    while done < count:
-        step = min(CHUNK_BYTES * 64, count - done)
-        if in_kernel:
-            try:
-                copied = os.copy_file_range(reading, writing, step, offset + done, offset + done)
-            except OSError as error:
-                if error.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
-                    raise
-                in_kernel = False
-                continue
-        else:
-            data = os.pread(reading, min(step, CHUNK_BYTES), offset + done)
-            copied = os.pwrite(writing, data, offset + done) if data else 0
-        if copied == 0:
-            return  # the file got shorter while it was copied
-        done += copied
 
 
 def _copy_stat(source: Path, target: Path, info: os.stat_result, relative: str) -> None:
