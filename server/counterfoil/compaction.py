@@ -2,7 +2,7 @@
 
 An older tool action and its observation may be replaced, in the model's view only, by a small
 deterministic record of the receipt that holds the whole result: tool, arguments, exit state,
-changed artifacts, a bounded preview and the receipt id. Only an interaction whose tool,
+changed artifacts, a bounded preview, the receipt id, and a reviewed command's decision. Only an interaction whose tool,
 arguments and complete observation match a receipt qualifies, and a compacted view is kept only
 when the caller's own counter says it is smaller. The transcript and receipts are never changed.
 """
@@ -57,6 +57,15 @@ def compacted_record(
         "tool": receipt.tool,
         **(rest or {}),
     }
+    review = receipt.evidence.get("review")
+    if isinstance(review, dict):
+        # A reviewed command's changes were made in a copy: only the decision says whether
+        # they reached the root.
+        applied = review.get("applied")
+        payload["review"] = {
+            "decision": review.get("decision"),
+            "applied": len(applied) if isinstance(applied, list) else 0,
+        }
     return COMPACTED_PREFIX + json.dumps(payload, sort_keys=True, separators=(",", ":"))
 
 

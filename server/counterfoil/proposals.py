@@ -55,6 +55,9 @@ class CommandProposal:
     kind: Literal["command"] = field(default="command", init=False)
 
 
+PLAIN_FILE_MODE = 0o644
+
+
 @dataclass(frozen=True)
 class FileRestore:
     """One file of a change set: it must hold `expected_sha256` now (None: absent), and gets
@@ -66,6 +69,19 @@ class FileRestore:
     content_sha256: str | None
     mode: int | None
     current: bytes | None = None  # what is there now, for the diff (None: absent or unread)
+    current_mode: int | None = None  # its permission bits now (None: absent or unread)
+    # The folders a command made at this path and under it, deepest first: a revert removes
+    # them (each only when empty) before it puts the file back.
+    made_folders: tuple[str, ...] = ()
+
+    @property
+    def changes_mode(self) -> bool:
+        """Whether applying it changes the permission bits: a kept file's bits differ, or a new
+        file's are not the plain 0644 (a removed file's go with it)."""
+        if self.content is None or self.mode is None:
+            return False
+        was = PLAIN_FILE_MODE if self.expected_sha256 is None else self.current_mode
+        return was != self.mode
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,8 @@ class StepResult:
             parts.append("timed out")
         elif effect is not None and effect.exit_status is not None:
             parts.append(f"exit status {effect.exit_status}")
+        if effect is not None and effect.review is not None:
+            parts.append(f"review {effect.review}")
         if self.receipt_id is not None:
             parts.append(f"receipt {self.receipt_id}")
         return ", ".join(parts)

@@ -2,8 +2,8 @@
 
 Both walk one directory descriptor at a time (O_NOFOLLOW), so a link swapped in after a check is
 met as a link, not followed. A regular file is cloned where the file system offers
-copy-on-write (Linux FICLONE), else copied with its holes kept (a sparse disk image stays
-sparse); new files get no executable bit unless asked.
+copy-on-write (Linux FICLONE), else copied extent by extent, so that its holes stay holes; new
+files get no executable bit unless asked.
 """
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import AgentError
-from .files import DIRECTORY_FLAGS, READ_FLAGS, open_directory, read_regular_file, write_all
+from .files import DIRECTORY_FLAGS, READ_FLAGS, open_directory, read_regular_file
 
 FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int)
 MAX_DIGESTED_BYTES = 64 * 1024 * 1024
 # A folder this deep is an entry of its own ("other"), not walked: a tree a program made
 # thousands of folders deep is then a change to see, not a RecursionError.
 MAX_SNAPSHOT_DEPTH = 256
+COPY_STEP_BYTES = 64 << 20
 
 # relative path -> ("file", sha256) | ("dir", "") | ("link", "") | ("other", "")
 Snapshot = dict[str, tuple[str, str]]
@@ -106,13 +107,12 @@ def _copy_file(source_fd: int, name: str, target: Path, mode: int) -> bool:
     """Copy one file; True when its blocks were cloned rather than copied."""
     fd = os.open(name, READ_FLAGS, dir_fd=source_fd)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise LinkRefused(name, "changed while it was copied")
         out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
-            cloned = _clone(fd, out)
-            if not cloned:
-                _copy_bytes(fd, out)
+            cloned = copy_bytes(fd, out, info.st_size)
             os.fchmod(out, stat.S_IMODE(mode))
         finally:
             os.close(out)
@@ -121,32 +121,47 @@ def _copy_file(source_fd: int, name: str, target: Path, mode: int) -> bool:
     return cloned
 
 
-def _copy_bytes(source: int, target: int) -> None:
-    """Copy the data, leaving each hole the file system reports (SEEK_DATA / SEEK_HOLE) a hole;
-    where it reports none, every byte."""
-    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
-    size = os.fstat(source).st_size
+def copy_bytes(reading: int, writing: int, size: int) -> bool:
+    """`size` bytes from `reading` into the empty `writing`: the blocks shared (copy-on-write,
+    True) where the file system can, else each data extent alone (SEEK_DATA/SEEK_HOLE, in the
+    kernel where it can), so that a hole stays a hole."""
+    if _clone(reading, writing):
+        return True
     offset = 0
     while offset < size:
-        if seek_data is None or seek_hole is None:
-            start, end = offset, size
-        else:
+        try:
+            start = os.lseek(reading, offset, os.SEEK_DATA)
+            end = os.lseek(reading, start, os.SEEK_HOLE)
+        except OSError as error:
+            if error.errno == errno.ENXIO:
+                break  # only a hole is left
+            if error.errno not in (errno.EINVAL, errno.EOPNOTSUPP):
+                raise
+            start, end = offset, size  # no extents to ask for: copy it all
+        _copy_range(reading, writing, start, min(end, size) - start)
+        offset = end
+    os.ftruncate(writing, size)
+    return False
+
+
+def _copy_range(reading: int, writing: int, offset: int, count: int) -> None:
+    done, in_kernel = 0, hasattr(os, "copy_file_range")
+    while done < count:
+        step = min(COPY_STEP_BYTES, count - done)
+        if in_kernel:
             try:
-                start = os.lseek(source, offset, seek_data)
-                end = os.lseek(source, start, seek_hole)
+                copied = os.copy_file_range(reading, writing, step, offset + done, offset + done)
             except OSError as error:
-                if error.errno == errno.ENXIO:  # nothing but a hole from here to the end
-                    break
-                if error.errno not in (errno.EINVAL, errno.EOPNOTSUPP):
+                if error.errno not in (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
                     raise
-                start, end = offset, size
-        os.lseek(source, start, os.SEEK_SET)
-        os.lseek(target, start, os.SEEK_SET)
-        while start < end and (chunk := os.read(source, min(1 << 20, end - start))):
-            write_all(target, chunk)
-            start += len(chunk)
-        offset = max(end, offset + 1)
-    os.ftruncate(target, size)
+                in_kernel = False
+                continue
+        else:
+            data = os.pread(reading, min(step, 1 << 20), offset + done)
+            copied = os.pwrite(writing, data, offset + done) if data else 0
+        if copied == 0:
+            return  # the file got shorter while it was copied
+        done += copied
 
 
 def _clone(source: int, target: int) -> bool:

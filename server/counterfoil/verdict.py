@@ -15,6 +15,7 @@ EffectState = Literal["approved", "rejected", "refused", "failed"]
 Validation = Literal["passed", "failed", "not_run", "stale"]
 
 EFFECT_STATES: tuple[EffectState, ...] = ("approved", "rejected", "refused", "failed")
+NOTHING_TO_APPLY = "nothing to apply"
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,8 @@ class EffectOutcome:
     the bytes a file effect wrote (None when nothing was written); `exit_status` is a command's
     status (None when it did not run or timed out; then `timed_out` says which), and
     `tree_changes` the files it changed, each with the digest it left (None: deleted).
+    `review` is a reviewed command's decision (`accepted`, `partially accepted`, `rejected`,
+    `nothing to apply`, `not applied`): its `tree_changes` are then only what was applied.
     """
 
     call_id: str
@@ -39,6 +42,7 @@ class EffectOutcome:
     timed_out: bool = False
     reason: str | None = None
     tree_changes: tuple[tuple[str, str | None], ...] = ()
+    review: str | None = None
 
     @property
     def wrote_file(self) -> bool:
@@ -56,6 +60,12 @@ class EffectOutcome:
             and self.argv is not None
             and (self.exit_status is not None or self.timed_out)
         )
+
+    @property
+    def ran_on_the_root(self) -> bool:
+        """The tree the command ran on is the root's: not a reviewed copy whose changes were
+        left out of the root (rejected, partly applied, or not applied)."""
+        return self.review in (None, "accepted", NOTHING_TO_APPLY)
 
 
 @dataclass(frozen=True)
@@ -75,7 +85,9 @@ class RunVerdict:
     change: `passed` (exit 0) or `failed` (non-zero or timed out). A command that ran only
     before a later change leaves it `stale`; no command at all leaves it `not_run` (also when
     nothing changed). A command that changed files is itself a change, so it does not
-    validate what it wrote: a formatter after the last passing test leaves it `stale`. `validated_by` is the call id of the deciding (or stale) command.
+    validate what it wrote: a formatter after the last passing test leaves it `stale`. So does a
+    reviewed command whose changes did not all reach the root: it ran on another tree.
+    `validated_by` is the call id of the deciding (or stale) command.
     """
 
     effects: tuple[EffectOutcome, ...] = ()
@@ -144,7 +156,7 @@ def compute_verdict(outcomes: Iterable[EffectOutcome]) -> RunVerdict:
     if commands:
         index, last = commands[-1]
         validated_by = last.call_id
-        if index <= last_change:
+        if index <= last_change or not last.ran_on_the_root:
             validation = "stale"
         else:
             validation = "passed" if last.exit_status == 0 else "failed"

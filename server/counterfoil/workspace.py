@@ -14,7 +14,11 @@ from .approval import Approval, denial
 from .commands.runner import CommandResult
 from .commands.tree.command_run import run_tracked_command
 from .commands.tree.command_tree import CommandTree
-from .commands.tree.restore import apply_approved_change_set, propose_command_revert
+from .commands.tree.restore import (
+    applied_record,
+    apply_approved_change_set,
+    propose_command_revert,
+)
 from .commands.tree.sandbox import OFF, sandbox_for
 from .commands.tree.snapshot import TreeRules, guarded_paths
 from .edited_approval import diff_shows_all, edited_observation, edited_proposal
@@ -28,6 +32,7 @@ from .files import (
     replace_file,
 )
 from .new_folders import folders_made, missing_folders, remove_folders
+from .path_text import shown_path
 from .paths import (  # noqa: F401 - the path rules' long-standing home re-exports them
     MAX_PATH_CHARS,
     PROTECTED_NAMES,
@@ -245,7 +250,7 @@ class Workspace(WorkspaceReads):
         self._modified.add(proposal.path)
         self.command_tree().note_effect(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
-        result = f"{verb} {proposal.path}"
+        result = f"{verb} {shown_path(proposal.path)}"
         if proposal.new_folders:
             result += f" (in new folders: {', '.join(proposal.new_folders)})"
         approval = self._approval_evidence(proposal, shown)
@@ -299,7 +304,7 @@ class Workspace(WorkspaceReads):
         self, call_id: str, tool_call_id: str, evidence: dict[str, Any]
     ) -> ChangeSetProposal:
         root, protected = self.policy.root, self.policy.protected_patterns
-        plan = (call_id, tool_call_id, evidence.get("tree_changes"), self._stored_object)
+        plan = (call_id, tool_call_id, applied_record(evidence), self._stored_object)
         return propose_command_revert(*plan, root, protected, self._is_receipt_log)
 
     def _apply_change_set(self, proposal: ChangeSetProposal) -> str:
@@ -345,7 +350,7 @@ class Workspace(WorkspaceReads):
         self._modified.add(proposal.path)
         self.command_tree().note_effect(proposal.path)
         verb = "removed" if proposal.removes_file else "restored"
-        result = f"{verb} {proposal.path} (reverts {proposal.reverts})"
+        result = f"{verb} {shown_path(proposal.path)} (reverts {proposal.reverts})"
         evidence = {**file_evidence(proposal), "reverts": proposal.reverts}
         if removed := remove_folders(self.policy.root, proposal.new_folders):
             result += f" and the folder{'s' if len(removed) > 1 else ''} {', '.join(removed)}"
@@ -373,13 +378,16 @@ class Workspace(WorkspaceReads):
         return self._tree
 
     def _run_command(self, proposal: CommandProposal) -> str:
-        def ran(outcome: CommandResult, changed: tuple[tuple[str, str | None], ...]) -> None:
+        def ran(
+            outcome: CommandResult, changed: tuple[tuple[str, str | None], ...], review: str | None
+        ) -> None:
             self._note(
                 proposal,
                 "approved",
                 exit_status=outcome.status,
                 timed_out=outcome.timed_out,
                 tree_changes=changed,
+                review=review,
             )
 
         run = run_tracked_command(

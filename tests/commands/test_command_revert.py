@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
-from counterfoil.cli.main import main
+from counterfoil.cli.main import main, proposal_diff
+from counterfoil.lsp.protocol import preview
 from counterfoil.proposals import ChangeSetProposal, ToolProposal
 
 PYTHON = sys.executable
@@ -176,3 +177,65 @@ def test_a_rewrite_in_place_with_its_old_mtime_put_back_is_reverted(tmp_path: Pa
 
     assert status == 0
     assert (tmp_path / "data.txt").read_text() == "NOTED\n"
+
+
+FILE_TO_FOLDER = (
+    "import os, pathlib\n"
+    "os.remove('out')\n"
+    "os.makedirs('out/sub')\n"
+    "pathlib.Path('out/sub/a.txt').write_text('a\\n')\n"
+)
+
+
+def ran_file_to_folder(root: Path) -> None:
+    """The project after an approved `python tool.py` (call-1) that replaced the file `out`
+    by a folder holding `sub/a.txt`."""
+    (root / "out").write_text("the file\n")
+    (root / "tool.py").write_text(FILE_TO_FOLDER)
+    (root / ".counterfoil").mkdir()
+    policy = ToolPolicy(root, allowed_commands=((PYTHON, "tool.py"),))
+    store = ReceiptStore(root / LOG, signer=None)
+    space = Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    space.execute(ToolAction("run_command", {"argv": [PYTHON, "tool.py"]}))
+    assert (root / "out" / "sub" / "a.txt").is_file()
+
+
+def test_reverting_a_command_that_replaced_a_file_by_a_folder_restores_the_file(
+    tmp_path: Path,
+) -> None:
+    ran_file_to_folder(tmp_path)
+
+    status, output = revert(tmp_path)
+
+    assert status == 0, output
+    assert (tmp_path / "out").is_file()
+    assert (tmp_path / "out").read_text() == "the file\n"
+
+
+def test_a_folder_the_command_made_is_not_removed_once_someone_put_a_file_in_it(
+    tmp_path: Path,
+) -> None:
+    ran_file_to_folder(tmp_path)
+    (tmp_path / "out" / "mine.txt").write_text("a person's file\n")
+
+    revert(tmp_path)
+
+    assert (tmp_path / "out" / "mine.txt").read_text() == "a person's file\n"
+    assert "out: the folder the command made is not empty now" in last_line(tmp_path)["result"]
+
+
+def test_the_revert_preview_names_the_folders_the_command_made(tmp_path: Path) -> None:
+    ran_file_to_folder(tmp_path)
+    asked: list[ToolProposal] = []
+    policy = ToolPolicy(tmp_path, allowed_commands=((PYTHON, "tool.py"),))
+    store = ReceiptStore(tmp_path / LOG, signer=None)
+    space = Workspace(policy, receipt_store=store, confirm_proposal=lambda p: asked.append(p))
+
+    space.revert_step("call-1")
+
+    assert isinstance(asked[0], ChangeSetProposal)
+    files = {item["path"]: item for item in preview(asked[0], tmp_path)["files"]}
+    assert files["out"]["madeFolders"] == ["out/sub", "out"]
+    assert "removes the folders the command made, when empty: out/sub/, out/\n" in (
+        proposal_diff(asked[0])
+    )

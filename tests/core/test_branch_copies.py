@@ -223,3 +223,23 @@ def test_two_steered_branches_from_one_checkpoint_then_the_passing_one_applied(
 
     assert chosen.reuse.reused_tokens == 3
     assert (root / "app.py").read_text() == "answer = 2\n"
+
+
+def test_a_branch_copy_keeps_a_sparse_file_sparse(tmp_path: Path) -> None:
+    from counterfoil.tree_copy import copy_tree
+
+    source = tmp_path / "source"
+    source.mkdir()
+    size = 64 * 1024 * 1024
+    with (source / "disk.img").open("wb") as image:
+        image.truncate(size)
+        image.write(b"head")
+    if (source / "disk.img").stat().st_blocks * 512 >= size:
+        pytest.skip("this file system does not keep holes")
+
+    copy_tree(source, tmp_path / "copy")
+
+    copied = tmp_path / "copy" / "disk.img"
+    assert copied.stat().st_size == size
+    assert copied.stat().st_blocks * 512 < 1024 * 1024
+    assert copied.read_bytes()[:4] == b"head"

@@ -63,7 +63,7 @@ def test_reverting_a_command_is_previewed_as_a_change_set(tmp_path: Path) -> Non
         tool_call_id="call-3",
         action=ToolAction("revert", {"tool_call_id": "call-2"}),
         files=(
-            FileRestore("data.txt", "2" * 64, b"before\n", "1" * 64, 0o644, b"after\n"),
+            FileRestore("data.txt", "2" * 64, b"before\n", "1" * 64, 0o644, b"after\n", 0o644),
             FileRestore("gen/out.txt", "3" * 64, None, None, None, b"\xff"),
         ),
         left_alone=(("link", "a symlink, not a regular file"),),
@@ -81,6 +81,9 @@ def test_reverting_a_command_is_previewed_as_a_change_set(tmp_path: Path) -> Non
         "removesFile": False,
         "currentText": "after\n",
         "proposedText": "before\n",
+        "mode": 0o644,
+        "currentMode": 0o644,
+        "changesMode": False,
     }
     assert shown["files"][1]["removesFile"] is True
     assert shown["files"][1]["currentText"] is None

@@ -159,6 +159,10 @@ export interface ChangedFile {
   removesFile: boolean;
   currentText: string | null;
   proposedText: string | null;
+  mode: number | null;
+  currentMode: number | null;
+  changesMode: boolean;
+  madeFolders?: string[] | null;
 }
 
 /** A command's reviewed changes to the tree, or a command's revert, accepted as a whole. */
@@ -392,6 +396,7 @@ export interface VerdictEffect {
   exitStatus: number | null;
   timedOut: boolean;
   reason: string | null;
+  review?: string | null;
 }
 
 /** One call's decision as the run's record holds it: approved (its receipt says what it did), rejected with the person's reason, refused with the gate's error, stale (the file changed while it waited), closed (its diff was closed unanswered), interrupted, failed, or settled from the disk after an interruption (`reason` says how). */

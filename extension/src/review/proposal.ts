@@ -46,7 +46,7 @@ export function baseMismatch(
 export function proposalSubject(params: ConfirmParams): string {
   const preview = params.preview;
   if (preview?.kind === "edit") {
-    return `${params.tool} ${preview.path}`;
+    return `${params.tool} ${shownPath(preview.path)}`;
   }
   if (preview?.kind === "command") {
     return `${params.tool} ${preview.argv.join(" ")}`;
@@ -110,14 +110,57 @@ export function changeSetQuestion(
     : `Revert ${preview.reverts ?? params.toolCallId}`;
   const alone =
     preview.leftAlone.length > 0
-      ? ` Left alone: ${preview.leftAlone.map((item) => `${item.path} (${item.why})`).join(", ")}.`
+      ? ` Left alone: ${preview.leftAlone.map((item) => `${shownPath(item.path)} (${item.why})`).join(", ")}.`
+      : "";
+  const modes = preview.files.filter((file) => file.changesMode);
+  const modeText =
+    modes.length > 0 ? ` Modes: ${modes.map(modeChange).join(", ")}.` : "";
+  const made = preview.files.flatMap((file) => file.madeFolders ?? []);
+  const madeText =
+    made.length > 0
+      ? ` Removes the folders the command made, when empty: ${made.map((folder) => `${shownPath(folder)}/`).join(", ")}.`
       : "";
   // A reviewed set is applied whole or not at all; a revert writes each file that still holds
   // what the command left.
   const how = preview.ran
     ? "all or nothing"
     : "each only if unchanged since the command";
-  return `${action}: ${fileCount(preview.files.length)}, ${how} (${params.toolCallId}).${alone}`;
+  return `${action}: ${fileCount(preview.files.length)}, ${how} (${params.toolCallId}).${modeText}${madeText}${alone}`;
+}
+
+/** One file's change of permission bits: "run.sh 0644 → 0777 (world-writable)". */
+export function modeChange(file: ChangedFile): string {
+  const octal = (mode: number | null): string =>
+    mode === null ? "unknown" : mode.toString(8).padStart(4, "0");
+  const was =
+    file.expectedSha256 === null ? "new file" : octal(file.currentMode);
+  const bits = file.mode ?? 0;
+  const named = [
+    [0o4000, "setuid"],
+    [0o2000, "setgid"],
+    [0o0002, "world-writable"],
+  ]
+    .filter(([bit]) => (bits & (bit as number)) !== 0)
+    .map(([, name]) => name);
+  const extra = named.length > 0 ? ` (${named.join(", ")})` : "";
+  return `${shownPath(file.path)} ${was} → ${octal(file.mode)}${extra}`;
+}
+
+/**
+ * A path as one line of text: control characters (a newline in a file name would start a
+ * forged line) and bidi controls made visible, as the daemon's `shown_path` does.
+ */
+export function shownPath(path: string): string {
+  return path.replace(
+    // eslint-disable-next-line no-control-regex
+    /[\u0000-\u001f\u007f-\u009f]|[\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+    (char) => {
+      const code = char.charCodeAt(0);
+      return code < 0xa0
+        ? `\\x${code.toString(16).padStart(2, "0")}`
+        : `<U+${code.toString(16).toUpperCase().padStart(4, "0")}>`;
+    },
+  );
 }
 
 /** Title of the approval diff: tool, path and call id. */
@@ -127,7 +170,7 @@ export function diffTitle(params: ConfirmParams, preview: EditPreview): string {
       ? ` with its empty folders ${preview.newFolders.map((folder) => `${folder}/`).join(", ")}`
       : "";
     const after = preview.removesFile ? `removed${folders}` : "restored";
-    return `${params.tool} ${preview.path} (${params.toolCallId}, undoes ${preview.reverts}): now ↔ ${after}`;
+    return `${params.tool} ${shownPath(preview.path)} (${params.toolCallId}, undoes ${preview.reverts}): now ↔ ${after}`;
   }
   const folders = (preview.newFolders ?? []).map((folder) => `${folder}/`);
   const side =
@@ -136,7 +179,7 @@ export function diffTitle(params: ConfirmParams, preview: EditPreview): string {
         ? `new file in new folder${folders.length > 1 ? "s" : ""} ${folders.join(", ")}`
         : "new file"
       : "as read";
-  return `${params.tool} ${preview.path} (${params.toolCallId}): ${side} ↔ proposed`;
+  return `${params.tool} ${shownPath(preview.path)} (${params.toolCallId}): ${side} ↔ proposed`;
 }
 
 /** Exact argv and cwd, shown in the modal that approves a command. */

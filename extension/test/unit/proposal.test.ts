@@ -115,6 +115,9 @@ const reviewed: ChangeSetPreview = {
       removesFile: false,
       currentText: "before\n",
       proposedText: "after\n",
+      mode: 0o644,
+      currentMode: 0o644,
+      changesMode: false,
     },
     {
       path: "gen/out.bin",
@@ -124,6 +127,9 @@ const reviewed: ChangeSetPreview = {
       removesFile: false,
       currentText: null,
       proposedText: null,
+      mode: 0o644,
+      currentMode: null,
+      changesMode: false,
     },
   ],
   leftAlone: [{ path: "notes.txt", why: "changed since the command" }],
@@ -174,6 +180,53 @@ describe("change sets", () => {
     assert.equal(
       changeSetQuestion(params, revert),
       "Revert call-1: 2 files, each only if unchanged since the command (call-3).",
+    );
+  });
+
+  test("every change of a file's mode is said, with the bits not to miss named", () => {
+    const [text, binary] = reviewed.files;
+    const modes = {
+      ...reviewed,
+      files: [
+        { ...text, mode: 0o4777, changesMode: true },
+        { ...binary, mode: 0o755, changesMode: true },
+      ],
+      leftAlone: [],
+    };
+    assert.equal(
+      changeSetQuestion(reviewParams, modes),
+      "Apply the changes of python tool.py (exit status 0, in a copy of the root (bubblewrap), no network) to the root: 2 files, all or nothing (call-1). Modes: data.txt 0644 → 4777 (setuid, world-writable), gen/out.bin new file → 0755.",
+    );
+  });
+
+  test("a revert says which folders the command made are removed first", () => {
+    const [text] = reviewed.files;
+    const revert = {
+      ...reviewed,
+      reverts: "call-1",
+      ran: null,
+      leftAlone: [],
+      files: [{ ...text, path: "out", madeFolders: ["out/sub", "out"] }],
+    };
+    const params = { ...reviewParams, tool: "revert", preview: revert };
+    assert.equal(
+      changeSetQuestion(params, revert),
+      "Revert call-1: 1 file, each only if unchanged since the command (call-1). Removes the folders the command made, when empty: out/sub/, out/.",
+    );
+  });
+
+  test("a newline or an escape in a path cannot start a line of its own", () => {
+    const forged = {
+      ...reviewed,
+      leftAlone: [
+        { path: "a\nLeft alone: deploy.sh\r\u001b[2K", why: "protected" },
+      ],
+    };
+    const question = changeSetQuestion(reviewParams, forged);
+    assert.ok(!/[\n\r\u001b]/.test(question));
+    assert.match(
+      question,
+      /a\\x0aLeft alone: deploy\.sh\\x0d\\x1b\[2K \(protected\)/,
     );
   });
 

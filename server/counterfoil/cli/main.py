@@ -23,6 +23,7 @@ from ..errors import AgentError
 from ..loop import AgentEvent, run_agent, run_verdict
 from ..models.progress import ModelProgress
 from ..models.usage import usage_line
+from ..path_text import shown_path
 from ..proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
 from ..receipts import EffectReceipt
 from ..settings import Settings
@@ -158,8 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
 def unified_diff(proposal: EditProposal) -> str:
     before = (proposal.base_text or "").splitlines(keepends=True)
     after = proposal.proposed_text.splitlines(keepends=True)
-    source = f"a/{proposal.path}" if proposal.base_sha256 is not None else "/dev/null"
-    target = "/dev/null" if proposal.removes_file else f"b/{proposal.path}"
+    source = f"a/{shown_path(proposal.path)}" if proposal.base_sha256 is not None else "/dev/null"
+    target = "/dev/null" if proposal.removes_file else f"b/{shown_path(proposal.path)}"
     lines = difflib.unified_diff(before, after, source, target)
     return "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
@@ -180,7 +181,9 @@ def proposal_header(proposal: ToolProposal) -> str:
         if proposal.reverts is not None:
             header += f" of {proposal.reverts}"
         lines = [f"{header}: {len(proposal.files)} file(s)\n"]
-        lines += [f"  left alone: {path} ({why})\n" for path, why in proposal.left_alone]
+        lines += [
+            f"  left alone: {shown_path(path)} ({why})\n" for path, why in proposal.left_alone
+        ]
         return "".join(lines)
     if isinstance(proposal, CommandProposal):
         return (
@@ -198,8 +201,9 @@ def proposal_header(proposal: ToolProposal) -> str:
     folders = ""
     if proposal.new_folders:
         how = "removes the folders if empty" if proposal.reverts else "creates the folders"
-        folders = f"  {how}: {', '.join(f'{folder}/' for folder in proposal.new_folders)}\n"
-    return f"{header} {proposal.path}\n  sha256 {base} -> {after}\n{folders}"
+        shown = ", ".join(f"{shown_path(folder)}/" for folder in proposal.new_folders)
+        folders = f"  {how}: {shown}\n"
+    return f"{header} {shown_path(proposal.path)}\n  sha256 {base} -> {after}\n{folders}"
 
 
 def read_line(stream: TextIO) -> str:

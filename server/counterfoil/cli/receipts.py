@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import AgentError
+from ..path_text import shown_path
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
 from ..receipts.content import load_object
 from ..receipts.retention import collect_garbage
@@ -119,7 +120,7 @@ def describe_receipt(receipt: EffectReceipt) -> str:
         status = evidence.get("exit_status", "?")
         target += f"  exit {'timeout' if status is None else status}"
     else:
-        target = str(arguments.get("path", ""))
+        target = shown_path(str(arguments.get("path", "")))
     when = evidence.get("time", "-")
     run = str(evidence.get("run_id", "-"))[:12]
     lines = [
@@ -150,10 +151,17 @@ def _tree_lines(evidence: dict[str, object]) -> list[str]:
         for change in record["changes"]:
             if isinstance(change, dict):
                 note = f"  ({change['note']})" if change.get("note") else ""
-                lines.append(f"    {change.get('change')} {change.get('path')}{note}")
+                lines.append(
+                    f"    {change.get('change')} {shown_path(str(change.get('path')))}{note}"
+                )
         more = record.get("count", 0) - len(record["changes"])
         if isinstance(more, int) and more > 0:
             lines.append(f"    [and {more} more]")
+    review = evidence.get("review")
+    if isinstance(review, dict):
+        applied = review.get("applied")
+        count = len(applied) if isinstance(applied, list) else 0
+        lines.append(f"  review {review.get('decision')}: {count} file(s) applied to the root")
     drift = evidence.get("tree_drift")
     if isinstance(drift, dict):
         lines.append(f"  changed before it, not by it: {drift.get('count')}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import os
 import shlex
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -16,7 +17,8 @@ from typing import Any, TextIO
 
 from ..model import Messages, Model, WrappedModel
 from ..models.progress import ModelProgress
-from ..proposals import ChangeSetProposal
+from ..path_text import shown_path
+from ..proposals import ChangeSetProposal, FileRestore
 from ..verdict import EFFECT_STATES, EffectOutcome, RunVerdict
 
 EXIT_SUCCEEDED = 0
@@ -177,7 +179,7 @@ def timed_load(stdout: TextIO, model: str, load: Callable[[], Any]) -> Any:
 def _effect_subject(outcome: EffectOutcome) -> str:
     if outcome.argv is not None:
         return shlex.join(outcome.argv)
-    return outcome.path or ""
+    return shown_path(outcome.path or "")
 
 
 def _effect_line(outcome: EffectOutcome) -> str:
@@ -254,7 +256,7 @@ def format_verdict(
     if verdict.files_changed:
         lines.append(f"changed:    {len(verdict.files_changed)} file(s)")
         for change in verdict.files_changed:
-            lines.append(f"  {change.path} ({change.call_id})")
+            lines.append(f"  {shown_path(change.path)} ({change.call_id})")
             lines.append(f"    sha256 {change.sha256 or '(deleted)'}")
     else:
         lines.append("changed:    nothing")
@@ -279,12 +281,41 @@ def bytes_diff(before: bytes, after: bytes, source: str, target: str) -> Iterato
     )
 
 
+def mode_line(item: FileRestore) -> str:
+    """`mode x: 0644 -> 0755`, said for every change of a file's permission bits, with the
+    bits a person must not miss named."""
+    was = "new file" if item.expected_sha256 is None else _octal(item.current_mode)
+    after = item.mode or 0
+    named = [
+        name
+        for bit, name in (
+            (stat.S_ISUID, "setuid"),
+            (stat.S_ISGID, "setgid"),
+            (stat.S_IWOTH, "world-writable"),
+        )
+        if after & bit
+    ]
+    extra = f" ({', '.join(named)})" if named else ""
+    return f"mode {shown_path(item.path)}: {was} -> {_octal(item.mode)}{extra}\n"
+
+
+def _octal(mode: int | None) -> str:
+    return "unknown" if mode is None else f"{mode:04o}"
+
+
 def change_set_diff(proposal: ChangeSetProposal) -> str:
-    """One unified diff per file (text), or the digests of a binary file's bytes."""
+    """One unified diff per file (text), or the digests of a binary file's bytes, each after a
+    line for any change of its permission bits."""
     parts: list[str] = []
     for item in proposal.files:
-        source = "/dev/null" if item.expected_sha256 is None else f"a/{item.path}"
-        target = "/dev/null" if item.content is None else f"b/{item.path}"
+        if item.changes_mode:
+            parts.append(mode_line(item))
+        if item.made_folders:
+            made = ", ".join(f"{shown_path(folder)}/" for folder in item.made_folders)
+            parts.append(f"removes the folders the command made, when empty: {made}\n")
+        path = shown_path(item.path)
+        source = "/dev/null" if item.expected_sha256 is None else f"a/{path}"
+        target = "/dev/null" if item.content is None else f"b/{path}"
         before, after = item.current or b"", item.content or b""
         if b"\0" in before + after or (item.current is None and item.expected_sha256):
             parts.append(
@@ -297,5 +328,5 @@ def change_set_diff(proposal: ChangeSetProposal) -> str:
             line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
             for line in lines
         )
-        parts.append(text or f"--- {source}\n+++ {target}\n(mode {item.mode:o})\n")
+        parts.append(text or f"--- {source}\n+++ {target}\n(the bytes are unchanged)\n")
     return "".join(parts)

@@ -219,6 +219,7 @@ def effect_message(outcome: EffectOutcome) -> messages.VerdictEffect:
         exitStatus=outcome.exit_status,
         timedOut=outcome.timed_out,
         reason=outcome.reason,
+        review=outcome.review,
     )
 
 
@@ -345,6 +346,10 @@ def _change_set_preview(proposal: ChangeSetProposal, root: Path) -> messages.Cha
                 removesFile=item.content is None,
                 currentText=_text_or_none(item.current),
                 proposedText=_text_or_none(item.content),
+                mode=item.mode,
+                currentMode=item.current_mode,
+                changesMode=item.changes_mode,
+                madeFolders=list(item.made_folders) or None,
             )
             for item in proposal.files
         ],

@@ -8,8 +8,10 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ..errors import AgentError
+from ..path_text import shown_path
 from .chain import ChainState, head_problem, iter_lines, receipt_from_line, take_lines
 from .errors import ReceiptLogError
 from .head import LogHead, read_head
@@ -131,13 +133,27 @@ def last_results(path: Path) -> dict[str, tuple[str, str | None]]:
             if raw is None or not raw.strip():
                 continue
             receipt = receipt_from_line(raw, complete)
-            for changed, digest in tree_results(receipt.evidence.get("tree_changes")):
+            for changed, digest in applied_tree_results(receipt.evidence):
                 results[changed] = (receipt.tool_call_id, digest)
             if "result_sha256" not in receipt.evidence or receipt.exit_state != "ok":
                 continue
             for artifact in receipt.changed_artifacts:
                 results[artifact] = (receipt.tool_call_id, receipt.evidence["result_sha256"])
     return results
+
+
+def applied_tree_results(evidence: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """`tree_results` of what reached the root: a reviewed command's changes were made in a
+    copy, and only those its review applied are the root's."""
+    found = tree_results(evidence.get("tree_changes"))
+    review = evidence.get("review")
+    if not isinstance(review, dict):
+        return found
+    applied = review.get("applied")
+    paths = (
+        {path for path in applied if isinstance(path, str)} if isinstance(applied, list) else set()
+    )
+    return [item for item in found if item[0] in paths]
 
 
 def tree_results(record: object) -> list[tuple[str, str | None]]:
@@ -163,7 +179,7 @@ def file_drift(path: Path, root: Path) -> tuple[str, ...]:
         current = file_digest(root, artifact)
         if current != digest:
             what = "was removed" if current is None else "changed"
-            lines.append(f"{artifact} {what} after {call_id}")
+            lines.append(f"{shown_path(artifact)} {what} after {call_id}")
     return tuple(lines)
 
 

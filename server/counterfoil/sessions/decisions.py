@@ -23,7 +23,7 @@ from ..files import write_all
 from ..receipt_evidence import os_user, utc_now
 from ..receipts.record import EffectReceipt
 from ..receipts.signing import Signer, load_signer
-from ..receipts.verify import tree_results
+from ..receipts.verify import applied_tree_results
 from ..verdict import EFFECT_STATES, EffectOutcome
 from .store import SessionStore
 
@@ -85,10 +85,17 @@ def recorded_outcomes(
                 exit_status=evidence.get("exit_status"),
                 timed_out=bool(evidence.get("timed_out")),
                 reason=entry.get("reason"),
-                tree_changes=tuple(tree_results(evidence.get("tree_changes"))),
+                tree_changes=tuple(applied_tree_results(evidence)),
+                review=_review_decision(evidence),
             )
         )
     return outcomes
+
+
+def _review_decision(evidence: dict[str, Any]) -> str | None:
+    review = evidence.get("review")
+    decision = review.get("decision") if isinstance(review, dict) else None
+    return decision if isinstance(decision, str) else None
 
 
 class DecisionLog:

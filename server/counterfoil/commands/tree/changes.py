@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...path_text import shown_path
 from .left_out import LeftOutChange, left_out_changes
 from .snapshot import FOLDER, RACY_NANOSECONDS, Entry, Snapshot, StatKey, TreeLimits
 
@@ -106,7 +107,7 @@ class TreeChanges:
             return ""
         lines = [f"{heading} ({self.count}):"]
         shown = [change for change in self.changes if not change.protected][:limit]
-        lines += [f"  {change.change} {change.path}" for change in shown]
+        lines += [f"  {change.change} {shown_path(change.path)}" for change in shown]
         protected = sum(change.protected for change in self.changes)
         if protected:
             lines.append(f"  [{protected} protected file{'s' if protected > 1 else ''} changed]")

@@ -15,6 +15,7 @@ from ...policy import ToolPolicy
 from ...proposals import CommandProposal, CommandRan, ToolProposal
 from ...receipt_evidence import command_evidence
 from ...receipts import ReceiptNotRecorded, ReceiptStore
+from ...verdict import NOTHING_TO_APPLY
 from ..runner import CommandResult, run_bounded
 from .changes import TreeChanges
 from .command_tree import CommandTree
@@ -23,6 +24,7 @@ from .review import ReviewCopy
 from .sandbox import REVIEW, private_temporary, sandbox_for
 
 Changed = tuple[tuple[str, str | None], ...]
+NOT_APPLIED = "not applied"
 
 
 @dataclass(frozen=True)
@@ -41,10 +43,10 @@ def run_tracked_command(
     stop: threading.Event | None,
     ask: Callable[[ToolProposal], Approval],
     load_object: Callable[[str], bytes | None],
-    ran: Callable[[CommandResult, Changed], None],
+    ran: Callable[[CommandResult, Changed, str | None], None],
 ) -> CommandRun:
-    """Run the command; `ran(outcome, changed files)` is called as soon as its effect on the
-    tree is known (before evidence that may fail to be stored). Raises AgentError when it
+    """Run the command; `ran(outcome, changed files, review decision)` is called as soon as
+    its effect on the tree is known (before evidence that may fail to be stored). Raises AgentError when it
     could not run, ReceiptNotRecorded when its evidence could not be kept."""
     before, drift = tree.before()
     review = ReviewCopy(policy.root, tree.rules) if policy.command_sandbox == REVIEW else None
@@ -57,7 +59,8 @@ def run_tracked_command(
                         policy.command_sandbox,
                         policy.root,
                         network=policy.allow_network,
-                        read_only=store.own_paths(with_folder=True),
+                        read_only=store.own_paths(with_folder=True)
+                        + (() if review is None else review.shared),
                         source=None if review is None else review.copy,
                         temporary=temporary,
                         hidden=policy.hidden_paths,
@@ -89,12 +92,12 @@ def run_tracked_command(
             try:
                 evidence = command_evidence(proposal, outcome, duration, output)
             except (AgentError, OSError) as error:
-                ran(outcome, _changed(changes) if review is None else ())
+                ran(outcome, *((_changed(changes), None) if review is None else ((), NOT_APPLIED)))
                 raise ReceiptNotRecorded(str(error)) from None
         evidence.update(tree.record(changes, drift), sandbox=sandbox.record())
         text = [tree.observation(changes, drift)]
         if review is None:
-            ran(outcome, _changed(changes))
+            ran(outcome, _changed(changes), None)
         else:
             ran_as = CommandRan(
                 proposal.argv,
@@ -104,11 +107,20 @@ def run_tracked_command(
                 sandbox.mechanism,
                 sandbox.network,
             )
-            decision, applied = _decide(proposal, review, changes, ran_as, ask, load_object, policy)
+            decision, applied = _decide(
+                proposal,
+                review,
+                changes,
+                ran_as,
+                ask,
+                load_object,
+                policy,
+                tree.limits.max_listed_changes,
+            )
             tree.after(before)  # the real root now holds what was accepted: not drift
             evidence["review"] = decision
             text.append(_review_line(decision))
-            ran(outcome, applied)
+            ran(outcome, applied, decision["decision"])
             store.sync_objects(
                 digest
                 for change in changes.changes
@@ -141,17 +153,31 @@ def _decide(
     ask: Callable[[ToolProposal], Approval],
     load_object: Callable[[str], bytes | None],
     policy: ToolPolicy,
+    listed_at_most: int,
 ) -> tuple[dict[str, Any], Changed]:
-    """Ask whether to apply the copy's changes; apply them whole, or not at all."""
-    if not changes.count:
-        return {"decision": "nothing to apply", "applied": []}, ()
+    """Ask whether to apply the copy's changes; apply them whole, or not at all. A change set
+    that cannot show every change (over the listing cap, or an incomplete comparison) is not
+    offered: an Accept would apply only part of what the command did."""
+    if not changes.count and changes.incomplete is None:
+        return {"decision": NOTHING_TO_APPLY, "applied": []}, ()
+    if changes.count > len(changes.changes):
+        why = (
+            f"the command changed {changes.count} files, more than the {listed_at_most} "
+            "a review can show; nothing was applied"
+        )
+        return {"decision": NOT_APPLIED, "applied": [], "error": why}, ()
+    if changes.incomplete is not None:
+        why = (
+            f"the comparison of the copy is incomplete ({changes.incomplete}); nothing was applied"
+        )
+        return {"decision": NOT_APPLIED, "applied": [], "error": why}, ()
     change_set = replace(
         review.change_set(proposal.tool_call_id, list(proposal.argv), changes, load_object),
         ran=ran_as,
     )
     left = [list(pair) for pair in change_set.left_alone]
     if not change_set.files:
-        return {"decision": "nothing to apply", "applied": [], "left_alone": left}, ()
+        return {"decision": NOT_APPLIED, "applied": [], "left_alone": left}, ()
     if not ask(change_set).approved:
         return {"decision": "rejected", "applied": [], "left_alone": left}, ()
     try:
@@ -159,19 +185,28 @@ def _decide(
             policy.root, change_set.files, policy.protected_patterns, all_or_nothing=True
         )
     except AgentError as error:
-        return {"decision": "accepted", "applied": [], "error": str(error), "left_alone": left}, ()
+        record = {"decision": NOT_APPLIED, "accepted": True, "applied": [], "error": str(error)}
+        return {**record, "left_alone": left}, ()
     left += [list(pair) for pair in alone]
     paths = [item.path for item in applied]
-    record = {"decision": "accepted", "applied": paths, "left_alone": left}
+    decision = "partially accepted" if left else "accepted"
+    record = {"decision": decision, "applied": paths, "left_alone": left}
     return record, tuple((item.path, item.content_sha256) for item in applied)
 
 
 def _review_line(decision: dict[str, Any]) -> str:
     what = decision["decision"]
-    if what == "accepted" and decision.get("error"):
+    applied = f"{len(decision['applied'])} file(s) applied to the root"
+    if what == NOT_APPLIED and decision.get("accepted"):
         return f"[review: accepted, but not applied: {decision['error']}]"
+    if what == NOT_APPLIED and decision.get("error"):
+        return f"[review: not applied: {decision['error']}]"
+    if what == NOT_APPLIED:
+        return f"[review: not applied: none of the {len(decision['left_alone'])} change(s) can be]"
     if what == "accepted":
-        return f"[review: accepted; {len(decision['applied'])} file(s) applied to the root]"
+        return f"[review: accepted; {applied}]"
+    if what == "partially accepted":
+        return f"[review: partially accepted; {applied}, {len(decision['left_alone'])} left alone]"
     if what == "rejected":
         return "[review: rejected; the changes were discarded]"
     return "[review: nothing to apply]"

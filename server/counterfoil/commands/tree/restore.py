@@ -15,13 +15,14 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ...actions import ToolAction
 from ...errors import AgentError
 from ...files import READ_FLAGS, closed_after, open_folder_path, replace_file
+from ...path_text import shown_path
 from ...paths import relative_parts
 from ...proposals import ChangeSetProposal, FileRestore
 
@@ -59,10 +60,56 @@ def plan_command_revert(
                 mode if isinstance(mode, int) else None,
             )
         )
+    files = _with_made_folders(files, record["changes"])
     unlisted = record.get("count", 0) - len(record["changes"])
     if isinstance(unlisted, int) and unlisted > 0:
         left.append((f"({unlisted} more)", "not listed on the receipt"))
     return files, left
+
+
+def applied_record(evidence: dict[str, Any]) -> object:
+    """A command's `tree_changes` as far as they reached the root: a reviewed command's
+    changes were made in a copy, and only those its review applied are the root's to revert."""
+    record = evidence.get("tree_changes")
+    review = evidence.get("review")
+    if not isinstance(review, dict) or not isinstance(record, dict):
+        return record
+    applied = review.get("applied")
+    paths = set(applied) if isinstance(applied, list) else set()
+    changes = record.get("changes")
+    kept = (
+        [change for change in changes if isinstance(change, dict) and change.get("path") in paths]
+        if isinstance(changes, list)
+        else []
+    )
+    return {**record, "changes": kept, "count": len(kept)}
+
+
+def _with_made_folders(files: list[FileRestore], changes: list[Any]) -> list[FileRestore]:
+    """A file the command deleted and whose path holds files it created was replaced by a
+    folder: the folders it made there (the created files' parents, deepest first) go first."""
+    created = [
+        change["path"]
+        for change in changes
+        if isinstance(change, dict)
+        and change.get("change") == "created"
+        and isinstance(change.get("path"), str)
+    ]
+    planned: list[FileRestore] = []
+    for item in files:
+        inside = [path for path in created if path.startswith(item.path + "/")]
+        if item.expected_sha256 is not None or item.content is None or not inside:
+            planned.append(item)
+            continue
+        folders = {
+            str(parent)
+            for path in inside
+            for parent in PurePosixPath(path).parents
+            if parent.is_relative_to(item.path)
+        }
+        made = tuple(sorted(folders, key=lambda folder: (-folder.count("/"), folder)))
+        planned.append(replace(item, made_folders=made))
+    return planned
 
 
 def _why_not(change: dict[str, Any]) -> str | None:
@@ -116,9 +163,15 @@ def current_state(directory: int, name: str) -> tuple[str | None, bytes | None]:
 def check_file(root: Path, item: FileRestore, protected: tuple[str, ...]) -> FileRestore:
     """`item` with what the file holds now, or AgentError naming why it is left alone."""
     parts = relative_parts(item.path, protected)
+    mode: int | None = None
     try:
         with _parent(root, parts, create=False) as directory:
+            if item.made_folders and _is_folder(directory, parts[-1]):
+                return item  # the folder the command made: removed first, when empty
             digest, data = current_state(directory, parts[-1])
+            if digest is not None:
+                info = os.stat(parts[-1], dir_fd=directory, follow_symlinks=False)
+                mode = stat.S_IMODE(info.st_mode)
     except FileNotFoundError:
         digest, data = None, None
     except OSError as error:
@@ -127,9 +180,7 @@ def check_file(root: Path, item: FileRestore, protected: tuple[str, ...]) -> Fil
         raise AgentError(error.strerror or str(error)) from None
     if digest != item.expected_sha256:
         raise AgentError(CHANGED_SINCE)
-    return FileRestore(
-        item.path, item.expected_sha256, item.content, item.content_sha256, item.mode, data
-    )
+    return replace(item, current=data, current_mode=mode)
 
 
 def _write(directory: int, name: str, data: bytes, mode: int | None) -> None:
@@ -146,8 +197,32 @@ def _write(directory: int, name: str, data: bytes, mode: int | None) -> None:
         os.close(fd)
 
 
+def _is_folder(directory: int, name: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+def _remove_made_folders(root: Path, item: FileRestore, protected: tuple[str, ...]) -> None:
+    """Remove the folders the command made where the file was, each only when empty."""
+    for folder in item.made_folders:
+        parts = relative_parts(folder, protected)
+        try:
+            with _parent(root, parts, create=False) as directory:
+                os.rmdir(parts[-1], dir_fd=directory)
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            if error.errno in (errno.ENOTEMPTY, errno.EEXIST):
+                raise AgentError("the folder the command made is not empty now") from None
+            raise AgentError(error.strerror or str(error)) from None
+
+
 def apply_file(root: Path, item: FileRestore, protected: tuple[str, ...]) -> None:
     """Put one file in its state, if it still holds the expected digest (else AgentError)."""
+    if item.made_folders:
+        _remove_made_folders(root, item, protected)
     parts = relative_parts(item.path, protected)
     with _parent(root, parts, create=item.content is not None) as directory:
         try:
@@ -198,7 +273,8 @@ def apply_change_set(
                 raise AgentError(f"{item.path}: {error}; nothing was applied") from None
     applied: list[FileRestore] = []
     alone: list[tuple[str, str]] = []
-    for item in files:
+    # A file that a folder replaced comes back once the files in that folder are gone.
+    for item in sorted(files, key=lambda item: bool(item.made_folders)):
         try:
             apply_file(root, item, protected)
         except AgentError as error:
@@ -248,10 +324,10 @@ def change_set_result(
 ) -> str:
     """The observation: what was done to which file, then what was left alone and why."""
     lines = [f"{verb} {len(applied)} file{'s' if len(applied) != 1 else ''}:"]
-    lines += [f"  {item.path}" for item in applied]
+    lines += [f"  {shown_path(item.path)}" for item in applied]
     if alone:
         lines.append("left alone:")
-        lines += [f"  {path}: {why}" for path, why in alone]
+        lines += [f"  {shown_path(path)}: {why}" for path, why in alone]
     return "\n".join(lines)
 
 
@@ -269,7 +345,9 @@ def propose_command_revert(
     planned, left = plan_command_revert(call_id, record, load_object)
     files, alone = check_change_set(root, planned, left, protected, guarded)
     if not files:
-        reasons = "; ".join(f"{path}: {why}" for path, why in alone) or "it changed no file"
+        reasons = (
+            "; ".join(f"{shown_path(path)}: {why}" for path, why in alone) or "it changed no file"
+        )
         raise AgentError(f"nothing of {call_id} can be reverted ({reasons})")
     action = ToolAction("revert", {"tool_call_id": call_id})
     return ChangeSetProposal(tool_call_id, action, files, alone, reverts=call_id)

@@ -2,13 +2,11 @@
 bubblewrap), and its changes come back as a change set that only an Accept applies to the
 real root, all or nothing, each file checked to still hold what it held when the copy was made.
 
-The copy leaves out the receipt log's files, and never opens a FIFO, socket or device or a
-file with other hard links (those are not copied). The copy is removed when review is over.
+What the copy holds and leaves out is `review_tree.py`'s; it is removed when review is over.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import stat
 import tempfile
@@ -19,6 +17,7 @@ from ...actions import ToolAction
 from ...proposals import ChangeSetProposal, FileRestore
 from .changes import TreeChanges, compare
 from .restore import check_change_set
+from .review_tree import copy_tree
 from .snapshot import (
     Entry,
     KeepBytes,
@@ -30,6 +29,7 @@ from .snapshot import (
 from .walk import take_snapshot
 
 REVIEW_TOOL = "review"
+SET_ID_REFUSED = "it has the setuid or setgid bit, which a review never applies"
 
 
 class ReviewCopy:
@@ -40,32 +40,18 @@ class ReviewCopy:
         self.rules = rules
         self.folder = Path(tempfile.mkdtemp(prefix="counterfoil-review-"))
         self.copy = self.folder / "root"
-        self.skipped = 0
         # The receipt log's paths (relative) are left out of the copy's snapshots too: the
         # sandbox mounts the real ones there, read-only.
         self.copy_rules = TreeRules(rules.protected_patterns, guarded_paths=rules.guarded_paths)
         try:
-            shutil.copytree(root, self.copy, symlinks=True, ignore=self._left_out)
+            copied = copy_tree(root, self.copy, rules.guarded)
             self.start = take_snapshot(self.copy, self.copy_rules, hash_files=False)
         except BaseException:
             self.remove()
             raise
-
-    def _left_out(self, folder: str, names: list[str]) -> set[str]:
-        left: set[str] = set()
-        for name in names:
-            path = Path(folder) / name
-            try:
-                info = os.lstat(path)
-            except OSError:
-                left.add(name)
-                continue
-            plain = stat.S_ISDIR(info.st_mode) or stat.S_ISLNK(info.st_mode)
-            single = stat.S_ISREG(info.st_mode) and info.st_nlink == 1
-            if self.rules.guarded(path) or not (plain or single):
-                left.add(name)
-        self.skipped += len(left)
-        return left
+        self.skipped = copied.skipped
+        # The real installs and history, shown to the command read-only at their place.
+        self.shared = tuple(copied.shared)
 
     def changes(self, before: Snapshot, limits: TreeLimits, keep: KeepBytes | None) -> TreeChanges:
         """What the command changed in the copy, measured against the real root's before
@@ -120,6 +106,9 @@ class ReviewCopy:
                 left.append((change.path, change.before.note or "not hashed before"))
                 continue
             mode = None if after is None else stat.S_IMODE(after.mode)
+            if mode is not None and mode & (stat.S_ISUID | stat.S_ISGID):
+                left.append((change.path, SET_ID_REFUSED))
+                continue
             files.append(
                 FileRestore(change.path, change.before_sha256, content, change.after_sha256, mode)
             )

@@ -87,6 +87,11 @@ class ChangedFile:
     removesFile: bool
     currentText: str | None
     proposedText: str | None
+    mode: int | None  # the permission bits it gets (null: removed, or the usual)
+    currentMode: int | None  # its bits now (null: absent or unread)
+    changesMode: bool  # the bits change (a new file's: they are not 0644); always shown
+    # A revert's file that a folder replaced: the folders removed first (each when empty).
+    madeFolders: list[str] | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -49,6 +49,9 @@ class VerdictEffect:
     exitStatus: int | None
     timedOut: bool
     reason: str | None
+    # A reviewed command's decision: accepted, partially accepted, rejected, nothing to
+    # apply, not applied (what it changed in its copy reached the root only when accepted).
+    review: str | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)
