@@ -258,9 +258,9 @@ def tiny_model(base: Path) -> Path | None:
         import mlx_lm  # noqa: F401
     except ImportError:
         return None
-    from counterfoil.testing.tiny_model import build_tiny_model
+    from counterfoil.testing.tiny_model import cached_tiny_model
 
-    return build_tiny_model(base / "tiny-qwen3", seed=3)
+    return cached_tiny_model(seed=3)
 
 
 def milliseconds(seconds: float) -> float:
@@ -271,7 +271,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cycles", type=int, default=200)
     parser.add_argument("--cancels", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="10 cycles, 2 cancels")
     arguments = parser.parse_args()
+    if arguments.quick:
+        arguments.cycles, arguments.cancels = 10, 2
     cycles = arguments.cycles
     base = Path(tempfile.mkdtemp(prefix="counterfoil-bench-"))
     cancels: list[float] = []
