@@ -3,8 +3,9 @@
 The conversation is a real one: the agent loop runs over a temporary project holding a real
 module (the first lines of the standard library's `textwrap.py`), a scripted first turn reads
 it, and the messages the model is given next are kept. On them the model decodes, from the
-opening of the action onwards, an edit (`{"tool":"edit_file","path":…,"old":"`), a rewrite
-(`{"tool":"write_file","path":…,"content":"`), and, in a conversation with nothing to copy, a
+opening of the action onwards, an edit (`{"tool":"edit_file","path":…,"old":"class …`, the
+`old` text begun at the module's class line), a rewrite (`{"tool":"write_file","path":…,
+"content":"` and the module's first line), and, in a conversation with nothing to copy, a
 prose answer (`{"final":"`). Each is decoded greedily under the action grammar, as the MLX loop
 decodes, once with `mlx_lm.stream_generate` and once with prompt lookup, in pairs, alternating
 which goes first; the speedup is the median of the pairs' decode-rate ratios (prefill
@@ -32,11 +33,20 @@ from workload import bench_model_dir, median_ratio
 MODULE = "textwrap_head.py"
 GOAL_EDIT = f"Read {MODULE}, then improve its docstrings."
 GOAL_PROSE = "In a paragraph, tell me why small, reviewed changes are safer than large ones."
-OPENINGS = {
-    "edit": f'{{"tool":"edit_file","path":"{MODULE}","old":"',
-    "rewrite": f'{{"tool":"write_file","path":"{MODULE}","content":"',
-    "prose": '{"final":"',
-}
+
+
+def openings(text: str) -> dict[str, str]:
+    """Each action's opening: an edit starts its `old` text at the module's class line, a
+    rewrite its `content` at the module's first line (as the model has chosen them, the rest
+    is its to write); a prose answer just opens."""
+    lines = text.splitlines(keepends=True)
+    target = next((line for line in lines if line.startswith("class ")), lines[len(lines) // 2])
+    return {
+        "edit": f'{{"tool":"edit_file","path":"{MODULE}","old":"{json.dumps(target)[1:-1]}',
+        "rewrite": f'{{"tool":"write_file","path":"{MODULE}","content":"'
+        + json.dumps(lines[0])[1:-1],
+        "prose": '{"final":"',
+    }
 
 
 def module_text(lines: int) -> str:
@@ -145,10 +155,11 @@ def main() -> None:
     decoder = Decoder(spec)
     text = module_text(lines)
     after_read = conversation(GOAL_EDIT, text, reads=True)
+    opening = openings(text)
     cases = {
-        "edit": decoder.prompt(after_read, OPENINGS["edit"]),
-        "rewrite": decoder.prompt(after_read, OPENINGS["rewrite"]),
-        "prose": decoder.prompt(conversation(GOAL_PROSE, text, reads=False), OPENINGS["prose"]),
+        "edit": decoder.prompt(after_read, opening["edit"]),
+        "rewrite": decoder.prompt(after_read, opening["rewrite"]),
+        "prose": decoder.prompt(conversation(GOAL_PROSE, text, reads=False), opening["prose"]),
     }
     print(
         f"model {Path(spec).name}; {blas}; {rounds} rounds of {max_tokens} tokens; load "
