@@ -22,7 +22,7 @@ that cannot be trimmed (a rotating window past its size, a recurrent state) is d
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Collection, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,11 +132,14 @@ def lookup_generate_step(
     prefill_step_size: int = 2048,
     config: LookupConfig | None = None,
     stats: LookupStats | None = None,
+    eos_token_ids: Collection[int] = (),
 ) -> Generator[tuple[int, Any, bool], None, None]:
     """`mlx_lm.generate_step` for greedy decoding, with prompt lookup: yields (token, logprobs,
     from_draft). `prompt` is the suffix still to prefill; `context` the conversation's tokens
     (the whole prompt, ending with `prompt`, or only what precedes it), searched for drafts
-    along with the response. On close the cache holds the prompt and every token yielded, as in the plain loop.
+    along with the response. It ends after an end-of-sequence token or `max_tokens` tokens, the
+    cache then holding the prompt and every token yielded, as the plain loop leaves it; closed
+    earlier, it trims the cache back to tokens it yielded (without computing the last one).
     """
     from mlx_lm.generate import generation_stream
     from mlx_lm.models.cache import can_trim_prompt_cache, trim_prompt_cache
@@ -202,7 +205,10 @@ def lookup_generate_step(
             if made + 1 < count:
                 token, logprobs = following
 
-    def reconcile() -> None:
+    def finishing(token: int) -> bool:
+        return token in eos_token_ids or generated >= max_tokens
+
+    def reconcile(feed: bool = True) -> None:
         """Trim the cache to what it shares with `sequence`, then feed what is missing."""
         keep = 0
         limit = min(len(fed), len(sequence))
@@ -213,7 +219,7 @@ def lookup_generate_step(
             trim_prompt_cache(prompt_cache, excess)
             del fed[keep:]
         missing = sequence[keep:]
-        if missing:
+        if missing and feed:
             forward(missing)
             mx.eval([layer.state for layer in prompt_cache])
 
@@ -231,6 +237,10 @@ def lookup_generate_step(
                 if lengths.paused_for and not processors:
                     run = min(lengths.paused_for, room + 1)
                     for token, logprobs in plain_run(run):
+                        if finishing(token):
+                            reconcile()
+                            yield token, logprobs, False
+                            return
                         yield token, logprobs, False
                     lengths.decoded_plainly(run)
                     continue
@@ -265,6 +275,10 @@ def lookup_generate_step(
                     if matches:
                         accepted += 1
                         stats.accepted += 1
+                    if finishing(token):
+                        reconcile()
+                        yield token, logprobs, position > 0
+                        return
                     yield token, logprobs, position > 0
                     if not matches:
                         break
@@ -277,7 +291,7 @@ def lookup_generate_step(
                 if generated % 256 < len(draft) + 1:
                     mx.clear_cache()
         finally:
-            reconcile()
+            reconcile(feed=False)
 
 
 def _mlx() -> Any:
@@ -350,6 +364,7 @@ def stream_generate_with_lookup(
                 prefill_step_size=options.get("prefill_step_size", 2048),
                 config=config,
                 stats=stats,
+                eos_token_ids=tokenizer.eos_token_ids,
             ),
         )
 
