@@ -16,9 +16,9 @@ import json
 import time
 
 from blas import use_openblas
-from workload import SYSTEM, bench_model_dir
+from workload import SYSTEM, bench_model_dir, sized
 
-MAX_TOKENS = 16
+MAX_TOKENS = sized(16, 4)
 ROUNDS = 1  # each side takes about a minute on a 2-core machine
 STEERS = ("validate without another edit", "try changing the answer again")
 
@@ -26,7 +26,8 @@ STEERS = ("validate without another edit", "try changing the answer again")
 def checkpoint_messages() -> list[dict[str, str]]:
     """A checkpoint after one observation: a file of about a thousand tokens was read."""
     body = "".join(
-        f"def handler_{n}(request):\n    return respond(request, {n})\n\n" for n in range(60)
+        f"def handler_{n}(request):\n    return respond(request, {n})\n\n"
+        for n in range(sized(60, 6))
     )
     return [
         {"role": "system", "content": SYSTEM},

@@ -13,7 +13,9 @@ import json
 import subprocess
 import sys
 
-MEGABYTES = 200
+from workload import sized
+
+MEGABYTES = sized(200, 12)  # the stored variant keeps the first 10 MB
 PRINTER = (
     "import sys\n"
     "chunk = 'z' * (1 << 20)\n"

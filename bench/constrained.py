@@ -15,10 +15,10 @@ import statistics
 import time
 
 from blas import use_openblas
-from workload import GOALS, agent_messages, bench_model_dir, median_ratio
+from workload import GOALS, agent_messages, bench_model_dir, median_ratio, sized
 
-MAX_TOKENS = 128
-ROUNDS = 3
+MAX_TOKENS = sized(128, 16)
+ROUNDS = sized(3, 1)
 
 
 def main() -> None:
@@ -37,7 +37,7 @@ def main() -> None:
         tokenizer.apply_chat_template(
             agent_messages(goal), add_generation_prompt=True, enable_thinking=False
         )
-        for goal in GOALS[:4]
+        for goal in sized(GOALS[:4], GOALS[:2])
     ]
 
     def decode(prompt: list[int], constrained: bool) -> tuple[int, float, float]:

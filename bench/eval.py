@@ -17,10 +17,11 @@ from pathlib import Path
 from counterfoil.evals.models import ModelUnderTest
 from counterfoil.evals.package import load_package
 from counterfoil.evals.runner import run_task
+from workload import sized
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "evals"
 TASKS = ("failure-recovery", "localized-constant", "release-notes", "repository-convention")
-ROUNDS = 10
+ROUNDS = sized(10, 1)
 TARGET_SECONDS = 0.5
 
 

@@ -14,10 +14,10 @@ import os
 import time
 
 from blas import use_openblas
-from workload import GOALS, agent_messages, bench_model_dir, median_ratio
+from workload import GOALS, agent_messages, bench_model_dir, median_ratio, sized
 
-MAX_TOKENS = 64
-ROUNDS = 2
+MAX_TOKENS = sized(64, 8)
+ROUNDS = sized(2, 1)
 
 
 def main() -> None:
@@ -31,7 +31,12 @@ def main() -> None:
     reports: list[ModelProgress] = []
     generate = load_generate(
         str(bench_model_dir()),
-        GenerationOptions(max_tokens=MAX_TOKENS, constrain=False, reuse_prompt_cache=False),
+        GenerationOptions(
+            max_tokens=MAX_TOKENS,
+            constrain=False,
+            reuse_prompt_cache=False,
+            prompt_lookup=False,  # the same decoding as the bare side; see prompt_lookup.py
+        ),
         on_progress=reports.append,
     )
     assert isinstance(generate, MLXGenerate)
@@ -51,7 +56,7 @@ def main() -> None:
             tokens.append(response.token)
         return tokens
 
-    conversations = [agent_messages(goal) for goal in GOALS]
+    conversations = [agent_messages(goal) for goal in sized(GOALS, GOALS[:2])]
     bare(conversations[0])
     generate(conversations[0])
     rows = []

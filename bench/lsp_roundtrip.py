@@ -119,13 +119,15 @@ def write_actions(cycles: int) -> list[dict[str, Any]]:
     return [{"tool": "write_file", "path": TARGET, "content": f"{n}\n"} for n in range(cycles)]
 
 
-def bench_stdio(root: Path, cycles: int) -> tuple[list[float], list[float], list[float]]:
+def bench_stdio(
+    root: Path, cycles: int, startups_measured: int = 3
+) -> tuple[list[float], list[float], list[float]]:
     script = root.parent / "script.jsonl"
     responses = [{"tool": "read_file", "path": TARGET}, *write_actions(cycles), {"final": "done"}]
     script.write_text("".join(json.dumps(r) + "\n" for r in responses), encoding="utf-8")
     options = {"model": f"scripted:{script}", "allowWrites": True, "maxSteps": cycles + 2}
     startups: list[float] = []
-    for _ in range(2):
+    for _ in range(startups_measured - 1):
         extra, elapsed = start(root, options)
         startups.append(elapsed)
         stop(extra)
@@ -258,9 +260,9 @@ def tiny_model(base: Path) -> Path | None:
         import mlx_lm  # noqa: F401
     except ImportError:
         return None
-    from counterfoil.testing.tiny_model import build_tiny_model
+    from counterfoil.testing.tiny_model import cached_tiny_model
 
-    return build_tiny_model(base / "tiny-qwen3", seed=3)
+    return cached_tiny_model(seed=3)
 
 
 def milliseconds(seconds: float) -> float:
@@ -271,7 +273,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cycles", type=int, default=200)
     parser.add_argument("--cancels", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="10 cycles, 2 cancels, 1 start")
     arguments = parser.parse_args()
+    if arguments.quick:
+        arguments.cycles, arguments.cancels = 10, 2
     cycles = arguments.cycles
     base = Path(tempfile.mkdtemp(prefix="counterfoil-bench-"))
     cancels: list[float] = []
@@ -284,7 +289,7 @@ def main() -> None:
         for root in (stdio_root, local_root, model_root):
             root.mkdir()
             (root / TARGET).write_text("start\n", encoding="utf-8")
-        startups, stdio, periods = bench_stdio(stdio_root, cycles)
+        startups, stdio, periods = bench_stdio(stdio_root, cycles, 1 if arguments.quick else 3)
         local = bench_in_process(local_root, cycles)
         model_dir = tiny_model(base)
         if model_dir is not None:
@@ -318,7 +323,7 @@ def main() -> None:
 
     rows = [
         (
-            "server start -> initialize result (median of 3)",
+            f"server start -> initialize result (median of {len(startups)})",
             figures["startup_to_initialize_ms"],
             "",
         ),

@@ -21,9 +21,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-TURNS = 12
-REPEATS = 5
-GENERATED_TOKENS = 40
+from workload import sized
+
+TURNS = sized(12, 2)
+REPEATS = sized(5, 1)
+GENERATED_TOKENS = sized(40, 8)
 TOOL_RESULT_CHARS = 520
 
 

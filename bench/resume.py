@@ -23,12 +23,12 @@ from pathlib import Path
 
 from blas import matmul_gflops, use_openblas
 from prompt_cache import system_prompt, tool_results
-from workload import bench_model_dir
+from workload import bench_model_dir, sized
 
-HISTORY_TOKENS = 4_000
-GENERATED_TOKENS = 16
-TRIALS = 3
-BOUNDARIES = 3  # the last turns stepped one by one, a snapshot after each
+HISTORY_TOKENS = sized(4_000, 1_200)
+GENERATED_TOKENS = sized(16, 4)
+TRIALS = sized(3, 1)
+BOUNDARIES = sized(3, 1)  # the last turns stepped one by one, a snapshot after each
 ACTION = '{"tool":"read_file","path":"argparse.py","start_line":1,"end_line":40}'
 
 

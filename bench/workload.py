@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import os
 import statistics
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+# `--quick`: tiny sizes and the small test model, so every benchmark runs in seconds in the
+# test suite (only that it runs and ends with its JSON line is checked there).
+QUICK = "--quick" in sys.argv[1:]
 
 # Large enough that prefill dominates an agent turn, small enough to build offline in seconds.
 BENCH_SIZES = {"hidden_size": 512, "num_layers": 8}
@@ -24,10 +31,18 @@ GOALS = (
 )
 
 
+def sized(full: T, quick: T) -> T:
+    """`quick` under `--quick`, else `full`."""
+    return quick if QUICK else full
+
+
 def bench_model_dir() -> Path:
+    """The benchmark model; under `--quick` the small test model (seed 3) instead."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from counterfoil.testing.tiny_model import TinyShape, cached_tiny_model
 
+    if QUICK:
+        return cached_tiny_model(seed=3)
     return cached_tiny_model(shape=TinyShape(**BENCH_SIZES), **BENCH_MODEL)
 
 

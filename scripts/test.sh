@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything, then runs the whole test suite: lint, types, Python tests
-# (core, models, daemon over stdio) and the editor tests in a real VS Code.
+# (core, models, daemon over stdio, and every bench/ script with --quick, checked to exit 0
+# and end with its JSON line) and the editor tests in a real VS Code.
 set -euo pipefail
 repository="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repository"

@@ -176,6 +176,17 @@ class Settings:
         flag="--no-constrain",
         help="do not constrain generation to valid actions",
     )
+    prompt_lookup: bool = setting(
+        True,
+        "promptLookup",
+        boolean,
+        schema={"type": "boolean"},
+        description="Speed up a local MLX model where it copies from the conversation (the "
+        "`old` text of an edit, a rewritten file): draft the next tokens from earlier text and "
+        "check them in one pass. The output is the same token for token.",
+        flag="--no-prompt-lookup",
+        help="decode a local MLX model without drafting from the conversation",
+    )
     confirm_timeout_seconds: float = setting(
         600.0,
         "confirmTimeoutSeconds",

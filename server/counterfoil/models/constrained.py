@@ -232,6 +232,19 @@ class ActionConstraint:
 
         return mx.where(allowed, logits, mx.array(-float("inf"), dtype=logits.dtype))
 
+    def allowed_draft(self, tokens: Sequence[int], draft: Sequence[int]) -> int:
+        """How many leading tokens of `draft`, drafted to follow `tokens` (what the next call
+        will be given), the grammar accepts; the matcher itself does not move. Outside the
+        action, or while a closing is forced, the whole draft is left to the per-position mask.
+        """
+        if self._phase != "action" or self._closing or self._prompt_length is None:
+            return len(draft)
+        if self._matcher.is_stopped():
+            return 0
+        pending = [int(token) for token in tokens[self._prompt_length + self._generated :]]
+        valid = int(self._matcher.validate_tokens([*pending, *draft])) - len(pending)
+        return max(0, min(len(draft), valid))
+
     def _advance(self, token: int) -> None:
         self._generated += 1
         if self._phase == "start":

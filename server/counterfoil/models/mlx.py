@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 from ..context import prompt_budget
@@ -161,6 +161,7 @@ class MLXGenerate:
         from mlx_lm.sample_utils import make_sampler
 
         from .prompt_cache import PromptCache
+        from .prompt_lookup import LookupStats
 
         self.loaded = loaded
         self.options = options or GenerationOptions()
@@ -173,6 +174,7 @@ class MLXGenerate:
         self.sampler = make_sampler(temp=0.0)
         self.prompt_cache = PromptCache(loaded.model)
         self.stats: list[ResponseStats] = []
+        self.lookup_stats = LookupStats()
 
     @property
     def max_tokens(self) -> int:
@@ -214,6 +216,8 @@ class MLXGenerate:
         import mlx.core as mx
         from mlx_lm import stream_generate
 
+        from .prompt_lookup import stream_generate_with_lookup
+
         started = time.perf_counter()
         prompt = self.prompt_tokens(messages)
         if not self.options.reuse_prompt_cache:
@@ -232,8 +236,11 @@ class MLXGenerate:
         last: Any = None
         _report(self.on_progress, ModelProgress("generating", message="prefilling"))
         prefill_seconds = 0.0
+        decode: Callable[..., Iterator[Any]] = stream_generate
+        if self.options.prompt_lookup:  # drafts from the conversation; see prompt_lookup.py
+            decode = stream_generate_with_lookup(prompt, self.lookup_stats)
         try:
-            for response in stream_generate(
+            for response in decode(
                 self.loaded.model,
                 self.loaded.tokenizer,
                 mx.array(suffix),

@@ -20,7 +20,8 @@ class GenerationOptions:
 
     `available_tools=None` lets the constrained grammar spell every tool until the agent loop
     says which are enabled (`configure_tools`); `reuse_prompt_cache=False` re-prefills every
-    turn (a baseline for benchmarks). `endpoint` set: the model runs on that
+    turn (a baseline for benchmarks); `prompt_lookup=False` decodes without drafting from the
+    conversation (`counterfoil.models.prompt_lookup`). `endpoint` set: the model runs on that
     OpenAI-compatible server (`counterfoil.models.remote`). Hashable: equal options mean an
     equal model.
     """
@@ -32,6 +33,7 @@ class GenerationOptions:
     available_tools: frozenset[str] | None = None
     allowed_commands: tuple[tuple[str, ...], ...] = ()
     reuse_prompt_cache: bool = True
+    prompt_lookup: bool = True
     endpoint: EndpointOptions | None = None
 
     def __post_init__(self) -> None:
@@ -52,6 +54,7 @@ class GenerationOptions:
         return cls(
             max_tokens=settings.max_tokens,
             constrain=settings.constrained_decoding,
+            prompt_lookup=settings.prompt_lookup,
             allowed_commands=settings.allowed_commands,
             endpoint=(
                 EndpointOptions(
