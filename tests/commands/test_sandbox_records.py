@@ -139,15 +139,15 @@ def test_a_confined_command_gets_an_empty_home(tmp_path: Path) -> None:
     assert listing.startswith("[") and secret.parent.name not in listing
 
 
-def test_the_root_inside_home_stays_visible_to_a_confined_command() -> None:
+def test_the_root_inside_home_stays_visible_to_a_confined_command(tmp_path: Path) -> None:
     from counterfoil.commands.tree.sandbox import bubblewrap_argv
 
-    argv = bubblewrap_argv(
-        "bwrap", Path("/home/a/project"), hidden=(Path("/home/a"),), network=False
-    )
+    home, root = tmp_path / "home", tmp_path / "home" / "project"
+    root.mkdir(parents=True)
+    argv = bubblewrap_argv("bwrap", root, hidden=(home,), network=False)
 
-    assert argv.index("--tmpfs", argv.index("/tmp")) < argv.index("/home/a/project")
-    assert argv[argv.index("/home/a") - 1] == "--tmpfs"
+    assert argv[argv.index(str(home)) - 1] == "--tmpfs"
+    assert argv.index(str(home)) < argv.index(str(root))
 
 
 def test_the_macos_profile_hides_home_and_shows_the_toolchains_and_the_root_again() -> None:
