@@ -106,7 +106,7 @@ def fork_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int
     except (CheckpointRefused, OSError) as error:
         stdout.write(f"error: {error}\n")
         return EXIT_SETUP_ERROR
-    stdout.writelines(f"recovered: {found.sentence}\n" for found in settled)
+    stdout.writelines(f"{found.line}\n" for found in settled)
     try:
         return _fork(args, setup, plan, package, stdin, stdout)
     finally:

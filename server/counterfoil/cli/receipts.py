@@ -82,7 +82,7 @@ def _verify(args: argparse.Namespace, stdout: TextIO) -> int:
     stdout.writelines(f"drift: {line}\n" for line in report.drift)
     if args.root is not None and not report.drift_checked:
         stdout.write("drift: not checked (files are compared only when the chain verifies)\n")
-    stdout.writelines(f"open intent: {line}\n" for line in describe_open_intents(args.path))
+    stdout.writelines(f"{line}\n" for line in describe_open_intents(args.path))
     _, problems = verify_run_records(args.path, check)  # the runs' own records beside it
     if report.ok and problems:
         stdout.writelines(f"error: {problem}\n" for problem in problems)

@@ -59,7 +59,7 @@ def open_terminal_session(
     except (CheckpointRefused, OSError) as error:
         stdout.write(f"error: could not settle an interrupted effect: {error}\n")
         return None
-    stdout.writelines(f"recovered: {found.sentence}\n" for found in settled)
+    stdout.writelines(f"{found.line}\n" for found in settled)
     plan = None
     if args.command == "resume":
         try:

@@ -17,7 +17,7 @@ from ..receipts.chain import head_matches_prefix
 from ..receipts.head import LogHead
 from ..receipts.logfile import locked_log
 from ..receipts.verify import file_digest
-from .record import CheckpointRefused, SessionRecord
+from .record import CheckpointRefused, LogPosition, SessionRecord
 from .steering import AgentStatus, bounded_preview, completed_tool_boundary
 from .store import RunLock, SessionStore, StoredRun
 
@@ -119,7 +119,11 @@ def read_files_kept(record: SessionRecord, root: Path) -> tuple[dict[str, str], 
 
 def log_extends(log_path: Path, record: SessionRecord) -> bool:
     """Whether the log still begins with the bytes the checkpoint's head describes."""
-    position = record.log_position
+    return position_extends(log_path, record.log_position)
+
+
+def position_extends(log_path: Path, position: LogPosition) -> bool:
+    """Whether the log still begins with the bytes `position` describes."""
     if position.length == 0:
         return True
     head = LogHead(position.count, position.lines, position.length, position.link, True, None, 0)

@@ -16,13 +16,15 @@ import re
 import secrets
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Self
 
 from ..files import OwnedDescriptor, closed_after, open_folder_path, write_all
+from ..receipts.head import read_head
 from ..receipts.hold import SESSIONS_FOLDER
-from .record import CheckpointRefused, SessionRecord, load_record
+from .intent_seal import seal
+from .record import CheckpointRefused, LogPosition, SessionRecord, load_record
 
 CHECKPOINT_FILE = "checkpoint.json"
 INTENTS_FOLDER = "intents"
@@ -94,7 +96,10 @@ class SessionStore:
         self.write_file(record.run_id, CHECKPOINT_FILE, record.to_bytes())
 
     def write_intent(self, run_id: str, call_id: str, intent: dict[str, Any]) -> None:
-        data = json.dumps(intent, sort_keys=True).encode("utf-8") + b"\n"
+        """Write `intent` sealed and bound to this log's head and the run's checkpoint now
+        (an intent written again keeps the binding it was first written with)."""
+        sealed = seal(intent, self.binding(run_id))
+        data = json.dumps(sealed, sort_keys=True).encode("utf-8") + b"\n"
         self.write_file(run_id, f"{INTENTS_FOLDER}/{_file_name(call_id)}.json", data)
 
     def write_file(self, run_id: str, relative: str, data: bytes) -> None:
@@ -153,6 +158,24 @@ class SessionStore:
             ) from None
         return RunLock(fd)
 
+    def binding(self, run_id: str) -> dict[str, Any]:
+        """What an intent written now is bound to: this log, its head, the run's checkpoint."""
+        head = read_head(self.log_path)
+        position = (
+            LogPosition()
+            if head is None
+            else LogPosition(head.count, head.lines, head.length, head.link)
+        )
+        try:
+            checkpoint_id: str | None = self.load(run_id).checkpoint.checkpoint_id
+        except CheckpointRefused:
+            checkpoint_id = None
+        return {
+            "log": str(self.log_path),
+            "log_position": asdict(position),
+            "checkpoint_id": checkpoint_id,
+        }
+
     # Reading
 
     def load(self, run_id: str) -> SessionRecord:
@@ -179,8 +202,9 @@ class SessionStore:
         finally:
             os.close(fd)
 
-    def intents(self, run_id: str) -> list[tuple[str, bytes]]:
-        """(file name, bytes) of each intent of the run, in name order."""
+    def intents(self, run_id: str) -> list[tuple[str, bytes | None]]:
+        """(file name, bytes) of each intent of the run, in name order; None for a file that
+        is not a regular file of a sane size (a symlink, a folder)."""
         try:
             with self._open_run(run_id, create=False, inside=[INTENTS_FOLDER]) as folder:
                 names = sorted(
@@ -190,9 +214,13 @@ class SessionStore:
                 )
         except FileNotFoundError:
             return []
-        found = []
+        found: list[tuple[str, bytes | None]] = []
         for name in names:
-            data = self.read_file(run_id, f"{INTENTS_FOLDER}/{name}")
+            try:
+                data = self.read_file(run_id, f"{INTENTS_FOLDER}/{name}")
+            except (CheckpointRefused, OSError):
+                found.append((name, None))
+                continue
             if data is not None:
                 found.append((name, data))
         return found
