@@ -29,6 +29,7 @@ from .receipts import ReceiptStore
 from .receipts.content import OBJECTS_FOLDER
 from .receipts.guard import LogGuard
 from .receipts.head import head_path
+from .receipts.own_folder import make_own_folder, own_folder
 from .tree_copy import CopyCount, Snapshot, copy_tree, read_relative, snapshot
 from .workspace import Workspace
 
@@ -66,8 +67,9 @@ def fork_root(name: str, root: Path, log: Path, destination: Path) -> BranchCopy
     for path in (log, head_path(log)):
         if path.is_file():
             shutil.copy2(path, branch_log.parent / path.name, follow_symlinks=False)
-    if (log.parent / OBJECTS_FOLDER).is_dir():
-        copy_tree(log.parent / OBJECTS_FOLDER, branch_log.parent / OBJECTS_FOLDER)
+    objects = own_folder(log) / OBJECTS_FOLDER
+    if objects.is_dir():
+        copy_tree(objects, make_own_folder(branch_log) / OBJECTS_FOLDER)
     return BranchCopy(name, branch_root, branch_log, snapshot(root, skip), copied)
 
 

@@ -11,6 +11,7 @@ from typing import TextIO
 from ..errors import AgentError
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
 from ..receipts.content import load_object
+from ..receipts.own_folder import own_folder
 from ..receipts.retention import collect_garbage
 from ..receipts.signing import init_key, signature_checker
 from ..receipts.verify import read_receipt_log
@@ -157,7 +158,7 @@ def _show(args: argparse.Namespace, stdout: TextIO) -> int:
         stdout.write(describe_receipt(receipt) + "\n")
         digest = receipt.evidence.get("output_sha256")
         if args.output and isinstance(digest, str):
-            output = load_object(args.path.parent, digest)
+            output = load_object(own_folder(args.path), digest)
             if output is None:
                 stdout.write("  (output not in the content store)\n")
             else:
@@ -188,7 +189,7 @@ def _diff(args: argparse.Namespace, stdout: TextIO) -> int:
     if "result_sha256" not in evidence:
         stdout.write(f"error: {args.call_id} is a {receipt.tool} receipt without file bytes\n")
         return 1
-    folder = args.path.parent
+    folder = own_folder(args.path)
     base_digest = evidence.get("base_sha256")
     before = b"" if base_digest is None else load_object(folder, base_digest)
     after = load_object(folder, evidence["result_sha256"])

@@ -12,6 +12,7 @@ from typing import Any
 from ..errors import AgentError
 from ..receipts import verify_receipt_log
 from ..receipts.content import load_object_prefix
+from ..receipts.own_folder import own_folder
 from ..receipts.verify import read_receipt_log
 from ..settings import Settings
 from ..workspace import Workspace
@@ -122,7 +123,7 @@ class SessionQueries:
         found = None
         if log is not None:
             try:
-                found = load_object_prefix(log.parent, digest, MAX_OBJECT_TEXT_BYTES)
+                found = load_object_prefix(own_folder(log), digest, MAX_OBJECT_TEXT_BYTES)
             except AgentError:
                 found = None
         if found is None:

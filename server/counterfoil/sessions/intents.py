@@ -152,8 +152,17 @@ def _binding_problem(
     return None
 
 
-def _intents_of(sessions: SessionStore, run_id: str) -> list[dict[str, Any]]:
-    return read_intents(sessions, run_id)[0]
+def _sealed(sessions: SessionStore, run_id: str) -> list[dict[str, Any]]:
+    """The run's intents whose seal holds, wherever their log is."""
+    found = []
+    for name, data in sessions.intents(run_id):
+        try:
+            intent = json.loads(data) if data is not None else None
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(intent, dict) and seal_problem(intent, name) is None:
+            found.append(intent)
+    return found
 
 
 def open_intents(
@@ -209,16 +218,17 @@ def classify(intent: dict[str, Any]) -> str:
     return "not_performed" if current == intent.get("base_sha256") else "unknown"
 
 
-def objects_in_use(log_folder: Path) -> set[str]:
+def objects_in_use(own: Path) -> set[str]:
     """The content-store digests a run not yet ended may still name (the bytes before and
     after an effect whose receipt is not written yet): `receipts gc` keeps them (registered
-    below). Every log in a folder shares its sessions, as it shares its objects."""
-    sessions = SessionStore(log_folder / "receipts.jsonl")
+    below). Every log sharing an own folder shares its sessions, as it shares its objects;
+    any intent this installation sealed counts (keeping too much costs only space)."""
+    sessions = SessionStore(own / "receipts.jsonl", own=own)
     digests: set[str] = set()
     for run_id in sessions.run_ids():
         if _ended(sessions, run_id):
             continue
-        for intent in _intents_of(sessions, run_id):
+        for intent in _sealed(sessions, run_id):
             for key in ("base_sha256", "proposed_sha256"):
                 value = intent.get(key)
                 if isinstance(value, str):

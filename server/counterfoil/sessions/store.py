@@ -1,4 +1,5 @@
-"""The runs' folders beside the receipt log: `<log folder>/sessions/<run-id>/`.
+"""The runs' folders beside the receipt log: `<own folder>/sessions/<run-id>/`, in the log's
+own folder (`.counterfoil/` for the default log; see `receipts.own_folder`).
 
 Each holds `checkpoint.json` (replaced atomically: a temporary file, fsync, rename, fsync of
 the folder), `intents/<call-id>.json` (one per approved effect, durable before it runs) and
@@ -23,6 +24,7 @@ from typing import Any, Self
 from ..files import OwnedDescriptor, closed_after, open_folder_path, write_all
 from ..receipts.head import read_head
 from ..receipts.hold import SESSIONS_FOLDER
+from ..receipts.own_folder import own_folder
 from .intent_seal import seal
 from .record import CheckpointRefused, LogPosition, SessionRecord, load_record
 
@@ -65,9 +67,10 @@ class RunLock(OwnedDescriptor):
 class SessionStore:
     """The sessions of one receipt log."""
 
-    def __init__(self, log_path: Path) -> None:
+    def __init__(self, log_path: Path, own: Path | None = None) -> None:
         self.log_path = Path(log_path)
-        self.folder = self.log_path.parent / SESSIONS_FOLDER
+        self.own = own_folder(self.log_path) if own is None else own  # see `own_folder`
+        self.folder = self.own / SESSIONS_FOLDER
 
     def run_folder(self, run_id: str) -> Path:
         if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
@@ -264,9 +267,9 @@ class SessionStore:
         self, run_id: str, *, create: bool, inside: list[str] | None = None
     ) -> Iterator[int]:
         """A descriptor on the run's folder (or one inside it), never through a symlink."""
-        parts = [SESSIONS_FOLDER, self.run_folder(run_id).name, *(inside or [])]
+        parts = [self.own.name, SESSIONS_FOLDER, self.run_folder(run_id).name, *(inside or [])]
         mode = 0o700 if create else None
-        with closed_after(open_folder_path(self.log_path.parent, parts, create_mode=mode)) as fd:
+        with closed_after(open_folder_path(self.own.parent, parts, create_mode=mode)) as fd:
             yield fd
 
 
