@@ -55,6 +55,9 @@ class WorkspaceRecord:
         self._call_ids = threading.Lock()
         self.run_id = run_id or uuid.uuid4().hex
         self.approval_via = approval_via
+        # True while a record of the run is kept beside the log (counterfoil.sessions): its
+        # receipts say so, and a record then missing is a finding of `receipts verify`.
+        self.keeps_run_record = False
         self.unrecorded_effect: str | None = None
         # Called with an approved proposal and its approval evidence just before the effect;
         # raising stops the effect (a durable intent, see counterfoil.sessions.intents).
@@ -169,8 +172,10 @@ class WorkspaceRecord:
     ) -> dict[str, Any]:
         """An effect's evidence with this run's id and who approved it, as its receipt records
         them (recording may fail; then the run must stop and say so)."""
+        recorded = {"run_record": True} if self.keeps_run_record else {}
         return {
             "run_id": self.run_id,
+            **recorded,
             **evidence,
             "approval": approval or approval_record(proposal, self.approval_via),
         }

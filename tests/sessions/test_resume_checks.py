@@ -163,10 +163,12 @@ def test_a_checkpoint_from_another_folder_is_refused(paused: tuple[Path, str]) -
 
 def test_a_checkpoint_beside_another_log_is_refused(paused: tuple[Path, str]) -> None:
     folder, run_id = paused
-    shutil.copytree(folder / "project" / ".counterfoil", folder / "project" / ".other")
+    other = folder / "project" / "other" / ".counterfoil"
+    shutil.copytree(folder / "project" / ".counterfoil", other)
 
     status, output = cli(
-        ["resume", run_id, *agent_flags(folder), "--receipt-log", ".other/receipts.jsonl"], "y\n"
+        ["resume", run_id, *agent_flags(folder), "--receipt-log", str(other / "receipts.jsonl")],
+        "y\n",
     )
 
     assert status == 2
@@ -262,3 +264,18 @@ def test_a_resumed_runs_verdict_judges_the_whole_run(paused: tuple[Path, str]) -
     assert "app.py (call-1)" in verdict  # written before the pause
     assert "count.txt (call-2)" in verdict  # written by the command asked again
     assert status == 1  # the command changed files itself, and nothing checked them since
+
+
+def test_resume_refuses_a_run_whose_record_does_not_verify(paused: tuple[Path, str]) -> None:
+    folder, run_id = paused
+    record = log_of(folder).parent / "sessions" / run_id / "decisions.jsonl"
+    record.write_text(record.read_text().replace('"approved"', '"rejected"', 1))
+
+    status, output = cli(["resume", *agent_flags(folder)], "y\n")
+
+    assert status == 2
+    assert output == (
+        f"error: the record of run {run_id} does not verify (line 2 does not match its link); "
+        "it is not resumed\n"
+    )
+    assert not (folder / "project" / "count.txt").exists()

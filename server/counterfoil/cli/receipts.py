@@ -15,7 +15,7 @@ from ..receipts.own_folder import own_folder
 from ..receipts.retention import collect_garbage
 from ..receipts.signing import init_key, signature_checker
 from ..receipts.verify import read_receipt_log
-from ..sessions.decisions import unreceipted_decisions, verify_run_records
+from ..sessions.decisions import recorded_run_ids, unreceipted_decisions, verify_run_records
 from ..sessions.intents import describe_open_intents  # registers what gc keeps for runs
 from .terminal import bytes_diff
 
@@ -84,7 +84,8 @@ def _verify(args: argparse.Namespace, stdout: TextIO) -> int:
     if args.root is not None and not report.drift_checked:
         stdout.write("drift: not checked (files are compared only when the chain verifies)\n")
     stdout.writelines(f"{line}\n" for line in describe_open_intents(args.path))
-    _, problems = verify_run_records(args.path, check)  # the runs' own records beside it
+    recorded = recorded_run_ids(_store(args).iter_receipts()) if report.ok else set()
+    _, problems = verify_run_records(args.path, check, recorded)  # the runs' own records
     if report.ok and problems:
         stdout.writelines(f"error: {problem}\n" for problem in problems)
         return 1
@@ -173,9 +174,13 @@ def _show(args: argparse.Namespace, stdout: TextIO) -> int:
     if not report.ok:
         stdout.write(f"error: {report.error}\n")
         return 1
-    stdout.writelines(
-        f"{line}\n" for line in unreceipted_decisions(args.path, receipted)
-    )  # the call ids no receipt explains: rejected, refused, failed, interrupted
+    # The call ids no receipt explains (rejected, refused, failed, interrupted), from the
+    # run records that verify; one that does not is an error, and nothing of it is shown.
+    lines, problems = unreceipted_decisions(args.path, receipted)
+    stdout.writelines(f"{line}\n" for line in lines)
+    if problems:
+        stdout.writelines(f"error: {problem}\n" for problem in problems)
+        return 1
     stdout.write(f"ok: {report.count} receipts verified in {args.path}\n")
     return 0
 

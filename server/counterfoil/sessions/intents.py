@@ -93,10 +93,11 @@ class ForeignIntent:
 
 
 def read_intents(
-    sessions: SessionStore, run_id: str
+    sessions: SessionStore, run_id: str, receipts: ReceiptStore
 ) -> tuple[list[dict[str, Any]], list[ForeignIntent]]:
-    """The run's intents this installation wrote for this log and run, and a sentence for
-    each other file in its intents folder (never trusted, never settled)."""
+    """The run's open intents (no outcome, no receipt) this installation wrote for this log
+    and run, and a sentence for each other file in its intents folder that is not one of its
+    closed intents (never trusted, never settled)."""
     trusted: list[dict[str, Any]] = []
     foreign: list[ForeignIntent] = []
     try:
@@ -116,11 +117,13 @@ def read_intents(
             intent = json.loads(data)
         except (ValueError, RecursionError):
             intent = None
-        problem = seal_problem(intent, label) or _binding_problem(sessions, run_id, name, intent)
+        problem = seal_problem(intent, label)
+        if problem is None and _is_open(intent, receipts):
+            problem = _binding_problem(sessions, run_id, name, intent)
+            if problem is None:
+                trusted.append(intent)
         if problem is not None:
             foreign.append(ForeignIntent(run_id, name, f"{problem}; ignored, nothing recorded"))
-        else:
-            trusted.append(intent)
     return trusted, foreign
 
 
@@ -165,6 +168,10 @@ def _sealed(sessions: SessionStore, run_id: str) -> list[dict[str, Any]]:
     return found
 
 
+def _is_open(intent: dict[str, Any], receipts: ReceiptStore) -> bool:
+    return "outcome" not in intent and receipts.get(str(intent["call_id"])) is None
+
+
 def open_intents(
     sessions: SessionStore, receipts: ReceiptStore
 ) -> list[tuple[str, dict[str, Any]]]:
@@ -181,13 +188,9 @@ def open_and_foreign(
     for run_id in sessions.run_ids():
         if sessions.is_live(run_id):
             continue
-        trusted, others = read_intents(sessions, run_id)
+        trusted, others = read_intents(sessions, run_id, receipts)
         foreign += others
-        for intent in trusted:
-            if "outcome" in intent:
-                continue
-            if receipts.get(intent["call_id"]) is None:
-                found.append((run_id, intent))
+        found += [(run_id, intent) for intent in trusted]
     return found, foreign
 
 
@@ -302,7 +305,7 @@ def _record(
     recovered: str,
     artifacts: tuple[str, ...],
 ) -> None:
-    evidence: dict[str, Any] = {"run_id": intent["run_id"]}
+    evidence: dict[str, Any] = {"run_id": intent["run_id"], "run_record": True}
     if intent.get("kind") == "command":
         evidence.update(argv=intent["argv"], cwd=intent["cwd"])
     else:

@@ -142,8 +142,13 @@ class RecordedRun:
             recorder.write()
             return
         record = plan.record
+        run_receipts = [
+            receipt
+            for receipt in self.store.iter_receipts()
+            if receipt.evidence.get("run_id") == record.run_id
+        ]
         recorder.continue_run(
-            recorded_outcomes(read_entries(recorder.decisions.path), self.store.get)
+            recorded_outcomes(read_entries(recorder.decisions.path), self.store.get, run_receipts)
         )
         if record.model_restorable and isinstance(model, RestoresCheckpoints):
             restore_model_state(model, record.checkpoint.model)

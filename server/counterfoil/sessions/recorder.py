@@ -94,6 +94,7 @@ class SessionRecorder:
         self._prompt_cache: str | None = None  # the KV cache file last written
         self.max_prompt_cache_bytes = max_prompt_cache_bytes
         workspace.before_effect = self.write_intent
+        workspace.keeps_run_record = True
 
     def continue_run(self, earlier: Sequence[EffectOutcome]) -> None:
         """A resumed run: what its earlier parts decided counts in its verdict, and is in the
