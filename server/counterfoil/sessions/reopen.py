@@ -13,12 +13,12 @@ from pathlib import Path
 
 from ..actions import ToolAction
 from ..errors import AgentError
+from ..receipts import ReceiptStore
 from ..receipts.chain import head_matches_prefix
 from ..receipts.head import LogHead
 from ..receipts.logfile import locked_log
-from ..receipts.verify import file_digest
-from ..receipts import ReceiptStore
 from ..receipts.signing import load_signer, signature_checker
+from ..receipts.verify import file_digest
 from .decisions import DECISIONS_FILE, read_entries, verify_decisions
 from .record import CheckpointRefused, LogPosition, SessionRecord
 from .steering import AgentStatus, bounded_preview, completed_tool_boundary
