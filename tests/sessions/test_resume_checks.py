@@ -279,3 +279,52 @@ def test_resume_refuses_a_run_whose_record_does_not_verify(paused: tuple[Path, s
         "it is not resumed\n"
     )
     assert not (folder / "project" / "count.txt").exists()
+
+
+def without_model(flags: list[str]) -> list[str]:
+    at = flags.index("--model")
+    return flags[:at] + flags[at + 2 :]
+
+
+def test_the_run_record_names_the_model_it_ran_with(paused: tuple[Path, str]) -> None:
+    folder, run_id = paused
+    record = log_of(folder).parent / "sessions" / run_id / "decisions.jsonl"
+
+    (started, *_) = [json.loads(line) for line in record.read_text().splitlines()]
+
+    assert started["model"] == {"spec": f"scripted:{folder / 'script.jsonl'}"}
+
+
+def test_resume_without_model_goes_on_with_the_runs_model_and_says_so(
+    paused: tuple[Path, str],
+) -> None:
+    folder, run_id = paused
+
+    status, output = cli(["resume", *without_model(agent_flags(folder))], "y\n")
+
+    assert f"model: scripted:{folder / 'script.jsonl'} (run {run_id} ran with it)\n" in output
+    assert "== run ended: completed ==" in output, (status, output)
+    assert (folder / "project" / "count.txt").read_text() == "1"
+
+
+def test_resume_with_another_model_says_which_it_uses(paused: tuple[Path, str]) -> None:
+    folder, run_id = paused
+    other = folder / "other.jsonl"
+    shutil.copy(folder / "script.jsonl", other)
+    flags = [*without_model(agent_flags(folder)), "--model", f"scripted:{other}"]
+
+    _, output = cli(["resume", *flags], "y\n")
+
+    assert (
+        f"model: scripted:{other} (--model; run {run_id} ran with "
+        f"scripted:{folder / 'script.jsonl'})\n"
+    ) in output
+
+
+def test_a_resumed_runs_steps_go_on_from_where_it_stopped(paused: tuple[Path, str]) -> None:
+    folder, _ = paused
+
+    _, output = cli(["resume", *agent_flags(folder)], "y\n")
+
+    assert "== step 1 ==" not in output
+    assert "== step 3 ==" in output

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -107,6 +108,15 @@ def fork_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int
         stdout.write(f"error: {error}\n")
         return EXIT_SETUP_ERROR
     stdout.writelines(f"{found.line}\n" for found in settled)
+    from ..sessions.decisions import DECISIONS_FILE, read_entries, recorded_model
+    from .sessions import model_to_continue
+
+    run_id = plan.record.run_id
+    recorded = recorded_model(read_entries(setup.sessions.run_folder(run_id) / DECISIONS_FILE))
+    settings, model_line = model_to_continue(args, setup.settings, recorded, run_id)
+    if model_line is not None:
+        stdout.write(model_line + "\n")
+    setup = replace(setup, settings=settings)
     try:
         return _fork(args, setup, plan, package, stdin, stdout)
     finally:

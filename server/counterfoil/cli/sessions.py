@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TextIO
 
@@ -18,6 +19,7 @@ from ..sessions.recorded_run import RecordedRun
 from ..sessions.recorded_run import read_prompt_cache as read_saved_prompt_cache
 from ..sessions.reopen import open_for_resume, run_state, status_of
 from ..sessions.store import SessionStore, StoredRun
+from ..settings import Settings
 from .command_setup import CommandSetup
 from .subcommands import Subcommands
 from .terminal import EXIT_SETUP_ERROR
@@ -87,6 +89,21 @@ def open_terminal_session(
         stdout.write(line + "\n")
 
     return RecordedRun(sessions, setup.store, plan, steer, settled, say)
+
+
+def model_to_continue(
+    args: argparse.Namespace, settings: Settings, recorded: str | None, run_id: str | None
+) -> tuple[Settings, str | None]:
+    """The settings a resumed or forked run goes on with: the model its record names, unless
+    `--model` names another; and the line that says which (None for a new run)."""
+    if run_id is None or recorded is None:
+        return settings, None
+    if args.model is None:
+        args.model = recorded
+        return replace(settings, model=recorded), f"model: {recorded} (run {run_id} ran with it)"
+    if args.model == recorded:
+        return settings, f"model: {recorded} (run {run_id} ran with it)"
+    return settings, f"model: {settings.model} (--model; run {run_id} ran with {recorded})"
 
 
 def sessions_command(args: argparse.Namespace, stdout: TextIO) -> int:

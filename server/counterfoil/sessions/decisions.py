@@ -148,10 +148,19 @@ class DecisionLog:
         self.path = sessions.run_folder(run_id) / DECISIONS_FILE
         self._signer: Signer | None | bool = False  # False: not loaded yet
 
-    def started(self, goal: str, via: str, resumed: bool) -> None:
-        self.append(
-            {"kind": "resumed" if resumed else "started", "goal": goal, "by": os_user(), "via": via}
-        )
+    def started(
+        self, goal: str, via: str, resumed: bool, model: dict[str, Any] | None = None
+    ) -> None:
+        """The run's start (or a resume's), with the model it runs with (`model_record`)."""
+        entry: dict[str, Any] = {
+            "kind": "resumed" if resumed else "started",
+            "goal": goal,
+            "by": os_user(),
+            "via": via,
+        }
+        if model is not None:
+            entry["model"] = model
+        self.append(entry)
 
     def ended(self, state: str, reason: str | None, verdict: dict[str, Any]) -> None:
         self.append({"kind": state, "reason": reason, "verdict": verdict})
@@ -191,6 +200,23 @@ class DecisionLog:
             except (AgentError, ImportError):
                 self._signer = None
         return self._signer  # type: ignore[return-value]
+
+
+def model_record(spec: str) -> dict[str, Any]:
+    """What a run's record says of its model: the spec it was loaded from (a model's fuller
+    identity can be added here; `recorded_model` reads the spec back)."""
+    return {"spec": spec}
+
+
+def recorded_model(entries: Iterable[dict[str, Any]]) -> str | None:
+    """The model spec the run last (re)started with, from its record; None if none is named."""
+    spec = None
+    for entry in entries:
+        model = entry.get("model")
+        if entry.get("kind") in ("started", "resumed") and isinstance(model, dict):
+            value = model.get("spec")
+            spec = value if isinstance(value, str) and value else spec
+    return spec
 
 
 def read_entries(path: Path) -> list[dict[str, Any]]:

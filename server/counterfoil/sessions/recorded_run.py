@@ -26,7 +26,7 @@ from .checkpoint import (
     prompt_cache_name,
     restore_model_state,
 )
-from .decisions import read_entries, recorded_outcomes
+from .decisions import DECISIONS_FILE, model_record, read_entries, recorded_model, recorded_outcomes
 from .intents import Settled
 from .record import SessionRecord
 from .recorder import SessionRecorder
@@ -70,6 +70,7 @@ class RecordedRun:
     observations: list[Observation] = field(default_factory=list)
     # The open approval a resume settled: the model's response, its action, the observation.
     asked_again: tuple[str, ToolAction, str] | None = None
+    model_spec: str | None = None  # the model this run (or this part of it) runs with
 
     @property
     def resuming(self) -> bool:
@@ -78,6 +79,19 @@ class RecordedRun:
     @property
     def run_id(self) -> str | None:
         return None if self.plan is None else self.plan.record.run_id
+
+    def recorded_model(self) -> str | None:
+        """The model the resumed run last ran with, as its record says (None: new run, or
+        a record that names none)."""
+        if self.plan is None:
+            return None
+        path = self.sessions.run_folder(self.plan.record.run_id) / DECISIONS_FILE
+        return recorded_model(read_entries(path))
+
+    @property
+    def steps_done(self) -> int:
+        """The steps the run took before this part of it (0 for a new run)."""
+        return 0 if self.plan is None else self.plan.record.steps
 
     @property
     def read_digests(self) -> dict[str, str] | None:
@@ -133,7 +147,12 @@ class RecordedRun:
         recorder = self._recorder
         recorder.model = model
         plan = self.plan
-        recorder.decisions.started(recorder.task, workspace.approval_via, plan is not None)
+        recorder.decisions.started(
+            recorder.task,
+            workspace.approval_via,
+            plan is not None,
+            None if self.model_spec is None else model_record(self.model_spec),
+        )
         if plan is None:
             if self.messages:
                 continue_conversation(self.messages, recorder.task, system_prompt)
