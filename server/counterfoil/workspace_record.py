@@ -92,6 +92,10 @@ class WorkspaceRecord:
         """A resumed run's earlier effects, so its verdict judges the whole run."""
         self._outcomes[:0] = earlier
 
+    def note_outcome(self, outcome: EffectOutcome) -> None:
+        """An outcome decided outside a proposal (a call refused before it could be one)."""
+        self._outcomes.append(outcome)
+
     def _note(
         self, proposal: ToolProposal, state: EffectState, reason: str | None = None, **facts: Any
     ) -> None:

@@ -328,3 +328,20 @@ def test_a_resumed_runs_steps_go_on_from_where_it_stopped(paused: tuple[Path, st
 
     assert "== step 1 ==" not in output
     assert "== step 3 ==" in output
+
+
+def test_an_open_call_refused_on_resume_is_recorded_as_refused(paused: tuple[Path, str]) -> None:
+    folder, run_id = paused
+    flags = agent_flags(folder)
+    at = flags.index("--allow-command")
+    flags = flags[:at] + flags[at + 2 :]  # the command's tool is not enabled today
+
+    cli(["resume", *flags], "y\n")
+
+    record = log_of(folder).parent / "sessions" / run_id / "decisions.jsonl"
+    decided = [
+        (entry["call_id"], entry["state"])
+        for entry in map(json.loads, record.read_text().splitlines())
+        if entry["kind"] == "decision"
+    ]
+    assert ("call-2", "refused") in decided

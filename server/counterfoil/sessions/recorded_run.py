@@ -19,6 +19,7 @@ from ..loop import Messages, continue_conversation, initial_messages
 from ..prompt import build_system_prompt
 from ..proposals import ToolProposal
 from ..receipts import ReceiptStore
+from ..verdict import EffectOutcome
 from ..workspace import Workspace
 from .checkpoint import (
     KeepsPromptCache,
@@ -204,7 +205,23 @@ class RecordedRun:
             if found.call_id == call_id and found.outcome == "unknown":
                 return found.observation
         self.say(f"asking again for {call_id}, as a new proposal checked against the disk")
-        return workspace.execute(action, call_id)
+        result = workspace.execute(action, call_id)
+        if not any(outcome.call_id == call_id for outcome in workspace.effect_outcomes):
+            # Refused before it became a proposal (its tool is not enabled today, say): the
+            # call id is still accounted for, as refused with the gate's sentence.
+            argv = action.arguments.get("argv")
+            path = action.arguments.get("path")
+            workspace.note_outcome(
+                EffectOutcome(
+                    call_id,
+                    action.tool,
+                    "refused",
+                    path=path if isinstance(path, str) else None,
+                    argv=tuple(str(item) for item in argv) if isinstance(argv, list) else None,
+                    reason=result.removeprefix("error: "),
+                )
+            )
+        return result
 
     def watch(self, generate: Callable[[Messages], str]) -> Callable[[Messages], str]:
         return self._recorder.watch(generate, self._recorder.model)
