@@ -16,6 +16,7 @@ from typing import Any
 
 from ..context import Observation
 from ..errors import AgentError
+from ..evidence import ArtifactRef
 from .checkpoint import AgentCheckpoint, ModelCheckpoint, create_checkpoint
 
 FORMAT_VERSION = 1
@@ -140,6 +141,16 @@ def _body(record: SessionRecord) -> dict[str, Any]:
     }
 
 
+def _observation(item: dict[str, Any]) -> Observation:
+    """An observation as saved, with the artifacts it names as `ArtifactRef`s again (a range
+    read of one after a resume needs them whole, not as dicts)."""
+    fields = dict(item)
+    for key in ("shows", "summary_shows"):
+        value = fields.get(key)
+        fields[key] = None if value is None else ArtifactRef(**value)
+    return Observation(**fields)
+
+
 def _from_body(body: dict[str, Any]) -> SessionRecord:
     saved = body["checkpoint"]
     messages = [{"role": role, "content": content} for role, content in saved["messages"]]
@@ -166,7 +177,7 @@ def _from_body(body: dict[str, Any]) -> SessionRecord:
         reason=body["reason"],
         started=body["started"],
         updated=body["updated"],
-        observations=tuple(Observation(**item) for item in body["observations"]),
+        observations=tuple(_observation(item) for item in body["observations"]),
         read_digests=dict(digests),
         log_position=LogPosition(**body["log_position"]),
         pending=None if pending is None else PendingCall(**pending),
