@@ -16,6 +16,7 @@ import os
 import re
 import secrets
 import stat
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ INTENTS_FOLDER = "intents"
 LOCK_FILE = "lock"
 PROMPT_CACHE_PREFIX = "prompt-cache-"
 MAX_CHECKPOINT_BYTES = 256 << 20
+LISTING_GRACE_SECONDS = 0.5  # a lock held this briefly is a listing looking, not a run
 RUN_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 
 
@@ -149,17 +151,23 @@ class SessionStore:
                     os.unlink(old, dir_fd=folder)
 
     def lock(self, run_id: str) -> RunLock:
-        """Take the run's lock, or refuse: a run is resumed by one process at a time."""
+        """Take the run's lock, or refuse: a run is resumed by one process at a time. A
+        listing looks at the lock for an instant (shared), so that is waited out."""
         with self._open_run(run_id, create=True) as folder:
             fd = os.open(LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600, dir_fd=folder)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise RunLocked(
-                f"run {run_id} is already running or being resumed by another process"
-            ) from None
-        return RunLock(fd)
+        deadline = time.monotonic() + LISTING_GRACE_SECONDS
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return RunLock(fd)
+            except BlockingIOError:
+                if time.monotonic() < deadline:
+                    time.sleep(0.02)
+                    continue
+                os.close(fd)
+                raise RunLocked(
+                    f"run {run_id} is already running or being resumed by another process"
+                ) from None
 
     def binding(self, run_id: str) -> dict[str, Any]:
         """What an intent written now is bound to: this log, its head, the run's checkpoint."""
@@ -182,10 +190,18 @@ class SessionStore:
     # Reading
 
     def load(self, run_id: str) -> SessionRecord:
+        """The run's checkpoint; one that names another run (a copied folder) is refused, so
+        one run has one lock."""
         data = self.read_file(run_id, CHECKPOINT_FILE)
         if data is None:
             raise CheckpointRefused(f"run {run_id} has no checkpoint")
-        return load_record(data, run_id)
+        record = load_record(data, run_id)
+        if record.run_id != run_id:
+            raise CheckpointRefused(
+                f"the checkpoint in the folder of run {run_id} is of run {record.run_id} "
+                "(a copy); it is not resumed"
+            )
+        return record
 
     def read_file(self, run_id: str, relative: str) -> bytes | None:
         *folders, name = relative.split("/")
@@ -253,13 +269,21 @@ class SessionStore:
         return sorted(found, key=lambda run: run.modified)
 
     def is_live(self, run_id: str) -> bool:
+        """Whether a process holds the run's lock; looked at shared, for an instant, and
+        never made (listing creates nothing)."""
         try:
-            lock = self.lock(run_id)
-        except RunLocked:
+            with self._open_run(run_id, create=False) as folder:
+                fd = os.open(LOCK_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
             return True
         except OSError:
             return False
-        lock.release()
+        finally:
+            os.close(fd)
         return False
 
     @contextlib.contextmanager
