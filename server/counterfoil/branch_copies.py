@@ -80,17 +80,30 @@ def _log_paths(root: Path, log: Path) -> Callable[[str], bool]:
     return lambda path: guard.hides(root / path)
 
 
-def branch_changes(branch: BranchCopy) -> tuple[BranchChange, ...]:
-    """The files the branch added, changed or removed since the fork, in path order; what
-    tools rewrite all the time (`__pycache__/`, `.pytest_cache/`, …) is not a change."""
+def changed_paths(branch: BranchCopy) -> tuple[str, ...]:
+    """The paths the branch added, changed or removed since the fork (whatever they now are:
+    a symlink or a big file is named here, and refused only when it would be applied)."""
+    return tuple(path for path, _ in _differences(branch))
+
+
+def _differences(branch: BranchCopy) -> list[tuple[str, tuple[str, str] | None]]:
     now = snapshot(branch.root, _log_paths(branch.root, branch.log))
-    changes = []
+    found = []
     for path in sorted(set(branch.base) | set(now)):
         before, after = branch.base.get(path), now.get(path)
         if before == after or "dir" in (before and before[0], after and after[0]):
             continue
         if CACHE_NAMES.intersection(path.split("/")):
             continue
+        found.append((path, after))
+    return found
+
+
+def branch_changes(branch: BranchCopy) -> tuple[BranchChange, ...]:
+    """The files the branch added, changed or removed since the fork, in path order; what
+    tools rewrite all the time (`__pycache__/`, `.pytest_cache/`, …) is not a change."""
+    changes = []
+    for path, after in _differences(branch):
         if after is None:
             changes.append(BranchChange(path, None))
         elif after[0] != "file":

@@ -62,3 +62,19 @@ def test_a_run_being_resumed_lists_as_live(tmp_path: Path) -> None:
     with sessions.lock("run-1"):
         assert sessions.is_live("run-1") is True
     assert sessions.is_live("run-1") is False
+
+
+def test_a_symlinked_checkpoint_is_one_sentence_in_the_listing_and_resume(
+    paused: tuple[Path, str],  # noqa: F811
+) -> None:
+    folder, run_id = paused
+    checkpoint = log_of(folder).parent / "sessions" / run_id / "checkpoint.json"
+    checkpoint.rename(folder / "elsewhere.json")
+    checkpoint.symlink_to(folder / "elsewhere.json")
+    sentence = f"checkpoint.json of run {run_id} is not a checkpoint file (a symlink)"
+
+    listed = cli(["sessions", "--root", str(folder / "project")])
+    resumed = cli(["resume", run_id, *agent_flags(folder)], "y\n")
+
+    assert listed[0] == 0 and sentence in listed[1]
+    assert resumed == (2, f"error: {sentence}\n")

@@ -64,6 +64,7 @@ class SessionRecord:
     model_restorable: bool = True  # False: the model had no state to save
     model_note: str | None = None
     prompt_cache: str | None = None  # the KV cache's file in the run's folder, if kept
+    prompt_cache_sha256: str | None = None  # its bytes' digest: read back only if they match
 
     @property
     def steps(self) -> int:
@@ -138,6 +139,7 @@ def _body(record: SessionRecord) -> dict[str, Any]:
         "model_restorable": record.model_restorable,
         "model_note": record.model_note,
         "prompt_cache": record.prompt_cache,
+        "prompt_cache_sha256": record.prompt_cache_sha256,
     }
 
 
@@ -184,4 +186,5 @@ def _from_body(body: dict[str, Any]) -> SessionRecord:
         model_restorable=bool(body["model_restorable"]),
         model_note=body["model_note"],
         prompt_cache=body.get("prompt_cache"),
+        prompt_cache_sha256=body.get("prompt_cache_sha256"),
     )

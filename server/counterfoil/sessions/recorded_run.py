@@ -51,9 +51,14 @@ def read_prompt_cache(
         say("note: the saved prompt cache does not match its tokens; not used")
         return
     path = sessions.run_folder(record.run_id) / record.prompt_cache
-    if path.is_file():
-        model.read_prompt_cache(str(path), tokens)
-        say(f"prompt cache: {len(tokens)} tokens restored")
+    digest = sessions.file_sha256(record.run_id, record.prompt_cache)
+    if digest is None:
+        return
+    if record.prompt_cache_sha256 is None or digest != record.prompt_cache_sha256:
+        say("note: the saved prompt cache does not match its digest; not used")
+        return
+    model.read_prompt_cache(str(path), tokens)
+    say(f"prompt cache: {len(tokens)} tokens restored")
 
 
 @dataclass

@@ -10,7 +10,9 @@ from the agent (`ReceiptStore.guards`).
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
+import hashlib
 import json
 import os
 import re
@@ -210,6 +212,11 @@ class SessionStore:
                 fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
         except FileNotFoundError:
             return None
+        except OSError as error:  # a symlink (ELOOP), a folder on the way that is not one
+            why = "a symlink" if error.errno == errno.ELOOP else error.strerror or str(error)
+            raise CheckpointRefused(
+                f"{relative} of run {run_id} is not a checkpoint file ({why})"
+            ) from None
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CHECKPOINT_BYTES:
@@ -220,6 +227,24 @@ class SessionStore:
             return b"".join(chunks)
         finally:
             os.close(fd)
+
+    def file_sha256(self, run_id: str, name: str) -> str | None:
+        """The SHA-256 of a regular file in the run's folder (never through a symlink), or
+        None when it is not one."""
+        try:
+            with self._open_run(run_id, create=False) as folder:
+                fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+        except OSError:
+            return None
+        digest = hashlib.sha256()
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            while chunk := os.read(fd, 1 << 20):
+                digest.update(chunk)
+        finally:
+            os.close(fd)
+        return digest.hexdigest()
 
     def intents(self, run_id: str) -> list[tuple[str, bytes | None]]:
         """(file name, bytes) of each intent of the run, in name order; None for a file that
