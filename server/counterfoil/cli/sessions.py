@@ -146,16 +146,27 @@ def describe_run(run: StoredRun) -> str:
 
 
 def _collect(sessions: SessionStore, runs: list[StoredRun], stdout: TextIO) -> int:
-    """Remove ended runs' folders (never a live, interrupted, paused or unreadable one, nor
-    one with branches still to select from)."""
+    """Remove ended runs' checkpoints and caches (prompt caches, branches' copies of the
+    root), never a live, interrupted, paused or unreadable one's, nor one's with branches
+    still to select from (a branch selected settles that: the others were left only by a
+    stop before they were discarded). Runs' records, intents and branches' records and
+    receipt logs stay: they are the account."""
     from ..sessions.branches import BranchStore
 
     branches = BranchStore(sessions)
     removed = 0
     for run in runs:
-        waiting = any(item.state == "ended" for item in branches.branches(run.run_id))
+        states = {item.state for item in branches.branches(run.run_id)}
+        waiting = "ended" in states and "selected" not in states
         if run_state(run) == "ended" and not waiting:
-            shutil.rmtree(sessions.run_folder(run.run_id))
+            for record in branches.branches(run.run_id):
+                copy = branches.copy_root(record)
+                if copy.is_dir() and not copy.is_symlink():
+                    shutil.rmtree(copy)
+            sessions.remove_checkpoint_and_caches(run.run_id)
             removed += 1
-    stdout.write(f"removed {removed} ended runs; {len(runs) - removed} kept\n")
+    stdout.write(
+        f"removed the checkpoints and caches of {removed} ended runs (their records stay); "
+        f"{len(runs) - removed} kept\n"
+    )
     return 0

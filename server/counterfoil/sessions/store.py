@@ -152,6 +152,16 @@ class SessionStore:
                 if old.startswith(PROMPT_CACHE_PREFIX) and old != name:
                     os.unlink(old, dir_fd=folder)
 
+    def remove_checkpoint_and_caches(self, run_id: str) -> None:
+        """Remove an ended run's checkpoint and prompt caches; its record, intents and
+        branches stay."""
+        with self._open_run(run_id, create=False) as folder:
+            for name in os.listdir(folder):
+                if name == CHECKPOINT_FILE or name.startswith(PROMPT_CACHE_PREFIX):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(name, dir_fd=folder)
+            os.fsync(folder)
+
     def lock(self, run_id: str) -> RunLock:
         """Take the run's lock, or refuse: a run is resumed by one process at a time. A
         listing looks at the lock for an instant (shared), so that is waited out."""
