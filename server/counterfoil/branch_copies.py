@@ -19,6 +19,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .actions import ToolAction
 from .commands.tree.ignore import CACHE_NAMES
@@ -120,6 +121,8 @@ def apply_branch(
     confirm: Callable[[ToolProposal], object],
     *,
     via: str = "cli",
+    run_id: str | None = None,
+    before_effect: Callable[[ToolProposal, dict[str, Any]], None] | None = None,
 ) -> tuple[str, ...]:
     """Write the branch's changes into `policy.root`, each approved by `confirm` and receipted
     in `store` as approved via `via`, selecting this branch. Raises AgentError, before any
@@ -145,10 +148,16 @@ def apply_branch(
         receipt_store=store,
         confirm_proposal=confirm,
         approval_via=f"{via}, selecting branch {branch.name}",
+        run_id=run_id,
     )
+    workspace.before_effect = before_effect  # its intent, durable before each write
     results = []
     for change in changes:
         assert change.content is not None
+        base = branch.base.get(change.path)
+        if _digest(policy.root, change.path) != (base[1] if base else None):
+            # Saved by the person while an earlier change was asked: never written over.
+            raise AgentError(f"the base changed since the fork: {change.path}; it was not applied")
         if change.path in branch.base:
             workspace.read_file(change.path)  # the gate writes only over bytes it has seen
         action = ToolAction("write_file", {"path": change.path, "content": change.content.decode()})

@@ -324,11 +324,18 @@ def branches_command(args: argparse.Namespace, stdout: TextIO) -> int:
 def select_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     """0 applied; 1 not applied (a changed base, a denied change); 2 bad input; 130."""
     from ..fork_selection import SelectionStopped, select_named_branch
+    from ..sessions.intents import settle_intents
     from .main import format_receipt, terminal_confirm
 
     setup = _setup(args, stdout, allowWrites=True)
     if setup is None:
         return EXIT_SETUP_ERROR
+    try:  # a change a stopped selection wrote without its receipt is recorded first
+        settled = settle_intents(setup.sessions, setup.store)
+    except (CheckpointRefused, OSError) as error:
+        stdout.write(f"error: could not settle an interrupted effect: {error}\n")
+        return EXIT_SETUP_ERROR
+    stdout.writelines(f"{found.line}\n" for found in settled)
     interrupted = threading.Event()
     confirm = terminal_confirm(stdin, stdout, Style.for_stream(stdout), interrupted)
     before = len(setup.store)
