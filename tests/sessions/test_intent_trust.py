@@ -168,3 +168,13 @@ def test_the_installation_secret_is_made_private_outside_the_project(
     secret = tmp_path / "config" / SECRET_FILE
     assert stat.S_IMODE(secret.stat().st_mode) == 0o600
     assert not any(SECRET_FILE in path.name for path in project.rglob("*"))
+
+
+def test_another_installation_verifying_the_log_hears_nothing_of_settled_intents(
+    project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    written_intent(project)
+    assert [outcome for outcome, _ in settle(project)] == ["interrupted"]
+    monkeypatch.setenv("COUNTERFOIL_CONFIG_DIR", str(tmp_path / "auditor-config"))
+
+    assert not [line for line in verify_lines(project) if line.startswith("ignored:")]

@@ -96,8 +96,9 @@ def read_intents(
     sessions: SessionStore, run_id: str, receipts: ReceiptStore
 ) -> tuple[list[dict[str, Any]], list[ForeignIntent]]:
     """The run's open intents (no outcome, no receipt) this installation wrote for this log
-    and run, and a sentence for each other file in its intents folder that is not one of its
-    closed intents (never trusted, never settled)."""
+    and run, and a sentence for each other open one or unreadable file in its intents folder
+    (never trusted, never settled). A closed intent is never settled, so it is not judged:
+    another installation verifying the log hears nothing of them."""
     trusted: list[dict[str, Any]] = []
     foreign: list[ForeignIntent] = []
     try:
@@ -117,8 +118,10 @@ def read_intents(
             intent = json.loads(data)
         except (ValueError, RecursionError):
             intent = None
+        if isinstance(intent, dict) and not _is_open(intent, receipts):
+            continue  # closed (an outcome, or its receipt): never settled, nothing to trust
         problem = seal_problem(intent, label)
-        if problem is None and _is_open(intent, receipts):
+        if problem is None:
             problem = _binding_problem(sessions, run_id, name, intent)
             if problem is None:
                 trusted.append(intent)
@@ -169,7 +172,10 @@ def _sealed(sessions: SessionStore, run_id: str) -> list[dict[str, Any]]:
 
 
 def _is_open(intent: dict[str, Any], receipts: ReceiptStore) -> bool:
-    return "outcome" not in intent and receipts.get(str(intent["call_id"])) is None
+    call_id = intent.get("call_id")
+    if "outcome" in intent:
+        return False
+    return not isinstance(call_id, str) or receipts.get(call_id) is None
 
 
 def open_intents(
