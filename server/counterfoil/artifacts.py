@@ -29,6 +29,7 @@ from .evidence import (
 )
 from .receipts import EffectReceipt, ReceiptStore
 from .receipts.content import load_object
+from .receipts.own_folder import own_folder
 
 RECORD_PREVIEW_CHARS = 160
 
@@ -80,7 +81,7 @@ class ConversationArtifacts:
     def stored(self, digest: str) -> tuple[ArtifactRef, bytes] | None:
         """An object already in the content store (a command's output), if it is readable."""
         log = self.receipt_store.path
-        data = None if log is None else load_object(log.parent, digest)
+        data = None if log is None else load_object(own_folder(log), digest)
         return None if data is None else (ArtifactRef.of(data), data)
 
     def ref(self, artifact_id: str) -> ArtifactRef | None:
@@ -97,7 +98,7 @@ class ConversationArtifacts:
         if log is None:
             data = self._memory.get(artifact_id)
         else:
-            data = load_object(log.parent, record.sha256)  # None when absent or changed
+            data = load_object(own_folder(log), record.sha256)  # None when absent or changed
         if data is None:
             raise AgentError("artifact digest does not match its recorded identity")
         return verified_range(record, data, start, end)

@@ -19,6 +19,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .actions import ToolAction
 from .commands.tree.ignore import CACHE_NAMES
@@ -29,6 +30,7 @@ from .receipts import ReceiptStore
 from .receipts.content import OBJECTS_FOLDER
 from .receipts.guard import LogGuard
 from .receipts.head import head_path
+from .receipts.own_folder import make_own_folder, own_folder
 from .tree_copy import CopyCount, Snapshot, copy_tree, read_relative, snapshot
 from .workspace import Workspace
 
@@ -66,8 +68,9 @@ def fork_root(name: str, root: Path, log: Path, destination: Path) -> BranchCopy
     for path in (log, head_path(log)):
         if path.is_file():
             shutil.copy2(path, branch_log.parent / path.name, follow_symlinks=False)
-    if (log.parent / OBJECTS_FOLDER).is_dir():
-        copy_tree(log.parent / OBJECTS_FOLDER, branch_log.parent / OBJECTS_FOLDER)
+    objects = own_folder(log) / OBJECTS_FOLDER
+    if objects.is_dir():
+        copy_tree(objects, make_own_folder(branch_log) / OBJECTS_FOLDER)
     return BranchCopy(name, branch_root, branch_log, snapshot(root, skip), copied)
 
 
@@ -78,18 +81,31 @@ def _log_paths(root: Path, log: Path) -> Callable[[str], bool]:
     return lambda path: guard.hides(root / path)
 
 
-def branch_changes(branch: BranchCopy) -> tuple[BranchChange, ...]:
-    """The files the branch added, changed or removed since the fork, in path order; what
-    tools rewrite all the time (`__pycache__/`, `.pytest_cache/`, …) is not a change. A file
-    replaced by a folder is removed; a folder replaced by a file, that file added."""
+def changed_paths(branch: BranchCopy) -> tuple[str, ...]:
+    """The paths the branch added, changed or removed since the fork (whatever they now are:
+    a symlink or a big file is named here, and refused only when it would be applied)."""
+    return tuple(path for path, _ in _differences(branch))
+
+
+def _differences(branch: BranchCopy) -> list[tuple[str, tuple[str, str] | None]]:
     now = snapshot(branch.root, _log_paths(branch.root, branch.log))
-    changes = []
+    found = []
     for path in sorted(set(branch.base) | set(now)):
         before, after = branch.base.get(path), now.get(path)
         if before == after or (_folder_or_nothing(before) and _folder_or_nothing(after)):
             continue
         if CACHE_NAMES.intersection(path.split("/")):
             continue
+        found.append((path, after))
+    return found
+
+
+def branch_changes(branch: BranchCopy) -> tuple[BranchChange, ...]:
+    """The files the branch added, changed or removed since the fork, in path order; what
+    tools rewrite all the time (`__pycache__/`, `.pytest_cache/`, …) is not a change. A file
+    replaced by a folder is removed; a folder replaced by a file, that file added."""
+    changes = []
+    for path, after in _differences(branch):
         if after is None or after[0] == "dir":
             changes.append(BranchChange(path, None))
         elif after[0] != "file":
@@ -110,6 +126,8 @@ def apply_branch(
     confirm: Callable[[ToolProposal], object],
     *,
     via: str = "cli",
+    run_id: str | None = None,
+    before_effect: Callable[[ToolProposal, dict[str, Any]], None] | None = None,
 ) -> tuple[str, ...]:
     """Write the branch's changes into `policy.root`, each approved by `confirm` and receipted
     in `store` as approved via `via`, selecting this branch. Raises AgentError, before any
@@ -140,10 +158,16 @@ def apply_branch(
         receipt_store=store,
         confirm_proposal=confirm,
         approval_via=f"{via}, selecting branch {branch.name}",
+        run_id=run_id,
     )
+    workspace.before_effect = before_effect  # its intent, durable before each write
     results = []
     for change in changes:
         assert change.content is not None
+        base = branch.base.get(change.path)
+        if _digest(policy.root, change.path) != (base[1] if base else None):
+            # Saved by the person while an earlier change was asked: never written over.
+            raise AgentError(f"the base changed since the fork: {change.path}; it was not applied")
         if change.path in branch.base:
             workspace.read_file(change.path)  # the gate writes only over bytes it has seen
         action = ToolAction("write_file", {"path": change.path, "content": change.content.decode()})

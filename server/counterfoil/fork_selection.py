@@ -13,6 +13,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .branch_copies import BranchCopy, apply_branch, pending_changes
 from .errors import AgentError
@@ -22,6 +23,7 @@ from .proposals import ToolProposal
 from .receipt_evidence import utc_now
 from .receipts import ReceiptStore
 from .sessions.branches import BranchRecord, BranchStore, parse_branch_name
+from .sessions.intents import intent_of
 from .sessions.record import CheckpointRefused
 from .sessions.store import RunLock, SessionStore
 
@@ -92,12 +94,24 @@ def select_named_branch(
         if not copy.root.is_dir():
             raise CheckpointRefused(f"the copy of branch {name} is missing")
         before_changes(record, len(pending_changes(copy, policy.root)))
+
+        def write_intent(proposal: ToolProposal, approval: dict[str, Any]) -> None:
+            intent = intent_of(proposal, approval, record.run_id, policy.root)
+            sessions.write_intent(record.run_id, proposal.tool_call_id, intent)
+
         try:
-            results = apply_branch(copy, policy, store, confirm, via=via)
+            results = apply_branch(
+                copy,
+                policy,
+                store,
+                confirm,
+                via=via,
+                run_id=record.run_id,  # the run it forks: its lock is held, its intents kept
+                before_effect=write_intent,
+            )
         except AgentError as error:
             raise SelectionStopped(str(error)) from None
         now = utc_now()
-        branches.write(record.updated_with(state="selected", updated=now))
         discarded = []
         for other in branches.branches(record.run_id):
             if other.number == record.number or other.state == "discarded":
@@ -106,6 +120,9 @@ def select_named_branch(
             reason = f"{name} was selected"
             branches.write(other.updated_with(state="discarded", reason=reason, updated=now))
             discarded.append(other.name)
+        # Selected last: a stop before this leaves the siblings discarded and this one to be
+        # selected again (nothing left to apply), never siblings "ended" for ever.
+        branches.write(record.updated_with(state="selected", updated=now))
         shutil.rmtree(copy.root, ignore_errors=True)  # applied: its changes live in the root
     finally:
         lock.release()

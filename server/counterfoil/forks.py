@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .branch_copies import BranchCopy, branch_changes, fork_root
+from .branch_copies import BranchCopy, changed_paths, fork_root
 from .context import Observation
 from .errors import AgentError
 from .loop import AgentEvent, AgentLimits, AgentRun, run_agent
@@ -186,7 +186,7 @@ def _ended(
         steps=len(run.events),
         validation=verdict.validation,
         effects={state: len(verdict.calls(state)) for state in EFFECT_STATES},
-        files_changed=tuple(change.path for change in branch_changes(copy)),
+        files_changed=changed_paths(copy),
         prefix_tokens=prefix_tokens,
         prefill_avoided=avoided,
         prefill_note=None if avoided is not None else NO_COUNTERS,

@@ -50,6 +50,7 @@ from .proposals import (
 from .receipt_evidence import file_evidence
 from .receipts import ReceiptNotRecorded
 from .receipts.content import load_object
+from .receipts.own_folder import own_folder
 from .repropose import REPROPOSED_NOTE, can_repropose, reproposed
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
 from .steps import StepResult
@@ -323,7 +324,7 @@ class Workspace(WorkspaceReads):
 
     def _stored_object(self, digest: str) -> bytes | None:
         log = self.receipt_store.path
-        return None if log is None else load_object(log.parent, digest)
+        return None if log is None else load_object(own_folder(log), digest)
 
     def _current_bytes(self, directory: int, name: str) -> bytes | None:
         mode = entry_mode(directory, name)

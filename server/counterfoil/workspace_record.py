@@ -55,6 +55,9 @@ class WorkspaceRecord:
         self._call_ids = threading.Lock()
         self.run_id = run_id or uuid.uuid4().hex
         self.approval_via = approval_via
+        # True while a record of the run is kept beside the log (counterfoil.sessions): its
+        # receipts say so, and a record then missing is a finding of `receipts verify`.
+        self.keeps_run_record = False
         self.unrecorded_effect: str | None = None
         # Called with an approved proposal and its approval evidence just before the effect;
         # raising stops the effect (a durable intent, see counterfoil.sessions.intents).
@@ -88,6 +91,10 @@ class WorkspaceRecord:
     def restore_outcomes(self, earlier: Sequence[EffectOutcome]) -> None:
         """A resumed run's earlier effects, so its verdict judges the whole run."""
         self._outcomes[:0] = earlier
+
+    def note_outcome(self, outcome: EffectOutcome) -> None:
+        """An outcome decided outside a proposal (a call refused before it could be one)."""
+        self._outcomes.append(outcome)
 
     def _note(
         self, proposal: ToolProposal, state: EffectState, reason: str | None = None, **facts: Any
@@ -169,8 +176,10 @@ class WorkspaceRecord:
     ) -> dict[str, Any]:
         """An effect's evidence with this run's id and who approved it, as its receipt records
         them (recording may fail; then the run must stop and say so)."""
+        recorded = {"run_record": True} if self.keeps_run_record else {}
         return {
             "run_id": self.run_id,
+            **recorded,
             **evidence,
             "approval": approval or approval_record(proposal, self.approval_via),
         }

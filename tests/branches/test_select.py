@@ -180,5 +180,8 @@ def test_sessions_gc_keeps_a_run_whose_branches_wait_for_a_selection(
 
     status, output = cli(["sessions", "gc", "--root", str(root)])
 
-    assert (status, output) == (0, "removed 0 ended runs; 1 kept\n")
+    assert (status, output) == (
+        0,
+        "removed the checkpoints and caches of 0 ended runs (their records stay); 1 kept\n",
+    )
     assert len(store(root).branches(run_id)) == 2

@@ -49,3 +49,22 @@ async def test_the_next_run_settles_an_effect_left_without_a_receipt(
     assert [(r["tool_call_id"], r["run_id"]) for r in receipts] == [("call-1", "killed-run")]
     assert receipts[0]["recovered"] == "performed"
     assert any("Counterfoil recovered:" in shown.message for shown in daemon.client.messages)
+
+
+async def test_a_foreign_intent_is_reported_in_the_terminals_sentence_and_never_receipted(
+    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+) -> None:
+    shipped = demo_project / ".counterfoil" / "sessions" / "x" / "intents" / "call-1.json"
+    shipped.parent.mkdir(parents=True)
+    shipped.write_text(json.dumps({"call_id": "call-1", "run_id": "x", "kind": "command"}))
+    daemon = await start_daemon({"model": script(tmp_path / "m.jsonl", {"final": "ok"})})
+
+    await daemon.request("counterfoil/run", {"goal": "anything"})
+
+    sentence = (
+        "ignored: intent call-1.json of run x was not written by this installation; "
+        "ignored, nothing recorded"
+    )
+    assert f"Counterfoil {sentence}" in [shown.message for shown in daemon.client.messages]
+    log = demo_project / ".counterfoil" / "receipts.jsonl"
+    assert not log.exists() or "call-1" not in log.read_text()

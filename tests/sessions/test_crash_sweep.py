@@ -90,4 +90,10 @@ def test_a_crash_at_every_durable_step_leaves_a_right_account(tmp_path: Path) ->
             wrong.append(f"{where}: verified={found.verified} open={found.unsettled_intents}")
         if status != 2 and not (edited and len(found.command_receipts) == 1):
             wrong.append(f"{where}: the resumed run did not finish the work")
+        if status != 2 and edited and "  app.py (call-" not in output:
+            wrong.append(f"{where}: the resumed verdict leaves out the edit of app.py")
+        if status == 0:
+            wrong.append(f"{where}: the resumed verdict is exit 0, but nothing validated app.py")
+        if edited and "changed since it was read: app.py" in output:
+            wrong.append(f"{where}: the run's own receipted edit was told as a change")
     assert wrong == []

@@ -110,8 +110,10 @@ def test_sessions_gc_removes_ended_runs_and_keeps_resumable_ones(tmp_path: Path)
 
     main(["sessions", "gc", "--root", str(tmp_path / "project")], stdout=out)
 
-    assert out.getvalue() == "removed 2 ended runs; 1 kept\n"
-    (kept,) = SessionStore(log_of(tmp_path)).run_ids()
+    assert out.getvalue() == (
+        "removed the checkpoints and caches of 2 ended runs (their records stay); 1 kept\n"
+    )
+    (kept,) = [run.run_id for run in SessionStore(log_of(tmp_path)).runs()]
     assert kept in runs and kept not in ended
     assert SessionStore(log_of(tmp_path)).load(kept).state == "paused"
 

@@ -163,10 +163,12 @@ def test_a_checkpoint_from_another_folder_is_refused(paused: tuple[Path, str]) -
 
 def test_a_checkpoint_beside_another_log_is_refused(paused: tuple[Path, str]) -> None:
     folder, run_id = paused
-    shutil.copytree(folder / "project" / ".counterfoil", folder / "project" / ".other")
+    other = folder / "project" / "other" / ".counterfoil"
+    shutil.copytree(folder / "project" / ".counterfoil", other)
 
     status, output = cli(
-        ["resume", run_id, *agent_flags(folder), "--receipt-log", ".other/receipts.jsonl"], "y\n"
+        ["resume", run_id, *agent_flags(folder), "--receipt-log", str(other / "receipts.jsonl")],
+        "y\n",
     )
 
     assert status == 2
@@ -262,3 +264,84 @@ def test_a_resumed_runs_verdict_judges_the_whole_run(paused: tuple[Path, str]) -
     assert "app.py (call-1)" in verdict  # written before the pause
     assert "count.txt (call-2)" in verdict  # written by the command asked again
     assert status == 1  # the command changed files itself, and nothing checked them since
+
+
+def test_resume_refuses_a_run_whose_record_does_not_verify(paused: tuple[Path, str]) -> None:
+    folder, run_id = paused
+    record = log_of(folder).parent / "sessions" / run_id / "decisions.jsonl"
+    record.write_text(record.read_text().replace('"approved"', '"rejected"', 1))
+
+    status, output = cli(["resume", *agent_flags(folder)], "y\n")
+
+    assert status == 2
+    assert output == (
+        f"error: the record of run {run_id} does not verify (line 2 does not match its link); "
+        "it is not resumed\n"
+    )
+    assert not (folder / "project" / "count.txt").exists()
+
+
+def without_model(flags: list[str]) -> list[str]:
+    at = flags.index("--model")
+    return flags[:at] + flags[at + 2 :]
+
+
+def test_the_run_record_names_the_model_it_ran_with(paused: tuple[Path, str]) -> None:
+    folder, run_id = paused
+    record = log_of(folder).parent / "sessions" / run_id / "decisions.jsonl"
+
+    (started, *_) = [json.loads(line) for line in record.read_text().splitlines()]
+
+    assert started["model"] == {"spec": f"scripted:{folder / 'script.jsonl'}"}
+
+
+def test_resume_without_model_goes_on_with_the_runs_model_and_says_so(
+    paused: tuple[Path, str],
+) -> None:
+    folder, run_id = paused
+
+    status, output = cli(["resume", *without_model(agent_flags(folder))], "y\n")
+
+    assert f"model: scripted:{folder / 'script.jsonl'} (run {run_id} ran with it)\n" in output
+    assert "== run ended: completed ==" in output, (status, output)
+    assert (folder / "project" / "count.txt").read_text() == "1"
+
+
+def test_resume_with_another_model_says_which_it_uses(paused: tuple[Path, str]) -> None:
+    folder, run_id = paused
+    other = folder / "other.jsonl"
+    shutil.copy(folder / "script.jsonl", other)
+    flags = [*without_model(agent_flags(folder)), "--model", f"scripted:{other}"]
+
+    _, output = cli(["resume", *flags], "y\n")
+
+    assert (
+        f"model: scripted:{other} (--model; run {run_id} ran with "
+        f"scripted:{folder / 'script.jsonl'})\n"
+    ) in output
+
+
+def test_a_resumed_runs_steps_go_on_from_where_it_stopped(paused: tuple[Path, str]) -> None:
+    folder, _ = paused
+
+    _, output = cli(["resume", *agent_flags(folder)], "y\n")
+
+    assert "== step 1 ==" not in output
+    assert "== step 3 ==" in output
+
+
+def test_an_open_call_refused_on_resume_is_recorded_as_refused(paused: tuple[Path, str]) -> None:
+    folder, run_id = paused
+    flags = agent_flags(folder)
+    at = flags.index("--allow-command")
+    flags = flags[:at] + flags[at + 2 :]  # the command's tool is not enabled today
+
+    cli(["resume", *flags], "y\n")
+
+    record = log_of(folder).parent / "sessions" / run_id / "decisions.jsonl"
+    decided = [
+        (entry["call_id"], entry["state"])
+        for entry in map(json.loads, record.read_text().splitlines())
+        if entry["kind"] == "decision"
+    ]
+    assert ("call-2", "refused") in decided

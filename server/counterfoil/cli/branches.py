@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -106,7 +107,16 @@ def fork_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int
     except (CheckpointRefused, OSError) as error:
         stdout.write(f"error: {error}\n")
         return EXIT_SETUP_ERROR
-    stdout.writelines(f"recovered: {found.sentence}\n" for found in settled)
+    stdout.writelines(f"{found.line}\n" for found in settled)
+    from ..sessions.decisions import DECISIONS_FILE, read_entries, recorded_model
+    from .sessions import model_to_continue
+
+    run_id = plan.record.run_id
+    recorded = recorded_model(read_entries(setup.sessions.run_folder(run_id) / DECISIONS_FILE))
+    settings, model_line = model_to_continue(args, setup.settings, recorded, run_id)
+    if model_line is not None:
+        stdout.write(model_line + "\n")
+    setup = replace(setup, settings=settings)
     try:
         return _fork(args, setup, plan, package, stdin, stdout)
     finally:
@@ -314,11 +324,18 @@ def branches_command(args: argparse.Namespace, stdout: TextIO) -> int:
 def select_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     """0 applied; 1 not applied (a changed base, a denied change); 2 bad input; 130."""
     from ..fork_selection import SelectionStopped, select_named_branch
+    from ..sessions.intents import settle_intents
     from .main import format_receipt, terminal_confirm
 
     setup = _setup(args, stdout, allowWrites=True)
     if setup is None:
         return EXIT_SETUP_ERROR
+    try:  # a change a stopped selection wrote without its receipt is recorded first
+        settled = settle_intents(setup.sessions, setup.store)
+    except (CheckpointRefused, OSError) as error:
+        stdout.write(f"error: could not settle an interrupted effect: {error}\n")
+        return EXIT_SETUP_ERROR
+    stdout.writelines(f"{found.line}\n" for found in settled)
     interrupted = threading.Event()
     confirm = terminal_confirm(stdin, stdout, Style.for_stream(stdout), interrupted)
     before = len(setup.store)

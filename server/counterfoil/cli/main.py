@@ -32,7 +32,12 @@ from . import doctor
 from .command_setup import set_up_command
 from .model_download import download_command, model_to_load
 from .receipts import add_receipt_parsers, keys_command, receipts_command
-from .sessions import add_session_parsers, open_terminal_session, sessions_command
+from .sessions import (
+    add_session_parsers,
+    model_to_continue,
+    open_terminal_session,
+    sessions_command,
+)
 from .subcommands import Subcommands, add_log_arguments
 from .terminal import (
     EXIT_INTERRUPTED,
@@ -296,6 +301,9 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     session = open_terminal_session(args, setup, stdout)  # `resume`: its checked checkpoint
     if session is None:
         return EXIT_SETUP_ERROR
+    settings, model_line = model_to_continue(
+        args, settings, session.recorded_model(), session.run_id
+    )
     style = Style.for_stream(stdout)
     interrupted = threading.Event()
     workspace = Workspace(
@@ -308,6 +316,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     session.attach(workspace, args.goal, interrupted.is_set)
     before = len(store)
     steps = StepPrinter(stdout)
+    steps.step = session.steps_done  # a resumed run's steps go on from where it stopped
     stdout.write(
         f"goal: {args.goal}\nroot: {policy.root}\n"
         f"tools: {', '.join(sorted(workspace.available_tools))}\n"
@@ -315,9 +324,13 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     agents = read_agents_file(workspace, policy.root) if settings.agents_file else None
     if agents is not None:
         stdout.write(f"agents file: {agents.summary()}\n")
+    if model_line is not None:
+        stdout.write(model_line + "\n")
     model = model_to_load(args, settings, stdout)
     if isinstance(model, int):
+        session.release()
         return model
+    session.model_spec = model.spec or None
     loaded = threading.Event()
 
     def on_progress(progress: ModelProgress) -> None:

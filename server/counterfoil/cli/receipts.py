@@ -12,10 +12,11 @@ from ..errors import AgentError
 from ..path_text import shown_path
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
 from ..receipts.content import load_object
+from ..receipts.own_folder import own_folder
 from ..receipts.retention import collect_garbage
 from ..receipts.signing import init_key, signature_checker
 from ..receipts.verify import read_receipt_log
-from ..sessions.decisions import unreceipted_decisions, verify_run_records
+from ..sessions.decisions import recorded_run_ids, unreceipted_decisions, verify_run_records
 from ..sessions.intents import describe_open_intents  # registers what gc keeps for runs
 from .evidence import (
     add_evidence_parsers,
@@ -94,8 +95,9 @@ def _verify(args: argparse.Namespace, stdout: TextIO) -> int:
     stdout.writelines(f"drift: {line}\n" for line in report.drift)
     if args.root is not None and not report.drift_checked:
         stdout.write("drift: not checked (files are compared only when the chain verifies)\n")
-    stdout.writelines(f"open intent: {line}\n" for line in describe_open_intents(args.path))
-    _, problems = verify_run_records(args.path, check)  # the runs' own records beside it
+    stdout.writelines(f"{line}\n" for line in describe_open_intents(args.path))
+    recorded = recorded_run_ids(_store(args).iter_receipts()) if report.ok else set()
+    _, problems = verify_run_records(args.path, check, recorded)  # the runs' own records
     if report.ok and problems:
         stdout.writelines(f"error: {problem}\n" for problem in problems)
         return 1
@@ -176,7 +178,7 @@ def _show(args: argparse.Namespace, stdout: TextIO) -> int:
         stdout.write(describe_receipt(receipt) + "\n")
         digest = receipt.evidence.get("output_sha256")
         if args.output and isinstance(digest, str):
-            output = load_object(args.path.parent, digest)
+            output = load_object(own_folder(args.path), digest)
             if output is None:
                 stdout.write("  (output not in the content store)\n")
             else:
@@ -191,9 +193,13 @@ def _show(args: argparse.Namespace, stdout: TextIO) -> int:
     if not report.ok:
         stdout.write(f"error: {report.error}\n")
         return 1
-    stdout.writelines(
-        f"{line}\n" for line in unreceipted_decisions(args.path, receipted)
-    )  # the call ids no receipt explains: rejected, refused, failed, interrupted
+    # The call ids no receipt explains (rejected, refused, failed, interrupted), from the
+    # run records that verify; one that does not is an error, and nothing of it is shown.
+    lines, problems = unreceipted_decisions(args.path, receipted)
+    stdout.writelines(f"{line}\n" for line in lines)
+    if problems:
+        stdout.writelines(f"error: {problem}\n" for problem in problems)
+        return 1
     stdout.write(f"ok: {report.count} receipts verified in {args.path}\n")
     return 0
 
@@ -207,7 +213,7 @@ def _diff(args: argparse.Namespace, stdout: TextIO) -> int:
     if "result_sha256" not in evidence:
         stdout.write(f"error: {args.call_id} is a {receipt.tool} receipt without file bytes\n")
         return 1
-    folder = args.path.parent
+    folder = own_folder(args.path)
     base_digest = evidence.get("base_sha256")
     before = b"" if base_digest is None else load_object(folder, base_digest)
     after = load_object(folder, evidence["result_sha256"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TextIO
 
@@ -18,6 +19,7 @@ from ..sessions.recorded_run import RecordedRun
 from ..sessions.recorded_run import read_prompt_cache as read_saved_prompt_cache
 from ..sessions.reopen import open_for_resume, run_state, status_of
 from ..sessions.store import SessionStore, StoredRun
+from ..settings import Settings
 from .command_setup import CommandSetup
 from .subcommands import Subcommands
 from .terminal import EXIT_SETUP_ERROR
@@ -59,7 +61,7 @@ def open_terminal_session(
     except (CheckpointRefused, OSError) as error:
         stdout.write(f"error: could not settle an interrupted effect: {error}\n")
         return None
-    stdout.writelines(f"recovered: {found.sentence}\n" for found in settled)
+    stdout.writelines(f"{found.line}\n" for found in settled)
     plan = None
     if args.command == "resume":
         try:
@@ -87,6 +89,21 @@ def open_terminal_session(
         stdout.write(line + "\n")
 
     return RecordedRun(sessions, setup.store, plan, steer, settled, say)
+
+
+def model_to_continue(
+    args: argparse.Namespace, settings: Settings, recorded: str | None, run_id: str | None
+) -> tuple[Settings, str | None]:
+    """The settings a resumed or forked run goes on with: the model its record names, unless
+    `--model` names another; and the line that says which (None for a new run)."""
+    if run_id is None or recorded is None:
+        return settings, None
+    if args.model is None:
+        args.model = recorded
+        return replace(settings, model=recorded), f"model: {recorded} (run {run_id} ran with it)"
+    if args.model == recorded:
+        return settings, f"model: {recorded} (run {run_id} ran with it)"
+    return settings, f"model: {settings.model} (--model; run {run_id} ran with {recorded})"
 
 
 def sessions_command(args: argparse.Namespace, stdout: TextIO) -> int:
@@ -129,16 +146,27 @@ def describe_run(run: StoredRun) -> str:
 
 
 def _collect(sessions: SessionStore, runs: list[StoredRun], stdout: TextIO) -> int:
-    """Remove ended runs' folders (never a live, interrupted, paused or unreadable one, nor
-    one with branches still to select from)."""
+    """Remove ended runs' checkpoints and caches (prompt caches, branches' copies of the
+    root), never a live, interrupted, paused or unreadable one's, nor one's with branches
+    still to select from (a branch selected settles that: the others were left only by a
+    stop before they were discarded). Runs' records, intents and branches' records and
+    receipt logs stay: they are the account."""
     from ..sessions.branches import BranchStore
 
     branches = BranchStore(sessions)
     removed = 0
     for run in runs:
-        waiting = any(item.state == "ended" for item in branches.branches(run.run_id))
+        states = {item.state for item in branches.branches(run.run_id)}
+        waiting = "ended" in states and "selected" not in states
         if run_state(run) == "ended" and not waiting:
-            shutil.rmtree(sessions.run_folder(run.run_id))
+            for record in branches.branches(run.run_id):
+                copy = branches.copy_root(record)
+                if copy.is_dir() and not copy.is_symlink():
+                    shutil.rmtree(copy)
+            sessions.remove_checkpoint_and_caches(run.run_id)
             removed += 1
-    stdout.write(f"removed {removed} ended runs; {len(runs) - removed} kept\n")
+    stdout.write(
+        f"removed the checkpoints and caches of {removed} ended runs (their records stay); "
+        f"{len(runs) - removed} kept\n"
+    )
     return 0

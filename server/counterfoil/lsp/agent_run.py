@@ -89,6 +89,7 @@ class AgentRunner:
             request.steer,
             request.settled,
             say=self.channel.log,
+            model_spec=settings.model or None,
         )
         workspace.confirm_proposal = recorded.confirming(job.bridge)
         token = self.channel.begin_progress("Counterfoil", request.goal[:80])

@@ -145,8 +145,8 @@ class Session(SessionQueries):
             self.channel.log(f"could not settle an interrupted effect: {error}")
             return None, []
         for found in settled:
-            self.channel.log(f"recovered: {found.sentence}")
-            self.channel.show_message("info", f"Counterfoil recovered: {found.sentence}")
+            self.channel.log(found.line)
+            self.channel.show_message("info", f"Counterfoil {found.line}")
         return None, settled
 
     def pause(self) -> str | None:

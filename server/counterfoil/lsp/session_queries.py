@@ -13,6 +13,7 @@ from ..attestation.export import export_evidence, exported_runs
 from ..errors import AgentError
 from ..receipts import verify_receipt_log
 from ..receipts.content import load_object_prefix
+from ..receipts.own_folder import own_folder
 from ..receipts.verify import read_receipt_log
 from ..settings import Settings
 from ..workspace import Workspace
@@ -144,7 +145,7 @@ class SessionQueries:
         found = None
         if log is not None:
             try:
-                found = load_object_prefix(log.parent, digest, MAX_OBJECT_TEXT_BYTES)
+                found = load_object_prefix(own_folder(log), digest, MAX_OBJECT_TEXT_BYTES)
             except AgentError:
                 found = None
         if found is None:

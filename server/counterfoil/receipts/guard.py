@@ -5,7 +5,8 @@ with all it holds: other logs there, their heads, the content store, holds and a
 (it is not listed, not read, and nothing can be created in it).
 When the log sits directly in the root (or outside it), hiding its folder would hide the
 project, so only what belongs to a log is hidden: the log, every `*.head` and the log beside
-it, `objects/`, `.holds/` and the heads' temporary files.
+it, the heads' temporary files and the log's own folder (`.<log name>.counterfoil/`, see
+`own_folder`); a project's `objects/` or `sessions/` there stays the project's.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from .content import OBJECTS_FOLDER
 from .head import HEAD_SUFFIX
 from .hold import HOLDS_FOLDER, SESSIONS_FOLDER
+from .own_folder import own_folder, shares_folder
 
 
 @dataclass(frozen=True)
@@ -45,11 +47,12 @@ class LogGuard:
         if not parts:
             return False
         name = parts[0]
-        if name in (
+        if name in (own_folder(self.log).name.casefold(), self.log.name.casefold()):
+            return True
+        if shares_folder(self.log) and name in (
             OBJECTS_FOLDER,
             HOLDS_FOLDER.casefold(),
             SESSIONS_FOLDER,
-            self.log.name.casefold(),
         ):
             return True
         if len(parts) > 1:

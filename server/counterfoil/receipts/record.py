@@ -26,6 +26,7 @@ RECEIPT_FIELDS = (
 EVIDENCE_FIELDS = frozenset(
     {
         "run_id",
+        "run_record",  # True: the run keeps a record beside the log (sessions/decisions.py)
         "time",
         "base_sha256",
         "result_sha256",

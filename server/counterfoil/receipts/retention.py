@@ -25,7 +25,8 @@ from .content import DIGEST, OBJECTS_FOLDER, is_temporary_object
 from .errors import ReceiptLogError
 from .head import HEAD_SUFFIX
 from .hold import held_names, open_private_folder
-from .logfile import LOCK_TIMEOUT_SECONDS, locked_log, open_log
+from .logfile import LOCK_TIMEOUT_SECONDS, lock, locked_log, open_log
+from .own_folder import own_folder, shares_folder
 from .record import EffectReceipt
 from .verify import verify_open_log
 
@@ -100,15 +101,18 @@ def _starts_like_a_log(path: Path) -> bool:
     return isinstance(record, dict) and "receipt_id" in record
 
 
-def kept_digests(log_folder: Path, folder_fd: int) -> set[str]:
+def kept_digests(log_folder: Path, folder_fd: int, state: Path | None = None) -> set[str]:
     """Every digest the folder's logs and the registered sources name. `folder_fd` is the log
-    folder, held locked by the caller; a log that does not verify raises ReceiptLogError."""
+    folder, held locked by the caller; a log that does not verify raises ReceiptLogError.
+    `state`: the one log whose own folder is being collected (a log outside `.counterfoil/`
+    shares its content store with no other)."""
     kept: set[str] = set()
 
     def keep(receipt: EffectReceipt) -> None:
         kept.update(receipt_digests(receipt))
 
-    for log in logs_in(log_folder):
+    logs = logs_in(log_folder) if state is None else [state]
+    for log in logs:
         try:
             mode = os.lstat(log).st_mode
         except FileNotFoundError:
@@ -123,8 +127,9 @@ def kept_digests(log_folder: Path, folder_fd: int) -> set[str]:
                 os.close(fd)
         if problem is not None:
             raise ReceiptLogError(f"{log.name} does not verify ({problem})")
+    own = log_folder if state is None else own_folder(state)
     for source in _DIGEST_SOURCES:
-        kept.update(source(log_folder))
+        kept.update(source(own))
     return kept
 
 
@@ -141,14 +146,25 @@ def collect_garbage(log: Path, lock_timeout: float = LOCK_TIMEOUT_SECONDS) -> Ga
     report = GarbageReport()
     with locked_log(log, write=True, timeout=lock_timeout, create=False):
         folder = os.open(log.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        own = None
         try:
-            kept = kept_digests(log.parent, folder)
-            held, stale = held_names(folder)
+            shared = shares_folder(log)
+            kept = kept_digests(log.parent, folder, None if shared else log)
+            if not shared:  # the log's own folder, locked as its writers lock it
+                own = open_private_folder(folder, own_folder(log).name, create=False)
+                if own is None:
+                    return report
+                lock(own, exclusive=True, timeout=lock_timeout)
+            held, stale = held_names(folder if own is None else own)
             report.removed.extend(stale)
             report.kept = len(kept)
-            objects = open_private_folder(folder, OBJECTS_FOLDER, create=False)
+            objects = open_private_folder(
+                folder if own is None else own, OBJECTS_FOLDER, create=False
+            )
         finally:
             os.close(folder)
+            if own is not None:
+                os.close(own)
         if objects is None:
             return report
         try:

@@ -38,6 +38,7 @@ from .head import head_path, read_head, write_head
 from .hold import HOLDS_FOLDER, SESSIONS_FOLDER, ObjectHold
 from .identity import PinnedLog
 from .logfile import LOCK_TIMEOUT_SECONDS, append_durably, locked_log
+from .own_folder import make_own_folder, own_folder
 from .record import EffectReceipt, encode_line
 from .signing import SignatureChecker, Signer, config_dir, load_signer
 
@@ -132,7 +133,7 @@ class ReceiptStore:
 
     @property
     def objects_folder(self) -> Path | None:
-        return None if self.path is None else self.path.parent / content.OBJECTS_FOLDER
+        return None if self.path is None else own_folder(self.path) / content.OBJECTS_FOLDER
 
     def guards(self, path: Path, root: Path | None = None) -> bool:
         """Whether `path` is the log, its head, its content store or (with `root`, when the
@@ -152,13 +153,18 @@ class ReceiptStore:
             return ()
         log = self.path.resolve()
         folder = log.parent
-        own = (
-            log,
-            head_path(log),
-            folder / content.OBJECTS_FOLDER,
-            folder / HOLDS_FOLDER,
-            folder / SESSIONS_FOLDER,
-        )
+        state = own_folder(log)
+        own: tuple[Path, ...]
+        if state == folder:
+            own = (
+                log,
+                head_path(log),
+                folder / content.OBJECTS_FOLDER,
+                folder / HOLDS_FOLDER,
+                folder / SESSIONS_FOLDER,
+            )
+        else:
+            own = (log, head_path(log), state)
         return (*own, folder) if with_folder else own
 
     def subscribe(self, callback: Callable[[EffectReceipt], None]) -> Callable[[], None]:
@@ -222,25 +228,27 @@ class ReceiptStore:
         `receipts gc` while this store is open (`durable`: see `store_object`)."""
         if self.path is None:
             return hashlib.sha256(data).hexdigest()
-        return content.store_object(self.path.parent, data, self._object_hold(), durable=durable)
+        return content.store_object(
+            make_own_folder(self.path), data, self._object_hold(), durable=durable
+        )
 
     def sync_objects(self, digests: Iterable[str]) -> None:
         """Make objects kept with `durable=False` durable, before a receipt names them."""
         if self.path is not None:
-            content.sync_objects(self.path.parent, digests)
+            content.sync_objects(own_folder(self.path), digests)
 
     def output_stream(self, limit: int = content.OUTPUT_LIMIT_BYTES) -> content.ObjectStream:
         """Where a command's output goes as it runs: its first `limit` bytes become one object
         (only hashed when the store is in memory)."""
         if self.path is None:
             return content.ObjectStream(None, limit)
-        return content.ObjectStream(self.path.parent, limit, self._object_hold())
+        return content.ObjectStream(make_own_folder(self.path), limit, self._object_hold())
 
     def _object_hold(self) -> ObjectHold:
         assert self.path is not None
         with self._lock:
             if self._hold is None:
-                self._hold = ObjectHold(self.path.parent)
+                self._hold = ObjectHold(make_own_folder(self.path))
                 weakref.finalize(self, self._hold.close)
             return self._hold
 

@@ -4,8 +4,10 @@ The receipt log records effects only; this records the run around them: its goal
 and how, when it started and ended with its verdict, and every decision on every call id —
 approved (its receipt says what it did), rejected with the person's reason, refused with the
 gate's error, failed, interrupted, settled after an interruption. Each line carries a link over
-the line before (and a signature when a signing key exists, as receipts do), so a line edited,
-removed or reordered is caught by `receipts verify`.
+the line before (and a signature when a signing key exists, as receipts do), and its head,
+`decisions.head` (rewritten atomically after each line, signed when a key exists), names the
+last line's count and link: a line edited, removed, reordered or cut from the end, or a record
+deleted while the log holds its run's receipts, is caught by `receipts verify`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from ..verdict import EFFECT_STATES, EffectOutcome
 from .store import SessionStore
 
 DECISIONS_FILE = "decisions.jsonl"
+HEAD_FILE = "decisions.head"
+RECORDED_KEY = "run_record"  # in a receipt's evidence: its run keeps a record
 LINK_KEY = "link"
 SIGNATURE_KEYS = ("signature", "public_key")
 
@@ -58,35 +62,52 @@ def outcome_entry(outcome: EffectOutcome, state: str | None = None) -> dict[str,
 
 
 def recorded_outcomes(
-    entries: Iterable[dict[str, Any]], receipt_of: Callable[[str], EffectReceipt | None]
+    entries: Iterable[dict[str, Any]],
+    receipt_of: Callable[[str], EffectReceipt | None],
+    run_receipts: Iterable[EffectReceipt] = (),
 ) -> list[EffectOutcome]:
     """What became of each call the record decided, with what its receipt shows it did: the
-    inverse of `outcome_entry`, so that a resumed run's verdict judges the whole run. A call
-    left open (interrupted) is not among them: it is asked again."""
+    inverse of `outcome_entry`, so that a resumed run's verdict judges the whole run; then
+    each receipt of the run the record never reached (the run stopped after the receipt and
+    before its next checkpoint, or the receipt was recovered from an intent), in log order.
+    A call left open (interrupted) is not among them: it is asked again."""
     outcomes: list[EffectOutcome] = []
+    decided: set[str] = set()
     for entry in entries:
         state, call_id = entry.get("state"), entry.get("call_id")
-        if entry.get("kind") != "decision" or state not in EFFECT_STATES:
+        if entry.get("kind") != "decision" or not isinstance(call_id, str):
             continue
-        if not isinstance(call_id, str):
+        decided.add(call_id)
+        if state not in EFFECT_STATES:
             continue
         receipt = receipt_of(call_id) if state == "approved" else None
-        evidence = receipt.evidence if receipt is not None else {}
         argv = entry.get("argv")
-        written = receipt is not None and bool(receipt.changed_artifacts)
         outcomes.append(
-            EffectOutcome(
+            _outcome(
                 call_id,
                 str(entry.get("tool", "")),
                 state,
+                receipt,
                 path=entry.get("path"),
                 argv=tuple(argv) if isinstance(argv, list) else None,
-                sha256=evidence.get("result_sha256") if written else None,
-                exit_status=evidence.get("exit_status"),
-                timed_out=bool(evidence.get("timed_out")),
                 reason=entry.get("reason"),
-                tree_changes=tuple(applied_tree_results(evidence)),
-                review=_review_decision(evidence),
+            )
+        )
+    for receipt in run_receipts:
+        if receipt.tool_call_id in decided:
+            continue
+        decided.add(receipt.tool_call_id)
+        argv = receipt.evidence.get("argv")
+        path = receipt.arguments.get("path")
+        outcomes.append(
+            _outcome(
+                receipt.tool_call_id,
+                receipt.tool,
+                "approved",
+                receipt,
+                path=path if isinstance(path, str) else None,
+                argv=tuple(argv) if isinstance(argv, list) else None,
+                reason=None,
             )
         )
     return outcomes
@@ -98,6 +119,33 @@ def _review_decision(evidence: dict[str, Any]) -> str | None:
     return decision if isinstance(decision, str) else None
 
 
+def _outcome(
+    call_id: str,
+    tool: str,
+    state: Any,
+    receipt: EffectReceipt | None,
+    *,
+    path: Any,
+    argv: tuple[str, ...] | None,
+    reason: Any,
+) -> EffectOutcome:
+    evidence = receipt.evidence if receipt is not None else {}
+    written = receipt is not None and bool(receipt.changed_artifacts)
+    return EffectOutcome(
+        call_id,
+        tool,
+        state,
+        path=path,
+        argv=argv,
+        sha256=evidence.get("result_sha256") if written else None,
+        exit_status=evidence.get("exit_status"),
+        timed_out=bool(evidence.get("timed_out")),
+        reason=reason,
+        tree_changes=tuple(applied_tree_results(evidence)),
+        review=_review_decision(evidence),
+    )
+
+
 class DecisionLog:
     """One run's record, appended line by line, each fsynced."""
 
@@ -107,10 +155,19 @@ class DecisionLog:
         self.path = sessions.run_folder(run_id) / DECISIONS_FILE
         self._signer: Signer | None | bool = False  # False: not loaded yet
 
-    def started(self, goal: str, via: str, resumed: bool) -> None:
-        self.append(
-            {"kind": "resumed" if resumed else "started", "goal": goal, "by": os_user(), "via": via}
-        )
+    def started(
+        self, goal: str, via: str, resumed: bool, model: dict[str, Any] | None = None
+    ) -> None:
+        """The run's start (or a resume's), with the model it runs with (`model_record`)."""
+        entry: dict[str, Any] = {
+            "kind": "resumed" if resumed else "started",
+            "goal": goal,
+            "by": os_user(),
+            "via": via,
+        }
+        if model is not None:
+            entry["model"] = model
+        self.append(entry)
 
     def ended(self, state: str, reason: str | None, verdict: dict[str, Any]) -> None:
         self.append({"kind": state, "reason": reason, "verdict": verdict})
@@ -135,6 +192,13 @@ class DecisionLog:
             os.fsync(fd)
         finally:
             os.close(fd)
+        head: dict[str, Any] = {"count": len(lines) + 1, "link": link}
+        if signer is not None:
+            head.update(
+                signature=signer.sign_bytes(head_message(head["count"], link)),
+                public_key=signer.public_key,
+            )
+        self.sessions.write_file(self.run_id, HEAD_FILE, _canonical(head) + b"\n")
 
     def _signer_now(self) -> Signer | None:
         if self._signer is False:
@@ -143,6 +207,23 @@ class DecisionLog:
             except (AgentError, ImportError):
                 self._signer = None
         return self._signer  # type: ignore[return-value]
+
+
+def model_record(spec: str) -> dict[str, Any]:
+    """What a run's record says of its model: the spec it was loaded from (a model's fuller
+    identity can be added here; `recorded_model` reads the spec back)."""
+    return {"spec": spec}
+
+
+def recorded_model(entries: Iterable[dict[str, Any]]) -> str | None:
+    """The model spec the run last (re)started with, from its record; None if none is named."""
+    spec = None
+    for entry in entries:
+        model = entry.get("model")
+        if entry.get("kind") in ("started", "resumed") and isinstance(model, dict):
+            value = model.get("spec")
+            spec = value if isinstance(value, str) and value else spec
+    return spec
 
 
 def read_entries(path: Path) -> list[dict[str, Any]]:
@@ -161,9 +242,50 @@ def read_entries(path: Path) -> list[dict[str, Any]]:
     return entries
 
 
+def head_message(count: int, link: str) -> bytes:
+    return f"counterfoil run record head {count} {link}".encode("ascii")
+
+
+def read_head(path: Path) -> dict[str, Any] | None:
+    """The head beside the record at `path`, or None when absent; `{}` when unreadable."""
+    try:
+        value = json.loads((path.parent / HEAD_FILE).read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 def verify_decisions(path: Path, check_signature: Any = None) -> tuple[int, str | None]:
-    """(lines, the first problem) of one run's record: each link over the line before, and
-    each signature when `check_signature` is given."""
+    """(lines, the first problem) of one run's record: each link over the line before, each
+    signature when `check_signature` is given, and its head (the record may not end before
+    it; signed when the lines are, by `check_signature`'s key when given)."""
+    checked, problem = _verify_lines(path, check_signature)
+    if problem is not None:
+        return checked, problem
+    head = read_head(path)
+    if head is None:
+        return (0, None) if checked == 0 else (checked, "it has no head (decisions.head)")
+    count, link = head.get("count"), head.get("link")
+    entries = read_entries(path)
+    if type(count) is not int or not isinstance(link, str) or count < 1:
+        return checked, "its head is not readable"
+    if len(entries) < count or entries[count - 1].get(LINK_KEY) != link:
+        return checked, f"it ends before its head ({len(entries)} of {count} lines): it was cut"
+    signed = any("signature" in entry for entry in entries)
+    signature, public_key = head.get("signature"), head.get("public_key")
+    if signed and not isinstance(signature, str):
+        return checked, "its head is not signed (it was rewritten)"
+    if check_signature is not None:
+        try:
+            check_signature.check_head(public_key, head_message(count, link), signature)
+        except AgentError as error:
+            return checked, f"its head: {error}"
+    return checked, None
+
+
+def _verify_lines(path: Path, check_signature: Any = None) -> tuple[int, str | None]:
     previous = ""
     entries = read_entries(path)
     for number, entry in enumerate(entries, start=1):
@@ -181,14 +303,21 @@ def verify_decisions(path: Path, check_signature: Any = None) -> tuple[int, str 
     return len(entries), None
 
 
-def verify_run_records(log_path: Path, check_signature: Any = None) -> tuple[int, list[str]]:
-    """(records checked, one line per problem) for every run beside `log_path`."""
+def verify_run_records(
+    log_path: Path, check_signature: Any = None, recorded_runs: Iterable[str] = ()
+) -> tuple[int, list[str]]:
+    """(records checked, one line per problem) for every run beside `log_path`;
+    `recorded_runs`: the runs whose receipts say they keep a record (each must have one)."""
     sessions = SessionStore(log_path)
     problems: list[str] = []
     checked = 0
-    for run_id in sessions.run_ids():
+    runs = set(sessions.run_ids())
+    for run_id in sorted(set(recorded_runs)):
+        if not isinstance(run_id, str) or run_id not in runs or not _has_record(sessions, run_id):
+            problems.append(f"run {run_id} left receipts but has no run record")
+    for run_id in sorted(runs):
         path = sessions.run_folder(run_id) / DECISIONS_FILE
-        if not path.exists():
+        if not _has_record(sessions, run_id):
             continue
         checked += 1
         _, problem = verify_decisions(path, check_signature)
@@ -197,12 +326,34 @@ def verify_run_records(log_path: Path, check_signature: Any = None) -> tuple[int
     return checked, problems
 
 
-def unreceipted_decisions(log_path: Path, receipted: set[str]) -> list[str]:
-    """A line for each call id the runs decided on that has no receipt: why it has none."""
+def _has_record(sessions: SessionStore, run_id: str) -> bool:
+    folder = sessions.run_folder(run_id)
+    return (folder / DECISIONS_FILE).exists() or (folder / HEAD_FILE).exists()
+
+
+def recorded_run_ids(receipts: Iterable[EffectReceipt]) -> set[str]:
+    """The runs whose receipts say they keep a record beside the log."""
+    return {
+        str(receipt.evidence.get("run_id"))
+        for receipt in receipts
+        if receipt.evidence.get(RECORDED_KEY) is True
+    }
+
+
+def unreceipted_decisions(log_path: Path, receipted: set[str]) -> tuple[list[str], list[str]]:
+    """A line for each call id the runs decided on that has no receipt (why it has none), from
+    the records that verify; and a problem for each record that does not (nothing of it is
+    shown)."""
     sessions = SessionStore(log_path)
     lines: list[str] = []
+    problems: list[str] = []
     for run_id in sessions.run_ids():
-        for entry in read_entries(sessions.run_folder(run_id) / DECISIONS_FILE):
+        path = sessions.run_folder(run_id) / DECISIONS_FILE
+        _, problem = verify_decisions(path)
+        if problem is not None:
+            problems.append(f"the record of run {run_id}: {problem}")
+            continue
+        for entry in read_entries(path):
             call_id = entry.get("call_id")
             if entry.get("kind") != "decision" or call_id in receipted:
                 continue
@@ -213,7 +364,7 @@ def unreceipted_decisions(log_path: Path, receipted: set[str]) -> list[str]:
                 f"{call_id}  {entry.get('time', '-')}  run {run_id[:12]}  "
                 f"{entry.get('tool', ''):<11} {entry.get('state')} {target}{why}"
             )
-    return lines
+    return lines, problems
 
 
 def note_settled(sessions: SessionStore, run_id: str, call_id: str, outcome: str) -> None:

@@ -11,7 +11,6 @@ recorded is recorded as interrupted. Nothing is done again: a retry needs a new 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,9 @@ from ..receipts import EffectReceipt, ReceiptStore
 from ..receipts.retention import register_digest_source
 from ..receipts.verify import file_digest
 from .decisions import note_settled
-from .record import CheckpointRefused
+from .intent_seal import BINDING_KEY, seal_problem
+from .record import CheckpointRefused, LogPosition
+from .reopen import position_extends
 from .store import SessionStore
 
 OUTCOMES = ("performed", "not_performed", "unknown", "interrupted")
@@ -43,6 +44,16 @@ class Settled:
     outcome: str
     sentence: str  # for the person
     observation: str  # for the model, when it resumes after this call
+
+    @property
+    def heading(self) -> str:
+        """How the person's line starts: `recovered`, or `ignored` for a foreign intent."""
+        return "ignored" if self.outcome == "foreign" else "recovered"
+
+    @property
+    def line(self) -> str:
+        """The one line the terminal and the daemon both show."""
+        return f"{self.heading}: {self.sentence}"
 
 
 def intent_of(
@@ -72,16 +83,99 @@ def intent_of(
     return intent
 
 
-def _intents_of(sessions: SessionStore, run_id: str) -> Iterator[dict[str, Any]]:
-    """The run's intents that read as JSON objects: one that does not was cut short before
-    it was renamed into place (or is not an intent), so nothing ran after it."""
-    for _, data in sessions.intents(run_id):
+@dataclass(frozen=True)
+class ForeignIntent:
+    """An intent file this installation did not write for this log (or cannot read)."""
+
+    run_id: str
+    name: str
+    sentence: str
+
+
+def read_intents(
+    sessions: SessionStore, run_id: str, receipts: ReceiptStore
+) -> tuple[list[dict[str, Any]], list[ForeignIntent]]:
+    """The run's open intents (no outcome, no receipt) this installation wrote for this log
+    and run, and a sentence for each other open one or unreadable file in its intents folder
+    (never trusted, never settled). A closed intent is never settled, so it is not judged:
+    another installation verifying the log hears nothing of them."""
+    trusted: list[dict[str, Any]] = []
+    foreign: list[ForeignIntent] = []
+    try:
+        files = sessions.intents(run_id)
+    except (CheckpointRefused, OSError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        files = []
+        foreign.append(
+            ForeignIntent(run_id, "intents", f"run {run_id}: intents unreadable: {reason}")
+        )
+    for name, data in files:
+        label = f"intent {name} of run {run_id}"
+        if data is None:
+            foreign.append(ForeignIntent(run_id, name, f"{label} is not a regular file"))
+            continue
         try:
             intent = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
+            intent = None
+        if isinstance(intent, dict) and not _is_open(intent, receipts):
+            continue  # closed (an outcome, or its receipt): never settled, nothing to trust
+        problem = seal_problem(intent, label)
+        if problem is None:
+            problem = _binding_problem(sessions, run_id, name, intent)
+            if problem is None:
+                trusted.append(intent)
+        if problem is not None:
+            foreign.append(ForeignIntent(run_id, name, f"{problem}; ignored, nothing recorded"))
+    return trusted, foreign
+
+
+def _binding_problem(
+    sessions: SessionStore, run_id: str, name: str, intent: dict[str, Any]
+) -> str | None:
+    """Why a sealed intent does not belong here: another log, run or call, a log that no
+    longer extends the head it was written at, or a checkpoint it was not written with."""
+    label = f"intent {name} of run {run_id}"
+    binding = intent[BINDING_KEY]
+    if binding.get("log") != str(sessions.log_path) or intent["run_id"] != run_id:
+        return f"{label} was written for another receipt log or run"
+    if f"{intent['call_id']}.json" != name:
+        return f"{label} names another call ({intent['call_id']})"
+    try:
+        position = LogPosition(**binding["log_position"])
+    except (KeyError, TypeError):
+        return f"{label} is malformed (log_position)"
+    if not position_extends(sessions.log_path, position):
+        return f"{label} was written at a receipt log this one does not extend"
+    checkpoint_id = binding.get("checkpoint_id")
+    if checkpoint_id is not None:
+        try:
+            current = sessions.load(run_id).checkpoint.checkpoint_id
+        except CheckpointRefused:
+            current = None
+        if current != checkpoint_id:
+            return f"{label} does not match its run's checkpoint"
+    return None
+
+
+def _sealed(sessions: SessionStore, run_id: str) -> list[dict[str, Any]]:
+    """The run's intents whose seal holds, wherever their log is."""
+    found = []
+    for name, data in sessions.intents(run_id):
+        try:
+            intent = json.loads(data) if data is not None else None
+        except (ValueError, RecursionError):
             continue
-        if isinstance(intent, dict):
-            yield intent
+        if isinstance(intent, dict) and seal_problem(intent, name) is None:
+            found.append(intent)
+    return found
+
+
+def _is_open(intent: dict[str, Any], receipts: ReceiptStore) -> bool:
+    call_id = intent.get("call_id")
+    if "outcome" in intent:
+        return False
+    return not isinstance(call_id, str) or receipts.get(call_id) is None
 
 
 def open_intents(
@@ -89,23 +183,31 @@ def open_intents(
 ) -> list[tuple[str, dict[str, Any]]]:
     """(run id, intent) of each intent without a receipt or an outcome, in runs no process
     holds (a live run's effect may be running now)."""
+    return open_and_foreign(sessions, receipts)[0]
+
+
+def open_and_foreign(
+    sessions: SessionStore, receipts: ReceiptStore
+) -> tuple[list[tuple[str, dict[str, Any]]], list[ForeignIntent]]:
     found: list[tuple[str, dict[str, Any]]] = []
+    foreign: list[ForeignIntent] = []
     for run_id in sessions.run_ids():
         if sessions.is_live(run_id):
             continue
-        for intent in _intents_of(sessions, run_id):
-            if "outcome" in intent:
-                continue
-            call_id = intent.get("call_id")
-            if isinstance(call_id, str) and receipts.get(call_id) is None:
-                found.append((run_id, intent))
-    return found
+        trusted, others = read_intents(sessions, run_id, receipts)
+        foreign += others
+        found += [(run_id, intent) for intent in trusted]
+    return found, foreign
 
 
 def settle_intents(sessions: SessionStore, receipts: ReceiptStore) -> list[Settled]:
-    """Settle every open intent from the disk; each is settled once."""
+    """Settle every open intent from the disk; each is settled once. A foreign or malformed
+    intent file is reported (outcome `foreign`), never settled."""
     settled: list[Settled] = []
-    for run_id, intent in open_intents(sessions, receipts):
+    found_open, foreign = open_and_foreign(sessions, receipts)
+    for item in foreign:
+        settled.append(Settled(item.run_id, item.name, "", "foreign", item.sentence, ""))
+    for run_id, intent in found_open:
         found = _settle(intent, receipts)
         intent.update(outcome=found.outcome, settled=utc_now())
         sessions.write_intent(run_id, intent["call_id"], intent)
@@ -125,16 +227,17 @@ def classify(intent: dict[str, Any]) -> str:
     return "not_performed" if current == intent.get("base_sha256") else "unknown"
 
 
-def objects_in_use(log_folder: Path) -> set[str]:
+def objects_in_use(own: Path) -> set[str]:
     """The content-store digests a run not yet ended may still name (the bytes before and
     after an effect whose receipt is not written yet): `receipts gc` keeps them (registered
-    below). Every log in a folder shares its sessions, as it shares its objects."""
-    sessions = SessionStore(log_folder / "receipts.jsonl")
+    below). Every log sharing an own folder shares its sessions, as it shares its objects;
+    any intent this installation sealed counts (keeping too much costs only space)."""
+    sessions = SessionStore(own / "receipts.jsonl", own=own)
     digests: set[str] = set()
     for run_id in sessions.run_ids():
         if _ended(sessions, run_id):
             continue
-        for intent in _intents_of(sessions, run_id):
+        for intent in _sealed(sessions, run_id):
             for key in ("base_sha256", "proposed_sha256"):
                 value = intent.get(key)
                 if isinstance(value, str):
@@ -208,7 +311,7 @@ def _record(
     recovered: str,
     artifacts: tuple[str, ...],
 ) -> None:
-    evidence: dict[str, Any] = {"run_id": intent["run_id"]}
+    evidence: dict[str, Any] = {"run_id": intent["run_id"], "run_record": True}
     if intent.get("kind") == "command":
         evidence.update(argv=intent["argv"], cwd=intent["cwd"])
     else:
@@ -242,13 +345,15 @@ def _ended(sessions: SessionStore, run_id: str) -> bool:
 
 def describe_open_intents(log_path: Path) -> list[str]:
     """A line for each approved effect with no receipt yet and what the disk says of it (read
-    only: the next run or resume on this log records it)."""
+    only: the next run or resume on this log records it), and one for each foreign intent."""
     receipts = ReceiptStore(log_path, signer=None)
     lines = []
-    for run_id, intent in open_intents(SessionStore(log_path), receipts):
+    found_open, foreign = open_and_foreign(SessionStore(log_path), receipts)
+    lines += [f"ignored: {item.sentence}" for item in foreign]
+    for run_id, intent in found_open:
         target = intent.get("path", intent.get("argv"))
         lines.append(
-            f"{intent['call_id']} ({intent['tool']} {target}, run {run_id}) has no receipt; "
+            f"open intent: {intent['call_id']} ({intent['tool']} {target}, run {run_id}) has no receipt; "
             f"the disk says {classify(intent).replace('_', ' ')}; the next run or resume "
             "records it"
         )

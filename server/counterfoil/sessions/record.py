@@ -16,6 +16,7 @@ from typing import Any
 
 from ..context import Observation
 from ..errors import AgentError
+from ..evidence import ArtifactRef
 from .checkpoint import AgentCheckpoint, ModelCheckpoint, create_checkpoint
 
 FORMAT_VERSION = 1
@@ -63,6 +64,7 @@ class SessionRecord:
     model_restorable: bool = True  # False: the model had no state to save
     model_note: str | None = None
     prompt_cache: str | None = None  # the KV cache's file in the run's folder, if kept
+    prompt_cache_sha256: str | None = None  # its bytes' digest: read back only if they match
 
     @property
     def steps(self) -> int:
@@ -137,7 +139,18 @@ def _body(record: SessionRecord) -> dict[str, Any]:
         "model_restorable": record.model_restorable,
         "model_note": record.model_note,
         "prompt_cache": record.prompt_cache,
+        "prompt_cache_sha256": record.prompt_cache_sha256,
     }
+
+
+def _observation(item: dict[str, Any]) -> Observation:
+    """An observation as saved, with the artifacts it names as `ArtifactRef`s again (a range
+    read of one after a resume needs them whole, not as dicts)."""
+    fields = dict(item)
+    for key in ("shows", "summary_shows"):
+        value = fields.get(key)
+        fields[key] = None if value is None else ArtifactRef(**value)
+    return Observation(**fields)
 
 
 def _from_body(body: dict[str, Any]) -> SessionRecord:
@@ -166,11 +179,12 @@ def _from_body(body: dict[str, Any]) -> SessionRecord:
         reason=body["reason"],
         started=body["started"],
         updated=body["updated"],
-        observations=tuple(Observation(**item) for item in body["observations"]),
+        observations=tuple(_observation(item) for item in body["observations"]),
         read_digests=dict(digests),
         log_position=LogPosition(**body["log_position"]),
         pending=None if pending is None else PendingCall(**pending),
         model_restorable=bool(body["model_restorable"]),
         model_note=body["model_note"],
         prompt_cache=body.get("prompt_cache"),
+        prompt_cache_sha256=body.get("prompt_cache_sha256"),
     )

@@ -19,6 +19,7 @@ from ..loop import Messages, continue_conversation, initial_messages
 from ..prompt import build_system_prompt
 from ..proposals import ToolProposal
 from ..receipts import ReceiptStore
+from ..verdict import EffectOutcome
 from ..workspace import Workspace
 from .checkpoint import (
     KeepsPromptCache,
@@ -26,7 +27,7 @@ from .checkpoint import (
     prompt_cache_name,
     restore_model_state,
 )
-from .decisions import read_entries, recorded_outcomes
+from .decisions import DECISIONS_FILE, model_record, read_entries, recorded_model, recorded_outcomes
 from .intents import Settled
 from .record import SessionRecord
 from .recorder import SessionRecorder
@@ -50,9 +51,14 @@ def read_prompt_cache(
         say("note: the saved prompt cache does not match its tokens; not used")
         return
     path = sessions.run_folder(record.run_id) / record.prompt_cache
-    if path.is_file():
-        model.read_prompt_cache(str(path), tokens)
-        say(f"prompt cache: {len(tokens)} tokens restored")
+    digest = sessions.file_sha256(record.run_id, record.prompt_cache)
+    if digest is None:
+        return
+    if record.prompt_cache_sha256 is None or digest != record.prompt_cache_sha256:
+        say("note: the saved prompt cache does not match its digest; not used")
+        return
+    model.read_prompt_cache(str(path), tokens)
+    say(f"prompt cache: {len(tokens)} tokens restored")
 
 
 @dataclass
@@ -70,6 +76,7 @@ class RecordedRun:
     observations: list[Observation] = field(default_factory=list)
     # The open approval a resume settled: the model's response, its action, the observation.
     asked_again: tuple[str, ToolAction, str] | None = None
+    model_spec: str | None = None  # the model this run (or this part of it) runs with
 
     @property
     def resuming(self) -> bool:
@@ -78,6 +85,19 @@ class RecordedRun:
     @property
     def run_id(self) -> str | None:
         return None if self.plan is None else self.plan.record.run_id
+
+    def recorded_model(self) -> str | None:
+        """The model the resumed run last ran with, as its record says (None: new run, or
+        a record that names none)."""
+        if self.plan is None:
+            return None
+        path = self.sessions.run_folder(self.plan.record.run_id) / DECISIONS_FILE
+        return recorded_model(read_entries(path))
+
+    @property
+    def steps_done(self) -> int:
+        """The steps the run took before this part of it (0 for a new run)."""
+        return 0 if self.plan is None else self.plan.record.steps
 
     @property
     def read_digests(self) -> dict[str, str] | None:
@@ -133,7 +153,12 @@ class RecordedRun:
         recorder = self._recorder
         recorder.model = model
         plan = self.plan
-        recorder.decisions.started(recorder.task, workspace.approval_via, plan is not None)
+        recorder.decisions.started(
+            recorder.task,
+            workspace.approval_via,
+            plan is not None,
+            None if self.model_spec is None else model_record(self.model_spec),
+        )
         if plan is None:
             if self.messages:
                 continue_conversation(self.messages, recorder.task, system_prompt)
@@ -142,8 +167,13 @@ class RecordedRun:
             recorder.write()
             return
         record = plan.record
+        run_receipts = [
+            receipt
+            for receipt in self.store.iter_receipts()
+            if receipt.evidence.get("run_id") == record.run_id
+        ]
         recorder.continue_run(
-            recorded_outcomes(read_entries(recorder.decisions.path), self.store.get)
+            recorded_outcomes(read_entries(recorder.decisions.path), self.store.get, run_receipts)
         )
         if record.model_restorable and isinstance(model, RestoresCheckpoints):
             restore_model_state(model, record.checkpoint.model)
@@ -180,7 +210,23 @@ class RecordedRun:
             if found.call_id == call_id and found.outcome == "unknown":
                 return found.observation
         self.say(f"asking again for {call_id}, as a new proposal checked against the disk")
-        return workspace.execute(action, call_id)
+        result = workspace.execute(action, call_id)
+        if not any(outcome.call_id == call_id for outcome in workspace.effect_outcomes):
+            # Refused before it became a proposal (its tool is not enabled today, say): the
+            # call id is still accounted for, as refused with the gate's sentence.
+            argv = action.arguments.get("argv")
+            path = action.arguments.get("path")
+            workspace.note_outcome(
+                EffectOutcome(
+                    call_id,
+                    action.tool,
+                    "refused",
+                    path=path if isinstance(path, str) else None,
+                    argv=tuple(str(item) for item in argv) if isinstance(argv, list) else None,
+                    reason=result.removeprefix("error: "),
+                )
+            )
+        return result
 
     def watch(self, generate: Callable[[Messages], str]) -> Callable[[Messages], str]:
         return self._recorder.watch(generate, self._recorder.model)

@@ -92,8 +92,10 @@ class SessionRecorder:
         # pause withdrew it), by call id: the decision is recorded under that word.
         self.cause_of: Callable[[str], str | None] = lambda call_id: None
         self._prompt_cache: str | None = None  # the KV cache file last written
+        self._prompt_cache_sha256: str | None = None  # and its bytes' digest
         self.max_prompt_cache_bytes = max_prompt_cache_bytes
         workspace.before_effect = self.write_intent
+        workspace.keeps_run_record = True
 
     def continue_run(self, earlier: Sequence[EffectOutcome]) -> None:
         """A resumed run: what its earlier parts decided counts in its verdict, and is in the
@@ -183,6 +185,7 @@ class SessionRecorder:
             else LogPosition(head.count, head.lines, head.length, head.link)
         )
         cache, note = self._keep_prompt_cache(state.cached_token_ids)
+        digest = self._prompt_cache_sha256 if cache is not None else None
         return SessionRecord(
             run_id=self.workspace.run_id,
             root=str(self.workspace.policy.root),
@@ -197,6 +200,7 @@ class SessionRecorder:
             model_restorable=restorable,
             model_note=note,
             prompt_cache=cache,
+            prompt_cache_sha256=digest,
         )
 
     def _keep_prompt_cache(self, tokens: tuple[int, ...]) -> tuple[str | None, str | None]:
@@ -216,6 +220,7 @@ class SessionRecorder:
             )
         self.sessions.write_prompt_cache(self.workspace.run_id, name, model.write_prompt_cache)
         self._prompt_cache = name
+        self._prompt_cache_sha256 = self.sessions.file_sha256(self.workspace.run_id, name)
         return name, None
 
     @property

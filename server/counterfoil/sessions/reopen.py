@@ -13,11 +13,14 @@ from pathlib import Path
 
 from ..actions import ToolAction
 from ..errors import AgentError
+from ..receipts import ReceiptStore
 from ..receipts.chain import head_matches_prefix
 from ..receipts.head import LogHead
 from ..receipts.logfile import locked_log
+from ..receipts.signing import load_signer, signature_checker
 from ..receipts.verify import file_digest
-from .record import CheckpointRefused, SessionRecord
+from .decisions import DECISIONS_FILE, read_entries, verify_decisions
+from .record import CheckpointRefused, LogPosition, SessionRecord
 from .steering import AgentStatus, bounded_preview, completed_tool_boundary
 from .store import RunLock, SessionStore, StoredRun
 
@@ -83,8 +86,23 @@ def _check(record: SessionRecord, sessions: SessionStore, root: Path, lock: RunL
     if record.state == "ended":
         raise CheckpointRefused(f"run {name} ended ({record.reason}); there is nothing to resume")
     check_origin(record, sessions, root)
-    kept, changed = read_files_kept(record, root)
+    check_run_record(sessions, name)
+    kept, changed = read_files_kept(record, root, own_writes(sessions, name))
     return ResumePlan(record, lock, kept, changed)
+
+
+def own_writes(sessions: SessionStore, run_id: str) -> dict[str, set[str]]:
+    """The bytes (by digest) the run's own receipted file effects left, by path: a file that
+    holds them changed by the run itself, not behind its back."""
+    written: dict[str, set[str]] = {}
+    store = ReceiptStore(sessions.log_path, signer=None)
+    for receipt in store.iter_receipts():
+        digest = receipt.evidence.get("result_sha256")
+        if receipt.evidence.get("run_id") != run_id or not isinstance(digest, str):
+            continue
+        for path in receipt.changed_artifacts:
+            written.setdefault(path, set()).add(digest)
+    return written
 
 
 def check_origin(record: SessionRecord, sessions: SessionStore, root: Path) -> None:
@@ -105,13 +123,37 @@ def check_origin(record: SessionRecord, sessions: SessionStore, root: Path) -> N
         )
 
 
-def read_files_kept(record: SessionRecord, root: Path) -> tuple[dict[str, str], list[str]]:
-    """The files the model read that still hold what it read, and those changed since."""
+def check_run_record(sessions: SessionStore, run_id: str) -> None:
+    """The run's record verifies (signed by this installation's key when its lines are
+    signed): a resumed verdict is built on it, so a changed word must not change it."""
+    path = sessions.run_folder(run_id) / DECISIONS_FILE
+    check = None
+    entries = read_entries(path)
+    if entries and "signature" in entries[0]:
+        try:
+            signer = load_signer()
+        except (AgentError, ImportError):
+            signer = None
+        if signer is not None:
+            check = signature_checker(signer.public_key)
+    _, problem = verify_decisions(path, check)
+    if problem is not None:
+        raise CheckpointRefused(
+            f"the record of run {run_id} does not verify ({problem}); it is not resumed"
+        )
+
+
+def read_files_kept(
+    record: SessionRecord, root: Path, written: dict[str, set[str]] | None = None
+) -> tuple[dict[str, str], list[str]]:
+    """The files the model read that still hold what it read (or what its own receipted
+    effect wrote there, `written`), and those changed since."""
     kept: dict[str, str] = {}
     changed: list[str] = []
     for path, digest in sorted(record.read_digests.items()):
-        if file_digest(root, path) == digest:
-            kept[path] = digest
+        current = file_digest(root, path)
+        if current == digest or (current is not None and current in (written or {}).get(path, ())):
+            kept[path] = current
         else:
             changed.append(path)
     return kept, changed
@@ -119,7 +161,11 @@ def read_files_kept(record: SessionRecord, root: Path) -> tuple[dict[str, str], 
 
 def log_extends(log_path: Path, record: SessionRecord) -> bool:
     """Whether the log still begins with the bytes the checkpoint's head describes."""
-    position = record.log_position
+    return position_extends(log_path, record.log_position)
+
+
+def position_extends(log_path: Path, position: LogPosition) -> bool:
+    """Whether the log still begins with the bytes `position` describes."""
     if position.length == 0:
         return True
     head = LogHead(position.count, position.lines, position.length, position.link, True, None, 0)

@@ -23,6 +23,7 @@ from typing import Any
 from ...receipts import ReceiptStore
 from ...receipts.content import store_object
 from ...receipts.hold import ObjectHold
+from ...receipts.own_folder import make_own_folder
 from .changes import TreeChanges, compare
 from .snapshot import Entry, Snapshot, TreeLimits, TreeRules, hash_entry
 from .walk import take_snapshot
@@ -47,7 +48,7 @@ def tree_cache(root: Path, rules: TreeRules, store: ReceiptStore) -> TreeCache:
     memory keeps nothing, so its workspace gets a cache of its own)."""
     if store.path is None:
         return TreeCache(None)
-    folder = store.path.parent
+    folder = make_own_folder(store.path)
     key = (str(root), str(folder), rules.protected_patterns, rules.guarded_paths)
     with _caches_lock:
         if key not in _caches:
