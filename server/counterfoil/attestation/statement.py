@@ -20,7 +20,7 @@ from ..receipts.chain import ChainState
 from ..receipts.logfile import locked_log
 from ..receipts.record import EffectReceipt
 from ..receipts.signing import SignatureChecker
-from ..receipts.verify import tree_results, verify_open_log
+from ..receipts.verify import applied_tree_results, verify_open_log
 from ..sessions.decisions import DECISIONS_FILE, read_entries, verify_run_records
 from ..sessions.store import SessionStore
 from ..verdict import EffectOutcome, compute_verdict
@@ -80,7 +80,7 @@ def run_ids(receipts: Iterable[EffectReceipt]) -> list[str]:
 def changed_paths(receipt: EffectReceipt) -> list[tuple[str, str | None]]:
     """(path under the root, digest left or None when removed) for each file it changed."""
     evidence = receipt.evidence
-    found = list(tree_results(evidence.get("tree_changes")))
+    found = list(applied_tree_results(evidence))  # a review's rejected changes never landed
     if receipt.tool in FILE_TOOLS and "result_sha256" in evidence:
         found.append((str(receipt.arguments.get("path", "")), evidence.get("result_sha256")))
     return found
@@ -100,7 +100,7 @@ def outcome_of(receipt: EffectReceipt) -> EffectOutcome:
         sha256=evidence.get("result_sha256") if written else None,
         exit_status=evidence.get("exit_status"),
         timed_out=bool(evidence.get("timed_out")),
-        tree_changes=tuple(tree_results(evidence.get("tree_changes"))),
+        tree_changes=tuple(applied_tree_results(evidence)),
     )
 
 
