@@ -37,6 +37,10 @@ export interface PendingApproval {
 
 export class PendingApprovals implements vscode.Disposable {
   private readonly pending = new Map<string, PendingApproval>();
+  private readonly cancellations = new Map<
+    PendingApproval,
+    vscode.Disposable
+  >();
   private readonly pendingEmitter = new vscode.EventEmitter<
     string | undefined
   >();
@@ -73,11 +77,23 @@ export class PendingApprovals implements vscode.Disposable {
     );
   }
 
-  /** Answers No to everything pending, e.g. when the daemon restarts. */
-  rejectAll(reason: string): void {
+  /**
+   * Leaves everything pending unanswered, for good: the daemon stopped or the extension is
+   * going away (a reload, a closed window, a restart). No answer is sent — a No here would be
+   * recorded as the person's — and the panel shows the proposal interrupted; the daemon keeps
+   * the run resumable, and Resume asks again.
+   */
+  abandonAll(reason: string): void {
     for (const approval of [...this.pending.values()]) {
-      approval.settle({ approved: false }, reason);
+      this.pending.delete(approval.toolCallId);
+      this.cancellations.get(approval)?.dispose();
+      this.cancellations.delete(approval);
+      this.log.info(
+        `${approval.toolCallId} ${approval.subject}: left unanswered (${reason})`,
+      );
+      this.proposalEmitter.fire(this.view(approval, "interrupted", reason));
     }
+    this.pendingChanged();
   }
 
   publish(
@@ -118,6 +134,7 @@ export class PendingApprovals implements vscode.Disposable {
         }
         this.pending.delete(params.toolCallId);
         cancellation.dispose();
+        this.cancellations.delete(approval);
         this.pendingChanged();
         this.log.info(
           `${params.toolCallId} ${subject}: ${result.approved ? "approved" : "not approved"} (${why}${result.reason && why !== result.reason ? `: ${result.reason}` : ""})`,
@@ -126,9 +143,7 @@ export class PendingApprovals implements vscode.Disposable {
           ? "approved"
           : why === STALE_REASON || result.repropose
             ? "stale"
-            : why === DAEMON_STOPPED
-              ? "interrupted"
-              : "rejected";
+            : "rejected";
         const shown = this.view(
           approval,
           state,
@@ -145,7 +160,6 @@ export class PendingApprovals implements vscode.Disposable {
           !result.approved &&
           why !== "rejected" &&
           why !== STALE_REASON &&
-          why !== DAEMON_STOPPED && // interrupted, not rejected: the run panel offers Resume
           !result.repropose
         ) {
           void vscode.window.showWarningMessage(
@@ -159,6 +173,7 @@ export class PendingApprovals implements vscode.Disposable {
       .get(params.toolCallId)
       ?.settle({ approved: false }, "the daemon asked again");
     this.pending.set(params.toolCallId, approval);
+    this.cancellations.set(approval, cancellation);
     this.pendingChanged();
     this.publish(approval, "pending");
     if (token.isCancellationRequested) {
