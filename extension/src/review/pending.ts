@@ -11,6 +11,8 @@ const PENDING_CONTEXT = "counterfoil.approvalPending";
 export const STALE_REASON = "stale: file changed on disk";
 /** Why an answer went unsent: the daemon stopped; the proposal is interrupted, not rejected. */
 export const DAEMON_STOPPED = "the daemon stopped";
+/** The daemon took its question back (a pause, Stop, its timeout): withdrawn, never rejected. */
+export const WITHDRAWN = "withdrawn by the daemon; nothing was answered";
 
 export interface EditState {
   target: vscode.Uri;
@@ -121,7 +123,7 @@ export class PendingApprovals implements vscode.Disposable {
     });
     const subject = proposalSubject(params);
     const cancellation = token.onCancellationRequested(() =>
-      approval.settle({ approved: false }, "the daemon withdrew the request"),
+      approval.settle({ approved: false }, WITHDRAWN),
     );
     const approval: PendingApproval = {
       toolCallId: params.toolCallId,
@@ -143,7 +145,9 @@ export class PendingApprovals implements vscode.Disposable {
           ? "approved"
           : why === STALE_REASON || result.repropose
             ? "stale"
-            : "rejected";
+            : why === WITHDRAWN
+              ? "interrupted"
+              : "rejected";
         const shown = this.view(
           approval,
           state,
@@ -160,6 +164,7 @@ export class PendingApprovals implements vscode.Disposable {
           !result.approved &&
           why !== "rejected" &&
           why !== STALE_REASON &&
+          why !== WITHDRAWN && // the daemon's answer is in the panel: no toast says "rejected"
           !result.repropose
         ) {
           void vscode.window.showWarningMessage(
@@ -177,7 +182,7 @@ export class PendingApprovals implements vscode.Disposable {
     this.pendingChanged();
     this.publish(approval, "pending");
     if (token.isCancellationRequested) {
-      approval.settle({ approved: false }, "the daemon withdrew the request");
+      approval.settle({ approved: false }, WITHDRAWN);
     }
     return { answer, approval };
   }

@@ -92,16 +92,7 @@ describe("a reload keeps the run", () => {
         await reload(page, how);
         await waitForDaemon(page);
         const offer = runPanel(page).locator(".resumable");
-        try {
-          await offer.waitFor({ timeout: 60_000 });
-        } catch (error) {
-          for (const frame of page.frames()) {
-            console.log(
-              `frame ${frame.url().slice(0, 200)}: ${await frame.locator(".resumable").count()}`,
-            );
-          }
-          throw error;
-        }
+        await offer.waitFor({ timeout: 60_000 });
         step(`reload ${index + 1} (${how}, ${after} ms): offered`);
         const record = runRecord(workspace);
         const moment = `reload ${index + 1} (${how}, ${after} ms)`;
