@@ -119,6 +119,10 @@ describe("a reload keeps the run", () => {
           await page.mouse.move(10, 10);
           await screenshot(page, `reload-offered-${index + 1}.png`);
         }
+        await page.mouse.move(700, 500); // the activity bar's hover would take the click
+        await page.locator(".context-view .hover-contents").waitFor({
+          state: "hidden",
+        });
         await offer.locator("button", { hasText: /^Resume$/ }).click();
         await waitForProposalDiff(page, /edit_file app\.py \(call-1\)/);
       }
