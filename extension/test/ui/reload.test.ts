@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 import {
   daemonSettings,
   demoWorkspace,
@@ -15,7 +15,6 @@ import {
   openFolder,
   receiptsOnDisk,
   runCommand,
-  runPanel,
   screenshot,
   startBrowser,
   startRun,
@@ -52,6 +51,29 @@ async function reload(page: Page, how: "browser" | "command"): Promise<void> {
     await loaded;
   }
   await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+}
+
+/**
+ * `selector` (with `text`) where the run panel shows it. After a reload the workbench may hold
+ * more than one of Counterfoil's webview frames (one of them no longer shown), so every frame
+ * is looked in, and the visible match is the one.
+ */
+async function inPanel(
+  page: Page,
+  selector: string,
+  text?: string,
+): Promise<Locator> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    for (const frame of page.frames()) {
+      const found = frame.locator(selector, text ? { hasText: text } : {});
+      if ((await found.count()) > 0 && (await found.first().isVisible())) {
+        return found.first();
+      }
+    }
+    await page.waitForTimeout(500);
+  }
+  throw new Error(`the run panel showed no ${selector} within 60 s`);
 }
 
 // Each reload comes this many milliseconds after the diff opened.
@@ -91,8 +113,7 @@ describe("a reload keeps the run", () => {
         await page.waitForTimeout(after);
         await reload(page, how);
         await waitForDaemon(page);
-        const offer = runPanel(page).locator(".resumable");
-        await offer.waitFor({ timeout: 60_000 });
+        const offer = await inPanel(page, ".resumable");
         step(`reload ${index + 1} (${how}, ${after} ms): offered`);
         const record = runRecord(workspace);
         const moment = `reload ${index + 1} (${how}, ${after} ms)`;
@@ -127,9 +148,7 @@ describe("a reload keeps the run", () => {
         await waitForProposalDiff(page, /edit_file app\.py \(call-1\)/);
       }
       await editorTitleAction(page, "Accept").click();
-      await runPanel(page)
-        .locator(".verdict", { hasText: "The model's claim: doubled" })
-        .waitFor({ timeout: 60_000 });
+      await inPanel(page, ".verdict", "The model's claim: doubled");
       await page.mouse.move(10, 10);
       await screenshot(page, "reload-accepted.png");
       assert.deepEqual(
