@@ -98,3 +98,26 @@ async def test_pause_with_nothing_running_says_so(start_daemon: StartDaemon) -> 
     daemon = await start_daemon()
 
     assert await daemon.request("counterfoil/pause", {}) == {"pausing": False, "runId": None}
+
+
+async def test_an_approval_withdrawn_again_after_a_resume_stays_open(
+    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+) -> None:
+    daemon = await start_daemon(slow_command_model(tmp_path))
+    daemon.answer = never_answer
+    running = daemon.send("counterfoil/run", {"goal": "run the slow thing"})
+    await daemon.until(lambda: len(daemon.confirms) == 1)
+    await daemon.request("counterfoil/pause", {})
+    run_id = (await running)["runId"]
+
+    resuming = daemon.send("counterfoil/resume", {"runId": run_id})
+    await daemon.until(lambda: len(daemon.confirms) == 2)
+    await daemon.request("counterfoil/pause", {})
+    assert (await resuming)["reason"] == "paused"
+
+    (session,) = (await daemon.request("counterfoil/sessions", {}))["sessions"]
+    assert session["pending"]["toolCallId"] == "call-1"
+    daemon.answer = lambda params: asyncio.sleep(0, {"approved": True})
+    resumed = await daemon.request("counterfoil/resume", {"runId": run_id})
+    assert resumed["completed"] is True and resumed["final"] == "ran it"
+    assert len(daemon.receipts) == 1

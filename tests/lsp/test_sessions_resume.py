@@ -179,7 +179,7 @@ async def test_a_shutdown_with_an_open_approval_leaves_the_run_resumable(
 
     (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
 
-    assert session["state"] == "paused"
+    assert session["state"] == "interrupted"
     assert session["pending"]["toolCallId"] == "call-2"
 
 

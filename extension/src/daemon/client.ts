@@ -25,6 +25,7 @@ import {
   type RunStarted,
   type RunStateNotice,
 } from "./protocol";
+import { confirmAnswer } from "./confirmAnswer";
 import { type InterpreterSource, LaunchProblem } from "./interpreter";
 import type { DaemonLaunch } from "./launch";
 import { readDaemonSettings } from "./settings";
@@ -47,6 +48,7 @@ export class DaemonClient implements vscode.Disposable {
   private starting: Promise<LanguageClient> | undefined;
   private confirm: ConfirmHandler = () => Promise.resolve({ approved: false });
   private launched: DaemonLaunch | undefined;
+  private disposed = false;
   private readonly disposables: vscode.Disposable[] = [];
 
   private readonly eventEmitter = new vscode.EventEmitter<AgentEvent>();
@@ -118,6 +120,10 @@ export class DaemonClient implements vscode.Disposable {
     if (this.client && this.client.state === State.Running) {
       return this.client;
     }
+    if (this.disposed) {
+      // The window is closing or reloading: no daemon is started behind it.
+      throw new DaemonNotStarted("Counterfoil is shutting down.");
+    }
     const dead = this.client;
     if (dead && dead.state === State.Stopped && !this.starting) {
       this.client = undefined; // it died: a fresh daemon takes its place
@@ -162,6 +168,7 @@ export class DaemonClient implements vscode.Disposable {
   }
 
   dispose(): void {
+    this.disposed = true;
     void this.stop();
     for (const disposable of this.disposables) {
       disposable.dispose();
@@ -290,26 +297,26 @@ export class DaemonClient implements vscode.Disposable {
     params: ConfirmParams,
     token: vscode.CancellationToken,
   ): Promise<ConfirmResult> {
+    const asking = this.client;
+    let answer: ConfirmResult;
     try {
-      const result = await this.confirm(params, token);
-      // Only an explicit Accept approves; the edited text and a reason travel with the answer.
-      const answer: ConfirmResult = { approved: result.approved === true };
-      if (answer.approved && typeof result.text === "string") {
-        answer.text = result.text;
-      }
-      if (!answer.approved && typeof result.reason === "string") {
-        answer.reason = result.reason;
-      }
-      if (!answer.approved && result.repropose === true) {
-        answer.repropose = true;
-      }
-      return answer;
+      answer = confirmAnswer(await this.confirm(params, token));
     } catch (error) {
       this.output.error(
         `answering confirm for ${params?.toolCallId}: ${String(error)}`,
       );
-      return { approved: false };
+      answer = { approved: false };
     }
+    if (!asking || asking !== this.client || !this.isRunning) {
+      // The daemon that asked is stopping (a reload, a closed window, a restart): nothing is
+      // answered, since a No now would be recorded as the person's. The daemon keeps the run
+      // resumable and asks again when it resumes.
+      this.output.info(
+        `confirm ${params?.toolCallId}: not answered, the daemon is stopping`,
+      );
+      return new Promise<ConfirmResult>(() => undefined);
+    }
+    return answer;
   }
 
   private settings(): object {

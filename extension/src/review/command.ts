@@ -18,10 +18,15 @@ export async function confirmCommand(
   token: vscode.CancellationToken,
 ): Promise<ConfirmResult> {
   const { answer, approval } = pending.waitForAnswer(params, token, "command");
-  const settleWith = (choice: vscode.MessageItem | undefined) =>
-    choice?.title === "Accept"
-      ? approval.settle({ approved: true }, "accepted")
-      : approval.settle({ approved: false }, "rejected");
+  // Only a button answers: a modal that went away with its window (a reload) leaves the
+  // approval pending, and the run panel still answers it.
+  const settleWith = (choice: vscode.MessageItem | undefined) => {
+    if (choice?.title === "Accept") {
+      approval.settle({ approved: true }, "accepted");
+    } else if (choice?.title === "Reject") {
+      approval.settle({ approved: false }, "rejected");
+    }
+  };
   const question = `Counterfoil wants to run a command (${params.toolCallId})`;
   // Reject is the close affordance, so the modal has exactly two buttons (no extra Cancel).
   const accept: vscode.MessageItem = { title: "Accept" };

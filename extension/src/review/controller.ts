@@ -76,8 +76,9 @@ export class ReviewController implements vscode.Disposable {
     this.disposables.push(
       client.onRunning((running) => {
         if (!running) {
-          // Not a rejection: the run was interrupted, and Resume asks again.
-          this.rejectAll(DAEMON_STOPPED);
+          // Not a rejection: the run was interrupted, and Resume asks again. Nothing is
+          // answered: the daemon is going, and a No would be recorded as the person's.
+          this.pending.abandonAll(DAEMON_STOPPED);
         }
       }),
       client.onReceipt((receipt) => this.edits.showWritten(receipt)),
@@ -206,13 +207,9 @@ export class ReviewController implements vscode.Disposable {
     return this.edits.showDiff(approval, edit);
   }
 
-  /** Answers No to everything pending, e.g. when the daemon restarts. */
-  rejectAll(reason: string): void {
-    this.pending.rejectAll(reason);
-  }
-
+  /** A reload or a closed window: nothing pending is answered; the run stays resumable. */
   dispose(): void {
-    this.rejectAll("the extension was deactivated");
+    this.pending.abandonAll("the window is closing");
     for (const disposable of this.disposables) {
       disposable.dispose();
     }

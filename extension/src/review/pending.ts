@@ -11,6 +11,8 @@ const PENDING_CONTEXT = "counterfoil.approvalPending";
 export const STALE_REASON = "stale: file changed on disk";
 /** Why an answer went unsent: the daemon stopped; the proposal is interrupted, not rejected. */
 export const DAEMON_STOPPED = "the daemon stopped";
+/** The daemon took its question back (a pause, Stop, its timeout): withdrawn, never rejected. */
+export const WITHDRAWN = "withdrawn by the daemon; nothing was answered";
 
 export interface EditState {
   target: vscode.Uri;
@@ -37,6 +39,10 @@ export interface PendingApproval {
 
 export class PendingApprovals implements vscode.Disposable {
   private readonly pending = new Map<string, PendingApproval>();
+  private readonly cancellations = new Map<
+    PendingApproval,
+    vscode.Disposable
+  >();
   private readonly pendingEmitter = new vscode.EventEmitter<
     string | undefined
   >();
@@ -73,11 +79,23 @@ export class PendingApprovals implements vscode.Disposable {
     );
   }
 
-  /** Answers No to everything pending, e.g. when the daemon restarts. */
-  rejectAll(reason: string): void {
+  /**
+   * Leaves everything pending unanswered, for good: the daemon stopped or the extension is
+   * going away (a reload, a closed window, a restart). No answer is sent — a No here would be
+   * recorded as the person's — and the panel shows the proposal interrupted; the daemon keeps
+   * the run resumable, and Resume asks again.
+   */
+  abandonAll(reason: string): void {
     for (const approval of [...this.pending.values()]) {
-      approval.settle({ approved: false }, reason);
+      this.pending.delete(approval.toolCallId);
+      this.cancellations.get(approval)?.dispose();
+      this.cancellations.delete(approval);
+      this.log.info(
+        `${approval.toolCallId} ${approval.subject}: left unanswered (${reason})`,
+      );
+      this.proposalEmitter.fire(this.view(approval, "interrupted", reason));
     }
+    this.pendingChanged();
   }
 
   publish(
@@ -105,7 +123,7 @@ export class PendingApprovals implements vscode.Disposable {
     });
     const subject = proposalSubject(params);
     const cancellation = token.onCancellationRequested(() =>
-      approval.settle({ approved: false }, "the daemon withdrew the request"),
+      approval.settle({ approved: false }, WITHDRAWN),
     );
     const approval: PendingApproval = {
       toolCallId: params.toolCallId,
@@ -118,6 +136,7 @@ export class PendingApprovals implements vscode.Disposable {
         }
         this.pending.delete(params.toolCallId);
         cancellation.dispose();
+        this.cancellations.delete(approval);
         this.pendingChanged();
         this.log.info(
           `${params.toolCallId} ${subject}: ${result.approved ? "approved" : "not approved"} (${why}${result.reason && why !== result.reason ? `: ${result.reason}` : ""})`,
@@ -126,7 +145,7 @@ export class PendingApprovals implements vscode.Disposable {
           ? "approved"
           : why === STALE_REASON || result.repropose
             ? "stale"
-            : why === DAEMON_STOPPED
+            : why === WITHDRAWN
               ? "interrupted"
               : "rejected";
         const shown = this.view(
@@ -145,7 +164,7 @@ export class PendingApprovals implements vscode.Disposable {
           !result.approved &&
           why !== "rejected" &&
           why !== STALE_REASON &&
-          why !== DAEMON_STOPPED && // interrupted, not rejected: the run panel offers Resume
+          why !== WITHDRAWN && // the daemon's answer is in the panel: no toast says "rejected"
           !result.repropose
         ) {
           void vscode.window.showWarningMessage(
@@ -159,10 +178,11 @@ export class PendingApprovals implements vscode.Disposable {
       .get(params.toolCallId)
       ?.settle({ approved: false }, "the daemon asked again");
     this.pending.set(params.toolCallId, approval);
+    this.cancellations.set(approval, cancellation);
     this.pendingChanged();
     this.publish(approval, "pending");
     if (token.isCancellationRequested) {
-      approval.settle({ approved: false }, "the daemon withdrew the request");
+      approval.settle({ approved: false }, WITHDRAWN);
     }
     return { answer, approval };
   }

@@ -85,8 +85,9 @@ export class RunCommands implements vscode.Disposable {
     });
   }
 
+  /** A reload or a closed window never stops the run: only Stop does; the daemon keeps it
+   * resumable when its client goes away. */
   dispose(): void {
-    this.run?.cancel();
     for (const disposable of this.disposables) {
       disposable.dispose();
     }

@@ -318,9 +318,7 @@ function interruptProposals(model: RunModel, turn: TurnView): void {
   const index = model.turns.indexOf(turn);
   for (const proposal of Object.values(model.proposals)) {
     const withdrawn =
-      proposal.state === "pending" ||
-      (proposal.state === "rejected" &&
-        proposal.reason === "the daemon withdrew the request");
+      proposal.state === "pending" || proposal.state === "interrupted";
     if (proposal.turn === index && withdrawn) {
       proposal.state = "interrupted";
       proposal.reason = "the run stopped while it waited; Resume asks again";
@@ -428,7 +426,7 @@ export function verdictLines(turn: TurnView): string[] {
   }
   if (turn.status === "paused") {
     return [
-      "Run paused at a boundary: a command that was running finished and was receipted.",
+      "Run paused at a boundary. Nothing was rejected: a proposal that was waiting is asked again when the run resumes.",
     ];
   }
   const verdict = turn.verdict;

@@ -18,6 +18,8 @@ import { commandRegistrar } from "../commandRegistrar";
 
 /** Where the runs the person discarded are remembered (per workspace). */
 const DISCARDED_KEY = "counterfoil.discardedRuns";
+/** How long a run another daemon is still closing is waited for, to be offered. */
+const RELEASE_WAIT_MS = 20_000;
 
 export class SessionCommands implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
@@ -43,19 +45,38 @@ export class SessionCommands implements vscode.Disposable {
     );
   }
 
-  /** Asks the daemon for its runs and offers the latest one that can go on, if any. */
+  /**
+   * Asks the daemon for its runs and offers the latest one that can go on, if any. After a
+   * reload the window's previous daemon may still be closing its run (it holds the run until
+   * its last checkpoint is written): while a run is live in no run of this window, it is asked
+   * again, for up to `RELEASE_WAIT_MS`.
+   */
   async offerResumable(crashed: boolean): Promise<void> {
+    const waitUntil = Date.now() + RELEASE_WAIT_MS;
     try {
-      const listed = await this.client.request<SessionsResult>(
-        Methods.sessions,
-        {},
-      );
-      const found = latestResumable(listed.sessions, this.discarded());
-      if (found) {
-        this.trace.info(`run ${found.runId} can be resumed (${found.state})`);
-      }
-      if (found || crashed) {
-        this.panel.showResumable(found ? resumableView(found, crashed) : null);
+      for (;;) {
+        const listed = await this.client.request<SessionsResult>(
+          Methods.sessions,
+          {},
+        );
+        const found = latestResumable(listed.sessions, this.discarded());
+        const closingElsewhere =
+          !found &&
+          !this.runs.running &&
+          listed.sessions.some((session) => session.state === "running");
+        if (closingElsewhere && Date.now() < waitUntil) {
+          await new Promise((done) => setTimeout(done, 500));
+          continue;
+        }
+        if (found) {
+          this.trace.info(`run ${found.runId} can be resumed (${found.state})`);
+        }
+        if (found || crashed) {
+          this.panel.showResumable(
+            found ? resumableView(found, crashed) : null,
+          );
+        }
+        return;
       }
     } catch (error) {
       this.trace.warn(

@@ -84,8 +84,8 @@ test("a paused run's withdrawn proposal is interrupted, not rejected", () => {
     toolCallId: "call-1",
     subject: "run_command slow",
     kind: "command",
-    state: "rejected",
-    reason: "the daemon withdrew the request",
+    state: "interrupted",
+    reason: "withdrawn by the daemon; nothing was answered",
   });
   const result = {
     completed: false,

@@ -69,7 +69,13 @@ def serve(argv: Sequence[str] | None = None) -> int:
     if arguments.ignored:
         logger.info("ignoring arguments %s", arguments.ignored)
     try:
-        return run_stdio(server.protocol, sys.stdin.fileno(), protocol_out, server.channel.attach)
+        return run_stdio(
+            server.protocol,
+            sys.stdin.fileno(),
+            protocol_out,
+            server.channel.attach,
+            server.interrupt_session,  # the editor went away: its run stays resumable
+        )
     finally:
         server.close_session(SHUTDOWN_WAIT_SECONDS)
 

@@ -141,7 +141,7 @@ class AgentRunner:
             if event.result is not None:
                 self.channel.log(f"step {event.step} observation: {event.result}")
 
-        stop_or_pause = lambda: job.stopping or job.pausing
+        stop_or_pause = lambda: job.stopping or job.interrupted
         generate = HostedGenerate(
             self.models, loaded, report, should_stop=stop_or_pause, on_text=on_text
         )

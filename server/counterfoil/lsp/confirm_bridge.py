@@ -1,10 +1,17 @@
 """Approval as a blocking question to the client, asked from the agent's worker thread.
 
-Default No: a client error, a timeout, a cancelled run, a shutdown or any answer but
+Default No: an error the client answers, a timeout, Stop, or any answer but
 `{"approved": true}` denies. The answer reaches the core as an `Approval`, with the person's
-reason for a No or the text they approved instead of the proposal. A question that no longer needs an answer is withdrawn with
-`$/cancelRequest`, so the editor can close its diff. A pause withdraws the open question
-without stopping the run's command (`hold`); the call is asked again when the run resumes.
+reason for a No or the text they approved instead of the proposal. A question that no longer
+needs an answer is withdrawn with `$/cancelRequest`, so the editor can close its diff. A pause
+withdraws the open question without stopping the run's command (`hold`); the call is asked
+again when the run resumes.
+
+A client that goes away (a reload, a closed window, a shutdown, a connection that closed, a
+question that could not be sent or whose answer never can come) said nothing: its question is
+withdrawn as interrupted, never taken as a No, and the run stops resumable (`lost`). Whatever
+answer reaches the daemon after it learned the client is going is not acted on either: the
+question is asked again when the run resumes.
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ import logging
 import threading
 import time
 from pathlib import Path
+
+from pygls.exceptions import JsonRpcException
 
 from ..approval import Approval
 from ..proposals import ToolProposal
@@ -40,6 +49,7 @@ class ConfirmBridge:
         self._timeout = timeout_seconds
         self.stop = stop if stop is not None else threading.Event()
         self.held = threading.Event()
+        self.lost = threading.Event()  # the client went away: every question is withdrawn
         self.withdrew = False  # a pause withdrew a question: it stays open in the checkpoint
         self._causes: dict[str, str] = {}
         self._waiting: set[threading.Event] = set()
@@ -55,8 +65,15 @@ class ConfirmBridge:
         self.held.set()
         self._wake()
 
+    def interrupt(self) -> None:
+        """The client is going away: withdraw the pending question (if any) and every later
+        one; an answer that still comes is not acted on."""
+        self.lost.set()
+        self._wake()
+
     def cause_of(self, call_id: str) -> str | None:
-        """Why a No was not the person's typed answer: stale, closed, timed_out, stopped."""
+        """Why a No was not the person's typed answer: stale, closed, timed_out, stopped,
+        paused, interrupted."""
         return self._causes.get(call_id)
 
     def _wake(self) -> None:
@@ -64,13 +81,22 @@ class ConfirmBridge:
             for decided in self._waiting:
                 decided.set()
 
-    def _withdrawn(self, call_id: str) -> Approval:
+    def _withdrawn(self, call_id: str, cause: str = "paused") -> Approval:
         self.withdrew = True
-        self._causes[call_id] = "paused"
+        self._causes[call_id] = cause
         return Approval(False)
+
+    def _gone(self, call_id: str, why: object) -> Approval:
+        """The client cannot answer: withdrawn as interrupted, and the run stops resumable."""
+        self.lost.set()
+        self._channel.log(f"approval of {call_id} withdrawn: the editor went away ({why})")
+        logger.info("confirm %s withdrawn: the client went away (%s)", call_id, why)
+        return self._withdrawn(call_id, "interrupted")
 
     def __call__(self, proposal: ToolProposal) -> Approval:
         call_id = proposal.tool_call_id
+        if self.lost.is_set():
+            return self._withdrawn(call_id, "interrupted")
         if self.stop.is_set():
             self._causes[call_id] = "stopped"
             return Approval(False)
@@ -84,17 +110,22 @@ class ConfirmBridge:
             request_id, answer = self._channel.request(CONFIRM_METHOD, params)
             answer.add_done_callback(lambda _: decided.set())
             deadline = time.monotonic() + self._timeout
-            while not decided.is_set() and not self.stop.is_set() and not self.held.is_set():
+            while not decided.is_set() and not self._interrupted():
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
                 decided.wait(remaining)
-        except Exception:  # a failed question is a No
-            logger.exception("confirm %s could not be asked: denied", proposal.tool_call_id)
-            return Approval(False)
+        except Exception as error:  # a question that could not be asked: nobody answered it
+            logger.exception("confirm %s could not be asked", call_id)
+            return self._gone(call_id, error)
         finally:
             with self._lock:
                 self._waiting.discard(decided)
+        if self.lost.is_set():
+            if not answer.done():
+                self._channel.cancel_request(request_id)
+            self._channel.log(f"approval of {call_id} withdrawn: the editor is going away")
+            return self._withdrawn(call_id, "interrupted")
         if self.stop.is_set() or not answer.done():
             why = "cancelled" if self.stop.is_set() else "timed out"
             if not answer.done():
@@ -106,9 +137,13 @@ class ConfirmBridge:
             self._channel.log(f"approval of {proposal.tool_call_id} {why}: denied")
             logger.info("confirm %s %s: denied", proposal.tool_call_id, why)
             return Approval(False)
-        if answer.cancelled() or answer.exception() is not None:
-            failure = "cancelled" if answer.cancelled() else answer.exception()
-            logger.info("confirm %s failed: denied (%s)", proposal.tool_call_id, failure)
+        if answer.cancelled():
+            return self._gone(call_id, "its request was cancelled")
+        failure = answer.exception()
+        if failure is not None and not isinstance(failure, JsonRpcException):
+            return self._gone(call_id, failure)  # the connection, not the client, failed
+        if failure is not None:  # the client answered with an error: a No
+            logger.info("confirm %s failed: denied (%s)", call_id, failure)
             return Approval(False)
         approval = approval_of(answer.result())
         cause = answer.result().get("cause") if isinstance(answer.result(), dict) else None
@@ -121,3 +156,6 @@ class ConfirmBridge:
             " with edits" if approval.text is not None else "",
         )
         return approval
+
+    def _interrupted(self) -> bool:
+        return self.stop.is_set() or self.held.is_set() or self.lost.is_set()

@@ -3,7 +3,9 @@ its approval bridge, and the workspace it works in.
 
 Stop ends an operation at once (a pending approval is denied, a running command killed);
 pause lets a running command finish and be receipted, withdraws a pending approval (it is asked
-again on resume) and stops the run at its next complete observation.
+again on resume) and stops the run at its next complete observation. A client that goes away
+(a reload, a shutdown, a lost connection) interrupts: the pending approval is withdrawn, not
+denied, and the run stays resumable. Only Stop stops.
 """
 
 from __future__ import annotations
@@ -62,7 +64,11 @@ class Job:
         self.on_stop: Callable[[], None] | None = None  # told once, when a stop is first asked
         self.on_pause: Callable[[], None] | None = None  # told once, when a pause is first asked
         self.pause_asked = threading.Event()
-        self.closing = False  # the daemon is shutting down: the run stays resumable
+
+    @property
+    def closing(self) -> bool:
+        """The client went away or the daemon is shutting down: the run stays resumable."""
+        return self.bridge.lost.is_set()
 
     @property
     def stopping(self) -> bool:
@@ -76,6 +82,11 @@ class Job:
     def interrupted(self) -> bool:
         """Whether the run stops short and stays resumable (a pause, a shutdown)."""
         return self.pausing or self.closing
+
+    def interrupt(self) -> None:
+        """The client is going away: withdraw the open approval and stop at the next boundary,
+        resumable."""
+        self.bridge.interrupt()
 
     def cancel(self) -> None:
         first = not self.bridge.stop.is_set()

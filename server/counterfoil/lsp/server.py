@@ -184,6 +184,10 @@ class CounterfoilServer(LanguageServer):
         else:
             self._start_settings = settings
 
+    def interrupt_session(self) -> None:
+        if self._session is not None:
+            self._session.interrupt()
+
     def close_session(self, wait_seconds: float) -> None:
         if self._session is not None:
             self._session.close(wait_seconds)
@@ -272,6 +276,8 @@ def build_server() -> CounterfoilServer:
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: CounterfoilServer, params: None) -> None:
+        # At once, on the loop: an answer the client sends after `shutdown` is not acted on.
+        server.interrupt_session()
         await asyncio.to_thread(server.close_session, SHUTDOWN_WAIT_SECONDS)
 
     @server.feature(types.EXIT)

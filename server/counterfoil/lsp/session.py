@@ -187,15 +187,24 @@ class Session(SessionQueries):
         if job is not None:
             job.cancel()
 
+    def interrupt(self) -> None:
+        """The client is going away: the running operation's open approval is withdrawn (an
+        answer that still comes is not acted on) and a run stays resumable. Called at once
+        when the shutdown request arrives, before anything the client sends after it."""
+        with self._lock:
+            job = self._job
+        if job is not None:
+            job.interrupt()
+
     def close(self, timeout: float = 10.0) -> None:
-        """Stop the running operation and wait for it, so no effect is left half done; a run
-        stopped so stays resumable."""
+        """Interrupt the running operation, end its command, and wait for it, so no effect is
+        left half done; a run closed so stays resumable."""
+        self.interrupt()
         self.downloads.close(timeout)
         with self._lock:
             job = self._job
         if job is None:
             return
-        job.closing = True
         job.cancel()
         if job.thread is not None and job.thread is not threading.current_thread():
             job.thread.join(timeout)

@@ -151,12 +151,16 @@ def dispatch(protocol: LanguageServerProtocol, body: bytes) -> None:
 
 
 async def serve_frames(
-    frames: asyncio.Queue[Frame], protocol: LanguageServerProtocol, stop: threading.Event
+    frames: asyncio.Queue[Frame],
+    protocol: LanguageServerProtocol,
+    stop: threading.Event,
+    on_end: Callable[[], None] = lambda: None,
 ) -> None:
     while not stop.is_set():
         frame = await frames.get()
         if frame is None:
             logger.info("end of input")
+            on_end()  # before the loop's teardown cancels the requests still being handled
             return
         if isinstance(frame, Oversized):
             logger.warning("skipped a message of %d bytes (id=%s)", frame.length, frame.msg_id)
@@ -188,8 +192,10 @@ def run_stdio(
     stdin_fd: int,
     stdout: BinaryIO,
     on_loop: Callable[[asyncio.AbstractEventLoop], None],
+    on_end: Callable[[], None] = lambda: None,
 ) -> int:
-    """Serve until `exit` or the end of input; returns the process exit code."""
+    """Serve until `exit` or the end of input (`on_end` is told first, on the loop); returns
+    the process exit code."""
     stop = threading.Event()
     protocol.set_writer(StdoutWriter(stdout))
 
@@ -211,7 +217,7 @@ def run_stdio(
             daemon=True,
         )
         reader.start()
-        await serve_frames(frames, protocol, stop)
+        await serve_frames(frames, protocol, stop, on_end)
 
     try:
         asyncio.run(main())

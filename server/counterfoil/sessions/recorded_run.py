@@ -184,6 +184,10 @@ class RecordedRun:
         action = pending_action(record)
         if action is not None and record.pending is not None:
             result = self._pending_result(record.pending.call_id, action, workspace)
+            if recorder.stopping():
+                # Withdrawn again (a pause, a reload, Stop): the approval stays open in the
+                # record as the confirm wrote it, and nothing of it reaches the conversation.
+                return
             messages += [
                 {"role": "assistant", "content": record.pending.response},
                 {"role": "user", "content": "Tool result:\n" + result},

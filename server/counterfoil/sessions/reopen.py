@@ -47,12 +47,15 @@ class ResumePlan:
 
 
 def run_state(run: StoredRun) -> str:
-    """interrupted (stopped without saying so), paused, ended, running (live) or unreadable."""
+    """interrupted (stopped without saying so, or because its client went away), paused (as
+    the person asked), ended, running (live) or unreadable."""
     if run.record is None:
         return "unreadable"
     if run.live:
         return "running"
     if run.record.state == "running":
+        return "interrupted"
+    if run.record.state == "paused" and run.record.reason == "interrupted":
         return "interrupted"
     return run.record.state
 
