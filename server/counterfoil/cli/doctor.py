@@ -117,6 +117,10 @@ def model_check(spec: str, timeout: float = 5.0) -> Check:
         return Check("model", f"{spec}: scripted, nothing to download")
     if Path(spec).expanduser().is_dir():
         return Check("model", f"{spec}: a local folder")
+    if spec.strip().lower().endswith(".gguf"):
+        if not Path(spec).expanduser().is_file():
+            return Check("model", f"{spec}: GGUF file does not exist", False)
+        return Check("model", f"{spec}: a GGUF file, imported into an MLX folder on first use")
     try:
         repo = resolve_model(spec).location
     except ModelLoadError as error:

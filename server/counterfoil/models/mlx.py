@@ -98,7 +98,7 @@ def load_model(
         if loaded is None:
             _report(on_progress, ModelProgress("loading", message=f"loading {source.location}"))
             try:
-                loaded = _load(source, device)
+                loaded = _load(source, device, on_progress)
             except ModelLoadError as error:
                 _report(on_progress, ModelProgress("error", message=str(error)))
                 raise
@@ -108,7 +108,9 @@ def load_model(
     return loaded
 
 
-def _load(source: ModelSource, device: str | None) -> LoadedModel:
+def _load(
+    source: ModelSource, device: str | None, on_progress: ProgressCallback | None = None
+) -> LoadedModel:
     try:
         import mlx.core as mx
         from mlx_lm import load
@@ -127,8 +129,13 @@ def _load(source: ModelSource, device: str | None) -> LoadedModel:
             )
         mx.set_default_device(target)
         stream = mx.new_stream(target)
+    location = source.location
+    if source.gguf:
+        from .gguf_import import import_gguf
+
+        location = str(import_gguf(source.location, on_progress=on_progress).folder)
     try:
-        result: Any = load(source.location, return_config=True)
+        result: Any = load(location, return_config=True)
         model, tokenizer, config = result
     except Exception as error:  # noqa: BLE001 - mlx-lm and huggingface_hub raise many kinds
         raise ModelLoadError(
