@@ -99,6 +99,25 @@ def hub_cache_dir() -> Path:
     return Path(home) / "hub"
 
 
+def cpu_path_check() -> Check:
+    """Which path a local model takes on this machine: the GPU, or the CPU's float path with
+    OpenBLAS or MLX's bundled BLAS (informational: every path works)."""
+    try:
+        import mlx.core as mx
+    except ImportError:
+        return Check("compute", "MLX not installed: no local model")
+    from ..models.cpu_path import OPENBLAS
+
+    if mx.default_device() == mx.gpu:
+        return Check("compute", "GPU: quantized weights run as stored")
+    blas = (
+        f"OpenBLAS ({OPENBLAS}, preloaded by counterfoil)"
+        if OPENBLAS.is_file()
+        else "MLX's bundled reference BLAS (slow: install libopenblas0-pthread)"
+    )
+    return Check("compute", f"CPU: quantized weights dequantized to float32 at load, {blas}")
+
+
 def model_cache_check() -> Check:
     cache = hub_cache_dir()
     present = [
@@ -166,7 +185,8 @@ def receipt_log_check(root: Path, receipt_log: str) -> Check:
 def run_checks(
     root: Path | None, receipt_log: str, endpoint: str | None, model: str | None = None
 ) -> list[Check]:
-    checks = [python_check(), *package_checks(), mlx_check(), model_cache_check()]
+    checks = [python_check(), *package_checks(), mlx_check(), cpu_path_check()]
+    checks.append(model_cache_check())
     if endpoint:
         checks.append(endpoint_check(endpoint))
     elif model:

@@ -342,6 +342,9 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
 
         served = generate.model if isinstance(generate, RemoteGenerate) else model.spec
         stdout.write(f"model: {served} at {settings.endpoint}\n")
+    compute = getattr(getattr(generate, "loaded", None), "compute", None)
+    if compute is not None:
+        stdout.write(f"compute: {compute.describe()}\n")
     try:
         session.begin(generate, workspace, None if agents is None else agents.text)
         run = run_agent(
@@ -409,6 +412,10 @@ def revert_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> i
     return 0
 
 
+# Commands that may load a local model (the CPU path wants OpenBLAS preloaded).
+MODEL_COMMANDS = ("agent", "resume", "fork", "eval")
+
+
 def main(
     argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None
 ) -> int:
@@ -416,6 +423,11 @@ def main(
         args = build_parser().parse_args(argv)
     except SystemExit as exit:  # argparse: 2 for bad flags, 0 for --help
         return exit.code if isinstance(exit.code, int) else EXIT_SETUP_ERROR
+    local_model = not str(getattr(args, "model", None) or "").startswith("scripted:")
+    if argv is None and args.command in MODEL_COMMANDS and local_model:
+        from ..models.cpu_path import preload_openblas
+
+        preload_openblas(sys.argv[1:])  # a process of its own: OpenBLAS for the CPU path
     stdin = stdin or sys.stdin
     stdout = terminal_safe_stream(stdout or sys.stdout)  # model-chosen text is shown, not obeyed
     if args.command in ("agent", "resume"):

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from ..context import prompt_budget
 from ..model import ResponseStats
 from ..sessions.checkpoint import ModelCheckpoint
+from .cpu_path import ComputePath
 from .errors import ModelLoadError, load_failure
 from .model_names import ModelSource, resolve_model
 from .options import GenerationOptions
@@ -37,6 +38,7 @@ class LoadedModel:
         self.stream = stream
         self.lock = threading.Lock()
         self._ll_tokenizer: Any = None
+        self.compute: ComputePath | None = None  # set by `_load`: how the weights run here
 
     def action_grammar(
         self, available_tools: Iterable[str] | None, allowed_commands: Sequence[Sequence[str]]
@@ -77,14 +79,21 @@ def _context_window(config: dict[str, Any]) -> int | None:
     return None
 
 
-_loaded: dict[tuple[str, str | None], LoadedModel] = {}
+_loaded: dict[tuple[str, str | None, bool], LoadedModel] = {}
 _load_lock = threading.Lock()
 
 
 def load_model(
-    spec: str, *, device: str | None = None, on_progress: ProgressCallback | None = None
+    spec: str,
+    *,
+    device: str | None = None,
+    on_progress: ProgressCallback | None = None,
+    fast_cpu: bool = True,
 ) -> LoadedModel:
     """Load `spec` once per device; later calls return the same weights.
+
+    On a CPU, quantized weights are dequantized to float32 unless `fast_cpu` is False (see
+    `counterfoil.models.cpu_path`); `LoadedModel.compute` says which path was taken.
 
     Only the most recently loaded model is kept here, so switching models (a settings change
     in the daemon) does not hold two sets of weights once the old callables are gone.
@@ -92,13 +101,13 @@ def load_model(
     source = resolve_model(spec)
     if device not in (None, "cpu", "gpu"):
         raise ModelLoadError(f"unknown device {device!r}: use cpu or gpu")
-    key = (source.location, device)
+    key = (source.location, device, fast_cpu)
     with _load_lock:
         loaded = _loaded.get(key)
         if loaded is None:
             _report(on_progress, ModelProgress("loading", message=f"loading {source.location}"))
             try:
-                loaded = _load(source, device, on_progress)
+                loaded = _load(source, device, on_progress, fast_cpu)
             except ModelLoadError as error:
                 _report(on_progress, ModelProgress("error", message=str(error)))
                 raise
@@ -109,7 +118,10 @@ def load_model(
 
 
 def _load(
-    source: ModelSource, device: str | None, on_progress: ProgressCallback | None = None
+    source: ModelSource,
+    device: str | None,
+    on_progress: ProgressCallback | None = None,
+    fast_cpu: bool = True,
 ) -> LoadedModel:
     try:
         import mlx.core as mx
@@ -141,7 +153,11 @@ def _load(
         raise ModelLoadError(
             load_failure(source.spec, source.location, source.is_local, error)
         ) from None
-    return LoadedModel(source, model, tokenizer, config, stream)
+    from .cpu_path import use_fast_cpu_path
+
+    loaded = LoadedModel(source, model, tokenizer, config, stream)
+    loaded.compute = use_fast_cpu_path(model, dequantize=fast_cpu)
+    return loaded
 
 
 def _report(on_progress: ProgressCallback | None, progress: ModelProgress) -> None:
