@@ -9,9 +9,9 @@ import pytest
 mx = pytest.importorskip("mlx.core")
 pytest.importorskip("gguf", reason="the gguf package writes the test file")
 
-from counterfoil.models.cpu_path import _quantized_modules  # noqa: E402
-from counterfoil.models.mlx import load_model  # noqa: E402
-from counterfoil.testing.tiny_gguf import build_tiny_gguf  # noqa: E402
+from counterfoil.models.cpu_path import _quantized_modules
+from counterfoil.models.mlx import load_model
+from counterfoil.testing.tiny_gguf import build_tiny_gguf
 
 
 @pytest.fixture(scope="module")

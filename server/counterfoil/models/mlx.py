@@ -20,6 +20,7 @@ from .cpu_path import ComputePath
 from .errors import ModelLoadError, load_failure
 from .model_names import ModelSource, resolve_model
 from .options import GenerationOptions
+from .prefill import prefill_in_chunks
 from .progress import ModelProgress, ProgressCallback
 from .thinking import strip_thinking
 
@@ -256,10 +257,17 @@ class MLXGenerate:
         _report(self.on_progress, ModelProgress("generating", message="prefilling"))
         prefill_seconds = 0.0
         try:
+            rest, _ = prefill_in_chunks(
+                self.loaded.model,
+                self.prompt_cache.cache,
+                suffix,
+                on_progress=self.on_progress,
+                stream=self.loaded.stream,
+            )
             for response in stream_generate(
                 self.loaded.model,
                 self.loaded.tokenizer,
-                mx.array(suffix),
+                mx.array(rest),
                 max_tokens=self.max_tokens,
                 sampler=self.sampler,
                 logits_processors=processors,
