@@ -22,7 +22,11 @@ Generate = Callable[[list[dict[str, str]]], str]
 
 @dataclass
 class ModelUnderTest:
+    """`settings`: setting keys that apply to every model of the evaluation (the model-server
+    flags `counterfoil eval` takes: endpoint, schema mode, context tokens, max tokens)."""
+
     spec: str
+    settings: dict[str, Any] = field(default_factory=dict)
     _loaded: Any = field(default=None, repr=False)
     _limits: AgentLimits | None = field(default=None, repr=False)
     _load_error: Exception | None = field(default=None, repr=False)
@@ -30,11 +34,15 @@ class ModelUnderTest:
     @property
     def endpoint(self) -> str | None:
         _name, at, url = self.spec.rpartition("@")
-        return url if at and url.startswith(("http://", "https://")) else None
+        if at and url.startswith(("http://", "https://")):
+            return url
+        endpoint = self.settings.get("endpoint")
+        return str(endpoint) if endpoint else None
 
     @property
     def name(self) -> str:
-        return self.spec.rpartition("@")[0] if self.endpoint else self.spec
+        _name, at, url = self.spec.rpartition("@")
+        return _name if at and url.startswith(("http://", "https://")) else self.spec
 
     def generate_for(
         self, task_id: str
@@ -65,7 +73,9 @@ class ModelUnderTest:
         from ..models import GenerationOptions, load_generate
         from ..settings import Settings
 
-        settings = Settings.from_mapping({"model": self.name or None, "endpoint": self.endpoint})
+        settings = Settings.from_mapping(
+            {**self.settings, "model": self.name or None, "endpoint": self.endpoint}
+        )
         options = GenerationOptions.from_settings(settings)
         spec = self.name if self.name or not self.endpoint else ""
         generate = load_generate(spec, options)
