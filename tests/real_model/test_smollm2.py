@@ -83,8 +83,13 @@ def test_cli_cycle_proposes_one_exact_write_that_is_approved_and_receipted(
     assert "write_file" in text
     written = [path for path in empty_root.iterdir() if path.name != ".counterfoil"]
     assert written, text
-    report = verify_receipt_log(empty_root / ".counterfoil" / "receipts.jsonl")
+    log = empty_root / ".counterfoil" / "receipts.jsonl"
+    report = verify_receipt_log(log)
     assert report.ok, report
+    assert "model identity: " in text
+    (receipt, *_) = ReceiptStore(log).receipts()
+    model = receipt.evidence["approval"]["model"]
+    assert model["spec"] == smollm2 and len(model["resolved"]["gguf_sha256"]) == 64
 
 
 def test_prompt_cache_is_reused_across_turns_with_the_real_template(smollm2: str) -> None:

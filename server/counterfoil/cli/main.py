@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from ..agents_file import read_agents_file
 from ..errors import AgentError
 from ..loop import AgentEvent, run_agent, run_verdict
+from ..model_identity import describe_identity
 from ..models.progress import ModelProgress
 from ..models.usage import usage_line
 from ..proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
@@ -345,6 +346,11 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     compute = getattr(getattr(generate, "loaded", None), "compute", None)
     if compute is not None:
         stdout.write(f"compute: {compute.describe()}\n")
+    if not model.spec.startswith("scripted:"):
+        from ..models.identity import identity_of
+
+        workspace.model_identity = identity_of(generate, model.spec).as_record()
+        stdout.write(f"model identity: {describe_identity(workspace.model_identity)}\n")
     try:
         session.begin(generate, workspace, None if agents is None else agents.text)
         run = run_agent(

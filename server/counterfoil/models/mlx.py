@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from ..context import prompt_budget
 from ..model import ResponseStats
+from ..model_identity import ModelIdentity
 from ..sessions.checkpoint import ModelCheckpoint
 from .cpu_path import ComputePath
 from .errors import ModelLoadError, load_failure
@@ -40,6 +41,8 @@ class LoadedModel:
         self.lock = threading.Lock()
         self._ll_tokenizer: Any = None
         self.compute: ComputePath | None = None  # set by `_load`: how the weights run here
+        self.folder: str | None = None  # the folder mlx-lm loaded (a snapshot, an import)
+        self.gguf_sha256: str | None = None  # the GGUF file's digest, for a GGUF spec
 
     def action_grammar(
         self, available_tools: Iterable[str] | None, allowed_commands: Sequence[Sequence[str]]
@@ -143,10 +146,12 @@ def _load(
         mx.set_default_device(target)
         stream = mx.new_stream(target)
     location = source.location
+    gguf_sha256 = None
     if source.gguf:
         from .gguf_import import import_gguf
 
-        location = str(import_gguf(source.location, on_progress=on_progress).folder)
+        imported = import_gguf(source.location, on_progress=on_progress)
+        location, gguf_sha256 = str(imported.folder), imported.sha256
     try:
         result: Any = load(location, return_config=True)
         model, tokenizer, config = result
@@ -158,7 +163,19 @@ def _load(
 
     loaded = LoadedModel(source, model, tokenizer, config, stream)
     loaded.compute = use_fast_cpu_path(model, dequantize=fast_cpu)
+    loaded.gguf_sha256 = gguf_sha256
+    loaded.folder = location if source.is_local else _snapshot(location)
     return loaded
+
+
+def _snapshot(repo_id: str) -> str | None:
+    from .download import local_snapshot
+
+    try:
+        snapshot = local_snapshot(repo_id)
+    except Exception:  # noqa: BLE001 - the identity then names the repo without a revision
+        return None
+    return None if snapshot is None else str(snapshot)
 
 
 def _report(on_progress: ProgressCallback | None, progress: ModelProgress) -> None:
@@ -213,6 +230,12 @@ class MLXGenerate:
         if wanted != self._grammar_tools:
             self.grammar = self.loaded.action_grammar(*wanted)
             self._grammar_tools = wanted
+
+    def identity(self) -> ModelIdentity:
+        """Which model this is, for the run's record, each receipt and each eval row."""
+        from .identity import mlx_identity
+
+        return mlx_identity(self)
 
     def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
         tokens = self.loaded.tokenizer.apply_chat_template(
