@@ -10,13 +10,13 @@ import pytest
 pytest.importorskip("mlx.core")
 pytest.importorskip("gguf", reason="the gguf package writes the test file")
 
-from counterfoil import ToolPolicy, Workspace, parse_action  # noqa: E402
-from counterfoil.cli.receipts import describe_receipt  # noqa: E402
-from counterfoil.models import GenerationOptions, load_generate  # noqa: E402
-from counterfoil.models.identity import identity_of  # noqa: E402
-from counterfoil.receipts import ReceiptStore  # noqa: E402
-from counterfoil.testing.tiny_gguf import build_tiny_gguf  # noqa: E402
-from counterfoil.testing.tiny_model import CHAT_TEMPLATE  # noqa: E402
+from counterfoil import ToolPolicy, Workspace, parse_action
+from counterfoil.cli.receipts import describe_receipt
+from counterfoil.models import GenerationOptions, load_generate
+from counterfoil.models.identity import identity_of
+from counterfoil.receipts import ReceiptStore
+from counterfoil.testing.tiny_gguf import build_tiny_gguf
+from counterfoil.testing.tiny_model import CHAT_TEMPLATE
 
 
 @pytest.fixture(scope="module")
