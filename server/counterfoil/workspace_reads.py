@@ -103,6 +103,8 @@ class WorkspaceReads(WorkspaceRecord):
             raise AgentError("path is not a directory")
         parts = path.relative_to(self.policy.root).parts
         log = self._receipt_log_identities()
+        store_path = self.receipt_store.path
+        log_folder = store_path.resolve().parent if store_path is not None else None
         lines: list[str] = []
         with open_directory(self.policy.root, parts) as directory:
             for name, info in directory_entries(directory):
@@ -110,6 +112,7 @@ class WorkspaceReads(WorkspaceRecord):
                 if (
                     is_protected_path(child, self.policy.protected_patterns)
                     or file_identity(info) in log
+                    or self.policy.root.joinpath(*child) == log_folder != self.policy.root
                     or self.receipt_store.guards(
                         self.policy.root.joinpath(*child), self.policy.root
                     )

@@ -383,7 +383,10 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     new_receipts = store.receipts()[before:]
     stdout.write(f"receipts ({len(new_receipts)} new, log {log_path}):\n")
     stdout.writelines(format_receipt(receipt) + "\n" for receipt in new_receipts)
-    stdout.write(f"log: {store.checked}\n")
+    if Path(log_path).is_file():
+        stdout.write(f"log: {store.checked}\n")
+    else:
+        stdout.write("log: none yet (no effect was receipted)\n")
     stdout.write(
         format_verdict(verdict, reason=reason, final=final, status=status, error=run_error)
     )
