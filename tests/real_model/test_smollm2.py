@@ -13,8 +13,7 @@ from .conftest import smollm2_generate
 
 SYSTEM = "You are a helpful assistant."
 WRITE_GOAL = (
-    'Create the file notes.txt containing the word hello. Use {"tool":"write_file",'
-    '"path":"notes.txt","content":"hello"}'
+    'Reply with exactly this action: {"tool":"write_file","path":"notes.txt","content":"hello"}'
 )
 
 
@@ -27,8 +26,10 @@ def test_smollm2_greedy_answer_is_coherent(smollm2: str) -> None:
         ]
     )
     assert "Paris" in text, text
-    assert generate.loaded.compute is not None
-    assert generate.loaded.compute.weights == "dequantized to float32"
+    compute = generate.loaded.compute
+    assert compute is not None
+    expected = "dequantized to float32" if compute.blas == "OpenBLAS" else "quantized"
+    assert compute.weights.startswith(expected), compute
 
 
 def test_constrained_actions_are_valid_on_every_step_of_a_ten_step_run(
@@ -78,7 +79,7 @@ def test_cli_cycle_proposes_one_exact_write_that_is_approved_and_receipted(
     )
     text = output.getvalue()
     assert "Traceback" not in text
-    assert "compute: cpu, weights dequantized to float32" in text
+    assert "compute: cpu, weights " in text
     assert "--- approval needed ---" in text, text
     assert "write_file" in text
     written = [path for path in empty_root.iterdir() if path.name != ".counterfoil"]
