@@ -58,3 +58,32 @@ def test_each_receipts_approval_names_the_proposing_model(tmp_path: Path) -> Non
     (receipt,) = store.receipts()
     assert receipt.evidence["approval"]["model"] == identity.as_record()
     assert "proposed by smol.gguf (gguf_sha256 abab" in describe_receipt(receipt)
+
+
+def test_the_runs_record_names_its_model_identity(
+    gguf_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from counterfoil.cli.main import main
+    from counterfoil.sessions.decisions import read_entries
+    from counterfoil.sessions.store import SessionStore
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "project"
+    root.mkdir()
+    output = io.StringIO()
+    main(
+        ["agent", "look", "--root", str(root), "--model", str(gguf_file)]
+        + ["--max-steps", "1", "--max-tokens", "8"],
+        stdin=io.StringIO("n\n"),
+        stdout=output,
+    )
+    log = root / ".counterfoil" / "receipts.jsonl"
+    (run_id,) = SessionStore(log).run_ids()
+    entries = read_entries(log.parent / "sessions" / run_id / "decisions.jsonl")
+    identity = entries[0]["model_identity"]
+    assert entries[0]["kind"] == "started"
+    assert identity["spec"] == str(gguf_file)
+    assert identity["resolved"]["gguf_sha256"] == hashlib.sha256(gguf_file.read_bytes()).hexdigest()
+    assert "model identity: " in output.getvalue()

@@ -100,10 +100,15 @@ class DecisionLog:
         self.path = sessions.run_folder(run_id) / DECISIONS_FILE
         self._signer: Signer | None | bool = False  # False: not loaded yet
 
-    def started(self, goal: str, via: str, resumed: bool) -> None:
-        self.append(
-            {"kind": "resumed" if resumed else "started", "goal": goal, "by": os_user(), "via": via}
-        )
+    def started(
+        self, goal: str, via: str, resumed: bool, model_identity: dict[str, Any] | None = None
+    ) -> None:
+        """The run's start; `model_identity` (`ModelIdentity.as_record()`) names its model."""
+        entry: dict[str, Any] = {"kind": "resumed" if resumed else "started", "goal": goal}
+        entry.update(by=os_user(), via=via)
+        if model_identity is not None:
+            entry["model_identity"] = model_identity
+        self.append(entry)
 
     def ended(self, state: str, reason: str | None, verdict: dict[str, Any]) -> None:
         self.append({"kind": state, "reason": reason, "verdict": verdict})

@@ -133,7 +133,9 @@ class RecordedRun:
         recorder = self._recorder
         recorder.model = model
         plan = self.plan
-        recorder.decisions.started(recorder.task, workspace.approval_via, plan is not None)
+        recorder.decisions.started(
+            recorder.task, workspace.approval_via, plan is not None, workspace.model_identity
+        )
         if plan is None:
             if self.messages:
                 continue_conversation(self.messages, recorder.task, system_prompt)
