@@ -2,7 +2,8 @@
 
 mlx-lm's `stream_generate` prefills a prompt as one long computation that nothing can
 interrupt: on a CPU a 2,000-token prompt is seconds to minutes of silence. Here all but the
-last prompt token go through the model in chunks of `PREFILL_CHUNK` tokens; after each, a
+last prompt token go through the model in chunks (the first of `PREFILL_CHUNK` tokens, the
+next sized from the rate measured to take about `CHUNK_SECONDS`); after each, a
 `generating` report carries the count done of the total and the rate, and that report is where
 a stop takes effect (the daemon's listener raises, and Ctrl-C's KeyboardInterrupt lands between
 chunks). The last token is left for `stream_generate`, which then starts decoding at once.
@@ -17,9 +18,11 @@ from typing import Any
 
 from .progress import ModelProgress, ProgressCallback
 
-# Tokens per chunk: small enough that a chunk takes well under half a second on a CPU with a
-# small model (SmolLM2 on the float path: about 0.2 s), large enough to keep matmuls efficient.
-PREFILL_CHUNK = 48
+# The first chunk's tokens; later chunks are sized from the measured rate to take about
+# CHUNK_SECONDS (so a stop lands within about that), between MIN_CHUNK and MAX_CHUNK tokens.
+PREFILL_CHUNK = 16
+CHUNK_SECONDS = 0.15
+MIN_CHUNK, MAX_CHUNK = 8, 512
 
 
 @dataclass(frozen=True)
@@ -55,15 +58,21 @@ def prefill_in_chunks(
     head, rest = list(tokens[:-1]), list(tokens[-1:])
     started = time.perf_counter()
     total = len(head)
-    for start in range(0, total, chunk):
-        piece = mx.array(head[start : start + chunk])[None]
+    done = 0
+    while done < total:
+        piece = mx.array(head[done : done + chunk])[None]
+        chunk_started = time.perf_counter()
         if stream is not None:
             with mx.stream(stream):
                 model(piece, cache=cache)
         else:
             model(piece, cache=cache)
         mx.eval([layer.state for layer in cache])
-        report = PrefillReport(min(start + chunk, total), total, time.perf_counter() - started)
+        done = min(done + chunk, total)
+        taken = time.perf_counter() - chunk_started
+        rate = piece.shape[1] / taken if taken > 0 else float(MAX_CHUNK) / CHUNK_SECONDS
+        chunk = max(MIN_CHUNK, min(MAX_CHUNK, int(rate * CHUNK_SECONDS)))
+        report = PrefillReport(done, total, time.perf_counter() - started)
         if on_progress is not None:
             on_progress(
                 ModelProgress(
