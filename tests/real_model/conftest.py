@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from counterfoil.testing.smollm2 import TIER_SWITCH, smollm2_gguf
+from counterfoil.testing.smollm2 import require_smollm2
 
 if TYPE_CHECKING:
     from counterfoil.models.mlx import MLXGenerate
@@ -25,17 +25,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 @pytest.fixture(scope="session")
 def smollm2() -> str:
     """The GGUF's path, as a `--model` spec."""
-    if os.environ.get(TIER_SWITCH) == "off":
-        pytest.skip(f"{TIER_SWITCH}=off: the real-model tier is turned off")
-    for module in ("mlx.core", "mlx_lm", "llguidance", "tokenizers"):
-        pytest.importorskip(module)
-    path = smollm2_gguf()
-    if not path.is_file():
-        pytest.fail(
-            f"SmolLM2 is not installed at {path}: run scripts/install.sh "
-            f"(or set {TIER_SWITCH}=off to skip the real-model tests)"
-        )
-    return str(path)
+    return require_smollm2()
 
 
 def smollm2_generate(spec: str, **options: object) -> MLXGenerate:

