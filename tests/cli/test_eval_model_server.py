@@ -35,6 +35,9 @@ def test_eval_sends_its_runs_to_the_endpoint_with_the_servers_flags() -> None:
     assert body["model"] == "tiny"
     assert 77 in (body.get("max_tokens"), body.get("max_completion_tokens"))
     assert "response_format" not in body
+    identity = task["model_identity"]
+    assert identity["resolved"] == {"endpoint": url, "served_model": "tiny"}
+    assert identity["constrained"] is False and identity["sampling"]["max_tokens"] == 77
 
 
 def test_eval_refuses_a_bad_server_flag_in_one_sentence() -> None:

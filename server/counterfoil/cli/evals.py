@@ -133,7 +133,13 @@ def evaluate(
                 )
                 progress.flush()
             results.append(
-                TaskResult(model.spec, package.id, str(package.source), tuple(task_runs))
+                TaskResult(
+                    model.spec,
+                    package.id,
+                    str(package.source),
+                    tuple(task_runs),
+                    model.identity(),
+                )
             )
     return results
 

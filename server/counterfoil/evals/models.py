@@ -69,6 +69,14 @@ class ModelUnderTest:
         assert self._limits is not None
         return loaded, lambda: tuple(getattr(loaded, "stats", ())), self._limits
 
+    def identity(self) -> dict[str, Any] | None:
+        """The loaded model's `ModelIdentity` record (None: a script, or nothing loaded)."""
+        if self._loaded is None:
+            return None
+        from ..models.identity import identity_of
+
+        return identity_of(self._loaded, self.spec).as_record()
+
     def _load(self) -> tuple[Any, AgentLimits]:
         from ..models import GenerationOptions, load_generate
         from ..settings import Settings
