@@ -108,6 +108,8 @@ class Workspace(WorkspaceReads):
             encoded = proposed.encode("utf-8")
         except UnicodeEncodeError:
             raise AgentError("content must be valid Unicode text") from None
+        if base_digest is not None and sha256_hex(encoded) == base_digest:
+            raise AgentError("the file already holds exactly these bytes: nothing to change")
         write_limit = self._write_limit(action.tool, base_text)
         if len(encoded) > write_limit:
             raise AgentError(f"write exceeds {write_limit} bytes")

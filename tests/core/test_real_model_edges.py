@@ -42,3 +42,25 @@ def test_a_run_without_receipts_does_not_claim_a_log_was_checked(tmp_path: Path)
     text = output.getvalue()
     assert "log: none yet (no effect was receipted)" in text
     assert "lines of the log checked" not in text
+
+
+def test_a_write_of_the_files_own_bytes_asks_nothing_and_writes_no_receipt(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "app.py").write_text("x = 1\n", encoding="utf-8")
+    store = ReceiptStore(tmp_path / "receipts.jsonl")
+    asked: list[object] = []
+    workspace = Workspace(
+        ToolPolicy(root, allow_writes=True),
+        receipt_store=store,
+        confirm_proposal=lambda proposal: asked.append(proposal) or True,
+    )
+    workspace.execute(parse_action('{"tool":"read_file","path":"app.py"}', None))
+    result = workspace.execute(
+        parse_action('{"tool":"write_file","path":"app.py","content":"x = 1\\n"}', None)
+    )
+    assert result == "error: the file already holds exactly these bytes: nothing to change"
+    assert not asked
+    assert len(store) == 0

@@ -434,9 +434,9 @@ def main(
         return exit.code if isinstance(exit.code, int) else EXIT_SETUP_ERROR
     local_model = not str(getattr(args, "model", None) or "").startswith("scripted:")
     if argv is None and args.command in MODEL_COMMANDS and local_model:
-        from ..models.cpu_path import preload_openblas
+        from ..openblas import preload_openblas
 
-        preload_openblas(sys.argv[1:])  # a process of its own: OpenBLAS for the CPU path
+        preload_openblas()  # a process of its own: OpenBLAS for the CPU path
     stdin = stdin or sys.stdin
     stdout = terminal_safe_stream(stdout or sys.stdout)  # model-chosen text is shown, not obeyed
     if args.command in ("agent", "resume"):

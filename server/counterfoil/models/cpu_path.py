@@ -10,12 +10,13 @@ a model re-executes itself once with Debian's OpenBLAS preloaded when it is inst
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-OPENBLAS = Path("/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0")
+from ..openblas import OPENBLAS
+
+__all__ = ["OPENBLAS", "ComputePath", "blas_in_use", "use_fast_cpu_path"]
 # The share of available memory the float weights may take.
 MEMORY_SHARE = 0.5
 
@@ -39,24 +40,6 @@ def blas_in_use() -> str:
     except OSError:
         return "platform BLAS"
     return "OpenBLAS" if "libopenblas" in maps else "MLX's bundled BLAS"
-
-
-def preload_openblas(argv: list[str]) -> None:
-    """Re-execute `python -m counterfoil argv` with OpenBLAS preloaded, once, where it exists.
-
-    Returns (does nothing) when it is already preloaded, absent, not Linux, or turned off with
-    `COUNTERFOIL_OPENBLAS=0`.
-    """
-    preload = os.environ.get("LD_PRELOAD", "")
-    if (
-        "openblas" in preload
-        or os.environ.get("COUNTERFOIL_OPENBLAS") == "0"
-        or not sys.platform.startswith("linux")
-        or not OPENBLAS.is_file()
-    ):
-        return
-    environment = {**os.environ, "LD_PRELOAD": f"{OPENBLAS} {preload}".strip()}
-    os.execve(sys.executable, [sys.executable, "-m", "counterfoil", *argv], environment)
 
 
 def _available_bytes() -> int | None:
