@@ -30,6 +30,15 @@ class FinalAction:
 Action = ToolAction | FinalAction
 
 
+# Restated in every refusal of a response's form. Prose around an action is refused, not mined
+# for an object: the person approves what the model said, and text beside an action could say
+# something the action does not do.
+EXPECTED_FORM = (
+    'reply with exactly one JSON object and no other text, such as {"tool":"read_file",'
+    '"path":"app.py"} or {"final":"what you did"}'
+)
+
+
 def parse_action(response: str, available_tools: frozenset[str] | None = None) -> Action:
     """Accept exactly one JSON object: a final answer or one tool call with flat arguments."""
     if not isinstance(response, str):
@@ -40,11 +49,13 @@ def parse_action(response: str, available_tools: frozenset[str] | None = None) -
     try:
         value, end = json.JSONDecoder().raw_decode(text)
     except json.JSONDecodeError as error:
-        raise AgentError(f"response is not valid JSON: {error.msg}") from None
+        raise AgentError(f"response is not valid JSON ({error.msg}): {EXPECTED_FORM}") from None
     except (RecursionError, ValueError):
         raise AgentError("response is not valid JSON: too deeply nested or too large") from None
     if end != len(text):
-        raise AgentError("response must contain exactly one JSON object and nothing else")
+        raise AgentError(
+            f"response must contain exactly one JSON object and nothing else: {EXPECTED_FORM}"
+        )
     if not isinstance(value, dict):
         raise AgentError("response must be a JSON object")
     if "final" in value:

@@ -64,3 +64,15 @@ def test_a_write_of_the_files_own_bytes_asks_nothing_and_writes_no_receipt(
     assert result == "error: the file already holds exactly these bytes: nothing to change"
     assert not asked
     assert len(store) == 0
+
+
+def test_prose_around_an_action_is_refused_with_the_expected_form_restated() -> None:
+    import pytest
+
+    from counterfoil.errors import AgentError
+
+    with pytest.raises(AgentError) as raised:
+        parse_action('Sure! Here it is: {"tool":"list_files","path":"."}', None)
+    message = str(raised.value)
+    assert message.startswith("response is not valid JSON (Expecting value): reply with exactly")
+    assert '{"final":"what you did"}' in message and "\n" not in message
