@@ -28,4 +28,6 @@ async def test_smollm2_drives_a_daemon_run_over_stdio(
     assert texts and all(text["runId"] == result["runId"] for text in texts)
     assert any(state["state"] == "ready" for state in daemon.model_states)
     assert daemon.confirms, "the model's action never reached the approval"
+    prefill = [s["message"] for s in daemon.model_states if s["message"].startswith("prefill ")]
+    assert prefill, "no prefill progress reached the editor"
     assert (daemon.root / "notes.txt").is_file()
