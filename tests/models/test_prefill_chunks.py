@@ -53,3 +53,15 @@ def test_a_stop_during_prefill_takes_effect_after_one_chunk_and_clears_the_cache
     assert [report.prompt_tokens for report in seen if report.prefill_total] == [PREFILL_CHUNK]
     assert not generate.stats
     assert generate.prompt_cache.tokens == []
+
+
+def test_the_ready_report_counts_every_prefilled_token_not_only_the_last(
+    mlx_generate: MakeGenerate, tiny_model_spec: str
+) -> None:
+    reports: list[ModelProgress] = []
+    generate = mlx_generate(
+        tiny_model_spec, on_progress=reports.append, max_tokens=2, constrain=False
+    )
+    generate(LONG)
+    ready = [report for report in reports if report.state == "ready"]
+    assert ready[-1].prompt_tokens == generate.stats[0].prefilled_tokens > PREFILL_CHUNK

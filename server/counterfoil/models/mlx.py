@@ -303,7 +303,8 @@ class MLXGenerate:
                 last = response
                 if response.finish_reason is not None:
                     finish_reason = response.finish_reason
-                _report(self.on_progress, _counters("generating", response, response.text))
+                progress = _counters("generating", response, len(suffix), response.text)
+                _report(self.on_progress, progress)
         except BaseException:
             self.prompt_cache.reset()
             _report(self.on_progress, ModelProgress("ready", message="generation stopped"))
@@ -321,7 +322,7 @@ class MLXGenerate:
                 token_ids=tuple(generated),
             )
         )
-        done = _counters("ready", last) if last is not None else ModelProgress("ready")
+        done = _counters("ready", last, len(suffix)) if last is not None else ModelProgress("ready")
         _report(self.on_progress, done)
         return self.action_text(generated)
 
@@ -359,16 +360,18 @@ class MLXGenerate:
 
 
 def _counters(
-    state: Literal["generating", "ready"], response: Any, text: str = ""
+    state: Literal["generating", "ready"], response: Any, prefilled: int, text: str = ""
 ) -> ModelProgress:
-    """A report from mlx-lm's own counters on a `GenerationResponse`."""
+    """A report from mlx-lm's own counters on a `GenerationResponse`; `prefilled` is the
+    prompt tokens this response prefilled (mlx-lm saw only the last of them: the others were
+    prefilled in chunks before it)."""
     tokens = int(response.generation_tokens)
     return ModelProgress(
         state,
         message=f"{tokens} tokens" if state == "ready" else "",
         tokens=tokens,
         tokens_per_second=float(response.generation_tps) or None,
-        prompt_tokens=int(response.prompt_tokens),
+        prompt_tokens=prefilled,
         text=text,
     )
 
