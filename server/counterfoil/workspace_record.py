@@ -58,6 +58,9 @@ class WorkspaceRecord:
         # True while a record of the run is kept beside the log (counterfoil.sessions): its
         # receipts say so, and a record then missing is a finding of `receipts verify`.
         self.keeps_run_record = False
+        # The proposing model's identity (`ModelIdentity.as_record()`), set once it is loaded;
+        # each approval's evidence names it.
+        self.model_identity: dict[str, Any] | None = None
         self.unrecorded_effect: str | None = None
         # Called with an approved proposal and its approval evidence just before the effect;
         # raising stops the effect (a durable intent, see counterfoil.sessions.intents).
@@ -163,9 +166,15 @@ class WorkspaceRecord:
     ) -> dict[str, Any]:
         """Who approved what they were shown (`shown`: the model's proposal, when the person
         approved other text)."""
-        approval = approval_record(shown or proposal, self.approval_via)
+        approval = self._approval_record(shown or proposal)
         if shown is not None and isinstance(proposal, EditProposal):
             approval.update(modified=True, approved_sha256=proposal.proposed_sha256)
+        return approval
+
+    def _approval_record(self, proposal: ToolProposal) -> dict[str, Any]:
+        approval = approval_record(proposal, self.approval_via)
+        if self.model_identity is not None:
+            approval["model"] = self.model_identity
         return approval
 
     def _run_evidence(
@@ -181,7 +190,7 @@ class WorkspaceRecord:
             "run_id": self.run_id,
             **recorded,
             **evidence,
-            "approval": approval or approval_record(proposal, self.approval_via),
+            "approval": approval or self._approval_record(proposal),
         }
 
     def _allocate_id(self) -> str:

@@ -21,6 +21,7 @@ ANSWERING_INITIALIZE = {
     "counterfoil.lsp.progress",
     "counterfoil.lsp.server",
     "counterfoil.lsp.transport",
+    "counterfoil.openblas",  # standard library only: OpenBLAS preloaded by a re-exec, if any
 }
 
 

@@ -99,6 +99,30 @@ def hub_cache_dir() -> Path:
     return Path(home) / "hub"
 
 
+def cpu_path_check() -> Check:
+    """Which path a local model takes on this machine: the GPU, or the CPU's float path with
+    OpenBLAS or MLX's bundled BLAS (informational: every path works)."""
+    try:
+        import mlx.core as mx
+    except ImportError:
+        return Check("compute", "MLX not installed: no local model")
+    from ..models.cpu_path import OPENBLAS
+
+    if mx.default_device() == mx.gpu:
+        return Check("compute", "GPU: quantized weights run as stored")
+    if OPENBLAS.is_file():
+        return Check(
+            "compute",
+            f"CPU: quantized weights dequantized to float32 at load, OpenBLAS ({OPENBLAS}, "
+            "preloaded by counterfoil)",
+        )
+    return Check(
+        "compute",
+        "CPU: quantized weights run as stored (no OpenBLAS: install libopenblas0-pthread for "
+        "the float32 path, about 10x faster prefill)",
+    )
+
+
 def model_cache_check() -> Check:
     cache = hub_cache_dir()
     present = [
@@ -117,6 +141,10 @@ def model_check(spec: str, timeout: float = 5.0) -> Check:
         return Check("model", f"{spec}: scripted, nothing to download")
     if Path(spec).expanduser().is_dir():
         return Check("model", f"{spec}: a local folder")
+    if spec.strip().lower().endswith(".gguf"):
+        if not Path(spec).expanduser().is_file():
+            return Check("model", f"{spec}: GGUF file does not exist", False)
+        return Check("model", f"{spec}: a GGUF file, imported into an MLX folder on first use")
     try:
         repo = resolve_model(spec).location
     except ModelLoadError as error:
@@ -162,7 +190,8 @@ def receipt_log_check(root: Path, receipt_log: str) -> Check:
 def run_checks(
     root: Path | None, receipt_log: str, endpoint: str | None, model: str | None = None
 ) -> list[Check]:
-    checks = [python_check(), *package_checks(), mlx_check(), model_cache_check()]
+    checks = [python_check(), *package_checks(), mlx_check(), cpu_path_check()]
+    checks.append(model_cache_check())
     if endpoint:
         checks.append(endpoint_check(endpoint))
     elif model:

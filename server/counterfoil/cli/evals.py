@@ -20,15 +20,23 @@ from pathlib import Path
 from typing import TextIO
 
 from ..commands.tree.sandbox import CONFINE, OFF, sandbox_for
+from ..endpoints import SCHEMA_MODES
 from ..errors import AgentError
 from ..evals.models import ModelUnderTest
 from ..evals.package import PackageError, TaskPackage, load_package
 from ..evals.report import TaskResult, document, one_line, overall_status, table
 from ..evals.runner import TaskRun, run_task
+from ..settings import Settings, SettingsError
 from .terminal_text import terminal_safe_stream
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_PACKAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 MAX_RUNS = 1000
+FLAG_NAMES = {
+    "endpoint": "--endpoint",
+    "schemaMode": "--schema-mode",
+    "contextTokens": "--context-tokens",
+    "maxTokens": "--max-tokens",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,6 +55,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--runs", type=int, default=1, metavar="N", help="runs per task (default 1)"
     )
+    server = parser.add_argument_group("model server (as `agent` takes them)")
+    server.add_argument(
+        "--endpoint", default=None, help="the model server for every --model without @URL"
+    )
+    server.add_argument("--schema-mode", default=None, choices=SCHEMA_MODES)
+    server.add_argument("--context-tokens", type=int, default=None, metavar="N")
+    server.add_argument("--max-tokens", type=int, default=None, metavar="N")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--report", type=Path, metavar="FILE", help="also write an HTML report")
     parser.add_argument(
@@ -91,10 +106,24 @@ def eval_command(
             stdout.write(f"error: {refusal}\n")
             return EXIT_BAD_PACKAGE
     models = list(dict.fromkeys(args.models))
-    try:
-        results = evaluate(
-            packages, [ModelUnderTest(spec) for spec in models], args.runs, stderr, sandbox
+    overrides = {
+        key: value
+        for key, value in (
+            ("endpoint", args.endpoint),
+            ("schemaMode", args.schema_mode),
+            ("contextTokens", args.context_tokens),
+            ("maxTokens", args.max_tokens),
         )
+        if value is not None
+    }
+    try:
+        Settings.from_mapping(overrides, names=FLAG_NAMES)
+    except SettingsError as error:
+        stdout.write(f"error: {error}\n")
+        return EXIT_BAD_PACKAGE
+    under_test = [ModelUnderTest(spec, dict(overrides)) for spec in models]
+    try:
+        results = evaluate(packages, under_test, args.runs, stderr, sandbox)
     except KeyboardInterrupt:
         stdout.write("interrupted: no report\n")
         return EXIT_INTERRUPTED
@@ -187,7 +216,13 @@ def evaluate(
                 )
                 progress.flush()
             results.append(
-                TaskResult(model.spec, package.id, str(package.source), tuple(task_runs))
+                TaskResult(
+                    model.spec,
+                    package.id,
+                    str(package.source),
+                    tuple(task_runs),
+                    model.identity(),
+                )
             )
     return results
 

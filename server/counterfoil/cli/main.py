@@ -21,6 +21,7 @@ from typing import Any, TextIO
 from ..agents_file import read_agents_file
 from ..errors import AgentError
 from ..loop import AgentEvent, run_agent, run_verdict
+from ..model_identity import describe_identity
 from ..models.progress import ModelProgress
 from ..models.usage import usage_line
 from ..path_text import shown_path
@@ -363,6 +364,14 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
 
         served = generate.model if isinstance(generate, RemoteGenerate) else model.spec
         stdout.write(f"model: {served} at {settings.endpoint}\n")
+    compute = getattr(getattr(generate, "loaded", None), "compute", None)
+    if compute is not None:
+        stdout.write(f"compute: {compute.describe()}\n")
+    if not model.spec.startswith("scripted:"):
+        from ..models.identity import identity_of
+
+        workspace.model_identity = identity_of(generate, model.spec).as_record()
+        stdout.write(f"model identity: {describe_identity(workspace.model_identity)}\n")
     try:
         session.begin(generate, workspace, None if agents is None else agents.text)
         run = run_agent(
@@ -430,6 +439,10 @@ def revert_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> i
     return 0
 
 
+# Commands that may load a local model (the CPU path wants OpenBLAS preloaded).
+MODEL_COMMANDS = ("agent", "resume", "fork", "eval")
+
+
 def main(
     argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None
 ) -> int:
@@ -437,6 +450,11 @@ def main(
         args = build_parser().parse_args(argv)
     except SystemExit as exit:  # argparse: 2 for bad flags, 0 for --help
         return exit.code if isinstance(exit.code, int) else EXIT_SETUP_ERROR
+    local_model = not str(getattr(args, "model", None) or "").startswith("scripted:")
+    if argv is None and args.command in MODEL_COMMANDS and local_model:
+        from ..openblas import preload_openblas
+
+        preload_openblas()  # a process of its own: OpenBLAS for the CPU path
     stdin = stdin or sys.stdin
     stdout = terminal_safe_stream(stdout or sys.stdout)  # model-chosen text is shown, not obeyed
     if args.command in ("agent", "resume"):

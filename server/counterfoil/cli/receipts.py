@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import AgentError
+from ..model_identity import describe_identity
 from ..path_text import shown_path
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
 from ..receipts.content import load_object
@@ -138,6 +139,9 @@ def describe_receipt(receipt: EffectReceipt) -> str:
     approval = evidence.get("approval")
     if isinstance(approval, dict):
         lines.append(f"  approved by {approval.get('by')} via {approval.get('via')}")
+        model = describe_identity(approval.get("model"))
+        if model is not None:
+            lines.append(f"  proposed by {model}")
     lines.append(f"  receipt {receipt.receipt_id}")
     return "\n".join(lines)
 

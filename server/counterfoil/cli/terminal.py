@@ -95,6 +95,9 @@ def short_digest(digest: str | None) -> str:
     return "-" if digest is None else digest[:SHORT_DIGEST_CHARS] + "…"
 
 
+PREFILL_LINE_SECONDS = 1.0
+
+
 class StepPrinter:
     """Prints each step's header before the model responds, and its response exactly once.
 
@@ -108,14 +111,28 @@ class StepPrinter:
         self.step = 0
         self._streamed = False
         self._last: ModelProgress | None = None
+        self._prefill: ModelProgress | None = None
+        self._prefill_shown = 0.0
 
     def on_progress(self, progress: ModelProgress) -> None:
         if progress.state != "generating":
+            return
+        if progress.prefill_total is not None:
+            self._on_prefill(progress)
             return
         self._last = progress
         if progress.text:
             self._streamed = True
             self.stdout.write(progress.text)
+            self.stdout.flush()
+
+    def _on_prefill(self, progress: ModelProgress) -> None:
+        """A prefill line at most once a second (a short prompt prints none)."""
+        self._prefill = progress
+        now = time.perf_counter()
+        if now - self._prefill_shown >= PREFILL_LINE_SECONDS:
+            self._prefill_shown = now
+            self.stdout.write(f"[{progress.message}]\n")
             self.stdout.flush()
 
     def wrap(self, generate: Model) -> StepGenerate:
@@ -127,6 +144,8 @@ class StepPrinter:
         self.stdout.flush()
         self._streamed = False
         self._last = None
+        self._prefill = None
+        self._prefill_shown = time.perf_counter()
 
     def after_step(self, response: object) -> None:
         if self._streamed:
@@ -135,6 +154,12 @@ class StepPrinter:
             self.stdout.write(response + "\n")
         speed = generation_speed(self._last)
         if speed:
+            prefill = self._prefill
+            if prefill is not None and prefill.tokens_per_second and prefill.prompt_tokens:
+                seconds = prefill.prompt_tokens / prefill.tokens_per_second
+                speed = (
+                    f"{speed[:-1]}; prefill {prefill.prompt_tokens:,} tokens in {seconds:.1f} s)"
+                )
             self.stdout.write(speed + "\n")
         self.stdout.flush()
 

@@ -22,7 +22,11 @@ Generate = Callable[[list[dict[str, str]]], str]
 
 @dataclass
 class ModelUnderTest:
+    """`settings`: setting keys that apply to every model of the evaluation (the model-server
+    flags `counterfoil eval` takes: endpoint, schema mode, context tokens, max tokens)."""
+
     spec: str
+    settings: dict[str, Any] = field(default_factory=dict)
     _loaded: Any = field(default=None, repr=False)
     _limits: AgentLimits | None = field(default=None, repr=False)
     _load_error: Exception | None = field(default=None, repr=False)
@@ -30,11 +34,15 @@ class ModelUnderTest:
     @property
     def endpoint(self) -> str | None:
         _name, at, url = self.spec.rpartition("@")
-        return url if at and url.startswith(("http://", "https://")) else None
+        if at and url.startswith(("http://", "https://")):
+            return url
+        endpoint = self.settings.get("endpoint")
+        return str(endpoint) if endpoint else None
 
     @property
     def name(self) -> str:
-        return self.spec.rpartition("@")[0] if self.endpoint else self.spec
+        _name, at, url = self.spec.rpartition("@")
+        return _name if at and url.startswith(("http://", "https://")) else self.spec
 
     def generate_for(
         self, task_id: str
@@ -61,11 +69,21 @@ class ModelUnderTest:
         assert self._limits is not None
         return loaded, lambda: tuple(getattr(loaded, "stats", ())), self._limits
 
+    def identity(self) -> dict[str, Any] | None:
+        """The loaded model's `ModelIdentity` record (None: a script, or nothing loaded)."""
+        if self._loaded is None:
+            return None
+        from ..models.identity import identity_of
+
+        return identity_of(self._loaded, self.spec).as_record()
+
     def _load(self) -> tuple[Any, AgentLimits]:
         from ..models import GenerationOptions, load_generate
         from ..settings import Settings
 
-        settings = Settings.from_mapping({"model": self.name or None, "endpoint": self.endpoint})
+        settings = Settings.from_mapping(
+            {**self.settings, "model": self.name or None, "endpoint": self.endpoint}
+        )
         options = GenerationOptions.from_settings(settings)
         spec = self.name if self.name or not self.endpoint else ""
         generate = load_generate(spec, options)

@@ -33,6 +33,7 @@ class TaskResult:
     task: str
     package: str
     runs: tuple[TaskRun, ...]
+    model_identity: dict[str, Any] | None = None  # `ModelIdentity.as_record()`; None: scripted
 
     @property
     def passed_runs(self) -> int:
@@ -122,6 +123,7 @@ def document(results: list[TaskResult], models: list[str], runs: int) -> dict[st
                 "passed_runs": result.passed_runs,
                 "pass_rate": round(result.pass_rate, 4),
                 "runs": [run_record(run) for run in result.runs],
+                "model_identity": result.model_identity,
             }
             for result in results
         ],

@@ -227,6 +227,10 @@ class HostedGenerate(WrappedModel):
         def on_progress(progress: ModelProgress) -> None:
             if progress.state == "generating" and self._should_stop and self._should_stop():
                 raise GenerationCancelled("generation stopped")
+            if progress.prefill_total is not None:  # the prompt's prefill: done of total, rate
+                if self._host.publish("generating", progress.message, progress):
+                    self._report(step, progress.message)
+                return
             latest[:] = [progress]
             batcher.feed(progress.text)
             if progress.state != "generating" or not progress.tokens:

@@ -15,10 +15,13 @@ from typing import Any, Literal
 
 from ..context import prompt_budget
 from ..model import ResponseStats
+from ..model_identity import ModelIdentity
 from ..sessions.checkpoint import ModelCheckpoint
+from .cpu_path import ComputePath
 from .errors import ModelLoadError, load_failure
 from .model_names import ModelSource, resolve_model
 from .options import GenerationOptions
+from .prefill import prefill_in_chunks
 from .progress import ModelProgress, ProgressCallback
 from .thinking import strip_thinking
 
@@ -37,6 +40,9 @@ class LoadedModel:
         self.stream = stream
         self.lock = threading.Lock()
         self._ll_tokenizer: Any = None
+        self.compute: ComputePath | None = None  # set by `_load`: how the weights run here
+        self.folder: str | None = None  # the folder mlx-lm loaded (a snapshot, an import)
+        self.gguf_sha256: str | None = None  # the GGUF file's digest, for a GGUF spec
 
     def action_grammar(
         self, available_tools: Iterable[str] | None, allowed_commands: Sequence[Sequence[str]]
@@ -77,14 +83,21 @@ def _context_window(config: dict[str, Any]) -> int | None:
     return None
 
 
-_loaded: dict[tuple[str, str | None], LoadedModel] = {}
+_loaded: dict[tuple[str, str | None, bool], LoadedModel] = {}
 _load_lock = threading.Lock()
 
 
 def load_model(
-    spec: str, *, device: str | None = None, on_progress: ProgressCallback | None = None
+    spec: str,
+    *,
+    device: str | None = None,
+    on_progress: ProgressCallback | None = None,
+    fast_cpu: bool = True,
 ) -> LoadedModel:
     """Load `spec` once per device; later calls return the same weights.
+
+    On a CPU, quantized weights are dequantized to float32 unless `fast_cpu` is False (see
+    `counterfoil.models.cpu_path`); `LoadedModel.compute` says which path was taken.
 
     Only the most recently loaded model is kept here, so switching models (a settings change
     in the daemon) does not hold two sets of weights once the old callables are gone.
@@ -92,13 +105,13 @@ def load_model(
     source = resolve_model(spec)
     if device not in (None, "cpu", "gpu"):
         raise ModelLoadError(f"unknown device {device!r}: use cpu or gpu")
-    key = (source.location, device)
+    key = (source.location, device, fast_cpu)
     with _load_lock:
         loaded = _loaded.get(key)
         if loaded is None:
             _report(on_progress, ModelProgress("loading", message=f"loading {source.location}"))
             try:
-                loaded = _load(source, device)
+                loaded = _load(source, device, on_progress, fast_cpu)
             except ModelLoadError as error:
                 _report(on_progress, ModelProgress("error", message=str(error)))
                 raise
@@ -108,7 +121,12 @@ def load_model(
     return loaded
 
 
-def _load(source: ModelSource, device: str | None) -> LoadedModel:
+def _load(
+    source: ModelSource,
+    device: str | None,
+    on_progress: ProgressCallback | None = None,
+    fast_cpu: bool = True,
+) -> LoadedModel:
     try:
         import mlx.core as mx
         from mlx_lm import load
@@ -127,14 +145,37 @@ def _load(source: ModelSource, device: str | None) -> LoadedModel:
             )
         mx.set_default_device(target)
         stream = mx.new_stream(target)
+    location = source.location
+    gguf_sha256 = None
+    if source.gguf:
+        from .gguf_import import import_gguf
+
+        imported = import_gguf(source.location, on_progress=on_progress)
+        location, gguf_sha256 = str(imported.folder), imported.sha256
     try:
-        result: Any = load(source.location, return_config=True)
+        result: Any = load(location, return_config=True)
         model, tokenizer, config = result
     except Exception as error:  # noqa: BLE001 - mlx-lm and huggingface_hub raise many kinds
         raise ModelLoadError(
             load_failure(source.spec, source.location, source.is_local, error)
         ) from None
-    return LoadedModel(source, model, tokenizer, config, stream)
+    from .cpu_path import use_fast_cpu_path
+
+    loaded = LoadedModel(source, model, tokenizer, config, stream)
+    loaded.compute = use_fast_cpu_path(model, dequantize=fast_cpu)
+    loaded.gguf_sha256 = gguf_sha256
+    loaded.folder = location if source.is_local else _snapshot(location)
+    return loaded
+
+
+def _snapshot(repo_id: str) -> str | None:
+    from .download import local_snapshot
+
+    try:
+        snapshot = local_snapshot(repo_id)
+    except Exception:  # noqa: BLE001 - the identity then names the repo without a revision
+        return None
+    return None if snapshot is None else str(snapshot)
 
 
 def _report(on_progress: ProgressCallback | None, progress: ModelProgress) -> None:
@@ -192,6 +233,12 @@ class MLXGenerate:
             self.grammar = self.loaded.action_grammar(*wanted)
             self._grammar_tools = wanted
 
+    def identity(self) -> ModelIdentity:
+        """Which model this is, for the run's record, each receipt and each eval row."""
+        from .identity import mlx_identity
+
+        return mlx_identity(self)
+
     def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
         tokens = self.loaded.tokenizer.apply_chat_template(
             messages, add_generation_prompt=True, enable_thinking=self.options.enable_thinking
@@ -240,10 +287,17 @@ class MLXGenerate:
         if self.options.prompt_lookup:  # drafts from the conversation; see prompt_lookup.py
             decode = stream_generate_with_lookup(prompt, self.lookup_stats)
         try:
+            rest, _ = prefill_in_chunks(
+                self.loaded.model,
+                self.prompt_cache.cache,
+                suffix,
+                on_progress=self.on_progress,
+                stream=self.loaded.stream,
+            )
             for response in decode(
                 self.loaded.model,
                 self.loaded.tokenizer,
-                mx.array(suffix),
+                mx.array(rest),
                 max_tokens=self.max_tokens,
                 sampler=self.sampler,
                 logits_processors=processors,
@@ -256,7 +310,8 @@ class MLXGenerate:
                 last = response
                 if response.finish_reason is not None:
                     finish_reason = response.finish_reason
-                _report(self.on_progress, _counters("generating", response, response.text))
+                progress = _counters("generating", response, len(suffix), response.text)
+                _report(self.on_progress, progress)
         except BaseException:
             self.prompt_cache.reset()
             _report(self.on_progress, ModelProgress("ready", message="generation stopped"))
@@ -274,7 +329,7 @@ class MLXGenerate:
                 token_ids=tuple(generated),
             )
         )
-        done = _counters("ready", last) if last is not None else ModelProgress("ready")
+        done = _counters("ready", last, len(suffix)) if last is not None else ModelProgress("ready")
         _report(self.on_progress, done)
         return self.action_text(generated)
 
@@ -312,16 +367,18 @@ class MLXGenerate:
 
 
 def _counters(
-    state: Literal["generating", "ready"], response: Any, text: str = ""
+    state: Literal["generating", "ready"], response: Any, prefilled: int, text: str = ""
 ) -> ModelProgress:
-    """A report from mlx-lm's own counters on a `GenerationResponse`."""
+    """A report from mlx-lm's own counters on a `GenerationResponse`; `prefilled` is the
+    prompt tokens this response prefilled (mlx-lm saw only the last of them: the others were
+    prefilled in chunks before it)."""
     tokens = int(response.generation_tokens)
     return ModelProgress(
         state,
         message=f"{tokens} tokens" if state == "ready" else "",
         tokens=tokens,
         tokens_per_second=float(response.generation_tps) or None,
-        prompt_tokens=int(response.prompt_tokens),
+        prompt_tokens=prefilled,
         text=text,
     )
 

@@ -24,10 +24,11 @@ class ModelSource:
     spec: str
     location: str
     is_local: bool
+    gguf: bool = False  # a llama.cpp file, imported into an MLX folder before loading
 
 
 def resolve_model(spec: str) -> ModelSource:
-    """A short name, an existing local directory, or a `owner/name` repo id."""
+    """A short name, a GGUF file, an existing local directory, or a `owner/name` repo id."""
     text = spec.strip()
     if not text:
         raise ModelLoadError("model spec is empty; pass a short name such as qwen3-4b")
@@ -35,6 +36,10 @@ def resolve_model(spec: str) -> ModelSource:
     if short is not None:
         return ModelSource(spec=text, location=short, is_local=False)
     path = Path(text).expanduser()
+    if text.lower().endswith(".gguf"):
+        if not path.is_file():
+            raise ModelLoadError(f"GGUF file {path} does not exist")
+        return ModelSource(spec=text, location=str(path.resolve()), is_local=True, gguf=True)
     if path.exists():
         if not path.is_dir():
             raise ModelLoadError(f"model path {path} is not a directory")

@@ -23,6 +23,8 @@ class ModelProgress:
     prompt_tokens: int | None = None  # prompt tokens prefilled for this response
     text: str = ""  # the newest token's text, while generating
     note: str = ""  # a model server's remark on a finished response (cached prompt tokens)
+    # While the prompt is prefilled (`tokens` 0): `prompt_tokens` done of `prefill_total`.
+    prefill_total: int | None = None
 
 
 ProgressCallback = Callable[[ModelProgress], None]

@@ -156,9 +156,15 @@ class DecisionLog:
         self._signer: Signer | None | bool = False  # False: not loaded yet
 
     def started(
-        self, goal: str, via: str, resumed: bool, model: dict[str, Any] | None = None
+        self,
+        goal: str,
+        via: str,
+        resumed: bool,
+        model: dict[str, Any] | None = None,
+        model_identity: dict[str, Any] | None = None,
     ) -> None:
-        """The run's start (or a resume's), with the model it runs with (`model_record`)."""
+        """The run's start (or a resume's), with the model it runs with (`model_record`) and,
+        once loaded, that model's identity (`ModelIdentity.as_record()`)."""
         entry: dict[str, Any] = {
             "kind": "resumed" if resumed else "started",
             "goal": goal,
@@ -167,6 +173,8 @@ class DecisionLog:
         }
         if model is not None:
             entry["model"] = model
+        if model_identity is not None:
+            entry["model_identity"] = model_identity
         self.append(entry)
 
     def ended(self, state: str, reason: str | None, verdict: dict[str, Any]) -> None:

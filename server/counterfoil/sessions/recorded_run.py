@@ -158,6 +158,7 @@ class RecordedRun:
             workspace.approval_via,
             plan is not None,
             None if self.model_spec is None else model_record(self.model_spec),
+            workspace.model_identity,
         )
         if plan is None:
             if self.messages:

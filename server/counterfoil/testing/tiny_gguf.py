@@ -28,10 +28,22 @@ def build_tiny_gguf(
     vocab_size: int = 2048,
     corpus_bytes: int = 1_000_000,
     seed: int = 0,
+    quantization: str = "F32",
+    file_type: int | None = None,
+    architecture: str = "llama",
 ) -> Path:
-    """Write the model to `path` (a .gguf file) and return it."""
+    """Write the model to `path` (a .gguf file) and return it.
+
+    `quantization` (`F32`, `Q4_0`, `Q4_1`, `Q8_0`, …: a `gguf.GGMLQuantizationType` name) is
+    the type of every matrix, blocks quantized by the `gguf` package as llama.cpp's quantizer
+    writes them; `file_type` overrides the `general.file_type` the file declares (to test a
+    refusal); `architecture` the `general.architecture`.
+    """
     import gguf
     import numpy as np
+
+    tensor_type = gguf.GGMLQuantizationType[quantization]
+    file_types = {"F32": 0, "F16": 1, "Q4_0": 2, "Q4_1": 3, "Q8_0": 7}
 
     tokenizer = json.loads(train_tokenizer(vocab_size, corpus_bytes))
     vocab: dict[str, int] = dict(tokenizer["model"]["vocab"])
@@ -64,7 +76,7 @@ def build_tiny_gguf(
 
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    writer = gguf.GGUFWriter(str(target), "llama")
+    writer = gguf.GGUFWriter(str(target), architecture)
     writer.add_name("counterfoil-tiny-random")
     writer.add_context_length(4096)
     writer.add_embedding_length(hidden_size)
@@ -75,7 +87,7 @@ def build_tiny_gguf(
     writer.add_layer_norm_rms_eps(1e-6)
     writer.add_rope_dimension_count(head_dim)
     writer.add_rope_freq_base(10_000.0)
-    writer.add_file_type(gguf.LlamaFileType.ALL_F32)
+    writer.add_file_type(file_type if file_type is not None else file_types.get(quantization, 0))
     writer.add_tokenizer_model("gpt2")
     writer.add_tokenizer_pre("default")
     writer.add_token_list(tokens)
@@ -86,21 +98,29 @@ def build_tiny_gguf(
     writer.add_add_bos_token(False)
     writer.add_chat_template(CHAT_TEMPLATE)
 
-    writer.add_tensor("token_embd.weight", embedding)
+    def add_matrix(name: str, values: Any) -> None:
+        if tensor_type == gguf.GGMLQuantizationType.F32:
+            writer.add_tensor(name, values)
+        else:
+            writer.add_tensor(
+                name, gguf.quants.quantize(values, tensor_type), raw_dtype=tensor_type
+            )
+
+    add_matrix("token_embd.weight", embedding)
     writer.add_tensor("output_norm.weight", np.ones(hidden_size, dtype=np.float32))
-    writer.add_tensor("output.weight", output)
+    add_matrix("output.weight", output)
     kv_size = shape.num_kv_heads * head_dim
     for layer in range(shape.num_layers):
         prefix = f"blk.{layer}"
         writer.add_tensor(f"{prefix}.attn_norm.weight", np.ones(hidden_size, dtype=np.float32))
-        writer.add_tensor(f"{prefix}.attn_q.weight", matrix(hidden_size, hidden_size, 0.1))
-        writer.add_tensor(f"{prefix}.attn_k.weight", matrix(kv_size, hidden_size, 0.1))
-        writer.add_tensor(f"{prefix}.attn_v.weight", matrix(kv_size, hidden_size, 0.1))
-        writer.add_tensor(f"{prefix}.attn_output.weight", matrix(hidden_size, hidden_size, 0.1))
+        add_matrix(f"{prefix}.attn_q.weight", matrix(hidden_size, hidden_size, 0.1))
+        add_matrix(f"{prefix}.attn_k.weight", matrix(kv_size, hidden_size, 0.1))
+        add_matrix(f"{prefix}.attn_v.weight", matrix(kv_size, hidden_size, 0.1))
+        add_matrix(f"{prefix}.attn_output.weight", matrix(hidden_size, hidden_size, 0.1))
         writer.add_tensor(f"{prefix}.ffn_norm.weight", np.ones(hidden_size, dtype=np.float32))
-        writer.add_tensor(f"{prefix}.ffn_gate.weight", matrix(feed_forward, hidden_size, 0.1))
-        writer.add_tensor(f"{prefix}.ffn_up.weight", matrix(feed_forward, hidden_size, 0.1))
-        writer.add_tensor(f"{prefix}.ffn_down.weight", matrix(hidden_size, feed_forward, 0.1))
+        add_matrix(f"{prefix}.ffn_gate.weight", matrix(feed_forward, hidden_size, 0.1))
+        add_matrix(f"{prefix}.ffn_up.weight", matrix(feed_forward, hidden_size, 0.1))
+        add_matrix(f"{prefix}.ffn_down.weight", matrix(hidden_size, feed_forward, 0.1))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()

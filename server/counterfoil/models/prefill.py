@@ -1,0 +1,86 @@
+"""The prompt prefilled in chunks, so a stop lands between chunks and progress is reported.
+
+mlx-lm's `stream_generate` prefills a prompt as one long computation that nothing can
+interrupt: on a CPU a 2,000-token prompt is seconds to minutes of silence. Here all but the
+last prompt token go through the model in chunks (the first of `PREFILL_CHUNK` tokens, the
+next sized from the rate measured to take about `CHUNK_SECONDS`); after each, a
+`generating` report carries the count done of the total and the rate, and that report is where
+a stop takes effect (the daemon's listener raises, and Ctrl-C's KeyboardInterrupt lands between
+chunks). The last token is left for `stream_generate`, which then starts decoding at once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .progress import ModelProgress, ProgressCallback
+
+# The first chunk's tokens; later chunks are sized from the measured rate to take about
+# CHUNK_SECONDS (so a stop lands within about that), between MIN_CHUNK and MAX_CHUNK tokens.
+PREFILL_CHUNK = 16
+CHUNK_SECONDS = 0.15
+MIN_CHUNK, MAX_CHUNK = 8, 512
+
+
+@dataclass(frozen=True)
+class PrefillReport:
+    done: int
+    total: int
+    seconds: float
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        return self.done / self.seconds if self.seconds > 0 else None
+
+    def message(self) -> str:
+        rate = self.tokens_per_second
+        speed = f", {rate:.0f} tokens/s" if rate else ""
+        return f"prefill {self.done:,}/{self.total:,} tokens{speed}"
+
+
+def prefill_in_chunks(
+    model: Any,
+    cache: list[Any],
+    tokens: Sequence[int],
+    *,
+    on_progress: ProgressCallback | None = None,
+    chunk: int = PREFILL_CHUNK,
+    stream: Any = None,
+) -> tuple[list[int], float]:
+    """Run `tokens[:-1]` through `model` into `cache`; return the rest (the last token) and the
+    seconds it took. `on_progress` gets one `generating` report per chunk and may raise to stop.
+    """
+    import mlx.core as mx
+
+    head, rest = list(tokens[:-1]), list(tokens[-1:])
+    started = time.perf_counter()
+    total = len(head)
+    done = 0
+    while done < total:
+        piece = mx.array(head[done : done + chunk])[None]
+        chunk_started = time.perf_counter()
+        if stream is not None:
+            with mx.stream(stream):
+                model(piece, cache=cache)
+        else:
+            model(piece, cache=cache)
+        mx.eval([layer.state for layer in cache])
+        done = min(done + chunk, total)
+        taken = time.perf_counter() - chunk_started
+        rate = piece.shape[1] / taken if taken > 0 else float(MAX_CHUNK) / CHUNK_SECONDS
+        chunk = max(MIN_CHUNK, min(MAX_CHUNK, int(rate * CHUNK_SECONDS)))
+        report = PrefillReport(done, total, time.perf_counter() - started)
+        if on_progress is not None:
+            on_progress(
+                ModelProgress(
+                    "generating",
+                    message=report.message(),
+                    prompt_tokens=report.done,
+                    prefill_total=report.total,
+                    tokens_per_second=report.tokens_per_second,
+                )
+            )
+    return rest, time.perf_counter() - started

@@ -1,0 +1,89 @@
+"""The model named in every receipt: its spec, what it resolved to, and its digests."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mlx.core")
+pytest.importorskip("gguf", reason="the gguf package writes the test file")
+
+from counterfoil import ToolPolicy, Workspace, parse_action
+from counterfoil.cli.receipts import describe_receipt
+from counterfoil.models import GenerationOptions, load_generate
+from counterfoil.models.identity import identity_of
+from counterfoil.receipts import ReceiptStore
+from counterfoil.testing.tiny_gguf import build_tiny_gguf
+from counterfoil.testing.tiny_model import CHAT_TEMPLATE
+
+
+@pytest.fixture(scope="module")
+def gguf_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("identity")
+    return build_tiny_gguf(
+        directory / "id.gguf", quantization="Q8_0", vocab_size=600, corpus_bytes=50_000
+    )
+
+
+def test_a_gguf_models_identity_names_the_file_digest_weights_and_template(
+    gguf_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    generate = load_generate(str(gguf_file), GenerationOptions(max_tokens=9))
+    identity = identity_of(generate, str(gguf_file))
+    assert identity.spec == str(gguf_file)
+    digest = hashlib.sha256(gguf_file.read_bytes()).hexdigest()
+    assert identity.resolved["gguf_sha256"] == digest
+    assert identity.weights_sha256 is not None and len(identity.weights_sha256) == 64
+    assert identity.chat_template_sha256 == hashlib.sha256(CHAT_TEMPLATE.encode()).hexdigest()
+    assert identity.constrained is True
+    assert identity.sampling == {"temperature": 0.0, "max_tokens": 9}
+
+
+def test_each_receipts_approval_names_the_proposing_model(tmp_path: Path) -> None:
+    from counterfoil.model_identity import ModelIdentity
+
+    root = tmp_path / "project"
+    root.mkdir()
+    store = ReceiptStore(tmp_path / "receipts.jsonl")
+    workspace = Workspace(
+        ToolPolicy(root, allow_writes=True), receipt_store=store, confirm_proposal=lambda _: True
+    )
+    identity = ModelIdentity("smol.gguf", {"gguf_sha256": "ab" * 32}, "cd" * 32, "ef" * 32, True)
+    workspace.model_identity = identity.as_record()
+    action = parse_action('{"tool":"write_file","path":"a.txt","content":"x"}', None)
+    workspace.execute(action)
+    (receipt,) = store.receipts()
+    assert receipt.evidence["approval"]["model"] == identity.as_record()
+    assert "proposed by smol.gguf (gguf_sha256 abab" in describe_receipt(receipt)
+
+
+def test_the_runs_record_names_its_model_identity(
+    gguf_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from counterfoil.cli.main import main
+    from counterfoil.sessions.decisions import read_entries
+    from counterfoil.sessions.store import SessionStore
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "project"
+    root.mkdir()
+    output = io.StringIO()
+    main(
+        ["agent", "look", "--root", str(root), "--model", str(gguf_file)]
+        + ["--max-steps", "1", "--max-tokens", "8"],
+        stdin=io.StringIO("n\n"),
+        stdout=output,
+    )
+    log = root / ".counterfoil" / "receipts.jsonl"
+    (run_id,) = SessionStore(log).run_ids()
+    entries = read_entries(log.parent / "sessions" / run_id / "decisions.jsonl")
+    identity = entries[0]["model_identity"]
+    assert entries[0]["kind"] == "started"
+    assert identity["spec"] == str(gguf_file)
+    assert identity["resolved"]["gguf_sha256"] == hashlib.sha256(gguf_file.read_bytes()).hexdigest()
+    assert "model identity: " in output.getvalue()

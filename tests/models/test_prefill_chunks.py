@@ -1,0 +1,67 @@
+"""The prompt is prefilled in chunks: each reports its progress, and a stop lands between them."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import pytest
+
+from conftest import MakeGenerate
+from counterfoil.models.prefill import PREFILL_CHUNK
+from counterfoil.models.progress import ModelProgress
+
+LONG = [{"role": "user", "content": " ".join(f"word{index}" for index in range(600))}]
+
+
+class Stopped(Exception):
+    pass
+
+
+def test_prefill_reports_tokens_done_of_the_total_per_chunk(
+    mlx_generate: MakeGenerate, tiny_model_spec: str
+) -> None:
+    reports: list[ModelProgress] = []
+    generate = mlx_generate(
+        tiny_model_spec, on_progress=reports.append, max_tokens=2, constrain=False
+    )
+    generate(LONG)
+    prefill = [report for report in reports if report.prefill_total is not None]
+    total = generate.stats[0].prefilled_tokens - 1  # the last token starts the decoding
+    done = [report.prompt_tokens or 0 for report in prefill]
+    assert total > 4 * PREFILL_CHUNK
+    assert done[0] == PREFILL_CHUNK and done[-1] == total
+    assert all(later > earlier for earlier, later in pairwise(done))
+    assert all(report.prefill_total == total for report in prefill)
+    assert prefill[-1].message.startswith(f"prefill {total:,}/{total:,} tokens")
+
+
+def test_a_stop_during_prefill_takes_effect_after_one_chunk_and_clears_the_cache(
+    mlx_generate: MakeGenerate, tiny_model_spec: str
+) -> None:
+    seen: list[ModelProgress] = []
+
+    def stop_at_first_chunk(progress: ModelProgress) -> None:
+        seen.append(progress)
+        if progress.prefill_total is not None:
+            raise Stopped
+
+    generate = mlx_generate(
+        tiny_model_spec, on_progress=stop_at_first_chunk, max_tokens=2, constrain=False
+    )
+    with pytest.raises(Stopped):
+        generate(LONG)
+    assert [report.prompt_tokens for report in seen if report.prefill_total] == [PREFILL_CHUNK]
+    assert not generate.stats
+    assert generate.prompt_cache.tokens == []
+
+
+def test_the_ready_report_counts_every_prefilled_token_not_only_the_last(
+    mlx_generate: MakeGenerate, tiny_model_spec: str
+) -> None:
+    reports: list[ModelProgress] = []
+    generate = mlx_generate(
+        tiny_model_spec, on_progress=reports.append, max_tokens=2, constrain=False
+    )
+    generate(LONG)
+    ready = [report for report in reports if report.state == "ready"]
+    assert ready[-1].prompt_tokens == generate.stats[0].prefilled_tokens > PREFILL_CHUNK
