@@ -289,3 +289,13 @@ def test_the_first_branch_reads_the_kv_cache_kept_with_the_checkpoint(
 
     assert forker.reads == [(1, 2, 3)]  # the second branch reuses it in memory
     assert output.count("prompt cache: 3 tokens restored") == 1
+
+
+def test_prefill_avoided_never_reads_as_more_than_what_was_shared() -> None:
+    from counterfoil.cli.branches import prefill_text
+
+    assert prefill_text(549, 545) == (
+        "549 tokens: the shared conversation's 545 and 4 of the next message's template"
+    )
+    assert prefill_text(500, 545) == "500 of the shared conversation's 545 tokens"
+    assert prefill_text(12, None) == "12 tokens"

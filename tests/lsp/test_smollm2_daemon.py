@@ -31,3 +31,5 @@ async def test_smollm2_drives_a_daemon_run_over_stdio(
     prefill = [s["message"] for s in daemon.model_states if s["message"].startswith("prefill ")]
     assert prefill, "no prefill progress reached the editor"
     assert (daemon.root / "notes.txt").is_file()
+    proposed_by = daemon.receipts[-1]["approval"]["model"]
+    assert proposed_by["spec"] == smollm2 and proposed_by["resolved"]["gguf"]

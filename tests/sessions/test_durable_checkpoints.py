@@ -88,7 +88,7 @@ def test_the_listing_says_each_runs_state_steps_last_action_and_goal(tmp_path: P
 
     line = out.getvalue()
     assert line.startswith(f"{run_id}  ended ")
-    assert '3 steps  last: {"argv":["python3","-c",' in line
+    assert '4 steps  last: {"argv":["python3","-c",' in line  # 3 actions, the final answer
     assert line.rstrip().endswith("goal: fix app.py")
 
 
@@ -143,3 +143,18 @@ def test_the_next_run_settles_what_an_interrupted_one_left(tmp_path: Path) -> No
         "recovered: call-1 (edit_file app.py) was performed before the interruption: "
         "recorded as recovered\n"
     ) in output
+
+
+def test_a_completed_run_counts_its_final_answer_among_its_steps(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    script = tmp_path / "three.jsonl"
+    script.write_text(
+        '{"tool":"list_files"}\n{"tool":"read_file","path":"a.py"}\n{"final":"done"}\n'
+    )
+    main(["agent", "look", "--root", str(tmp_path), "--model", f"scripted:{script}"],
+         stdout=io.StringIO())  # fmt: skip
+    out = io.StringIO()
+
+    main(["sessions", "--root", str(tmp_path)], stdout=out)
+
+    assert "  3 steps  " in out.getvalue()

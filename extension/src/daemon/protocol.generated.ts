@@ -75,6 +75,7 @@ export interface Approval {
   shown_sha256?: string | null;
   approved_sha256?: string | null;
   modified?: boolean | null;
+  model?: unknown;
 }
 
 export interface ExportEvidenceParams {

@@ -287,9 +287,20 @@ def describe_branch(record: BranchRecord, state: str | None = None) -> str:
 def _prefill(record: BranchRecord) -> str:
     if record.prefill_avoided is None:
         return "unknown (the model reports no prompt counters)"
-    if record.prefix_tokens:
-        return f"{record.prefill_avoided} tokens (prefix {record.prefix_tokens})"
-    return f"{record.prefill_avoided} tokens"
+    return prefill_text(record.prefill_avoided, record.prefix_tokens)
+
+
+def prefill_text(avoided: int, prefix: int | None) -> str:
+    """The cache's count beside the shared conversation's: the cache can also hold the start of
+    the next message's template (its role header), so it may count a few tokens more."""
+    if not prefix:
+        return f"{avoided} tokens"
+    if avoided <= prefix:
+        return f"{avoided} of the shared conversation's {prefix} tokens"
+    return (
+        f"{avoided} tokens: the shared conversation's {prefix} and {avoided - prefix} of the "
+        "next message's template"
+    )
 
 
 def branches_command(args: argparse.Namespace, stdout: TextIO) -> int:

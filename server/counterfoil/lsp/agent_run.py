@@ -141,6 +141,10 @@ class AgentRunner:
             if event.result is not None:
                 self.channel.log(f"step {event.step} observation: {event.result}")
 
+        if not settings.model.startswith("scripted:"):  # a script proposes nothing of its own
+            from ..models.identity import identity_of
+
+            workspace.model_identity = identity_of(loaded, settings.model).as_record()
         stop_or_pause = lambda: job.stopping or job.interrupted
         generate = HostedGenerate(
             self.models, loaded, report, should_stop=stop_or_pause, on_text=on_text

@@ -68,7 +68,10 @@ class SessionRecord:
 
     @property
     def steps(self) -> int:
-        return sum(1 for role, _ in self.checkpoint.messages if role == "assistant")
+        """The model's turns: those the checkpoint holds, and the final answer that completed
+        the run (it has no observation, so no checkpoint follows it)."""
+        taken = sum(1 for role, _ in self.checkpoint.messages if role == "assistant")
+        return taken + (1 if self.state == "ended" and self.reason == "completed" else 0)
 
     def with_state(self, state: str, reason: str | None, updated: str) -> SessionRecord:
         return replace(self, state=state, reason=reason, updated=updated)

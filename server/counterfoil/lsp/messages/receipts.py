@@ -20,6 +20,8 @@ class Approval:
     shown_sha256: str | None = field(default=None, metadata=SOMETIMES)
     approved_sha256: str | None = field(default=None, metadata=SOMETIMES)
     modified: bool | None = field(default=None, metadata=SOMETIMES)
+    # The model that proposed it (`ModelIdentity.as_record()`); absent for a scripted model.
+    model: Any = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)
