@@ -86,7 +86,8 @@ export class PendingApprovals implements vscode.Disposable {
    * the run resumable, and Resume asks again.
    */
   abandonAll(reason: string): void {
-    for (const approval of [...this.pending.values()]) {
+    const abandoned = [...this.pending.values()];
+    for (const approval of abandoned) {
       this.pending.delete(approval.toolCallId);
       this.cancellations.get(approval)?.dispose();
       this.cancellations.delete(approval);
@@ -96,6 +97,7 @@ export class PendingApprovals implements vscode.Disposable {
       this.proposalEmitter.fire(this.view(approval, "interrupted", reason));
     }
     this.pendingChanged();
+    closeDiffsOf(abandoned);
   }
 
   publish(
@@ -221,5 +223,27 @@ export class PendingApprovals implements vscode.Disposable {
     this.pendingEmitter.fire(
       latest ? `${latest.subject} (${latest.toolCallId})` : undefined,
     );
+  }
+}
+
+/**
+ * Closes the diffs of proposals left unanswered: nothing can be accepted there any more, and
+ * Resume opens them again. They are no longer pending, so closing them answers nothing.
+ */
+function closeDiffsOf(abandoned: readonly PendingApproval[]): void {
+  const proposed = new Set(
+    abandoned.flatMap((approval) =>
+      approval.edit ? [approval.edit.right.toString()] : [],
+    ),
+  );
+  const open = vscode.window.tabGroups.all
+    .flatMap((group) => group.tabs)
+    .filter(
+      (tab) =>
+        tab.input instanceof vscode.TabInputTextDiff &&
+        proposed.has(tab.input.modified.toString()),
+    );
+  if (open.length > 0) {
+    void vscode.window.tabGroups.close(open).then(undefined, () => undefined);
   }
 }

@@ -466,7 +466,7 @@ suite("Counterfoil in the extension host", () => {
     await assertAnsweredNo(before);
   });
 
-  test("Restart Server while a proposal is open answers No and brings the daemon back", async () => {
+  test("Restart Server while a proposal is open leaves it unanswered, closes its diff and brings the daemon back", async () => {
     const { run, before } = await runUntilProposal("restart");
     await vscode.commands.executeCommand("counterfoil.restartServer");
     await run;
