@@ -11,7 +11,6 @@ command is refused with one sentence naming what to install; it never runs uncon
 
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import subprocess
@@ -29,7 +28,7 @@ from .reach import reach_for
 OFF, CONFINE, REVIEW = "off", "confine", "review"
 SANDBOX_MODES = (OFF, CONFINE, REVIEW)
 BUBBLEWRAP, SANDBOX_EXEC, NONE = "bubblewrap", "sandbox-exec", "none"
-PROBE_TIMEOUT_SECONDS = 10.0
+PROBE_TIMEOUT_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -155,19 +154,30 @@ def seatbelt_profile(
     return "\n".join(lines) + "\n"
 
 
-@functools.cache
+_PROBED: dict[str, str | None] = {}
+
+
 def _bubblewrap_problem(bwrap: str) -> str | None:
-    """Why bwrap cannot make a sandbox here (no user namespaces, say), once per process."""
+    """Why bwrap cannot make a sandbox here (no user namespaces, say), once per process; a
+    probe that only ran out of time (a busy machine) is asked again next time, never kept."""
+    if bwrap in _PROBED:
+        return _PROBED[bwrap]
     probe = bubblewrap_argv(bwrap, Path("/"), network=False) + ("true",)
     try:
         completed = subprocess.run(
             probe, capture_output=True, text=True, timeout=PROBE_TIMEOUT_SECONDS, check=False
         )
+    except subprocess.TimeoutExpired:
+        return f"its probe did not finish in {PROBE_TIMEOUT_SECONDS:.0f} s"
     except (OSError, subprocess.SubprocessError) as error:
-        return str(error)
-    if completed.returncode != 0:
-        return completed.stderr.strip().splitlines()[-1] if completed.stderr.strip() else "failed"
-    return None
+        problem: str | None = str(error)
+    else:
+        output = completed.stderr.strip()
+        problem = (
+            None if completed.returncode == 0 else (output.splitlines()[-1] if output else "failed")
+        )
+    _PROBED[bwrap] = problem
+    return problem
 
 
 def sandbox_for(
