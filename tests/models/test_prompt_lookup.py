@@ -158,7 +158,9 @@ def test_the_cache_is_rolled_back_exactly_past_rejected_drafts(
     assert cache[0].offset == len(prompt) + len(plain)
     for ours, theirs in zip(cache, plain_cache, strict=True):
         for mine, expected in zip(ours.state, theirs.state, strict=True):
-            assert np.array_equal(np.array(mine), np.array(expected))
+            # One pass over several tokens and one token at a time round differently under a
+            # threaded BLAS (OpenBLAS); the positions kept are the same ones, to float rounding.
+            assert np.allclose(np.array(mine), np.array(expected), rtol=1e-5, atol=1e-5)
 
 
 def test_constrained_drafts_give_the_plain_constrained_tokens(

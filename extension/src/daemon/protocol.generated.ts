@@ -127,6 +127,10 @@ export interface Receipt {
   output_sha256?: string | null;
   output_truncated?: boolean | null;
   reverts?: string | null;
+  created_folders?: string[] | null;
+  removed_folders?: string[] | null;
+  recovered?: unknown;
+  run_record?: boolean | null;
   tree_changes?: unknown;
   tree_drift?: unknown;
   sandbox?: unknown;

@@ -157,6 +157,13 @@ def seatbelt_profile(
 _PROBED: dict[str, str | None] = {}
 
 
+def _probe_environment() -> dict[str, str]:
+    """The probe runs as commands do, with nothing preloaded (a preloaded OpenBLAS hangs it)."""
+    environment = dict(os.environ)
+    environment.pop("LD_PRELOAD", None)
+    return environment
+
+
 def _bubblewrap_problem(bwrap: str) -> str | None:
     """Why bwrap cannot make a sandbox here (no user namespaces, say), once per process; a
     probe that only ran out of time (a busy machine) is asked again next time, never kept."""
@@ -165,7 +172,12 @@ def _bubblewrap_problem(bwrap: str) -> str | None:
     probe = bubblewrap_argv(bwrap, Path("/"), network=False) + ("true",)
     try:
         completed = subprocess.run(
-            probe, capture_output=True, text=True, timeout=PROBE_TIMEOUT_SECONDS, check=False
+            probe,
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_SECONDS,
+            check=False,
+            env=_probe_environment(),
         )
     except subprocess.TimeoutExpired:
         return f"its probe did not finish in {PROBE_TIMEOUT_SECONDS:.0f} s"

@@ -48,6 +48,10 @@ class Receipt:
     output_sha256: str | None = field(default=None, metadata=SOMETIMES)
     output_truncated: bool | None = field(default=None, metadata=SOMETIMES)
     reverts: str | None = field(default=None, metadata=SOMETIMES)
+    created_folders: list[str] | None = field(default=None, metadata=SOMETIMES)
+    removed_folders: list[str] | None = field(default=None, metadata=SOMETIMES)
+    recovered: Any = field(default=None, metadata=SOMETIMES)  # settled from an intent
+    run_record: bool | None = field(default=None, metadata=SOMETIMES)  # its run keeps a record
     # What a command changed in the tree, what changed beside it, how it was confined, and a
     # reviewed command's answer (see docs/protocol.md).
     tree_changes: Any = field(default=None, metadata=SOMETIMES)
