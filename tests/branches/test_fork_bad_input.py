@@ -52,7 +52,11 @@ def test_a_run_that_stopped_before_its_first_observation_is_refused(tmp_path: Pa
     script = write_script(tmp_path / "answer.jsonl", {"final": "nothing to do"})
     cli(["agent", "say hi", "--root", str(root), *model(script)])
     sessions = SessionStore(log_of(root))
-    run_id = next(run.run_id for run in sessions.runs() if run.record and run.record.steps == 0)
+    run_id = next(
+        run.run_id
+        for run in sessions.runs()
+        if run.record and run.record.checkpoint.task == "say hi"
+    )
     before = unchanged(root)
 
     status, output = fork(root, run_id, fork_script(tmp_path), "go")
