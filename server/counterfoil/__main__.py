@@ -1,13 +1,22 @@
+"""`counterfoil` and `python -m counterfoil`: `serve` starts the daemon with nothing of the
+terminal's imported (its start is the editor's wait); every other command is the terminal's.
+The one place where the two front ends meet, so neither imports the other."""
+
 import sys
 
-if sys.argv[1:2] == ["serve"]:  # the daemon's start path: nothing of the CLI's is imported
-    from .openblas import preload_openblas
 
-    preload_openblas()
-    from .lsp import serve
+def main() -> int:
+    if sys.argv[1:2] == ["serve"]:
+        from .openblas import preload_openblas
 
-    raise SystemExit(serve(sys.argv[2:]))
+        preload_openblas()  # a process of its own: OpenBLAS for the CPU path
+        from .lsp import serve
 
-from .cli.main import main
+        return serve(sys.argv[2:])
+    from .cli.main import main as terminal_main
 
-raise SystemExit(main())
+    return terminal_main()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -68,6 +68,16 @@ class Model(Protocol):
         """The prompt tokens a run may use, or None when the model does not say."""
 
 
+@runtime_checkable
+class ConfiguresTools(Protocol):
+    """The one part of the contract a plain generate callable may also have: narrowing its
+    output to a run's tools (a wrapper passes the call on only to a model that has it)."""
+
+    def configure_tools(
+        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+    ) -> None: ...
+
+
 class WrappedModel:
     """A model around another that changes only what a call does: its counters, token count,
     context window and tools are the wrapped model's."""

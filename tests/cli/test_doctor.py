@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from counterfoil import EffectReceipt, ReceiptStore
-from counterfoil.cli.doctor import endpoint_check, model_cache_check, model_check, receipt_log_check
+from counterfoil.cli.doctor import model_cache_check, receipt_log_check
 from counterfoil.cli.main import main
+from counterfoil.models.availability import endpoint_check, model_check
 
 SERVER = Path(__file__).resolve().parents[2] / "server"
 

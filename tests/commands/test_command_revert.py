@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
-from counterfoil.cli.main import main, proposal_diff
+from counterfoil.cli.approvals import proposal_diff
+from counterfoil.cli.main import main
 from counterfoil.gate.proposals import ChangeSetProposal, ToolProposal
 from counterfoil.lsp.protocol import preview
 

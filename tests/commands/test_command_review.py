@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
-from counterfoil.cli.main import proposal_diff, proposal_header
+from counterfoil.cli.approvals import proposal_diff, proposal_header
 from counterfoil.cli.receipts import describe_receipt
 from counterfoil.commands.tree.review import SET_ID_REFUSED, ReviewCopy
 from counterfoil.commands.tree.snapshot import TreeLimits, TreeRules

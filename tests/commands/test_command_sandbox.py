@@ -304,7 +304,8 @@ def test_an_accepted_review_applies_nothing_if_the_root_changed_meanwhile(tmp_pa
 
 
 def test_the_cli_flags_set_the_sandbox_and_the_network() -> None:
-    from counterfoil.cli.main import agent_settings, build_parser
+    from counterfoil.cli.main import build_parser
+    from counterfoil.cli.setting_flags import agent_settings
 
     args = build_parser().parse_args(
         ["agent", "goal", "--root", ".", "--sandbox", "confine", "--allow-network"]

@@ -13,7 +13,7 @@ import pytest
 from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
-from counterfoil.search.engine import SearchLimits
+from counterfoil.search.scope import SearchLimits
 
 ENGINES = [
     pytest.param(

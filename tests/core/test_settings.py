@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from counterfoil.cli.main import agent_settings, build_parser
+from counterfoil.cli.main import build_parser
+from counterfoil.cli.setting_flags import agent_settings
 from counterfoil.models import ScriptedModel
 from counterfoil.settings.table import Settings, SettingsError
 

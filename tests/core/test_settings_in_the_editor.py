@@ -8,7 +8,8 @@ from dataclasses import fields
 
 from tests.conftest import REPOSITORY
 
-from counterfoil.cli.main import SETTING_FLAGS, build_parser
+from counterfoil.cli.main import build_parser
+from counterfoil.cli.setting_flags import SETTING_FLAGS
 from counterfoil.settings.manifest import contributed_settings
 from counterfoil.settings.table import Settings
 

@@ -9,7 +9,7 @@ from tests.support.receipts import HELLO, approving_workspace, run_hello, write
 from tests.support.recording_model import RecordingModel
 
 from counterfoil import AgentEvent, ToolAction, ToolPolicy, Workspace, run_agent
-from counterfoil.cli.main import format_event
+from counterfoil.cli.approvals import format_event
 from counterfoil.steps import StepResult
 
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from counterfoil.cli.main import agent_settings, build_parser
+from counterfoil.cli.main import build_parser
+from counterfoil.cli.setting_flags import agent_settings
 from counterfoil.models import GenerationOptions
 from counterfoil.models.mlx import MLXGenerate
 from counterfoil.models.prompt_lookup import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol, runtime_checkable
 
 from ..errors import AgentError
 from ..evaluation import EvaluationCase, EvaluationReport, evaluate_run
@@ -28,6 +28,14 @@ class PrefixReuse:
     reused_tokens: int
     layer_offsets: tuple[int, ...]
     avoided_prefill_tokens: int
+
+
+@runtime_checkable
+class ReportsPrefixReuse(Protocol):
+    """A branch's generator: after its run it says how much of the shared prefix it reused."""
+
+    @property
+    def reuse(self) -> PrefixReuse | None: ...
 
 
 @dataclass(frozen=True)
@@ -58,7 +66,7 @@ def run_branch(
         raise ValueError("branch name must not be blank")
     run = resume_with_steering(checkpoint, steering, generate, workspace, limits)
     report = evaluate_run(run, workspace, receipts, case)
-    reuse: Any = getattr(generate, "reuse", None)
+    reuse = generate.reuse if isinstance(generate, ReportsPrefixReuse) else None
     if not isinstance(reuse, PrefixReuse):
         raise AgentError("branch generator did not report prefix reuse")
     return BranchOutcome(name, steering, run, report, reuse)

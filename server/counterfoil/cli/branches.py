@@ -68,7 +68,7 @@ def add_branch_parsers(group: Subcommands) -> None:
 
 def _setup(args: argparse.Namespace, stdout: TextIO, **given: object) -> CommandSetup | None:
     """The setup for `branches` and `select`: the receipt log (which must exist) and `given`."""
-    from .main import SETTING_FLAGS
+    from .setting_flags import SETTING_FLAGS
 
     mapping = {"receiptLog": args.receiptLog, **given}
     return set_up_command(
@@ -96,7 +96,7 @@ def fork_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int
         except PackageError as error:
             stdout.write(f"error: {error}\n")
             return EXIT_SETUP_ERROR
-    from .main import agent_settings
+    from .setting_flags import agent_settings
 
     setup = set_up_command(lambda: agent_settings(args), args.root, stdout, log_must_exist=False)
     if setup is None:
@@ -134,7 +134,7 @@ def _fork(
     from ..branches.forks import BranchRun, run_in_branch, start_branch
     from ..context.agents_file import read_agents_file
     from ..context.prompt import build_system_prompt
-    from .main import format_event, terminal_confirm
+    from .approvals import format_event, terminal_confirm
     from .sessions import read_prompt_cache
 
     record = plan.record
@@ -336,7 +336,7 @@ def select_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> i
     """0 applied; 1 not applied (a changed base, a denied change); 2 bad input; 130."""
     from ..branches.selection import SelectionStopped, select_named_branch
     from ..sessions.intents import settle_intents
-    from .main import format_receipt, terminal_confirm
+    from .approvals import format_receipt, terminal_confirm
 
     setup = _setup(args, stdout, allowWrites=True)
     if setup is None:

@@ -10,29 +10,18 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import os
 import sys
-import urllib.error
-import urllib.request
-from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import TextIO
 
-from ..models.errors import ModelLoadError
-from ..models.model_names import SHORT_NAMES, resolve_model
+from ..models.availability import Check, endpoint_check, hub_cache_dir, model_check
+from ..models.model_names import SHORT_NAMES
 from ..receipts import verify_receipt_log
 
 MINIMUM_PYTHON = (3, 11)
 DAEMON_PACKAGES = ("pygls", "lsprotocol", "attrs", "cattrs", "typing_extensions")
 MODEL_PACKAGES = ("mlx", "mlx-lm", "llguidance", "numpy", "huggingface_hub")
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    detail: str
-    ok: bool = True
 
 
 def python_check() -> Check:
@@ -89,16 +78,6 @@ def mlx_check() -> Check:
     return Check("mlx backend", backend)
 
 
-def hub_cache_dir() -> Path:
-    """Where huggingface_hub keeps models, by its own environment variables."""
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"])
-    home = os.environ.get("HF_HOME") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "huggingface"
-    )
-    return Path(home) / "hub"
-
-
 def cpu_path_check() -> Check:
     """Which path a local model takes on this machine: the GPU, or the CPU's float path with
     OpenBLAS or MLX's bundled BLAS (informational: every path works)."""
@@ -131,50 +110,6 @@ def model_cache_check() -> Check:
         if any((cache / f"models--{repo.replace('/', '--')}" / "snapshots").glob("*"))
     ]
     return Check("model cache", f"{cache}: {', '.join(present) or 'no known model downloaded'}")
-
-
-def model_check(spec: str, timeout: float = 5.0) -> Check:
-    """Whether the model the run would use can be had: scripted, a local folder, in the hub
-    cache, or the hub reachable to download it. Neither cached nor reachable is a problem: the
-    first run would stop there."""
-    if spec.startswith("scripted:"):
-        return Check("model", f"{spec}: scripted, nothing to download")
-    if Path(spec).expanduser().is_dir():
-        return Check("model", f"{spec}: a local folder")
-    if spec.strip().lower().endswith(".gguf"):
-        if not Path(spec).expanduser().is_file():
-            return Check("model", f"{spec}: GGUF file does not exist", False)
-        return Check("model", f"{spec}: a GGUF file, imported into an MLX folder on first use")
-    try:
-        repo = resolve_model(spec).location
-    except ModelLoadError as error:
-        return Check("model", f"{spec}: {error}", False)
-    if any((hub_cache_dir() / f"models--{repo.replace('/', '--')}" / "snapshots").glob("*")):
-        return Check("model", f"{spec} ({repo}): in the hub cache")
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
-        return Check("model", f"{spec} ({repo}): not cached, and HF_HUB_OFFLINE is set", False)
-    hub = os.environ.get("HF_ENDPOINT") or "https://huggingface.co"
-    reachable = endpoint_check(hub, timeout)
-    if not reachable.ok:
-        return Check(
-            "model",
-            f"{spec} ({repo}): neither in the hub cache nor downloadable ({hub} is not "
-            "reachable); choose a local folder, a model server or the scripted demo",
-            False,
-        )
-    return Check("model", f"{spec} ({repo}): not cached; downloaded from {hub} on the first run")
-
-
-def endpoint_check(url: str, timeout: float = 5.0) -> Check:
-    """Reachable means any HTTP answer; only a failed connection is a problem."""
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
-            return Check("endpoint", f"{url} answers (HTTP {response.status})")
-    except urllib.error.HTTPError as error:
-        return Check("endpoint", f"{url} answers (HTTP {error.code})")
-    except (urllib.error.URLError, OSError, ValueError) as error:
-        reason = getattr(error, "reason", error)
-        return Check("endpoint", f"{url} is not reachable: {reason}", False)
 
 
 def receipt_log_check(root: Path, receipt_log: str) -> Check:

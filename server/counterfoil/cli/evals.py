@@ -174,7 +174,7 @@ def _consent(
         return "the packages' commands need your yes: run on a terminal, or pass --yes"
     stderr.write("Run the evaluation? [y/N] ")
     stderr.flush()
-    from .main import read_line
+    from .approvals import read_line
 
     if read_line(stdin).strip().lower() not in ("y", "yes"):
         return "not evaluated: the packages' commands were not approved"

@@ -1,4 +1,4 @@
-"""The terminal adapter: `counterfoil agent`, `counterfoil receipts`, `counterfoil serve`.
+"""The terminal adapter: `counterfoil agent`, `counterfoil receipts`, `counterfoil sessions`, ….
 
 It translates flags into a policy, shows each proposal in full and asks `[y/N]` on the
 terminal; it decides nothing the core does not.
@@ -7,29 +7,26 @@ terminal; it decides nothing the core does not.
 from __future__ import annotations
 
 import argparse
-import difflib
-import os
-import shlex
 import sys
 import threading
-import typing
-from collections.abc import Callable, Sequence
-from dataclasses import fields
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from ..context.agents_file import read_agents_file
 from ..errors import AgentError
-from ..gate.path_text import shown_path
-from ..gate.proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
 from ..gate.workspace import Workspace
-from ..loop import AgentEvent, run_agent, run_verdict
+from ..loop import run_agent, run_verdict
 from ..model_identity import describe_identity
 from ..models.progress import ModelProgress
 from ..models.usage import usage_line
-from ..receipts import EffectReceipt
 from ..settings.table import Settings
 from . import doctor
+from .approvals import (
+    format_event,
+    format_receipt,
+    terminal_confirm,
+)
 from .command_setup import set_up_command
 from .model_download import download_command, model_to_load
 from .receipts import add_receipt_parsers, keys_command, receipts_command
@@ -39,73 +36,18 @@ from .sessions import (
     open_terminal_session,
     sessions_command,
 )
+from .setting_flags import SETTING_FLAGS, add_setting_flags, agent_settings
 from .subcommands import Subcommands, add_log_arguments
 from .terminal import (
     EXIT_INTERRUPTED,
     EXIT_SETUP_ERROR,
     StepPrinter,
     Style,
-    change_set_diff,
     exit_status,
     format_verdict,
-    short_digest,
     timed_load,
 )
 from .terminal_text import terminal_safe_stream
-
-# Flags that are settings: each maps to its key in `Settings.from_mapping`, so checks,
-# defaults and error messages are the ones the daemon uses.
-# Each setting's flag, from the settings table (`setting(flag=…)`).
-SETTING_FLAGS = {
-    item.metadata["key"]: item.metadata["flag"]
-    for item in fields(Settings)
-    if item.metadata["flag"] is not None
-}
-
-
-def _command(text: str) -> list[str]:
-    try:
-        argv = shlex.split(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"cannot split command {text!r}: {error}") from None
-    if not argv:
-        raise argparse.ArgumentTypeError("command must not be empty")
-    return argv
-
-
-def add_setting_flags(parser: argparse.ArgumentParser) -> None:
-    """One flag per setting that has one, made from the settings table: a boolean flag sets the
-    opposite of the default (`--allow-writes`, `--no-search`), an array's flag repeats."""
-    groups: dict[str, argparse._ArgumentGroup] = {}
-    hints = typing.get_type_hints(Settings)
-    for item in fields(Settings):
-        meta = item.metadata
-        if meta["flag"] is None:
-            continue
-        group = meta["group"]
-        if group is not None and group not in groups:
-            groups[group] = parser.add_argument_group(group)
-        target = parser if group is None else groups[group]
-        options: dict[str, Any] = {
-            "dest": meta["key"],
-            "help": meta["help"].format(default=item.default),
-        }
-        kind = hints[item.name]
-        if kind is bool:
-            options.update(action="store_const", const=not item.default)
-        elif kind == tuple[tuple[str, ...], ...]:
-            options.update(action="append", type=_command)
-        elif kind == tuple[str, ...]:
-            options.update(action="append")
-        elif kind in (int, int | None):
-            options.update(type=int)
-        elif kind is float:
-            options.update(type=float)
-        if meta["metavar"] is not None:
-            options["metavar"] = meta["metavar"]
-        if meta["choices"] is not None:
-            options["choices"] = meta["choices"]
-        target.add_argument(meta["flag"], **options)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -160,136 +102,6 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("serve", help="run the language-server daemon on stdio")
     doctor.add_arguments(commands.add_parser("doctor", help="report what this setup can run"))
     return parser
-
-
-def unified_diff(proposal: EditProposal) -> str:
-    before = (proposal.base_text or "").splitlines(keepends=True)
-    after = proposal.proposed_text.splitlines(keepends=True)
-    source = f"a/{shown_path(proposal.path)}" if proposal.base_sha256 is not None else "/dev/null"
-    target = "/dev/null" if proposal.removes_file else f"b/{shown_path(proposal.path)}"
-    lines = difflib.unified_diff(before, after, source, target)
-    return "".join(
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
-    )
-
-
-def proposal_diff(proposal: ToolProposal) -> str:
-    if isinstance(proposal, CommandProposal):
-        return ""
-    if isinstance(proposal, ChangeSetProposal):
-        return change_set_diff(proposal)
-    return unified_diff(proposal) or "(no change)\n"
-
-
-def proposal_header(proposal: ToolProposal) -> str:
-    header = f"{proposal.tool_call_id}: {proposal.action.tool}"
-    if isinstance(proposal, ChangeSetProposal):
-        if proposal.reverts is not None:
-            header += f" of {proposal.reverts}"
-        lines = [f"{header}: {len(proposal.files)} file(s)\n"]
-        lines += [
-            f"  left alone: {shown_path(path)} ({why})\n" for path, why in proposal.left_alone
-        ]
-        return "".join(lines)
-    if isinstance(proposal, CommandProposal):
-        return (
-            f"{header}\n  argv: {list(proposal.argv)}\n  cwd:  {proposal.cwd}\n"
-            f"  timeout: {proposal.timeout_seconds:g} s\n"
-        )
-    if proposal.reverts is not None:
-        header += f" of {proposal.reverts}"
-    base = "new file" if proposal.creates_file else f"base {short_digest(proposal.base_sha256)}"
-    after = (
-        "removes the file"
-        if proposal.removes_file
-        else f"proposed {short_digest(proposal.proposed_sha256)}"
-    )
-    folders = ""
-    if proposal.new_folders:
-        how = "removes the folders if empty" if proposal.reverts else "creates the folders"
-        shown = ", ".join(f"{shown_path(folder)}/" for folder in proposal.new_folders)
-        folders = f"  {how}: {shown}\n"
-    return f"{header} {shown_path(proposal.path)}\n  sha256 {base} -> {after}\n{folders}"
-
-
-def read_line(stream: TextIO) -> str:
-    """One line without read-ahead, so approvals piped to several runs reach each in turn."""
-    try:
-        descriptor = stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return stream.readline()
-    data = bytearray()
-    while not data.endswith(b"\n"):
-        byte = os.read(descriptor, 1)
-        if not byte:
-            break
-        data += byte
-    return data.decode("utf-8", errors="replace")
-
-
-def terminal_confirm(
-    stdin: TextIO,
-    stdout: TextIO,
-    style: Style | None = None,
-    interrupted: threading.Event | None = None,
-) -> Callable[[ToolProposal], bool]:
-    """Ask on the terminal; only y/yes approves, and end of input or Ctrl-C means No.
-
-    Ctrl-C while waiting sets `interrupted`, so the run stops at its next step.
-    """
-
-    def confirm(proposal: ToolProposal) -> bool:
-        if interrupted is not None and interrupted.is_set():
-            return False
-        try:
-            stdout.write(f"\n--- approval needed ---\n{proposal_header(proposal)}")
-            (style or Style()).write_diff(stdout, proposal_diff(proposal))
-            stdout.write("Approve? [y/N] ")
-            stdout.flush()
-            answer = read_line(stdin)
-        except KeyboardInterrupt:
-            if interrupted is None:
-                raise
-            interrupted.set()
-            stdout.write("\n(interrupted: no)\n")
-            return False
-        if not answer:
-            stdout.write("(end of input: no)\n")
-        approved = answer.strip().lower() in ("y", "yes")
-        stdout.write(
-            "denied\n"
-            if not approved
-            else "approved; running …\n"
-            if proposal.kind == "command"
-            else "approved\n"
-        )
-        return approved
-
-    return confirm
-
-
-def format_event(event: AgentEvent) -> str:
-    """What a step observed; its header and response were printed as the model answered."""
-    if event.result is None:
-        return ""
-    summary = None if event.step_result is None else event.step_result.summary()
-    effect = "" if summary is None else f"effect: {summary}\n"
-    return "observation:\n" + event.result + "\n" + effect
-
-
-def format_receipt(receipt: EffectReceipt) -> str:
-    artifacts = ", ".join(receipt.changed_artifacts) or "-"
-    first_line = receipt.result.splitlines()[0] if receipt.result else ""
-    return (
-        f"{receipt.tool_call_id}  {receipt.tool:<11} {receipt.exit_state:<5} "
-        f"artifacts: {artifacts}  {first_line}\n  receipt {receipt.receipt_id}"
-    )
-
-
-def agent_settings(args: argparse.Namespace) -> Settings:
-    """The settings the flags give; a flag left out takes the default. Raises SettingsError."""
-    given = {key: getattr(args, key) for key in SETTING_FLAGS}
-    return Settings.from_mapping(given, names=SETTING_FLAGS)
 
 
 def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
@@ -479,6 +291,5 @@ def main(
         from .evals import eval_command
 
         return eval_command(args, stdout, stdin=stdin)
-    from ..lsp import serve
-
-    return serve()
+    stdout.write("error: the daemon starts from the `counterfoil serve` entry point\n")
+    return EXIT_SETUP_ERROR

@@ -108,7 +108,7 @@ def model_to_continue(
 
 def sessions_command(args: argparse.Namespace, stdout: TextIO) -> int:
     from ..settings.table import Settings, SettingsError
-    from .main import SETTING_FLAGS
+    from .setting_flags import SETTING_FLAGS
 
     try:
         settings = Settings.from_mapping({"receiptLog": args.receiptLog}, names=SETTING_FLAGS)

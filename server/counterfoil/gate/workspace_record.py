@@ -17,7 +17,7 @@ from ..commands.tree.snapshot import TreeLimits
 from ..errors import AgentError
 from ..receipt_evidence import approval_record, utc_now
 from ..receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore
-from ..search.engine import SearchLimits
+from ..search.scope import SearchLimits
 from ..steps import StepResult
 from ..verdict import EffectOutcome, EffectState
 from .policy import ToolPolicy

@@ -432,7 +432,7 @@ def model_runtime_answer(model: str, endpoint: str | None) -> dict[str, Any]:
 
     report = runtime_report(model, endpoint=endpoint)
     if report.get("missing") and not endpoint:
-        from ..cli.doctor import model_check
+        from ..models.availability import model_check
 
         check = model_check(model, 3.0)
         report.update(modelAvailable=check.ok, modelDetail=check.detail)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
+from ..model import WrappedModel
 from ..model_identity import ModelIdentity
 from .file_digest import file_sha256
 
@@ -59,22 +61,27 @@ def mlx_identity(generate: Any) -> ModelIdentity:
     )
 
 
+@runtime_checkable
+class NamesItself(Protocol):
+    """A model that says which model it is (a local MLX model: its source, weights and
+    template digested)."""
+
+    def identity(self) -> ModelIdentity: ...
+
+
 def identity_of(model: object, spec: str) -> ModelIdentity:
     """The identity of any model `load_generate` returns (`spec`: as the person gave it)."""
-    from .mlx import MLXGenerate
-
     wrapped = model
-    while not isinstance(wrapped, MLXGenerate) and hasattr(wrapped, "wrapped"):
+    while isinstance(wrapped, WrappedModel) and not isinstance(wrapped, NamesItself):
         wrapped = wrapped.wrapped
-    if isinstance(wrapped, MLXGenerate):
-        return mlx_identity(wrapped)
-    endpoint = getattr(wrapped, "endpoint", None)
-    if isinstance(endpoint, str):
-        served = getattr(wrapped, "model", None)
+    if isinstance(wrapped, NamesItself):
+        return wrapped.identity()
+    remote = sys.modules.get(f"{__package__}.remote")  # not loaded: no model server in use
+    if remote is not None and isinstance(wrapped, remote.RemoteGenerate):
         return ModelIdentity(
             spec=spec,
-            resolved={"endpoint": endpoint, "served_model": str(served or "")},
-            constrained=getattr(wrapped, "schema_mode", "none") != "none",
-            sampling={"temperature": 0.0, "max_tokens": getattr(wrapped, "max_tokens", None)},
+            resolved={"endpoint": wrapped.endpoint, "served_model": str(wrapped.model or "")},
+            constrained=wrapped.schema_mode != "none",
+            sampling={"temperature": 0.0, "max_tokens": wrapped.max_tokens},
         )
     return ModelIdentity(spec=spec, resolved={"kind": type(wrapped).__name__})

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ..commands.orphans import own_child
 from ..errors import AgentError
-from .engine import SearchHit, SearchLimits, SearchScope, Watchdog, hidden_path, searchable_text
+from .scope import SearchHit, SearchLimits, SearchScope, Watchdog, hidden_path, searchable_text
 
 MAX_UNSORTED_BYTES = 4 * 1024 * 1024
 READ_BYTES = 1 << 16

@@ -16,6 +16,7 @@ from ..actions import ToolAction
 from ..context.budget import Observation
 from ..gate.proposals import ToolProposal
 from ..gate.workspace import Workspace
+from ..model import ConfiguresTools
 from ..receipt_evidence import utc_now
 from ..receipts.head import read_head
 from ..verdict import EffectOutcome, compute_verdict
@@ -54,9 +55,8 @@ class RememberingModel:
     def configure_tools(
         self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
     ) -> None:
-        configure = getattr(self.generate, "configure_tools", None)
-        if callable(configure):
-            configure(available_tools, allowed_commands)
+        if isinstance(self.generate, ConfiguresTools):
+            self.generate.configure_tools(available_tools, allowed_commands)
 
 
 class SessionRecorder:
