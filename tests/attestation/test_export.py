@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
 import json
 import os
 import subprocess
@@ -15,8 +14,7 @@ from typing import Any
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
-from counterfoil.cli.main import main
+from tests.support.terminal import run_cli
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 GREETING = REPOSITORY / "fixtures" / "responses" / "greeting.jsonl"
@@ -31,9 +29,7 @@ def git(folder: Path, *arguments: str) -> str:
 
 
 def cli(*arguments: str, answers: str = "") -> tuple[int, str]:
-    output = io.StringIO()
-    status = main(list(arguments), stdin=io.StringIO(answers), stdout=output)
-    return status, output.getvalue()
+    return run_cli(arguments, answers)
 
 
 @pytest.fixture(autouse=True)

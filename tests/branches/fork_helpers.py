@@ -3,11 +3,11 @@ each branch by its steering and counts its prompt like a model with a KV cache."
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
-from counterfoil.cli.main import main
+from tests.support.terminal import run_cli as cli
+
 from counterfoil.context.budget import estimate_tokens
 from counterfoil.model import ResponseStats
 from counterfoil.sessions.steering import STEERING_PREFIX
@@ -23,12 +23,6 @@ def edit(new: str, old: str = "2") -> dict[str, str]:
 def write_script(path: Path, *responses: object) -> Path:
     path.write_text("".join(json.dumps(item) + "\n" for item in responses), encoding="utf-8")
     return path
-
-
-def cli(arguments: list[str], answers: str = "") -> tuple[int, str]:
-    out = io.StringIO()
-    status = main(arguments, stdin=io.StringIO(answers), stdout=out)
-    return status, out.getvalue()
 
 
 def log_of(root: Path) -> Path:

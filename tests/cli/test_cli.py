@@ -14,16 +14,12 @@ from pathlib import Path
 
 import pytest
 from tests.conftest import FIXTURES
+from tests.support.processes import interruptible
+from tests.support.terminal import run_cli
 
 from counterfoil.cli.main import main
 
 VALIDATION = "python -m pytest tests/test_math.py -q"
-
-
-def run_cli(args: list[str], answers: str = "") -> tuple[int, str]:
-    output = io.StringIO()
-    status = main(args, stdin=io.StringIO(answers), stdout=output)
-    return status, output.getvalue()
 
 
 def agent_args(project: Path, script: str = "fix-app.jsonl") -> list[str]:
@@ -364,7 +360,10 @@ def test_ctrl_c_at_an_approval_is_a_no_and_exits_130_without_a_traceback(
     before = (demo_project / "app.py").read_bytes()
     command = [sys.executable, "-m", "counterfoil", *agent_args(demo_project)]
     process = subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        interruptible(command),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     assert process.stdout is not None
     seen = b""

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.terminal import run_cli
 
 import counterfoil.models
-from counterfoil.cli.main import main
 from counterfoil.cli.terminal_text import terminal_safe
 from counterfoil.model import Messages
 from counterfoil.models import ModelProgress
@@ -35,12 +34,6 @@ def test_control_and_bidi_characters_are_shown_as_visible_escapes(text: str, sho
     assert terminal_safe(text) == shown
 
 
-def run_cli(args: list[str], answers: str = "") -> str:
-    output = io.StringIO()
-    main(args, stdin=io.StringIO(answers), stdout=output)
-    return output.getvalue()
-
-
 def assert_nothing_hidden(output: str) -> None:
     assert not [character for character in HIDDEN if character in output]
 
@@ -63,7 +56,7 @@ def test_the_cli_escapes_model_chosen_text_in_diffs_paths_observations_and_answe
         {"tool": "write_file", "path": "\u202egnp.py", "content": "y\r\n"},
         {"final": "done \x1b]0;title\x07 \u202e"},
     )
-    output = run_cli(
+    _, output = run_cli(
         ["agent", "go", "--root", str(project), "--allow-writes", "--model", model], "y\ny\n"
     )
 
@@ -75,7 +68,7 @@ def test_the_cli_escapes_model_chosen_text_in_diffs_paths_observations_and_answe
     assert "done \\x1b]0;title\\x07 <U+202E>" in output
     assert (project / "app.py").read_text() == "x = 1\n\x1b[2K\x1b[1Gsafe = True\n"
 
-    shown = run_cli(["receipts", "show", str(project / ".counterfoil" / "receipts.jsonl")])
+    _, shown = run_cli(["receipts", "show", str(project / ".counterfoil" / "receipts.jsonl")])
     assert_nothing_hidden(shown)
     assert "<U+202E>gnp.py" in shown
 
@@ -91,7 +84,7 @@ def test_the_cli_escapes_streamed_tokens(tmp_path: Path, monkeypatch: pytest.Mon
         return Streaming(['{"final": "done"}'])
 
     monkeypatch.setattr(counterfoil.models, "load_generate", load_generate)
-    output = run_cli(["agent", "go", "--root", str(tmp_path), "--model", "streaming"])
+    _, output = run_cli(["agent", "go", "--root", str(tmp_path), "--model", "streaming"])
 
     assert_nothing_hidden(output)
     assert '{"final": "\\x1b[2J<U+202E>"}' in output

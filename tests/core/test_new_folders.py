@@ -3,19 +3,12 @@ receipt lists them, and a revert removes them again when they are still empty.""
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
-from counterfoil.cli.main import main
+from tests.support.terminal import run_cli
 
 LOG = ".counterfoil/receipts.jsonl"
-
-
-def run_cli(args: list[str], answers: str = "") -> tuple[int, str]:
-    output = io.StringIO()
-    status = main(args, stdin=io.StringIO(answers), stdout=output)
-    return status, output.getvalue()
 
 
 def write_in_new_folders(root: Path, tmp_path: Path) -> tuple[int, str]:

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 from tests.conftest import FIXTURES
-
-from counterfoil.cli.main import main
+from tests.support.terminal import run_cli
 
 LOG = ".counterfoil/receipts.jsonl"
 TEST = "python -m pytest tests/test_math.py -q"
-
-
-def run_cli(args: list[str], answers: str = "") -> tuple[int, str]:
-    output = io.StringIO()
-    status = main(args, stdin=io.StringIO(answers), stdout=output)
-    return status, output.getvalue()
 
 
 def receipts(project: Path) -> list[dict[str, object]]:

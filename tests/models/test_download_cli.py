@@ -21,6 +21,7 @@ from tests.support.hub_server import (
     serve_hub,
     write_model_folder,
 )
+from tests.support.processes import interruptible
 
 from counterfoil.cli.main import main
 from counterfoil.cli.model_download import format_progress
@@ -99,7 +100,11 @@ def test_ctrl_c_stops_the_download_and_running_it_again_resumes(tmp_path: Path) 
         environment.update(HF_ENDPOINT=server.url, HF_HOME=str(home), PYTHONPATH=str(SERVER))
         command = [sys.executable, "-m", "counterfoil", "download", REPO]
         process = subprocess.Popen(
-            command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+            interruptible(command),
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
         )
         weights = hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
         deadline = time.monotonic() + 60

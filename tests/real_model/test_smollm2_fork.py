@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
-from counterfoil.cli.main import main
+from tests.support.terminal import run_cli as cli
+
 from counterfoil.sessions.store import SessionStore
 
 from .test_smollm2 import WRITE_GOAL
-
-
-def cli(arguments: list[str], answers: str) -> tuple[int, str]:
-    output = io.StringIO()
-    status = main(arguments, stdin=io.StringIO(answers), stdout=output)
-    return status, output.getvalue()
 
 
 def test_a_smollm2_run_forks_into_steered_branches(smollm2: str, empty_root: Path) -> None:

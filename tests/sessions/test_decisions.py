@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from sweep_helpers import agent_flags, make_project
+from tests.support.terminal import run_cli as cli
 
 from counterfoil.cli.main import main
 from counterfoil.receipts.signing import PUBLIC_KEY_FILE, init_key
@@ -18,12 +19,6 @@ from counterfoil.sessions.store import SessionStore
 
 def log_of(folder: Path) -> Path:
     return folder / "project" / ".counterfoil" / "receipts.jsonl"
-
-
-def cli(arguments: list[str], answers: str = "") -> tuple[int, str]:
-    out = io.StringIO()
-    status = main(arguments, stdin=io.StringIO(answers), stdout=out)
-    return status, out.getvalue()
 
 
 def record_of(folder: Path) -> Path:

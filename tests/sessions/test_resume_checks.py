@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from sweep_helpers import agent_flags, make_project
+from tests.support.terminal import run_cli
 
-from counterfoil.cli.main import main
 from counterfoil.receipts import ReceiptStore
 from counterfoil.sessions.store import SessionStore
 
@@ -32,9 +32,7 @@ class Answers(io.StringIO):
 
 
 def cli(arguments: list[str], *answers: str | type[KeyboardInterrupt]) -> tuple[int, str]:
-    out = io.StringIO()
-    status = main(arguments, stdin=Answers(*answers), stdout=out)
-    return status, out.getvalue()
+    return run_cli(arguments, Answers(*answers))
 
 
 def log_of(folder: Path) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -22,3 +23,14 @@ def wait_dead(pid: int, seconds: float = 3.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def interruptible(command: list[str]) -> list[str]:
+    """`command` started so that Ctrl-C reaches it as a terminal's would, even when the test
+    runs in a job that ignores SIGINT (a background CI runner does, and an ignored signal
+    stays ignored across exec): a trampoline restores the default, then execs the command."""
+    restore = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+        "os.execvp(sys.argv[1], sys.argv[1:])"
+    )
+    return [sys.executable, "-c", restore, *command]
