@@ -131,10 +131,6 @@ class ReceiptStore:
             f"it not (counterfoil receipts verify {self.path} checks every line)"
         )
 
-    @property
-    def objects_folder(self) -> Path | None:
-        return None if self.path is None else own_folder(self.path) / content.OBJECTS_FOLDER
-
     def guards(self, path: Path, root: Path | None = None) -> bool:
         """Whether `path` is the log, its head, its content store or (with `root`, when the
         log's folder lies inside it) anything in the log's folder."""
