@@ -1,7 +1,9 @@
-"""SmolLM2-135M-Instruct (the real model of the test tier) on this machine: prefill and decode
-rates on the quantized path and the CPU's fast path (float32 weights, OpenBLAS when installed),
-how soon a Stop lands during a long prefill, time to the first token resumed from a saved KV
-cache versus fresh on a long conversation, and the prompt cache over a 10-turn conversation.
+"""SmolLM2-135M-Instruct (the real model of the test tier) on this machine: prefill rates of
+the quantized weights and of the same weights dequantized to float32 and to float16, side by
+side through the chunked prefill a run uses (repeated, medians); decode rates on the quantized
+and the fast path; how soon a Stop lands at points spread over a ~2,000-token prefill on the
+path a run takes here; time to the first token resumed from a saved KV cache versus fresh on a
+long conversation; the prompt cache over a 10-turn conversation.
 
 `--quick` uses shorter prompts and fewer trials. Needs the GGUF (`scripts/install.sh`). Prints
 a table, then one JSON line.
@@ -11,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import statistics
 import tempfile
 import threading
@@ -50,22 +51,56 @@ def rates(spec: str, fast: bool, messages: list[dict[str, str]]) -> dict[str, An
     }
 
 
+def prefill_side_by_side(spec: str, tokens: list[int], repeats: int) -> dict[str, float]:
+    """Median prefill tokens/s of each weight form over the same tokens, interleaved, through
+    `prefill_in_chunks` (the chunk rule a run uses). Only ratios mean much on a shared machine."""
+    import mlx.core as mx
+    from mlx_lm import load
+    from mlx_lm.models.cache import make_prompt_cache
+
+    from counterfoil.models.cpu_path import dequantize_to
+    from counterfoil.models.gguf_import import import_gguf
+    from counterfoil.models.prefill import prefill_in_chunks
+
+    mx.set_default_device(mx.cpu)
+    folder = str(import_gguf(spec).folder)
+    models: dict[str, Any] = {}
+    for form in ("quantized", "float32", "float16"):
+        model = load(folder)[0]
+        if form != "quantized":
+            dequantize_to(model, form)
+        models[form] = model
+    found: dict[str, list[float]] = {form: [] for form in models}
+    for _ in range(repeats):
+        for form, model in models.items():
+            _, seconds = prefill_in_chunks(model, make_prompt_cache(model), tokens)
+            found[form].append((len(tokens) - 1) / seconds)
+    return {form: statistics.median(values) for form, values in found.items()}
+
+
 class Stop(Exception):
     pass
 
 
-def stop_latencies(spec: str, messages: list[dict[str, str]], trials: int) -> list[float]:
-    """Seconds from a stop request, at a random point of the prefill, to the call's end."""
+def stop_latencies(
+    spec: str, messages: list[dict[str, str]], prefill_seconds: float, trials: int
+) -> list[dict[str, float]]:
+    """Seconds from a stop request to the call's end, asked at `trials` points spread evenly
+    over a prefill that takes about `prefill_seconds`, on the path `load_model` takes here."""
     from counterfoil.models import GenerationOptions
     from counterfoil.models.mlx import MLXGenerate, load_model
 
     loaded = load_model(spec, device="cpu")
-    found: list[float] = []
-    rng = random.Random(0)
-    for _ in range(trials):
+    found: list[dict[str, float]] = []
+    for trial in range(trials):
         asked = threading.Event()
+        done = [0]
 
-        def on_progress(progress: Any, asked: threading.Event = asked) -> None:
+        def on_progress(
+            progress: Any, asked: threading.Event = asked, done: list[int] = done
+        ) -> None:
+            if progress.prefill_total:
+                done[0] = progress.prompt_tokens or 0
             if asked.is_set():
                 raise Stop
 
@@ -73,14 +108,14 @@ def stop_latencies(spec: str, messages: list[dict[str, str]], trials: int) -> li
             loaded, GenerationOptions(max_tokens=4, constrain=False), on_progress=on_progress
         )
         generate.prompt_cache.reset()
-        delay = rng.uniform(0.2, 2.0)
+        delay = prefill_seconds * (trial + 0.5) / trials
         timer = threading.Timer(delay, asked.set)
         started = time.perf_counter()
         timer.start()
         try:
             generate(messages)
         except Stop:
-            found.append(time.perf_counter() - started - delay)
+            found.append({"latency_s": time.perf_counter() - started - delay, "at_token": done[0]})
         timer.cancel()
     return found
 
@@ -135,49 +170,88 @@ def ten_turns(spec: str) -> dict[str, int]:
     }
 
 
+def openblas_threads() -> int | None:
+    """The threads OpenBLAS uses in this process, when it is loaded."""
+    import ctypes
+
+    from counterfoil.models.cpu_path import OPENBLAS, blas_in_use
+
+    if blas_in_use() != "OpenBLAS":
+        return None
+    return int(ctypes.CDLL(str(OPENBLAS)).openblas_get_num_threads())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     arguments = parser.parse_args()
     blas = use_openblas()
+    import os
+
+    from counterfoil.models.cpu_path import blas_in_use
+    from counterfoil.models.prefill import CHUNK_SECONDS
     from counterfoil.testing.smollm2 import smollm2_gguf
 
     spec = str(smollm2_gguf())
     if not Path(spec).is_file():
         raise SystemExit(f"error: SmolLM2 is not installed at {spec}: run scripts/install.sh")
-    words = 40 if arguments.quick else 160  # about 500 / 2,000 tokens
-    trials = 3 if arguments.quick else 10
+    words = 10 if arguments.quick else 160  # about 130 / 2,000 tokens
+    trials = 2 if arguments.quick else 9
     messages = long_messages(words)
-    quantized = rates(spec, False, long_messages(words // 4))
+    load_before = os.getloadavg()[0]
+    side_tokens = list(range(100, 100 + (64 if arguments.quick else 512)))
+    side = prefill_side_by_side(spec, side_tokens, 1 if arguments.quick else 3)
+    quantized = rates(spec, False, long_messages(max(words // 4, 4)))
     fast = rates(spec, True, messages)
-    stops = stop_latencies(spec, messages, trials)
+    full_prefill = fast["prompt_tokens"] / fast["prefill_tokens_per_second"]
+    stops = stop_latencies(spec, messages, full_prefill, trials)
+    latencies = [stop["latency_s"] for stop in stops]
     resume = resume_vs_fresh(spec, messages)
     turns = ten_turns(spec)
     figures = {
         "blas": blas,
+        "blas_in_use": blas_in_use(),
+        "openblas_threads": openblas_threads(),
+        "load_average": [load_before, os.getloadavg()[0]],
+        "chunk_seconds": CHUNK_SECONDS,
+        "side_by_side_prefill_tokens": len(side_tokens),
+        "side_by_side_prefill_tokens_per_second": side,
+        "prefill_speedup": side["float32"] / side["quantized"],
+        "float16_vs_float32": side["float16"] / side["float32"],
         "quantized": quantized,
         "fast": fast,
-        "prefill_speedup": fast["prefill_tokens_per_second"]
-        / quantized["prefill_tokens_per_second"],
-        "stop_latency_p50_s": statistics.median(stops) if stops else None,
-        "stop_latency_max_s": max(stops) if stops else None,
+        "stop_prefill_tokens": fast["prompt_tokens"],
+        "stops": stops,
+        "stop_latency_p50_s": statistics.median(latencies) if latencies else None,
+        "stop_latency_max_s": max(latencies) if latencies else None,
         "stop_trials": len(stops),
         "resume": resume,
         "ten_turns": turns,
     }
-    print(f"SmolLM2-135M-Instruct Q4_1 on the CPU ({blas})")
-    print(f"{'path':<28}{'prefill tok/s':>15}{'decode tok/s':>14}")
-    for name, side in (("quantized (Q4_1)", quantized), ("fast (float32)", fast)):
-        print(
-            f"{name:<28}{side['prefill_tokens_per_second']:>15.1f}"
-            f"{side['decode_tokens_per_second']:>14.1f}"
-        )
-    print(f"prefill speed-up: {figures['prefill_speedup']:.1f}x")
     print(
-        f"Stop during a {fast['prompt_tokens']}-token prefill: p50 "
-        f"{figures['stop_latency_p50_s']:.3f} s, max {figures['stop_latency_max_s']:.3f} s "
-        f"({len(stops)} trials)"
+        f"SmolLM2-135M-Instruct Q4_1 on the CPU ({blas_in_use()}, "
+        f"{figures['openblas_threads']} OpenBLAS threads; load {load_before:.1f})"
     )
+    print(f"prefill of {len(side_tokens)} tokens side by side (chunks of ~{CHUNK_SECONDS} s):")
+    print(f"{'weights':<28}{'prefill tok/s':>15}")
+    for form, rate in side.items():
+        print(f"{form:<28}{rate:>15.1f}")
+    print(
+        f"float32 vs quantized: {figures['prefill_speedup']:.1f}x; "
+        f"float16 vs float32: {figures['float16_vs_float32']:.2f}x"
+    )
+    print(f"{'path (one generation)':<28}{'prefill tok/s':>15}{'decode tok/s':>14}")
+    for name, row in (("quantized (Q4_1)", quantized), (f"fast ({fast['weights']})", fast)):
+        print(
+            f"{name[:27]:<28}{row['prefill_tokens_per_second']:>15.1f}"
+            f"{row['decode_tokens_per_second']:>14.1f}"
+        )
+    if latencies:
+        print(
+            f"Stop during a {fast['prompt_tokens']}-token prefill, asked at tokens "
+            f"{', '.join(str(int(stop['at_token'])) for stop in stops)}: p50 "
+            f"{figures['stop_latency_p50_s']:.3f} s, max {figures['stop_latency_max_s']:.3f} s"
+        )
     print(
         f"time to first token on {resume['conversation_tokens']} tokens: resumed "
         f"{resume['ttft_resumed_s']:.2f} s, fresh {resume['ttft_fresh_s']:.2f} s "

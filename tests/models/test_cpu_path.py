@@ -9,7 +9,7 @@ import pytest
 mx = pytest.importorskip("mlx.core")
 pytest.importorskip("gguf", reason="the gguf package writes the test file")
 
-from counterfoil.models.cpu_path import OPENBLAS, _quantized_modules
+from counterfoil.models.cpu_path import OPENBLAS, _quantized_modules, dequantize_to
 from counterfoil.models.mlx import load_model
 from counterfoil.testing.tiny_gguf import build_tiny_gguf
 
@@ -50,3 +50,16 @@ def test_doctor_names_the_cpu_path() -> None:
     check = cpu_path_check()
     assert check.name == "compute" and "CPU" in check.detail and "float32" in check.detail
     assert ("OpenBLAS (" in check.detail) == OPENBLAS.is_file()
+
+
+def test_dequantize_to_float16_gives_float16_weights_with_the_same_logits(
+    quantized_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bench's float16 row is the same model as the float32 one, only in half precision."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    loaded = load_model(str(quantized_file), device="cpu", fast_cpu=False)
+    expected = logits(loaded, [5, 17, 300, 42])
+    dequantize_to(loaded.model, "float16")
+    assert not _quantized_modules(loaded.model)
+    assert loaded.model.model.layers[0].mlp.up_proj.weight.dtype == mx.float16
+    assert mx.allclose(logits(loaded, [5, 17, 300, 42]), expected, atol=0.1).item()

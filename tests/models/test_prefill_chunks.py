@@ -7,7 +7,14 @@ from itertools import pairwise
 import pytest
 
 from conftest import MakeGenerate
-from counterfoil.models.prefill import PREFILL_CHUNK
+from counterfoil.models.prefill import (
+    CHUNK_SECONDS,
+    GROWTH,
+    MAX_CHUNK,
+    MIN_CHUNK,
+    PREFILL_CHUNK,
+    next_chunk,
+)
 from counterfoil.models.progress import ModelProgress
 
 LONG = [{"role": "user", "content": " ".join(f"word{index}" for index in range(600))}]
@@ -65,3 +72,31 @@ def test_the_ready_report_counts_every_prefilled_token_not_only_the_last(
     generate(LONG)
     ready = [report for report in reports if report.state == "ready"]
     assert ready[-1].prompt_tokens == generate.stats[0].prefilled_tokens > PREFILL_CHUNK
+
+
+def chunk_seconds(size: int, overhead: float = 0.1, per_token: float = 0.004) -> float:
+    """A forward pass's time: a fixed overhead plus a per-token cost (the float32 path's shape)."""
+    return overhead + per_token * size
+
+
+def test_chunks_settle_on_the_size_that_takes_the_target_time_despite_a_fixed_overhead() -> None:
+    size = PREFILL_CHUNK
+    for _ in range(20):
+        size = next_chunk(size, chunk_seconds(size))
+    assert chunk_seconds(size) == pytest.approx(CHUNK_SECONDS, abs=0.01)
+    assert size / chunk_seconds(size) > 1.5 * PREFILL_CHUNK / chunk_seconds(PREFILL_CHUNK)
+
+
+def test_a_chunk_grows_at_most_by_the_growth_factor_after_a_fast_one() -> None:
+    assert next_chunk(16, 0.001) == GROWTH * 16
+
+
+def test_a_slow_chunk_shrinks_the_next_so_a_stop_still_lands_within_half_a_second() -> None:
+    size = next_chunk(256, 2.0)
+    assert size == MIN_CHUNK or size * 2.0 / 256 <= 0.5
+
+
+def test_chunk_sizes_stay_within_their_bounds() -> None:
+    assert next_chunk(MAX_CHUNK, 0.01) == MAX_CHUNK
+    assert next_chunk(MIN_CHUNK, 100.0) == MIN_CHUNK
+    assert next_chunk(16, 0.0) == GROWTH * 16

@@ -2,8 +2,8 @@
 
 MLX's CPU backend runs quantized matmuls without a BLAS and its bundled BLAS is a reference
 one, so a 4-bit model prefills at a crawl on a CPU. Where the default device is the CPU, the
-weights are dequantized once at load (float32: measured faster than float16 on a CPU, see
-docs/mlx.md) when they fit comfortably in the memory available, and a process that will load
+weights are dequantized once at load (float32: measured about 3x faster than float16 on a
+CPU, side by side in bench/real_model.py, see docs/mlx.md) when they fit comfortably in the memory available, and a process that will load
 a model re-executes itself once with Debian's OpenBLAS preloaded when it is installed.
 """
 
@@ -96,15 +96,22 @@ def use_fast_cpu_path(model: Any, *, dequantize: bool = True) -> ComputePath:
 
 
 def dequantize_to_float32(model: Any) -> None:
+    dequantize_to(model, "float32")
+
+
+def dequantize_to(model: Any, dtype: str) -> None:
+    """Dequantize `model` in place and cast its floating weights to `dtype` ("float32" or
+    "float16"; bench/real_model.py measures both side by side)."""
     import mlx.core as mx
     from mlx.utils import tree_map
     from mlx_lm.utils import dequantize_model
 
+    target = {"float32": mx.float32, "float16": mx.float16}[dtype]
     dequantize_model(model)
     model.update(
         tree_map(
             lambda value: (
-                value.astype(mx.float32) if mx.issubdtype(value.dtype, mx.floating) else value
+                value.astype(target) if mx.issubdtype(value.dtype, mx.floating) else value
             ),
             model.parameters(),
         )

@@ -2,8 +2,8 @@
 
 mlx-lm's `stream_generate` prefills a prompt as one long computation that nothing can
 interrupt: on a CPU a 2,000-token prompt is seconds to minutes of silence. Here all but the
-last prompt token go through the model in chunks (the first of `PREFILL_CHUNK` tokens, the
-next sized from the rate measured to take about `CHUNK_SECONDS`); after each, a
+last prompt token go through the model in chunks (the first of `PREFILL_CHUNK` tokens, each
+next one sized by `next_chunk` from the time the last one took); after each, a
 `generating` report carries the count done of the total and the rate, and that report is where
 a stop takes effect (the daemon's listener raises, and Ctrl-C's KeyboardInterrupt lands between
 chunks). The last token is left for `stream_generate`, which then starts decoding at once.
@@ -18,11 +18,27 @@ from typing import Any
 
 from .progress import ModelProgress, ProgressCallback
 
-# The first chunk's tokens; later chunks are sized from the measured rate to take about
-# CHUNK_SECONDS (so a stop lands within about that), between MIN_CHUNK and MAX_CHUNK tokens.
+# The first chunk's tokens; later chunks are sized to take about CHUNK_SECONDS, so a stop
+# lands within about that. Each forward pass costs a fixed overhead besides its per-token work
+# (on a CPU, hundreds of small kernels and BLAS calls), so small chunks prefill slowly: a
+# target of 0.15 s kept the float32 path at 8-token chunks and a third of its large-chunk rate
+# (docs/mlx.md). 0.3 s leaves room under the 0.5 s Stop budget for a chunk slower than the last
+# (attention grows with the offset; a busy machine). A chunk grows at most GROWTH times the last
+# (one fast measurement must not make a chunk that blows the budget) and stays within
+# MIN_CHUNK..MAX_CHUNK tokens (MAX_CHUNK: mlx-lm's own prefill step).
 PREFILL_CHUNK = 16
-CHUNK_SECONDS = 0.15
-MIN_CHUNK, MAX_CHUNK = 8, 512
+CHUNK_SECONDS = 0.3
+GROWTH = 4
+MIN_CHUNK, MAX_CHUNK = 8, 2048
+
+
+def next_chunk(size: int, seconds: float) -> int:
+    """The tokens of the next chunk after one of `size` tokens took `seconds`: the size that
+    would take CHUNK_SECONDS at that rate, bounded by GROWTH, MIN_CHUNK and MAX_CHUNK. Since a
+    chunk's time is a fixed overhead plus a per-token cost, repeating this converges on the
+    chunk that takes CHUNK_SECONDS."""
+    wanted = size * CHUNK_SECONDS / seconds if seconds > 0 else float(MAX_CHUNK)
+    return max(MIN_CHUNK, min(MAX_CHUNK, GROWTH * size, int(wanted)))
 
 
 @dataclass(frozen=True)
@@ -69,9 +85,7 @@ def prefill_in_chunks(
             model(piece, cache=cache)
         mx.eval([layer.state for layer in cache])
         done = min(done + chunk, total)
-        taken = time.perf_counter() - chunk_started
-        rate = piece.shape[1] / taken if taken > 0 else float(MAX_CHUNK) / CHUNK_SECONDS
-        chunk = max(MIN_CHUNK, min(MAX_CHUNK, int(rate * CHUNK_SECONDS)))
+        chunk = next_chunk(int(piece.shape[1]), time.perf_counter() - chunk_started)
         report = PrefillReport(done, total, time.perf_counter() - started)
         if on_progress is not None:
             on_progress(
