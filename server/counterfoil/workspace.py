@@ -10,7 +10,7 @@ from typing import Any
 
 from . import tools
 from .actions import EFFECT_TOOLS, ToolAction, check_arguments
-from .approval import Approval, denial
+from .approval import WITHDRAWN, Approval, denial
 from .commands.runner import CommandResult
 from .commands.tree.command_run import run_tracked_command
 from .commands.tree.command_tree import CommandTree
@@ -23,7 +23,7 @@ from .commands.tree.sandbox import OFF, sandbox_for
 from .commands.tree.snapshot import TreeRules, guarded_paths
 from .edited_approval import diff_shows_all, edited_observation, edited_proposal
 from .edits import apply_edit
-from .errors import AgentError
+from .errors import AgentError, ApprovalWithdrawn
 from .files import (
     entry_mode,
     open_directory,
@@ -169,6 +169,8 @@ class Workspace(WorkspaceReads):
         while approval.repropose and can_repropose(proposal):
             proposal, note = self._reproposed(proposal), REPROPOSED_NOTE
             approval = self._approval(proposal)
+        if approval.withdrawn:  # not answered: the call stays open, nothing is decided
+            raise ApprovalWithdrawn(WITHDRAWN, proposal.tool_call_id)
         if not approval.approved:
             self._note(proposal, "rejected", approval.reason)
             raise AgentError(denial(approval.reason))
@@ -423,13 +425,15 @@ class Workspace(WorkspaceReads):
 
     def _step(self, perform: Callable[[], str]) -> StepResult:
         self._step_effect = self._step_receipt = None
-        refused = True
+        refused, withdrawn = True, None
         try:
             observation = perform()
             refused = False
         except ReceiptNotRecorded as error:
             self.unrecorded_effect = str(error)
             observation = f"error: {error}"
+        except ApprovalWithdrawn as error:  # not answered: neither refused nor decided
+            observation, refused, withdrawn = f"error: {error}", False, error.call_id
         except AgentError as error:
             observation = f"error: {error}"
         except OSError as error:
@@ -438,7 +442,7 @@ class Workspace(WorkspaceReads):
             observation = f"error: {type(error).__name__}: {error}"
         effect, receipt = self._step_effect, self._step_receipt
         evidence: dict[str, Any] = receipt.evidence if receipt is not None else {}
-        call_id = receipt.tool_call_id if receipt is not None else None
+        call_id = receipt.tool_call_id if receipt is not None else withdrawn
         return StepResult(
             observation,
             call_id=effect.call_id if effect is not None else call_id,

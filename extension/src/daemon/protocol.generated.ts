@@ -343,6 +343,7 @@ export interface RunStarted {
   followUp: boolean;
   agentsFile: AgentsFileRecord | null;
   resumed?: boolean | null;
+  steer?: string | null;
 }
 
 export interface RunStateNotice {

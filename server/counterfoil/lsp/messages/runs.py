@@ -134,6 +134,8 @@ class RunStarted:
     followUp: bool
     agentsFile: AgentsFileRecord | None  # the root's AGENTS.md the run's prompt holds, if any
     resumed: bool | None = field(default=None, metadata=SOMETIMES)  # true: a stopped run goes on
+    # The person's steering message a resume goes on with, as the model reads it.
+    steer: str | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)
