@@ -274,6 +274,7 @@ export interface AgentEvent extends StepRecord {
   runId: string | null;
   modelNote: string | null;
   protectedBy: string | null;
+  shownToModel?: ShownToModel | null;
 }
 
 /** The root's AGENTS.md as the run read it: its digest and size, or why it was not read ("protected", "too large", "not valid UTF-8", "unreadable"). */
@@ -354,6 +355,13 @@ export interface RunStateNotice {
 
 export interface RunValidationParams {
   argv: string[];
+}
+
+/** What the model read of a result too long to show whole: `text` (previews of its head and tail, and how to read the rest), naming the artifact `artifactId` of `byteCount` bytes. */
+export interface ShownToModel {
+  text: string;
+  artifactId: string;
+  byteCount: number;
 }
 
 /** The workspace's record of one step's call (the core's `StepResult`). */

@@ -8,6 +8,7 @@ import type {
   AgentsFileRecord,
   EffectState,
   RunResult,
+  ShownToModel,
   Verdict,
 } from "../daemon/protocol";
 import type { ResumableView } from "./resumable";
@@ -61,6 +62,8 @@ export interface StepView {
   modelNote?: string | null;
   /** For the person: why the path is kept from the model (the model is told less). */
   protectedNote?: string | null;
+  /** What the model read instead of the observation, when it was too long to show whole. */
+  shownToModel?: ShownToModel | null;
 }
 
 export type TurnStatus =
@@ -268,6 +271,7 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
       reason: event.reason ?? null,
       modelNote: event.modelNote ?? null,
       protectedNote: protectedWords(event) ?? null,
+      shownToModel: event.shownToModel ?? null,
     };
     if (event.action && "final" in event.action) {
       view.observation = null;

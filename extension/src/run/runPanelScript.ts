@@ -183,6 +183,17 @@ function stepBlock(
         ),
       );
     }
+    const shown = step.shownToModel;
+    if (shown) {
+      box.append(
+        el(
+          "p",
+          "model-note shown-to-model",
+          `The model was shown the first and last parts of this output, not all of it: ${shown.artifactId} (${shown.byteCount} bytes, stored) is named for it to read the rest in ranges.`,
+        ),
+        details("What the model was shown", shown.text, `${box.id}/shown`),
+      );
+    }
   }
   return box;
 }

@@ -182,10 +182,21 @@ def event_dict(
             runId=run_id,
             modelNote=model_note,
             protectedBy=protected_by,
+            shownToModel=shown_to_model(event),
             **step_fields(event.step_result),
         )
     )
     return shown
+
+
+def shown_to_model(event: AgentEvent) -> messages.ShownToModel | None:
+    """What the model read of a result too long to show it whole (None: the result itself)."""
+    shown = event.shown
+    if shown is None or shown.shows is None:
+        return None
+    return messages.ShownToModel(
+        text=shown.text, artifactId=shown.shows.artifact_id, byteCount=shown.shows.byte_count
+    )
 
 
 def step_fields(step: StepResult | None) -> dict[str, Any]:
