@@ -43,6 +43,7 @@ from .paths import (  # noqa: F401 - the path rules' long-standing home re-expor
 from .proposals import (
     ChangeSetProposal,
     CommandProposal,
+    CommandRunsAs,
     EditProposal,
     ToolProposal,
     sha256_hex,
@@ -147,14 +148,21 @@ class Workspace(WorkspaceReads):
             raise AgentError(tools.ARGV_RULE)
         if tuple(argv) not in self.policy.allowed_commands:
             raise AgentError("command is not allowed")
-        if self.policy.command_sandbox != OFF:  # refused before asking when it cannot be had
-            sandbox_for(self.policy.command_sandbox, self.policy.root, network=False)
+        # Refused before asking when it cannot be had; the question says how it will run.
+        mode = self.policy.command_sandbox
+        sandbox = sandbox_for(mode, self.policy.root, network=False) if mode != OFF else None
+        runs_as = (
+            CommandRunsAs(OFF, "none", True)
+            if sandbox is None
+            else CommandRunsAs(mode, sandbox.mechanism, self.policy.allow_network)
+        )
         return CommandProposal(
             tool_call_id=tool_call_id,
             action=action,
             argv=tuple(argv),
             cwd=str(self.policy.root),
             timeout_seconds=float(self.policy.command_timeout_seconds),
+            runs_as=runs_as,
         )
 
     def _approval(self, proposal: ToolProposal) -> Approval:

@@ -184,6 +184,7 @@ export interface CommandPreview {
   argv: string[];
   cwd: string;
   timeoutSeconds: number;
+  runsAs?: CommandRunsAs | null;
 }
 
 /** How a reviewed command ran: its argv, how it ended, and its sandbox. */
@@ -191,6 +192,13 @@ export interface CommandRan {
   argv: string[];
   exitStatus: number | null;
   timedOut: boolean;
+  mode: string;
+  mechanism: string;
+  network: boolean;
+}
+
+/** How a command will run: `mode` (`off`, `confine`, `review`), the `mechanism` that confines it (`none` when off), and whether it has the network. */
+export interface CommandRunsAs {
   mode: string;
   mechanism: string;
   network: boolean;

@@ -40,7 +40,7 @@ function sessionText(workspace: string): string {
     .join("\n");
 }
 
-/** Each decision of the only run of `workspace`, from its record: "call-2 interrupted". */
+/** Each decision of the only run of `workspace`, from its record: "call-1 withdrawn". */
 function decisions(workspace: string): string[] {
   const sessions = join(workspace, ".counterfoil/sessions");
   const [run] = readdirSync(sessions, { withFileTypes: true }).filter((entry) =>
@@ -166,7 +166,7 @@ describe("pause and steer", () => {
       await waitForDaemon(page);
       await startRun(page, "double the value");
       const panel = runPanel(page);
-      await waitForProposalDiff(page, /edit_file app\.py \(call-2\)/);
+      await waitForProposalDiff(page, /edit_file app\.py \(call-1\)/);
       await panel.locator("#pause").click();
       const offer = panel.locator(".resumable");
       await offer.waitFor({ timeout: 60_000 });
@@ -192,7 +192,7 @@ describe("pause and steer", () => {
         "no command ran",
       );
       assert.doesNotMatch(await notificationsText(page), /rejected/i);
-      assert.deepEqual(decisions(workspace), ["call-2 withdrawn"]);
+      assert.deepEqual(decisions(workspace), ["call-1 withdrawn"]);
       const receipts = page.locator(".pane", {
         has: page.locator(".pane-header", { hasText: "Receipts" }),
       });
@@ -204,7 +204,7 @@ describe("pause and steer", () => {
 
       await offer.locator(".reason-input").fill(STEERING);
       await offer.locator("button", { hasText: /^Steer and resume$/ }).click();
-      await waitForProposalDiff(page, /edit_file app\.py \(call-2\)/);
+      await waitForProposalDiff(page, /edit_file app\.py \(call-1\)/);
       step("resumed with steering");
       // The composer's Steer, with the proposal asked again and waiting.
       await panel.locator("#steer").click();
@@ -215,7 +215,7 @@ describe("pause and steer", () => {
       await panel
         .locator(".person", { hasText: SECOND_STEERING })
         .waitFor({ timeout: 60_000 });
-      await waitForProposalDiff(page, /edit_file app\.py \(call-2\)/);
+      await waitForProposalDiff(page, /edit_file app\.py \(call-1\)/);
       step("steered with the proposal waiting");
       await page.mouse.move(10, 10);
       await screenshot(page, "pause-waiting-steered.png");
@@ -247,9 +247,9 @@ describe("pause and steer", () => {
       await page.mouse.move(10, 10);
       await screenshot(page, "pause-waiting-ended.png");
       assert.deepEqual(decisions(workspace), [
-        "call-2 withdrawn",
-        "call-2 withdrawn",
-        "call-2 approved",
+        "call-1 withdrawn",
+        "call-1 withdrawn",
+        "call-1 approved",
       ]);
     } catch (error) {
       await screenshot(page, "failure-pause-waiting.png");

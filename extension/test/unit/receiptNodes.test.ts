@@ -181,6 +181,21 @@ describe("receipt nodes", () => {
     assert.equal(receiptNode(ran).command?.id, "counterfoil.showObject");
     assert.equal(receiptNode(ran).contextValue, "receipt.command");
   });
+
+  test("a reviewed command's receipt says what its review let land: an accepted and a rejected one differ", () => {
+    const reviewed = (decision: string) =>
+      receiptNode({
+        ...validation,
+        exit_state: "ok",
+        review: { decision, applied: [], left_alone: [] },
+      }).description;
+    assert.equal(reviewed("accepted"), "ok · its changes accepted");
+    assert.equal(
+      reviewed("rejected"),
+      "ok · its changes rejected, nothing landed",
+    );
+    assert.equal(receiptNode(validation).description, "error");
+  });
 });
 
 test("a run's time has seconds, and its date when it is not today's", () => {

@@ -321,8 +321,16 @@ def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
     if isinstance(proposal, ChangeSetProposal):
         shown = _change_set_preview(proposal, root)
     elif isinstance(proposal, CommandProposal):
+        runs_as = proposal.runs_as
         shown = messages.CommandPreview(
-            argv=list(proposal.argv), cwd=proposal.cwd, timeoutSeconds=proposal.timeout_seconds
+            argv=list(proposal.argv),
+            cwd=proposal.cwd,
+            timeoutSeconds=proposal.timeout_seconds,
+            runsAs=None
+            if runs_as is None
+            else messages.CommandRunsAs(
+                mode=runs_as.mode, mechanism=runs_as.mechanism, network=runs_as.network
+            ),
         )
     else:
         uri = (root / proposal.path).as_uri()
