@@ -80,6 +80,14 @@ function effectIcon(receipt: Receipt): string {
 }
 
 export function receiptIcon(receipt: Receipt): NodeIcon {
+  const decision = reviewDecision(receipt);
+  if (
+    receipt.exit_state === "ok" &&
+    (decision === "rejected" || decision === "not applied")
+  ) {
+    // It ran, and nothing of it landed: neither a pass nor a failure.
+    return { id: "circle-slash", color: "testing.iconSkipped" };
+  }
   const failed = receipt.exit_state !== "ok";
   return {
     id: failed ? "error" : effectIcon(receipt),

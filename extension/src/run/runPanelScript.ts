@@ -51,7 +51,7 @@ const STATE_WORDS: Record<ProposalState, string> = {
   approved: "accepted",
   rejected: "rejected",
   stale: "stale",
-  withdrawn: "withdrawn (not answered, not rejected)",
+  withdrawn: "withdrawn: not answered",
   interrupted: "interrupted (not rejected)",
   refused: "refused",
   failed: "failed",

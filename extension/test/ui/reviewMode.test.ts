@@ -18,6 +18,7 @@ import {
   python,
   receiptLog,
   receiptsOnDisk,
+  resizeSideBar,
   runPanel,
   screenshot,
   showCounterfoilView,
@@ -237,6 +238,7 @@ describe("review mode", () => {
         .locator("summary", { hasText: "What the model was shown" })
         .click();
       assert.match(await step.innerText(), /tail_preview/);
+      await step.locator("h3").scrollIntoViewIfNeeded();
       await page.mouse.move(10, 10);
       await screenshot(page, "review-rejected-panel.png");
 
@@ -253,6 +255,8 @@ describe("review mode", () => {
         await row.innerText(),
         /its changes rejected, nothing landed/,
       );
+      await resizeSideBar(page, 560);
+      await page.mouse.move(10, 10);
       await screenshot(page, "review-rejected-receipts.png");
 
       // `counterfoil receipts show` says so too.

@@ -195,6 +195,14 @@ describe("receipt nodes", () => {
       "ok · its changes rejected, nothing landed",
     );
     assert.equal(receiptNode(validation).description, "error");
+    assert.equal(
+      receiptNode({
+        ...validation,
+        exit_state: "ok",
+        review: { decision: "rejected" },
+      }).icon?.id,
+      "circle-slash",
+    );
   });
 });
 
