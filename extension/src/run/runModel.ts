@@ -96,6 +96,8 @@ export interface TurnView {
   /** The model's text of the step being generated. */
   streaming: { step: number; thinking: string; text: string } | null;
   verdict: Verdict | null;
+  /** How many proposals waiting for an answer the turn's pause withdrew. */
+  withdrawn?: number;
   /** The person's steering message this resumed turn goes on with (the daemon's runStarted). */
   steer?: string | null;
   /** The run's reason (completed, cancelled, …) and error, once it ended. */
@@ -339,14 +341,16 @@ function interruptProposals(
   model: RunModel,
   turn: TurnView,
   state: "withdrawn" | "interrupted",
-): void {
+): number {
   const index = model.turns.indexOf(turn);
+  let count = 0;
   for (const proposal of Object.values(model.proposals)) {
     const open =
       proposal.state === "pending" ||
       proposal.state === "interrupted" ||
       proposal.state === "withdrawn";
     if (proposal.turn === index && open) {
+      count++;
       proposal.state = state;
       proposal.reason =
         state === "withdrawn"
@@ -354,6 +358,7 @@ function interruptProposals(
           : "the run stopped while it waited; Resume asks again";
     }
   }
+  return count;
 }
 
 /** The daemon died under the current turn: it is interrupted, nothing of it rejected. */
@@ -379,7 +384,7 @@ export function finishTurn(model: RunModel, result: RunResult): void {
           ? "paused"
           : "finished";
     if (paused) {
-      interruptProposals(
+      turn.withdrawn = interruptProposals(
         model,
         turn,
         result.reason === "paused" ? "withdrawn" : "interrupted",
@@ -459,9 +464,12 @@ export function verdictLines(turn: TurnView): string[] {
     ];
   }
   if (turn.status === "paused") {
-    return [
-      "Run paused at a boundary. Nothing was rejected: a proposal still waiting for your answer was withdrawn, and Resume asks it again.",
-    ];
+    // True either way: a pause during a command, or with a proposal waiting (none ran then).
+    return turn.withdrawn
+      ? [
+          "Run paused at a boundary. Nothing was rejected: the proposal waiting for your answer was withdrawn, and Resume asks it again.",
+        ]
+      : ["Run paused at a boundary. Nothing was rejected."];
   }
   const verdict = turn.verdict;
   if (turn.reason && turn.reason !== "completed") {

@@ -106,6 +106,27 @@ test("a paused run's waiting proposal reads withdrawn, not rejected", () => {
 
   assert.equal(model.turns[0].status, "paused");
   assert.equal(model.proposals["call-1"].state, "withdrawn");
+  assert.deepEqual(verdictLines(model.turns[0]), [
+    "Run paused at a boundary. Nothing was rejected: the proposal waiting for your answer was withdrawn, and Resume asks it again.",
+  ]);
+});
+
+test("a run paused with no proposal waiting says nothing of one", () => {
+  const model = emptyModel();
+  startTurn(model, "fix it", "run-1");
+  finishTurn(model, {
+    completed: false,
+    reason: "paused",
+    final: null,
+    modifiedFiles: [],
+    error: null,
+    runId: "run-1",
+    verdict: null,
+  } as unknown as RunResult);
+
+  assert.deepEqual(verdictLines(model.turns[0]), [
+    "Run paused at a boundary. Nothing was rejected.",
+  ]);
 });
 
 test("a proposal asked again when its run resumes belongs to the resumed turn, which shows the steering", () => {
