@@ -3,3 +3,12 @@
 
 class AgentError(ValueError):
     """A refused model input or effect; its message is what the model is told."""
+
+
+class ApprovalWithdrawn(AgentError):
+    """The question was taken back unanswered (a pause, a reload): nothing was refused or
+    decided; the call stays open and is asked again when the run resumes."""
+
+    def __init__(self, message: str, call_id: str) -> None:
+        super().__init__(message)
+        self.call_id = call_id

@@ -120,6 +120,9 @@ class AgentEvent:
     action: Action | None
     result: str | None
     step_result: StepResult | None = None
+    # What the model read instead of `result` when it was too long to show whole: previews and
+    # the artifact to read ranges of (None: the model read `result` itself).
+    shown: ShapedObservation | None = None
 
 
 @dataclass(frozen=True)
@@ -266,7 +269,10 @@ def run_agent(
         recorded = workspace.last_step if isinstance(workspace, RecordsSteps) else None
         if recorded is not None and recorded.observation is not result:
             recorded = None  # not the record of this result (an artifact read, an override)
-        conversation.record(AgentEvent(step, response, action, result, recorded), on_event)
+        externalized = shown if shown is not None and shown.shows is not None else None
+        conversation.record(
+            AgentEvent(step, response, action, result, recorded, externalized), on_event
+        )
         unrecorded = workspace.unrecorded_effect if isinstance(workspace, RecordsEffects) else None
         if unrecorded is not None:
             return finish(False, "receipt_not_recorded", error=unrecorded)

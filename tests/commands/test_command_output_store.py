@@ -63,11 +63,14 @@ def objects_of(root: Path) -> list[str]:
     return sorted(os.listdir(log_path(root).parent / "objects"))
 
 
-def test_the_full_output_is_stored_beyond_what_the_model_sees(tmp_path: Path) -> None:
+def test_the_full_output_is_stored_beyond_the_observation_which_says_where(tmp_path: Path) -> None:
     observation = run(workspace_for(tmp_path, NUMBERED), NUMBERED)
 
     assert len(NUMBERED_BYTES) > OUTPUT_LIMIT_CHARS
-    assert "more characters of output were dropped]" in observation
+    assert (
+        "more characters of output are not shown here; the whole output is kept with the receipt]"
+        in observation
+    )
     assert f"line {LINES - 1}" not in observation
     line = last_line(tmp_path)
     assert line["output_sha256"] == sha(NUMBERED_BYTES) and line["output_truncated"] is False
@@ -117,7 +120,8 @@ def test_100_mb_of_output_keeps_the_first_10_mb_without_holding_it(tmp_path: Pat
     expected = sha(b"y" * OUTPUT_LIMIT_BYTES)
     assert OUTPUT_LIMIT_BYTES == 10 * 1024 * 1024
     assert observation.endswith(
-        f"[{100_000_000 - OUTPUT_LIMIT_CHARS} more characters of output were dropped]"
+        f"[{100_000_000 - OUTPUT_LIMIT_CHARS} more characters of output are not shown here;"
+        " the first bytes of the output, up to the cap, are kept with the receipt]"
     )
     line = last_line(tmp_path)
     assert line["output_sha256"] == expected and line["output_truncated"] is True

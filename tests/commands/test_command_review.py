@@ -351,14 +351,31 @@ def test_a_rejected_reviewed_command_has_nothing_to_revert(tmp_path: Path) -> No
     assert observation == f"error: nothing of {step.call_id} can be reverted (it changed no file)"
 
 
-def test_receipts_show_says_what_the_review_decided(tmp_path: Path) -> None:
+def test_receipts_show_says_a_rejected_review_landed_nothing(tmp_path: Path) -> None:
     space, _ = reviewed(tmp_path, FORMATTER, reject_changes)
     (tmp_path / "greet.py").write_text("print( 'hi' )\n")
     step = space.execute_step(ToolAction("run_command", {"argv": [PYTHON, "tool.py"]}))
     receipt = space.receipt_store.get(step.call_id or "")
     assert receipt is not None
 
-    assert "  review rejected: 0 file(s) applied to the root\n" in describe_receipt(receipt)
+    shown = describe_receipt(receipt)
+    assert "  review rejected: nothing landed in the root\n" in shown
+    assert "  changes it made in its review copy 1\n" in shown
+    assert "  tree changes" not in shown
+
+
+def test_receipts_show_says_an_approved_then_rejected_command_was_approved_only_to_run(
+    tmp_path: Path,
+) -> None:
+    space, _ = reviewed(tmp_path, FORMATTER, reject_changes)
+    (tmp_path / "greet.py").write_text("print( 'hi' )\n")
+    step = space.execute_step(ToolAction("run_command", {"argv": [PYTHON, "tool.py"]}))
+    receipt = space.receipt_store.get(step.call_id or "")
+    assert receipt is not None
+
+    (approved,) = [line for line in describe_receipt(receipt).splitlines() if "approved" in line]
+
+    assert approved.endswith("(to run it; its changes were rejected)")
 
 
 def test_the_daemons_step_record_carries_the_review_decision(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -121,3 +122,51 @@ async def test_an_approval_withdrawn_again_after_a_resume_stays_open(
     resumed = await daemon.request("counterfoil/resume", {"runId": run_id})
     assert resumed["completed"] is True and resumed["final"] == "ran it"
     assert len(daemon.receipts) == 1
+
+
+def decisions_of(project: Path, run_id: str) -> list[tuple[str, str]]:
+    path = project / ".counterfoil" / "sessions" / run_id / "decisions.jsonl"
+    entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [(e["call_id"], e["state"]) for e in entries if e["kind"] == "decision"]
+
+
+async def test_a_pause_at_an_open_approval_reads_withdrawn_never_rejected(
+    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+) -> None:
+    daemon = await start_daemon(slow_command_model(tmp_path))
+    daemon.answer = never_answer
+    running = daemon.send("counterfoil/run", {"goal": "run the slow thing"})
+    await daemon.until(lambda: len(daemon.confirms) == 1)
+
+    await daemon.request("counterfoil/pause", {})
+    paused = await running
+
+    assert paused["verdict"]["rejected"] == []
+    (event,) = daemon.events
+    assert event["state"] is None and event["result"].startswith("error: withdrawn:")
+    assert decisions_of(demo_project, paused["runId"]) == [("call-1", "withdrawn")]
+
+
+async def test_a_resumed_run_numbers_its_steps_on_and_names_the_steering(
+    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+) -> None:
+    model = script(
+        tmp_path / "read-then-slow.jsonl",
+        {"tool": "read_file", "path": "app.py"},
+        {"tool": "run_command", "argv": SLOW},
+        {"final": "ran it"},
+    )
+    daemon = await start_daemon({"model": model, "allowedCommands": [SLOW]})
+    daemon.answer = never_answer
+    running = daemon.send("counterfoil/run", {"goal": "run the slow thing"})
+    await daemon.until(lambda: len(daemon.confirms) == 1)
+    await daemon.request("counterfoil/pause", {})
+    run_id = (await running)["runId"]
+    daemon.answer = lambda params: asyncio.sleep(0, {"approved": True})
+
+    await daemon.request("counterfoil/resume", {"runId": run_id, "steer": "go on"})
+
+    steps = [(event["step"], event["toolCallId"]) for event in daemon.events]
+    assert steps == [(1, None), (2, "call-1"), (2, "call-1"), (3, None)]
+    started = daemon.told("counterfoil/runStarted")
+    assert [notice.get("steer") for notice in started] == [None, "go on"]

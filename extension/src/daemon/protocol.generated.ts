@@ -184,6 +184,7 @@ export interface CommandPreview {
   argv: string[];
   cwd: string;
   timeoutSeconds: number;
+  runsAs?: CommandRunsAs | null;
 }
 
 /** How a reviewed command ran: its argv, how it ended, and its sandbox. */
@@ -191,6 +192,13 @@ export interface CommandRan {
   argv: string[];
   exitStatus: number | null;
   timedOut: boolean;
+  mode: string;
+  mechanism: string;
+  network: boolean;
+}
+
+/** How a command will run: `mode` (`off`, `confine`, `review`), the `mechanism` that confines it (`none` when off), and whether it has the network. */
+export interface CommandRunsAs {
   mode: string;
   mechanism: string;
   network: boolean;
@@ -274,6 +282,7 @@ export interface AgentEvent extends StepRecord {
   runId: string | null;
   modelNote: string | null;
   protectedBy: string | null;
+  shownToModel?: ShownToModel | null;
 }
 
 /** The root's AGENTS.md as the run read it: its digest and size, or why it was not read ("protected", "too large", "not valid UTF-8", "unreadable"). */
@@ -343,6 +352,7 @@ export interface RunStarted {
   followUp: boolean;
   agentsFile: AgentsFileRecord | null;
   resumed?: boolean | null;
+  steer?: string | null;
 }
 
 export interface RunStateNotice {
@@ -353,6 +363,13 @@ export interface RunStateNotice {
 
 export interface RunValidationParams {
   argv: string[];
+}
+
+/** What the model read of a result too long to show whole: `text` (previews of its head and tail, and how to read the rest), naming the artifact `artifactId` of `byteCount` bytes. */
+export interface ShownToModel {
+  text: string;
+  artifactId: string;
+  byteCount: number;
 }
 
 /** The workspace's record of one step's call (the core's `StepResult`). */

@@ -80,6 +80,14 @@ function effectIcon(receipt: Receipt): string {
 }
 
 export function receiptIcon(receipt: Receipt): NodeIcon {
+  const decision = reviewDecision(receipt);
+  if (
+    receipt.exit_state === "ok" &&
+    (decision === "rejected" || decision === "not applied")
+  ) {
+    // It ran, and nothing of it landed: neither a pass nor a failure.
+    return { id: "circle-slash", color: "testing.iconSkipped" };
+  }
   const failed = receipt.exit_state !== "ok";
   return {
     id: failed ? "error" : effectIcon(receipt),
@@ -148,6 +156,26 @@ function receiptKind(receipt: Receipt): ReceiptNode["contextValue"] {
     : "receipt";
 }
 
+/** A reviewed command's decision on its changes, as its receipt records it (else undefined). */
+export function reviewDecision(receipt: Receipt): string | undefined {
+  const review = receipt.review;
+  if (typeof review !== "object" || review === null) {
+    return undefined;
+  }
+  const decision = (review as { decision?: unknown }).decision;
+  return typeof decision === "string" ? decision : undefined;
+}
+
+/** How the effect ended, and for a reviewed command what its review let land: "ok · its changes rejected, nothing landed". */
+export function receiptState(receipt: Receipt): string {
+  const decision = reviewDecision(receipt);
+  if (decision === undefined) {
+    return receipt.exit_state;
+  }
+  const nothing = decision === "rejected" || decision === "not applied";
+  return `${receipt.exit_state} · its changes ${decision}${nothing ? ", nothing landed" : ""}`;
+}
+
 export function receiptNode(receipt: Receipt): ReceiptNode {
   const id = `receipt/${receipt.receipt_id}`;
   const argumentsJson = JSON.stringify(receipt.arguments);
@@ -171,8 +199,8 @@ export function receiptNode(receipt: Receipt): ReceiptNode {
   return {
     id,
     label: receiptLabel(receipt),
-    description: receipt.exit_state,
-    tooltip: `${receiptLabel(receipt)} (${receipt.exit_state})\n${receipt.result}`,
+    description: receiptState(receipt),
+    tooltip: `${receiptLabel(receipt)} (${receiptState(receipt)})\n${receipt.result}`,
     icon: receiptIcon(receipt),
     openPath: receiptFile(receipt),
     command: receiptCommand(receipt),

@@ -184,10 +184,28 @@ export function diffTitle(params: ConfirmParams, preview: EditPreview): string {
 
 /** Exact argv and cwd, shown in the modal that approves a command. */
 export function commandDetail(preview: CommandPreview): string {
-  return [
+  const lines = [
     `argv: ${JSON.stringify(preview.argv)}`,
     `cwd: ${preview.cwd}`,
     `timeout: ${preview.timeoutSeconds} s`,
-    "Runs without a shell; the output is recorded in a receipt.",
-  ].join("\n");
+  ];
+  if (preview.runsAs) {
+    lines.push(runsAsLine(preview.runsAs));
+  }
+  lines.push("Runs without a shell; the output is recorded in a receipt.");
+  return lines.join("\n");
+}
+
+/** How a command will run, before it runs: "Runs in review mode: on a copy of the root …". */
+export function runsAsLine(
+  runsAs: NonNullable<CommandPreview["runsAs"]>,
+): string {
+  const network = runsAs.network ? "with the network" : "no network";
+  if (runsAs.mode === "review") {
+    return `Runs in review mode: on a copy of the root (${runsAs.mechanism}), ${network}; its changes come back for your review and nothing lands before you accept them.`;
+  }
+  if (runsAs.mode === "confine") {
+    return `Runs confined (${runsAs.mechanism}): it writes only inside the root, ${network}.`;
+  }
+  return "Runs unconfined: as you, in the root, with your permissions and the network.";
 }

@@ -35,6 +35,8 @@ interface RunStart {
   method: string;
   params: object;
   goal: string;
+  /** The run a resume goes on with. */
+  runId?: string;
 }
 
 function describeStep(event: AgentEvent): string {
@@ -222,6 +224,7 @@ export class RunCommands implements vscode.Disposable {
     method,
     params,
     goal,
+    runId,
   }: RunStart): Promise<RunResult | undefined> {
     const cancellation = new vscode.CancellationTokenSource();
     this.run = cancellation;
@@ -232,8 +235,12 @@ export class RunCommands implements vscode.Disposable {
     );
     const { trace, panel } = this.context;
     trace.info(`${method === Methods.followUp ? "follow-up" : "run"}: ${goal}`);
-    if (method === Methods.run || method === Methods.resume) {
+    const resumedHere =
+      method === Methods.resume &&
+      panel.model.turns.some((turn) => turn.runId === runId);
+    if ((method === Methods.run || method === Methods.resume) && !resumedHere) {
       // A plain run starts a new conversation in the daemon; the panel starts afresh with it.
+      // A run resumed in the panel that showed it keeps its earlier steps above.
       panel.clear();
     }
     panel.runStarted(
@@ -393,7 +400,7 @@ export class RunCommands implements vscode.Disposable {
     steer?: string,
   ): Promise<RunResult | undefined> {
     const params = steer ? { runId, steer } : { runId };
-    return this.startRun({ method: Methods.resume, params, goal });
+    return this.startRun({ method: Methods.resume, params, goal, runId });
   }
 
   /** A restart leaves a running run paused on disk (the daemon's shutdown), to be resumed. */

@@ -8,6 +8,7 @@ import type {
   AgentsFileRecord,
   EffectState,
   RunResult,
+  ShownToModel,
   Verdict,
 } from "../daemon/protocol";
 import type { ResumableView } from "./resumable";
@@ -17,10 +18,12 @@ export { stateWords, wentWrong };
 
 /**
  * A proposal in the panel: waiting for an answer, or what became of it in the daemon's words;
- * `stale` is a No the editor sent because the file changed on disk; `interrupted`: the run
- * stopped (a crash, a pause) while it waited, and Resume asks it again.
+ * `stale` is a No the editor sent because the file changed on disk; `withdrawn`: a pause took
+ * the question back unanswered; `interrupted`: the run stopped (a crash, a reload) while it
+ * waited. Resume asks either again; neither is a rejection.
  */
-export type ProposalState = "pending" | "stale" | "interrupted" | EffectState;
+export type ProposalState =
+  "pending" | "stale" | "withdrawn" | "interrupted" | EffectState;
 
 export interface ProposalView {
   toolCallId: string;
@@ -59,6 +62,8 @@ export interface StepView {
   modelNote?: string | null;
   /** For the person: why the path is kept from the model (the model is told less). */
   protectedNote?: string | null;
+  /** What the model read instead of the observation, when it was too long to show whole. */
+  shownToModel?: ShownToModel | null;
 }
 
 export type TurnStatus =
@@ -91,6 +96,10 @@ export interface TurnView {
   /** The model's text of the step being generated. */
   streaming: { step: number; thinking: string; text: string } | null;
   verdict: Verdict | null;
+  /** How many proposals waiting for an answer the turn's pause withdrew. */
+  withdrawn?: number;
+  /** The person's steering message this resumed turn goes on with (the daemon's runStarted). */
+  steer?: string | null;
   /** The run's reason (completed, cancelled, …) and error, once it ended. */
   reason?: string;
   error?: string | null;
@@ -159,10 +168,17 @@ function currentTurn(model: RunModel): TurnView | undefined {
   return model.turns[model.turns.length - 1];
 }
 
-/** The turn of run `runId`, else the latest turn (the one the extension opened, before its id). */
+function latestTurnOf(model: RunModel, runId: string): TurnView | undefined {
+  return [...model.turns].reverse().find((turn) => turn.runId === runId);
+}
+
+/**
+ * The latest turn of run `runId` (a resumed run has one turn per part), else the latest turn
+ * (the one the extension opened, before its id).
+ */
 function turnOf(model: RunModel, runId: string | null): TurnView | undefined {
   return (
-    model.turns.find((turn) => runId !== null && turn.runId === runId) ??
+    (runId !== null ? latestTurnOf(model, runId) : undefined) ??
     currentTurn(model)
   );
 }
@@ -190,11 +206,10 @@ export function startTurn(
   followUp = false,
   agentsFile?: AgentsFileRecord | null,
   resumed = false,
+  steer: string | null = null,
 ): void {
   const last = currentTurn(model);
-  const known = runId
-    ? model.turns.find((turn) => turn.runId === runId)
-    : undefined;
+  const known = runId ? latestTurnOf(model, runId) : undefined;
   const opened =
     runId && last && last.status === "running" && !last.runId ? last : known;
   if (opened) {
@@ -202,6 +217,7 @@ export function startTurn(
     opened.followUp = opened.followUp || followUp;
     opened.resumed = opened.resumed || resumed;
     opened.agentsFile = agentsFile ?? opened.agentsFile;
+    opened.steer = steer ?? opened.steer;
     return;
   }
   model.turns.push({
@@ -214,6 +230,7 @@ export function startTurn(
     streaming: null,
     verdict: null,
     agentsFile,
+    steer,
   });
 }
 
@@ -256,6 +273,7 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
       reason: event.reason ?? null,
       modelNote: event.modelNote ?? null,
       protectedNote: protectedWords(event) ?? null,
+      shownToModel: event.shownToModel ?? null,
     };
     if (event.action && "final" in event.action) {
       view.observation = null;
@@ -293,9 +311,11 @@ function firstLine(text: string): string {
 export function setProposal(model: RunModel, proposal: ProposalView): void {
   const known = model.proposals[proposal.toolCallId];
   const current = model.turns[model.turns.length - 1];
-  const turn =
-    known?.turn ??
-    (current && isGoing(current) ? model.turns.length - 1 : undefined);
+  const going =
+    current && isGoing(current) ? model.turns.length - 1 : undefined;
+  // A proposal asked again when its run resumed belongs to the resumed turn.
+  const askedAgain = proposal.state === "pending" && going !== undefined;
+  const turn = askedAgain ? going : (known?.turn ?? going);
   model.proposals[proposal.toolCallId] = { ...known, ...proposal, turn };
 }
 
@@ -313,17 +333,32 @@ export function setPausing(model: RunModel): void {
   }
 }
 
-/** A turn's proposals still waiting, or withdrawn by a pause or a crash: interrupted, not rejected. */
-function interruptProposals(model: RunModel, turn: TurnView): void {
+/**
+ * A turn's proposals still waiting when it stopped: `withdrawn` by a pause, `interrupted` by a
+ * crash or a reload; never rejected, and Resume asks them again.
+ */
+function interruptProposals(
+  model: RunModel,
+  turn: TurnView,
+  state: "withdrawn" | "interrupted",
+): number {
   const index = model.turns.indexOf(turn);
+  let count = 0;
   for (const proposal of Object.values(model.proposals)) {
-    const withdrawn =
-      proposal.state === "pending" || proposal.state === "interrupted";
-    if (proposal.turn === index && withdrawn) {
-      proposal.state = "interrupted";
-      proposal.reason = "the run stopped while it waited; Resume asks again";
+    const open =
+      proposal.state === "pending" ||
+      proposal.state === "interrupted" ||
+      proposal.state === "withdrawn";
+    if (proposal.turn === index && open) {
+      count++;
+      proposal.state = state;
+      proposal.reason =
+        state === "withdrawn"
+          ? "the run paused before you answered; nothing was done, and Resume asks again"
+          : "the run stopped while it waited; Resume asks again";
     }
   }
+  return count;
 }
 
 /** The daemon died under the current turn: it is interrupted, nothing of it rejected. */
@@ -334,7 +369,7 @@ export function interruptTurn(model: RunModel): void {
     turn.streaming = null;
     turn.reason = "interrupted";
     turn.error = null;
-    interruptProposals(model, turn);
+    interruptProposals(model, turn, "interrupted");
   }
 }
 
@@ -349,7 +384,11 @@ export function finishTurn(model: RunModel, result: RunResult): void {
           ? "paused"
           : "finished";
     if (paused) {
-      interruptProposals(model, turn);
+      turn.withdrawn = interruptProposals(
+        model,
+        turn,
+        result.reason === "paused" ? "withdrawn" : "interrupted",
+      );
     }
     const partial = turn.streaming;
     if (partial && (partial.text || partial.thinking)) {
@@ -425,9 +464,12 @@ export function verdictLines(turn: TurnView): string[] {
     ];
   }
   if (turn.status === "paused") {
-    return [
-      "Run paused at a boundary. Nothing was rejected: a proposal that was waiting is asked again when the run resumes.",
-    ];
+    // True either way: a pause during a command, or with a proposal waiting (none ran then).
+    return turn.withdrawn
+      ? [
+          "Run paused at a boundary. Nothing was rejected: the proposal waiting for your answer was withdrawn, and Resume asks it again.",
+        ]
+      : ["Run paused at a boundary. Nothing was rejected."];
   }
   const verdict = turn.verdict;
   if (turn.reason && turn.reason !== "completed") {

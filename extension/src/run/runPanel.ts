@@ -84,6 +84,7 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
           started.followUp === true,
           started.agentsFile,
           started.resumed === true,
+          started.steer ?? null,
         );
         this.render();
       }),

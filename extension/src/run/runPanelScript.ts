@@ -51,6 +51,7 @@ const STATE_WORDS: Record<ProposalState, string> = {
   approved: "accepted",
   rejected: "rejected",
   stale: "stale",
+  withdrawn: "withdrawn: not answered",
   interrupted: "interrupted (not rejected)",
   refused: "refused",
   failed: "failed",
@@ -151,7 +152,12 @@ function stepBlock(
   if (step.modelNote) {
     box.append(el("p", "model-note", `Model server: ${step.modelNote}`));
   }
-  const proposal = step.toolCallId ? proposals[step.toolCallId] : undefined;
+  const found = step.toolCallId ? proposals[step.toolCallId] : undefined;
+  // A proposal asked again in a later turn is drawn there, not at its withdrawn step.
+  const proposal =
+    found && (found.turn === undefined || found.turn === turn)
+      ? found
+      : undefined;
   if (proposal && step.toolCallId) {
     box.append(proposalBlock(proposal));
     shown.add(step.toolCallId);
@@ -175,6 +181,17 @@ function stepBlock(
         button("Full output", "link", () =>
           vscode.postMessage({ type: "openOutput", sha256: outputSha256 }),
         ),
+      );
+    }
+    const shown = step.shownToModel;
+    if (shown) {
+      box.append(
+        el(
+          "p",
+          "model-note shown-to-model",
+          `The model was shown the first and last parts of this output, not all of it: ${shown.artifactId} (${shown.byteCount} bytes, stored) is named for it to read the rest in ranges.`,
+        ),
+        details("What the model was shown", shown.text, `${box.id}/shown`),
       );
     }
   }
@@ -341,6 +358,11 @@ function render(state: ModelMessage): void {
     );
     if (turn.agentsFileLine) {
       block.append(rulesNote(turn.agentsFileLine));
+    }
+    if (turn.steer) {
+      const said = el("p", "person");
+      said.append(el("strong", "", "You: "), el("span", "", turn.steer));
+      block.append(said);
     }
     for (const step of turn.steps) {
       block.append(stepBlock(step, state.proposals, shown, index));

@@ -46,9 +46,22 @@ export function stateWords(record: StepRecord): string | null {
     return "approved, stopped before it ended";
   }
   if (record.state === "approved" && effect && effect.exitStatus !== null) {
-    return `approved, exit status ${effect.exitStatus}`;
+    return `approved, exit status ${effect.exitStatus}${reviewWords(effect.review)}`;
   }
   return record.state;
+}
+
+/** A reviewed command's decision on its changes: what landed in the root, if anything. */
+const REVIEW_WORDS: Record<string, string> = {
+  accepted: "; its changes accepted",
+  "partially accepted": "; its changes partially accepted",
+  rejected: "; its changes rejected, nothing landed",
+  "nothing to apply": "; it changed nothing to review",
+  "not applied": "; its changes not applied, nothing landed",
+};
+
+function reviewWords(review: string | null | undefined): string {
+  return review ? (REVIEW_WORDS[review] ?? `; review ${review}`) : "";
 }
 
 /** The person's words for a protected path ("app/.env is protected by the built-in name .env"). */

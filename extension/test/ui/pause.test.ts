@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { Browser } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import {
   answerCommandModal,
   editorTitleAction,
@@ -27,6 +27,7 @@ import {
 
 const WAIT = ["python", "-c", "import time; time.sleep(4)"];
 const STEERING = "keep the change to one line";
+const SECOND_STEERING = "and keep the comment";
 
 let browser: Browser;
 
@@ -37,6 +38,27 @@ function sessionText(workspace: string): string {
     .filter((entry) => entry.isFile())
     .map((entry) => readFileSync(join(entry.parentPath, entry.name), "latin1"))
     .join("\n");
+}
+
+/** Each decision of the only run of `workspace`, from its record: "call-1 withdrawn". */
+function decisions(workspace: string): string[] {
+  const sessions = join(workspace, ".counterfoil/sessions");
+  const [run] = readdirSync(sessions, { withFileTypes: true }).filter((entry) =>
+    entry.isDirectory(),
+  );
+  return readFileSync(join(sessions, run.name, "decisions.jsonl"), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((entry) => entry.kind === "decision")
+    .map((entry) => `${String(entry.call_id)} ${String(entry.state)}`);
+}
+
+/** The text of every notification shown so far (toasts and the notification center). */
+async function notificationsText(page: Page): Promise<string> {
+  return (await page.locator(".notifications-toasts").allInnerTexts()).join(
+    "\n",
+  );
 }
 
 describe("pause and steer", () => {
@@ -120,6 +142,117 @@ describe("pause and steer", () => {
       );
     } catch (error) {
       await screenshot(page, "failure-pause.png");
+      throw error;
+    } finally {
+      await page.close();
+    }
+  });
+
+  test("Pause and Steer with a proposal waiting withdraw it, never reject it: the steering is the person's message, the earlier steps stay, the numbering goes on", async () => {
+    const step = stepTimer("pause-waiting");
+    const responses = writeResponses(
+      "pause-waiting.jsonl",
+      { tool: "read_file", path: "app.py" },
+      { tool: "edit_file", path: "app.py", old: "value * 1", new: "value * 2" },
+      { final: "doubled" },
+      { final: "doubled" },
+      { final: "doubled" },
+    );
+    const workspace = makeWorkspace("pause-waiting", {
+      "counterfoil.model": `scripted:${responses}`,
+    });
+    const page = await openFolder(workspace);
+    try {
+      await waitForDaemon(page);
+      await startRun(page, "double the value");
+      const panel = runPanel(page);
+      await waitForProposalDiff(page, /edit_file app\.py \(call-1\)/);
+      await panel.locator("#pause").click();
+      const offer = panel.locator(".resumable");
+      await offer.waitFor({ timeout: 60_000 });
+      await waitForNotification(page, /Counterfoil run paused, as asked/);
+      step("paused with a proposal waiting");
+      await page.mouse.move(10, 10);
+      await screenshot(page, "pause-waiting-paused.png");
+      const conversation = panel.locator("#conversation");
+      const paused = await conversation.innerText();
+      assert.match(
+        paused,
+        /withdrawn/i,
+        "the waiting proposal reads withdrawn",
+      );
+      assert.doesNotMatch(
+        paused.replace(/Nothing was rejected/g, ""),
+        /rejected/i,
+        "nothing in the panel reads rejected",
+      );
+      assert.doesNotMatch(
+        paused,
+        /a command that was running finished/,
+        "no command ran",
+      );
+      assert.doesNotMatch(await notificationsText(page), /rejected/i);
+      assert.deepEqual(decisions(workspace), ["call-1 withdrawn"]);
+      const receipts = page.locator(".pane", {
+        has: page.locator(".pane-header", { hasText: "Receipts" }),
+      });
+      const run = receipts
+        .locator(".monaco-list-row", { hasText: "double the value" })
+        .first();
+      await run.waitFor({ timeout: 30_000 });
+      assert.doesNotMatch(await receipts.innerText(), /rejected/i);
+
+      await offer.locator(".reason-input").fill(STEERING);
+      await offer.locator("button", { hasText: /^Steer and resume$/ }).click();
+      await waitForProposalDiff(page, /edit_file app\.py \(call-1\)/);
+      step("resumed with steering");
+      // The composer's Steer, with the proposal asked again and waiting.
+      await panel.locator("#steer").click();
+      const input = page.locator(".quick-input-widget input");
+      await input.waitFor();
+      await input.fill(SECOND_STEERING);
+      await page.keyboard.press("Enter");
+      await panel
+        .locator(".person", { hasText: SECOND_STEERING })
+        .waitFor({ timeout: 60_000 });
+      await waitForProposalDiff(page, /edit_file app\.py \(call-1\)/);
+      step("steered with the proposal waiting");
+      await page.mouse.move(10, 10);
+      await screenshot(page, "pause-waiting-steered.png");
+      const steered = await conversation.innerText();
+      assert.match(steered, /read_file app\.py/, "the earlier steps stay");
+      assert.equal(
+        await panel.locator(".person", { hasText: STEERING }).count(),
+        1,
+        "the first steering message is shown as the person's",
+      );
+      const numbers = (await panel.locator(".step h3").allInnerTexts()).map(
+        (heading) => Number(/^Step (\d+)/.exec(heading)?.[1] ?? NaN),
+      );
+      assert.deepEqual(
+        numbers.filter((number) => !Number.isNaN(number)),
+        [1, 2],
+        "the numbering goes on: the proposal asked again is still step 2",
+      );
+      assert.doesNotMatch(
+        steered.replace(/Nothing was rejected/g, ""),
+        /rejected/i,
+      );
+      assert.doesNotMatch(await notificationsText(page), /rejected/i);
+
+      await editorTitleAction(page, "Accept").click();
+      await panel
+        .locator(".verdict", { hasText: "The model's claim: doubled" })
+        .waitFor({ timeout: 60_000 });
+      await page.mouse.move(10, 10);
+      await screenshot(page, "pause-waiting-ended.png");
+      assert.deepEqual(decisions(workspace), [
+        "call-1 withdrawn",
+        "call-1 withdrawn",
+        "call-1 approved",
+      ]);
+    } catch (error) {
+      await screenshot(page, "failure-pause-waiting.png");
       throw error;
     } finally {
       await page.close();

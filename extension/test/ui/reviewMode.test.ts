@@ -9,12 +9,17 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser } from "playwright-core";
+import { spawnSync } from "node:child_process";
 import {
   answerCommandModal,
   clearNotifications,
   makeWorkspace,
   openFolder,
+  python,
+  receiptLog,
   receiptsOnDisk,
+  resizeSideBar,
+  runPanel,
   screenshot,
   showCounterfoilView,
   startBrowser,
@@ -33,6 +38,16 @@ const TOOL = [
   "",
 ].join("\n");
 const TOOL_ARGV = ["python", "tool.py"];
+// Changes two files and prints far more than an observation holds.
+const NOISY = [
+  "import pathlib",
+  "pathlib.Path('data.txt').write_text('after\\n')",
+  "pathlib.Path('more.txt').write_text('more\\n')",
+  "for n in range(4000):",
+  "    print(f'line {n} of the output')",
+  "",
+].join("\n");
+const NOISY_ARGV = ["python", "noisy.py"];
 
 let browser: Browser;
 
@@ -157,6 +172,113 @@ describe("review mode", () => {
       const revert = receiptsOnDisk(workspace).at(-1)!;
       assert.equal(revert.reverts, "call-1");
       await screenshot(page, "command-reverted.png");
+    } finally {
+      await page.close();
+    }
+  });
+
+  test("a rejected review looks rejected everywhere; the modal says how the command runs; long output says where it is kept and what the model read", async () => {
+    const script = writeResponses(
+      "review-rejected.jsonl",
+      { tool: "run_command", argv: NOISY_ARGV },
+      { final: "ran it" },
+    );
+    const workspace = makeWorkspace("review-rejected", {
+      "counterfoil.model": `scripted:${script}`,
+      "counterfoil.allowedCommands": [NOISY_ARGV],
+      "counterfoil.commandSandbox": "review",
+    });
+    writeFileSync(join(workspace, "noisy.py"), NOISY);
+    writeFileSync(join(workspace, "data.txt"), "before\n");
+    const page = await openFolder(workspace);
+    try {
+      await waitForDaemon(page);
+      await startRun(page, "run the noisy tool");
+      const modal = await answerCommandModal(page, "Accept");
+      assert.match(
+        modal,
+        /Runs in review mode: on a copy of the root \(bubblewrap\), no network; its changes come back for your review/,
+        "the modal says how the command will run before it runs",
+      );
+      await page
+        .locator(".notifications-toasts .notification-toast", {
+          hasText: /Apply the changes of python noisy\.py/,
+        })
+        .locator(".monaco-button", { hasText: /^Reject$/ })
+        .click();
+      const panel = runPanel(page);
+      await panel
+        .locator(".verdict", { hasText: "The model's claim: ran it" })
+        .waitFor({ timeout: 60_000 });
+      assert.equal(
+        readFileSync(join(workspace, "data.txt"), "utf8"),
+        "before\n",
+      );
+      assert.ok(!existsSync(join(workspace, "more.txt")));
+
+      // The panel: the step says the changes were rejected and nothing landed.
+      const step = panel.locator("#step-0-1");
+      await step.locator("summary", { hasText: /^Observation/ }).click();
+      const said = await step.innerText();
+      assert.match(
+        said,
+        /Observation \(approved, exit status 0; its changes rejected, nothing landed\)/,
+      );
+      // Long output: kept with the receipt, and what the model read instead.
+      assert.doesNotMatch(said, /were dropped/);
+      assert.match(
+        said,
+        /more characters of output are not shown here; the whole output is kept with the receipt/,
+      );
+      assert.match(
+        await step.locator(".shown-to-model").innerText(),
+        /The model was shown the first and last parts of this output, not all of it: artifact-[0-9a-f]{64} \(\d+ bytes, stored\)/,
+      );
+      await step
+        .locator("summary", { hasText: "What the model was shown" })
+        .click();
+      assert.match(await step.innerText(), /tail_preview/);
+      await step.locator("h3").scrollIntoViewIfNeeded();
+      await page.mouse.move(10, 10);
+      await screenshot(page, "review-rejected-panel.png");
+
+      // The receipts tree: a rejected review does not read "ok" alone.
+      await showCounterfoilView(page);
+      const row = page
+        .locator(".pane", {
+          has: page.locator(".pane-header", { hasText: "Receipts" }),
+        })
+        .locator(".monaco-list-row", { hasText: "run_command python" })
+        .first();
+      await row.waitFor({ timeout: 30_000 });
+      assert.match(
+        await row.innerText(),
+        /its changes rejected, nothing landed/,
+      );
+      await resizeSideBar(page, 560);
+      await page.mouse.move(10, 10);
+      await screenshot(page, "review-rejected-receipts.png");
+
+      // `counterfoil receipts show` says so too.
+      const shown = spawnSync(
+        python,
+        ["-m", "counterfoil", "receipts", "show", join(workspace, receiptLog)],
+        { encoding: "utf8" },
+      );
+      assert.equal(shown.status, 0, shown.stderr);
+      assert.match(shown.stdout, /review rejected: nothing landed in the root/);
+      assert.match(shown.stdout, /changes it made in its review copy 2/);
+      assert.match(shown.stdout, /\(to run it; its changes were rejected\)/);
+      const command = receiptsOnDisk(workspace).find(
+        (receipt) => receipt.tool === "run_command",
+      )!;
+      assert.equal(
+        (command.review as Record<string, unknown>).decision,
+        "rejected",
+      );
+    } catch (error) {
+      await screenshot(page, "failure-review-rejected.png");
+      throw error;
     } finally {
       await page.close();
     }

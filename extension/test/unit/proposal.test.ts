@@ -101,6 +101,30 @@ describe("approval words", () => {
     assert.match(detail, /^cwd: \/work\/demo$/m);
     assert.match(detail, /^timeout: 30 s$/m);
   });
+
+  test("the command modal says how the command will run before it runs", () => {
+    const review = commandDetail({
+      ...command,
+      runsAs: { mode: "review", mechanism: "bubblewrap", network: false },
+    });
+    assert.match(
+      review,
+      /^Runs in review mode: on a copy of the root \(bubblewrap\), no network; its changes come back for your review/m,
+    );
+    const confined = commandDetail({
+      ...command,
+      runsAs: { mode: "confine", mechanism: "bubblewrap", network: true },
+    });
+    assert.match(
+      confined,
+      /^Runs confined \(bubblewrap\): .*with the network/m,
+    );
+    const off = commandDetail({
+      ...command,
+      runsAs: { mode: "off", mechanism: "none", network: true },
+    });
+    assert.match(off, /^Runs unconfined: /m);
+  });
 });
 
 const reviewed: ChangeSetPreview = {

@@ -181,6 +181,29 @@ describe("receipt nodes", () => {
     assert.equal(receiptNode(ran).command?.id, "counterfoil.showObject");
     assert.equal(receiptNode(ran).contextValue, "receipt.command");
   });
+
+  test("a reviewed command's receipt says what its review let land: an accepted and a rejected one differ", () => {
+    const reviewed = (decision: string) =>
+      receiptNode({
+        ...validation,
+        exit_state: "ok",
+        review: { decision, applied: [], left_alone: [] },
+      }).description;
+    assert.equal(reviewed("accepted"), "ok · its changes accepted");
+    assert.equal(
+      reviewed("rejected"),
+      "ok · its changes rejected, nothing landed",
+    );
+    assert.equal(receiptNode(validation).description, "error");
+    assert.equal(
+      receiptNode({
+        ...validation,
+        exit_state: "ok",
+        review: { decision: "rejected" },
+      }).icon?.id,
+      "circle-slash",
+    );
+  });
 });
 
 test("a run's time has seconds, and its date when it is not today's", () => {

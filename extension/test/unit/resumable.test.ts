@@ -1,12 +1,17 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { RunResult, SessionInfo } from "../../src/daemon/protocol";
+import type {
+  AgentEvent,
+  RunResult,
+  SessionInfo,
+} from "../../src/daemon/protocol";
 import {
   latestResumable,
   resumableLines,
   resumableView,
 } from "../../src/run/resumable";
 import {
+  addEvent,
   emptyModel,
   finishTurn,
   interruptTurn,
@@ -77,7 +82,7 @@ test("a crash interrupts the turn and its open proposal instead of rejecting the
   ]);
 });
 
-test("a paused run's withdrawn proposal is interrupted, not rejected", () => {
+test("a paused run's waiting proposal reads withdrawn, not rejected", () => {
   const model = emptyModel();
   startTurn(model, "fix it", "run-1");
   setProposal(model, {
@@ -100,5 +105,68 @@ test("a paused run's withdrawn proposal is interrupted, not rejected", () => {
   finishTurn(model, result);
 
   assert.equal(model.turns[0].status, "paused");
-  assert.equal(model.proposals["call-1"].state, "interrupted");
+  assert.equal(model.proposals["call-1"].state, "withdrawn");
+  assert.deepEqual(verdictLines(model.turns[0]), [
+    "Run paused at a boundary. Nothing was rejected: the proposal waiting for your answer was withdrawn, and Resume asks it again.",
+  ]);
+});
+
+test("a run paused with no proposal waiting says nothing of one", () => {
+  const model = emptyModel();
+  startTurn(model, "fix it", "run-1");
+  finishTurn(model, {
+    completed: false,
+    reason: "paused",
+    final: null,
+    modifiedFiles: [],
+    error: null,
+    runId: "run-1",
+    verdict: null,
+  } as unknown as RunResult);
+
+  assert.deepEqual(verdictLines(model.turns[0]), [
+    "Run paused at a boundary. Nothing was rejected.",
+  ]);
+});
+
+test("a proposal asked again when its run resumes belongs to the resumed turn, which shows the steering", () => {
+  const model = emptyModel();
+  startTurn(model, "fix it", "run-1");
+  setProposal(model, {
+    toolCallId: "call-2",
+    subject: "edit_file app.py",
+    kind: "edit",
+    state: "pending",
+  });
+  finishTurn(model, {
+    completed: false,
+    reason: "paused",
+    final: null,
+    modifiedFiles: [],
+    error: null,
+    runId: "run-1",
+    verdict: null,
+  } as unknown as RunResult);
+  startTurn(model, "fix it", null, false, undefined, true);
+  startTurn(model, "fix it", "run-1", false, undefined, true, "one line only");
+
+  setProposal(model, {
+    toolCallId: "call-2",
+    subject: "edit_file app.py",
+    kind: "edit",
+    state: "pending",
+  });
+
+  assert.equal(model.turns.length, 2);
+  assert.equal(model.turns[1].steer, "one line only");
+  assert.equal(model.proposals["call-2"].turn, 1);
+  addEvent(model, {
+    runId: "run-1",
+    step: 2,
+    response: "",
+    action: null,
+    result: "error: no JSON",
+    state: null,
+  } as unknown as AgentEvent);
+  assert.equal(model.turns[1].steps.length, 1, "the resumed part's steps");
 });

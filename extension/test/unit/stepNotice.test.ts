@@ -131,3 +131,18 @@ test("an approved edit with no exit status is not a stopped command", () => {
   assert.equal(stateWords(edit), "approved");
   assert.equal(wentWrong(edit), false);
 });
+
+test("a reviewed command says what became of its changes: a rejected review landed nothing", () => {
+  const reviewed = (review: string): AgentEvent => ({
+    ...stoppedCommand,
+    effect: { ...stoppedCommand.effect!, exitStatus: 0, review },
+  });
+  assert.equal(
+    stateWords(reviewed("rejected")),
+    "approved, exit status 0; its changes rejected, nothing landed",
+  );
+  assert.equal(
+    stateWords(reviewed("accepted")),
+    "approved, exit status 0; its changes accepted",
+  );
+});

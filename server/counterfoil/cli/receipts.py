@@ -138,7 +138,9 @@ def describe_receipt(receipt: EffectReceipt) -> str:
     lines.extend(_tree_lines(evidence))
     approval = evidence.get("approval")
     if isinstance(approval, dict):
-        lines.append(f"  approved by {approval.get('by')} via {approval.get('via')}")
+        decision = _review_decision(evidence)
+        ran = "" if decision is None else f" (to run it; its changes were {decision})"
+        lines.append(f"  approved by {approval.get('by')} via {approval.get('via')}{ran}")
         model = describe_identity(approval.get("model"))
         if model is not None:
             lines.append(f"  proposed by {model}")
@@ -152,8 +154,10 @@ def _tree_lines(evidence: dict[str, object]) -> list[str]:
     if isinstance(sandbox, dict):
         lines.append(f"  sandbox {sandbox.get('mode')} ({sandbox.get('mechanism')})")
     record = evidence.get("tree_changes")
+    decision = _review_decision(evidence)
     if isinstance(record, dict) and isinstance(record.get("changes"), list):
-        lines.append(f"  tree changes {record.get('count')}")
+        heading = "tree changes" if decision is None else "changes it made in its review copy"
+        lines.append(f"  {heading} {record.get('count')}")
         for change in record["changes"]:
             if isinstance(change, dict):
                 note = f"  ({change['note']})" if change.get("note") else ""
@@ -167,11 +171,20 @@ def _tree_lines(evidence: dict[str, object]) -> list[str]:
     if isinstance(review, dict):
         applied = review.get("applied")
         count = len(applied) if isinstance(applied, list) else 0
-        lines.append(f"  review {review.get('decision')}: {count} file(s) applied to the root")
+        landed = (
+            "nothing landed in the root" if count == 0 else f"{count} file(s) applied to the root"
+        )
+        lines.append(f"  review {decision}: {landed}")
     drift = evidence.get("tree_drift")
     if isinstance(drift, dict):
         lines.append(f"  changed before it, not by it: {drift.get('count')}")
     return lines
+
+
+def _review_decision(evidence: dict[str, object]) -> str | None:
+    """A reviewed command's decision on its changes (None: the command was not reviewed)."""
+    review = evidence.get("review")
+    return str(review.get("decision")) if isinstance(review, dict) else None
 
 
 def _show(args: argparse.Namespace, stdout: TextIO) -> int:

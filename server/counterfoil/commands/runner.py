@@ -62,7 +62,9 @@ class CommandResult:
     def timed_out(self) -> bool:
         return self.status is None and not self.terminated
 
-    def observation(self) -> str:
+    def observation(self, stored: str | None = None) -> str:
+        """The course's observation; `stored` says where the characters past its limit are
+        kept (the receipt's copy of the output), so a note does not call them dropped."""
         if self.terminated:
             status = "terminated"
         else:
@@ -70,7 +72,11 @@ class CommandResult:
         text = f"status: {status}\noutput:\n{self.output}"
         notes = []
         if self.dropped_chars:
-            notes.append(f"[{self.dropped_chars} more characters of output were dropped]")
+            notes.append(
+                f"[{self.dropped_chars} more characters of output were dropped]"
+                if stored is None
+                else f"[{self.dropped_chars} more characters of output are not shown here; {stored}]"
+            )
         if self.leftovers_killed:
             plural = "" if self.leftovers_killed == 1 else "es"
             notes.append(f"[killed {self.leftovers_killed} leftover process{plural}]")

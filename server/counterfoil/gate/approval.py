@@ -42,13 +42,21 @@ class Approval:
     text: object = None
     # A No that asks for the same edit again on the file as it is now (it changed meanwhile).
     repropose: bool = False
+    # No answer at all: the question was taken back (a pause, a reload) and stays open, to be
+    # asked again when the run resumes; never a rejection.
+    withdrawn: bool = False
 
     @classmethod
     def of(cls, answer: object) -> Approval:
         """Normalise a confirm callback's answer; only `True` or an approving Approval approve."""
         if isinstance(answer, Approval):
             if answer.approved is not True:
-                return cls(False, clean_reason(answer.reason), repropose=answer.repropose is True)
+                return cls(
+                    False,
+                    clean_reason(answer.reason),
+                    repropose=answer.repropose is True,
+                    withdrawn=answer.withdrawn is True,
+                )
             return cls(True, None, answer.text)
         if isinstance(answer, ApprovalDecision):
             return cls(True) if answer.approved is True else cls(False, clean_reason(answer.reason))
@@ -69,6 +77,12 @@ def clean_reason(reason: object) -> str | None:
     if len(line) > MAX_REASON_CHARS:
         line = line[: MAX_REASON_CHARS - 1].rstrip() + "…"
     return line or None
+
+
+WITHDRAWN = (
+    "withdrawn: the run paused before this proposal was answered; nothing was done, and it is"
+    " asked again when the run resumes"
+)
 
 
 def denial(reason: str | None) -> str:

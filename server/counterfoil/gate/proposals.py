@@ -44,8 +44,19 @@ class EditProposal:
 
 
 @dataclass(frozen=True)
+class CommandRunsAs:
+    """How a command will run, said before it is approved: its sandbox `mode` (`off`,
+    `confine`, `review`), the `mechanism` that confines it, and whether it has the network."""
+
+    mode: str
+    mechanism: str
+    network: bool
+
+
+@dataclass(frozen=True)
 class CommandProposal:
-    """Run exactly `argv` in `cwd` (the root), stopped after `timeout_seconds`."""
+    """Run exactly `argv` in `cwd` (the root), stopped after `timeout_seconds`, as `runs_as`
+    says (None: not said)."""
 
     tool_call_id: str
     action: ToolAction
@@ -53,6 +64,7 @@ class CommandProposal:
     cwd: str
     timeout_seconds: float
     kind: Literal["command"] = field(default="command", init=False)
+    runs_as: CommandRunsAs | None = None
 
 
 PLAIN_FILE_MODE = 0o644

@@ -20,14 +20,14 @@ from ..commands.tree.restore import (
 )
 from ..commands.tree.sandbox import OFF, sandbox_for
 from ..commands.tree.snapshot import TreeRules, guarded_paths
-from ..errors import AgentError
+from ..errors import AgentError, ApprovalWithdrawn
 from ..receipt_evidence import file_evidence
 from ..receipts import ReceiptNotRecorded
 from ..receipts.content import load_object
 from ..receipts.own_folder import own_folder
 from ..steps import StepResult
 from ..verdict import EffectOutcome
-from .approval import Approval, denial
+from .approval import WITHDRAWN, Approval, denial
 from .edited_approval import diff_shows_all, edited_observation, edited_proposal
 from .edits import apply_edit
 from .files import (
@@ -49,6 +49,7 @@ from .paths import (  # noqa: F401 - the path rules' long-standing home re-expor
 from .proposals import (
     ChangeSetProposal,
     CommandProposal,
+    CommandRunsAs,
     EditProposal,
     ToolProposal,
     sha256_hex,
@@ -147,14 +148,21 @@ class Workspace(WorkspaceReads):
             raise AgentError(tools.ARGV_RULE)
         if tuple(argv) not in self.policy.allowed_commands:
             raise AgentError("command is not allowed")
-        if self.policy.command_sandbox != OFF:  # refused before asking when it cannot be had
-            sandbox_for(self.policy.command_sandbox, self.policy.root, network=False)
+        # Refused before asking when it cannot be had; the question says how it will run.
+        mode = self.policy.command_sandbox
+        sandbox = sandbox_for(mode, self.policy.root, network=False) if mode != OFF else None
+        runs_as = (
+            CommandRunsAs(OFF, "none", True)
+            if sandbox is None
+            else CommandRunsAs(mode, sandbox.mechanism, self.policy.allow_network)
+        )
         return CommandProposal(
             tool_call_id=tool_call_id,
             action=action,
             argv=tuple(argv),
             cwd=str(self.policy.root),
             timeout_seconds=float(self.policy.command_timeout_seconds),
+            runs_as=runs_as,
         )
 
     def _approval(self, proposal: ToolProposal) -> Approval:
@@ -169,6 +177,8 @@ class Workspace(WorkspaceReads):
         while approval.repropose and can_repropose(proposal):
             proposal, note = self._reproposed(proposal), REPROPOSED_NOTE
             approval = self._approval(proposal)
+        if approval.withdrawn:  # not answered: the call stays open, nothing is decided
+            raise ApprovalWithdrawn(WITHDRAWN, proposal.tool_call_id)
         if not approval.approved:
             self._note(proposal, "rejected", approval.reason)
             raise AgentError(denial(approval.reason))
@@ -423,13 +433,15 @@ class Workspace(WorkspaceReads):
 
     def _step(self, perform: Callable[[], str]) -> StepResult:
         self._step_effect = self._step_receipt = None
-        refused = True
+        refused, withdrawn = True, None
         try:
             observation = perform()
             refused = False
         except ReceiptNotRecorded as error:
             self.unrecorded_effect = str(error)
             observation = f"error: {error}"
+        except ApprovalWithdrawn as error:  # not answered: neither refused nor decided
+            observation, refused, withdrawn = f"error: {error}", False, error.call_id
         except AgentError as error:
             observation = f"error: {error}"
         except OSError as error:
@@ -438,7 +450,7 @@ class Workspace(WorkspaceReads):
             observation = f"error: {type(error).__name__}: {error}"
         effect, receipt = self._step_effect, self._step_receipt
         evidence: dict[str, Any] = receipt.evidence if receipt is not None else {}
-        call_id = receipt.tool_call_id if receipt is not None else None
+        call_id = receipt.tool_call_id if receipt is not None else withdrawn
         return StepResult(
             observation,
             call_id=effect.call_id if effect is not None else call_id,

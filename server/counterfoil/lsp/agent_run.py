@@ -9,7 +9,7 @@ resumed run asks its open approval again as a fresh proposal, re-checked against
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..context.agents_file import AgentsFile
@@ -121,14 +121,21 @@ class AgentRunner:
             self.channel.show_message("error", str(error))
             return RunEnd(failed_run("model_error", str(error)), None)
 
+        # A resumed run's steps go on from where it stopped: the loop counts this part's steps
+        # from 1, the person reads the run's.
+        before = [0]
+
         def report(step: int, message: str) -> None:
-            self.channel.report_progress(token, f"step {step}: {message}")
+            self.channel.report_progress(token, f"step {step + before[0]}: {message}")
 
         def on_text(step: int, text: str, thinking: bool) -> None:
-            shown = messages.ModelText(runId=run_id, step=step, text=text, thinking=thinking)
+            shown = messages.ModelText(
+                runId=run_id, step=step + before[0], text=text, thinking=thinking
+            )
             self.channel.notify(MODEL_TEXT_METHOD, wire(shown))
 
         def on_event(event: AgentEvent) -> None:
+            event = replace(event, step=event.step + before[0])
             shown = event_dict(
                 event,
                 run_id,
@@ -161,9 +168,11 @@ class AgentRunner:
         self.channel.log(f"run {'resumed' if recorded.resuming else 'started'}: {goal}")
         instructions = None if request.agents is None else request.agents.text
         recorded.begin(loaded, workspace, instructions)
-        if recorded.asked_again is not None:  # the open approval, answered again: step 0
+        before[0] = recorded.steps_done
+        if recorded.asked_again is not None:  # the open approval, answered again: its own step
             response, action, observed = recorded.asked_again
-            on_event(AgentEvent(0, response, action, observed, workspace.last_step))
+            on_event(AgentEvent(1, response, action, observed, workspace.last_step))
+            before[0] += 1
         counted = len(generate.stats)  # the model is kept across runs
         run = run_agent(
             goal,

@@ -84,7 +84,7 @@ class ConfirmBridge:
     def _withdrawn(self, call_id: str, cause: str = "paused") -> Approval:
         self.withdrew = True
         self._causes[call_id] = cause
-        return Approval(False)
+        return Approval(False, withdrawn=True)
 
     def _gone(self, call_id: str, why: object) -> Approval:
         """The client cannot answer: withdrawn as interrupted, and the run stops resumable."""

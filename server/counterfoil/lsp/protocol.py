@@ -182,10 +182,21 @@ def event_dict(
             runId=run_id,
             modelNote=model_note,
             protectedBy=protected_by,
+            shownToModel=shown_to_model(event),
             **step_fields(event.step_result),
         )
     )
     return shown
+
+
+def shown_to_model(event: AgentEvent) -> messages.ShownToModel | None:
+    """What the model read of a result too long to show it whole (None: the result itself)."""
+    shown = event.shown
+    if shown is None or shown.shows is None:
+        return None
+    return messages.ShownToModel(
+        text=shown.text, artifactId=shown.shows.artifact_id, byteCount=shown.shows.byte_count
+    )
 
 
 def step_fields(step: StepResult | None) -> dict[str, Any]:
@@ -310,8 +321,16 @@ def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
     if isinstance(proposal, ChangeSetProposal):
         shown = _change_set_preview(proposal, root)
     elif isinstance(proposal, CommandProposal):
+        runs_as = proposal.runs_as
         shown = messages.CommandPreview(
-            argv=list(proposal.argv), cwd=proposal.cwd, timeoutSeconds=proposal.timeout_seconds
+            argv=list(proposal.argv),
+            cwd=proposal.cwd,
+            timeoutSeconds=proposal.timeout_seconds,
+            runsAs=None
+            if runs_as is None
+            else messages.CommandRunsAs(
+                mode=runs_as.mode, mechanism=runs_as.mechanism, network=runs_as.network
+            ),
         )
     else:
         uri = (root / proposal.path).as_uri()

@@ -269,6 +269,7 @@ class Session(SessionQueries):
                 if agents is None
                 else messages.AgentsFileRecord(**agents.to_dict()),
                 resumed=True if plan is not None else None,
+                steer=steer if plan is not None else None,
             )
         )
         entry = {**started, "startedAt": utc_now(), "endedAt": None, "reason": None}

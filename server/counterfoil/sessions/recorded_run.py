@@ -216,6 +216,8 @@ class RecordedRun:
                 return found.observation
         self.say(f"asking again for {call_id}, as a new proposal checked against the disk")
         result = workspace.execute(action, call_id)
+        if self._recorder.stopping():
+            return result  # withdrawn again: the call stays open, nothing is decided
         if not any(outcome.call_id == call_id for outcome in workspace.effect_outcomes):
             # Refused before it became a proposal (its tool is not enabled today, say): the
             # call id is still accounted for, as refused with the gate's sentence.

@@ -169,7 +169,31 @@ class SessionRecorder:
                 cause = self.cause_of(outcome.call_id) if outcome.state == "rejected" else None
                 entry = outcome_entry(outcome, cause)
             entries.append(entry)
+        if interrupted is not None and not any(o.call_id == interrupted.call_id for o in new):
+            entries.append(self._left_open(interrupted))
         self.decisions.decided(entries)
+
+    def _left_open(self, pending: PendingCall) -> dict[str, Any]:
+        """The approval the run stopped at, never answered: `withdrawn` by a pause,
+        `interrupted` when the editor went away; it stays open and is asked again on resume."""
+        paused = self.cause_of(pending.call_id) == "paused"
+        argv, path = pending.arguments.get("argv"), pending.arguments.get("path")
+        entry: dict[str, Any] = {
+            "kind": "decision",
+            "call_id": pending.call_id,
+            "tool": pending.tool,
+            "state": "withdrawn" if paused else "interrupted",
+            "reason": (
+                "withdrawn by a pause before it was answered"
+                if paused
+                else "stopped while its approval was open"
+            ),
+        }
+        if isinstance(path, str):
+            entry["path"] = path
+        if isinstance(argv, list):
+            entry["argv"] = [str(item) for item in argv]
+        return entry
 
     def _record(self, pending: PendingCall | None) -> SessionRecord:
         messages = self.messages

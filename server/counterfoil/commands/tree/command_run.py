@@ -130,7 +130,12 @@ def run_tracked_command(
     finally:
         if review is not None:
             review.remove()
-    return CommandRun(outcome, _joined(outcome.observation(), text), evidence)
+    stored = (
+        "the first bytes of the output, up to the cap, are kept with the receipt"
+        if evidence.get("output_truncated") is True
+        else "the whole output is kept with the receipt"
+    )
+    return CommandRun(outcome, _joined(outcome.observation(stored), text), evidence)
 
 
 def _joined(observation: str, notes: list[str]) -> str:

@@ -71,11 +71,23 @@ class EditPreview:
 
 
 @dataclass(frozen=True, kw_only=True)
+class CommandRunsAs:
+    """How a command will run: `mode` (`off`, `confine`, `review`), the `mechanism` that
+    confines it (`none` when off), and whether it has the network."""
+
+    mode: str
+    mechanism: str
+    network: bool
+
+
+@dataclass(frozen=True, kw_only=True)
 class CommandPreview:
     kind: Literal["command"] = "command"
     argv: list[str]
     cwd: str
     timeoutSeconds: float
+    # How it will run, said before it is approved: the sandbox's mode, mechanism and network.
+    runsAs: CommandRunsAs | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)

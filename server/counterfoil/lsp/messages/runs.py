@@ -134,6 +134,8 @@ class RunStarted:
     followUp: bool
     agentsFile: AgentsFileRecord | None  # the root's AGENTS.md the run's prompt holds, if any
     resumed: bool | None = field(default=None, metadata=SOMETIMES)  # true: a stopped run goes on
+    # The person's steering message a resume goes on with, as the model reads it.
+    steer: str | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,6 +160,16 @@ class FinalAnswer:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ShownToModel:
+    """What the model read of a result too long to show whole: `text` (previews of its head
+    and tail, and how to read the rest), naming the artifact `artifactId` of `byteCount` bytes."""
+
+    text: str
+    artifactId: str
+    byteCount: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class AgentEvent(StepRecord):
     METHOD: ClassVar[str] = "counterfoil/event"
     step: int
@@ -167,6 +179,8 @@ class AgentEvent(StepRecord):
     runId: str | None
     modelNote: str | None = None  # a model server's remark on this step's response
     protectedBy: str | None = None  # the protected pattern a refused step matched
+    # What the model read instead of `result`, when `result` was too long to show it whole.
+    shownToModel: ShownToModel | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)
