@@ -161,7 +161,7 @@ export function commandChangedFiles(receipt: Receipt): string[] {
   const record = receipt.tree_changes;
   const changes =
     record && typeof record === "object" && "changes" in record
-      ? (record as { changes: unknown }).changes
+      ? record.changes
       : undefined;
   if (!Array.isArray(changes)) {
     return [];
@@ -178,7 +178,8 @@ export function commandChangedFiles(receipt: Receipt): string[] {
     } = change as Record<string, unknown>;
     const left =
       typeof after_sha256 === "string" ||
-      (after_sha256 == null && how === "deleted");
+      ((after_sha256 === null || after_sha256 === undefined) &&
+        how === "deleted");
     return kind === "file" && typeof path === "string" && left ? [path] : [];
   });
   const review = receipt.review;
