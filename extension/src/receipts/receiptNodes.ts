@@ -9,6 +9,7 @@ import type {
   StoredRunRecord,
   Verdict,
 } from "../daemon/protocol";
+import { argvText } from "../argvText";
 
 export interface NodeIcon {
   /** Codicon id, e.g. "edit". */
@@ -62,7 +63,7 @@ export function receiptSubject(receipt: Receipt): string {
   }
   const argv = argvOf(receipt);
   if (argv !== undefined) {
-    return argv.join(" ");
+    return argvText(argv);
   }
   return receipt.changed_artifacts[0] ?? "";
 }
@@ -339,7 +340,10 @@ export function recordShort(record: StoredRunRecord): string {
 
 /** A decision that left no receipt (a No, a refusal, an interruption): why the call id has none. */
 export function decisionNode(runId: string, decision: Decision): ReceiptNode {
-  const target = decision.path ?? decision.argv?.join(" ") ?? "";
+  const target =
+    decision.path ??
+    (decision.argv ? argvText(decision.argv) : undefined) ??
+    "";
   const why = decision.reason ? `: ${decision.reason}` : "";
   return {
     id: `decision/${runId}/${decision.toolCallId}/${decision.state}`,

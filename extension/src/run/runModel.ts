@@ -12,6 +12,7 @@ import type {
 } from "../daemon/protocol";
 import type { ResumableView } from "./resumable";
 import { protectedWords, stateWords, wentWrong } from "./stepNotice";
+import { argvText } from "../argvText";
 
 export { stateWords, wentWrong };
 
@@ -144,7 +145,7 @@ export function describeAction(event: AgentEvent): string {
   }
   const target = action.arguments.path ?? action.arguments.argv;
   const subject = Array.isArray(target)
-    ? target.join(" ")
+    ? argvText(target.map(String))
     : typeof target === "string"
       ? target
       : "";
