@@ -14,6 +14,8 @@ import { changeSetQuestion, changeSetTitle, changeSideText } from "./proposal";
 import { BaseDocuments } from "./proposalDocuments";
 
 export const CHANGES_SCHEME = "counterfoil-changes";
+/** Whether a change set waits: its multi-file diff's title bar then has Accept and Reject. */
+const CHANGE_SET_CONTEXT = "counterfoil.changeSetPending";
 
 type Resource = [vscode.Uri, vscode.Uri, vscode.Uri];
 
@@ -39,6 +41,8 @@ export class ChangeSetReview implements vscode.Disposable {
   private readonly documents = new BaseDocuments();
   private readonly registration: vscode.Disposable;
   private readonly shown = new Map<string, () => Promise<boolean>>();
+  /** Each waiting set's diff title, by call id: how its multi-file diff's tab is known. */
+  private readonly titles = new Map<string, string>();
 
   constructor(
     private readonly pending: PendingApprovals,
@@ -70,8 +74,12 @@ export class ChangeSetReview implements vscode.Disposable {
     const title = changeSetTitle(params, preview);
     const show = () => this.open(title, resources);
     this.shown.set(params.toolCallId, show);
+    this.titles.set(params.toolCallId, title);
+    this.updateContext();
     void answer.finally(async () => {
       this.shown.delete(params.toolCallId);
+      this.titles.delete(params.toolCallId);
+      this.updateContext();
       await closeTabs(title);
       for (const [, now, after] of resources) {
         this.documents.delete(now);
@@ -98,6 +106,27 @@ export class ChangeSetReview implements vscode.Disposable {
         }
       });
     return answer;
+  }
+
+  /** The call id of the waiting set whose diff is the tab labelled `label`, if any. */
+  callShownAs(label: string | undefined): string | undefined {
+    if (label === undefined) {
+      return undefined;
+    }
+    for (const [toolCallId, title] of this.titles) {
+      if (label.startsWith(title)) {
+        return toolCallId;
+      }
+    }
+    return undefined;
+  }
+
+  private updateContext(): void {
+    void vscode.commands.executeCommand(
+      "setContext",
+      CHANGE_SET_CONTEXT,
+      this.titles.size > 0,
+    );
   }
 
   /** Opens a pending change set's diff again; false when `toolCallId` has none. */

@@ -65,6 +65,11 @@ function fileCount(count: number): string {
   return `${count} file${count === 1 ? "" : "s"}`;
 }
 
+/** The call id a diff side's URI query names (`call=call-3&side=now`), if any. */
+export function callOfQuery(query: string): string | undefined {
+  return new URLSearchParams(query).get("call") ?? undefined;
+}
+
 /** Title of a change set's multi-file diff: what it is, and which side is which. */
 export function changeSetTitle(
   params: ConfirmParams,
