@@ -11,6 +11,7 @@ import type {
 } from "../daemon/protocol";
 import type { PendingApprovals } from "./pending";
 import { changeSetQuestion, changeSetTitle, changeSideText } from "./proposal";
+import { lateButtonNotice } from "./lateAnswer";
 import { BaseDocuments } from "./proposalDocuments";
 
 export const CHANGES_SCHEME = "counterfoil-changes";
@@ -99,7 +100,16 @@ export class ChangeSetReview implements vscode.Disposable {
         reject,
       )
       .then((choice) => {
-        if (choice === accept) {
+        if (choice && !this.pending.isWaiting(approval)) {
+          void vscode.window.showInformationMessage(
+            lateButtonNotice(
+              choice.title,
+              approval.subject,
+              approval.toolCallId,
+              approval.outcome,
+            ),
+          );
+        } else if (choice === accept) {
           approval.settle({ approved: true }, "accepted");
         } else if (choice === reject) {
           approval.settle({ approved: false }, "rejected");
