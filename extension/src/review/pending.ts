@@ -214,6 +214,7 @@ export class PendingApprovals implements vscode.Disposable {
         label: hunkLabel(hunk),
         kept: edit.keep[index] !== false,
       })),
+      outdated: state === "pending" && edit?.outdated === true,
     };
   }
 
