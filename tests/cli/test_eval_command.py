@@ -136,14 +136,15 @@ def test_a_bad_package_exits_2_with_one_sentence_before_any_run(tmp_path: Path) 
     assert output == f"error: {tmp_path / 'nowhere'}: no such package folder\n"
 
 
-def test_a_model_that_cannot_load_makes_its_runs_errors(tmp_path: Path) -> None:
+def test_a_model_that_cannot_load_was_not_run(tmp_path: Path) -> None:
     status, output = _eval(
         str(FIXTURES / "localized-constant"), "--model", f"scripted:{tmp_path / 'none'}", "--json"
     )
     task = json.loads(output)["tasks"][0]
 
     assert status == 1
-    assert task["status"] == "error"
+    assert task["status"] == "not_run"
+    assert task["runs"][0]["status"] == "error"
     assert task["runs"][0]["reason"] == "model_not_loaded"
 
 

@@ -143,7 +143,7 @@ def test_a_file_name_cannot_start_a_line_of_its_own_in_the_table(tmp_path: Path)
     assert status == 1
     assert "overall: passed" not in lines
     assert lines[-1] == "overall: failed"
-    assert "      ✗ forbidden modification: x\\x0a\\x0aoverall: passed\\x0a\\x09 added" in lines
+    assert "        ✗ forbidden modification: x\\x0a\\x0aoverall: passed\\x0a\\x09 added" in lines
 
 
 def test_a_tree_1000_folders_deep_the_model_made_fails_the_run_and_is_removed(
@@ -166,7 +166,8 @@ def test_a_tree_1000_folders_deep_the_model_made_fails_the_run_and_is_removed(
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
 
-    status, output = _eval(str(package), "--model", model, "--json")
+    kept = tmp_path / "transcripts"  # what the report links to, outside the temporary folder
+    status, output = _eval(str(package), "--model", model, "--json", "--transcripts", str(kept))
     run = _runs(json.loads(output))["localized-constant"]
 
     assert status == 1

@@ -14,7 +14,7 @@ export type ModelStateName = "unloaded" | "loading" | "ready" | "generating" | "
 
 export type DownloadState = "downloading" | "done" | "cancelled" | "failed";
 
-export type SessionStateName = "interrupted" | "paused" | "ended" | "running" | "unreadable";
+export type SessionStateName = "interrupted" | "paused" | "discarded" | "ended" | "running" | "unreadable";
 
 export type BranchState = "running" | "interrupted" | "ended" | "selected" | "discarded";
 
@@ -432,6 +432,18 @@ export interface Decision {
   time: string | null;
 }
 
+export interface DiscardParams {
+  runId: string;
+}
+
+/** `counterfoil/discard`: the run is closed for good (its listing reads `discarded`); nothing it did is undone, and its open proposal, if any, is never asked. */
+export interface DiscardResult {
+  runId: string;
+  goal: string;
+  pending: string | null;
+  filesChanged: FileWritten[];
+}
+
 /** A file a run's receipt says it changed. */
 export interface FileWritten {
   path: string;
@@ -598,6 +610,7 @@ export const Methods = {
   inspect: "counterfoil/inspect",
   resume: "counterfoil/resume",
   pause: "counterfoil/pause",
+  discard: "counterfoil/discard",
   branches: "counterfoil/branches",
   selectBranch: "counterfoil/selectBranch",
   event: "counterfoil/event",

@@ -5,9 +5,11 @@ import type {
   Decision,
   Receipt,
   RunRecord,
+  RunStarted,
   StoredRunRecord,
   Verdict,
 } from "../daemon/protocol";
+import { argvText } from "../argvText";
 
 export interface NodeIcon {
   /** Codicon id, e.g. "edit". */
@@ -61,7 +63,7 @@ export function receiptSubject(receipt: Receipt): string {
   }
   const argv = argvOf(receipt);
   if (argv !== undefined) {
-    return argv.join(" ");
+    return argvText(argv);
   }
   return receipt.changed_artifacts[0] ?? "";
 }
@@ -149,7 +151,10 @@ function receiptCommand(receipt: Receipt): ReceiptNode["command"] {
 
 function receiptKind(receipt: Receipt): ReceiptNode["contextValue"] {
   if (argvOf(receipt) !== undefined) {
-    return "receipt.command";
+    // Revert is offered only where there is something to put back.
+    return commandChangedFiles(receipt).length > 0
+      ? "receipt.command"
+      : "receipt";
   }
   return receipt.changed_artifacts.length > 0 && receipt.exit_state === "ok"
     ? "receipt.edit"
@@ -174,6 +179,70 @@ export function receiptState(receipt: Receipt): string {
   }
   const nothing = decision === "rejected" || decision === "not applied";
   return `${receipt.exit_state} · its changes ${decision}${nothing ? ", nothing landed" : ""}`;
+}
+
+/**
+ * The files a command left changed in the root, as the daemon's revert reads its receipt
+ * (`applied_tree_results`): regular files its `tree_changes` hashed or deleted, and of a
+ * reviewed command only those its review applied.
+ */
+export function commandChangedFiles(receipt: Receipt): string[] {
+  const record = receipt.tree_changes;
+  const changes =
+    record && typeof record === "object" && "changes" in record
+      ? record.changes
+      : undefined;
+  if (!Array.isArray(changes)) {
+    return [];
+  }
+  const found = changes.flatMap((change: unknown) => {
+    if (!change || typeof change !== "object") {
+      return [];
+    }
+    const {
+      kind,
+      path,
+      after_sha256,
+      change: how,
+    } = change as Record<string, unknown>;
+    const left =
+      typeof after_sha256 === "string" ||
+      ((after_sha256 === null || after_sha256 === undefined) &&
+        how === "deleted");
+    return kind === "file" && typeof path === "string" && left ? [path] : [];
+  });
+  const review = receipt.review;
+  if (!review || typeof review !== "object") {
+    return found;
+  }
+  const applied = (review as { applied?: unknown }).applied;
+  const paths = new Set(
+    Array.isArray(applied)
+      ? applied.filter((item): item is string => typeof item === "string")
+      : [],
+  );
+  return found.filter((path) => paths.has(path));
+}
+
+/** What this window knows of a run that is going now (`counterfoil/runStarted`), so its
+ * receipts are grouped under its goal before the daemon's list of runs names it. */
+export function liveRunRecord(started: RunStarted, at: string): RunRecord {
+  return {
+    ...started,
+    startedAt: at,
+    endedAt: null,
+    reason: null,
+    verdict: null,
+  };
+}
+
+/** The daemon's runs, then each live run it does not list yet. */
+export function withLiveRuns(
+  runs: readonly RunRecord[],
+  live: readonly RunRecord[],
+): RunRecord[] {
+  const known = new Set(runs.map((run) => run.runId));
+  return [...runs, ...live.filter((run) => !known.has(run.runId))];
 }
 
 export function receiptNode(receipt: Receipt): ReceiptNode {
@@ -299,7 +368,10 @@ export function recordShort(record: StoredRunRecord): string {
 
 /** A decision that left no receipt (a No, a refusal, an interruption): why the call id has none. */
 export function decisionNode(runId: string, decision: Decision): ReceiptNode {
-  const target = decision.path ?? decision.argv?.join(" ") ?? "";
+  const target =
+    decision.path ??
+    (decision.argv ? argvText(decision.argv) : undefined) ??
+    "";
   const why = decision.reason ? `: ${decision.reason}` : "";
   return {
     id: `decision/${runId}/${decision.toolCallId}/${decision.state}`,

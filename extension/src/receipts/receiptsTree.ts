@@ -11,7 +11,12 @@ import type {
   StoredRunRecord,
   VerifyResult,
 } from "../daemon/protocol";
-import { type ReceiptNode, receiptRoots } from "./receiptNodes";
+import {
+  liveRunRecord,
+  type ReceiptNode,
+  receiptRoots,
+  withLiveRuns,
+} from "./receiptNodes";
 import { type VerifyFinding, verifyFinding } from "./verifyReport";
 
 export class ReceiptsTree
@@ -22,6 +27,8 @@ export class ReceiptsTree
   private verifyProblem: VerifyFinding | null = null;
   private path: string | null = null;
   private runs: RunRecord[] = [];
+  /** Runs started in this window, named before the daemon's list of runs includes them. */
+  private live: RunRecord[] = [];
   private records: StoredRunRecord[] = [];
   private exported: ReadonlySet<string> = new Set();
   private readonly changed = new vscode.EventEmitter<ReceiptNode | undefined>();
@@ -38,6 +45,12 @@ export class ReceiptsTree
         showCollapseAll: true,
       }),
       client.onReceipt((receipt) => this.add(receipt)),
+      client.onRunStarted((started) => {
+        this.live = withLiveRuns(this.live, [
+          liveRunRecord(started, new Date().toISOString()),
+        ]);
+        this.changed.fire(undefined);
+      }),
     );
   }
 
@@ -156,7 +169,7 @@ export class ReceiptsTree
     return receiptRoots(
       this.receipts,
       problem,
-      this.runs,
+      withLiveRuns(this.runs, this.live),
       this.records,
       this.exported,
     );

@@ -11,9 +11,12 @@ import type {
 } from "../daemon/protocol";
 import type { PendingApprovals } from "./pending";
 import { changeSetQuestion, changeSetTitle, changeSideText } from "./proposal";
+import { lateButtonNotice } from "./lateAnswer";
 import { BaseDocuments } from "./proposalDocuments";
 
 export const CHANGES_SCHEME = "counterfoil-changes";
+/** Whether a change set waits: its multi-file diff's title bar then has Accept and Reject. */
+const CHANGE_SET_CONTEXT = "counterfoil.changeSetPending";
 
 type Resource = [vscode.Uri, vscode.Uri, vscode.Uri];
 
@@ -39,6 +42,8 @@ export class ChangeSetReview implements vscode.Disposable {
   private readonly documents = new BaseDocuments();
   private readonly registration: vscode.Disposable;
   private readonly shown = new Map<string, () => Promise<boolean>>();
+  /** Each waiting set's diff title, by call id: how its multi-file diff's tab is known. */
+  private readonly titles = new Map<string, string>();
 
   constructor(
     private readonly pending: PendingApprovals,
@@ -70,8 +75,12 @@ export class ChangeSetReview implements vscode.Disposable {
     const title = changeSetTitle(params, preview);
     const show = () => this.open(title, resources);
     this.shown.set(params.toolCallId, show);
+    this.titles.set(params.toolCallId, title);
+    this.updateContext();
     void answer.finally(async () => {
       this.shown.delete(params.toolCallId);
+      this.titles.delete(params.toolCallId);
+      this.updateContext();
       await closeTabs(title);
       for (const [, now, after] of resources) {
         this.documents.delete(now);
@@ -91,13 +100,43 @@ export class ChangeSetReview implements vscode.Disposable {
         reject,
       )
       .then((choice) => {
-        if (choice === accept) {
+        if (choice && !this.pending.isWaiting(approval)) {
+          void vscode.window.showInformationMessage(
+            lateButtonNotice(
+              choice.title,
+              approval.subject,
+              approval.toolCallId,
+              approval.outcome,
+            ),
+          );
+        } else if (choice === accept) {
           approval.settle({ approved: true }, "accepted");
         } else if (choice === reject) {
           approval.settle({ approved: false }, "rejected");
         }
       });
     return answer;
+  }
+
+  /** The call id of the waiting set whose diff is the tab labelled `label`, if any. */
+  callShownAs(label: string | undefined): string | undefined {
+    if (label === undefined) {
+      return undefined;
+    }
+    for (const [toolCallId, title] of this.titles) {
+      if (label.startsWith(title)) {
+        return toolCallId;
+      }
+    }
+    return undefined;
+  }
+
+  private updateContext(): void {
+    void vscode.commands.executeCommand(
+      "setContext",
+      CHANGE_SET_CONTEXT,
+      this.titles.size > 0,
+    );
   }
 
   /** Opens a pending change set's diff again; false when `toolCallId` has none. */

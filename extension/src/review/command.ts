@@ -7,6 +7,7 @@ import type {
   ConfirmParams,
   ConfirmResult,
 } from "../daemon/protocol";
+import { lateButtonNotice } from "./lateAnswer";
 import type { PendingApprovals } from "./pending";
 import { commandDetail } from "./proposal";
 
@@ -21,7 +22,16 @@ export async function confirmCommand(
   // Only a button answers: a modal that went away with its window (a reload) leaves the
   // approval pending, and the run panel still answers it.
   const settleWith = (choice: vscode.MessageItem | undefined) => {
-    if (choice?.title === "Accept") {
+    if (choice && !pending.isWaiting(approval)) {
+      void vscode.window.showInformationMessage(
+        lateButtonNotice(
+          choice.title,
+          approval.subject,
+          approval.toolCallId,
+          approval.outcome,
+        ),
+      );
+    } else if (choice?.title === "Accept") {
       approval.settle({ approved: true }, "accepted");
     } else if (choice?.title === "Reject") {
       approval.settle({ approved: false }, "rejected");

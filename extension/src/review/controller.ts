@@ -13,7 +13,7 @@
 import * as vscode from "vscode";
 import type { DaemonClient } from "../daemon/client";
 import type { ConfirmParams, ConfirmResult } from "../daemon/protocol";
-import { ChangeSetReview } from "./changeSet";
+import { CHANGES_SCHEME, ChangeSetReview } from "./changeSet";
 import { confirmCommand } from "./command";
 import { EditReview } from "./edit";
 import {
@@ -21,6 +21,7 @@ import {
   type PendingApproval,
   PendingApprovals,
 } from "./pending";
+import { callOfQuery } from "./proposal";
 import { PROPOSAL_SCHEME, sideUri } from "./proposalDocuments";
 import { ProposalStaleness } from "./staleness";
 import { commandRegistrar } from "../commandRegistrar";
@@ -224,15 +225,35 @@ export class ReviewController implements vscode.Disposable {
 
   /** A call id or a proposal URI names its approval; else the diff in front, else the latest. */
   private find(target: unknown): PendingApproval | undefined {
-    if (typeof target === "string" || target instanceof vscode.Uri) {
+    if (target instanceof vscode.Uri && target.scheme === CHANGES_SCHEME) {
+      const call = callOfQuery(target.query);
+      return call ? this.pending.byTarget(call) : undefined;
+    }
+    // A multi-file diff's title bar passes its own resource: not a proposal's, so the
+    // approval is found from the tab in front, as for no target.
+    const ours =
+      !(target instanceof vscode.Uri) || target.scheme === PROPOSAL_SCHEME;
+    if (ours && (typeof target === "string" || target instanceof vscode.Uri)) {
       return this.pending.byTarget(target);
     }
-    const active = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+    const active = tab?.input;
     if (active instanceof vscode.TabInputTextDiff) {
-      const match = this.pending.byTarget(active.modified);
+      const call =
+        active.modified.scheme === CHANGES_SCHEME
+          ? callOfQuery(active.modified.query)
+          : undefined;
+      const match = this.pending.byTarget(call ?? active.modified);
       if (match) {
         return match;
       }
+    }
+    const shownSet = this.changeSets.callShownAs(tab?.label);
+    if (shownSet) {
+      return this.pending.byTarget(shownSet);
+    }
+    if (!ours) {
+      return undefined; // another diff's title bar: never the latest proposal by default
     }
     const all = this.pending.all();
     return all[all.length - 1];

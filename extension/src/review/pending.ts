@@ -3,7 +3,7 @@
 
 import * as vscode from "vscode";
 import type { ConfirmParams, ConfirmResult } from "../daemon/protocol";
-import type { ProposalView } from "../run/runModel";
+import type { ProposalState, ProposalView } from "../run/runModel";
 import { type Hunk, hunkLabel } from "./hunks";
 import { proposalSubject } from "./proposal";
 
@@ -34,6 +34,8 @@ export interface PendingApproval {
   subject: string;
   kind: ProposalView["kind"];
   edit?: EditState;
+  /** What became of it once it no longer waits: what a late button says. */
+  outcome?: ProposalState;
   settle(result: ConfirmResult, why: string): void;
 }
 
@@ -89,6 +91,7 @@ export class PendingApprovals implements vscode.Disposable {
     const abandoned = [...this.pending.values()];
     for (const approval of abandoned) {
       this.pending.delete(approval.toolCallId);
+      approval.outcome = "interrupted";
       this.cancellations.get(approval)?.dispose();
       this.cancellations.delete(approval);
       this.log.info(
@@ -150,6 +153,7 @@ export class PendingApprovals implements vscode.Disposable {
             : why === WITHDRAWN
               ? "interrupted"
               : "rejected";
+        approval.outcome = state;
         const shown = this.view(
           approval,
           state,
@@ -210,6 +214,7 @@ export class PendingApprovals implements vscode.Disposable {
         label: hunkLabel(hunk),
         kept: edit.keep[index] !== false,
       })),
+      outdated: state === "pending" && edit?.outdated === true,
     };
   }
 

@@ -8,6 +8,7 @@ import type {
   ConfirmParams,
   EditPreview,
 } from "../daemon/protocol";
+import { argvText } from "../argvText";
 
 export class ProposalError extends Error {}
 
@@ -49,11 +50,11 @@ export function proposalSubject(params: ConfirmParams): string {
     return `${params.tool} ${shownPath(preview.path)}`;
   }
   if (preview?.kind === "command") {
-    return `${params.tool} ${preview.argv.join(" ")}`;
+    return `${params.tool} ${argvText(preview.argv)}`;
   }
   if (preview?.kind === "changes") {
     const what = preview.ran
-      ? `${params.tool} ${preview.ran.argv.join(" ")}`
+      ? `${params.tool} ${argvText(preview.ran.argv)}`
       : `${params.tool} ${preview.reverts ?? ""}`.trim();
     return `${what} (${fileCount(preview.files.length)})`;
   }
@@ -64,13 +65,18 @@ function fileCount(count: number): string {
   return `${count} file${count === 1 ? "" : "s"}`;
 }
 
+/** The call id a diff side's URI query names (`call=call-3&side=now`), if any. */
+export function callOfQuery(query: string): string | undefined {
+  return new URLSearchParams(query).get("call") ?? undefined;
+}
+
 /** Title of a change set's multi-file diff: what it is, and which side is which. */
 export function changeSetTitle(
   params: ConfirmParams,
   preview: ChangeSetPreview,
 ): string {
   if (preview.ran) {
-    return `Review ${preview.ran.argv.join(" ")} (${params.toolCallId}): root ↔ the command's changes`;
+    return `Review ${argvText(preview.ran.argv)} (${params.toolCallId}): root ↔ the command's changes`;
   }
   return `Revert ${preview.reverts ?? params.toolCallId} (${params.toolCallId}): now ↔ restored`;
 }
@@ -106,7 +112,7 @@ export function changeSetQuestion(
   preview: ChangeSetPreview,
 ): string {
   const action = preview.ran
-    ? `Apply the changes of ${preview.ran.argv.join(" ")} (${ranDetail(preview.ran)}) to the root`
+    ? `Apply the changes of ${argvText(preview.ran.argv)} (${ranDetail(preview.ran)}) to the root`
     : `Revert ${preview.reverts ?? params.toolCallId}`;
   const alone =
     preview.leftAlone.length > 0

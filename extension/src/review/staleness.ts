@@ -11,6 +11,7 @@ import {
 } from "./outdatedProposal";
 import type { PendingApproval, PendingApprovals } from "./pending";
 import { baseMismatch } from "./proposal";
+import { lateButtonNotice } from "./lateAnswer";
 
 const STALE_CONTEXT = "counterfoil.proposalStale";
 
@@ -122,6 +123,23 @@ export class ProposalStaleness {
       words.message,
       ...choices,
     );
+    if (choice && !this.pending.isWaiting(approval)) {
+      void vscode.window.showInformationMessage(
+        lateButtonNotice(
+          choice,
+          approval.subject,
+          approval.toolCallId,
+          approval.outcome,
+        ),
+      );
+      return;
+    }
+    if (choice && !edit.outdated) {
+      void vscode.window.showInformationMessage(
+        `Counterfoil: ${choice} did nothing: ${approval.subject} (${approval.toolCallId}) applies again as proposed; its diff waits for your answer.`,
+      );
+      return;
+    }
     if (!this.pending.isWaiting(approval) || !edit.outdated) {
       return;
     }

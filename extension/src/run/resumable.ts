@@ -8,6 +8,7 @@ import type {
   PendingProposal,
   SessionInfo,
 } from "../daemon/protocol";
+import { argvText } from "../argvText";
 
 export interface ResumableView {
   runId: string;
@@ -50,7 +51,7 @@ export function resumableView(
 function target(pending: PendingProposal): string {
   const value = pending.arguments.path ?? pending.arguments.argv;
   return Array.isArray(value)
-    ? value.join(" ")
+    ? argvText(value.map(String))
     : typeof value === "string"
       ? value
       : "";

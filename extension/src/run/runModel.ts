@@ -13,6 +13,7 @@ import type {
 } from "../daemon/protocol";
 import type { ResumableView } from "./resumable";
 import { protectedWords, stateWords, wentWrong } from "./stepNotice";
+import { argvText } from "../argvText";
 
 export { stateWords, wentWrong };
 
@@ -39,6 +40,15 @@ export interface ProposalView {
   edited?: boolean;
   /** The turn it belongs to (index into `turns`); absent outside any run (a revert). */
   turn?: number;
+  /** An edit whose file changed while it waited: still pending, but Accept cannot apply it. */
+  outdated?: boolean;
+}
+
+/** Why the panel's Accept cannot act on a waiting proposal (then it is disabled), if so. */
+export function acceptBlocked(proposal: ProposalView): string | undefined {
+  return proposal.outdated === true
+    ? "The file changed since the model read it: Accept cannot apply this edit. Re-propose it on the file as it is now, or Reject."
+    : undefined;
 }
 
 export interface StepView {
@@ -153,7 +163,7 @@ export function describeAction(event: AgentEvent): string {
   }
   const target = action.arguments.path ?? action.arguments.argv;
   const subject = Array.isArray(target)
-    ? target.join(" ")
+    ? argvText(target.map(String))
     : typeof target === "string"
       ? target
       : "";

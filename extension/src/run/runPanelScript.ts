@@ -5,7 +5,7 @@
 
 import { wireBranches } from "./branchesScript";
 import { button, closeAllDetails, details, el } from "./panelDom";
-import { isGoing } from "./runModel";
+import { acceptBlocked, isGoing } from "./runModel";
 import type { DrawnTurn, ModelMessage, PanelMessage } from "./panelMessages";
 import type { ProposalState, ProposalView, StepView } from "./runModel";
 
@@ -119,10 +119,18 @@ function proposalBlock(proposal: ProposalView): HTMLDivElement {
       reasons[proposal.toolCallId] = reason.value;
     });
     const row = el("div", "row");
+    const blocked = acceptBlocked(proposal);
+    const accept = button(
+      "Accept",
+      "accept",
+      () => vscode.postMessage({ type: "accept", id: proposal.toolCallId }),
+      blocked !== undefined,
+    );
+    if (blocked) {
+      accept.title = blocked;
+    }
     row.append(
-      button("Accept", "accept", () =>
-        vscode.postMessage({ type: "accept", id: proposal.toolCallId }),
-      ),
+      accept,
       button("Reject", "secondary reject", () =>
         vscode.postMessage({
           type: "reject",

@@ -6,17 +6,19 @@
 import * as vscode from "vscode";
 import { type DaemonClient, errorMessage } from "../daemon/client";
 import {
+  type DiscardResult,
   Methods,
   type PauseResult,
   type RunResult,
   type SessionsResult,
 } from "../daemon/protocol";
+import { discardedNotice, discardQuestion } from "./discardRun";
 import { latestResumable, resumableView } from "./resumable";
 import type { RunCommands } from "./runCommands";
 import type { RunPanel } from "./runPanel";
 import { commandRegistrar } from "../commandRegistrar";
 
-/** Where the runs the person discarded are remembered (per workspace). */
+/** Where an earlier version remembered the runs the person discarded (now the daemon's). */
 const DISCARDED_KEY = "counterfoil.discardedRuns";
 /** How long a run another daemon is still closing is waited for, to be offered. */
 const RELEASE_WAIT_MS = 20_000;
@@ -139,10 +141,33 @@ export class SessionCommands implements vscode.Disposable {
     }
   }
 
-  discard(runId: string): void {
-    const discarded = [...this.discarded(), runId];
-    void this.state.update(DISCARDED_KEY, discarded);
-    this.panel.clear();
+  /** Asks, then has the daemon close the run for good, and says what it did (or why not). */
+  async discard(runId: string): Promise<void> {
+    const offered = this.panel.model.resumable;
+    const shown = offered?.runId === runId ? offered : undefined;
+    const question = discardQuestion(
+      shown?.goal ?? runId,
+      new Set(shown?.filesChanged.map((file) => file.path) ?? []).size,
+    );
+    const choice = await vscode.window.showWarningMessage(
+      question.message,
+      { modal: true, detail: question.detail },
+      "Discard",
+    );
+    if (choice !== "Discard") {
+      return;
+    }
+    try {
+      const result = await this.client.request<DiscardResult>(Methods.discard, {
+        runId,
+      });
+      this.panel.clear();
+      void vscode.window.showInformationMessage(discardedNotice(result));
+    } catch (error) {
+      void vscode.window.showErrorMessage(
+        `Counterfoil: the run was not discarded: ${errorMessage(error)}`,
+      );
+    }
   }
 
   private goalOf(): string {

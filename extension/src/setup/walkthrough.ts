@@ -13,6 +13,11 @@ import {
   WALKTHROUGH_SHOWN,
 } from "./firstRun";
 import { commandRegistrar } from "../commandRegistrar";
+import {
+  type ModelScope,
+  modelChosenNotice,
+  modelNotSetNotice,
+} from "./modelChoice";
 
 /** The demo goal the walkthrough suggests; the scripted responses answer it. */
 export const DEMO_GOAL = "make tests/test_math.py pass";
@@ -134,10 +139,9 @@ export class SetupCommands implements vscode.Disposable {
         }
         return;
       }
-      await config.update(
-        "model",
+      await this.setModel(
         `scripted:${join(this.demoFolder, "fix-app.jsonl")}`,
-        vscode.ConfigurationTarget.Workspace,
+        "folder",
       );
     } else if (choice?.id === "local") {
       const model = await vscode.window.showInputBox({
@@ -147,7 +151,7 @@ export class SetupCommands implements vscode.Disposable {
           "The daemon checks the name; a model not on disk is downloaded on the first run.",
       });
       if (model !== undefined) {
-        await config.update("model", model, vscode.ConfigurationTarget.Global);
+        await this.setModel(model.trim(), "user");
       }
     } else if (choice?.id === "endpoint") {
       await vscode.commands.executeCommand(
@@ -155,6 +159,29 @@ export class SetupCommands implements vscode.Disposable {
         "@ext:counterfoil.counterfoil endpoint",
       );
     }
+  }
+
+  /** Writes `counterfoil.model` and says what was set where, or why it was not. */
+  private async setModel(model: string, scope: ModelScope): Promise<void> {
+    try {
+      await vscode.workspace
+        .getConfiguration("counterfoil")
+        .update(
+          "model",
+          model,
+          scope === "folder"
+            ? vscode.ConfigurationTarget.Workspace
+            : vscode.ConfigurationTarget.Global,
+        );
+    } catch (error) {
+      void vscode.window.showErrorMessage(
+        modelNotSetNotice(model, errorMessage(error)),
+      );
+      return;
+    }
+    void vscode.window.showInformationMessage(
+      modelChosenNotice(model, scope, this.folder?.name),
+    );
   }
 
   /** Writes on, and exactly one validation command, for this folder only. */

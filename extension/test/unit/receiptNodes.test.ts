@@ -3,11 +3,14 @@ import { describe, test } from "node:test";
 import type { Receipt } from "../../src/daemon/protocol";
 import {
   clock,
+  commandChangedFiles,
+  liveRunRecord,
   receiptFile,
   receiptLabel,
   receiptNode,
   receiptRoots,
   runNodes,
+  withLiveRuns,
 } from "../../src/receipts/receiptNodes";
 
 const edit: Receipt = {
@@ -179,7 +182,6 @@ describe("receipt nodes", () => {
     });
     const ran = { ...validation, output_sha256: "c".repeat(64) };
     assert.equal(receiptNode(ran).command?.id, "counterfoil.showObject");
-    assert.equal(receiptNode(ran).contextValue, "receipt.command");
   });
 
   test("a reviewed command's receipt says what its review let land: an accepted and a rejected one differ", () => {
@@ -226,4 +228,83 @@ test("a run whose evidence a git note carries is marked exported, and no other r
   assert.match(a.description ?? "", / · exported$/);
   assert.match(a.tooltip ?? "", /git note/);
   assert.doesNotMatch(b.description ?? "", /exported/);
+});
+
+test("a live run's receipts are grouped under its goal before the daemon lists the run", () => {
+  const live = liveRunRecord(
+    {
+      runId: "run-live",
+      conversationId: "c-1",
+      goal: "make double() double",
+      followUp: false,
+      agentsFile: null,
+    },
+    "2026-12-01T08:00:00Z",
+  );
+  const receipt = { ...edit, run_id: "run-live" };
+
+  const [group] = runNodes([receipt], withLiveRuns([], [live]));
+
+  assert.equal(group.label, "make double() double");
+});
+
+test("the daemon's own record of a run wins over what this window noted when it started", () => {
+  const live = liveRunRecord(
+    {
+      runId: "run-1",
+      conversationId: "c-1",
+      goal: "noted",
+      followUp: false,
+      agentsFile: null,
+    },
+    "2026-12-01T08:00:00Z",
+  );
+  const listed = { ...live, goal: "listed", endedAt: "2026-12-01T08:01:00Z" };
+
+  assert.deepEqual(
+    withLiveRuns([listed], [live]).map((run) => run.goal),
+    ["listed"],
+  );
+});
+
+describe("Revert is offered only for a receipt that changed something", () => {
+  const ran: Receipt = { ...validation, exit_state: "ok" };
+  const changes = (...paths: string[]) => ({
+    changes: paths.map((path) => ({
+      kind: "file",
+      path,
+      change: "modified",
+      after_sha256: "d".repeat(64),
+    })),
+  });
+
+  test("a command that changed no files offers no Revert", () => {
+    assert.equal(receiptNode(ran).contextValue, "receipt");
+    assert.equal(
+      receiptNode({ ...ran, tree_changes: { changes: [] } }).contextValue,
+      "receipt",
+    );
+  });
+
+  test("a command that changed a file offers Revert", () => {
+    const changed = { ...ran, tree_changes: changes("app.py") };
+    assert.equal(receiptNode(changed).contextValue, "receipt.command");
+    assert.deepEqual(commandChangedFiles(changed), ["app.py"]);
+  });
+
+  test("a reviewed command whose changes were all rejected offers no Revert", () => {
+    const rejected = {
+      ...ran,
+      tree_changes: changes("app.py", "greeting.py"),
+      review: { decision: "rejected", applied: [] },
+    };
+    assert.equal(receiptNode(rejected).contextValue, "receipt");
+    assert.deepEqual(
+      commandChangedFiles({
+        ...rejected,
+        review: { decision: "partially accepted", applied: ["greeting.py"] },
+      }),
+      ["greeting.py"],
+    );
+  });
 });

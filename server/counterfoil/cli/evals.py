@@ -1,4 +1,5 @@
-"""`counterfoil eval PACKAGE... --model M [--model M2 …] [--runs N] [--json] [--report FILE]`.
+"""`counterfoil eval PACKAGE... --model M [--model M2 …] [--runs N] [--json] [--report FILE]
+[--transcripts DIR]`.
 
 Every package is checked before any model loads, so a bad package costs nothing (exit 2, one
 sentence). A package is data, but its commands are programs the person did not write here: they
@@ -23,8 +24,10 @@ from ..commands.tree.sandbox import CONFINE, OFF, sandbox_for
 from ..errors import AgentError
 from ..evals.models import ModelUnderTest
 from ..evals.package import PackageError, TaskPackage, load_package
-from ..evals.report import TaskResult, document, one_line, overall_status, table
+from ..evals.report import TaskResult, document, one_line, overall_status
 from ..evals.runner import TaskRun, run_task
+from ..evals.table import table
+from ..evals.transcripts import run_folder
 from ..settings.endpoints import SCHEMA_MODES
 from ..settings.table import Settings, SettingsError
 from .terminal_text import terminal_safe_stream
@@ -64,6 +67,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     server.add_argument("--max-tokens", type=int, default=None, metavar="N")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--report", type=Path, metavar="FILE", help="also write an HTML report")
+    parser.add_argument(
+        "--transcripts",
+        type=Path,
+        metavar="DIR",
+        help="keep each run's transcript and receipt log in DIR/<model number>-<task>-<run> "
+        "(default: a new folder in the temporary directory)",
+    )
     parser.add_argument(
         "--yes",
         action="store_true",
@@ -123,7 +133,15 @@ def eval_command(
         return EXIT_BAD_PACKAGE
     under_test = [ModelUnderTest(spec, dict(overrides)) for spec in models]
     try:
-        results = evaluate(packages, under_test, args.runs, stderr, sandbox)
+        transcripts = args.transcripts or Path(tempfile.mkdtemp(prefix="counterfoil-eval-"))
+        transcripts = transcripts.absolute()  # the report links to it from anywhere
+        transcripts.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        stdout.write(f"error: could not make the transcripts folder: {error}\n")
+        return EXIT_BAD_PACKAGE
+    stderr.write(f"transcripts in {transcripts}\n")
+    try:
+        results = evaluate(packages, under_test, args.runs, stderr, sandbox, transcripts)
     except KeyboardInterrupt:
         stdout.write("interrupted: no report\n")
         return EXIT_INTERRUPTED
@@ -194,10 +212,12 @@ def evaluate(
     runs: int,
     progress: TextIO,
     sandbox: str = CONFINE,
+    transcripts: Path | None = None,
 ) -> list[TaskResult]:
     """Every package, `runs` times, with each model in turn; a model that cannot be loaded
     makes each of its runs an error, and the rest still run. The packages' commands run in
-    `sandbox`, which hides every package of the evaluation from them."""
+    `sandbox`, which hides every package of the evaluation from them. Each run's transcript is
+    kept under `transcripts` (None: none kept)."""
     hidden = tuple(package.source for package in packages)
     results: list[TaskResult] = []
     total = len(packages) * runs
@@ -205,9 +225,14 @@ def evaluate(
         done = 0
         for package in packages:
             task_runs: list[TaskRun] = []
-            for _ in range(runs):
+            for run_number in range(1, runs + 1):
                 started = time.perf_counter()
-                task_runs.append(_one_run(package, model, sandbox, hidden))
+                keep_in = (
+                    None
+                    if transcripts is None
+                    else run_folder(transcripts, model_number, package.id, run_number)
+                )
+                task_runs.append(_one_run(package, model, sandbox, hidden, keep_in))
                 done += 1
                 run = task_runs[-1]
                 progress.write(
@@ -228,7 +253,11 @@ def evaluate(
 
 
 def _one_run(
-    package: TaskPackage, model: ModelUnderTest, sandbox: str, hidden: tuple[Path, ...]
+    package: TaskPackage,
+    model: ModelUnderTest,
+    sandbox: str,
+    hidden: tuple[Path, ...],
+    keep_in: Path | None,
 ) -> TaskRun:
     try:
         generate, stats, limits = model.generate_for(package.id)
@@ -236,7 +265,13 @@ def _one_run(
         return TaskRun(package.id, "error", "model_not_loaded", error=f"{error}")
     try:
         return run_task(
-            package, generate, limits=limits, stats=stats, sandbox=sandbox, hidden=hidden
+            package,
+            generate,
+            limits=limits,
+            stats=stats,
+            sandbox=sandbox,
+            hidden=hidden,
+            keep_in=keep_in,
         )
     except Exception as error:  # noqa: BLE001 - one run that cannot be judged loses no other
         return TaskRun(package.id, "error", "not_judged", error=f"{type(error).__name__}: {error}")

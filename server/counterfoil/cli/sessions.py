@@ -11,10 +11,11 @@ import argparse
 import shutil
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TextIO
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from ..sessions.intents import settle_intents
-from ..sessions.record import CheckpointRefused, SessionRecord
+from ..sessions.record import DISCARDED, CheckpointRefused, SessionRecord
 from ..sessions.recorded_run import RecordedRun
 from ..sessions.recorded_run import read_prompt_cache as read_saved_prompt_cache
 from ..sessions.reopen import open_for_resume, run_state, status_of
@@ -24,16 +25,21 @@ from .command_setup import CommandSetup
 from .subcommands import Subcommands
 from .terminal import EXIT_SETUP_ERROR
 
+if TYPE_CHECKING:
+    from ..sessions.discard import Discarded
+
 
 def add_session_parsers(group: Subcommands) -> None:
     sessions = group.commands.add_parser("sessions", help="list the runs that can be resumed")
     sessions.add_argument(
         "action",
         nargs="?",
-        choices=("list", "gc"),
+        choices=("list", "gc", "discard"),
         default="list",
-        help="gc: remove the checkpoints of ended runs",
+        help="gc: remove the checkpoints of ended runs; discard RUN_ID: close an interrupted "
+        "or paused run for good (nothing it did is undone)",
     )
+    sessions.add_argument("run_id", nargs="?", metavar="RUN_ID", help="the run to discard")
     group.add_log_arguments(sessions)
     resume = group.commands.add_parser(
         "resume", help="continue an interrupted or paused run (default: the latest)"
@@ -120,6 +126,8 @@ def sessions_command(args: argparse.Namespace, stdout: TextIO) -> int:
         stdout.write(f"error: {error}\n")
         return EXIT_SETUP_ERROR
     sessions = SessionStore(settings.receipt_log_path(policy.root))
+    if args.action == "discard" or args.run_id is not None:
+        return _discard(sessions, policy.root, args, stdout)
     runs = sessions.runs()
     if args.action == "gc":
         return _collect(sessions, runs, stdout)
@@ -128,6 +136,32 @@ def sessions_command(args: argparse.Namespace, stdout: TextIO) -> int:
         return 0
     stdout.writelines(describe_run(run) + "\n" for run in runs)
     return 0
+
+
+def _discard(sessions: SessionStore, root: Path, args: argparse.Namespace, stdout: TextIO) -> int:
+    from ..sessions.discard import discard_run
+
+    if args.action != "discard" or args.run_id is None:
+        stdout.write("error: only `sessions discard` takes a run id: `sessions discard RUN_ID`\n")
+        return EXIT_SETUP_ERROR
+    try:
+        discarded = discard_run(sessions, root, args.run_id)
+    except CheckpointRefused as error:
+        stdout.write(f"error: {error}\n")
+        return EXIT_SETUP_ERROR
+    stdout.write(f"{discarded_sentence(discarded)}\n")
+    return 0
+
+
+def discarded_sentence(discarded: Discarded) -> str:
+    goal = discarded.goal.splitlines()[0] if discarded.goal else ""
+    unasked = (
+        f"; its open proposal ({discarded.pending}) will not be asked" if discarded.pending else ""
+    )
+    return (
+        f"discarded run {discarded.run_id} (goal: {goal}): it will not be offered to resume"
+        f"{unasked}; the files it changed stay as they are"
+    )
 
 
 def describe_run(run: StoredRun) -> str:
@@ -158,7 +192,7 @@ def _collect(sessions: SessionStore, runs: list[StoredRun], stdout: TextIO) -> i
     for run in runs:
         states = {item.state for item in branches.branches(run.run_id)}
         waiting = "ended" in states and "selected" not in states
-        if run_state(run) == "ended" and not waiting:
+        if run_state(run) in ("ended", DISCARDED) and not waiting:
             for record in branches.branches(run.run_id):
                 copy = branches.copy_root(record)
                 if copy.is_dir() and not copy.is_symlink():

@@ -8,11 +8,18 @@ it opens the same offline, attached to a message or in a browser that blocks eve
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 
-from .report import TaskResult, one_line, summarize
+from .report import TaskResult, one_line, summarize, total_cost
+from .table import cost_line, run_lines
 
 COLOURS = ("#3b6ea8", "#c8702a", "#4a9a5b", "#9b4f96", "#8c7a3a", "#2f8f8f")
-STATUS_COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "error": "#6d4c41"}
+STATUS_COLOURS = {
+    "passed": "#2e7d32",
+    "failed": "#c62828",
+    "error": "#6d4c41",
+    "not_run": "#757575",
+}
 STYLE = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; margin: 1em 0; }
@@ -27,7 +34,13 @@ def html_report(results: list[TaskResult], models: list[str], runs: int) -> str:
     summaries = [summarize(model, [r for r in results if r.model == model]) for model in models]
     legend = "".join(
         f'<li><span style="color:{COLOURS[index % len(COLOURS)]}">■</span> {escape(model)}: '
-        f"{summary.pass_rate:.0%} (spread ±{summary.stdev:.0%})</li>"
+        + (
+            f"not run: {escape(one_line(summary.not_run))}"
+            if summary.not_run is not None
+            else f"{summary.pass_rate:.0%} (spread ±{summary.stdev:.0%}); "
+            f"{escape(cost_line(summary.cost))}"
+        )
+        + "</li>"
         for index, (model, summary) in enumerate(zip(models, summaries, strict=True))
     )
     rows = "".join(_rows(result) for result in results)
@@ -40,7 +53,8 @@ def html_report(results: list[TaskResult], models: list[str], runs: int) -> str:
         f"{len(models)} model(s).</p><ul>{legend}</ul>"
         f"{_chart(results, models, tasks)}"
         "<table><tr><th>model</th><th>task</th><th>status</th><th>passed</th>"
-        f"<th>what failed</th></tr>{rows}</table></body></html>\n"
+        "<th>prompt tokens</th><th>generated tokens</th><th>prefill avoided</th><th>seconds</th>"
+        f"<th>each run</th></tr>{rows}</table></body></html>\n"
     )
 
 
@@ -66,6 +80,8 @@ def _chart(results: list[TaskResult], models: list[str], tasks: list[str]) -> st
         x0 = left + gap + group_index * group_width
         for model_index, model in enumerate(models):
             mine = [r for r in results if r.model == model]
+            if summarize(model, mine).not_run is not None:
+                continue  # no bar: a model that ran nothing has no rate, not a rate of 0%
             if group == "all tasks":
                 rate = summarize(model, mine).pass_rate
             else:
@@ -89,20 +105,30 @@ def _chart(results: list[TaskResult], models: list[str], tasks: list[str]) -> st
 
 
 def _rows(result: TaskResult) -> str:
-    problems = []
-    for number, run in enumerate(result.runs, 1):
-        if run.status == "passed":
-            continue
-        found = [f"{c.name}: {c.detail}" for c in run.checks if not c.passed]
-        found += [f"forbidden: {m.path} {m.change}" for m in run.forbidden]
-        if run.status == "error":
-            found.append(f"{run.reason}: {run.error}")
-        problems.append(f"run {number}: " + "; ".join(found or [run.reason]))
+    runs = "".join(
+        f"<li>{_transcript_link(run.transcript)}"
+        + "<br>".join(escape(line) for line in run_lines(number, run))
+        + "</li>"
+        for number, run in enumerate(result.runs, 1)
+    )
+    cost = total_cost(list(result.runs))
     colour = STATUS_COLOURS[result.status]
-    detail = "<br>".join(escape(one_line(line)) for line in problems)
+    cells = (
+        "-" if cost.prompt_tokens is None else f"{cost.prompt_tokens:,}",
+        "-" if cost.generated_tokens is None else f"{cost.generated_tokens:,}",
+        "-" if cost.prefill_avoided is None else f"{cost.prefill_avoided:,}",
+        f"{cost.seconds:.2f}",
+    )
     return (
         f"<tr><td>{escape(result.model)}</td><td>{escape(result.task)}</td>"
         f'<td style="color:{colour}">{result.status}</td>'
         f"<td>{result.passed_runs}/{len(result.runs)}</td>"
-        f'<td class="detail">{detail}</td></tr>'
+        + "".join(f"<td>{cell}</td>" for cell in cells)
+        + f'<td class="detail"><ol>{runs}</ol></td></tr>'
     )
+
+
+def _transcript_link(transcript: str | None) -> str:
+    if transcript is None:
+        return ""
+    return f'<a href="{escape(Path(transcript).as_uri())}">transcript</a> '

@@ -4,7 +4,11 @@ A task's status over its runs: `passed` when every run passed, `failed` when any
 `error` (a run that could not be judged: the model failed or a receipt could not be written).
 A model's pass rate is the mean over its runs of the share of tasks passed in that run; its
 spread is their standard deviation, least and greatest, so two models are compared on how
-steady they are as well as how often right.
+steady they are as well as how often right. A model that could not be loaded for any run was
+not run: it has the reason instead of a pass rate (0% would say it tried and failed).
+
+The JSON document is the structured result; the table (`table.py`) and the HTML page
+(`html.py`) are drawn from the same `TaskResult`s and say nothing it does not hold.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from typing import Any
 
 from .runner import TaskRun
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+NOT_LOADED = "model_not_loaded"
 # Every control character (newline and tab too), DEL and C1 is shown as `\xNN`: a name a model
 # chose can then never start a line of its own (a forged `overall: passed`) in the table.
 _ONE_LINE = {code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0))}
@@ -46,9 +51,42 @@ class TaskResult:
     @property
     def status(self) -> str:
         statuses = {run.status for run in self.runs}
+        if not_run_reason(list(self.runs)) is not None:
+            return "not_run"
         if statuses == {"passed"}:
             return "passed"
         return "failed" if "failed" in statuses else "error"
+
+
+@dataclass(frozen=True)
+class RunCost:
+    """What runs cost in all: tokens (None when the model reports none), seconds, and the
+    prompt tokens a cache served, which the model did not have to prefill."""
+
+    prompt_tokens: int | None
+    generated_tokens: int | None
+    prefill_avoided: int | None
+    seconds: float
+
+
+def total_cost(runs: list[TaskRun]) -> RunCost:
+    def total(values: list[int | None]) -> int | None:
+        return None if not values or None in values else sum(v for v in values if v is not None)
+
+    metrics = [run.metrics for run in runs if run.reason != NOT_LOADED]
+    return RunCost(
+        total([m.prompt_tokens for m in metrics]),
+        total([m.generated_tokens for m in metrics]),
+        total([m.cached_tokens for m in metrics]),
+        round(sum(m.wall_seconds for m in metrics), 4),
+    )
+
+
+def not_run_reason(runs: list[TaskRun]) -> str | None:
+    """Why a model ran nothing: every run of it is one its model could not be loaded for."""
+    if runs and all(run.reason == NOT_LOADED for run in runs):
+        return runs[0].error or "the model could not be loaded"
+    return None
 
 
 @dataclass(frozen=True)
@@ -61,6 +99,8 @@ class ModelSummary:
     stdev: float
     least: float
     greatest: float
+    cost: RunCost = RunCost(None, None, None, 0.0)
+    not_run: str | None = None  # why the model ran nothing (then its rates mean nothing)
 
 
 def summarize(model: str, results: list[TaskResult]) -> ModelSummary:
@@ -83,6 +123,8 @@ def summarize(model: str, results: list[TaskResult]) -> ModelSummary:
         statistics.stdev(shares) if len(shares) > 1 else 0.0,
         min(shares, default=0.0),
         max(shares, default=0.0),
+        total_cost([run for result in results for run in result.runs]),
+        not_run_reason([run for result in results for run in result.runs]),
     )
 
 
@@ -99,21 +141,7 @@ def document(results: list[TaskResult], models: list[str], runs: int) -> dict[st
         "schema_version": SCHEMA_VERSION,
         "status": overall_status(results),
         "runs_per_task": runs,
-        "models": [
-            {
-                "model": summary.model,
-                "tasks": summary.tasks,
-                "passed_runs": summary.passed_runs,
-                "total_runs": summary.total_runs,
-                "pass_rate": round(summary.pass_rate, 4),
-                "spread": {
-                    "stdev": round(summary.stdev, 4),
-                    "min": round(summary.least, 4),
-                    "max": round(summary.greatest, 4),
-                },
-            }
-            for summary in summaries
-        ],
+        "models": [_model_record(summary) for summary in summaries],
         "tasks": [
             {
                 "model": result.model,
@@ -127,6 +155,31 @@ def document(results: list[TaskResult], models: list[str], runs: int) -> dict[st
             }
             for result in results
         ],
+    }
+
+
+def _model_record(summary: ModelSummary) -> dict[str, Any]:
+    ran = summary.not_run is None
+    return {
+        "model": summary.model,
+        "not_run": summary.not_run,
+        "tasks": summary.tasks,
+        "passed_runs": summary.passed_runs,
+        "total_runs": summary.total_runs,
+        "pass_rate": round(summary.pass_rate, 4) if ran else None,
+        "spread": {
+            "stdev": round(summary.stdev, 4),
+            "min": round(summary.least, 4),
+            "max": round(summary.greatest, 4),
+        }
+        if ran
+        else None,
+        "cost": {
+            "prompt_tokens": summary.cost.prompt_tokens,
+            "generated_tokens": summary.cost.generated_tokens,
+            "prefill_avoided_tokens": summary.cost.prefill_avoided,
+            "seconds": summary.cost.seconds,
+        },
     }
 
 
@@ -153,6 +206,17 @@ def run_record(run: TaskRun) -> dict[str, Any]:
             "refused": list(verdict.refused),
             "failed": list(verdict.failed),
             "files_changed": [change.path for change in verdict.files_changed],
+            "effects": [
+                {
+                    "call_id": effect.call_id,
+                    "tool": effect.tool,
+                    "state": effect.state,
+                    "path": effect.path,
+                    "argv": None if effect.argv is None else list(effect.argv),
+                    "reason": effect.reason,
+                }
+                for effect in verdict.effects
+            ],
         },
         "metrics": {
             "steps": metrics.steps,
@@ -167,73 +231,5 @@ def run_record(run: TaskRun) -> dict[str, Any]:
         },
         "final": run.final,
         "error": run.error,
+        "transcript": run.transcript,
     }
-
-
-def _count(value: int | None) -> str:
-    return "-" if value is None else f"{value:,}"
-
-
-def table(results: list[TaskResult], models: list[str]) -> str:
-    """The readable report: per model a summary line, then a row per task and, under a task
-    that did not pass, what failed."""
-    lines: list[str] = []
-    for model in models:
-        mine = [result for result in results if result.model == model]
-        summary = summarize(model, mine)
-        lines.append(
-            f"model {one_line(model)}: pass rate {summary.pass_rate:.0%} "
-            f"({summary.passed_runs}/{summary.total_runs} runs; spread ±{summary.stdev:.0%}, "
-            f"{summary.least:.0%}–{summary.greatest:.0%})"
-        )
-        lines.append(
-            f"  {'task':<28} {'status':<7} {'pass':>5} {'steps':>5} {'bad':>4} {'errs':>4} "
-            f"{'prompt':>8} {'prefill':>8} {'gen':>6} {'cache':>6} {'time':>7}"
-        )
-        for result in mine:
-            lines.append(_row(result))
-            lines.extend(_problems(result))
-        lines.append("")
-    lines.append(f"overall: {overall_status(results)}")
-    return "\n".join(lines) + "\n"
-
-
-def _row(result: TaskResult) -> str:
-    runs = result.runs
-    metrics = [run.metrics for run in runs]
-
-    def mean(values: list[float]) -> float:
-        return statistics.fmean(values) if values else 0.0
-
-    def tokens(name: str) -> str:
-        values = [getattr(metric, name) for metric in metrics]
-        return _count(sum(values) // len(values)) if values and None not in values else "-"
-
-    reuse = [metric.cache_reuse for metric in metrics if metric.cache_reuse is not None]
-    return (
-        f"  {result.task:<28} {result.status:<7} {f'{result.passed_runs}/{len(runs)}':>5} "
-        f"{mean([m.steps for m in metrics]):>5.1f} "
-        f"{mean([m.malformed_actions for m in metrics]):>4.1f} "
-        f"{mean([m.tool_errors for m in metrics]):>4.1f} "
-        f"{tokens('prompt_tokens'):>8} {tokens('prefilled_tokens'):>8} "
-        f"{tokens('generated_tokens'):>6} "
-        f"{(f'{mean(reuse):.0%}' if reuse else '-'):>6} "
-        f"{mean([m.wall_seconds for m in metrics]):>6.2f}s"
-    )
-
-
-def _problems(result: TaskResult) -> list[str]:
-    """What went wrong in each run that did not pass, once per distinct problem."""
-    seen: list[str] = []
-    for run in result.runs:
-        if run.status == "passed":
-            continue
-        found = [f"error ({run.reason}): {run.error}"] if run.status == "error" else []
-        found += [f"✗ {c.name} ({c.type}): {c.detail}" for c in run.checks if not c.passed]
-        found += [f"✗ forbidden modification: {m.path} {m.change}" for m in run.forbidden]
-        if not run.receipts.ok:
-            found.append(f"✗ receipts do not verify: {run.receipts.error}")
-        if run.status == "failed":
-            found.append(f"  run ended: {run.reason}; validation {run.verdict.validation}")
-        seen += [line for line in map(one_line, found) if line not in seen]
-    return [f"      {line}" for line in seen]

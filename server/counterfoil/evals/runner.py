@@ -29,6 +29,7 @@ from ..receipts import ReceiptStore, verify_receipt_log
 from ..verdict import RunVerdict
 from .grading import CheckResult, Modification, forbidden_modifications, grade
 from .package import PackageError, TaskPackage, stage_workspace
+from .transcripts import keep_transcript
 
 APPROVED_BY = "task package"
 Generate = Callable[[list[dict[str, str]]], str]
@@ -79,6 +80,7 @@ class TaskRun:
     final: str | None = None
     error: str | None = None
     harness_seconds: float = 0.0  # staging, grading and verifying: everything but the run
+    transcript: str | None = None  # the kept transcript's path (None: not kept, or no run)
 
 
 @contextmanager
@@ -115,6 +117,7 @@ def run_task(
     stats: Callable[[], Sequence[object]] = tuple,
     sandbox: str = CONFINE,
     hidden: tuple[Path, ...] = (),
+    keep_in: Path | None = None,
 ) -> TaskRun:
     """Stage, run, grade and verify one task; the person's package is only read.
 
@@ -122,7 +125,8 @@ def run_task(
     share is what it added. `limits` (default: the package's max_steps) keeps a model's
     context window; its step count is always the package's. `sandbox` is the mode the
     package's commands run in; under it they see neither this package, nor `hidden` (the
-    evaluation's other packages), nor the receipt log.
+    evaluation's other packages), nor the receipt log. `keep_in`: the folder that keeps the
+    run's transcript and a copy of its receipt log once the run has ended.
     """
     started = time.perf_counter()
     with _scratch(package.id) as scratch:
@@ -147,6 +151,9 @@ def run_task(
         run = run_agent(package.prompt, generate, workspace, limits)
         run_seconds = time.perf_counter() - run_started
         metrics = _metrics(run, stats()[counted:], run_seconds)
+        transcript = (
+            None if keep_in is None else str(keep_transcript(keep_in, package.prompt, run, log))
+        )
         if run.reason in ERROR_REASONS:
             return TaskRun(
                 package.id,
@@ -156,6 +163,7 @@ def run_task(
                 metrics=metrics,
                 error=run.error,
                 harness_seconds=time.perf_counter() - started - run_seconds,
+                transcript=transcript,
             )
         checks = grade(package, root, before)
         forbidden = forbidden_modifications(package, before, snapshot(root))
@@ -174,6 +182,7 @@ def run_task(
         run.final,
         run.error,
         time.perf_counter() - started - run_seconds,
+        transcript,
     )
 
 

@@ -342,6 +342,17 @@ def build_server() -> CounterfoilServer:
         except CheckpointRefused as error:
             raise RunRefused(str(error)) from None
 
+    @server.feature("counterfoil/discard")
+    async def discard(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
+        from ..sessions.record import CheckpointRefused
+        from .protocol import RunRefused, run_id_param
+
+        run_id = run_id_param(params, "counterfoil/discard")
+        try:
+            return await asyncio.to_thread(server.session.discard, run_id)
+        except CheckpointRefused as error:
+            raise RunRefused(str(error)) from None
+
     @server.feature("counterfoil/object")
     async def stored_object(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
         from .protocol import digest_param

@@ -20,7 +20,7 @@ from ..settings.table import Settings
 from . import messages
 from .messages import wire
 from .protocol import receipt_dict, tool_table
-from .sessions_served import inspect_session, list_sessions, run_records
+from .sessions_served import discard_session, inspect_session, list_sessions, run_records
 
 MAX_OBJECT_TEXT_BYTES = 1024 * 1024
 NO_FOLDER = "no workspace folder is open"
@@ -178,3 +178,12 @@ class SessionQueries:
         if log is None or root is None:
             raise CheckpointRefused(NO_FOLDER)
         return inspect_session(log, root, run_id)
+
+    def discard(self, run_id: str) -> dict[str, Any]:
+        """`counterfoil/discard`; raises CheckpointRefused with one sentence."""
+        from ..sessions.record import CheckpointRefused
+
+        log, root = self.receipt_log(), self.root
+        if log is None or root is None:
+            raise CheckpointRefused(NO_FOLDER)
+        return discard_session(log, root, run_id)

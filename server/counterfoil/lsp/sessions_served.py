@@ -61,6 +61,21 @@ def inspect_session(log_path: Path, root: Path, run_id: str) -> dict[str, Any]:
     return dict(wire(shown))
 
 
+def discard_session(log_path: Path, root: Path, run_id: str) -> dict[str, Any]:
+    """`counterfoil/discard`: close an interrupted or paused run for good; raises
+    CheckpointRefused with the sentence that says why not."""
+    from ..sessions.discard import discard_run
+
+    discarded = discard_run(SessionStore(log_path), root, run_id)
+    shown = messages.DiscardResult(
+        runId=discarded.run_id,
+        goal=discarded.goal,
+        pending=discarded.pending,
+        filesChanged=files_written(log_path).get(run_id, []),
+    )
+    return dict(wire(shown))
+
+
 def session_info(run: StoredRun, written: list[messages.FileWritten]) -> messages.SessionInfo:
     record = run.record
     updated = datetime.fromtimestamp(run.modified, UTC).isoformat(timespec="seconds")

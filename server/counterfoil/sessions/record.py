@@ -21,6 +21,7 @@ from .checkpoint import AgentCheckpoint, ModelCheckpoint, create_checkpoint
 
 FORMAT_VERSION = 1
 STATES = ("running", "paused", "ended")
+DISCARDED = "discarded"  # the reason of a run the person closed rather than resumed
 
 
 class CheckpointRefused(AgentError):

@@ -20,7 +20,7 @@ from ..receipts.logfile import locked_log
 from ..receipts.signing import load_signer, signature_checker
 from ..receipts.verify import file_digest
 from .decisions import DECISIONS_FILE, read_entries, verify_decisions
-from .record import CheckpointRefused, LogPosition, SessionRecord
+from .record import DISCARDED, CheckpointRefused, LogPosition, SessionRecord
 from .steering import AgentStatus, bounded_preview, completed_tool_boundary
 from .store import RunLock, SessionStore, StoredRun
 
@@ -48,7 +48,8 @@ class ResumePlan:
 
 def run_state(run: StoredRun) -> str:
     """interrupted (stopped without saying so, or because its client went away), paused (as
-    the person asked), ended, running (live) or unreadable."""
+    the person asked), discarded (closed by the person instead of resumed), ended, running
+    (live) or unreadable."""
     if run.record is None:
         return "unreadable"
     if run.live:
@@ -57,6 +58,8 @@ def run_state(run: StoredRun) -> str:
         return "interrupted"
     if run.record.state == "paused" and run.record.reason == "interrupted":
         return "interrupted"
+    if run.record.state == "ended" and run.record.reason == DISCARDED:
+        return DISCARDED
     return run.record.state
 
 

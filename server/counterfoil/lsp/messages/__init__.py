@@ -75,6 +75,8 @@ from .runs import (
 )
 from .sessions import (
     Decision,
+    DiscardParams,
+    DiscardResult,
     FileWritten,
     InspectParams,
     InspectResult,
@@ -133,6 +135,7 @@ REQUESTS: dict[str, tuple[type | None, type]] = {
     "counterfoil/inspect": (InspectParams, InspectResult),
     "counterfoil/resume": (ResumeParams, RunResult),
     "counterfoil/pause": (None, PauseResult),
+    "counterfoil/discard": (DiscardParams, DiscardResult),
     "counterfoil/branches": (BranchesParams, BranchesResult),
     "counterfoil/selectBranch": (SelectBranchParams, SelectBranchResult),
 }
@@ -168,6 +171,8 @@ __all__ = [
     "ConversationStatus",
     "CreateFile",
     "Decision",
+    "DiscardParams",
+    "DiscardResult",
     "DownloadModelResult",
     "DownloadProgress",
     "DownloadState",

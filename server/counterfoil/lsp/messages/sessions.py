@@ -78,6 +78,23 @@ class ResumeParams:
 
 
 @dataclass(frozen=True, kw_only=True)
+class DiscardParams:
+    METHOD: ClassVar[str] = "counterfoil/discard"
+    runId: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class DiscardResult:
+    """`counterfoil/discard`: the run is closed for good (its listing reads `discarded`);
+    nothing it did is undone, and its open proposal, if any, is never asked."""
+
+    runId: str
+    goal: str
+    pending: str | None  # the open proposal left unasked: its tool and path or command
+    filesChanged: list[FileWritten]  # what its receipts show it wrote: it stays as it is
+
+
+@dataclass(frozen=True, kw_only=True)
 class PauseResult:
     """`counterfoil/pause`: whether a run was asked to pause (it stops at its next boundary)."""
 

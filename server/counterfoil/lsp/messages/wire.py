@@ -11,7 +11,7 @@ Validation = Literal["passed", "failed", "not_run", "stale"]
 RunStateName = Literal["running", "stopping", "pausing", "paused", "cancelled", "ended"]
 ModelStateName = Literal["unloaded", "loading", "ready", "generating", "error"]
 DownloadState = Literal["downloading", "done", "cancelled", "failed"]
-SessionStateName = Literal["interrupted", "paused", "ended", "running", "unreadable"]
+SessionStateName = Literal["interrupted", "paused", "discarded", "ended", "running", "unreadable"]
 
 
 SOMETIMES = {"sometimes": True}  # a field sent only when it has a value
