@@ -77,6 +77,11 @@ def test_a_draft_prefers_the_response_itself_to_the_other_sources() -> None:
     assert index.draft(2) == [4, 3]
 
 
+def test_a_draft_that_runs_into_the_tail_goes_on_repeating_the_text() -> None:
+    index = NgramIndex([9, 1, 2, 3, 1, 2, 3, 1, 2], max_ngram=2)
+    assert index.draft(5) == [3, 1, 2, 3, 1]
+
+
 def test_json_string_sources_are_the_texts_that_read_differently_inside_a_json_string() -> None:
     def encode(text: str) -> list[int]:
         return list(text.encode())

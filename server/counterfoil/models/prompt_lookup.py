@@ -13,6 +13,8 @@ An action is JSON, so what it copies is JSON-escaped: a file read shows raw in t
 the raw text fails at every line's end. So the conversation's texts are also searched as they
 read inside a JSON string (`sources`, `json_string_sources`): the response's own earlier tokens
 first (the `new` text of an edit repeats its `old`), then those, then the raw conversation.
+A draft whose match lies right before the tail (text repeating itself) goes on repeating it
+rather than stopping where the tokens end.
 
 Greedy only (the MLX loop decodes greedily): each kept token is the argmax of the same logits
 the plain loop would compute, after the same logits processors, so the output is the plain
@@ -113,8 +115,18 @@ class NgramIndex:
                 if elsewhere is not None:
                     return self.source[elsewhere : elsewhere + length]
             if start is not None:
-                return tokens[start : start + length]
+                return _continued(tokens, start, length)
         return []
+
+
+def _continued(tokens: list[int], start: int, length: int) -> list[int]:
+    """`length` tokens from `start` on; past the end, the stretch from `start` to the end
+    repeated (the tail matched right before it, so the text is repeating with that period)."""
+    end = len(tokens)
+    draft = tokens[start : start + length]
+    while len(draft) < length:
+        draft.append(draft[len(draft) - (end - start)])
+    return draft
 
 
 def json_string_sources(
