@@ -36,11 +36,13 @@ GOAL_PROSE = "In a paragraph, tell me why small, reviewed changes are safer than
 
 
 def openings(text: str) -> dict[str, str]:
-    """Each action's opening: an edit starts its `old` text at the module's class line, a
-    rewrite its `content` at the module's first line (as the model has chosen them, the rest
-    is its to write); a prose answer just opens."""
+    """Each action's opening: an edit starts its `old` text with the module's class line and
+    the two after it (the docstring it is asked to improve), a rewrite its `content` at the
+    module's first line (as the model has chosen them, the rest is its to write); a prose
+    answer just opens."""
     lines = text.splitlines(keepends=True)
-    target = next((line for line in lines if line.startswith("class ")), lines[len(lines) // 2])
+    at = next((i for i, line in enumerate(lines) if line.startswith("class ")), len(lines) // 2)
+    target = "".join(lines[at : at + 3])
     return {
         "edit": f'{{"tool":"edit_file","path":"{MODULE}","old":"{json.dumps(target)[1:-1]}',
         "rewrite": f'{{"tool":"write_file","path":"{MODULE}","content":"'
@@ -95,8 +97,41 @@ class Decoder:
     def text(self, tokens: list[int]) -> str:
         return str(self.loaded.tokenizer.decode(tokens))
 
+    def sources(self, messages: list[dict[str, str]]) -> list[list[int]]:
+        """The messages as tokens inside a JSON string, as the MLX loop gives lookup them."""
+        from counterfoil.models.prompt_lookup import json_string_sources
+
+        tokenizer = self.loaded.tokenizer
+        return json_string_sources(
+            lambda text: list(tokenizer.encode(text, add_special_tokens=False)),
+            [message["content"] for message in messages],
+        )
+
+    def verify_cost(self, prompt: list[int], drafted: int) -> float:
+        """One forward pass over the last token and `drafted` more, over one decode step
+        (medians, after `prompt`): what verifying a draft costs in decode steps."""
+        import mlx.core as mx
+        from mlx_lm.models.cache import make_prompt_cache, trim_prompt_cache
+
+        model = self.loaded.model
+        cache = make_prompt_cache(model)
+        mx.eval(model(mx.array(prompt[:-1], dtype=mx.uint32)[None], cache=cache))
+        seconds: dict[int, list[float]] = {1: [], drafted + 1: []}
+        for _ in range(5):
+            for width, times in seconds.items():
+                started = time.perf_counter()
+                mx.eval(model(mx.array(prompt[-width:], dtype=mx.uint32)[None], cache=cache))
+                times.append(time.perf_counter() - started)
+                trim_prompt_cache(cache, width)
+        return statistics.median(seconds[drafted + 1]) / statistics.median(seconds[1])
+
     def decode(
-        self, prompt: list[int], opening_at: int, max_tokens: int, lookup: bool
+        self,
+        prompt: list[int],
+        opening_at: int,
+        max_tokens: int,
+        lookup: bool,
+        sources: list[list[int]],
     ) -> tuple[list[int], float, Any]:
         """The tokens, the decode rate (tokens/s after the first) and lookup's counts."""
         import mlx.core as mx
@@ -112,7 +147,11 @@ class Decoder:
         # already generated, so decoding continues inside the action.
         constraint(mx.array(prompt[:opening_at]), mx.zeros((1, self.grammar.vocab_size)))
         stats = LookupStats()
-        generate = stream_generate_with_lookup(prompt, stats) if lookup else stream_generate
+        generate = (
+            stream_generate_with_lookup(prompt, stats, sources=sources)
+            if lookup
+            else stream_generate
+        )
         tokens: list[int] = []
         first = 0.0
         for response in generate(
@@ -156,10 +195,11 @@ def main() -> None:
     text = module_text(lines)
     after_read = conversation(GOAL_EDIT, text, reads=True)
     opening = openings(text)
+    first = conversation(GOAL_PROSE, text, reads=False)
     cases = {
-        "edit": decoder.prompt(after_read, opening["edit"]),
-        "rewrite": decoder.prompt(after_read, opening["rewrite"]),
-        "prose": decoder.prompt(conversation(GOAL_PROSE, text, reads=False), opening["prose"]),
+        "edit": (*decoder.prompt(after_read, opening["edit"]), decoder.sources(after_read)),
+        "rewrite": (*decoder.prompt(after_read, opening["rewrite"]), decoder.sources(after_read)),
+        "prose": (*decoder.prompt(first, opening["prose"]), decoder.sources(first)),
     }
     print(
         f"model {Path(spec).name}; {blas}; {rounds} rounds of {max_tokens} tokens; load "
@@ -172,17 +212,18 @@ def main() -> None:
     figures: dict[str, Any] = {"model": Path(spec).name, "blas": blas, "max_tokens": max_tokens}
     identical = True
     drafted = accepted = 0
-    for name, (prompt, opening_at) in cases.items():
+    for name, (prompt, opening_at, sources) in cases.items():
         plain_rates: list[float] = []
         lookup_rates: list[float] = []
         same = True
         count = 0
         plain_tokens: list[int] = []
-        case_drafted = case_accepted = 0
+        case_drafted = case_accepted = passes = plain_steps = 0
         for round_number in range(rounds):
             order = (False, True) if round_number % 2 == 0 else (True, False)
             results = {
-                lookup: decoder.decode(prompt, opening_at, max_tokens, lookup) for lookup in order
+                lookup: decoder.decode(prompt, opening_at, max_tokens, lookup, sources)
+                for lookup in order
             }
             (plain, plain_rate, _), (ours, our_rate, stats) = results[False], results[True]
             same = same and plain == ours
@@ -191,6 +232,7 @@ def main() -> None:
             lookup_rates.append(our_rate)
             case_drafted += stats.drafted
             case_accepted += stats.accepted
+            passes, plain_steps = stats.verify_passes, stats.plain_steps
         speedup = median_ratio(lookup_rates, plain_rates)
         acceptance = case_accepted / case_drafted if case_drafted else 0.0
         identical = identical and same
@@ -209,9 +251,16 @@ def main() -> None:
                 f"{name}_lookup_tokens_per_second": round(statistics.median(lookup_rates), 1),
                 f"{name}_acceptance": round(acceptance, 3),
                 f"{name}_tokens": count,
+                f"{name}_verify_passes": passes,
+                f"{name}_plain_steps": plain_steps,
             }
         )
     figures["acceptance"] = round(accepted / drafted, 3) if drafted else 0.0
+    figures["verify_8_drafted_in_decode_steps"] = round(decoder.verify_cost(cases["edit"][0], 8), 2)
+    print(
+        "one verify pass over 8 drafted tokens costs "
+        f"{figures['verify_8_drafted_in_decode_steps']} decode steps"
+    )
     figures["identical"] = identical
     print(json.dumps(figures))
     sys.exit(0 if identical else 1)

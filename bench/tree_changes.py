@@ -13,9 +13,16 @@ of walking (no lister threads, 1, 2 and 4; the default is none below 4 CPUs), in
   first command in the daemon), and the same in a fresh process's first workspace (cold:
   every file read and kept in the content store);
 - sandbox start-up: `true` run through the reaper with `commandSandbox` off vs confine.
-Not measured, because not used: skipping a folder whose mtime is unchanged (a file rewritten
-in place leaves its folder's mtime alone, and its name comes with its stat in one listing
-anyway), and inotify (writes through a shared mmap are not reported to it).
+Both sides do the same work on the same, warm tree: `git status --porcelain` (untracked files
+included, its index refreshed once before the rounds, so it lstats each tracked file and lists
+each folder) against a walk that lstats each file and lists each folder whose own stat changed
+(a folder whose mtime, ctime and inode are unchanged is not listed again; its files are still
+each lstat'ed, since a file rewritten in place leaves its folder alone). git lstats its index
+on up to 20 threads (`core.preloadIndex`); the walk stays on one (its lstats release the GIL,
+but handing the GIL between two threads per file costs more than the stat), so git's figure
+with `-c core.preloadIndex=false` is shown beside it. Not used: inotify, which would skip the
+lstats but misses writes (through a hard link from outside the tree, through a shared mmap
+opened before the watch, on a network or FUSE filesystem) that a stat catches.
 The figures are medians over rounds (ratios per round, then their median). `--quick` runs a
 tiny tree for a few rounds (seconds), to check the bench still runs. Prints a table, then one
 JSON line of the figures.
@@ -75,12 +82,17 @@ def generate(root: Path, sizes: Sizes) -> int:
     return sizes.folders * sizes.files_per_folder + 1
 
 
-def git_status(root: Path) -> tuple[float, int]:
+def git_status(root: Path, *options: str) -> tuple[float, int]:
     started = time.perf_counter()
     completed = subprocess.run(
-        ["git", "-C", str(root), "status", "--porcelain"], capture_output=True, check=True
+        ["git", "-C", str(root), *options, "status", "--porcelain"],
+        capture_output=True,
+        check=True,
     )
     return time.perf_counter() - started, len(completed.stdout.splitlines())
+
+
+ONE_THREAD = ("-c", "core.preloadIndex=false")
 
 
 def change_files(root: Path, sizes: Sizes, round_number: int) -> None:
@@ -135,7 +147,7 @@ def measure_ways(root: Path, sizes: Sizes) -> tuple[dict[str, dict[str, list[flo
         tree.before()
     time.sleep(0.2)  # out of the stat cache's racy window
     times: dict[str, dict[str, list[float]]] = {
-        way: {key: [] for key in ("ours", "git", "ours100", "git100")} for way in walking
+        way: {key: [] for key in ("ours", "git", "git1", "ours100", "git100")} for way in walking
     }
     before_times: list[float] = []
     names = list(walking)
@@ -153,6 +165,7 @@ def measure_ways(root: Path, sizes: Sizes) -> tuple[dict[str, dict[str, list[flo
             seconds, lines = git_status(root)
             times[way]["git"].append(seconds)
             assert lines == 0
+            times[way]["git1"].append(git_status(root, *ONE_THREAD)[0])
         befores = {way: trees[way].before()[0] for way in order}
         change_files(root, sizes, round_number)
         for way in order:
@@ -207,6 +220,10 @@ def main() -> None:
             "unchanged_ms": ms(figures["ours"]),
             "unchanged_git_status_ms": ms(figures["git"]),
             "unchanged_ratio": round(median_ratio(figures["ours"], figures["git"]), 2),
+            "unchanged_git_one_thread_ms": ms(figures["git1"]),
+            "unchanged_ratio_git_one_thread": round(
+                median_ratio(figures["ours"], figures["git1"]), 2
+            ),
             "changed_100_ms": ms(figures["ours100"]),
             "changed_100_git_status_ms": ms(figures["git100"]),
             "changed_100_ratio": round(median_ratio(figures["ours100"], figures["git100"]), 2),
@@ -242,6 +259,10 @@ def main() -> None:
                 f"{way:<28} {label:<10} {figures[key + '_ms']:>8} "
                 f"{figures[key + '_git_status_ms']:>14} {figures[key + '_ratio']:>6}"
             )
+    print(
+        f"git status with core.preloadIndex=false, unchanged: {default['unchanged_git_one_thread_ms']}"
+        f" ms (x {default['unchanged_ratio_git_one_thread']})"
+    )
     print(f"{'before-snapshot (warm)':<39} {result['before_snapshot_ms']:>8}")
     print(f"{'new workspace, first before':<39} {result['new_workspace_first_before_ms']:>8}")
     print(f"{'new process, first before (cold)':<39} {result['cold_first_before_ms']:>8}")

@@ -18,6 +18,7 @@ from counterfoil.models.prompt_lookup import (
     LookupConfig,
     LookupStats,
     NgramIndex,
+    json_string_sources,
     stream_generate_with_lookup,
 )
 
@@ -48,6 +49,46 @@ def test_a_draft_follows_the_latest_earlier_occurrence_of_the_longest_matching_t
 
 def test_no_draft_when_the_tail_never_occurred_before() -> None:
     assert NgramIndex([1, 2, 3], max_ngram=3).draft(4) == []
+
+
+RAW_NEWLINE, BACKSLASH, LETTER_N = 10, 11, 12
+
+
+def test_a_draft_goes_past_a_line_end_in_the_text_as_it_reads_inside_a_json_string() -> None:
+    conversation = [5, 6, RAW_NEWLINE, 7, 8]  # a file read: a raw newline between two lines
+    escaped = [5, 6, BACKSLASH, LETTER_N, 7, 8]  # the same file inside a JSON string
+    index = NgramIndex(conversation, max_ngram=3, sources=[escaped])
+    for token in (5, 6, BACKSLASH, LETTER_N):  # the action has copied the first line and `\n`
+        index.append(token)
+    assert index.draft(2) == [7, 8]
+    assert NgramIndex([*conversation, 5, 6, BACKSLASH, LETTER_N], max_ngram=3).draft(2) == []
+
+
+def test_a_draft_prefers_the_json_string_text_to_the_raw_conversation() -> None:
+    index = NgramIndex([5, 6, RAW_NEWLINE, 7], max_ngram=3, sources=[[5, 6, BACKSLASH, 9]])
+    index.append(5)
+    index.append(6)
+    assert index.draft(2) == [BACKSLASH, 9]
+
+
+def test_a_draft_prefers_the_response_itself_to_the_other_sources() -> None:
+    index = NgramIndex([1], max_ngram=2, sources=[[5, 6, BACKSLASH]])
+    for token in (5, 6, 4, 3, 5, 6):  # the response wrote 5 6 4 once already (the edit's old)
+        index.append(token)
+    assert index.draft(2) == [4, 3]
+
+
+def test_a_draft_that_runs_into_the_tail_goes_on_repeating_the_text() -> None:
+    index = NgramIndex([9, 1, 2, 3, 1, 2, 3, 1, 2], max_ngram=2)
+    assert index.draft(5) == [3, 1, 2, 3, 1]
+
+
+def test_json_string_sources_are_the_texts_that_read_differently_inside_a_json_string() -> None:
+    def encode(text: str) -> list[int]:
+        return list(text.encode())
+
+    texts = ["plain words", 'line\nand "quoted"\n']
+    assert json_string_sources(encode, texts) == [list(b'line\\nand \\"quoted\\"\\n')]
 
 
 def test_draft_length_grows_on_full_acceptance_and_shrinks_on_rejection() -> None:

@@ -216,6 +216,7 @@ class MLXGenerate:
         self.prompt_cache = PromptCache(loaded.model)
         self.stats: list[ResponseStats] = []
         self.lookup_stats = LookupStats()
+        self._json_source_cache: dict[str, list[list[int]]] = {}
 
     @property
     def max_tokens(self) -> int:
@@ -255,6 +256,24 @@ class MLXGenerate:
         window = self.loaded.context_window
         return None if window is None else prompt_budget(window, self.max_tokens)
 
+    def _json_sources(self, messages: list[dict[str, str]]) -> list[list[int]]:
+        """The messages' texts as tokens of them inside a JSON string, for prompt lookup;
+        each text tokenized once while it stays in the conversation."""
+        from .prompt_lookup import json_string_sources
+
+        tokenizer = self.loaded.tokenizer
+        known = self._json_source_cache
+        kept: dict[str, list[list[int]]] = {}
+        for message in messages:
+            text = message.get("content", "")
+            if text not in kept:
+                kept[text] = known.get(text) or json_string_sources(
+                    lambda escaped: list(tokenizer.encode(escaped, add_special_tokens=False)),
+                    [text],
+                )
+        self._json_source_cache = kept
+        return [source for sources in kept.values() for source in sources]
+
     def __call__(self, messages: list[dict[str, str]]) -> str:
         with self.loaded.lock:
             return self._generate(messages)
@@ -285,7 +304,9 @@ class MLXGenerate:
         prefill_seconds = 0.0
         decode: Callable[..., Iterator[Any]] = stream_generate
         if self.options.prompt_lookup:  # drafts from the conversation; see prompt_lookup.py
-            decode = stream_generate_with_lookup(prompt, self.lookup_stats)
+            decode = stream_generate_with_lookup(
+                prompt, self.lookup_stats, sources=self._json_sources(messages)
+            )
         try:
             rest, _ = prefill_in_chunks(
                 self.loaded.model,

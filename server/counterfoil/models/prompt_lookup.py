@@ -8,6 +8,14 @@ followed their latest earlier occurrence, feeds the last token and the draft thr
 in one forward pass, and keeps the longest drafted prefix the model itself would have chosen,
 plus the model's own next token. The KV cache is trimmed back past the rejected part.
 
+An action is JSON, so what it copies is JSON-escaped: a file read shows raw in the conversation
+(a newline is a newline) but is written back as a JSON string (`\n`, `\"`), and a draft from
+the raw text fails at every line's end. So the conversation's texts are also searched as they
+read inside a JSON string (`sources`, `json_string_sources`): the response's own earlier tokens
+first (the `new` text of an edit repeats its `old`), then those, then the raw conversation.
+A draft whose match lies right before the tail (text repeating itself) goes on repeating it
+rather than stopping where the tokens end.
+
 Greedy only (the MLX loop decodes greedily): each kept token is the argmax of the same logits
 the plain loop would compute, after the same logits processors, so the output is the plain
 output token for token. The constrained decoder's processor is called once per kept position,
@@ -21,8 +29,9 @@ that cannot be trimmed (a rotating window past its size, a recurrent state) is d
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Callable, Collection, Generator, Iterator, Sequence
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,15 +66,34 @@ class LookupStats:
         return self.accepted / self.drafted if self.drafted else 0.0
 
 
-class NgramIndex:
-    """The conversation's tokens, and for each n-gram the position after its latest occurrence."""
+NgramTable = list[dict[tuple[int, ...], int]]  # per n: each n-gram, the position after it
 
-    def __init__(self, tokens: Sequence[int], max_ngram: int) -> None:
-        self.tokens: list[int] = []
+
+def _index(tokens: Sequence[int], max_ngram: int, table: NgramTable, offset: int = 0) -> None:
+    for position in range(offset, len(tokens)):
+        for n in range(1, min(max_ngram, position) + 1):
+            table[n][tuple(tokens[position - n : position])] = position
+
+
+class NgramIndex:
+    """The conversation's tokens, and for each n-gram the position after its latest occurrence;
+    likewise for `sources`, other token sequences drafts may come from (the conversation's
+    texts as they read inside a JSON string)."""
+
+    def __init__(
+        self, tokens: Sequence[int], max_ngram: int, sources: Sequence[Sequence[int]] = ()
+    ) -> None:
+        self.tokens: list[int] = list(tokens)
         self.max_ngram = max_ngram
-        self._next: list[dict[tuple[int, ...], int]] = [{} for _ in range(max_ngram + 1)]
-        for token in tokens:
-            self.append(token)
+        self.response_start = len(self.tokens)
+        self._next: NgramTable = [{} for _ in range(max_ngram + 1)]
+        _index(self.tokens, max_ngram, self._next)
+        self.source: list[int] = []
+        self._source_next: NgramTable = [{} for _ in range(max_ngram + 1)]
+        for source in sources:
+            start = len(self.source)
+            self.source.extend(source)
+            _index(self.source, max_ngram, self._source_next, start + 1)
 
     def append(self, token: int) -> None:
         tokens = self.tokens
@@ -76,13 +104,42 @@ class NgramIndex:
 
     def draft(self, length: int) -> list[int]:
         """Up to `length` tokens that followed the latest earlier occurrence of the longest
-        matching tail (n-gram) of the conversation; empty when no tail has occurred before."""
+        matching tail (n-gram) of the conversation: in the response itself, else in the
+        sources, else in the prompt; empty when no tail has occurred before."""
         tokens = self.tokens
         for n in range(min(self.max_ngram, len(tokens)), 0, -1):
-            start = self._next[n].get(tuple(tokens[-n:]))
+            tail = tuple(tokens[-n:])
+            start = self._next[n].get(tail)
+            if start is None or start < self.response_start:
+                elsewhere = self._source_next[n].get(tail)
+                if elsewhere is not None:
+                    return self.source[elsewhere : elsewhere + length]
             if start is not None:
-                return tokens[start : start + length]
+                return _continued(tokens, start, length)
         return []
+
+
+def _continued(tokens: list[int], start: int, length: int) -> list[int]:
+    """`length` tokens from `start` on; past the end, the stretch from `start` to the end
+    repeated (the tail matched right before it, so the text is repeating with that period)."""
+    end = len(tokens)
+    draft = tokens[start : start + length]
+    while len(draft) < length:
+        draft.append(draft[len(draft) - (end - start)])
+    return draft
+
+
+def json_string_sources(
+    encode: Callable[[str], list[int]], texts: Iterable[str]
+) -> list[list[int]]:
+    """Each of `texts` that reads differently inside a JSON string, as tokens of it there
+    (what an action that copies it writes)."""
+    sources = []
+    for text in texts:
+        escaped = json.dumps(text, ensure_ascii=False)[1:-1]
+        if escaped != text:
+            sources.append(encode(escaped))
+    return sources
 
 
 class DraftLength:
@@ -133,11 +190,12 @@ def lookup_generate_step(
     config: LookupConfig | None = None,
     stats: LookupStats | None = None,
     eos_token_ids: Collection[int] = (),
+    sources: Sequence[Sequence[int]] = (),
 ) -> Generator[tuple[int, Any, bool], None, None]:
     """`mlx_lm.generate_step` for greedy decoding, with prompt lookup: yields (token, logprobs,
     from_draft). `prompt` is the suffix still to prefill; `context` the conversation's tokens
     (the whole prompt, ending with `prompt`, or only what precedes it), searched for drafts
-    along with the response. It ends after an end-of-sequence token or `max_tokens` tokens, the
+    along with the response and `sources` (see `NgramIndex`). It ends after an end-of-sequence token or `max_tokens` tokens, the
     cache then holding the prompt and every token yielded, as the plain loop leaves it; closed
     earlier, it trims the cache back to tokens it yielded (without computing the last one).
     """
@@ -154,7 +212,7 @@ def lookup_generate_step(
     conversation = list(context)
     if conversation[len(conversation) - len(suffix) :] != suffix:
         conversation += suffix
-    index = NgramIndex(conversation, config.max_ngram)
+    index = NgramIndex(conversation, config.max_ngram, sources)
     sequence = list(suffix)  # what the processors see: the suffix, then the response
     fed: list[int] = list(suffix[:-1])  # the tokens the cache holds past the prefix, in order
     lengths = DraftLength(config)
@@ -325,6 +383,7 @@ def stream_generate_with_lookup(
     config: LookupConfig | None = None,
     *,
     greedy: bool = True,
+    sources: Sequence[Sequence[int]] = (),
 ) -> Callable[..., Iterator[Any]]:
     """A drop-in for `mlx_lm.stream_generate` (same arguments, same `GenerationResponse`s)
     that decodes with prompt lookup over `context` (the conversation's tokens, see
@@ -365,6 +424,7 @@ def stream_generate_with_lookup(
                 config=config,
                 stats=stats,
                 eos_token_ids=tokenizer.eos_token_ids,
+                sources=sources,
             ),
         )
 

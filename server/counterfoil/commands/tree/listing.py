@@ -1,9 +1,13 @@
 """A folder's listing (each name with its lstat key), and the listings of a folder's subfolders
 taken a few at a time on other threads.
 
-Listing is what a walk of an unchanged tree costs: one `getdents` per folder and one `lstat`
-per entry, none of which can be skipped soundly (a file rewritten in place changes its own
-stat, never its folder's). Both calls release the GIL, so while the walk records one folder,
+Listing is what a walk of an unchanged tree costs: one `lstat` per entry, none of which can be
+skipped soundly (a file rewritten in place changes its own stat, never its folder's), and one
+`getdents` per folder. The `getdents` can be: a folder whose own mtime, ctime and inode are
+those it had when last listed, and were already out of the racy window then, holds the same
+names (making, removing or renaming a name moves its mtime and ctime, and putting the mtime
+back moves the ctime), so its names are taken from the last listing and each `lstat`ed again
+(`listing_by_names`; a name gone after all falls back to a fresh listing). Both calls release the GIL, so while the walk records one folder,
 `TreeLimits.walk_threads` threads list the next ones (a window of them, so a folder of 10,000
 subfolders holds a bounded number of descriptors). The walk itself stays on one thread: the
 snapshot is written by it alone, in the same order as with no threads.
@@ -71,13 +75,43 @@ def folder_listing(fd: int) -> list[StatKey]:
     return listing
 
 
-def open_listed(parent: int, name: str) -> Opened:
-    """The subfolder `name` opened (never through a symlink) and listed."""
+def listing_by_names(fd: int, names: list[str]) -> list[StatKey]:
+    """The folder's listing when its names are known to be `names`: each `lstat`ed, in that
+    order (a listing afresh when one of them is gone)."""
+    lstat = os.stat
+    try:  # the hot loop of an unchanged tree: one lstat per name and one tuple
+        return [
+            (
+                name,
+                (info := lstat(name, dir_fd=fd, follow_symlinks=False)).st_size,
+                info.st_mtime_ns,
+                info.st_ino,
+                info.st_mode,
+                info.st_ctime_ns,
+            )
+            for name in names
+        ]
+    except OSError:
+        return folder_listing(fd)
+
+
+# A subfolder's own stat (mtime_ns, ctime_ns, inode) and names when they are known unchanged;
+# None: list it.
+Known = tuple[tuple[int, int, int], list[str]] | None
+
+
+def open_listed(parent: int, name: str, known: Known = None) -> Opened:
+    """The subfolder `name` opened (never through a symlink) and listed: from `known` names
+    when the folder opened still has the own stat they were known with."""
     try:
         fd = os.open(name, DIRECTORY_FLAGS, dir_fd=parent)
     except OSError:
         return None
     try:
+        if known is not None:
+            info = os.fstat(fd)
+            if (info.st_mtime_ns, info.st_ctime_ns, info.st_ino) == known[0]:
+                return fd, listing_by_names(fd, known[1])
         return fd, folder_listing(fd)
     except BaseException:
         os.close(fd)
@@ -96,18 +130,19 @@ class Lister:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
 
-    def _submit(self, parent: int, name: str) -> Future[Opened]:
+    def _submit(self, parent: int, name: str, known: Known) -> Future[Opened]:
         assert self.pool is not None
-        return self.pool.submit(open_listed, parent, name)
+        return self.pool.submit(open_listed, parent, name, known)
 
     def subfolders(
-        self, parent: int, names: tuple[str, ...] | list[str]
+        self, parent: int, names: list[tuple[str, Known]]
     ) -> Generator[tuple[str, Opened], None, None]:
-        """Each of `names` with its descriptor and listing, in order; a descriptor is closed
-        when the next name is asked for (or the iterator is closed)."""
+        """Each of `names` (with its known names, if any) with its descriptor and listing, in
+        order; a descriptor is closed when the next name is asked for (or the iterator is
+        closed)."""
         if self.pool is None or len(names) < 2:
-            for name in names:
-                opened = open_listed(parent, name)
+            for name, known in names:
+                opened = open_listed(parent, name, known)
                 try:
                     yield name, opened
                 finally:
@@ -116,13 +151,13 @@ class Lister:
             return
         pending = iter(names)
         window: deque[tuple[str, Future[Opened]]] = deque(
-            (name, self._submit(parent, name)) for name in islice(pending, self.ahead)
+            (name, self._submit(parent, name, known)) for name, known in islice(pending, self.ahead)
         )
         try:
             while window:
                 name, job = window.popleft()
-                for more in islice(pending, 1):
-                    window.append((more, self._submit(parent, more)))
+                for more, known in islice(pending, 1):
+                    window.append((more, self._submit(parent, more, known)))
                 opened = job.result()
                 try:
                     yield name, opened

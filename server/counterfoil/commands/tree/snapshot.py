@@ -78,6 +78,7 @@ class Entry(NamedTuple):
 
 
 StatKey = tuple[str, int, int, int, int, int]  # name, size, mtime_ns, inode, mode, ctime_ns
+FolderKey = tuple[int, int, int]  # a folder's own mtime_ns, ctime_ns and inode
 
 
 class FolderRecord(NamedTuple):
@@ -92,6 +93,7 @@ class FolderRecord(NamedTuple):
     subfolders: tuple[str, ...]
     left_out: dict[str, str]  # name: why (counted, not listed)
     newest_ns: int  # reusable only once this is out of the racy window
+    own: FolderKey | None = None  # the folder's own stat when listed (None: not known)
 
 
 _serials = itertools.count(1)

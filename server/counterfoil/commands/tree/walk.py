@@ -5,7 +5,8 @@ its digest unread, unless its mtime or ctime was too close to when that snapshot
 trust (as git's "racy" rule). A whole folder whose listing (names and stat keys, in order) and inherited rules
 equal the last walk's is taken whole from its `FolderRecord`: one list comparison instead of
 one per entry; in a folder whose listing changed, only the names whose key changed are looked
-at, and a `.gitignore` whose stat is unchanged is not read again.
+at, and a `.gitignore` whose stat is unchanged is not read again. A folder whose own stat is
+unchanged since it was listed is not listed again, only its names `lstat`ed (`listing.py`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from .ignore import (
     parse_gitignore,
 )
 from .left_out import stat_left_out
-from .listing import Lister, folder_listing, stat_key
+from .listing import Known, Lister, folder_listing, listing_by_names, stat_key
 from .snapshot import (
     FILE,
     NOT_READ_LINKED,
@@ -44,6 +45,7 @@ from .snapshot import (
     SYMLINK,
     UNSETTLED,
     Entry,
+    FolderKey,
     FolderRecord,
     KeepBytes,
     Snapshot,
@@ -83,13 +85,17 @@ class _Walk:
         self.protected = protected_walk_matcher(rules.protected_patterns)
         self.deadline = time.monotonic() + limits.max_seconds
         self.lister = Lister(limits.walk_threads)
+        self.settled_before = self.snapshot.taken_ns - RACY_NANOSECONDS
 
     def run(self) -> Snapshot:
         fd = os.open(self.root, DIRECTORY_FLAGS)
         try:
             info = os.fstat(fd)
             self.snapshot.root = (".", *stat_key(info), info.st_mode, info.st_ctime_ns)
-            self._folder(fd, "", [], folder_listing(fd))
+            own = (info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+            known = self._known("", own)
+            listing = folder_listing(fd) if known is None else listing_by_names(fd, known[1])
+            self._folder(fd, "", [], listing, own)
         finally:
             os.close(fd)
             self.lister.close()
@@ -99,8 +105,26 @@ class _Walk:
         if self.snapshot.incomplete is None:
             self.snapshot.incomplete = reason
 
+    def _known(self, prefix: str, own: FolderKey) -> Known:
+        """The names of the folder `prefix` when its own stat says they are those of its last
+        listing (that stat unchanged, and settled when that listing was read); else None."""
+        record = self.records.get(prefix)
+        if record is None or record.own != own:
+            return None
+        return own, [key[0] for key in record.listing]
+
+    def _settled(self, own: FolderKey) -> FolderKey | None:
+        """`own` as a record keeps it: only when it is out of the racy window now, so a change
+        made after this listing cannot leave it as it is."""
+        return own if max(own[0], own[1]) < self.settled_before else None
+
     def _folder(
-        self, fd: int, prefix: str, inherited: list[IgnoreRule], listing: list[StatKey]
+        self,
+        fd: int,
+        prefix: str,
+        inherited: list[IgnoreRule],
+        listing: list[StatKey],
+        own: FolderKey,
     ) -> None:
         if time.monotonic() > self.deadline:
             self._stop(f"took more than {self.limits.max_seconds:g} s")
@@ -113,11 +137,11 @@ class _Walk:
             and record.inherited == inherited
         )
         if trusted and record is not None and record.listing == listing:
-            self._reuse(fd, prefix, record)  # the stat cache for a whole folder: one comparison
+            self._reuse(fd, prefix, record, own)  # the stat cache for a whole folder
         else:
-            self._walk_listing(fd, prefix, inherited, listing, record if trusted else None)
+            self._walk_listing(fd, prefix, inherited, listing, record if trusted else None, own)
 
-    def _reuse(self, fd: int, prefix: str, record: FolderRecord) -> None:
+    def _reuse(self, fd: int, prefix: str, record: FolderRecord, own: FolderKey) -> None:
         """An unchanged folder: its entries, counts and rules as they were; only its
         subfolders are walked again."""
         snapshot = self.snapshot
@@ -125,13 +149,15 @@ class _Walk:
             self._stop(f"more than {self.limits.max_entries} entries")
             return
         snapshot.entries.update(record.entries)
+        if record.own != own:
+            record = record._replace(own=self._settled(own))
         snapshot.folders[prefix] = record
         for reason in record.left_out.values():
             snapshot.count_ignored(reason)
         if record.left_out:
             self._stat_left_out(fd, prefix, record.listing, record.left_out)
         rules = record.inherited + record.own_rules
-        self._descend(fd, prefix, record.subfolders, rules)
+        self._descend(fd, prefix, record.subfolders, rules, record.listing)
 
     def _walk_listing(
         self,
@@ -140,18 +166,19 @@ class _Walk:
         inherited: list[IgnoreRule],
         listing: list[StatKey],
         record: FolderRecord | None,
+        own: FolderKey,
     ) -> None:
         """A folder whose listing changed: what `record` (trusted, else None) says of the
         names whose stat key is the same is kept; the others are looked at one by one."""
-        own = self._gitignore(fd, listing, prefix, record)
-        rules = inherited + own
+        own_rules = self._gitignore(fd, listing, prefix, record)
+        rules = inherited + own_rules
         snapshot = self.snapshot
         entries: dict[str, Entry] = {}
         left_out: dict[str, str] = {}
         subfolders: list[str] = []
         newest = 0
         todo = listing
-        if record is not None and record.own_rules == own:
+        if record is not None and record.own_rules == own_rules:
             earlier = set(record.listing)
             todo = [key for key in listing if key not in earlier]
             gone = {key[0] for key in earlier.difference(listing)}
@@ -175,9 +202,17 @@ class _Walk:
         gitignore = next((key for key in listing if key[0] == GITIGNORE), None)
         newest = max(newest, _newest_settled(fresh))
         snapshot.folders[prefix] = FolderRecord(
-            listing, inherited, own, gitignore, entries, tuple(subfolders), left_out, newest
+            listing,
+            inherited,
+            own_rules,
+            gitignore,
+            entries,
+            tuple(subfolders),
+            left_out,
+            newest,
+            self._settled(own),
         )
-        self._descend(fd, prefix, subfolders, rules)
+        self._descend(fd, prefix, subfolders, rules, listing)
 
     def _look_at(
         self,
@@ -247,17 +282,35 @@ class _Walk:
             folders[prefix + key[0]] = folder
 
     def _descend(
-        self, fd: int, prefix: str, names: tuple[str, ...] | list[str], rules: list[IgnoreRule]
+        self,
+        fd: int,
+        prefix: str,
+        names: tuple[str, ...] | list[str],
+        rules: list[IgnoreRule],
+        listing: list[StatKey],
     ) -> None:
-        """Each subfolder walked, listed ahead on the lister's threads."""
-        with closing(self.lister.subfolders(fd, names)) as listed:
+        """Each subfolder walked, listed ahead on the lister's threads (from the names it had
+        when its own stat, in `listing`, is unchanged)."""
+        if not names:
+            return
+        wanted = set(names)
+        owns = {key[0]: (key[2], key[5], key[3]) for key in listing if key[0] in wanted}
+        todo = [
+            (name, self._known(prefix + name + "/", owns[name]) if name in owns else None)
+            for name in names
+        ]
+        with closing(self.lister.subfolders(fd, todo)) as listed:
             for name, opened in listed:
                 if self.snapshot.incomplete is not None:
                     return
                 if opened is None:
                     self.snapshot.count_ignored("unreadable folder")
                     continue
-                self._folder(opened[0], prefix + name + "/", rules, opened[1])
+                own = owns.get(name)
+                if own is None:  # not in the listing: its stat as opened
+                    info = os.fstat(opened[0])
+                    own = (info.st_mtime_ns, info.st_ctime_ns, info.st_ino)
+                self._folder(opened[0], prefix + name + "/", rules, opened[1], own)
 
     def _left_out(self, name: str, path: str, folder: bool, rules: list[IgnoreRule]) -> str | None:
         if GIT_FOLDER in path.casefold():
