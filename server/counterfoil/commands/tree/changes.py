@@ -17,7 +17,8 @@ from typing import Any
 
 from ...gate.path_text import shown_path
 from .left_out import LeftOutChange, left_out_changes
-from .snapshot import FOLDER, RACY_NANOSECONDS, Entry, Snapshot, StatKey, TreeLimits
+from .listing import StatKey
+from .snapshot import FOLDER, RACY_NANOSECONDS, Entry, Snapshot, TreeLimits
 
 CREATED, MODIFIED, DELETED, MODE_CHANGED = "created", "modified", "deleted", "mode_changed"
 

@@ -20,16 +20,11 @@ from collections import deque
 from collections.abc import Generator
 from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import islice
-from typing import TYPE_CHECKING
 
 from ...gate.files import DIRECTORY_FLAGS
 
-if TYPE_CHECKING:
-    from .snapshot import StatKey
-
-Opened = (
-    tuple[int, list["StatKey"]] | None
-)  # a subfolder's descriptor and listing; None: unreadable
+StatKey = tuple[str, int, int, int, int, int]  # name, size, mtime_ns, inode, mode, ctime_ns
+Opened = tuple[int, list[StatKey]] | None  # a subfolder's descriptor and listing; None: unreadable
 AHEAD_PER_THREAD = 4
 
 

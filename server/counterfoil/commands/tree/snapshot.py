@@ -23,6 +23,7 @@ from ...errors import AgentError
 from ...gate.files import READ_FLAGS, open_directory
 from .ignore import IgnoreRule
 from .left_out import LeftOutFolder
+from .listing import StatKey
 
 FILE, SYMLINK, OTHER, FOLDER = "file", "symlink", "other", "folder"
 RACY_NANOSECONDS = 100_000_000  # mtimes this close to a snapshot are hashed again next time
@@ -77,7 +78,6 @@ class Entry(NamedTuple):
         return max(self.mtime_ns, self.ctime_ns)
 
 
-StatKey = tuple[str, int, int, int, int, int]  # name, size, mtime_ns, inode, mode, ctime_ns
 FolderKey = tuple[int, int, int]  # a folder's own mtime_ns, ctime_ns and inode
 
 

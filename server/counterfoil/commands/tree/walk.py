@@ -33,7 +33,7 @@ from .ignore import (
     parse_gitignore,
 )
 from .left_out import stat_left_out
-from .listing import Known, Lister, folder_listing, listing_by_names, stat_key
+from .listing import Known, Lister, StatKey, folder_listing, listing_by_names, stat_key
 from .snapshot import (
     FILE,
     NOT_READ_LINKED,
@@ -49,7 +49,6 @@ from .snapshot import (
     FolderRecord,
     KeepBytes,
     Snapshot,
-    StatKey,
     TreeLimits,
     TreeRules,
     digest_file,
