@@ -25,7 +25,7 @@ from ..receipt_evidence import file_evidence
 from ..receipts import ReceiptNotRecorded
 from ..receipts.content import load_object
 from ..receipts.own_folder import own_folder
-from ..steps import StepResult
+from ..steps import StepGate, StepResult
 from ..verdict import EffectOutcome
 from .approval import Approval, denial
 from .edited_approval import diff_shows_all, edited_observation, edited_proposal
@@ -59,7 +59,7 @@ from .workspace_reads import WorkspaceReads
 from .workspace_record import ConfirmProposal, ConfirmTool  # noqa: F401 - re-exported
 
 
-class Workspace(WorkspaceReads):
+class Workspace(WorkspaceReads, StepGate):
     """Tools confined to `policy.root`; effects need approval and leave a receipt."""
 
     # Effects: each is a proposal, an approval, then the effect itself
@@ -408,14 +408,10 @@ class Workspace(WorkspaceReads):
 
     # The gate
 
-    def execute(self, action: Any, tool_call_id: str | None = None) -> str:
-        """Run one model action; every refusal comes back as an `error: …` observation."""
-        return self.execute_step(action, tool_call_id).observation
-
     def execute_step(self, action: Any, tool_call_id: str | None = None) -> StepResult:
-        """`execute`, with the record of what the step did beside its observation."""
-        self.last_step = self._step(lambda: self._execute(action, tool_call_id))
-        return self.last_step
+        """Run one model action and return the record of what it did beside its observation;
+        every refusal is a record whose observation is `error: …`."""
+        return self._step(lambda: self._execute(action, tool_call_id))
 
     def revert_step(self, call_id: str) -> StepResult:
         """`revert`, as a step: a refusal or a No is its observation, not an exception."""
@@ -423,19 +419,21 @@ class Workspace(WorkspaceReads):
 
     def _step(self, perform: Callable[[], str]) -> StepResult:
         self._step_effect = self._step_receipt = None
-        refused = True
+        sentence: str | None = None
+        observation = ""
         try:
             observation = perform()
-            refused = False
         except ReceiptNotRecorded as error:
-            self.unrecorded_effect = str(error)
-            observation = f"error: {error}"
+            self.unrecorded_effect = sentence = str(error)
         except AgentError as error:
-            observation = f"error: {error}"
+            sentence = str(error)
         except OSError as error:
-            observation = f"error: {error.strerror or error}"
+            sentence = f"{error.strerror or error}"
         except Exception as error:  # noqa: BLE001 - the gate never raises for model input
-            observation = f"error: {type(error).__name__}: {error}"
+            sentence = f"{type(error).__name__}: {error}"
+        refused = sentence is not None
+        if sentence is not None:
+            observation = f"error: {sentence}"
         effect, receipt = self._step_effect, self._step_receipt
         evidence: dict[str, Any] = receipt.evidence if receipt is not None else {}
         call_id = receipt.tool_call_id if receipt is not None else None
@@ -447,6 +445,7 @@ class Workspace(WorkspaceReads):
             receipt_id=None if receipt is None else receipt.receipt_id,
             output_sha256=evidence.get("output_sha256"),
             result_sha256=evidence.get("result_sha256"),
+            error=sentence,
         )
 
     def _execute(self, action: Any, tool_call_id: str | None) -> str:

@@ -18,7 +18,6 @@ from ..errors import AgentError
 from ..receipt_evidence import approval_record, utc_now
 from ..receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore
 from ..search.engine import SearchLimits
-from ..steps import StepResult
 from ..verdict import EffectOutcome, EffectState
 from .policy import ToolPolicy
 from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
@@ -65,7 +64,6 @@ class WorkspaceRecord:
         # Called with an approved proposal and its approval evidence just before the effect;
         # raising stops the effect (a durable intent, see counterfoil.sessions.intents).
         self.before_effect: Callable[[ToolProposal, dict[str, Any]], None] | None = None
-        self.last_step: StepResult | None = None  # the record of the last `execute`
         self.search_limits = SearchLimits()
         self.search_engine = "auto"  # or "ripgrep" / "python", to pin one engine
         self.tree_limits = TreeLimits()

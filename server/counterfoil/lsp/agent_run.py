@@ -162,8 +162,8 @@ class AgentRunner:
         instructions = None if request.agents is None else request.agents.text
         recorded.begin(loaded, workspace, instructions)
         if recorded.asked_again is not None:  # the open approval, answered again: step 0
-            response, action, observed = recorded.asked_again
-            on_event(AgentEvent(0, response, action, observed, workspace.last_step))
+            response, action, step = recorded.asked_again
+            on_event(AgentEvent(0, response, action, step.observation, step))
         counted = len(generate.stats)  # the model is kept across runs
         run = run_agent(
             goal,
