@@ -238,7 +238,7 @@ class Workspace(StepGate):
                 return existing.result
             raise AgentError("tool call id was already used for another action")
         try:
-            proposal = self.propose(action, tool_call_id)
+            proposal = self.effects.propose(action, tool_call_id)
         except AgentError as error:
             self.record.noted(
                 EffectOutcome(
