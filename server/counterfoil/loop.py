@@ -19,7 +19,7 @@ from .context.prompt import build_system_prompt
 from .errors import AgentError
 from .gate.workspace import Workspace
 from .model import Model
-from .steps import StepResult
+from .steps import StepResult, step_taker
 from .verdict import RunVerdict, compute_verdict
 
 Messages = list[dict[str, str]]
@@ -44,15 +44,6 @@ class RecordsEffects(Protocol):
     which must end the run. A workspace without it is the course's plain kind."""
 
     unrecorded_effect: str | None
-
-
-@runtime_checkable
-class RecordsSteps(Protocol):
-    """A workspace that keeps, beside the observation `execute` returns, the record of what
-    that step did (`StepResult`); `run_agent` puts it on the step's event. Optional, like
-    `RecordsEffects`."""
-
-    last_step: StepResult | None
 
 
 def initial_messages(task: str, system_prompt: str) -> Messages:
@@ -113,7 +104,8 @@ class AgentLimits:
 @dataclass(frozen=True)
 class AgentEvent:
     """One step: the model's response, the action parsed from it, the observation, and the
-    record of what the step did (`step_result`, when the workspace keeps one)."""
+    record of what the gate did with it (`step_result`: None for a response that made no call).
+    `result` is the course's string, the record's observation."""
 
     step: int
     response: str
@@ -209,7 +201,9 @@ def run_agent(
         low=limits.elide_down_to,
         observations=observations,
     )
-    evidence = RunEvidence.of(workspace, limits.max_inline_chars, observations)
+    take_step = step_taker(workspace)
+    store = workspace.receipt_store if isinstance(workspace, Workspace) else None
+    evidence = RunEvidence.of(store, limits.max_inline_chars, observations)
     invalid = 0
     last_action: ToolAction | None = None
     repeats = 0
@@ -247,7 +241,7 @@ def run_agent(
             conversation.record(AgentEvent(step, response, None, result), on_event)
             invalid += 1
             conversation.messages += _turn(response, result)
-            note_observation(observations, conversation.messages, None, result)
+            note_observation(observations, conversation.messages, None, None)
             if invalid >= limits.max_invalid_actions:
                 return finish(False, "invalid_action_limit")
             if on_observation is not None:
@@ -263,26 +257,23 @@ def run_agent(
             conversation.record(AgentEvent(step, response, None, IDENTICAL_ACTION_ERROR), on_event)
             return finish(False, "repeated_action_limit")
         if evidence is None:
-            result, shown = workspace.execute(action), None
+            taken, shown = take_step(action), None
         else:
-            result, shown = evidence.execute(action)
-        recorded = workspace.last_step if isinstance(workspace, RecordsSteps) else None
-        if recorded is not None and recorded.observation is not result:
-            recorded = None  # not the record of this result (an artifact read, an override)
+            taken, shown = evidence.execute(action, take_step)
         externalized = shown if shown is not None and shown.shows is not None else None
         conversation.record(
-            AgentEvent(step, response, action, result, recorded, externalized), on_event
+            AgentEvent(step, response, action, taken.observation, taken, externalized), on_event
         )
         unrecorded = workspace.unrecorded_effect if isinstance(workspace, RecordsEffects) else None
         if unrecorded is not None:
             return finish(False, "receipt_not_recorded", error=unrecorded)
-        shown = shown or ShapedObservation(result)
+        shown = shown or ShapedObservation(taken.observation)
         conversation.messages += _turn(response, shown.text)
         note_observation(
             observations,
             conversation.messages,
             action,
-            result,
+            taken,
             summary=shown.summary,
             shows=shown.shows,
             summary_shows=shown.summary_shows,

@@ -4,7 +4,10 @@ the text the model is shown."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol, cast
 
 from .verdict import EffectOutcome, EffectState
 
@@ -17,7 +20,9 @@ class StepResult:
     `failed`); a read the gate refused is `refused`, a read that ran has none. `effect` is what
     a file effect wrote (path, digest) or a command ran (argv, exit status, timed out) and why
     it was not done; `receipt_id` names its receipt and `output_sha256` / `result_sha256` the
-    bytes the receipt keeps (a command's whole output, the file written).
+    bytes the receipt keeps (a command's whole output, the file written). `error` is the gate's
+    one sentence when it refused the call, was told No, or the effect failed: the observation
+    is then `error: ` and that sentence, and no layer needs to read it back out of the text.
     """
 
     observation: str
@@ -27,6 +32,13 @@ class StepResult:
     receipt_id: str | None = None
     output_sha256: str | None = None
     result_sha256: str | None = None
+    error: str | None = None
+
+    @property
+    def is_error(self) -> bool:
+        """The call was refused, told No, or failed: nothing was read and no effect is kept
+        (what elision, externalizing, the evals and the branches decide by)."""
+        return self.error is not None
 
     @property
     def reason(self) -> str | None:
@@ -51,3 +63,58 @@ class StepResult:
         if self.receipt_id is not None:
             parts.append(f"receipt {self.receipt_id}")
         return ", ".join(parts)
+
+
+def refusal(sentence: str) -> StepResult:
+    """A call refused before it became an effect, with the gate's sentence."""
+    return StepResult(f"error: {sentence}", state="refused", error=sentence)
+
+
+def plain_step(observation: str) -> StepResult:
+    """The course's plain-string surface at the edge: its workspace answers with a string and
+    says a call failed by starting it with `error: `. The one place an observation's text is
+    read for an outcome; everything past it reads the record."""
+    if observation.startswith("error:"):
+        return StepResult(
+            observation, state="refused", error=observation.removeprefix("error:").lstrip()
+        )
+    return StepResult(observation)
+
+
+class StepGate(ABC):
+    """A gate that answers each call with its record (`execute_step`); `execute` is the
+    course's surface over it, the observation alone. The workspace and its variants (the
+    course's bounded-evidence wrapper) implement this one interface."""
+
+    @abstractmethod
+    def execute_step(self, action: Any, tool_call_id: str | None = None) -> StepResult:
+        """Run one model action; every refusal is a record with an `error: …` observation."""
+
+    def execute(self, action: Any, tool_call_id: str | None = None) -> str:
+        """Run one model action; every refusal comes back as an `error: …` observation."""
+        return self.execute_step(action, tool_call_id).observation
+
+
+class PlainGate(Protocol):
+    """The course's workspace: an action in (one positional argument), a string out."""
+
+    def execute(self, action: Any) -> str: ...
+
+
+TakeStep = Callable[[Any], StepResult]
+
+
+def step_taker(workspace: object) -> TakeStep:
+    """How the loop takes a step through `workspace`: a `StepGate`'s own record, or, for the
+    course's plain kind (or a gate whose `execute` was redefined or replaced, which is then
+    taken at its word), the string `execute(action)` returns, through `plain_step`."""
+    if isinstance(workspace, StepGate) and steps_itself(workspace):
+        return workspace.execute_step
+    plain = cast(PlainGate, workspace)
+    return lambda action: plain_step(plain.execute(action))
+
+
+def steps_itself(gate: StepGate) -> bool:
+    """Whether `gate.execute` is still the adapter over its record."""
+    replaced = "execute" in getattr(gate, "__dict__", {})
+    return type(gate).execute is StepGate.execute and not replaced

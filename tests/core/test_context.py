@@ -14,6 +14,7 @@ from tests.support.recording_model import RecordingModel
 from counterfoil import AgentLimits, ToolPolicy, Workspace, build_system_prompt, run_agent
 from counterfoil.actions import ToolAction
 from counterfoil.context.budget import ContextWindow, elided_summary, estimate_tokens
+from counterfoil.steps import StepResult, refusal
 
 GOAL = "rename helper_07 to helper_seven everywhere and check the project still imports"
 MODULES = 12
@@ -196,16 +197,17 @@ def test_max_context_tokens_must_be_positive() -> None:
 def test_errors_and_effects_are_not_elidable() -> None:
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "g"}]
     window = ContextWindow(messages, max_tokens=10)
-    for action, result in [
-        (ToolAction("read_file", {"path": "a.py"}), "error: " + "x" * 400),
-        (ToolAction("run_command", {"argv": ["make"]}), "exit 0\n" + "y" * 400),
-        (None, "error: response is not valid JSON"),
+    for action, step in [
+        (ToolAction("read_file", {"path": "a.py"}), refusal("x" * 400)),
+        (ToolAction("run_command", {"argv": ["make"]}), StepResult("exit 0\n" + "y" * 400)),
+        (None, None),
     ]:
+        result = "error: response is not valid JSON" if step is None else step.observation
         messages += [
             {"role": "assistant", "content": "{}"},
             {"role": "user", "content": "Tool result:\n" + result},
         ]
-        window.observed(action, result)
+        window.observed(action, step)
     before = copy.deepcopy(messages)
     assert window.fits() is False
     assert messages == before

@@ -11,6 +11,7 @@ from tests.support.recording_model import RecordingModel
 from counterfoil import AgentLimits, ToolPolicy, Workspace, build_system_prompt, run_agent
 from counterfoil.actions import ToolAction
 from counterfoil.context.budget import ContextWindow, Observation, estimate_tokens
+from counterfoil.steps import StepResult
 
 FIRST_GOAL = "read mod_00.py and mod_01.py"
 FOLLOW_UP = "now read the other modules"
@@ -193,7 +194,7 @@ def test_text_joined_after_an_observation_survives_its_elision() -> None:
         {"role": "assistant", "content": "{}"},
         {"role": "user", "content": "Tool result:\n" + result},
     ]
-    window.observed(ToolAction("read_file", {"path": "a.py"}), result)
+    window.observed(ToolAction("read_file", {"path": "a.py"}), StepResult(result))
     messages[-1] = {"role": "user", "content": messages[-1]["content"] + "\n\nnext goal"}
     assert window.fits()
     assert messages[-1]["content"] == "Tool result:\n[read_file a.py: elided]\n\nnext goal"

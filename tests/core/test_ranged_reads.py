@@ -89,7 +89,7 @@ def test_a_ranged_read_records_the_digest_of_the_whole_file(tmp_path: Path) -> N
     path = big_file(tmp_path)
     workspace = writer(tmp_path)
     read(workspace, "big.py", start_line=100, end_line=101)
-    assert workspace._read_digests["big.py"] == sha256_hex(path.read_bytes())
+    assert workspace.read_digests["big.py"] == sha256_hex(path.read_bytes())
 
 
 def test_a_file_over_64_kib_can_be_edited_after_a_ranged_read(tmp_path: Path) -> None:

@@ -5,11 +5,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.receipts import HELLO, approving_workspace, run_hello, write
+from tests.support.receipts import HELLO, PYTHON, approving_workspace, run_hello, write
 from tests.support.recording_model import RecordingModel
+from tests.support.workspaces import make_workspace
 
-from counterfoil import AgentEvent, ToolAction, ToolPolicy, Workspace, run_agent
+from counterfoil import (
+    AgentEvent,
+    ArtifactStore,
+    BoundedEvidenceWorkspace,
+    ToolAction,
+    ToolPolicy,
+    Workspace,
+    run_agent,
+)
 from counterfoil.cli.approvals import format_event
+from counterfoil.evals.runner import _metrics
 from counterfoil.steps import StepResult
 
 
@@ -24,7 +34,6 @@ def test_an_approved_write_names_its_call_receipt_and_digest(tmp_path: Path) -> 
     assert step.receipt_id == receipt.receipt_id
     assert step.effect is not None and step.effect.path == "notes.txt"
     assert step.effect.sha256 == step.result_sha256 == receipt.evidence["result_sha256"]
-    assert workspace.last_step == step
 
 
 def test_a_command_names_its_exit_status_and_stored_output(tmp_path: Path) -> None:
@@ -71,7 +80,7 @@ def test_the_loop_puts_each_steps_record_on_its_event(tmp_path: Path) -> None:
     assert final.step_result is None
 
 
-def test_an_execute_that_returns_other_text_carries_no_record(tmp_path: Path) -> None:
+def test_a_workspace_that_redefines_execute_is_taken_at_its_word(tmp_path: Path) -> None:
     class Stubbed(Workspace):
         def execute(self, action: object, tool_call_id: str | None = None) -> str:
             super().execute(action, tool_call_id)
@@ -82,7 +91,44 @@ def test_an_execute_that_returns_other_text_carries_no_record(tmp_path: Path) ->
 
     run = run_agent("read", model, Stubbed(ToolPolicy(tmp_path)))
 
-    assert run.events[0].result == "stubbed" and run.events[0].step_result is None
+    assert run.events[0].result == "stubbed"
+    assert run.events[0].step_result == StepResult("stubbed")
+
+
+def test_a_refusal_carries_the_gates_sentence_apart_from_the_observation(
+    tmp_path: Path,
+) -> None:
+    workspace = Workspace(ToolPolicy(tmp_path))
+
+    step = workspace.execute_step(ToolAction("read_file", {"path": "../outside"}))
+
+    assert step.is_error and step.error == "path must be relative and stay in the workspace"
+    assert step.observation == f"error: {step.error}"
+
+
+def test_a_command_that_exits_non_zero_is_no_error_of_the_gate(tmp_path: Path) -> None:
+    failing = (PYTHON, "-c", "raise SystemExit(3)")
+    workspace = make_workspace(tmp_path, answer=True, allowed_commands=(failing,))
+
+    step = workspace.execute_step(ToolAction("run_command", {"argv": list(failing)}))
+
+    assert step.state == "approved" and not step.is_error
+
+
+def test_the_loop_hands_each_step_its_record_not_the_last_one_kept(tmp_path: Path) -> None:
+    model = RecordingModel(
+        '{"tool":"write_file","path":"a.txt","content":"a"}',
+        '{"tool":"read_file","path":"../outside"}',
+        '{"final":"ok"}',
+    )
+    workspace = approving_workspace(tmp_path)
+
+    run = run_agent("write a.txt", model, workspace)
+
+    wrote, refused, _ = run.events
+    assert wrote.step_result is not None and wrote.step_result.state == "approved"
+    assert refused.step_result is not None and refused.step_result.error is not None
+    assert not hasattr(workspace, "last_step")
 
 
 def test_the_terminal_shows_each_calls_state_exit_status_and_receipt(tmp_path: Path) -> None:
@@ -95,3 +141,29 @@ def test_the_terminal_shows_each_calls_state_exit_status_and_receipt(tmp_path: P
     assert shown.endswith(
         f"\neffect: {step.call_id} approved, exit status 0, receipt {step.receipt_id}\n"
     )
+
+
+def test_a_file_whose_text_starts_with_error_is_read_not_refused(tmp_path: Path) -> None:
+    (tmp_path / "root").mkdir()
+    (tmp_path / "root" / "build.log").write_text("error: disk full\n" + "x" * 2_000)
+    (tmp_path / "artifacts").mkdir()
+    workspace = Workspace(ToolPolicy(tmp_path / "root"))
+    bounded = BoundedEvidenceWorkspace(workspace, ArtifactStore(tmp_path / "artifacts"))
+
+    step = bounded.execute_step(ToolAction("read_file", {"path": "build.log"}))
+
+    assert not step.is_error
+    assert step.observation.startswith("Tool result externalized:\n")
+
+
+def test_the_evals_count_only_the_gates_refusals_as_tool_errors(tmp_path: Path) -> None:
+    (tmp_path / "build.log").write_text("error: disk full\n")
+    model = RecordingModel(
+        '{"tool":"read_file","path":"build.log"}',
+        '{"tool":"read_file","path":"missing.log"}',
+        '{"final":"ok"}',
+    )
+
+    run = run_agent("read", model, Workspace(ToolPolicy(tmp_path)))
+
+    assert _metrics(run, (), 0.0).tool_errors == 1

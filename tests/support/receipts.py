@@ -41,4 +41,4 @@ def receipt(number: int, result: str = "edited app.py") -> EffectReceipt:
     )
 
 
-__all__ = ["HELLO", "approving_workspace", "log_path", "receipt", "run_hello", "write"]
+__all__ = ["HELLO", "PYTHON", "approving_workspace", "log_path", "receipt", "run_hello", "write"]

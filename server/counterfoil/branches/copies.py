@@ -171,10 +171,10 @@ def apply_branch(
         if change.path in branch.base:
             workspace.read_file(change.path)  # the gate writes only over bytes it has seen
         action = ToolAction("write_file", {"path": change.path, "content": change.content.decode()})
-        result = workspace.execute(action)
-        if result.startswith("error:"):
-            raise AgentError(f"{change.path}: {result[len('error: ') :]}")
-        results.append(result)
+        step = workspace.execute_step(action)
+        if step.error is not None:
+            raise AgentError(f"{change.path}: {step.error}")
+        results.append(step.observation)
     return tuple(results)
 
 

@@ -11,7 +11,7 @@ whole; only the model's view is bounded.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from ..errors import AgentError
 from ..receipts import EffectReceipt, ReceiptStore
 from ..receipts.content import load_object
 from ..receipts.own_folder import own_folder
+from ..steps import StepResult
 from .budget import MIN_INLINE_CHARS, Observation
 from .compaction import compacted_record
 from .evidence import (
@@ -103,8 +104,8 @@ class ConversationArtifacts:
             raise AgentError("artifact digest does not match its recorded identity")
         return verified_range(record, data, start, end)
 
-    def read(self, path: str, limits: EvidenceLimits) -> str:
-        """Answer a reserved `.tool-artifacts/…` read: the range, or an `error: …`."""
+    def read(self, path: str, limits: EvidenceLimits) -> StepResult:
+        """Answer a reserved `.tool-artifacts/…` read: the range, or a refusal."""
         return read_artifact_path(path, self, limits.ranges)
 
 
@@ -122,19 +123,16 @@ def shape_observation(
     artifacts: ConversationArtifacts,
     limits: EvidenceLimits | None,
     action: ToolAction,
-    result: str,
+    step: StepResult,
     receipt: EffectReceipt | None,
 ) -> ShapedObservation:
     """Externalize a successful result over the inline budget (`limits=None`: never), and,
     for an effect whose receipt holds exactly this result, prepare its compacted record."""
+    result = step.observation
     text, shows = result, None
     # Only a result longer than a record's preview needs its artifact (budgets are longer).
     output = _command_output(artifacts, receipt) if len(result) > RECORD_PREVIEW_CHARS else None
-    if (
-        limits is not None
-        and not result.startswith("error:")
-        and len(result) > limits.max_inline_chars
-    ):
+    if limits is not None and not step.is_error and len(result) > limits.max_inline_chars:
         truncated = receipt is not None and receipt.evidence.get("output_truncated") is True
         text, shows = _externalized(artifacts, limits, result, output, truncated)
     if (
@@ -193,39 +191,37 @@ class RunEvidence:
 
     def __init__(
         self,
-        workspace: Any,
         receipt_store: ReceiptStore,
         limits: EvidenceLimits | None,
         observations: Sequence[Observation],
     ) -> None:
-        self.workspace = workspace
         self.limits = limits
         self.artifacts = ConversationArtifacts(receipt_store, observations)
 
     @classmethod
     def of(
-        cls, workspace: object, max_inline_chars: int | None, observations: Sequence[Observation]
+        cls,
+        receipt_store: ReceiptStore | None,
+        max_inline_chars: int | None,
+        observations: Sequence[Observation],
     ) -> RunEvidence | None:
         """None for a workspace that keeps no receipts (the course's plain kind)."""
-        store = getattr(workspace, "receipt_store", None)
-        if not isinstance(store, ReceiptStore):
+        if receipt_store is None:
             return None
         limits = None if max_inline_chars is None else EvidenceLimits(max_inline_chars)
-        return cls(workspace, store, limits, observations)
+        return cls(receipt_store, limits, observations)
 
-    def execute(self, action: ToolAction) -> tuple[str, ShapedObservation]:
-        """The whole result (for the events and the trace) and what the model is shown."""
+    def execute(
+        self, action: ToolAction, take_step: Callable[[ToolAction], StepResult]
+    ) -> tuple[StepResult, ShapedObservation]:
+        """The gate's whole record of the step (for the events and the trace), and what the
+        model is shown; the receipt is the one the record names."""
         path = artifact_path(action)
         if path is not None:
-            result = self.artifacts.read(path, self.limits or EvidenceLimits())
-            return result, ShapedObservation(result)
-        noted = len(getattr(self.workspace, "effect_outcomes", ()))
-        result = self.workspace.execute(action)
-        receipt = self._receipt_since(noted)
-        return result, shape_observation(self.artifacts, self.limits, action, result, receipt)
-
-    def _receipt_since(self, noted: int) -> EffectReceipt | None:
-        outcomes: Sequence[Any] = getattr(self.workspace, "effect_outcomes", ())
-        if len(outcomes) <= noted:
-            return None
-        return self.artifacts.receipt_store.get(outcomes[-1].call_id)
+            step = self.artifacts.read(path, self.limits or EvidenceLimits())
+            return step, ShapedObservation(step.observation)
+        step = take_step(action)
+        receipt = None
+        if step.receipt_id is not None and step.call_id is not None:
+            receipt = self.artifacts.receipt_store.get(step.call_id)
+        return step, shape_observation(self.artifacts, self.limits, action, step, receipt)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from .. import tools
 from ..actions import ToolAction
 from ..model import Model
+from ..steps import StepResult
 
 if TYPE_CHECKING:
     from .evidence import ArtifactRef
@@ -93,16 +94,18 @@ def note_observation(
     observations: list[Observation],
     messages: Messages,
     action: ToolAction | None,
-    result: str,
+    step: StepResult | None,
     *,
     summary: str | None = None,
     shows: ArtifactRef | None = None,
     summary_shows: ArtifactRef | None = None,
 ) -> None:
-    """Record the observation just appended as the last message of `messages`; a read elides
+    """Record the observation just appended as the last message of `messages` (`step`: the
+    gate's record of it; None for a response that made no call); a read that was done elides
     to one line, anything else to `summary` (an effect's compacted record) if given."""
-    if action is not None and _elidable(action.tool) and not result.startswith("error:"):
-        summary, summary_shows = OBSERVATION_PREFIX + elided_summary(action, result), None
+    if action is not None and step is not None and _elidable(action.tool) and not step.is_error:
+        summary = OBSERVATION_PREFIX + elided_summary(action, step.observation)
+        summary_shows = None
     index = len(messages) - 1
     length = len(messages[index]["content"])
     observations.append(Observation(index, summary, length, False, shows, summary_shows))
@@ -135,9 +138,9 @@ class ContextWindow:
         self.elisions = 0
         self.observations = observations if observations is not None else []
 
-    def observed(self, action: ToolAction | None, result: str) -> None:
-        """Note the observation just appended as the last message."""
-        note_observation(self.observations, self.messages, action, result)
+    def observed(self, action: ToolAction | None, step: StepResult | None) -> None:
+        """Note the observation just appended as the last message, by the gate's record."""
+        note_observation(self.observations, self.messages, action, step)
 
     def fits(self) -> bool:
         """Elide, in one large step, when above `high`; False when even that is not enough."""

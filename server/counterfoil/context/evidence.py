@@ -15,7 +15,7 @@ import json
 import os
 import re
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, Protocol
 
@@ -24,11 +24,12 @@ from ..errors import AgentError
 from ..gate.paths import RESERVED_FOLDER
 from ..gate.policy import ToolPolicy
 from ..gate.workspace import Workspace
+from ..steps import StepGate, StepResult, plain_step, refusal, steps_itself
 
 ARTIFACT_FOLDER = RESERVED_FOLDER + "/"
 EXTERNALIZED_PREFIX = "Tool result externalized:\n"
 RANGE_PREFIX = "Artifact range:\n"
-MALFORMED_PATH = "error: artifact range path is malformed"
+MALFORMED_PATH = "artifact range path is malformed"
 _ARTIFACT_ID = re.compile(r"artifact-[0-9a-f]{64}")
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _RANGE_PATH = re.compile(r"\.tool-artifacts/(artifact-[0-9a-f]{64})/bytes/([0-9]+)-([0-9]+)")
@@ -128,7 +129,7 @@ class ArtifactStore:
 
 
 @dataclass
-class BoundedEvidenceWorkspace:
+class BoundedEvidenceWorkspace(StepGate):
     """Bound model-visible results while retaining their exact external bytes."""
 
     workspace: Workspace
@@ -167,19 +168,24 @@ class BoundedEvidenceWorkspace:
         """The wrapped workspace's unrecorded effect, so the loop still ends the run on it."""
         return getattr(self.workspace, "unrecorded_effect", None)
 
-    def execute(self, action: ToolAction, tool_call_id: str | None = None) -> str:
-        """Execute normally, externalizing only oversized successful observations."""
+    def execute_step(self, action: Any, tool_call_id: str | None = None) -> StepResult:
+        """Execute normally, externalizing only oversized successful observations (the record
+        keeps what the wrapped gate did; only the observation is bounded)."""
         path = artifact_path(action)
         if path is not None:
             return read_artifact_path(path, self.artifacts, self.max_range_bytes)
-        result = self.workspace.execute(action, tool_call_id)
-        data = result.encode("utf-8")
-        if result.startswith("error:") or len(data) <= self.max_inline_bytes:
-            return result
-        record = self.artifacts.put(result)
-        return bounded_observation(
+        if steps_itself(self.workspace):
+            step = self.workspace.execute_step(action, tool_call_id)
+        else:  # the course's plain surface, redefined on the wrapped workspace
+            step = plain_step(self.workspace.execute(action, tool_call_id))
+        data = step.observation.encode("utf-8")
+        if step.is_error or len(data) <= self.max_inline_bytes:
+            return step
+        record = self.artifacts.put(step.observation)
+        bounded = bounded_observation(
             record, data, self.max_inline_bytes, self.preview_bytes, self.max_range_bytes
         )
+        return replace(step, observation=bounded)
 
 
 def range_path(artifact_id: str, start: int, end: int) -> str:
@@ -236,25 +242,25 @@ def verified_range(record: ArtifactRef, data: bytes, start: int, end: int) -> by
     return data[start:end]
 
 
-def read_artifact_path(raw_path: str, source: ArtifactSource, max_range_bytes: int) -> str:
-    """Answer a reserved read_file path: the range as strict UTF-8, or an `error: …`."""
+def read_artifact_path(raw_path: str, source: ArtifactSource, max_range_bytes: int) -> StepResult:
+    """Answer a reserved read_file path: the range as strict UTF-8, or a refusal."""
     match = _RANGE_PATH.fullmatch(raw_path)
     if match is None:
-        return MALFORMED_PATH
+        return refusal(MALFORMED_PATH)
     artifact_id, raw_start, raw_end = match.groups()
     try:
         start, end = int(raw_start), int(raw_end)
     except ValueError:  # more digits than int() will read
-        return MALFORMED_PATH
+        return refusal(MALFORMED_PATH)
     if end - start > max_range_bytes:
-        return f"error: artifact range exceeds {max_range_bytes} bytes"
+        return refusal(f"artifact range exceeds {max_range_bytes} bytes")
     try:
         data = source.read_range(artifact_id, start, end)
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return "error: artifact range does not align to UTF-8 text"
+        return refusal("artifact range does not align to UTF-8 text")
     except AgentError as error:
-        return f"error: {error}"
+        return refusal(str(error))
     record = source.ref(artifact_id)
     assert record is not None  # read_range refuses an unknown id
     payload = {
@@ -266,7 +272,7 @@ def read_artifact_path(raw_path: str, source: ArtifactSource, max_range_bytes: i
         "start": start,
         "total_byte_count": record.byte_count,
     }
-    return RANGE_PREFIX + _json(payload)
+    return StepResult(RANGE_PREFIX + _json(payload))
 
 
 def bounded_observation(

@@ -225,7 +225,9 @@ def _metrics(run: AgentRun, responses: Sequence[object], seconds: float) -> RunM
     tool_errors = sum(
         1
         for event in run.events
-        if isinstance(event.action, ToolAction) and (event.result or "").startswith("error:")
+        if isinstance(event.action, ToolAction)
+        and event.step_result is not None
+        and event.step_result.is_error
     )
 
     def total(name: str) -> int | None:

@@ -1,6 +1,7 @@
 """What a workspace is set up with and what it has recorded: each effect's outcome, its
 receipt (assembled here and nowhere else: the evidence, the run id, who approved what they were
-shown) and the call ids it handed out. The reads and the effects build on it."""
+shown), the call ids it handed out, and the files the model has seen and changed. The reads and
+the effects are handed this one record; none of them keeps its own."""
 
 from __future__ import annotations
 
@@ -12,13 +13,11 @@ from typing import Any
 
 from .. import tools
 from ..actions import ToolAction
-from ..commands.tree.command_tree import CommandTree
-from ..commands.tree.snapshot import TreeLimits
 from ..errors import AgentError
 from ..receipt_evidence import approval_record, utc_now
 from ..receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore
-from ..search.scope import SearchLimits
-from ..steps import StepResult
+from ..receipts.content import load_object
+from ..receipts.own_folder import own_folder
 from ..verdict import EffectOutcome, EffectState
 from .policy import ToolPolicy
 from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
@@ -37,21 +36,21 @@ class WorkspaceRecord:
         receipt_store: ReceiptStore | None = None,
         *,
         confirm_proposal: ConfirmProposal | None = None,
-        stop_commands: threading.Event | None = None,
         run_id: str | None = None,
         approval_via: str = "cli",
         read_digests: dict[str, str] | None = None,
     ) -> None:
         self.policy = policy
-        self.stop_commands = stop_commands  # set: a running command is ended and receipted
         self.confirm_tool = confirm_tool
         self.confirm_proposal = confirm_proposal
         self.receipt_store = receipt_store if receipt_store is not None else ReceiptStore()
-        self._read_digests: dict[str, str] = dict(read_digests or {})  # a follow-up's earlier reads
-        self._modified: set[str] = set()
+        # The files the model has read (or written), by digest: an existing file is changed
+        # only over bytes it has seen (a follow-up starts with its earlier reads).
+        self.seen: dict[str, str] = dict(read_digests or {})
+        self.modified: set[str] = set()
         self._outcomes: list[EffectOutcome] = []
-        self._step_effect: EffectOutcome | None = None  # what the current step's effect became
-        self._step_receipt: EffectReceipt | None = None
+        self.step_effect: EffectOutcome | None = None  # what the current step's effect became
+        self.step_receipt: EffectReceipt | None = None
         self._call_ids = threading.Lock()
         self.run_id = run_id or uuid.uuid4().hex
         self.approval_via = approval_via
@@ -65,11 +64,6 @@ class WorkspaceRecord:
         # Called with an approved proposal and its approval evidence just before the effect;
         # raising stops the effect (a durable intent, see counterfoil.sessions.intents).
         self.before_effect: Callable[[ToolProposal, dict[str, Any]], None] | None = None
-        self.last_step: StepResult | None = None  # the record of the last `execute`
-        self.search_limits = SearchLimits()
-        self.search_engine = "auto"  # or "ripgrep" / "python", to pin one engine
-        self.tree_limits = TreeLimits()
-        self._tree: CommandTree | None = None
 
     @property
     def available_tools(self) -> frozenset[str]:
@@ -79,12 +73,12 @@ class WorkspaceRecord:
 
     @property
     def modified_files(self) -> tuple[str, ...]:
-        return tuple(sorted(self._modified))
+        return tuple(sorted(self.modified))
 
     @property
     def read_digests(self) -> dict[str, str]:
         """The files the model has read (or written) and their digests, for a follow-up."""
-        return dict(self._read_digests)
+        return dict(self.seen)
 
     @property
     def effect_outcomes(self) -> tuple[EffectOutcome, ...]:
@@ -99,7 +93,11 @@ class WorkspaceRecord:
         """An outcome decided outside a proposal (a call refused before it could be one)."""
         self._outcomes.append(outcome)
 
-    def _note(
+    def begin_step(self) -> None:
+        """A new step: nothing of it is noted or receipted yet."""
+        self.step_effect = self.step_receipt = None
+
+    def note(
         self, proposal: ToolProposal, state: EffectState, reason: str | None = None, **facts: Any
     ) -> None:
         if isinstance(proposal, CommandProposal):
@@ -108,7 +106,7 @@ class WorkspaceRecord:
             subject = {}
         else:
             subject = {"path": proposal.path}
-        self._noted(
+        self.noted(
             EffectOutcome(
                 proposal.tool_call_id,
                 proposal.action.tool,
@@ -119,20 +117,21 @@ class WorkspaceRecord:
             )
         )
 
-    def _noted(self, outcome: EffectOutcome) -> None:
+    def noted(self, outcome: EffectOutcome) -> None:
+        """This step's effect became `outcome`."""
         self._outcomes.append(outcome)
-        self._step_effect = outcome
+        self.step_effect = outcome
 
-    def _note_failure(self, proposal: ToolProposal, error: BaseException) -> None:
+    def note_failure(self, proposal: ToolProposal, error: BaseException) -> None:
         """An approved effect that did not complete; one already done keeps what it did."""
         reason = str(error) if isinstance(error, AgentError) else f"{error}"
         last = self._outcomes[-1] if self._outcomes else None
         if last is not None and last.call_id == proposal.tool_call_id and last.state == "approved":
-            self._outcomes[-1] = self._step_effect = replace(last, state="failed", reason=reason)
+            self._outcomes[-1] = self.step_effect = replace(last, state="failed", reason=reason)
         else:
-            self._note(proposal, "failed", reason)
+            self.note(proposal, "failed", reason)
 
-    def _record(
+    def receipt(
         self,
         proposal: ToolProposal,
         exit_state: str,
@@ -156,28 +155,28 @@ class WorkspaceRecord:
             evidence={**evidence, "time": utc_now()},
         )
         try:
-            self._step_receipt = self.receipt_store.put(receipt)
+            self.step_receipt = self.receipt_store.put(receipt)
         except (AgentError, OSError) as error:
             why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
             raise ReceiptNotRecorded(why) from None
 
-    def _approval_evidence(
+    def approval_evidence(
         self, proposal: ToolProposal, shown: EditProposal | None = None
     ) -> dict[str, Any]:
         """Who approved what they were shown (`shown`: the model's proposal, when the person
         approved other text)."""
-        approval = self._approval_record(shown or proposal)
+        approval = self.approval_record(shown or proposal)
         if shown is not None and isinstance(proposal, EditProposal):
             approval.update(modified=True, approved_sha256=proposal.proposed_sha256)
         return approval
 
-    def _approval_record(self, proposal: ToolProposal) -> dict[str, Any]:
+    def approval_record(self, proposal: ToolProposal) -> dict[str, Any]:
         approval = approval_record(proposal, self.approval_via)
         if self.model_identity is not None:
             approval["model"] = self.model_identity
         return approval
 
-    def _run_evidence(
+    def run_evidence(
         self,
         proposal: ToolProposal,
         evidence: dict[str, Any],
@@ -190,10 +189,15 @@ class WorkspaceRecord:
             "run_id": self.run_id,
             **recorded,
             **evidence,
-            "approval": approval or self._approval_record(proposal),
+            "approval": approval or self.approval_record(proposal),
         }
 
-    def _allocate_id(self) -> str:
+    def stored_object(self, digest: str) -> bytes | None:
+        """Bytes a receipt names, from the log's content store (None: not kept there)."""
+        log = self.receipt_store.path
+        return None if log is None else load_object(own_folder(log), digest)
+
+    def allocate_id(self) -> str:
         """A call id no run and no process on this log has used, even for refused calls."""
         with self._call_ids:
             return self.receipt_store.reserve_call_id()

@@ -170,8 +170,8 @@ class AgentRunner:
         recorded.begin(loaded, workspace, instructions)
         before[0] = recorded.steps_done
         if recorded.asked_again is not None:  # the open approval, answered again: its own step
-            response, action, observed = recorded.asked_again
-            on_event(AgentEvent(1, response, action, observed, workspace.last_step))
+            response, action, step = recorded.asked_again
+            on_event(AgentEvent(1, response, action, step.observation, step))
             before[0] += 1
         counted = len(generate.stats)  # the model is kept across runs
         run = run_agent(

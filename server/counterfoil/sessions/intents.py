@@ -44,6 +44,7 @@ class Settled:
     outcome: str
     sentence: str  # for the person
     observation: str  # for the model, when it resumes after this call
+    error: str | None = None  # the observation's sentence, when the call was not done
 
     @property
     def heading(self) -> str:
@@ -274,7 +275,7 @@ def _settle(intent: dict[str, Any], receipts: ReceiptStore) -> Settled:
             path,
             "not_performed",
             f"was not performed: {path} still holds the bytes from before",
-            f"error: {tool} of {path} was approved but not performed before the run was "
+            error=f"{tool} of {path} was approved but not performed before the run was "
             "interrupted; the file is unchanged",
         )
     return _settled(
@@ -283,18 +284,27 @@ def _settle(intent: dict[str, Any], receipts: ReceiptStore) -> Settled:
         "unknown",
         f"is unknown: {path} holds neither the bytes from before nor the approved ones; "
         "check it by hand",
-        f"error: whether {tool} of {path} was performed is unknown (the file holds other "
+        error=f"whether {tool} of {path} was performed is unknown (the file holds other "
         "bytes); read it again before changing it",
     )
 
 
 def _settled(
-    intent: dict[str, Any], target: object, outcome: str, account: str, observation: str
+    intent: dict[str, Any],
+    target: object,
+    outcome: str,
+    account: str,
+    observation: str = "",
+    *,
+    error: str | None = None,
 ) -> Settled:
-    """The intent's outcome; the person's sentence names the call and its target first."""
+    """The intent's outcome; the person's sentence names the call and its target first. With
+    `error` (the gate's sentence for a call not done) the model's observation is that error."""
     call_id, tool = intent["call_id"], intent["tool"]
     sentence = f"{call_id} ({tool} {target}) {account}"
-    return Settled(intent["run_id"], call_id, tool, outcome, sentence, observation)
+    if error is not None:
+        observation = f"error: {error}"
+    return Settled(intent["run_id"], call_id, tool, outcome, sentence, observation, error)
 
 
 def _verb(intent: dict[str, Any]) -> str:

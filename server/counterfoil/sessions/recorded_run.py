@@ -20,6 +20,7 @@ from ..gate.proposals import ToolProposal
 from ..gate.workspace import Workspace
 from ..loop import Messages, continue_conversation, initial_messages
 from ..receipts import ReceiptStore
+from ..steps import StepResult
 from ..verdict import EffectOutcome
 from .checkpoint import (
     KeepsPromptCache,
@@ -74,8 +75,8 @@ class RecordedRun:
     recorder: SessionRecorder | None = None
     messages: Messages = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
-    # The open approval a resume settled: the model's response, its action, the observation.
-    asked_again: tuple[str, ToolAction, str] | None = None
+    # The open approval a resume settled: the model's response, its action, the gate's record.
+    asked_again: tuple[str, ToolAction, StepResult] | None = None
     model_spec: str | None = None  # the model this run (or this part of it) runs with
 
     @property
@@ -184,18 +185,18 @@ class RecordedRun:
             messages[0] = {"role": "system", "content": system_prompt}
         action = pending_action(record)
         if action is not None and record.pending is not None:
-            result = self._pending_result(record.pending.call_id, action, workspace)
+            step = self._pending_result(record.pending.call_id, action, workspace)
             if recorder.stopping():
                 # Withdrawn again (a pause, a reload, Stop): the approval stays open in the
                 # record as the confirm wrote it, and nothing of it reaches the conversation.
                 return
             messages += [
                 {"role": "assistant", "content": record.pending.response},
-                {"role": "user", "content": "Tool result:\n" + result},
+                {"role": "user", "content": "Tool result:\n" + step.observation},
             ]
-            note_observation(self.observations, messages, action, result)
-            self.asked_again = (record.pending.response, action, result)
-            self.say(f"observation:\n{result}")
+            note_observation(self.observations, messages, action, step)
+            self.asked_again = (record.pending.response, action, step)
+            self.say(f"observation:\n{step.observation}")
         notice = plan.notice()
         if notice is not None:
             messages.append({"role": "user", "content": notice})
@@ -207,17 +208,17 @@ class RecordedRun:
         assert self.plan is not None
         read_prompt_cache(self.sessions, self.plan.record, model, self.say)
 
-    def _pending_result(self, call_id: str, action: ToolAction, workspace: Workspace) -> str:
+    def _pending_result(self, call_id: str, action: ToolAction, workspace: Workspace) -> StepResult:
         receipt = self.store.get(call_id)
-        if receipt is not None:
-            return receipt.result  # it ran, and was recorded or recovered from the disk
+        if receipt is not None:  # it ran, and was recorded or recovered from the disk
+            return StepResult(receipt.result, call_id=call_id, receipt_id=receipt.receipt_id)
         for found in self.settled:
             if found.call_id == call_id and found.outcome == "unknown":
-                return found.observation
+                return StepResult(found.observation, call_id=call_id, error=found.error)
         self.say(f"asking again for {call_id}, as a new proposal checked against the disk")
-        result = workspace.execute(action, call_id)
+        step = workspace.execute_step(action, call_id)
         if self._recorder.stopping():
-            return result  # withdrawn again: the call stays open, nothing is decided
+            return step  # withdrawn again: the call stays open, nothing is decided
         if not any(outcome.call_id == call_id for outcome in workspace.effect_outcomes):
             # Refused before it became a proposal (its tool is not enabled today, say): the
             # call id is still accounted for, as refused with the gate's sentence.
@@ -230,10 +231,10 @@ class RecordedRun:
                     "refused",
                     path=path if isinstance(path, str) else None,
                     argv=tuple(str(item) for item in argv) if isinstance(argv, list) else None,
-                    reason=result.removeprefix("error: "),
+                    reason=step.error,
                 )
             )
-        return result
+        return step
 
     def watch(self, generate: Callable[[Messages], str]) -> Callable[[Messages], str]:
         return self._recorder.watch(generate, self._recorder.model)

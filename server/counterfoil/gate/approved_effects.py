@@ -1,0 +1,105 @@
+"""Every effect's one path: a complete proposal, the person's approval (asked again on the
+disk's bytes, or for the text they edited, when they say so), the durable intent, then the
+file or command effect itself; a No, a refusal or a failure is noted in the record."""
+
+from __future__ import annotations
+
+from ..actions import ToolAction
+from ..errors import AgentError, ApprovalWithdrawn
+from .approval import WITHDRAWN, Approval, denial
+from .command_effects import CommandEffects
+from .edited_approval import edited_proposal
+from .file_effects import FileEffects
+from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
+from .repropose import REPROPOSED_NOTE, can_repropose, reproposed
+from .workspace_record import WorkspaceRecord
+
+
+class ApprovedEffects:
+    """Proposes effects, asks the person, and hands each approved one to its kind."""
+
+    def __init__(
+        self, record: WorkspaceRecord, files: FileEffects, commands: CommandEffects
+    ) -> None:
+        self.record = record
+        self.files = files
+        self.commands = commands
+
+    def propose(self, action: ToolAction, tool_call_id: str) -> ToolProposal:
+        """Check an effect completely and describe exactly what it would do."""
+        if action.tool == "run_command":
+            return self.commands.propose(action, tool_call_id)
+        return self.files.propose(action, tool_call_id)
+
+    def propose_revert(self, call_id: str, tool_call_id: str) -> ToolProposal:
+        receipt = self.record.receipt_store.get(call_id)
+        if receipt is not None and receipt.tool == "run_command":
+            return self.commands.propose_revert(call_id, tool_call_id, receipt.evidence)
+        return self.files.propose_revert(receipt, call_id, tool_call_id)
+
+    def approval(self, proposal: ToolProposal) -> Approval:
+        record = self.record
+        if record.confirm_proposal is not None:
+            return Approval.of(record.confirm_proposal(proposal))
+        if record.confirm_tool is not None:
+            return Approval.of(record.confirm_tool(proposal.action))
+        return Approval(False)
+
+    def perform(self, proposal: ToolProposal) -> str:
+        """Ask, then do the approved effect; AgentError for a No or a failure."""
+        approval, note = self.approval(proposal), ""
+        while approval.repropose and can_repropose(proposal):
+            proposal, note = self._reproposed(proposal), REPROPOSED_NOTE
+            approval = self.approval(proposal)
+        if approval.withdrawn:  # not answered: the call stays open, nothing is decided
+            raise ApprovalWithdrawn(WITHDRAWN, proposal.tool_call_id)
+        if not approval.approved:
+            self.record.note(proposal, "rejected", approval.reason)
+            raise AgentError(denial(approval.reason))
+        shown: EditProposal | None = None
+        if approval.text is not None:
+            edited = self._edited(proposal, approval.text)
+            if edited is not None:
+                assert isinstance(proposal, EditProposal)  # _edited refuses anything else
+                shown, proposal = proposal, edited
+        record = self.record
+        try:
+            if record.before_effect is not None:
+                record.before_effect(proposal, record.approval_evidence(proposal, shown))
+            record.receipt_store.check_writable()
+            if isinstance(proposal, CommandProposal):
+                return self.commands.run(proposal, self.approval)
+            if isinstance(proposal, ChangeSetProposal):
+                return self.commands.apply_change_set(proposal)
+            self.files.keep_bytes(proposal)
+            if shown is not None:
+                record.receipt_store.keep_object(shown.proposed_text.encode("utf-8"))
+            if proposal.reverts is not None:
+                return self.files.apply_revert(proposal)
+            return self.files.write(proposal, shown) + note
+        except Exception as error:
+            record.note_failure(proposal, error)
+            raise
+
+    def _reproposed(self, proposal: ToolProposal) -> EditProposal:
+        """The edit again on the file's bytes now, or a No that says why it cannot be."""
+        assert isinstance(proposal, EditProposal)  # can_repropose allows edits only
+        limit = self.files.policy.max_ranged_file_bytes
+        try:
+            return reproposed(proposal, self.files.paths.read_bytes(proposal.path, limit))
+        except AgentError as error:
+            self.record.note(proposal, "rejected", str(error))
+            raise AgentError(denial(str(error))) from None
+
+    def _edited(self, proposal: ToolProposal, text: object) -> EditProposal | None:
+        """The text the person approved in place of the proposal, checked like any write
+        (None: it is the proposal itself); a text that fails the checks is refused."""
+        try:
+            if not isinstance(proposal, EditProposal) or proposal.reverts is not None:
+                raise AgentError("an edited approval applies only to file edits")
+            limit = self.files.policy.max_write_bytes
+            edited = edited_proposal(proposal, text, limit)
+        except AgentError as error:
+            self.record.note(proposal, "refused", str(error))
+            raise
+        return None if edited.proposed_sha256 == proposal.proposed_sha256 else edited
