@@ -3,7 +3,8 @@ rates on the quantized path and the CPU's fast path (float32 weights, OpenBLAS w
 how soon a Stop lands during a long prefill, time to the first token resumed from a saved KV
 cache versus fresh on a long conversation, and the prompt cache over a 10-turn conversation.
 
-`--quick` uses shorter prompts and fewer trials. Needs the GGUF (`scripts/install.sh`). Prints
+`--quick` (the test suite's: it only checks that the script runs) uses a prompt of about 100
+tokens, one Stop trial and three turns. Needs the GGUF (`scripts/install.sh`). Prints
 a table, then one JSON line.
 """
 
@@ -54,8 +55,11 @@ class Stop(Exception):
     pass
 
 
-def stop_latencies(spec: str, messages: list[dict[str, str]], trials: int) -> list[float]:
-    """Seconds from a stop request, at a random point of the prefill, to the call's end."""
+def stop_latencies(
+    spec: str, messages: list[dict[str, str]], trials: int, latest: float
+) -> list[float]:
+    """Seconds from a stop request, at a random point of the prefill (up to `latest` seconds
+    in), to the call's end; a trial whose prefill ended before its request counts none."""
     from counterfoil.models import GenerationOptions
     from counterfoil.models.mlx import MLXGenerate, load_model
 
@@ -73,7 +77,7 @@ def stop_latencies(spec: str, messages: list[dict[str, str]], trials: int) -> li
             loaded, GenerationOptions(max_tokens=4, constrain=False), on_progress=on_progress
         )
         generate.prompt_cache.reset()
-        delay = rng.uniform(0.2, 2.0)
+        delay = rng.uniform(latest / 10, latest)
         timer = threading.Timer(delay, asked.set)
         started = time.perf_counter()
         timer.start()
@@ -118,7 +122,7 @@ def resume_vs_fresh(spec: str, messages: list[dict[str, str]]) -> dict[str, Any]
     }
 
 
-def ten_turns(spec: str) -> dict[str, int]:
+def conversation_turns(spec: str, turns: int) -> dict[str, int]:
     from counterfoil.models import GenerationOptions
     from counterfoil.models.mlx import MLXGenerate, load_model
 
@@ -126,10 +130,11 @@ def ten_turns(spec: str) -> dict[str, int]:
         load_model(spec, device="cpu"), GenerationOptions(max_tokens=12, constrain=False)
     )
     messages = [{"role": "system", "content": "You are a coding assistant."}]
-    for turn in range(10):
+    for turn in range(turns):
         messages.append({"role": "user", "content": f"Step {turn}: what does line {turn} do?"})
         messages.append({"role": "assistant", "content": generate(list(messages))})
     return {
+        "turns": turns,
         "prompt_tokens": sum(stats.prompt_tokens or 0 for stats in generate.stats),
         "prefilled_tokens": sum(stats.prefilled_tokens or 0 for stats in generate.stats),
     }
@@ -145,14 +150,15 @@ def main() -> None:
     spec = str(smollm2_gguf())
     if not Path(spec).is_file():
         raise SystemExit(f"error: SmolLM2 is not installed at {spec}: run scripts/install.sh")
-    words = 40 if arguments.quick else 160  # about 500 / 2,000 tokens
-    trials = 3 if arguments.quick else 10
+    words = 8 if arguments.quick else 160  # about 100 / 2,000 tokens
+    trials = 1 if arguments.quick else 10
+    latest = 0.3 if arguments.quick else 2.0  # a Stop lands at most this far into the prefill
     messages = long_messages(words)
     quantized = rates(spec, False, long_messages(words // 4))
     fast = rates(spec, True, messages)
-    stops = stop_latencies(spec, messages, trials)
+    stops = stop_latencies(spec, messages, trials, latest)
     resume = resume_vs_fresh(spec, messages)
-    turns = ten_turns(spec)
+    turns = conversation_turns(spec, 3 if arguments.quick else 10)
     figures = {
         "blas": blas,
         "quantized": quantized,
@@ -173,18 +179,21 @@ def main() -> None:
             f"{side['decode_tokens_per_second']:>14.1f}"
         )
     print(f"prefill speed-up: {figures['prefill_speedup']:.1f}x")
-    print(
-        f"Stop during a {fast['prompt_tokens']}-token prefill: p50 "
-        f"{figures['stop_latency_p50_s']:.3f} s, max {figures['stop_latency_max_s']:.3f} s "
-        f"({len(stops)} trials)"
-    )
+    if stops:
+        print(
+            f"Stop during a {fast['prompt_tokens']}-token prefill: p50 "
+            f"{figures['stop_latency_p50_s']:.3f} s, max {figures['stop_latency_max_s']:.3f} s "
+            f"({len(stops)} trials)"
+        )
+    else:
+        print(f"Stop during a {fast['prompt_tokens']}-token prefill: every prefill ended first")
     print(
         f"time to first token on {resume['conversation_tokens']} tokens: resumed "
         f"{resume['ttft_resumed_s']:.2f} s, fresh {resume['ttft_fresh_s']:.2f} s "
         f"(same tokens: {resume['identical_tokens']})"
     )
     print(
-        f"10 turns: {turns['prefilled_tokens']} of {turns['prompt_tokens']} prompt tokens prefilled"
+        f"{turns['turns']} turns: {turns['prefilled_tokens']} of {turns['prompt_tokens']} prompt tokens prefilled"
     )
     print(json.dumps(figures))
 
