@@ -4,8 +4,8 @@ how soon a Stop lands during a long prefill, time to the first token resumed fro
 cache versus fresh on a long conversation, and the prompt cache over a 10-turn conversation.
 
 `--quick` (the test suite's: it only checks that the script runs) uses a prompt of about 100
-tokens, one Stop trial and three turns. Needs the GGUF (`scripts/install.sh`). Prints
-a table, then one JSON line.
+tokens, four decoded tokens per rate, one Stop trial and three turns. Needs the GGUF
+(`scripts/install.sh`). Prints a table, then one JSON line.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 from blas import use_openblas
 
-DECODE_TOKENS = 24
+DECODE_TOKENS = 24  # per rate measured; --quick decodes 4
 
 
 def long_messages(words: int) -> list[dict[str, str]]:
@@ -33,12 +33,14 @@ def long_messages(words: int) -> list[dict[str, str]]:
     ]
 
 
-def rates(spec: str, fast: bool, messages: list[dict[str, str]]) -> dict[str, Any]:
+def rates(
+    spec: str, fast: bool, messages: list[dict[str, str]], decode_tokens: int = DECODE_TOKENS
+) -> dict[str, Any]:
     from counterfoil.models import GenerationOptions
     from counterfoil.models.mlx import MLXGenerate, load_model
 
     loaded = load_model(spec, device="cpu", fast_cpu=fast)
-    generate = MLXGenerate(loaded, GenerationOptions(max_tokens=DECODE_TOKENS, constrain=False))
+    generate = MLXGenerate(loaded, GenerationOptions(max_tokens=decode_tokens, constrain=False))
     generate(messages)
     stats = generate.stats[0]
     prefill_seconds = stats.prefill_seconds or 1e-9
@@ -154,8 +156,9 @@ def main() -> None:
     trials = 1 if arguments.quick else 10
     latest = 0.3 if arguments.quick else 2.0  # a Stop lands at most this far into the prefill
     messages = long_messages(words)
-    quantized = rates(spec, False, long_messages(words // 4))
-    fast = rates(spec, True, messages)
+    decode = 4 if arguments.quick else DECODE_TOKENS
+    quantized = rates(spec, False, long_messages(words // 4), decode)
+    fast = rates(spec, True, messages, decode)
     stops = stop_latencies(spec, messages, trials, latest)
     resume = resume_vs_fresh(spec, messages)
     turns = conversation_turns(spec, 3 if arguments.quick else 10)
