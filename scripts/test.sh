@@ -6,6 +6,7 @@
 # The editor tests run alongside lint, types and pytest (they mostly wait on VS Code and
 # Chromium, so they share two cores well); their output goes to a log that is printed, whole,
 # after the Python tests. The exit status is non-zero when any part failed.
+# COUNTERFOIL_TEST_SERIAL=1 runs them alone first instead (to tell a failure under load apart).
 set -euo pipefail
 repository="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repository"
@@ -17,6 +18,7 @@ bash scripts/install.sh
 
 editor_pid=""
 editor_log=""
+editor_status=0
 stop_editor_tests() {
   # Lint or types failed (set -e): end the editor tests' whole process group; its own
   # EXIT trap stops code-server.
@@ -28,7 +30,10 @@ stop_editor_tests() {
 }
 trap stop_editor_tests EXIT
 
-if [ -x scripts/editor-test.sh ]; then
+if [ -x scripts/editor-test.sh ] && [ "${COUNTERFOIL_TEST_SERIAL:-0}" = "1" ]; then
+  echo "== editor tests (real VS Code), alone"
+  bash scripts/editor-test.sh || editor_status=$?
+elif [ -x scripts/editor-test.sh ]; then
   editor_log="$(mktemp "${TMPDIR:-/tmp}/counterfoil-editor-tests.XXXXXX")"
   echo "== editor tests (real VS Code): started alongside; their output follows pytest's"
   # A process group of its own (setsid), so that one signal ends everything it started.
@@ -43,7 +48,7 @@ echo "== ruff format"
 echo "== mypy"
 "$python" -m mypy
 
-status=0
+status=$editor_status
 
 # The CPU's fast path (and the real-model tier's speed) needs OpenBLAS in the pytest process too.
 openblas=/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0
@@ -56,7 +61,6 @@ echo "== pytest"
 unset LD_PRELOAD
 
 if [ -n "$editor_pid" ]; then
-  editor_status=0
   wait "$editor_pid" || editor_status=$?
   editor_pid=""
   echo "== editor tests (real VS Code): their output"
