@@ -5,8 +5,9 @@ and the fast path; how soon a Stop lands at points spread over a ~2,000-token pr
 path a run takes here; time to the first token resumed from a saved KV cache versus fresh on a
 long conversation; the prompt cache over a 10-turn conversation.
 
-`--quick` uses shorter prompts and fewer trials. Needs the GGUF (`scripts/install.sh`). Prints
-a table, then one JSON line.
+`--quick` (the test suite's: it only checks that the script runs) uses a prompt of about 100
+tokens, four decoded tokens per rate, one Stop trial and three turns. Needs the GGUF
+(`scripts/install.sh`). Prints a table, then one JSON line.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 from blas import use_openblas
 
-DECODE_TOKENS = 24
+DECODE_TOKENS = 24  # per rate measured; --quick decodes 4
 
 
 def long_messages(words: int) -> list[dict[str, str]]:
@@ -33,12 +34,14 @@ def long_messages(words: int) -> list[dict[str, str]]:
     ]
 
 
-def rates(spec: str, fast: bool, messages: list[dict[str, str]]) -> dict[str, Any]:
+def rates(
+    spec: str, fast: bool, messages: list[dict[str, str]], decode_tokens: int = DECODE_TOKENS
+) -> dict[str, Any]:
     from counterfoil.models import GenerationOptions
     from counterfoil.models.mlx import MLXGenerate, load_model
 
     loaded = load_model(spec, device="cpu", fast_cpu=fast)
-    generate = MLXGenerate(loaded, GenerationOptions(max_tokens=DECODE_TOKENS, constrain=False))
+    generate = MLXGenerate(loaded, GenerationOptions(max_tokens=decode_tokens, constrain=False))
     generate(messages)
     stats = generate.stats[0]
     prefill_seconds = stats.prefill_seconds or 1e-9
@@ -153,7 +156,7 @@ def resume_vs_fresh(spec: str, messages: list[dict[str, str]]) -> dict[str, Any]
     }
 
 
-def ten_turns(spec: str) -> dict[str, int]:
+def conversation_turns(spec: str, turns: int) -> dict[str, int]:
     from counterfoil.models import GenerationOptions
     from counterfoil.models.mlx import MLXGenerate, load_model
 
@@ -161,10 +164,11 @@ def ten_turns(spec: str) -> dict[str, int]:
         load_model(spec, device="cpu"), GenerationOptions(max_tokens=12, constrain=False)
     )
     messages = [{"role": "system", "content": "You are a coding assistant."}]
-    for turn in range(10):
+    for turn in range(turns):
         messages.append({"role": "user", "content": f"Step {turn}: what does line {turn} do?"})
         messages.append({"role": "assistant", "content": generate(list(messages))})
     return {
+        "turns": turns,
         "prompt_tokens": sum(stats.prompt_tokens or 0 for stats in generate.stats),
         "prefilled_tokens": sum(stats.prefilled_tokens or 0 for stats in generate.stats),
     }
@@ -195,19 +199,20 @@ def main() -> None:
     spec = str(smollm2_gguf())
     if not Path(spec).is_file():
         raise SystemExit(f"error: SmolLM2 is not installed at {spec}: run scripts/install.sh")
-    words = 10 if arguments.quick else 160  # about 130 / 2,000 tokens
-    trials = 2 if arguments.quick else 9
+    words = 8 if arguments.quick else 160  # about 100 / 2,000 tokens
+    trials = 1 if arguments.quick else 9
+    decode = 4 if arguments.quick else DECODE_TOKENS
     messages = long_messages(words)
     load_before = os.getloadavg()[0]
     side_tokens = list(range(100, 100 + (64 if arguments.quick else 512)))
     side = prefill_side_by_side(spec, side_tokens, 1 if arguments.quick else 3)
-    quantized = rates(spec, False, long_messages(max(words // 4, 4)))
-    fast = rates(spec, True, messages)
+    quantized = rates(spec, False, long_messages(max(words // 4, 4)), decode)
+    fast = rates(spec, True, messages, decode)
     full_prefill = fast["prompt_tokens"] / fast["prefill_tokens_per_second"]
     stops = stop_latencies(spec, messages, full_prefill, trials)
     latencies = [stop["latency_s"] for stop in stops]
     resume = resume_vs_fresh(spec, messages)
-    turns = ten_turns(spec)
+    turns = conversation_turns(spec, 3 if arguments.quick else 10)
     figures = {
         "blas": blas,
         "blas_in_use": blas_in_use(),
@@ -252,13 +257,15 @@ def main() -> None:
             f"{', '.join(str(int(stop['at_token'])) for stop in stops)}: p50 "
             f"{figures['stop_latency_p50_s']:.3f} s, max {figures['stop_latency_max_s']:.3f} s"
         )
+    else:
+        print(f"Stop during a {fast['prompt_tokens']}-token prefill: every prefill ended first")
     print(
         f"time to first token on {resume['conversation_tokens']} tokens: resumed "
         f"{resume['ttft_resumed_s']:.2f} s, fresh {resume['ttft_fresh_s']:.2f} s "
         f"(same tokens: {resume['identical_tokens']})"
     )
     print(
-        f"10 turns: {turns['prefilled_tokens']} of {turns['prompt_tokens']} prompt tokens prefilled"
+        f"{turns['turns']} turns: {turns['prefilled_tokens']} of {turns['prompt_tokens']} prompt tokens prefilled"
     )
     print(json.dumps(figures))
 

@@ -5,7 +5,8 @@ A generated tree: 2,000 source files in 20 folders, a `__pycache__` beside each 
 holding 64 KiB of data. Round by round, side by side: the review copy (`ReviewCopy`: caches
 left out, `.venv` and `.git` shared read-only, holes kept) and `shutil.copytree` of the whole
 root (what review did before). The figures are medians of the time and the disk blocks the
-copy takes. Prints a table, then one JSON line of the figures.
+copy takes. Prints a table, then one JSON line of the figures. `--quick`: a tree a tenth the size
+(a 1 MiB image), one round.
 """
 
 from __future__ import annotations
@@ -20,26 +21,30 @@ from pathlib import Path
 
 from counterfoil.commands.tree.review import ReviewCopy
 from counterfoil.commands.tree.snapshot import TreeRules
+from workload import sized
 
-ROUNDS = 5
-IMAGE_BYTES = 128 * 1024 * 1024
+ROUNDS = sized(5, 1)
+FOLDERS = sized(20, 2)  # source folders (each with a __pycache__) and .venv folders per 10
+FILES = 100  # per folder
+OBJECTS = sized(1000, 100)  # in .git
+IMAGE_BYTES = sized(128, 1) * 1024 * 1024
 
 
 def generate(root: Path) -> None:
-    for folder in range(20):
+    for folder in range(FOLDERS):
         path = root / f"pkg{folder:02}"
         (path / "__pycache__").mkdir(parents=True)
-        for index in range(100):
+        for index in range(FILES):
             (path / f"mod{index:03}.py").write_text(f"VALUE = {folder * 1000 + index}\n")
             (path / "__pycache__" / f"mod{index:03}.cpython-311.pyc").write_bytes(b"\0" * 2048)
-    for folder in range(50):
+    for folder in range(FOLDERS * 5 // 2):
         path = root / ".venv" / "lib" / f"dist{folder:02}"
         path.mkdir(parents=True)
-        for index in range(100):
+        for index in range(FILES):
             (path / f"m{index:03}.py").write_text("x = 1\n" * 20)
     objects = root / ".git" / "objects"
     objects.mkdir(parents=True)
-    for index in range(1000):
+    for index in range(OBJECTS):
         (objects / f"{index:040x}").write_bytes(os.urandom(512))
     with (root / "disk.img").open("wb") as image:
         image.truncate(IMAGE_BYTES)
