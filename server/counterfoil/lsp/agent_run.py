@@ -9,7 +9,7 @@ resumed run asks its open approval again as a fresh proposal, re-checked against
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..context.agents_file import AgentsFile
@@ -24,22 +24,21 @@ from ..sessions.store import SessionStore
 from . import messages
 from .channel import ClientChannel
 from .jobs import Job, WorkspaceUnavailable, open_workspace
-from .messages import wire
+from .messages import notice, wire
 from .model_download import ModelDownloads
 from .model_host import HostedGenerate, ModelHost, ModelLoadFailed
 from .protected_note import protected_by
-from .protocol import event_dict, failed_run, run_result
+from .protocol import event_message, failed_run, run_result
 from .run_record import Conversation
 
-EVENT_METHOD = messages.AgentEvent.METHOD
-MODEL_TEXT_METHOD = messages.ModelText.METHOD
+EVENT_METHOD = messages.method_of(messages.AgentEvent)
 
 
 @dataclass
 class RunEnd:
     """What the run answers, and the conversation a follow-up continues (None: none kept)."""
 
-    result: dict[str, Any]
+    result: messages.RunResult
     conversation: Conversation | None
 
 
@@ -126,18 +125,18 @@ class AgentRunner:
 
         def on_text(step: int, text: str, thinking: bool) -> None:
             shown = messages.ModelText(runId=run_id, step=step, text=text, thinking=thinking)
-            self.channel.notify(MODEL_TEXT_METHOD, wire(shown))
+            self.channel.notify(*notice(shown))
 
         def on_event(event: AgentEvent) -> None:
-            shown = event_dict(
+            shown = event_message(
                 event,
                 run_id,
                 generate.last_note or None,
                 protected_by(event, settings.protected_patterns),
             )
-            self.channel.notify(EVENT_METHOD, shown)
+            self.channel.notify(*notice(shown))
             self.channel.log(f"step {event.step} response: {event.response}")
-            self.channel.log(f"step {event.step} action: {json.dumps(shown['action'])}")
+            self.channel.log(f"step {event.step} action: {json.dumps(wire(shown.action))}")
             if event.result is not None:
                 self.channel.log(f"step {event.step} observation: {event.result}")
 
@@ -184,8 +183,9 @@ class AgentRunner:
         if run.reason == "model_error" and run.error:
             self.channel.show_message("error", f"model error: {run.error}")
         self.channel.log(f"run ended: {reason}; verdict: {run.verdict.summary()}")
-        result = run_result(run)
-        result.update(reason=reason, modelUsage=usage_line(generate.stats[counted:]))
+        result = replace(
+            run_result(run), reason=reason, modelUsage=usage_line(generate.stats[counted:])
+        )
         kept = None
         if not resumable:
             kept = continued or Conversation(run_id, goal, recorded.messages)
