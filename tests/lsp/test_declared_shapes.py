@@ -160,3 +160,18 @@ def test_every_result_has_its_declared_shape(project: Path) -> None:
         for result in built:
             assert isinstance(result, SERVED[method].result), method
             conforms(wire(result), SERVED[method].result, method)
+
+
+def test_a_step_without_an_action_says_why_in_its_own_field(project: Path) -> None:
+    from counterfoil.loop import AgentEvent, run_agent
+    from counterfoil.lsp.protocol import event_message
+
+    events: list[AgentEvent] = []
+    responses = iter(['{"tool":"write_file","path":"a","content":"b"}', '{"final":"no"}'])
+    reader = Workspace(ToolPolicy(project))  # no writes: write_file is not enabled
+    run_agent("go", lambda _: next(responses), reader, on_event=events.append)
+
+    shown = wire(event_message(events[0], "run-1"))
+    assert shown["action"] is None
+    assert shown["noAction"] == shown["result"].removeprefix("error: ")
+    assert "noAction" not in wire(event_message(events[1], "run-1"))

@@ -92,6 +92,7 @@ def event_message(
         runId=run_id,
         modelNote=model_note,
         protectedBy=protected_by,
+        noAction=event.no_action,
         **step_fields(event.step_result),
     )
 

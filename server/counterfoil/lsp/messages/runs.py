@@ -162,6 +162,9 @@ class AgentEvent(StepRecord):
     runId: str | None
     modelNote: str | None = None  # a model server's remark on this step's response
     protectedBy: str | None = None  # the protected pattern a refused step matched
+    # Why the response gave no action (it did not parse, a tool not enabled, the same action
+    # again), in the daemon's words; sent only when there is no action.
+    noAction: str | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)
