@@ -9,7 +9,7 @@ resumed run asks its open approval again as a fresh proposal, re-checked against
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from ..context.agents_file import AgentsFile
@@ -183,9 +183,7 @@ class AgentRunner:
         if run.reason == "model_error" and run.error:
             self.channel.show_message("error", f"model error: {run.error}")
         self.channel.log(f"run ended: {reason}; verdict: {run.verdict.summary()}")
-        result = replace(
-            run_result(run), reason=reason, modelUsage=usage_line(generate.stats[counted:])
-        )
+        result = run_result(run, reason, usage_line(generate.stats[counted:]))
         kept = None
         if not resumable:
             kept = continued or Conversation(run_id, goal, recorded.messages)

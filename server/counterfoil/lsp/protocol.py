@@ -149,14 +149,17 @@ def verdict_message(verdict: RunVerdict, completed: bool) -> messages.Verdict:
     )
 
 
-def run_result(run: AgentRun) -> messages.RunResult:
+def run_result(run: AgentRun, reason: str, model_usage: str | None) -> messages.RunResult:
+    """The loop's run as its answer; `reason` is the run's or the daemon's (paused,
+    interrupted), `model_usage` the model's counters over the run."""
     return messages.RunResult(
         completed=run.completed,
-        reason=run.reason,
+        reason=reason,
         final=run.final,
         modifiedFiles=list(run.modified_files),
         error=run.error,
         verdict=verdict_message(run.verdict, run.completed),
+        modelUsage=model_usage,
     )
 
 
