@@ -1,7 +1,8 @@
 """The pygls language server: translates the daemon protocol to and from the Session.
 
-Handlers here decide nothing: they check params, hand work to the Session (which runs it off
-the event loop) and shape results. Everything the worker threads send to the client hops
+The protocol's requests are registered from `messages.REQUESTS` (see `register_requests`);
+their handlers (`handlers`) decide nothing: they take the parsed params, hand work to the
+Session (which runs it off the event loop) and answer with a result message. Everything the worker threads send to the client hops
 onto the event loop first, so only the loop thread ever writes to stdout.
 """
 
@@ -28,9 +29,9 @@ if TYPE_CHECKING:
     from .channel import MessageKind
     from .session import Session
 
-# The request checks (protocol.py) and the settings are imported by the handlers that use
-# them, after `initialize` is answered: the editor waits for that answer, and nothing of the
-# workspace, the settings or the protocol's shapes is needed to give it.
+# The protocol's shapes, its handlers and the settings are imported once `initialize` is
+# answered (the requests at the first one the client sends): the editor waits for that
+# answer, and nothing of the workspace, the settings or the protocol is needed to give it.
 
 SERVER_NAME = "counterfoil"
 SERVER_VERSION = __version__
