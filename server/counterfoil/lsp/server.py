@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from .channel import MessageKind
     from .session import Session
 
-# The protocol's shapes, its handlers and the settings are imported once `initialize` is
-# answered (the requests at the first one the client sends): the editor waits for that
-# answer, and nothing of the workspace, the settings or the protocol is needed to give it.
+# The settings and the handlers' work are imported once `initialize` is answered: the editor
+# waits for that answer. The request table (`messages`) is read at startup, to register the
+# handlers (registering them later, from inside a lookup, let a shutdown race an answer).
 
 SERVER_NAME = "counterfoil"
 SERVER_VERSION = __version__
@@ -257,9 +257,7 @@ def build_server() -> CounterfoilServer:
     def exit_(ls: CounterfoilServer, params: None) -> None:
         server.close_session(SHUTDOWN_WAIT_SECONDS)
 
-    protocol = server.protocol
-    assert isinstance(protocol, LoggingProtocol)
-    protocol.register_late = lambda: register_requests(server)
+    register_requests(server)
     return server
 
 

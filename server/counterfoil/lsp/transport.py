@@ -46,16 +46,6 @@ class LoggingProtocol(LanguageServerProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._pending: dict[Any, tuple[str, float]] = {}
-        # Registers the protocol's own requests, at the first method not yet known, so that
-        # answering `initialize` loads none of the protocol's shapes.
-        self.register_late: Callable[[], None] | None = None
-
-    def _get_handler(self, feature_name: str) -> Any:
-        register = self.register_late
-        if register is not None and feature_name not in self.fm.features:
-            self.register_late = None
-            register()
-        return super()._get_handler(feature_name)
 
     def handle_message(self, message: Any) -> None:
         method = getattr(message, "method", None)
