@@ -23,7 +23,8 @@ from .steps import StepResult, step_taker
 from .verdict import RunVerdict, compute_verdict
 
 Messages = list[dict[str, str]]
-IDENTICAL_ACTION_ERROR = "error: identical action loop detected"
+IDENTICAL_ACTION = "identical action loop detected"
+IDENTICAL_ACTION_ERROR = f"error: {IDENTICAL_ACTION}"
 
 
 @runtime_checkable
@@ -115,6 +116,7 @@ class AgentEvent:
     # What the model read instead of `result` when it was too long to show whole: previews and
     # the artifact to read ranges of (None: the model read `result` itself).
     shown: ShapedObservation | None = None
+    no_action: str | None = None  # why the response gave no action, when it gave none
 
 
 @dataclass(frozen=True)
@@ -238,7 +240,9 @@ def run_agent(
             action = parse_action(response, workspace.available_tools)
         except AgentError as error:
             result = f"error: {error}"
-            conversation.record(AgentEvent(step, response, None, result), on_event)
+            conversation.record(
+                AgentEvent(step, response, None, result, no_action=str(error)), on_event
+            )
             invalid += 1
             conversation.messages += _turn(response, result)
             note_observation(observations, conversation.messages, None, None)
@@ -254,7 +258,10 @@ def run_agent(
         repeats = repeats + 1 if action == last_action else 1
         last_action = action
         if repeats > limits.max_identical_actions:
-            conversation.record(AgentEvent(step, response, None, IDENTICAL_ACTION_ERROR), on_event)
+            repeated = AgentEvent(
+                step, response, None, IDENTICAL_ACTION_ERROR, no_action=IDENTICAL_ACTION
+            )
+            conversation.record(repeated, on_event)
             return finish(False, "repeated_action_limit")
         if evidence is None:
             taken, shown = take_step(action), None

@@ -13,7 +13,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from tests.support.hub_server import REPO, WEIGHTS, HubServer, serve_hub, write_model_folder
 
-from counterfoil.lsp import server
+from counterfoil.lsp import handlers
 from counterfoil.models import runtime
 
 from .conftest import Daemon, StartDaemon
@@ -169,10 +169,11 @@ def test_model_runtime_says_too_when_the_models_files_cannot_be_had(
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)  # the suite runs offline; ask the hub
     # As in a bare Python: the runtime is missing, so an install would be offered.
-    bare = {"model": "qwen3-4b", "extra": "mlx", "missing": ["mlx_lm"], "command": ["pip"]}
+    bare: dict[str, object] = {"model": "qwen3-4b", "extra": "mlx", "missing": ["mlx_lm"]}
+    bare.update(command=["pip"], python="python3", unavailable=None)
     monkeypatch.setattr(runtime, "runtime_report", lambda model, endpoint=None: dict(bare))
 
-    report = server.model_runtime_answer("qwen3-4b", None)
+    report = handlers.model_runtime_answer("qwen3-4b", None)
 
-    assert report["modelAvailable"] is False
-    assert "neither in the hub cache nor downloadable" in report["modelDetail"]
+    assert report.modelAvailable is False
+    assert "neither in the hub cache nor downloadable" in (report.modelDetail or "")

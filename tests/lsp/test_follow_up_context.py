@@ -11,6 +11,7 @@ import pytest
 from tests.support.recording_model import RecordingModel
 
 from counterfoil.lsp import model_host
+from counterfoil.lsp.messages import wire
 from counterfoil.lsp.session import EVENT_METHOD, Session
 from counterfoil.settings.table import Settings
 
@@ -59,11 +60,11 @@ def two_turns(
     session, channel = session_with(
         project, model, monkeypatch, context_tokens=context_tokens, max_steps=2
     )
-    first = session.run(GOAL).result.result(timeout=30)
+    first = wire(session.run(GOAL).result.result(timeout=30))
     session.settings = Settings(
         model=session.settings.model, context_tokens=context_tokens, max_steps=3
     )
-    second = session.follow_up(FOLLOW_UP).result.result(timeout=30)
+    second = wire(session.follow_up(FOLLOW_UP).result.result(timeout=30))
     return model, first, second, channel
 
 

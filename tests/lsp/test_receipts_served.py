@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil.lsp.messages import wire
 from counterfoil.lsp.session import Session
 from counterfoil.receipts import RECEIPT_FIELDS, canonical_json
 
@@ -39,7 +40,7 @@ def test_a_receipt_edited_in_the_middle_is_reported_not_served_as_fine(
     ).hexdigest()
     log.write_text(lines[0] + json.dumps(record, separators=(",", ":")) + "\n" + lines[2])
 
-    listed = session.receipts()
+    listed = wire(session.receipts())
 
     assert listed["error"] is not None and listed["error"].startswith("line 2:")
     assert [receipt["tool_call_id"] for receipt in listed["receipts"]] == ["call-1"]

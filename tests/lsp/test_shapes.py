@@ -8,7 +8,7 @@ import pytest
 
 from counterfoil.actions import ToolAction
 from counterfoil.gate.proposals import CommandProposal
-from counterfoil.lsp.protocol import is_approval, preview
+from counterfoil.lsp.protocol import approval_of, preview
 from counterfoil.lsp.settings import Settings, SettingsError, parse_settings
 
 
@@ -73,9 +73,9 @@ def test_settings_must_be_an_object() -> None:
 
 
 def test_only_approved_true_approves() -> None:
-    assert is_approval({"approved": True})
+    assert approval_of({"approved": True}).approved
     for answer in ({"approved": "true"}, {"approved": 1}, {}, None, True, [True]):
-        assert not is_approval(answer)
+        assert not approval_of(answer).approved
 
 
 def test_command_preview_shows_the_exact_argv(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from counterfoil import AgentError, ToolAction, ToolPolicy, Workspace, build_system_prompt, tools
 from counterfoil.actions import check_arguments, parse_action
+from counterfoil.lsp.messages import wire
 from counterfoil.lsp.session import Session
 from counterfoil.tools import Argument, Tool, action_schema
 
@@ -54,7 +55,7 @@ def test_a_tool_added_to_the_table_reaches_prompt_schema_checking_and_status(
 
     session = Session(RecordingChannel())
     session.root = tmp_path.resolve()
-    status = session.status()
+    status = wire(session.status())
     assert "count_lines" in status["availableTools"]
     assert status["tools"][-1] == {
         "name": "count_lines",

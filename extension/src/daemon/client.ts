@@ -21,7 +21,10 @@ import {
   Methods,
   type ModelState,
   type ModelText,
+  type ParamsOf,
   type Receipt,
+  type RequestMethod,
+  type ResultOf,
   type RunStarted,
   type RunStateNotice,
 } from "./protocol";
@@ -156,15 +159,16 @@ export class DaemonClient implements vscode.Disposable {
     return this.start();
   }
 
-  async request<R>(
-    method: string,
-    params: object,
+  /** Sends `method` with its declared params; the answer has its declared result type. */
+  async request<M extends RequestMethod>(
+    method: M,
+    params: ParamsOf<M>,
     token?: vscode.CancellationToken,
-  ): Promise<R> {
+  ): Promise<ResultOf<M>> {
     const client = await this.start();
     return token
-      ? client.sendRequest<R>(method, params, token)
-      : client.sendRequest<R>(method, params);
+      ? client.sendRequest<ResultOf<M>>(method, params, token)
+      : client.sendRequest<ResultOf<M>>(method, params);
   }
 
   dispose(): void {

@@ -283,6 +283,7 @@ export interface AgentEvent extends StepRecord {
   modelNote: string | null;
   protectedBy: string | null;
   shownToModel?: ShownToModel | null;
+  noAction?: string | null;
 }
 
 /** The root's AGENTS.md as the run read it: its digest and size, or why it was not read ("protected", "too large", "not valid UTF-8", "unreadable"). */
@@ -621,3 +622,30 @@ export const Methods = {
   modelText: "counterfoil/modelText",
   download: "counterfoil/download",
 } as const;
+
+/** Each request's params and result, by method. */
+export interface CounterfoilRequests {
+  "counterfoil/run": { params: RunParams; result: RunResult };
+  "counterfoil/followUp": { params: FollowUpParams; result: RunResult };
+  "counterfoil/runValidation": { params: RunValidationParams; result: ValidationResult };
+  "counterfoil/revert": { params: RevertParams; result: ValidationResult };
+  "counterfoil/receipts": { params: Record<string, never>; result: ReceiptsResult };
+  "counterfoil/verifyReceipts": { params: Record<string, never>; result: VerifyResult };
+  "counterfoil/exportEvidence": { params: ExportEvidenceParams; result: ExportEvidenceResult };
+  "counterfoil/status": { params: Record<string, never>; result: StatusResult };
+  "counterfoil/object": { params: ObjectParams; result: ObjectResult };
+  "counterfoil/modelRuntime": { params: ModelParams; result: ModelRuntimeResult };
+  "counterfoil/downloadModel": { params: ModelParams; result: DownloadModelResult };
+  "counterfoil/confirm": { params: ConfirmParams; result: ConfirmResult };
+  "counterfoil/sessions": { params: Record<string, never>; result: SessionsResult };
+  "counterfoil/inspect": { params: InspectParams; result: InspectResult };
+  "counterfoil/resume": { params: ResumeParams; result: RunResult };
+  "counterfoil/pause": { params: Record<string, never>; result: PauseResult };
+  "counterfoil/discard": { params: DiscardParams; result: DiscardResult };
+  "counterfoil/branches": { params: BranchesParams; result: BranchesResult };
+  "counterfoil/selectBranch": { params: SelectBranchParams; result: SelectBranchResult };
+}
+
+export type RequestMethod = keyof CounterfoilRequests;
+export type ParamsOf<M extends RequestMethod> = CounterfoilRequests[M]["params"];
+export type ResultOf<M extends RequestMethod> = CounterfoilRequests[M]["result"];

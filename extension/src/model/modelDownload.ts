@@ -10,11 +10,7 @@ import {
   downloadPercent,
   needsDownload,
 } from "./modelPrep";
-import {
-  type DownloadModelResult,
-  Methods,
-  type StatusResult,
-} from "../daemon/protocol";
+import { Methods } from "../daemon/protocol";
 
 const REQUEST_CANCELLED = -32800;
 const ALREADY_RUNNING = -32004;
@@ -24,7 +20,7 @@ export async function ensureModelOnDisk(
   client: DaemonClient,
   trace: vscode.LogOutputChannel,
 ): Promise<boolean> {
-  const status = await client.request<StatusResult>(Methods.status, {});
+  const status = await client.request(Methods.status, {});
   const endpoint = vscode.workspace
     .getConfiguration("counterfoil")
     .get<string>("endpoint");
@@ -61,11 +57,7 @@ async function downloadModel(
           shown = Math.max(shown, percent);
         });
         try {
-          const result = await client.request<DownloadModelResult>(
-            Methods.downloadModel,
-            {},
-            token,
-          );
+          const result = await client.request(Methods.downloadModel, {}, token);
           trace.info(`download: ${model} is in ${result.path}`);
         } finally {
           listener.dispose();

@@ -25,7 +25,7 @@ export async function ensureModelRuntime(
 ): Promise<boolean> {
   let result: ModelRuntimeResult;
   try {
-    result = await client.request<ModelRuntimeResult>(Methods.modelRuntime, {});
+    result = await client.request(Methods.modelRuntime, {});
   } catch (error) {
     if (errorCode(error) === METHOD_NOT_FOUND) {
       trace.info("model runtime: the daemon does not report it");

@@ -7,7 +7,6 @@ import { type DaemonClient, errorMessage } from "../daemon/client";
 import {
   type ExportEvidenceResult,
   Methods,
-  type ObjectResult,
   type ReceiptsResult,
   type RevertResult,
   type VerifyResult,
@@ -68,10 +67,7 @@ export class ReceiptCommands implements vscode.Disposable {
 
   async refreshReceipts(): Promise<ReceiptsResult | undefined> {
     try {
-      const result = await this.client.request<ReceiptsResult>(
-        Methods.receipts,
-        {},
-      );
+      const result = await this.client.request(Methods.receipts, {});
       this.receipts.load(result);
       this.receipts.setRuns(
         result.runs ?? [],
@@ -90,10 +86,7 @@ export class ReceiptCommands implements vscode.Disposable {
   async verifyReceipts(): Promise<VerifyResult | undefined> {
     try {
       await this.refreshReceipts();
-      const result = await this.client.request<VerifyResult>(
-        Methods.verifyReceipts,
-        {},
-      );
+      const result = await this.client.request(Methods.verifyReceipts, {});
       this.receipts.showVerification(result);
       const report = verifyReport(result);
       if (result.ok) {
@@ -127,10 +120,9 @@ export class ReceiptCommands implements vscode.Disposable {
     }
     let result: ExportEvidenceResult;
     try {
-      result = await this.client.request<ExportEvidenceResult>(
-        Methods.exportEvidence,
-        { commit: revision.trim() },
-      );
+      result = await this.client.request(Methods.exportEvidence, {
+        commit: revision.trim(),
+      });
     } catch (error) {
       void vscode.window.showErrorMessage(
         `Counterfoil could not export evidence: ${errorMessage(error)}`,
@@ -193,7 +185,7 @@ export class ReceiptCommands implements vscode.Disposable {
       return undefined;
     }
     try {
-      const result = await this.client.request<RevertResult>(Methods.revert, {
+      const result = await this.client.request(Methods.revert, {
         toolCallId,
       });
       if (result.receipt && result.receipt.exit_state === "ok") {
@@ -257,7 +249,7 @@ export class ReceiptCommands implements vscode.Disposable {
     if (!sha256) {
       return "";
     }
-    const result = await this.client.request<ObjectResult>(Methods.object, {
+    const result = await this.client.request(Methods.object, {
       sha256,
     });
     if (!result.found || result.text === null) {

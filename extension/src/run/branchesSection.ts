@@ -11,7 +11,6 @@ import {
   type BranchesResult,
   type BranchInfo,
   Methods,
-  type ReceiptsResult,
   type SelectBranchResult,
 } from "../daemon/protocol";
 import type { BranchesMessage, BranchPanelMessage } from "./branchMessages";
@@ -57,9 +56,7 @@ export class BranchesSection implements vscode.Disposable {
   async chooseAndShow(): Promise<void> {
     let known: string[] = [];
     try {
-      known = knownRunIds(
-        await this.client.request<ReceiptsResult>(Methods.receipts, {}),
-      );
+      known = knownRunIds(await this.client.request(Methods.receipts, {}));
     } catch (error) {
       void vscode.window.showWarningMessage(
         `Counterfoil could not read the runs: ${errorMessage(error)}`,
@@ -150,10 +147,9 @@ export class BranchesSection implements vscode.Disposable {
     this.render();
     let result: SelectBranchResult | undefined;
     try {
-      result = await this.client.request<SelectBranchResult>(
-        Methods.selectBranch,
-        { branch: name },
-      );
+      result = await this.client.request(Methods.selectBranch, {
+        branch: name,
+      });
       this.note = selectionNote(result);
       const show =
         result.outcome === "selected"
@@ -177,7 +173,7 @@ export class BranchesSection implements vscode.Disposable {
     if (!this.runId) return undefined;
     let result: BranchesResult | undefined;
     try {
-      result = await this.client.request<BranchesResult>(Methods.branches, {
+      result = await this.client.request(Methods.branches, {
         runId: this.runId,
       });
       this.branches = result.branches;

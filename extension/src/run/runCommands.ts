@@ -10,8 +10,8 @@ import {
   type AgentEvent,
   Methods,
   type RunResult,
-  type StatusResult,
   type ValidationResult,
+  type ParamsOf,
 } from "../daemon/protocol";
 import type { ReceiptCommands } from "../receipts/receiptCommands";
 import type { ReviewController } from "../review/controller";
@@ -31,9 +31,13 @@ export interface CommandContext {
 }
 
 /** What starts a run: the daemon request, its params, and the goal the panel and trace show. */
+/** The requests that start a run, each answered with a RunResult. */
+type RunMethod =
+  typeof Methods.run | typeof Methods.followUp | typeof Methods.resume;
+
 interface RunStart {
-  method: string;
-  params: object;
+  method: RunMethod;
+  params: ParamsOf<RunMethod>;
   goal: string;
   /** The run a resume goes on with. */
   runId?: string;
@@ -271,12 +275,7 @@ export class RunCommands implements vscode.Disposable {
     try {
       const result = await vscode.window.withProgress(
         { location: { viewId: RUN_VIEW } },
-        () =>
-          this.context.client.request<RunResult>(
-            method,
-            params,
-            cancellation.token,
-          ),
+        () => this.context.client.request(method, params, cancellation.token),
       );
       if (this.stopRequestedAt !== undefined) {
         trace.info(
@@ -339,10 +338,7 @@ export class RunCommands implements vscode.Disposable {
     try {
       let argv = isArgv(argvArgument) ? argvArgument : undefined;
       if (!argv) {
-        const status = await this.context.client.request<StatusResult>(
-          Methods.status,
-          {},
-        );
+        const status = await this.context.client.request(Methods.status, {});
         if (status.allowedCommands.length === 0) {
           const choice = await vscode.window.showWarningMessage(
             'No validation commands are allowed. Add one to counterfoil.allowedCommands, e.g. ["python", "-m", "pytest", "-q"].',
@@ -379,7 +375,7 @@ export class RunCommands implements vscode.Disposable {
           title: `Counterfoil: ${chosen.join(" ")}`,
         },
         () =>
-          this.context.client.request<ValidationResult>(Methods.runValidation, {
+          this.context.client.request(Methods.runValidation, {
             argv: chosen,
           }),
       );

@@ -152,10 +152,9 @@ export function splitThinking(response: string): {
 export function describeAction(event: AgentEvent): string {
   const action = event.action;
   if (!action) {
-    // The daemon's own words say why (a tool not enabled, no JSON) when it sent them.
-    const why = /^error: (.+)/.exec(event.result ?? "")?.[1];
-    return why
-      ? `no action (${why.split("\n", 1)[0]})`
+    // The daemon says why (a tool not enabled, no JSON) in its own field.
+    return event.noAction
+      ? `no action (${event.noAction.split("\n", 1)[0]})`
       : "no action (the response did not parse)";
   }
   if ("final" in action) {

@@ -5,13 +5,7 @@
 
 import * as vscode from "vscode";
 import { type DaemonClient, errorMessage } from "../daemon/client";
-import {
-  type DiscardResult,
-  Methods,
-  type PauseResult,
-  type RunResult,
-  type SessionsResult,
-} from "../daemon/protocol";
+import { Methods, type RunResult } from "../daemon/protocol";
 import { discardedNotice, discardQuestion } from "./discardRun";
 import { latestResumable, resumableView } from "./resumable";
 import type { RunCommands } from "./runCommands";
@@ -57,10 +51,7 @@ export class SessionCommands implements vscode.Disposable {
     const waitUntil = Date.now() + RELEASE_WAIT_MS;
     try {
       for (;;) {
-        const listed = await this.client.request<SessionsResult>(
-          Methods.sessions,
-          {},
-        );
+        const listed = await this.client.request(Methods.sessions, {});
         const found = latestResumable(listed.sessions, this.discarded());
         const closingElsewhere =
           !found &&
@@ -106,7 +97,7 @@ export class SessionCommands implements vscode.Disposable {
 
   /** Pause the running run; once it stops at its boundary, the panel offers it to go on. */
   async pause(): Promise<void> {
-    const answer = await this.client.request<PauseResult>(Methods.pause, {});
+    const answer = await this.client.request(Methods.pause, {});
     if (!answer.pausing) {
       void vscode.window.showInformationMessage(
         "No Counterfoil run is in progress.",
@@ -130,7 +121,7 @@ export class SessionCommands implements vscode.Disposable {
     if (!text?.trim()) {
       return;
     }
-    const answer = await this.client.request<PauseResult>(Methods.pause, {});
+    const answer = await this.client.request(Methods.pause, {});
     const runId = answer.runId;
     if (!answer.pausing || !runId) {
       return;
@@ -158,7 +149,7 @@ export class SessionCommands implements vscode.Disposable {
       return;
     }
     try {
-      const result = await this.client.request<DiscardResult>(Methods.discard, {
+      const result = await this.client.request(Methods.discard, {
         runId,
       });
       this.panel.clear();

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import type { CounterfoilApi } from "../../src/extension";
-import type { RunResult, StatusResult } from "../../src/daemon/protocol";
+import type { RunResult } from "../../src/daemon/protocol";
 import { PROPOSAL_SCHEME } from "../../src/review/controller";
 import type { StepView } from "../../src/run/runModel";
 
@@ -83,10 +83,7 @@ async function useScript(name: string, responses: object[]): Promise<void> {
     .getConfiguration("counterfoil")
     .update("model", spec, vscode.ConfigurationTarget.Workspace);
   await waitFor(`the daemon to use ${spec}`, async () => {
-    const status = await api.client.request<StatusResult>(
-      "counterfoil/status",
-      {},
-    );
+    const status = await api.client.request("counterfoil/status", {});
     return status.model === spec ? status : undefined;
   });
 }
@@ -188,10 +185,7 @@ suite("Counterfoil in the extension host", () => {
   teardown(closeAllEditors);
 
   test("the extension activates and the daemon starts on the workspace root", async () => {
-    const status = await api.client.request<StatusResult>(
-      "counterfoil/status",
-      {},
-    );
+    const status = await api.client.request("counterfoil/status", {});
     assert.equal(status.root, root().fsPath);
     assert.equal(status.allowWrites, true);
     assert.ok(
@@ -471,10 +465,7 @@ suite("Counterfoil in the extension host", () => {
     await vscode.commands.executeCommand("counterfoil.restartServer");
     await run;
     await assertAnsweredNo(before);
-    const status = await api.client.request<StatusResult>(
-      "counterfoil/status",
-      {},
-    );
+    const status = await api.client.request("counterfoil/status", {});
     assert.equal(status.running, false);
     assert.equal(status.root, root().fsPath);
   });

@@ -5,7 +5,8 @@ import { describeAction } from "../../src/run/runModel";
 
 /** A step the workspace made no record of (no call, no state), as the daemon sends it. */
 function step(
-  fields: Pick<AgentEvent, "step" | "response" | "action" | "result">,
+  fields: Pick<AgentEvent, "step" | "response" | "action" | "result"> &
+    Partial<Pick<AgentEvent, "noAction">>,
 ): AgentEvent {
   return {
     ...fields,
@@ -47,6 +48,7 @@ test("a step without an action says the daemon's reason, not a guess", () => {
         response: "{}",
         action: null,
         result: "error: tool is not enabled: write_file",
+        noAction: "tool is not enabled: write_file",
       }),
     ),
     "no action (tool is not enabled: write_file)",
@@ -54,6 +56,20 @@ test("a step without an action says the daemon's reason, not a guess", () => {
   assert.equal(
     describeAction(
       step({ step: 3, response: "hm", action: null, result: null }),
+    ),
+    "no action (the response did not parse)",
+  );
+});
+
+test("an observation's text is never read for the reason", () => {
+  assert.equal(
+    describeAction(
+      step({
+        step: 4,
+        response: "{}",
+        action: null,
+        result: "error: looks like a reason",
+      }),
     ),
     "no action (the response did not parse)",
   );

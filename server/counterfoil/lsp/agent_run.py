@@ -24,22 +24,21 @@ from ..sessions.store import SessionStore
 from . import messages
 from .channel import ClientChannel
 from .jobs import Job, WorkspaceUnavailable, open_workspace
-from .messages import wire
+from .messages import notice, wire
 from .model_download import ModelDownloads
 from .model_host import HostedGenerate, ModelHost, ModelLoadFailed
 from .protected_note import protected_by
-from .protocol import event_dict, failed_run, run_result
+from .protocol import event_message, failed_run, run_result
 from .run_record import Conversation
 
-EVENT_METHOD = messages.AgentEvent.METHOD
-MODEL_TEXT_METHOD = messages.ModelText.METHOD
+EVENT_METHOD = messages.method_of(messages.AgentEvent)
 
 
 @dataclass
 class RunEnd:
     """What the run answers, and the conversation a follow-up continues (None: none kept)."""
 
-    result: dict[str, Any]
+    result: messages.RunResult
     conversation: Conversation | None
 
 
@@ -132,19 +131,19 @@ class AgentRunner:
             shown = messages.ModelText(
                 runId=run_id, step=step + before[0], text=text, thinking=thinking
             )
-            self.channel.notify(MODEL_TEXT_METHOD, wire(shown))
+            self.channel.notify(*notice(shown))
 
         def on_event(event: AgentEvent) -> None:
             event = replace(event, step=event.step + before[0])
-            shown = event_dict(
+            shown = event_message(
                 event,
                 run_id,
                 generate.last_note or None,
                 protected_by(event, settings.protected_patterns),
             )
-            self.channel.notify(EVENT_METHOD, shown)
+            self.channel.notify(*notice(shown))
             self.channel.log(f"step {event.step} response: {event.response}")
-            self.channel.log(f"step {event.step} action: {json.dumps(shown['action'])}")
+            self.channel.log(f"step {event.step} action: {json.dumps(wire(shown.action))}")
             if event.result is not None:
                 self.channel.log(f"step {event.step} observation: {event.result}")
 
@@ -193,8 +192,7 @@ class AgentRunner:
         if run.reason == "model_error" and run.error:
             self.channel.show_message("error", f"model error: {run.error}")
         self.channel.log(f"run ended: {reason}; verdict: {run.verdict.summary()}")
-        result = run_result(run)
-        result.update(reason=reason, modelUsage=usage_line(generate.stats[counted:]))
+        result = run_result(run, reason, usage_line(generate.stats[counted:]))
         kept = None
         if not resumable:
             kept = continued or Conversation(run_id, goal, recorded.messages)

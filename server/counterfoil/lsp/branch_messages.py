@@ -3,8 +3,10 @@ beside `messages` (which imports and lists them) so a change to branches touches
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
+
+from .field_checks import WORD, checked
 
 BranchState = Literal["running", "interrupted", "ended", "selected", "discarded"]
 SelectionOutcome = Literal["selected", "refused", "stopped"]
@@ -12,7 +14,7 @@ SelectionOutcome = Literal["selected", "refused", "stopped"]
 
 @dataclass(frozen=True, kw_only=True)
 class BranchesParams:
-    runId: str
+    runId: str = field(metadata=checked(WORD))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,7 +54,7 @@ class BranchesResult:
 
 @dataclass(frozen=True, kw_only=True)
 class SelectBranchParams:
-    branch: str
+    branch: str = field(metadata=checked(WORD))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,27 +20,24 @@ from .branch_messages import (
     BranchInfo,
     SelectBranchResult,
 )
-from .messages import wire
 
 
-def branches_answer(log: Path | None, run_id: str) -> dict[str, Any]:
+def branches_answer(log: Path | None, run_id: str) -> BranchesResult:
     if log is None:
-        return dict(
-            wire(BranchesResult(runId=run_id, branches=[], error="no workspace folder is open"))
-        )
+        return BranchesResult(runId=run_id, branches=[], error="no workspace folder is open")
     sessions = SessionStore(log)
     try:
         if not sessions.has_run(run_id):
             raise CheckpointRefused(f"there is no run {run_id}")
     except CheckpointRefused as error:
-        return dict(wire(BranchesResult(runId=run_id, branches=[], error=str(error))))
+        return BranchesResult(runId=run_id, branches=[], error=str(error))
     live = sessions.is_live(run_id)
     store = BranchStore(sessions)
     found = [
         branch_info(item, listed_state(item, live), store.copy_root(item))
         for item in store.branches(run_id)
     ]
-    return dict(wire(BranchesResult(runId=run_id, branches=found, error=None)))
+    return BranchesResult(runId=run_id, branches=found, error=None)
 
 
 def branch_info(record: BranchRecord, state: Any, copy_root: Path) -> BranchInfo:
@@ -67,7 +64,7 @@ def branch_info(record: BranchRecord, state: Any, copy_root: Path) -> BranchInfo
 
 def select_answer(
     name: str, open_workspace: Callable[[], tuple[Workspace, Callable[[], None]]], confirm: Any
-) -> dict[str, Any]:
+) -> SelectBranchResult:
     """Select branch `name` in the daemon's root: its receipts go to the client as they are
     recorded; the selection writes without `allowWrites`, as a revert does (the person asked)."""
     from ..branches.selection import SelectionStopped, select_named_branch
@@ -78,15 +75,14 @@ def select_answer(
         detail: str | None,
         applied: tuple[str, ...] = (),
         discarded: tuple[str, ...] = (),
-    ) -> dict[str, Any]:
-        result = SelectBranchResult(
+    ) -> SelectBranchResult:
+        return SelectBranchResult(
             branch=name,
             outcome=outcome,
             detail=detail,
             applied=list(applied),
             discarded=list(discarded),
         )
-        return dict(wire(result))
 
     try:
         workspace, unsubscribe = open_workspace()

@@ -25,10 +25,12 @@ from pygls.exceptions import JsonRpcException
 
 from ..gate.approval import Approval
 from ..gate.proposals import ToolProposal
+from . import messages
 from .channel import ClientChannel
+from .messages import wire
 from .protocol import approval_of, confirm_params
 
-CONFIRM_METHOD = "counterfoil/confirm"
+CONFIRM_METHOD = messages.asked_as(messages.ConfirmParams)
 
 logger = logging.getLogger(__name__)
 
@@ -102,7 +104,7 @@ class ConfirmBridge:
             return Approval(False)
         if self.held.is_set():
             return self._withdrawn(call_id)
-        params = confirm_params(proposal, self._root)
+        params = wire(confirm_params(proposal, self._root))
         decided = threading.Event()
         with self._lock:
             self._waiting.add(decided)

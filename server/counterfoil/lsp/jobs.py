@@ -23,9 +23,8 @@ from ..receipts.logfile import make_log_folder
 from ..settings.table import Settings
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
-from .protocol import receipt_dict
-
-RECEIPT_METHOD = "counterfoil/receipt"
+from .messages import notice
+from .protocol import receipt_message
 
 
 class SessionBusy(RuntimeError):
@@ -59,7 +58,7 @@ class Job:
         self.settings = settings
         self.root = root
         self.run_id: str | None = None  # set once a run has its id
-        self.result: Future[dict[str, Any]] = Future()
+        self.result: Future[Any] = Future()  # the request's result message
         self.thread: threading.Thread | None = None
         self.on_stop: Callable[[], None] | None = None  # told once, when a stop is first asked
         self.on_pause: Callable[[], None] | None = None  # told once, when a pause is first asked
@@ -132,7 +131,7 @@ def open_workspace(
         raise unavailable("receipt_log_error", message) from None
 
     def on_receipt(receipt: EffectReceipt) -> None:
-        channel.notify(RECEIPT_METHOD, receipt_dict(receipt))
+        channel.notify(*notice(receipt_message(receipt)))
 
     unsubscribe = store.subscribe(on_receipt)
     workspace = Workspace(

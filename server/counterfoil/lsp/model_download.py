@@ -15,14 +15,13 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
 
 from pygls.exceptions import JsonRpcException, JsonRpcServerError
 
 from ..models import download
 from ..models.errors import ModelLoadError
 from .channel import ClientChannel
-from .messages import DownloadProgress, wire
+from .messages import DownloadModelResult, DownloadProgress, notice
 
 DOWNLOAD_FAILED = -32003
 DOWNLOAD_IN_PROGRESS = -32004
@@ -55,19 +54,15 @@ class DownloadRequestCancelled(JsonRpcException):
         super().__init__(f"download of {model} cancelled; what arrived is kept for the next try")
 
 
-def progress_params(model: str, progress: download.DownloadProgress) -> dict[str, Any]:
+def progress_notice(model: str, progress: download.DownloadProgress) -> DownloadProgress:
     """The `counterfoil/download` notification of `model`'s download."""
-    return dict(
-        wire(
-            DownloadProgress(
-                model=model,
-                bytes=progress.bytes,
-                total=progress.total,
-                rate=progress.rate,
-                etaSeconds=progress.eta_seconds,
-                state=progress.state,
-            )
-        )
+    return DownloadProgress(
+        model=model,
+        bytes=progress.bytes,
+        total=progress.total,
+        rate=progress.rate,
+        etaSeconds=progress.eta_seconds,
+        state=progress.state,
     )
 
 
@@ -114,7 +109,7 @@ class ModelDownloads:
         def report(progress: download.DownloadProgress) -> None:
             nonlocal last
             self._missing[job.model] = progress.total - progress.bytes
-            self._channel.notify(DownloadProgress.METHOD, progress_params(job.model, progress))
+            self._channel.notify(*notice(progress_notice(job.model, progress)))
             last = download.format_progress(progress)
             self._channel.report_progress(token, last)
 
@@ -179,19 +174,19 @@ class ModelDownloads:
             except TimeoutError:
                 logger.warning("the download of %s did not stop in time", job.model)
 
-    def status(self, model: str) -> dict[str, Any]:
-        """`modelOnDisk` (null for a name that is not valid) and `modelDownloadBytes` (bytes
-        left to fetch; null until the hub has been asked, which this starts in the background)."""
+    def status(self, model: str) -> tuple[bool | None, int | None]:
+        """`modelOnDisk` (None for a name that is not valid) and `modelDownloadBytes` (bytes
+        left to fetch; None until the hub has been asked, which this starts in the background)."""
         try:
             on_disk = download.model_on_disk(model)
         except ModelLoadError:  # a name that is not valid, or no hub client to look with
-            return {"modelOnDisk": None, "modelDownloadBytes": None}
+            return None, None
         if on_disk:
-            return {"modelOnDisk": True, "modelDownloadBytes": 0}
+            return True, 0
         missing = self._missing.get(model)
         if missing is None:
             self._ask_size(model)
-        return {"modelOnDisk": False, "modelDownloadBytes": missing}
+        return False, missing
 
     def _ask_size(self, model: str) -> None:
         now = time.monotonic()
@@ -209,23 +204,7 @@ class ModelDownloads:
         threading.Thread(target=ask, name="counterfoil-model-size", daemon=True).start()
 
 
-def model_param(params: Any, default: str) -> str:
-    """`{model?: string}` (downloadModel, modelRuntime); without one, the configured model."""
-    from .protocol import invalid_params
-
-    if params is None:
-        return default
-    if not isinstance(params, dict):
-        raise invalid_params("params must be an object")
-    model = params.get("model")
-    if model is None:
-        return default
-    if not isinstance(model, str) or not model.strip():
-        raise invalid_params("model must be a non-empty string")
-    return model.strip()
-
-
-async def answer(job: DownloadJob) -> dict[str, Any]:
+async def answer(job: DownloadJob) -> DownloadModelResult:
     """`{ok: true, path}` once the model is on disk; a cancelled request stops the download."""
     waiting = asyncio.wrap_future(job.result)
     try:
@@ -239,4 +218,4 @@ async def answer(job: DownloadJob) -> dict[str, Any]:
         raise DownloadRequestCancelled(job.model) from None
     except ModelLoadError as error:
         raise DownloadFailed(str(error)) from None
-    return {"ok": True, "path": str(folder)}
+    return DownloadModelResult(ok=True, path=str(folder))

@@ -26,9 +26,9 @@ from ..models.errors import GenerationCancelled
 from ..models.scripted import SCRIPTED_PREFIX
 from ..settings.table import Settings
 from .channel import ClientChannel
+from .messages import ModelState, ModelStateName, notice
 from .model_text import TextBatcher
 
-MODEL_STATE_METHOD = "counterfoil/modelState"
 STATE_INTERVAL_SECONDS = 0.1
 
 logger = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ class ModelHost:
         self._lock = threading.Lock()
         self._key: tuple[str, GenerationOptions] | None = None
         self._generate: Model | None = None
-        self.state = "unloaded"
+        self.state: ModelStateName = "unloaded"
         self.model: str | None = None
         self.endpoint: str | None = None
         self._progress_token: str | None = None
@@ -127,7 +127,7 @@ class ModelHost:
 
     def publish(
         self,
-        state: str,
+        state: ModelStateName,
         message: str,
         progress: ModelProgress | None = None,
         *,
@@ -146,18 +146,16 @@ class ModelHost:
             return False
         self.state = state
         self._last_state_sent = now
-        self._channel.notify(
-            MODEL_STATE_METHOD,
-            {
-                "state": state,
-                "model": self.model,
-                "endpoint": self.endpoint,
-                "message": message,
-                "tokens": progress.tokens if progress else 0,
-                "tokensPerSecond": progress.tokens_per_second if progress else None,
-                "promptTokens": progress.prompt_tokens if progress else None,
-            },
+        shown = ModelState(
+            state=state,
+            model=self.model,
+            endpoint=self.endpoint,
+            message=message,
+            tokens=progress.tokens if progress else 0,
+            tokensPerSecond=progress.tokens_per_second if progress else None,
+            promptTokens=progress.prompt_tokens if progress else None,
         )
+        self._channel.notify(*notice(shown))
         return True
 
     def listen(

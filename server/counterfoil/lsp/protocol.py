@@ -10,13 +10,12 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
+from pygls.exceptions import JsonRpcServerError
 
 from .. import tools
 from ..actions import Action, FinalAction, ToolAction
 from ..gate.approval import Approval, clean_reason
 from ..gate.proposals import ChangeSetProposal, CommandProposal, ToolProposal
-from ..receipts.content import DIGEST
 from ..steps import StepResult
 from ..tools import example_action
 from ..verdict import EffectOutcome, RunVerdict
@@ -27,8 +26,6 @@ from .messages import wire
 if TYPE_CHECKING:
     from ..loop import AgentEvent, AgentRun
     from ..receipts import EffectReceipt
-
-MAX_GOAL_CHARS = 20_000
 
 RUN_IN_PROGRESS = -32001
 NO_WORKSPACE = -32002
@@ -58,98 +55,17 @@ class RunRefused(JsonRpcServerError):
         super().__init__(message, RUN_REFUSED)  # type: ignore[no-untyped-call]
 
 
-def invalid_params(message: str) -> JsonRpcInvalidParams:
-    return JsonRpcInvalidParams(message=message)
-
-
-# Requests from the client
-
-
-def _object(params: Any, method: str) -> dict[str, Any]:
-    if params is None:
-        return {}
-    if not isinstance(params, dict):
-        raise invalid_params(f"{method} params must be an object")
-    return params
-
-
-def no_params(params: Any, method: str) -> None:
-    """Methods that take `{}` (or nothing); extra keys are ignored like unknown settings."""
-    _object(params, method)
-
-
-def goal_param(params: Any) -> str:
-    goal = _object(params, "counterfoil/run").get("goal")
-    if not isinstance(goal, str) or not goal.strip():
-        raise invalid_params("counterfoil/run needs a non-empty string goal")
-    if len(goal) > MAX_GOAL_CHARS:
-        raise invalid_params(f"goal must be at most {MAX_GOAL_CHARS} characters")
-    return goal
-
-
-def text_param(params: Any) -> str:
-    text = _object(params, "counterfoil/followUp").get("text")
-    if not isinstance(text, str) or not text.strip():
-        raise invalid_params("counterfoil/followUp needs a non-empty string text")
-    if len(text) > MAX_GOAL_CHARS:
-        raise invalid_params(f"text must be at most {MAX_GOAL_CHARS} characters")
-    return text
-
-
-def digest_param(params: Any) -> str:
-    digest = _object(params, "counterfoil/object").get("sha256")
-    if not isinstance(digest, str) or not DIGEST.fullmatch(digest):
-        raise invalid_params("counterfoil/object needs sha256: 64 lower-case hex characters")
-    return digest
-
-
-def argv_param(params: Any) -> list[str]:
-    argv = _object(params, "counterfoil/runValidation").get("argv")
-    if not isinstance(argv, list) or not tools.is_argv(
-        argv, max_items=tools.MAX_ARGV_ITEMS, max_item_chars=tools.MAX_ARGV_ITEM_CHARS
-    ):
-        raise invalid_params("counterfoil/runValidation needs argv: a non-empty array of strings")
-    return list(argv)
-
-
-def run_id_param(params: Any, method: str) -> str:
-    run_id = _object(params, method).get("runId")
-    if not isinstance(run_id, str) or not run_id or len(run_id) > 128:
-        raise invalid_params(f"{method} needs a non-empty string runId")
-    return run_id
-
-
-def steer_param(params: Any) -> str | None:
-    """`counterfoil/resume`'s optional steering message: absent, or a non-empty string."""
-    steer = _object(params, "counterfoil/resume").get("steer")
-    if steer is None:
-        return None
-    if not isinstance(steer, str) or not steer.strip():
-        raise invalid_params("counterfoil/resume steer must be a non-empty string")
-    if len(steer) > MAX_GOAL_CHARS:
-        raise invalid_params(f"steer must be at most {MAX_GOAL_CHARS} characters")
-    return steer
-
-
-def call_id_param(params: Any, method: str) -> str:
-    call_id = _object(params, method).get("toolCallId")
-    if not isinstance(call_id, str) or not call_id or len(call_id) > tools.MAX_ARGV_ITEM_CHARS:
-        raise invalid_params(f"{method} needs a non-empty string toolCallId")
-    return call_id
-
-
-def string_param(params: Any, method: str, name: str) -> str:
-    value = _object(params, method).get(name)
-    if not isinstance(value, str) or not value.strip() or len(value) > tools.MAX_ARGV_ITEM_CHARS:
-        raise invalid_params(f"{method} needs a non-empty string {name}")
-    return value
-
-
 # Results and notifications: built from `messages`, turned into JSON data by `wire`
 
 
-def receipt_dict(receipt: EffectReceipt) -> dict[str, Any]:
-    return receipt.to_dict()
+def receipt_message(receipt: EffectReceipt) -> messages.Receipt:
+    """A receipt as the declared message: a key the log writes that the message does not
+    declare is a TypeError here, not a surprise in the extension."""
+    data = receipt.to_dict()
+    approval = data.pop("approval", None)
+    return messages.Receipt(
+        **data, approval=None if approval is None else messages.Approval(**approval)
+    )
 
 
 def action_message(action: Action | None) -> messages.ToolCall | messages.FinalAnswer | None:
@@ -160,33 +76,26 @@ def action_message(action: Action | None) -> messages.ToolCall | messages.FinalA
     return None
 
 
-def action_dict(action: Action | None) -> dict[str, Any] | None:
-    shown: dict[str, Any] | None = wire(action_message(action))
-    return shown
-
-
-def event_dict(
+def event_message(
     event: AgentEvent,
     run_id: str | None,
     model_note: str | None = None,
     protected_by: str | None = None,
-) -> dict[str, Any]:
+) -> messages.AgentEvent:
     """A step as the run panel renders it: the loop's event and the workspace's record of it,
     keyed by run id and call id."""
-    shown: dict[str, Any] = wire(
-        messages.AgentEvent(
-            step=event.step,
-            response=event.response,
-            action=action_message(event.action),
-            result=event.result,
-            runId=run_id,
-            modelNote=model_note,
-            protectedBy=protected_by,
-            shownToModel=shown_to_model(event),
-            **step_fields(event.step_result),
-        )
+    return messages.AgentEvent(
+        step=event.step,
+        response=event.response,
+        action=action_message(event.action),
+        result=event.result,
+        runId=run_id,
+        modelNote=model_note,
+        protectedBy=protected_by,
+        shownToModel=shown_to_model(event),
+        noAction=event.no_action,
+        **step_fields(event.step_result),
     )
-    return shown
 
 
 def shown_to_model(event: AgentEvent) -> messages.ShownToModel | None:
@@ -234,11 +143,6 @@ def effect_message(outcome: EffectOutcome) -> messages.VerdictEffect:
     )
 
 
-def outcome_dict(outcome: EffectOutcome) -> dict[str, Any]:
-    shown: dict[str, Any] = wire(effect_message(outcome))
-    return shown
-
-
 def verdict_message(verdict: RunVerdict, completed: bool) -> messages.Verdict:
     return messages.Verdict(
         succeeded=completed and verdict.succeeded,
@@ -256,68 +160,65 @@ def verdict_message(verdict: RunVerdict, completed: bool) -> messages.Verdict:
     )
 
 
-def verdict_dict(verdict: RunVerdict, completed: bool) -> dict[str, Any]:
-    """The run's evidence, computed from its effects; `succeeded` is the CLI's exit 0."""
-    shown: dict[str, Any] = wire(verdict_message(verdict, completed))
-    return shown
-
-
-def run_result(run: AgentRun) -> dict[str, Any]:
-    shown: dict[str, Any] = wire(
-        messages.RunResult(
-            completed=run.completed,
-            reason=run.reason,
-            final=run.final,
-            modifiedFiles=list(run.modified_files),
-            error=run.error,
-            verdict=verdict_message(run.verdict, run.completed),
-        )
+def run_result(run: AgentRun, reason: str, model_usage: str | None) -> messages.RunResult:
+    """The loop's run as its answer; `reason` is the run's or the daemon's (paused,
+    interrupted), `model_usage` the model's counters over the run."""
+    return messages.RunResult(
+        completed=run.completed,
+        reason=reason,
+        final=run.final,
+        modifiedFiles=list(run.modified_files),
+        error=run.error,
+        verdict=verdict_message(run.verdict, run.completed),
+        modelUsage=model_usage,
     )
-    return shown
 
 
-def failed_run(reason: str, error: str | None) -> dict[str, Any]:
+def failed_run(reason: str, error: str | None) -> messages.RunResult:
     """A run that ended before the agent loop could start (no model, no receipt log)."""
-    shown: dict[str, Any] = wire(
-        messages.RunResult(
-            completed=False,
-            reason=reason,
-            final=None,
-            modifiedFiles=[],
-            error=error,
-            verdict=verdict_message(RunVerdict(), False),
-        )
+    return messages.RunResult(
+        completed=False,
+        reason=reason,
+        final=None,
+        modifiedFiles=[],
+        error=error,
+        verdict=verdict_message(RunVerdict(), False),
     )
-    return shown
 
 
-def tool_table(enabled: frozenset[str]) -> list[dict[str, Any]]:
+def tool_table(enabled: frozenset[str]) -> list[messages.ToolInfo]:
     """The core's tool table as `counterfoil/status` reports it, in the order models see it."""
-    shown: list[dict[str, Any]] = wire(
-        [
-            messages.ToolInfo(
-                name=tool.name,
-                effect=tool.effect,
-                enabled=tool.name in enabled,
-                arguments=[
-                    messages.ToolArgument(name=item.name, type=item.type, required=item.required)
-                    for item in tool.arguments
-                ],
-                example=example_action(tool),
-            )
-            for tool in tools.TOOLS
-        ]
-    )
-    return shown
+    return [
+        messages.ToolInfo(
+            name=tool.name,
+            effect=tool.effect,
+            enabled=tool.name in enabled,
+            arguments=[
+                messages.ToolArgument(name=item.name, type=item.type, required=item.required)
+                for item in tool.arguments
+            ],
+            example=example_action(tool),
+        )
+        for tool in tools.TOOLS
+    ]
 
 
 # The confirm request
 
 
+Preview = messages.EditPreview | messages.CommandPreview | messages.ChangeSetPreview
+
+
 def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
+    """The preview as JSON data (what tests compare)."""
+    data: dict[str, Any] = wire(preview_message(proposal, root))
+    return data
+
+
+def preview_message(proposal: ToolProposal, root: Path) -> Preview:
     """What the person is shown: the exact argv, or the whole proposed file once and the same
     change as a WorkspaceEdit."""
-    shown: messages.EditPreview | messages.CommandPreview | messages.ChangeSetPreview
+    shown: Preview
     if isinstance(proposal, ChangeSetProposal):
         shown = _change_set_preview(proposal, root)
     elif isinstance(proposal, CommandProposal):
@@ -347,8 +248,7 @@ def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
             reverts=proposal.reverts,
             newFolders=list(proposal.new_folders) or None,
         )
-    data: dict[str, Any] = wire(shown)
-    return data
+    return shown
 
 
 def _change_set_preview(proposal: ChangeSetProposal, root: Path) -> messages.ChangeSetPreview:
@@ -393,18 +293,13 @@ def _text_or_none(data: bytes | None) -> str | None:
         return None
 
 
-def confirm_params(proposal: ToolProposal, root: Path) -> dict[str, Any]:
-    return {
-        "toolCallId": proposal.tool_call_id,
-        "tool": proposal.action.tool,
-        "arguments": dict(proposal.action.arguments),
-        "preview": preview(proposal, root),
-    }
-
-
-def is_approval(answer: Any) -> bool:
-    """Only `{"approved": true}` approves; anything else is a No."""
-    return isinstance(answer, dict) and answer.get("approved") is True
+def confirm_params(proposal: ToolProposal, root: Path) -> messages.ConfirmParams:
+    return messages.ConfirmParams(
+        toolCallId=proposal.tool_call_id,
+        tool=proposal.action.tool,
+        arguments=dict(proposal.action.arguments),
+        preview=preview_message(proposal, root),
+    )
 
 
 def approval_of(answer: Any) -> Approval:

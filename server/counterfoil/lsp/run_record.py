@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..context.budget import Observation
 from ..loop import Messages
+from .messages import ConversationStatus
 
 
 @dataclass
@@ -21,10 +21,7 @@ class Conversation:
     run_id: str = ""
     turns: int = 0
 
-    def status(self) -> dict[str, Any]:
-        return {
-            "conversationId": self.conversation_id,
-            "runId": self.run_id,
-            "goal": self.goal,
-            "turns": self.turns,
-        }
+    def status(self) -> ConversationStatus:
+        return ConversationStatus(
+            conversationId=self.conversation_id, runId=self.run_id, goal=self.goal, turns=self.turns
+        )

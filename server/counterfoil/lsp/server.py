@@ -1,7 +1,8 @@
 """The pygls language server: translates the daemon protocol to and from the Session.
 
-Handlers here decide nothing: they check params, hand work to the Session (which runs it off
-the event loop) and shape results. Everything the worker threads send to the client hops
+The protocol's requests are registered from `messages.REQUESTS` (see `register_requests`);
+their handlers (`handlers`) decide nothing: they take the parsed params, hand work to the
+Session (which runs it off the event loop) and answer with a result message. Everything the worker threads send to the client hops
 onto the event loop first, so only the loop thread ever writes to stdout.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,11 +27,11 @@ from .transport import LoggingProtocol, raw_converter
 if TYPE_CHECKING:
     from ..settings.table import Settings
     from .channel import MessageKind
-    from .session import Job, Session
+    from .session import Session
 
-# The request checks (protocol.py) and the settings are imported by the handlers that use
-# them, after `initialize` is answered: the editor waits for that answer, and nothing of the
-# workspace, the settings or the protocol's shapes is needed to give it.
+# The settings and the handlers' work are imported once `initialize` is answered: the editor
+# waits for that answer. The request table (`messages`) is read at startup, to register the
+# handlers (registering them later, from inside a lookup, let a shutdown race an answer).
 
 SERVER_NAME = "counterfoil"
 SERVER_VERSION = __version__
@@ -207,34 +208,6 @@ def _root_of(params: types.InitializeParams) -> Path | None:
     return None
 
 
-def _start(start: Callable[[], Job]) -> Job:
-    from ..sessions.record import CheckpointRefused
-    from .protocol import NoConversationToContinue, NoWorkspace, RunInProgress, RunRefused
-    from .session import NoConversation, NoWorkspaceRoot, SessionBusy
-
-    try:
-        return start()
-    except CheckpointRefused as error:
-        raise RunRefused(str(error)) from None
-    except SessionBusy:
-        raise RunInProgress() from None
-    except NoWorkspaceRoot:
-        raise NoWorkspace() from None
-    except NoConversation:
-        raise NoConversationToContinue() from None
-
-
-async def _outcome(job: Job) -> dict[str, Any]:
-    """Wait for a job; a cancelled request stops it and still answers with its result."""
-    waiting = asyncio.wrap_future(job.result)
-    try:
-        return await asyncio.shield(waiting)
-    except asyncio.CancelledError:
-        logger.info("cancelling the %s", job.kind)
-        job.cancel()
-        return await waiting
-
-
 def build_server() -> CounterfoilServer:
     server = CounterfoilServer()
     channel = server.channel
@@ -284,167 +257,33 @@ def build_server() -> CounterfoilServer:
     def exit_(ls: CounterfoilServer, params: None) -> None:
         server.close_session(SHUTDOWN_WAIT_SECONDS)
 
-    @server.feature("counterfoil/run")
-    async def run(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        from .protocol import goal_param
-
-        goal = goal_param(params)
-        return await _outcome(_start(lambda: server.session.run(goal)))
-
-    @server.feature("counterfoil/followUp")
-    async def follow_up(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        from .protocol import text_param
-
-        text = text_param(params)
-        return await _outcome(_start(lambda: server.session.follow_up(text)))
-
-    @server.feature("counterfoil/resume")
-    async def resume(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        from .protocol import run_id_param, steer_param
-
-        run_id = run_id_param(params, "counterfoil/resume")
-        steer = steer_param(params)
-        # Off the loop: the checkpoint is read and checked first. A cancel that comes while it
-        # is checked stops the job once it exists, and the request still gets its result.
-        starting = asyncio.ensure_future(
-            asyncio.to_thread(_start, lambda: server.session.resume(run_id, steer))
-        )
-        try:
-            job = await asyncio.shield(starting)
-        except asyncio.CancelledError:
-            job = await starting
-            job.cancel()
-        return await _outcome(job)
-
-    @server.feature("counterfoil/pause")
-    def pause(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        from .protocol import no_params
-
-        no_params(params, "counterfoil/pause")
-        run_id = server.session.pause()
-        return {"pausing": run_id is not None, "runId": run_id}
-
-    @server.feature("counterfoil/sessions")
-    async def sessions(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        from .protocol import no_params
-
-        no_params(params, "counterfoil/sessions")
-        return await asyncio.to_thread(server.session.sessions)
-
-    @server.feature("counterfoil/inspect")
-    async def inspect(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        from ..sessions.record import CheckpointRefused
-        from .protocol import RunRefused, run_id_param
-
-        run_id = run_id_param(params, "counterfoil/inspect")
-        try:
-            return await asyncio.to_thread(server.session.inspect, run_id)
-        except CheckpointRefused as error:
-            raise RunRefused(str(error)) from None
-
-    @server.feature("counterfoil/discard")
-    async def discard(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        from ..sessions.record import CheckpointRefused
-        from .protocol import RunRefused, run_id_param
-
-        run_id = run_id_param(params, "counterfoil/discard")
-        try:
-            return await asyncio.to_thread(server.session.discard, run_id)
-        except CheckpointRefused as error:
-            raise RunRefused(str(error)) from None
-
-    @server.feature("counterfoil/object")
-    async def stored_object(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        from .protocol import digest_param
-
-        digest = digest_param(params)
-        return await asyncio.to_thread(server.session.stored_object, digest)
-
-    @server.feature("counterfoil/runValidation")
-    async def run_validation(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        from .protocol import argv_param
-
-        argv = argv_param(params)
-        return await _outcome(_start(lambda: server.session.run_validation(argv)))
-
-    @server.feature("counterfoil/revert")
-    async def revert(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        from .protocol import call_id_param
-
-        call_id = call_id_param(params, "counterfoil/revert")
-        return await _outcome(_start(lambda: server.session.revert(call_id)))
-
-    @server.feature("counterfoil/branches")
-    async def branches(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        from .branches import branches_answer
-        from .protocol import string_param
-
-        run_id = string_param(params, "counterfoil/branches", "runId")
-        return await asyncio.to_thread(branches_answer, server.session.receipt_log(), run_id)
-
-    @server.feature("counterfoil/selectBranch")
-    async def select_branch(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        from .protocol import string_param
-
-        branch = string_param(params, "counterfoil/selectBranch", "branch")
-        return await _outcome(_start(lambda: server.session.select_branch(branch)))
-
-    @server.feature("counterfoil/receipts")
-    async def receipts(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        from .protocol import no_params
-
-        no_params(params, "counterfoil/receipts")
-        return await asyncio.to_thread(server.session.receipts)
-
-    @server.feature("counterfoil/verifyReceipts")
-    async def verify_receipts(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        from .protocol import no_params
-
-        no_params(params, "counterfoil/verifyReceipts")
-        return await asyncio.to_thread(server.session.verify)
-
-    @server.feature("counterfoil/exportEvidence")
-    async def export_evidence(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        from .protocol import string_param
-
-        commit = string_param(params, "counterfoil/exportEvidence", "commit")
-        return await asyncio.to_thread(server.session.export_evidence, commit)
-
-    @server.feature("counterfoil/downloadModel")
-    async def download_model(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        from .model_download import answer, model_param
-
-        model = model_param(params, server.session.settings.model)
-        return await answer(server.session.downloads.start(model))
-
-    @server.feature("counterfoil/modelRuntime")
-    async def model_runtime(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        settings = server.session.settings
-        from .model_download import model_param
-
-        model = model_param(params, settings.model)
-        return await asyncio.to_thread(model_runtime_answer, model, settings.endpoint)
-
-    @server.feature("counterfoil/status")
-    def status(ls: CounterfoilServer, params: Any) -> dict[str, Any]:
-        from .protocol import no_params
-
-        no_params(params, "counterfoil/status")
-        return server.session.status()
-
+    register_requests(server)
     return server
 
 
-def model_runtime_answer(model: str, endpoint: str | None) -> dict[str, Any]:
-    """What the model needs in the daemon's Python and, when something is missing, whether the
-    model's files can be had at all (cached, local, downloadable): an install is not offered
-    for a model that could not run after it, and both are said together."""
-    from ..models.runtime import runtime_report
+def register_requests(server: CounterfoilServer) -> None:
+    """A handler for each request of `messages.REQUESTS` the daemon serves: its params parsed
+    into their message (a bad one is a JSON-RPC error naming the field), its result message
+    turned into JSON once."""
+    from .handlers import Handlers, handler_name
+    from .messages import REQUESTS, wire
+    from .params import parse_params
 
-    report = runtime_report(model, endpoint=endpoint)
-    if report.get("missing") and not endpoint:
-        from ..models.availability import model_check
+    handlers = Handlers(lambda: server.session)
+    for method, request in REQUESTS.items():
+        if not request.to_client:
+            handle = getattr(handlers, handler_name(method))
+            server.feature(method)(_served(method, request.params, handle, wire, parse_params))
 
-        check = model_check(model, 3.0)
-        report.update(modelAvailable=check.ok, modelDetail=check.detail)
-    return report
+
+def _served(
+    method: str,
+    params_type: type | None,
+    handle: Callable[[Any], Awaitable[Any]],
+    wire: Callable[[Any], Any],
+    parse_params: Callable[[type | None, Any, str], Any],
+) -> Callable[[CounterfoilServer, Any], Awaitable[Any]]:
+    async def served(ls: CounterfoilServer, params: Any) -> Any:
+        return wire(await handle(parse_params(params_type, params, method)))
+
+    return served

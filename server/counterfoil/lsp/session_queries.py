@@ -6,8 +6,8 @@ Each reads the disk afresh, so receipts and runs other processes wrote are part 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from ..attestation.export import export_evidence, exported_runs
 from ..errors import AgentError
@@ -16,41 +16,45 @@ from ..receipts import verify_receipt_log
 from ..receipts.content import load_object_prefix
 from ..receipts.own_folder import own_folder
 from ..receipts.verify import read_receipt_log
-from ..settings.table import Settings
 from . import messages
-from .messages import wire
-from .protocol import receipt_dict, tool_table
+from .messages import ModelStateName
+from .protocol import receipt_message, tool_table
+from .run_book import RunBook
+from .session_state import SessionState
 from .sessions_served import discard_session, inspect_session, list_sessions, run_records
 
 MAX_OBJECT_TEXT_BYTES = 1024 * 1024
 NO_FOLDER = "no workspace folder is open"
 
 
-class SessionQueries:
-    """The queries of a Session: the settings and root they read, and what the Session
-    supplies (whether a run goes, the kept conversation, the runs it ran)."""
+ModelStatus = tuple[ModelStateName, bool | None, int | None]  # state, on disk, bytes to fetch
 
-    settings: Settings
-    root: Path | None
+
+class SessionQueries:
+    """The queries of a session, over its parts: the settings and root, the runs this daemon
+    ran, whether an operation goes, and the model's status."""
+
+    def __init__(
+        self,
+        state: SessionState,
+        book: RunBook,
+        running: Callable[[], bool],
+        model_status: Callable[[], ModelStatus],
+    ) -> None:
+        self._state = state
+        self._book = book
+        self._running = running
+        self._model_status = model_status
 
     @property
-    def running(self) -> bool:
-        raise NotImplementedError
-
-    def conversation_status(self) -> dict[str, Any] | None:
-        raise NotImplementedError
-
-    def runs(self) -> list[dict[str, Any]]:
-        raise NotImplementedError
-
-    def model_status(self) -> dict[str, Any]:
-        raise NotImplementedError
+    def root(self) -> Path | None:
+        return self._state.root
 
     def receipt_log(self) -> Path | None:
-        return None if self.root is None else self.settings.receipt_log_path(self.root)
+        return self._state.receipt_log()
 
-    def status(self) -> dict[str, Any]:
-        settings, root = self.settings, self.root
+    def status(self) -> messages.StatusResult:
+        settings, root = self._state.settings, self.root
         enabled: frozenset[str] = frozenset()
         if root is not None:
             try:
@@ -58,42 +62,46 @@ class SessionQueries:
             except ValueError:  # the root has gone; runs will say so
                 enabled = frozenset()
         log = self.receipt_log()
-        return {
-            "root": None if root is None else str(root),
-            "model": settings.model,
-            "allowWrites": settings.allow_writes,
-            "allowedCommands": [list(argv) for argv in settings.allowed_commands],
-            "availableTools": sorted(enabled),
-            "tools": tool_table(enabled),
-            "receiptLog": None if log is None else str(log),
-            "running": self.running,
-            "conversation": self.conversation_status(),
-            **self.model_status(),
-        }
+        conversation = self._book.conversation
+        model_state, on_disk, to_fetch = self._model_status()
+        return messages.StatusResult(
+            root=None if root is None else str(root),
+            model=settings.model,
+            modelState=model_state,
+            allowWrites=settings.allow_writes,
+            allowedCommands=[list(argv) for argv in settings.allowed_commands],
+            availableTools=sorted(enabled),
+            tools=tool_table(enabled),
+            receiptLog=None if log is None else str(log),
+            running=self._running(),
+            conversation=None if conversation is None else conversation.status(),
+            modelOnDisk=on_disk,
+            modelDownloadBytes=to_fetch,
+        )
 
-    def receipts(self) -> dict[str, Any]:
+    def receipts(self) -> messages.ReceiptsResult:
         log = self.receipt_log()
         if log is None:
-            return {
-                "receipts": [],
-                "logPath": None,
-                "error": NO_FOLDER,
-                "runs": self.runs(),
-                "records": [],
-                "exportedRuns": [],
-            }
-        receipts: list[dict[str, Any]] = []
-        report = read_receipt_log(log, lambda receipt: receipts.append(receipt_dict(receipt)))
-        return {
-            "receipts": receipts,  # every line checked: those before the first bad one
-            "logPath": str(log),
-            "error": report.error,
-            "runs": self.runs(),
-            "records": run_records(log),
-            "exportedRuns": [] if self.root is None else sorted(exported_runs(self.root)),
-        }
+            return messages.ReceiptsResult(
+                receipts=[],
+                logPath=None,
+                error=NO_FOLDER,
+                runs=self._book.runs(),
+                records=[],
+                exportedRuns=[],
+            )
+        receipts: list[messages.Receipt] = []
+        report = read_receipt_log(log, lambda receipt: receipts.append(receipt_message(receipt)))
+        return messages.ReceiptsResult(
+            receipts=receipts,  # every line checked: those before the first bad one
+            logPath=str(log),
+            error=report.error,
+            runs=self._book.runs(),
+            records=run_records(log),
+            exportedRuns=[] if self.root is None else sorted(exported_runs(self.root)),
+        )
 
-    def export_evidence(self, commit: str) -> dict[str, Any]:
+    def export_evidence(self, commit: str) -> messages.ExportEvidenceResult:
         """Sign the runs behind `commit` and add them as its evidence note."""
         log = self.receipt_log()
         try:
@@ -105,14 +113,14 @@ class SessionQueries:
                 ok=False, error=str(error), commit=None, runs=[], effects=0, files=0,
                 validation=None, unreceipted=[],
             )  # fmt: skip
-            return dict(wire(failed))
+            return failed
         exported = messages.ExportEvidenceResult(
             ok=True, error=None, commit=done.commit, runs=list(done.runs), effects=done.effects,
             files=done.files, validation=done.validation, unreceipted=list(done.unreceipted),
         )  # fmt: skip
-        return dict(wire(exported))
+        return exported
 
-    def verify(self) -> dict[str, Any]:
+    def verify(self) -> messages.VerifyResult:
         """The chain and, when it holds, the files (`drift` is None when they were not checked)."""
         log = self.receipt_log()
         if log is None:
@@ -125,7 +133,7 @@ class SessionQueries:
                 chainError=NO_FOLDER,
                 drift=None,
             )
-            return dict(wire(shown))
+            return shown
         report = verify_receipt_log(log, root=self.root)
         chain_ok = report.ok or bool(report.drift)
         verified = messages.VerifyResult(
@@ -137,9 +145,9 @@ class SessionQueries:
             chainError=None if chain_ok else report.error,
             drift=list(report.drift) if report.drift_checked else None,
         )
-        return dict(wire(verified))
+        return verified
 
-    def stored_object(self, digest: str) -> dict[str, Any]:
+    def stored_object(self, digest: str) -> messages.ObjectResult:
         """A content-store object as text, bounded; `digest` is already checked to be hex."""
         log = self.receipt_log()
         found = None
@@ -152,7 +160,7 @@ class SessionQueries:
             missing = messages.ObjectResult(
                 sha256=digest, found=False, text=None, bytes=0, truncated=False
             )
-            return dict(wire(missing))
+            return missing
         shown, size = found
         stored = messages.ObjectResult(
             sha256=digest,
@@ -161,16 +169,16 @@ class SessionQueries:
             bytes=size,
             truncated=len(shown) < size,
         )
-        return dict(wire(stored))
+        return stored
 
-    def sessions(self) -> dict[str, Any]:
+    def sessions(self) -> messages.SessionsResult:
         """`counterfoil/sessions`: the runs kept beside the receipt log."""
         log = self.receipt_log()
         if log is None:
-            return dict(wire(messages.SessionsResult(sessions=[], error=NO_FOLDER)))
+            return messages.SessionsResult(sessions=[], error=NO_FOLDER)
         return list_sessions(log)
 
-    def inspect(self, run_id: str) -> dict[str, Any]:
+    def inspect(self, run_id: str) -> messages.InspectResult:
         """`counterfoil/inspect`; raises CheckpointRefused with one sentence."""
         from ..sessions.record import CheckpointRefused
 
@@ -179,7 +187,7 @@ class SessionQueries:
             raise CheckpointRefused(NO_FOLDER)
         return inspect_session(log, root, run_id)
 
-    def discard(self, run_id: str) -> dict[str, Any]:
+    def discard(self, run_id: str) -> messages.DiscardResult:
         """`counterfoil/discard`; raises CheckpointRefused with one sentence."""
         from ..sessions.record import CheckpointRefused
 

@@ -19,23 +19,22 @@ from ..sessions.record import CheckpointRefused, SessionRecord
 from ..sessions.reopen import run_state, status_of
 from ..sessions.store import SessionStore, StoredRun
 from . import messages
-from .messages import wire
 
 
 class UnknownRun(CheckpointRefused):
     """No run of that id in this root."""
 
 
-def list_sessions(log_path: Path) -> dict[str, Any]:
+def list_sessions(log_path: Path) -> messages.SessionsResult:
     """`counterfoil/sessions`: every run with a checkpoint, oldest first."""
     written = files_written(log_path)
     shown = [
         session_info(run, written.get(run.run_id, [])) for run in SessionStore(log_path).runs()
     ]
-    return dict(wire(messages.SessionsResult(sessions=shown, error=None)))
+    return messages.SessionsResult(sessions=shown, error=None)
 
 
-def inspect_session(log_path: Path, root: Path, run_id: str) -> dict[str, Any]:
+def inspect_session(log_path: Path, root: Path, run_id: str) -> messages.InspectResult:
     """`counterfoil/inspect`: the status of one run; raises CheckpointRefused (UnknownRun)."""
     sessions = SessionStore(log_path)
     found = [run for run in sessions.runs() if run.run_id == run_id]
@@ -52,28 +51,26 @@ def inspect_session(log_path: Path, root: Path, run_id: str) -> dict[str, Any]:
         for path, digest in sorted(run.record.read_digests.items())
         if file_digest(root, path) != digest
     ]
-    shown = messages.InspectResult(
+    return messages.InspectResult(
         **{name: getattr(info, name) for name in info.__dataclass_fields__},
         lastEvidence=status.last_evidence,
         nextStep=status.next_step,
         changedSinceRead=changed,
     )
-    return dict(wire(shown))
 
 
-def discard_session(log_path: Path, root: Path, run_id: str) -> dict[str, Any]:
+def discard_session(log_path: Path, root: Path, run_id: str) -> messages.DiscardResult:
     """`counterfoil/discard`: close an interrupted or paused run for good; raises
     CheckpointRefused with the sentence that says why not."""
     from ..sessions.discard import discard_run
 
     discarded = discard_run(SessionStore(log_path), root, run_id)
-    shown = messages.DiscardResult(
+    return messages.DiscardResult(
         runId=discarded.run_id,
         goal=discarded.goal,
         pending=discarded.pending,
         filesChanged=files_written(log_path).get(run_id, []),
     )
-    return dict(wire(shown))
 
 
 def session_info(run: StoredRun, written: list[messages.FileWritten]) -> messages.SessionInfo:
@@ -137,7 +134,7 @@ def files_written(log_path: Path) -> dict[str, list[messages.FileWritten]]:
     return written
 
 
-def run_records(log_path: Path) -> list[dict[str, Any]]:
+def run_records(log_path: Path) -> list[messages.StoredRunRecord]:
     """`counterfoil/receipts`' `records`: every run's own record, oldest first."""
     sessions = SessionStore(log_path)
     records = []
@@ -148,7 +145,7 @@ def run_records(log_path: Path) -> list[dict[str, Any]]:
             _, problem = verify_decisions(path)
             records.append(stored_record(run_id, entries, problem))
     records.sort(key=lambda record: record.startedAt or "")
-    return [dict(wire(record)) for record in records]
+    return records
 
 
 def stored_record(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 import typing
+from dataclasses import dataclass
 from typing import Any
 
 from ..branch_messages import (  # the branch requests' messages, in their own module
@@ -117,27 +118,37 @@ def field_types(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls, namespace)
 
 
-# Which message each method carries: requests as (params, result), notifications as one.
-REQUESTS: dict[str, tuple[type | None, type]] = {
-    "counterfoil/run": (RunParams, RunResult),
-    "counterfoil/followUp": (FollowUpParams, RunResult),
-    "counterfoil/runValidation": (RunValidationParams, ValidationResult),
-    "counterfoil/revert": (RevertParams, ValidationResult),
-    "counterfoil/receipts": (None, ReceiptsResult),
-    "counterfoil/verifyReceipts": (None, VerifyResult),
-    "counterfoil/exportEvidence": (ExportEvidenceParams, ExportEvidenceResult),
-    "counterfoil/status": (None, StatusResult),
-    "counterfoil/object": (ObjectParams, ObjectResult),
-    "counterfoil/modelRuntime": (ModelParams, ModelRuntimeResult),
-    "counterfoil/downloadModel": (ModelParams, DownloadModelResult),
-    "counterfoil/confirm": (ConfirmParams, ConfirmResult),
-    "counterfoil/sessions": (None, SessionsResult),
-    "counterfoil/inspect": (InspectParams, InspectResult),
-    "counterfoil/resume": (ResumeParams, RunResult),
-    "counterfoil/pause": (None, PauseResult),
-    "counterfoil/discard": (DiscardParams, DiscardResult),
-    "counterfoil/branches": (BranchesParams, BranchesResult),
-    "counterfoil/selectBranch": (SelectBranchParams, SelectBranchResult),
+@dataclass(frozen=True)
+class Request:
+    """A request's params (None: it takes `{}`) and result; `to_client`: the daemon asks it."""
+
+    params: type | None
+    result: type
+    to_client: bool = False
+
+
+# Every method, written once: which message each carries. The daemon registers its handlers
+# from REQUESTS, the extension's typed request map is generated from it.
+REQUESTS: dict[str, Request] = {
+    "counterfoil/run": Request(RunParams, RunResult),
+    "counterfoil/followUp": Request(FollowUpParams, RunResult),
+    "counterfoil/runValidation": Request(RunValidationParams, ValidationResult),
+    "counterfoil/revert": Request(RevertParams, ValidationResult),
+    "counterfoil/receipts": Request(None, ReceiptsResult),
+    "counterfoil/verifyReceipts": Request(None, VerifyResult),
+    "counterfoil/exportEvidence": Request(ExportEvidenceParams, ExportEvidenceResult),
+    "counterfoil/status": Request(None, StatusResult),
+    "counterfoil/object": Request(ObjectParams, ObjectResult),
+    "counterfoil/modelRuntime": Request(ModelParams, ModelRuntimeResult),
+    "counterfoil/downloadModel": Request(ModelParams, DownloadModelResult),
+    "counterfoil/confirm": Request(ConfirmParams, ConfirmResult, to_client=True),
+    "counterfoil/sessions": Request(None, SessionsResult),
+    "counterfoil/inspect": Request(InspectParams, InspectResult),
+    "counterfoil/resume": Request(ResumeParams, RunResult),
+    "counterfoil/pause": Request(None, PauseResult),
+    "counterfoil/discard": Request(DiscardParams, DiscardResult),
+    "counterfoil/branches": Request(BranchesParams, BranchesResult),
+    "counterfoil/selectBranch": Request(SelectBranchParams, SelectBranchResult),
 }
 NOTIFICATIONS: dict[str, type] = {
     "counterfoil/event": AgentEvent,
@@ -148,6 +159,23 @@ NOTIFICATIONS: dict[str, type] = {
     "counterfoil/modelText": ModelText,
     "counterfoil/download": DownloadProgress,
 }
+_NOTIFIED_AS = {message: method for method, message in NOTIFICATIONS.items()}
+
+
+def method_of(message: type) -> str:
+    """The method a notification's message goes out as."""
+    return _NOTIFIED_AS[message]
+
+
+def asked_as(params: type) -> str:
+    """The method of a request the daemon sends the client (`counterfoil/confirm`)."""
+    return next(m for m, r in REQUESTS.items() if r.to_client and r.params is params)
+
+
+def notice(message: Any) -> tuple[str, Any]:
+    """A notification as (method, JSON data), from its message alone."""
+    return method_of(type(message)), wire(message)
+
 
 __all__ = [
     "NOTIFICATIONS",
@@ -200,6 +228,7 @@ __all__ = [
     "Range",
     "Receipt",
     "ReceiptsResult",
+    "Request",
     "ResumeParams",
     "RevertParams",
     "RunParams",
@@ -231,6 +260,9 @@ __all__ = [
     "VerifyResult",
     "VersionedDocument",
     "WorkspaceEdit",
+    "asked_as",
     "field_types",
+    "method_of",
+    "notice",
     "wire",
 ]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from ..field_checks import SHA256, WORD, checked
 from .wire import SOMETIMES
 
 if TYPE_CHECKING:
@@ -72,8 +73,7 @@ class ReceiptsResult:
 
 @dataclass(frozen=True, kw_only=True)
 class ExportEvidenceParams:
-    METHOD: ClassVar[str] = "counterfoil/exportEvidence"
-    commit: str  # a revision: HEAD, a branch, a commit id
+    commit: str = field(metadata=checked(WORD))  # a revision: HEAD, a branch, a commit id
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,8 +103,7 @@ class VerifyResult:
 
 @dataclass(frozen=True, kw_only=True)
 class ObjectParams:
-    METHOD: ClassVar[str] = "counterfoil/object"
-    sha256: str
+    sha256: str = field(metadata=checked(SHA256))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from .wire import SOMETIMES
 
@@ -137,7 +137,6 @@ class ChangeSetPreview:
 
 @dataclass(frozen=True, kw_only=True)
 class ConfirmParams:
-    METHOD: ClassVar[str] = "counterfoil/confirm"
     toolCallId: str
     tool: str
     arguments: dict[str, Any]

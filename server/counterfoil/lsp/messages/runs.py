@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
+from ..field_checks import ARGV, CALL_ID, TEXT, checked
 from .wire import SOMETIMES
 
 if TYPE_CHECKING:
@@ -14,26 +15,22 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, kw_only=True)
 class RunParams:
-    METHOD: ClassVar[str] = "counterfoil/run"
-    goal: str
+    goal: str = field(metadata=checked(TEXT))
 
 
 @dataclass(frozen=True, kw_only=True)
 class FollowUpParams:
-    METHOD: ClassVar[str] = "counterfoil/followUp"
-    text: str
+    text: str = field(metadata=checked(TEXT))
 
 
 @dataclass(frozen=True, kw_only=True)
 class RunValidationParams:
-    METHOD: ClassVar[str] = "counterfoil/runValidation"
-    argv: list[str]
+    argv: list[str] = field(metadata=checked(ARGV))
 
 
 @dataclass(frozen=True, kw_only=True)
 class RevertParams:
-    METHOD: ClassVar[str] = "counterfoil/revert"
-    toolCallId: str
+    toolCallId: str = field(metadata=checked(CALL_ID))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,7 +124,6 @@ class AgentsFileRecord:
 
 @dataclass(frozen=True, kw_only=True)
 class RunStarted:
-    METHOD: ClassVar[str] = "counterfoil/runStarted"
     runId: str
     conversationId: str
     goal: str  # the run's goal or the follow-up's text
@@ -171,7 +167,6 @@ class ShownToModel:
 
 @dataclass(frozen=True, kw_only=True)
 class AgentEvent(StepRecord):
-    METHOD: ClassVar[str] = "counterfoil/event"
     step: int
     response: str
     action: ToolCall | FinalAnswer | None  # null: the response did not parse
@@ -181,11 +176,13 @@ class AgentEvent(StepRecord):
     protectedBy: str | None = None  # the protected pattern a refused step matched
     # What the model read instead of `result`, when `result` was too long to show it whole.
     shownToModel: ShownToModel | None = field(default=None, metadata=SOMETIMES)
+    # Why the response gave no action (it did not parse, a tool not enabled, the same action
+    # again), in the daemon's words; sent only when there is no action.
+    noAction: str | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)
 class RunStateNotice:
-    METHOD: ClassVar[str] = "counterfoil/runState"
     runId: str
     state: RunStateName
     reason: str | None
@@ -193,7 +190,6 @@ class RunStateNotice:
 
 @dataclass(frozen=True, kw_only=True)
 class ModelText:
-    METHOD: ClassVar[str] = "counterfoil/modelText"
     runId: str
     step: int
     text: str

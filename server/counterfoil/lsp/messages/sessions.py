@@ -4,9 +4,9 @@ them, and each run's own record (goal, who ran it and how, its verdict, every de
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
-from .wire import SOMETIMES
+from ..field_checks import RUN_ID, TEXT, checked
 
 if TYPE_CHECKING:
     from .wire import SessionStateName
@@ -57,8 +57,7 @@ class SessionsResult:
 
 @dataclass(frozen=True, kw_only=True)
 class InspectParams:
-    METHOD: ClassVar[str] = "counterfoil/inspect"
-    runId: str
+    runId: str = field(metadata=checked(RUN_ID))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,15 +71,15 @@ class InspectResult(SessionInfo):
 
 @dataclass(frozen=True, kw_only=True)
 class ResumeParams:
-    METHOD: ClassVar[str] = "counterfoil/resume"
-    runId: str
-    steer: str | None = field(default=None, metadata=SOMETIMES)  # one operator message first
+    runId: str = field(metadata=checked(RUN_ID))
+    steer: str | None = field(
+        default=None, metadata=checked(TEXT, sometimes=True)
+    )  # one operator message first
 
 
 @dataclass(frozen=True, kw_only=True)
 class DiscardParams:
-    METHOD: ClassVar[str] = "counterfoil/discard"
-    runId: str
+    runId: str = field(metadata=checked(RUN_ID))
 
 
 @dataclass(frozen=True, kw_only=True)

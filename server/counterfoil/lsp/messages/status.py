@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
+from ..field_checks import WORD, checked
 from .wire import SOMETIMES
 
 if TYPE_CHECKING:
@@ -29,7 +30,6 @@ class ToolInfo:
 
 @dataclass(frozen=True, kw_only=True)
 class ModelState:
-    METHOD: ClassVar[str] = "counterfoil/modelState"
     state: ModelStateName
     model: str | None
     endpoint: str | None  # the model server's base URL; null for a model in the daemon
@@ -67,7 +67,7 @@ class StatusResult:
 class ModelParams:
     """`counterfoil/modelRuntime` and `counterfoil/downloadModel`: the model, else the setting."""
 
-    model: str | None = field(default=None, metadata=SOMETIMES)
+    model: str | None = field(default=None, metadata=checked(WORD, sometimes=True))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,7 +91,6 @@ class DownloadModelResult:
 
 @dataclass(frozen=True, kw_only=True)
 class DownloadProgress:
-    METHOD: ClassVar[str] = "counterfoil/download"
     model: str
     bytes: int
     total: int
