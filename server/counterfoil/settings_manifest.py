@@ -36,6 +36,8 @@ def contributed_settings() -> dict[str, dict[str, Any]]:
             entry["enum"] = list(meta["choices"])
         entry["default"] = json_value(item.default)
         entry["markdownDescription"] = meta["description"]
+        if meta["scope"] is not None:
+            entry["scope"] = meta["scope"]
         contributed[PREFIX + meta["key"]] = entry
     return contributed
 

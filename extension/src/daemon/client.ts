@@ -319,8 +319,18 @@ export class DaemonClient implements vscode.Disposable {
     return answer;
   }
 
+  /** The settings of the daemon's root folder: a folder's own (`resource` scope: writes and
+   * commands granted per folder) over the workspace's and the person's. */
   private settings(): object {
-    return readDaemonSettings(vscode.workspace.getConfiguration("counterfoil"));
+    const root = vscode.workspace.workspaceFolders?.find(
+      (folder) => folder.uri.toString() === this.rootUri,
+    );
+    return readDaemonSettings(
+      vscode.workspace.getConfiguration(
+        "counterfoil",
+        root ?? vscode.workspace.workspaceFolders?.[0],
+      ),
+    );
   }
 
   private onSettingsChanged(event: vscode.ConfigurationChangeEvent): void {

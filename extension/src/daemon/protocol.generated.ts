@@ -274,6 +274,7 @@ export interface AgentEvent extends StepRecord {
   runId: string | null;
   modelNote: string | null;
   protectedBy: string | null;
+  enabledBy: string | null;
 }
 
 /** The root's AGENTS.md as the run read it: its digest and size, or why it was not read ("protected", "too large", "not valid UTF-8", "unreadable"). */

@@ -11,7 +11,12 @@ import type {
   Verdict,
 } from "../daemon/protocol";
 import type { ResumableView } from "./resumable";
-import { protectedWords, stateWords, wentWrong } from "./stepNotice";
+import {
+  enableWords,
+  protectedWords,
+  stateWords,
+  wentWrong,
+} from "./stepNotice";
 
 export { stateWords, wentWrong };
 
@@ -59,6 +64,8 @@ export interface StepView {
   modelNote?: string | null;
   /** For the person: why the path is kept from the model (the model is told less). */
   protectedNote?: string | null;
+  /** For the person: how to turn on a tool the step found not enabled. */
+  enableNote?: string | null;
 }
 
 export type TurnStatus =
@@ -256,6 +263,7 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
       reason: event.reason ?? null,
       modelNote: event.modelNote ?? null,
       protectedNote: protectedWords(event) ?? null,
+      enableNote: enableWords(event) ?? null,
     };
     if (event.action && "final" in event.action) {
       view.observation = null;

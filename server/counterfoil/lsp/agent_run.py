@@ -23,6 +23,7 @@ from ..sessions.reopen import ResumePlan
 from ..sessions.store import SessionStore
 from . import messages
 from .channel import ClientChannel
+from .disabled_note import enabled_by
 from .jobs import Job, WorkspaceUnavailable, open_workspace
 from .messages import wire
 from .model_download import ModelDownloads
@@ -134,6 +135,7 @@ class AgentRunner:
                 run_id,
                 generate.last_note or None,
                 protected_by(event, settings.protected_patterns),
+                enabled_by(event),
             )
             self.channel.notify(EVENT_METHOD, shown)
             self.channel.log(f"step {event.step} response: {event.response}")

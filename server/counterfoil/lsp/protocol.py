@@ -170,6 +170,7 @@ def event_dict(
     run_id: str | None,
     model_note: str | None = None,
     protected_by: str | None = None,
+    enabled_by: str | None = None,
 ) -> dict[str, Any]:
     """A step as the run panel renders it: the loop's event and the workspace's record of it,
     keyed by run id and call id."""
@@ -182,6 +183,7 @@ def event_dict(
             runId=run_id,
             modelNote=model_note,
             protectedBy=protected_by,
+            enabledBy=enabled_by,
             **step_fields(event.step_result),
         )
     )

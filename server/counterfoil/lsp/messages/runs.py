@@ -167,6 +167,7 @@ class AgentEvent(StepRecord):
     runId: str | None
     modelNote: str | None = None  # a model server's remark on this step's response
     protectedBy: str | None = None  # the protected pattern a refused step matched
+    enabledBy: str | None = None  # the setting that enables a tool the step found not enabled
 
 
 @dataclass(frozen=True, kw_only=True)
