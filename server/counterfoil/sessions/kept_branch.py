@@ -4,6 +4,8 @@ offer, `counterfoil sessions`, `counterfoil resume`), and its record says why.""
 
 from __future__ import annotations
 
+from typing import Any
+
 from .decisions import DecisionLog, read_entries
 from .store import SessionStore
 
@@ -22,5 +24,7 @@ def end_for_kept_branch(sessions: SessionStore, run_id: str, branch: str, now: s
     sessions.write(record.with_state("ended", reason, now))
     log = DecisionLog(sessions, run_id)
     entries = read_entries(log.path)
-    last = next((e for e in reversed(entries) if e.get("kind") in ("ended", "paused")), {})
+    last: dict[str, Any] = next(
+        (e for e in reversed(entries) if e.get("kind") in ("ended", "paused")), {}
+    )
     log.ended("ended", reason, dict(last.get("verdict") or {}))
