@@ -94,7 +94,7 @@ async function interruptedRun(workspace: string): Promise<void> {
       said += chunk.toString();
       if (said.includes("Approve? [y/N]")) child.kill("SIGINT");
     });
-    child.on("exit", () => {
+    child.on("close", () => {
       clearTimeout(timer);
       resolve();
     });
