@@ -85,6 +85,7 @@ async function interruptedRun(workspace: string): Promise<void> {
     { stdio: ["pipe", "pipe", "pipe"] },
   );
   let said = "";
+  let interrupted = false;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
@@ -92,7 +93,10 @@ async function interruptedRun(workspace: string): Promise<void> {
     }, 120_000);
     child.stdout.on("data", (chunk: Buffer) => {
       said += chunk.toString();
-      if (said.includes("Approve? [y/N]")) child.kill("SIGINT");
+      if (!interrupted && said.includes("Approve? [y/N]")) {
+        interrupted = true; // one Ctrl-C: a second one would stop the run's own closing
+        child.kill("SIGINT");
+      }
     });
     child.on("close", () => {
       clearTimeout(timer);
