@@ -231,7 +231,10 @@ describe("branches of a forked run in the run panel", () => {
       );
       await diff.waitFor();
       // The branch's side cannot be typed into: what Keep applies is what its checks saw.
-      await diff.locator(".editor.modified .view-line").first().click();
+      await diff
+        .locator(".editor.modified .view-lines")
+        .first()
+        .click({ position: { x: 8, y: 8 } });
       await page.keyboard.type("# typed in the branch\n");
       await page
         .locator(".monaco-editor-overlaymessage", { hasText: /read-?only/i })
