@@ -220,6 +220,7 @@ describe("branches of a forked run in the run panel", () => {
       await screenshot(page, "branches-side-by-side.png");
       step("branches shown, stacked then side by side");
 
+      await resizeSideBar(page, 300); // room for the diff's two sides
       await first.locator("button", { hasText: "Show diff" }).click();
       await page
         .locator(".tabs-container .tab.active", {
@@ -232,9 +233,9 @@ describe("branches of a forked run in the run panel", () => {
       await diff.waitFor();
       // The branch's side cannot be typed into: what Keep applies is what its checks saw.
       await diff
-        .locator(".editor.modified .view-lines")
+        .locator(".editor.modified .lines-content .view-line")
         .first()
-        .click({ position: { x: 8, y: 8 } });
+        .click({ position: { x: 5, y: 5 } });
       await page.keyboard.type("# typed in the branch\n");
       await page
         .locator(".monaco-editor-overlaymessage", { hasText: /read-?only/i })
