@@ -31,8 +31,8 @@ def check(number: int) -> tuple[str, ...]:
 
 def one_run(compaction: bool) -> dict[str, Any]:
     from counterfoil import AgentLimits, ReceiptStore, ToolPolicy, Workspace, run_agent
-    from counterfoil.compaction import COMPACTED_PREFIX
-    from counterfoil.context import estimate_tokens
+    from counterfoil.context.budget import estimate_tokens
+    from counterfoil.context.compaction import COMPACTED_PREFIX
 
     checks = tuple(check(number) for number in range(COMMANDS))
     script = [json.dumps({"tool": "run_command", "argv": list(argv)}) for argv in checks]

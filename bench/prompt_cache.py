@@ -129,7 +129,7 @@ def long_project(root: Path) -> tuple[list[str], tuple[tuple[str, ...], ...]]:
 def long_run(generate: ScriptedTurns, side: dict[str, Any]) -> dict[str, Any]:
     """One long run: its prefilled tokens, elisions, largest prompt and model seconds."""
     from counterfoil import AgentLimits, ReceiptStore, ToolPolicy, Workspace, run_agent
-    from counterfoil.compaction import COMPACTED_PREFIX
+    from counterfoil.context.compaction import COMPACTED_PREFIX
 
     limits = AgentLimits(
         max_steps=LONG_TURNS + 1,

@@ -17,9 +17,10 @@ __version__ = "0.1.0"  # the one version number (pyproject and package.json read
 
 if TYPE_CHECKING:
     from .actions import Action, FinalAction, ToolAction, parse_action
-    from .approval import ApprovalDecision
-    from .branching import BranchOutcome, PrefixReuse, run_branch, select_branch
-    from .compaction import CompactionResult, compact_completed_interactions
+    from .branches.branching import BranchOutcome, PrefixReuse, run_branch, select_branch
+    from .context.compaction import CompactionResult, compact_completed_interactions
+    from .context.evidence import ArtifactRef, ArtifactStore, BoundedEvidenceWorkspace
+    from .context.prompt import build_system_prompt
     from .errors import AgentError
     from .evaluation import (
         EvaluationCase,
@@ -30,11 +31,11 @@ if TYPE_CHECKING:
         ResultExpectation,
         evaluate_run,
     )
-    from .evidence import ArtifactRef, ArtifactStore, BoundedEvidenceWorkspace
+    from .gate.approval import ApprovalDecision
+    from .gate.policy import ToolPolicy
+    from .gate.proposals import CommandProposal, EditProposal, ToolProposal
+    from .gate.workspace import Workspace
     from .loop import AgentEvent, AgentLimits, AgentRun, initial_messages, run_agent
-    from .policy import ToolPolicy
-    from .prompt import build_system_prompt
-    from .proposals import CommandProposal, EditProposal, ToolProposal
     from .receipts import (
         EffectReceipt,
         ReceiptLogError,
@@ -52,7 +53,6 @@ if TYPE_CHECKING:
         resume_with_steering,
         run_to_checkpoint,
     )
-    from .workspace import Workspace
 
 _EXPORTS = {
     "Action": "actions",
@@ -62,14 +62,14 @@ _EXPORTS = {
     "AgentLimits": "loop",
     "AgentRun": "loop",
     "AgentStatus": "sessions",
-    "ApprovalDecision": "approval",
-    "ArtifactRef": "evidence",
-    "ArtifactStore": "evidence",
-    "BoundedEvidenceWorkspace": "evidence",
-    "BranchOutcome": "branching",
-    "CommandProposal": "proposals",
-    "CompactionResult": "compaction",
-    "EditProposal": "proposals",
+    "ApprovalDecision": "gate.approval",
+    "ArtifactRef": "context.evidence",
+    "ArtifactStore": "context.evidence",
+    "BoundedEvidenceWorkspace": "context.evidence",
+    "BranchOutcome": "branches.branching",
+    "CommandProposal": "gate.proposals",
+    "CompactionResult": "context.compaction",
+    "EditProposal": "gate.proposals",
     "EffectReceipt": "receipts",
     "EvaluationCase": "evaluation",
     "EvaluationCheck": "evaluation",
@@ -78,18 +78,18 @@ _EXPORTS = {
     "FinalAction": "actions",
     "KvPrefixGenerator": "models.kv_prefix",
     "ModelCheckpoint": "sessions",
-    "PrefixReuse": "branching",
+    "PrefixReuse": "branches.branching",
     "ReceiptExpectation": "evaluation",
     "ReceiptLogError": "receipts",
     "ReceiptLogReport": "receipts",
     "ReceiptStore": "receipts",
     "ResultExpectation": "evaluation",
     "ToolAction": "actions",
-    "ToolPolicy": "policy",
-    "ToolProposal": "proposals",
-    "Workspace": "workspace",
-    "build_system_prompt": "prompt",
-    "compact_completed_interactions": "compaction",
+    "ToolPolicy": "gate.policy",
+    "ToolProposal": "gate.proposals",
+    "Workspace": "gate.workspace",
+    "build_system_prompt": "context.prompt",
+    "compact_completed_interactions": "context.compaction",
     "create_checkpoint": "sessions",
     "evaluate_run": "evaluation",
     "initial_messages": "loop",
@@ -98,9 +98,9 @@ _EXPORTS = {
     "resume_agent": "sessions",
     "resume_with_steering": "sessions",
     "run_agent": "loop",
-    "run_branch": "branching",
+    "run_branch": "branches.branching",
     "run_to_checkpoint": "sessions",
-    "select_branch": "branching",
+    "select_branch": "branches.branching",
     "verify_receipt_log": "receipts",
 }
 

@@ -14,10 +14,10 @@ from pathlib import PurePosixPath
 
 from .actions import ToolAction
 from .errors import AgentError
-from .files import open_directory, read_regular_file
+from .gate.files import open_directory, read_regular_file
+from .gate.workspace import Workspace
 from .loop import AgentRun
 from .receipts import ReceiptLogError, ReceiptStore, verify_receipt_log
-from .workspace import Workspace
 
 
 def _expect_text(value: object, name: str) -> str:

@@ -7,20 +7,20 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from .actions import Action, FinalAction, ToolAction, parse_action
-from .artifacts import RunEvidence, ShapedObservation
-from .context import (
+from .context.artifacts import RunEvidence, ShapedObservation
+from .context.budget import (
     MIN_INLINE_CHARS,
     ContextWindow,
     Observation,
     count_chars,
     note_observation,
 )
+from .context.prompt import build_system_prompt
 from .errors import AgentError
+from .gate.workspace import Workspace
 from .model import Model
-from .prompt import build_system_prompt
 from .steps import StepResult
 from .verdict import RunVerdict, compute_verdict
-from .workspace import Workspace
 
 Messages = list[dict[str, str]]
 IDENTICAL_ACTION_ERROR = "error: identical action loop detected"

@@ -9,7 +9,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .commands.runner import CommandResult
-from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal, sha256_hex
+from .gate.proposals import (
+    ChangeSetProposal,
+    CommandProposal,
+    EditProposal,
+    ToolProposal,
+    sha256_hex,
+)
 from .receipts import canonical_json
 from .receipts.content import ObjectStream
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from counterfoil.cli.main import main
-from counterfoil.context import estimate_tokens
+from counterfoil.context.budget import estimate_tokens
 from counterfoil.model import ResponseStats
 from counterfoil.sessions.steering import STEERING_PREFIX
 from counterfoil.sessions.store import SessionStore

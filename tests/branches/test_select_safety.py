@@ -14,9 +14,9 @@ import pytest
 from tests.branches.fork_helpers import cli, forked_run, log_of
 
 from counterfoil import ReceiptStore, ToolPolicy
-from counterfoil.branch_copies import apply_branch, fork_root
+from counterfoil.branches.copies import apply_branch, fork_root
 from counterfoil.errors import AgentError
-from counterfoil.proposals import ToolProposal
+from counterfoil.gate.proposals import ToolProposal
 from counterfoil.sessions.branches import BranchStore
 from counterfoil.sessions.store import SessionStore
 

@@ -22,7 +22,7 @@ from counterfoil.commands.runner import OUTPUT_LIMIT_CHARS
 from counterfoil.errors import AgentError
 from counterfoil.receipts import content
 from counterfoil.receipts.content import OUTPUT_LIMIT_BYTES, ObjectStream, store_object
-from counterfoil.settings import Settings, SettingsError
+from counterfoil.settings.table import Settings, SettingsError
 
 PYTHON = sys.executable
 LINES = 20_000

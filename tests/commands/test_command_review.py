@@ -20,11 +20,11 @@ from counterfoil.cli.main import proposal_diff, proposal_header
 from counterfoil.cli.receipts import describe_receipt
 from counterfoil.commands.tree.review import SET_ID_REFUSED, ReviewCopy
 from counterfoil.commands.tree.snapshot import TreeLimits, TreeRules
-from counterfoil.compaction import COMPACTED_PREFIX, compacted_record
+from counterfoil.context.compaction import COMPACTED_PREFIX, compacted_record
 from counterfoil.errors import AgentError
+from counterfoil.gate.path_text import shown_path
+from counterfoil.gate.proposals import ChangeSetProposal, ToolProposal
 from counterfoil.lsp.protocol import preview, step_dict
-from counterfoil.path_text import shown_path
-from counterfoil.proposals import ChangeSetProposal, ToolProposal
 from counterfoil.receipts.verify import last_results
 from counterfoil.verdict import compute_verdict
 

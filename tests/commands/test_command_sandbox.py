@@ -16,8 +16,8 @@ import pytest
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil.commands.tree import sandbox
 from counterfoil.commands.tree.sandbox import sandbox_for, seatbelt_profile
-from counterfoil.proposals import ChangeSetProposal, ToolProposal
-from counterfoil.settings import Settings, SettingsError
+from counterfoil.gate.proposals import ChangeSetProposal, ToolProposal
+from counterfoil.settings.table import Settings, SettingsError
 
 PYTHON = sys.executable
 LOG = ".counterfoil/receipts.jsonl"

@@ -11,9 +11,9 @@ import pytest
 
 from counterfoil import ReceiptStore, ToolAction
 from counterfoil.commands.runner import run_bounded
-from counterfoil.policy import ToolPolicy
-from counterfoil.settings import Settings
-from counterfoil.workspace import Workspace
+from counterfoil.gate.policy import ToolPolicy
+from counterfoil.gate.workspace import Workspace
+from counterfoil.settings.table import Settings
 
 PRINT_NAMES = "import os\nprint(' '.join(sorted(os.environ)))"
 SECRETS = {

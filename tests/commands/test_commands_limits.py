@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from counterfoil.commands.runner import ResourceLimits, run_bounded
-from counterfoil.policy import ToolPolicy
+from counterfoil.gate.policy import ToolPolicy
 
 PRINT_LIMITS = (
     "import resource\n"

@@ -13,9 +13,9 @@ import pytest
 from tests.support.recording_model import RecordingModel
 
 from counterfoil import AgentLimits, ToolPolicy, Workspace, run_agent
-from counterfoil.agents_file import MAX_AGENTS_FILE_BYTES, AgentsFile, read_agents_file
 from counterfoil.cli.main import main
-from counterfoil.settings import Settings
+from counterfoil.context.agents_file import MAX_AGENTS_FILE_BYTES, AgentsFile, read_agents_file
+from counterfoil.settings.table import Settings
 
 RULES = "Run the tests with `python -m pytest -q` before you finish.\n"
 

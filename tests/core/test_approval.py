@@ -11,8 +11,8 @@ from tests.support.receipts import approving_workspace, log_path, write
 from tests.support.workspaces import make_workspace
 
 from counterfoil import ToolPolicy, Workspace
-from counterfoil.approval import MAX_REASON_CHARS, Approval, clean_reason
-from counterfoil.edited_approval import edited_observation, kept_changes, proposal_diff
+from counterfoil.gate.approval import MAX_REASON_CHARS, Approval, clean_reason
+from counterfoil.gate.edited_approval import edited_observation, kept_changes, proposal_diff
 from counterfoil.loop import AgentLimits, run_agent
 
 

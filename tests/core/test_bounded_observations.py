@@ -18,12 +18,12 @@ from tests.support.recording_model import RecordingModel
 
 from counterfoil import AgentLimits, ReceiptStore, ToolPolicy, Workspace, run_agent
 from counterfoil.cli.main import main
+from counterfoil.context.evidence import EXTERNALIZED_PREFIX, RANGE_PREFIX, range_path
+from counterfoil.context.prompt import build_system_prompt
 from counterfoil.errors import AgentError
-from counterfoil.evidence import EXTERNALIZED_PREFIX, RANGE_PREFIX, range_path
-from counterfoil.paths import relative_parts
-from counterfoil.prompt import build_system_prompt
+from counterfoil.gate.paths import relative_parts
 from counterfoil.receipts.content import OBJECTS_FOLDER
-from counterfoil.settings import Settings, SettingsError
+from counterfoil.settings.table import Settings, SettingsError
 
 PYTHON = sys.executable
 LINES = 20_000

@@ -20,7 +20,7 @@ from counterfoil import (
     run_to_checkpoint,
     select_branch,
 )
-from counterfoil.branch_copies import apply_branch, branch_changes, fork_root
+from counterfoil.branches.copies import apply_branch, branch_changes, fork_root
 from counterfoil.errors import AgentError
 from counterfoil.models.scripted import ScriptedModel
 
@@ -226,7 +226,7 @@ def test_two_steered_branches_from_one_checkpoint_then_the_passing_one_applied(
 
 
 def test_a_branch_copy_keeps_a_sparse_file_sparse(tmp_path: Path) -> None:
-    from counterfoil.tree_copy import copy_tree
+    from counterfoil.branches.tree_copy import copy_tree
 
     source = tmp_path / "source"
     source.mkdir()

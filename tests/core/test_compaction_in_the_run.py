@@ -16,9 +16,9 @@ from tests.support.receipts import log_path
 from tests.support.recording_model import RecordingModel
 
 from counterfoil import AgentLimits, ReceiptStore, ToolPolicy, Workspace, run_agent
-from counterfoil.compaction import COMPACTED_PREFIX
-from counterfoil.context import ContextWindow, count_chars, estimate_tokens
-from counterfoil.evidence import RANGE_PREFIX, range_path
+from counterfoil.context.budget import ContextWindow, count_chars, estimate_tokens
+from counterfoil.context.compaction import COMPACTED_PREFIX
+from counterfoil.context.evidence import RANGE_PREFIX, range_path
 
 PYTHON = sys.executable
 GOAL = "run every check and say which passed"

@@ -13,7 +13,7 @@ from tests.support.recording_model import RecordingModel
 
 from counterfoil import AgentLimits, ToolPolicy, Workspace, build_system_prompt, run_agent
 from counterfoil.actions import ToolAction
-from counterfoil.context import ContextWindow, elided_summary, estimate_tokens
+from counterfoil.context.budget import ContextWindow, elided_summary, estimate_tokens
 
 GOAL = "rename helper_07 to helper_seven everywhere and check the project still imports"
 MODULES = 12

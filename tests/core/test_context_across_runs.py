@@ -10,7 +10,7 @@ from tests.support.recording_model import RecordingModel
 
 from counterfoil import AgentLimits, ToolPolicy, Workspace, build_system_prompt, run_agent
 from counterfoil.actions import ToolAction
-from counterfoil.context import ContextWindow, Observation, estimate_tokens
+from counterfoil.context.budget import ContextWindow, Observation, estimate_tokens
 
 FIRST_GOAL = "read mod_00.py and mod_01.py"
 FOLLOW_UP = "now read the other modules"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
-from counterfoil.approval import Approval
-from counterfoil.edited_approval import MAX_DIFF_CHARS
+from counterfoil.gate.approval import Approval
+from counterfoil.gate.edited_approval import MAX_DIFF_CHARS
 
 
 @pytest.fixture(autouse=True)

@@ -44,9 +44,9 @@ def test_the_scripted_model_runs_without_any_framework() -> None:
 
 NOT_ON_THE_START_PATH = (
     "counterfoil.lsp.session",
-    "counterfoil.workspace",
+    "counterfoil.gate.workspace",
     "counterfoil.loop",
-    "counterfoil.search",
+    "counterfoil.search.engine",
     "counterfoil.commands.runner",
     "counterfoil.cli",
     "counterfoil.cli.main",
@@ -86,7 +86,7 @@ def test_importing_the_package_loads_no_module_until_a_name_is_used() -> None:
         "import sys, counterfoil\n"
         "before = {name for name in sys.modules if name.startswith('counterfoil.')}\n"
         "counterfoil.Workspace\n"
-        "print(sorted(before), 'counterfoil.workspace' in sys.modules)\n"
+        "print(sorted(before), 'counterfoil.gate.workspace' in sys.modules)\n"
     )
     completed = subprocess.run(
         [sys.executable, "-c", program], capture_output=True, text=True, check=True
@@ -113,8 +113,18 @@ PACKAGE = Path(__file__).resolve().parents[2] / "server" / "counterfoil"
 # The adapters around the core: the daemon, the models, the terminal, the offline test models.
 ADAPTER_PACKAGES = ("lsp", "models", "cli", "testing")
 ADAPTER_MODULES = ("__main__",)
-# The core's own folders: the receipt log, and shell commands with the tree changes they make.
-CORE_PACKAGES = ("receipts", "commands", "attestation")
+# The core's own folders: the gate, what the model is shown, search, settings, branches, the
+# receipt log, commands with the tree changes they make, and the evidence exported with a commit.
+CORE_PACKAGES = (
+    "receipts",
+    "commands",
+    "attestation",
+    "gate",
+    "context",
+    "search",
+    "settings",
+    "branches",
+)
 
 
 def core_modules() -> list[Path]:

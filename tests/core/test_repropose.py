@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from counterfoil import ToolAction, ToolPolicy, Workspace
-from counterfoil.approval import Approval
-from counterfoil.proposals import EditProposal, ToolProposal
+from counterfoil.gate.approval import Approval
+from counterfoil.gate.proposals import EditProposal, ToolProposal
 
 
 def workspace_answering(

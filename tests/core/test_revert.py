@@ -163,8 +163,8 @@ def test_revert_without_a_receipt_log_is_a_setup_error(demo_project: Path) -> No
 
 def test_a_receipt_from_an_older_log_cannot_be_reverted() -> None:
     from counterfoil.errors import AgentError
+    from counterfoil.gate.revert import plan_revert
     from counterfoil.receipts import EffectReceipt
-    from counterfoil.revert import plan_revert
 
     course = EffectReceipt(
         "call-1", "edit_file", {"path": "app.py"}, "ok", "edited app.py", ("app.py",)

@@ -13,7 +13,7 @@ import pytest
 from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
-from counterfoil.search import SearchLimits
+from counterfoil.search.engine import SearchLimits
 
 ENGINES = [
     pytest.param(
@@ -347,7 +347,7 @@ def test_ripgreps_hits_are_in_path_order_from_a_parallel_or_a_sorted_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bound: int
 ) -> None:
     """Unsorted output within the bound is sorted here; past it, ripgrep runs sorted."""
-    from counterfoil import ripgrep
+    from counterfoil.search import ripgrep
 
     monkeypatch.setattr(ripgrep, "MAX_UNSORTED_BYTES", bound)
     for index in range(40):
@@ -382,7 +382,7 @@ def test_ripgreps_hits_are_in_path_order_from_a_parallel_or_a_sorted_run(
 def test_the_python_engine_knows_the_text_every_match_contains(
     pattern: str, literal: bool, required: bytes | None
 ) -> None:
-    from counterfoil.search import required_text
+    from counterfoil.search.engine import required_text
 
     assert required_text(pattern, literal) == required
 

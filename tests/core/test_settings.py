@@ -8,7 +8,7 @@ import pytest
 
 from counterfoil.cli.main import agent_settings, build_parser
 from counterfoil.models import ScriptedModel
-from counterfoil.settings import Settings, SettingsError
+from counterfoil.settings.table import Settings, SettingsError
 
 
 def test_every_bad_key_is_named_in_one_refusal() -> None:

@@ -9,8 +9,8 @@ from dataclasses import fields
 from tests.conftest import REPOSITORY
 
 from counterfoil.cli.main import SETTING_FLAGS, build_parser
-from counterfoil.settings import Settings
-from counterfoil.settings_manifest import contributed_settings
+from counterfoil.settings.manifest import contributed_settings
+from counterfoil.settings.table import Settings
 
 EXTENSION = REPOSITORY / "extension"
 
@@ -25,7 +25,7 @@ def test_the_extensions_configuration_is_the_settings_table() -> None:
     properties = contributed()
     generated = contributed_settings()
     stale = sorted(key for key, entry in generated.items() if properties.get(key) != entry)
-    assert stale == [], "run python -m counterfoil.settings_manifest, then npm run format"
+    assert stale == [], "run python -m counterfoil.settings.manifest, then npm run format"
 
 
 def test_writes_and_commands_can_be_allowed_for_one_workspace_folder() -> None:

@@ -22,7 +22,7 @@ from counterfoil import (
     ToolProposal,
     Workspace,
 )
-from counterfoil.proposals import CommandProposal
+from counterfoil.gate.proposals import CommandProposal
 
 PYTHON = sys.executable
 HELLO = (PYTHON, "-c", "print('hello')")

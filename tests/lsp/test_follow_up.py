@@ -11,7 +11,7 @@ from tests.support.recording_model import RecordingModel
 
 from counterfoil.lsp import model_host
 from counterfoil.lsp.session import Session
-from counterfoil.settings import Settings
+from counterfoil.settings.table import Settings
 
 from .conftest import RecordingChannel, StartDaemon, script
 

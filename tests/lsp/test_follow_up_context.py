@@ -12,7 +12,7 @@ from tests.support.recording_model import RecordingModel
 
 from counterfoil.lsp import model_host
 from counterfoil.lsp.session import EVENT_METHOD, Session
-from counterfoil.settings import Settings
+from counterfoil.settings.table import Settings
 
 from .conftest import RecordingChannel, script
 

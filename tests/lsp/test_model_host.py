@@ -12,7 +12,7 @@ from counterfoil import ToolPolicy, Workspace, run_agent
 from counterfoil.lsp import model_host
 from counterfoil.lsp.model_host import HostedGenerate, ModelHost, ModelLoadFailed
 from counterfoil.models import GenerationOptions, ModelProgress, ProgressCallback
-from counterfoil.settings import Settings
+from counterfoil.settings.table import Settings
 
 from .conftest import RecordingChannel
 

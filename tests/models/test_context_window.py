@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from counterfoil.settings import Settings
+from counterfoil.settings.table import Settings
 
 MakeGenerate = Callable[..., Any]
 

@@ -17,7 +17,7 @@ pytest.importorskip("httpx")
 from tests.support.chat_servers import Reply, StartServer, chat_servers, sse_chunk, stream_head
 
 from counterfoil.cli.main import main
-from counterfoil.context import estimate_tokens
+from counterfoil.context.budget import estimate_tokens
 from counterfoil.models.remote import RemoteGenerate
 from counterfoil.models.server_tokens import MAX_SCALE, ServerTokenCount
 

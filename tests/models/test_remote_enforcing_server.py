@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from counterfoil.actions import parse_action
+from counterfoil.gate.policy import ToolPolicy
+from counterfoil.gate.workspace import Workspace
 from counterfoil.models.errors import ModelServerError
 from counterfoil.models.remote import NOT_ENFORCED, RemoteGenerate
-from counterfoil.policy import ToolPolicy
 from counterfoil.testing.local_mlx_server import free_port, serving
-from counterfoil.workspace import Workspace
 
 pytest.importorskip("httpx")
 pytest.importorskip(

@@ -32,13 +32,13 @@ from tests.support.chat_servers import (
 )
 
 from counterfoil.cli.main import main
+from counterfoil.gate.policy import ToolPolicy
+from counterfoil.gate.workspace import Workspace
 from counterfoil.loop import run_agent
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelLoadError, load_generate
 from counterfoil.models.errors import GenerationCancelled, ModelServerError
 from counterfoil.models.remote import RemoteGenerate
-from counterfoil.policy import ToolPolicy
 from counterfoil.testing.local_mlx_server import free_port
-from counterfoil.workspace import Workspace
 
 
 @pytest.fixture

@@ -20,13 +20,13 @@ from tests.support.chat_servers import token_texts
 
 from counterfoil.cli.main import main
 from counterfoil.cli.terminal import EXIT_STOPPED
+from counterfoil.gate.policy import ToolPolicy
+from counterfoil.gate.workspace import Workspace
 from counterfoil.loop import run_agent
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelProgress, load_generate
 from counterfoil.models.errors import GenerationCancelled
 from counterfoil.models.remote import NOT_ENFORCED, RemoteGenerate
-from counterfoil.policy import ToolPolicy
 from counterfoil.testing.local_mlx_server import serving_mlx_model
-from counterfoil.workspace import Workspace
 
 MESSAGES = [
     {"role": "system", "content": "You are a coding agent. Reply with one JSON action."},

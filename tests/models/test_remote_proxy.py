@@ -22,7 +22,7 @@ from counterfoil.models import EndpointOptions, GenerationOptions, ModelLoadErro
 from counterfoil.models.endpoint import environment_proxy
 from counterfoil.models.errors import ModelServerError
 from counterfoil.models.remote import RemoteGenerate
-from counterfoil.settings import Settings
+from counterfoil.settings.table import Settings
 
 KEY = "sk-proxy-test-0123456789"
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy")

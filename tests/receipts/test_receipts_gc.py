@@ -16,8 +16,8 @@ import pytest
 from tests.support.receipts import approving_workspace, log_path, write
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
-from counterfoil.approval import Approval
 from counterfoil.cli.main import main
+from counterfoil.gate.approval import Approval
 from counterfoil.receipts.content import OBJECTS_FOLDER, store_object
 from counterfoil.receipts.hold import HOLDS_FOLDER
 from counterfoil.receipts.retention import kept_digests, register_digest_source

@@ -8,8 +8,8 @@ import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from counterfoil.context import Observation
-from counterfoil.evidence import ArtifactRef
+from counterfoil.context.budget import Observation
+from counterfoil.context.evidence import ArtifactRef
 from counterfoil.sessions.checkpoint import ModelCheckpoint, create_checkpoint, prompt_cache_name
 from counterfoil.sessions.record import SessionRecord, load_record
 from counterfoil.sessions.recorded_run import read_prompt_cache

@@ -6,7 +6,7 @@ import copy
 import json
 from collections.abc import Mapping
 
-from counterfoil.context import estimate_tokens
+from counterfoil.context.budget import estimate_tokens
 
 
 class RecordingModel:

@@ -16,14 +16,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ..branch_copies import BranchCopy
+from ..branches.copies import BranchCopy
 from ..errors import AgentError
-from ..proposals import CommandProposal, ToolProposal
+from ..gate.proposals import CommandProposal, ToolProposal
+from ..gate.workspace import Workspace
 from ..receipts import ReceiptStore
 from ..sessions.branches import BranchRecord, BranchStore, listed_state
 from ..sessions.record import CheckpointRefused
-from ..settings import Settings
-from ..workspace import Workspace
+from ..settings.table import Settings
 from .command_setup import CommandSetup, set_up_command
 from .subcommands import Subcommands
 from .terminal import EXIT_INTERRUPTED, EXIT_SETUP_ERROR, StepPrinter, Style, timed_load
@@ -81,7 +81,7 @@ def _setup(args: argparse.Namespace, stdout: TextIO, **given: object) -> Command
 
 def fork_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     """0 once every branch ran and is recorded; 2 bad input; 130 stopped with Ctrl-C."""
-    from ..forks import open_for_fork
+    from ..branches.forks import open_for_fork
     from ..sessions.intents import settle_intents
 
     if any(not text.strip() for text in args.steer):
@@ -131,9 +131,9 @@ def _fork(
     stdin: TextIO,
     stdout: TextIO,
 ) -> int:
-    from ..agents_file import read_agents_file
-    from ..forks import BranchRun, run_in_branch, start_branch
-    from ..prompt import build_system_prompt
+    from ..branches.forks import BranchRun, run_in_branch, start_branch
+    from ..context.agents_file import read_agents_file
+    from ..context.prompt import build_system_prompt
     from .main import format_event, terminal_confirm
     from .sessions import read_prompt_cache
 
@@ -334,7 +334,7 @@ def branches_command(args: argparse.Namespace, stdout: TextIO) -> int:
 
 def select_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     """0 applied; 1 not applied (a changed base, a denied change); 2 bad input; 130."""
-    from ..fork_selection import SelectionStopped, select_named_branch
+    from ..branches.selection import SelectionStopped, select_named_branch
     from ..sessions.intents import settle_intents
     from .main import format_receipt, terminal_confirm
 

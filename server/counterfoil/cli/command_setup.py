@@ -9,11 +9,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import TextIO
 
-from ..policy import ToolPolicy
+from ..gate.policy import ToolPolicy
 from ..receipts import ReceiptStore
 from ..receipts.logfile import make_log_folder
 from ..sessions.store import SessionStore
-from ..settings import Settings, SettingsError
+from ..settings.table import Settings, SettingsError
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import TextIO
 
 from ..commands.tree.sandbox import CONFINE, OFF, sandbox_for
-from ..endpoints import SCHEMA_MODES
 from ..errors import AgentError
 from ..evals.models import ModelUnderTest
 from ..evals.package import PackageError, TaskPackage, load_package
 from ..evals.report import TaskResult, document, one_line, overall_status, table
 from ..evals.runner import TaskRun, run_task
-from ..settings import Settings, SettingsError
+from ..settings.endpoints import SCHEMA_MODES
+from ..settings.table import Settings, SettingsError
 from .terminal_text import terminal_safe_stream
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_PACKAGE, EXIT_INTERRUPTED = 0, 1, 2, 130

@@ -15,7 +15,7 @@ from ..attestation.signers import ALLOWED_SIGNERS_FILE, read_allowed_signers, si
 from ..errors import AgentError
 from ..receipt_evidence import os_user
 from ..receipts.signing import load_signer
-from ..settings import Settings
+from ..settings.table import Settings
 
 
 def add_evidence_parsers(receipt_commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -18,17 +18,17 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..agents_file import read_agents_file
+from ..context.agents_file import read_agents_file
 from ..errors import AgentError
+from ..gate.path_text import shown_path
+from ..gate.proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
+from ..gate.workspace import Workspace
 from ..loop import AgentEvent, run_agent, run_verdict
 from ..model_identity import describe_identity
 from ..models.progress import ModelProgress
 from ..models.usage import usage_line
-from ..path_text import shown_path
-from ..proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
 from ..receipts import EffectReceipt
-from ..settings import Settings
-from ..workspace import Workspace
+from ..settings.table import Settings
 from . import doctor
 from .command_setup import set_up_command
 from .model_download import download_command, model_to_load

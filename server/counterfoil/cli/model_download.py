@@ -28,7 +28,7 @@ from ..models.download import (
 )
 from ..models.errors import ModelLoadError
 from ..models.runtime import missing_runtime
-from ..settings import Settings
+from ..settings.table import Settings
 
 if TYPE_CHECKING:
     from ..models import GenerationOptions

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import AgentError
+from ..gate.path_text import shown_path
 from ..model_identity import describe_identity
-from ..path_text import shown_path
 from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
 from ..receipts.content import load_object
 from ..receipts.own_folder import own_folder

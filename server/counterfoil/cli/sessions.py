@@ -19,7 +19,7 @@ from ..sessions.recorded_run import RecordedRun
 from ..sessions.recorded_run import read_prompt_cache as read_saved_prompt_cache
 from ..sessions.reopen import open_for_resume, run_state, status_of
 from ..sessions.store import SessionStore, StoredRun
-from ..settings import Settings
+from ..settings.table import Settings
 from .command_setup import CommandSetup
 from .subcommands import Subcommands
 from .terminal import EXIT_SETUP_ERROR
@@ -107,7 +107,7 @@ def model_to_continue(
 
 
 def sessions_command(args: argparse.Namespace, stdout: TextIO) -> int:
-    from ..settings import Settings, SettingsError
+    from ..settings.table import Settings, SettingsError
     from .main import SETTING_FLAGS
 
     try:

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..branches.tree_copy import Snapshot, read_relative
 from ..commands.tree.ignore import CACHE_NAMES
 from ..errors import AgentError
-from ..files import open_directory
-from ..tree_copy import Snapshot, read_relative
+from ..gate.files import open_directory
 from .package import PackageCheck, TaskPackage
 
 MAX_GRADED_BYTES = 16 * 1024 * 1024

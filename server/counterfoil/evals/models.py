@@ -79,7 +79,7 @@ class ModelUnderTest:
 
     def _load(self) -> tuple[Any, AgentLimits]:
         from ..models import GenerationOptions, load_generate
-        from ..settings import Settings
+        from ..settings.table import Settings
 
         settings = Settings.from_mapping(
             {**self.settings, "model": self.name or None, "endpoint": self.endpoint}

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from ..actions import ToolAction
-from ..approval import Approval, ApprovalDecision
+from ..branches.tree_copy import remove_tree, snapshot
 from ..commands.tree.sandbox import CONFINE
+from ..gate.approval import Approval, ApprovalDecision
+from ..gate.policy import ToolPolicy
+from ..gate.proposals import EditProposal, ToolProposal
 from ..loop import IDENTICAL_ACTION_ERROR, AgentLimits, AgentRun, run_agent
-from ..policy import ToolPolicy
-from ..proposals import EditProposal, ToolProposal
 from ..receipts import ReceiptStore, verify_receipt_log
-from ..tree_copy import remove_tree, snapshot
 from ..verdict import RunVerdict
 from .grading import CheckResult, Modification, forbidden_modifications, grade
 from .package import PackageError, TaskPackage, stage_workspace
@@ -187,7 +187,7 @@ def package_workspace(
 ) -> Any:
     """The gate for one run of `package` on its staged copy at `root`; its commands run in
     `sandbox`, which hides `hidden` from them."""
-    from ..workspace import Workspace
+    from ..gate.workspace import Workspace
 
     policy = ToolPolicy(
         root,

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..agents_file import AgentsFile
+from ..context.agents_file import AgentsFile
 from ..loop import AgentEvent, run_agent
 from ..models.download import DownloadCancelled
 from ..models.errors import ModelLoadError

@@ -9,11 +9,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..gate.workspace import Workspace
 from ..receipts import ReceiptStore
 from ..sessions.branches import BranchRecord, BranchStore, listed_state
 from ..sessions.record import CheckpointRefused
 from ..sessions.store import SessionStore
-from ..workspace import Workspace
 from .branch_messages import (
     BranchCheckResult,
     BranchesResult,
@@ -70,7 +70,7 @@ def select_answer(
 ) -> dict[str, Any]:
     """Select branch `name` in the daemon's root: its receipts go to the client as they are
     recorded; the selection writes without `allowWrites`, as a revert does (the person asked)."""
-    from ..fork_selection import SelectionStopped, select_named_branch
+    from ..branches.selection import SelectionStopped, select_named_branch
     from .session import WorkspaceUnavailable
 
     def answer(

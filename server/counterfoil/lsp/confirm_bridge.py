@@ -23,8 +23,8 @@ from pathlib import Path
 
 from pygls.exceptions import JsonRpcException
 
-from ..approval import Approval
-from ..proposals import ToolProposal
+from ..gate.approval import Approval
+from ..gate.proposals import ToolProposal
 from .channel import ClientChannel
 from .protocol import approval_of, confirm_params
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from ..loop import AgentEvent
-from ..settings import Settings
+from ..settings.table import Settings
 from ..tools import tool_named
 
 NOT_ENABLED = "error: tool is not enabled: "

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentError
+from ..gate.workspace import Workspace
 from ..receipts import EffectReceipt, ReceiptStore
 from ..receipts.logfile import make_log_folder
-from ..settings import Settings
-from ..workspace import Workspace
+from ..settings.table import Settings
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
 from .protocol import receipt_dict

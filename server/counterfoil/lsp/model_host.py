@@ -24,7 +24,7 @@ from ..model import Model, WrappedModel
 from ..models import GenerationOptions, ModelProgress, load_generate
 from ..models.errors import GenerationCancelled
 from ..models.scripted import SCRIPTED_PREFIX
-from ..settings import Settings
+from ..settings.table import Settings
 from .channel import ClientChannel
 from .model_text import TextBatcher
 

@@ -14,8 +14,8 @@ from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 
 from .. import tools
 from ..actions import Action, FinalAction, ToolAction
-from ..approval import Approval, clean_reason
-from ..proposals import ChangeSetProposal, CommandProposal, ToolProposal
+from ..gate.approval import Approval, clean_reason
+from ..gate.proposals import ChangeSetProposal, CommandProposal, ToolProposal
 from ..receipts.content import DIGEST
 from ..steps import StepResult
 from ..tools import example_action

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..context import Observation
+from ..context.budget import Observation
 from ..loop import Messages
 
 

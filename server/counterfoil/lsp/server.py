@@ -24,7 +24,7 @@ from .progress import ProgressReporter
 from .transport import LoggingProtocol, raw_converter
 
 if TYPE_CHECKING:
-    from ..settings import Settings
+    from ..settings.table import Settings
     from .channel import MessageKind
     from .session import Job, Session
 

@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from ..actions import ToolAction
-from ..agents_file import AgentsFile, read_agents_file
+from ..context.agents_file import AgentsFile, read_agents_file
 from ..errors import AgentError
+from ..gate.workspace import Workspace
 from ..receipt_evidence import utc_now
 from ..receipts import ReceiptStore
-from ..settings import Settings
+from ..settings.table import Settings
 from ..steps import StepResult
-from ..workspace import Workspace
 from . import messages
 from .agent_run import EVENT_METHOD, AgentRunner, RunRequest
 from .channel import ClientChannel

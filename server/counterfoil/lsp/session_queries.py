@@ -11,12 +11,12 @@ from typing import Any
 
 from ..attestation.export import export_evidence, exported_runs
 from ..errors import AgentError
+from ..gate.workspace import Workspace
 from ..receipts import verify_receipt_log
 from ..receipts.content import load_object_prefix
 from ..receipts.own_folder import own_folder
 from ..receipts.verify import read_receipt_log
-from ..settings import Settings
-from ..workspace import Workspace
+from ..settings.table import Settings
 from . import messages
 from .messages import wire
 from .protocol import receipt_dict, tool_table

@@ -2,14 +2,14 @@
 
 The client sends the settings object without its `counterfoil.` prefix, either as
 `initializationOptions` or inside `workspace/didChangeConfiguration`. Checks and defaults are
-the core's (`counterfoil.settings`).
+the core's (`counterfoil.settings.table`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..settings import Settings, SettingsError
+from ..settings.table import Settings, SettingsError
 
 __all__ = ["Settings", "SettingsError", "parse_settings", "settings_from_configuration"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..branching import PrefixReuse
+from ..branches.branching import PrefixReuse
 from ..errors import AgentError
 from ..sessions import ModelCheckpoint
 

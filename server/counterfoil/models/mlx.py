@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
-from ..context import prompt_budget
+from ..context.budget import prompt_budget
 from ..model import ResponseStats
 from ..model_identity import ModelIdentity
 from ..sessions.checkpoint import ModelCheckpoint

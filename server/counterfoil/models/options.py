@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 from .endpoint import EndpointOptions
 
 if TYPE_CHECKING:
-    from ..settings import Settings
+    from ..settings.table import Settings
 
 Device = Literal["cpu", "gpu"]
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the sessions package loads the loop; reading settings must not
     from ..sessions.checkpoint import ModelCheckpoint
 
-from ..context import estimate_tokens
+from ..context.budget import estimate_tokens
 from ..model import ResponseStats
 
 SCRIPTED_PREFIX = "scripted:"

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..branches.tree_copy import Snapshot
 from ..evaluation import EvaluationCheck
-from ..tree_copy import Snapshot
 from .record import CheckpointRefused
 from .store import RUN_ID, SessionStore
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentError
-from ..proposals import CommandProposal, EditProposal, ToolProposal
+from ..gate.proposals import CommandProposal, EditProposal, ToolProposal
 from ..receipt_evidence import utc_now
 from ..receipts import EffectReceipt, ReceiptStore
 from ..receipts.retention import register_digest_source

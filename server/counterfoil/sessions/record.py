@@ -14,9 +14,9 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from ..context import Observation
+from ..context.budget import Observation
+from ..context.evidence import ArtifactRef
 from ..errors import AgentError
-from ..evidence import ArtifactRef
 from .checkpoint import AgentCheckpoint, ModelCheckpoint, create_checkpoint
 
 FORMAT_VERSION = 1

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..actions import ToolAction
-from ..context import Observation, note_observation
+from ..context.budget import Observation, note_observation
+from ..context.prompt import build_system_prompt
+from ..gate.proposals import ToolProposal
+from ..gate.workspace import Workspace
 from ..loop import Messages, continue_conversation, initial_messages
-from ..prompt import build_system_prompt
-from ..proposals import ToolProposal
 from ..receipts import ReceiptStore
 from ..verdict import EffectOutcome
-from ..workspace import Workspace
 from .checkpoint import (
     KeepsPromptCache,
     RestoresCheckpoints,

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from ..actions import ToolAction
-from ..context import Observation
-from ..proposals import ToolProposal
+from ..context.budget import Observation
+from ..gate.proposals import ToolProposal
+from ..gate.workspace import Workspace
 from ..receipt_evidence import utc_now
 from ..receipts.head import read_head
 from ..verdict import EffectOutcome, compute_verdict
-from ..workspace import Workspace
 from .checkpoint import (
     KeepsPromptCache,
     ModelCheckpoint,

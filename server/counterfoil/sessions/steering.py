@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..actions import ToolAction, parse_action
-from ..context import OBSERVATION_PREFIX
+from ..context.budget import OBSERVATION_PREFIX
 from ..errors import AgentError
 from ..loop import AgentLimits, AgentRun, Messages
 from .checkpoint import AgentCheckpoint

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Self
 
-from ..files import OwnedDescriptor, closed_after, open_folder_path, write_all
+from ..gate.files import OwnedDescriptor, closed_after, open_folder_path, write_all
 from ..receipts.head import read_head
 from ..receipts.hold import SESSIONS_FOLDER
 from ..receipts.own_folder import own_folder

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...path_text import shown_path
+from ...gate.path_text import shown_path
 from .left_out import LeftOutChange, left_out_changes
 from .snapshot import FOLDER, RACY_NANOSECONDS, Entry, Snapshot, StatKey, TreeLimits
 

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ...approval import Approval
 from ...errors import AgentError
-from ...policy import ToolPolicy
-from ...proposals import CommandProposal, CommandRan, ToolProposal
+from ...gate.approval import Approval
+from ...gate.policy import ToolPolicy
+from ...gate.proposals import CommandProposal, CommandRan, ToolProposal
 from ...receipt_evidence import command_evidence
 from ...receipts import ReceiptNotRecorded, ReceiptStore
 from ...verdict import NOTHING_TO_APPLY

@@ -18,7 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import islice
 from typing import TYPE_CHECKING
 
-from ...files import DIRECTORY_FLAGS
+from ...gate.files import DIRECTORY_FLAGS
 
 if TYPE_CHECKING:
     from .snapshot import StatKey

@@ -24,9 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...branches.tree_copy import copy_bytes
 from ...errors import AgentError
-from ...path_text import shown_path
-from ...tree_copy import copy_bytes
+from ...gate.path_text import shown_path
 from .ignore import CACHE_NAMES
 
 SHARED_NAMES = frozenset({".venv", "venv", "node_modules", ".tox", ".nox", ".git"})

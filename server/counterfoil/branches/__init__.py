@@ -1,0 +1,1 @@
+"""Forked runs: branches as isolated copies, evaluated, one applied to the root."""

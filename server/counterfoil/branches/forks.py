@@ -1,0 +1,206 @@
+"""Forking a paused or finished run at its checkpoint into steered branches, each in its own
+copy of the root with its own receipt log, recorded so that a later process can list them and
+apply one (`fork_selection`).
+
+A branch continues the checkpoint's conversation (its system prompt rebuilt as a resume does,
+the files changed since the model read them named, then its steering) in a workspace over its
+copy. One model runs the branches one after another: a model with a KV cache keeps the shared
+prefix (mlx-lm's cache is trimmed back to it; a server's prefix cache serves it), and the
+prompt tokens the first response of each branch did not prefill are its prefill avoided, as
+the model's own counters say; a model without counters (a script) leaves it unknown.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..context.budget import Observation
+from ..errors import AgentError
+from ..gate.workspace import Workspace
+from ..loop import AgentEvent, AgentLimits, AgentRun, run_agent
+from ..model import Model, ResponseStats
+from ..receipt_evidence import utc_now
+from ..sessions.branches import BranchCheck, BranchRecord, BranchStore
+from ..sessions.checkpoint import RestoresCheckpoints, restore_model_state
+from ..sessions.record import CheckpointRefused
+from ..sessions.reopen import ResumePlan, check_origin, read_files_kept
+from ..sessions.steering import completed_tool_boundary, steering_message
+from ..sessions.store import SessionStore
+from ..verdict import EFFECT_STATES
+from .copies import BranchCopy, changed_paths, fork_root
+
+if TYPE_CHECKING:
+    from ..evals.package import TaskPackage
+
+NO_COUNTERS = "the model reports no prompt counters (a scripted model prefills nothing)"
+
+
+def open_for_fork(sessions: SessionStore, root: Path, run_id: str) -> ResumePlan:
+    """The run to fork, locked for this process and checked; raises CheckpointRefused.
+
+    A paused, interrupted or ended run can be forked, at the last complete observation its
+    checkpoint holds (an approval left open is not asked in the branches)."""
+    lock = sessions.lock_existing(run_id, root)
+    try:
+        record = sessions.load(run_id)
+        check_origin(record, sessions, root)
+        try:
+            completed_tool_boundary(record.checkpoint)
+        except AgentError:
+            raise CheckpointRefused(
+                f"run {run_id} has no checkpoint to fork from: it stopped before its first "
+                "complete observation"
+            ) from None
+        refuse_settled(sessions, run_id)
+        kept, changed = read_files_kept(record, root)
+    except BaseException:
+        lock.release()
+        raise
+    return ResumePlan(record, lock, kept, changed)
+
+
+def refuse_settled(sessions: SessionStore, run_id: str) -> None:
+    """CheckpointRefused once a branch of the run was selected: its branches are settled."""
+    branches = BranchStore(sessions).branches(run_id)
+    settled = next((item for item in branches if item.state == "selected"), None)
+    if settled is not None:
+        raise CheckpointRefused(
+            f"the branches of run {run_id} were settled: {settled.name} was selected"
+        )
+
+
+def start_branch(plan: ResumePlan, branches: BranchStore, steering: str) -> BranchCopy:
+    """The next branch's copy of the root and log, and its first record (state running)."""
+    record = plan.record
+    number = branches.next_number(record.run_id)
+    root, log = Path(record.root), Path(record.log)
+    try:
+        copy = fork_root(str(number), root, log, branches.folder(record.run_id))
+    except BaseException:
+        shutil.rmtree(branches.branch_folder(record.run_id, number), ignore_errors=True)
+        raise
+    now = utc_now()
+    branches.write(
+        BranchRecord(
+            run_id=record.run_id,
+            number=number,
+            steering=steering,
+            checkpoint_id=record.checkpoint.checkpoint_id,
+            root=record.root,
+            log=record.log,
+            base=copy.base,
+            created=now,
+            updated=now,
+            cloned_files=copy.copied.cloned,
+            copied_files=copy.copied.copied,
+        )
+    )
+    return copy
+
+
+def branch_record(branches: BranchStore, plan: ResumePlan, copy: BranchCopy) -> BranchRecord:
+    return branches.load(plan.record.run_id, int(copy.name))
+
+
+@dataclass(frozen=True)
+class BranchRun:
+    """How one branch runs: the model (shared by all), its limits and what the terminal
+    shows. `system_prompt` replaces the saved one, as a resume rebuilds it (None: kept)."""
+
+    model: Callable[[list[dict[str, str]]], str]
+    system_prompt: str | None = None
+    limits: AgentLimits | None = None
+    on_event: Callable[[AgentEvent], Any] | None = None
+    should_stop: Callable[[], bool] | None = None
+    instructions: str | None = None
+    prompt_cache: Callable[[], None] | None = None  # read the checkpoint's KV cache, if kept
+    shown: Callable[[list[dict[str, str]]], str] | None = None  # the model as the terminal shows it
+
+
+def run_in_branch(
+    plan: ResumePlan,
+    branches: BranchStore,
+    copy: BranchCopy,
+    workspace: Workspace,
+    how: BranchRun,
+    checks: TaskPackage | None = None,
+) -> BranchRecord:
+    """Continue the checkpoint with this branch's steering in `workspace` (over the branch's
+    copy), then record its end: steps, verdict, files changed, prefill avoided and, with a
+    task package as `checks`, its held-out checks graded on the copy."""
+    record = branch_record(branches, plan, copy)
+    saved = plan.record
+    model = how.model
+    if saved.model_restorable and isinstance(model, RestoresCheckpoints):
+        restore_model_state(model, saved.checkpoint.model)
+    if how.prompt_cache is not None:
+        how.prompt_cache()
+    messages = saved.checkpoint.message_list()
+    if how.system_prompt is not None and messages and messages[0].get("role") == "system":
+        messages[0] = {"role": "system", "content": how.system_prompt}
+    prefix_tokens = model.count_tokens(messages) if isinstance(model, Model) else None
+    notice = plan.notice()
+    if notice is not None:
+        messages.append({"role": "user", "content": notice})
+    messages.append(steering_message(record.steering))
+    counted = len(model.stats) if isinstance(model, Model) else 0
+    observations: list[Observation] = list(saved.observations)
+    run = run_agent(
+        saved.checkpoint.task,
+        how.shown or model,
+        workspace,
+        how.limits,
+        how.on_event,
+        should_stop=how.should_stop,
+        messages=messages,
+        observations=observations,
+        resume=True,
+        instructions=how.instructions,
+        count_tokens=model.count_tokens if isinstance(model, Model) else None,
+    )
+    responses = list(model.stats)[counted:] if isinstance(model, Model) else []
+    record = _ended(record, run, copy, responses, prefix_tokens)
+    if checks is not None:
+        record = _graded(record, copy, checks)
+    branches.write(record)
+    return record
+
+
+def _ended(
+    record: BranchRecord,
+    run: AgentRun,
+    copy: BranchCopy,
+    responses: list[ResponseStats],
+    prefix_tokens: int | None,
+) -> BranchRecord:
+    verdict = run.verdict
+    avoided = responses[0].reused_tokens if responses else None
+    return record.updated_with(
+        state="ended",
+        reason=run.reason,
+        updated=utc_now(),
+        steps=len(run.events),
+        validation=verdict.validation,
+        effects={state: len(verdict.calls(state)) for state in EFFECT_STATES},
+        files_changed=changed_paths(copy),
+        prefix_tokens=prefix_tokens,
+        prefill_avoided=avoided,
+        prefill_note=None if avoided is not None else NO_COUNTERS,
+        final=run.final,
+    )
+
+
+def _graded(record: BranchRecord, copy: BranchCopy, package: TaskPackage) -> BranchRecord:
+    """The package's held-out checks on the branch's copy, against the base at the fork."""
+    from ..evals.grading import grade
+
+    results = grade(package, copy.root, copy.base)
+    return record.updated_with(
+        checks_package=str(package.source),
+        checks=tuple(BranchCheck(item.name, item.passed, item.detail) for item in results),
+        forbidden=tuple(path for path in record.files_changed if not package.editable(path)),
+    )

@@ -1,0 +1,199 @@
+"""What a workspace is set up with and what it has recorded: each effect's outcome, its
+receipt (assembled here and nowhere else: the evidence, the run id, who approved what they were
+shown) and the call ids it handed out. The reads and the effects build on it."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from .. import tools
+from ..actions import ToolAction
+from ..commands.tree.command_tree import CommandTree
+from ..commands.tree.snapshot import TreeLimits
+from ..errors import AgentError
+from ..receipt_evidence import approval_record, utc_now
+from ..receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore
+from ..search.engine import SearchLimits
+from ..steps import StepResult
+from ..verdict import EffectOutcome, EffectState
+from .policy import ToolPolicy
+from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
+
+ConfirmTool = Callable[[ToolAction], object]
+ConfirmProposal = Callable[[ToolProposal], object]
+
+
+class WorkspaceRecord:
+    """The settings of a workspace and the record of its effects so far."""
+
+    def __init__(
+        self,
+        policy: ToolPolicy,
+        confirm_tool: ConfirmTool | None = None,
+        receipt_store: ReceiptStore | None = None,
+        *,
+        confirm_proposal: ConfirmProposal | None = None,
+        stop_commands: threading.Event | None = None,
+        run_id: str | None = None,
+        approval_via: str = "cli",
+        read_digests: dict[str, str] | None = None,
+    ) -> None:
+        self.policy = policy
+        self.stop_commands = stop_commands  # set: a running command is ended and receipted
+        self.confirm_tool = confirm_tool
+        self.confirm_proposal = confirm_proposal
+        self.receipt_store = receipt_store if receipt_store is not None else ReceiptStore()
+        self._read_digests: dict[str, str] = dict(read_digests or {})  # a follow-up's earlier reads
+        self._modified: set[str] = set()
+        self._outcomes: list[EffectOutcome] = []
+        self._step_effect: EffectOutcome | None = None  # what the current step's effect became
+        self._step_receipt: EffectReceipt | None = None
+        self._call_ids = threading.Lock()
+        self.run_id = run_id or uuid.uuid4().hex
+        self.approval_via = approval_via
+        # True while a record of the run is kept beside the log (counterfoil.sessions): its
+        # receipts say so, and a record then missing is a finding of `receipts verify`.
+        self.keeps_run_record = False
+        # The proposing model's identity (`ModelIdentity.as_record()`), set once it is loaded;
+        # each approval's evidence names it.
+        self.model_identity: dict[str, Any] | None = None
+        self.unrecorded_effect: str | None = None
+        # Called with an approved proposal and its approval evidence just before the effect;
+        # raising stops the effect (a durable intent, see counterfoil.sessions.intents).
+        self.before_effect: Callable[[ToolProposal, dict[str, Any]], None] | None = None
+        self.last_step: StepResult | None = None  # the record of the last `execute`
+        self.search_limits = SearchLimits()
+        self.search_engine = "auto"  # or "ripgrep" / "python", to pin one engine
+        self.tree_limits = TreeLimits()
+        self._tree: CommandTree | None = None
+
+    @property
+    def available_tools(self) -> frozenset[str]:
+        return tools.enabled_tools(
+            self.policy.allow_writes, self.policy.allowed_commands, self.policy.allow_search
+        )
+
+    @property
+    def modified_files(self) -> tuple[str, ...]:
+        return tuple(sorted(self._modified))
+
+    @property
+    def read_digests(self) -> dict[str, str]:
+        """The files the model has read (or written) and their digests, for a follow-up."""
+        return dict(self._read_digests)
+
+    @property
+    def effect_outcomes(self) -> tuple[EffectOutcome, ...]:
+        """What became of each effect call so far, in order (the run verdict reads this)."""
+        return tuple(self._outcomes)
+
+    def restore_outcomes(self, earlier: Sequence[EffectOutcome]) -> None:
+        """A resumed run's earlier effects, so its verdict judges the whole run."""
+        self._outcomes[:0] = earlier
+
+    def note_outcome(self, outcome: EffectOutcome) -> None:
+        """An outcome decided outside a proposal (a call refused before it could be one)."""
+        self._outcomes.append(outcome)
+
+    def _note(
+        self, proposal: ToolProposal, state: EffectState, reason: str | None = None, **facts: Any
+    ) -> None:
+        if isinstance(proposal, CommandProposal):
+            subject: dict[str, Any] = {"argv": proposal.argv}
+        elif isinstance(proposal, ChangeSetProposal):
+            subject = {}
+        else:
+            subject = {"path": proposal.path}
+        self._noted(
+            EffectOutcome(
+                proposal.tool_call_id,
+                proposal.action.tool,
+                state,
+                reason=reason,
+                **subject,
+                **facts,
+            )
+        )
+
+    def _noted(self, outcome: EffectOutcome) -> None:
+        self._outcomes.append(outcome)
+        self._step_effect = outcome
+
+    def _note_failure(self, proposal: ToolProposal, error: BaseException) -> None:
+        """An approved effect that did not complete; one already done keeps what it did."""
+        reason = str(error) if isinstance(error, AgentError) else f"{error}"
+        last = self._outcomes[-1] if self._outcomes else None
+        if last is not None and last.call_id == proposal.tool_call_id and last.state == "approved":
+            self._outcomes[-1] = self._step_effect = replace(last, state="failed", reason=reason)
+        else:
+            self._note(proposal, "failed", reason)
+
+    def _record(
+        self,
+        proposal: ToolProposal,
+        exit_state: str,
+        result: str,
+        evidence: dict[str, Any],
+        artifacts: tuple[str, ...] | None = None,
+    ) -> None:
+        """Append the receipt of an effect that has already run; any failure is loud.
+
+        A file effect changed its path (a change set: `artifacts`). A command's are none, as in
+        the tiny-llm course: what it changed is in its `tree_changes`, not its artifacts."""
+        if artifacts is None:
+            artifacts = (proposal.path,) if isinstance(proposal, EditProposal) else ()
+        receipt = EffectReceipt(
+            tool_call_id=proposal.tool_call_id,
+            tool=proposal.action.tool,
+            arguments=dict(proposal.action.arguments),
+            exit_state=exit_state,
+            result=result,
+            changed_artifacts=artifacts,
+            evidence={**evidence, "time": utc_now()},
+        )
+        try:
+            self._step_receipt = self.receipt_store.put(receipt)
+        except (AgentError, OSError) as error:
+            why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            raise ReceiptNotRecorded(why) from None
+
+    def _approval_evidence(
+        self, proposal: ToolProposal, shown: EditProposal | None = None
+    ) -> dict[str, Any]:
+        """Who approved what they were shown (`shown`: the model's proposal, when the person
+        approved other text)."""
+        approval = self._approval_record(shown or proposal)
+        if shown is not None and isinstance(proposal, EditProposal):
+            approval.update(modified=True, approved_sha256=proposal.proposed_sha256)
+        return approval
+
+    def _approval_record(self, proposal: ToolProposal) -> dict[str, Any]:
+        approval = approval_record(proposal, self.approval_via)
+        if self.model_identity is not None:
+            approval["model"] = self.model_identity
+        return approval
+
+    def _run_evidence(
+        self,
+        proposal: ToolProposal,
+        evidence: dict[str, Any],
+        approval: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """An effect's evidence with this run's id and who approved it, as its receipt records
+        them (recording may fail; then the run must stop and say so)."""
+        recorded = {"run_record": True} if self.keeps_run_record else {}
+        return {
+            "run_id": self.run_id,
+            **recorded,
+            **evidence,
+            "approval": approval or self._approval_record(proposal),
+        }
+
+    def _allocate_id(self) -> str:
+        """A call id no run and no process on this log has used, even for refused calls."""
+        with self._call_ids:
+            return self.receipt_store.reserve_call_id()

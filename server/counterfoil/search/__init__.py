@@ -1,0 +1,1 @@
+"""Searching file contents under the root, with ripgrep or in Python."""
