@@ -6,6 +6,7 @@
 # daemon. Screenshots go to test-artifacts/editor/. Exits non-zero on any failure.
 #
 #   bash scripts/editor-test.sh [NAME]     NAME: only extension/test/ui/NAME.test.ts
+#   UI_TEST_PATTERN=REGEX bash scripts/editor-test.sh NAME   only its tests whose names match
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -58,7 +59,8 @@ COUNTERFOIL_CODE_SERVER_BIN="$CODE_SERVER_BIN" \
 COUNTERFOIL_REPO="$REPO_ROOT" \
 COUNTERFOIL_ARTIFACTS="$ARTIFACTS" \
 COUNTERFOIL_PYTHON="$("$PYTHON" -c 'import sys; print(sys.executable)')" \
-  node --test --test-concurrency=1 --test-timeout=300000 "dist/test/ui/${1:+$1.test.js}" || status=$?
+  node --test --test-concurrency=1 --test-timeout=300000 \
+    ${UI_TEST_PATTERN:+"--test-name-pattern=$UI_TEST_PATTERN"} "dist/test/ui/${1:+$1.test.js}" || status=$?
 
 # VS Code's logs, the daemon's trace among them (output channel "Counterfoil"), for diagnosis.
 mkdir -p "$ARTIFACTS/logs"

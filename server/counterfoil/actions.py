@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import tools
-from .errors import AgentError
+from .errors import AgentError, ToolNotEnabled
 
 # The tiny-llm course's names, derived from the tool table (`counterfoil.tools.TOOLS`), which is what the
 # functions below read.
@@ -71,7 +71,7 @@ def parse_action(response: str, available_tools: frozenset[str] | None = None) -
     if tools.tool_named(tool) is None:
         raise AgentError(f"unknown tool: {tool}")
     if available_tools is not None and tool not in available_tools:
-        raise AgentError(f"tool is not enabled: {tool}")
+        raise ToolNotEnabled(tool)
     arguments = {key: item for key, item in value.items() if key != "tool"}
     check_arguments(tool, arguments)
     return ToolAction(tool, arguments)

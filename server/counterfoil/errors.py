@@ -12,3 +12,12 @@ class ApprovalWithdrawn(AgentError):
     def __init__(self, message: str, call_id: str) -> None:
         super().__init__(message)
         self.call_id = call_id
+
+
+class ToolNotEnabled(AgentError):
+    """A tool this run's policy has off: the model is told so; the person is told, apart, which
+    setting would turn it on (the daemon's `enabledBy`)."""
+
+    def __init__(self, tool: str) -> None:
+        super().__init__(f"tool is not enabled: {tool}")
+        self.tool = tool

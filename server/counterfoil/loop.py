@@ -16,7 +16,7 @@ from .context.budget import (
     note_observation,
 )
 from .context.prompt import build_system_prompt
-from .errors import AgentError
+from .errors import AgentError, ToolNotEnabled
 from .gate.workspace import Workspace
 from .model import Model
 from .steps import StepResult, step_taker
@@ -117,6 +117,7 @@ class AgentEvent:
     # the artifact to read ranges of (None: the model read `result` itself).
     shown: ShapedObservation | None = None
     no_action: str | None = None  # why the response gave no action, when it gave none
+    not_enabled: str | None = None  # the tool it asked for that this run has off
 
 
 @dataclass(frozen=True)
@@ -241,7 +242,15 @@ def run_agent(
         except AgentError as error:
             result = f"error: {error}"
             conversation.record(
-                AgentEvent(step, response, None, result, no_action=str(error)), on_event
+                AgentEvent(
+                    step,
+                    response,
+                    None,
+                    result,
+                    no_action=str(error),
+                    not_enabled=error.tool if isinstance(error, ToolNotEnabled) else None,
+                ),
+                on_event,
             )
             invalid += 1
             conversation.messages += _turn(response, result)

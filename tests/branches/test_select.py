@@ -7,10 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.branches.fork_helpers import cli, forked_run, log_of
+from tests.branches.fork_helpers import cli, finished_run, fork_script, forked_run, log_of, model
 
 from counterfoil.receipts import ReceiptStore
 from counterfoil.sessions.branches import BranchStore
+from counterfoil.sessions.reopen import run_state
 from counterfoil.sessions.store import SessionStore
 
 
@@ -185,3 +186,26 @@ def test_sessions_gc_keeps_a_run_whose_branches_wait_for_a_selection(
         "removed the checkpoints and caches of 0 ended runs (their records stay); 1 kept\n",
     )
     assert len(store(root).branches(run_id)) == 2
+
+
+def test_a_paused_run_whose_branch_was_kept_is_no_longer_offered_to_resume(
+    tmp_path: Path,
+) -> None:
+    root, run_id = finished_run(tmp_path)
+    sessions = SessionStore(log_of(root))
+    paused = sessions.load(run_id).with_state("paused", "paused", "2026-01-01T00:00:00+00:00")
+    sessions.write(paused)
+    arguments = ["fork", run_id, "--root", str(root), *model(fork_script(tmp_path))]
+    assert cli([*arguments, "--steer", "one", "--steer", "two"])[0] == 0
+    assert [run_state(run) for run in sessions.runs()] == ["paused"]
+
+    select(root, f"{run_id}.1")
+
+    (run,) = sessions.runs()
+    assert (run_state(run), run.record and run.record.reason) == (
+        "ended",
+        f"branch {run_id}.1 was kept",
+    )
+    status, output = cli(["resume", "--root", str(root), *model(fork_script(tmp_path))])
+    assert status == 2
+    assert "nothing to resume" in output

@@ -29,6 +29,12 @@ def test_the_extensions_configuration_is_the_settings_table() -> None:
     assert stale == [], "run python -m counterfoil.settings.manifest, then npm run format"
 
 
+def test_writes_and_commands_can_be_allowed_for_one_workspace_folder() -> None:
+    properties = contributed()
+    for key in ("counterfoil.allowWrites", "counterfoil.allowedCommands"):
+        assert properties[key]["scope"] == "resource", key  # type: ignore[index]
+
+
 def test_the_editor_sends_every_contributed_setting_but_its_own() -> None:
     source = (EXTENSION / "src" / "daemon" / "settings.ts").read_text(encoding="utf-8")
     assert 'import manifest from "../../package.json";' in source

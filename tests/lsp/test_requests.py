@@ -199,6 +199,17 @@ async def test_a_settings_change_waits_for_the_next_run(
     assert daemon.steps(second)[1]["result"] == "error: tool is not enabled: edit_file"
 
 
+async def test_a_tool_not_enabled_names_the_setting_that_enables_it_to_the_person_only(
+    start_daemon: StartDaemon, tmp_path: Path
+) -> None:
+    daemon = await start_daemon({"model": edit_app_model(tmp_path, "done")})
+    result = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
+    refused = daemon.steps(result)[1]
+    assert refused["result"] == "error: tool is not enabled: edit_file"  # what the model read
+    assert refused["enabledBy"] == "allowWrites"
+    assert daemon.steps(result)[0]["enabledBy"] is None
+
+
 async def test_progress_model_state_and_trace_are_reported(
     start_daemon: StartDaemon, tmp_path: Path
 ) -> None:

@@ -32,6 +32,7 @@ import { confirmAnswer } from "./confirmAnswer";
 import { type InterpreterSource, LaunchProblem } from "./interpreter";
 import type { DaemonLaunch } from "./launch";
 import { readDaemonSettings } from "./settings";
+import type { DaemonHistory } from "../model/daemonStatus";
 
 export type ConfirmHandler = (
   params: ConfirmParams,
@@ -52,6 +53,7 @@ export class DaemonClient implements vscode.Disposable {
   private confirm: ConfirmHandler = () => Promise.resolve({ approved: false });
   private launched: DaemonLaunch | undefined;
   private disposed = false;
+  private lost: DaemonHistory = {};
   private readonly disposables: vscode.Disposable[] = [];
 
   private readonly eventEmitter = new vscode.EventEmitter<AgentEvent>();
@@ -114,6 +116,11 @@ export class DaemonClient implements vscode.Disposable {
     return this.launched;
   }
 
+  /** When a daemon last stopped unasked (a crash, a kill) and when a fresh one answered. */
+  get history(): DaemonHistory {
+    return { ...this.lost };
+  }
+
   get isRunning(): boolean {
     return this.client?.state === State.Running;
   }
@@ -143,6 +150,7 @@ export class DaemonClient implements vscode.Disposable {
   async stop(): Promise<void> {
     const client = this.client;
     this.client = undefined;
+    this.lost = {}; // asked to stop: the next daemon's story starts afresh
     if (client?.isRunning()) {
       try {
         await client.stop(5000);
@@ -216,7 +224,14 @@ export class DaemonClient implements vscode.Disposable {
       // run was interrupted and the next request (the sessions' Resume offer) starts a fresh one.
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue }),
-        closed: () => ({ action: CloseAction.DoNotRestart, handled: true }),
+        closed: () => {
+          if (this.client === client) {
+            // Not stop() (which lets go of its client first): the daemon stopped unasked.
+            this.lost = { lostAt: new Date() };
+            this.output.warn("the daemon stopped unexpectedly");
+          }
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
       },
       middleware: {
         workspace: {
@@ -258,6 +273,12 @@ export class DaemonClient implements vscode.Disposable {
       this.downloadEmitter.fire(progress),
     );
     client.onDidChangeState(({ newState }) => {
+      if (this.client !== client) {
+        return; // a client let go of (stopped, or dead and replaced) speaks no more
+      }
+      if (newState === State.Running && this.lost.lostAt) {
+        this.lost.restartedAt ??= new Date();
+      }
       this.runningEmitter.fire(newState === State.Running);
     });
     this.client = client;
@@ -323,8 +344,18 @@ export class DaemonClient implements vscode.Disposable {
     return answer;
   }
 
+  /** The settings of the daemon's root folder: a folder's own (`resource` scope: writes and
+   * commands granted per folder) over the workspace's and the person's. */
   private settings(): object {
-    return readDaemonSettings(vscode.workspace.getConfiguration("counterfoil"));
+    const root = vscode.workspace.workspaceFolders?.find(
+      (folder) => folder.uri.toString() === this.rootUri,
+    );
+    return readDaemonSettings(
+      vscode.workspace.getConfiguration(
+        "counterfoil",
+        root ?? vscode.workspace.workspaceFolders?.[0],
+      ),
+    );
   }
 
   private onSettingsChanged(event: vscode.ConfigurationChangeEvent): void {

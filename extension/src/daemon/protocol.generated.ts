@@ -284,6 +284,7 @@ export interface AgentEvent extends StepRecord {
   protectedBy: string | null;
   shownToModel?: ShownToModel | null;
   noAction?: string | null;
+  enabledBy: string | null;
 }
 
 /** The root's AGENTS.md as the run read it: its digest and size, or why it was not read ("protected", "too large", "not valid UTF-8", "unreadable"). */

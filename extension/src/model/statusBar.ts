@@ -4,6 +4,7 @@
 import * as vscode from "vscode";
 import type { DaemonClient } from "../daemon/client";
 import { describeDownload, downloadDetail } from "./modelPrep";
+import { describeDaemon, historyLine } from "./daemonStatus";
 import { describeModelState } from "./modelState";
 import type { DownloadProgress, ModelState } from "../daemon/protocol";
 
@@ -28,6 +29,7 @@ export class ModelStatusBar implements vscode.Disposable {
     );
   }
 
+  /** The interpreter line, and after a crash what became of the daemon (one story). */
   private get interpreterLine(): string {
     const launch = this.client.launch;
     return launch ? `\nDaemon: ${launch.description}` : "";
@@ -35,8 +37,10 @@ export class ModelStatusBar implements vscode.Disposable {
 
   update(state: ModelState): void {
     const { text, tooltip } = describeModelState(state);
+    const history = historyLine(this.client.history);
     this.item.text = text;
-    this.item.tooltip = tooltip + this.interpreterLine;
+    this.item.tooltip =
+      tooltip + (history ? `\n${history}` : "") + this.interpreterLine;
     this.item.backgroundColor =
       state.state === "error"
         ? new vscode.ThemeColor("statusBarItem.errorBackground")
@@ -57,14 +61,14 @@ export class ModelStatusBar implements vscode.Disposable {
   }
 
   showDaemon(running: boolean): void {
-    this.item.text = running
-      ? "$(circle-outline) Counterfoil: unloaded"
-      : "$(debug-disconnect) Counterfoil: stopped";
-    this.item.tooltip =
-      (running
-        ? "The daemon is running; the model loads on the first run."
-        : "The daemon is not running.") + this.interpreterLine;
-    this.item.backgroundColor = undefined;
+    const history = this.client.history;
+    const { text, tooltip } = describeDaemon(running, history);
+    this.item.text = text;
+    this.item.tooltip = tooltip + this.interpreterLine;
+    this.item.backgroundColor =
+      !running && history.lostAt && !history.restartedAt
+        ? new vscode.ThemeColor("statusBarItem.warningBackground")
+        : undefined;
   }
 
   dispose(): void {

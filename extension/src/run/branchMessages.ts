@@ -18,6 +18,8 @@ export interface BranchesMessage {
   note: string | null;
   /** The branch being kept while its changes wait for Accept or Reject. */
   keeping: string | null;
+  /** Scroll the section into view: Show Branches was asked for. */
+  reveal: boolean;
 }
 
 export function isBranchPanelMessage(message: {

@@ -102,6 +102,12 @@ export function wireBranches(
     const data = event.data as Partial<BranchesMessage> | null;
     if (data && data.type === "branches") {
       render(section, data as BranchesMessage, post);
+      if (data.reveal && !section.hidden) {
+        // Above a conversation scrolled to its end: brought into view, not drawn out of sight.
+        requestAnimationFrame(() =>
+          section.scrollIntoView({ block: "start", behavior: "auto" }),
+        );
+      }
     }
   });
 }

@@ -4,7 +4,8 @@
 // Accepted or Rejected). Also the command "Counterfoil: Show Branches". It renders and forwards:
 // the daemon decides what a selection may do.
 
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import * as path from "node:path";
 import * as vscode from "vscode";
 import { type DaemonClient, errorMessage } from "../daemon/client";
 import {
@@ -17,13 +18,19 @@ import type { BranchesMessage, BranchPanelMessage } from "./branchMessages";
 import {
   branchCard,
   diffPairs,
-  knownRunIds,
+  type RunChoice,
+  runChoices,
   selectionNote,
 } from "./branchesView";
 
 export const SHOW_BRANCHES = "counterfoil.showBranches";
 /** A side with no file (one the branch added or removed) reads as empty. */
 const EMPTY_SCHEME = "counterfoil-branch-empty";
+/** A branch's copy of a file, read only: a line typed there would be kept with the branch
+ * while its card still reports the checks it ran without it. */
+const BRANCH_SCHEME = "counterfoil-branch";
+/** Asks the sessions to offer again what the daemon says can be resumed now. */
+export const REFRESH_RESUMABLE = "counterfoil.refreshResumable";
 
 /** What the section needs from the panel: post to its webview and show it. */
 export interface BranchesHost {
@@ -36,6 +43,8 @@ export class BranchesSection implements vscode.Disposable {
   private branches: BranchInfo[] = [];
   private note: string | null = null;
   private keeping: string | null = null;
+  /** The next render scrolls the section into view (Show Branches was asked). */
+  private revealNext = false;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -49,14 +58,34 @@ export class BranchesSection implements vscode.Disposable {
       vscode.workspace.registerTextDocumentContentProvider(EMPTY_SCHEME, {
         provideTextDocumentContent: () => "",
       }),
+      vscode.workspace.registerTextDocumentContentProvider(BRANCH_SCHEME, {
+        provideTextDocumentContent: (uri) => this.branchFile(uri),
+      }),
     );
+  }
+
+  /** A file of a listed branch's copy (nothing else is served). */
+  private branchFile(uri: vscode.Uri): string {
+    const file = path.resolve(uri.path);
+    const inCopy = this.branches.some(
+      (branch) =>
+        branch.copyRoot !== null &&
+        file.startsWith(path.resolve(branch.copyRoot) + path.sep),
+    );
+    if (!inCopy) {
+      throw new Error(`${file} is not in a branch's copy`);
+    }
+    return readFileSync(file, "utf8");
   }
 
   /** Asks which run (the runs this daemon and the receipt log know, or one typed) and shows it. */
   async chooseAndShow(): Promise<void> {
-    let known: string[] = [];
+    let known: RunChoice[] = [];
     try {
-      known = knownRunIds(await this.client.request(Methods.receipts, {}));
+      known = runChoices(
+        await this.client.request(Methods.receipts, {}),
+        new Date(),
+      );
     } catch (error) {
       void vscode.window.showWarningMessage(
         `Counterfoil could not read the runs: ${errorMessage(error)}`,
@@ -70,9 +99,9 @@ export class BranchesSection implements vscode.Disposable {
   async show(runId: string): Promise<BranchesResult | undefined> {
     this.runId = runId;
     this.note = null;
-    const result = await this.refresh();
-    this.host.reveal();
-    return result;
+    this.host.reveal(); // shown first, so the section can scroll into a visible view
+    this.revealNext = true;
+    return this.refresh();
   }
 
   /** The section as it stands, sent again (the webview asks when it loads). */
@@ -83,7 +112,9 @@ export class BranchesSection implements vscode.Disposable {
       cards: this.branches.map(branchCard),
       note: this.note,
       keeping: this.keeping,
+      reveal: this.revealNext,
     });
+    this.revealNext = false;
   }
 
   async onMessage(message: BranchPanelMessage): Promise<void> {
@@ -118,13 +149,17 @@ export class BranchesSection implements vscode.Disposable {
       existsSync(file)
         ? vscode.Uri.file(file)
         : vscode.Uri.from({ scheme: EMPTY_SCHEME, path: `/${label}` });
+    const branchSide = (file: string, label: string): vscode.Uri =>
+      existsSync(file)
+        ? vscode.Uri.from({ scheme: BRANCH_SCHEME, path: file })
+        : side(file, label);
     const [first] = pairs;
     if (pairs.length === 1 && first) {
       await vscode.commands.executeCommand(
         "vscode.diff",
         side(first.root, first.path),
-        side(first.branch, first.path),
-        `${first.path} (root ↔ ${name})`,
+        branchSide(first.branch, first.path),
+        `${first.path} (root ↔ ${name}, read-only)`,
       );
       return;
     }
@@ -134,7 +169,7 @@ export class BranchesSection implements vscode.Disposable {
       pairs.map((pair) => [
         vscode.Uri.file(pair.root),
         side(pair.root, pair.path),
-        side(pair.branch, pair.path),
+        branchSide(pair.branch, pair.path),
       ]),
     );
   }
@@ -164,6 +199,8 @@ export class BranchesSection implements vscode.Disposable {
     }
     await this.refresh(this.note);
     void vscode.commands.executeCommand("counterfoil.refreshReceipts");
+    // A kept branch ends the run it came from: the daemon no longer offers it to resume.
+    void vscode.commands.executeCommand(REFRESH_RESUMABLE);
     return result;
   }
 
@@ -198,24 +235,35 @@ export class BranchesSection implements vscode.Disposable {
   }
 }
 
-/** A run id from `known`, or one the person types. */
-async function pickRunId(known: string[]): Promise<string | undefined> {
-  const pick = vscode.window.createQuickPick();
+/** A run from `known` (its goal, time and state shown, its id below), or an id the person types. */
+async function pickRunId(known: RunChoice[]): Promise<string | undefined> {
+  type Item = vscode.QuickPickItem & { runId: string };
+  const pick = vscode.window.createQuickPick<Item>();
   pick.title = "Counterfoil: Show Branches";
   pick.placeholder =
-    "The run whose branches to show (choose one, or type a run id)";
-  const knownItems = known.map((label) => ({ label }));
+    "The run whose branches to show (choose one, or type a goal or a run id)";
+  pick.matchOnDescription = true;
+  pick.matchOnDetail = true;
+  const knownItems: Item[] = known.map((run) => ({
+    label: run.label,
+    description: run.description,
+    detail: run.runId,
+    runId: run.runId,
+  }));
   pick.items = knownItems;
   pick.onDidChangeValue((value) => {
     const typed = value.trim();
     pick.items =
-      typed && !known.includes(typed)
-        ? [{ label: typed, description: "typed" }, ...knownItems]
+      typed && !known.some((run) => run.runId === typed)
+        ? [
+            { label: typed, description: "a run id typed", runId: typed },
+            ...knownItems,
+          ]
         : knownItems;
   });
   return new Promise((resolve) => {
     pick.onDidAccept(() => {
-      resolve(pick.selectedItems[0]?.label);
+      resolve(pick.selectedItems[0]?.runId);
       pick.hide();
     });
     pick.onDidHide(() => {

@@ -9,6 +9,7 @@ import type {
   ReceiptsResult,
   SelectBranchResult,
 } from "../daemon/protocol";
+import { clock, recordShort } from "../receipts/receiptNodes";
 import { filesChangedLine, plural, VALIDATION_WORDS } from "./runModel";
 
 /** One branch as the webview draws it. */
@@ -116,6 +117,51 @@ export function knownRunIds(receipts: ReceiptsResult): string[] {
   for (const run of [...receipts.runs].reverse()) add(run.runId);
   for (const receipt of [...receipts.receipts].reverse()) add(receipt.run_id);
   return seen;
+}
+
+/** A run to choose from, as the picker shows it: its goal, when it started and how it stands. */
+export interface RunChoice {
+  runId: string;
+  /** The goal, or words saying it is not known here. */
+  label: string;
+  /** "14:03:27 · ended · 1 approved". */
+  description: string;
+}
+
+/**
+ * The runs a person can choose from, newest first, each with its goal and start time from the
+ * daemon's runs and the runs' own records (a terminal's too); a run known only by its receipts
+ * says so.
+ */
+export function runChoices(receipts: ReceiptsResult, now: Date): RunChoice[] {
+  const records = new Map(
+    (receipts.records ?? []).map((record) => [record.runId, record]),
+  );
+  const started = new Map(receipts.runs.map((run) => [run.runId, run]));
+  const ids = [
+    ...(receipts.records ?? []).map((record) => record.runId).reverse(),
+    ...knownRunIds(receipts),
+  ].filter((runId, index, all) => all.indexOf(runId) === index);
+  const choices = ids.map((runId) => {
+    const record = records.get(runId);
+    const run = started.get(runId);
+    const goal = record?.goal ?? run?.goal ?? null;
+    const time = clock(record?.startedAt ?? run?.startedAt, now);
+    return {
+      runId,
+      label: goal ?? "(goal not recorded: known by its receipts only)",
+      description: [time, record ? recordShort(record) : null]
+        .filter((part) => part)
+        .join(" · "),
+      startedAt: record?.startedAt ?? run?.startedAt ?? "",
+    };
+  });
+  choices.sort((a, b) => b.startedAt.localeCompare(a.startedAt));
+  return choices.map(({ runId, label, description }) => ({
+    runId,
+    label,
+    description,
+  }));
 }
 
 /** What a selection did, in one sentence for the section and the notification. */

@@ -12,7 +12,12 @@ import type {
   Verdict,
 } from "../daemon/protocol";
 import type { ResumableView } from "./resumable";
-import { protectedWords, stateWords, wentWrong } from "./stepNotice";
+import {
+  enableWords,
+  protectedWords,
+  stateWords,
+  wentWrong,
+} from "./stepNotice";
 import { argvText } from "../argvText";
 
 export { stateWords, wentWrong };
@@ -74,6 +79,8 @@ export interface StepView {
   protectedNote?: string | null;
   /** What the model read instead of the observation, when it was too long to show whole. */
   shownToModel?: ShownToModel | null;
+  /** For the person: how to turn on a tool the step found not enabled. */
+  enableNote?: string | null;
 }
 
 export type TurnStatus =
@@ -283,6 +290,7 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
       modelNote: event.modelNote ?? null,
       protectedNote: protectedWords(event) ?? null,
       shownToModel: event.shownToModel ?? null,
+      enableNote: enableWords(event) ?? null,
     };
     if (event.action && "final" in event.action) {
       view.observation = null;

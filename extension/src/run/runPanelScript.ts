@@ -183,6 +183,9 @@ function stepBlock(
         el("p", "model-note", `Only you see this: ${step.protectedNote}.`),
       );
     }
+    if (step.enableNote) {
+      box.append(el("p", "model-note enable-note", `${step.enableNote}.`));
+    }
     const outputSha256 = step.outputSha256;
     if (outputSha256) {
       box.append(

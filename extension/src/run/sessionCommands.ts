@@ -11,6 +11,7 @@ import { latestResumable, resumableView } from "./resumable";
 import type { RunCommands } from "./runCommands";
 import type { RunPanel } from "./runPanel";
 import { commandRegistrar } from "../commandRegistrar";
+import { REFRESH_RESUMABLE } from "./branchesSection";
 
 /** Where an earlier version remembered the runs the person discarded (now the daemon's). */
 const DISCARDED_KEY = "counterfoil.discardedRuns";
@@ -39,6 +40,9 @@ export class SessionCommands implements vscode.Disposable {
     register("counterfoil.resumeRun", (runId?: unknown) =>
       typeof runId === "string" ? this.resume(runId) : this.resumeLatest(),
     );
+    // After the daemon changed what can go on (a branch kept ends its run): asked again, and
+    // an offer the daemon no longer makes is taken away.
+    register(REFRESH_RESUMABLE, () => this.offerResumable(false, true));
   }
 
   /**
@@ -47,7 +51,7 @@ export class SessionCommands implements vscode.Disposable {
    * its last checkpoint is written): while a run is live in no run of this window, it is asked
    * again, for up to `RELEASE_WAIT_MS`.
    */
-  async offerResumable(crashed: boolean): Promise<void> {
+  async offerResumable(crashed: boolean, replace = false): Promise<void> {
     const waitUntil = Date.now() + RELEASE_WAIT_MS;
     try {
       for (;;) {
@@ -64,7 +68,7 @@ export class SessionCommands implements vscode.Disposable {
         if (found) {
           this.trace.info(`run ${found.runId} can be resumed (${found.state})`);
         }
-        if (found || crashed) {
+        if (found || crashed || replace) {
           this.panel.showResumable(
             found ? resumableView(found, crashed) : null,
           );

@@ -74,6 +74,30 @@ export function protectedWords(event: AgentEvent): string | undefined {
   return `${path} is protected by ${event.protectedBy}; the model was told only that the path is not accessible`;
 }
 
+/** The editor's name for each setting the daemon may name as the one that enables a tool. */
+const ALLOW_COMMAND =
+  "Counterfoil: Allow Writes and a Validation Command in This Folder";
+
+/**
+ * How to turn on the tool a step found not enabled, in one line ("To enable edit_file: turn on
+ * counterfoil.allowWrites, or run …"): the daemon names the setting (`enabledBy`).
+ */
+export function enableWords(event: AgentEvent): string | undefined {
+  const setting = event.enabledBy;
+  if (!setting) {
+    return undefined;
+  }
+  const tool = /tool is not enabled: (\S+)/.exec(event.result ?? "")?.[1];
+  const what = tool ? `To enable ${tool}` : "To enable it";
+  const how =
+    setting === "allowedCommands"
+      ? `add the command to counterfoil.allowedCommands, or run ${ALLOW_COMMAND}`
+      : setting === "allowWrites"
+        ? `turn on counterfoil.allowWrites, or run ${ALLOW_COMMAND}`
+        : `turn on counterfoil.${setting}`;
+  return `${what}: ${how}`;
+}
+
 /**
  * The notification for this step, or undefined for none. `step` is the step in words
  * ("step 2: read_file .env"); `refusalsBefore` counts the run's earlier refusals.

@@ -22,6 +22,9 @@ import {
 /** The demo goal the walkthrough suggests; the scripted responses answer it. */
 export const DEMO_GOAL = "make tests/test_math.py pass";
 const DEMO_VALIDATION = ["python", "-m", "pytest", "tests/test_math.py", "-q"];
+/** True while this folder's settings allow writes and at least one command: the walkthrough's
+ * permissions step is checked off by it (`onContext`), so a grant that failed checks nothing. */
+export const ALLOWED_HERE = "counterfoil.allowedHere";
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -42,6 +45,25 @@ export class SetupCommands implements vscode.Disposable {
     register("counterfoil.allowForFolder", () => this.allowForFolder());
     register("counterfoil.openDemo", () => this.openDemo());
     register("counterfoil.checkSetup", () => this.checkSetup());
+    this.disposables.push(
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (event.affectsConfiguration("counterfoil")) this.noteAllowedHere();
+      }),
+    );
+    this.noteAllowedHere();
+  }
+
+  /** Sets ALLOWED_HERE from what the first folder's settings allow now. */
+  private noteAllowedHere(): void {
+    const config = vscode.workspace.getConfiguration(
+      "counterfoil",
+      this.folder,
+    );
+    const allowed =
+      this.folder !== undefined &&
+      config.get<boolean>("allowWrites") === true &&
+      (config.get<unknown[]>("allowedCommands") ?? []).length > 0;
+    void vscode.commands.executeCommand("setContext", ALLOWED_HERE, allowed);
   }
 
   /** At activation: the walkthrough opens the first time (see firstRun.ts). */
@@ -184,14 +206,16 @@ export class SetupCommands implements vscode.Disposable {
     );
   }
 
-  /** Writes on, and exactly one validation command, for this folder only. */
-  async allowForFolder(): Promise<void> {
+  /** Writes on, and exactly one validation command, for this folder only (the two settings
+   * have `resource` scope, so they can be a folder's). A setting VS Code refuses to write (a
+   * settings file with errors in it, say) is said to the person, and nothing is checked off. */
+  async allowForFolder(): Promise<boolean> {
     const folder = this.folder;
     if (!folder) {
       void vscode.window.showWarningMessage(
         "Open a folder first: permissions are kept per folder.",
       );
-      return;
+      return false;
     }
     const command = await vscode.window.showInputBox({
       title: `Counterfoil: allow writes and one validation command in ${folder.name}`,
@@ -201,15 +225,24 @@ export class SetupCommands implements vscode.Disposable {
     });
     const argv = command?.split(/\s+/).filter((part) => part !== "");
     if (!argv || argv.length === 0) {
-      return;
+      return false;
     }
     const config = vscode.workspace.getConfiguration("counterfoil", folder);
     const target = vscode.ConfigurationTarget.WorkspaceFolder;
-    await config.update("allowWrites", true, target);
-    await config.update("allowedCommands", [argv], target);
+    try {
+      await config.update("allowWrites", true, target);
+      await config.update("allowedCommands", [argv], target);
+    } catch (error) {
+      void vscode.window.showErrorMessage(
+        `Counterfoil could not allow writes in ${folder.name}: ${errorMessage(error)}`,
+      );
+      return false;
+    }
+    this.noteAllowedHere();
     void vscode.window.showInformationMessage(
       `Counterfoil may propose edits and ${JSON.stringify(argv)} in ${folder.name}.`,
     );
+    return true;
   }
 
   /** A fresh copy of the demo project, set up for the scripted model, opened in this window. */

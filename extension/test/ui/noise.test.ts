@@ -3,15 +3,20 @@
 // running command that it runs, a stopped command that it was stopped), a long run can be
 // collapsed and jumped through, the receipts tree gives times to the second; a narrow side bar
 // keeps the reason field and "New conversation" whole, and no diff of a proposal that no longer
-// applied stays open; on a fresh install the walkthrough opens at the first activation, once.
+// applied stays open; on a fresh install the walkthrough opens at the first activation, once,
+// and its steps grant for the folder what they say (a failed grant is said and not checked
+// off), through a run that writes.
 
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, FrameLocator, Locator, Page } from "playwright-core";
 import {
   answerCommandModal,
+  clearNotifications,
+  demoProject,
+  editorTitleAction,
   freshEditor,
   makeWorkspace,
   openFolder,
@@ -27,6 +32,7 @@ import {
   stateDir,
   stepTimer,
   waitForDaemon,
+  waitForNotification,
   waitForProposalDiff,
   writeResponses,
 } from "./workbench";
@@ -53,6 +59,61 @@ async function whollyShown(node: Locator): Promise<boolean> {
       element.scrollWidth <= element.clientWidth + 1
     );
   });
+}
+
+function readJson(path: string): Record<string, unknown> {
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+async function until(
+  check: () => boolean | Promise<boolean>,
+  timeout = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeout;
+  while (!(await check())) {
+    assert.ok(
+      Date.now() < deadline,
+      `not within ${timeout} ms: ${String(check)}`,
+    );
+    await new Promise((done) => setTimeout(done, 200));
+  }
+}
+
+/** Selects the walkthrough's step `id` and clicks its button `label`. */
+async function walkthroughButton(
+  page: Page,
+  id: string,
+  label: string,
+): Promise<void> {
+  await page
+    .locator(`button.getting-started-step[data-step-id$="${id}"]`)
+    .click();
+  await page.getByRole("button", { name: label, exact: true }).click();
+}
+
+/** The permissions step's Allow for This Folder, its proposed command accepted as it is. */
+async function allowForFolder(page: Page): Promise<void> {
+  await walkthroughButton(page, "permissions", "Allow for This Folder");
+  await page
+    .locator(".quick-input-widget", {
+      hasText: "allow writes and one validation command",
+    })
+    .waitFor();
+  await page.keyboard.press("Enter");
+}
+
+/** Whether the walkthrough shows the permissions step checked off. */
+async function permissionsChecked(page: Page): Promise<boolean> {
+  return (
+    (await page
+      .locator('[data-done-step-id$="permissions"]')
+      .first()
+      .getAttribute("aria-checked")) === "true"
+  );
 }
 
 describe("what the editor says", () => {
@@ -234,17 +295,19 @@ describe("what the editor says", () => {
     }
   });
 
-  test("on a fresh install the walkthrough opens at the first activation, once, without literal backticks", async () => {
+  test("on a fresh install the walkthrough opens at the first activation, once, and grants for this folder what it says, through a run that writes", async () => {
+    const step = stepTimer("noise-walkthrough");
     const editor = freshEditor("walkthrough");
-    const folders = ["first", "second"].map((name) => {
-      const folder = join(stateDir, "workspaces", `fresh-${name}`);
-      mkdirSync(folder, { recursive: true });
-      return folder;
-    });
+    // A copy of the demo project with no settings: the person's first folder.
+    const first = join(stateDir, "workspaces", "fresh-first");
+    cpSync(demoProject, first, { recursive: true });
+    const second = join(stateDir, "workspaces", "fresh-second");
+    mkdirSync(second, { recursive: true });
+    const folderSettings = join(first, ".vscode", "settings.json");
     let page: Page | undefined;
     try {
       page = await openPage(
-        `${editor.url}/?folder=${encodeURIComponent(folders[0])}`,
+        `${editor.url}/?folder=${encodeURIComponent(first)}`,
       );
       await showCounterfoilView(page);
       const walkthrough = page.locator(".gettingStartedContainer", {
@@ -255,11 +318,94 @@ describe("what the editor says", () => {
       assert.ok(!words.includes("`"), `no literal backticks: ${words}`);
       await page.mouse.move(10, 10);
       await screenshot(page, "noise-walkthrough-first-activation.png");
+      step("walkthrough opened");
+
+      // A folder settings file VS Code cannot write to: the grant fails, the person is told,
+      // and the step is not checked off.
+      mkdirSync(join(first, ".vscode"), { recursive: true });
+      writeFileSync(folderSettings, '{ "editor.tabSize": ');
+      await allowForFolder(page);
+      await waitForNotification(
+        page,
+        /Counterfoil could not allow writes in fresh-first: /,
+      );
+      await screenshot(page, "noise-walkthrough-grant-failed.png");
+      assert.equal(
+        await permissionsChecked(page),
+        false,
+        "a failed grant is not checked off",
+      );
+      await clearNotifications(page);
+      writeFileSync(folderSettings, "{}\n");
+      step("a failed grant said");
+
+      // The scripted demo, then a run with writes still off: the disabled edit says how to enable it.
+      await walkthroughButton(page, "model", "Choose a Model");
+      await page
+        .locator(".quick-input-list .monaco-list-row", {
+          hasText: "Scripted demo",
+        })
+        .first()
+        .click();
+      await until(() =>
+        /^scripted:/.test(
+          String(readJson(folderSettings)["counterfoil.model"] ?? ""),
+        ),
+      );
+      await startRun(page, "make tests/test_math.py pass");
+      const panel = runPanel(page);
+      const disabled = panel.locator("#step-0-2");
+      await disabled
+        .locator("h3", { hasText: "tool is not enabled: edit_file" })
+        .waitFor({ timeout: 60_000 });
+      assert.match(
+        await disabled.locator(".enable-note").innerText(),
+        /^To enable edit_file: turn on counterfoil\.allowWrites, or run Counterfoil: Allow Writes and a Validation Command in This Folder\.$/,
+      );
+      await panel.locator(".verdict").waitFor({ timeout: 60_000 });
+      await page.mouse.move(10, 10);
+      await screenshot(page, "noise-walkthrough-writes-off.png");
+      step("a run with writes off says how to enable them");
+
+      // Allow for This Folder: the folder's settings allow writes and the demo's validation.
+      await runCommand(page, "Welcome: Open Walkthrough...");
+      await page
+        .locator(".quick-input-widget input")
+        .fill("Get started with Counterfoil");
+      await page
+        .locator(".quick-input-list .monaco-list-row.focused", {
+          hasText: "Get started with Counterfoil",
+        })
+        .waitFor();
+      await page.keyboard.press("Enter");
+      await allowForFolder(page);
+      await waitForNotification(
+        page,
+        /Counterfoil may propose edits and .* in fresh-first/,
+      );
+      assert.equal(readJson(folderSettings)["counterfoil.allowWrites"], true);
+      assert.deepEqual(
+        readJson(folderSettings)["counterfoil.allowedCommands"],
+        [["python", "-m", "pytest", "tests/test_math.py", "-q"]],
+      );
+      await until(async () => await permissionsChecked(page!));
+      await page.mouse.move(10, 10);
+      await screenshot(page, "noise-walkthrough-granted.png");
+      step("granted for the folder");
+
+      const original = readFileSync(join(first, "app.py"), "utf8");
+      await clearNotifications(page);
+      await startRun(page, "make tests/test_math.py pass");
+      await waitForProposalDiff(page);
+      await editorTitleAction(page, "Accept").click();
+      await answerCommandModal(page, "Accept");
+      await waitForNotification(page, /Counterfoil finished \(changed app\.py/);
+      await screenshot(page, "noise-walkthrough-run-wrote.png");
+      assert.notEqual(readFileSync(join(first, "app.py"), "utf8"), original);
+      step("the run wrote");
 
       // The same browser opens another folder, as a person does: no walkthrough this time.
-      await page.goto(
-        `${editor.url}/?folder=${encodeURIComponent(folders[1])}`,
-      );
+      await page.goto(`${editor.url}/?folder=${encodeURIComponent(second)}`);
       await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
       await showCounterfoilView(page);
       await page

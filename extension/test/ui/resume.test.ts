@@ -1,13 +1,14 @@
 // A run survives its daemon, in a real VS Code against the real daemon: kill the daemon with -9
 // while a proposal waits, and the run panel says the run was interrupted (not rejected) with
 // what the receipts show it wrote; Resume starts a fresh daemon, the waiting proposal comes back
-// as a fresh diff, and Accept finishes the run with nothing replayed.
+// as a fresh diff, and Accept finishes the run with nothing replayed. The status bar says the
+// daemon stopped unexpectedly and a fresh one started, in its text and its tooltip alike.
 
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync, readlinkSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { Browser } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import {
   daemonSettings,
   demoWorkspace,
@@ -45,6 +46,18 @@ function daemonPid(workspace: string): number {
     }
   }
   throw new Error(`no daemon serves ${workspace}`);
+}
+
+/** The Counterfoil status-bar item once its text matches `text`: its text and its tooltip. */
+async function statusBarStory(page: Page, text: RegExp): Promise<string> {
+  const item = page.locator(".statusbar-item", { hasText: text }).first();
+  await item.waitFor({ timeout: 30_000 });
+  await item.hover();
+  const hover = page.locator(".workbench-hover, .monaco-hover", {
+    hasText: "The daemon",
+  });
+  await hover.first().waitFor({ timeout: 10_000 });
+  return `${await item.innerText()}\n${await hover.first().innerText()}`;
 }
 
 describe("a run survives its daemon", () => {
@@ -123,6 +136,18 @@ describe("a run survives its daemon", () => {
       await page.mouse.move(10, 10);
       await screenshot(page, "resume-interrupted.png");
 
+      // The status bar tells the same story: a fresh daemon, started after the crash.
+      const status = await statusBarStory(
+        page,
+        /Counterfoil: unloaded \(restarted\)/,
+      );
+      assert.match(
+        status,
+        /The daemon is running; the model loads on the first run\.\s+The daemon stopped unexpectedly at \d\d:\d\d:\d\d; a fresh one started at \d\d:\d\d:\d\d\./,
+      );
+      await screenshot(page, "resume-status-after-crash.png");
+      await page.mouse.move(10, 10);
+
       await offer.locator("button", { hasText: /^Resume$/ }).click();
       await waitForProposalDiff(page, /edit_file app\.py \(call-2\)/);
       step("fresh diff shown");
@@ -133,6 +158,10 @@ describe("a run survives its daemon", () => {
         .waitFor({ timeout: 60_000 });
       await page.mouse.move(10, 10);
       await screenshot(page, "resume-accepted.png");
+      assert.match(
+        await statusBarStory(page, /Counterfoil: (ready|unloaded)/),
+        /State: (ready|unloaded)[\s\S]*The daemon stopped unexpectedly at .*; a fresh one started at/,
+      );
       step("resumed run ended");
 
       assert.equal(

@@ -10,6 +10,7 @@ import {
   branchCard,
   diffPairs,
   knownRunIds,
+  runChoices,
   selectionNote,
 } from "../../src/run/branchesView";
 
@@ -118,6 +119,44 @@ test("the runs to choose from are the daemon's and the log's, newest first, each
     runs: [{ runId: "mine" }],
   } as unknown as ReceiptsResult;
   assert.deepEqual(knownRunIds(receipts), ["mine", "cli", "old"]);
+});
+
+test("the run picker shows each run's goal, start time and state, newest first, its id kept", () => {
+  const receipts = {
+    receipts: [{ run_id: "receipts-only" }],
+    logPath: null,
+    error: null,
+    runs: [
+      {
+        runId: "mine",
+        goal: "make it pass",
+        startedAt: "2026-11-30T14:05:00+00:00",
+      },
+    ],
+    records: [
+      {
+        runId: "cli",
+        goal: "double the value",
+        startedAt: "2026-11-30T14:03:27+00:00",
+        state: "paused",
+        effects: { approved: 1 },
+      },
+    ],
+    exportedRuns: [],
+  } as unknown as ReceiptsResult;
+  assert.deepEqual(runChoices(receipts, new Date("2026-11-30T20:00:00Z")), [
+    { runId: "mine", label: "make it pass", description: "14:05:00" },
+    {
+      runId: "cli",
+      label: "double the value",
+      description: "14:03:27 · paused · 1 approved",
+    },
+    {
+      runId: "receipts-only",
+      label: "(goal not recorded: known by its receipts only)",
+      description: "",
+    },
+  ]);
 });
 
 const selection = (

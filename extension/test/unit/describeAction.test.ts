@@ -13,6 +13,7 @@ function step(
     runId: "run-1",
     modelNote: null,
     protectedBy: null,
+    enabledBy: null,
     toolCallId: null,
     state: null,
     receiptId: null,

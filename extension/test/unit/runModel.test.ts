@@ -33,6 +33,7 @@ const NO_CALL = {
   runId: "run-1",
   modelNote: null,
   protectedBy: null,
+  enabledBy: null,
 } as const;
 
 test("the daemon's runStarted gives its run id to the turn the extension opened; streamed text accumulates", () => {

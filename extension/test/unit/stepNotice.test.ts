@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { AgentEvent } from "../../src/daemon/protocol";
-import { stateWords, stepNotice, wentWrong } from "../../src/run/stepNotice";
+import {
+  enableWords,
+  stateWords,
+  stepNotice,
+  wentWrong,
+} from "../../src/run/stepNotice";
 
 const RECORD = {
   runId: "run-1",
@@ -22,6 +27,7 @@ const refusedRead = (path: string, protectedBy: string | null): AgentEvent => ({
   state: "refused",
   reason: "path is not accessible",
   protectedBy,
+  enabledBy: null,
 });
 
 test("a protected path tells the person which rule holds, and that the model was told less", () => {
@@ -53,6 +59,7 @@ test("every command that did not pass is a notification", () => {
     state: "approved",
     reason: null,
     protectedBy: null,
+    enabledBy: null,
     effect: {
       toolCallId: "call-3",
       tool: "run_command",
@@ -91,6 +98,7 @@ const stoppedCommand: AgentEvent = {
   state: "approved",
   reason: null,
   protectedBy: null,
+  enabledBy: null,
   effect: {
     toolCallId: "call-4",
     tool: "run_command",
@@ -145,4 +153,29 @@ test("a reviewed command says what became of its changes: a rejected review land
     stateWords(reviewed("accepted")),
     "approved, exit status 0; its changes accepted",
   );
+});
+
+const notEnabled = (tool: string, enabledBy: string | null): AgentEvent => ({
+  ...RECORD,
+  step: 2,
+  response: "",
+  action: null,
+  result: `error: tool is not enabled: ${tool}`,
+  toolCallId: null,
+  state: null,
+  reason: null,
+  protectedBy: null,
+  enabledBy,
+});
+
+test("a tool not enabled says, in one line, the setting and the command that enable it", () => {
+  assert.equal(
+    enableWords(notEnabled("edit_file", "allowWrites")),
+    "To enable edit_file: turn on counterfoil.allowWrites, or run Counterfoil: Allow Writes and a Validation Command in This Folder",
+  );
+  assert.equal(
+    enableWords(notEnabled("search_files", "searchFiles")),
+    "To enable search_files: turn on counterfoil.searchFiles",
+  );
+  assert.equal(enableWords(notEnabled("edit_file", null)), undefined);
 });

@@ -22,6 +22,7 @@ from ..receipt_evidence import utc_now
 from ..receipts import ReceiptStore
 from ..sessions.branches import BranchRecord, BranchStore, parse_branch_name
 from ..sessions.intents import intent_of
+from ..sessions.kept_branch import end_for_kept_branch
 from ..sessions.record import CheckpointRefused
 from ..sessions.store import RunLock, SessionStore
 from .copies import BranchCopy, apply_branch, pending_changes
@@ -123,6 +124,7 @@ def select_named_branch(
         # Selected last: a stop before this leaves the siblings discarded and this one to be
         # selected again (nothing left to apply), never siblings "ended" for ever.
         branches.write(record.updated_with(state="selected", updated=now))
+        end_for_kept_branch(sessions, record.run_id, name, now)  # no longer offered to resume
         shutil.rmtree(copy.root, ignore_errors=True)  # applied: its changes live in the root
     finally:
         lock.release()

@@ -17,7 +17,7 @@ from .. import tools
 from ..actions import EFFECT_TOOLS, ToolAction, check_arguments
 from ..commands.tree.command_tree import CommandTree
 from ..commands.tree.snapshot import TreeLimits
-from ..errors import AgentError, ApprovalWithdrawn
+from ..errors import AgentError, ApprovalWithdrawn, ToolNotEnabled
 from ..receipts import ReceiptNotRecorded, ReceiptStore
 from ..search.scope import SearchLimits
 from ..steps import StepGate, StepResult
@@ -219,7 +219,7 @@ class Workspace(StepGate):
         if not isinstance(action, ToolAction):
             raise AgentError("action must be a tool call")
         if action.tool not in self.available_tools:
-            raise AgentError(f"tool is not enabled: {action.tool}")
+            raise ToolNotEnabled(action.tool)
         if not isinstance(action.arguments, dict):
             raise AgentError("arguments must be an object")
         check_arguments(action.tool, action.arguments)

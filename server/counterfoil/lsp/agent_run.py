@@ -23,6 +23,7 @@ from ..sessions.reopen import ResumePlan
 from ..sessions.store import SessionStore
 from . import messages
 from .channel import ClientChannel
+from .disabled_note import enabled_by
 from .jobs import Job, WorkspaceUnavailable, open_workspace
 from .messages import notice, wire
 from .model_download import ModelDownloads
@@ -140,6 +141,7 @@ class AgentRunner:
                 run_id,
                 generate.last_note or None,
                 protected_by(event, settings.protected_patterns),
+                enabled_by(event),
             )
             self.channel.notify(*notice(shown))
             self.channel.log(f"step {event.step} response: {event.response}")

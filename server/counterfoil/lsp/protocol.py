@@ -81,6 +81,7 @@ def event_message(
     run_id: str | None,
     model_note: str | None = None,
     protected_by: str | None = None,
+    enabled_by: str | None = None,
 ) -> messages.AgentEvent:
     """A step as the run panel renders it: the loop's event and the workspace's record of it,
     keyed by run id and call id."""
@@ -93,6 +94,7 @@ def event_message(
         modelNote=model_note,
         protectedBy=protected_by,
         shownToModel=shown_to_model(event),
+        enabledBy=enabled_by,
         noAction=event.no_action,
         **step_fields(event.step_result),
     )

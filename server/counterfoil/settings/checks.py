@@ -174,11 +174,14 @@ def setting(
     metavar: str | None = None,
     choices: tuple[str, ...] | None = None,
     group: str | None = None,
+    scope: str | None = None,
 ) -> Any:
     """A settings field, every fact about it in one place: its default, its key in settings
     objects and its check; for the editor, its JSON schema (`schema`, without the default and
     the enum, which come from here) and its Markdown `description`; for the CLI, its `flag`,
-    `help` (`{default}` is filled in), `metavar`, `choices` and the help `group`."""
+    `help` (`{default}` is filled in), `metavar`, `choices` and the help `group`. `scope`: where
+    the editor lets the person set it (`resource`: also per workspace folder); None: VS Code's
+    default (user and workspace only)."""
     return field(
         default=default,
         metadata={
@@ -191,5 +194,6 @@ def setting(
             "metavar": metavar,
             "choices": choices,
             "group": group,
+            "scope": scope,
         },
     )

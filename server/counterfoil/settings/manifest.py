@@ -13,7 +13,7 @@ from typing import Any
 
 from .table import Settings
 
-PACKAGE_JSON = Path(__file__).resolve().parents[2] / "extension" / "package.json"
+PACKAGE_JSON = Path(__file__).resolve().parents[3] / "extension" / "package.json"
 PREFIX = "counterfoil."
 
 
@@ -36,6 +36,8 @@ def contributed_settings() -> dict[str, dict[str, Any]]:
             entry["enum"] = list(meta["choices"])
         entry["default"] = json_value(item.default)
         entry["markdownDescription"] = meta["description"]
+        if meta["scope"] is not None:
+            entry["scope"] = meta["scope"]
         contributed[PREFIX + meta["key"]] = entry
     return contributed
 

@@ -100,6 +100,7 @@ class Settings:
         "needs your approval in a diff.",
         flag="--allow-writes",
         help="enable write_file/edit_file",
+        scope="resource",
     )
     allowed_commands: tuple[tuple[str, ...], ...] = setting(
         NO_COMMANDS,
@@ -116,6 +117,7 @@ class Settings:
         metavar="COMMAND",
         help='an allowed command, e.g. "python validate.py"; matched exactly as split by a shell '
         "(repeatable)",
+        scope="resource",
     )
     receipt_log: str = setting(
         DEFAULT_RECEIPT_LOG,

@@ -179,6 +179,8 @@ class AgentEvent(StepRecord):
     # Why the response gave no action (it did not parse, a tool not enabled, the same action
     # again), in the daemon's words; sent only when there is no action.
     noAction: str | None = field(default=None, metadata=SOMETIMES)
+    # For the person only: the setting that enables a tool the step found not enabled.
+    enabledBy: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
