@@ -147,6 +147,9 @@ def built_results(root: Path) -> dict[str, list[Any]]:
         "counterfoil/sessions": [ask("counterfoil/sessions")],
         "counterfoil/inspect": [ask("counterfoil/inspect", runId=ran.runId)],
         "counterfoil/pause": [ask("counterfoil/pause")],
+        # A discard needs an interrupted run: tests/lsp/test_sessions_discard.py answers one
+        # through the daemon and checks it against DiscardResult.
+        "counterfoil/discard": [],
         "counterfoil/branches": [ask("counterfoil/branches", runId=ran.runId)],
         "counterfoil/selectBranch": [ask("counterfoil/selectBranch", branch="nosuchrun.1")],
     }

@@ -36,6 +36,7 @@ async def test_run_validation_asks_first_and_returns_its_receipt(
         "argv": VALIDATE_ARGV,
         "cwd": str(demo_project.resolve()),
         "timeoutSeconds": 30.0,
+        "runsAs": {"mode": "off", "mechanism": "none", "network": True},
     }
     assert answer["observation"].startswith("status: 1\noutput:\nFAIL: greet('Ada')")
     receipt = answer["receipt"]

@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcException
 
+from counterfoil.lsp import messages
+
 from .conftest import StartDaemon
+from .test_messages import conforms
 from .test_sessions_resume import at_second_approval, killed_at_second_approval, two_edits
 
 
@@ -23,6 +26,7 @@ async def test_discard_closes_the_interrupted_run_and_says_what_it_left(
 
     answer = await second.request("counterfoil/discard", {"runId": session["runId"]})
 
+    conforms(answer, messages.DiscardResult, "counterfoil/discard")
     assert answer["runId"] == session["runId"]
     assert answer["goal"] == "make double() double"
     assert answer["pending"] == "edit_file app.py"
