@@ -137,15 +137,6 @@ export interface Receipt {
   review?: unknown;
 }
 
-export interface ReceiptsResult {
-  receipts: Receipt[];
-  logPath: string | null;
-  error: string | null;
-  runs: RunRecord[];
-  records: StoredRunRecord[];
-  exportedRuns: string[];
-}
-
 export interface VerifyResult {
   ok: boolean;
   count: number;
@@ -154,6 +145,15 @@ export interface VerifyResult {
   chainOk: boolean;
   chainError: string | null;
   drift: string[] | null;
+}
+
+export interface ReceiptsResult {
+  receipts: Receipt[];
+  logPath: string | null;
+  error: string | null;
+  runs: RunRecord[];
+  records: StoredRunRecord[];
+  exportedRuns: string[];
 }
 
 export interface ChangedFile {

@@ -68,7 +68,7 @@ def select_answer(
     """Select branch `name` in the daemon's root: its receipts go to the client as they are
     recorded; the selection writes without `allowWrites`, as a revert does (the person asked)."""
     from ..branches.selection import SelectionStopped, select_named_branch
-    from .session import WorkspaceUnavailable
+    from .jobs import WorkspaceUnavailable
 
     def answer(
         outcome: Any,

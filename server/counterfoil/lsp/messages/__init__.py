@@ -32,9 +32,9 @@ from .receipts import (
     ObjectParams,
     ObjectResult,
     Receipt,
-    ReceiptsResult,
     VerifyResult,
 )
+from .receipts_tree import ReceiptsResult
 from .review import (
     ChangedFile,
     ChangeSetPreview,

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from ..field_checks import SHA256, WORD, checked
 from .wire import SOMETIMES
-
-if TYPE_CHECKING:
-    from .runs import RunRecord
-    from .sessions import StoredRunRecord
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,16 +55,6 @@ class Receipt:
     tree_drift: Any = field(default=None, metadata=SOMETIMES)
     sandbox: Any = field(default=None, metadata=SOMETIMES)
     review: Any = field(default=None, metadata=SOMETIMES)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ReceiptsResult:
-    receipts: list[Receipt]
-    logPath: str | None
-    error: str | None
-    runs: list[RunRecord]
-    records: list[StoredRunRecord]  # every run's own record on disk, this daemon's or not
-    exportedRuns: list[str]  # runs a git note signed by this person's key already carries
 
 
 @dataclass(frozen=True, kw_only=True)
