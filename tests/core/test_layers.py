@@ -176,3 +176,90 @@ def test_the_core_loads_only_the_standard_library() -> None:
         if name.split(".")[0] not in (*sys.stdlib_module_names, "counterfoil")
     )
     assert outside == []
+
+
+def module_graph() -> dict[str, set[str]]:
+    """Every module of the package and the package modules it imports (function-level imports
+    included): `from X import name` counts as importing X.name where that is a module, else X."""
+    modules = {
+        ".".join(("counterfoil", *path.relative_to(PACKAGE).with_suffix("").parts)).removesuffix(
+            ".__init__"
+        ): path
+        for path in PACKAGE.rglob("*.py")
+    }
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                edges.update(alias.name for alias in node.names if alias.name in modules)
+            elif isinstance(node, ast.ImportFrom):
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                module = (
+                    (f"{base}.{node.module}" if node.module else base)
+                    if node.level
+                    else node.module or ""
+                )
+                named = {f"{module}.{alias.name}" for alias in node.names} & modules.keys()
+                edges |= named
+                if len(named) < len(node.names) and module in modules:
+                    edges.add(module)
+        graph[name] = edges - {name}
+    return graph
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected parts of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for imported in sorted(graph[module]):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            part = [stack.pop()]
+            while part[-1] != module:
+                part.append(stack.pop())
+            if len(part) > 1:
+                circles.append(sorted(part))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return circles
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    assert import_circles(module_graph()) == []
+
+
+# The front ends: each may import the core and the models, never the other. `__main__` is the
+# one place where both are started; the models and the test models import neither.
+FRONT_ENDS = ("counterfoil.cli", "counterfoil.lsp")
+
+
+def test_neither_front_end_imports_the_other_and_the_models_import_neither() -> None:
+    def inside(module: str, folder: str) -> bool:
+        return module == folder or module.startswith(folder + ".")
+
+    crossing = sorted(
+        f"{module} imports {imported}"
+        for module, imports in module_graph().items()
+        for imported in imports
+        for front_end in FRONT_ENDS
+        if inside(imported, front_end)
+        and not inside(module, front_end)
+        and module != "counterfoil.__main__"
+    )
+    # The one crossing left: `counterfoil branches --json` prints the daemon's own answer, built
+    # from the protocol's messages, which still live in the daemon's folder.
+    assert crossing == ["counterfoil.cli.branches imports counterfoil.lsp.branches"]

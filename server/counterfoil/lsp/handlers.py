@@ -12,9 +12,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from . import messages
-from .jobs import Job
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the session, its jobs and the workspace load at the first request
+    from .jobs import Job
     from .session import Session
 
 logger = logging.getLogger("counterfoil.lsp")
