@@ -10,7 +10,7 @@ import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 from tests.branches.fork_helpers import forked_run
 
-from counterfoil.lsp import messages
+from counterfoil import protocol as messages
 
 from .conftest import StartDaemon, approve, reject
 from .test_messages import conforms

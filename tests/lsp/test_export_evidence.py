@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from counterfoil import protocol as messages
 from counterfoil.cli.main import main
-from counterfoil.lsp import messages
 
 from .conftest import StartDaemon
 from .test_messages import conforms

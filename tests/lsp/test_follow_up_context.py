@@ -11,8 +11,8 @@ import pytest
 from tests.support.recording_model import RecordingModel
 
 from counterfoil.lsp import model_host
-from counterfoil.lsp.messages import wire
 from counterfoil.lsp.session import EVENT_METHOD, Session
+from counterfoil.protocol import wire
 from counterfoil.settings.table import Settings
 
 from .conftest import RecordingChannel, script

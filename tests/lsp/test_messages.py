@@ -1,4 +1,4 @@
-"""The protocol is written once, in `counterfoil.lsp.messages`: what the daemon sends has those
+"""The protocol is written once, in `counterfoil.protocol`: what the daemon sends has those
 shapes, the extension's types are generated from them and checked in, docs/protocol.md names
 their fields, and there is one version number."""
 
@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Literal, Union
 
 import counterfoil
-from counterfoil.lsp import messages, typescript
+from counterfoil import protocol as messages
+from counterfoil.lsp import typescript
 
 from .conftest import StartDaemon
 

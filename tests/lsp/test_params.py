@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
-from counterfoil.lsp import messages
+from counterfoil import protocol as messages
 from counterfoil.lsp.params import parse_params
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
-from counterfoil.lsp.messages import wire
 from counterfoil.lsp.session import Session
+from counterfoil.protocol import wire
 from counterfoil.receipts import RECEIPT_FIELDS, canonical_json
 
 from .conftest import RecordingChannel

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from counterfoil.lsp import messages
+from counterfoil import protocol as messages
 
 from .conftest import StartDaemon
 from .test_messages import conforms

@@ -8,8 +8,8 @@ import pytest
 
 from counterfoil import AgentError, ToolAction, ToolPolicy, Workspace, build_system_prompt, tools
 from counterfoil.actions import check_arguments, parse_action
-from counterfoil.lsp.messages import wire
 from counterfoil.lsp.session import Session
+from counterfoil.protocol import wire
 from counterfoil.tools import Argument, Tool, action_schema
 
 from .conftest import RecordingChannel

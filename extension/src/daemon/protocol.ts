@@ -1,5 +1,5 @@
 // The daemon's wire format: the types are generated from the daemon's message dataclasses
-// (server/counterfoil/lsp/messages/) into protocol.generated.ts. Plain types only, so the
+// (server/counterfoil/protocol/) into protocol.generated.ts. Plain types only, so the
 // pure modules and their unit tests can use them without VS Code.
 
 export * from "./protocol.generated";

@@ -316,9 +316,10 @@ def branches_command(args: argparse.Namespace, stdout: TextIO) -> int:
     live = setup.sessions.is_live(args.run_id)
     states = [listed_state(item, live) for item in found]
     if args.json:  # the daemon's `counterfoil/branches` answer, written once
-        from ..lsp.branches import branches_answer
+        from ..protocol import wire
+        from ..sessions.branch_listing import branches_answer
 
-        document = branches_answer(setup.log_path, args.run_id)
+        document = wire(branches_answer(setup.log_path, args.run_id))
         stdout.write(json.dumps(document, indent=2) + "\n")
         return 0
     if not found:

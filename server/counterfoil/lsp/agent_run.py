@@ -12,20 +12,20 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .. import protocol as messages
 from ..context.agents_file import AgentsFile
 from ..loop import AgentEvent, run_agent
 from ..models.download import DownloadCancelled
 from ..models.errors import ModelLoadError
 from ..models.usage import usage_line
+from ..protocol import notice, wire
 from ..sessions.intents import Settled
 from ..sessions.recorded_run import RecordedRun
 from ..sessions.reopen import ResumePlan
 from ..sessions.store import SessionStore
-from . import messages
 from .channel import ClientChannel
 from .disabled_note import enabled_by
 from .jobs import Job, WorkspaceUnavailable, open_workspace
-from .messages import notice, wire
 from .model_download import ModelDownloads
 from .model_host import HostedGenerate, ModelHost, ModelLoadFailed
 from .protected_note import protected_by

@@ -23,11 +23,11 @@ from pathlib import Path
 
 from pygls.exceptions import JsonRpcException
 
+from .. import protocol as messages
 from ..gate.approval import Approval
 from ..gate.proposals import ToolProposal
-from . import messages
+from ..protocol import wire
 from .channel import ClientChannel
-from .messages import wire
 from .protocol import approval_of, confirm_params
 
 CONFIRM_METHOD = messages.asked_as(messages.ConfirmParams)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import messages
+from .. import protocol as messages
 
 if TYPE_CHECKING:  # the session, its jobs and the workspace load at the first request
     from .jobs import Job
@@ -128,7 +128,7 @@ class Handlers:
         return result
 
     async def branches(self, params: messages.BranchesParams) -> messages.BranchesResult:
-        from .branches import branches_answer
+        from ..sessions.branch_listing import branches_answer
 
         log = self.session.receipt_log()
         return await asyncio.to_thread(branches_answer, log, params.runId)

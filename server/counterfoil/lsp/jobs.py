@@ -18,12 +18,12 @@ from typing import Any
 
 from ..errors import AgentError
 from ..gate.workspace import Workspace
+from ..protocol import notice
 from ..receipts import EffectReceipt, ReceiptStore
 from ..receipts.logfile import make_log_folder
 from ..settings.table import Settings
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
-from .messages import notice
 from .protocol import receipt_message
 
 

@@ -20,8 +20,8 @@ from pygls.exceptions import JsonRpcException, JsonRpcServerError
 
 from ..models import download
 from ..models.errors import ModelLoadError
+from ..protocol import DownloadModelResult, DownloadProgress, notice
 from .channel import ClientChannel
-from .messages import DownloadModelResult, DownloadProgress, notice
 
 DOWNLOAD_FAILED = -32003
 DOWNLOAD_IN_PROGRESS = -32004

@@ -24,9 +24,9 @@ from ..model import Model, WrappedModel
 from ..models import GenerationOptions, ModelProgress, load_generate
 from ..models.errors import GenerationCancelled
 from ..models.scripted import SCRIPTED_PREFIX
+from ..protocol import ModelState, ModelStateName, notice
 from ..settings.table import Settings
 from .channel import ClientChannel
-from .messages import ModelState, ModelStateName, notice
 from .model_text import TextBatcher
 
 STATE_INTERVAL_SECONDS = 0.1

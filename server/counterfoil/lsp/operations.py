@@ -17,14 +17,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from .. import protocol as messages
 from ..actions import ToolAction
 from ..context.agents_file import AgentsFile, read_agents_file
 from ..errors import AgentError
 from ..gate.workspace import Workspace
+from ..protocol import notice
 from ..receipts import ReceiptStore
 from ..settings.table import Settings
 from ..steps import StepResult
-from . import messages
 from .agent_run import AgentRunner, RunRequest
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
@@ -36,7 +37,6 @@ from .jobs import (
     WorkspaceUnavailable,
     open_workspace,
 )
-from .messages import notice
 from .protocol import failed_run, receipt_message, step_fields
 from .run_book import RunBook
 from .run_record import Conversation

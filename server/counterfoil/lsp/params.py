@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from .field_checks import FieldCheck
+from ..protocol.field_checks import FieldCheck
 
 P = TypeVar("P")
 

@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcServerError
 
+from .. import protocol as messages
 from .. import tools
 from ..actions import Action, FinalAction, ToolAction
 from ..gate.approval import Approval, clean_reason
 from ..gate.proposals import ChangeSetProposal, CommandProposal, ToolProposal
+from ..protocol import wire
 from ..steps import StepResult
 from ..tools import example_action
 from ..verdict import EffectOutcome, RunVerdict
-from . import messages
 from .edit_preview import workspace_edit
-from .messages import wire
 
 if TYPE_CHECKING:
     from ..loop import AgentEvent, AgentRun

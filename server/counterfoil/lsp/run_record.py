@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from ..context.budget import Observation
 from ..loop import Messages
-from .messages import ConversationStatus
+from ..protocol import ConversationStatus
 
 
 @dataclass

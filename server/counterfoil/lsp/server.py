@@ -265,8 +265,8 @@ def register_requests(server: CounterfoilServer) -> None:
     """A handler for each request of `messages.REQUESTS` the daemon serves: its params parsed
     into their message (a bad one is a JSON-RPC error naming the field), its result message
     turned into JSON once."""
+    from ..protocol import REQUESTS, wire
     from .handlers import Handlers, handler_name
-    from .messages import REQUESTS, wire
     from .params import parse_params
 
     handlers = Handlers(lambda: server.session)

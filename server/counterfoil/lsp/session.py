@@ -13,8 +13,8 @@ import logging
 import threading
 from pathlib import Path
 
+from .. import protocol as messages
 from ..settings.table import Settings
-from . import messages
 from .agent_run import EVENT_METHOD, AgentRunner
 from .channel import ClientChannel
 from .jobs import Job, NoConversation, NoWorkspaceRoot, SessionBusy, WorkspaceUnavailable

@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from .. import protocol as messages
 from ..attestation.export import export_evidence, exported_runs
 from ..errors import AgentError
 from ..gate.workspace import Workspace
+from ..protocol import ModelStateName
 from ..receipts import verify_receipt_log
 from ..receipts.content import load_object_prefix
 from ..receipts.own_folder import own_folder
 from ..receipts.verify import read_receipt_log
-from . import messages
-from .messages import ModelStateName
 from .protocol import receipt_message, tool_table
 from .run_book import RunBook
 from .session_state import SessionState

@@ -12,13 +12,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .. import protocol as messages
 from ..receipts import EffectReceipt
 from ..receipts.verify import file_digest, read_receipt_log
 from ..sessions.decisions import DECISIONS_FILE, read_entries, verify_decisions
 from ..sessions.record import CheckpointRefused, SessionRecord
 from ..sessions.reopen import run_state, status_of
 from ..sessions.store import SessionStore, StoredRun
-from . import messages
 
 
 class UnknownRun(CheckpointRefused):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..field_checks import WORD, checked
+from .field_checks import WORD, checked
 from .wire import SOMETIMES
 
 if TYPE_CHECKING:

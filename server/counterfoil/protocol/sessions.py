@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..field_checks import RUN_ID, TEXT, checked
+from .field_checks import RUN_ID, TEXT, checked
 
 if TYPE_CHECKING:
     from .wire import SessionStateName

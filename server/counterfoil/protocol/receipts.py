@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..field_checks import SHA256, WORD, checked
+from .field_checks import SHA256, WORD, checked
 from .wire import SOMETIMES
 
 

@@ -15,7 +15,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
-from ..branch_messages import (  # the branch requests' messages, in their own module
+from .branches import (  # the branch requests' messages, in their own module
     BranchCheckResult,
     BranchesParams,
     BranchesResult,
