@@ -11,7 +11,7 @@ import type {
 } from "../daemon/protocol";
 import type { PendingApprovals } from "./pending";
 import { changeSetQuestion, changeSetTitle, changeSideText } from "./proposal";
-import { lateButtonNotice } from "./lateAnswer";
+import { lateNotice } from "./lateAnswer";
 import { BaseDocuments } from "./proposalDocuments";
 
 export const CHANGES_SCHEME = "counterfoil-changes";
@@ -102,12 +102,7 @@ export class ChangeSetReview implements vscode.Disposable {
       .then((choice) => {
         if (choice && !this.pending.isWaiting(approval)) {
           void vscode.window.showInformationMessage(
-            lateButtonNotice(
-              choice.title,
-              approval.subject,
-              approval.toolCallId,
-              approval.outcome,
-            ),
+            lateNotice(choice.title, approval),
           );
         } else if (choice === accept) {
           approval.settle({ approved: true }, "accepted");

@@ -7,7 +7,7 @@ import type {
   ConfirmParams,
   ConfirmResult,
 } from "../daemon/protocol";
-import { lateButtonNotice } from "./lateAnswer";
+import { lateNotice } from "./lateAnswer";
 import type { PendingApprovals } from "./pending";
 import { commandDetail } from "./proposal";
 
@@ -24,12 +24,7 @@ export async function confirmCommand(
   const settleWith = (choice: vscode.MessageItem | undefined) => {
     if (choice && !pending.isWaiting(approval)) {
       void vscode.window.showInformationMessage(
-        lateButtonNotice(
-          choice.title,
-          approval.subject,
-          approval.toolCallId,
-          approval.outcome,
-        ),
+        lateNotice(choice.title, approval),
       );
     } else if (choice?.title === "Accept") {
       approval.settle({ approved: true }, "accepted");

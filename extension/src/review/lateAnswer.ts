@@ -13,6 +13,23 @@ export function lateButtonNotice(
   return `Counterfoil: ${button} did nothing: ${subject} (${toolCallId}) ${outcomeWords(outcome)}.`;
 }
 
+/** `lateButtonNotice` for a pending approval's own subject, call id and outcome. */
+export function lateNotice(
+  button: string,
+  approval: {
+    subject: string;
+    toolCallId: string;
+    outcome?: ProposalState;
+  },
+): string {
+  return lateButtonNotice(
+    button,
+    approval.subject,
+    approval.toolCallId,
+    approval.outcome,
+  );
+}
+
 function outcomeWords(outcome: ProposalState | undefined): string {
   switch (outcome) {
     case "approved":
