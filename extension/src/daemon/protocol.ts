@@ -4,11 +4,6 @@
 
 export * from "./protocol.generated";
 
-import type { FinalAnswer, ToolCall } from "./protocol.generated";
-
-/** A step's action: a tool call or the final answer. */
-export type AgentAction = ToolCall | FinalAnswer;
-
 /** `counterfoil/revert` answers as a validation does. */
 export type { ValidationResult as RevertResult } from "./protocol.generated";
 

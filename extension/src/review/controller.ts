@@ -22,17 +22,12 @@ import {
   PendingApprovals,
 } from "./pending";
 import { callOfQuery } from "./proposal";
-import { PROPOSAL_SCHEME, sideUri } from "./proposalDocuments";
+import { PROPOSAL_SCHEME } from "./proposalDocuments";
 import { ProposalStaleness } from "./staleness";
 import { commandRegistrar } from "../commandRegistrar";
 
 export { PROPOSAL_SCHEME } from "./proposalDocuments";
 export { STALE_REASON } from "./pending";
-
-/** The proposed side's URI for a call (kept for callers that know only the path and id). */
-export function proposalUri(path: string, toolCallId: string): vscode.Uri {
-  return sideUri(PROPOSAL_SCHEME, path, toolCallId);
-}
 
 export class ReviewController implements vscode.Disposable {
   private readonly pending: PendingApprovals;

@@ -440,17 +440,6 @@ export function failTurn(model: RunModel, error: string): void {
   }
 }
 
-/** The last turn's run id: what a follow-up continues. */
-export function conversationRunId(model: RunModel): string | null {
-  for (let index = model.turns.length - 1; index >= 0; index--) {
-    const id = model.turns[index].runId;
-    if (id) {
-      return id;
-    }
-  }
-  return null;
-}
-
 export const VALIDATION_WORDS: Record<string, string> = {
   passed: "Validation passed",
   failed: "Validation failed",
