@@ -57,6 +57,7 @@ async def test_full_cycle_edits_validates_and_keeps_verified_receipts(
         "argv": PYTEST_ARGV,
         "cwd": str(demo_project.resolve()),
         "timeoutSeconds": 30.0,
+        "runsAs": {"mode": "off", "mechanism": "none", "network": True},
     }
 
     listed = await daemon.request("counterfoil/receipts", {})

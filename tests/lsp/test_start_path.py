@@ -14,14 +14,22 @@ from pathlib import Path
 
 import pytest
 
+PROTOCOL = Path(__file__).resolve().parents[2] / "server" / "counterfoil" / "protocol"
+# The transport, the server, and what registering one handler per method needs: the protocol's
+# declarations (every message and the request table) and the tool table their checks read.
 ANSWERING_INITIALIZE = {
     "counterfoil",
     "counterfoil.lsp",
     "counterfoil.lsp.framing",
+    "counterfoil.lsp.handlers",
+    "counterfoil.lsp.params",
     "counterfoil.lsp.progress",
     "counterfoil.lsp.server",
     "counterfoil.lsp.transport",
     "counterfoil.openblas",  # standard library only: OpenBLAS preloaded by a re-exec, if any
+    "counterfoil.protocol",
+    *(f"counterfoil.protocol.{path.stem}" for path in PROTOCOL.glob("[!_]*.py")),
+    "counterfoil.tools",
 }
 
 
@@ -30,7 +38,7 @@ def _frame(message: dict[str, object]) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
-def test_initialize_is_answered_with_only_the_transport_and_the_server_loaded(
+def test_initialize_is_answered_with_only_the_transport_the_server_and_the_protocol_loaded(
     tmp_path: Path,
 ) -> None:
     pytest.importorskip("pygls")

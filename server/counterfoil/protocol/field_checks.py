@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import tools
-from ..receipts.content import DIGEST
 
 MAX_TEXT_CHARS = 20_000  # a goal, a follow-up, a steering message
 MAX_RUN_ID_CHARS = 128
@@ -44,6 +43,8 @@ def _argv(value: Any) -> bool:
 
 
 def _digest(value: Any) -> bool:
+    from ..receipts.content import DIGEST  # the log's rule, loaded when a digest is checked
+
     return isinstance(value, str) and DIGEST.fullmatch(value) is not None
 
 
