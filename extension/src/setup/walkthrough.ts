@@ -146,7 +146,9 @@ export class SetupCommands implements vscode.Disposable {
           id: "endpoint",
         },
       ],
-      { title: "Counterfoil: Choose a Model" },
+      // The walkthrough redraws its check mark as the command starts, which takes focus: the
+      // picker stays open until the person answers it.
+      { title: "Counterfoil: Choose a Model", ignoreFocusOut: true },
     );
     if (choice?.id === "scripted") {
       // The demo's script edits the demo's app.py: a user-level setting would replay it in
@@ -168,6 +170,7 @@ export class SetupCommands implements vscode.Disposable {
     } else if (choice?.id === "local") {
       const model = await vscode.window.showInputBox({
         title: "Counterfoil: Local Model",
+        ignoreFocusOut: true,
         value: config.get<string>("model"),
         prompt:
           "The daemon checks the name; a model not on disk is downloaded on the first run.",
@@ -219,6 +222,7 @@ export class SetupCommands implements vscode.Disposable {
     }
     const command = await vscode.window.showInputBox({
       title: `Counterfoil: allow writes and one validation command in ${folder.name}`,
+      ignoreFocusOut: true,
       value: DEMO_VALIDATION.join(" "),
       prompt:
         "The command the agent may propose, split on spaces into an exact argv (no shell). Each run and each edit still asks you.",

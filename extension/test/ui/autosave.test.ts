@@ -11,6 +11,7 @@ import type { Browser } from "playwright-core";
 import {
   answerCommandModal,
   editorTitleAction,
+  failureScreenshot,
   makeWorkspace,
   openFolder,
   runPanel,
@@ -115,7 +116,7 @@ describe("autosave while a proposal is pending", () => {
       );
       step("accepted on the new bytes");
     } catch (error) {
-      await screenshot(page, "failure-autosave.png");
+      await failureScreenshot(page, "failure-autosave.png");
       throw error;
     } finally {
       await page.close();

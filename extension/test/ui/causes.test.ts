@@ -10,6 +10,7 @@ import type { Browser } from "playwright-core";
 import {
   daemonSettings,
   demoWorkspace,
+  failureScreenshot,
   openFolder,
   runPanel,
   screenshot,
@@ -84,7 +85,7 @@ describe("the editor's cause reaches the record", () => {
 
       assert.deepEqual(decisions(workspace), ["call-1 closed", "call-2 stale"]);
     } catch (error) {
-      await screenshot(page, "failure-causes.png");
+      await failureScreenshot(page, "failure-causes.png");
       throw error;
     } finally {
       await page.close();

@@ -15,9 +15,12 @@ import {
   answerCommandModal,
   assertFixAppLanded,
   editorTitleAction,
+  failureScreenshot,
   fixApp,
   makeWorkspace,
+  openFolder,
   python,
+  runPanel,
   screenshot,
   startBrowser,
   stateDir,
@@ -25,8 +28,6 @@ import {
   validation,
   waitForDaemon,
   waitForProposalDiff,
-  runPanel,
-  openFolder,
 } from "./workbench";
 
 let browser: Browser;
@@ -153,7 +154,7 @@ describe("a run through a local mlx_lm.server", () => {
     try {
       await verdict.waitFor({ timeout: 60_000 });
     } catch (error) {
-      await screenshot(page, "failure-endpoint-no-verdict.png");
+      await failureScreenshot(page, "failure-endpoint-no-verdict.png");
       throw error;
     }
     step("verdict");

@@ -13,12 +13,13 @@ import {
   bareVenv,
   clearNotifications,
   demoWorkspace,
+  failureScreenshot,
   openFolder,
   runCommand,
   runPanel,
   screenshot,
-  startRun,
   startBrowser,
+  startRun,
   stateDir,
   stepTimer,
   waitForDaemon,
@@ -77,7 +78,7 @@ async function chooseScriptedDemo(page: Page): Promise<void> {
       .first()
       .click();
   } catch (error) {
-    await screenshot(page, "failure-first-run-choose-model.png");
+    await failureScreenshot(page, "failure-first-run-choose-model.png");
     throw error;
   }
 }
@@ -146,7 +147,7 @@ describe("the first run on an offline machine", () => {
       try {
         await report.first().waitFor({ timeout: 60_000 });
       } catch (error) {
-        await screenshot(page, "failure-first-run-check-setup.png");
+        await failureScreenshot(page, "failure-first-run-check-setup.png");
         throw error;
       }
       const text = await report.first().innerText();
@@ -208,7 +209,7 @@ describe("the first run on an offline machine", () => {
       try {
         await message.fill(GOAL);
       } catch (error) {
-        await screenshot(page, "failure-first-run-panel.png");
+        await failureScreenshot(page, "failure-first-run-panel.png");
         const frames = page.frames().map((frame) => frame.url());
         throw new Error(`${String(error)}; frames: ${frames.join(" | ")}`);
       }

@@ -17,6 +17,7 @@ import {
   clearNotifications,
   demoProject,
   editorTitleAction,
+  failureScreenshot,
   freshEditor,
   makeWorkspace,
   openFolder,
@@ -103,7 +104,7 @@ async function allowForFolder(page: Page): Promise<void> {
       hasText: "allow writes and one validation command",
     })
     .waitFor();
-  await page.keyboard.press("Enter");
+  await page.locator(".quick-input-widget input").press("Enter");
 }
 
 /** Whether the walkthrough shows the permissions step checked off. */
@@ -233,7 +234,7 @@ describe("what the editor says", () => {
       );
       step("checked");
     } catch (error) {
-      await screenshot(page, "failure-noise-long-run.png");
+      await failureScreenshot(page, "failure-noise-long-run.png");
       throw error;
     } finally {
       await page.close();
@@ -288,7 +289,7 @@ describe("what the editor says", () => {
       await page.mouse.move(10, 10);
       await screenshot(page, "noise-narrow-ended.png");
     } catch (error) {
-      await screenshot(page, "failure-noise-narrow.png");
+      await failureScreenshot(page, "failure-noise-narrow.png");
       throw error;
     } finally {
       await page.close();
@@ -419,7 +420,7 @@ describe("what the editor says", () => {
         "the second activation opens no walkthrough",
       );
     } catch (error) {
-      if (page) await screenshot(page, "failure-noise-walkthrough.png");
+      if (page) await failureScreenshot(page, "failure-noise-walkthrough.png");
       throw error;
     } finally {
       await page?.close();

@@ -11,6 +11,7 @@ import type { Browser, Page } from "playwright-core";
 import {
   answerCommandModal,
   editorTitleAction,
+  failureScreenshot,
   makeWorkspace,
   openFolder,
   receiptsOnDisk,
@@ -141,7 +142,7 @@ describe("pause and steer", () => {
         "nothing replayed",
       );
     } catch (error) {
-      await screenshot(page, "failure-pause.png");
+      await failureScreenshot(page, "failure-pause.png");
       throw error;
     } finally {
       await page.close();
@@ -252,7 +253,7 @@ describe("pause and steer", () => {
         "call-1 approved",
       ]);
     } catch (error) {
-      await screenshot(page, "failure-pause-waiting.png");
+      await failureScreenshot(page, "failure-pause-waiting.png");
       throw error;
     } finally {
       await page.close();

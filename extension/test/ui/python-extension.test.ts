@@ -12,8 +12,10 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import {
+  demoWorkspace,
   editorUrl,
   extensionDir,
+  failureScreenshot,
   fixApp,
   openPage,
   python,
@@ -23,7 +25,6 @@ import {
   stateDir,
   stepTimer,
   waitForDaemon,
-  demoWorkspace,
 } from "./workbench";
 
 const PYTHON_EXTENSION_DOUBLE = join(
@@ -56,7 +57,7 @@ async function waitForTrace(page: Page, text: string): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (!traces().includes(text)) {
     if (Date.now() > deadline) {
-      await screenshot(page, "failure-python-extension-trace.png");
+      await failureScreenshot(page, "failure-python-extension-trace.png");
       assert.fail(`the trace never said: ${text}`);
     }
     await page.waitForTimeout(250);

@@ -12,6 +12,7 @@ import {
   daemonSettings,
   demoWorkspace,
   editorTitleAction,
+  failureScreenshot,
   openFolder,
   receiptsOnDisk,
   runCommand,
@@ -167,7 +168,7 @@ describe("a reload keeps the run", () => {
         "nothing in the run's record says rejected or stopped",
       );
     } catch (error) {
-      await screenshot(page, "failure-reload.png");
+      await failureScreenshot(page, "failure-reload.png");
       throw error;
     } finally {
       await page.close();

@@ -13,6 +13,7 @@ import {
   daemonSettings,
   demoWorkspace,
   editorTitleAction,
+  failureScreenshot,
   openFolder,
   receiptsOnDisk,
   runPanel,
@@ -178,7 +179,7 @@ describe("a run survives its daemon", () => {
         "nothing replayed",
       );
     } catch (error) {
-      await screenshot(page, "failure-resume.png");
+      await failureScreenshot(page, "failure-resume.png");
       throw error;
     } finally {
       await page.close();

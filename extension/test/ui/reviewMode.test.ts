@@ -13,6 +13,7 @@ import { spawnSync } from "node:child_process";
 import {
   answerCommandModal,
   clearNotifications,
+  failureScreenshot,
   makeWorkspace,
   openFolder,
   python,
@@ -277,7 +278,7 @@ describe("review mode", () => {
         "rejected",
       );
     } catch (error) {
-      await screenshot(page, "failure-review-rejected.png");
+      await failureScreenshot(page, "failure-review-rejected.png");
       throw error;
     } finally {
       await page.close();

@@ -10,26 +10,27 @@ import { after, before, describe, test } from "node:test";
 import type { Browser } from "playwright-core";
 import { shellLine } from "../../src/model/modelPrep";
 import {
-  stateDir,
-  demoProject,
-  fixApp,
-  validation,
-  receiptLog,
-  startBrowser,
-  stepTimer,
-  screenshot,
-  waitForDaemon,
-  runCommand,
-  startRun,
-  editorTitleAction,
-  waitForProposalDiff,
   answerCommandModal,
-  waitForNotification,
-  clearNotifications,
   assertFixAppLanded,
-  openFolder,
-  demoWorkspace,
   bareVenv,
+  clearNotifications,
+  demoProject,
+  demoWorkspace,
+  editorTitleAction,
+  failureScreenshot,
+  fixApp,
+  openFolder,
+  receiptLog,
+  runCommand,
+  screenshot,
+  startBrowser,
+  startRun,
+  stateDir,
+  stepTimer,
+  validation,
+  waitForDaemon,
+  waitForNotification,
+  waitForProposalDiff,
 } from "./workbench";
 
 let browser: Browser;
@@ -115,7 +116,7 @@ describe("the packaged extension on a fresh Python", () => {
           .first()
           .waitFor({ timeout: 60_000 });
       } catch (error) {
-        await screenshot(page, "failure-check-setup.png");
+        await failureScreenshot(page, "failure-check-setup.png");
         throw error;
       }
       const report = outputChannelLog("Counterfoil Setup").find((text) =>

@@ -243,6 +243,35 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(artifacts, name) });
 }
 
+/** A failure's screenshot, and what the workbench said in words (the run panel, the
+ * notifications, the status bar) printed to the test log, which outlives the picture in CI. */
+export async function failureScreenshot(
+  page: Page,
+  name: string,
+): Promise<void> {
+  await screenshot(page, name).catch(() => undefined);
+  // Each read gives up after 2 s: a page in a bad state must not hang the report.
+  const words = async (texts: Promise<string[]>): Promise<string> =>
+    (
+      await Promise.race([
+        texts.catch(() => [] as string[]),
+        new Promise<string[]>((done) => setTimeout(() => done([]), 2_000)),
+      ])
+    )
+      .join(" | ")
+      .replace(/\s+/g, " ")
+      .slice(0, 2_000);
+  console.log(
+    `# [${name}] run panel: ${await words(runPanel(page).locator("body").allInnerTexts())}`,
+  );
+  console.log(
+    `# [${name}] notifications: ${await words(page.locator(".notifications-toasts .notification-toast").allInnerTexts())}`,
+  );
+  console.log(
+    `# [${name}] status bar: ${await words(page.locator(".statusbar-item", { hasText: /Counterfoil/ }).allInnerTexts())}`,
+  );
+}
+
 /** Shows the Counterfoil view (a click on its activity-bar icon toggles it, so only when hidden). */
 export async function showCounterfoilView(page: Page): Promise<void> {
   const item = page.locator(".activitybar .action-item", {
