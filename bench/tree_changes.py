@@ -2,7 +2,8 @@
 
 A generated tree of 20,000 small files in 200 folders, committed to git (so `git status`
 compares against its index, as in a real checkout). Round by round, side by side, for each way
-of walking (no lister threads, 1, 2 and 4; the default is none below 4 CPUs), in an order that turns each round:
+of walking (the listing loops in C on 1, 2 and 4 threads, and in Python on one; the default is
+C on one thread per CPU, up to 4), in an order that turns each round:
 - unchanged: the after-snapshot and comparison a command pays when it ends (the stat cache
   warm from its before-snapshot), vs `git status --porcelain`;
 - 100 changed: the same after 100 files were rewritten, a tenth of them in place with the same
@@ -18,9 +19,10 @@ included, its index refreshed once before the rounds, so it lstats each tracked 
 each folder) against a walk that lstats each file and lists each folder whose own stat changed
 (a folder whose mtime, ctime and inode are unchanged is not listed again; its files are still
 each lstat'ed, since a file rewritten in place leaves its folder alone). git lstats its index
-on up to 20 threads (`core.preloadIndex`); the walk stays on one (its lstats release the GIL,
-but handing the GIL between two threads per file costs more than the stat), so git's figure
-with `-c core.preloadIndex=false` is shown beside it. Not used: inotify, which would skip the
+on up to 20 threads (`core.preloadIndex`); the C loops stat a batch of folders on their own
+threads with the GIL released (the Python loops stay on one: handing the GIL between two
+threads per file costs more than the stat), and git's figure with `-c core.preloadIndex=false`
+is shown beside it. Not used: inotify, which would skip the
 lstats but misses writes (through a hard link from outside the tree, through a shared mmap
 opened before the watch, on a network or FUSE filesystem) that a stat catches.
 The figures are medians over rounds (ratios per round, then their median). `--quick` runs a
@@ -39,6 +41,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,17 +59,42 @@ class Sizes:
 
 
 FULL, QUICK = Sizes(), Sizes(folders=10, files_per_folder=20, changed=10, in_place=2, rounds=3)
-THREADS = (0, 1, 2, 4)
 
 
-def ways() -> dict[str, int]:
-    """Each way of walking by name (lister threads), the default's marked."""
-    from counterfoil.commands.tree.listing import default_threads
+@dataclass(frozen=True)
+class Way:
+    threads: int
+    compiled: bool  # the listing loops in C (else in Python)
 
-    default = default_threads()
-    named = {count: f"{count} lister thread{'' if count == 1 else 's'}" for count in THREADS}
-    named[default] = named.get(default, f"{default} lister threads") + " (default)"
-    return {name: count for count, name in sorted(named.items())}
+
+def ways() -> dict[str, Way]:
+    """Each way of walking by name, the default's marked: the C loops on 1, 2 and 4 threads
+    (where they were built), and the Python loops on the walk's own thread."""
+    from counterfoil.commands.tree import listing
+
+    default = Way(listing.default_threads(), listing.COMPILED)
+    named: dict[Way, str] = {}
+    if listing.COMPILED:
+        for threads in (1, 2, 4):
+            named[Way(threads, True)] = f"C, {threads} thread{'' if threads == 1 else 's'}"
+    named[Way(0, False)] = "Python, 1 thread"
+    if default not in named:
+        named[default] = f"{'C' if default.compiled else 'Python'}, {default.threads} threads"
+    named[default] += " (default)"
+    return {name: way for way, name in named.items()}
+
+
+@contextmanager
+def walking(way: Way) -> Iterator[None]:
+    """The walk's listing loops as `way` has them, for the calls inside."""
+    from counterfoil.commands.tree import listing
+
+    built = listing.compiled
+    listing.compiled = built if way.compiled else None
+    try:
+        yield
+    finally:
+        listing.compiled = built
 
 
 def generate(root: Path, sizes: Sizes) -> int:
@@ -138,40 +167,46 @@ def measure_ways(root: Path, sizes: Sizes) -> tuple[dict[str, dict[str, list[flo
 
     # The comparison keeps bytes in a store in memory (hashed, not written), so the rounds
     # measure the walk and the comparison.
-    walking = ways()
+    named = ways()
     trees = {
-        way: CommandTree(root, TreeRules(), ReceiptStore(), TreeLimits(walk_threads=threads))
-        for way, threads in walking.items()
+        name: CommandTree(root, TreeRules(), ReceiptStore(), TreeLimits(walk_threads=way.threads))
+        for name, way in named.items()
     }
-    for tree in trees.values():
-        tree.before()
+    for name, tree in trees.items():
+        with walking(named[name]):
+            tree.before()
     time.sleep(0.2)  # out of the stat cache's racy window
     times: dict[str, dict[str, list[float]]] = {
-        way: {key: [] for key in ("ours", "git", "git1", "ours100", "git100")} for way in walking
+        way: {key: [] for key in ("ours", "git", "git1", "ours100", "git100")} for way in named
     }
     before_times: list[float] = []
-    names = list(walking)
+    names = list(named)
     for round_number in range(sizes.rounds):
         order = names[round_number % len(names) :] + names[: round_number % len(names)]
         for way in order:
-            started = time.perf_counter()
-            before, _ = trees[way].before()
-            if way.endswith("(default)"):
-                before_times.append(time.perf_counter() - started)
-            started = time.perf_counter()
-            unchanged = trees[way].after(before)
-            times[way]["ours"].append(time.perf_counter() - started)
+            with walking(named[way]):
+                started = time.perf_counter()
+                before, _ = trees[way].before()
+                if way.endswith("(default)"):
+                    before_times.append(time.perf_counter() - started)
+                started = time.perf_counter()
+                unchanged = trees[way].after(before)
+                times[way]["ours"].append(time.perf_counter() - started)
             assert unchanged.count == 0, unchanged.paths
             seconds, lines = git_status(root)
             times[way]["git"].append(seconds)
             assert lines == 0
             times[way]["git1"].append(git_status(root, *ONE_THREAD)[0])
-        befores = {way: trees[way].before()[0] for way in order}
+        befores = {}
+        for way in order:
+            with walking(named[way]):
+                befores[way] = trees[way].before()[0]
         change_files(root, sizes, round_number)
         for way in order:
-            started = time.perf_counter()
-            changed = trees[way].after(befores[way])
-            times[way]["ours100"].append(time.perf_counter() - started)
+            with walking(named[way]):
+                started = time.perf_counter()
+                changed = trees[way].after(befores[way])
+                times[way]["ours100"].append(time.perf_counter() - started)
             assert changed.count == sizes.changed, (way, changed.count)
             seconds, lines = git_status(root)
             times[way]["git100"].append(seconds)

@@ -12,8 +12,11 @@ const repository = join(extension, "..");
 const bundled = join(extension, "bundled");
 const libs = join(bundled, "libs");
 const python = process.env.PYTHON ?? "python3";
+// Compiled files stay out: the .vsix runs on any Python, where the walk's Python loop runs.
 const notCache = (source) =>
-  basename(source) !== "__pycache__" && !source.endsWith(".pyc");
+  basename(source) !== "__pycache__" &&
+  !source.endsWith(".pyc") &&
+  !source.endsWith(".so");
 
 rmSync(bundled, { recursive: true, force: true });
 mkdirSync(libs, { recursive: true });

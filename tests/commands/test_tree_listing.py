@@ -8,10 +8,12 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from counterfoil.commands.tree import listing
 from counterfoil.commands.tree.snapshot import RACY_NANOSECONDS, Snapshot
 from counterfoil.commands.tree.walk import take_snapshot
 
@@ -33,9 +35,13 @@ def listed_twice(root: Path) -> Snapshot:
     return take_snapshot(root, previous=first)
 
 
+pytestmark = pytest.mark.usefixtures("listing_loops")
+
+
 @pytest.fixture
 def listings(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
-    """Each folder listed (each `os.scandir` call) while the test runs."""
+    """Each folder read afresh while the test runs: each `os.scandir` call of the Python loops,
+    each folder the C loops are asked to read."""
     calls: list[Any] = []
     real = os.scandir
 
@@ -44,6 +50,14 @@ def listings(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
         return real(path)
 
     monkeypatch.setattr(os, "scandir", counted)
+    if listing.compiled is not None:
+        real_listings = listing.compiled.listings
+
+        def counted_listings(jobs: list[Any], threads: int) -> Any:
+            calls.extend(fd for fd, previous in jobs if previous is None)
+            return real_listings(jobs, threads)
+
+        monkeypatch.setattr(listing, "compiled", SimpleNamespace(listings=counted_listings))
     yield calls
 
 

@@ -7,10 +7,14 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from counterfoil.commands.tree.changes import compare
 from counterfoil.commands.tree.ignore import is_ignored, parse_gitignore
 from counterfoil.commands.tree.snapshot import RACY_NANOSECONDS, Entry, TreeLimits
 from counterfoil.commands.tree.walk import take_snapshot
+
+pytestmark = pytest.mark.usefixtures("listing_loops")
 
 
 def ignored(lines: str, path: str, folder: bool = False, base: str = "") -> bool:

@@ -11,6 +11,10 @@ back moves the ctime), so its names are taken from the last listing and each `ls
 `TreeLimits.walk_threads` threads list the next ones (a window of them, so a folder of 10,000
 subfolders holds a bounded number of descriptors). The walk itself stays on one thread: the
 snapshot is written by it alone, in the same order as with no threads.
+
+The two listing loops have a C twin (`_listing.c`, built by `setup.py` where a compiler is at
+hand): the same results at about half the cost per name, the GIL released while it stats, so
+lister threads stat folders side by side. Without it the Python loops below run.
 """
 
 from __future__ import annotations
@@ -23,18 +27,26 @@ from itertools import islice
 
 from ...gate.files import DIRECTORY_FLAGS
 
+try:  # the C twin of the loops below, built by setup.py where a compiler is at hand
+    from . import _listing as compiled  # type: ignore[attr-defined]
+except ImportError:
+    compiled = None
+
 StatKey = tuple[str, int, int, int, int, int]  # name, size, mtime_ns, inode, mode, ctime_ns
 Opened = tuple[int, list[StatKey]] | None  # a subfolder's descriptor and listing; None: unreadable
 AHEAD_PER_THREAD = 4
 
 
 def default_threads() -> int:
-    """Lister threads for a machine: none below 4 CPUs (on 2 busy cores they cost a quarter
-    more CPU for no shorter walk, `bench/tree_changes.py`), else up to 4."""
+    """Lister threads for a machine. In C, one per CPU up to 4. In Python, none below 4 CPUs
+    (on 2 busy cores they cost a quarter more CPU for no shorter walk), else up to 4; both
+    measured by `bench/tree_changes.py`."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
+    if compiled is not None:
+        return min(4, cpus)
     return 0 if cpus < 4 else min(4, cpus // 2)
 
 
@@ -42,7 +54,7 @@ def stat_key(info: os.stat_result) -> tuple[int, int, int]:
     return info.st_size, info.st_mtime_ns, info.st_ino
 
 
-def folder_listing(fd: int) -> list[StatKey]:
+def python_folder_listing(fd: int) -> list[StatKey]:
     """Each name in the folder with its lstat key, in the order the folder lists them."""
     with os.scandir(fd) as children:
         try:  # the hot loop: a snapshot of a big tree is mostly this comprehension
@@ -70,34 +82,66 @@ def folder_listing(fd: int) -> list[StatKey]:
     return listing
 
 
-def listing_by_names(fd: int, names: list[str]) -> list[StatKey]:
-    """The folder's listing when its names are known to be `names`: each `lstat`ed, in that
-    order (a listing afresh when one of them is gone)."""
+def python_listing_by_names(fd: int, previous: list[StatKey]) -> list[StatKey] | None:
+    """The folder's listing when its names are known to be those of `previous`: each
+    `lstat`ed, in that order; None when one of them is gone."""
     lstat = os.stat
     try:  # the hot loop of an unchanged tree: one lstat per name and one tuple
         return [
             (
-                name,
-                (info := lstat(name, dir_fd=fd, follow_symlinks=False)).st_size,
+                key[0],
+                (info := lstat(key[0], dir_fd=fd, follow_symlinks=False)).st_size,
                 info.st_mtime_ns,
                 info.st_ino,
                 info.st_mode,
                 info.st_ctime_ns,
             )
-            for name in names
+            for key in previous
         ]
     except OSError:
-        return folder_listing(fd)
+        return None
 
 
-# A subfolder's own stat (mtime_ns, ctime_ns, inode) and names when they are known unchanged;
-# None: list it.
-Known = tuple[tuple[int, int, int], list[str]] | None
+COMPILED = compiled is not None
+BATCH = 64  # subfolders stat'ed by one call into C (and descriptors open at once per level)
 
 
-def open_listed(parent: int, name: str, known: Known = None) -> Opened:
-    """The subfolder `name` opened (never through a symlink) and listed: from `known` names
-    when the folder opened still has the own stat they were known with."""
+def _raised(result: list[StatKey] | OSError | None) -> list[StatKey] | None:
+    if isinstance(result, OSError):
+        raise result
+    return result
+
+
+def folder_listing(fd: int) -> list[StatKey]:
+    """Each name in the folder with its lstat key, in the order the folder lists them."""
+    if compiled is None:
+        return python_folder_listing(fd)
+    listing = _raised(compiled.listings([(fd, None)], 1)[0])
+    assert listing is not None  # a folder read afresh always has a listing
+    return listing
+
+
+def listing_by_names(fd: int, previous: list[StatKey]) -> list[StatKey]:
+    """The folder's listing when its names are known to be those of its `previous` listing:
+    each `lstat`ed, in that order (`previous` itself, in C, when no key changed; a listing
+    afresh when one of them is gone)."""
+    if compiled is None:
+        listing = python_listing_by_names(fd, previous)
+    else:
+        listing = _raised(compiled.listings([(fd, previous)], 1)[0])
+    return listing if listing is not None else folder_listing(fd)
+
+
+# A subfolder's own stat (mtime_ns, ctime_ns, inode) and last listing, whose names it holds
+# while that stat is unchanged; None: list it.
+Known = tuple[tuple[int, int, int], list[StatKey]] | None
+# An opened subfolder and the last listing whose names to lstat (None: list it).
+Folder = tuple[int, list[StatKey] | None]
+
+
+def open_folder(parent: int, name: str, known: Known = None) -> Folder | None:
+    """The subfolder `name` opened (never through a symlink), with its `known` listing when it
+    still has the own stat that listing was known with; None when it cannot be opened."""
     try:
         fd = os.open(name, DIRECTORY_FLAGS, dir_fd=parent)
     except OSError:
@@ -106,20 +150,44 @@ def open_listed(parent: int, name: str, known: Known = None) -> Opened:
         if known is not None:
             info = os.fstat(fd)
             if (info.st_mtime_ns, info.st_ctime_ns, info.st_ino) == known[0]:
-                return fd, listing_by_names(fd, known[1])
-        return fd, folder_listing(fd)
+                return fd, known[1]
+        return fd, None
     except BaseException:
         os.close(fd)
         raise
 
 
+def open_listed(parent: int, name: str, known: Known = None) -> Opened:
+    """The subfolder `name` opened and listed (from its `known` names where they still hold)."""
+    folder = open_folder(parent, name, known)
+    if folder is None:
+        return None
+    fd, previous = folder
+    try:
+        return fd, folder_listing(fd) if previous is None else listing_by_names(fd, previous)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _closing(name: str, opened: Opened) -> Generator[tuple[str, Opened], None, None]:
+    """`opened` yielded, its descriptor closed when the walk asks for the next one."""
+    try:
+        yield name, opened
+    finally:
+        if opened is not None:
+            os.close(opened[0])
+
+
 class Lister:
-    """Lists subfolders ahead of the walk on `threads` threads (none: in the walk's own)."""
+    """Lists subfolders ahead of the walk: in C, a batch at a time on `threads` threads of its
+    own (at least one); else on `threads` Python threads (none: in the walk's own)."""
 
     def __init__(self, threads: int) -> None:
-        threads = default_threads() if threads < 0 else threads
-        self.pool = ThreadPoolExecutor(threads, "tree-walk") if threads > 0 else None
-        self.ahead = max(1, threads * AHEAD_PER_THREAD)
+        self.threads = default_threads() if threads < 0 else threads
+        python_threads = self.threads if compiled is None else 0
+        self.pool = ThreadPoolExecutor(python_threads, "tree-walk") if python_threads else None
+        self.ahead = max(1, python_threads * AHEAD_PER_THREAD)
 
     def close(self) -> None:
         if self.pool is not None:
@@ -135,14 +203,13 @@ class Lister:
         """Each of `names` (with its known names, if any) with its descriptor and listing, in
         order; a descriptor is closed when the next name is asked for (or the iterator is
         closed)."""
+        if compiled is not None:
+            for start in range(0, len(names), BATCH):
+                yield from self._batch(parent, names[start : start + BATCH])
+            return
         if self.pool is None or len(names) < 2:
             for name, known in names:
-                opened = open_listed(parent, name, known)
-                try:
-                    yield name, opened
-                finally:
-                    if opened is not None:
-                        os.close(opened[0])
+                yield from _closing(name, open_listed(parent, name, known))
             return
         pending = iter(names)
         window: deque[tuple[str, Future[Opened]]] = deque(
@@ -153,15 +220,35 @@ class Lister:
                 name, job = window.popleft()
                 for more, known in islice(pending, 1):
                     window.append((more, self._submit(parent, more, known)))
-                opened = job.result()
-                try:
-                    yield name, opened
-                finally:
-                    if opened is not None:
-                        os.close(opened[0])
+                yield from _closing(name, job.result())
         finally:
             for _, job in window:
                 if not job.cancel():
                     left = job.result()
                     if left is not None:
                         os.close(left[0])
+
+    def _batch(
+        self, parent: int, names: list[tuple[str, Known]]
+    ) -> Generator[tuple[str, Opened], None, None]:
+        """`names` opened, stat'ed in one call into C, then yielded in order; a folder C could
+        not read raises in its turn, as it would listed alone."""
+        assert compiled is not None
+        folders: list[Folder | None] = []
+        try:
+            for name, known in names:
+                folders.append(open_folder(parent, name, known))
+            listed = iter(compiled.listings([f for f in folders if f is not None], self.threads))
+            for index, ((name, _), folder) in enumerate(zip(names, folders)):
+                if folder is None:
+                    yield name, None
+                    continue
+                listing = _raised(next(listed))
+                if listing is None:  # a known name is gone: read the folder afresh
+                    listing = folder_listing(folder[0])
+                folders[index] = None
+                yield from _closing(name, (folder[0], listing))
+        finally:
+            for folder in folders:
+                if folder is not None:
+                    os.close(folder[0])

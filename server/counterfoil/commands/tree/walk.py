@@ -105,12 +105,12 @@ class _Walk:
             self.snapshot.incomplete = reason
 
     def _known(self, prefix: str, own: FolderKey) -> Known:
-        """The names of the folder `prefix` when its own stat says they are those of its last
-        listing (that stat unchanged, and settled when that listing was read); else None."""
+        """The last listing of the folder `prefix` when its own stat says its names are still
+        those (that stat unchanged, and settled when that listing was read); else None."""
         record = self.records.get(prefix)
         if record is None or record.own != own:
             return None
-        return own, [key[0] for key in record.listing]
+        return own, record.listing
 
     def _settled(self, own: FolderKey) -> FolderKey | None:
         """`own` as a record keeps it: only when it is out of the racy window now, so a change
