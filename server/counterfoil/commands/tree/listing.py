@@ -24,13 +24,15 @@ from collections import deque
 from collections.abc import Generator
 from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import islice
+from typing import Any
 
 from ...gate.files import DIRECTORY_FLAGS
 
 try:  # the C twin of the loops below, built by setup.py where a compiler is at hand
-    from . import _listing as compiled  # type: ignore[attr-defined]
+    from . import _listing  # type: ignore[attr-defined]
 except ImportError:
-    compiled = None
+    _listing = None
+compiled: Any = _listing  # the C module, or None where it was not built
 
 StatKey = tuple[str, int, int, int, int, int]  # name, size, mtime_ns, inode, mode, ctime_ns
 Opened = tuple[int, list[StatKey]] | None  # a subfolder's descriptor and listing; None: unreadable
