@@ -56,21 +56,16 @@ def stat_key(info: os.stat_result) -> tuple[int, int, int]:
     return info.st_size, info.st_mtime_ns, info.st_ino
 
 
+def keyed(name: str, info: os.stat_result) -> StatKey:
+    """`name` with its lstat key."""
+    return name, info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode, info.st_ctime_ns
+
+
 def python_folder_listing(fd: int) -> list[StatKey]:
     """Each name in the folder with its lstat key, in the order the folder lists them."""
     with os.scandir(fd) as children:
         try:  # the hot loop: a snapshot of a big tree is mostly this comprehension
-            return [
-                (
-                    child.name,
-                    (info := child.stat(follow_symlinks=False)).st_size,
-                    info.st_mtime_ns,
-                    info.st_ino,
-                    info.st_mode,
-                    info.st_ctime_ns,
-                )
-                for child in children
-            ]
+            return [keyed(child.name, child.stat(follow_symlinks=False)) for child in children]
         except OSError:
             pass
     listing: list[StatKey] = []  # a name went away between the listing and its stat
@@ -80,7 +75,7 @@ def python_folder_listing(fd: int) -> list[StatKey]:
                 info = child.stat(follow_symlinks=False)
             except OSError:
                 continue
-            listing.append((child.name, *stat_key(info), info.st_mode, info.st_ctime_ns))
+            listing.append(keyed(child.name, info))
     return listing
 
 
@@ -89,17 +84,7 @@ def python_listing_by_names(fd: int, previous: list[StatKey]) -> list[StatKey] |
     `lstat`ed, in that order; None when one of them is gone."""
     lstat = os.stat
     try:  # the hot loop of an unchanged tree: one lstat per name and one tuple
-        return [
-            (
-                key[0],
-                (info := lstat(key[0], dir_fd=fd, follow_symlinks=False)).st_size,
-                info.st_mtime_ns,
-                info.st_ino,
-                info.st_mode,
-                info.st_ctime_ns,
-            )
-            for key in previous
-        ]
+        return [keyed(key[0], lstat(key[0], dir_fd=fd, follow_symlinks=False)) for key in previous]
     except OSError:
         return None
 

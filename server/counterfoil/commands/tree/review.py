@@ -18,14 +18,7 @@ from ...gate.proposals import ChangeSetProposal, FileRestore
 from .changes import TreeChanges, compare
 from .restore import check_change_set
 from .review_tree import copy_tree
-from .snapshot import (
-    Entry,
-    KeepBytes,
-    Snapshot,
-    TreeLimits,
-    TreeRules,
-    hash_entry,
-)
+from .snapshot import Entry, KeepBytes, Snapshot, TreeLimits, TreeRules, hash_entry
 from .walk import take_snapshot
 
 REVIEW_TOOL = "review"

@@ -138,7 +138,7 @@ class _Walk:
         if trusted and record is not None and record.listing == listing:
             self._reuse(fd, prefix, record, own)  # the stat cache for a whole folder
         else:
-            self._walk_listing(fd, prefix, inherited, listing, record if trusted else None, own)
+            self._walk_listing(fd, prefix, listing, own, inherited, record if trusted else None)
 
     def _reuse(self, fd: int, prefix: str, record: FolderRecord, own: FolderKey) -> None:
         """An unchanged folder: its entries, counts and rules as they were; only its
@@ -162,10 +162,10 @@ class _Walk:
         self,
         fd: int,
         prefix: str,
-        inherited: list[IgnoreRule],
         listing: list[StatKey],
-        record: FolderRecord | None,
         own: FolderKey,
+        inherited: list[IgnoreRule],
+        record: FolderRecord | None,
     ) -> None:
         """A folder whose listing changed: what `record` (trusted, else None) says of the
         names whose stat key is the same is kept; the others are looked at one by one."""
