@@ -1,5 +1,5 @@
 """A folder's listing (each name with its lstat key), and the listings of a folder's subfolders
-taken a few at a time on other threads.
+taken ahead of the walk.
 
 Listing is what a walk of an unchanged tree costs: one `lstat` per entry, none of which can be
 skipped soundly (a file rewritten in place changes its own stat, never its folder's), and one
@@ -7,14 +7,15 @@ skipped soundly (a file rewritten in place changes its own stat, never its folde
 those it had when last listed, and were already out of the racy window then, holds the same
 names (making, removing or renaming a name moves its mtime and ctime, and putting the mtime
 back moves the ctime), so its names are taken from the last listing and each `lstat`ed again
-(`listing_by_names`; a name gone after all falls back to a fresh listing). Both calls release the GIL, so while the walk records one folder,
-`TreeLimits.walk_threads` threads list the next ones (a window of them, so a folder of 10,000
-subfolders holds a bounded number of descriptors). The walk itself stays on one thread: the
-snapshot is written by it alone, in the same order as with no threads.
+(`listing_by_names`; a name gone after all falls back to a fresh listing).
 
-The two listing loops have a C twin (`_listing.c`, built by `setup.py` where a compiler is at
-hand): the same results at about half the cost per name, the GIL released while it stats, so
-lister threads stat folders side by side. Without it the Python loops below run.
+The loops have a C twin (`_listing.c`, built by `setup.py` where a compiler is at hand), with
+the same results at about half the cost per name: it stats a batch of subfolders on
+`TreeLimits.walk_threads` threads of its own with the GIL released, and gives back a folder's
+last listing itself when no key changed. Without it the Python loops below run, and
+`walk_threads` Python threads list the next subfolders while the walk records one (a window of
+them, so a folder of 10,000 subfolders holds a bounded number of descriptors). Either way the
+walk itself stays on one thread: the snapshot is written by it alone, in the same order.
 """
 
 from __future__ import annotations
