@@ -187,14 +187,11 @@ export interface CommandPreview {
   runsAs?: CommandRunsAs | null;
 }
 
-/** How a reviewed command ran: its argv, how it ended, and its sandbox. */
-export interface CommandRan {
+/** How a reviewed command ran: its sandbox (as its receipt records it), its argv and how it ended. */
+export interface CommandRan extends CommandRunsAs {
   argv: string[];
   exitStatus: number | null;
   timedOut: boolean;
-  mode: string;
-  mechanism: string;
-  network: boolean;
 }
 
 /** How a command will run: `mode` (`off`, `confine`, `review`), the `mechanism` that confines it (`none` when off), and whether it has the network. */
