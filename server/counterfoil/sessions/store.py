@@ -25,7 +25,6 @@ from typing import Any, Self
 
 from ..gate.files import OwnedDescriptor, closed_after, open_folder_path, write_all
 from ..receipts.content import regular_file_sha256
-from ..receipts.head import read_head
 from ..receipts.hold import SESSIONS_FOLDER
 from ..receipts.own_folder import own_folder
 from .intent_seal import seal
@@ -183,12 +182,7 @@ class SessionStore:
 
     def binding(self, run_id: str) -> dict[str, Any]:
         """What an intent written now is bound to: this log, its head, the run's checkpoint."""
-        head = read_head(self.log_path)
-        position = (
-            LogPosition()
-            if head is None
-            else LogPosition(head.count, head.lines, head.length, head.link)
-        )
+        position = LogPosition.of_log(self.log_path)
         try:
             checkpoint_id: str | None = self.load(run_id).checkpoint.checkpoint_id
         except CheckpointRefused:
