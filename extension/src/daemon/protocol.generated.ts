@@ -94,20 +94,8 @@ export interface ExportEvidenceResult {
   unreceipted: string[];
 }
 
-export interface ObjectParams {
-  sha256: string;
-}
-
-export interface ObjectResult {
-  sha256: string;
-  found: boolean;
-  text: string | null;
-  bytes: number;
-  truncated: boolean;
-}
-
 /** A receipt as the log holds it (snake_case, as written); evidence fields are those the effect had. */
-export interface Receipt {
+export interface LoggedReceipt {
   receipt_id: string;
   tool_call_id: string;
   tool: string;
@@ -135,6 +123,23 @@ export interface Receipt {
   tree_drift?: unknown;
   sandbox?: unknown;
   review?: unknown;
+}
+
+export interface ObjectParams {
+  sha256: string;
+}
+
+export interface ObjectResult {
+  sha256: string;
+  found: boolean;
+  text: string | null;
+  bytes: number;
+  truncated: boolean;
+}
+
+/** A receipt as the daemon sends it: the logged receipt and the daemon's word on it. */
+export interface Receipt extends LoggedReceipt {
+  revertable: boolean;
 }
 
 export interface VerifyResult {
