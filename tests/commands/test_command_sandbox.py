@@ -15,6 +15,7 @@ import pytest
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil.commands.tree import sandbox
+from counterfoil.commands.tree.reach import Reach
 from counterfoil.commands.tree.sandbox import sandbox_for, seatbelt_profile
 from counterfoil.gate.proposals import ChangeSetProposal, ToolProposal
 from counterfoil.settings.table import Settings, SettingsError
@@ -200,7 +201,8 @@ def test_the_macos_profile_allows_writes_only_under_the_root_and_its_temporary_f
 
 
 def test_the_macos_profile_keeps_the_receipt_log_read_only_and_may_allow_network() -> None:
-    profile = seatbelt_profile((Path("/p"),), (Path('/p/.counterfoil/a"b'),), network=True)
+    reach = Reach(read_only=(Path('/p/.counterfoil/a"b'),))
+    profile = seatbelt_profile((Path("/p"),), reach, network=True)
 
     assert '(deny file-write*\n    (subpath "/p/.counterfoil/a\\"b"))\n' in profile
     assert "network" not in profile

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil.commands.tree.reach import Reach
 from counterfoil.commands.tree.sandbox import seatbelt_profile
 
 PYTHON = sys.executable
@@ -86,9 +87,7 @@ def test_a_hidden_folder_that_holds_the_root_still_shows_the_root(tmp_path: Path
 
 
 def test_sandbox_exec_denies_reading_and_writing_a_hidden_folder() -> None:
-    profile = seatbelt_profile(
-        (Path("/work/root"),), network=False, hidden=(Path("/work/package"),)
-    )
+    profile = seatbelt_profile((Path("/work/root"),), Reach(hidden=(Path("/work/package"),)))
 
     assert '(deny file-read-data\n    (subpath "/work/package"))' in profile
     assert "(deny file-write*)" in profile  # and it is not among the writable folders

@@ -140,25 +140,27 @@ def test_a_confined_command_gets_an_empty_home(tmp_path: Path) -> None:
 
 
 def test_the_root_inside_home_stays_visible_to_a_confined_command(tmp_path: Path) -> None:
+    from counterfoil.commands.tree.reach import Reach
     from counterfoil.commands.tree.sandbox import bubblewrap_argv
 
     home, root = tmp_path / "home", tmp_path / "home" / "project"
     root.mkdir(parents=True)
-    argv = bubblewrap_argv("bwrap", root, hidden=(home,), network=False)
+    argv = bubblewrap_argv("bwrap", root, Reach(hidden=(home,)), network=False)
 
     assert argv[argv.index(str(home)) - 1] == "--tmpfs"
     assert argv.index(str(home)) < argv.index(str(root))
 
 
 def test_the_macos_profile_hides_home_and_shows_the_toolchains_and_the_root_again() -> None:
+    from counterfoil.commands.tree.reach import Reach
     from counterfoil.commands.tree.sandbox import seatbelt_profile
 
-    profile = seatbelt_profile(
-        (Path("/Users/a/project"),),
-        (Path("/Users/a/project/.counterfoil"),),
+    reach = Reach(
         hidden=(Path("/Users/a"),),
         shown=(Path("/Users/a/.pyenv"),),
+        read_only=(Path("/Users/a/project/.counterfoil"),),
     )
+    profile = seatbelt_profile((Path("/Users/a/project"),), reach)
 
     hide = profile.index('(deny file-read-data\n    (subpath "/Users/a"))')
     show = profile.index(
@@ -168,8 +170,9 @@ def test_the_macos_profile_hides_home_and_shows_the_toolchains_and_the_root_agai
 
 
 def test_the_macos_profile_keeps_git_from_being_moved_away() -> None:
+    from counterfoil.commands.tree.reach import Reach
     from counterfoil.commands.tree.sandbox import seatbelt_profile
 
-    profile = seatbelt_profile((Path("/p"),), pinned=(Path("/p/.git"),))
+    profile = seatbelt_profile((Path("/p"),), Reach(pinned=(Path("/p/.git"),)))
 
     assert '(deny file-write*\n    (literal "/p/.git"))\n' in profile

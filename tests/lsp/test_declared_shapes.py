@@ -1,6 +1,6 @@
 """Every message a layer sends is the declared one: the handlers take and answer the messages
 `REQUESTS` names for their method, every kind of receipt the log writes is a declared
-`Receipt`, and every request's result, built by the handler the daemon registers, has its
+`LoggedReceipt` (sent as a `Receipt`), and every request's result, built by the handler the daemon registers, has its
 declared shape."""
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def test_every_kind_of_receipt_is_a_declared_receipt(project: Path) -> None:
     kinds = {key for receipt in receipts for key in receipt.to_dict()}
     assert {"created_folders", "removed_folders", "reverts", "recovered", "argv"} <= kinds
     for receipt in receipts:
-        conforms(receipt.to_dict(), messages.Receipt, receipt.tool_call_id)
+        conforms(receipt.to_dict(), messages.LoggedReceipt, receipt.tool_call_id)
         conforms(wire(receipt_message(receipt)), messages.Receipt, receipt.tool_call_id)
 
 

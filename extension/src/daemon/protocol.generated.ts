@@ -94,20 +94,8 @@ export interface ExportEvidenceResult {
   unreceipted: string[];
 }
 
-export interface ObjectParams {
-  sha256: string;
-}
-
-export interface ObjectResult {
-  sha256: string;
-  found: boolean;
-  text: string | null;
-  bytes: number;
-  truncated: boolean;
-}
-
 /** A receipt as the log holds it (snake_case, as written); evidence fields are those the effect had. */
-export interface Receipt {
+export interface LoggedReceipt {
   receipt_id: string;
   tool_call_id: string;
   tool: string;
@@ -135,6 +123,23 @@ export interface Receipt {
   tree_drift?: unknown;
   sandbox?: unknown;
   review?: unknown;
+}
+
+export interface ObjectParams {
+  sha256: string;
+}
+
+export interface ObjectResult {
+  sha256: string;
+  found: boolean;
+  text: string | null;
+  bytes: number;
+  truncated: boolean;
+}
+
+/** A receipt as the daemon sends it: the logged receipt and the daemon's word on it. */
+export interface Receipt extends LoggedReceipt {
+  revertable: boolean;
 }
 
 export interface VerifyResult {
@@ -187,14 +192,11 @@ export interface CommandPreview {
   runsAs?: CommandRunsAs | null;
 }
 
-/** How a reviewed command ran: its argv, how it ended, and its sandbox. */
-export interface CommandRan {
+/** How a reviewed command ran: its sandbox (as its receipt records it), its argv and how it ended. */
+export interface CommandRan extends CommandRunsAs {
   argv: string[];
   exitStatus: number | null;
   timedOut: boolean;
-  mode: string;
-  mechanism: string;
-  network: boolean;
 }
 
 /** How a command will run: `mode` (`off`, `confine`, `review`), the `mechanism` that confines it (`none` when off), and whether it has the network. */

@@ -149,16 +149,12 @@ function receiptCommand(receipt: Receipt): ReceiptNode["command"] {
   return undefined;
 }
 
+/** Revert is offered where the daemon says it can undo the receipt's effect. */
 function receiptKind(receipt: Receipt): ReceiptNode["contextValue"] {
-  if (argvOf(receipt) !== undefined) {
-    // Revert is offered only where there is something to put back.
-    return commandChangedFiles(receipt).length > 0
-      ? "receipt.command"
-      : "receipt";
+  if (!receipt.revertable) {
+    return "receipt";
   }
-  return receipt.changed_artifacts.length > 0 && receipt.exit_state === "ok"
-    ? "receipt.edit"
-    : "receipt";
+  return argvOf(receipt) !== undefined ? "receipt.command" : "receipt.edit";
 }
 
 /** A reviewed command's decision on its changes, as its receipt records it (else undefined). */
@@ -179,49 +175,6 @@ export function receiptState(receipt: Receipt): string {
   }
   const nothing = decision === "rejected" || decision === "not applied";
   return `${receipt.exit_state} · its changes ${decision}${nothing ? ", nothing landed" : ""}`;
-}
-
-/**
- * The files a command left changed in the root, as the daemon's revert reads its receipt
- * (`applied_tree_results`): regular files its `tree_changes` hashed or deleted, and of a
- * reviewed command only those its review applied.
- */
-export function commandChangedFiles(receipt: Receipt): string[] {
-  const record = receipt.tree_changes;
-  const changes =
-    record && typeof record === "object" && "changes" in record
-      ? record.changes
-      : undefined;
-  if (!Array.isArray(changes)) {
-    return [];
-  }
-  const found = changes.flatMap((change: unknown) => {
-    if (!change || typeof change !== "object") {
-      return [];
-    }
-    const {
-      kind,
-      path,
-      after_sha256,
-      change: how,
-    } = change as Record<string, unknown>;
-    const left =
-      typeof after_sha256 === "string" ||
-      ((after_sha256 === null || after_sha256 === undefined) &&
-        how === "deleted");
-    return kind === "file" && typeof path === "string" && left ? [path] : [];
-  });
-  const review = receipt.review;
-  if (!review || typeof review !== "object") {
-    return found;
-  }
-  const applied = (review as { applied?: unknown }).applied;
-  const paths = new Set(
-    Array.isArray(applied)
-      ? applied.filter((item): item is string => typeof item === "string")
-      : [],
-  );
-  return found.filter((path) => paths.has(path));
 }
 
 /** What this window knows of a run that is going now (`counterfoil/runStarted`), so its

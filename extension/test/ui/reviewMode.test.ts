@@ -259,6 +259,13 @@ describe("review mode", () => {
       await resizeSideBar(page, 560);
       await page.mouse.move(10, 10);
       await screenshot(page, "review-rejected-receipts.png");
+      // Nothing of it landed, so the daemon calls it not revertable: no Revert on its row.
+      await row.hover();
+      assert.equal(
+        await row.locator('.action-label[aria-label^="Revert"]').count(),
+        0,
+      );
+      await screenshot(page, "review-rejected-no-revert.png");
 
       // `counterfoil receipts show` says so too.
       const shown = spawnSync(

@@ -3,7 +3,6 @@ import { describe, test } from "node:test";
 import type { Receipt } from "../../src/daemon/protocol";
 import {
   clock,
-  commandChangedFiles,
   liveRunRecord,
   receiptFile,
   receiptLabel,
@@ -21,6 +20,7 @@ const edit: Receipt = {
   exit_state: "ok",
   result: "edited app.py",
   changed_artifacts: ["app.py"],
+  revertable: true,
 };
 
 const validation: Receipt = {
@@ -31,6 +31,7 @@ const validation: Receipt = {
   exit_state: "error",
   result: "status: 1\noutput:\nF\n1 failed",
   changed_artifacts: [],
+  revertable: false,
 };
 
 describe("receipt nodes", () => {
@@ -267,44 +268,25 @@ test("the daemon's own record of a run wins over what this window noted when it 
   );
 });
 
-describe("Revert is offered only for a receipt that changed something", () => {
+describe("Revert is offered where the daemon says the receipt can be reverted", () => {
   const ran: Receipt = { ...validation, exit_state: "ok" };
-  const changes = (...paths: string[]) => ({
-    changes: paths.map((path) => ({
-      kind: "file",
-      path,
-      change: "modified",
-      after_sha256: "d".repeat(64),
-    })),
-  });
 
-  test("a command that changed no files offers no Revert", () => {
-    assert.equal(receiptNode(ran).contextValue, "receipt");
+  test("a command the daemon calls revertable offers Revert as a command", () => {
     assert.equal(
-      receiptNode({ ...ran, tree_changes: { changes: [] } }).contextValue,
-      "receipt",
+      receiptNode({ ...ran, revertable: true }).contextValue,
+      "receipt.command",
     );
   });
 
-  test("a command that changed a file offers Revert", () => {
-    const changed = { ...ran, tree_changes: changes("app.py") };
-    assert.equal(receiptNode(changed).contextValue, "receipt.command");
-    assert.deepEqual(commandChangedFiles(changed), ["app.py"]);
+  test("an edit the daemon calls revertable offers Revert as an edit", () => {
+    assert.equal(receiptNode(edit).contextValue, "receipt.edit");
   });
 
-  test("a reviewed command whose changes were all rejected offers no Revert", () => {
-    const rejected = {
-      ...ran,
-      tree_changes: changes("app.py", "greeting.py"),
-      review: { decision: "rejected", applied: [] },
-    };
-    assert.equal(receiptNode(rejected).contextValue, "receipt");
-    assert.deepEqual(
-      commandChangedFiles({
-        ...rejected,
-        review: { decision: "partially accepted", applied: ["greeting.py"] },
-      }),
-      ["greeting.py"],
+  test("a receipt the daemon does not call revertable offers no Revert, whatever it changed", () => {
+    assert.equal(receiptNode(ran).contextValue, "receipt");
+    assert.equal(
+      receiptNode({ ...edit, revertable: false }).contextValue,
+      "receipt",
     );
   });
 });

@@ -13,6 +13,7 @@ const EDIT: Receipt = {
   changed_artifacts: ["app.py"],
   run_id: "cli-run",
   time: "2026-01-01T10:00:05+00:00",
+  revertable: true,
 };
 
 const SAME_DAY = new Date("2026-01-01T12:00:00Z");

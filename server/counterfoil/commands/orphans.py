@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import functools
 import os
-import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from .reaper import PR_SET_CHILD_SUBREAPER, descendants, prctl, process_table
+from .reaper import PR_SET_CHILD_SUBREAPER, descendants, kill_each, prctl, process_table
 
 _lock = threading.Lock()
 _own: set[tuple[int, str]] = set()  # (pid, start time) of children this process started itself
@@ -88,12 +87,7 @@ def end_orphans() -> int:
             targets = set(adopted)
             for orphan in adopted:
                 targets |= descendants(table, orphan)
-            for pid in targets:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    killed.add(pid)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            killed |= kill_each(targets)
             for pid in adopted:
                 try:
                     os.waitpid(pid, os.WNOHANG)

@@ -111,6 +111,19 @@ def _reap_all() -> int | None:
         reaped += 1
 
 
+def kill_each(pids: set[int]) -> set[int]:
+    """SIGKILL each of `pids`; those the signal reached (one already gone, or another user's,
+    is passed over)."""
+    killed: set[int] = set()
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
+        except (ProcessLookupError, PermissionError):
+            pass
+    return killed
+
+
 def kill_everything_below(me: int, remembered: ProcessTable) -> set[int]:
     """SIGKILL every descendant (and every remembered one still the same process) until none.
 
@@ -126,12 +139,7 @@ def kill_everything_below(me: int, remembered: ProcessTable) -> set[int]:
                 targets.add(pid)
                 targets |= descendants(table, pid)
         targets.discard(me)
-        for pid in targets:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed.add(pid)
-            except (ProcessLookupError, PermissionError):
-                pass
+        killed |= kill_each(targets)
         if _reap_all() is None and not targets:
             return killed
         time.sleep(0.005)

@@ -12,6 +12,7 @@ from .edited_approval import edited_proposal
 from .file_effects import FileEffects
 from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
 from .repropose import REPROPOSED_NOTE, can_repropose, reproposed
+from .revert import reverts_as_command
 from .workspace_record import WorkspaceRecord
 
 
@@ -33,7 +34,7 @@ class ApprovedEffects:
 
     def propose_revert(self, call_id: str, tool_call_id: str) -> ToolProposal:
         receipt = self.record.receipt_store.get(call_id)
-        if receipt is not None and receipt.tool == "run_command":
+        if receipt is not None and reverts_as_command(receipt):
             return self.commands.propose_revert(call_id, tool_call_id, receipt.evidence)
         return self.files.propose_revert(receipt, call_id, tool_call_id)
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from ..commands.tree.restore import can_revert_command
 from ..errors import AgentError
 from ..receipts import EffectReceipt
 
@@ -37,13 +38,10 @@ def plan_revert(
     """What reverting `call_id` means, or an AgentError saying why it cannot be reverted."""
     if receipt is None:
         raise AgentError(f"no receipt for {call_id}")
-    if receipt.exit_state != "ok" or len(receipt.changed_artifacts) != 1:
-        raise AgentError(f"{call_id} changed no file, so there is nothing to revert")
+    refusal = _file_refusal(receipt)
+    if refusal is not None:
+        raise AgentError(refusal)
     evidence = receipt.evidence
-    if "base_sha256" not in evidence or "result_sha256" not in evidence:
-        raise AgentError(
-            f"the receipt of {call_id} does not record the bytes before it (an older log)"
-        )
     before_sha256 = evidence["base_sha256"]
     restore: bytes | None = None
     if before_sha256 is not None:
@@ -58,6 +56,32 @@ def plan_revert(
         restore_sha256=before_sha256,
         created_folders=_folders(evidence.get("created_folders"), receipt.changed_artifacts[0]),
     )
+
+
+def _file_refusal(receipt: EffectReceipt) -> str | None:
+    """Why a file effect's receipt alone says it cannot be reverted (None: it records what a
+    revert needs)."""
+    call_id = receipt.tool_call_id
+    if receipt.exit_state != "ok" or len(receipt.changed_artifacts) != 1:
+        return f"{call_id} changed no file, so there is nothing to revert"
+    if "base_sha256" not in receipt.evidence or "result_sha256" not in receipt.evidence:
+        return f"the receipt of {call_id} does not record the bytes before it (an older log)"
+    return None
+
+
+def reverts_as_command(receipt: EffectReceipt) -> bool:
+    """A command's receipt is reverted from its `tree_changes`, any other from its digests."""
+    return receipt.tool == "run_command"
+
+
+def revertable(receipt: EffectReceipt) -> bool:
+    """Whether revert can undo what `receipt` records, by the same checks a revert makes of the
+    receipt: a file effect that changed one file and kept its digests, or a command whose
+    changes that reached the root include a file it can put back. What the disk and the
+    content store hold now is checked when the revert is proposed, so it may still refuse."""
+    if reverts_as_command(receipt):
+        return can_revert_command(receipt.evidence)
+    return _file_refusal(receipt) is None
 
 
 def _folders(value: object, path: str) -> tuple[str, ...]:

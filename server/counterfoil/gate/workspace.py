@@ -62,15 +62,11 @@ class Workspace(StepGate):
         approval_via: str = "cli",
         read_digests: dict[str, str] | None = None,
     ) -> None:
-        self.record = WorkspaceRecord(
-            policy,
-            confirm_tool,
-            receipt_store,
-            confirm_proposal=confirm_proposal,
-            run_id=run_id,
-            approval_via=approval_via,
-            read_digests=read_digests,
-        )
+        self.record = WorkspaceRecord(policy, receipt_store, read_digests)
+        self.confirm_tool, self.confirm_proposal = confirm_tool, confirm_proposal
+        self.approval_via = approval_via
+        if run_id:
+            self.run_id = run_id
         self.paths = WorkspacePaths(policy, self.record.receipt_store)
         self.reads = WorkspaceReads(self.paths, self.record, self._resolve)
         self.commands = CommandEffects(self.paths, self.record)

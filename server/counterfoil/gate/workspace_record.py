@@ -30,20 +30,15 @@ class WorkspaceRecord:
     """The settings of a workspace and the record of its effects so far."""
 
     def __init__(
-        self,
-        policy: ToolPolicy,
-        confirm_tool: ConfirmTool | None = None,
-        receipt_store: ReceiptStore | None = None,
-        *,
-        confirm_proposal: ConfirmProposal | None = None,
-        run_id: str | None = None,
-        approval_via: str = "cli",
-        read_digests: dict[str, str] | None = None,
+        self, policy: ToolPolicy, store: ReceiptStore | None, read_digests: dict[str, str] | None
     ) -> None:
+        """What it records into and what the model has already read; the settings (who
+        confirms, the run id, the approval channel) start at their defaults and the workspace
+        sets them."""
         self.policy = policy
-        self.confirm_tool = confirm_tool
-        self.confirm_proposal = confirm_proposal
-        self.receipt_store = receipt_store if receipt_store is not None else ReceiptStore()
+        self.confirm_tool: ConfirmTool | None = None
+        self.confirm_proposal: ConfirmProposal | None = None
+        self.receipt_store = store if store is not None else ReceiptStore()
         # The files the model has read (or written), by digest: an existing file is changed
         # only over bytes it has seen (a follow-up starts with its earlier reads).
         self.seen: dict[str, str] = dict(read_digests or {})
@@ -52,8 +47,8 @@ class WorkspaceRecord:
         self.step_effect: EffectOutcome | None = None  # what the current step's effect became
         self.step_receipt: EffectReceipt | None = None
         self._call_ids = threading.Lock()
-        self.run_id = run_id or uuid.uuid4().hex
-        self.approval_via = approval_via
+        self.run_id = uuid.uuid4().hex
+        self.approval_via = "cli"
         # True while a record of the run is kept beside the log (counterfoil.sessions): its
         # receipts say so, and a record then missing is a finding of `receipts verify`.
         self.keeps_run_record = False

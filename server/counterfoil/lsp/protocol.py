@@ -17,6 +17,7 @@ from .. import tools
 from ..actions import Action, FinalAction, ToolAction
 from ..gate.approval import Approval, clean_reason
 from ..gate.proposals import ChangeSetProposal, CommandProposal, ToolProposal
+from ..gate.revert import revertable
 from ..protocol import wire
 from ..steps import StepResult
 from ..tools import example_action
@@ -59,12 +60,15 @@ class RunRefused(JsonRpcServerError):
 
 
 def receipt_message(receipt: EffectReceipt) -> messages.Receipt:
-    """A receipt as the declared message: a key the log writes that the message does not
-    declare is a TypeError here, not a surprise in the extension."""
+    """A receipt as the declared message, with whether revert can undo it (decided here, by
+    the revert's own checks, so the editor only asks): a key the log writes that the message
+    does not declare is a TypeError here, not a surprise in the extension."""
     data = receipt.to_dict()
     approval = data.pop("approval", None)
     return messages.Receipt(
-        **data, approval=None if approval is None else messages.Approval(**approval)
+        **data,
+        approval=None if approval is None else messages.Approval(**approval),
+        revertable=revertable(receipt),
     )
 
 

@@ -22,7 +22,7 @@ class Approval:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Receipt:
+class LoggedReceipt:
     """A receipt as the log holds it (snake_case, as written); evidence fields are those the
     effect had."""
 
@@ -55,6 +55,15 @@ class Receipt:
     tree_drift: Any = field(default=None, metadata=SOMETIMES)
     sandbox: Any = field(default=None, metadata=SOMETIMES)
     review: Any = field(default=None, metadata=SOMETIMES)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Receipt(LoggedReceipt):
+    """A receipt as the daemon sends it: the logged receipt and the daemon's word on it."""
+
+    # Revert can undo what it records (a file effect with its digests, or a command whose
+    # changes in the root include a file it can put back); the files are checked on revert.
+    revertable: bool
 
 
 @dataclass(frozen=True, kw_only=True)

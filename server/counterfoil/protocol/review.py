@@ -113,15 +113,13 @@ class LeftAlone:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CommandRan:
-    """How a reviewed command ran: its argv, how it ended, and its sandbox."""
+class CommandRan(CommandRunsAs):
+    """How a reviewed command ran: its sandbox (as its receipt records it), its argv and how it
+    ended."""
 
     argv: list[str]
     exitStatus: int | None  # null after a timeout or a stop
     timedOut: bool
-    mode: str
-    mechanism: str
-    network: bool
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,7 +15,7 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Self
 
@@ -267,22 +267,35 @@ def load_object_prefix(
         return None
     finally:
         os.close(objects)
-    hashed = hashlib.sha256()
     kept: list[bytes] = []
     size = 0
+
+    def keep(chunk: bytes) -> None:
+        nonlocal size
+        if limit is None or size < limit:
+            kept.append(chunk if limit is None else chunk[: limit - size])
+        size += len(chunk)
+
+    if regular_file_sha256(fd, keep) != digest:
+        return None
+    return b"".join(kept), size
+
+
+def regular_file_sha256(fd: int, each_chunk: Callable[[bytes], None] | None = None) -> str | None:
+    """The SHA-256 of the regular file open at `fd`, read a MiB at a time (each chunk handed
+    to `each_chunk` too, so no more than the caller keeps is held), `fd` closed after; None,
+    unread, when it is not a regular file (a FIFO would block, a folder has no bytes)."""
+    hashed = hashlib.sha256()
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
         while chunk := os.read(fd, 1 << 20):
             hashed.update(chunk)
-            if limit is None or size < limit:
-                kept.append(chunk if limit is None else chunk[: limit - size])
-            size += len(chunk)
+            if each_chunk is not None:
+                each_chunk(chunk)
     finally:
         os.close(fd)
-    if hashed.hexdigest() != digest:
-        return None
-    return b"".join(kept), size
+    return hashed.hexdigest()
 
 
 def is_temporary_object(name: str) -> bool:

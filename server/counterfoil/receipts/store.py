@@ -17,6 +17,7 @@ import os
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 
@@ -69,10 +70,18 @@ class ReceiptStore:
         self._guards: dict[Path | None, LogGuard] = {}
         self._pinned = None if self.path is None else PinnedLog(self.path)
         if self.path is not None:
-            with locked_log(
-                self.path, write=False, timeout=lock_timeout, pinned=self._pinned
-            ) as fd:
+            with self._locked_log(write=False) as fd:
                 self._catch_up_or_check_missing(fd)
+
+    def _locked_log(
+        self, *, write: bool, create: bool = True
+    ) -> AbstractContextManager[int | None]:
+        """The log held under its lock, pinned to the folder and file first seen (a
+        store kept in memory has none)."""
+        assert self.path is not None
+        return locked_log(
+            self.path, write=write, timeout=self.lock_timeout, create=create, pinned=self._pinned
+        )
 
     # Reading
 
@@ -80,9 +89,7 @@ class ReceiptStore:
         with self._lock:
             if self.path is None:
                 return self._memory.get(tool_call_id)
-            with locked_log(
-                self.path, write=False, timeout=self.lock_timeout, pinned=self._pinned
-            ) as fd:
+            with self._locked_log(write=False) as fd:
                 if fd is None:
                     return None
                 offset = self._index(fd).get(tool_call_id)
@@ -99,9 +106,7 @@ class ReceiptStore:
             return
         with self._lock:
             end = self._state.consumed
-        with locked_log(
-            self.path, write=False, timeout=self.lock_timeout, pinned=self._pinned
-        ) as fd:
+        with self._locked_log(write=False) as fd:
             if fd is None:
                 return
             seen: set[str] = set()
@@ -180,9 +185,7 @@ class ReceiptStore:
                 number = self._next_call
                 self._next_call += 1
                 return f"call-{number}"
-            with locked_log(
-                self.path, write=True, timeout=self.lock_timeout, create=False, pinned=self._pinned
-            ) as fd:
+            with self._locked_log(write=True, create=False) as fd:
                 self._catch_up_or_check_missing(fd)
                 self._require_signer()
                 head = read_head(self.path)
@@ -196,10 +199,7 @@ class ReceiptStore:
         folder, its lock can be taken, and it verifies up to its end."""
         if self.path is None:
             return
-        with (
-            self._lock,
-            locked_log(self.path, write=True, timeout=self.lock_timeout, pinned=self._pinned) as fd,
-        ):
+        with self._lock, self._locked_log(write=True) as fd:
             assert fd is not None
             self._catch_up(fd)
             self._require_signer()
@@ -209,12 +209,7 @@ class ReceiptStore:
         signed by its key); an unsigned log needs nothing."""
         if self.path is None:
             return
-        with (
-            self._lock,
-            locked_log(
-                self.path, write=False, timeout=self.lock_timeout, pinned=self._pinned
-            ) as fd,
-        ):
+        with self._lock, self._locked_log(write=False) as fd:
             self._catch_up_or_check_missing(fd)
             if self._state.signed_by is not None:
                 self._require_signer()
@@ -283,9 +278,7 @@ class ReceiptStore:
 
     def _append(self, receipt: EffectReceipt) -> EffectReceipt | None:
         assert self.path is not None
-        with locked_log(
-            self.path, write=True, timeout=self.lock_timeout, pinned=self._pinned
-        ) as fd:
+        with self._locked_log(write=True) as fd:
             assert fd is not None
             self._catch_up(fd)
             index = self._index(fd)

@@ -12,11 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from ..context.budget import Observation
 from ..context.evidence import ArtifactRef
 from ..errors import AgentError
+from ..receipts.head import read_head
 from .checkpoint import AgentCheckpoint, ModelCheckpoint, create_checkpoint
 
 FORMAT_VERSION = 1
@@ -36,6 +38,12 @@ class LogPosition:
     lines: int = 0
     length: int = 0
     link: str = ""
+
+    @classmethod
+    def of_log(cls, log: Path) -> LogPosition:
+        """Where the log at `log` stands now, by its head record (its start when it has none)."""
+        head = read_head(log)
+        return cls() if head is None else cls(head.count, head.lines, head.length, head.link)
 
 
 @dataclass(frozen=True)

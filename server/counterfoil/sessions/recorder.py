@@ -18,7 +18,6 @@ from ..gate.proposals import ToolProposal
 from ..gate.workspace import Workspace
 from ..model import ConfiguresTools
 from ..receipt_evidence import utc_now
-from ..receipts.head import read_head
 from ..verdict import EffectOutcome, compute_verdict
 from .checkpoint import (
     KeepsPromptCache,
@@ -202,12 +201,7 @@ class SessionRecorder:
             state = save_model_state(self.model, messages)
         else:
             state = ModelCheckpoint(len(messages), 0, (), (0,))
-        head = read_head(self._log_path)
-        position = (
-            LogPosition()
-            if head is None
-            else LogPosition(head.count, head.lines, head.length, head.link)
-        )
+        position = LogPosition.of_log(self._log_path)
         cache, note = self._keep_prompt_cache(state.cached_token_ids)
         digest = self._prompt_cache_sha256 if cache is not None else None
         return SessionRecord(

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import json
 import os
 import re
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from ..gate.files import OwnedDescriptor, closed_after, open_folder_path, write_all
-from ..receipts.head import read_head
+from ..receipts.content import regular_file_sha256
 from ..receipts.hold import SESSIONS_FOLDER
 from ..receipts.own_folder import own_folder
 from .intent_seal import seal
@@ -183,12 +182,7 @@ class SessionStore:
 
     def binding(self, run_id: str) -> dict[str, Any]:
         """What an intent written now is bound to: this log, its head, the run's checkpoint."""
-        head = read_head(self.log_path)
-        position = (
-            LogPosition()
-            if head is None
-            else LogPosition(head.count, head.lines, head.length, head.link)
-        )
+        position = LogPosition.of_log(self.log_path)
         try:
             checkpoint_id: str | None = self.load(run_id).checkpoint.checkpoint_id
         except CheckpointRefused:
@@ -246,15 +240,7 @@ class SessionStore:
                 fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
         except OSError:
             return None
-        digest = hashlib.sha256()
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            while chunk := os.read(fd, 1 << 20):
-                digest.update(chunk)
-        finally:
-            os.close(fd)
-        return digest.hexdigest()
+        return regular_file_sha256(fd)
 
     def intents(self, run_id: str) -> list[tuple[str, bytes | None]]:
         """(file name, bytes) of each intent of the run, in name order; None for a file that

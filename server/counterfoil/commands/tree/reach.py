@@ -36,6 +36,9 @@ class Reach:
     pinned: tuple[Path, ...] = ()
 
 
+UNRESTRICTED = Reach()  # nothing hidden, shown again, read-only or pinned
+
+
 def _under(path: Path, folder: Path) -> bool:
     return path == folder or folder in path.parents
 

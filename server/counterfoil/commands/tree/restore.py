@@ -38,9 +38,7 @@ def plan_command_revert(
         raise AgentError(f"the receipt of {call_id} does not record what the command changed")
     files: list[FileRestore] = []
     left: list[tuple[str, str]] = []
-    for change in record["changes"]:
-        if not isinstance(change, dict) or not isinstance(change.get("path"), str):
-            continue
+    for change in _named(record["changes"]):
         path, why = change["path"], _why_not(change)
         if why is not None:
             left.append((path, why))
@@ -65,6 +63,23 @@ def plan_command_revert(
     if isinstance(unlisted, int) and unlisted > 0:
         left.append((f"({unlisted} more)", "not listed on the receipt"))
     return files, left
+
+
+def can_revert_command(evidence: dict[str, Any]) -> bool:
+    """Whether a command's receipt records a change that reached the root and that its revert
+    can put back (`plan_command_revert` takes it); the bytes before it and the file as it is
+    now are checked when the revert is proposed."""
+    record = applied_record(evidence)
+    if not isinstance(record, dict) or not isinstance(record.get("changes"), list):
+        return False
+    return any(_why_not(change) is None for change in _named(record["changes"]))
+
+
+def _named(changes: list[Any]) -> Iterator[dict[str, Any]]:
+    """The recorded changes that are objects naming a path (anything else is passed over)."""
+    for change in changes:
+        if isinstance(change, dict) and isinstance(change.get("path"), str):
+            yield change
 
 
 def applied_record(evidence: dict[str, Any]) -> object:

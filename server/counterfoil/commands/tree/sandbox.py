@@ -18,12 +18,12 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ...errors import AgentError
-from .reach import reach_for
+from .reach import UNRESTRICTED, Reach, reach_for
 
 OFF, CONFINE, REVIEW = "off", "confine", "review"
 SANDBOX_MODES = (OFF, CONFINE, REVIEW)
@@ -51,19 +51,17 @@ UNCONFINED = Sandbox(OFF, NONE, True)
 def bubblewrap_argv(
     bwrap: str,
     root: Path,
+    reach: Reach = UNRESTRICTED,
     *,
     source: Path | None = None,
-    read_only: tuple[Path, ...] = (),
-    network: bool = False,
-    hidden: tuple[Path, ...] = (),
-    shown: tuple[Path, ...] = (),
-    pinned: tuple[Path, ...] = (),
+    network: bool,
 ) -> tuple[str, ...]:
     """bwrap's arguments: the whole file system read-only, fresh /dev, /proc and /tmp, an empty
-    read-only folder (or file) over each of `hidden` with nothing of it bound but `shown`,
-    read-only again, the root (or `source`, a copy, mounted at the root's path) writable except
-    `read_only`; each of `pinned` (in the root) bound over itself so it cannot be moved; no
-    capability, even as root."""
+    read-only folder (or file) over each of the reach's `hidden` with nothing of it bound but
+    `shown`, read-only again, the root (or `source`, a copy, mounted at the root's path) writable
+    except `read_only`; each of `pinned` (in the root) bound over itself so it cannot be moved;
+    no capability, even as root."""
+    hidden, shown, pinned = reach.hidden, reach.shown, reach.pinned
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     if os.path.isdir("/var/tmp"):
         argv += ["--tmpfs", "/var/tmp"]
@@ -90,7 +88,7 @@ def bubblewrap_argv(
         inside = (source or root) / path.relative_to(root)
         if inside.is_dir() and not inside.is_symlink():
             argv += ["--bind", str(inside), str(path)]
-    for path in read_only:  # nothing is bound back inside a hidden folder but the root
+    for path in reach.read_only:  # nothing is bound back inside a hidden folder but the root
         if os.path.lexists(path) and (_inside_any(path, (root,)) or not _inside_any(path, hidden)):
             argv += ["--ro-bind", str(path), str(path)]
     for path in emptied:  # read-only once every mount point inside it is made
@@ -113,18 +111,13 @@ def _quoted(path: Path | str) -> str:
 
 
 def seatbelt_profile(
-    writable: tuple[Path, ...],
-    read_only: tuple[Path, ...] = (),
-    *,
-    network: bool = False,
-    hidden: tuple[Path, ...] = (),
-    shown: tuple[Path, ...] = (),
-    pinned: tuple[Path, ...] = (),
+    writable: tuple[Path, ...], reach: Reach = UNRESTRICTED, *, network: bool = False
 ) -> str:
-    """A `sandbox-exec` profile: reads allowed except the contents of `hidden` (less `shown`
-    and `writable`), writes only under `writable` (less `read_only`, which the later rule wins
-    for, and `pinned` themselves, which cannot be renamed or removed though what they hold can
-    change) and the usual devices, no network (Unix sockets included) unless allowed."""
+    """A `sandbox-exec` profile: reads allowed except the contents of the reach's `hidden` (less
+    `shown` and `writable`), writes only under `writable` (less `read_only`, which the later rule
+    wins for, and `pinned` themselves, which cannot be renamed or removed though what they hold
+    can change) and the usual devices, no network (Unix sockets included) unless allowed."""
+    hidden, shown, pinned, read_only = reach.hidden, reach.shown, reach.pinned, reach.read_only
     lines = [
         "(version 1)",
         "(allow default)",
@@ -227,17 +220,8 @@ def sandbox_for(
                 f"commandSandbox {mode}: bubblewrap cannot make a sandbox here ({problem}); "
                 "the command was not run"
             )
-        reach = reach_for(root, read_only, network=network)
-        prefix = bubblewrap_argv(
-            bwrap,
-            root,
-            source=source,
-            read_only=reach.read_only,
-            network=network,
-            hidden=(*reach.hidden, *hidden),
-            shown=reach.shown,
-            pinned=reach.pinned,
-        )
+        reach = _hiding(reach_for(root, read_only, network=network), hidden)
+        prefix = bubblewrap_argv(bwrap, root, reach, source=source, network=network)
         return Sandbox(mode, BUBBLEWRAP, network, prefix, (("TMPDIR", "/tmp"),))
     if platform == "darwin":
         tool = shutil.which("sandbox-exec") or "/usr/bin/sandbox-exec"
@@ -247,21 +231,19 @@ def sandbox_for(
                 "the command was not run"
             )
         writable = tuple(path for path in (source or root, temporary) if path is not None)
-        reach = reach_for(source or root, read_only, network=network)
-        profile = seatbelt_profile(
-            writable,
-            reach.read_only,
-            network=network,
-            hidden=(*reach.hidden, *hidden),
-            shown=reach.shown,
-            pinned=reach.pinned,
-        )
+        reach = _hiding(reach_for(source or root, read_only, network=network), hidden)
+        profile = seatbelt_profile(writable, reach, network=network)
         environment = (("TMPDIR", str(temporary)),) if temporary is not None else ()
         return Sandbox(mode, SANDBOX_EXEC, network, (tool, "-p", profile, "--"), environment)
     raise AgentError(
         f"commandSandbox {mode} is not available on {platform} (it needs Linux with bubblewrap "
         "or macOS); the command was not run"
     )
+
+
+def _hiding(reach: Reach, more: tuple[Path, ...]) -> Reach:
+    """The reach with `more` hidden as well (an evaluation's packages and receipt log)."""
+    return replace(reach, hidden=(*reach.hidden, *more))
 
 
 @contextmanager
