@@ -109,3 +109,10 @@ def test_a_name_removed_from_a_settled_folder_is_seen_gone(tmp_path: Path) -> No
     third = take_snapshot(tmp_path, previous=second)
 
     assert "src/m1.py" not in third.entries and "src/m0.py" in third.entries
+
+
+def test_the_changes_between_two_listings_of_other_names_are_found_by_key() -> None:
+    earlier = [("a", 1, 1, 1, 1, 1), ("b", 2, 2, 2, 2, 2)]
+    later = [("c", 3, 3, 3, 3, 3), ("a", 1, 1, 1, 1, 1)]
+
+    assert listing.listing_changes(earlier, later) == ([("c", 3, 3, 3, 3, 3)], {"b"})

@@ -79,6 +79,23 @@ def test_a_key_that_changed_gives_a_new_listing_with_the_new_key(
     assert {key[0]: key[1] for key in again}["a.py"] == len("A = 22\n")
 
 
+def test_a_new_listing_keeps_the_last_listings_own_entries_where_nothing_changed(
+    compiled: object, folder: int, tmp_path: Path
+) -> None:
+    previous = listing.folder_listing(folder)
+    (tmp_path / "a.py").write_text("A = 22\n")
+
+    again = listing.listing_by_names(folder, previous)
+
+    assert [was is key for was, key in zip(previous, again)] == [
+        key[0] != "a.py" for key in previous
+    ]
+    assert listing.listing_changes(previous, again) == (
+        [key for key in again if key[0] == "a.py"],
+        {"a.py"},
+    )
+
+
 def test_a_known_name_gone_reads_the_folder_afresh(
     compiled: object, folder: int, tmp_path: Path
 ) -> None:

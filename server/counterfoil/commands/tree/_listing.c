@@ -165,18 +165,13 @@ static void run_jobs(Job *jobs, Py_ssize_t count, int threads) {
     }
 }
 
-/* Whether the keys found are those of `previous`, entry by entry. */
-static int same_keys(Job *job, PyObject *previous) {
-    int same = 1;
-    for (size_t index = 0; same && index < job->used; index++) {
-        PyObject *item = PyList_GET_ITEM(previous, (Py_ssize_t)index);
-        const Key *key = &job->found[index].key;
-        same = PyLong_AsLongLong(PyTuple_GET_ITEM(item, 1)) == key->size &&
+/* Whether `item`, a (name, size, mtime_ns, inode, mode, ctime_ns) tuple, has `key`. */
+static int has_key(PyObject *item, const Key *key) {
+    int same = PyLong_AsLongLong(PyTuple_GET_ITEM(item, 1)) == key->size &&
                PyLong_AsLongLong(PyTuple_GET_ITEM(item, 2)) == key->mtime_ns &&
                PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(item, 3)) == key->inode &&
                PyLong_AsLongLong(PyTuple_GET_ITEM(item, 4)) == key->mode &&
                PyLong_AsLongLong(PyTuple_GET_ITEM(item, 5)) == key->ctime_ns;
-    }
     if (PyErr_Occurred()) { /* a value that is no such integer is a difference */
         PyErr_Clear();
         same = 0;
@@ -184,8 +179,20 @@ static int same_keys(Job *job, PyObject *previous) {
     return same;
 }
 
+/* Whether the keys found are those of `previous`, entry by entry. */
+static int same_keys(Job *job, PyObject *previous) {
+    for (size_t index = 0; index < job->used; index++) {
+        if (!has_key(PyList_GET_ITEM(previous, (Py_ssize_t)index), &job->found[index].key)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* The job's result as `listing.py` has it: a list of (name, size, mtime_ns, inode, mode,
- * ctime_ns) (`previous` itself when every key is as it was), None for a known name gone, the
+ * ctime_ns) (`previous` itself when every key is as it was, else a new list holding each of
+ * `previous`'s entries whose key is as it was, so the caller can tell the changed ones by
+ * identity), None for a known name gone, the
  * OSError that reading the folder met (returned, for the caller to raise in that folder's
  * turn), or NULL with an exception set. */
 static PyObject *job_result(Job *job, PyObject *previous) {
@@ -204,10 +211,13 @@ static PyObject *job_result(Job *job, PyObject *previous) {
     PyObject *result = PyList_New((Py_ssize_t)job->used);
     for (size_t index = 0; result != NULL && index < job->used; index++) {
         Found *found = &job->found[index];
-        PyObject *name =
-            previous != NULL
-                ? Py_NewRef(PyTuple_GET_ITEM(PyList_GET_ITEM(previous, (Py_ssize_t)index), 0))
-                : PyUnicode_DecodeFSDefault(found->name);
+        PyObject *was = previous != NULL ? PyList_GET_ITEM(previous, (Py_ssize_t)index) : NULL;
+        if (was != NULL && has_key(was, &found->key)) {
+            PyList_SET_ITEM(result, (Py_ssize_t)index, Py_NewRef(was));
+            continue;
+        }
+        PyObject *name = was != NULL ? Py_NewRef(PyTuple_GET_ITEM(was, 0))
+                                     : PyUnicode_DecodeFSDefault(found->name);
         PyObject *item = name == NULL ? NULL
                                       : Py_BuildValue("(OLLKLL)", name, found->key.size,
                                                       found->key.mtime_ns, found->key.inode,

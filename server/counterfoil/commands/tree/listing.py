@@ -120,6 +120,30 @@ def listing_by_names(fd: int, previous: list[StatKey]) -> list[StatKey]:
     return listing if listing is not None else folder_listing(fd)
 
 
+def listing_changes(
+    earlier: list[StatKey], listing: list[StatKey]
+) -> tuple[list[StatKey], set[str]]:
+    """The keys of `listing` that `earlier` does not hold, and the names whose key in `earlier`
+    is not in `listing` (gone, or changed). A listing taken by `earlier`'s names holds the same
+    names in the same order, and in C its unchanged keys are `earlier`'s own: those are told
+    apart by identity, without a set of either."""
+    if len(earlier) == len(listing):
+        changed: list[StatKey] = []
+        for was, key in zip(earlier, listing):
+            if was is key:
+                continue
+            if was[0] != key[0]:
+                break
+            if was != key:
+                changed.append(key)
+        else:
+            return changed, {key[0] for key in changed}
+    known = set(earlier)
+    return [key for key in listing if key not in known], {
+        key[0] for key in known.difference(listing)
+    }
+
+
 # A subfolder's own stat (mtime_ns, ctime_ns, inode) and last listing, whose names it holds
 # while that stat is unchanged; None: list it.
 Known = tuple[tuple[int, int, int], list[StatKey]] | None

@@ -33,7 +33,15 @@ from .ignore import (
     parse_gitignore,
 )
 from .left_out import stat_left_out
-from .listing import Known, Lister, StatKey, folder_listing, listing_by_names, stat_key
+from .listing import (
+    Known,
+    Lister,
+    StatKey,
+    folder_listing,
+    listing_by_names,
+    listing_changes,
+    stat_key,
+)
 from .snapshot import (
     FILE,
     NOT_READ_LINKED,
@@ -178,9 +186,7 @@ class _Walk:
         newest = 0
         todo = listing
         if record is not None and record.own_rules == own_rules:
-            earlier = set(record.listing)
-            todo = [key for key in listing if key not in earlier]
-            gone = {key[0] for key in earlier.difference(listing)}
+            todo, gone = listing_changes(record.listing, listing)
             entries = dict(record.entries)
             for name in gone:
                 entries.pop(prefix + name, None)
