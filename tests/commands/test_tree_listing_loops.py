@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -129,3 +131,36 @@ def test_a_job_of_the_wrong_shape_is_a_type_error_not_a_crash(compiled: object) 
         listing.compiled.listings([(0, [("a.py", 1)])], 1)  # type: ignore[union-attr]
     with pytest.raises(TypeError, match="each job"):
         listing.compiled.listings([0], 1)  # type: ignore[union-attr]
+
+
+WALK_UNDER_A_LOW_DESCRIPTOR_LIMIT = """
+import resource, sys
+from pathlib import Path
+from counterfoil.commands.tree.walk import take_snapshot
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+snapshot = take_snapshot(Path(sys.argv[1]))
+print(sum(1 for path in snapshot.entries if path.endswith("f.txt")), snapshot.incomplete)
+"""
+
+
+def test_a_deep_tree_of_wide_folders_is_walked_whole_under_a_low_descriptor_limit(
+    compiled: object, tmp_path: Path
+) -> None:
+    """Each level's subfolders are listed ahead of the walk while it descends into the
+    first: the descriptors held at once stay within the process's limit, so no folder is
+    taken for unreadable."""
+    folder = tmp_path / "tree"
+    for _ in range(6):
+        for index in range(30):
+            (folder / f"d{index:02}").mkdir(parents=True)
+            (folder / f"d{index:02}" / "f.txt").write_text("x")
+        folder = folder / "d00"
+
+    completed = subprocess.run(
+        [sys.executable, "-c", WALK_UNDER_A_LOW_DESCRIPTOR_LIMIT, str(tmp_path / "tree")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+    assert completed.stdout.split() == ["180", "None"]

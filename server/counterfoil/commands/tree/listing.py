@@ -91,7 +91,20 @@ def python_listing_by_names(fd: int, previous: list[StatKey]) -> list[StatKey] |
 
 
 COMPILED = compiled is not None
-BATCH = 64  # subfolders stat'ed by one call into C (and descriptors open at once per level)
+BATCH = 64  # subfolders stat'ed by one call into C at the most
+
+
+def held_at_most() -> int:
+    """How many subfolder descriptors the C batches may hold at once, over every level of the
+    walk: a quarter of the process's limit, up to 256 (a deep tree of wide folders must not
+    run out, or a folder would be taken for unreadable)."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError, ValueError):
+        return 16
+    return 256 if limit == resource.RLIM_INFINITY else max(1, min(256, limit // 4))
 
 
 def _raised(result: list[StatKey] | OSError | None) -> list[StatKey] | None:
@@ -197,6 +210,8 @@ class Lister:
 
     def __init__(self, threads: int) -> None:
         self.threads = default_threads() if threads < 0 else threads
+        self.held = 0  # subfolder descriptors the C batches hold now
+        self.held_at_most = held_at_most()
         python_threads = self.threads if compiled is None else 0
         self.pool = ThreadPoolExecutor(python_threads, "tree-walk") if python_threads else None
         self.ahead = max(1, python_threads * AHEAD_PER_THREAD)
@@ -216,8 +231,11 @@ class Lister:
         order; a descriptor is closed when the next name is asked for (or the iterator is
         closed)."""
         if compiled is not None:
-            for start in range(0, len(names), BATCH):
-                yield from self._batch(parent, names[start : start + BATCH])
+            start = 0
+            while start < len(names):
+                size = max(1, min(BATCH, self.held_at_most - self.held))
+                yield from self._batch(parent, names[start : start + size])
+                start += size
             return
         if self.pool is None or len(names) < 2:
             for name, known in names:
@@ -247,9 +265,18 @@ class Lister:
         not read raises in its turn, as it would listed alone."""
         assert compiled is not None
         folders: list[Folder | None] = []
+
+        def close(index: int) -> None:
+            folder = folders[index]
+            if folder is not None:
+                folders[index] = None
+                self.held -= 1
+                os.close(folder[0])
+
         try:
             for name, known in names:
                 folders.append(open_folder(parent, name, known))
+                self.held += folders[-1] is not None
             listed = iter(compiled.listings([f for f in folders if f is not None], self.threads))
             for index, ((name, _), folder) in enumerate(zip(names, folders)):
                 if folder is None:
@@ -258,9 +285,10 @@ class Lister:
                 listing = _raised(next(listed))
                 if listing is None:  # a known name is gone: read the folder afresh
                     listing = folder_listing(folder[0])
-                folders[index] = None
-                yield from _closing(name, (folder[0], listing))
+                try:
+                    yield name, (folder[0], listing)
+                finally:
+                    close(index)
         finally:
-            for folder in folders:
-                if folder is not None:
-                    os.close(folder[0])
+            for index in range(len(folders)):
+                close(index)
