@@ -354,7 +354,7 @@ def test_a_receipt_log_that_does_not_verify_exits_two(demo_project: Path) -> Non
     assert output.startswith("error: line 1: receipt is malformed")
 
 
-def test_ctrl_c_at_an_approval_is_a_no_and_exits_130_without_a_traceback(
+def test_ctrl_c_at_an_approval_withdraws_it_and_exits_130_without_a_traceback(
     demo_project: Path,
 ) -> None:
     before = (demo_project / "app.py").read_bytes()
@@ -377,8 +377,8 @@ def test_ctrl_c_at_an_approval_is_a_no_and_exits_130_without_a_traceback(
 
     assert process.returncode == 130
     assert "Traceback" not in output + errors.decode()
-    assert "(interrupted: no)" in output
-    assert "  rejected call-1 edit_file app.py" in output
+    assert "(interrupted: not answered; asked again on resume)" in output
+    assert "0 rejected" in output and "rejected call-1" not in output
     assert "exit:       130 (interrupted)" in output
     assert (demo_project / "app.py").read_bytes() == before
 

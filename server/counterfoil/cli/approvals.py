@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable
 from typing import TextIO
 
+from ..gate.approval import Approval
 from ..gate.path_text import shown_path
 from ..gate.proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
 from ..loop import AgentEvent
@@ -90,13 +91,13 @@ def terminal_confirm(
     stdout: TextIO,
     style: Style | None = None,
     interrupted: threading.Event | None = None,
-) -> Callable[[ToolProposal], bool]:
+) -> Callable[[ToolProposal], bool | Approval]:
     """Ask on the terminal; only y/yes approves, and end of input or Ctrl-C means No.
 
     Ctrl-C while waiting sets `interrupted`, so the run stops at its next step.
     """
 
-    def confirm(proposal: ToolProposal) -> bool:
+    def confirm(proposal: ToolProposal) -> bool | Approval:
         if interrupted is not None and interrupted.is_set():
             return False
         try:
@@ -109,8 +110,10 @@ def terminal_confirm(
             if interrupted is None:
                 raise
             interrupted.set()
-            stdout.write("\n(interrupted: no)\n")
-            return False
+            # Not answered: withdrawn as the daemon's pause withdraws it, never a No; the run
+            # stops paused with this question open, to be asked again on resume.
+            stdout.write("\n(interrupted: not answered; asked again on resume)\n")
+            return Approval(False, withdrawn=True)
         if not answer:
             stdout.write("(end of input: no)\n")
         approved = answer.strip().lower() in ("y", "yes")
