@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -247,11 +247,18 @@ def build_server() -> CounterfoilServer:
         server.session.settings = settings
         logger.info("settings changed; they apply from the next run")
 
-    @server.feature(types.SHUTDOWN)
-    async def shutdown(ls: CounterfoilServer, params: None) -> None:
-        # At once, on the loop: an answer the client sends after `shutdown` is not acted on.
-        server.interrupt_session()
+    async def close_session() -> None:
         await asyncio.to_thread(server.close_session, SHUTDOWN_WAIT_SECONDS)
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: CounterfoilServer, params: None) -> Generator[Any, Any, None]:
+        # A generator, so pygls runs this first line as it reads the request, before it reads
+        # anything the client sent after it: an answer sent after `shutdown` is not acted on.
+        # (An async handler's body would start only on the loop's next turn, after the reader
+        # had already handed a later answer to the waiting run.) Then the run is wound down
+        # off the loop.
+        server.interrupt_session()
+        yield close_session, (), None
 
     @server.feature(types.EXIT)
     def exit_(ls: CounterfoilServer, params: None) -> None:
