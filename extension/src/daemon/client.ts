@@ -214,12 +214,13 @@ export class DaemonClient implements vscode.Disposable {
       args: argv.slice(1),
       options: { cwd: folder.uri.fsPath, env: launch.env },
     };
+    const initialSettings = this.settings();
     const clientOptions: LanguageClientOptions = {
       documentSelector: [],
       workspaceFolder: folder,
       outputChannel: this.output,
       traceOutputChannel: this.output,
-      initializationOptions: this.settings(),
+      initializationOptions: initialSettings,
       // A daemon that dies is not restarted behind the person's back: the extension says the
       // run was interrupted and the next request (the sessions' Resume offer) starts a fresh one.
       errorHandler: {
@@ -301,6 +302,11 @@ export class DaemonClient implements vscode.Disposable {
         `The Counterfoil daemon (${argv.join(" ")}) is version ${version ?? "unknown"}; this extension needs ${DAEMON_VERSION}. Install the matching counterfoil package, or leave counterfoil.pythonPath unset to use the bundled daemon.`,
       );
     }
+    // A setting changed while the daemon was starting was not sent (the client was not yet
+    // running): the daemon hears it now, before any request that waited for this start.
+    if (JSON.stringify(this.settings()) !== JSON.stringify(initialSettings)) {
+      this.sendSettings(client);
+    }
     return client;
   }
 
@@ -366,13 +372,17 @@ export class DaemonClient implements vscode.Disposable {
       event.affectsConfiguration("counterfoil") &&
       this.client.state === State.Running
     ) {
-      void this.client
-        .sendNotification(DidChangeConfigurationNotification.type, {
-          settings: { counterfoil: this.settings() },
-        })
-        .catch((error) =>
-          this.output.error(`sending settings: ${String(error)}`),
-        );
+      this.sendSettings(this.client);
     }
+  }
+
+  private sendSettings(client: LanguageClient): void {
+    void client
+      .sendNotification(DidChangeConfigurationNotification.type, {
+        settings: { counterfoil: this.settings() },
+      })
+      .catch((error) =>
+        this.output.error(`sending settings: ${String(error)}`),
+      );
   }
 }

@@ -353,6 +353,7 @@ describe("what the editor says", () => {
           String(readJson(folderSettings)["counterfoil.model"] ?? ""),
         ),
       );
+      await waitForNotification(page, /model set to the scripted demo/);
       await startRun(page, "make tests/test_math.py pass");
       const panel = runPanel(page);
       const disabled = panel.locator("#step-0-2");
