@@ -50,6 +50,30 @@ const NOISY = [
 ].join("\n");
 const NOISY_ARGV = ["python", "noisy.py"];
 
+/** A folder holding `files`, whose scripted model asks to run `argv` once in review mode and
+ * then answers `final`. */
+function reviewWorkspace(
+  name: string,
+  argv: string[],
+  final: string,
+  files: Record<string, string>,
+): string {
+  const script = writeResponses(
+    `${name}.jsonl`,
+    { tool: "run_command", argv },
+    { final },
+  );
+  const workspace = makeWorkspace(name, {
+    "counterfoil.model": `scripted:${script}`,
+    "counterfoil.allowedCommands": [argv],
+    "counterfoil.commandSandbox": "review",
+  });
+  for (const [file, text] of Object.entries(files)) {
+    writeFileSync(join(workspace, file), text);
+  }
+  return workspace;
+}
+
 let browser: Browser;
 
 describe("review mode", () => {
@@ -62,19 +86,16 @@ describe("review mode", () => {
   });
 
   test("a reviewed command's changes are one multi-file diff, Accept applies them, the receipt says how it ran", async () => {
-    const script = writeResponses(
-      "review-mode.jsonl",
-      { tool: "run_command", argv: TOOL_ARGV },
-      { final: "ran the tool" },
+    const workspace = reviewWorkspace(
+      "review-mode",
+      TOOL_ARGV,
+      "ran the tool",
+      {
+        "tool.py": TOOL,
+        "data.txt": "before\n",
+        "old.txt": "old\n",
+      },
     );
-    const workspace = makeWorkspace("review-mode", {
-      "counterfoil.model": `scripted:${script}`,
-      "counterfoil.allowedCommands": [TOOL_ARGV],
-      "counterfoil.commandSandbox": "review",
-    });
-    writeFileSync(join(workspace, "tool.py"), TOOL);
-    writeFileSync(join(workspace, "data.txt"), "before\n");
-    writeFileSync(join(workspace, "old.txt"), "old\n");
     const page = await openFolder(workspace);
     try {
       await waitForDaemon(page);
@@ -179,18 +200,10 @@ describe("review mode", () => {
   });
 
   test("a rejected review looks rejected everywhere; the modal says how the command runs; long output says where it is kept and what the model read", async () => {
-    const script = writeResponses(
-      "review-rejected.jsonl",
-      { tool: "run_command", argv: NOISY_ARGV },
-      { final: "ran it" },
-    );
-    const workspace = makeWorkspace("review-rejected", {
-      "counterfoil.model": `scripted:${script}`,
-      "counterfoil.allowedCommands": [NOISY_ARGV],
-      "counterfoil.commandSandbox": "review",
+    const workspace = reviewWorkspace("review-rejected", NOISY_ARGV, "ran it", {
+      "noisy.py": NOISY,
+      "data.txt": "before\n",
     });
-    writeFileSync(join(workspace, "noisy.py"), NOISY);
-    writeFileSync(join(workspace, "data.txt"), "before\n");
     const page = await openFolder(workspace);
     try {
       await waitForDaemon(page);
