@@ -45,6 +45,7 @@ def store_object(
     `durable=False` skips the fsyncs, for the many objects of a tree snapshot;
     `sync_objects` makes the few a receipt names durable before it counts."""
     digest = hashlib.sha256(data).hexdigest()
+    _check_hold(hold, log_folder)
     own = hold is None
     hold = ObjectHold(log_folder) if hold is None else hold
     try:
@@ -80,6 +81,13 @@ def store_object(
         if own:
             hold.close()
     return digest
+
+
+def _check_hold(hold: ObjectHold | None, log_folder: Path) -> None:
+    """A hold lists names of its own folder's store: one from another folder would leave its
+    hold file where the objects are not (and gc would not see it)."""
+    if hold is not None and hold.log_folder != log_folder:
+        raise ValueError(f"a hold of {hold.log_folder} cannot hold objects in {log_folder}")
 
 
 def _is_stored(objects: int, digest: str) -> bool:
@@ -152,6 +160,8 @@ class ObjectStream:
         self._temporary = f".output.{os.getpid()}.{secrets.token_hex(8)}.tmp"
         self._error: OSError | None = None
         self._digest: str | None = None
+        if log_folder is not None:
+            _check_hold(hold, log_folder)
         self._own_hold = hold is None and log_folder is not None
         self._hold = ObjectHold(log_folder) if hold is None and log_folder is not None else hold
         if log_folder is None:

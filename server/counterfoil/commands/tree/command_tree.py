@@ -77,8 +77,8 @@ class CommandTree:
         if self.store.path is None or self.cache.hold is None:
             self.kept.add(self.store.keep_object(data, durable=False))
         else:
-            folder, hold = self.store.path.parent, self.cache.hold
-            self.kept.add(store_object(folder, data, hold, durable=False))
+            hold = self.cache.hold
+            self.kept.add(store_object(hold.log_folder, data, hold, durable=False))
 
     def is_kept(self, digest: str) -> bool:
         return digest in self.kept
