@@ -34,11 +34,16 @@ typedef struct {
 
 /* One folder: its descriptor, and either the names of its last listing to lstat again (known
  * unchanged) or none (read the folder). What it found, or why not: `gone` (a known name is
- * missing: list it afresh), `error` (an errno from reading it), `no_memory`. */
+ * missing: list it afresh), `error` (an errno from reading it), `no_memory`.
+ *
+ * `previous` is a copy of the caller's list, made before the GIL is released: another thread
+ * may change the caller's list meanwhile, and its items (tuples, which cannot change) are held
+ * by the copy, so what is compared afterwards is what the names were taken from. */
 typedef struct {
     int fd;
     Py_ssize_t count; /* known names; -1: read the folder */
     const char **names;
+    PyObject *previous; /* owned copy of the previous listing, or NULL */
     Found *found;
     size_t used;
     int gone, error, no_memory;
@@ -179,10 +184,24 @@ static int has_key(PyObject *item, const Key *key) {
     return same;
 }
 
-/* Whether the keys found are those of `previous`, entry by entry. */
-static int same_keys(Job *job, PyObject *previous) {
+/* Whether the keys found are those of the job's previous listing, entry by entry. */
+static int same_keys(Job *job) {
     for (size_t index = 0; index < job->used; index++) {
-        if (!has_key(PyList_GET_ITEM(previous, (Py_ssize_t)index), &job->found[index].key)) {
+        if (!has_key(PyList_GET_ITEM(job->previous, (Py_ssize_t)index), &job->found[index].key)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Whether the caller's list `given` still holds the items of the job's copy, in order. */
+static int unchanged(Job *job, PyObject *given) {
+    Py_ssize_t count = PyList_GET_SIZE(job->previous);
+    if (PyList_GET_SIZE(given) != count) {
+        return 0;
+    }
+    for (Py_ssize_t index = 0; index < count; index++) {
+        if (PyList_GET_ITEM(given, index) != PyList_GET_ITEM(job->previous, index)) {
             return 0;
         }
     }
@@ -190,12 +209,13 @@ static int same_keys(Job *job, PyObject *previous) {
 }
 
 /* The job's result as `listing.py` has it: a list of (name, size, mtime_ns, inode, mode,
- * ctime_ns) (`previous` itself when every key is as it was, else a new list holding each of
- * `previous`'s entries whose key is as it was, so the caller can tell the changed ones by
- * identity), None for a known name gone, the
- * OSError that reading the folder met (returned, for the caller to raise in that folder's
- * turn), or NULL with an exception set. */
-static PyObject *job_result(Job *job, PyObject *previous) {
+ * ctime_ns) (the previous listing itself when every key is as it was, `given` when no other
+ * thread changed it meanwhile, else a new list holding each of the previous entries whose key
+ * is as it was, so the caller can tell the changed ones by identity), None for a known name
+ * gone, the OSError that reading the folder met (returned, for the caller to raise in that
+ * folder's turn), or NULL with an exception set. */
+static PyObject *job_result(Job *job, PyObject *given) {
+    PyObject *previous = job->previous;
     if (job->no_memory) {
         return PyErr_NoMemory();
     }
@@ -205,8 +225,8 @@ static PyObject *job_result(Job *job, PyObject *previous) {
     if (job->gone) {
         return Py_NewRef(Py_None);
     }
-    if (previous != NULL && same_keys(job, previous)) {
-        return Py_NewRef(previous);
+    if (previous != NULL && same_keys(job)) {
+        return Py_NewRef(unchanged(job, given) ? given : previous);
     }
     PyObject *result = PyList_New((Py_ssize_t)job->used);
     for (size_t index = 0; result != NULL && index < job->used; index++) {
@@ -240,6 +260,7 @@ static void free_job(Job *job) {
     }
     free(job->found);
     PyMem_Free((void *)job->names);
+    Py_CLEAR(job->previous);
 }
 
 /* Fills `job` from (fd, previous listing or None); the names' encoded bytes are appended to
@@ -263,6 +284,11 @@ static int prepare(Job *job, PyObject *fd_object, PyObject *previous, PyObject *
         PyErr_SetString(PyExc_TypeError, "a previous listing is a list of stat keys or None");
         return -1;
     }
+    job->previous = PyList_GetSlice(previous, 0, PY_SSIZE_T_MAX);
+    if (job->previous == NULL) {
+        return -1;
+    }
+    previous = job->previous;
     job->count = PyList_GET_SIZE(previous);
     job->names = PyMem_Malloc(sizeof(char *) * (size_t)(job->count > 0 ? job->count : 1));
     if (job->names == NULL) {
@@ -296,9 +322,14 @@ static int prepare(Job *job, PyObject *fd_object, PyObject *previous, PyObject *
  * folders are stat'ed on up to `threads` threads, the GIL released; the descriptors are left
  * open. */
 static PyObject *listings(PyObject *self, PyObject *args) {
-    PyObject *batch;
+    PyObject *given;
     int threads;
-    if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &batch, &threads)) {
+    if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &given, &threads)) {
+        return NULL;
+    }
+    /* A copy, held until the results are made: the caller's list may change meanwhile. */
+    PyObject *batch = PyList_GetSlice(given, 0, PY_SSIZE_T_MAX);
+    if (batch == NULL) {
         return NULL;
     }
     Py_ssize_t count = PyList_GET_SIZE(batch);
@@ -341,6 +372,7 @@ done:
     }
     PyMem_Free(jobs);
     Py_XDECREF(keep);
+    Py_DECREF(batch);
     return results;
 }
 
