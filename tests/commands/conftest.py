@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
 import pytest
 
 from counterfoil.commands.tree import listing
@@ -17,3 +22,26 @@ def listing_loops(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatc
     else:
         monkeypatch.setattr(listing, "compiled", None)
     return str(request.param)
+
+
+@pytest.fixture
+def listings(listing_loops: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """Each folder read afresh while the test runs (with the loops `listing_loops` chose): each
+    `os.scandir` call of the Python loops, each folder the C loops are asked to read."""
+    calls: list[Any] = []
+    real = os.scandir
+
+    def counted(path: Any = ".") -> Any:
+        calls.append(path)
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", counted)
+    if listing.compiled is not None:
+        real_listings = listing.compiled.listings
+
+        def counted_listings(jobs: list[Any], threads: int) -> Any:
+            calls.extend(fd for fd, previous in jobs if previous is None)
+            return real_listings(jobs, threads)
+
+        monkeypatch.setattr(listing, "compiled", SimpleNamespace(listings=counted_listings))
+    yield calls

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -36,29 +34,6 @@ def listed_twice(root: Path) -> Snapshot:
 
 
 pytestmark = pytest.mark.usefixtures("listing_loops")
-
-
-@pytest.fixture
-def listings(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
-    """Each folder read afresh while the test runs: each `os.scandir` call of the Python loops,
-    each folder the C loops are asked to read."""
-    calls: list[Any] = []
-    real = os.scandir
-
-    def counted(path: Any = ".") -> Any:
-        calls.append(path)
-        return real(path)
-
-    monkeypatch.setattr(os, "scandir", counted)
-    if listing.compiled is not None:
-        real_listings = listing.compiled.listings
-
-        def counted_listings(jobs: list[Any], threads: int) -> Any:
-            calls.extend(fd for fd, previous in jobs if previous is None)
-            return real_listings(jobs, threads)
-
-        monkeypatch.setattr(listing, "compiled", SimpleNamespace(listings=counted_listings))
-    yield calls
 
 
 def test_a_settled_unchanged_folder_is_not_listed_again(

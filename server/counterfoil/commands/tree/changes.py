@@ -18,7 +18,7 @@ from typing import Any
 from ...gate.path_text import shown_path
 from .left_out import LeftOutChange, left_out_changes
 from .listing import StatKey
-from .snapshot import FOLDER, RACY_NANOSECONDS, Entry, Snapshot, TreeLimits
+from .snapshot import FOLDER, Entry, Snapshot, TreeLimits
 
 CREATED, MODIFIED, DELETED, MODE_CHANGED = "created", "modified", "deleted", "mode_changed"
 
@@ -144,7 +144,7 @@ def compare(
     `hash_entry` (in path order, while fewer than the cap are listed) and updated in place, so
     `after` serves as the next comparison's stat cache."""
     old, new = before.entries, after.entries
-    racy = before.taken_ns - RACY_NANOSECONDS
+    racy = before.settled_ns
     # An unchanged entry is the very same object (the stat cache's fast path); a walk from
     # `before` lists the paths it recorded anew, so only those are looked at.
     paths = after.fresh if after.base == before.serial else new.keys()

@@ -26,7 +26,9 @@ from .left_out import LeftOutFolder
 from .listing import StatKey
 
 FILE, SYMLINK, OTHER, FOLDER = "file", "symlink", "other", "folder"
-RACY_NANOSECONDS = 100_000_000  # mtimes this close to a snapshot are hashed again next time
+RACY_NANOSECONDS = 100_000_000  # a fine clock's stamps this close to a snapshot are re-read
+SECOND_NANOSECONDS = 1_000_000_000
+COARSE_TICK_NANOSECONDS = 2 * SECOND_NANOSECONDS  # FAT's mtime; HFS+, ext4's 128-byte inodes: 1 s
 CHUNK_BYTES = 1 << 20
 NOT_READ_PROTECTED = "protected"
 NOT_READ_LINKED = "has other hard links"
@@ -35,6 +37,22 @@ SETTLED_NOTES = frozenset({NOT_READ_PROTECTED, NOT_READ_LINKED, NOT_READ_SPECIAL
 UNSETTLED = 1 << 63  # a folder record's newest mtime when an entry must be read again
 
 KeepBytes = Callable[[bytes], None]
+
+
+def latest_ns(stamp_ns: int) -> int:
+    """The latest time a file-system timestamp may stand for. A whole-second one may come from a
+    coarse clock (HFS+, FAT, ext4 with 128-byte inodes, some network and FUSE file systems),
+    truncated from any time in the tick after it: a change later in that tick leaves it as it
+    is. So it stands for the end of the coarsest such tick; a finer one stands for itself."""
+    if stamp_ns % SECOND_NANOSECONDS == 0:
+        return stamp_ns + COARSE_TICK_NANOSECONDS - 1
+    return stamp_ns
+
+
+def changed_ns(mtime_ns: int, ctime_ns: int) -> int:
+    """When an entry last changed, as far as its stat can tell: what git's "racily clean" rule
+    compares with a snapshot's start (see `Snapshot.settled_ns`)."""
+    return max(latest_ns(mtime_ns), latest_ns(ctime_ns))
 
 
 @dataclass(frozen=True)
@@ -73,9 +91,8 @@ class Entry(NamedTuple):
 
     @property
     def changed_ns(self) -> int:
-        """When the entry last changed, as far as its stat can tell (the later of mtime and
-        ctime): what the racy rule compares with a snapshot's time."""
-        return max(self.mtime_ns, self.ctime_ns)
+        """When the entry last changed, as far as its stat can tell (`changed_ns`)."""
+        return changed_ns(self.mtime_ns, self.ctime_ns)
 
 
 FolderKey = tuple[int, int, int]  # a folder's own mtime_ns, ctime_ns and inode
@@ -117,6 +134,14 @@ class Snapshot:
     root: StatKey | None = None  # the root folder's own stat (its name ".")
     left_out_folders: dict[str, LeftOutFolder] | None = None  # None: not looked at
     serial: int = field(default_factory=lambda: next(_serials))
+
+    @property
+    def settled_ns(self) -> int:
+        """What this snapshot read of an entry holds while the entry's stat is unchanged only
+        when the entry last changed before this time (`changed_ns`), as git's "racily clean"
+        rule has it: a change in the same clock tick as the snapshot's start may leave the
+        stat as it was, so anything newer is read again at the next walk or comparison."""
+        return self.taken_ns - RACY_NANOSECONDS
 
     def count_ignored(self, reason: str) -> None:
         self.ignored[reason] = self.ignored.get(reason, 0) + 1

@@ -1,8 +1,9 @@
 """The walk that takes a snapshot, with its stat cache.
 
 An entry whose size, mtime_ns, inode, mode and ctime_ns match the previous snapshot's keeps
-its digest unread, unless its mtime or ctime was too close to when that snapshot was taken to
-trust (as git's "racy" rule). A whole folder whose listing (names and stat keys, in order) and inherited rules
+its digest unread, unless its mtime or ctime, at the file system's granularity, was not older
+than when that snapshot was taken (git's "racily clean" rule, `Snapshot.settled_ns`). A whole
+folder whose listing (names and stat keys, in order) and inherited rules
 equal the last walk's is taken whole from its `FolderRecord`: one list comparison instead of
 one per entry; in a folder whose listing changed, only the names whose key changed are looked
 at, and a `.gitignore` whose stat is unchanged is not read again. A folder whose own stat is
@@ -48,7 +49,6 @@ from .snapshot import (
     NOT_READ_PROTECTED,
     NOT_READ_SPECIAL,
     OTHER,
-    RACY_NANOSECONDS,
     SETTLED_NOTES,
     SYMLINK,
     UNSETTLED,
@@ -59,6 +59,7 @@ from .snapshot import (
     Snapshot,
     TreeLimits,
     TreeRules,
+    changed_ns,
     digest_file,
     symlink_digest,
 )
@@ -81,7 +82,7 @@ class _Walk:
         self.limits = limits
         self.previous = previous.entries if previous is not None else {}
         self.records = previous.folders if previous is not None else {}
-        self.trust_before = (previous.taken_ns - RACY_NANOSECONDS) if previous else 0
+        self.trust_before = previous.settled_ns if previous is not None else 0
         self.keep = keep
         self.hash_files = hash_files
         self.snapshot = Snapshot(
@@ -92,7 +93,7 @@ class _Walk:
         self.protected = protected_walk_matcher(rules.protected_patterns)
         self.deadline = time.monotonic() + limits.max_seconds
         self.lister = Lister(limits.walk_threads)
-        self.settled_before = self.snapshot.taken_ns - RACY_NANOSECONDS
+        self.settled_before = self.snapshot.settled_ns
 
     def run(self) -> Snapshot:
         fd = os.open(self.root, DIRECTORY_FLAGS)
@@ -123,7 +124,7 @@ class _Walk:
     def _settled(self, own: FolderKey) -> FolderKey | None:
         """`own` as a record keeps it: only when it is out of the racy window now, so a change
         made after this listing cannot leave it as it is."""
-        return own if max(own[0], own[1]) < self.settled_before else None
+        return own if changed_ns(own[0], own[1]) < self.settled_before else None
 
     def _folder(
         self,
@@ -245,7 +246,7 @@ class _Walk:
                 if (
                     known[1:6] == key[1:]
                     and known.digest is not None
-                    and max(key[2], key[5]) < trusted
+                    and changed_ns(key[2], key[5]) < trusted
                     and len(snapshot.entries) < cap
                 ):
                     snapshot.entries[path] = entries[path] = known  # unchanged: the same entry
@@ -347,7 +348,7 @@ class _Walk:
         if (
             record is not None
             and record.gitignore == key
-            and max(key[2], key[5]) < self.trust_before
+            and changed_ns(key[2], key[5]) < self.trust_before
         ):
             return record.own_rules
         try:
@@ -393,7 +394,7 @@ class _Walk:
                 known is not None
                 and known.digest is not None
                 and known[1:6] == (*stat_key(info), mode, info.st_ctime_ns)
-                and max(info.st_mtime_ns, info.st_ctime_ns) < self.trust_before
+                and changed_ns(info.st_mtime_ns, info.st_ctime_ns) < self.trust_before
             ):
                 digest = known.digest
             elif kind == SYMLINK:
