@@ -132,6 +132,7 @@ def test_the_receipt_says_how_the_command_ran(tmp_path: Path) -> None:
         "mode": "confine",
         "mechanism": "bubblewrap",
         "network": False,
+        "unix_sockets": False,
     }
 
 
@@ -142,6 +143,7 @@ def test_a_command_run_as_the_user_says_so_on_its_receipt(tmp_path: Path) -> Non
         "mode": "off",
         "mechanism": "none",
         "network": True,
+        "unix_sockets": True,
     }
 
 

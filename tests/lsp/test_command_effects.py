@@ -113,7 +113,12 @@ async def test_review_mode_shows_the_commands_changes_and_only_accept_applies_th
     assert (demo_project / "gen" / "out.txt").read_text() == "out\n"
     assert not (demo_project / "old.txt").exists()
     receipt = daemon.receipts[-1]
-    assert receipt["sandbox"] == {"mode": "review", "mechanism": "bubblewrap", "network": False}
+    assert receipt["sandbox"] == {
+        "mode": "review",
+        "mechanism": "bubblewrap",
+        "network": False,
+        "unix_sockets": False,
+    }
     assert receipt["review"]["decision"] == "accepted"
     assert sorted(receipt["review"]["applied"]) == sorted(files)
 

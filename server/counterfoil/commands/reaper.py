@@ -1,7 +1,7 @@
 """The process between the gate and one command: it outlives the command to kill what it left.
 
 Run as a script by `runner.run_bounded` (`python -I -S reaper.py REPORT_FD CPU
-MEMORY PROCESSES -- ARGV...`), so it is a fresh single-threaded interpreter: setting resource
+MEMORY PROCESSES [PASSED_FD...] -- ARGV...`; the command inherits each PASSED_FD), so it is a fresh single-threaded interpreter: setting resource
 limits between fork and exec (`preexec_fn`) is safe here, where it is not in a daemon with
 threads. On Linux it makes itself a child subreaper, so every descendant that is orphaned, even
 one that called setsid, is re-parented to it instead of to init; when the command exits, or on
@@ -183,7 +183,9 @@ def _wait_for(pid: int, me: int, subreaper: bool, remembered: ProcessTable) -> i
 def main(arguments: list[str]) -> int:
     report_fd = int(arguments[0])
     cpu, memory, processes = arguments[1:4]
-    argv = arguments[5:]
+    separator = arguments.index("--", 4)
+    passed = tuple(int(fd) for fd in arguments[4:separator])
+    argv = arguments[separator + 1 :]
     me = os.getpid()
     signal.signal(signal.SIGTERM, _on_sigterm)
     prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the gate died: end the command too
@@ -192,7 +194,7 @@ def main(arguments: list[str]) -> int:
     report: dict[str, object]
     try:
         limits = _limiter(cpu, memory, processes)
-        command = subprocess.Popen(argv, preexec_fn=limits)  # noqa: PLW1509 - one thread here
+        command = subprocess.Popen(argv, preexec_fn=limits, pass_fds=passed)  # noqa: PLW1509 - one thread here
     except OSError as error:
         report = {"error": [error.errno, error.strerror, error.filename]}
     except (Stop, subprocess.SubprocessError) as error:

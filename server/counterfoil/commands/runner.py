@@ -179,6 +179,7 @@ def run_bounded(
     output_sink: Callable[[bytes], None] | None = None,
     wrapper: tuple[str, ...] = (),
     environment: Iterable[tuple[str, str]] = (),
+    pass_fds: tuple[int, ...] = (),
 ) -> CommandResult:
     """Run `argv` with stdout and stderr together, bounded; wait for its exit, not its EOF.
 
@@ -187,7 +188,8 @@ def run_bounded(
     survives nor keeps the call waiting. `output_sink`, when given, is called with every raw
     chunk of output in order (it must not raise). `wrapper` (a sandbox's argv prefix) runs
     between the reaper and the command, so the reaper still ends everything below it;
-    `environment` adds variables. Raises OSError when the command cannot start.
+    `environment` adds variables; `pass_fds`, descriptors the wrapper reads (inherited through
+    the reaper). Raises OSError when the command cannot start.
     """
     report_read, report_write = os.pipe()
     adopt_orphans()
@@ -195,7 +197,7 @@ def run_bounded(
         with own_child() as note:
             process = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(REAPER), str(report_write), *limits.arguments()]
-                + ["--", *wrapper, *argv],
+                + [*map(str, pass_fds), "--", *wrapper, *argv],
                 cwd=cwd,
                 env={
                     **command_environment(os.environ, pass_environment, withheld_environment),
@@ -205,7 +207,7 @@ def run_bounded(
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                pass_fds=(report_write,),
+                pass_fds=(report_write, *pass_fds),
             )
             note(process.pid)
     except BaseException:

@@ -65,20 +65,22 @@ def run_tracked_command(
                         temporary=temporary,
                         hidden=policy.hidden_paths,
                     )
-                    outcome = run_bounded(
-                        proposal.argv,
-                        policy.root
-                        if review is None or sandbox.mechanism != "sandbox-exec"
-                        else review.copy,
-                        policy.command_timeout_seconds,
-                        pass_environment=policy.pass_environment,
-                        withheld_environment=policy.withheld_environment,
-                        limits=policy.command_limits,
-                        stop=stop,
-                        output_sink=output.write,
-                        wrapper=sandbox.prefix,
-                        environment=sandbox.environment,
-                    )
+                    with sandbox.launch() as (prefix, fds):
+                        outcome = run_bounded(
+                            proposal.argv,
+                            policy.root
+                            if review is None or sandbox.mechanism != "sandbox-exec"
+                            else review.copy,
+                            policy.command_timeout_seconds,
+                            pass_environment=policy.pass_environment,
+                            withheld_environment=policy.withheld_environment,
+                            limits=policy.command_limits,
+                            stop=stop,
+                            output_sink=output.write,
+                            wrapper=prefix,
+                            environment=sandbox.environment,
+                            pass_fds=fds,
+                        )
             except OSError as error:
                 raise AgentError(f"could not run command: {error}") from None
             duration = time.monotonic() - started

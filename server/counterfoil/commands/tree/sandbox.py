@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import AgentError
+from . import socket_filter
 from .reach import UNRESTRICTED, Reach, reach_for
 
 OFF, CONFINE, REVIEW = "off", "confine", "review"
@@ -33,16 +34,43 @@ PROBE_TIMEOUT_SECONDS = 30.0
 
 @dataclass(frozen=True)
 class Sandbox:
-    """The argv prefix that confines one command, and what its receipt says about it."""
+    """The argv prefix that confines one command, and what its receipt says about it;
+    `seccomp`, bubblewrap's filter program (`socket_filter`), read from a descriptor."""
 
     mode: str
     mechanism: str
     network: bool
     prefix: tuple[str, ...] = ()
     environment: tuple[tuple[str, str], ...] = ()
+    seccomp: bytes | None = None
+
+    @property
+    def unix_sockets(self) -> bool:
+        """Whether the command may make a Unix socket (and so reach a service's, wherever it
+        listens): not with the network off under a filter or `sandbox-exec`."""
+        return self.seccomp is None and not (self.mechanism == SANDBOX_EXEC and not self.network)
 
     def record(self) -> dict[str, Any]:
-        return {"mode": self.mode, "mechanism": self.mechanism, "network": self.network}
+        return {
+            "mode": self.mode,
+            "mechanism": self.mechanism,
+            "network": self.network,
+            "unix_sockets": self.unix_sockets,
+        }
+
+    @contextmanager
+    def launch(self) -> Iterator[tuple[tuple[str, ...], tuple[int, ...]]]:
+        """The argv prefix to run the command under, and the descriptors it must inherit."""
+        if self.seccomp is None:
+            yield self.prefix, ()
+            return
+        with socket_filter.readable(self.seccomp) as fd:
+            yield with_seccomp(self.prefix, fd), (fd,)
+
+
+def with_seccomp(prefix: tuple[str, ...], fd: int) -> tuple[str, ...]:
+    """bwrap's `prefix` (which ends with `--`) reading a seccomp program from `fd`."""
+    return (*prefix[:-1], "--seccomp", str(fd), prefix[-1])
 
 
 UNCONFINED = Sandbox(OFF, NONE, True)
@@ -162,16 +190,24 @@ def _bubblewrap_problem(bwrap: str) -> str | None:
     probe that only ran out of time (a busy machine) is asked again next time, never kept."""
     if bwrap in _PROBED:
         return _PROBED[bwrap]
-    probe = bubblewrap_argv(bwrap, Path("/"), network=False) + ("true",)
+    probe = Sandbox(
+        CONFINE,
+        BUBBLEWRAP,
+        False,
+        bubblewrap_argv(bwrap, Path("/"), network=False),
+        seccomp=socket_filter.program(),
+    )
     try:
-        completed = subprocess.run(
-            probe,
-            capture_output=True,
-            text=True,
-            timeout=PROBE_TIMEOUT_SECONDS,
-            check=False,
-            env=_probe_environment(),
-        )
+        with probe.launch() as (prefix, fds):
+            completed = subprocess.run(
+                (*prefix, "true"),
+                capture_output=True,
+                text=True,
+                timeout=PROBE_TIMEOUT_SECONDS,
+                check=False,
+                env=_probe_environment(),
+                pass_fds=fds,
+            )
     except subprocess.TimeoutExpired:
         return f"its probe did not finish in {PROBE_TIMEOUT_SECONDS:.0f} s"
     except (OSError, subprocess.SubprocessError) as error:
@@ -222,7 +258,8 @@ def sandbox_for(
             )
         reach = _hiding(reach_for(root, read_only, network=network), hidden)
         prefix = bubblewrap_argv(bwrap, root, reach, source=source, network=network)
-        return Sandbox(mode, BUBBLEWRAP, network, prefix, (("TMPDIR", "/tmp"),))
+        seccomp = None if network else socket_filter.program()
+        return Sandbox(mode, BUBBLEWRAP, network, prefix, (("TMPDIR", "/tmp"),), seccomp)
     if platform == "darwin":
         tool = shutil.which("sandbox-exec") or "/usr/bin/sandbox-exec"
         if not os.path.exists(tool):
