@@ -405,6 +405,7 @@ export interface Verdict {
   rejected: string[];
   refused: string[];
   failed: string[];
+  reviewRejected: string[];
   filesChanged: FileChanged[];
   validation: Validation;
   validatedBy: string | null;

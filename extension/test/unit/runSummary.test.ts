@@ -9,6 +9,7 @@ const verdict = (fields: Partial<Verdict> = {}): Verdict => ({
   rejected: [],
   refused: [],
   failed: [],
+  reviewRejected: [],
   filesChanged: [],
   validation: "not_run",
   validatedBy: null,
