@@ -19,6 +19,7 @@ from tests.support.terminal import run_cli
 REPOSITORY = Path(__file__).resolve().parents[2]
 GREETING = REPOSITORY / "fixtures" / "responses" / "greeting.jsonl"
 NOTES = "refs/notes/counterfoil"
+BASE = "base"  # the tag on the commit that added the allowed signers
 
 
 def git(folder: Path, *arguments: str) -> str:
@@ -55,12 +56,15 @@ def project(demo_project: Path) -> Path:
     """The demo project in git, with its allowed signers committed, then one agent run that
     edits greeting.py, writes NOTES.md and validates, committed as the agent left it."""
     git(demo_project, "init", "-q", "-b", "main")
-    (demo_project / ".gitignore").write_text(".counterfoil/*\n!.counterfoil/allowed_signers\n")
+    (demo_project / ".gitignore").write_text(
+        ".counterfoil/*\n!.counterfoil/allowed_signers\n__pycache__/\n"
+    )
     (demo_project / ".counterfoil").mkdir()
     status, signers = cli("keys", "export-public", "--owner", "ada@example.com")
     assert status == 0
     (demo_project / ".counterfoil" / "allowed_signers").write_text(signers)
     commit_all(demo_project, "start")
+    git(demo_project, "tag", BASE)
     run = (
         "agent", "make the greeting say Welcome", "--root", str(demo_project),
         "--allow-writes", "--allow-command", "python validate.py",
@@ -76,7 +80,9 @@ def export(project: Path, *more: str) -> tuple[int, str]:
 
 
 def verify(project: Path, *more: str) -> tuple[int, str]:
-    return cli("receipts", "verify-bundle", "--repo", str(project), *more)
+    """`verify-bundle` with the allowed signers of the base, unless `more` names others."""
+    signers = () if "--signers" in more else ("--signers-from", BASE)
+    return cli("receipts", "verify-bundle", "--repo", str(project), *signers, *more)
 
 
 def independent_check(envelope: dict[str, Any], public_key: str, project: Path) -> dict[str, Any]:
@@ -183,7 +189,7 @@ def test_a_key_not_in_the_allowed_signers_is_refused(
     assert cli("keys", "init")[0] == 0
     other_signers = tmp_path / "allowed"
     other_signers.write_text(cli("keys", "export-public", "--owner", "eve")[1])
-    status, output = verify(project, "--allowed-signers", str(other_signers))
+    status, output = verify(project, "--signers", str(other_signers))
     assert status == 1
     assert "finding: no signature is by a key in the allowed signers" in output
 
@@ -217,7 +223,7 @@ def test_a_note_survives_push_and_fetch_between_two_repositories(
     assert export(project)[0] == 0
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    git(project, "push", "-q", str(remote), "main", NOTES)
+    git(project, "push", "-q", str(remote), "main", BASE, NOTES)
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(remote), str(clone))
     git(clone, "fetch", "-q", "origin", f"{NOTES}:{NOTES}")
