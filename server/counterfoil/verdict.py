@@ -93,10 +93,10 @@ class RunVerdict:
     the last file change: `passed` (exit 0) or `failed` (non-zero or timed out). A command that
     ran only before a later change leaves it `stale`; no command at all leaves it `not_run`
     (also when nothing changed). A command that changed files is itself a change, so it does not
-    validate what it wrote: a formatter after the last passing test leaves it `stale`. A
-    reviewed command whose changes did not all reach the root ran on other bytes, so its exit
-    status validates nothing, and what it left out changed nothing: a rejected review neither
-    validates nor makes validation stale. `validated_by` is the call id of the deciding (or
+    validate what it wrote: a formatter after the last passing test leaves it `stale` (so does a
+    partly applied review). A reviewed command whose changes did not reach the root ran on other
+    bytes, so its exit status validates nothing, and what it left out changed nothing: a
+    rejected review neither validates nor makes validation stale. `validated_by` is the call id of the deciding (or
     stale) command. `compute_verdict` is the one place this rule lives: the run's verdict, the
     exported evidence and its verifier all call it.
     """
@@ -176,7 +176,7 @@ def compute_verdict(outcomes: Iterable[EffectOutcome]) -> RunVerdict:
     commands = [
         (index, outcome)
         for index, outcome in enumerate(effects)
-        if outcome.ran_command and outcome.ran_on_the_root
+        if outcome.ran_command and (outcome.ran_on_the_root or outcome.changed_files)
     ]
     validation: Validation = "not_run"
     validated_by: str | None = None
