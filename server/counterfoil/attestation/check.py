@@ -179,6 +179,11 @@ def hand_change_finding(change: HandChange) -> str:
             f"{shown(change.path)}: changed by hand, and validation command {shown(change.read_by)} "
             "reads or runs it, so the check that passed is not the one committed"
         )
+    if change.removed:
+        return (
+            f"{shown(change.path)}: removed by hand, not by any receipt, so the validation did "
+            "not run without it (a team accepts such a path with --allow-hand-changes)"
+        )
     return (
         f"{shown(change.path)}: the committed bytes were not written by any receipt, so the "
         "validation did not run on them (a team accepts such a file with --allow-hand-changes)"

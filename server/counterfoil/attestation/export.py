@@ -11,6 +11,7 @@ from ..errors import AgentError
 from ..receipts.signing import load_signer
 from .dsse import pae, parse_envelope, sign_envelope
 from .git import NOTES_REF, Repository, repository_of
+from .hand_changes import hand_changes
 from .signers import AllowedSigner
 from .statement import build_statement, read_verified_log
 
@@ -23,7 +24,7 @@ class ExportedEvidence:
     effects: int
     files: int
     validation: str
-    unreceipted: tuple[str, ...]  # committed files whose bytes no receipt wrote
+    unreceipted: tuple[str, ...]  # paths the commit changed by hand: bytes no receipt wrote
 
 
 def export_evidence(
@@ -58,7 +59,9 @@ def export_evidence(
         effects=len(predicate["effects"]),
         files=len(statement["subject"]),
         validation=predicate["validation"]["status"],
-        unreceipted=tuple(item["path"] for item in predicate["files"] if item.get("note")),
+        unreceipted=tuple(
+            change.path for change in hand_changes(predicate, repository, commit, ())
+        ),
     )
 
 

@@ -23,10 +23,12 @@ from .git import Repository
 
 @dataclass(frozen=True)
 class HandChange:
-    """A path the commit changed with bytes no receipt wrote; `read_by`: the call id of a
-    validation command whose argv names it; `allowed_by`: the pattern that accepts it."""
+    """A path the commit changed with bytes no receipt wrote (or `removed` where no receipt
+    removed it); `read_by`: the call id of a validation command whose argv names it;
+    `allowed_by`: the pattern that accepts it."""
 
     path: str
+    removed: bool = False
     read_by: str | None = None
     allowed_by: str | None = None
 
@@ -96,5 +98,5 @@ def hand_changes(
         if path not in changed and (path not in receipted or data is None):
             continue  # unchanged here, and a file the commit does not hold is no subject
         pattern = next((item for item in allowed if fnmatchcase(path, item)), None)
-        found.append(HandChange(path, _named_by(path, named), pattern))
+        found.append(HandChange(path, data is None, _named_by(path, named), pattern))
     return tuple(found)

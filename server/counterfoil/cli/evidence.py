@@ -116,7 +116,7 @@ def export_command(args: argparse.Namespace, stdout: TextIO) -> int:
         f"to {where}\nvalidation: {done.validation}\n"
     )
     stdout.writelines(
-        f"not from a receipt: {json.dumps(path)} (committed bytes no receipt wrote)\n"
+        f"not from a receipt: {json.dumps(path)} (changed by hand: bytes no receipt wrote)\n"
         for path in done.unreceipted
     )
     return 0

@@ -82,7 +82,7 @@ class ExportEvidenceResult:
     effects: int
     files: int
     validation: str | None
-    unreceipted: list[str]  # committed files whose bytes no receipt wrote
+    unreceipted: list[str]  # paths the commit changed by hand: bytes no receipt wrote
 
 
 @dataclass(frozen=True, kw_only=True)
