@@ -46,10 +46,11 @@ def predicate(*effects: dict[str, Any], claimed: str) -> dict[str, Any]:
 def test_a_command_that_changed_files_itself_leaves_the_evidence_stale() -> None:
     findings = validation_findings(predicate(EDIT, TEST, FORMAT, claimed="stale"))
 
-    assert findings == [
+    stale = (
         "the validation is stale: call-3 ran before the last change or changed files itself, "
         "and nothing checked them since"
-    ]
+    )
+    assert findings == [stale]
 
 
 def test_the_verifier_names_a_claim_its_effects_do_not_show() -> None:
