@@ -46,11 +46,17 @@ def predicate(*effects: dict[str, Any], claimed: str) -> dict[str, Any]:
 def test_a_command_that_changed_files_itself_leaves_the_evidence_stale() -> None:
     findings = validation_findings(predicate(EDIT, TEST, FORMAT, claimed="stale"))
 
-    stale = (
-        "the validation is stale: call-3 ran before the last change or changed files itself, "
-        "and nothing checked them since"
-    )
-    assert findings == [stale]
+    assert findings == [
+        "the validation is stale: call-3 changed files itself, and nothing checked it since"
+    ]
+
+
+def test_a_command_before_the_last_change_leaves_the_evidence_stale() -> None:
+    findings = validation_findings(predicate(TEST, EDIT, claimed="stale"))
+
+    assert findings == [
+        "the validation is stale: call-2 ran before the last change, and nothing checked it since"
+    ]
 
 
 def test_the_verifier_names_a_claim_its_effects_do_not_show() -> None:
@@ -87,4 +93,4 @@ def test_a_run_whose_last_command_changed_files_does_not_verify(demo_project: Pa
     status, output = verify(demo_project)
 
     assert status == 1
-    assert "finding: the validation is stale: call-4 ran before the last change" in output
+    assert "finding: the validation is stale: call-4 changed files itself" in output

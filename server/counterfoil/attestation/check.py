@@ -117,9 +117,13 @@ def validation_findings(predicate: dict[str, Any]) -> list[str]:
     if recomputed["after"] is None:
         return findings
     if status == "stale":
+        how = (
+            "changed files itself"
+            if command == recomputed["after"]
+            else "ran before the last change"
+        )
         findings.append(
-            f"the validation is stale: {shown(command)} ran before the last change or changed "
-            "files itself, and nothing checked them since"
+            f"the validation is stale: {shown(command)} {how}, and nothing checked it since"
         )
     elif status == "not_run":
         findings.append("no validation ran after the last change")
