@@ -80,6 +80,16 @@ test("refused and failed effects are counted from the verdict", () => {
   );
 });
 
+test("a command whose reviewed changes were rejected is counted, and validation is not stale", () => {
+  const result = run({
+    verdict: verdict({ approved: ["call-1"], reviewRejected: ["call-1"] }),
+  });
+  assert.equal(
+    summarizeRun(result),
+    "Counterfoil finished (no files changed; validation not run; 1 review rejected).",
+  );
+});
+
 test("a paused run says it can go on, not that it stopped", () => {
   const result = run({ completed: false, reason: "paused" });
   assert.equal(
