@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.support.evidence import (
     GREETING,
     cli,
@@ -94,3 +97,41 @@ def test_a_run_whose_last_command_changed_files_does_not_verify(demo_project: Pa
 
     assert status == 1
     assert "finding: the validation is stale: call-4 changed files itself" in output
+
+
+FORMAT_NOTES = "import pathlib\npathlib.Path('NOTES.md').write_text('# Notes, formatted\\n')\n"
+
+
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or shutil.which("bwrap") is None,
+    reason="review on Linux needs bubblewrap (apt-get install bubblewrap)",
+)
+def test_a_rejected_review_is_counted_and_validates_nothing_in_the_evidence(
+    demo_project: Path,
+) -> None:
+    (demo_project / "fmt.py").write_text(FORMAT_NOTES)
+    start_project(demo_project)
+    script = demo_project.parent / "responses.jsonl"
+    lines = GREETING.read_text().splitlines()
+    fmt = json.dumps({"tool": "run_command", "argv": ["python", "fmt.py"]})
+    script.write_text("\n".join([*lines[:-1], fmt, lines[-1]]) + "\n")
+    run = (
+        "agent", "make the greeting say Welcome", "--root", str(demo_project),
+        "--allow-writes", "--allow-command", "python validate.py",
+        "--allow-command", "python fmt.py", "--sandbox", "review",
+        "--model", f"scripted:{script}",
+    )  # fmt: skip
+    status, output = cli(*run, answers="y\ny\ny\ny\nn\n")
+    assert "1 review rejected" in output
+    assert "validation: passed: call-3 `python validate.py` exited 0" in output
+    commit_all(demo_project, "greeting says Welcome")
+
+    status, output = export(demo_project)
+
+    assert status == 0, output
+    assert "4 effect(s) (1 review rejected)" in output
+    validation = statement_in(note_on(demo_project))["predicate"]["validation"]
+    assert (validation["status"], validation["call_id"]) == ("passed", "call-3")
+    status, output = verify(demo_project)
+    assert status == 0, output
+    assert "4 effect(s) (1 review rejected)" in output

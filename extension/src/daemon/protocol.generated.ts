@@ -89,6 +89,7 @@ export interface ExportEvidenceResult {
   commit: string | null;
   runs: string[];
   effects: number;
+  reviewRejected: string[];
   files: number;
   validation: string | null;
   unreceipted: string[];

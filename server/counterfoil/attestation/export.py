@@ -13,7 +13,7 @@ from .dsse import pae, parse_envelope, sign_envelope
 from .git import NOTES_REF, Repository, repository_of
 from .hand_changes import hand_changes
 from .signers import AllowedSigner
-from .statement import build_statement, read_verified_log
+from .statement import build_statement, read_verified_log, review_rejections
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,7 @@ class ExportedEvidence:
     where: str  # the note's ref, or the file written
     runs: tuple[str, ...]
     effects: int
+    review_rejected: tuple[str, ...]  # commands whose reviewed changes were rejected
     files: int
     validation: str
     unreceipted: tuple[str, ...]  # paths the commit changed by hand: bytes no receipt wrote
@@ -57,6 +58,7 @@ def export_evidence(
         where=where,
         runs=tuple(run["run_id"] for run in predicate["runs"]),
         effects=len(predicate["effects"]),
+        review_rejected=tuple(review_rejections(predicate["effects"])),
         files=len(statement["subject"]),
         validation=predicate["validation"]["status"],
         unreceipted=tuple(

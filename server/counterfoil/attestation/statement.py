@@ -172,6 +172,13 @@ def outcome_of_entry(entry: dict[str, Any]) -> EffectOutcome:
     )
 
 
+def review_rejections(effects: list[dict[str, Any]]) -> list[str]:
+    """The call ids of commands whose reviewed changes the person rejected."""
+    return [
+        outcome.call_id for outcome in map(outcome_of_entry, effects) if outcome.review_rejected
+    ]
+
+
 def validation_entry(effects: list[dict[str, Any]]) -> dict[str, Any]:
     """The validation the effects show, in log order, by the verdict's own rule: the deciding
     command, its exit status, and the change it came after."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -19,6 +20,7 @@ from ..attestation.signers import (
     read_allowed_signers,
     signer_line,
 )
+from ..attestation.statement import review_rejections
 from ..errors import AgentError
 from ..receipt_evidence import os_user
 from ..receipts.signing import load_signer
@@ -112,8 +114,8 @@ def export_command(args: argparse.Namespace, stdout: TextIO) -> int:
         done.where if args.out is not None else f"a note on {done.commit[:12]} under {done.where}"
     )
     stdout.write(
-        f"exported {len(done.runs)} run(s), {done.effects} effect(s), {done.files} file(s) "
-        f"to {where}\nvalidation: {done.validation}\n"
+        f"exported {len(done.runs)} run(s), {effect_count(done.effects, done.review_rejected)}, "
+        f"{done.files} file(s) to {where}\nvalidation: {done.validation}\n"
     )
     stdout.writelines(
         f"not from a receipt: {json.dumps(path)} (changed by hand: bytes no receipt wrote)\n"
@@ -148,11 +150,18 @@ def verify_bundle_command(args: argparse.Namespace, stdout: TextIO) -> int:
     stdout.write(
         f"ok: evidence for {predicate['commit'][:12]} verified, signed by "
         f"{json.dumps(check.signer.owner)} (key {check.signer.keyid}): "
-        f"{len(predicate['runs'])} run(s), {len(predicate['effects'])} effect(s), "
+        f"{len(predicate['runs'])} run(s), "
+        f"{effect_count(len(predicate['effects']), review_rejections(predicate['effects']))}, "
         f"{len(check.statement['subject'])} file(s), "
         f"validation {predicate['validation']['status']}\n"
     )
     return 0
+
+
+def effect_count(effects: int, review_rejected: Sequence[str]) -> str:
+    """`3 effect(s)`, and `(1 review rejected)` after it when a review was rejected."""
+    rejected = f" ({len(review_rejected)} review rejected)" if review_rejected else ""
+    return f"{effects} effect(s){rejected}"
 
 
 def _allowed_signers(args: argparse.Namespace, repository: Repository) -> AllowedSigners:

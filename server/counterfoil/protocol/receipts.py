@@ -80,6 +80,7 @@ class ExportEvidenceResult:
     commit: str | None
     runs: list[str]
     effects: int
+    reviewRejected: list[str]  # commands whose reviewed changes were rejected
     files: int
     validation: str | None
     unreceipted: list[str]  # paths the commit changed by hand: bytes no receipt wrote
