@@ -23,6 +23,8 @@ from tests.support.evidence import (
 
 from counterfoil.attestation.check import validation_findings
 from counterfoil.attestation.statement import validation_entry
+from counterfoil.sessions.decisions import DECISIONS_FILE, read_entries
+from counterfoil.sessions.store import SessionStore
 
 STAMP = "import pathlib\npathlib.Path('stamp.txt').write_text('formatted\\n')\n"
 
@@ -102,29 +104,39 @@ def test_a_run_whose_last_command_changed_files_does_not_verify(demo_project: Pa
 FORMAT_NOTES = "import pathlib\npathlib.Path('NOTES.md').write_text('# Notes, formatted\\n')\n"
 
 
-@pytest.mark.skipif(
+needs_review = pytest.mark.skipif(
     not sys.platform.startswith("linux") or shutil.which("bwrap") is None,
     reason="review on Linux needs bubblewrap (apt-get install bubblewrap)",
 )
-def test_a_rejected_review_is_counted_and_validates_nothing_in_the_evidence(
-    demo_project: Path,
-) -> None:
-    (demo_project / "fmt.py").write_text(FORMAT_NOTES)
-    start_project(demo_project)
-    script = demo_project.parent / "responses.jsonl"
+
+
+def run_with_a_rejected_review(project: Path) -> str:
+    """The greeting run under review, then `python fmt.py`, whose change the person rejects;
+    committed. The terminal's output."""
+    (project / "fmt.py").write_text(FORMAT_NOTES)
+    start_project(project)
+    script = project.parent / "responses.jsonl"
     lines = GREETING.read_text().splitlines()
     fmt = json.dumps({"tool": "run_command", "argv": ["python", "fmt.py"]})
     script.write_text("\n".join([*lines[:-1], fmt, lines[-1]]) + "\n")
     run = (
-        "agent", "make the greeting say Welcome", "--root", str(demo_project),
+        "agent", "make the greeting say Welcome", "--root", str(project),
         "--allow-writes", "--allow-command", "python validate.py",
         "--allow-command", "python fmt.py", "--sandbox", "review",
         "--model", f"scripted:{script}",
     )  # fmt: skip
-    status, output = cli(*run, answers="y\ny\ny\ny\nn\n")
+    _, output = cli(*run, answers="y\ny\ny\ny\nn\n")
+    commit_all(project, "greeting says Welcome")
+    return output
+
+
+@needs_review
+def test_a_rejected_review_is_counted_and_validates_nothing_in_the_evidence(
+    demo_project: Path,
+) -> None:
+    output = run_with_a_rejected_review(demo_project)
     assert "1 review rejected" in output
     assert "validation: passed: call-3 `python validate.py` exited 0" in output
-    commit_all(demo_project, "greeting says Welcome")
 
     status, output = export(demo_project)
 
@@ -135,3 +147,15 @@ def test_a_rejected_review_is_counted_and_validates_nothing_in_the_evidence(
     status, output = verify(demo_project)
     assert status == 0, output
     assert "4 effect(s) (1 review rejected)" in output
+
+
+@needs_review
+def test_the_run_record_counts_a_rejected_review(demo_project: Path) -> None:
+    run_with_a_rejected_review(demo_project)
+
+    sessions = SessionStore(demo_project / ".counterfoil" / "receipts.jsonl")
+    (run_id,) = sessions.run_ids()
+    entries = read_entries(sessions.run_folder(run_id) / DECISIONS_FILE)
+    ended = next(entry for entry in entries if entry.get("kind") == "ended")
+    assert ended["verdict"]["effects"]["review rejected"] == 1
+    assert ended["verdict"]["validation"] == "passed"
