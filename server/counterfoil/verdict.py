@@ -16,6 +16,7 @@ Validation = Literal["passed", "failed", "not_run", "stale"]
 
 EFFECT_STATES: tuple[EffectState, ...] = ("approved", "rejected", "refused", "failed")
 NOTHING_TO_APPLY = "nothing to apply"
+REVIEW_REJECTED = "rejected"
 
 
 @dataclass(frozen=True)
@@ -63,9 +64,16 @@ class EffectOutcome:
 
     @property
     def ran_on_the_root(self) -> bool:
-        """The tree the command ran on is the root's: not a reviewed copy whose changes were
-        left out of the root (rejected, partly applied, or not applied)."""
+        """The bytes the command ran on are the root's: it ran in the root, or in a reviewed
+        copy whose changes all reached the root (accepted, or nothing to apply). A copy whose
+        changes were left out (rejected, partly applied, not applied) ended on other bytes."""
         return self.review in (None, "accepted", NOTHING_TO_APPLY)
+
+    @property
+    def review_rejected(self) -> bool:
+        """A reviewed command whose changes the person rejected: nothing it did reached the
+        root."""
+        return self.review == REVIEW_REJECTED
 
 
 @dataclass(frozen=True)
@@ -81,13 +89,16 @@ class FileChange:
 class RunVerdict:
     """Effects by state (call ids, in order), files changed, and the validation status.
 
-    `validation` is decided by the last allowlisted command that ran after the last file
-    change: `passed` (exit 0) or `failed` (non-zero or timed out). A command that ran only
-    before a later change leaves it `stale`; no command at all leaves it `not_run` (also when
-    nothing changed). A command that changed files is itself a change, so it does not
-    validate what it wrote: a formatter after the last passing test leaves it `stale`. So does a
-    reviewed command whose changes did not all reach the root: it ran on another tree.
-    `validated_by` is the call id of the deciding (or stale) command.
+    `validation` is decided by the last allowlisted command that ran on the root's bytes after
+    the last file change: `passed` (exit 0) or `failed` (non-zero or timed out). A command that
+    ran only before a later change leaves it `stale`; no command at all leaves it `not_run`
+    (also when nothing changed). A command that changed files is itself a change, so it does not
+    validate what it wrote: a formatter after the last passing test leaves it `stale` (so does a
+    partly applied review). A reviewed command whose changes did not reach the root ran on other
+    bytes, so its exit status validates nothing, and what it left out changed nothing: a
+    rejected review neither validates nor makes validation stale. `validated_by` is the call id of the deciding (or
+    stale) command. `compute_verdict` is the one place this rule lives: the run's verdict, the
+    exported evidence and its verifier all call it.
     """
 
     effects: tuple[EffectOutcome, ...] = ()
@@ -115,19 +126,31 @@ class RunVerdict:
         return self.calls("failed")
 
     @property
+    def review_rejected(self) -> tuple[str, ...]:
+        """Approved commands whose reviewed changes the person then rejected."""
+        return tuple(outcome.call_id for outcome in self.effects if outcome.review_rejected)
+
+    @property
     def succeeded(self) -> bool:
-        """The effects back a completed run: nothing rejected or failed, validation did not
-        fail, and either the last change was followed by a passing command or nothing changed.
+        """The effects back a completed run: nothing rejected (a review's changes included) or
+        failed, validation did not fail, and either the last change was followed by a passing
+        command or nothing changed.
         """
-        if self.rejected or self.failed or self.validation == "failed":
+        if self.rejected or self.review_rejected or self.failed or self.validation == "failed":
             return False
         return self.validation == "passed" or not self.files_changed
 
+    def counts(self) -> str:
+        """The effects counted by state, then the rejected reviews when there are any."""
+        counts = [f"{len(self.calls(state))} {state}" for state in EFFECT_STATES]
+        if self.review_rejected:
+            counts.append(f"{len(self.review_rejected)} review rejected")
+        return ", ".join(counts)
+
     def summary(self) -> str:
         """One line for a log or a status message: validation, effects, files changed."""
-        counts = ", ".join(f"{len(self.calls(state))} {state}" for state in EFFECT_STATES)
         changed = ", ".join(change.path for change in self.files_changed) or "nothing"
-        return f"validation {self.validation}; {counts}; changed {changed}"
+        return f"validation {self.validation}; {self.counts()}; changed {changed}"
 
     def outcome(self, call_id: str | None) -> EffectOutcome | None:
         for outcome in reversed(self.effects):
@@ -150,13 +173,17 @@ def compute_verdict(outcomes: Iterable[EffectOutcome]) -> RunVerdict:
         for path, digest in written:
             changes.pop(path, None)
             changes[path] = FileChange(path, digest, outcome.call_id)
-    commands = [(index, outcome) for index, outcome in enumerate(effects) if outcome.ran_command]
+    commands = [
+        (index, outcome)
+        for index, outcome in enumerate(effects)
+        if outcome.ran_command and (outcome.ran_on_the_root or outcome.changed_files)
+    ]
     validation: Validation = "not_run"
     validated_by: str | None = None
     if commands:
         index, last = commands[-1]
         validated_by = last.call_id
-        if index <= last_change or not last.ran_on_the_root:
+        if index <= last_change:  # after it, or by it: a command's own change is unchecked
             validation = "stale"
         else:
             validation = "passed" if last.exit_status == 0 else "failed"

@@ -7,76 +7,25 @@ import base64
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from tests.support.terminal import run_cli
-
-REPOSITORY = Path(__file__).resolve().parents[2]
-GREETING = REPOSITORY / "fixtures" / "responses" / "greeting.jsonl"
-NOTES = "refs/notes/counterfoil"
-
-
-def git(folder: Path, *arguments: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(folder), *arguments], capture_output=True, text=True, check=True
-    )
-    return done.stdout
-
-
-def cli(*arguments: str, answers: str = "") -> tuple[int, str]:
-    return run_cli(arguments, answers)
-
-
-@pytest.fixture(autouse=True)
-def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "config"
-    monkeypatch.setenv("COUNTERFOIL_CONFIG_DIR", str(folder))
-    for name in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
-        monkeypatch.setenv(name, "Ada")
-    for name in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
-        monkeypatch.setenv(name, "ada@example.com")
-    assert cli("keys", "init")[0] == 0
-    return folder
-
-
-def commit_all(project: Path, message: str) -> str:
-    git(project, "add", "-A")
-    git(project, "commit", "-q", "-m", message)
-    return git(project, "rev-parse", "HEAD").strip()
-
-
-@pytest.fixture
-def project(demo_project: Path) -> Path:
-    """The demo project in git, with its allowed signers committed, then one agent run that
-    edits greeting.py, writes NOTES.md and validates, committed as the agent left it."""
-    git(demo_project, "init", "-q", "-b", "main")
-    (demo_project / ".gitignore").write_text(".counterfoil/*\n!.counterfoil/allowed_signers\n")
-    (demo_project / ".counterfoil").mkdir()
-    status, signers = cli("keys", "export-public", "--owner", "ada@example.com")
-    assert status == 0
-    (demo_project / ".counterfoil" / "allowed_signers").write_text(signers)
-    commit_all(demo_project, "start")
-    run = (
-        "agent", "make the greeting say Welcome", "--root", str(demo_project),
-        "--allow-writes", "--allow-command", "python validate.py",
-        "--model", f"scripted:{GREETING}",
-    )  # fmt: skip
-    assert cli(*run, answers="y\ny\ny\n")[0] == 0
-    commit_all(demo_project, "greeting says Welcome")
-    return demo_project
-
-
-def export(project: Path, *more: str) -> tuple[int, str]:
-    return cli("receipts", "export", "--root", str(project), *more)
-
-
-def verify(project: Path, *more: str) -> tuple[int, str]:
-    return cli("receipts", "verify-bundle", "--repo", str(project), *more)
+from tests.support.evidence import (
+    BASE,
+    NOTES,
+    REPOSITORY,
+    cli,
+    commit_all,
+    export,
+    git,
+    verify,
+)
 
 
 def independent_check(envelope: dict[str, Any], public_key: str, project: Path) -> dict[str, Any]:
@@ -97,6 +46,34 @@ def independent_check(envelope: dict[str, Any], public_key: str, project: Path) 
     return statement  # type: ignore[no-any-return]
 
 
+def in_toto_v1_problems(statement: dict[str, Any]) -> list[str]:
+    """The Statement against in-toto's v1 layer, as its specification words it: `_type`,
+    `subject` (ResourceDescriptors with a `name` and a `digest` of algorithm to lowercase hex),
+    `predicateType` (a URI) and `predicate` (an object); nothing else at the top."""
+    problems = []
+    if set(statement) != {"_type", "subject", "predicateType", "predicate"}:
+        problems.append(f"top-level fields {sorted(statement)}")
+    if statement.get("_type") != "https://in-toto.io/Statement/v1":
+        problems.append("_type")
+    subjects = statement.get("subject")
+    if not isinstance(subjects, list) or not subjects:
+        problems.append("subject is not a non-empty list")
+    for subject in subjects if isinstance(subjects, list) else []:
+        digest = subject.get("digest") if isinstance(subject, dict) else None
+        if not isinstance(subject.get("name"), str) or not isinstance(digest, dict) or not digest:
+            problems.append(f"subject {subject!r}")
+            continue
+        for algorithm, value in digest.items():
+            if algorithm != algorithm.lower() or not re.fullmatch(r"[0-9a-f]+", str(value)):
+                problems.append(f"digest {algorithm}: {value!r}")
+    kind = urlsplit(str(statement.get("predicateType")))
+    if not kind.scheme or not (kind.netloc or kind.path):
+        problems.append("predicateType is not a URI")
+    if not isinstance(statement.get("predicate"), dict):
+        problems.append("predicate is not an object")
+    return problems
+
+
 def test_an_independent_verifier_accepts_the_exported_note(project: Path) -> None:
     status, output = export(project)
     assert status == 0, output
@@ -104,7 +81,7 @@ def test_an_independent_verifier_accepts_the_exported_note(project: Path) -> Non
     assert envelope["payloadType"] == "application/vnd.in-toto+json"
     public_key = (project / ".counterfoil/allowed_signers").read_text().split()[1]
     statement = independent_check(envelope, public_key, project)
-    assert statement["_type"] == "https://in-toto.io/Statement/v1"
+    assert in_toto_v1_problems(statement) == []
     assert sorted(item["name"] for item in statement["subject"]) == ["NOTES.md", "greeting.py"]
     predicate = statement["predicate"]
     assert predicate["runs"][0]["goal"] == "make the greeting say Welcome"
@@ -125,6 +102,18 @@ def test_verify_bundle_accepts_an_untouched_note(project: Path) -> None:
     assert status == 0, output
     assert output.startswith("ok: evidence for ")
     assert "2 file(s), validation passed" in output
+
+
+def test_the_ok_line_names_the_signer_and_its_key(project: Path) -> None:
+    assert export(project)[0] == 0
+    public_key = (project / ".counterfoil/allowed_signers").read_text().split()[1]
+    raw = base64.b64decode(public_key.removeprefix("ed25519:"))
+
+    status, output = verify(project)
+
+    assert status == 0, output
+    key_id = "SHA256:" + hashlib.sha256(raw).hexdigest()
+    assert f'verified, signed by "ada@example.com" (key {key_id}): 1 run(s)' in output
 
 
 def tampered_note(project: Path, change: object) -> None:
@@ -183,7 +172,7 @@ def test_a_key_not_in_the_allowed_signers_is_refused(
     assert cli("keys", "init")[0] == 0
     other_signers = tmp_path / "allowed"
     other_signers.write_text(cli("keys", "export-public", "--owner", "eve")[1])
-    status, output = verify(project, "--allowed-signers", str(other_signers))
+    status, output = verify(project, "--signers", str(other_signers))
     assert status == 1
     assert "finding: no signature is by a key in the allowed signers" in output
 
@@ -217,7 +206,7 @@ def test_a_note_survives_push_and_fetch_between_two_repositories(
     assert export(project)[0] == 0
     remote = tmp_path / "remote.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    git(project, "push", "-q", str(remote), "main", NOTES)
+    git(project, "push", "-q", str(remote), "main", BASE, NOTES)
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(remote), str(clone))
     git(clone, "fetch", "-q", "origin", f"{NOTES}:{NOTES}")

@@ -12,6 +12,7 @@ from counterfoil.evals.html import html_report
 from counterfoil.evals.report import TaskResult, document
 from counterfoil.evals.runner import RunMetrics, TaskRun
 from counterfoil.evals.table import table
+from counterfoil.verdict import EffectOutcome, compute_verdict
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "evals"
 SOLVE = f"scripted:{FIXTURES / 'scripts' / 'solve'}"
@@ -131,3 +132,18 @@ def test_the_html_report_draws_no_bar_for_a_model_that_was_not_run() -> None:
 
     assert page.count("<rect") == 2  # the run model's task and overall bars only
     assert "x: not run: no such model: x" in page
+
+
+def test_a_rejected_review_is_counted_in_the_table_and_the_json() -> None:
+    reviewed = EffectOutcome(
+        "call-1", "run_command", "approved", argv=("python", "fmt.py"), exit_status=0,
+        review="rejected",
+    )  # fmt: skip
+    run = TaskRun("t", "failed", "completed", verdict=compute_verdict([reviewed]))
+    result = TaskResult("m", "t", "/packages/t", (run,))
+
+    shown = table([result], ["m"])
+    as_json = document([result], ["m"], 1)
+
+    assert "validation not_run; 1 review rejected;" in shown
+    assert as_json["tasks"][0]["runs"][0]["verdict"]["review_rejected"] == ["call-1"]

@@ -18,13 +18,14 @@ import pytest
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil.cli.approvals import proposal_diff, proposal_header
 from counterfoil.cli.receipts import describe_receipt
+from counterfoil.cli.terminal import format_verdict
 from counterfoil.commands.tree.review import SET_ID_REFUSED, ReviewCopy
 from counterfoil.commands.tree.snapshot import TreeLimits, TreeRules
 from counterfoil.context.compaction import COMPACTED_PREFIX, compacted_record
 from counterfoil.errors import AgentError
 from counterfoil.gate.path_text import shown_path
 from counterfoil.gate.proposals import ChangeSetProposal, ToolProposal
-from counterfoil.lsp.protocol import preview, step_dict
+from counterfoil.lsp.protocol import preview, step_dict, verdict_message
 from counterfoil.receipts.verify import last_results
 from counterfoil.verdict import compute_verdict
 
@@ -90,8 +91,40 @@ def test_a_rejected_reviewed_command_does_not_validate_the_change_before_it(
     run(space)
 
     verdict = compute_verdict(space.effect_outcomes)
-    assert verdict.validation == "stale"
+    assert verdict.validation == "not_run"
+    assert verdict.review_rejected == ("call-2",)
     assert not verdict.succeeded
+
+
+def test_a_rejected_review_after_a_passing_validation_leaves_it_passed(tmp_path: Path) -> None:
+    space, _ = reviewed(tmp_path, "print('ok')\n", reject_changes)
+    space.execute(ToolAction("write_file", {"path": "greet.py", "content": "print( 'hi' )\n"}))
+    run(space)  # validates: it changed nothing
+    (tmp_path / "tool.py").write_text(FORMATTER)
+
+    run(space)  # formats greet.py in its copy; the person rejects that
+
+    verdict = compute_verdict(space.effect_outcomes)
+    assert (tmp_path / "greet.py").read_text() == "print( 'hi' )\n"
+    assert verdict.validation == "passed"
+    assert verdict.validated_by == "call-2"
+    assert verdict.review_rejected == ("call-3",)
+    assert "; 3 approved, 0 rejected, 0 refused, 0 failed, 1 review rejected;" in verdict.summary()
+
+
+def test_a_rejected_review_is_counted_in_the_terminal_and_the_daemons_verdict(
+    tmp_path: Path,
+) -> None:
+    space, _ = reviewed(tmp_path, FORMATTER, reject_changes)
+    (tmp_path / "greet.py").write_text("print( 'hi' )\n")
+    run(space)
+    verdict = compute_verdict(space.effect_outcomes)
+
+    block = format_verdict(verdict, reason="completed", final=None, status=1)
+
+    assert "effects:    1 approved, 0 rejected, 0 refused, 0 failed, 1 review rejected" in block
+    assert "stale" not in block
+    assert verdict_message(verdict, True).reviewRejected == ["call-1"]
 
 
 def test_an_accepted_reviewed_command_that_changed_nothing_validates(tmp_path: Path) -> None:

@@ -89,6 +89,7 @@ export interface ExportEvidenceResult {
   commit: string | null;
   runs: string[];
   effects: number;
+  reviewRejected: string[];
   files: number;
   validation: string | null;
   unreceipted: string[];
@@ -405,6 +406,7 @@ export interface Verdict {
   rejected: string[];
   refused: string[];
   failed: string[];
+  reviewRejected: string[];
   filesChanged: FileChanged[];
   validation: Validation;
   validatedBy: string | null;

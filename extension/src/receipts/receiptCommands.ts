@@ -136,12 +136,15 @@ export class ReceiptCommands implements vscode.Disposable {
       return result;
     }
     await this.refreshReceipts();
+    const reviews = result.reviewRejected.length
+      ? ` (${result.reviewRejected.length} review rejected)`
+      : "";
     const unreceipted = result.unreceipted.length
       ? `; not from a receipt: ${result.unreceipted.join(", ")}`
       : "";
     void vscode.window.showInformationMessage(
       `Counterfoil: evidence for ${result.commit?.slice(0, 12)} in a git note: ` +
-        `${result.runs.length} run(s), ${result.effects} effect(s), ${result.files} file(s), ` +
+        `${result.runs.length} run(s), ${result.effects} effect(s)${reviews}, ${result.files} file(s), ` +
         `validation ${result.validation}${unreceipted}. Push it with: git push origin refs/notes/counterfoil`,
     );
     return result;

@@ -494,6 +494,9 @@ export function verdictLines(turn: TurnView): string[] {
     if (verdict.rejected.length > 0) {
       effects.push(`${plural(verdict.rejected.length, "effect")} rejected`);
     }
+    if (verdict.reviewRejected.length > 0) {
+      effects.push(`${verdict.reviewRejected.length} review rejected`);
+    }
     if (verdict.refused.length > 0) {
       effects.push(`${verdict.refused.length} refused`);
     }

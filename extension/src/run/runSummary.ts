@@ -26,6 +26,9 @@ export function runFacts(result: RunResult): string {
   if (verdict.rejected.length > 0) {
     facts.push(`${plural(verdict.rejected.length, "proposal")} rejected`);
   }
+  if (verdict.reviewRejected.length > 0) {
+    facts.push(`${verdict.reviewRejected.length} review rejected`);
+  }
   if (verdict.refused.length > 0) {
     facts.push(`${verdict.refused.length} refused`);
   }

@@ -141,6 +141,7 @@ describe("receipt nodes", () => {
             rejected: ["call-3"],
             refused: [],
             failed: [],
+            reviewRejected: [],
             filesChanged: [],
             validation: "not_run",
             validatedBy: null,

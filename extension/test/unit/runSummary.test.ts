@@ -9,6 +9,7 @@ const verdict = (fields: Partial<Verdict> = {}): Verdict => ({
   rejected: [],
   refused: [],
   failed: [],
+  reviewRejected: [],
   filesChanged: [],
   validation: "not_run",
   validatedBy: null,
@@ -76,6 +77,16 @@ test("refused and failed effects are counted from the verdict", () => {
   assert.equal(
     summarizeRun(result),
     "Counterfoil finished (no files changed; validation not run; 1 refused; 1 failed).",
+  );
+});
+
+test("a command whose reviewed changes were rejected is counted, and validation is not stale", () => {
+  const result = run({
+    verdict: verdict({ approved: ["call-1"], reviewRejected: ["call-1"] }),
+  });
+  assert.equal(
+    summarizeRun(result),
+    "Counterfoil finished (no files changed; validation not run; 1 review rejected).",
   );
 });
 

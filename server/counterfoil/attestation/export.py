@@ -11,8 +11,9 @@ from ..errors import AgentError
 from ..receipts.signing import load_signer
 from .dsse import pae, parse_envelope, sign_envelope
 from .git import NOTES_REF, Repository, repository_of
+from .hand_changes import hand_changes
 from .signers import AllowedSigner
-from .statement import build_statement, read_verified_log
+from .statement import build_statement, read_verified_log, review_rejections
 
 
 @dataclass(frozen=True)
@@ -21,9 +22,10 @@ class ExportedEvidence:
     where: str  # the note's ref, or the file written
     runs: tuple[str, ...]
     effects: int
+    review_rejected: tuple[str, ...]  # commands whose reviewed changes were rejected
     files: int
     validation: str
-    unreceipted: tuple[str, ...]  # committed files whose bytes no receipt wrote
+    unreceipted: tuple[str, ...]  # paths the commit changed by hand: bytes no receipt wrote
 
 
 def export_evidence(
@@ -56,9 +58,12 @@ def export_evidence(
         where=where,
         runs=tuple(run["run_id"] for run in predicate["runs"]),
         effects=len(predicate["effects"]),
+        review_rejected=tuple(review_rejections(predicate["effects"])),
         files=len(statement["subject"]),
         validation=predicate["validation"]["status"],
-        unreceipted=tuple(item["path"] for item in predicate["files"] if item.get("note")),
+        unreceipted=tuple(
+            change.path for change in hand_changes(predicate, repository, commit, ())
+        ),
     )
 
 

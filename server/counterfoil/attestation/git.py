@@ -45,9 +45,12 @@ class Repository:
         """The full id of the commit `revision` names."""
         if revision.startswith("-"):
             raise AgentError(f"{revision!r} is not a revision")
-        out = self.git(
-            "rev-parse", "--verify", "--quiet", "--end-of-options", revision + "^{commit}"
-        )
+        try:
+            out = self.git(
+                "rev-parse", "--verify", "--quiet", "--end-of-options", revision + "^{commit}"
+            )
+        except AgentError:
+            raise AgentError(f"{revision!r} names no commit in {self.top}") from None
         return out.decode("ascii").strip()
 
     def changed_paths(self, commit: str) -> set[str]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from ..receipts.signing import SignatureChecker, parse_public_key
 
 ALLOWED_SIGNERS_FILE = ".counterfoil/allowed_signers"
 MAX_SIGNERS_BYTES = 1024 * 1024
+FIELD_SEPARATORS = " \t"
 
 
 def key_id(public_key: str) -> str:
@@ -44,36 +47,60 @@ def signer_line(owner: str, public_key: str) -> str:
     return f"{owner} {public_key}"
 
 
-def parse_allowed_signers(text: str) -> list[AllowedSigner]:
+@dataclass(frozen=True)
+class AllowedSigners:
+    """The keys a file allows, and a sentence for each line that is not a valid entry."""
+
+    signers: tuple[AllowedSigner, ...]
+    problems: tuple[str, ...]
+
+
+def parse_allowed_signers(text: str) -> AllowedSigners:
+    """Read as git and ssh read it: a line ends only at `\\n` (any other break, such as U+2028 or
+    `\\x85`, is part of the line, so a comment hides nothing), fields are split at spaces and
+    tabs, and a line that is not a valid entry is a problem, never skipped."""
     signers: list[AllowedSigner] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        line = line.strip()
+    problems: list[str] = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r").strip(FIELD_SEPARATORS)
         if not line or line.startswith("#"):
             continue
-        parts = line.split()
-        if len(parts) != 2:
-            raise AgentError(f"allowed signers line {number}: expected OWNER ed25519:<base64>")
+        parts = [part for part in re.split(f"[{FIELD_SEPARATORS}]+", line) if part]
+        if len(parts) != 2 or not all(_plain(part) for part in parts):
+            problems.append(f"allowed signers line {number}: expected OWNER ed25519:<base64>")
+            continue
         try:
             parse_public_key(parts[1])
         except AgentError as error:
-            raise AgentError(f"allowed signers line {number}: {error}") from None
+            problems.append(f"allowed signers line {number}: {error}")
+            continue
         signers.append(AllowedSigner(parts[0], parts[1]))
-    return signers
+    return AllowedSigners(tuple(signers), tuple(problems))
 
 
-def read_allowed_signers(path: Path) -> list[AllowedSigner]:
+def _plain(field: str) -> bool:
+    """A field without control, format or separator characters, which a reader cannot see."""
+    return all(unicodedata.category(character)[0] not in "CZ" for character in field)
+
+
+def allowed_signers_of(data: bytes, where: str) -> AllowedSigners:
+    """The allowed signers in `data` (read from `where`, named in any refusal)."""
+    if len(data) > MAX_SIGNERS_BYTES:
+        raise AgentError(f"allowed signers {where} is over {MAX_SIGNERS_BYTES} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise AgentError(f"allowed signers {where} is not UTF-8 text") from None
+    allowed = parse_allowed_signers(text)
+    if not allowed.signers and not allowed.problems:
+        raise AgentError(f"allowed signers {where} names no key")
+    return allowed
+
+
+def read_allowed_signers(path: Path) -> AllowedSigners:
     try:
         with path.open("rb") as handle:
             data = handle.read(MAX_SIGNERS_BYTES + 1)
     except OSError as error:
         raise AgentError(f"could not read allowed signers {path}: {error.strerror}") from None
-    if len(data) > MAX_SIGNERS_BYTES:
-        raise AgentError(f"allowed signers {path} is over {MAX_SIGNERS_BYTES} bytes")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise AgentError(f"allowed signers {path} is not UTF-8 text") from None
-    signers = parse_allowed_signers(text)
-    if not signers:
-        raise AgentError(f"allowed signers {path} names no key")
-    return signers
+    return allowed_signers_of(data, str(path))

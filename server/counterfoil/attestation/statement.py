@@ -86,24 +86,6 @@ def changed_paths(receipt: EffectReceipt) -> list[tuple[str, str | None]]:
     return found
 
 
-def outcome_of(receipt: EffectReceipt) -> EffectOutcome:
-    """What the receipt shows its approved effect did, for the verdict."""
-    evidence = receipt.evidence
-    argv = evidence.get("argv")
-    written = receipt.tool in FILE_TOOLS and evidence.get("result_sha256") is not None
-    return EffectOutcome(
-        receipt.tool_call_id,
-        receipt.tool,
-        "approved",
-        path=str(receipt.arguments.get("path")) if written else None,
-        argv=tuple(argv) if isinstance(argv, list) and receipt.tool == "run_command" else None,
-        sha256=evidence.get("result_sha256") if written else None,
-        exit_status=evidence.get("exit_status"),
-        timed_out=bool(evidence.get("timed_out")),
-        tree_changes=tuple(applied_tree_results(evidence)),
-    )
-
-
 def effect_entry(receipt: EffectReceipt) -> dict[str, Any]:
     evidence = receipt.evidence
     entry: dict[str, Any] = {
@@ -119,6 +101,7 @@ def effect_entry(receipt: EffectReceipt) -> dict[str, Any]:
     if receipt.tool == "run_command" or "argv" in evidence:
         entry["argv"] = evidence.get("argv", receipt.arguments.get("argv"))
         entry["exit_status"] = evidence.get("exit_status")
+        entry["timed_out"] = bool(evidence.get("timed_out"))
     elif "path" in receipt.arguments:
         entry["path"] = receipt.arguments["path"]
     for key in ("review", "sandbox", "reverts", "recovered"):
@@ -156,14 +139,55 @@ def run_entry(sessions: SessionStore, run_id: str) -> dict[str, Any]:
     return entry
 
 
-def validation_entry(effects: list[EffectReceipt]) -> dict[str, Any]:
-    """The validation the effects show, in log order: the last command that ran after the last
-    change, its exit status, and the change it came after."""
-    verdict = compute_verdict(outcome_of(receipt) for receipt in effects)
+def outcome_of_entry(entry: dict[str, Any]) -> EffectOutcome:
+    """An effect of the predicate as the verdict sees it: its files changed, and a command's
+    argv, exit status and review. The export and the verifier both read effects through this,
+    so they judge validation from the same facts."""
+    changed = entry.get("changed")
+    changes = tuple(
+        (item["path"], item["sha256"])
+        for item in (changed if isinstance(changed, list) else [])
+        if isinstance(item, dict)
+        and isinstance(item.get("path"), str)
+        and isinstance(item.get("sha256"), (str, type(None)))
+    )
+    argv, status, review = entry.get("argv"), entry.get("exit_status"), entry.get("review")
+    tool = str(entry.get("tool"))
+    decision = review.get("decision") if isinstance(review, dict) else None
+    return EffectOutcome(
+        str(entry.get("call_id")),
+        tool,
+        "approved",
+        argv=(
+            tuple(argv)
+            if tool == "run_command"
+            and isinstance(argv, list)
+            and all(isinstance(item, str) for item in argv)
+            else None
+        ),
+        exit_status=status if isinstance(status, int) and not isinstance(status, bool) else None,
+        timed_out=entry.get("timed_out") is True,
+        tree_changes=changes,
+        review=decision if isinstance(decision, str) else None,
+    )
+
+
+def review_rejections(effects: list[dict[str, Any]]) -> list[str]:
+    """The call ids of commands whose reviewed changes the person rejected."""
+    return [
+        outcome.call_id for outcome in map(outcome_of_entry, effects) if outcome.review_rejected
+    ]
+
+
+def validation_entry(effects: list[dict[str, Any]]) -> dict[str, Any]:
+    """The validation the effects show, in log order, by the verdict's own rule: the deciding
+    command, its exit status, and the change it came after."""
+    outcomes = [outcome_of_entry(effect) for effect in effects]
+    verdict = compute_verdict(outcomes)
     last_change = None
-    for receipt in effects:
-        if changed_paths(receipt):
-            last_change = receipt.tool_call_id
+    for outcome in outcomes:
+        if outcome.changed_files:
+            last_change = outcome.call_id
     command = verdict.outcome(verdict.validated_by)
     return {
         "status": verdict.validation,
@@ -229,13 +253,14 @@ def build_statement(
                 entry["note"] = NOT_WRITTEN
         files.append(entry)
     sessions = SessionStore(log_path)
+    entries = [effect_entry(receipt) for receipt in effects]
     predicate = {
         "commit": commit,
         "root": prefix,
         "log": {"head_link": log.link, "receipts": log.count, "signed_by": log.signed_by},
         "runs": [run_entry(sessions, run) for run in chosen],
-        "effects": [effect_entry(receipt) for receipt in effects],
-        "validation": validation_entry(effects),
+        "effects": entries,
+        "validation": validation_entry(entries),
         "files": files,
     }
     return {

@@ -19,7 +19,7 @@ from ..gate.path_text import shown_path
 from ..gate.proposals import ChangeSetProposal, FileRestore
 from ..model import Messages, Model, WrappedModel
 from ..models.progress import ModelProgress
-from ..verdict import EFFECT_STATES, EffectOutcome, RunVerdict
+from ..verdict import EffectOutcome, RunVerdict
 
 EXIT_SUCCEEDED = 0
 EXIT_UNSUPPORTED = 1
@@ -234,6 +234,11 @@ def _validation_line(verdict: RunVerdict) -> str:
         if command is not None and command.tree_changes:
             return f"stale: {named} changed files itself, and nothing checked them since"
         return f"stale: {named} ran before the last change, and nothing checked it since"
+    if verdict.files_changed and verdict.review_rejected:
+        return (
+            "not run: no allowlisted command ran on the root's bytes after the change "
+            "(a rejected review's command ran on changes that were discarded)"
+        )
     if verdict.files_changed:
         return "not run: no allowlisted command ran after the change"
     return "not run: nothing changed and no command ran"
@@ -250,6 +255,7 @@ def _exit_reason(status: int, verdict: RunVerdict, reason: str) -> str:
         why
         for why, applies in (
             ("an effect was rejected", verdict.rejected),
+            ("a review was rejected", verdict.review_rejected),
             ("an effect failed", verdict.failed),
             ("validation failed", verdict.validation == "failed"),
             ("validation is stale", verdict.validation == "stale"),
@@ -272,11 +278,10 @@ def format_verdict(
     error: str | None = None,
 ) -> str:
     """The run's closing block: the verdict, the exit status, then the model's claim."""
-    counts = ", ".join(f"{len(verdict.calls(state))} {state}" for state in EFFECT_STATES)
     lines = ["", "== verdict ==", f"run:        {reason}"]
     if error:
         lines.append(f"error:      {error}")
-    lines.append(f"effects:    {counts}")
+    lines.append(f"effects:    {verdict.counts()}")
     lines.extend(_effect_line(outcome) for outcome in verdict.effects)
     if verdict.files_changed:
         lines.append(f"changed:    {len(verdict.files_changed)} file(s)")

@@ -205,6 +205,7 @@ def run_record(run: TaskRun) -> dict[str, Any]:
             "rejected": list(verdict.rejected),
             "refused": list(verdict.refused),
             "failed": list(verdict.failed),
+            "review_rejected": list(verdict.review_rejected),
             "files_changed": [change.path for change in verdict.files_changed],
             "effects": [
                 {

@@ -78,6 +78,8 @@ def run_lines(number: int, run: TaskRun) -> list[str]:
     """One run's account: how it ended and where its transcript is, then what was checked and
     what was not allowed, each line with control characters made visible."""
     ended = f"run {number} {run.status}: ended {run.reason}; validation {run.verdict.validation}"
+    if run.verdict.review_rejected:
+        ended += f"; {len(run.verdict.review_rejected)} review rejected"
     lines = [f"{ended}; transcript {run.transcript or 'not kept'}"]
     if run.error:
         lines.append(f"  error: {run.error}")

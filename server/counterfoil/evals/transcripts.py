@@ -3,8 +3,8 @@ after the run's private copy is removed.
 
 `transcript.jsonl` holds the task's prompt, then one line per step (the model's response as it
 came, the observation it was given, and the effect call's id and fate), then how the run ended;
-`receipts.jsonl` is the run's receipt log byte for byte, so `counterfoil receipts verify` can
-check it later. The report links to the folder.
+`receipts.jsonl` is the run's receipt log byte for byte, with its head record beside it (and the
+signatures in both where the run signed), so `counterfoil receipts verify` can check it later. The report links to the folder.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..loop import AgentRun
+from ..receipts.head import head_path
 
 TRANSCRIPT_NAME = "transcript.jsonl"
 RECEIPTS_NAME = "receipts.jsonl"
@@ -45,5 +46,8 @@ def keep_transcript(folder: Path, prompt: str, run: AgentRun, receipt_log: Path)
     path = folder / TRANSCRIPT_NAME
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     if receipt_log.is_file():
-        shutil.copyfile(receipt_log, folder / RECEIPTS_NAME)
+        kept = folder / RECEIPTS_NAME
+        shutil.copyfile(receipt_log, kept)
+        if head_path(receipt_log).is_file():  # the head: without it the log cannot verify
+            shutil.copyfile(head_path(receipt_log), head_path(kept))
     return path

@@ -156,6 +156,7 @@ def verdict_message(verdict: RunVerdict, completed: bool) -> messages.Verdict:
         rejected=list(verdict.rejected),
         refused=list(verdict.refused),
         failed=list(verdict.failed),
+        reviewRejected=list(verdict.review_rejected),
         filesChanged=[
             messages.FileChanged(path=change.path, sha256=change.sha256, toolCallId=change.call_id)
             for change in verdict.files_changed

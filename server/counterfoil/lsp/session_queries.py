@@ -110,13 +110,13 @@ class SessionQueries:
             done = export_evidence(self.root, log, commit)
         except AgentError as error:
             failed = messages.ExportEvidenceResult(
-                ok=False, error=str(error), commit=None, runs=[], effects=0, files=0,
-                validation=None, unreceipted=[],
+                ok=False, error=str(error), commit=None, runs=[], effects=0, reviewRejected=[],
+                files=0, validation=None, unreceipted=[],
             )  # fmt: skip
             return failed
         exported = messages.ExportEvidenceResult(
             ok=True, error=None, commit=done.commit, runs=list(done.runs), effects=done.effects,
-            files=done.files, validation=done.validation, unreceipted=list(done.unreceipted),
+            reviewRejected=list(done.review_rejected), files=done.files, validation=done.validation, unreceipted=list(done.unreceipted),
         )  # fmt: skip
         return exported
 

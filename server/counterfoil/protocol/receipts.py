@@ -80,9 +80,10 @@ class ExportEvidenceResult:
     commit: str | None
     runs: list[str]
     effects: int
+    reviewRejected: list[str]  # commands whose reviewed changes were rejected
     files: int
     validation: str | None
-    unreceipted: list[str]  # committed files whose bytes no receipt wrote
+    unreceipted: list[str]  # paths the commit changed by hand: bytes no receipt wrote
 
 
 @dataclass(frozen=True, kw_only=True)

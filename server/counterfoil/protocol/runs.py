@@ -67,6 +67,8 @@ class Verdict:
     rejected: list[str]
     refused: list[str]
     failed: list[str]
+    # Approved commands whose reviewed changes the person rejected (counted apart: they ran).
+    reviewRejected: list[str]
     filesChanged: list[FileChanged]
     validation: Validation
     validatedBy: str | None

@@ -34,6 +34,7 @@ from .store import RunLock, SessionStore
 
 Messages = list[dict[str, str]]
 _STATES = ("approved", "rejected", "refused", "failed")
+REVIEW_REJECTED_COUNT = "review rejected"  # commands whose reviewed changes were rejected
 MAX_PROMPT_CACHE_BYTES = 512 << 20  # a bigger KV cache is not written at each boundary
 
 
@@ -144,6 +145,8 @@ class SessionRecorder:
         outcomes = self.workspace.effect_outcomes
         verdict = compute_verdict(outcomes)
         counts = {name: sum(1 for item in outcomes if item.state == name) for name in _STATES}
+        if verdict.review_rejected:
+            counts[REVIEW_REJECTED_COUNT] = len(verdict.review_rejected)
         self.decisions.ended(state, reason, {"effects": counts, "validation": verdict.validation})
         self.lock.release()
 
