@@ -350,8 +350,8 @@ export class DaemonClient implements vscode.Disposable {
     return answer;
   }
 
-  /** The settings of the daemon's root folder: a folder's own (`resource` scope: writes and
-   * commands granted per folder) over the workspace's and the person's. */
+  /** The settings of the daemon's root folder, each value by where it was written (the
+   * person's, the workspace's, the folder's): the daemon decides what a folder may do. */
   private settings(): object {
     const root = vscode.workspace.workspaceFolders?.find(
       (folder) => folder.uri.toString() === this.rootUri,

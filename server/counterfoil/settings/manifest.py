@@ -11,6 +11,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from .folder_rules import PERSONS_ALONE, FolderRule
 from .table import Settings
 
 PACKAGE_JSON = Path(__file__).resolve().parents[3] / "extension" / "package.json"
@@ -26,6 +27,13 @@ def json_value(value: object) -> object:
     return value
 
 
+def editor_scope(rule: FolderRule) -> str:
+    """VS Code's scope for a rule: the person's alone is set in the person's own settings
+    (`machine`: VS Code ignores a workspace's value too); the rest per folder (`resource`),
+    where the daemon applies the rule."""
+    return "machine" if rule is PERSONS_ALONE else "resource"
+
+
 def contributed_settings() -> dict[str, dict[str, Any]]:
     """`counterfoil.<key>` → its contributed configuration, in the table's order."""
     contributed: dict[str, dict[str, Any]] = {}
@@ -36,8 +44,7 @@ def contributed_settings() -> dict[str, dict[str, Any]]:
             entry["enum"] = list(meta["choices"])
         entry["default"] = json_value(item.default)
         entry["markdownDescription"] = meta["description"]
-        if meta["scope"] is not None:
-            entry["scope"] = meta["scope"]
+        entry["scope"] = editor_scope(meta["folder"])
         contributed[PREFIX + meta["key"]] = entry
     return contributed
 
