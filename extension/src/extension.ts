@@ -60,7 +60,12 @@ export function activate(context: vscode.ExtensionContext): CounterfoilApi {
     context.workspaceState,
     trace,
   );
-  const setup = new SetupCommands(interpreter, context);
+  const setup = new SetupCommands(interpreter, context, async (grants) => {
+    await client.request("counterfoil/confirmFolderGrants", {
+      grants,
+      origin: "walkthrough",
+    });
+  });
   activeClient = client;
   context.subscriptions.push(
     trace,

@@ -256,3 +256,26 @@ def test_the_editor_keeps_the_persons_alone_in_the_persons_settings() -> None:
     assert scopes["counterfoil.endpoint"] == "machine"
     assert scopes["counterfoil.apiKeyEnv"] == "machine"
     assert scopes["counterfoil.allowWrites"] == "resource"
+
+
+def test_a_model_the_walkthrough_wrote_applies_wherever_it_is(
+    tmp_path: Path, root: Path, config: Path
+) -> None:
+    demo = f"scripted:{tmp_path / 'extension' / 'fix-app.jsonl'}"
+    FolderGrants(config).confirm(root, "model", demo, "walkthrough")
+
+    result = layered(root, {}, {"model": demo}, config)
+
+    assert result.settings.model == demo
+    assert result.grant_sources["model"] == "walkthrough"
+
+
+def test_a_person_confirmation_does_not_reach_a_model_outside_the_folder(
+    tmp_path: Path, root: Path, config: Path
+) -> None:
+    outside = str(tmp_path / "crafted.gguf")
+    FolderGrants(config).confirm(root, "model", outside, "person")
+
+    result = layered(root, {}, {"model": outside}, config)
+
+    assert result.settings.model == "qwen3-4b"

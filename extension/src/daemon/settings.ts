@@ -51,7 +51,11 @@ export type SettingsLayer = Record<string, unknown>;
 
 /** The daemon's settings by where they were written; the daemon applies each setting's rule. */
 export interface DaemonSettings {
-  layers: { user: SettingsLayer; workspace: SettingsLayer; folder: SettingsLayer };
+  layers: {
+    user: SettingsLayer;
+    workspace: SettingsLayer;
+    folder: SettingsLayer;
+  };
 }
 
 /** Reads `counterfoil.*` for the daemon, each value in the layer it was written in; a key that

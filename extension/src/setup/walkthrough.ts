@@ -26,6 +26,10 @@ const DEMO_VALIDATION = ["python", "-m", "pytest", "tests/test_math.py", "-q"];
  * permissions step is checked off by it (`onContext`), so a grant that failed checks nothing. */
 export const ALLOWED_HERE = "counterfoil.allowedHere";
 
+/** Tells the daemon that Counterfoil itself wrote these values into the folder's settings, so
+ * they count as the person's confirmed grants (the daemon keeps that outside the folder). */
+export type RecordGrants = (grants: Record<string, unknown>) => Promise<void>;
+
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -38,6 +42,7 @@ export class SetupCommands implements vscode.Disposable {
   constructor(
     private readonly interpreter: InterpreterSource,
     private readonly context: vscode.ExtensionContext,
+    private readonly recordGrants: RecordGrants,
   ) {
     const register = commandRegistrar(this.disposables);
     register("counterfoil.selectInterpreter", () => this.selectInterpreter());
@@ -51,6 +56,19 @@ export class SetupCommands implements vscode.Disposable {
       }),
     );
     this.noteAllowedHere();
+  }
+
+  /** Records that Counterfoil writes these values (before writing them, so the daemon never
+   * lists them as waiting); a daemon that cannot start is said, and the write still happens:
+   * the folder then asks the person once. */
+  private async recordWritten(grants: Record<string, unknown>): Promise<void> {
+    try {
+      await this.recordGrants(grants);
+    } catch (error) {
+      this.output.appendLine(
+        `the daemon did not record the walkthrough's grants: ${errorMessage(error)}`,
+      );
+    }
   }
 
   /** Sets ALLOWED_HERE from what the first folder's settings allow now. */
@@ -189,6 +207,9 @@ export class SetupCommands implements vscode.Disposable {
   /** Writes `counterfoil.model` and says what was set where, or why it was not. */
   private async setModel(model: string, scope: ModelScope): Promise<void> {
     try {
+      if (scope === "folder") {
+        await this.recordWritten({ model });
+      }
       await vscode.workspace
         .getConfiguration("counterfoil")
         .update(
@@ -234,6 +255,7 @@ export class SetupCommands implements vscode.Disposable {
     const config = vscode.workspace.getConfiguration("counterfoil", folder);
     const target = vscode.ConfigurationTarget.WorkspaceFolder;
     try {
+      await this.recordWritten({ allowWrites: true, allowedCommands: [argv] });
       await config.update("allowWrites", true, target);
       await config.update("allowedCommands", [argv], target);
     } catch (error) {

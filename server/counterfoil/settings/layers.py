@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from .checks import Invalid
 from .folder_grants import FolderGrants, GrantOrigin
-from .folder_rules import Grant, ModelRule
+from .folder_rules import Decision, Grant, ModelRule
 from .table import Settings, SettingsError
 
 PERSON_SOURCE = "user"
@@ -122,13 +122,14 @@ def layered_settings(
         if checked == mine:
             continue
         decision = rule.decide(mine, checked, root)
-        origin: GrantOrigin | None = None
+        origin = None if root is None else grants.origin(root, key, checked)
         outcome: FolderOutcome
         if decision.outcome == "asks":
-            origin = None if root is None else grants.origin(root, key, checked)
             outcome = "waiting" if origin is None else "granted"
+        elif origin == "walkthrough":  # Counterfoil wrote it for the person: theirs
+            outcome, decision = "granted", Decision("asks", checked)
         else:
-            outcome = decision.outcome
+            outcome, origin = decision.outcome, None
         if outcome in ("applies", "narrowed", "granted"):
             changes[item.name] = decision.value
         if origin is not None:
