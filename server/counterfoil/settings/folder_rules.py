@@ -125,7 +125,7 @@ class Grant(FolderRule):
     """A permission: a folder may grant less at once; more only after the person's yes. The
     asked value is the person's and the folder's together (their union, or `True`)."""
 
-    name = "a grant the folder asks for"
+    name = "a grant the folder asks for: applies after your yes"
 
     def decide(self, person: Any, folder: Any, root: Path | None) -> Decision:
         if isinstance(folder, bool):
