@@ -7,6 +7,7 @@ import { cpSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import type { InterpreterSource } from "../daemon/interpreter";
+import { readDaemonSettings } from "../daemon/settings";
 import {
   opensWalkthrough,
   WALKTHROUGH_ID,
@@ -312,13 +313,14 @@ export class SetupCommands implements vscode.Disposable {
     try {
       const launch = await this.interpreter.resolve(this.folder, "doctor");
       const args = launch.argv.slice(1);
-      const config = vscode.workspace.getConfiguration("counterfoil");
+      // The settings as the daemon gets them, by where each was written: the doctor applies
+      // the same rules (the folder's endpoint is never tried) and lists the folder's values.
+      const settings = readDaemonSettings(
+        vscode.workspace.getConfiguration("counterfoil", this.folder),
+      );
       const options: Array<[string, unknown]> = [
-        ["--endpoint", config.get("endpoint")],
-        // Whether the model a run would use can be had (cached, local, downloadable).
-        ["--model", config.get("model")],
         ["--root", this.folder?.uri.fsPath],
-        ["--receipt-log", config.get("receiptLog")],
+        ["--settings", JSON.stringify(settings)],
       ];
       for (const [flag, value] of options) {
         if (typeof value === "string" && value !== "") {
