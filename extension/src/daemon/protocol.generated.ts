@@ -98,6 +98,7 @@ export interface Approval {
   shown_sha256?: string | null;
   approved_sha256?: string | null;
   modified?: boolean | null;
+  grant?: string | null;
   model?: unknown;
 }
 

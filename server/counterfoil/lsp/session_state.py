@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..gate.grants import FROM_SETTINGS, GrantedBy
 from ..settings.layers import LayeredSettings
 from ..settings.table import Settings
 
@@ -25,3 +26,10 @@ class SessionState:
 
     def adopt(self, sent: Any, layered: LayeredSettings) -> None:
         self.sent_settings, self.layered, self.settings = sent, layered, layered.settings
+
+    def granted_by(self) -> GrantedBy:
+        """Where the grants of the settings in force came from (settings set directly, not
+        from what a client sent, are the person's own)."""
+        if self.layered.settings is self.settings:
+            return self.layered.granted_by()
+        return FROM_SETTINGS

@@ -15,12 +15,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .checks import Invalid
 from .folder_grants import FolderGrants, GrantOrigin
 from .folder_rules import Decision, Grant, ModelRule
 from .table import Settings, SettingsError
+
+if TYPE_CHECKING:
+    from ..gate.grants import GrantedBy
 
 PERSON_SOURCE = "user"
 FOLDER_SOURCES = ("workspace", "folder")
@@ -73,6 +76,13 @@ class LayeredSettings:
 
     def command_source(self, argv: tuple[str, ...]) -> GrantSource:
         return self.command_sources.get(tuple(argv), "settings")
+
+    def granted_by(self) -> GrantedBy:
+        """The sources as the gate records them in each approval."""
+        from ..gate.grants import GrantedBy
+
+        writes = self.grant_sources.get("allowWrites", "settings")
+        return GrantedBy(writes, tuple(self.command_sources.items()))
 
 
 def is_layered(raw: object) -> bool:

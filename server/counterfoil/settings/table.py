@@ -61,6 +61,7 @@ from .folder_rules import (
 )
 
 if TYPE_CHECKING:  # imported where used: reading settings (the daemon's start) needs neither
+    from ..gate.grants import GrantedBy
     from ..gate.policy import ToolPolicy
     from ..loop import AgentLimits
 
@@ -497,8 +498,10 @@ class Settings:
                 return item.default
         raise KeyError(key)
 
-    def policy(self, root: Path) -> ToolPolicy:
-        """The policy for `root`; raises ValueError when the root cannot be used."""
+    def policy(self, root: Path, granted_by: GrantedBy | None = None) -> ToolPolicy:
+        """The policy for `root`; raises ValueError when the root cannot be used. `granted_by`:
+        where the writes and commands allowed came from (default: these settings)."""
+        from ..gate.grants import FROM_SETTINGS
         from ..gate.policy import ToolPolicy
 
         return ToolPolicy(
@@ -518,6 +521,7 @@ class Settings:
             create_parent_folders=True,
             command_sandbox=self.command_sandbox,
             allow_network=self.allow_network,
+            granted_by=granted_by or FROM_SETTINGS,
         )
 
     def api_key_variables(self) -> tuple[str, ...]:
