@@ -18,6 +18,7 @@ import {
   type ConfirmResult,
   DAEMON_VERSION,
   type DownloadProgress,
+  type FolderSettingsResult,
   Methods,
   type ModelState,
   type ModelText,
@@ -65,6 +66,8 @@ export class DaemonClient implements vscode.Disposable {
   private readonly runStateEmitter = new vscode.EventEmitter<RunStateNotice>();
   private readonly downloadEmitter =
     new vscode.EventEmitter<DownloadProgress>();
+  private readonly folderSettingsEmitter =
+    new vscode.EventEmitter<FolderSettingsResult>();
 
   /** One per agent step (`counterfoil/event`). */
   readonly onEvent = this.eventEmitter.event;
@@ -82,6 +85,8 @@ export class DaemonClient implements vscode.Disposable {
   readonly onRunState = this.runStateEmitter.event;
   /** A model download's progress (`counterfoil/download`). */
   readonly onDownload = this.downloadEmitter.event;
+  /** What the folder's settings did (narrowed, ignored, waiting for a yes), when they change. */
+  readonly onFolderSettings = this.folderSettingsEmitter.event;
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
@@ -97,6 +102,7 @@ export class DaemonClient implements vscode.Disposable {
       this.modelTextEmitter,
       this.runStateEmitter,
       this.downloadEmitter,
+      this.folderSettingsEmitter,
       vscode.workspace.onDidChangeConfiguration((event) =>
         this.onSettingsChanged(event),
       ),
@@ -272,6 +278,10 @@ export class DaemonClient implements vscode.Disposable {
     );
     client.onNotification(Methods.download, (progress: DownloadProgress) =>
       this.downloadEmitter.fire(progress),
+    );
+    client.onNotification(
+      Methods.folderSettingsChanged,
+      (result: FolderSettingsResult) => this.folderSettingsEmitter.fire(result),
     );
     client.onDidChangeState(({ newState }) => {
       if (this.client !== client) {

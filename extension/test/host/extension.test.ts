@@ -30,6 +30,7 @@ const COMMANDS = [
   "counterfoil.selectInterpreter",
   "counterfoil.chooseModel",
   "counterfoil.allowForFolder",
+  "counterfoil.allowFolderGrants",
   "counterfoil.openDemo",
   "counterfoil.rejectProposalWithReason",
   "counterfoil.chooseHunks",
