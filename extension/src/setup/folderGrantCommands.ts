@@ -15,6 +15,8 @@ const ALLOW = "Allow";
 
 export class FolderGrantCommands implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
+  /** The request last said, so an unchanged one is not said again at each settings change. */
+  private lastAsked = "";
 
   constructor(
     private readonly client: DaemonClient,
@@ -31,7 +33,10 @@ export class FolderGrantCommands implements vscode.Disposable {
   private told(result: FolderSettingsResult): void {
     this.panel.showFolderSettings(result);
     const grants = waitingGrants(result);
-    if (Object.keys(grants).length > 0) {
+    const asked = JSON.stringify(grants);
+    const unchanged = asked === this.lastAsked;
+    this.lastAsked = asked;
+    if (Object.keys(grants).length > 0 && !unchanged) {
       void vscode.window
         .showInformationMessage(
           `Counterfoil: this folder asks to allow ${grantsInWords(grants)}. Until you allow it, your own settings apply.`,

@@ -187,9 +187,8 @@ class CounterfoilServer(LanguageServer):
         self.notify_folder_settings(self._start_root, layered)
 
     def notify_folder_settings(self, root: Path | None, layered: LayeredSettings) -> None:
-        """Tell the editor what the folder's settings did (nothing when the folder set none)."""
-        if not layered.folder_values:
-            return
+        """Tell the editor what the folder's settings did (an empty list once they do nothing,
+        so what it shows is never stale)."""
         from ..protocol import notice
         from .folder_settings import folder_settings_message
 
