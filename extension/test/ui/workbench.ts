@@ -112,13 +112,18 @@ export function confirmAsWalkthrough(
   if (Object.keys(grants).length === 0) {
     return;
   }
+  // A value the daemon would refuse (a test of bad settings) is not recorded.
   execFileSync(python, [
     "-c",
     "import json, sys, pathlib\n" +
       "from counterfoil.settings.folder_grants import FolderGrants\n" +
       "from counterfoil.settings.layers import confirm_grants\n" +
-      "confirm_grants(json.loads(sys.argv[2]), pathlib.Path(sys.argv[1]), 'walkthrough', " +
-      "FolderGrants(pathlib.Path(sys.argv[3])))",
+      "for key, value in json.loads(sys.argv[2]).items():\n" +
+      "    try:\n" +
+      "        confirm_grants({key: value}, pathlib.Path(sys.argv[1]), 'walkthrough', " +
+      "FolderGrants(pathlib.Path(sys.argv[3])))\n" +
+      "    except ValueError:\n" +
+      "        pass\n",
     folder,
     JSON.stringify(grants),
     daemonConfigDir,

@@ -149,10 +149,7 @@ def layered_settings(
                     (argv, ORIGIN_SOURCE[origin]) for argv in checked if argv not in mine
                 )
         listed.append(FolderValue(key, source, value, outcome, rule.name, None, origin))
-    try:
-        settings = replace(person, **changes)
-    except (TypeError, ValueError) as error:  # pragma: no cover - every value was checked
-        raise SettingsError(f"invalid Counterfoil settings: {error}") from None
+    settings = replace(person, **changes)  # every value passed its row's check
     return LayeredSettings(settings, tuple(listed), sources, command_sources)
 
 
