@@ -279,3 +279,10 @@ def test_a_person_confirmation_does_not_reach_a_model_outside_the_folder(
     result = layered(root, {}, {"model": outside}, config)
 
     assert result.settings.model == "qwen3-4b"
+
+
+def test_a_folders_model_server_address_is_ignored(root: Path, config: Path) -> None:
+    result = layered(root, {}, {"model": "http://127.0.0.1:9/v1"}, config)
+
+    assert result.settings.model == "qwen3-4b"
+    assert outcome(result, "model") == "ignored"

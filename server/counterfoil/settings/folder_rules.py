@@ -160,7 +160,7 @@ class ReceiptLogRule(FolderRule):
 class ModelRule(FolderRule):
     """A model's name applies; a model file or folder inside the folder (or recorded
     responses there) is a grant: it is loaded, and a crafted file is an attack on the loader;
-    a path outside the folder is the person's alone."""
+    a path outside the folder, or a server's address, is the person's alone."""
 
     name = "a name applies; a model inside the folder is a grant; outside it, the person's alone"
 
@@ -173,6 +173,8 @@ class ModelRule(FolderRule):
             or path.lower().endswith(".gguf")
             or (root is not None and (root / path).exists())
         )
+        if "://" in folder:  # a model server's address: where prompts go is the person's
+            return Decision("ignored", person)
         if not looks_like_path:
             return Decision("applies", folder)
         if inside(path, root):
