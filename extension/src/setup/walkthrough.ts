@@ -4,6 +4,7 @@
 
 import { execFile } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import type { InterpreterSource } from "../daemon/interpreter";
@@ -16,6 +17,7 @@ import {
 import { commandRegistrar } from "../commandRegistrar";
 import {
   type ModelScope,
+  missingModelPath,
   modelChosenNotice,
   modelNotSetNotice,
 } from "./modelChoice";
@@ -192,10 +194,13 @@ export class SetupCommands implements vscode.Disposable {
         ignoreFocusOut: true,
         value: config.get<string>("model"),
         prompt:
-          "The daemon checks the name; a model not on disk is downloaded on the first run.",
+          "A short name or an MLX repo id is downloaded on the first run; a local folder or .gguf file must exist.",
+        validateInput: (value) =>
+          missingModelPath(value, existsSync, homedir()),
       });
       if (model !== undefined) {
-        await this.setModel(model.trim(), "user");
+        // Where the scripted demo goes too: this folder's settings (yours, with no folder).
+        await this.setModel(model.trim(), this.folder ? "folder" : "user");
       }
     } else if (choice?.id === "endpoint") {
       await vscode.commands.executeCommand(
