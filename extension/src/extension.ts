@@ -14,6 +14,7 @@ import { RunCommands } from "./run/runCommands";
 import { RunPanel } from "./run/runPanel";
 import { SessionCommands } from "./run/sessionCommands";
 import { showStartFailure } from "./setup/startFailure";
+import { FolderGrantCommands } from "./setup/folderGrantCommands";
 import { SetupCommands } from "./setup/walkthrough";
 
 /** What activate() returns; the extension-host tests drive the extension through it. */
@@ -60,7 +61,14 @@ export function activate(context: vscode.ExtensionContext): CounterfoilApi {
     context.workspaceState,
     trace,
   );
-  const setup = new SetupCommands(interpreter, context);
+  const setup = new SetupCommands(interpreter, context, async (grants) => {
+    await client.request("counterfoil/confirmFolderGrants", {
+      grants,
+      origin: "walkthrough",
+    });
+  });
+  const folderGrants = new FolderGrantCommands(client, panel);
+  panel.setActions({ allowFolderGrants: () => folderGrants.allow() });
   activeClient = client;
   context.subscriptions.push(
     trace,
@@ -75,6 +83,7 @@ export function activate(context: vscode.ExtensionContext): CounterfoilApi {
     commands,
     sessions,
     setup,
+    folderGrants,
   );
 
   setup.openWalkthroughOnce();

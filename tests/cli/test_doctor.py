@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.server
 import io
+import json
 import os
 import socket
 import subprocess
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from counterfoil import EffectReceipt, ReceiptStore
-from counterfoil.cli.doctor import model_cache_check, receipt_log_check
+from counterfoil.cli.doctor import key_check, model_cache_check, receipt_log_check
 from counterfoil.cli.main import main
 from counterfoil.models.availability import endpoint_check, model_check
 
@@ -141,3 +142,51 @@ def test_the_doctor_names_python_packages_and_the_mlx_backend_in_a_subprocess(
     assert any(line.startswith("ok  pygls: ") for line in lines), finished.stdout
     assert any(line.startswith("ok  mlx backend: ") for line in lines), finished.stdout
     assert finished.returncode == 0, finished.stdout + finished.stderr
+
+
+def test_the_doctor_names_the_key_variable_and_host_never_the_key(
+    http_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TEAM_KEY", "sk-live-0123456789abcdef")
+
+    code, report = doctor("--endpoint", http_server, "--api-key-env", "TEAM_KEY")
+
+    assert "ok  model server key: TEAM_KEY is set; it is sent only to 127.0.0.1" in report
+    assert "sk-live" not in report
+    assert code == 0
+
+
+def test_the_doctor_says_a_key_is_never_sent_in_the_clear_to_another_machine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live-0123456789abcdef")
+
+    check = key_check("http://192.0.2.1:9/v1", None)
+
+    assert not check.ok
+    assert "OPENAI_API_KEY" in check.detail and "192.0.2.1" in check.detail
+    assert "sk-live" not in check.detail
+
+
+def test_the_doctor_lists_the_folders_values_and_tries_none_of_its_endpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COUNTERFOIL_CONFIG_DIR", str(tmp_path / "config"))
+    folder = {
+        "endpoint": "http://127.0.0.1:9/v1",
+        "apiKeyEnv": "HOME",
+        "commandSandbox": "off",
+        "allowWrites": True,
+        "allowedCommands": [["make", "deploy"]],
+        "model": "scripted:fixtures/responses/fix-app.jsonl",
+    }
+    settings = {"layers": {"user": {"commandSandbox": "review"}, "folder": folder}}
+
+    _, report = doctor("--root", str(tmp_path), "--settings", json.dumps(settings))
+
+    assert 'folder setting: endpoint = "http://127.0.0.1:9/v1": ignored (yours kept)' in report
+    assert 'folder setting: apiKeyEnv = "HOME": ignored (yours kept)' in report
+    assert 'folder setting: commandSandbox = "off": ignored (yours kept)' in report
+    assert "folder setting: allowWrites = true: waiting for your yes (yours kept)" in report
+    assert 'allowedCommands = [["make", "deploy"]]: waiting for your yes' in report
+    assert "endpoint:" not in report.replace("folder setting: endpoint", "")

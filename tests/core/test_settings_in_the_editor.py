@@ -10,7 +10,7 @@ from tests.conftest import REPOSITORY
 
 from counterfoil.cli.main import build_parser
 from counterfoil.cli.setting_flags import SETTING_FLAGS
-from counterfoil.settings.manifest import contributed_settings
+from counterfoil.settings.manifest import contributed_settings, folder_rule_table
 from counterfoil.settings.table import Settings
 
 EXTENSION = REPOSITORY / "extension"
@@ -52,3 +52,9 @@ def test_every_flag_of_the_table_is_a_cli_flag_for_its_setting() -> None:
         if item.metadata["flag"] is not None
     }
     assert all(flags[flag] == key for key, flag in SETTING_FLAGS.items())
+
+
+def test_the_settings_document_states_each_settings_folder_rule() -> None:
+    document = (REPOSITORY / "docs" / "settings.md").read_text(encoding="utf-8")
+
+    assert folder_rule_table() in document, "run python -m counterfoil.settings.manifest"

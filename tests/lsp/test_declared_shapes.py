@@ -152,10 +152,17 @@ def built_results(root: Path) -> dict[str, list[Any]]:
         "counterfoil/discard": [],
         "counterfoil/branches": [ask("counterfoil/branches", runId=ran.runId)],
         "counterfoil/selectBranch": [ask("counterfoil/selectBranch", branch="nosuchrun.1")],
+        "counterfoil/folderSettings": [ask("counterfoil/folderSettings")],
+        "counterfoil/confirmFolderGrants": [
+            ask("counterfoil/confirmFolderGrants", grants={"allowWrites": True}, origin="person")
+        ],
     }
 
 
-def test_every_result_has_its_declared_shape(project: Path) -> None:
+def test_every_result_has_its_declared_shape(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COUNTERFOIL_CONFIG_DIR", str(project.parent / "config"))
     results = built_results(project)
 
     assert results.keys() == SERVED.keys()

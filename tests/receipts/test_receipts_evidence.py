@@ -53,6 +53,7 @@ def test_a_file_receipt_carries_run_time_digests_and_approval(tmp_path: Path) ->
         "via": "cli",
         "shown_sha256": sha(b"value = 2\n"),
         "modified": False,
+        "grant": "settings",
     }
 
 

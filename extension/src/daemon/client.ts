@@ -18,6 +18,7 @@ import {
   type ConfirmResult,
   DAEMON_VERSION,
   type DownloadProgress,
+  type FolderSettingsResult,
   Methods,
   type ModelState,
   type ModelText,
@@ -65,6 +66,8 @@ export class DaemonClient implements vscode.Disposable {
   private readonly runStateEmitter = new vscode.EventEmitter<RunStateNotice>();
   private readonly downloadEmitter =
     new vscode.EventEmitter<DownloadProgress>();
+  private readonly folderSettingsEmitter =
+    new vscode.EventEmitter<FolderSettingsResult>();
 
   /** One per agent step (`counterfoil/event`). */
   readonly onEvent = this.eventEmitter.event;
@@ -82,6 +85,8 @@ export class DaemonClient implements vscode.Disposable {
   readonly onRunState = this.runStateEmitter.event;
   /** A model download's progress (`counterfoil/download`). */
   readonly onDownload = this.downloadEmitter.event;
+  /** What the folder's settings did (narrowed, ignored, waiting for a yes), when they change. */
+  readonly onFolderSettings = this.folderSettingsEmitter.event;
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
@@ -97,6 +102,7 @@ export class DaemonClient implements vscode.Disposable {
       this.modelTextEmitter,
       this.runStateEmitter,
       this.downloadEmitter,
+      this.folderSettingsEmitter,
       vscode.workspace.onDidChangeConfiguration((event) =>
         this.onSettingsChanged(event),
       ),
@@ -273,6 +279,10 @@ export class DaemonClient implements vscode.Disposable {
     client.onNotification(Methods.download, (progress: DownloadProgress) =>
       this.downloadEmitter.fire(progress),
     );
+    client.onNotification(
+      Methods.folderSettingsChanged,
+      (result: FolderSettingsResult) => this.folderSettingsEmitter.fire(result),
+    );
     client.onDidChangeState(({ newState }) => {
       if (this.client !== client) {
         return; // a client let go of (stopped, or dead and replaced) speaks no more
@@ -350,8 +360,8 @@ export class DaemonClient implements vscode.Disposable {
     return answer;
   }
 
-  /** The settings of the daemon's root folder: a folder's own (`resource` scope: writes and
-   * commands granted per folder) over the workspace's and the person's. */
+  /** The settings of the daemon's root folder, each value by where it was written (the
+   * person's, the workspace's, the folder's): the daemon decides what a folder may do. */
   private settings(): object {
     const root = vscode.workspace.workspaceFolders?.find(
       (folder) => folder.uri.toString() === this.rootUri,

@@ -68,6 +68,29 @@ export interface SelectBranchResult {
   discarded: string[];
 }
 
+/** `counterfoil/confirmFolderGrants`: the person's yes to the folder's grants (`person`), or values Counterfoil's own walkthrough or commands wrote into the folder (`walkthrough`); `grants` maps each setting key to the value confirmed, as it was shown or written. */
+export interface ConfirmFolderGrantsParams {
+  grants: Record<string, unknown>;
+  origin: "walkthrough" | "person";
+}
+
+/** `counterfoil/folderSettings` (also sent as a notification when the settings change). */
+export interface FolderSettingsResult {
+  root: string | null;
+  values: FolderSettingValue[];
+}
+
+/** One value a folder set that is not the person's own, and what became of it. */
+export interface FolderSettingValue {
+  key: string;
+  source: string;
+  value: unknown;
+  outcome: "applies" | "narrowed" | "ignored" | "waiting" | "granted";
+  rule: string;
+  problem?: string | null;
+  origin?: "walkthrough" | "person" | null;
+}
+
 export interface Approval {
   decision?: string | null;
   by?: string | null;
@@ -75,6 +98,7 @@ export interface Approval {
   shown_sha256?: string | null;
   approved_sha256?: string | null;
   modified?: boolean | null;
+  grant?: string | null;
   model?: unknown;
 }
 
@@ -619,6 +643,8 @@ export const Methods = {
   discard: "counterfoil/discard",
   branches: "counterfoil/branches",
   selectBranch: "counterfoil/selectBranch",
+  folderSettings: "counterfoil/folderSettings",
+  confirmFolderGrants: "counterfoil/confirmFolderGrants",
   event: "counterfoil/event",
   receipt: "counterfoil/receipt",
   modelState: "counterfoil/modelState",
@@ -626,6 +652,7 @@ export const Methods = {
   runState: "counterfoil/runState",
   modelText: "counterfoil/modelText",
   download: "counterfoil/download",
+  folderSettingsChanged: "counterfoil/folderSettingsChanged",
 } as const;
 
 /** Each request's params and result, by method. */
@@ -649,6 +676,8 @@ export interface CounterfoilRequests {
   "counterfoil/discard": { params: DiscardParams; result: DiscardResult };
   "counterfoil/branches": { params: BranchesParams; result: BranchesResult };
   "counterfoil/selectBranch": { params: SelectBranchParams; result: SelectBranchResult };
+  "counterfoil/folderSettings": { params: Record<string, never>; result: FolderSettingsResult };
+  "counterfoil/confirmFolderGrants": { params: ConfirmFolderGrantsParams; result: FolderSettingsResult };
 }
 
 export type RequestMethod = keyof CounterfoilRequests;

@@ -1,12 +1,14 @@
 // Settings are read in one place: what the daemon gets as initializationOptions and on
-// workspace/didChangeConfiguration. The values go out as the person wrote them; the daemon
-// validates them and says which are wrong (window/showMessage), so no default is decided here.
+// workspace/didChangeConfiguration. The values go out as written, each by where it was
+// written (VS Code's inspect(): the person's own, the workspace's, the folder's); the daemon
+// validates them, applies what a folder may do with each, and says which are wrong
+// (window/showMessage), so no default and no policy is decided here.
 
 import manifest from "../../package.json";
 
 /** The part of vscode.WorkspaceConfiguration this module needs (so it tests without VS Code). */
 export interface SettingsSource {
-  get<T>(section: string): T | undefined;
+  inspect<T>(section: string): InspectedSetting<T> | undefined;
 }
 
 /** Settings of the editor alone (how the daemon is started), which the daemon never reads. */
@@ -45,16 +47,37 @@ export const DAEMON_SETTING_KEYS: readonly string[] = Object.keys(
   .map((key) => key.slice(PREFIX.length))
   .filter((key) => !EDITOR_ONLY.has(key));
 
-export type DaemonSettings = Record<string, unknown>;
+export type SettingsLayer = Record<string, unknown>;
 
-/** Reads `counterfoil.*` for the daemon; a key that is not set is left out (the daemon's default). */
+/** The daemon's settings by where they were written; the daemon applies each setting's rule. */
+export interface DaemonSettings {
+  layers: {
+    user: SettingsLayer;
+    workspace: SettingsLayer;
+    folder: SettingsLayer;
+  };
+}
+
+/** Reads `counterfoil.*` for the daemon, each value in the layer it was written in; a key that
+ * is not set is left out (the daemon's default). */
 export function readDaemonSettings(config: SettingsSource): DaemonSettings {
-  const settings: DaemonSettings = {};
+  const layers: DaemonSettings["layers"] = {
+    user: {},
+    workspace: {},
+    folder: {},
+  };
   for (const key of DAEMON_SETTING_KEYS) {
-    const value = config.get<unknown>(key);
-    if (value !== undefined) {
-      settings[key] = value;
+    const inspected = config.inspect<unknown>(key);
+    const written: [SettingsLayer, unknown][] = [
+      [layers.user, inspected?.globalValue],
+      [layers.workspace, inspected?.workspaceValue],
+      [layers.folder, inspected?.workspaceFolderValue],
+    ];
+    for (const [layer, value] of written) {
+      if (value !== undefined) {
+        layer[key] = value;
+      }
     }
   }
-  return settings;
+  return { layers };
 }

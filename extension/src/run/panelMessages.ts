@@ -20,6 +20,7 @@ export type PanelMessage =
   | { type: "resume"; runId: string; steer?: string }
   | { type: "discard"; runId: string }
   | { type: "openOutput"; sha256: string }
+  | { type: "allowFolderGrants" }
   | { type: "ready" }
   | BranchPanelMessage;
 
@@ -40,4 +41,6 @@ export interface ModelMessage {
   proposals: Record<string, ProposalView>;
   /** A run kept on disk that can go on, with what to say of it. */
   resumable: (ResumableView & { lines: string[] }) | null;
+  /** What the folder's settings did, one line each; `waiting`: a grant asks for a yes. */
+  folderSettings: { lines: string[]; waiting: boolean } | null;
 }

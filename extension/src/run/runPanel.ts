@@ -7,7 +7,8 @@
 import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { DaemonClient } from "../daemon/client";
-import type { RunResult } from "../daemon/protocol";
+import type { FolderSettingsResult, RunResult } from "../daemon/protocol";
+import { folderSettingLines, waitingGrants } from "../setup/folderGrants";
 import type { ReviewController } from "../review/controller";
 import {
   addEvent,
@@ -47,6 +48,7 @@ export interface RunActions {
   resume(runId: string, steer?: string): unknown;
   discard(runId: string): unknown;
   openObject(sha256: string, title: string): unknown;
+  allowFolderGrants(): unknown;
 }
 
 export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -54,6 +56,7 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
   private pendingRender: NodeJS.Timeout | undefined;
   private actions: Partial<RunActions> = {};
+  private folderSettings: ModelMessage["folderSettings"] = null;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly renderedEmitter = new vscode.EventEmitter<RunModel>();
   /** Fires after each change is sent to the webview (tests wait on it). */
@@ -159,6 +162,18 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
+  /** What the folder's settings did, as the daemon said (nothing shown when they did nothing). */
+  showFolderSettings(result: FolderSettingsResult): void {
+    this.folderSettings =
+      result.values.length === 0
+        ? null
+        : {
+            lines: folderSettingLines(result),
+            waiting: Object.keys(waitingGrants(result)).length > 0,
+          };
+    this.render();
+  }
+
   runFailed(error: string): void {
     failTurn(this.model, error);
     this.render();
@@ -254,6 +269,9 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       case "openOutput":
         await this.actions.openObject?.(message.sha256, "command output");
         return;
+      case "allowFolderGrants":
+        await this.actions.allowFolderGrants?.();
+        return;
     }
   }
 
@@ -290,6 +308,7 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         ...resumable,
         lines: resumableLines(resumable),
       },
+      folderSettings: this.folderSettings,
     };
     void this.view?.webview.postMessage(message);
     this.renderedEmitter.fire(this.model);

@@ -260,6 +260,27 @@ function resumableBlock(
   return block;
 }
 
+/** What the folder's settings did; Allow… when a grant waits for the person's yes. */
+function folderSettingsBlock(
+  settings: NonNullable<ModelMessage["folderSettings"]>,
+): HTMLElement {
+  const block = el("section", "folder-settings");
+  block.append(el("h2", "goal", "This folder's settings"));
+  const list = el("ul");
+  for (const line of settings.lines) list.append(el("li", "", line));
+  block.append(list);
+  if (settings.waiting) {
+    const row = el("div", "row");
+    row.append(
+      button("Allow…", "secondary", () =>
+        vscode.postMessage({ type: "allowFolderGrants" }),
+      ),
+    );
+    block.append(row);
+  }
+  return block;
+}
+
 let sentGoal: string | null = null;
 
 /** Clears the goal field once the run it started took a step (or a proposal appeared). */
@@ -448,6 +469,9 @@ function render(state: ModelMessage): void {
   }
   if (state.resumable) {
     conversation.append(resumableBlock(state.resumable));
+  }
+  if (state.folderSettings) {
+    conversation.prepend(folderSettingsBlock(state.folderSettings));
   }
   const hasTurns = state.turns.length > 0;
   // After a crash or a pause the daemon keeps no conversation to follow up: Resume goes on.

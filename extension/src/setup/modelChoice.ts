@@ -31,3 +31,18 @@ export function modelChosenNotice(
 export function modelNotSetNotice(model: string, why: string): string {
   return `Counterfoil: the model was not set to "${model}": ${why}`;
 }
+
+/**
+ * Why a local model path cannot be used, at once (undefined: it exists, or it is a name or a
+ * repo id the daemon checks). A path is never "downloaded on the first run".
+ */
+export function missingModelPath(
+  model: string,
+  exists: (path: string) => boolean,
+  home: string,
+): string | undefined {
+  const text = model.trim();
+  const path = text.startsWith("~") ? home + text.slice(1) : text;
+  const isPath = /^[./~]/.test(text) || text.toLowerCase().endsWith(".gguf");
+  return isPath && !exists(path) ? `${path} does not exist` : undefined;
+}

@@ -4,9 +4,11 @@
 
 import { execFile } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import type { InterpreterSource } from "../daemon/interpreter";
+import { readDaemonSettings } from "../daemon/settings";
 import {
   opensWalkthrough,
   WALKTHROUGH_ID,
@@ -15,6 +17,7 @@ import {
 import { commandRegistrar } from "../commandRegistrar";
 import {
   type ModelScope,
+  missingModelPath,
   modelChosenNotice,
   modelNotSetNotice,
 } from "./modelChoice";
@@ -25,6 +28,10 @@ const DEMO_VALIDATION = ["python", "-m", "pytest", "tests/test_math.py", "-q"];
 /** True while this folder's settings allow writes and at least one command: the walkthrough's
  * permissions step is checked off by it (`onContext`), so a grant that failed checks nothing. */
 export const ALLOWED_HERE = "counterfoil.allowedHere";
+
+/** Tells the daemon that Counterfoil itself wrote these values into the folder's settings, so
+ * they count as the person's confirmed grants (the daemon keeps that outside the folder). */
+export type RecordGrants = (grants: Record<string, unknown>) => Promise<void>;
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -38,6 +45,7 @@ export class SetupCommands implements vscode.Disposable {
   constructor(
     private readonly interpreter: InterpreterSource,
     private readonly context: vscode.ExtensionContext,
+    private readonly recordGrants: RecordGrants,
   ) {
     const register = commandRegistrar(this.disposables);
     register("counterfoil.selectInterpreter", () => this.selectInterpreter());
@@ -51,6 +59,19 @@ export class SetupCommands implements vscode.Disposable {
       }),
     );
     this.noteAllowedHere();
+  }
+
+  /** Records that Counterfoil writes these values (before writing them, so the daemon never
+   * lists them as waiting); a daemon that cannot start is said, and the write still happens:
+   * the folder then asks the person once. */
+  private async recordWritten(grants: Record<string, unknown>): Promise<void> {
+    try {
+      await this.recordGrants(grants);
+    } catch (error) {
+      this.output.appendLine(
+        `the daemon did not record the walkthrough's grants: ${errorMessage(error)}`,
+      );
+    }
   }
 
   /** Sets ALLOWED_HERE from what the first folder's settings allow now. */
@@ -173,10 +194,13 @@ export class SetupCommands implements vscode.Disposable {
         ignoreFocusOut: true,
         value: config.get<string>("model"),
         prompt:
-          "The daemon checks the name; a model not on disk is downloaded on the first run.",
+          "A short name or an MLX repo id is downloaded on the first run; a local folder or .gguf file must exist.",
+        validateInput: (value) =>
+          missingModelPath(value, existsSync, homedir()),
       });
       if (model !== undefined) {
-        await this.setModel(model.trim(), "user");
+        // Where the scripted demo goes too: this folder's settings (yours, with no folder).
+        await this.setModel(model.trim(), this.folder ? "folder" : "user");
       }
     } else if (choice?.id === "endpoint") {
       await vscode.commands.executeCommand(
@@ -189,6 +213,9 @@ export class SetupCommands implements vscode.Disposable {
   /** Writes `counterfoil.model` and says what was set where, or why it was not. */
   private async setModel(model: string, scope: ModelScope): Promise<void> {
     try {
+      if (scope === "folder") {
+        await this.recordWritten({ model });
+      }
       await vscode.workspace
         .getConfiguration("counterfoil")
         .update(
@@ -234,6 +261,7 @@ export class SetupCommands implements vscode.Disposable {
     const config = vscode.workspace.getConfiguration("counterfoil", folder);
     const target = vscode.ConfigurationTarget.WorkspaceFolder;
     try {
+      await this.recordWritten({ allowWrites: true, allowedCommands: [argv] });
       await config.update("allowWrites", true, target);
       await config.update("allowedCommands", [argv], target);
     } catch (error) {
@@ -290,13 +318,14 @@ export class SetupCommands implements vscode.Disposable {
     try {
       const launch = await this.interpreter.resolve(this.folder, "doctor");
       const args = launch.argv.slice(1);
-      const config = vscode.workspace.getConfiguration("counterfoil");
+      // The settings as the daemon gets them, by where each was written: the doctor applies
+      // the same rules (the folder's endpoint is never tried) and lists the folder's values.
+      const settings = readDaemonSettings(
+        vscode.workspace.getConfiguration("counterfoil", this.folder),
+      );
       const options: Array<[string, unknown]> = [
-        ["--endpoint", config.get("endpoint")],
-        // Whether the model a run would use can be had (cached, local, downloadable).
-        ["--model", config.get("model")],
         ["--root", this.folder?.uri.fsPath],
-        ["--receipt-log", config.get("receiptLog")],
+        ["--settings", JSON.stringify(settings)],
       ];
       for (const [flag, value] of options) {
         if (typeof value === "string" && value !== "") {

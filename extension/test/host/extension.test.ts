@@ -30,6 +30,7 @@ const COMMANDS = [
   "counterfoil.selectInterpreter",
   "counterfoil.chooseModel",
   "counterfoil.allowForFolder",
+  "counterfoil.allowFolderGrants",
   "counterfoil.openDemo",
   "counterfoil.rejectProposalWithReason",
   "counterfoil.chooseHunks",
@@ -79,6 +80,11 @@ async function useScript(name: string, responses: object[]): Promise<void> {
     responses.map((response) => JSON.stringify(response)).join("\n") + "\n",
   );
   const spec = `scripted:${file}`;
+  // Written as Counterfoil's own commands write a folder's model: recorded as theirs first.
+  await api.client.request("counterfoil/confirmFolderGrants", {
+    grants: { model: spec },
+    origin: "walkthrough",
+  });
   await vscode.workspace
     .getConfiguration("counterfoil")
     .update("model", spec, vscode.ConfigurationTarget.Workspace);

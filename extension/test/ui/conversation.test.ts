@@ -12,6 +12,7 @@ import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import {
   answerCommandModal,
+  confirmAsWalkthrough,
   editorTitleAction,
   makeWorkspace,
   python,
@@ -55,14 +56,9 @@ function setModel(folder: string, model: string, extra: object = {}): void {
     string,
     unknown
   >;
-  writeFileSync(
-    file,
-    JSON.stringify(
-      { ...settings, "counterfoil.model": model, ...extra },
-      null,
-      2,
-    ),
-  );
+  const changed = { ...settings, "counterfoil.model": model, ...extra };
+  confirmAsWalkthrough(folder, changed);
+  writeFileSync(file, JSON.stringify(changed, null, 2));
 }
 
 describe("a conversation in the run panel", () => {

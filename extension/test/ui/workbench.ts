@@ -71,9 +71,64 @@ export function daemonSettings(responses: string): Record<string, unknown> {
   };
 }
 
-/** The settings that start a program (`machine` scope): VS Code and the extension take them
- * only from the person's own settings, so a test puts them there, not in the folder's. */
-const MACHINE_KEYS = ["counterfoil.serverCommand", "counterfoil.pythonPath"];
+/** The settings that are the person's alone (`machine` scope: what starts the daemon, where
+ * prompts and the key go): VS Code and the daemon take them only from the person's own
+ * settings, so a test puts them there, not in the folder's. */
+const MACHINE_KEYS = Object.entries(
+  (
+    JSON.parse(readFileSync(join(extensionDir, "package.json"), "utf8")) as {
+      contributes: {
+        configuration: { properties: Record<string, { scope?: string }> };
+      };
+    }
+  ).contributes.configuration.properties,
+)
+  .filter(([, property]) => property.scope === "machine")
+  .map(([key]) => key);
+
+/** The daemon's config folder in the suite's code-server (its XDG config). */
+export const daemonConfigDir = join(
+  stateDir,
+  "code-server",
+  "xdg",
+  "config",
+  "counterfoil",
+);
+
+/**
+ * Records a test folder's grants (model, writes, commands) as Counterfoil's walkthrough does
+ * when it writes them, with the daemon's own code: a folder's grants otherwise wait for the
+ * person's yes, and the suite's folders stand for folders the person set up.
+ */
+export function confirmAsWalkthrough(
+  folder: string,
+  settings: Record<string, unknown>,
+): void {
+  const grants = Object.fromEntries(
+    ["model", "allowWrites", "allowedCommands"]
+      .filter((key) => `counterfoil.${key}` in settings)
+      .map((key) => [key, settings[`counterfoil.${key}`]]),
+  );
+  if (Object.keys(grants).length === 0) {
+    return;
+  }
+  // A value the daemon would refuse (a test of bad settings) is not recorded.
+  execFileSync(python, [
+    "-c",
+    "import json, sys, pathlib\n" +
+      "from counterfoil.settings.folder_grants import FolderGrants\n" +
+      "from counterfoil.settings.layers import confirm_grants\n" +
+      "for key, value in json.loads(sys.argv[2]).items():\n" +
+      "    try:\n" +
+      "        confirm_grants({key: value}, pathlib.Path(sys.argv[1]), 'walkthrough', " +
+      "FolderGrants(pathlib.Path(sys.argv[3])))\n" +
+      "    except ValueError:\n" +
+      "        pass\n",
+    folder,
+    JSON.stringify(grants),
+    daemonConfigDir,
+  ]);
+}
 
 /** The user's settings, and code-server's remote ("Machine") settings beside them, get the
  * machine settings among `settings` (and lose those not among them); the rest is returned. */
@@ -106,10 +161,12 @@ function placeMachineSettings(
 /** Workspace settings for the daemon, with the scripted model replaying `responses`. */
 export function writeSettings(folder: string, responses: string): void {
   mkdirSync(join(folder, ".vscode"), { recursive: true });
+  const settings = daemonSettings(responses);
   writeFileSync(
     join(folder, ".vscode/settings.json"),
-    JSON.stringify(placeMachineSettings(daemonSettings(responses)), null, 2),
+    JSON.stringify(placeMachineSettings(settings), null, 2),
   );
+  confirmAsWalkthrough(folder, settings);
 }
 
 /** A fresh copy of the demo project with `settings` as its workspace settings. */
@@ -124,6 +181,7 @@ export function demoWorkspace(
     join(folder, ".vscode/settings.json"),
     JSON.stringify(placeMachineSettings(settings), null, 2),
   );
+  confirmAsWalkthrough(folder, settings);
   return folder;
 }
 
@@ -357,9 +415,10 @@ export async function waitForProposalDiff(
   await editorTitleAction(page, "Reject").waitFor();
 }
 
+/** Answers the modal dialog (a command's question, a folder's grants) with `answer`; its text. */
 export async function answerCommandModal(
   page: Page,
-  answer: "Accept" | "Reject",
+  answer: "Accept" | "Reject" | "Allow",
 ): Promise<string> {
   const dialog = page.locator(".monaco-dialog-box");
   await dialog.waitFor({ timeout: 30_000 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
+  missingModelPath,
   modelChosenNotice,
   modelNotSetNotice,
 } from "../../src/setup/modelChoice";
@@ -30,5 +31,23 @@ test("a setting that could not be written says so with the reason", () => {
   assert.equal(
     modelNotSetNotice("qwen3-4b", "the settings file is read-only"),
     'Counterfoil: the model was not set to "qwen3-4b": the settings file is read-only',
+  );
+});
+
+test("a local model path that does not exist is refused at once", () => {
+  const exists = (path: string) => path === "/models/qwen";
+  assert.equal(
+    missingModelPath("/models/missing.gguf", exists, "/home/me"),
+    "/models/missing.gguf does not exist",
+  );
+  assert.equal(
+    missingModelPath("~/models/x", exists, "/home/me"),
+    "/home/me/models/x does not exist",
+  );
+  assert.equal(missingModelPath("/models/qwen", exists, "/home/me"), undefined);
+  assert.equal(missingModelPath("qwen3-4b", exists, "/home/me"), undefined);
+  assert.equal(
+    missingModelPath("Qwen/Qwen3-4B-MLX-4bit", exists, "/home/me"),
+    undefined,
   );
 });

@@ -8,8 +8,18 @@ import {
 } from "../../src/daemon/settings";
 import manifest from "../../package.json";
 
-function source(values: Record<string, unknown>) {
-  return { get: <T>(key: string) => values[key] as T | undefined };
+function source(
+  user: Record<string, unknown>,
+  folder: Record<string, unknown> = {},
+  workspace: Record<string, unknown> = {},
+) {
+  return {
+    inspect: <T>(key: string) => ({
+      globalValue: user[key] as T | undefined,
+      workspaceValue: workspace[key] as T | undefined,
+      workspaceFolderValue: folder[key] as T | undefined,
+    }),
+  };
 }
 
 describe("daemon settings", () => {
@@ -21,12 +31,27 @@ describe("daemon settings", () => {
       maxSteps: -3,
       receiptLog: null,
     };
-    assert.deepEqual(readDaemonSettings(source(written)), written);
+    assert.deepEqual(readDaemonSettings(source(written)).layers.user, written);
   });
 
   test("a key that is not set is left out, so the daemon's default applies", () => {
     assert.deepEqual(readDaemonSettings(source({ maxTokens: 64 })), {
-      maxTokens: 64,
+      layers: { user: { maxTokens: 64 }, workspace: {}, folder: {} },
+    });
+  });
+
+  test("each value goes to the daemon with where it was written", () => {
+    const sent = readDaemonSettings(
+      source(
+        { commandSandbox: "review" },
+        { commandSandbox: "off", endpoint: "http://127.0.0.1:9/v1" },
+        { apiKeyEnv: "HOME" },
+      ),
+    );
+    assert.deepEqual(sent.layers, {
+      user: { commandSandbox: "review" },
+      workspace: { apiKeyEnv: "HOME" },
+      folder: { commandSandbox: "off", endpoint: "http://127.0.0.1:9/v1" },
     });
   });
 

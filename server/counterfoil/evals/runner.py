@@ -22,6 +22,7 @@ from ..actions import ToolAction
 from ..branches.tree_copy import remove_tree, snapshot
 from ..commands.tree.sandbox import CONFINE
 from ..gate.approval import Approval, ApprovalDecision
+from ..gate.grants import FROM_TASK_PACKAGE
 from ..gate.policy import ToolPolicy
 from ..gate.proposals import EditProposal, ToolProposal
 from ..loop import IDENTICAL_ACTION_ERROR, AgentLimits, AgentRun, run_agent
@@ -205,6 +206,7 @@ def package_workspace(
         allow_search=True,
         command_sandbox=sandbox,
         hidden_paths=hidden,
+        granted_by=FROM_TASK_PACKAGE,
     )
     return Workspace(
         policy,

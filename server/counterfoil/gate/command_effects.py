@@ -95,7 +95,10 @@ class CommandEffects:
             rules = TreeRules(
                 self.policy.protected_patterns,
                 self.paths.is_receipt_log,
-                guarded_paths(self.policy.root, store.own_paths(with_folder=True)),
+                guarded_paths(
+                    self.policy.root,
+                    (*store.own_paths(with_folder=True), *self.paths.counterfoil_folders),
+                ),
             )
             self._tree = CommandTree(self.policy.root, rules, store, self.tree_limits)
         return self._tree

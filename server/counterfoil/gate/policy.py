@@ -14,6 +14,7 @@ from ..commands.runner import ResourceLimits
 from ..commands.tree.sandbox import SANDBOX_MODES
 from ..receipts.content import OUTPUT_LIMIT_BYTES
 from ..tools import is_argv
+from .grants import FROM_SETTINGS, GrantedBy
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,8 @@ class ToolPolicy:
     allow_network: bool = False  # for a confined command; `off` does not limit the network
     # What a confined command can neither read nor write (an evaluation's package and log).
     hidden_paths: tuple[Path, ...] = ()
+    # Where the writes and commands allowed came from, for each receipt's approval.
+    granted_by: GrantedBy = FROM_SETTINGS
 
     def __post_init__(self) -> None:
         root = Path(self.root)

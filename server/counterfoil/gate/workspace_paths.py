@@ -14,6 +14,7 @@ from typing import Protocol
 
 from ..errors import AgentError
 from ..receipts import ReceiptStore
+from ..receipts.counterfoil_folders import counterfoil_folders, within
 from .files import FileIdentity, file_identity, open_directory, read_regular_file, refuse_hard_links
 from .paths import relative_parts
 from .policy import ToolPolicy
@@ -32,6 +33,7 @@ class WorkspacePaths:
     def __init__(self, policy: ToolPolicy, receipt_store: ReceiptStore) -> None:
         self.policy = policy
         self.receipt_store = receipt_store
+        self.counterfoil_folders = counterfoil_folders()
 
     def resolve_path(self, raw: str, *, must_exist: bool = True) -> Path:
         """Map a model-given path into the root, refusing anything that could leave it."""
@@ -71,8 +73,11 @@ class WorkspacePaths:
     def is_receipt_log(self, path: Path) -> bool:
         """The agent may neither read nor rewrite the log that records what it did, its head or
         its content store; a log not yet written is known by its path, letter case aside for
-        case-insensitive disks."""
+        case-insensitive disks. Nor Counterfoil's own folders (the config folder with the
+        installation secret and the signing key, the cache) where the root holds them."""
         if self.receipt_store.guards(path, self.policy.root):
+            return True
+        if within(path, self.counterfoil_folders):
             return True
         log = self.receipt_store.path
         return log is not None and str(path).casefold() == str(log.resolve()).casefold()

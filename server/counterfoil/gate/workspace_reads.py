@@ -50,9 +50,7 @@ class WorkspaceReads:
                 if (
                     is_protected_path(child, self.policy.protected_patterns)
                     or file_identity(info) in log
-                    or self.paths.receipt_store.guards(
-                        self.policy.root.joinpath(*child), self.policy.root
-                    )
+                    or self.paths.is_receipt_log(self.policy.root.joinpath(*child))
                 ):
                     continue
                 relative = "/".join(child)
@@ -95,13 +93,10 @@ class WorkspaceReads:
         # Both engines ask about every folder on a path before its entries, so only the runs
         # of parts that end at the last one are new (a walk's rule, not a path's).
         protected = protected_walk_matcher(self.policy.protected_patterns)
-        has_log = self.paths.receipt_store.path is not None
 
         def hidden(relative: str) -> bool:
             parts = relative.split("/")
-            return protected(parts) or (
-                has_log and self.paths.is_receipt_log(self.policy.root.joinpath(*parts))
-            )
+            return protected(parts) or self.paths.is_receipt_log(self.policy.root.joinpath(*parts))
 
         result = search_tree(
             self.policy.root,

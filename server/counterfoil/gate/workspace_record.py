@@ -167,6 +167,8 @@ class WorkspaceRecord:
 
     def approval_record(self, proposal: ToolProposal) -> dict[str, Any]:
         approval = approval_record(proposal, self.approval_via)
+        argv = proposal.argv if isinstance(proposal, CommandProposal) else None
+        approval["grant"] = self.policy.granted_by.of(argv)
         if self.model_identity is not None:
             approval["model"] = self.model_identity
         return approval

@@ -166,6 +166,22 @@ class Handlers:
     async def status(self, params: None) -> messages.StatusResult:
         return self.session.status()
 
+    async def folder_settings(self, params: None) -> messages.FolderSettingsResult:
+        return self.session.folder_settings()
+
+    async def confirm_folder_grants(
+        self, params: messages.ConfirmFolderGrantsParams
+    ) -> messages.FolderSettingsResult:
+        from ..protocol import notice
+        from .params import invalid_params
+
+        try:
+            result = await asyncio.to_thread(self.session.confirm_folder_grants, params)
+        except ValueError as error:  # SettingsError too: a key that is no grant, a bad value
+            raise invalid_params(str(error)) from None
+        self.session.channel.notify(*notice(result))
+        return result
+
 
 def model_runtime_answer(model: str, endpoint: str | None) -> messages.ModelRuntimeResult:
     """What the model needs in the daemon's Python and, when something is missing, whether the

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentError
+from ..gate.grants import FROM_SETTINGS, GrantedBy
 from ..gate.workspace import Workspace
 from ..protocol import notice
 from ..receipts import EffectReceipt, ReceiptStore
@@ -52,11 +53,19 @@ class Job:
     """A running operation: the settings and root it started with, its result future, its stop
     and pause flags, its approval bridge."""
 
-    def __init__(self, kind: str, bridge: ConfirmBridge, settings: Settings, root: Path) -> None:
+    def __init__(
+        self,
+        kind: str,
+        bridge: ConfirmBridge,
+        settings: Settings,
+        root: Path,
+        granted_by: GrantedBy = FROM_SETTINGS,
+    ) -> None:
         self.kind = kind
         self.bridge = bridge
         self.settings = settings
         self.root = root
+        self.granted_by = granted_by  # where its writes and commands were granted
         self.run_id: str | None = None  # set once a run has its id
         self.result: Future[Any] = Future()  # the request's result message
         self.thread: threading.Thread | None = None
@@ -118,7 +127,7 @@ def open_workspace(
 
     settings, root = job.settings, job.root
     try:
-        policy = settings.policy(root)
+        policy = settings.policy(root, job.granted_by)
     except ValueError as error:
         raise unavailable("workspace_error", str(error)) from None
     log = settings.receipt_log_path(root)

@@ -159,7 +159,7 @@ class Operations:
             settings = self._state.settings
             prepared = None if prepare is None else prepare(settings, root)
             bridge = ConfirmBridge(self._channel, root, settings.confirm_timeout_seconds)
-            job = Job(kind, bridge, settings, root)
+            job = Job(kind, bridge, settings, root, self._state.granted_by())
             self._job = job
 
         def body() -> None:

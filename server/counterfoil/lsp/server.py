@@ -25,7 +25,7 @@ from .progress import ProgressReporter
 from .transport import LoggingProtocol, raw_converter
 
 if TYPE_CHECKING:
-    from ..settings.table import Settings
+    from ..settings.layers import LayeredSettings
     from .channel import MessageKind
     from .session import Session
 
@@ -142,7 +142,7 @@ class CounterfoilServer(LanguageServer):
         self._session: Session | None = None
         self._start_root: Path | None = None
         self._start_options: Any = None
-        self._start_settings: Settings | None = None
+        self._start_settings: tuple[Any, LayeredSettings] | None = None
 
     @property
     def session(self) -> Session:
@@ -155,7 +155,7 @@ class CounterfoilServer(LanguageServer):
             created = Session(self.channel)
             created.root = self._start_root
             if self._start_settings is not None:
-                created.settings = self._start_settings
+                created.adopt_settings(*self._start_settings)
             self._session = created
         return self._session
 
@@ -171,19 +171,28 @@ class CounterfoilServer(LanguageServer):
         sends none): invalid ones are said once and the defaults kept."""
         if self._start_options is None:
             return
-        from .settings import SettingsError, parse_settings
+        from .settings import SettingsError, read_settings
 
         options, self._start_options = self._start_options, None
         try:
-            settings = parse_settings(options)
+            layered = read_settings(options, self._start_root)
         except SettingsError as error:
             self.channel.show_message("error", f"Counterfoil: {error}; using the defaults")
             return
-        logger.info("model %s", settings.model)
+        logger.info("model %s", layered.settings.model)
         if self._session is not None:
-            self._session.settings = settings
+            self._session.adopt_settings(options, layered)
         else:
-            self._start_settings = settings
+            self._start_settings = (options, layered)
+        self.notify_folder_settings(self._start_root, layered)
+
+    def notify_folder_settings(self, root: Path | None, layered: LayeredSettings) -> None:
+        """Tell the editor what the folder's settings did (an empty list once they do nothing,
+        so what it shows is never stale)."""
+        from ..protocol import notice
+        from .folder_settings import folder_settings_message
+
+        self.channel.notify(*notice(folder_settings_message(root, layered)))
 
     def interrupt_session(self) -> None:
         if self._session is not None:
@@ -234,17 +243,20 @@ def build_server() -> CounterfoilServer:
     def change_configuration(
         ls: CounterfoilServer, params: types.DidChangeConfigurationParams
     ) -> None:
-        from .settings import SettingsError, settings_from_configuration
+        from .settings import SettingsError, read_settings, settings_section
 
+        sent = settings_section(params.settings)
+        if sent is None:
+            logger.info("configuration change without a counterfoil section ignored")
+            return
+        session = server.session
         try:
-            settings = settings_from_configuration(params.settings)
+            layered = read_settings(sent, session.root)
         except SettingsError as error:
             channel.show_message("error", f"Counterfoil: {error}; keeping the previous settings")
             return
-        if settings is None:
-            logger.info("configuration change without a counterfoil section ignored")
-            return
-        server.session.settings = settings
+        session.adopt_settings(sent, layered)
+        server.notify_folder_settings(session.root, layered)
         logger.info("settings changed; they apply from the next run")
 
     async def close_session() -> None:

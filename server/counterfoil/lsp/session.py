@@ -14,9 +14,11 @@ import threading
 from pathlib import Path
 
 from .. import protocol as messages
+from ..settings.layers import LayeredSettings
 from ..settings.table import Settings
 from .agent_run import EVENT_METHOD, AgentRunner
 from .channel import ClientChannel
+from .folder_settings import confirm_folder_grants, folder_settings_result
 from .jobs import Job, NoConversation, NoWorkspaceRoot, SessionBusy, WorkspaceUnavailable
 from .model_download import ModelDownloads
 from .model_host import ModelHost
@@ -75,6 +77,18 @@ class Session:
     @settings.setter
     def settings(self, settings: Settings) -> None:
         self._state.settings = settings
+
+    def adopt_settings(self, sent: object, layered: LayeredSettings) -> None:
+        """Settings as the client sent them and what they came to for the root."""
+        self._state.adopt(sent, layered)
+
+    def folder_settings(self) -> messages.FolderSettingsResult:
+        return folder_settings_result(self._state)
+
+    def confirm_folder_grants(
+        self, params: messages.ConfirmFolderGrantsParams
+    ) -> messages.FolderSettingsResult:
+        return confirm_folder_grants(self._state, params)
 
     @property
     def root(self) -> Path | None:

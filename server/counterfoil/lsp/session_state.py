@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from ..gate.grants import FROM_SETTINGS, GrantedBy
+from ..settings.layers import LayeredSettings
 from ..settings.table import Settings
 
 
@@ -13,6 +16,20 @@ from ..settings.table import Settings
 class SessionState:
     settings: Settings = field(default_factory=Settings)
     root: Path | None = None
+    # What the folder's settings did, and the settings as sent (read again once a folder grant
+    # is confirmed).
+    layered: LayeredSettings = field(default_factory=lambda: LayeredSettings(Settings()))
+    sent_settings: Any = None
 
     def receipt_log(self) -> Path | None:
         return None if self.root is None else self.settings.receipt_log_path(self.root)
+
+    def adopt(self, sent: Any, layered: LayeredSettings) -> None:
+        self.sent_settings, self.layered, self.settings = sent, layered, layered.settings
+
+    def granted_by(self) -> GrantedBy:
+        """Where the grants of the settings in force came from (settings set directly, not
+        from what a client sent, are the person's own)."""
+        if self.layered.settings is self.settings:
+            return self.layered.granted_by()
+        return FROM_SETTINGS

@@ -1,26 +1,43 @@
 """The daemon's settings: the core's `Settings`, read from what the client sends.
 
 The client sends the settings object without its `counterfoil.` prefix, either as
-`initializationOptions` or inside `workspace/didChangeConfiguration`. Checks and defaults are
-the core's (`counterfoil.settings.table`).
+`initializationOptions` or inside `workspace/didChangeConfiguration`: each value by where it
+was written (`{"layers": {"user": …, "workspace": …, "folder": …}}`), or flat (the person's own).
+Checks, defaults and what a folder may do with each setting are the core's
+(`counterfoil.settings.table`, `counterfoil.settings.layers`).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from ..settings.layers import LayeredSettings, layered_settings
 from ..settings.table import Settings, SettingsError
 
-__all__ = ["Settings", "SettingsError", "parse_settings", "settings_from_configuration"]
+__all__ = [
+    "LayeredSettings",
+    "Settings",
+    "SettingsError",
+    "parse_settings",
+    "read_settings",
+    "settings_section",
+]
+
+
+def read_settings(raw: Any, root: Path | None) -> LayeredSettings:
+    """The settings for the folder `root` from a client's settings object, or raise naming
+    every bad key of the person's own."""
+    return layered_settings(raw, root)
 
 
 def parse_settings(raw: Any) -> Settings:
     """Turn a client's settings object into Settings, or raise naming every bad key."""
-    return Settings.from_mapping(raw)
+    return read_settings(raw, None).settings
 
 
-def settings_from_configuration(params_settings: Any) -> Settings | None:
+def settings_section(params_settings: Any) -> Any | None:
     """The `counterfoil` section of a didChangeConfiguration payload; None when absent."""
     if not isinstance(params_settings, dict) or "counterfoil" not in params_settings:
         return None
-    return parse_settings(params_settings["counterfoil"])
+    return params_settings["counterfoil"]

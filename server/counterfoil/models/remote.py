@@ -140,6 +140,9 @@ class RemoteGenerate:
             # the certificate authorities the environment names are still trusted.
             trust_env=False,
             proxy=proxy,
+            # A redirect is never followed: the key and the prompt go to the endpoint the
+            # person configured, not to wherever its answer points (see `_redirect_message`).
+            follow_redirects=False,
             verify=(
                 httpx.create_ssl_context(trust_env=True) if endpoint.startswith("https:") else True
             ),
@@ -188,6 +191,8 @@ class RemoteGenerate:
             raise ModelLoadError(self._transport_message(error)) from None
         if status in (401, 403):
             raise ModelLoadError(self._status_message(status, body))
+        if 300 <= status < 400:
+            raise ModelLoadError(self._redirect_message(response.headers))
         if status >= 400:
             return []
         try:
@@ -346,6 +351,8 @@ class RemoteGenerate:
                         if watch.wait(delay):
                             return
                         continue
+                    if response.is_redirect:
+                        raise ModelServerError(self._redirect_message(response.headers))
                     if status >= 400:
                         body_start = read_prefix(response.iter_bytes())
                         raise ModelServerError(self._status_message(status, body_start))
@@ -419,6 +426,14 @@ class RemoteGenerate:
             f"the model server at {self.endpoint} closed the stream midway "
             f"({one_line(self._scrub(str(error)), 80) or type(error).__name__}); "
             "check the server's log"
+        )
+
+    def _redirect_message(self, headers: Any) -> str:
+        target = one_line(self._scrub(str(headers.get("location") or "")), 120)
+        return (
+            f"the model server at {self.endpoint} redirected to {target or 'another address'}; "
+            "Counterfoil does not follow it with your prompt and key: set the endpoint to the "
+            "address that answers"
         )
 
     def _status_message(self, status: int, body: bytes) -> str:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .endpoint import SCHEMA_MODES, api_key_from_environment, checked_endpoint
+from ..settings.endpoints import may_carry_key
+from .endpoint import DEFAULT_API_KEY_ENV, SCHEMA_MODES, api_key_from_environment, checked_endpoint
 from .errors import ModelLoadError
 from .options import GenerationOptions
 from .progress import ModelProgress, ProgressCallback
@@ -33,6 +34,12 @@ def load_remote_generate(
             f"unknown schema mode {endpoint.schema_mode!r}: use one of {', '.join(SCHEMA_MODES)}"
         )
     key = api_key_from_environment(endpoint.api_key_env)
+    if key is not None and not may_carry_key(base):
+        variable = endpoint.api_key_env or DEFAULT_API_KEY_ENV
+        raise ModelLoadError(
+            f"the key in {variable} goes only over https:// or to this machine, and {base} is "
+            "neither; use https:// or an SSH tunnel to 127.0.0.1, or unset the variable"
+        )
     if on_progress is not None:
         on_progress(ModelProgress("loading", message=f"connecting to {base}"))
     generate = RemoteGenerate(

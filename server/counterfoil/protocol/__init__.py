@@ -25,6 +25,11 @@ from .branches import (  # the branch requests' messages, in their own module
     SelectBranchResult,
     SelectionOutcome,
 )
+from .folder_settings import (
+    ConfirmFolderGrantsParams,
+    FolderSettingsResult,
+    FolderSettingValue,
+)
 from .receipts import (
     Approval,
     ExportEvidenceParams,
@@ -150,6 +155,8 @@ REQUESTS: dict[str, Request] = {
     "counterfoil/discard": Request(DiscardParams, DiscardResult),
     "counterfoil/branches": Request(BranchesParams, BranchesResult),
     "counterfoil/selectBranch": Request(SelectBranchParams, SelectBranchResult),
+    "counterfoil/folderSettings": Request(None, FolderSettingsResult),
+    "counterfoil/confirmFolderGrants": Request(ConfirmFolderGrantsParams, FolderSettingsResult),
 }
 NOTIFICATIONS: dict[str, type] = {
     "counterfoil/event": AgentEvent,
@@ -159,6 +166,7 @@ NOTIFICATIONS: dict[str, type] = {
     "counterfoil/runState": RunStateNotice,
     "counterfoil/modelText": ModelText,
     "counterfoil/download": DownloadProgress,
+    "counterfoil/folderSettingsChanged": FolderSettingsResult,
 }
 _NOTIFIED_AS = {message: method for method, message in NOTIFICATIONS.items()}
 
@@ -195,6 +203,7 @@ __all__ = [
     "CommandPreview",
     "CommandRan",
     "CommandRunsAs",
+    "ConfirmFolderGrantsParams",
     "ConfirmParams",
     "ConfirmResult",
     "ConversationStatus",
@@ -212,6 +221,8 @@ __all__ = [
     "FileChanged",
     "FileWritten",
     "FinalAnswer",
+    "FolderSettingValue",
+    "FolderSettingsResult",
     "FollowUpParams",
     "InspectParams",
     "InspectResult",

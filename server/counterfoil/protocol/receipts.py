@@ -17,6 +17,9 @@ class Approval:
     shown_sha256: str | None = field(default=None, metadata=SOMETIMES)
     approved_sha256: str | None = field(default=None, metadata=SOMETIMES)
     modified: bool | None = field(default=None, metadata=SOMETIMES)
+    # Where the grant that allowed the effect came from: `settings` (the person's own),
+    # `walkthrough`, `confirmed-folder` (a folder's grant the person said yes to), `task-package`.
+    grant: str | None = field(default=None, metadata=SOMETIMES)
     # The model that proposed it (`ModelIdentity.as_record()`); absent for a scripted model.
     model: Any = field(default=None, metadata=SOMETIMES)
 

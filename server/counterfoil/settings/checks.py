@@ -15,6 +15,7 @@ from ..commands.tree.sandbox import SANDBOX_MODES
 from ..context.budget import MIN_INLINE_CHARS
 from ..tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
 from .endpoints import SCHEMA_MODES, EndpointRefused, checked_endpoint
+from .folder_rules import FolderRule
 
 MAX_SECONDS = 86_400
 MAX_COMMANDS = 256
@@ -174,14 +175,13 @@ def setting(
     metavar: str | None = None,
     choices: tuple[str, ...] | None = None,
     group: str | None = None,
-    scope: str | None = None,
+    folder: FolderRule,
 ) -> Any:
     """A settings field, every fact about it in one place: its default, its key in settings
     objects and its check; for the editor, its JSON schema (`schema`, without the default and
     the enum, which come from here) and its Markdown `description`; for the CLI, its `flag`,
-    `help` (`{default}` is filled in), `metavar`, `choices` and the help `group`. `scope`: where
-    the editor lets the person set it (`resource`: also per workspace folder); None: VS Code's
-    default (user and workspace only)."""
+    `help` (`{default}` is filled in), `metavar`, `choices` and the help `group`; `folder`: what
+    a folder's value may do (`folder_rules.py`), from which the editor's `scope` follows."""
     return field(
         default=default,
         metadata={
@@ -194,6 +194,6 @@ def setting(
             "metavar": metavar,
             "choices": choices,
             "group": group,
-            "scope": scope,
+            "folder": folder,
         },
     )

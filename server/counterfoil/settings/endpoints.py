@@ -26,6 +26,13 @@ def is_loopback_host(host: str) -> bool:
         return False
 
 
+def may_carry_key(url: str) -> bool:
+    """A key goes only over `https://` or to this machine, even where plain `http://` to
+    another machine is allowed for prompts."""
+    parts = urlsplit(url)
+    return parts.scheme == "https" or is_loopback_host(parts.hostname or "")
+
+
 def checked_endpoint(url: str, *, allow_insecure_http: bool = False) -> str:
     """The base URL without a trailing slash, or `EndpointRefused` saying what to change."""
     if not isinstance(url, str) or not url.strip():

@@ -1,7 +1,8 @@
 """The editor's contributed configuration, generated from the settings table: each setting's
 JSON schema, default and Markdown description as `extension/package.json` declares them under
-`counterfoil.*`. `python -m counterfoil.settings.manifest` rewrites them there (then run
-`npm run format` in extension/); a test fails when package.json disagrees with the table."""
+`counterfoil.*`, and docs/settings.md's table of what a folder may do with each.
+`python -m counterfoil.settings.manifest` rewrites both (then run `npm run format` in
+extension/); a test fails when either disagrees with the table."""
 
 from __future__ import annotations
 
@@ -11,9 +12,13 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from .folder_rules import PERSONS_ALONE, FolderRule
 from .table import Settings
 
-PACKAGE_JSON = Path(__file__).resolve().parents[3] / "extension" / "package.json"
+REPOSITORY = Path(__file__).resolve().parents[3]
+PACKAGE_JSON = REPOSITORY / "extension" / "package.json"
+SETTINGS_DOC = REPOSITORY / "docs" / "settings.md"
+TABLE_START, TABLE_END = "<!-- folder rules: generated -->\n", "<!-- end of folder rules -->\n"
 PREFIX = "counterfoil."
 
 
@@ -26,6 +31,13 @@ def json_value(value: object) -> object:
     return value
 
 
+def editor_scope(rule: FolderRule) -> str:
+    """VS Code's scope for a rule: the person's alone is set in the person's own settings
+    (`machine`: VS Code ignores a workspace's value too); the rest per folder (`resource`),
+    where the daemon applies the rule."""
+    return "machine" if rule is PERSONS_ALONE else "resource"
+
+
 def contributed_settings() -> dict[str, dict[str, Any]]:
     """`counterfoil.<key>` → its contributed configuration, in the table's order."""
     contributed: dict[str, dict[str, Any]] = {}
@@ -36,10 +48,23 @@ def contributed_settings() -> dict[str, dict[str, Any]]:
             entry["enum"] = list(meta["choices"])
         entry["default"] = json_value(item.default)
         entry["markdownDescription"] = meta["description"]
-        if meta["scope"] is not None:
-            entry["scope"] = meta["scope"]
+        entry["scope"] = editor_scope(meta["folder"])
         contributed[PREFIX + meta["key"]] = entry
     return contributed
+
+
+def folder_rule_table() -> str:
+    """docs/settings.md's table: each setting and what a folder may do with it."""
+    rows = [
+        "| setting | what a folder's value may do | VS Code scope |",
+        "|---|---|---|",
+    ]
+    for item in fields(Settings):
+        rule = item.metadata["folder"]
+        rows.append(f"| `{item.metadata['key']}` | {rule.name} | `{editor_scope(rule)}` |")
+    editor_own = "the person's alone (the editor's own: what starts the daemon)"
+    rows += [f"| `{key}` | {editor_own} | `machine` |" for key in ("serverCommand", "pythonPath")]
+    return "\n".join(rows) + "\n"
 
 
 def main() -> int:
@@ -51,6 +76,11 @@ def main() -> int:
     manifest["contributes"]["configuration"]["properties"] = {**kept, **generated, **kept}
     PACKAGE_JSON.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", "utf-8")
     print(PACKAGE_JSON)
+    document = SETTINGS_DOC.read_text(encoding="utf-8")
+    before, rest = document.split(TABLE_START, 1)
+    after = rest.split(TABLE_END, 1)[1]
+    SETTINGS_DOC.write_text(before + TABLE_START + folder_rule_table() + TABLE_END + after, "utf-8")
+    print(SETTINGS_DOC)
     return 0
 
 

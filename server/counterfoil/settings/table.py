@@ -47,8 +47,21 @@ from .checks import (
     variable_names,
 )
 from .endpoints import DEFAULT_API_KEY_ENV, DEFAULT_TIMEOUT_SECONDS, SCHEMA_MODES
+from .folder_rules import (
+    FOLDER_MAY,
+    GRANT,
+    LOWER,
+    MODEL,
+    MORE,
+    OFF_ONLY,
+    PERSONS_ALONE,
+    RECEIPT_LOG,
+    SUBSET,
+    Ranked,
+)
 
 if TYPE_CHECKING:  # imported where used: reading settings (the daemon's start) needs neither
+    from ..gate.grants import GrantedBy
     from ..gate.policy import ToolPolicy
     from ..loop import AgentLimits
 
@@ -73,6 +86,7 @@ class SettingsError(ValueError):
 
 
 SERVER = "model server (see docs/remote.md)"
+SANDBOX_ORDER = Ranked(SANDBOX_MODES)  # loosest to strictest
 
 
 @dataclass(frozen=True)
@@ -90,6 +104,7 @@ class Settings:
         flag="--model",
         help="MLX model name, repo id or directory, a .gguf file, or scripted:PATH (default {default}); with "
         "--endpoint, the served model's name (default: the first the server lists)",
+        folder=MODEL,
     )
     allow_writes: bool = setting(
         False,
@@ -100,7 +115,7 @@ class Settings:
         "needs your approval in a diff.",
         flag="--allow-writes",
         help="enable write_file/edit_file",
-        scope="resource",
+        folder=GRANT,
     )
     allowed_commands: tuple[tuple[str, ...], ...] = setting(
         NO_COMMANDS,
@@ -117,7 +132,7 @@ class Settings:
         metavar="COMMAND",
         help='an allowed command, e.g. "python validate.py"; matched exactly as split by a shell '
         "(repeatable)",
-        scope="resource",
+        folder=GRANT,
     )
     receipt_log: str = setting(
         DEFAULT_RECEIPT_LOG,
@@ -130,6 +145,7 @@ class Settings:
         flag="--receipt-log",
         metavar="PATH",
         help="receipt log: relative to the root, or absolute (default {default})",
+        folder=RECEIPT_LOG,
     )
     max_write_bytes: int = setting(
         64 * 1024,
@@ -137,6 +153,7 @@ class Settings:
         positive_int(MAX_WRITE_BYTES_LIMIT),
         schema=COUNT_SCHEMA,
         description="Largest file, in bytes, that one write or edit may produce.",
+        folder=LOWER,
     )
     command_timeout_seconds: float = setting(
         30.0,
@@ -148,6 +165,7 @@ class Settings:
         flag="--command-timeout",
         metavar="SECONDS",
         help="default {default}",
+        folder=LOWER,
     )
     max_steps: int = setting(
         8,
@@ -158,6 +176,7 @@ class Settings:
         flag="--max-steps",
         metavar="N",
         help="default {default}",
+        folder=LOWER,
     )
     max_tokens: int = setting(
         1024,
@@ -168,6 +187,7 @@ class Settings:
         flag="--max-tokens",
         metavar="N",
         help="default {default}",
+        folder=LOWER,
     )
     constrained_decoding: bool = setting(
         True,
@@ -178,6 +198,7 @@ class Settings:
         "enabled tools (grammar-constrained decoding).",
         flag="--no-constrain",
         help="do not constrain generation to valid actions",
+        folder=FOLDER_MAY,
     )
     prompt_lookup: bool = setting(
         True,
@@ -189,6 +210,7 @@ class Settings:
         "check them in one pass. The output is the same token for token.",
         flag="--no-prompt-lookup",
         help="decode a local MLX model without drafting from the conversation",
+        folder=FOLDER_MAY,
     )
     confirm_timeout_seconds: float = setting(
         600.0,
@@ -196,6 +218,7 @@ class Settings:
         seconds,
         schema=SECONDS_SCHEMA,
         description="Seconds a proposal waits for your answer; when they pass it is rejected.",
+        folder=LOWER,
     )
     protected_patterns: tuple[str, ...] = setting(
         NO_PATTERNS,
@@ -209,6 +232,7 @@ class Settings:
         metavar="PATTERN",
         help="also keep matching files from the model, e.g. '*.yaml' or 'deploy/prod.*' "
         "(case-insensitive; repeatable)",
+        folder=MORE,
     )
     pass_environment: tuple[str, ...] = setting(
         NO_PATTERNS,
@@ -223,6 +247,7 @@ class Settings:
         metavar="NAME",
         help="also pass this environment variable to commands (besides PATH, HOME, LANG, "
         "LC_*, TERM, TMPDIR, TZ, USER and the like; repeatable)",
+        folder=SUBSET,
     )
     limit_cpu_seconds: int | None = setting(
         None,
@@ -233,6 +258,7 @@ class Settings:
         flag="--limit-cpu-seconds",
         metavar="N",
         help="RLIMIT_CPU of each command",
+        folder=LOWER,
     )
     limit_memory_bytes: int | None = setting(
         None,
@@ -243,6 +269,7 @@ class Settings:
         flag="--limit-memory-bytes",
         metavar="N",
         help="RLIMIT_AS (address space) of each command",
+        folder=LOWER,
     )
     limit_processes: int | None = setting(
         None,
@@ -254,6 +281,7 @@ class Settings:
         flag="--limit-processes",
         metavar="N",
         help="RLIMIT_NPROC of each command (counts all the user's processes)",
+        folder=LOWER,
     )
     endpoint: str | None = setting(
         None,
@@ -269,6 +297,7 @@ class Settings:
         metavar="URL",
         help="an OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1",
         group=SERVER,
+        folder=PERSONS_ALONE,
     )
     api_key_env: str | None = setting(
         None,
@@ -282,6 +311,7 @@ class Settings:
         metavar="NAME",
         help="the environment variable holding the key (default OPENAI_API_KEY if set)",
         group=SERVER,
+        folder=PERSONS_ALONE,
     )
     use_environment_proxy: bool = setting(
         False,
@@ -295,6 +325,7 @@ class Settings:
         flag="--use-environment-proxy",
         help="reach another machine through HTTPS_PROXY/HTTP_PROXY (never this one)",
         group=SERVER,
+        folder=PERSONS_ALONE,
     )
     allow_insecure_http: bool = setting(
         False,
@@ -307,6 +338,7 @@ class Settings:
         flag="--allow-insecure-http",
         help="allow http:// to a machine other than this one",
         group=SERVER,
+        folder=PERSONS_ALONE,
     )
     schema_mode: str = setting(
         "json_schema",
@@ -320,6 +352,7 @@ class Settings:
         choices=SCHEMA_MODES,
         help="how the action schema is requested (default {default})",
         group=SERVER,
+        folder=PERSONS_ALONE,
     )
     endpoint_timeout_seconds: float = setting(
         DEFAULT_TIMEOUT_SECONDS,
@@ -332,6 +365,7 @@ class Settings:
         metavar="SECONDS",
         help="seconds to wait for the server's next bytes (default {default:g})",
         group=SERVER,
+        folder=LOWER,
     )
     search_files: bool = setting(
         True,
@@ -342,6 +376,7 @@ class Settings:
         "installed, else Python) under the same rules as reads.",
         flag="--no-search",
         help="leave search_files out of the tools",
+        folder=OFF_ONLY,
     )
     context_tokens: int | None = setting(
         None,
@@ -356,6 +391,7 @@ class Settings:
         metavar="N",
         help="the model's context window in tokens; for model servers, which do not state it "
         "(default: the model's own, else a limit of characters)",
+        folder=LOWER,
     )
     max_command_output_bytes: int = setting(
         OUTPUT_LIMIT_BYTES,
@@ -364,6 +400,7 @@ class Settings:
         schema={"type": "integer"},
         description="How much of a command's output its receipt keeps in the content store "
         "beside the log (the model sees the first 16,000 characters).",
+        folder=LOWER,
     )
     command_sandbox: str = setting(
         "off",
@@ -381,6 +418,7 @@ class Settings:
         help="how commands run: off (as you), confine (writes only under the root and a private "
         "/tmp, no network), review (confined to a copy; you accept its changes) "
         "(default {default})",
+        folder=SANDBOX_ORDER,
     )
     allow_network: bool = setting(
         False,
@@ -391,6 +429,7 @@ class Settings:
         "`review` use the network.",
         flag="--allow-network",
         help="let a confined or reviewed command use the network",
+        folder=OFF_ONLY,
     )
     # A tool result longer than this is shown as previews and an artifact to read ranges of.
     max_inline_chars: int = setting(
@@ -407,6 +446,7 @@ class Settings:
         metavar="N",
         help="a tool result longer than this is shown as previews and an artifact the model "
         "reads ranges of (default {default})",
+        folder=LOWER,
     )
     # The root's AGENTS.md goes into the system prompt.
     agents_file: bool = setting(
@@ -418,6 +458,7 @@ class Settings:
         "the system prompt; its digest is shown when a run starts.",
         flag="--no-agents-file",
         help="leave the root's AGENTS.md out of the system prompt",
+        folder=OFF_ONLY,
     )
 
     @classmethod
@@ -457,8 +498,10 @@ class Settings:
                 return item.default
         raise KeyError(key)
 
-    def policy(self, root: Path) -> ToolPolicy:
-        """The policy for `root`; raises ValueError when the root cannot be used."""
+    def policy(self, root: Path, granted_by: GrantedBy | None = None) -> ToolPolicy:
+        """The policy for `root`; raises ValueError when the root cannot be used. `granted_by`:
+        where the writes and commands allowed came from (default: these settings)."""
+        from ..gate.grants import FROM_SETTINGS
         from ..gate.policy import ToolPolicy
 
         return ToolPolicy(
@@ -478,6 +521,7 @@ class Settings:
             create_parent_folders=True,
             command_sandbox=self.command_sandbox,
             allow_network=self.allow_network,
+            granted_by=granted_by or FROM_SETTINGS,
         )
 
     def api_key_variables(self) -> tuple[str, ...]:

@@ -19,6 +19,7 @@ from ...verdict import NOTHING_TO_APPLY
 from ..runner import CommandResult, run_bounded
 from .changes import TreeChanges
 from .command_tree import CommandTree
+from .reach import apart_from_root
 from .restore import apply_change_set
 from .review import ReviewCopy
 from .sandbox import REVIEW, private_temporary, sandbox_for
@@ -63,7 +64,8 @@ def run_tracked_command(
                         + (() if review is None else review.shared),
                         source=None if review is None else review.copy,
                         temporary=temporary,
-                        hidden=policy.hidden_paths,
+                        hidden=policy.hidden_paths
+                        + apart_from_root(policy.root, store.own_paths(with_folder=True)[-1:]),
                     )
                     with sandbox.launch() as (prefix, fds):
                         outcome = run_bounded(

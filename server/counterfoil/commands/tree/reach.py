@@ -7,7 +7,10 @@ read-only mount. Shown again, read-only: the toolchains inside a hidden folder t
 PATH or Python lives in (`~/.pyenv`, `~/.cargo`, `~/.local/bin`), so the commands still start.
 Read-only in the root: Counterfoil's log folder (all of it), `.git`'s config, hooks and info,
 and the editor's settings folders, each a mount point that cannot be renamed away; `.git`
-itself is bound over itself for the same reason, writable.
+itself is bound over itself for the same reason, writable. Hidden in the root as well
+(`hidden_in_root`): Counterfoil's own folders where the root holds them (a root at the home
+folder): the config folder and the cache, and any other hidden folder inside the root (the
+receipt log's).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...receipts.counterfoil_folders import counterfoil_folders
 from ...receipts.signing import config_dir
 
 GIT_READ_ONLY = ("config", "hooks", "info")
@@ -34,6 +38,7 @@ class Reach:
     shown: tuple[Path, ...] = ()
     read_only: tuple[Path, ...] = ()
     pinned: tuple[Path, ...] = ()
+    hidden_in_root: tuple[Path, ...] = ()
 
 
 UNRESTRICTED = Reach()  # nothing hidden, shown again, read-only or pinned
@@ -103,8 +108,36 @@ def protected_in_root(root: Path, own: Iterable[Path]) -> tuple[tuple[Path, ...]
     return tuple(path for path in read_only if os.path.lexists(path)), pinned
 
 
+def inside_root(root: Path, folders: Iterable[Path]) -> tuple[Path, ...]:
+    """Those of `folders` that lie inside the root (never the root itself), outermost only:
+    each is hidden there by path, after the root is bound."""
+    real_root = Path(os.path.realpath(root))
+    inside = {
+        real
+        for real in (Path(os.path.realpath(folder)) for folder in folders)
+        if real != real_root and _under(real, real_root) and real.is_dir()
+    }
+    return tuple(
+        sorted(
+            path
+            for path in inside
+            if not any(path != other and _under(path, other) for other in inside)
+        )
+    )
+
+
+def apart_from_root(root: Path, folders: Iterable[Path]) -> tuple[Path, ...]:
+    """Those of `folders` that neither are the root nor hold it (a log's folder that holds the
+    root stays visible: its log, head and store are read-only instead)."""
+    real_root = Path(os.path.realpath(root))
+    return tuple(
+        folder for folder in folders if not _under(real_root, Path(os.path.realpath(folder)))
+    )
+
+
 def reach_for(root: Path, own: Iterable[Path], *, network: bool) -> Reach:
     hidden = hidden_folders(root, network=network)
     real_config = Path(os.path.realpath(config_dir()))
     read_only, pinned = protected_in_root(root, own)
-    return Reach(hidden, shown_toolchains(hidden, real_config), read_only, pinned)
+    in_root = inside_root(root, counterfoil_folders())
+    return Reach(hidden, shown_toolchains(hidden, real_config), read_only, pinned, in_root)

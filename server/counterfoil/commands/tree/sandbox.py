@@ -24,7 +24,7 @@ from typing import Any
 
 from ...errors import AgentError
 from . import socket_filter
-from .reach import UNRESTRICTED, Reach, reach_for
+from .reach import UNRESTRICTED, Reach, inside_root, reach_for
 
 OFF, CONFINE, REVIEW = "off", "confine", "review"
 SANDBOX_MODES = (OFF, CONFINE, REVIEW)
@@ -119,6 +119,8 @@ def bubblewrap_argv(
     for path in reach.read_only:  # nothing is bound back inside a hidden folder but the root
         if os.path.lexists(path) and (_inside_any(path, (root,)) or not _inside_any(path, hidden)):
             argv += ["--ro-bind", str(path), str(path)]
+    for path in reach.hidden_in_root:  # Counterfoil's own folders, even inside the root
+        empty(path)
     for path in emptied:  # read-only once every mount point inside it is made
         argv += ["--remount-ro", str(path)]
     argv += ["--unshare-pid", "--as-pid-1", "--unshare-ipc", "--die-with-parent", "--new-session"]
@@ -169,6 +171,10 @@ def seatbelt_profile(
     if read_only:
         lines.append("(deny file-write*")
         lines += [f"    (subpath {_quoted(path)})" for path in read_only]
+        lines[-1] += ")"
+    if reach.hidden_in_root:  # after the root's allow: Counterfoil's own folders inside it
+        lines.append("(deny file-read-data file-write*")
+        lines += [f"    (subpath {_quoted(path)})" for path in reach.hidden_in_root]
         lines[-1] += ")"
     if not network:
         lines.append("(deny network*)")
@@ -238,7 +244,7 @@ def sandbox_for(
     log's folder), kept read-only with what `reach.py` protects in the root and hides outside
     it. `temporary`: the private folder that `sandbox-exec` lets it write (bubblewrap gives it
     a fresh /tmp instead). `hidden`: more that the command may neither read nor write (an
-    evaluation's packages and receipt log)."""
+    evaluation's packages and receipt log, the receipt log's folder), inside the root too."""
     if mode == OFF:
         return UNCONFINED
     if mode not in SANDBOX_MODES:
@@ -256,7 +262,7 @@ def sandbox_for(
                 f"commandSandbox {mode}: bubblewrap cannot make a sandbox here ({problem}); "
                 "the command was not run"
             )
-        reach = _hiding(reach_for(root, read_only, network=network), hidden)
+        reach = _hiding(reach_for(root, read_only, network=network), hidden, root)
         prefix = bubblewrap_argv(bwrap, root, reach, source=source, network=network)
         seccomp = None if network else socket_filter.program()
         return Sandbox(mode, BUBBLEWRAP, network, prefix, (("TMPDIR", "/tmp"),), seccomp)
@@ -268,7 +274,7 @@ def sandbox_for(
                 "the command was not run"
             )
         writable = tuple(path for path in (source or root, temporary) if path is not None)
-        reach = _hiding(reach_for(source or root, read_only, network=network), hidden)
+        reach = _hiding(reach_for(source or root, read_only, network=network), hidden, root)
         profile = seatbelt_profile(writable, reach, network=network)
         environment = (("TMPDIR", str(temporary)),) if temporary is not None else ()
         return Sandbox(mode, SANDBOX_EXEC, network, (tool, "-p", profile, "--"), environment)
@@ -278,9 +284,16 @@ def sandbox_for(
     )
 
 
-def _hiding(reach: Reach, more: tuple[Path, ...]) -> Reach:
-    """The reach with `more` hidden as well (an evaluation's packages and receipt log)."""
-    return replace(reach, hidden=(*reach.hidden, *more))
+def _hiding(reach: Reach, more: tuple[Path, ...], root: Path) -> Reach:
+    """The reach with `more` hidden as well (an evaluation's packages, the receipt log's
+    folder): those inside the root after the root is bound, the rest before."""
+    in_root = inside_root(root, more)
+    outer = tuple(path for path in more if Path(os.path.realpath(path)) not in in_root)
+    return replace(
+        reach,
+        hidden=(*reach.hidden, *outer),
+        hidden_in_root=tuple(dict.fromkeys((*reach.hidden_in_root, *in_root))),
+    )
 
 
 @contextmanager

@@ -1,0 +1,34 @@
+"""What a folder's settings did, as the daemon tells the editor, and the person's yes to a
+folder's grants (recorded outside the folder, then the settings as sent are read again)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import protocol as messages
+from ..settings.layers import LayeredSettings, confirm_grants
+from .session_state import SessionState
+from .settings import read_settings
+
+
+def folder_settings_result(state: SessionState) -> messages.FolderSettingsResult:
+    return folder_settings_message(state.root, state.layered)
+
+
+def folder_settings_message(root: Any, layered: LayeredSettings) -> messages.FolderSettingsResult:
+    return messages.FolderSettingsResult(
+        root=None if root is None else str(root),
+        values=[messages.FolderSettingValue(**value.record()) for value in layered.folder_values],
+    )
+
+
+def confirm_folder_grants(
+    state: SessionState, params: messages.ConfirmFolderGrantsParams
+) -> messages.FolderSettingsResult:
+    """Record the grants for the session's root and apply the settings as sent again; raises
+    SettingsError for a key that is not a grant or a bad value, ValueError without a root."""
+    if state.root is None:
+        raise ValueError("no workspace folder to confirm grants for")
+    confirm_grants(params.grants, state.root, params.origin)
+    state.adopt(state.sent_settings, read_settings(state.sent_settings, state.root))
+    return folder_settings_result(state)

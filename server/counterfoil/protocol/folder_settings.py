@@ -1,0 +1,57 @@
+"""What a folder's settings did, and the person's yes to the grants a folder asks for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .field_checks import FieldCheck, checked
+from .wire import SOMETIMES
+
+FolderOutcomeName = Literal["applies", "narrowed", "ignored", "waiting", "granted"]
+GrantOriginName = Literal["walkthrough", "person"]
+
+
+def _grants(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and bool(value)
+        and all(isinstance(key, str) and key for key in value)
+    )
+
+
+GRANTS = FieldCheck(_grants, "an object of setting keys and the values granted", "{name}: {what}")
+ORIGIN = FieldCheck(
+    lambda value: value in ("walkthrough", "person"), '"walkthrough" or "person"', "{name}: {what}"
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FolderSettingValue:
+    """One value a folder set that is not the person's own, and what became of it."""
+
+    key: str
+    source: str  # "workspace" or "folder" (VS Code's inspect())
+    value: Any  # as the folder wrote it
+    outcome: FolderOutcomeName
+    rule: str  # the row's folder rule, in words
+    problem: str | None = field(default=None, metadata=SOMETIMES)  # a value its check refused
+    origin: GrantOriginName | None = field(default=None, metadata=SOMETIMES)  # who confirmed
+
+
+@dataclass(frozen=True, kw_only=True)
+class FolderSettingsResult:
+    """`counterfoil/folderSettings` (also sent as a notification when the settings change)."""
+
+    root: str | None
+    values: list[FolderSettingValue]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConfirmFolderGrantsParams:
+    """`counterfoil/confirmFolderGrants`: the person's yes to the folder's grants (`person`),
+    or values Counterfoil's own walkthrough or commands wrote into the folder (`walkthrough`);
+    `grants` maps each setting key to the value confirmed, as it was shown or written."""
+
+    grants: dict[str, Any] = field(metadata=checked(GRANTS))
+    origin: GrantOriginName = field(metadata=checked(ORIGIN))

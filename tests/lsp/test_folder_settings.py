@@ -1,0 +1,149 @@
+"""Over stdio, a trusted folder's `.vscode/settings.json` narrows the person's settings and
+never widens them: each class of the settings table's folder rule, end to end."""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pygls.exceptions import JsonRpcInvalidParams
+
+from .conftest import StartDaemon, edit_app_model
+
+
+@pytest.fixture
+def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "config"
+    monkeypatch.setenv("COUNTERFOIL_CONFIG_DIR", str(folder))  # the daemon inherits it
+    return folder
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[str, list[str]]]:
+    """A loopback HTTP server that records every request it is sent."""
+    seen: list[str] = []
+
+    class Recording(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(f"GET {self.path} {self.headers.get('Authorization')}")
+            self.send_error(404)
+
+        def do_POST(self) -> None:
+            seen.append(f"POST {self.path} {self.headers.get('Authorization')}")
+            self.send_error(404)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Recording)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
+    server.shutdown()
+    server.server_close()
+
+
+def layered(person: dict[str, Any], folder: dict[str, Any]) -> dict[str, Any]:
+    return {"layers": {"user": person, "workspace": {}, "folder": folder}}
+
+
+def outcomes(told: dict[str, Any]) -> dict[str, str]:
+    return {value["key"]: value["outcome"] for value in told["values"]}
+
+
+async def test_the_folders_endpoint_and_key_variable_are_ignored_and_never_reached(
+    start_daemon: StartDaemon, tmp_path: Path, config: Path, listener: tuple[str, list[str]]
+) -> None:
+    url, seen = listener
+    person = {"model": edit_app_model(tmp_path)}
+    folder = {"endpoint": url, "apiKeyEnv": "HOME", "useEnvironmentProxy": True}
+    daemon = await start_daemon(layered(person, folder))
+
+    result = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
+
+    assert result["completed"] is True
+    assert seen == []
+    told = await daemon.request("counterfoil/folderSettings", {})
+    assert outcomes(told) == {
+        "endpoint": "ignored",
+        "apiKeyEnv": "ignored",
+        "useEnvironmentProxy": "ignored",
+    }
+    assert {value["source"] for value in told["values"]} == {"folder"}
+
+
+async def test_a_folder_narrows_but_cannot_loosen(
+    start_daemon: StartDaemon, tmp_path: Path, config: Path
+) -> None:
+    person = {"model": edit_app_model(tmp_path), "commandSandbox": "review", "maxSteps": 8}
+    folder = {"commandSandbox": "off", "maxSteps": 2, "allowNetwork": True}
+    daemon = await start_daemon(layered(person, folder))
+
+    await daemon.until(lambda: daemon.told("counterfoil/folderSettingsChanged"))
+
+    told = daemon.told("counterfoil/folderSettingsChanged")[-1]
+    assert outcomes(told) == {
+        "commandSandbox": "ignored",
+        "maxSteps": "narrowed",
+        "allowNetwork": "ignored",
+    }
+
+
+async def test_a_folders_grants_wait_for_the_persons_yes_then_apply_and_are_receipted(
+    start_daemon: StartDaemon, tmp_path: Path, config: Path, demo_project: Path
+) -> None:
+    folder = {"allowWrites": True, "allowedCommands": [["make", "deploy"]]}
+    daemon = await start_daemon(layered({"model": edit_app_model(tmp_path)}, folder))
+
+    waiting = await daemon.request("counterfoil/status", {})
+    asked = await daemon.request("counterfoil/folderSettings", {})
+    confirmed = await daemon.request(
+        "counterfoil/confirmFolderGrants",
+        {"grants": {value["key"]: value["value"] for value in asked["values"]}, "origin": "person"},
+    )
+    granted = await daemon.request("counterfoil/status", {})
+    result = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
+
+    assert (waiting["allowWrites"], waiting["allowedCommands"]) == (False, [])
+    assert outcomes(asked) == {"allowWrites": "waiting", "allowedCommands": "waiting"}
+    assert outcomes(confirmed) == {"allowWrites": "granted", "allowedCommands": "granted"}
+    assert (granted["allowWrites"], granted["allowedCommands"]) == (True, [["make", "deploy"]])
+    assert result["completed"] is True
+    assert daemon.receipts[-1]["approval"]["grant"] == "confirmed-folder"
+    assert (config / "folder-grants.json").is_file()
+    assert not (demo_project / ".vscode").exists()
+
+
+async def test_a_changed_request_asks_again_after_a_restart(
+    start_daemon: StartDaemon, tmp_path: Path, config: Path
+) -> None:
+    model = edit_app_model(tmp_path)
+    first = await start_daemon(layered({"model": model}, {"allowedCommands": [["make", "test"]]}))
+    await first.request(
+        "counterfoil/confirmFolderGrants",
+        {"grants": {"allowedCommands": [["make", "test"]]}, "origin": "person"},
+    )
+    await first.stop()
+
+    again = await start_daemon(
+        layered({"model": model}, {"allowedCommands": [["make", "test"], ["make", "deploy"]]})
+    )
+
+    told = await again.request("counterfoil/folderSettings", {})
+    assert outcomes(told) == {"allowedCommands": "waiting"}
+
+
+async def test_only_a_grant_can_be_confirmed(
+    start_daemon: StartDaemon, tmp_path: Path, config: Path
+) -> None:
+    daemon = await start_daemon(layered({"model": edit_app_model(tmp_path)}, {}))
+
+    with pytest.raises(JsonRpcInvalidParams, match="endpoint is not a grant"):
+        await daemon.request(
+            "counterfoil/confirmFolderGrants",
+            {"grants": {"endpoint": "http://127.0.0.1:9/v1"}, "origin": "person"},
+        )
+    assert not (config / "folder-grants.json").exists()
