@@ -8,6 +8,7 @@ import json
 import shutil
 import socket
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -46,9 +47,12 @@ def no_signing_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[Path]:
     """A service listening on a Unix socket outside the root, in a folder a confined command
-    sees (the receipt log's, outside the root, is bound read-only into its sandbox)."""
-    folder = tmp_path / "logs"
-    folder.mkdir()
+    sees: a host folder outside the home, the temporary folders and Counterfoil's own, all of
+    which the sandbox hides."""
+    try:
+        folder = Path(tempfile.mkdtemp(prefix="counterfoil-socket-", dir="/var/lib"))
+    except OSError as error:
+        pytest.skip(f"no folder outside the hidden ones can be written here: {error}")
     path = folder / "service.sock"
     server = socket.socket(socket.AF_UNIX)
     server.bind(str(path))
@@ -70,6 +74,7 @@ def service(tmp_path: Path) -> Iterator[Path]:
     finally:
         server.close()
         thread.join(5)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def run_in(tmp_path: Path, mode: str, body: str, **policy: Any) -> tuple[str, dict[str, Any]]:
@@ -77,6 +82,7 @@ def run_in(tmp_path: Path, mode: str, body: str, **policy: Any) -> tuple[str, di
     root.mkdir()
     (root / "tool.py").write_text(body)
     log = tmp_path / "logs" / "receipts.jsonl"
+    log.parent.mkdir(exist_ok=True)
     workspace = Workspace(
         ToolPolicy(root, allowed_commands=((PYTHON, "tool.py"),), command_sandbox=mode, **policy),
         receipt_store=ReceiptStore(log, signer=None),
