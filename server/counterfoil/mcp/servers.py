@@ -138,12 +138,3 @@ def _names(value: object, where: str, pattern: re.Pattern[str]) -> tuple[str, ..
         raise ServerSettingInvalid(f"{where} must be an array of names")
     return tuple(value)
 
-
-def checked_servers(value: object) -> tuple[McpServer, ...]:
-    """The settings table's check for `mcpServers`."""
-    from ..settings.checks import Invalid
-
-    try:
-        return parse_servers(value)
-    except ServerSettingInvalid as error:
-        raise Invalid(str(error)) from None

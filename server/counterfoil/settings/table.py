@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..commands.tree.sandbox import SANDBOX_MODES
-from ..mcp.servers import McpServer, checked_servers
+from ..mcp.servers import McpServer
 from ..receipts.content import OUTPUT_LIMIT_BYTES
 from .checks import (
     COUNT_SCHEMA,
@@ -37,6 +37,7 @@ from .checks import (
     endpoint,
     environment_name,
     inline_chars,
+    mcp_servers,
     patterns,
     positive_int,
     receipt_log,
@@ -425,7 +426,7 @@ class Settings:
     mcp_servers: tuple[McpServer, ...] = setting(
         (),
         "mcpServers",
-        checked_servers,
+        mcp_servers,
         schema={
             "type": "array",
             "items": {
@@ -452,7 +453,7 @@ class Settings:
         flag="--mcp-servers",
         metavar="JSON",
         help="MCP servers as a JSON array, e.g. "
-        '\'[{"name":"files","command":["python","server.py"]}]\' (see docs/mcp.md)',
+        '\'[{{"name":"files","command":["python","server.py"]}}]\' (see docs/mcp.md)',
         scope="application",
     )
 
