@@ -70,7 +70,7 @@ def terminal_mcp_confirm(
             f"\n--- approval needed ---\n{proposal.tool_call_id}: mcp_call "
             f"{proposal.server['name']}/{proposal.tool}\n"
             f"  definition sha256 {proposal.definition_sha256}\n"
-            f"  arguments: {json.dumps(proposal.arguments, indent=2, ensure_ascii=False)}\n"
+            f"  arguments: {json.dumps(proposal.arguments, indent=2)}\n"
         )
         try:
             return _ask(stdin, stdout, "Approve?")
