@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.mcp_servers import Person, stdio_server, toolbox
+from tests.support.workspaces import log_path, make_workspace
 
 from counterfoil import ToolAction, Workspace
 from counterfoil.context.prompt import build_system_prompt
@@ -18,8 +20,6 @@ from counterfoil.receipts.content import load_object
 from counterfoil.receipts.own_folder import own_folder
 from counterfoil.receipts.verify import verify_receipt_log
 from counterfoil.verdict import compute_verdict
-from tests.support.mcp_servers import Person, stdio_server, toolbox
-from tests.support.workspaces import log_path, make_workspace
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,11 @@ def test_an_approved_call_returns_the_result_and_a_receipt_in_the_chain(
     assert facts["server"]["name"] == "files"
     assert facts["server"]["transport"] == "stdio"
     assert facts["definition_sha256"] == served.find("files", "read").definition.sha256  # type: ignore[union-attr]
-    assert receipt.arguments == {"server": "files", "name": "read", "arguments": {"path": "notes.txt"}}
+    assert receipt.arguments == {
+        "server": "files",
+        "name": "read",
+        "arguments": {"path": "notes.txt"},
+    }
     assert receipt.result == "the notes\n"
     assert verify_receipt_log(log_path(tmp_path)).ok
 
@@ -113,7 +117,9 @@ def test_the_receipt_names_who_approved_and_the_model(tmp_path: Path, served: Mc
     assert approval["model"] == {"name": "test-model"}
 
 
-def test_a_no_is_a_rejection_with_no_call_and_no_receipt(tmp_path: Path, served: McpToolbox) -> None:
+def test_a_no_is_a_rejection_with_no_call_and_no_receipt(
+    tmp_path: Path, served: McpToolbox
+) -> None:
     space = workspace(tmp_path, served, Asked(False))
 
     step = space.execute_step(call("read", path="notes.txt"))

@@ -9,10 +9,10 @@ import os
 from pathlib import Path
 
 import pytest
+from tests.support.mcp_servers import Person, http_server, stdio_server, toolbox
 
 from counterfoil.mcp.connection import CallReply
 from counterfoil.mcp.toolbox import McpToolbox
-from tests.support.mcp_servers import Person, http_server, stdio_server, toolbox
 
 
 def reply_text(reply: CallReply) -> str:

@@ -7,11 +7,12 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from tests.support.mcp_servers import Person, stdio_server, toolbox
+from tests.support.workspaces import make_workspace
+
 from counterfoil import ToolAction, Workspace
 from counterfoil.gate.mcp_calls import MAX_RESULT_BYTES
 from counterfoil.mcp.toolbox import McpToolbox
-from tests.support.mcp_servers import Person, stdio_server, toolbox
-from tests.support.workspaces import make_workspace
 
 
 def setup(root: Path, *, timeout: float = 20.0) -> tuple[Workspace, McpToolbox]:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.support.mcp_servers import Person, stdio_server, toolbox
+
 from counterfoil.mcp.definitions import ToolDefinition
 from counterfoil.mcp.pins import PinStore
 from counterfoil.mcp.servers import McpServer
-from tests.support.mcp_servers import Person, stdio_server, toolbox
 
 
 def offered_names(root: Path, pins: Path, person: Person) -> list[str]:
@@ -49,7 +50,9 @@ def test_a_definition_not_approved_is_not_offered_and_the_run_says_so(tmp_path: 
     names = offered_names(tmp_path, tmp_path / "config", person)
 
     assert names == []
-    assert any(event.state == "withheld" and "files/read" in event.sentence for event in person.events)
+    assert any(
+        event.state == "withheld" and "files/read" in event.sentence for event in person.events
+    )
 
 
 def test_a_changed_description_is_asked_about_again_naming_what_changed(tmp_path: Path) -> None:

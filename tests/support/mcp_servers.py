@@ -74,9 +74,7 @@ class Person:
         return self.approve
 
 
-def toolbox(
-    servers: tuple[McpServer, ...], root: Path, pins: Path, person: Person
-) -> McpToolbox:
+def toolbox(servers: tuple[McpServer, ...], root: Path, pins: Path, person: Person) -> McpToolbox:
     return McpToolbox(
         servers,
         PinStore(pins),

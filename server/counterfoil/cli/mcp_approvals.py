@@ -90,6 +90,10 @@ def terminal_toolbox(
     """The run's MCP servers, or None when the person configured none."""
     if not settings.mcp_servers:
         return None
+
+    def show(event: ServerEvent) -> None:
+        stdout.write(format_server_event(event))
+
     return McpToolbox(
         settings.mcp_servers,
         PinStore(),
@@ -97,5 +101,5 @@ def terminal_toolbox(
         hidden=policy.hidden_paths,
         withheld_environment=policy.withheld_environment,
         confirm_definition=terminal_definition_confirm(stdin, stdout),
-        on_event=lambda event: stdout.write(format_server_event(event)),
+        on_event=show,
     )

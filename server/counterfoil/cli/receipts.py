@@ -144,9 +144,7 @@ def describe_receipt(receipt: EffectReceipt) -> str:
         decision = _review_decision(evidence)
         ran = "" if decision is None else f" (to run it; its changes were {decision})"
         asked = "" if approval.get("asked") is not False else " (not asked: marked read-only)"
-        lines.append(
-            f"  approved by {approval.get('by')} via {approval.get('via')}{ran}{asked}"
-        )
+        lines.append(f"  approved by {approval.get('by')} via {approval.get('via')}{ran}{asked}")
         model = describe_identity(approval.get("model"))
         if model is not None:
             lines.append(f"  proposed by {model}")

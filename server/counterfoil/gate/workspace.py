@@ -11,13 +11,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import tools
 from ..actions import EFFECT_TOOLS, ToolAction, check_arguments
 from ..commands.tree.command_tree import CommandTree
 from ..commands.tree.snapshot import TreeLimits
 from ..errors import AgentError, ApprovalWithdrawn, ToolNotEnabled
+from ..mcp.toolbox import McpToolbox
 from ..receipts import ReceiptNotRecorded, ReceiptStore
 from ..search.scope import SearchLimits
 from ..steps import StepGate, StepResult
@@ -32,9 +33,6 @@ from .proposals import ToolProposal
 from .workspace_paths import WorkspacePaths
 from .workspace_reads import WorkspaceReads
 from .workspace_record import ConfirmMcp, ConfirmProposal, ConfirmTool, WorkspaceRecord
-
-if TYPE_CHECKING:
-    from ..mcp.toolbox import McpToolbox
 
 
 class Workspace(StepGate):
@@ -53,7 +51,7 @@ class Workspace(StepGate):
     search_engine = Forwarded[str]("reads")
     tree_limits = Forwarded[TreeLimits]("commands")
     stop_commands = Forwarded[threading.Event | None]("commands")
-    mcp_toolbox = Forwarded["McpToolbox | None"]("record")
+    mcp_toolbox = Forwarded[McpToolbox | None]("record")
     confirm_mcp = Forwarded[ConfirmMcp | None]("record")
 
     def __init__(

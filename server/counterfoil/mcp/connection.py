@@ -149,9 +149,8 @@ class SdkConnection:
             work.close()
             raise McpFailure(f"MCP server {self.server.name} {self._ended_why()}")
         future = asyncio.run_coroutine_threadsafe(work, self._loop)
-        done, _ = concurrent.futures.wait(
-            (future, self._held), self.timeout, concurrent.futures.FIRST_COMPLETED
-        )
+        either: tuple[concurrent.futures.Future[Any], ...] = (future, self._held)
+        done, _ = concurrent.futures.wait(either, self.timeout, concurrent.futures.FIRST_COMPLETED)
         if future in done:
             error = future.exception()
             if error is None:

@@ -15,7 +15,14 @@ from typing import Any
 
 from ..commands.environment import command_environment
 from ..commands.tree.reach import reach_for
-from ..commands.tree.sandbox import BUBBLEWRAP, CONFINE, SANDBOX_EXEC, Sandbox, sandbox_for, seatbelt_profile
+from ..commands.tree.sandbox import (
+    BUBBLEWRAP,
+    CONFINE,
+    SANDBOX_EXEC,
+    Sandbox,
+    sandbox_for,
+    seatbelt_profile,
+)
 from ..errors import AgentError
 from .servers import McpServer
 
@@ -64,4 +71,6 @@ def _read_only(sandbox: Sandbox, root: Path) -> Sandbox:
         prefix[prefix.index("-p") + 1] = seatbelt_profile((), reach, network=sandbox.network)
     else:
         raise AgentError(f"an MCP server cannot be confined with {sandbox.mechanism}")
-    return Sandbox(sandbox.mode, sandbox.mechanism, sandbox.network, tuple(prefix), sandbox.environment)
+    return Sandbox(
+        sandbox.mode, sandbox.mechanism, sandbox.network, tuple(prefix), sandbox.environment
+    )

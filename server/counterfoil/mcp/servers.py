@@ -137,4 +137,3 @@ def _names(value: object, where: str, pattern: re.Pattern[str]) -> tuple[str, ..
     if not all(isinstance(item, str) and pattern.fullmatch(item) for item in value):
         raise ServerSettingInvalid(f"{where} must be an array of names")
     return tuple(value)
-

@@ -127,7 +127,9 @@ class McpToolbox:
             raise failure from None
         self._connections[server.name] = connection
         where = server.url or " ".join(server.command)
-        self._show(ServerEvent(server.name, "started", f"MCP server {server.name}: {where}", sandbox))
+        self._show(
+            ServerEvent(server.name, "started", f"MCP server {server.name}: {where}", sandbox)
+        )
         return connection
 
     def offered(self) -> tuple[OfferedTool, ...]:

@@ -64,6 +64,7 @@ MAX_COMMAND_OUTPUT_BYTES_LIMIT = 1024 * 1024 * 1024
 
 NO_COMMANDS: tuple[tuple[str, ...], ...] = ()
 NO_PATTERNS: tuple[str, ...] = ()
+NO_MCP_SERVERS: tuple[McpServer, ...] = ()
 
 
 class SettingsError(ValueError):
@@ -424,7 +425,7 @@ class Settings:
     # The person's alone: a folder's settings never add a server (it would run at the folder's
     # word); VS Code's `application` scope keeps it out of workspace and folder settings.
     mcp_servers: tuple[McpServer, ...] = setting(
-        (),
+        NO_MCP_SERVERS,
         "mcpServers",
         mcp_servers,
         schema={
@@ -445,7 +446,7 @@ class Settings:
         },
         description="MCP servers whose tools the agent may call, each "
         '`{"name": "files", "command": ["npx", "server"]}` (stdio, started confined: it reads '
-        "the project but cannot change it, no network unless `\"network\": true`, only the "
+        'the project but cannot change it, no network unless `"network": true`, only the '
         'core environment names plus `passEnvironment`) or `{"name": "docs", "url": '
         '"https://…/mcp"}` (streamable HTTP). Each tool\'s definition is asked about before '
         "its first use and again when it changes; each call is shown with its exact arguments "

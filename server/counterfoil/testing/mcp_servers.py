@@ -11,6 +11,7 @@ listing, so a test can change a definition between runs or in the middle of one.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -62,7 +63,9 @@ def tools(folder: Path) -> list[types.Tool]:
 
 
 def text(value: str, *, error: bool = False) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=value)], is_error=error)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=value)], is_error=error
+    )
 
 
 def build(folder: Path) -> Server[Any]:
@@ -107,10 +110,8 @@ def build(folder: Path) -> Server[Any]:
         if name == "malformed":
             wire = WIRE.get("stdout")
             if wire is not None:
-                wire.write(
-                    '{"jsonrpc":"2.0","id":%s,"result":{"content":"not a list"}}\n'
-                    % ctx.request_id
-                )
+                malformed = {"jsonrpc": "2.0", "id": ctx.request_id, "result": {"content": "x"}}
+                wire.write(json.dumps(malformed) + "\n")
                 wire.flush()
             await anyio.sleep(3600)
         return text(f"unknown tool {name}", error=True)
