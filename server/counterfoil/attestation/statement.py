@@ -121,7 +121,7 @@ def effect_entry(receipt: EffectReceipt) -> dict[str, Any]:
         entry["exit_status"] = evidence.get("exit_status")
     elif "path" in receipt.arguments:
         entry["path"] = receipt.arguments["path"]
-    for key in ("review", "sandbox", "reverts", "recovered"):
+    for key in ("review", "sandbox", "reverts", "recovered", "mcp"):
         if key in evidence:
             entry[key] = evidence[key]
     return entry
