@@ -11,7 +11,7 @@ import pytest
 from tests.support.mcp_servers import stdio_server
 from tests.support.terminal import run_cli
 
-TOOL_COUNT = 10  # the test server's tools, each asked about once
+TOOL_COUNT = 11  # the test server's tools, each asked about once
 
 
 def agent(project: Path, responses: list[dict[str, object]], answers: str) -> tuple[int, str]:

@@ -78,6 +78,17 @@ def test_a_flood_of_output_around_the_answer_costs_nothing(tmp_path: Path) -> No
     assert step.observation.endswith("flooded")
 
 
+def test_output_without_end_is_stopped_at_the_time_limit(tmp_path: Path) -> None:
+    space, box = setup(tmp_path, timeout=3.0)
+    try:
+        step = space.execute_step(call("endless"))
+    finally:
+        box.close()
+
+    assert step.state == "failed"
+    assert step.error == "MCP server files did not answer the call of endless within 3 s"
+
+
 def test_a_malformed_result_is_one_sentence_and_no_receipt(tmp_path: Path) -> None:
     space, box = setup(tmp_path)
     try:

@@ -11,6 +11,7 @@ from tests.support.mcp_servers import Person, stdio_server, toolbox
 from counterfoil.mcp.definitions import ToolDefinition
 from counterfoil.mcp.pins import PinStore
 from counterfoil.mcp.servers import McpServer
+from counterfoil.mcp.toolbox import unfit_definition
 
 
 def offered_names(root: Path, pins: Path, person: Person) -> list[str]:
@@ -109,3 +110,22 @@ def test_the_digest_covers_name_description_and_schema_only() -> None:
     assert one.sha256 == ToolDefinition("other-server", "t", "d", {"type": "object"}).sha256
     assert one.sha256 != ToolDefinition("f", "t", "d2", {"type": "object"}).sha256
     assert one.sha256 != ToolDefinition("f", "t", "d", {"type": "array"}).sha256
+
+
+def test_a_description_too_long_to_read_is_withheld_without_asking(tmp_path: Path) -> None:
+    (tmp_path / "description.txt").write_text("Read a file. " * 400)
+    person = Person()
+
+    names = offered_names(tmp_path, tmp_path / "config", person)
+
+    assert "read" not in names
+    assert all(question.definition.name != "read" for question in person.questions)
+    assert any("read's description is over" in event.sentence for event in person.events)
+
+
+def test_a_tool_name_that_is_not_plain_is_withheld() -> None:
+    definition = ToolDefinition("f", "read\x1b[2J", "d", {"type": "object"})
+
+    assert unfit_definition(definition) == (
+        "MCP server f offers a tool whose name is not plain; it is not offered"
+    )

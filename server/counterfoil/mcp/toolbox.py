@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import AgentError
+from ..receipts import canonical_json
 from .connection import CallReply, Connection, McpFailure
 from .definitions import ToolDefinition
 from .launch import Launch, stdio_launch
 from .pins import PinCheck, PinStore
-from .servers import McpServer
+from .servers import TOOL_NAME, McpServer
 
 Connect = Callable[[McpServer, Launch | None], Connection]
 
@@ -64,6 +65,27 @@ class ServerEvent:
 
 
 ConfirmDefinition = Callable[[DefinitionQuestion], bool]
+MAX_DESCRIPTION_CHARS = 4096
+MAX_SCHEMA_CHARS = 16384
+
+
+def unfit_definition(definition: ToolDefinition) -> str | None:
+    """Why a definition is not even asked about: a name that is not plain (it is printed and
+    put in the prompt as it is), or a description or schema too long to read in a question."""
+    label = f"MCP server {definition.server}"
+    if not TOOL_NAME.fullmatch(definition.name):
+        return f"{label} offers a tool whose name is not plain; it is not offered"
+    if len(definition.description) > MAX_DESCRIPTION_CHARS:
+        return (
+            f"{label}: {definition.name}'s description is over {MAX_DESCRIPTION_CHARS} "
+            "characters; it is not offered"
+        )
+    if len(canonical_json(definition.input_schema)) > MAX_SCHEMA_CHARS:
+        return (
+            f"{label}: {definition.name}'s input schema is over {MAX_SCHEMA_CHARS} "
+            "characters; it is not offered"
+        )
+    return None
 
 
 def _sdk_connect(server: McpServer, launch: Launch | None) -> Connection:
@@ -160,6 +182,10 @@ class McpToolbox:
             self._show(ServerEvent(server.name, "stopped", str(error)))
 
     def _approved(self, server: McpServer, definition: ToolDefinition) -> bool:
+        unfit = unfit_definition(definition)
+        if unfit is not None:
+            self._show(ServerEvent(server.name, "withheld", unfit))
+            return False
         check = self.pins.check(server, definition)
         if check.state == "pinned":
             return True

@@ -1,6 +1,6 @@
 """Small MCP servers for the tests, written with the `mcp` SDK's low-level server API: a
 filesystem-like one (`read`, `write`, `env`, `home`), a fetch-like one (`fetch`), and hostile
-tools (`crash`, `hang`, `flood`, `huge`, `malformed`). Run as a file, not a module, so a
+tools (`crash`, `hang`, `flood`, `endless`, `huge`, `malformed`). Run as a file, not a module, so a
 confined server needs nothing of this package:
 
     python mcp_servers.py FOLDER              # stdio
@@ -48,6 +48,7 @@ def tools(folder: Path) -> list[types.Tool]:
         ("crash", "Exit at once.", TEXT_ONLY),
         ("hang", "Never answer.", TEXT_ONLY),
         ("flood", "Write garbage lines to stdout, then answer.", TEXT_ONLY),
+        ("endless", "Write to stdout without end, never a newline.", TEXT_ONLY),
         ("huge", "Answer with a result of `text` megabytes.", TEXT_ONLY),
         ("malformed", "Answer with a result that is not a CallToolResult.", TEXT_ONLY),
     ]
@@ -104,6 +105,11 @@ def build(folder: Path) -> Server[Any]:
                     wire.write("garbage that is not JSON-RPC " * 40 + "\n")
                 wire.flush()
             return text("flooded")
+        if name == "endless":
+            wire = WIRE.get("stdout")
+            while wire is not None:
+                wire.write("x" * 65536)
+                wire.flush()
         if name == "huge":
             megabytes = int(arguments.get("text", "10"))
             return text("x" * (megabytes * 1024 * 1024))
