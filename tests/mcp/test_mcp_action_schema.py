@@ -19,7 +19,7 @@ READ = {
 def mcp_choices(schema: dict[str, object]) -> list[dict[str, object]]:
     return [
         choice
-        for choice in schema["anyOf"]  # type: ignore[attr-defined]
+        for choice in schema["anyOf"]
         if choice["properties"].get("tool") == {"const": "mcp_call"}
     ]
 
@@ -38,7 +38,7 @@ def test_each_approved_tool_is_one_choice_with_its_own_input_schema() -> None:
 def test_without_the_definitions_a_call_takes_any_object_as_arguments() -> None:
     [choice] = mcp_choices(action_schema({"mcp_call"}))
 
-    assert choice["properties"]["arguments"] == {"type": "object"}  # type: ignore[index]
+    assert choice["properties"]["arguments"] == {"type": "object"}
 
 
 def test_no_approved_tool_leaves_no_mcp_choice() -> None:

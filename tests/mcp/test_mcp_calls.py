@@ -67,7 +67,7 @@ def test_the_call_is_shown_with_its_exact_arguments_and_definition(
     [shown] = asked.shown
     assert shown.tool == "read"
     assert shown.arguments == {"path": "notes.txt"}
-    assert shown.definition_sha256 == served.find("files", "read").definition.sha256  # type: ignore[union-attr]
+    assert shown.definition_sha256 == served.find("files", "read").definition.sha256
 
 
 def test_an_approved_call_returns_the_result_and_a_receipt_in_the_chain(
@@ -79,12 +79,12 @@ def test_an_approved_call_returns_the_result_and_a_receipt_in_the_chain(
 
     assert step.state == "approved"
     assert "the notes" in step.observation
-    receipt = space.receipt_store.get(step.call_id)  # type: ignore[arg-type]
+    receipt = space.receipt_store.get(step.call_id)
     assert receipt is not None
     facts = receipt.evidence["mcp"]
     assert facts["server"]["name"] == "files"
     assert facts["server"]["transport"] == "stdio"
-    assert facts["definition_sha256"] == served.find("files", "read").definition.sha256  # type: ignore[union-attr]
+    assert facts["definition_sha256"] == served.find("files", "read").definition.sha256
     assert receipt.arguments == {
         "server": "files",
         "name": "read",
@@ -99,7 +99,7 @@ def test_the_whole_result_is_kept_under_its_digest(tmp_path: Path, served: McpTo
 
     step = space.execute_step(call("read", path="notes.txt"))
 
-    facts = space.receipt_store.get(step.call_id).evidence["mcp"]  # type: ignore[arg-type, union-attr]
+    facts = space.receipt_store.get(step.call_id).evidence["mcp"]
     kept = load_object(own_folder(log_path(tmp_path)), facts["result_sha256"])
     assert kept is not None
     assert json.loads(kept)["content"][0]["text"] == "the notes\n"
@@ -111,7 +111,7 @@ def test_the_receipt_names_who_approved_and_the_model(tmp_path: Path, served: Mc
 
     step = space.execute_step(call("read", path="notes.txt"))
 
-    approval = space.receipt_store.get(step.call_id).evidence["approval"]  # type: ignore[arg-type, union-attr]
+    approval = space.receipt_store.get(step.call_id).evidence["approval"]
     assert approval["decision"] == "approved"
     assert approval["via"] == "cli"
     assert approval["model"] == {"name": "test-model"}
@@ -140,7 +140,7 @@ def test_a_tool_marked_read_only_by_the_person_is_not_asked_and_says_so(
     assert asked.shown == []
     assert step.state == "approved"
     assert "not asked: you marked this tool read-only" in step.observation
-    approval = space.receipt_store.get(step.call_id).evidence["approval"]  # type: ignore[arg-type, union-attr]
+    approval = space.receipt_store.get(step.call_id).evidence["approval"]
     assert approval["via"] == "readOnlyTools"
     assert approval["asked"] is False
 
@@ -178,7 +178,7 @@ def test_the_prompt_lists_each_offered_tool_with_its_server_and_schema(
         "server": "files",
         "name": "read",
         "description": "Read a file of the folder.",
-        "input_schema": served.find("files", "read").definition.input_schema,  # type: ignore[union-attr]
+        "input_schema": served.find("files", "read").definition.input_schema,
     }
 
 

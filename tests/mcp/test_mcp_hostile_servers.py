@@ -113,7 +113,7 @@ def test_a_result_over_the_limit_is_receipted_by_digest_but_not_kept_or_shown(
 
     assert "over the" in step.observation
     assert len(step.observation) < 1000
-    receipt = space.receipt_store.get(step.call_id)  # type: ignore[arg-type]
+    receipt = space.receipt_store.get(step.call_id)
     assert receipt is not None and receipt.exit_state == "error"
     assert receipt.evidence["mcp"]["result_kept"] is False
 

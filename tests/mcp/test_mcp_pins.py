@@ -77,7 +77,7 @@ def test_the_pins_live_in_the_configuration_folder_not_the_project(
     config = tmp_path / "config"
     project = tmp_path / "project"
     project.mkdir()
-    monkeypatch.setenv("COUNTERFOIL_CONFIG_DIR", str(config))  # type: ignore[attr-defined]
+    monkeypatch.setenv("COUNTERFOIL_CONFIG_DIR", str(config))
 
     PinStore().pin(McpServer("f", command=("x",)), ToolDefinition("f", "t", "d", {}))
 

@@ -1,7 +1,7 @@
 """Small MCP servers for the tests, written with the `mcp` SDK's low-level server API: a
 filesystem-like one (`read`, `write`, `env`, `home`), a fetch-like one (`fetch`), and hostile
-tools (`crash`, `hang`, `flood`, `endless`, `huge`, `malformed`). Run as a file, not a module, so a
-confined server needs nothing of this package:
+tools (`crash`, `hang`, `flood`, `endless`, `huge`, `malformed`). Run as a file, not a module,
+so a confined server needs nothing of this package:
 
     python mcp_servers.py FOLDER              # stdio
     python mcp_servers.py FOLDER --http PORT  # streamable HTTP on 127.0.0.1
