@@ -6,12 +6,13 @@ reached the same way through the SDK."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 from tests.support.mcp_servers import Person, http_server, stdio_server, toolbox
 
-from counterfoil.mcp.connection import CallReply
+from counterfoil.mcp.connection import CallReply, McpFailure
 from counterfoil.mcp.toolbox import McpToolbox
 
 
@@ -117,3 +118,31 @@ def test_a_server_over_streamable_http_is_pinned_and_called(tmp_path: Path) -> N
 
     assert any(question.definition.name == "read" for question in person.questions)
     assert reply_text(reply) == "over http"
+
+
+def test_without_the_sdk_a_server_is_not_started_and_the_run_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    person = Person()
+    box = toolbox((stdio_server(tmp_path),), tmp_path, tmp_path / "config", person)
+
+    assert box.offered() == ()
+    assert person.events[0].sentence == (
+        "MCP server files needs the mcp extra: pip install 'counterfoil[mcp]'"
+    )
+
+
+def test_a_server_over_http_that_hangs_is_one_sentence(tmp_path: Path) -> None:
+    with http_server(tmp_path) as server:
+        slow = type(server)(server.name, url=server.url, timeout_seconds=3.0)
+        box = toolbox((slow,), tmp_path, tmp_path / "config", Person())
+        try:
+            tool = box.find("web", "hang")
+            assert tool is not None
+            with pytest.raises(McpFailure) as failure:
+                box.call(tool, {})
+        finally:
+            box.close()
+
+    assert str(failure.value) == "MCP server web did not answer the call of hang within 3 s"

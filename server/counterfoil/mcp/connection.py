@@ -56,6 +56,12 @@ class Connection(Protocol):
 
 def connect(server: McpServer, launch: Launch | None) -> Connection:
     """Start `server` (stdio: with `launch`, its confined argv) and open its session."""
+    try:
+        import mcp  # noqa: F401 - only whether the SDK is installed
+    except ImportError:
+        raise McpFailure(
+            f"MCP server {server.name} needs the mcp extra: pip install 'counterfoil[mcp]'"
+        ) from None
     connection = SdkConnection(server, launch)
     connection.start()
     return connection
