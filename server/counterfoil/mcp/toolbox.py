@@ -251,3 +251,12 @@ class McpToolbox:
                 connection.close()
                 self._show(ServerEvent(name, "stopped", f"MCP server {name} stopped"))
         self._connections.clear()
+
+
+def offered_listings(workspace: object) -> list[dict[str, Any]] | None:
+    """The approved MCP tools of a workspace's run, as the prompt lists them and a constrained
+    model spells them; None for a run without MCP servers (or a gate that has none)."""
+    toolbox = getattr(workspace, "mcp_toolbox", None)
+    if not isinstance(toolbox, McpToolbox):
+        return None
+    return [offered.listing() for offered in toolbox.offered()]

@@ -16,7 +16,7 @@ from ..actions import ToolAction
 from ..context.budget import Observation
 from ..gate.proposals import ToolProposal
 from ..gate.workspace import Workspace
-from ..model import ConfiguresTools
+from ..model import ConfiguresTools, McpListings, configure
 from ..receipt_evidence import utc_now
 from ..verdict import EffectOutcome, compute_verdict
 from .checkpoint import (
@@ -52,10 +52,13 @@ class RememberingModel:
         return response
 
     def configure_tools(
-        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+        self,
+        available_tools: frozenset[str],
+        allowed_commands: Sequence[Sequence[str]],
+        mcp_tools: McpListings | None = None,
     ) -> None:
         if isinstance(self.generate, ConfiguresTools):
-            self.generate.configure_tools(available_tools, allowed_commands)
+            configure(self.generate, available_tools, allowed_commands, mcp_tools)
 
 
 class SessionRecorder:
