@@ -8,10 +8,12 @@ import time
 from pathlib import Path
 
 from tests.support.mcp_servers import Person, stdio_server, toolbox
+from tests.support.processes import alive
 from tests.support.workspaces import make_workspace
 
 from counterfoil import ToolAction, Workspace
 from counterfoil.gate.mcp_calls import MAX_RESULT_BYTES
+from counterfoil.mcp.servers import McpServer
 from counterfoil.mcp.toolbox import McpToolbox
 
 
@@ -135,3 +137,30 @@ def test_a_definition_changed_mid_run_is_refused_before_the_call(tmp_path: Path)
         "it was not called, and the next run asks about it again"
     )
     assert asked == []
+
+
+def processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if entry.name.isdigit() and marker.encode() in command and alive(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_server_that_never_answers_its_start_is_stopped_and_leaves_no_process(
+    tmp_path: Path,
+) -> None:
+    marker = "3599.25"  # a duration no other process sleeps for
+    silent = McpServer("files", command=("sleep", marker), start_timeout_seconds=3.0)
+    person = Person()
+    box = toolbox((silent,), tmp_path, tmp_path / "config", person)
+
+    assert box.offered() == ()
+    box.close()
+
+    assert person.events[0].sentence == "MCP server files did not start within 3 s"
+    assert processes_with(marker) == []

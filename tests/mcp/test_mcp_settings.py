@@ -14,14 +14,14 @@ def test_a_stdio_and_an_http_server_are_read_from_the_settings() -> None:
         {
             "mcpServers": [
                 {"name": "files", "command": ["python", "s.py"], "readOnlyTools": ["read"]},
-                {"name": "docs", "url": "https://example.org/mcp", "timeoutSeconds": 5},
+                {"name": "docs", "url": "https://example.org/mcp", "startTimeoutSeconds": 5},
             ]
         }
     )
 
     assert settings.mcp_servers == (
         McpServer("files", command=("python", "s.py"), read_only_tools=("read",)),
-        McpServer("docs", url="https://example.org/mcp", timeout_seconds=5.0),
+        McpServer("docs", url="https://example.org/mcp", start_timeout_seconds=5.0),
     )
 
 
@@ -41,6 +41,7 @@ def test_the_terminal_flag_gives_the_servers_as_json_text() -> None:
         {"name": "f", "command": ["a"], "sandbox": "off"},
         {"name": "f", "url": "file:///etc/passwd"},
         {"name": "f", "command": ["a"], "timeoutSeconds": 0},
+        {"name": "f", "command": ["a"], "startTimeoutSeconds": -1},
     ],
 )
 def test_an_entry_that_cannot_be_used_refuses_the_settings(entry: dict[str, object]) -> None:

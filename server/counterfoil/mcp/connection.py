@@ -82,20 +82,22 @@ class SdkConnection:
         self._ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._held: concurrent.futures.Future[None] | None = None
         self._stop: asyncio.Event | None = None
+        self._ended = threading.Event()  # the held session is over, the server stopped
         self._errlog = open(os.devnull, "w")  # noqa: SIM115 - closed with the connection
 
     def start(self) -> None:
         _quiet_sdk_logs()
         self._thread.start()
         self._held = asyncio.run_coroutine_threadsafe(self._hold(), self._loop)
+        start = self.server.start_timeout_seconds
         done, _ = concurrent.futures.wait(
-            (self._ready, self._held), self.timeout, concurrent.futures.FIRST_COMPLETED
+            (self._ready, self._held), start, concurrent.futures.FIRST_COMPLETED
         )
         if self._ready in done and self._ready.exception() is None:
             return
         if done:  # give the session's end a moment to say why
             concurrent.futures.wait((self._held,), 1.0)
-        why = self._ended_why() if done else f"did not start within {self.timeout:g} s"
+        why = self._ended_why() if done else f"did not start within {start:g} s"
         self.close()
         raise McpFailure(f"MCP server {self.server.name} {why}")
 
@@ -117,6 +119,7 @@ class SdkConnection:
                 self._ready.set_result(None)
                 await self._stop.wait()
         finally:
+            self._ended.set()
             if not self._ready.done():
                 self._ready.set_exception(McpFailure("ended before its session opened"))
 
@@ -205,15 +208,17 @@ class SdkConnection:
 
     def close(self) -> None:
         """End the session and the server (the SDK stops a stdio server: stdin closed, then
-        TERM, then KILL), then the loop."""
-        if self._held is not None and not self._held.done():
+        TERM, then KILL), then the loop. A session that does not end when asked (its start
+        hangs) is cancelled, and its end still waited for, so no server outlives the run."""
+        held = self._held
+        if held is not None and not held.done():
             stop = self._stop
-            if stop is not None:
+            if stop is not None and self._session is not None:  # it waits to be asked
                 self._loop.call_soon_threadsafe(stop.set)
-            try:
-                self._held.result(STOP_SECONDS)
-            except BaseException:  # noqa: BLE001 - ending is best effort; the reason is kept
-                self._held.cancel()
+                self._ended.wait(STOP_SECONDS)
+            if not self._ended.is_set():
+                held.cancel()
+                self._ended.wait(STOP_SECONDS)
         if self._thread.is_alive():
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(STOP_SECONDS)

@@ -23,9 +23,19 @@ VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 MAX_SERVERS = 32
 MAX_LISTED = 256
 DEFAULT_TIMEOUT_SECONDS = 30.0
+DEFAULT_START_SECONDS = 60.0  # a first start may fetch the server (npx, uvx)
 MAX_TIMEOUT_SECONDS = 3600.0
 KEYS = frozenset(
-    {"name", "command", "url", "network", "passEnvironment", "readOnlyTools", "timeoutSeconds"}
+    {
+        "name",
+        "command",
+        "url",
+        "network",
+        "passEnvironment",
+        "readOnlyTools",
+        "timeoutSeconds",
+        "startTimeoutSeconds",
+    }
 )
 
 
@@ -40,7 +50,8 @@ class McpServer:
     `network`: whether a stdio server's sandbox lets it use the network. `pass_environment`:
     names it gets beside the core ones. `read_only_tools`: the tools the person marked as only
     reading, whose calls are not asked about (the server's own annotations are never read).
-    `timeout_seconds`: how long a start, a listing or a call may take."""
+    `timeout_seconds`: how long a listing or a call may take; `start_timeout_seconds`: how
+    long the start and the session's opening may take."""
 
     name: str
     command: tuple[str, ...] = ()
@@ -49,6 +60,7 @@ class McpServer:
     pass_environment: tuple[str, ...] = ()
     read_only_tools: tuple[str, ...] = ()
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    start_timeout_seconds: float = DEFAULT_START_SECONDS
 
     @property
     def transport(self) -> str:
@@ -110,16 +122,8 @@ def _server(index: int, entry: object) -> McpServer:
         raise ServerSettingInvalid(f"{where} network must be true or false")
     passed = _names(entry.get("passEnvironment", []), f"{where} passEnvironment", VARIABLE_NAME)
     read_only = _names(entry.get("readOnlyTools", []), f"{where} readOnlyTools", TOOL_NAME)
-    timeout = entry.get("timeoutSeconds", DEFAULT_TIMEOUT_SECONDS)
-    if (
-        not isinstance(timeout, (int, float))
-        or isinstance(timeout, bool)
-        or not math.isfinite(timeout)
-        or not 0 < timeout <= MAX_TIMEOUT_SECONDS
-    ):
-        raise ServerSettingInvalid(
-            f"{where} timeoutSeconds must be above 0 and at most {MAX_TIMEOUT_SECONDS:g}"
-        )
+    timeout = _seconds(entry, "timeoutSeconds", DEFAULT_TIMEOUT_SECONDS, where)
+    start_timeout = _seconds(entry, "startTimeoutSeconds", DEFAULT_START_SECONDS, where)
     return McpServer(
         name=name,
         command=tuple(command) if command is not None else (),
@@ -127,8 +131,23 @@ def _server(index: int, entry: object) -> McpServer:
         network=network,
         pass_environment=passed,
         read_only_tools=read_only,
-        timeout_seconds=float(timeout),
+        timeout_seconds=timeout,
+        start_timeout_seconds=start_timeout,
     )
+
+
+def _seconds(entry: dict[str, Any], key: str, default: float, where: str) -> float:
+    value = entry.get(key, default)
+    if (
+        not isinstance(value, (int, float))
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or not 0 < value <= MAX_TIMEOUT_SECONDS
+    ):
+        raise ServerSettingInvalid(
+            f"{where} {key} must be above 0 and at most {MAX_TIMEOUT_SECONDS:g}"
+        )
+    return float(value)
 
 
 def _names(value: object, where: str, pattern: re.Pattern[str]) -> tuple[str, ...]:

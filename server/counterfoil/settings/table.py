@@ -440,6 +440,7 @@ class Settings:
                     "passEnvironment": {"type": "array", "items": {"type": "string"}},
                     "readOnlyTools": {"type": "array", "items": {"type": "string"}},
                     "timeoutSeconds": {"type": "number"},
+                    "startTimeoutSeconds": {"type": "number"},
                 },
                 "required": ["name"],
             },
