@@ -74,7 +74,10 @@ class McpCalls:
         assert toolbox is not None
         offered = toolbox.find(proposal.server["name"], proposal.tool)  # type: ignore[arg-type]
         assert offered is not None
+        approval_record = self._approval_record(proposal)
         try:
+            if record.before_mcp_call is not None:
+                record.before_mcp_call(proposal, approval_record)
             record.receipt_store.check_writable()
             started = time.monotonic()
             reply = toolbox.call(offered, proposal.arguments)
@@ -82,7 +85,7 @@ class McpCalls:
             self._note(tool_call_id, "failed", str(error))
             raise AgentError(str(error)) from None
         duration = time.monotonic() - started
-        return self._recorded(proposal, reply, duration)
+        return self._recorded(proposal, reply, duration, approval_record)
 
     def _approval(self, proposal: McpProposal) -> Approval:
         if proposal.read_only:
@@ -104,7 +107,13 @@ class McpCalls:
             approval["model"] = self.record.model_identity
         return approval
 
-    def _recorded(self, proposal: McpProposal, reply: CallReply, duration: float) -> str:
+    def _recorded(
+        self,
+        proposal: McpProposal,
+        reply: CallReply,
+        duration: float,
+        approval: dict[str, Any],
+    ) -> str:
         """Keep the result, note the outcome and append the receipt; the model's text."""
         record = self.record
         data = canonical_json(reply.result).encode("utf-8")
@@ -133,7 +142,7 @@ class McpCalls:
         preview = text[:PREVIEW_CHARS]
         facts["preview_truncated"] = len(text) > len(preview)
         self._note(proposal.tool_call_id, "approved", None)
-        evidence = record.run_evidence(proposal, {"mcp": facts}, self._approval_record(proposal))
+        evidence = record.run_evidence(proposal, {"mcp": facts}, approval)
         record.receipt(proposal, exit_state, preview, evidence, ())
         note = f" ({READ_ONLY_NOTE})" if proposal.read_only else ""
         return f"MCP {proposal.server['name']}/{proposal.tool}{note}:\n{text}"

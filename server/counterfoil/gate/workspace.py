@@ -29,7 +29,7 @@ from .file_effects import FileEffects
 from .forwarded import Forwarded
 from .mcp_calls import McpCalls
 from .policy import ToolPolicy
-from .proposals import ToolProposal
+from .proposals import McpProposal, ToolProposal
 from .workspace_paths import WorkspacePaths
 from .workspace_reads import WorkspaceReads
 from .workspace_record import ConfirmMcp, ConfirmProposal, ConfirmTool, WorkspaceRecord
@@ -53,6 +53,7 @@ class Workspace(StepGate):
     stop_commands = Forwarded[threading.Event | None]("commands")
     mcp_toolbox = Forwarded[McpToolbox | None]("record")
     confirm_mcp = Forwarded[ConfirmMcp | None]("record")
+    before_mcp_call = Forwarded[Callable[[McpProposal, dict[str, Any]], None] | None]("record")
 
     def __init__(
         self,

@@ -67,6 +67,8 @@ class WorkspaceRecord:
         # each call of a tool not marked read-only (None: every such call is a No).
         self.mcp_toolbox: McpToolbox | None = None
         self.confirm_mcp: ConfirmMcp | None = None
+        # `before_effect` for an MCP call: its durable intent, written before the call is sent.
+        self.before_mcp_call: Callable[[McpProposal, dict[str, Any]], None] | None = None
 
     @property
     def available_tools(self) -> frozenset[str]:
