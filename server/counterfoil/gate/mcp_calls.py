@@ -72,7 +72,7 @@ class McpCalls:
         record = self.record
         toolbox = record.mcp_toolbox
         assert toolbox is not None
-        offered = toolbox.find(proposal.server["name"], proposal.tool)  # type: ignore[arg-type]
+        offered = toolbox.find(str(proposal.server["name"]), proposal.tool)
         assert offered is not None
         approval_record = self._approval_record(proposal)
         try:
