@@ -129,3 +129,14 @@ def test_a_tool_name_that_is_not_plain_is_withheld() -> None:
     assert unfit_definition(definition) == (
         "MCP server f offers a tool whose name is not plain; it is not offered"
     )
+
+
+def test_an_approval_that_cannot_be_saved_holds_for_the_run_and_says_so(tmp_path: Path) -> None:
+    not_a_folder = tmp_path / "config"
+    not_a_folder.write_text("")
+    person = Person()
+
+    names = offered_names(tmp_path, not_a_folder, person)
+
+    assert "read" in names
+    assert any("holds for this run only" in event.sentence for event in person.events)

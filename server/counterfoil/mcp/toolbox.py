@@ -55,11 +55,12 @@ class DefinitionQuestion:
 
 @dataclass(frozen=True)
 class ServerEvent:
-    """What the run shows of a server: `started` (with its sandbox), `not started` or
-    `stopped`, and one sentence."""
+    """What the run shows of a server: `started` (with its sandbox), `not started`,
+    `stopped`, a tool `withheld` (not approved, or not fit to ask about) or an approval `not
+    pinned` (it holds for this run only), and one sentence."""
 
     server: str
-    state: Literal["started", "not started", "stopped", "withheld"]
+    state: Literal["started", "not started", "stopped", "withheld", "not pinned"]
     sentence: str
     sandbox: dict[str, Any] | None = None
 
@@ -191,7 +192,17 @@ class McpToolbox:
             return True
         question = DefinitionQuestion(server, definition, check)
         if self.confirm_definition is not None and self.confirm_definition(question) is True:
-            self.pins.pin(server, definition)
+            try:
+                self.pins.pin(server, definition)
+            except OSError as error:  # approved all the same, for this run only
+                self._show(
+                    ServerEvent(
+                        server.name,
+                        "not pinned",
+                        f"the approval of {server.name}/{definition.name} holds for this run "
+                        f"only: {self.pins.path} could not be written ({error.strerror})",
+                    )
+                )
             return True
         self._show(
             ServerEvent(
