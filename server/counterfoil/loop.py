@@ -18,7 +18,8 @@ from .context.budget import (
 from .context.prompt import build_system_prompt
 from .errors import AgentError, ToolNotEnabled
 from .gate.workspace import Workspace
-from .model import Model
+from .mcp.toolbox import offered_listings
+from .model import McpListings, Model, configure
 from .steps import StepResult, step_taker
 from .verdict import RunVerdict, compute_verdict
 
@@ -34,7 +35,10 @@ class ConfiguresTools(Protocol):
     a model that constrains its output spells only those."""
 
     def configure_tools(
-        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+        self,
+        available_tools: frozenset[str],
+        allowed_commands: Sequence[Sequence[str]],
+        mcp_tools: McpListings | None = None,
     ) -> None: ...
 
 
@@ -185,7 +189,12 @@ def run_agent(
     )
     if isinstance(generate, ConfiguresTools):
         try:
-            generate.configure_tools(workspace.available_tools, workspace.policy.allowed_commands)
+            configure(
+                generate,
+                workspace.available_tools,
+                workspace.policy.allowed_commands,
+                offered_listings(workspace),
+            )
         except Exception as error:  # noqa: BLE001 - like a model failure, it ends the run
             return AgentRun(False, "model_error", None, (), (), f"{type(error).__name__}: {error}")
     observations = observations if observations is not None else []

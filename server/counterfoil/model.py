@@ -8,11 +8,13 @@ scripted, MLX and remote models implement it; a plain callable still works where
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 Messages = list[dict[str, str]]
+# The approved MCP tools a run offers, each `{"server", "name", "description", "input_schema"}`.
+McpListings = Sequence[Mapping[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -56,9 +58,13 @@ class Model(Protocol):
     def __call__(self, messages: Messages) -> str: ...
 
     def configure_tools(
-        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+        self,
+        available_tools: frozenset[str],
+        allowed_commands: Sequence[Sequence[str]],
+        mcp_tools: McpListings | None = None,
     ) -> None:
-        """Narrow later responses to these tools and commands (a no-op for most models)."""
+        """Narrow later responses to these tools and commands, and an `mcp_call` to the run's
+        approved MCP tools under their input schemas (a no-op for most models)."""
 
     def count_tokens(self, messages: Messages) -> int:
         """The prompt's length in this model's tokens (an estimate where it cannot count)."""
@@ -74,7 +80,10 @@ class ConfiguresTools(Protocol):
     output to a run's tools (a wrapper passes the call on only to a model that has it)."""
 
     def configure_tools(
-        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+        self,
+        available_tools: frozenset[str],
+        allowed_commands: Sequence[Sequence[str]],
+        mcp_tools: McpListings | None = None,
     ) -> None: ...
 
 
@@ -97,6 +106,23 @@ class WrappedModel:
         return self.wrapped.count_tokens(messages)
 
     def configure_tools(
-        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+        self,
+        available_tools: frozenset[str],
+        allowed_commands: Sequence[Sequence[str]],
+        mcp_tools: McpListings | None = None,
     ) -> None:
-        self.wrapped.configure_tools(available_tools, allowed_commands)
+        configure(self.wrapped, available_tools, allowed_commands, mcp_tools)
+
+
+def configure(
+    model: ConfiguresTools,
+    available_tools: frozenset[str],
+    allowed_commands: Sequence[Sequence[str]],
+    mcp_tools: McpListings | None,
+) -> None:
+    """Tell `model` a run's tools; the MCP tools only when the run has some, so a model that
+    knows nothing of them is configured as before."""
+    if mcp_tools is None:
+        model.configure_tools(available_tools, allowed_commands)
+    else:
+        model.configure_tools(available_tools, allowed_commands, mcp_tools=mcp_tools)

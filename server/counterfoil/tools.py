@@ -15,9 +15,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-ArgumentType = Literal["string", "argv", "line", "boolean"]  # line: an integer from 1
+# line: an integer from 1; object: a JSON object (an MCP tool's arguments)
+ArgumentType = Literal["string", "argv", "line", "boolean", "object"]
 # What must hold in the policy for the tool to be enabled.
-Requirement = Literal["nothing", "writes", "commands", "search"]
+Requirement = Literal["nothing", "writes", "commands", "search", "mcp"]
 
 ARGV_RULE = "argv must contain non-empty strings without NUL"
 # Bounds on an argv a person sends (settings, requests); a model's argv must be allowlisted.
@@ -130,6 +131,21 @@ TOOLS: tuple[Tool, ...] = (
         requires="commands",
         example={"argv": ["python", "validate.py"]},
     ),
+    Tool(
+        "mcp_call",
+        (
+            Argument("server", "string"),
+            Argument("name", "string"),
+            Argument("arguments", "object", required=False, default={}),
+        ),
+        effect=True,
+        requires="mcp",
+        example={"server": "files", "name": "read", "arguments": {"path": "README.md"}},
+        note=(
+            "mcp_call calls one tool of an MCP server listed below with arguments that match"
+            " its input_schema; each call is shown to the person with its exact arguments."
+        ),
+    ),
 )
 
 
@@ -142,10 +158,15 @@ def tool_names() -> tuple[str, ...]:
 
 
 def enabled_tools(
-    allow_writes: bool, allowed_commands: Sequence[Sequence[str]], allow_search: bool = False
+    allow_writes: bool,
+    allowed_commands: Sequence[Sequence[str]],
+    allow_search: bool = False,
+    allow_mcp: bool = False,
 ) -> frozenset[str]:
-    """The tools a policy with these switches enables."""
+    """The tools a policy with these switches enables (`allow_mcp`: the run has MCP servers)."""
     met: set[Requirement] = {"nothing"}
+    if allow_mcp:
+        met.add("mcp")
     if allow_search:
         met.add("search")
     if allow_writes:
@@ -199,6 +220,8 @@ def argument_problem(tool: Tool, arguments: Mapping[str, object]) -> str | None:
             return f"{tool.name} argument {argument.name} must be a positive integer"
         if argument.type == "boolean" and not isinstance(value, bool):
             return f"{tool.name} argument {argument.name} must be true or false"
+        if argument.type == "object" and not isinstance(value, dict):
+            return f"{tool.name} argument {argument.name} must be an object"
         if argument.type == "argv" and not is_argv(value):
             return ARGV_RULE if argument.name == "argv" else f"{argument.name}: {ARGV_RULE}"
     return None
@@ -216,12 +239,16 @@ def example_action(tool: Tool, allowed_commands: Sequence[Sequence[str]] = ()) -
 def action_schema(
     enabled_tools: Iterable[str] | None = None,
     allowed_commands: Sequence[Sequence[str]] | None = None,
+    mcp_tools: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The JSON schema of one action: a call of an enabled tool, or `{"final": string}`.
 
     `enabled_tools=None` means every tool. Objects are flat, keys in the order models write
     them, no other keys allowed. When `allowed_commands` is non-empty an `argv` can only be one
-    of those arrays exactly. Raises ValueError for a tool name the table does not know.
+    of those arrays exactly; when `mcp_tools` is given (each `{"server", "name",
+    "input_schema"}`, the approved definitions), an `mcp_call` can only be one of those tools
+    with arguments under its own schema. Raises ValueError for a tool name the table does not
+    know.
     """
     names = tool_names()
     enabled = set(names if enabled_tools is None else enabled_tools)
@@ -231,6 +258,9 @@ def action_schema(
     choices: list[dict[str, Any]] = []
     for tool in TOOLS:
         if tool.name not in enabled:
+            continue
+        if tool.requires == "mcp" and mcp_tools is not None:
+            choices.extend(_mcp_call_schema(tool.name, offered) for offered in mcp_tools)
             continue
         properties: dict[str, Any] = {"tool": {"const": tool.name}}
         for argument in tool.arguments:
@@ -255,9 +285,27 @@ def action_schema(
     return {"anyOf": choices}
 
 
+def _mcp_call_schema(name: str, offered: Mapping[str, Any]) -> dict[str, Any]:
+    """One approved MCP tool as an action: its server and name fixed, its arguments under the
+    input schema the person approved."""
+    return {
+        "type": "object",
+        "properties": {
+            "tool": {"const": name},
+            "server": {"const": offered["server"]},
+            "name": {"const": offered["name"]},
+            "arguments": dict(offered["input_schema"]),
+        },
+        "required": ["tool", "server", "name", "arguments"],
+        "additionalProperties": False,
+    }
+
+
 def _value_schema(
     kind: ArgumentType, allowed_commands: Sequence[Sequence[str]] | None
 ) -> dict[str, Any]:
+    if kind == "object":
+        return {"type": "object"}
     if kind == "string":
         return {"type": "string"}
     if kind == "line":
@@ -276,6 +324,7 @@ def tool_arguments() -> dict[str, dict[str, tuple[type, bool]]]:
         "argv": list,
         "line": int,
         "boolean": bool,
+        "object": dict,
     }
     return {
         tool.name: {item.name: (python_types[item.type], item.required) for item in tool.arguments}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-FRAMEWORKS = ("mlx", "mlx_lm", "pygls", "lsprotocol", "llguidance", "numpy")
+FRAMEWORKS = ("mlx", "mlx_lm", "pygls", "lsprotocol", "llguidance", "numpy", "mcp")
 
 
 def test_importing_the_core_the_cli_and_the_model_factory_loads_no_framework() -> None:
@@ -125,6 +125,7 @@ CORE_PACKAGES = (
     "settings",
     "branches",
     "protocol",
+    "mcp",  # the `mcp` SDK only in mcp/connection.py, imported when a server starts
 )
 
 

@@ -429,7 +429,9 @@ class ToolAwareModel(ScriptedModel):
         super().__init__(responses)
         self.configured: list[tuple[frozenset[str], object]] = []
 
-    def configure_tools(self, available_tools: frozenset[str], allowed_commands: object) -> None:
+    def configure_tools(
+        self, available_tools: frozenset[str], allowed_commands: object, mcp_tools: object = None
+    ) -> None:
         self.configured.append((available_tools, allowed_commands))
 
 
@@ -445,7 +447,10 @@ def test_run_agent_tells_a_tool_aware_model_the_enabled_tools_once(tmp_path: Pat
 def test_a_model_that_cannot_take_the_tools_ends_the_run_with_model_error(tmp_path: Path) -> None:
     class Refusing(ToolAwareModel):
         def configure_tools(
-            self, available_tools: frozenset[str], allowed_commands: object
+            self,
+            available_tools: frozenset[str],
+            allowed_commands: object,
+            mcp_tools: object = None,
         ) -> None:
             raise ValueError("grammar is invalid")
 

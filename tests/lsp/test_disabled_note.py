@@ -12,4 +12,5 @@ def test_every_tool_that_can_be_off_names_the_setting_that_enables_it() -> None:
         "writes": "allowWrites",
         "commands": "allowedCommands",
         "search": "searchFiles",
+        "mcp": "mcpServers",
     }

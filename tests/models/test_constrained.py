@@ -233,3 +233,39 @@ def test_run_agent_narrows_a_model_loaded_without_tools_to_the_enabled_ones(
     assert run.events
     for event in run.events:
         parse_action(event.response, READ_ONLY)
+
+
+READ_TOOL = {
+    "server": "files",
+    "name": "read",
+    "description": "Read a file.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+        "additionalProperties": False,
+    },
+}
+
+
+def test_grammar_spells_only_approved_mcp_tools_under_their_schemas(
+    tokenizer: Any, vocab_size: int
+) -> None:
+    grammar = ActionGrammar(tokenizer, vocab_size, {"mcp_call"}, mcp_tools=[READ_TOOL])
+    call = '{"tool":"mcp_call","server":"files","name":"read","arguments":{"path":"a"}}'
+    assert _accepts(grammar, call)
+    assert not _accepts(grammar, call.replace('"read"', '"delete"'))
+    assert not _accepts(grammar, call.replace('"path"', '"url"'))
+
+
+def test_an_mcp_schema_the_compiler_refuses_leaves_the_arguments_any_object(
+    tiny_model_spec: str,
+) -> None:
+    generate = load_generate(tiny_model_spec, GenerationOptions(max_tokens=40))
+    assert isinstance(generate, MLXGenerate)
+    refused = {**READ_TOOL, "input_schema": {"$ref": "#/definitions/missing"}}
+
+    generate.configure_tools(frozenset({"mcp_call"}), (), mcp_tools=[refused])
+
+    call = '{"tool":"mcp_call","server":"any","name":"thing","arguments":{"x":1}}'
+    assert _accepts(generate.grammar, call)

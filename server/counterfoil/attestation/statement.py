@@ -104,7 +104,7 @@ def effect_entry(receipt: EffectReceipt) -> dict[str, Any]:
         entry["timed_out"] = bool(evidence.get("timed_out"))
     elif "path" in receipt.arguments:
         entry["path"] = receipt.arguments["path"]
-    for key in ("review", "sandbox", "reverts", "recovered"):
+    for key in ("review", "sandbox", "reverts", "recovered", "mcp"):
         if key in evidence:
             entry[key] = evidence[key]
     return entry

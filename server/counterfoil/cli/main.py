@@ -28,6 +28,7 @@ from .approvals import (
     terminal_confirm,
 )
 from .command_setup import set_up_command
+from .mcp_approvals import terminal_mcp_confirm, terminal_toolbox
 from .model_download import download_command, model_to_load
 from .receipts import add_receipt_parsers, keys_command, receipts_command
 from .sessions import (
@@ -127,6 +128,10 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         read_digests=session.read_digests,
     )
     session.attach(workspace, args.goal, interrupted.is_set)
+    toolbox = terminal_toolbox(settings, policy, stdin, stdout)
+    if toolbox is not None:
+        workspace.mcp_toolbox = toolbox
+        workspace.confirm_mcp = terminal_mcp_confirm(stdin, stdout, interrupted)
     before = len(store)
     steps = StepPrinter(stdout)
     steps.step = session.steps_done  # a resumed run's steps go on from where it stopped
@@ -208,6 +213,8 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         if interrupted.is_set():
             reason = "interrupted"
     session.finish(reason, interrupted.is_set())
+    if toolbox is not None:
+        toolbox.close()
     status = exit_status(completed, verdict, interrupted=interrupted.is_set())
     stdout.write(f"\n== run ended: {reason} ==\n")
     usage = usage_line(generate.stats)

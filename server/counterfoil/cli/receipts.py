@@ -11,7 +11,7 @@ from typing import TextIO
 from ..errors import AgentError
 from ..gate.path_text import shown_path
 from ..model_identity import describe_identity
-from ..receipts import EffectReceipt, ReceiptStore, verify_receipt_log
+from ..receipts import EffectReceipt, ReceiptStore, canonical_json, verify_receipt_log
 from ..receipts.content import load_object
 from ..receipts.own_folder import own_folder
 from ..receipts.retention import collect_garbage
@@ -122,6 +122,8 @@ def describe_receipt(receipt: EffectReceipt) -> str:
         target = f"argv {evidence.get('argv', arguments.get('argv'))}"
         status = evidence.get("exit_status", "?")
         target += f"  exit {'timeout' if status is None else status}"
+    elif isinstance(evidence.get("mcp"), dict):
+        target = f"{arguments.get('server')}/{arguments.get('name')}"
     else:
         target = shown_path(str(arguments.get("path", "")))
     when = evidence.get("time", "-")
@@ -136,11 +138,13 @@ def describe_receipt(receipt: EffectReceipt) -> str:
         lines.append(f"  base   {evidence.get('base_sha256') or '(new file)'}")
         lines.append(f"  result {evidence['result_sha256']}")
     lines.extend(_tree_lines(evidence))
+    lines.extend(_mcp_lines(receipt))
     approval = evidence.get("approval")
     if isinstance(approval, dict):
         decision = _review_decision(evidence)
         ran = "" if decision is None else f" (to run it; its changes were {decision})"
-        lines.append(f"  approved by {approval.get('by')} via {approval.get('via')}{ran}")
+        asked = "" if approval.get("asked") is not False else " (not asked: marked read-only)"
+        lines.append(f"  approved by {approval.get('by')} via {approval.get('via')}{ran}{asked}")
         model = describe_identity(approval.get("model"))
         if model is not None:
             lines.append(f"  proposed by {model}")
@@ -179,6 +183,24 @@ def _tree_lines(evidence: dict[str, object]) -> list[str]:
     if isinstance(drift, dict):
         lines.append(f"  changed before it, not by it: {drift.get('count')}")
     return lines
+
+
+def _mcp_lines(receipt: EffectReceipt) -> list[str]:
+    """An MCP call's server, definition, exact arguments and result (see gate/mcp_calls.py)."""
+    facts = receipt.evidence.get("mcp")
+    if not isinstance(facts, dict):
+        return []
+    server = facts.get("server")
+    reached = ""
+    if isinstance(server, dict):
+        reached = str(server.get("url") or " ".join(map(str, server.get("command") or ())))
+    kept = "" if facts.get("result_kept") else " (not kept: over the limit)"
+    return [
+        f"  mcp server {server.get('name') if isinstance(server, dict) else '?'}: {reached}",
+        f"  definition {facts.get('definition_sha256')}",
+        f"  arguments {canonical_json(receipt.arguments.get('arguments', {}))}",
+        f"  result {facts.get('result_sha256')} ({facts.get('result_bytes')} bytes){kept}",
+    ]
 
 
 def _review_decision(evidence: dict[str, object]) -> str | None:

@@ -34,6 +34,10 @@ def build_system_prompt(workspace: Workspace, instructions: str | None = None) -
     if commands:
         lines.append("Allowed commands (argv, exactly as listed):")
         lines.extend(_compact(list(command)) for command in commands)
+    toolbox = workspace.mcp_toolbox
+    if "mcp_call" in enabled and toolbox is not None:
+        lines.append("MCP tools (server, name, description, input_schema), called with mcp_call:")
+        lines.extend(_compact(offered.listing()) for offered in toolbox.offered())
     lines.append("Paths are relative to the project folder.")
     lines.append("Never invent file contents: read them with read_file.")
     if instructions and instructions.strip():

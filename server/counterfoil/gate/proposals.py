@@ -123,3 +123,31 @@ class ChangeSetProposal:
 
 
 ToolProposal: TypeAlias = EditProposal | CommandProposal | ChangeSetProposal
+
+
+@dataclass(frozen=True)
+class McpProposal:
+    """Call `tool` of the MCP server `server` (its identity: name and how it is reached) with
+    exactly `arguments`, under the definition whose digest the person approved; `read_only`:
+    the person marked the tool as only reading, so the call is not asked about. Not one of the
+    `ToolProposal` shapes: it has its own question (`Workspace.confirm_mcp`)."""
+
+    tool_call_id: str
+    action: ToolAction
+    server: dict[str, object]
+    tool: str
+    description: str
+    definition_sha256: str
+    arguments: dict[str, object]
+    read_only: bool
+    kind: Literal["mcp"] = field(default="mcp", init=False)
+
+    @property
+    def shown(self) -> dict[str, object]:
+        """What the person is shown and approves, as its digest is taken."""
+        return {
+            "server": self.server,
+            "tool": self.tool,
+            "definition_sha256": self.definition_sha256,
+            "arguments": self.arguments,
+        }

@@ -18,6 +18,7 @@ from ..actions import EFFECT_TOOLS, ToolAction, check_arguments
 from ..commands.tree.command_tree import CommandTree
 from ..commands.tree.snapshot import TreeLimits
 from ..errors import AgentError, ApprovalWithdrawn, ToolNotEnabled
+from ..mcp.toolbox import McpToolbox
 from ..receipts import ReceiptNotRecorded, ReceiptStore
 from ..search.scope import SearchLimits
 from ..steps import StepGate, StepResult
@@ -26,11 +27,12 @@ from .approved_effects import ApprovedEffects
 from .command_effects import CommandEffects
 from .file_effects import FileEffects
 from .forwarded import Forwarded
+from .mcp_calls import McpCalls
 from .policy import ToolPolicy
-from .proposals import ToolProposal
+from .proposals import McpProposal, ToolProposal
 from .workspace_paths import WorkspacePaths
 from .workspace_reads import WorkspaceReads
-from .workspace_record import ConfirmProposal, ConfirmTool, WorkspaceRecord
+from .workspace_record import ConfirmMcp, ConfirmProposal, ConfirmTool, WorkspaceRecord
 
 
 class Workspace(StepGate):
@@ -49,6 +51,9 @@ class Workspace(StepGate):
     search_engine = Forwarded[str]("reads")
     tree_limits = Forwarded[TreeLimits]("commands")
     stop_commands = Forwarded[threading.Event | None]("commands")
+    mcp_toolbox = Forwarded[McpToolbox | None]("record")
+    confirm_mcp = Forwarded[ConfirmMcp | None]("record")
+    before_mcp_call = Forwarded[Callable[[McpProposal, dict[str, Any]], None] | None]("record")
 
     def __init__(
         self,
@@ -73,6 +78,7 @@ class Workspace(StepGate):
         self.commands.stop_commands = stop_commands
         self.files = FileEffects(self.paths, self.record, self._resolve, self._note_effect)
         self.effects = ApprovedEffects(self.record, self.files, self.commands)
+        self.mcp_calls = McpCalls(self.record)
 
     def _resolve(self, raw: str, *, must_exist: bool = True) -> Path:
         """The parts resolve through `resolve_path` as it is on this workspace now."""
@@ -231,6 +237,8 @@ class Workspace(StepGate):
             tool_call_id = self.record.allocate_id()
         elif not isinstance(tool_call_id, str) or not tool_call_id:
             raise AgentError("tool call id must be a non-empty string")
+        if tool.requires == "mcp":
+            return self.mcp_calls.perform(action, tool_call_id)
         existing = self.receipt_store.get(tool_call_id)
         if existing is not None:
             if existing.tool == action.tool and existing.arguments == action.arguments:

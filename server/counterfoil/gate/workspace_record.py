@@ -9,7 +9,7 @@ import threading
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import tools
 from ..actions import ToolAction
@@ -20,10 +20,14 @@ from ..receipts.content import load_object
 from ..receipts.own_folder import own_folder
 from ..verdict import EffectOutcome, EffectState
 from .policy import ToolPolicy
-from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
+from .proposals import ChangeSetProposal, CommandProposal, EditProposal, McpProposal, ToolProposal
+
+if TYPE_CHECKING:
+    from ..mcp.toolbox import McpToolbox
 
 ConfirmTool = Callable[[ToolAction], object]
 ConfirmProposal = Callable[[ToolProposal], object]
+ConfirmMcp = Callable[[McpProposal], object]
 
 
 class WorkspaceRecord:
@@ -59,11 +63,20 @@ class WorkspaceRecord:
         # Called with an approved proposal and its approval evidence just before the effect;
         # raising stops the effect (a durable intent, see counterfoil.sessions.intents).
         self.before_effect: Callable[[ToolProposal, dict[str, Any]], None] | None = None
+        # The run's MCP servers (None: none; `mcp_call` is then off) and who is asked about
+        # each call of a tool not marked read-only (None: every such call is a No).
+        self.mcp_toolbox: McpToolbox | None = None
+        self.confirm_mcp: ConfirmMcp | None = None
+        # `before_effect` for an MCP call: its durable intent, written before the call is sent.
+        self.before_mcp_call: Callable[[McpProposal, dict[str, Any]], None] | None = None
 
     @property
     def available_tools(self) -> frozenset[str]:
         return tools.enabled_tools(
-            self.policy.allow_writes, self.policy.allowed_commands, self.policy.allow_search
+            self.policy.allow_writes,
+            self.policy.allowed_commands,
+            self.policy.allow_search,
+            allow_mcp=self.mcp_toolbox is not None,
         )
 
     @property
@@ -128,7 +141,7 @@ class WorkspaceRecord:
 
     def receipt(
         self,
-        proposal: ToolProposal,
+        proposal: ToolProposal | McpProposal,
         exit_state: str,
         result: str,
         evidence: dict[str, Any],
@@ -175,19 +188,17 @@ class WorkspaceRecord:
 
     def run_evidence(
         self,
-        proposal: ToolProposal,
+        proposal: ToolProposal | McpProposal,
         evidence: dict[str, Any],
         approval: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """An effect's evidence with this run's id and who approved it, as its receipt records
         them (recording may fail; then the run must stop and say so)."""
         recorded = {"run_record": True} if self.keeps_run_record else {}
-        return {
-            "run_id": self.run_id,
-            **recorded,
-            **evidence,
-            "approval": approval or self.approval_record(proposal),
-        }
+        if not approval:
+            assert not isinstance(proposal, McpProposal)  # its approval is its own
+            approval = self.approval_record(proposal)
+        return {"run_id": self.run_id, **recorded, **evidence, "approval": approval}
 
     def stored_object(self, digest: str) -> bytes | None:
         """Bytes a receipt names, from the log's content store (None: not kept there)."""

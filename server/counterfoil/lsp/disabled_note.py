@@ -11,7 +11,12 @@ from ..settings.table import Settings
 from ..tools import tool_named
 
 # Which switch of the policy each tool's requirement is (tools.enabled_tools), by field name.
-FIELD_FOR = {"writes": "allow_writes", "commands": "allowed_commands", "search": "search_files"}
+FIELD_FOR = {
+    "writes": "allow_writes",
+    "commands": "allowed_commands",
+    "search": "search_files",
+    "mcp": "mcp_servers",
+}
 SETTING_KEYS = {item.name: str(item.metadata["key"]) for item in fields(Settings)}
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..model import McpListings
 from ..tools import action_schema, tool_names
 
 # A single token can lengthen the shortest closing by at most this many tokens (an open
@@ -36,13 +37,14 @@ _CLOSING_PREFERENCE = (
 def action_grammar(
     available_tools: Iterable[str] | None = None,
     allowed_commands: Sequence[Sequence[str]] | None = None,
+    mcp_tools: McpListings | None = None,
 ) -> str:
     """The llguidance grammar for `action_schema`: compact JSON, no whitespace."""
     from llguidance import LLMatcher
 
     return str(
         LLMatcher.grammar_from_json_schema(
-            action_schema(available_tools, allowed_commands),
+            action_schema(available_tools, allowed_commands, mcp_tools),
             defaults={"whitespace_flexible": False, "item_separator": ",", "key_separator": ":"},
         )
     )
@@ -69,12 +71,13 @@ class ActionGrammar:
         allowed_commands: Sequence[Sequence[str]] | None = None,
         *,
         ll_tokenizer: Any = None,
+        mcp_tools: McpListings | None = None,
     ) -> None:
         from llguidance import LLMatcher
 
         self.vocab_size = vocab_size
         self.ll_tokenizer = ll_tokenizer or llguidance_tokenizer(tokenizer, vocab_size)
-        self.grammar = action_grammar(available_tools, allowed_commands)
+        self.grammar = action_grammar(available_tools, allowed_commands, mcp_tools)
         self._matcher = LLMatcher(self.ll_tokenizer, self.grammar, log_level=0)
         if self._matcher.is_error():
             raise ValueError(f"action grammar is invalid: {self._matcher.get_error()}")

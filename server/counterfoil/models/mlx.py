@@ -14,8 +14,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 from ..context.budget import prompt_budget
-from ..model import ResponseStats
+from ..model import McpListings, ResponseStats
 from ..model_identity import ModelIdentity
+from ..receipts import canonical_json
 from ..sessions.checkpoint import ModelCheckpoint
 from .cpu_path import ComputePath
 from .errors import ModelLoadError, load_failure
@@ -45,7 +46,10 @@ class LoadedModel:
         self.gguf_sha256: str | None = None  # the GGUF file's digest, for a GGUF spec
 
     def action_grammar(
-        self, available_tools: Iterable[str] | None, allowed_commands: Sequence[Sequence[str]]
+        self,
+        available_tools: Iterable[str] | None,
+        allowed_commands: Sequence[Sequence[str]],
+        mcp_tools: McpListings | None = None,
     ) -> Any:
         try:
             from .constrained import ActionGrammar, llguidance_tokenizer
@@ -63,6 +67,7 @@ class LoadedModel:
             available_tools,
             allowed_commands,
             ll_tokenizer=self._ll_tokenizer,
+            mcp_tools=mcp_tools,
         )
 
 
@@ -208,8 +213,9 @@ class MLXGenerate:
         self.options = options or GenerationOptions()
         self.on_progress = on_progress
         self.grammar: Any = None
-        self._grammar_tools: tuple[frozenset[str] | None, tuple[tuple[str, ...], ...]] | None
-        self._grammar_tools = None
+        self._grammar_tools: (
+            tuple[frozenset[str] | None, tuple[tuple[str, ...], ...], str | None] | None
+        ) = None
         if self.options.constrain:
             self.configure_tools(self.options.available_tools, self.options.allowed_commands)
         self.sampler = make_sampler(temp=0.0)
@@ -223,15 +229,28 @@ class MLXGenerate:
         return self.options.max_tokens
 
     def configure_tools(
-        self, available_tools: Iterable[str] | None, allowed_commands: Sequence[Sequence[str]]
+        self,
+        available_tools: Iterable[str] | None,
+        allowed_commands: Sequence[Sequence[str]],
+        mcp_tools: McpListings | None = None,
     ) -> None:
-        """Constrain later responses to these tools and commands (rebuilt only on a change)."""
+        """Constrain later responses to these tools and commands, an `mcp_call` to the approved
+        MCP tools under their input schemas (rebuilt only on a change). A server's schema the
+        grammar compiler cannot take leaves an `mcp_call`'s arguments any object: the server
+        and the person still see them."""
         self.options = self.options.with_tools(available_tools, allowed_commands)
         if not self.options.constrain:
             return
-        wanted = (self.options.available_tools, self.options.allowed_commands)
+        tools, commands = self.options.available_tools, self.options.allowed_commands
+        listed = None if mcp_tools is None else canonical_json(list(mcp_tools))
+        wanted = (tools, commands, listed)
         if wanted != self._grammar_tools:
-            self.grammar = self.loaded.action_grammar(*wanted)
+            try:
+                self.grammar = self.loaded.action_grammar(tools, commands, mcp_tools)
+            except (ValueError, RuntimeError, TypeError):
+                if mcp_tools is None:
+                    raise
+                self.grammar = self.loaded.action_grammar(tools, commands)
             self._grammar_tools = wanted
 
     def identity(self) -> ModelIdentity:

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..actions import ToolAction, parse_action
 from ..errors import AgentError
-from ..model import ResponseStats
+from ..model import McpListings, ResponseStats
 from .endpoint import (
     DEFAULT_TIMEOUT_SECONDS,
     environment_proxy,
@@ -150,13 +150,17 @@ class RemoteGenerate:
         self._lock = threading.Lock()
 
     def configure_tools(
-        self, available_tools: Iterable[str] | None, allowed_commands: Sequence[Sequence[str]]
+        self,
+        available_tools: Iterable[str] | None,
+        allowed_commands: Sequence[Sequence[str]],
+        mcp_tools: McpListings | None = None,
     ) -> None:
-        """Ask the server for actions of these tools and commands only, from the next call."""
+        """Ask the server for actions of these tools and commands only (an `mcp_call` of the
+        approved MCP tools under their schemas), from the next call."""
         self.available_tools = None if available_tools is None else frozenset(available_tools)
         self.allowed_commands = tuple(tuple(argv) for argv in allowed_commands)
         if self.schema_mode != "none":
-            schema = server_action_schema(self.available_tools, self.allowed_commands)
+            schema = server_action_schema(self.available_tools, self.allowed_commands, mcp_tools)
             self._schema_fields = schema_request(self.schema_mode, schema)
 
     def __repr__(self) -> str:  # never the key

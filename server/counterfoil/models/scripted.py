@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # the sessions package loads the loop; reading settings must 
     from ..sessions.checkpoint import ModelCheckpoint
 
 from ..context.budget import estimate_tokens
-from ..model import ResponseStats
+from ..model import McpListings, ResponseStats
 
 SCRIPTED_PREFIX = "scripted:"
 
@@ -29,7 +29,10 @@ class ScriptedModel:
         self.stats: list[ResponseStats] = []  # a script has no counters
 
     def configure_tools(
-        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+        self,
+        available_tools: frozenset[str],
+        allowed_commands: Sequence[Sequence[str]],
+        mcp_tools: McpListings | None = None,
     ) -> None:
         """A script says what it says, whatever the tools."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..model import McpListings
 from ..tools import action_schema
 from .endpoint import SCHEMA_MODES
 from .errors import ModelLoadError
@@ -13,10 +14,12 @@ SCHEMA_NAME = "counterfoil_action"
 
 
 def server_action_schema(
-    available_tools: Iterable[str] | None, allowed_commands: Sequence[Sequence[str]]
+    available_tools: Iterable[str] | None,
+    allowed_commands: Sequence[Sequence[str]],
+    mcp_tools: McpListings | None = None,
 ) -> dict[str, Any]:
     """The action schema the server is asked to enforce: the one the local decoder uses."""
-    return action_schema(available_tools, allowed_commands)
+    return action_schema(available_tools, allowed_commands, mcp_tools)
 
 
 def schema_request(mode: str, schema: dict[str, Any]) -> dict[str, Any]:

@@ -46,6 +46,7 @@ EVIDENCE_FIELDS = frozenset(
         "tree_drift",
         "sandbox",
         "review",
+        "mcp",  # an MCP call's server, definition digest, result digest (see gate/mcp_calls.py)
     }
 )
 CHAIN_KEY = "chain_sha256"

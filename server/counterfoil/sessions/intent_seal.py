@@ -28,6 +28,7 @@ SEAL_KEY = "seal"
 BINDING_KEY = "binding"
 FILE_FIELDS = ("path", "base_sha256", "proposed_sha256", "reverts")
 COMMAND_FIELDS = ("argv", "cwd")
+MCP_FIELDS = ("mcp",)
 COMMON_FIELDS = ("call_id", "run_id", "tool", "arguments", "root", "approval", "kind")
 
 
@@ -81,9 +82,9 @@ def seal_problem(intent: object, name: str) -> str | None:
     ):
         return f"{name} was not written by this installation"
     kind = intent.get("kind")
-    fields = COMMON_FIELDS + (COMMAND_FIELDS if kind == "command" else FILE_FIELDS)
-    missing = [key for key in fields if key not in intent]
-    if kind not in ("command", "file"):
+    kind_fields = {"command": COMMAND_FIELDS, "mcp": MCP_FIELDS}.get(str(kind), FILE_FIELDS)
+    missing = [key for key in COMMON_FIELDS + kind_fields if key not in intent]
+    if kind not in ("command", "file", "mcp"):
         missing.append("kind")
     if missing or not isinstance(intent.get(BINDING_KEY), dict):
         return f"{name} is malformed (missing {', '.join(missing) or BINDING_KEY})"

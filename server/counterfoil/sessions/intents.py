@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentError
-from ..gate.proposals import CommandProposal, EditProposal, ToolProposal
+from ..gate.proposals import CommandProposal, EditProposal, McpProposal, ToolProposal
 from ..receipt_evidence import utc_now
 from ..receipts import EffectReceipt, ReceiptStore
 from ..receipts.retention import register_digest_source
@@ -82,6 +82,28 @@ def intent_of(
             reverts=proposal.reverts,
         )
     return intent
+
+
+def mcp_intent_of(
+    proposal: McpProposal, approval: dict[str, Any], run_id: str, root: Path
+) -> dict[str, Any]:
+    """The record written before an approved MCP call is sent: settled as interrupted, as a
+    command is, since no one can tell from the disk whether the server acted on it."""
+    return {
+        "call_id": proposal.tool_call_id,
+        "run_id": run_id,
+        "tool": proposal.action.tool,
+        "arguments": dict(proposal.action.arguments),
+        "root": str(root),
+        "approval": approval,
+        "time": utc_now(),
+        "kind": "mcp",
+        "mcp": {
+            "server": proposal.server,
+            "tool": proposal.tool,
+            "definition_sha256": proposal.definition_sha256,
+        },
+    }
 
 
 @dataclass(frozen=True)
@@ -220,7 +242,7 @@ def settle_intents(sessions: SessionStore, receipts: ReceiptStore) -> list[Settl
 def classify(intent: dict[str, Any]) -> str:
     """What the disk says of an open intent: performed, not_performed, unknown (a file
     effect) or interrupted (a command)."""
-    if intent.get("kind") == "command":
+    if intent.get("kind") in ("command", "mcp"):
         return "interrupted"
     current = file_digest(Path(intent["root"]), str(intent["path"]))
     if current == intent.get("proposed_sha256"):
@@ -247,6 +269,17 @@ def objects_in_use(own: Path) -> set[str]:
 
 
 def _settle(intent: dict[str, Any], receipts: ReceiptStore) -> Settled:
+    if intent.get("kind") == "mcp":
+        _record(receipts, intent, "error", INTERRUPTED_RESULT, "interrupted", ())
+        facts: dict[str, Any] = intent["mcp"] if isinstance(intent["mcp"], dict) else {}
+        server: dict[str, Any] = facts.get("server") or {}
+        return _settled(
+            intent,
+            f"{server.get('name')}/{facts.get('tool')}",
+            "interrupted",
+            "was interrupted: recorded as interrupted",
+            INTERRUPTED_RESULT,
+        )
     if intent.get("kind") == "command":
         _record(receipts, intent, "error", INTERRUPTED_RESULT, "interrupted", ())
         return _settled(
@@ -322,7 +355,9 @@ def _record(
     artifacts: tuple[str, ...],
 ) -> None:
     evidence: dict[str, Any] = {"run_id": intent["run_id"], "run_record": True}
-    if intent.get("kind") == "command":
+    if intent.get("kind") == "mcp":
+        evidence.update(mcp=intent["mcp"])
+    elif intent.get("kind") == "command":
         evidence.update(argv=intent["argv"], cwd=intent["cwd"])
     else:
         evidence.update(base_sha256=intent["base_sha256"], result_sha256=intent["proposed_sha256"])

@@ -14,9 +14,9 @@ from typing import Any
 
 from ..actions import ToolAction
 from ..context.budget import Observation
-from ..gate.proposals import ToolProposal
+from ..gate.proposals import McpProposal, ToolProposal
 from ..gate.workspace import Workspace
-from ..model import ConfiguresTools
+from ..model import ConfiguresTools, McpListings, configure
 from ..receipt_evidence import utc_now
 from ..verdict import EffectOutcome, compute_verdict
 from .checkpoint import (
@@ -28,7 +28,7 @@ from .checkpoint import (
     save_model_state,
 )
 from .decisions import DecisionLog, outcome_entry
-from .intents import intent_of
+from .intents import intent_of, mcp_intent_of
 from .record import LogPosition, PendingCall, SessionRecord
 from .store import RunLock, SessionStore
 
@@ -53,10 +53,13 @@ class RememberingModel:
         return response
 
     def configure_tools(
-        self, available_tools: frozenset[str], allowed_commands: Sequence[Sequence[str]]
+        self,
+        available_tools: frozenset[str],
+        allowed_commands: Sequence[Sequence[str]],
+        mcp_tools: McpListings | None = None,
     ) -> None:
         if isinstance(self.generate, ConfiguresTools):
-            self.generate.configure_tools(available_tools, allowed_commands)
+            configure(self.generate, available_tools, allowed_commands, mcp_tools)
 
 
 class SessionRecorder:
@@ -95,6 +98,7 @@ class SessionRecorder:
         self._prompt_cache_sha256: str | None = None  # and its bytes' digest
         self.max_prompt_cache_bytes = max_prompt_cache_bytes
         workspace.before_effect = self.write_intent
+        workspace.before_mcp_call = self.write_mcp_intent
         workspace.keeps_run_record = True
 
     def continue_run(self, earlier: Sequence[EffectOutcome]) -> None:
@@ -135,6 +139,11 @@ class SessionRecorder:
     def write_intent(self, proposal: ToolProposal, approval: dict[str, Any]) -> None:
         root = self.workspace.policy.root
         intent = intent_of(proposal, approval, self.workspace.run_id, root)
+        self.sessions.write_intent(self.workspace.run_id, proposal.tool_call_id, intent)
+
+    def write_mcp_intent(self, proposal: McpProposal, approval: dict[str, Any]) -> None:
+        root = self.workspace.policy.root
+        intent = mcp_intent_of(proposal, approval, self.workspace.run_id, root)
         self.sessions.write_intent(self.workspace.run_id, proposal.tool_call_id, intent)
 
     def finish(self, state: str, reason: str | None) -> None:

@@ -13,6 +13,7 @@ from typing import Any, TypeGuard, TypeVar
 
 from ..commands.tree.sandbox import SANDBOX_MODES
 from ..context.budget import MIN_INLINE_CHARS
+from ..mcp.servers import McpServer, ServerSettingInvalid, parse_servers
 from ..tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
 from .endpoints import SCHEMA_MODES, EndpointRefused, checked_endpoint
 from .folder_rules import FolderRule
@@ -152,6 +153,13 @@ def inline_chars(value: object) -> int:
     ):
         raise Invalid(f"must be an integer from {MIN_INLINE_CHARS} to {MAX_INLINE_CHARS_LIMIT}")
     return value
+
+
+def mcp_servers(value: object) -> tuple[McpServer, ...]:
+    try:
+        return parse_servers(value)
+    except ServerSettingInvalid as error:
+        raise Invalid(str(error)) from None
 
 
 T = TypeVar("T")

@@ -15,7 +15,7 @@ import hashlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,8 +30,17 @@ def grant_digest(key: str, value: Any) -> str:
     """The digest of one asked value: its key and its JSON, canonical."""
     if isinstance(value, tuple):
         value = [list(item) if isinstance(item, tuple) else item for item in value]
-    text = json.dumps({"key": key, "value": value}, sort_keys=True, separators=(",", ":"))
+    text = json.dumps(
+        {"key": key, "value": value}, sort_keys=True, separators=(",", ":"), default=_plain
+    )
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    """A checked value that is a record (an MCP server's entry) digests as its fields."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    raise TypeError(f"{type(value).__name__} has no canonical JSON")
 
 
 @dataclass(frozen=True)

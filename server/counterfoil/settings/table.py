@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..commands.tree.sandbox import SANDBOX_MODES
+from ..mcp.servers import McpServer
 from ..receipts.content import OUTPUT_LIMIT_BYTES
 from .checks import (
     COUNT_SCHEMA,
@@ -36,6 +37,7 @@ from .checks import (
     endpoint,
     environment_name,
     inline_chars,
+    mcp_servers,
     patterns,
     positive_int,
     receipt_log,
@@ -75,6 +77,7 @@ MAX_COMMAND_OUTPUT_BYTES_LIMIT = 1024 * 1024 * 1024
 
 NO_COMMANDS: tuple[tuple[str, ...], ...] = ()
 NO_PATTERNS: tuple[str, ...] = ()
+NO_MCP_SERVERS: tuple[McpServer, ...] = ()
 
 
 class SettingsError(ValueError):
@@ -459,6 +462,42 @@ class Settings:
         flag="--no-agents-file",
         help="leave the root's AGENTS.md out of the system prompt",
         folder=OFF_ONLY,
+    )
+    # The person's alone: a folder's settings never add a server (it would run at the folder's
+    # word).
+    mcp_servers: tuple[McpServer, ...] = setting(
+        NO_MCP_SERVERS,
+        "mcpServers",
+        mcp_servers,
+        schema={
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "command": {"type": "array", "items": {"type": "string"}},
+                    "url": {"type": "string"},
+                    "network": {"type": "boolean"},
+                    "passEnvironment": {"type": "array", "items": {"type": "string"}},
+                    "readOnlyTools": {"type": "array", "items": {"type": "string"}},
+                    "timeoutSeconds": {"type": "number"},
+                    "startTimeoutSeconds": {"type": "number"},
+                },
+                "required": ["name"],
+            },
+        },
+        description="MCP servers whose tools the agent may call, each "
+        '`{"name": "files", "command": ["npx", "server"]}` (stdio, started confined: it reads '
+        'the project but cannot change it, no network unless `"network": true`, only the '
+        'core environment names plus `passEnvironment`) or `{"name": "docs", "url": '
+        '"https://…/mcp"}` (streamable HTTP). Each tool\'s definition is asked about before '
+        "its first use and again when it changes; each call is shown with its exact arguments "
+        "and asked about, except the tools you list in `readOnlyTools`. See docs/mcp.md.",
+        flag="--mcp-servers",
+        metavar="JSON",
+        help="MCP servers as a JSON array, e.g. "
+        '\'[{{"name":"files","command":["python","server.py"]}}]\' (see docs/mcp.md)',
+        folder=PERSONS_ALONE,
     )
 
     @classmethod

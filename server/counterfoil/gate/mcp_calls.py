@@ -1,0 +1,170 @@
+"""The workspace's MCP calls: each an effect like any other. The call is checked whole (an
+offered tool, its definition still the approved one), shown with its exact arguments and asked
+about (a tool the person marked read-only is not asked, and its record says so), made, and
+receipted in the same chain: the server's identity, the definition's digest, the arguments, the
+result's digest (the result itself in the content store), a bounded preview, who approved and
+the model. A server that fails is one sentence; a call that got no answer has no receipt."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..actions import ToolAction
+from ..errors import AgentError, ApprovalWithdrawn
+from ..mcp.connection import CallReply, McpFailure
+from ..receipt_evidence import os_user
+from ..receipts import canonical_json
+from ..verdict import EffectOutcome, EffectState
+from .approval import WITHDRAWN, Approval, denial
+from .proposals import McpProposal, sha256_hex
+from .workspace_record import WorkspaceRecord
+
+PREVIEW_CHARS = 2000  # of the result's text, in the receipt's `result`
+MAX_RESULT_BYTES = 8 * 1024 * 1024  # a larger result is not kept or shown
+READ_ONLY_NOTE = "not asked: you marked this tool read-only"
+
+
+class McpCalls:
+    """Proposes, asks about, makes and records the calls of the run's MCP tools."""
+
+    def __init__(self, record: WorkspaceRecord) -> None:
+        self.record = record
+
+    def propose(self, action: ToolAction, tool_call_id: str) -> McpProposal:
+        """The call as the person will see it; AgentError when it cannot be made."""
+        toolbox = self.record.mcp_toolbox
+        if toolbox is None:
+            raise AgentError("no MCP servers are configured")
+        server, name = action.arguments["server"], action.arguments["name"]
+        arguments = action.arguments.get("arguments", {})
+        offered = toolbox.find(server, name)
+        if offered is None:
+            raise AgentError(f"MCP tool {server}/{name} is not offered to this run")
+        try:
+            toolbox.current(offered)
+        except McpFailure as error:
+            raise AgentError(str(error)) from None
+        return McpProposal(
+            tool_call_id=tool_call_id,
+            action=action,
+            server=offered.server.identity(),
+            tool=name,
+            description=offered.definition.description,
+            definition_sha256=offered.definition.sha256,
+            arguments=dict(arguments),
+            read_only=offered.read_only,
+        )
+
+    def perform(self, action: ToolAction, tool_call_id: str) -> str:
+        """Check, ask, call and record; AgentError for a refusal, a No or a failed call."""
+        try:
+            proposal = self.propose(action, tool_call_id)
+        except AgentError as error:
+            self._note(tool_call_id, "refused", str(error))
+            raise
+        approval = self._approval(proposal)
+        if approval.withdrawn:
+            raise ApprovalWithdrawn(WITHDRAWN, proposal.tool_call_id)
+        if not approval.approved:
+            self._note(tool_call_id, "rejected", approval.reason)
+            raise AgentError(denial(approval.reason))
+        record = self.record
+        toolbox = record.mcp_toolbox
+        assert toolbox is not None
+        offered = toolbox.find(str(proposal.server["name"]), proposal.tool)
+        assert offered is not None
+        approval_record = self._approval_record(proposal)
+        try:
+            if record.before_mcp_call is not None:
+                record.before_mcp_call(proposal, approval_record)
+            record.receipt_store.check_writable()
+            started = time.monotonic()
+            reply = toolbox.call(offered, proposal.arguments)
+        except (McpFailure, AgentError, OSError) as error:
+            self._note(tool_call_id, "failed", str(error))
+            raise AgentError(str(error)) from None
+        duration = time.monotonic() - started
+        return self._recorded(proposal, reply, duration, approval_record)
+
+    def _approval(self, proposal: McpProposal) -> Approval:
+        if proposal.read_only:
+            return Approval(True)
+        confirm = self.record.confirm_mcp
+        return Approval(False) if confirm is None else Approval.of(confirm(proposal))
+
+    def _approval_record(self, proposal: McpProposal) -> dict[str, Any]:
+        approval: dict[str, Any] = {
+            "decision": "approved",
+            "by": os_user(),
+            "via": "readOnlyTools" if proposal.read_only else self.record.approval_via,
+            "shown_sha256": sha256_hex(canonical_json(proposal.shown).encode("utf-8")),
+            "modified": False,
+        }
+        if proposal.read_only:
+            approval["asked"] = False
+        if self.record.model_identity is not None:
+            approval["model"] = self.record.model_identity
+        return approval
+
+    def _recorded(
+        self,
+        proposal: McpProposal,
+        reply: CallReply,
+        duration: float,
+        approval: dict[str, Any],
+    ) -> str:
+        """Keep the result, note the outcome and append the receipt; the model's text."""
+        record = self.record
+        data = canonical_json(reply.result).encode("utf-8")
+        facts: dict[str, Any] = {
+            "server": proposal.server,
+            "tool": proposal.tool,
+            "definition_sha256": proposal.definition_sha256,
+            "read_only": proposal.read_only,
+            "duration_seconds": round(duration, 3),
+            "result_sha256": sha256_hex(data),
+            "result_bytes": len(data),
+            "is_error": reply.is_error,
+        }
+        if len(data) > MAX_RESULT_BYTES:
+            sentence = (
+                f"MCP server {proposal.server['name']} answered {len(data)} bytes, over the "
+                f"{MAX_RESULT_BYTES} byte limit; the result was not kept or shown"
+            )
+            facts["result_kept"] = False
+            text, exit_state = f"error: {sentence}", "error"
+        else:
+            record.receipt_store.keep_object(data)
+            facts["result_kept"] = True
+            text = result_text(reply.result)
+            exit_state = "error" if reply.is_error else "ok"
+        preview = text[:PREVIEW_CHARS]
+        facts["preview_truncated"] = len(text) > len(preview)
+        self._note(proposal.tool_call_id, "approved", None)
+        evidence = record.run_evidence(proposal, {"mcp": facts}, approval)
+        record.receipt(proposal, exit_state, preview, evidence, ())
+        note = f" ({READ_ONLY_NOTE})" if proposal.read_only else ""
+        return f"MCP {proposal.server['name']}/{proposal.tool}{note}:\n{text}"
+
+    def _note(self, call_id: str, state: EffectState, reason: str | None) -> None:
+        self.record.noted(EffectOutcome(call_id, "mcp_call", state, reason=reason))
+
+
+def result_text(result: dict[str, Any]) -> str:
+    """What the model reads of a result: each text block as it is, any other block named with
+    its type and size, the structured content as JSON when there is no text."""
+    parts: list[str] = []
+    content = result.get("content")
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        else:
+            size = len(canonical_json(block))
+            parts.append(f"[{block.get('type', 'block')} content, {size} bytes, not shown]")
+    if not parts and "structuredContent" in result:
+        parts.append(canonical_json(result["structuredContent"]))
+    text = "\n".join(parts)
+    return f"error: {text}" if result.get("isError") else text
