@@ -1,7 +1,6 @@
 """A Hugging Face tokenizer (`tokenizer.json`, `tokenizer_config.json`) from GGUF metadata.
 
-GGUF files of llama-architecture models with a byte-level BPE vocabulary (`tokenizer.ggml.model`
-`gpt2`) carry the vocabulary, the merges, each token's type and the chat template; the
+GGUF files with a byte-level BPE vocabulary (`tokenizer.ggml.model` `gpt2`) carry the vocabulary, the merges, each token's type and the chat template; the
 pre-tokenizer is named (`tokenizer.ggml.pre`) rather than stored, so the ones known here are
 spelled out as llama.cpp defines them. SentencePiece vocabularies (`llama`) are refused.
 """
@@ -15,13 +14,56 @@ from .errors import ModelLoadError
 
 CONTROL, USER_DEFINED = 3, 4
 
-# llama.cpp's pre-tokenizer regexes (llama-vocab.cpp), by `tokenizer.ggml.pre`.
+# llama.cpp's pre-tokenizer regexes (llama-vocab.cpp), applied in order, each splitting the
+# pieces the previous one left.
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)"""
 LLAMA3_PATTERN = (
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
     r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
-KNOWN_PRE = ("default", "gpt2", "smollm", "llama-bpe", "llama3")
+QWEN2_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+DEFAULT_PATTERNS = (r"[\p{P}\$\+<=>\^~\|]+", GPT2_PATTERN, r"\p{N}+", r"[0-9][0-9][0-9]")
+FALCON_PATTERNS = (r"[\p{P}\$\+<=>\^~\|`]+", GPT2_PATTERN, r"[0-9][0-9][0-9]")
+
+
+@dataclass(frozen=True)
+class PreTokenizer:
+    """How llama.cpp splits text before BPE for one `tokenizer.ggml.pre` family."""
+
+    patterns: tuple[str, ...]
+    ignore_merges: bool = False  # a piece that is a whole token is taken as it is
+
+
+_GPT2 = PreTokenizer((GPT2_PATTERN,))
+_LLAMA3 = PreTokenizer((LLAMA3_PATTERN,), ignore_merges=True)
+_QWEN2 = PreTokenizer((QWEN2_PATTERN,))
+_DIGITS_THEN_GPT2 = PreTokenizer((r"\p{N}", GPT2_PATTERN))
+_GPT4_STYLE = PreTokenizer((LLAMA3_PATTERN,))
+
+# `tokenizer.ggml.pre` values as llama.cpp's vocabulary loader groups them.
+PRE_TOKENIZERS: dict[str, PreTokenizer] = {
+    "default": PreTokenizer(DEFAULT_PATTERNS),
+    **dict.fromkeys(
+        ("llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2"),
+        _LLAMA3,
+    ),
+    **dict.fromkeys(("dbrx", "smaug-bpe", "glm4", "chatglm-bpe"), _GPT4_STYLE),
+    **dict.fromkeys(
+        ("gpt-2", "phi-2", "mpt", "olmo", "jais", "jina-es", "jina-de", "gigachat", "exaone4"),
+        _GPT2,
+    ),
+    **dict.fromkeys(
+        ("starcoder", "refact", "command-r", "smollm", "codeshell", "exaone", "minerva-7b"),
+        _DIGITS_THEN_GPT2,
+    ),
+    **dict.fromkeys(
+        ("qwen2", "deepseek-r1-qwen", "kormo", "stablelm2", "megrez", "hunyuan"), _QWEN2
+    ),
+    "falcon": PreTokenizer(FALCON_PATTERNS),
+}
 
 
 @dataclass(frozen=True)
@@ -39,29 +81,15 @@ def tokenizer_files(metadata: dict[str, Any], name: str) -> TokenizerFiles:
     """The tokenizer files for the GGUF file `name` with this `metadata`."""
     from tokenizers import AddedToken, Tokenizer, decoders, models
 
-    kind = _scalar(metadata, "tokenizer.ggml.model")
-    if kind != "gpt2":
-        raise ModelLoadError(
-            f"{name} has a {kind!r} tokenizer: Counterfoil imports byte-level BPE (gpt2) "
-            "vocabularies only; serve it with llama.cpp's llama-server and pass --endpoint instead"
-        )
-    pre = str(_scalar(metadata, "tokenizer.ggml.pre") or "default")
-    if pre not in KNOWN_PRE:
-        raise ModelLoadError(
-            f"{name} names a pre-tokenizer Counterfoil does not know ({pre!r}; known: "
-            f"{', '.join(KNOWN_PRE)}); serve it with llama.cpp's llama-server and pass "
-            "--endpoint instead"
-        )
+    pre = check_vocabulary(metadata, name)
     template = _scalar(metadata, "tokenizer.chat_template")
-    if not isinstance(template, str) or not template:
-        raise ModelLoadError(f"{name} has no chat template in its metadata, so it cannot chat")
+    architecture = _scalar(metadata, "general.architecture")
     tokens = [str(token) for token in metadata["tokenizer.ggml.tokens"]]
     types = [int(kind) for kind in metadata.get("tokenizer.ggml.token_type", [1] * len(tokens))]
     merges = [_pair(str(merge)) for merge in metadata.get("tokenizer.ggml.merges", [])]
     vocab = {token: index for index, token in reversed(list(enumerate(tokens)))}
-    llama3 = pre in ("llama-bpe", "llama3")
-    tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=llama3))
-    tokenizer.pre_tokenizer = _pre_tokenizer(pre)
+    tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=pre.ignore_merges))
+    tokenizer.pre_tokenizer = _split(pre)
     tokenizer.decoder = decoders.ByteLevel()
     special = [
         AddedToken(token, special=True, normalized=False)
@@ -88,7 +116,7 @@ def tokenizer_files(metadata: dict[str, Any], name: str) -> TokenizerFiles:
         "pad_token": token_text("tokenizer.ggml.padding_token_id"),
         "add_bos_token": bool(_scalar(metadata, "tokenizer.ggml.add_bos_token") or False),
         "clean_up_tokenization_spaces": False,
-        "model_max_length": int(_scalar(metadata, "llama.context_length") or 4096),
+        "model_max_length": int(_scalar(metadata, f"{architecture}.context_length") or 4096),
         "chat_template": template,
     }
     return TokenizerFiles(str(tokenizer.to_str()), config)
@@ -99,17 +127,37 @@ def _pair(merge: str) -> tuple[str, str]:
     return left, right
 
 
-def _pre_tokenizer(pre: str) -> Any:
+def check_vocabulary(metadata: dict[str, Any], name: str) -> PreTokenizer:
+    """The pre-tokenizer of a vocabulary this module can build, or `ModelLoadError` saying why
+    not (read from the header alone, before anything is imported)."""
+    kind = _scalar(metadata, "tokenizer.ggml.model")
+    if kind != "gpt2":
+        raise ModelLoadError(
+            f"{name} has a {kind!r} tokenizer: Counterfoil imports byte-level BPE (gpt2) "
+            "vocabularies only; serve it with llama.cpp's llama-server and pass --endpoint instead"
+        )
+    tokens = metadata.get("tokenizer.ggml.tokens")
+    if not isinstance(tokens, list) or not all(isinstance(token, str) for token in tokens):
+        raise ModelLoadError(f"{name} has no list of tokens in its metadata")
+    template = _scalar(metadata, "tokenizer.chat_template")
+    if not isinstance(template, str) or not template:
+        raise ModelLoadError(f"{name} has no chat template in its metadata, so it cannot chat")
+    pre = str(_scalar(metadata, "tokenizer.ggml.pre") or "default")
+    known = PRE_TOKENIZERS.get(pre)
+    if known is None:
+        raise ModelLoadError(
+            f"{name} names a pre-tokenizer Counterfoil does not know ({pre!r}); serve it with "
+            "llama.cpp's llama-server and pass --endpoint instead"
+        )
+    return known
+
+
+def _split(pre: PreTokenizer) -> Any:
     from tokenizers import Regex, pre_tokenizers
 
-    if pre in ("llama-bpe", "llama3"):
-        return pre_tokenizers.Sequence(
-            [
-                pre_tokenizers.Split(Regex(LLAMA3_PATTERN), behavior="isolated", invert=False),
-                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-            ]
-        )
-    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-    if pre == "smollm":
-        return pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level])
-    return byte_level
+    splits = [
+        pre_tokenizers.Split(Regex(pattern), behavior="isolated", invert=False)
+        for pattern in pre.patterns
+    ]
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    return pre_tokenizers.Sequence([*splits, byte_level])

@@ -7,6 +7,11 @@ same ChatML template, and random weights. The output head leans towards closing 
 braces, so strings end and a schema-constrained response completes within a few dozen tokens
 instead of wandering until `max_tokens`; which tokens win among the ones the schema allows is
 still up to the random weights.
+
+The same builder writes the other architectures the GGUF import reads (`qwen2`, with q/k/v
+biases; `qwen3`, with q/k norms) and every quantization llama.cpp writes that the `gguf`
+package dequantizes: the package quantizes the legacy formats itself, and K-quant blocks (which
+it only reads) are random bytes under small block scales, valid blocks of the format.
 """
 
 from __future__ import annotations
@@ -19,6 +24,11 @@ from .tiny_model import CHAT_TEMPLATE, DEFAULT_SHAPE, EOS_TOKEN, TinyShape, trai
 
 CLOSING_TEXT = ('"', "}", '"}')
 CLOSING_BIAS = 6.0
+# llama.cpp's general.file_type for a file whose matrices are all of one type.
+FILE_TYPES = {"F32": 0, "F16": 1, "Q4_0": 2, "Q4_1": 3, "Q8_0": 7, "Q5_0": 8, "Q5_1": 9}
+FILE_TYPES.update({"Q2_K": 10, "Q3_K": 12, "Q4_K": 15, "Q5_K": 17, "Q6_K": 18})
+# Where each K-quant block keeps its float16 scale (and minimum), in bytes from its start.
+K_QUANT_SCALES = {"Q2_K": (80, 82), "Q3_K": (108,), "Q4_K": (0, 2), "Q5_K": (0, 2), "Q6_K": (208,)}
 
 
 def build_tiny_gguf(
@@ -37,13 +47,13 @@ def build_tiny_gguf(
     `quantization` (`F32`, `Q4_0`, `Q4_1`, `Q8_0`, …: a `gguf.GGMLQuantizationType` name) is
     the type of every matrix, blocks quantized by the `gguf` package as llama.cpp's quantizer
     writes them; `file_type` overrides the `general.file_type` the file declares (to test a
-    refusal); `architecture` the `general.architecture`.
+    refusal); `architecture` the `general.architecture` (`llama`, `qwen2`, `qwen3`, or another
+    name written with llama's tensors).
     """
     import gguf
     import numpy as np
 
     tensor_type = gguf.GGMLQuantizationType[quantization]
-    file_types = {"F32": 0, "F16": 1, "Q4_0": 2, "Q4_1": 3, "Q8_0": 7}
 
     tokenizer = json.loads(train_tokenizer(vocab_size, corpus_bytes))
     vocab: dict[str, int] = dict(tokenizer["model"]["vocab"])
@@ -87,9 +97,12 @@ def build_tiny_gguf(
     writer.add_layer_norm_rms_eps(1e-6)
     writer.add_rope_dimension_count(head_dim)
     writer.add_rope_freq_base(10_000.0)
-    writer.add_file_type(file_type if file_type is not None else file_types.get(quantization, 0))
+    writer.add_file_type(file_type if file_type is not None else FILE_TYPES.get(quantization, 0))
+    if architecture == "qwen3":
+        writer.add_key_length(head_dim)
+        writer.add_value_length(head_dim)
     writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre("default")
+    writer.add_tokenizer_pre("gpt-2")
     writer.add_token_list(tokens)
     writer.add_token_types(token_types)
     writer.add_token_merges(merges)
@@ -101,6 +114,9 @@ def build_tiny_gguf(
     def add_matrix(name: str, values: Any) -> None:
         if tensor_type == gguf.GGMLQuantizationType.F32:
             writer.add_tensor(name, values)
+        elif quantization in K_QUANT_SCALES:
+            blocks = k_quant_blocks(rng, values.shape, quantization, float(values.std()))
+            writer.add_tensor(name, blocks, raw_dtype=tensor_type)
         else:
             writer.add_tensor(
                 name, gguf.quants.quantize(values, tensor_type), raw_dtype=tensor_type
@@ -116,6 +132,13 @@ def build_tiny_gguf(
         add_matrix(f"{prefix}.attn_q.weight", matrix(hidden_size, hidden_size, 0.1))
         add_matrix(f"{prefix}.attn_k.weight", matrix(kv_size, hidden_size, 0.1))
         add_matrix(f"{prefix}.attn_v.weight", matrix(kv_size, hidden_size, 0.1))
+        if architecture == "qwen2":
+            for name, rows in (("attn_q", hidden_size), ("attn_k", kv_size), ("attn_v", kv_size)):
+                writer.add_tensor(f"{prefix}.{name}.bias", matrix(1, rows, 0.1)[0])
+        if architecture == "qwen3":
+            for name in ("attn_q_norm", "attn_k_norm"):
+                norm = (1 + matrix(1, head_dim, 0.1)[0]).astype(np.float32)
+                writer.add_tensor(f"{prefix}.{name}.weight", norm)
         add_matrix(f"{prefix}.attn_output.weight", matrix(hidden_size, hidden_size, 0.1))
         writer.add_tensor(f"{prefix}.ffn_norm.weight", np.ones(hidden_size, dtype=np.float32))
         add_matrix(f"{prefix}.ffn_gate.weight", matrix(feed_forward, hidden_size, 0.1))
@@ -126,3 +149,18 @@ def build_tiny_gguf(
     writer.write_tensors_to_file()
     writer.close()
     return target
+
+
+def k_quant_blocks(rng: Any, shape: tuple[int, ...], kind: str, spread: float) -> Any:
+    """Random valid blocks of the K-quant `kind` for a (rows, columns) matrix: random levels and
+    sub-block scales under a float16 block scale that keeps values near `spread`."""
+    import gguf
+    import numpy as np
+
+    block, block_bytes = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType[kind]]
+    rows, columns = shape
+    blocks = rng.integers(0, 256, size=(rows, columns // block, block_bytes), dtype=np.uint8)
+    scale = np.full((rows, columns // block, 1), spread / 256, dtype=np.float16).view(np.uint8)
+    for start in K_QUANT_SCALES[kind]:
+        blocks[..., start : start + 2] = scale
+    return blocks.reshape(rows, columns // block * block_bytes)

@@ -1,0 +1,133 @@
+"""The GGUF architectures Counterfoil imports: each one's mlx-lm model, names and config.
+
+llama.cpp names a layer's tensors `blk.N.attn_q.weight`, …; mlx-lm uses Hugging Face's names.
+llama.cpp's converter permutes llama's q/k projection rows for its RoPE layout (the import puts
+them back); Qwen2's and Qwen3's converters leave them as they are. `config.json` is built from
+the `<architecture>.*` metadata; mlx-lm keeps the keys its model class declares.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ModelLoadError
+
+LAYER_NAMES = {
+    "attn_q": "self_attn.q_proj",
+    "attn_k": "self_attn.k_proj",
+    "attn_v": "self_attn.v_proj",
+    "attn_output": "self_attn.o_proj",
+    "attn_q_norm": "self_attn.q_norm",
+    "attn_k_norm": "self_attn.k_norm",
+    "attn_norm": "input_layernorm",
+    "ffn_norm": "post_attention_layernorm",
+    "ffn_gate": "mlp.gate_proj",
+    "ffn_up": "mlp.up_proj",
+    "ffn_down": "mlp.down_proj",
+}
+TOP_NAMES = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head"}
+# llama 3.1's RoPE scaling factors: mlx-lm recomputes them from the config.
+SKIPPED = frozenset({"rope_freqs"})
+
+
+@dataclass(frozen=True)
+class Architecture:
+    name: str  # general.architecture
+    model_type: str  # mlx-lm's model module
+    hf_class: str
+    permuted_qk: bool  # the converter permuted q/k rows for llama.cpp's RoPE
+
+
+ARCHITECTURES = {
+    "llama": Architecture("llama", "llama", "LlamaForCausalLM", permuted_qk=True),
+    "qwen2": Architecture("qwen2", "qwen2", "Qwen2ForCausalLM", permuted_qk=False),
+    "qwen3": Architecture("qwen3", "qwen3", "Qwen3ForCausalLM", permuted_qk=False),
+}
+SUPPORTED = "llama, qwen2 and qwen3 GGUF files with a byte-level BPE vocabulary"
+ALTERNATIVE = "serve it with llama.cpp's llama-server and pass --endpoint instead"
+
+
+def architecture_of(metadata: dict[str, Any], name: str) -> Architecture:
+    found = metadata.get("general.architecture")
+    architecture = ARCHITECTURES.get(str(found))
+    if architecture is None:
+        raise ModelLoadError(
+            f"{name} is a {found!r} model: Counterfoil imports {SUPPORTED}; {ALTERNATIVE}"
+        )
+    return architecture
+
+
+def mlx_name(tensor: str) -> str | None:
+    """mlx-lm's name for the GGUF tensor, None for one it does without, or `ModelLoadError`."""
+    stem, _, part = tensor.rpartition(".")
+    pieces = stem.split(".")
+    if len(pieces) == 3 and pieces[0] == "blk" and pieces[1].isdigit() and pieces[2] in LAYER_NAMES:
+        return f"model.layers.{int(pieces[1])}.{LAYER_NAMES[pieces[2]]}.{part}"
+    if stem in TOP_NAMES:
+        return f"{TOP_NAMES[stem]}.{part}"
+    if stem in SKIPPED:
+        return None
+    raise ModelLoadError(
+        f"the GGUF holds a tensor Counterfoil cannot place ({tensor}): it imports {SUPPORTED}; "
+        f"{ALTERNATIVE}"
+    )
+
+
+def permuted_heads(tensor: str, architecture: Architecture, config: dict[str, Any]) -> int | None:
+    """The head count whose RoPE permutation the import undoes for this tensor, if any."""
+    if not architecture.permuted_qk:
+        return None
+    if tensor.endswith((".attn_q.weight", ".attn_q.bias")):
+        return int(config["num_attention_heads"])
+    if tensor.endswith((".attn_k.weight", ".attn_k.bias")):
+        return int(config["num_key_value_heads"])
+    return None
+
+
+def model_config(
+    architecture: Architecture, metadata: dict[str, Any], shapes: dict[str, tuple[int, ...]]
+) -> dict[str, Any]:
+    """mlx-lm's `config.json` from the `<architecture>.*` metadata and the tensors' shapes."""
+    prefix = architecture.name
+
+    def number(key: str, default: Any = None) -> Any:
+        value = metadata.get(f"{prefix}.{key}", default)
+        if value is None or isinstance(value, (str, list)):
+            raise ModelLoadError(f"the GGUF metadata has no number {prefix}.{key}")
+        return value
+
+    hidden = int(number("embedding_length"))
+    heads = int(number("attention.head_count"))
+    if heads <= 0 or hidden % heads:
+        raise ModelLoadError(f"the GGUF metadata's {prefix}.attention.head_count is not usable")
+    embedding = shapes.get("token_embd.weight")
+    if embedding is None or len(embedding) != 2:
+        raise ModelLoadError("the GGUF holds no two-dimensional token_embd.weight")
+    head_dim = metadata.get(f"{prefix}.attention.key_length") or metadata.get(
+        f"{prefix}.rope.dimension_count", hidden // heads
+    )
+    return {
+        "architectures": [architecture.hf_class],
+        "model_type": architecture.model_type,
+        "hidden_size": hidden,
+        "num_hidden_layers": int(number("block_count")),
+        "intermediate_size": int(number("feed_forward_length")),
+        "num_attention_heads": heads,
+        "num_key_value_heads": int(number("attention.head_count_kv", heads)),
+        "head_dim": int(head_dim),
+        "rms_norm_eps": float(number("attention.layer_norm_rms_epsilon", 1e-6)),
+        "rope_theta": float(number("rope.freq_base", 10_000.0)),
+        "vocab_size": int(embedding[1]),
+        "max_position_embeddings": int(number("context_length", 4096)),
+        "tie_word_embeddings": "output.weight" not in shapes,
+        "attention_bias": "blk.0.attn_q.bias" in shapes,
+        "mlp_bias": False,
+        "bos_token_id": _token_id(metadata, "bos"),
+        "eos_token_id": _token_id(metadata, "eos"),
+    }
+
+
+def _token_id(metadata: dict[str, Any], which: str) -> int | None:
+    value = metadata.get(f"tokenizer.ggml.{which}_token_id")
+    return None if value is None else int(value)
