@@ -69,7 +69,7 @@ def mlx_name(tensor: str) -> str | None:
     if stem in SKIPPED:
         return None
     raise ModelLoadError(
-        f"the GGUF holds a tensor Counterfoil cannot place ({tensor}): it imports {SUPPORTED}; "
+        f"the GGUF holds a tensor Counterfoil cannot place ({tensor!r}): it imports {SUPPORTED}; "
         f"{ALTERNATIVE}"
     )
 
@@ -107,7 +107,7 @@ def model_config(
     head_dim = metadata.get(f"{prefix}.attention.key_length") or metadata.get(
         f"{prefix}.rope.dimension_count", hidden // heads
     )
-    return {
+    config = {
         "architectures": [architecture.hf_class],
         "model_type": architecture.model_type,
         "hidden_size": hidden,
@@ -126,6 +126,31 @@ def model_config(
         "bos_token_id": _token_id(metadata, "bos"),
         "eos_token_id": _token_id(metadata, "eos"),
     }
+    _check_shapes(config, shapes)
+    return config
+
+
+def _check_shapes(config: dict[str, Any], shapes: dict[str, tuple[int, ...]]) -> None:
+    """The metadata's sizes must be the tensors' own, so the model built from the config
+    holds exactly the weights written."""
+    layers = {name.split(".")[1] for name in shapes if name.startswith("blk.")}
+    if layers != {str(layer) for layer in range(min(config["num_hidden_layers"], len(shapes)))}:
+        raise ModelLoadError("the GGUF's layers are not the block count its metadata states")
+    hidden, head_dim = config["hidden_size"], config["head_dim"]
+    expected = {
+        "token_embd.weight": (hidden, config["vocab_size"]),
+        "output_norm.weight": (hidden,),
+    }
+    for layer in range(config["num_hidden_layers"]):
+        expected[f"blk.{layer}.attn_q.weight"] = (hidden, config["num_attention_heads"] * head_dim)
+        expected[f"blk.{layer}.attn_k.weight"] = (hidden, config["num_key_value_heads"] * head_dim)
+        expected[f"blk.{layer}.ffn_up.weight"] = (hidden, config["intermediate_size"])
+    for name, shape in expected.items():
+        if shapes.get(name) != shape:
+            raise ModelLoadError(
+                f"the GGUF's metadata does not match its tensors ({name} is "
+                f"{shapes.get(name, 'missing')}, the metadata implies {shape})"
+            )
 
 
 def _token_id(metadata: dict[str, Any], which: str) -> int | None:

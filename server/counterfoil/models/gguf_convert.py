@@ -35,6 +35,21 @@ WEIGHTS = "model.safetensors"
 def check_importable(header: GGUFHeader, name: str) -> Architecture:
     """The file's architecture, or `ModelLoadError` for anything the import cannot do, read
     from the header alone."""
+    try:
+        return _importable(header, name)
+    except ModelLoadError:
+        raise
+    except (ValueError, TypeError, OverflowError, KeyError, IndexError) as error:
+        raise ModelLoadError(
+            f"{name} has metadata Counterfoil cannot use ({_first_line(error)}); {ALTERNATIVE}"
+        ) from None
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+def _importable(header: GGUFHeader, name: str) -> Architecture:
     from gguf import GGMLQuantizationType
 
     architecture = architecture_of(header.metadata, name)
@@ -44,7 +59,7 @@ def check_importable(header: GGUFHeader, name: str) -> Architecture:
         if not can_dequantize(tensor.type):
             kind = GGMLQuantizationType(tensor.type).name
             raise ModelLoadError(
-                f"{name} stores {tensor.name} as {kind}, which Counterfoil cannot dequantize: "
+                f"{name} stores {tensor.name!r} as {kind}, which Counterfoil cannot dequantize: "
                 f"it imports {SUPPORTED}; {ALTERNATIVE}"
             )
     model_config(architecture, header.metadata, {t.name: t.shape for t in header.tensors})
@@ -134,7 +149,7 @@ def main(argv: list[str]) -> int:
         _say({"error": str(error)})
         return 1
     except Exception as error:  # noqa: BLE001 - any failure on a hostile file is one sentence
-        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        reason = _first_line(error)
         _say({"error": f"{source.name} could not be imported ({reason}); {ALTERNATIVE}"})
         return 1
     _say({"done": True})

@@ -145,6 +145,8 @@ class _Parser:
         metadata: dict[str, Any] = {}
         for index in range(key_count):
             key = self.string(f"key {index}")
+            if not key:
+                raise self.fail(f"key {index} has no name")
             if key in metadata:
                 raise self.fail(f"it holds the key {key!r} twice")
             metadata[key] = self.value(self.scalar("I", f"the type of {key!r}"), key)

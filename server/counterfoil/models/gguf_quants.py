@@ -179,7 +179,5 @@ def _requantized(values: Any) -> MLXTensor:
     import mlx.core as mx
     import numpy as np
 
-    weight, scales, biases = mx.quantize(
-        mx.array(values), group_size=GROUP, bits=REQUANTIZED_BITS
-    )
+    weight, scales, biases = mx.quantize(mx.array(values), group_size=GROUP, bits=REQUANTIZED_BITS)
     return MLXTensor(np.array(weight), np.array(scales), np.array(biases), REQUANTIZED_BITS)
