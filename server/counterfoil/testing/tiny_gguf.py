@@ -29,6 +29,8 @@ FILE_TYPES = {"F32": 0, "F16": 1, "Q4_0": 2, "Q4_1": 3, "Q8_0": 7, "Q5_0": 8, "Q
 FILE_TYPES.update({"Q2_K": 10, "Q3_K": 12, "Q4_K": 15, "Q5_K": 17, "Q6_K": 18})
 # Where each K-quant block keeps its float16 scale (and minimum), in bytes from its start.
 K_QUANT_SCALES = {"Q2_K": (80, 82), "Q3_K": (108,), "Q4_K": (0, 2), "Q5_K": (0, 2), "Q6_K": (208,)}
+# About how many block scales a random level times a random sub-block scale comes to.
+K_QUANT_TYPICAL = {"Q2_K": 12, "Q3_K": 32, "Q4_K": 240, "Q5_K": 480, "Q6_K": 1024}
 
 
 def build_tiny_gguf(
@@ -160,7 +162,8 @@ def k_quant_blocks(rng: Any, shape: tuple[int, ...], kind: str, spread: float) -
     block, block_bytes = gguf.GGML_QUANT_SIZES[gguf.GGMLQuantizationType[kind]]
     rows, columns = shape
     blocks = rng.integers(0, 256, size=(rows, columns // block, block_bytes), dtype=np.uint8)
-    scale = np.full((rows, columns // block, 1), spread / 256, dtype=np.float16).view(np.uint8)
+    scale = np.full((rows, columns // block, 1), spread / K_QUANT_TYPICAL[kind], dtype=np.float16)
+    scale = scale.view(np.uint8)
     for start in K_QUANT_SCALES[kind]:
         blocks[..., start : start + 2] = scale
     return blocks.reshape(rows, columns // block * block_bytes)
