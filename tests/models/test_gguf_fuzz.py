@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -29,9 +30,19 @@ SHAPE = TinyShape(hidden_size=32, num_layers=1, num_heads=2, num_kv_heads=1)
 INTERESTING = [0, 1, 3, 5, 255, 2**31, 2**32 - 1, 2**32, 2**63, 2**64 - 1, 10**9]
 
 
+def field_starts(field: Any) -> list[int]:
+    """Where each of a header field's first parts (lengths, types, counts, values) begins."""
+    starts, position = [], int(field.offset)
+    for part in field.parts[:6]:
+        starts.append(position)
+        position += int(part.nbytes)
+    return starts
+
+
 @pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, list[range]]:
-    """A valid small file, and the byte ranges of its header's structure."""
+def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, list[int], list[range]]:
+    """A valid small file, where its header's fields begin, and the byte ranges of its
+    header's structure."""
     path = build_tiny_gguf(
         tmp_path_factory.mktemp("fuzz") / "base.gguf",
         shape=SHAPE,
@@ -44,15 +55,20 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, list[range]]:
     vocabulary = reader.fields["tokenizer.ggml.tokens"].offset
     tensors_start = reader.tensors[0].field.offset
     data_start = reader.data_offset
-    return path.read_bytes(), [range(0, vocabulary + 64), range(tensors_start, data_start)]
+    fields = [*reader.fields.values(), *(tensor.field for tensor in reader.tensors)]
+    starts = sorted({start for field in fields for start in field_starts(field)})
+    return path.read_bytes(), starts, [range(4, vocabulary + 64), range(tensors_start, data_start)]
 
 
 @st.composite
-def mutations(draw: st.DrawFn, regions: list[range]) -> list[tuple[int, bytes]]:
+def mutations(draw: st.DrawFn, starts: list[int], regions: list[range]) -> list[tuple[int, bytes]]:
     changes = []
     for _ in range(draw(st.integers(1, 3))):
-        region = draw(st.sampled_from(regions))
-        position = draw(st.integers(region.start, region.stop - 1))
+        if draw(st.booleans()):
+            position = draw(st.sampled_from(starts)) + draw(st.integers(0, 3))
+        else:
+            region = draw(st.sampled_from(regions))
+            position = draw(st.integers(region.start, region.stop - 1))
         replacement = draw(
             st.one_of(
                 st.binary(min_size=1, max_size=4),
@@ -65,19 +81,19 @@ def mutations(draw: st.DrawFn, regions: list[range]) -> list[tuple[int, bytes]]:
 
 
 def test_tampered_header_is_imported_or_refused_in_one_sentence_never_a_crash(
-    base: tuple[bytes, list[range]],
+    base: tuple[bytes, list[int], list[range]],
 ) -> None:
-    content, regions = base
+    content, starts, regions = base
     with tempfile.TemporaryDirectory() as scratch:
         cache = Path(scratch) / "cache"
 
         @settings(
-            max_examples=60,
+            max_examples=200,
             deadline=None,
             database=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
         )
-        @given(mutations(regions))
+        @given(mutations(starts, regions))
         def tampered(changes: list[tuple[int, bytes]]) -> None:
             data = bytearray(content)
             for position, replacement in changes:
