@@ -101,10 +101,15 @@ def pack_levels(levels: Any, bits: int) -> Any:
     import numpy as np
 
     rows, columns = levels.shape
-    values = levels.astype(np.uint8).reshape(-1, 1)
-    stream = (values >> np.arange(bits, dtype=np.uint8)) & 1
-    packed = np.packbits(stream.reshape(rows, columns * bits), axis=-1, bitorder="little")
-    return packed.view("<u4").reshape(rows, columns * bits // 32)
+    values = levels.astype(np.uint8)
+    if bits == 8:
+        packed = values
+    elif bits == 4:
+        packed = values[:, 0::2] | (values[:, 1::2] << np.uint8(4))
+    else:
+        stream = (values.reshape(-1, 1) >> np.arange(bits, dtype=np.uint8)) & 1
+        packed = np.packbits(stream.reshape(rows, columns * bits), axis=-1, bitorder="little")
+    return np.ascontiguousarray(packed).view("<u4").reshape(rows, columns * bits // 32)
 
 
 def mlx_tensor(raw: Any, qtype: int, shape: tuple[int, ...]) -> MLXTensor:
@@ -160,19 +165,23 @@ def _on_grid(values: Any, grid: tuple[Any, Any], bits: int) -> MLXTensor | None:
     import numpy as np
 
     rows, columns = values.shape
-    scales = grid[0].reshape(rows, columns // GROUP)
-    biases = grid[1].reshape(rows, columns // GROUP)
+    scales = grid[0].reshape(rows, columns // GROUP, 1).astype(np.float32)
+    biases = grid[1].reshape(rows, columns // GROUP, 1).astype(np.float32)
     groups = values.reshape(rows, columns // GROUP, GROUP)
-    step = scales[..., None]
-    safe = np.where(step == 0, 1, step)
-    levels = np.rint((groups - biases[..., None]) / safe)
-    levels = np.where(step == 0, 0, np.clip(levels, 0, (1 << bits) - 1))
-    rebuilt = levels * step + biases[..., None]
-    tolerance = 1e-3 * np.abs(step) + 1e-6 * np.abs(biases[..., None]) + 1e-12
-    if not bool(np.all(np.abs(rebuilt - groups) <= tolerance)):
+    levels = groups - biases
+    levels /= np.where(scales == 0, np.float32(1), scales)
+    np.rint(levels, out=levels)
+    np.clip(levels, 0, (1 << bits) - 1, out=levels)
+    levels *= scales != 0  # an all-zero group: its values are its bias
+    rebuilt = levels * scales
+    rebuilt += biases
+    rebuilt -= groups
+    np.abs(rebuilt, out=rebuilt)
+    tolerance = 1e-3 * np.abs(scales) + 1e-6 * np.abs(biases) + 1e-12
+    if not bool(np.all(rebuilt <= tolerance)):
         return None
-    packed = pack_levels(levels.reshape(rows, columns).astype(np.uint8), bits)
-    return MLXTensor(packed, scales.astype(np.float32), biases.astype(np.float32), bits)
+    packed = pack_levels(levels.reshape(rows, columns), bits)
+    return MLXTensor(packed, scales.reshape(rows, -1), biases.reshape(rows, -1), bits)
 
 
 def _requantized(values: Any) -> MLXTensor:
