@@ -83,7 +83,7 @@ def affine_bits(qtype: int) -> int | None:
 def is_float(qtype: int) -> bool:
     from gguf import GGMLQuantizationType as T
 
-    return T(qtype) in (T.F32, T.F16, T.BF16, T.F64)
+    return T(qtype) in (T.F32, T.F16, T.BF16)
 
 
 def can_dequantize(qtype: int) -> bool:
