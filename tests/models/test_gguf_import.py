@@ -370,3 +370,39 @@ def test_missing_gguf_file_is_one_sentence(tmp_path: Path) -> None:
 
     with pytest.raises(ModelLoadError, match="GGUF file .*absent.gguf does not exist"):
         load_generate(str(tmp_path / "absent.gguf"))
+
+
+def test_sentencepiece_vocabulary_gives_the_ids_sentencepiece_gives(
+    tmp_path: Path, cache_root: Path
+) -> None:
+    sentencepiece = pytest.importorskip("sentencepiece")
+    from tokenizers import Tokenizer
+
+    from counterfoil.testing.tiny_gguf import train_sentencepiece
+
+    vocabulary = {"vocab_size": 600, "corpus_bytes": 200_000}
+    path = build_tiny_gguf(tmp_path / "spm.gguf", sentencepiece=True, **vocabulary)
+    imported = import_gguf(path, cache_root=cache_root)
+    ours = Tokenizer.from_file(str(imported.folder / "tokenizer.json"))
+    reference = sentencepiece.SentencePieceProcessor(model_proto=train_sentencepiece(**vocabulary))
+    for text in (
+        "import os\n\ndef main() -> None:\n    print('hello')  # it's 2024",
+        "  two  spaces\tand a tab\r\n",
+        "Café ñ 日本語 😀",
+    ):
+        ids = ours.encode(text, add_special_tokens=False).ids
+        assert ids == reference.encode(text)
+        assert ours.decode(ids) == text
+    assert ours.encode("x").ids[0] == reference.bos_id()
+
+
+def test_sentencepiece_llama_file_imports_with_logits_of_the_dequantized_file(
+    tmp_path: Path, cache_root: Path
+) -> None:
+    pytest.importorskip("sentencepiece")
+    path = build_tiny_gguf(
+        tmp_path / "spm-q8.gguf", sentencepiece=True, quantization="Q8_0", **SMALL_VOCAB
+    )
+    logits, tokens = imported_logits(import_gguf(path, cache_root=cache_root).folder)
+    expected = reference_logits(path, tokens, "llama", DEFAULT_SHAPE)
+    np.testing.assert_allclose(logits, expected, atol=0.1)

@@ -44,7 +44,7 @@ ARCHITECTURES = {
     "qwen2": Architecture("qwen2", "qwen2", "Qwen2ForCausalLM", permuted_qk=False),
     "qwen3": Architecture("qwen3", "qwen3", "Qwen3ForCausalLM", permuted_qk=False),
 }
-SUPPORTED = "llama, qwen2 and qwen3 GGUF files with a byte-level BPE vocabulary"
+SUPPORTED = "llama, qwen2 and qwen3 GGUF files with a byte-level BPE or SentencePiece vocabulary"
 ALTERNATIVE = "serve it with llama.cpp's llama-server and pass --endpoint instead"
 
 

@@ -1,8 +1,10 @@
 """A Hugging Face tokenizer (`tokenizer.json`, `tokenizer_config.json`) from GGUF metadata.
 
-GGUF files with a byte-level BPE vocabulary (`tokenizer.ggml.model` `gpt2`) carry the vocabulary, the merges, each token's type and the chat template; the
-pre-tokenizer is named (`tokenizer.ggml.pre`) rather than stored, so the ones known here are
-spelled out as llama.cpp defines them. SentencePiece vocabularies (`llama`) are refused.
+GGUF files with a byte-level BPE vocabulary (`tokenizer.ggml.model` `gpt2`) carry the
+vocabulary, the merges, each token's type and the chat template; the pre-tokenizer is named
+(`tokenizer.ggml.pre`) rather than stored, so the ones known here are spelled out as llama.cpp
+defines them. SentencePiece vocabularies (`llama`) carry pieces and scores, from which the
+merges are rebuilt.
 """
 
 from __future__ import annotations
@@ -64,6 +66,8 @@ PRE_TOKENIZERS: dict[str, PreTokenizer] = {
     ),
     "falcon": PreTokenizer(FALCON_PATTERNS),
 }
+# A SentencePiece vocabulary splits nothing before its merges.
+SENTENCEPIECE = PreTokenizer(())
 
 
 @dataclass(frozen=True)
@@ -86,11 +90,16 @@ def tokenizer_files(metadata: dict[str, Any], name: str) -> TokenizerFiles:
     architecture = _scalar(metadata, "general.architecture")
     tokens = [str(token) for token in metadata["tokenizer.ggml.tokens"]]
     types = [int(kind) for kind in metadata.get("tokenizer.ggml.token_type", [1] * len(tokens))]
-    merges = [_pair(str(merge)) for merge in metadata.get("tokenizer.ggml.merges", [])]
     vocab = {token: index for index, token in reversed(list(enumerate(tokens)))}
-    tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=merges, ignore_merges=pre.ignore_merges))
-    tokenizer.pre_tokenizer = _split(pre)
-    tokenizer.decoder = decoders.ByteLevel()
+    sentencepiece = pre is SENTENCEPIECE
+    if sentencepiece:
+        tokenizer = _sentencepiece(tokens, metadata, vocab)
+    else:
+        merges = [_pair(str(merge)) for merge in metadata.get("tokenizer.ggml.merges", [])]
+        bpe = models.BPE(vocab=vocab, merges=merges, ignore_merges=pre.ignore_merges)
+        tokenizer = Tokenizer(bpe)
+        tokenizer.pre_tokenizer = _split(pre)
+        tokenizer.decoder = decoders.ByteLevel()
     special = [
         AddedToken(token, special=True, normalized=False)
         for token, kind in zip(tokens, types, strict=False)
@@ -114,12 +123,59 @@ def tokenizer_files(metadata: dict[str, Any], name: str) -> TokenizerFiles:
         "eos_token": token_text("tokenizer.ggml.eos_token_id"),
         "unk_token": token_text("tokenizer.ggml.unknown_token_id"),
         "pad_token": token_text("tokenizer.ggml.padding_token_id"),
-        "add_bos_token": bool(_scalar(metadata, "tokenizer.ggml.add_bos_token") or False),
+        "add_bos_token": bool(_scalar(metadata, "tokenizer.ggml.add_bos_token") or sentencepiece),
         "clean_up_tokenization_spaces": False,
         "model_max_length": int(_scalar(metadata, f"{architecture}.context_length") or 4096),
         "chat_template": template,
     }
     return TokenizerFiles(str(tokenizer.to_str()), config)
+
+
+def _sentencepiece(tokens: list[str], metadata: dict[str, Any], vocab: dict[str, int]) -> Any:
+    """A SentencePiece vocabulary as a `tokenizers` BPE, as transformers converts Llama's: the
+    merges are every split of a token into two tokens, the merged token's score first; spaces
+    become `▁` with one before the text, unknown bytes fall back to `<0xNN>` tokens, and text
+    encoded on its own starts with BOS, as llama.cpp's SentencePiece default is."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, processors
+
+    scores = [float(score) for score in metadata["tokenizer.ggml.scores"]]
+    found: list[tuple[float, int, int, int, str, str]] = []
+    for piece, index in vocab.items():
+        for cut in range(1, len(piece)):
+            left, right = piece[:cut], piece[cut:]
+            if left in vocab and right in vocab:
+                found.append((-scores[index], index, vocab[left], vocab[right], left, right))
+    merges = [(left, right) for *_, left, right in sorted(found)]
+    unknown = metadata.get("tokenizer.ggml.unknown_token_id")
+    tokenizer = Tokenizer(
+        models.BPE(
+            vocab=vocab,
+            merges=merges,
+            unk_token=tokens[int(unknown)] if isinstance(unknown, int) else None,
+            fuse_unk=True,
+            byte_fallback=True,
+        )
+    )
+    spaces = normalizers.Replace(" ", "\u2581")
+    prefixed = metadata.get("tokenizer.ggml.add_space_prefix", True)
+    steps = [normalizers.Prepend("\u2581"), spaces] if prefixed else [spaces]
+    tokenizer.normalizer = normalizers.Sequence(steps)
+    bos = metadata.get("tokenizer.ggml.bos_token_id")
+    if metadata.get("tokenizer.ggml.add_bos_token", True) and isinstance(bos, int):
+        tokenizer.post_processor = processors.TemplateProcessing(
+            single=f"{tokens[bos]} $A",
+            pair=f"{tokens[bos]} $A $B",
+            special_tokens=[(tokens[bos], bos)],
+        )
+    tokenizer.decoder = decoders.Sequence(
+        [
+            decoders.Replace("\u2581", " "),
+            decoders.ByteFallback(),
+            decoders.Fuse(),
+            decoders.Strip(" ", 1, 0),
+        ]
+    )
+    return tokenizer
 
 
 def _pair(merge: str) -> tuple[str, str]:
@@ -131,10 +187,11 @@ def check_vocabulary(metadata: dict[str, Any], name: str) -> PreTokenizer:
     """The pre-tokenizer of a vocabulary this module can build, or `ModelLoadError` saying why
     not (read from the header alone, before anything is imported)."""
     kind = _scalar(metadata, "tokenizer.ggml.model")
-    if kind != "gpt2":
+    if kind not in ("gpt2", "llama"):
         raise ModelLoadError(
-            f"{name} has a {kind!r} tokenizer: Counterfoil imports byte-level BPE (gpt2) "
-            "vocabularies only; serve it with llama.cpp's llama-server and pass --endpoint instead"
+            f"{name} has a {kind!r} tokenizer: Counterfoil imports byte-level BPE (gpt2) and "
+            "SentencePiece (llama) vocabularies; serve it with llama.cpp's llama-server and pass "
+            "--endpoint instead"
         )
     tokens = metadata.get("tokenizer.ggml.tokens")
     if not isinstance(tokens, list) or not all(isinstance(token, str) for token in tokens):
@@ -142,6 +199,11 @@ def check_vocabulary(metadata: dict[str, Any], name: str) -> PreTokenizer:
     template = _scalar(metadata, "tokenizer.chat_template")
     if not isinstance(template, str) or not template:
         raise ModelLoadError(f"{name} has no chat template in its metadata, so it cannot chat")
+    if kind == "llama":
+        scores = metadata.get("tokenizer.ggml.scores")
+        if not isinstance(scores, list) or len(scores) != len(tokens):
+            raise ModelLoadError(f"{name} has a SentencePiece vocabulary without its scores")
+        return SENTENCEPIECE
     pre = str(_scalar(metadata, "tokenizer.ggml.pre") or "default")
     known = PRE_TOKENIZERS.get(pre)
     if known is None:

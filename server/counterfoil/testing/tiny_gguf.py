@@ -43,6 +43,7 @@ def build_tiny_gguf(
     quantization: str = "F32",
     file_type: int | None = None,
     architecture: str = "llama",
+    sentencepiece: bool = False,
 ) -> Path:
     """Write the model to `path` (a .gguf file) and return it.
 
@@ -50,7 +51,9 @@ def build_tiny_gguf(
     the type of every matrix, blocks quantized by the `gguf` package as llama.cpp's quantizer
     writes them; `file_type` overrides the `general.file_type` the file declares (to test a
     refusal); `architecture` the `general.architecture` (`llama`, `qwen2`, `qwen3`, or another
-    name written with llama's tensors).
+    name written with llama's tensors); `sentencepiece` writes a SentencePiece vocabulary
+    (pieces, scores and types as llama.cpp's converter writes them, from `train_sentencepiece`)
+    instead of the byte-level BPE one.
     """
     import gguf
     import numpy as np
@@ -66,12 +69,17 @@ def build_tiny_gguf(
     for text, index in vocab.items():
         tokens[index] = text
     token_types = [
-        gguf.TokenType.CONTROL if text in specials else gguf.TokenType.NORMAL for text in tokens
+        int(gguf.TokenType.CONTROL if text in specials else gguf.TokenType.NORMAL)
+        for text in tokens
     ]
     merges = [
         merge if isinstance(merge, str) else " ".join(merge)
         for merge in tokenizer["model"].get("merges", [])
     ]
+    if sentencepiece:
+        pieces = sentencepiece_vocabulary(train_sentencepiece(vocab_size, corpus_bytes))
+        tokens, scores, token_types = pieces
+        size = len(tokens)
 
     rng = np.random.default_rng(seed)
     hidden_size, head_dim, feed_forward = shape.hidden_size, shape.head_dim, shape.feed_forward
@@ -103,14 +111,23 @@ def build_tiny_gguf(
     if architecture == "qwen3":
         writer.add_key_length(head_dim)
         writer.add_value_length(head_dim)
-    writer.add_tokenizer_model("gpt2")
-    writer.add_tokenizer_pre("gpt-2")
-    writer.add_token_list(tokens)
-    writer.add_token_types(token_types)
-    writer.add_token_merges(merges)
-    writer.add_eos_token_id(specials[EOS_TOKEN])
-    writer.add_bos_token_id(specials[EOS_TOKEN])
-    writer.add_add_bos_token(False)
+    if sentencepiece:
+        writer.add_tokenizer_model("llama")
+        writer.add_token_list(tokens)
+        writer.add_token_scores(scores)
+        writer.add_token_types(token_types)
+        writer.add_unk_token_id(0)
+        writer.add_bos_token_id(1)
+        writer.add_eos_token_id(2)
+    else:
+        writer.add_tokenizer_model("gpt2")
+        writer.add_tokenizer_pre("gpt-2")
+        writer.add_token_list(tokens)
+        writer.add_token_types(token_types)
+        writer.add_token_merges(merges)
+        writer.add_eos_token_id(specials[EOS_TOKEN])
+        writer.add_bos_token_id(specials[EOS_TOKEN])
+        writer.add_add_bos_token(False)
     writer.add_chat_template(CHAT_TEMPLATE)
 
     def add_matrix(name: str, values: Any) -> None:
@@ -167,3 +184,55 @@ def k_quant_blocks(rng: Any, shape: tuple[int, ...], kind: str, spread: float) -
     for start in K_QUANT_SCALES[kind]:
         blocks[..., start : start + 2] = scale
     return blocks.reshape(rows, columns // block * block_bytes)
+
+
+def train_sentencepiece(vocab_size: int, corpus_bytes: int) -> bytes:
+    """A SentencePiece BPE model trained as Llama's was (no normalization, whitespace kept, digits
+    split, byte fallback; `<unk>`, `<s>`, `</s>` as ids 0 to 2) on the standard library's text,
+    as the serialized model."""
+    import io
+
+    import sentencepiece
+
+    from .tiny_model import standard_library_text
+
+    model = io.BytesIO()
+    lines = (line for text in standard_library_text(corpus_bytes) for line in text.splitlines())
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=(line for line in lines if line.strip()),
+        model_writer=model,
+        vocab_size=vocab_size,
+        model_type="bpe",
+        byte_fallback=True,
+        character_coverage=1.0,
+        normalization_rule_name="identity",
+        remove_extra_whitespaces=False,
+        allow_whitespace_only_pieces=True,
+        split_digits=True,
+        minloglevel=2,
+    )
+    return model.getvalue()
+
+
+def sentencepiece_vocabulary(model: bytes) -> tuple[list[str], list[float], list[int]]:
+    """Pieces, scores and token types as llama.cpp's converter writes a SentencePiece model."""
+    import gguf
+    import sentencepiece
+
+    processor = sentencepiece.SentencePieceProcessor(model_proto=model)
+    tokens, scores, types = [], [], []
+    for index in range(processor.get_piece_size()):
+        tokens.append(processor.id_to_piece(index))
+        scores.append(processor.get_score(index))
+        if processor.is_unknown(index):
+            kind = gguf.TokenType.UNKNOWN
+        elif processor.is_control(index):
+            kind = gguf.TokenType.CONTROL
+        elif processor.is_unused(index):
+            kind = gguf.TokenType.UNUSED
+        elif processor.is_byte(index):
+            kind = gguf.TokenType.BYTE
+        else:
+            kind = gguf.TokenType.NORMAL
+        types.append(int(kind))
+    return tokens, scores, types
