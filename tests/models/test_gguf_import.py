@@ -129,6 +129,9 @@ HF_NAMES = {
 }
 
 
+FUSED_HF_NAMES = {"attn_qkv": "self_attn.qkv_proj", "ffn_up": "mlp.gate_up_proj"}
+
+
 def reference_logits(path: Path, tokens: list[int], architecture: str, shape: TinyShape) -> Any:
     """Logits of mlx-lm's model of `architecture` built from the file's dequantized float
     weights; llama's q/k rows put in Hugging Face order by inverting the converter's
@@ -168,6 +171,7 @@ def reference_logits(path: Path, tokens: list[int], architecture: str, shape: Ti
         "model.norm.weight": matrices["output_norm.weight"],
         "lm_head.weight": matrices["output.weight"],
     }
+    names = {**HF_NAMES, **(FUSED_HF_NAMES if architecture == "phi3" else {})}
     for name, values in matrices.items():
         pieces = name.split(".")
         if pieces[0] != "blk":
@@ -175,7 +179,7 @@ def reference_logits(path: Path, tokens: list[int], architecture: str, shape: Ti
         if architecture == "llama" and pieces[2] in ("attn_q", "attn_k"):
             heads = shape.num_heads if pieces[2] == "attn_q" else shape.num_kv_heads
             values = hf_order(values, heads)
-        weights[f"model.layers.{pieces[1]}.{HF_NAMES[pieces[2]]}.{pieces[3]}"] = values
+        weights[f"model.layers.{pieces[1]}.{names[pieces[2]]}.{pieces[3]}"] = values
     model.load_weights([(name, mx.array(value)) for name, value in weights.items()])
     return np.array(model(mx.array([tokens]))[0].astype(mx.float32))
 
@@ -201,7 +205,14 @@ def test_imported_model_logits_match_the_dequantized_file_on_a_short_prompt(
 
 @pytest.mark.parametrize(
     ("architecture", "quantization"),
-    [("qwen2", "Q4_K"), ("qwen2", "Q5_K"), ("qwen2", "Q5_0"), ("qwen3", "Q6_K"), ("llama", "Q4_K")],
+    [
+        ("qwen2", "Q4_K"),
+        ("qwen2", "Q5_K"),
+        ("qwen2", "Q5_0"),
+        ("qwen3", "Q6_K"),
+        ("llama", "Q4_K"),
+        ("phi3", "Q4_K"),
+    ],
 )
 def test_architecture_and_quantization_import_with_logits_of_the_dequantized_file(
     tmp_path: Path, cache_root: Path, architecture: str, quantization: str
@@ -312,7 +323,7 @@ def test_other_architecture_is_refused_from_the_header_before_hashing(
     with pytest.raises(ModelLoadError) as raised:
         import_gguf(path, cache_root=cache_root)
     message = str(raised.value)
-    assert "'gemma3' model: Counterfoil imports llama, qwen2 and qwen3" in message
+    assert "'gemma3' model: Counterfoil imports llama, qwen2, qwen3 and phi3" in message
     assert "--endpoint" in message and "\n" not in message
     assert hashed == [] and not cache_root.exists()
 

@@ -2,7 +2,8 @@
 
 llama.cpp names a layer's tensors `blk.N.attn_q.weight`, …; mlx-lm uses Hugging Face's names.
 llama.cpp's converter permutes llama's q/k projection rows for its RoPE layout (the import puts
-them back); Qwen2's and Qwen3's converters leave them as they are. `config.json` is built from
+them back); Qwen2's, Qwen3's and Phi-3's converters leave them as they are. Phi-3 fuses q/k/v
+and gate/up into one matrix each, as mlx-lm's phi3 does. `config.json` is built from
 the `<architecture>.*` metadata; mlx-lm keeps the keys its model class declares.
 """
 
@@ -31,20 +32,33 @@ TOP_NAMES = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "o
 SKIPPED = frozenset({"rope_freqs"})
 
 
+# Phi-3 keeps q, k and v in one matrix, and the gate and up projections in another.
+FUSED_NAMES = {"attn_qkv": "self_attn.qkv_proj", "ffn_up": "mlp.gate_up_proj"}
+
+
 @dataclass(frozen=True)
 class Architecture:
     name: str  # general.architecture
     model_type: str  # mlx-lm's model module
     hf_class: str
     permuted_qk: bool  # the converter permuted q/k rows for llama.cpp's RoPE
+    fused: bool = False  # q/k/v and gate/up each in one matrix
+
+    def layer_name(self, short: str) -> str | None:
+        if self.fused and short in FUSED_NAMES:
+            return FUSED_NAMES[short]
+        return LAYER_NAMES.get(short)
 
 
 ARCHITECTURES = {
     "llama": Architecture("llama", "llama", "LlamaForCausalLM", permuted_qk=True),
     "qwen2": Architecture("qwen2", "qwen2", "Qwen2ForCausalLM", permuted_qk=False),
     "qwen3": Architecture("qwen3", "qwen3", "Qwen3ForCausalLM", permuted_qk=False),
+    "phi3": Architecture("phi3", "phi3", "Phi3ForCausalLM", permuted_qk=False, fused=True),
 }
-SUPPORTED = "llama, qwen2 and qwen3 GGUF files with a byte-level BPE or SentencePiece vocabulary"
+SUPPORTED = (
+    "llama, qwen2, qwen3 and phi3 GGUF files with a byte-level BPE or SentencePiece vocabulary"
+)
 ALTERNATIVE = "serve it with llama.cpp's llama-server and pass --endpoint instead"
 
 
@@ -58,12 +72,14 @@ def architecture_of(metadata: dict[str, Any], name: str) -> Architecture:
     return architecture
 
 
-def mlx_name(tensor: str) -> str | None:
+def mlx_name(tensor: str, architecture: Architecture) -> str | None:
     """mlx-lm's name for the GGUF tensor, None for one it does without, or `ModelLoadError`."""
     stem, _, part = tensor.rpartition(".")
     pieces = stem.split(".")
-    if len(pieces) == 3 and pieces[0] == "blk" and pieces[1].isdigit() and pieces[2] in LAYER_NAMES:
-        return f"model.layers.{int(pieces[1])}.{LAYER_NAMES[pieces[2]]}.{part}"
+    if len(pieces) == 3 and pieces[0] == "blk" and pieces[1].isdigit():
+        name = architecture.layer_name(pieces[2])
+        if name is not None:
+            return f"model.layers.{int(pieces[1])}.{name}.{part}"
     if stem in TOP_NAMES:
         return f"{TOP_NAMES[stem]}.{part}"
     if stem in SKIPPED:
@@ -126,11 +142,13 @@ def model_config(
         "bos_token_id": _token_id(metadata, "bos"),
         "eos_token_id": _token_id(metadata, "eos"),
     }
-    _check_shapes(config, shapes)
+    _check_shapes(architecture, config, shapes)
     return config
 
 
-def _check_shapes(config: dict[str, Any], shapes: dict[str, tuple[int, ...]]) -> None:
+def _check_shapes(
+    architecture: Architecture, config: dict[str, Any], shapes: dict[str, tuple[int, ...]]
+) -> None:
     """The metadata's sizes must be the tensors' own, so the model built from the config
     holds exactly the weights written."""
     layers = {name.split(".")[1] for name in shapes if name.startswith("blk.")}
@@ -141,10 +159,16 @@ def _check_shapes(config: dict[str, Any], shapes: dict[str, tuple[int, ...]]) ->
         "token_embd.weight": (hidden, config["vocab_size"]),
         "output_norm.weight": (hidden,),
     }
+    queries = config["num_attention_heads"] * head_dim
+    keys = config["num_key_value_heads"] * head_dim
     for layer in range(config["num_hidden_layers"]):
-        expected[f"blk.{layer}.attn_q.weight"] = (hidden, config["num_attention_heads"] * head_dim)
-        expected[f"blk.{layer}.attn_k.weight"] = (hidden, config["num_key_value_heads"] * head_dim)
-        expected[f"blk.{layer}.ffn_up.weight"] = (hidden, config["intermediate_size"])
+        if architecture.fused:
+            expected[f"blk.{layer}.attn_qkv.weight"] = (hidden, queries + 2 * keys)
+            expected[f"blk.{layer}.ffn_up.weight"] = (hidden, 2 * config["intermediate_size"])
+        else:
+            expected[f"blk.{layer}.attn_q.weight"] = (hidden, queries)
+            expected[f"blk.{layer}.attn_k.weight"] = (hidden, keys)
+            expected[f"blk.{layer}.ffn_up.weight"] = (hidden, config["intermediate_size"])
     for name, shape in expected.items():
         if shapes.get(name) != shape:
             raise ModelLoadError(

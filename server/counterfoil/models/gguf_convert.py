@@ -55,7 +55,7 @@ def _importable(header: GGUFHeader, name: str) -> Architecture:
     architecture = architecture_of(header.metadata, name)
     check_vocabulary(header.metadata, name)
     for tensor in header.tensors:
-        mlx_name(tensor.name)
+        mlx_name(tensor.name, architecture)
         if not can_dequantize(tensor.type):
             kind = GGMLQuantizationType(tensor.type).name
             raise ModelLoadError(
@@ -78,7 +78,7 @@ def convert(source: Path, target: Path, report: Callable[[str], None]) -> None:
     weights: dict[str, Any] = {}
     bits: dict[str, int] = {}
     for index, tensor in enumerate(header.tensors):
-        name = mlx_name(tensor.name)
+        name = mlx_name(tensor.name, architecture)
         if name is None:
             continue
         if index % 32 == 0:

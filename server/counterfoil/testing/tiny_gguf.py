@@ -50,8 +50,8 @@ def build_tiny_gguf(
     `quantization` (`F32`, `Q4_0`, `Q4_1`, `Q8_0`, …: a `gguf.GGMLQuantizationType` name) is
     the type of every matrix, blocks quantized by the `gguf` package as llama.cpp's quantizer
     writes them; `file_type` overrides the `general.file_type` the file declares (to test a
-    refusal); `architecture` the `general.architecture` (`llama`, `qwen2`, `qwen3`, or another
-    name written with llama's tensors); `sentencepiece` writes a SentencePiece vocabulary
+    refusal); `architecture` the `general.architecture` (`llama`, `qwen2`, `qwen3`, `phi3` with
+    its fused matrices, or another name written with llama's tensors); `sentencepiece` writes a SentencePiece vocabulary
     (pieces, scores and types as llama.cpp's converter writes them, from `train_sentencepiece`)
     instead of the byte-level BPE one.
     """
@@ -148,9 +148,14 @@ def build_tiny_gguf(
     for layer in range(shape.num_layers):
         prefix = f"blk.{layer}"
         writer.add_tensor(f"{prefix}.attn_norm.weight", np.ones(hidden_size, dtype=np.float32))
-        add_matrix(f"{prefix}.attn_q.weight", matrix(hidden_size, hidden_size, 0.1))
-        add_matrix(f"{prefix}.attn_k.weight", matrix(kv_size, hidden_size, 0.1))
-        add_matrix(f"{prefix}.attn_v.weight", matrix(kv_size, hidden_size, 0.1))
+        fused = architecture == "phi3"  # q/k/v in one matrix, gate and up in another
+        if fused:
+            rows = hidden_size + 2 * kv_size
+            add_matrix(f"{prefix}.attn_qkv.weight", matrix(rows, hidden_size, 0.1))
+        else:
+            add_matrix(f"{prefix}.attn_q.weight", matrix(hidden_size, hidden_size, 0.1))
+            add_matrix(f"{prefix}.attn_k.weight", matrix(kv_size, hidden_size, 0.1))
+            add_matrix(f"{prefix}.attn_v.weight", matrix(kv_size, hidden_size, 0.1))
         if architecture == "qwen2":
             for name, rows in (("attn_q", hidden_size), ("attn_k", kv_size), ("attn_v", kv_size)):
                 writer.add_tensor(f"{prefix}.{name}.bias", matrix(1, rows, 0.1)[0])
@@ -160,8 +165,11 @@ def build_tiny_gguf(
                 writer.add_tensor(f"{prefix}.{name}.weight", norm)
         add_matrix(f"{prefix}.attn_output.weight", matrix(hidden_size, hidden_size, 0.1))
         writer.add_tensor(f"{prefix}.ffn_norm.weight", np.ones(hidden_size, dtype=np.float32))
-        add_matrix(f"{prefix}.ffn_gate.weight", matrix(feed_forward, hidden_size, 0.1))
-        add_matrix(f"{prefix}.ffn_up.weight", matrix(feed_forward, hidden_size, 0.1))
+        if fused:
+            add_matrix(f"{prefix}.ffn_up.weight", matrix(2 * feed_forward, hidden_size, 0.1))
+        else:
+            add_matrix(f"{prefix}.ffn_gate.weight", matrix(feed_forward, hidden_size, 0.1))
+            add_matrix(f"{prefix}.ffn_up.weight", matrix(feed_forward, hidden_size, 0.1))
         add_matrix(f"{prefix}.ffn_down.weight", matrix(hidden_size, feed_forward, 0.1))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
