@@ -135,10 +135,10 @@ def test_a_gguf_file_the_import_would_refuse_is_a_problem_with_the_reason(
     )
     assert model_check(str(taken)).ok
     refused = build_tiny_gguf(
-        tmp_path / "gemma.gguf", architecture="gemma3", vocab_size=400, corpus_bytes=20_000
+        tmp_path / "falcon.gguf", architecture="falcon", vocab_size=400, corpus_bytes=20_000
     )
     check = model_check(str(refused))
-    assert not check.ok and "'gemma3' model" in check.detail
+    assert not check.ok and "'falcon' model" in check.detail
     damaged = tmp_path / "damaged.gguf"
     damaged.write_bytes(taken.read_bytes()[:100])
     check = model_check(str(damaged))

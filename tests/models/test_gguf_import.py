@@ -29,6 +29,8 @@ from counterfoil.testing.tiny_model import DEFAULT_SHAPE, TinyShape, train_token
 
 # K-quant blocks hold 256 values: every row length must be a multiple of it.
 K_SHAPE = TinyShape(hidden_size=256, num_layers=1, num_heads=4, num_kv_heads=2)
+# mlx-lm's Gemma 3 attends globally every sixth layer and needs six at least.
+GEMMA3_SHAPE = TinyShape(hidden_size=256, num_layers=6, num_heads=4, num_kv_heads=2)
 SMALL_VOCAB = {"vocab_size": 600, "corpus_bytes": 50_000}
 
 PROMPT = [{"role": "user", "content": "def add(a, b):\n    return a + b"}]
@@ -130,6 +132,11 @@ HF_NAMES = {
 
 
 FUSED_HF_NAMES = {"attn_qkv": "self_attn.qkv_proj", "ffn_up": "mlp.gate_up_proj"}
+GEMMA3_HF_NAMES = {
+    "ffn_norm": "pre_feedforward_layernorm",
+    "post_attention_norm": "post_attention_layernorm",
+    "post_ffw_norm": "post_feedforward_layernorm",
+}
 
 
 def reference_logits(path: Path, tokens: list[int], architecture: str, shape: TinyShape) -> Any:
@@ -138,7 +145,8 @@ def reference_logits(path: Path, tokens: list[int], architecture: str, shape: Ti
     permutation."""
     import importlib
 
-    module = importlib.import_module(f"mlx_lm.models.{architecture}")
+    module_name = "gemma3_text" if architecture == "gemma3" else architecture
+    module = importlib.import_module(f"mlx_lm.models.{module_name}")
     matrices = file_matrices(path)
     size = matrices["token_embd.weight"].shape[0]
     model = module.Model(
@@ -156,6 +164,8 @@ def reference_logits(path: Path, tokens: list[int], architecture: str, shape: Ti
                 "rope_theta": 10_000.0,
                 "max_position_embeddings": 4096,
                 "tie_word_embeddings": False,
+                "query_pre_attn_scalar": shape.head_dim,
+                "sliding_window": 4,
             }
         )
     )
@@ -168,10 +178,11 @@ def reference_logits(path: Path, tokens: list[int], architecture: str, shape: Ti
 
     weights = {
         "model.embed_tokens.weight": matrices["token_embd.weight"],
-        "model.norm.weight": matrices["output_norm.weight"],
+        "model.norm.weight": matrices["output_norm.weight"] - (architecture == "gemma3"),
         "lm_head.weight": matrices["output.weight"],
     }
-    names = {**HF_NAMES, **(FUSED_HF_NAMES if architecture == "phi3" else {})}
+    own = {"phi3": FUSED_HF_NAMES, "gemma3": GEMMA3_HF_NAMES}.get(architecture, {})
+    names = {**HF_NAMES, **own}
     for name, values in matrices.items():
         pieces = name.split(".")
         if pieces[0] != "blk":
@@ -179,6 +190,8 @@ def reference_logits(path: Path, tokens: list[int], architecture: str, shape: Ti
         if architecture == "llama" and pieces[2] in ("attn_q", "attn_k"):
             heads = shape.num_heads if pieces[2] == "attn_q" else shape.num_kv_heads
             values = hf_order(values, heads)
+        if architecture == "gemma3" and name.endswith("norm.weight"):
+            values = values - 1  # llama.cpp stores Gemma's norms as 1 + w
         weights[f"model.layers.{pieces[1]}.{names[pieces[2]]}.{pieces[3]}"] = values
     model.load_weights([(name, mx.array(value)) for name, value in weights.items()])
     return np.array(model(mx.array([tokens]))[0].astype(mx.float32))
@@ -212,14 +225,16 @@ def test_imported_model_logits_match_the_dequantized_file_on_a_short_prompt(
         ("qwen3", "Q6_K"),
         ("llama", "Q4_K"),
         ("phi3", "Q4_K"),
+        ("gemma3", "Q4_K"),
     ],
 )
 def test_architecture_and_quantization_import_with_logits_of_the_dequantized_file(
     tmp_path: Path, cache_root: Path, architecture: str, quantization: str
 ) -> None:
+    shape = GEMMA3_SHAPE if architecture == "gemma3" else K_SHAPE
     path = build_tiny_gguf(
         tmp_path / f"{architecture}-{quantization}.gguf",
-        shape=K_SHAPE,
+        shape=shape,
         quantization=quantization,
         architecture=architecture,
         seed=4,
@@ -227,9 +242,9 @@ def test_architecture_and_quantization_import_with_logits_of_the_dequantized_fil
     )
     imported = import_gguf(path, cache_root=cache_root)
     config = json.loads((imported.folder / "config.json").read_text())
-    assert config["model_type"] == architecture
+    assert config["model_type"] == {"gemma3": "gemma3_text"}.get(architecture, architecture)
     logits, tokens = imported_logits(imported.folder)
-    expected = reference_logits(path, tokens, architecture, K_SHAPE)
+    expected = reference_logits(path, tokens, architecture, shape)
     spread = float(np.abs(expected).max())
     requantized = quantization == "Q6_K"  # within one 8-bit step; the others exactly
     np.testing.assert_allclose(logits, expected, atol=(0.05 if requantized else 0.005) * spread)
@@ -317,13 +332,13 @@ def test_import_redone_when_the_cached_folder_was_altered(
 def test_other_architecture_is_refused_from_the_header_before_hashing(
     tmp_path: Path, cache_root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = build_tiny_gguf(tmp_path / "g.gguf", architecture="gemma3", **SMALL_VOCAB)
+    path = build_tiny_gguf(tmp_path / "f.gguf", architecture="falcon", **SMALL_VOCAB)
     hashed: list[Path] = []
     monkeypatch.setattr(gguf_import, "file_sha256", lambda path: hashed.append(path) or "0")
     with pytest.raises(ModelLoadError) as raised:
         import_gguf(path, cache_root=cache_root)
     message = str(raised.value)
-    assert "'gemma3' model: Counterfoil imports llama, qwen2, qwen3 and phi3" in message
+    assert "'falcon' model: Counterfoil imports llama, qwen2, qwen3, phi3 and gemma3" in message
     assert "--endpoint" in message and "\n" not in message
     assert hashed == [] and not cache_root.exists()
 

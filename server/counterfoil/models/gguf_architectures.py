@@ -2,14 +2,15 @@
 
 llama.cpp names a layer's tensors `blk.N.attn_q.weight`, …; mlx-lm uses Hugging Face's names.
 llama.cpp's converter permutes llama's q/k projection rows for its RoPE layout (the import puts
-them back); Qwen2's, Qwen3's and Phi-3's converters leave them as they are. Phi-3 fuses q/k/v
-and gate/up into one matrix each, as mlx-lm's phi3 does. `config.json` is built from
+them back); the others' converters leave them as they are. Phi-3 fuses q/k/v and gate/up into
+one matrix each, as mlx-lm's phi3 does; Gemma 3's norms are stored shifted by 1. `config.json` is built from
 the `<architecture>.*` metadata; mlx-lm keeps the keys its model class declares.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ModelLoadError
@@ -34,6 +35,12 @@ SKIPPED = frozenset({"rope_freqs"})
 
 # Phi-3 keeps q, k and v in one matrix, and the gate and up projections in another.
 FUSED_NAMES = {"attn_qkv": "self_attn.qkv_proj", "ffn_up": "mlp.gate_up_proj"}
+# Gemma 3 norms the attention's and the MLP's outputs too; its `ffn_norm` comes before the MLP.
+GEMMA3_NAMES = {
+    "ffn_norm": "pre_feedforward_layernorm",
+    "post_attention_norm": "post_attention_layernorm",
+    "post_ffw_norm": "post_feedforward_layernorm",
+}
 
 
 @dataclass(frozen=True)
@@ -43,10 +50,12 @@ class Architecture:
     hf_class: str
     permuted_qk: bool  # the converter permuted q/k rows for llama.cpp's RoPE
     fused: bool = False  # q/k/v and gate/up each in one matrix
+    names: Mapping[str, str] = field(default_factory=dict)  # layer names of its own
+    norm_shift: float = 0.0  # what the converter added to every norm's weights
 
     def layer_name(self, short: str) -> str | None:
-        if self.fused and short in FUSED_NAMES:
-            return FUSED_NAMES[short]
+        if short in self.names:
+            return self.names[short]
         return LAYER_NAMES.get(short)
 
 
@@ -54,11 +63,27 @@ ARCHITECTURES = {
     "llama": Architecture("llama", "llama", "LlamaForCausalLM", permuted_qk=True),
     "qwen2": Architecture("qwen2", "qwen2", "Qwen2ForCausalLM", permuted_qk=False),
     "qwen3": Architecture("qwen3", "qwen3", "Qwen3ForCausalLM", permuted_qk=False),
-    "phi3": Architecture("phi3", "phi3", "Phi3ForCausalLM", permuted_qk=False, fused=True),
+    "phi3": Architecture(
+        "phi3", "phi3", "Phi3ForCausalLM", permuted_qk=False, fused=True, names=FUSED_NAMES
+    ),
+    # llama.cpp's converter adds 1 to Gemma's norms (it computes x * w where Gemma has x * (1 + w)).
+    "gemma3": Architecture(
+        "gemma3",
+        "gemma3_text",
+        "Gemma3ForCausalLM",
+        permuted_qk=False,
+        names=GEMMA3_NAMES,
+        norm_shift=1.0,
+    ),
 }
 SUPPORTED = (
-    "llama, qwen2, qwen3 and phi3 GGUF files with a byte-level BPE or SentencePiece vocabulary"
+    "llama, qwen2, qwen3, phi3 and gemma3 GGUF files with a byte-level BPE or SentencePiece "
+    "vocabulary"
 )
+# llama.cpp's fixed Gemma 3 settings (llama-model.cpp): every sixth layer attends globally, the
+# others over a window with a RoPE base of 10,000.
+GEMMA3_GLOBAL_EVERY = 6
+GEMMA3_LOCAL_ROPE_BASE = 10_000.0
 ALTERNATIVE = "serve it with llama.cpp's llama-server and pass --endpoint instead"
 
 
@@ -142,8 +167,27 @@ def model_config(
         "bos_token_id": _token_id(metadata, "bos"),
         "eos_token_id": _token_id(metadata, "eos"),
     }
+    if architecture.name == "gemma3":
+        config.update(_gemma3_config(metadata, config))
     _check_shapes(architecture, config, shapes)
     return config
+
+
+def _gemma3_config(metadata: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """Gemma 3's own keys, as llama.cpp reads the file (its 27B scales queries by the hidden
+    size per head, the others by the head size)."""
+    layers, heads = config["num_hidden_layers"], config["num_attention_heads"]
+    scalar = config["hidden_size"] // heads if layers == 62 else config["head_dim"]
+    extra: dict[str, Any] = {
+        "sliding_window": int(metadata.get("gemma3.attention.sliding_window", 512)),
+        "sliding_window_pattern": GEMMA3_GLOBAL_EVERY,
+        "rope_local_base_freq": GEMMA3_LOCAL_ROPE_BASE,
+        "query_pre_attn_scalar": scalar,
+    }
+    factor = metadata.get("gemma3.rope.scaling.factor")
+    if isinstance(factor, (int, float)) and factor != 1:
+        extra["rope_scaling"] = {"rope_type": "linear", "factor": float(factor)}
+    return extra
 
 
 def _check_shapes(

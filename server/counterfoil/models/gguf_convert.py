@@ -26,7 +26,7 @@ from .gguf_architectures import (
     permuted_heads,
 )
 from .gguf_header import GGUFHeader, read_gguf_header
-from .gguf_quants import GROUP, can_dequantize, mlx_tensor
+from .gguf_quants import GROUP, MLXTensor, can_dequantize, mlx_tensor
 from .tokenizer_from_gguf import check_vocabulary, tokenizer_files
 
 WEIGHTS = "model.safetensors"
@@ -86,6 +86,8 @@ def convert(source: Path, target: Path, report: Callable[[str], None]) -> None:
         converted = mlx_tensor(
             data[tensor.offset : tensor.offset + tensor.size], tensor.type, tensor.shape
         )
+        if architecture.norm_shift and tensor.name.endswith("norm.weight"):
+            converted = MLXTensor(converted.weight - architecture.norm_shift)
         heads = permuted_heads(tensor.name, architecture, config)
         stem = name.removesuffix(".weight")
         parts = {"weight": converted.weight}

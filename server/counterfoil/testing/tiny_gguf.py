@@ -51,7 +51,8 @@ def build_tiny_gguf(
     the type of every matrix, blocks quantized by the `gguf` package as llama.cpp's quantizer
     writes them; `file_type` overrides the `general.file_type` the file declares (to test a
     refusal); `architecture` the `general.architecture` (`llama`, `qwen2`, `qwen3`, `phi3` with
-    its fused matrices, or another name written with llama's tensors); `sentencepiece` writes a SentencePiece vocabulary
+    its fused matrices, `gemma3` with its extra norms, or another name written with llama's
+    tensors); `sentencepiece` writes a SentencePiece vocabulary
     (pieces, scores and types as llama.cpp's converter writes them, from `train_sentencepiece`)
     instead of the byte-level BPE one.
     """
@@ -108,9 +109,11 @@ def build_tiny_gguf(
     writer.add_rope_dimension_count(head_dim)
     writer.add_rope_freq_base(10_000.0)
     writer.add_file_type(file_type if file_type is not None else FILE_TYPES.get(quantization, 0))
-    if architecture == "qwen3":
+    if architecture in ("qwen3", "gemma3"):
         writer.add_key_length(head_dim)
         writer.add_value_length(head_dim)
+    if architecture == "gemma3":
+        writer.add_sliding_window(4)
     if sentencepiece:
         writer.add_tokenizer_model("llama")
         writer.add_token_list(tokens)
@@ -159,9 +162,13 @@ def build_tiny_gguf(
         if architecture == "qwen2":
             for name, rows in (("attn_q", hidden_size), ("attn_k", kv_size), ("attn_v", kv_size)):
                 writer.add_tensor(f"{prefix}.{name}.bias", matrix(1, rows, 0.1)[0])
-        if architecture == "qwen3":
+        if architecture in ("qwen3", "gemma3"):
             for name in ("attn_q_norm", "attn_k_norm"):
                 norm = (1 + matrix(1, head_dim, 0.1)[0]).astype(np.float32)
+                writer.add_tensor(f"{prefix}.{name}.weight", norm)
+        if architecture == "gemma3":  # norms after attention and MLP; all stored as 1 + w
+            for name in ("post_attention_norm", "post_ffw_norm"):
+                norm = (1 + matrix(1, hidden_size, 0.1)[0]).astype(np.float32)
                 writer.add_tensor(f"{prefix}.{name}.weight", norm)
         add_matrix(f"{prefix}.attn_output.weight", matrix(hidden_size, hidden_size, 0.1))
         writer.add_tensor(f"{prefix}.ffn_norm.weight", np.ones(hidden_size, dtype=np.float32))
