@@ -125,6 +125,27 @@ def test_a_cached_local_or_scripted_model_is_ok(
     assert model_check("scripted:/any.jsonl").ok
 
 
+def test_a_gguf_file_the_import_would_refuse_is_a_problem_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("gguf")
+    from counterfoil.testing.tiny_gguf import build_tiny_gguf
+
+    taken = build_tiny_gguf(
+        tmp_path / "qwen.gguf", architecture="qwen2", vocab_size=400, corpus_bytes=20_000
+    )
+    assert model_check(str(taken)).ok
+    refused = build_tiny_gguf(
+        tmp_path / "falcon.gguf", architecture="falcon", vocab_size=400, corpus_bytes=20_000
+    )
+    check = model_check(str(refused))
+    assert not check.ok and "'falcon' model" in check.detail
+    damaged = tmp_path / "damaged.gguf"
+    damaged.write_bytes(taken.read_bytes()[:100])
+    check = model_check(str(damaged))
+    assert not check.ok and "is not a GGUF file Counterfoil can read" in check.detail
+
+
 def test_the_doctor_names_python_packages_and_the_mlx_backend_in_a_subprocess(
     tmp_path: Path,
 ) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -274,6 +275,25 @@ async def test_a_model_that_fails_to_load_ends_the_run_and_the_daemon_stays(
     status = await daemon.request("counterfoil/status", {})
     assert status["modelState"] == "error"
     assert status["running"] is False
+
+
+async def test_a_crafted_gguf_model_is_one_sentence_and_the_daemon_stays(
+    start_daemon: StartDaemon, tmp_path: Path
+) -> None:
+    pytest.importorskip("mlx.core")
+    crafted = tmp_path / "crafted.gguf"  # one key whose length claims 10^9 bytes (it crashed MLX)
+    crafted.write_bytes(
+        b"GGUF" + struct.pack("<IQQQ", 3, 0, 1, 10**9) + b"general.architecture" + b"\0" * 41
+    )
+    daemon = await start_daemon({"model": str(crafted)})
+
+    result = await daemon.request("counterfoil/run", {"goal": "anything"})
+
+    assert result["reason"] == "model_error"
+    assert "crafted.gguf is not a GGUF file Counterfoil can read" in result["error"]
+    assert "\n" not in result["error"]
+    status = await daemon.request("counterfoil/status", {})
+    assert status["modelState"] == "error" and status["running"] is False
 
 
 async def test_a_broken_receipt_log_is_reported_not_served(

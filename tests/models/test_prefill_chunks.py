@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from itertools import pairwise
 
 import pytest
@@ -13,7 +14,10 @@ from counterfoil.models.prefill import (
     MAX_CHUNK,
     MIN_CHUNK,
     PREFILL_CHUNK,
+    RATE_SHARE,
+    RECENT_CHUNKS,
     next_chunk,
+    rate_floor,
 )
 from counterfoil.models.progress import ModelProgress
 
@@ -100,3 +104,35 @@ def test_chunk_sizes_stay_within_their_bounds() -> None:
     assert next_chunk(MAX_CHUNK, 0.01) == MAX_CHUNK
     assert next_chunk(MIN_CHUNK, 100.0) == MIN_CHUNK
     assert next_chunk(16, 0.0) == GROWTH * 16
+
+
+def settled_chunk(overhead: float, per_token: float) -> int:
+    """The chunk size prefill settles on for a model with this fixed cost and per-token cost."""
+    measured: list[tuple[int, float]] = []
+    size = PREFILL_CHUNK
+    for _ in range(20):
+        seconds = chunk_seconds(size, overhead, per_token)
+        measured.append((size, seconds))
+        size = max(next_chunk(size, seconds), rate_floor(measured[-RECENT_CHUNKS:]))
+    return size
+
+
+def test_chunks_keep_most_of_a_whole_prefills_rate_when_one_pass_outlasts_the_target() -> None:
+    overhead, per_token = 1.2, 0.046  # a 1.5B model in float32 on this CPU, roughly
+    size = settled_chunk(overhead, per_token)
+    whole_rate = 1 / per_token
+    assert size / chunk_seconds(size, overhead, per_token) >= RATE_SHARE * whole_rate
+
+
+def test_chunks_still_aim_at_the_target_time_where_a_pass_is_cheap() -> None:
+    size = settled_chunk(0.01, 0.002)
+    assert chunk_seconds(size, 0.01, 0.002) == pytest.approx(CHUNK_SECONDS, abs=0.02)
+
+
+def test_rate_floor_waits_for_two_chunk_sizes_before_it_fits_a_line() -> None:
+    assert rate_floor([(16, 1.0)]) == MIN_CHUNK
+    assert rate_floor([(16, 1.0), (16, 1.1)]) == MIN_CHUNK
+    # Through (16, 1.0) and (64, 3.0): 1/24 s a token, 1/3 s a pass, so 4 * (1/3) / (1/24).
+    overhead, per_token = 1 / 3, 1 / 24
+    wanted = RATE_SHARE / (1 - RATE_SHARE) * overhead / per_token
+    assert rate_floor([(16, 1.0), (64, 3.0)]) == math.ceil(wanted - 1e-9) == 32

@@ -31,6 +31,21 @@ def hub_cache_dir() -> Path:
     return Path(home) / "hub"
 
 
+def gguf_check(spec: str) -> Check:
+    """Whether the GGUF file's header is one the import takes (read in a moment, before any
+    import)."""
+    try:
+        from .gguf_convert import check_importable
+        from .gguf_header import read_gguf_header
+
+        check_importable(read_gguf_header(Path(spec).expanduser()), Path(spec).name)
+    except ImportError:
+        pass  # the mlx extra is not installed: the load says so
+    except ModelLoadError as error:
+        return Check("model", f"{spec}: {error}", False)
+    return Check("model", f"{spec}: a GGUF file, imported into an MLX folder on first use")
+
+
 def model_check(spec: str, timeout: float = 5.0) -> Check:
     """Whether the model the run would use can be had: scripted, a local folder, in the hub
     cache, or the hub reachable to download it. Neither cached nor reachable is a problem: the
@@ -42,7 +57,7 @@ def model_check(spec: str, timeout: float = 5.0) -> Check:
     if spec.strip().lower().endswith(".gguf"):
         if not Path(spec).expanduser().is_file():
             return Check("model", f"{spec}: GGUF file does not exist", False)
-        return Check("model", f"{spec}: a GGUF file, imported into an MLX folder on first use")
+        return gguf_check(spec)
     try:
         repo = resolve_model(spec).location
     except ModelLoadError as error:

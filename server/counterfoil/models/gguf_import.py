@@ -1,13 +1,14 @@
 """A GGUF file (llama.cpp's format) imported once into an MLX model folder.
 
-MLX reads Q4_0, Q4_1 and Q8_0 GGUF tensors directly into its own affine quantized form
-(`mx.load(path, return_metadata=True)`), so the weights stay quantized: only their names change
-to mlx-lm's llama ones, and the q/k projection rows, which llama.cpp's converter permutes for
-its RoPE layout, are put back in order (a row permutation, applied to the packed weights, the
-scales and the biases alike). `config.json` comes from the `llama.*` metadata, `tokenizer.json`
-is built with `tokenizers` from the GGUF vocabulary and merges, and the chat template from the
-metadata. The folder is named by the file's SHA-256 under the user's cache folder, written
-beside and renamed into place, and holds a manifest of its files' digests, checked before use.
+The header is read and bounded first (`gguf_header`: a few KB, milliseconds), and a file
+Counterfoil cannot import is refused with the reason before the file is hashed or read further.
+The conversion itself (`gguf_convert`: the `gguf` package's reference dequantization, MLX's
+affine quantization where the format allows it exactly, mlx-lm's names for the architecture,
+`config.json` from the metadata, a `tokenizers` tokenizer from the vocabulary, the chat template)
+runs in a child process, so a file that still trips a native library ends that process with one
+sentence while the caller lives on. The folder is named by the file's SHA-256 under the user's
+cache folder, written beside and renamed into place, and holds a manifest of its files'
+digests, checked before use.
 """
 
 from __future__ import annotations
@@ -15,36 +16,22 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .errors import ModelLoadError
 from .file_digest import file_sha256
+from .gguf_architectures import ALTERNATIVE
+from .gguf_convert import check_importable
+from .gguf_header import read_gguf_header
 from .progress import ModelProgress, ProgressCallback
-from .tokenizer_from_gguf import TokenizerFiles, tokenizer_files
 
-IMPORT_FORMAT = 1
+IMPORT_FORMAT = 2
 MANIFEST = "counterfoil-gguf.json"
-SUPPORTED = "llama-architecture GGUF files in F32, F16, Q4_0, Q4_1 or Q8_0"
-ALTERNATIVE = "serve it with llama.cpp's llama-server and pass --endpoint instead"
-
-# general.file_type values (llama.cpp's LLAMA_FTYPE) whose tensors MLX reads as they are.
-FILE_TYPES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0"}
-
-_LAYER_NAMES = {
-    "attn_q": "self_attn.q_proj",
-    "attn_k": "self_attn.k_proj",
-    "attn_v": "self_attn.v_proj",
-    "attn_output": "self_attn.o_proj",
-    "attn_norm": "input_layernorm",
-    "ffn_norm": "post_attention_layernorm",
-    "ffn_gate": "mlp.gate_proj",
-    "ffn_up": "mlp.up_proj",
-    "ffn_down": "mlp.down_proj",
-}
-_TOP_NAMES = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head"}
 
 
 @dataclass(frozen=True)
@@ -74,12 +61,13 @@ def import_gguf(
 ) -> ImportedGGUF:
     """The MLX folder for the GGUF file at `path`, imported now unless already cached.
 
-    Raises `ModelLoadError` (one sentence) for a missing file, an architecture or quantization
-    MLX cannot read, or a file MLX cannot parse.
+    Raises `ModelLoadError` (one sentence) for a missing or damaged file, an architecture,
+    tokenizer or quantization the import does not handle, or a conversion that failed.
     """
     source = Path(path).expanduser()
     if not source.is_file():
         raise ModelLoadError(f"GGUF file {source} does not exist")
+    check_importable(read_gguf_header(source), source.name)
     report = _reporter(on_progress)
     report(f"hashing {source.name}")
     digest = file_sha256(source)
@@ -93,7 +81,7 @@ def import_gguf(
         shutil.rmtree(partial)
     partial.mkdir(parents=True)
     try:
-        _convert(source, partial, report)
+        _convert_in_child(source, partial, report)
         _write_manifest(partial, digest)
         if folder.exists():
             shutil.rmtree(folder)
@@ -113,168 +101,61 @@ def _reporter(on_progress: ProgressCallback | None) -> Callable[[str], None]:
     return report
 
 
-def _convert(source: Path, target: Path, report: Callable[[str], None]) -> None:
-    import mlx.core as mx
+def converter_command(source: Path, target: Path) -> list[str]:
+    """The child process that converts `source` into the folder `target`."""
+    return [sys.executable, "-m", "counterfoil.models.gguf_convert", str(source), str(target)]
 
-    try:
-        loaded: Any = mx.load(str(source), return_metadata=True)
-    except Exception as error:  # noqa: BLE001 - MLX raises RuntimeError/ValueError variants
+
+def _convert_in_child(source: Path, target: Path, report: Callable[[str], None]) -> None:
+    package_root = str(Path(__file__).resolve().parents[2])
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = os.pathsep.join(
+        part for part in (package_root, environment.get("PYTHONPATH")) if part
+    )
+    child = subprocess.Popen(
+        converter_command(source, target),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=environment,
+        text=True,
+    )
+    error: str | None = None
+    done = False
+    assert child.stdout is not None
+    for line in child.stdout:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue  # a library's own output
+        if not isinstance(message, dict):
+            continue
+        if isinstance(message.get("progress"), str):
+            report(message["progress"])
+        elif isinstance(message.get("error"), str):
+            error = message["error"]
+        elif message.get("done") is True:
+            done = True
+    status = child.wait()
+    if status < 0:
         raise ModelLoadError(
-            f"MLX cannot read {source.name} ({_first_line(error)}): Counterfoil imports "
-            f"{SUPPORTED}; {ALTERNATIVE}"
-        ) from None
-    tensors, metadata = loaded
-    _check_supported(source, metadata)
-    config = model_config(metadata, tensors)
-    report(f"mapping {len(tensors)} tensors")
-    weights = mlx_weights(tensors, config)
-    config["quantization"] = _quantization(weights)
-    if config["quantization"] is None:
-        del config["quantization"]
-    mx.save_safetensors(str(target / "model.safetensors"), weights, metadata={"format": "mlx"})
-    (target / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
-    report("building the tokenizer")
-    files = tokenizer_files(metadata, source.name)
-    _write_tokenizer(target, files)
-
-
-def _first_line(error: BaseException) -> str:
-    return (str(error).strip().splitlines() or [type(error).__name__])[0]
-
-
-def _scalar(metadata: dict[str, Any], key: str, default: Any = None) -> Any:
-    value = metadata.get(key, default)
-    if hasattr(value, "item"):
-        return value.item()
-    return value
-
-
-def _check_supported(source: Path, metadata: dict[str, Any]) -> None:
-    architecture = _scalar(metadata, "general.architecture")
-    if architecture != "llama":
+            f"importing {source.name} stopped the importer ({_signal_name(-status)}): the file "
+            f"is damaged or holds what Counterfoil cannot read; {ALTERNATIVE}"
+        )
+    if error is not None:
+        raise ModelLoadError(error)
+    if status != 0 or not done:
         raise ModelLoadError(
-            f"{source.name} is a {architecture!r} model: Counterfoil imports {SUPPORTED}; "
+            f"importing {source.name} failed (the importer exited with status {status}); "
             f"{ALTERNATIVE}"
         )
-    file_type = _scalar(metadata, "general.file_type")
-    if file_type is not None and int(file_type) not in FILE_TYPES:
-        raise ModelLoadError(
-            f"{source.name} uses a quantization MLX cannot read (llama.cpp file type "
-            f"{int(file_type)}, such as the K-quants Q4_K_M or Q6_K): Counterfoil imports "
-            f"{SUPPORTED}; {ALTERNATIVE}"
-        )
 
 
-def model_config(metadata: dict[str, Any], tensors: dict[str, Any]) -> dict[str, Any]:
-    """mlx-lm's llama `config.json` from the `llama.*` metadata."""
-
-    def number(key: str, default: Any = None) -> Any:
-        value = _scalar(metadata, f"llama.{key}", default)
-        if value is None:
-            raise ModelLoadError(f"the GGUF metadata has no llama.{key}")
-        return value
-
-    hidden = int(number("embedding_length"))
-    heads = int(number("attention.head_count"))
-    embedding = tensors["token_embd.weight"]
-    vocab = int(_scalar(metadata, "llama.vocab_size", 0) or embedding.shape[0])
-    return {
-        "architectures": ["LlamaForCausalLM"],
-        "model_type": "llama",
-        "hidden_size": hidden,
-        "num_hidden_layers": int(number("block_count")),
-        "intermediate_size": int(number("feed_forward_length")),
-        "num_attention_heads": heads,
-        "num_key_value_heads": int(number("attention.head_count_kv", heads)),
-        "head_dim": int(number("rope.dimension_count", hidden // heads)),
-        "rms_norm_eps": float(number("attention.layer_norm_rms_epsilon", 1e-5)),
-        "rope_theta": float(number("rope.freq_base", 10_000.0)),
-        "vocab_size": vocab,
-        "max_position_embeddings": int(number("context_length", 4096)),
-        "tie_word_embeddings": "output.weight" not in tensors,
-        "attention_bias": False,
-        "mlp_bias": False,
-        "bos_token_id": _token_id(metadata, "bos"),
-        "eos_token_id": _token_id(metadata, "eos"),
-    }
-
-
-def _token_id(metadata: dict[str, Any], which: str) -> int | None:
-    value = _scalar(metadata, f"tokenizer.ggml.{which}_token_id")
-    return None if value is None else int(value)
-
-
-def mlx_weights(tensors: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
-    """The tensors under mlx-lm's llama names, q/k rows in Hugging Face order."""
-    heads = int(config["num_attention_heads"])
-    kv_heads = int(config["num_key_value_heads"])
-    weights: dict[str, Any] = {}
-    for name, tensor in tensors.items():
-        stem, _, part = name.rpartition(".")
-        pieces = stem.split(".")
-        if pieces[0] == "blk" and len(pieces) == 3 and pieces[2] in _LAYER_NAMES:
-            mapped = f"model.layers.{pieces[1]}.{_LAYER_NAMES[pieces[2]]}"
-            if pieces[2] == "attn_q":
-                tensor = unpermute_rows(tensor, heads)
-            elif pieces[2] == "attn_k":
-                tensor = unpermute_rows(tensor, kv_heads)
-        elif stem in _TOP_NAMES:
-            mapped = _TOP_NAMES[stem]
-        elif stem == "rope_freqs":
-            continue  # llama 3.1 scaling factors: mlx-lm recomputes them from the config
-        else:
-            raise ModelLoadError(
-                f"the GGUF holds a tensor Counterfoil cannot place ({name}): it imports "
-                f"{SUPPORTED}; {ALTERNATIVE}"
-            )
-        weights[f"{mapped}.{part}"] = tensor
-    return weights
-
-
-def unpermute_rows(tensor: Any, heads: int) -> Any:
-    """Undo llama.cpp's RoPE permutation of a q/k projection's output rows.
-
-    The converter writes each head's rows as (half, pair) interleaved; mlx-lm (like Hugging
-    Face) expects the two halves one after the other. Only rows move, so a quantized matrix's
-    packed weights, scales and biases are reordered the same way.
-    """
-    rows = tensor.shape[0]
-    rest = tuple(tensor.shape[1:])
-    return tensor.reshape(heads, rows // heads // 2, 2, *rest).swapaxes(1, 2).reshape(rows, *rest)
-
-
-def _quantization(weights: dict[str, Any]) -> dict[str, Any] | None:
-    """mlx-lm's `quantization` entry: the common (group size, bits), and any layer that differs.
-
-    GGUF blocks hold 32 values; the bits follow from the packed width.
-    """
-    found: dict[str, tuple[int, int]] = {}
-    for name, weight in weights.items():
-        if not name.endswith(".scales"):
-            continue
-        layer = name[: -len(".scales")]
-        packed = weights[f"{layer}.weight"]
-        columns = weight.shape[-1] * 32
-        bits = packed.shape[-1] * 32 // columns
-        found[layer] = (32, bits)
-    if not found:
-        return None
-    counts: dict[tuple[int, int], int] = {}
-    for pair in found.values():
-        counts[pair] = counts.get(pair, 0) + 1
-    group, bits = max(counts, key=lambda pair: counts[pair])
-    quantization: dict[str, Any] = {"group_size": group, "bits": bits}
-    for layer, pair in found.items():
-        if pair != (group, bits):
-            quantization[layer] = {"group_size": pair[0], "bits": pair[1]}
-    return quantization
-
-
-def _write_tokenizer(target: Path, files: TokenizerFiles) -> None:
-    (target / "tokenizer.json").write_text(files.tokenizer_json, encoding="utf-8")
-    (target / "tokenizer_config.json").write_text(
-        json.dumps(files.tokenizer_config, indent=2), encoding="utf-8"
-    )
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _folder_digests(folder: Path) -> dict[str, str]:
