@@ -16,6 +16,8 @@ export type DownloadState = "downloading" | "done" | "cancelled" | "failed";
 
 export type SessionStateName = "interrupted" | "paused" | "discarded" | "ended" | "running" | "unreadable";
 
+export type ActivityPhase = "loading" | "loaded" | "prefill" | "generating" | "generated";
+
 export type BranchState = "running" | "interrupted" | "ended" | "selected" | "discarded";
 
 export type SelectionOutcome = "selected" | "refused" | "stopped";
@@ -322,6 +324,14 @@ export interface RevertParams {
   toolCallId: string;
 }
 
+/** What the model is doing for a run, in the daemon's words, from the run's start: loading it (the file, and what was done: an import, a load), then each step's prefill (tokens of the total) and generation, a rate only over a span long enough to mean one. */
+export interface RunActivity {
+  runId: string;
+  phase: ActivityPhase;
+  step: number | null;
+  message: string;
+}
+
 export interface RunParams {
   goal: string;
 }
@@ -623,6 +633,7 @@ export const Methods = {
   runStarted: "counterfoil/runStarted",
   runState: "counterfoil/runState",
   modelText: "counterfoil/modelText",
+  runActivity: "counterfoil/runActivity",
   download: "counterfoil/download",
 } as const;
 

@@ -115,8 +115,15 @@ class AgentRunner:
         except ModelLoadError as error:
             self.channel.show_message("error", f"Counterfoil: {error}")
             return RunEnd(failed_run("model_error", str(error)), None)
+
+        def activity(phase: messages.ActivityPhase, message: str, step: int | None) -> None:
+            shown = messages.RunActivity(runId=run_id, phase=phase, step=step, message=message)
+            self.channel.notify(*notice(shown))
+
         try:
-            loaded = self.models.load(settings, root)
+            loaded = self.models.load(
+                settings, root, lambda phase, message: activity(phase, message, None)
+            )
         except ModelLoadFailed as error:
             self.channel.show_message("error", str(error))
             return RunEnd(failed_run("model_error", str(error)), None)
@@ -125,8 +132,9 @@ class AgentRunner:
         # from 1, the person reads the run's.
         before = [0]
 
-        def report(step: int, message: str) -> None:
+        def report(step: int, phase: messages.ActivityPhase, message: str) -> None:
             self.channel.report_progress(token, f"step {step + before[0]}: {message}")
+            activity(phase, message, step + before[0])
 
         def on_text(step: int, text: str, thinking: bool) -> None:
             shown = messages.ModelText(

@@ -62,6 +62,7 @@ from .runs import (
     FollowUpParams,
     ModelText,
     RevertParams,
+    RunActivity,
     RunParams,
     RunRecord,
     RunResult,
@@ -102,6 +103,7 @@ from .status import (
 )
 from .wire import (
     SOMETIMES,
+    ActivityPhase,
     DownloadState,
     EffectState,
     ModelStateName,
@@ -158,6 +160,7 @@ NOTIFICATIONS: dict[str, type] = {
     "counterfoil/runStarted": RunStarted,
     "counterfoil/runState": RunStateNotice,
     "counterfoil/modelText": ModelText,
+    "counterfoil/runActivity": RunActivity,
     "counterfoil/download": DownloadProgress,
 }
 _NOTIFIED_AS = {message: method for method, message in NOTIFICATIONS.items()}
@@ -182,6 +185,7 @@ __all__ = [
     "NOTIFICATIONS",
     "REQUESTS",
     "SOMETIMES",
+    "ActivityPhase",
     "AgentEvent",
     "AgentsFileRecord",
     "Approval",
@@ -233,6 +237,7 @@ __all__ = [
     "Request",
     "ResumeParams",
     "RevertParams",
+    "RunActivity",
     "RunParams",
     "RunRecord",
     "RunResult",

@@ -10,7 +10,7 @@ from .wire import SOMETIMES
 
 if TYPE_CHECKING:
     from .receipts import Receipt
-    from .wire import EffectState, RunStateName, Validation
+    from .wire import ActivityPhase, EffectState, RunStateName, Validation
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -188,6 +188,18 @@ class RunStateNotice:
     runId: str
     state: RunStateName
     reason: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunActivity:
+    """What the model is doing for a run, in the daemon's words, from the run's start: loading
+    it (the file, and what was done: an import, a load), then each step's prefill (tokens of the
+    total) and generation, a rate only over a span long enough to mean one."""
+
+    runId: str
+    phase: ActivityPhase
+    step: int | None  # null while the model loads
+    message: str
 
 
 @dataclass(frozen=True, kw_only=True)
