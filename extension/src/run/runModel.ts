@@ -7,6 +7,7 @@ import type {
   AgentEvent,
   AgentsFileRecord,
   EffectState,
+  RunActivity,
   RunResult,
   ShownToModel,
   Verdict,
@@ -126,6 +127,10 @@ export interface TurnView {
   modelUsage?: string | null;
   /** The root's AGENTS.md as the run read it (the daemon's runStarted), if there is one. */
   agentsFile?: AgentsFileRecord | null;
+  /** What the model's loading did, in the daemon's words (the file, an import, the load). */
+  loading?: string[];
+  /** What the model is doing now, or last did, for a step (the daemon's runActivity). */
+  activity?: { step: number; message: string } | null;
 }
 
 export interface RunModel {
@@ -267,6 +272,24 @@ export function addModelText(
     } else {
       turn.streaming.text += text;
     }
+  });
+}
+
+/** The most loading lines a turn keeps: the first (the model) and the latest. */
+const LOADING_LINES = 6;
+
+/** What the daemon says the model is doing for run `activity.runId`. */
+export function addActivity(model: RunModel, activity: RunActivity): void {
+  updateTurn(model, activity.runId, (turn) => {
+    if (activity.step === null) {
+      const lines = [...(turn.loading ?? []), activity.message];
+      turn.loading =
+        lines.length > LOADING_LINES
+          ? [lines[0], ...lines.slice(1 - LOADING_LINES)]
+          : lines;
+      return;
+    }
+    turn.activity = { step: activity.step, message: activity.message };
   });
 }
 

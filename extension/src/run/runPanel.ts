@@ -10,6 +10,7 @@ import type { DaemonClient } from "../daemon/client";
 import type { RunResult } from "../daemon/protocol";
 import type { ReviewController } from "../review/controller";
 import {
+  addActivity,
   addEvent,
   addModelText,
   emptyModel,
@@ -101,6 +102,10 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       client.onEvent((event) => {
         addEvent(this.model, event);
         this.render();
+      }),
+      client.onRunActivity((activity) => {
+        addActivity(this.model, activity);
+        this.renderSoon();
       }),
       client.onRunState((state) => {
         if (state.state === "stopping") {

@@ -262,17 +262,37 @@ function resumableBlock(
 
 let sentGoal: string | null = null;
 
-/** Clears the goal field once the run it started took a step (or a proposal appeared). */
+/**
+ * Clears the goal field once the run it started is open (its goal is then the turn's first
+ * line); a run that never started leaves it where the person typed it.
+ */
 function settleGoal(state: ModelMessage): void {
   if (sentGoal === null) return;
   const turn: DrawnTurn | undefined = state.turns[state.turns.length - 1];
   if (!turn || turn.goal !== sentGoal) return;
-  if (turn.steps.length > 0 || turn.streaming) {
+  if (isGoing(turn) || turn.steps.length > 0) {
     if (message.value.trim() === sentGoal) message.value = "";
-    sentGoal = null;
-  } else if (!isGoing(turn)) {
-    sentGoal = null; // the start failed: the goal stays in the field
   }
+  sentGoal = null;
+}
+
+/** What the model is doing (loading, a step's prefill or generation), the turn's first item. */
+function activityBlock(turn: DrawnTurn): HTMLElement | null {
+  const loading = turn.loading ?? [];
+  if (loading.length === 0 && !turn.activity) return null;
+  const block = el("ul", "activity");
+  for (const line of loading)
+    block.append(el("li", "loading", `Model: ${line}`));
+  if (turn.activity) {
+    block.append(
+      el(
+        "li",
+        "step-activity",
+        `Step ${turn.activity.step}: ${turn.activity.message}`,
+      ),
+    );
+  }
+  return block;
 }
 
 const HEADINGS: Partial<Record<DrawnTurn["status"], string>> = {
@@ -367,6 +387,8 @@ function render(state: ModelMessage): void {
           ? `Resumed: ${turn.goal}`
           : turn.goal,
     );
+    const activity = activityBlock(turn);
+    if (activity) block.append(activity);
     if (turn.agentsFileLine) {
       block.append(rulesNote(turn.agentsFileLine));
     }

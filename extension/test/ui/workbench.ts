@@ -59,6 +59,28 @@ export function writeResponses(name: string, ...responses: object[]): string {
   return file;
 }
 
+/**
+ * A model directory whose greedy answers are `answers`, one per step: real weights set by hand
+ * (server/counterfoil/testing/scripted_weights.py), so MLX loads, prefills and streams it like
+ * any model, in the daemon or behind mlx_lm.server.
+ */
+export function scriptedWeightsModel(name: string, answers: string[]): string {
+  const script = join(stateDir, `${name}-answers.jsonl`);
+  writeFileSync(script, answers.join("\n") + "\n");
+  const built = spawnSync(
+    python,
+    [
+      "-m",
+      "counterfoil.testing.scripted_weights",
+      join(stateDir, `${name}-scripted-weights-model`),
+      script,
+    ],
+    { encoding: "utf8" },
+  );
+  assert.equal(built.status, 0, built.stderr);
+  return built.stdout.trim();
+}
+
 /** The daemon's settings for the demo project, with the scripted model replaying `responses`. */
 export function daemonSettings(responses: string): Record<string, unknown> {
   return {
