@@ -142,6 +142,7 @@ export interface ObjectResult {
 /** A receipt as the daemon sends it: the logged receipt and the daemon's word on it. */
 export interface Receipt extends LoggedReceipt {
   revertable: boolean;
+  proposedBy?: string | null;
 }
 
 export interface VerifyResult {
