@@ -73,6 +73,7 @@ describe("the model's activity in the run panel", () => {
     }
     step("run ended");
     await page.mouse.move(10, 10);
+    await turn.locator("h2.goal").scrollIntoViewIfNeeded();
     await screenshot(page, "activity-run-ended.png");
 
     // The activity is the turn's first item, right under the goal.
