@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import {
-  answerCommandModal,
+  answerCommandQuestion,
   assertFixAppLanded,
   editorTitleAction,
   failureScreenshot,
@@ -124,7 +124,7 @@ describe("a run through a local mlx_lm.server", () => {
       "nothing is written before Accept",
     );
     await editorTitleAction(page, "Accept").click();
-    const modal = await answerCommandModal(page, "Accept");
+    const modal = await answerCommandQuestion(page, "Accept");
     assert.ok(modal.includes(`argv: ${JSON.stringify(validation)}`), modal);
     step("edit and command accepted");
 

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import {
-  answerCommandModal,
+  answerCommandQuestion,
   editorTitleAction,
   failureScreenshot,
   makeWorkspace,
@@ -89,7 +89,7 @@ describe("pause and steer", () => {
       await waitForDaemon(page);
       await startRun(page, "wait, then double");
       const panel = runPanel(page);
-      await answerCommandModal(page, "Accept");
+      await answerCommandQuestion(page, "Accept");
       await panel
         .locator(".step.streaming h3", {
           hasText: "running the approved command…",

@@ -38,8 +38,13 @@ async function tooltipOf(
 ): Promise<string> {
   const box = await row.boundingBox();
   assert.ok(box, "the row is on screen");
-  await page.mouse.move(box.x + 40, box.y + box.height / 2);
-  const hover = page.locator(".workbench-hover, .monaco-hover").first();
+  // The hover comes after the mouse rests: move onto the row in steps, then once more.
+  await page.mouse.move(box.x + 20, box.y + box.height / 2, { steps: 5 });
+  await page.mouse.move(box.x + 60, box.y + box.height / 2, { steps: 5 });
+  const hover = page
+    .locator(".workbench-hover, .monaco-hover, .hover-contents")
+    .filter({ visible: true })
+    .first();
   await hover.waitFor({ timeout: 15_000 });
   const text = await hover.innerText();
   await screenshot(page, shot);

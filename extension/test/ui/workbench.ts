@@ -14,6 +14,7 @@ import { join, resolve } from "node:path";
 import {
   type Browser,
   type FrameLocator,
+  type Locator,
   type Page,
   chromium,
 } from "playwright-core";
@@ -379,21 +380,32 @@ export async function waitForProposalDiff(
   await editorTitleAction(page, "Reject").waitFor();
 }
 
-export async function answerCommandModal(
+/**
+ * Answers a command's question in its notification (never a modal) and returns the question's
+ * text: its argv, folder and how it runs.
+ */
+export async function answerCommandQuestion(
   page: Page,
   answer: "Accept" | "Reject",
 ): Promise<string> {
-  const dialog = page.locator(".monaco-dialog-box");
-  await dialog.waitFor({ timeout: 30_000 });
-  const text = await dialog.innerText();
-  await screenshot(page, `command-modal-${answer.toLowerCase()}.png`);
-  await dialog
-    .locator(".dialog-buttons .monaco-button", {
-      hasText: new RegExp(`^${answer}$`),
-    })
+  const toast = commandQuestion(page);
+  await toast.waitFor({ timeout: 30_000 });
+  const text = await toast.innerText();
+  await screenshot(page, `command-question-${answer.toLowerCase()}.png`);
+  await toast
+    .locator(".monaco-button", { hasText: new RegExp(`^${answer}$`) })
     .click();
-  await dialog.waitFor({ state: "detached" });
+  await toast.waitFor({ state: "detached" });
   return text;
+}
+
+/** The notification that asks about a command. */
+export function commandQuestion(page: Page): Locator {
+  return page
+    .locator(".notifications-toasts .notification-toast", {
+      hasText: "Counterfoil wants to run a command",
+    })
+    .first();
 }
 
 export async function waitForNotification(
