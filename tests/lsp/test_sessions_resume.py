@@ -107,9 +107,31 @@ async def test_resume_after_a_crash_asks_the_open_approval_again_against_the_dis
     (started,) = second.told("counterfoil/runStarted")
     assert started["runId"] == session["runId"] and started["resumed"] is True
     # The approval asked again is the step it was (the third), and the steps go on from it.
-    assert [step["step"] for step in second.steps(result)] == [3, 4]
+    now = [step for step in second.steps(result) if "earlier" not in step]
+    assert [step["step"] for step in now] == [3, 4]
     listed = await second.request("counterfoil/sessions", {})
     assert [item["state"] for item in listed["sessions"]] == ["ended"]
+
+
+async def test_resume_retells_the_steps_before_the_interruption_from_the_runs_record(
+    start_daemon: StartDaemon, tmp_path: Path
+) -> None:
+    settings = two_edits(tmp_path)
+    await killed_at_second_approval(start_daemon, settings)
+    second = await start_daemon(settings)
+    (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
+
+    result = await second.request("counterfoil/resume", {"runId": session["runId"]})
+
+    told = second.steps(result)
+    earlier = [step for step in told if "earlier" in step]
+    assert [(step["step"], step["earlier"]) for step in earlier] == [
+        (1, "before the interruption"),
+        (2, "before the interruption"),
+    ]
+    assert earlier[0]["action"] == {"tool": "read_file", "arguments": {"path": "app.py"}}
+    assert earlier[1]["result"] == "edited app.py"
+    assert told[:2] == earlier  # told first, before the steps of this part
 
 
 async def test_a_file_changed_while_no_daemon_ran_is_not_overwritten_on_resume(

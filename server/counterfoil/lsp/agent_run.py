@@ -19,6 +19,7 @@ from ..models.download import DownloadCancelled
 from ..models.errors import ModelLoadError
 from ..models.usage import usage_line
 from ..protocol import notice, wire
+from ..sessions.earlier_steps import earlier_steps, earlier_words
 from ..sessions.intents import Settled
 from ..sessions.recorded_run import RecordedRun
 from ..sessions.reopen import ResumePlan
@@ -128,8 +129,8 @@ class AgentRunner:
             self.channel.show_message("error", str(error))
             return RunEnd(failed_run("model_error", str(error)), None)
 
-        # A resumed run's steps go on from where it stopped: the loop counts this part's steps
-        # from 1, the person reads the run's.
+        # A resumed run's steps, and a follow-up's, go on from the conversation's: the loop
+        # counts this part's steps from 1, the person reads the run's.
         before = [0]
 
         def report(step: int, phase: messages.ActivityPhase, message: str) -> None:
@@ -176,8 +177,18 @@ class AgentRunner:
         recorded.recorder.cause_of = job.bridge.cause_of
         self.channel.log(f"run {'resumed' if recorded.resuming else 'started'}: {goal}")
         instructions = None if request.agents is None else request.agents.text
+        told_before = earlier_steps(
+            [(message["role"], message["content"]) for message in recorded.messages]
+        )
         recorded.begin(loaded, workspace, instructions)
-        before[0] = recorded.steps_done
+        before[0] = len(told_before)
+        if request.plan is not None:  # the run's story so far, from its record
+            record = request.plan.record
+            words = earlier_words(record.state, record.reason)
+            for told in told_before:
+                earlier = AgentEvent(told.step, told.response, told.action, told.observation)
+                shown = replace(event_message(earlier, run_id), earlier=words)
+                self.channel.notify(*notice(shown))
         if recorded.asked_again is not None:  # the open approval, answered again: its own step
             response, action, step = recorded.asked_again
             on_event(AgentEvent(1, response, action, step.observation, step))

@@ -181,6 +181,9 @@ class AgentEvent(StepRecord):
     noAction: str | None = field(default=None, metadata=SOMETIMES)
     # For the person only: the setting that enables a tool the step found not enabled.
     enabledBy: str | None = None
+    # A step taken before this part of a resumed run, retold from the run's record as the
+    # resume begins ("before the interruption", "before the pause"); absent for a step now.
+    earlier: str | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)
