@@ -82,6 +82,8 @@ export interface StepView {
   shownToModel?: ShownToModel | null;
   /** For the person: how to turn on a tool the step found not enabled. */
   enableNote?: string | null;
+  /** A step from before a resume, retold from the run's record: "before the interruption". */
+  earlier?: string | null;
 }
 
 export type TurnStatus =
@@ -293,7 +295,22 @@ export function addActivity(model: RunModel, activity: RunActivity): void {
   });
 }
 
+/** Whether the panel shows step `step` of run `runId` already (a resume in the same panel). */
+function stepShown(
+  model: RunModel,
+  runId: string | null,
+  step: number,
+): boolean {
+  return model.turns.some(
+    (turn) =>
+      turn.runId === runId && turn.steps.some((shown) => shown.step === step),
+  );
+}
+
 export function addEvent(model: RunModel, event: AgentEvent): void {
+  if (event.earlier && stepShown(model, event.runId, event.step)) {
+    return; // the panel that showed the run keeps its own steps above
+  }
   updateTurn(model, event.runId, (turn) => {
     const { thinking, text: said } = splitThinking(event.response);
     // A response that is only the action's JSON says nothing the action line does not.
@@ -314,6 +331,7 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
       protectedNote: protectedWords(event) ?? null,
       shownToModel: event.shownToModel ?? null,
       enableNote: enableWords(event) ?? null,
+      earlier: event.earlier ?? null,
     };
     if (event.action && "final" in event.action) {
       view.observation = null;

@@ -150,7 +150,10 @@ function stepBlock(
   shown: Set<string>,
   turn: number,
 ): HTMLElement {
-  const box = el("section", `step${step.wentWrong ? " went-wrong" : ""}`);
+  const box = el(
+    "section",
+    `step${step.wentWrong ? " went-wrong" : ""}${step.earlier ? " earlier" : ""}`,
+  );
   box.id = stepAnchor(turn, step.step);
   box.append(el("h3", "", `Step ${step.step}: ${step.action}`));
   if (step.thinking) {
@@ -397,9 +400,21 @@ function render(state: ModelMessage): void {
       said.append(el("strong", "", "You: "), el("span", "", turn.steer));
       block.append(said);
     }
-    for (const step of turn.steps) {
+    turn.steps.forEach((step, position) => {
+      const before = turn.steps[position - 1];
+      if (step.earlier && !before?.earlier) {
+        block.append(
+          el(
+            "p",
+            "earlier-note",
+            `Steps ${step.earlier}, from the run's record:`,
+          ),
+        );
+      } else if (!step.earlier && before?.earlier) {
+        block.append(el("p", "earlier-note", "Resumed here."));
+      }
       block.append(stepBlock(step, state.proposals, shown, index));
-    }
+    });
     if (turn.streaming) {
       const live = el("section", "step streaming");
       live.append(
