@@ -55,6 +55,8 @@ export interface BranchInfo {
   checksPassed: boolean | null;
   checks: BranchCheckResult[];
   final: string | null;
+  keepWould?: string | null;
+  keepAsks?: boolean | null;
 }
 
 export interface SelectBranchParams {
