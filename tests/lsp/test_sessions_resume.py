@@ -120,9 +120,17 @@ async def test_resume_retells_the_steps_before_the_interruption_from_the_runs_re
     await killed_at_second_approval(start_daemon, settings)
     second = await start_daemon(settings)
     (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
+    told_when_asked: list[int] = []
+
+    async def answer(params: dict[str, Any]) -> Any:
+        told_when_asked.append(sum("earlier" in event for event in second.events))
+        return await approve(params)
+
+    second.answer = answer
 
     result = await second.request("counterfoil/resume", {"runId": session["runId"]})
 
+    assert told_when_asked == [2]  # the story is told before the open approval is asked again
     told = second.steps(result)
     earlier = [step for step in told if "earlier" in step]
     assert [(step["step"], step["earlier"]) for step in earlier] == [

@@ -180,15 +180,15 @@ class AgentRunner:
         told_before = earlier_steps(
             [(message["role"], message["content"]) for message in recorded.messages]
         )
-        recorded.begin(loaded, workspace, instructions)
-        before[0] = len(told_before)
-        if request.plan is not None:  # the run's story so far, from its record
-            record = request.plan.record
+        if request.plan is not None:  # the run's story so far, from its record, before it
+            record = request.plan.record  # asks its open approval again
             words = earlier_words(record.state, record.reason)
             for told in told_before:
                 earlier = AgentEvent(told.step, told.response, told.action, told.observation)
                 shown = replace(event_message(earlier, run_id), earlier=words)
                 self.channel.notify(*notice(shown))
+        recorded.begin(loaded, workspace, instructions)
+        before[0] = len(told_before)
         if recorded.asked_again is not None:  # the open approval, answered again: its own step
             response, action, step = recorded.asked_again
             on_event(AgentEvent(1, response, action, step.observation, step))
