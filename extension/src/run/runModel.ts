@@ -93,7 +93,9 @@ export type TurnStatus =
   | "finished"
   | "stopped"
   | "paused"
-  | "interrupted";
+  | "interrupted"
+  /** Stopped here, then ended elsewhere (a branch of it kept, discarded): nothing to resume. */
+  | "ended";
 
 /** Whether a turn is still going (its controls are Stop, Pause and Steer). */
 export function isGoing(turn: TurnView): boolean {
@@ -471,6 +473,22 @@ export function finishTurn(model: RunModel, result: RunResult): void {
   });
 }
 
+/**
+ * The paused or interrupted turns of runs the daemon says have ended since (`ended`: their run
+ * ids) are ended: the panel no longer offers them to resume.
+ */
+export function endTurns(model: RunModel, ended: ReadonlySet<string>): boolean {
+  let changed = false;
+  for (const turn of model.turns) {
+    const stopped = turn.status === "paused" || turn.status === "interrupted";
+    if (stopped && turn.runId && ended.has(turn.runId)) {
+      turn.status = "ended";
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 export function failTurn(model: RunModel, error: string): void {
   const turn = currentTurn(model);
   if (turn) {
@@ -508,6 +526,11 @@ export function verdictLines(turn: TurnView): string[] {
     // The daemon sent no verdict; what the receipts show is in the resumable block.
     return [
       "Run interrupted: the daemon stopped before the run ended. Nothing was rejected.",
+    ];
+  }
+  if (turn.status === "ended") {
+    return [
+      "This run has ended since it stopped (a branch of it was kept, or it was discarded): there is nothing to resume.",
     ];
   }
   if (turn.status === "paused") {

@@ -14,6 +14,7 @@ import {
   addEvent,
   addModelText,
   emptyModel,
+  endTurns,
   failTurn,
   finishTurn,
   interruptTurn,
@@ -164,6 +165,13 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
+  /** The daemon says these runs have ended: their stopped turns offer nothing to resume. */
+  runsEnded(runIds: readonly string[]): void {
+    if (endTurns(this.model, new Set(runIds))) {
+      this.render();
+    }
+  }
+
   runFailed(error: string): void {
     failTurn(this.model, error);
     this.render();
@@ -232,7 +240,9 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         if (!text) {
           return;
         }
-        const continues = this.model.turns.length > 0;
+        const last = this.model.turns[this.model.turns.length - 1];
+        // A run that ended elsewhere keeps no conversation: the text starts a new one.
+        const continues = last !== undefined && last.status !== "ended";
         await (continues
           ? this.actions.followUp?.(text)
           : this.actions.run?.(text));

@@ -302,6 +302,7 @@ const HEADINGS: Partial<Record<DrawnTurn["status"], string>> = {
   stopped: "Stopped",
   paused: "Paused",
   interrupted: "Interrupted",
+  ended: "Ended",
 };
 
 /** From this many steps on, the panel offers Collapse all and Jump to step. */
@@ -493,12 +494,14 @@ function render(state: ModelMessage): void {
     state.resumable !== null ||
     last?.status === "interrupted" ||
     last?.status === "paused";
+  // A run that ended elsewhere keeps no conversation to follow up: a new goal starts afresh.
+  const followsUp = hasTurns && last?.status !== "ended";
   label.textContent = cutShort
     ? "Resume the run above, or start a new conversation"
-    : hasTurns
+    : followsUp
       ? "Follow-up (continues this conversation)"
       : "Goal";
-  send.textContent = hasTurns ? "Send follow-up" : "Run";
+  send.textContent = followsUp ? "Send follow-up" : "Run";
   send.hidden = cutShort;
   message.hidden = cutShort;
   send.disabled = running;

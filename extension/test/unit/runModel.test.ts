@@ -3,6 +3,7 @@ import { test } from "node:test";
 import type { RunResult } from "../../src/daemon/protocol";
 import {
   addActivity,
+  endTurns,
   addEvent,
   addModelText,
   emptyModel,
@@ -289,4 +290,16 @@ test("a turn keeps what the model's loading did and shows what its step is doing
     step: 1,
     message: "prefill 457 tokens; generated 30 tokens",
   });
+});
+
+test("a paused turn whose run ended elsewhere offers nothing to resume", () => {
+  const model = emptyModel();
+  startTurn(model, "fix it", "run-1");
+  model.turns[0].status = "paused";
+
+  assert.equal(endTurns(model, new Set(["run-2"])), false);
+  assert.equal(endTurns(model, new Set(["run-1"])), true);
+
+  assert.equal(model.turns[0].status, "ended");
+  assert.match(verdictLines(model.turns[0])[0], /nothing to resume/);
 });
