@@ -416,6 +416,9 @@ function render(state: ModelMessage): void {
       }
       block.append(stepBlock(step, state.proposals, shown, index));
     });
+    if (turn.steps[turn.steps.length - 1]?.earlier) {
+      block.append(el("p", "earlier-note", "Resumed here."));
+    }
     if (turn.streaming) {
       const live = el("section", "step streaming");
       live.append(
