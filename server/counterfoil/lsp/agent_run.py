@@ -77,6 +77,7 @@ class AgentRunner:
                 job,
                 run_id=run_id,
                 read_digests=plan.read_digests if plan is not None else read_digests,
+                tell=False,  # the run's result says it: one error, shown once
             )
         except WorkspaceUnavailable as error:
             if plan is not None:
@@ -113,8 +114,7 @@ class AgentRunner:
                 self.downloads.ensure_on_disk(settings.model, lambda: job.stopping)
         except DownloadCancelled:
             return RunEnd(failed_run("cancelled", None), None)
-        except ModelLoadError as error:
-            self.channel.show_message("error", f"Counterfoil: {error}")
+        except ModelLoadError as error:  # said once, by the run's result
             return RunEnd(failed_run("model_error", str(error)), None)
 
         def activity(phase: messages.ActivityPhase, message: str, step: int | None) -> None:
@@ -125,8 +125,7 @@ class AgentRunner:
             loaded = self.models.load(
                 settings, root, lambda phase, message: activity(phase, message, None)
             )
-        except ModelLoadFailed as error:
-            self.channel.show_message("error", str(error))
+        except ModelLoadFailed as error:  # said once, by the run's result
             return RunEnd(failed_run("model_error", str(error)), None)
 
         # A resumed run's steps, and a follow-up's, go on from the conversation's: the loop
@@ -210,8 +209,6 @@ class AgentRunner:
         if resumable:
             reason = "interrupted" if job.closing else "paused"
         recorded.finish(reason, resumable)
-        if run.reason == "model_error" and run.error:
-            self.channel.show_message("error", f"model error: {run.error}")
         self.channel.log(f"run ended: {reason}; verdict: {run.verdict.summary()}")
         result = run_result(run, reason, usage_line(generate.stats[counted:]))
         kept = None
