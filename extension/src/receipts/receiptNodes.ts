@@ -414,7 +414,17 @@ export function runNodes(
       newestTime = time;
     }
   });
+  const labels = entries.map(([runId]) => {
+    const goal =
+      runs.find((known) => known.runId === runId)?.goal ??
+      records.find((known) => known.runId === runId)?.goal;
+    return goal ? shorten(goal, 48) : null;
+  });
   return entries.map(([runId, members], index) => {
+    // Runs whose goals read the same in the tree are told apart by their ids.
+    const twin =
+      labels[index] !== null &&
+      labels.filter((label) => label === labels[index]).length > 1;
     const run = runs.find((known) => known.runId === runId);
     const record = records.find((known) => known.runId === runId);
     const time = clock(
@@ -451,7 +461,12 @@ export function runNodes(
     return {
       id: `run/${runId || "none"}`,
       label: goal,
-      description: [time, verdict || count, evidence]
+      description: [
+        time,
+        twin ? `run ${runId.slice(0, 8)}` : "",
+        verdict || count,
+        evidence,
+      ]
         .filter(Boolean)
         .join(" · "),
       tooltip: [

@@ -114,3 +114,21 @@ test("the run's row and each receipt's tooltip name the model that proposed it",
   assert.match(run.tooltip ?? "", /^model: qwen3-4b · weights 918b844f4ec1/m);
   assert.match(run.children[0].tooltip ?? "", /^proposed by qwen3-4b · /m);
 });
+
+test("runs whose long goals read the same are told apart by their ids", () => {
+  const goal =
+    "make every function in the project double its input, then run the tests";
+  const first = { ...RECORD, runId: "aaaa1111bbbb", goal };
+  const second = {
+    ...RECORD,
+    runId: "cccc2222dddd",
+    goal: `${goal} again`,
+    startedAt: "2026-01-01T11:00:00+00:00",
+  };
+
+  const nodes = runNodes([], [], SAME_DAY, [first, second]);
+
+  assert.equal(nodes[0].label, nodes[1].label);
+  assert.match(nodes[0].description ?? "", /run aaaa1111/);
+  assert.match(nodes[1].description ?? "", /run cccc2222/);
+});
