@@ -17,7 +17,7 @@ def test_keep_says_the_changes_it_applies_and_the_branches_it_discards(tmp_path:
 
     assert first.keepWould == (
         "Keep applies 1 change to the root, each asked like any edit and discards "
-        f"{run_id}.2 (their copies are removed)."
+        f"{run_id}.2 (its copy is removed)."
     )
     assert first.keepAsks is True
 

@@ -41,6 +41,7 @@ def keep_plan(
     if parent_open:
         parts.append(f"ends run {branch.run_id}, which can then no longer be resumed")
     if others:
-        parts.append(f"discards {', '.join(others)} (their copies are removed)")
+        copies = "its copy is" if len(others) == 1 else "their copies are"
+        parts.append(f"discards {', '.join(others)} ({copies} removed)")
     words = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
     return KeepPlan(f"Keep {words}.", parent_open or bool(others))
