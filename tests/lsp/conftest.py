@@ -214,7 +214,12 @@ def _client_for(daemon_box: list[Daemon]) -> LanguageClient:
     def model_state(params: dict[str, Any]) -> None:
         daemon_box[0].record(daemon_box[0].model_states, params)
 
-    for method in ("counterfoil/runStarted", "counterfoil/runState", "counterfoil/modelText"):
+    for method in (
+        "counterfoil/runStarted",
+        "counterfoil/runState",
+        "counterfoil/modelText",
+        "counterfoil/runActivity",
+    ):
 
         def note(params: dict[str, Any], method: str = method) -> None:
             daemon_box[0].record(daemon_box[0].run_notes, (method, params))
