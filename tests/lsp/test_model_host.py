@@ -27,6 +27,7 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> Loads:
 
     def fake_load(spec: str, options: GenerationOptions, *, on_progress: ProgressCallback) -> Any:
         calls.append((spec, options))
+        on_progress(ModelProgress("loading", message=f"loading {spec}"))  # as MLX's loader does
         on_progress(ModelProgress("loading", message="reading weights"))
         if spec == "broken":
             raise RuntimeError("no such model")
@@ -147,6 +148,7 @@ def test_the_run_is_told_what_loading_does_and_when_it_is_done(
     host.load(Settings(model="qwen3-0.6b"), tmp_path, lambda *said: told.append(said))
 
     assert told[:2] == [("loading", "loading qwen3-0.6b"), ("loading", "reading weights")]
+    assert len(told) == 4  # each line once, the cached load's included
     assert told[2][0] == "loaded"
     assert re.fullmatch(r"qwen3-0\.6b loaded in \d+\.\d\d s", told[2][1])
     assert told[3:] == [("loaded", "qwen3-0.6b (loaded for an earlier run)")]

@@ -84,6 +84,7 @@ describe("the model's activity in the run panel", () => {
       "activity",
     );
     const lines = await turn.locator("ul.activity li").allInnerTexts();
+    assert.equal(new Set(lines).size, lines.length, `each line once: ${lines}`);
     assert.match(lines[0], /^Model: loading \S*activity-scripted-weights/);
     assert.ok(
       lines.some((line) => /^Model: \S+ loaded in \d+\.\d\d s$/.test(line)),

@@ -98,7 +98,14 @@ class ModelHost:
         options = GenerationOptions.from_settings(settings)
         key = (spec, options)
         scripted = spec.startswith(SCRIPTED_PREFIX)
-        told = on_load or (lambda phase, message: None)
+        said: list[str] = []
+
+        def told(phase: ActivityPhase, message: str) -> None:
+            """Tells `on_load`, each line once (the loader repeats the host's first line)."""
+            if on_load is not None and said[-1:] != [message]:
+                said.append(message)
+                on_load(phase, message)
+
         with self._lock:
             if not scripted and key == self._key and self._generate is not None:
                 told("loaded", f"{self.model} (loaded for an earlier run)")
@@ -112,7 +119,7 @@ class ModelHost:
         self._progress_token = token
         self.publish("loading", f"loading {self.model}", force=True)
         told("loading", f"loading {self.model}")
-        self._load_report = on_load
+        self._load_report = told
         started = time.perf_counter()
         try:
             if options.endpoint is None:
