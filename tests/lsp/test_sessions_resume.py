@@ -4,6 +4,7 @@ with the open approval asked again as a fresh proposal and nothing replayed."""
 from __future__ import annotations
 
 import asyncio
+import getpass
 import hashlib
 import json
 from pathlib import Path
@@ -199,6 +200,26 @@ async def test_a_steered_resume_adds_one_operator_message(
         content for role, content in record.checkpoint.messages if "keep the diff small" in content
     ]
     assert steering == ["Operator steering:\nkeep the diff small"]
+
+
+async def test_a_steering_message_is_in_the_runs_record_as_the_persons(
+    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+) -> None:
+    from counterfoil.sessions.decisions import read_entries
+
+    settings = two_edits(tmp_path)
+    await killed_at_second_approval(start_daemon, settings)
+    second = await start_daemon(settings)
+    (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
+
+    await second.request(
+        "counterfoil/resume", {"runId": session["runId"], "steer": "keep the diff small"}
+    )
+
+    log = demo_project.resolve() / ".counterfoil" / "receipts.jsonl"
+    folder = SessionStore(log).run_folder(session["runId"])
+    steered = [e for e in read_entries(folder / "decisions.jsonl") if e["kind"] == "steered"]
+    assert [(e["text"], e["by"]) for e in steered] == [("keep the diff small", getpass.getuser())]
 
 
 async def test_a_shutdown_with_an_open_approval_leaves_the_run_resumable(
