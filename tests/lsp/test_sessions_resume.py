@@ -222,6 +222,24 @@ async def test_a_steering_message_is_in_the_runs_record_as_the_persons(
     assert [(e["text"], e["by"]) for e in steered] == [("keep the diff small", getpass.getuser())]
 
 
+async def test_a_proposal_asked_again_on_a_steered_resume_says_it_came_before_the_message(
+    start_daemon: StartDaemon, tmp_path: Path
+) -> None:
+    settings = two_edits(tmp_path)
+    await killed_at_second_approval(start_daemon, settings)
+    second = await start_daemon(settings)
+    (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
+    second.answer = approve
+
+    await second.request(
+        "counterfoil/resume", {"runId": session["runId"], "steer": "keep the diff small"}
+    )
+
+    (asked,) = second.confirms
+    assert asked["toolCallId"] == "call-2"
+    assert asked["note"].startswith("proposed before your message: the model has not read it")
+
+
 async def test_a_shutdown_with_an_open_approval_leaves_the_run_resumable(
     start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
 ) -> None:

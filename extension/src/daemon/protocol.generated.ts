@@ -216,6 +216,7 @@ export interface ConfirmParams {
   tool: string;
   arguments: Record<string, unknown>;
   preview: EditPreview | CommandPreview | ChangeSetPreview;
+  note?: string | null;
 }
 
 /** Only `approved: true` approves. `text`: the file the person approved instead of the proposal; `reason`: why the person said No, for the model. */

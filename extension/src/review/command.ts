@@ -25,7 +25,8 @@ export async function confirmCommand(
   rejectWithReason: (toolCallId: string) => unknown,
 ): Promise<ConfirmResult> {
   const { answer, approval } = pending.waitForAnswer(params, token, "command");
-  const question = `Counterfoil wants to run a command (${params.toolCallId}): ${commandDetail(preview).split("\n").join(" · ")}`;
+  const note = params.note ? ` (${params.note})` : "";
+  const question = `Counterfoil wants to run a command (${params.toolCallId})${note}: ${commandDetail(preview).split("\n").join(" · ")}`;
   void vscode.window
     .showWarningMessage(question, ACCEPT, REJECT, REJECT_WITH_REASON)
     .then((choice) => {

@@ -34,6 +34,10 @@ from .protocol import event_message, failed_run, run_result
 from .run_record import Conversation
 
 EVENT_METHOD = messages.method_of(messages.AgentEvent)
+PROPOSED_BEFORE_STEERING = (
+    "proposed before your message: the model has not read it yet (Reject with a reason, and it "
+    "proposes again after reading it)"
+)
 
 
 @dataclass
@@ -186,7 +190,13 @@ class AgentRunner:
                 earlier = AgentEvent(told.step, told.response, told.action, told.observation)
                 shown = replace(event_message(earlier, run_id), earlier=words)
                 self.channel.notify(*notice(shown))
-        recorded.begin(loaded, workspace, instructions)
+        plan = request.plan
+        if request.steer is not None and plan is not None and plan.record.pending is not None:
+            job.bridge.note = PROPOSED_BEFORE_STEERING  # asked again before the model reads it
+        try:
+            recorded.begin(loaded, workspace, instructions)
+        finally:
+            job.bridge.note = None
         before[0] = len(told_before)
         if recorded.asked_again is not None:  # the open approval, answered again: its own step
             response, action, step = recorded.asked_again

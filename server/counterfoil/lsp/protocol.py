@@ -301,12 +301,15 @@ def _text_or_none(data: bytes | None) -> str | None:
         return None
 
 
-def confirm_params(proposal: ToolProposal, root: Path) -> messages.ConfirmParams:
+def confirm_params(
+    proposal: ToolProposal, root: Path, note: str | None = None
+) -> messages.ConfirmParams:
     return messages.ConfirmParams(
         toolCallId=proposal.tool_call_id,
         tool=proposal.action.tool,
         arguments=dict(proposal.action.arguments),
         preview=preview_message(proposal, root),
+        note=note,
     )
 
 
