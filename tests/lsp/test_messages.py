@@ -122,4 +122,5 @@ async def test_everything_a_run_sends_has_the_declared_shape(
         "counterfoil/runStarted",
         "counterfoil/runState",
         "counterfoil/modelText",
+        "counterfoil/runActivity",
     }
