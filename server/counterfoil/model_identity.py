@@ -54,3 +54,25 @@ def describe_identity(record: object) -> str | None:
     if isinstance(sampling, dict) and sampling:
         parts.append(", ".join(f"{key}={value}" for key, value in sorted(sampling.items())))
     return " ".join(parts)
+
+
+def identity_short(record: object) -> str | None:
+    """The model in a few words for a tree row: its spec, its weights' digest in short form
+    and the engine that ran it ("qwen3-4b · weights 918b844f4ec1 · MLX, compute cpu")."""
+    if not isinstance(record, dict) or not isinstance(record.get("spec"), str):
+        return None
+    resolved = record.get("resolved")
+    resolved = resolved if isinstance(resolved, dict) else {}
+    parts = [str(record["spec"])]
+    digest = record.get("weights_sha256") or resolved.get("gguf_sha256")
+    if isinstance(digest, str):
+        parts.append(f"weights {digest[:12]}")
+    if resolved.get("endpoint"):
+        parts.append(f"model server {resolved['endpoint']}")
+    elif resolved.get("compute"):
+        parts.append(f"MLX, compute {resolved['compute']}")
+    elif resolved.get("kind"):
+        parts.append(str(resolved["kind"]))
+    else:
+        parts.append("MLX")
+    return " · ".join(parts)

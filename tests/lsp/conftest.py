@@ -219,6 +219,7 @@ def _client_for(daemon_box: list[Daemon]) -> LanguageClient:
         "counterfoil/runState",
         "counterfoil/modelText",
         "counterfoil/folderSettingsChanged",
+        "counterfoil/runActivity",
     ):
 
         def note(params: dict[str, Any], method: str = method) -> None:

@@ -35,6 +35,17 @@ async def read_app_then_script_the_fix(
     return daemon, first
 
 
+async def test_a_follow_ups_steps_go_on_from_the_conversations(
+    start_daemon: StartDaemon, tmp_path: Path
+) -> None:
+    daemon, first = await read_app_then_script_the_fix(start_daemon, tmp_path)
+
+    second = await daemon.request("counterfoil/followUp", {"text": "now fix it"})
+
+    assert [step["step"] for step in daemon.steps(first)] == [1, 2]
+    assert [step["step"] for step in daemon.steps(second)] == [3, 4]
+
+
 async def test_a_follow_up_continues_with_the_files_already_read(
     start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
 ) -> None:

@@ -123,4 +123,5 @@ async def test_everything_a_run_sends_has_the_declared_shape(
         "counterfoil/runState",
         "counterfoil/modelText",
         "counterfoil/folderSettingsChanged",
+        "counterfoil/runActivity",
     }

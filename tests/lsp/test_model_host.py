@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> Loads:
 
     def fake_load(spec: str, options: GenerationOptions, *, on_progress: ProgressCallback) -> Any:
         calls.append((spec, options))
+        on_progress(ModelProgress("loading", message=f"loading {spec}"))  # as MLX's loader does
         on_progress(ModelProgress("loading", message="reading weights"))
         if spec == "broken":
             raise RuntimeError("no such model")
@@ -36,7 +38,8 @@ def loads(monkeypatch: pytest.MonkeyPatch) -> Loads:
                 on_progress(
                     ModelProgress("generating", tokens=count, tokens_per_second=50.0, text=text)
                 )
-            on_progress(ModelProgress("ready", tokens=3, tokens_per_second=50.0))
+            # The counters of a longer response: 40 tokens at 50 a second, a span of 0.8 s.
+            on_progress(ModelProgress("ready", tokens=40, tokens_per_second=50.0))
             return '{"final":"x"}'
 
         return generate
@@ -80,7 +83,7 @@ def test_loading_and_generation_are_reported_with_tokens_per_second(
     host = ModelHost(channel)
     reports: list[str] = []
 
-    def report(step: int, message: str) -> None:
+    def report(step: int, phase: str, message: str) -> None:
         reports.append(f"step {step}: {message}")
 
     generate = HostedGenerate(host, host.load(Settings(model="qwen3-0.6b"), tmp_path), report)
@@ -94,7 +97,7 @@ def test_loading_and_generation_are_reported_with_tokens_per_second(
     assert "generating" in channel.states()
     assert reports[0] == "step 1: generating"
     assert any(r.startswith(("step 1: 2 tokens", "step 1: 3 tokens")) for r in reports[1:-1])
-    assert reports[-1] == "step 1: 3 tokens, 50.0 tokens/s"
+    assert reports[-1] == "step 1: 40 tokens, 50.0 tokens/s"
     assert host.state == "ready"
 
 
@@ -124,7 +127,7 @@ def test_a_runs_generate_passes_the_enabled_tools_on_to_the_model(tmp_path: Path
     host = ModelHost(RecordingChannel())
     steps: list[tuple[int, str]] = []
     generate = HostedGenerate(
-        host, ToolAware(), lambda step, message: steps.append((step, message))
+        host, ToolAware(), lambda step, phase, message: steps.append((step, message))
     )
     workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True))
 
@@ -133,3 +136,62 @@ def test_a_runs_generate_passes_the_enabled_tools_on_to_the_model(tmp_path: Path
     assert run.completed
     assert told == [(frozenset({"list_files", "read_file", "write_file", "edit_file"}), ())]
     assert steps == [(1, "generating"), (1, "response ready")]
+
+
+def test_the_run_is_told_what_loading_does_and_when_it_is_done(
+    loads: Loads, tmp_path: Path
+) -> None:
+    host = ModelHost(RecordingChannel())
+    told: list[tuple[str, str]] = []
+
+    host.load(Settings(model="qwen3-0.6b"), tmp_path, lambda *said: told.append(said))
+    host.load(Settings(model="qwen3-0.6b"), tmp_path, lambda *said: told.append(said))
+
+    assert told[:2] == [("loading", "loading qwen3-0.6b"), ("loading", "reading weights")]
+    assert len(told) == 4  # each line once, the cached load's included
+    assert told[2][0] == "loaded"
+    assert re.fullmatch(r"qwen3-0\.6b loaded in \d+\.\d\d s", told[2][1])
+    assert told[3:] == [("loaded", "qwen3-0.6b (loaded for an earlier run)")]
+
+
+def test_a_one_token_step_reports_no_rate(tmp_path: Path) -> None:
+    def one_token(messages: list[dict[str, str]]) -> str:
+        host._on_progress(ModelProgress("generating", tokens=1, tokens_per_second=30396.1))
+        host._on_progress(ModelProgress("ready", tokens=1, tokens_per_second=30396.1))
+        return '{"final":"x"}'
+
+    channel = RecordingChannel()
+    host = ModelHost(channel)
+    reports: list[tuple[str, str]] = []
+    generate = HostedGenerate(host, one_token, lambda step, *said: reports.append(said))
+
+    generate([])
+
+    assert reports[-1] == ("generated", "1 token")
+    assert "tok" not in "".join(message for _, message in reports if message != "1 token")
+    states = [p for m, p in channel.notifications if m == "counterfoil/modelState"]
+    assert states and all(state["tokensPerSecond"] is None for state in states)
+
+
+def test_a_steps_end_says_its_prefill_and_what_it_generated(tmp_path: Path) -> None:
+    def prefilled(messages: list[dict[str, str]]) -> str:
+        for done, seconds in ((400, 0.5), (1200, 1.5)):
+            host._on_progress(
+                ModelProgress(
+                    "generating",
+                    message=f"prefill {done}/1200",
+                    prompt_tokens=done,
+                    prefill_total=1200,
+                    tokens_per_second=done / seconds,
+                )
+            )
+        host._on_progress(ModelProgress("ready", tokens=2, tokens_per_second=900.0))
+        return '{"final":"x"}'
+
+    host = ModelHost(RecordingChannel())
+    reports: list[tuple[int, str, str]] = []
+    generate = HostedGenerate(host, prefilled, lambda *said: reports.append(said))
+
+    generate([])
+
+    assert reports[-1] == (1, "generated", "prefill 1,200 tokens, 800 tokens/s; generated 2 tokens")

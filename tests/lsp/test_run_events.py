@@ -12,6 +12,23 @@ from pygls.exceptions import JsonRpcException
 from .conftest import PYTEST_ARGV, StartDaemon, script
 
 
+async def test_a_run_is_told_what_its_model_does_from_its_start(
+    start_daemon: StartDaemon, fix_app_settings: dict[str, Any]
+) -> None:
+    daemon = await start_daemon(fix_app_settings)
+
+    result = await daemon.request("counterfoil/run", {"goal": "make double() double"})
+
+    told = daemon.told("counterfoil/runActivity")
+    assert {item["runId"] for item in told} == {result["runId"]}
+    loading = [(item["phase"], item["step"]) for item in told[:2]]
+    assert loading == [("loading", None), ("loaded", None)]
+    assert told[0]["message"].startswith("loading scripted:")
+    steps = [event["step"] for event in daemon.steps(result)]
+    generated = [item["step"] for item in told if item["phase"] == "generated"]
+    assert generated == steps  # each step's end, as its event numbers it
+
+
 async def test_a_run_reports_its_start_text_steps_and_end(
     start_daemon: StartDaemon, fix_app_settings: dict[str, Any]
 ) -> None:

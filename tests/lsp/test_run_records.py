@@ -76,3 +76,14 @@ async def test_a_run_of_another_process_is_in_the_records_too(
     (record,) = listed["records"]
     assert record["runId"] == result["runId"] and record["goal"] == "make double() double"
     assert [d["toolCallId"] for d in record["decisions"]] == ["call-1", "call-2"]
+
+
+def test_a_run_paused_because_its_daemon_went_away_is_recorded_as_interrupted() -> None:
+    from counterfoil.lsp.sessions_served import stored_record
+
+    started = {"kind": "started", "goal": "g", "time": "2026-01-01T10:00:00+00:00"}
+    interrupted = {"kind": "paused", "reason": "interrupted", "time": "2026-01-01T10:01:00+00:00"}
+    paused = {**interrupted, "reason": "paused"}
+
+    assert stored_record("r", [started, interrupted], None).state == "interrupted"
+    assert stored_record("r", [started, paused], None).state == "paused"

@@ -167,6 +167,8 @@ async def test_a_resumed_run_numbers_its_steps_on_and_names_the_steering(
     await daemon.request("counterfoil/resume", {"runId": run_id, "steer": "go on"})
 
     steps = [(event["step"], event["toolCallId"]) for event in daemon.events]
-    assert steps == [(1, None), (2, "call-1"), (2, "call-1"), (3, None)]
+    # The resume retells step 1 from the record (before the pause), then asks call-1 again.
+    assert steps == [(1, None), (2, "call-1"), (1, None), (2, "call-1"), (3, None)]
+    assert daemon.events[2]["earlier"] == "before the pause"
     started = daemon.told("counterfoil/runStarted")
     assert [notice.get("steer") for notice in started] == [None, "go on"]

@@ -4,6 +4,7 @@ with the open approval asked again as a fresh proposal and nothing replayed."""
 from __future__ import annotations
 
 import asyncio
+import getpass
 import hashlib
 import json
 from pathlib import Path
@@ -107,9 +108,39 @@ async def test_resume_after_a_crash_asks_the_open_approval_again_against_the_dis
     (started,) = second.told("counterfoil/runStarted")
     assert started["runId"] == session["runId"] and started["resumed"] is True
     # The approval asked again is the step it was (the third), and the steps go on from it.
-    assert [step["step"] for step in second.steps(result)] == [3, 4]
+    now = [step for step in second.steps(result) if "earlier" not in step]
+    assert [step["step"] for step in now] == [3, 4]
     listed = await second.request("counterfoil/sessions", {})
     assert [item["state"] for item in listed["sessions"]] == ["ended"]
+
+
+async def test_resume_retells_the_steps_before_the_interruption_from_the_runs_record(
+    start_daemon: StartDaemon, tmp_path: Path
+) -> None:
+    settings = two_edits(tmp_path)
+    await killed_at_second_approval(start_daemon, settings)
+    second = await start_daemon(settings)
+    (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
+    told_when_asked: list[int] = []
+
+    async def answer(params: dict[str, Any]) -> Any:
+        told_when_asked.append(sum("earlier" in event for event in second.events))
+        return await approve(params)
+
+    second.answer = answer
+
+    result = await second.request("counterfoil/resume", {"runId": session["runId"]})
+
+    assert told_when_asked == [2]  # the story is told before the open approval is asked again
+    told = second.steps(result)
+    earlier = [step for step in told if "earlier" in step]
+    assert [(step["step"], step["earlier"]) for step in earlier] == [
+        (1, "before the interruption"),
+        (2, "before the interruption"),
+    ]
+    assert earlier[0]["action"] == {"tool": "read_file", "arguments": {"path": "app.py"}}
+    assert earlier[1]["result"] == "edited app.py"
+    assert told[:2] == earlier  # told first, before the steps of this part
 
 
 async def test_a_file_changed_while_no_daemon_ran_is_not_overwritten_on_resume(
@@ -169,6 +200,44 @@ async def test_a_steered_resume_adds_one_operator_message(
         content for role, content in record.checkpoint.messages if "keep the diff small" in content
     ]
     assert steering == ["Operator steering:\nkeep the diff small"]
+
+
+async def test_a_steering_message_is_in_the_runs_record_as_the_persons(
+    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+) -> None:
+    from counterfoil.sessions.decisions import read_entries
+
+    settings = two_edits(tmp_path)
+    await killed_at_second_approval(start_daemon, settings)
+    second = await start_daemon(settings)
+    (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
+
+    await second.request(
+        "counterfoil/resume", {"runId": session["runId"], "steer": "keep the diff small"}
+    )
+
+    log = demo_project.resolve() / ".counterfoil" / "receipts.jsonl"
+    folder = SessionStore(log).run_folder(session["runId"])
+    steered = [e for e in read_entries(folder / "decisions.jsonl") if e["kind"] == "steered"]
+    assert [(e["text"], e["by"]) for e in steered] == [("keep the diff small", getpass.getuser())]
+
+
+async def test_a_proposal_asked_again_on_a_steered_resume_says_it_came_before_the_message(
+    start_daemon: StartDaemon, tmp_path: Path
+) -> None:
+    settings = two_edits(tmp_path)
+    await killed_at_second_approval(start_daemon, settings)
+    second = await start_daemon(settings)
+    (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
+    second.answer = approve
+
+    await second.request(
+        "counterfoil/resume", {"runId": session["runId"], "steer": "keep the diff small"}
+    )
+
+    (asked,) = second.confirms
+    assert asked["toolCallId"] == "call-2"
+    assert asked["note"].startswith("proposed before your message: the model has not read it")
 
 
 async def test_a_shutdown_with_an_open_approval_leaves_the_run_resumable(

@@ -60,6 +60,28 @@ def test_each_receipts_approval_names_the_proposing_model(tmp_path: Path) -> Non
     assert "proposed by smol.gguf (gguf_sha256 abab" in describe_receipt(receipt)
 
 
+def test_the_daemons_receipt_names_its_model_by_spec_short_digest_and_engine(
+    tmp_path: Path,
+) -> None:
+    from counterfoil.lsp.protocol import receipt_message
+    from counterfoil.model_identity import ModelIdentity
+
+    root = tmp_path / "project"
+    root.mkdir()
+    store = ReceiptStore(tmp_path / "receipts.jsonl")
+    workspace = Workspace(
+        ToolPolicy(root, allow_writes=True), receipt_store=store, confirm_proposal=lambda _: True
+    )
+    identity = ModelIdentity("qwen3-4b", {"compute": "cpu"}, "918b844f4ec1" + "0" * 52, None, True)
+    workspace.model_identity = identity.as_record()
+    workspace.execute(parse_action('{"tool":"write_file","path":"a.txt","content":"x"}', None))
+    (receipt,) = store.receipts()
+
+    assert (
+        receipt_message(receipt).proposedBy == "qwen3-4b · weights 918b844f4ec1 · MLX, compute cpu"
+    )
+
+
 def test_the_runs_record_names_its_model_identity(
     gguf_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

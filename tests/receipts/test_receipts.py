@@ -205,3 +205,19 @@ def test_two_processes_appending_at_once_keep_one_valid_chain(tmp_path: Path) ->
     report = verify_receipt_log(log)
     assert report.ok, report.error
     assert report.count == 300
+
+
+def test_a_file_where_the_logs_folder_must_be_is_said_in_a_sentence(tmp_path: Path) -> None:
+    from counterfoil.receipts.errors import ReceiptLogError
+    from counterfoil.receipts.logfile import make_log_folder
+
+    (tmp_path / ".counterfoil").write_text("not a folder")
+
+    with pytest.raises(ReceiptLogError) as raised:
+        make_log_folder(tmp_path / ".counterfoil" / "receipts.jsonl")
+
+    assert str(raised.value) == (
+        f"{tmp_path / '.counterfoil'} is a file where the receipt log needs a folder: move the "
+        "file away, or set the receipt log elsewhere (receiptLog)"
+    )
+    assert "Errno" not in str(raised.value)

@@ -22,6 +22,7 @@ import {
   Methods,
   type ModelState,
   type ModelText,
+  type RunActivity,
   type ParamsOf,
   type Receipt,
   type RequestMethod,
@@ -63,6 +64,7 @@ export class DaemonClient implements vscode.Disposable {
   private readonly runningEmitter = new vscode.EventEmitter<boolean>();
   private readonly runStartedEmitter = new vscode.EventEmitter<RunStarted>();
   private readonly modelTextEmitter = new vscode.EventEmitter<ModelText>();
+  private readonly runActivityEmitter = new vscode.EventEmitter<RunActivity>();
   private readonly runStateEmitter = new vscode.EventEmitter<RunStateNotice>();
   private readonly downloadEmitter =
     new vscode.EventEmitter<DownloadProgress>();
@@ -81,6 +83,8 @@ export class DaemonClient implements vscode.Disposable {
   readonly onRunStarted = this.runStartedEmitter.event;
   /** The model's text as it is generated (`counterfoil/modelText`). */
   readonly onModelText = this.modelTextEmitter.event;
+  /** What the model is doing for a run: loading, prefill, generation (`counterfoil/runActivity`). */
+  readonly onRunActivity = this.runActivityEmitter.event;
   /** Stopping, cancelled or ended (`counterfoil/runState`). */
   readonly onRunState = this.runStateEmitter.event;
   /** A model download's progress (`counterfoil/download`). */
@@ -100,6 +104,7 @@ export class DaemonClient implements vscode.Disposable {
       this.runningEmitter,
       this.runStartedEmitter,
       this.modelTextEmitter,
+      this.runActivityEmitter,
       this.runStateEmitter,
       this.downloadEmitter,
       this.folderSettingsEmitter,
@@ -272,6 +277,9 @@ export class DaemonClient implements vscode.Disposable {
     );
     client.onNotification(Methods.modelText, (text: ModelText) =>
       this.modelTextEmitter.fire(text),
+    );
+    client.onNotification(Methods.runActivity, (activity: RunActivity) =>
+      this.runActivityEmitter.fire(activity),
     );
     client.onNotification(Methods.runState, (state: RunStateNotice) =>
       this.runStateEmitter.fire(state),

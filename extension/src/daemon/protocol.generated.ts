@@ -16,6 +16,8 @@ export type DownloadState = "downloading" | "done" | "cancelled" | "failed";
 
 export type SessionStateName = "interrupted" | "paused" | "discarded" | "ended" | "running" | "unreadable";
 
+export type ActivityPhase = "loading" | "loaded" | "prefill" | "generating" | "generated";
+
 export type BranchState = "running" | "interrupted" | "ended" | "selected" | "discarded";
 
 export type SelectionOutcome = "selected" | "refused" | "stopped";
@@ -53,6 +55,8 @@ export interface BranchInfo {
   checksPassed: boolean | null;
   checks: BranchCheckResult[];
   final: string | null;
+  keepWould?: string | null;
+  keepAsks?: boolean | null;
 }
 
 export interface SelectBranchParams {
@@ -165,6 +169,7 @@ export interface ObjectResult {
 /** A receipt as the daemon sends it: the logged receipt and the daemon's word on it. */
 export interface Receipt extends LoggedReceipt {
   revertable: boolean;
+  proposedBy?: string | null;
 }
 
 export interface VerifyResult {
@@ -236,6 +241,7 @@ export interface ConfirmParams {
   tool: string;
   arguments: Record<string, unknown>;
   preview: EditPreview | CommandPreview | ChangeSetPreview;
+  note?: string | null;
 }
 
 /** Only `approved: true` approves. `text`: the file the person approved instead of the proposal; `reason`: why the person said No, for the model. */
@@ -312,6 +318,7 @@ export interface AgentEvent extends StepRecord {
   shownToModel?: ShownToModel | null;
   noAction?: string | null;
   enabledBy: string | null;
+  earlier?: string | null;
 }
 
 /** The root's AGENTS.md as the run read it: its digest and size, or why it was not read ("protected", "too large", "not valid UTF-8", "unreadable"). */
@@ -345,6 +352,14 @@ export interface ModelText {
 
 export interface RevertParams {
   toolCallId: string;
+}
+
+/** What the model is doing for a run, in the daemon's words, from the run's start: loading it (the file, and what was done: an import, a load), then each step's prefill (tokens of the total) and generation, a rate only over a span long enough to mean one. */
+export interface RunActivity {
+  runId: string;
+  phase: ActivityPhase;
+  step: number | null;
+  message: string;
 }
 
 export interface RunParams {
@@ -651,6 +666,7 @@ export const Methods = {
   runStarted: "counterfoil/runStarted",
   runState: "counterfoil/runState",
   modelText: "counterfoil/modelText",
+  runActivity: "counterfoil/runActivity",
   download: "counterfoil/download",
   folderSettingsChanged: "counterfoil/folderSettingsChanged",
 } as const;

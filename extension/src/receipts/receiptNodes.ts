@@ -222,7 +222,13 @@ export function receiptNode(receipt: Receipt): ReceiptNode {
     id,
     label: receiptLabel(receipt),
     description: receiptState(receipt),
-    tooltip: `${receiptLabel(receipt)} (${receiptState(receipt)})\n${receipt.result}`,
+    tooltip: [
+      `${receiptLabel(receipt)} (${receiptState(receipt)})`,
+      receipt.proposedBy ? `proposed by ${receipt.proposedBy}` : "",
+      receipt.result,
+    ]
+      .filter(Boolean)
+      .join("\n"),
     icon: receiptIcon(receipt),
     openPath: receiptFile(receipt),
     command: receiptCommand(receipt),
@@ -360,7 +366,7 @@ function unreceipted(
 }
 
 /**
- * One node per run, in log order (then the runs that left no receipt): its goal, time and
+ * One node per run, in the order the runs started: its goal, time, model and
  * verdict from this daemon's runs or the run's own record on disk, its receipts as children
  * and the decisions that left none, so every call id is explained.
  */
@@ -381,15 +387,23 @@ export function runNodes(
       groups.set(record.runId, []);
     }
   }
-  const entries = [...groups.entries()];
-  const started = entries.map(([runId, members]) =>
+  const startOf = ([runId, members]: [string, Receipt[]]) =>
     Date.parse(
       runs.find((known) => known.runId === runId)?.startedAt ??
         records.find((known) => known.runId === runId)?.startedAt ??
         members[0]?.time ??
         "",
-    ),
-  );
+    );
+  // In time order (a run whose start is not known keeps its place after the known ones).
+  const entries = [...groups.entries()]
+    .map((entry, index) => ({ entry, index, time: startOf(entry) }))
+    .sort(
+      (a, b) =>
+        (Number.isNaN(a.time) ? Infinity : a.time) -
+          (Number.isNaN(b.time) ? Infinity : b.time) || a.index - b.index,
+    )
+    .map(({ entry }) => entry);
+  const started = entries.map(startOf);
   // The run that started last is open: a run that left no receipt is listed after the log's
   // runs, but it is not the newest for that.
   let newest = entries.length - 1;
@@ -400,7 +414,17 @@ export function runNodes(
       newestTime = time;
     }
   });
+  const labels = entries.map(([runId]) => {
+    const goal =
+      runs.find((known) => known.runId === runId)?.goal ??
+      records.find((known) => known.runId === runId)?.goal;
+    return goal ? shorten(goal, 48) : null;
+  });
   return entries.map(([runId, members], index) => {
+    // Runs whose goals read the same in the tree are told apart by their ids.
+    const twin =
+      labels[index] !== null &&
+      labels.filter((label) => label === labels[index]).length > 1;
     const run = runs.find((known) => known.runId === runId);
     const record = records.find((known) => known.runId === runId);
     const time = clock(
@@ -431,10 +455,18 @@ export function runNodes(
         ? `run by ${record.by ?? "someone"}${record.via ? ` in the ${record.via}` : ""}`
         : "";
     const evidence = exported.has(runId) ? "exported" : "";
+    const models = [
+      ...new Set(members.flatMap((receipt) => receipt.proposedBy ?? [])),
+    ];
     return {
       id: `run/${runId || "none"}`,
       label: goal,
-      description: [time, verdict || count, evidence]
+      description: [
+        time,
+        twin ? `run ${runId.slice(0, 8)}` : "",
+        verdict || count,
+        evidence,
+      ]
         .filter(Boolean)
         .join(" · "),
       tooltip: [
@@ -445,6 +477,7 @@ export function runNodes(
           : "",
         record?.problem ? `its record does not verify: ${record.problem}` : "",
         runId ? `run ${runId}` : "",
+        ...models.map((model) => `model: ${model}`),
         verdict,
         count,
         evidence

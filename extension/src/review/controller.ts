@@ -1,12 +1,13 @@
 // Approvals: an edit is shown as a diff of the base the model read (read-only) against the
 // proposed file (editable, hunks can be dropped) with Accept and Reject in the editor title, in
-// the run panel and on keys; a command is shown in a modal with its exact argv and cwd and
-// exactly Accept and Reject. Anything but an explicit Accept answers No. Work is never lost: a
+// the run panel and on keys; a command is asked in the run panel and a notification with its
+// exact argv and cwd (Accept, Reject, Reject with Reason), never a modal, so Pause and Stop stay
+// at hand. Only an explicit Accept approves; closing a question answers nothing. Work is never lost: a
 // target with unsaved changes is not written (the proposal stays pending), and a target that
 // changes on disk keeps the proposal pending, says it no longer applies and offers Re-propose.
 // An answered proposal's diff closes with its answer.
 // A change set (a command's revert, a reviewed command's changes) is one multi-file diff.
-// The parts: pending.ts (waiting approvals), edit.ts (diffs), command.ts (the modal),
+// The parts: pending.ts (waiting approvals), edit.ts (diffs), command.ts (a command's question),
 // changeSet.ts (multi-file diffs), staleness.ts (files changed on disk); this controller
 // routes requests and commands to them.
 
@@ -111,7 +112,9 @@ export class ReviewController implements vscode.Disposable {
       return this.edits.confirm(params, preview, token);
     }
     if (preview?.kind === "command") {
-      return confirmCommand(this.pending, this.log, params, preview, token);
+      return confirmCommand(this.pending, params, preview, token, (id) =>
+        this.rejectWithReason(id),
+      );
     }
     if (preview?.kind === "changes") {
       return this.changeSets.confirm(params, preview, token);

@@ -36,6 +36,8 @@ export interface PendingApproval {
   edit?: EditState;
   /** What became of it once it no longer waits: what a late button says. */
   outcome?: ProposalState;
+  /** The daemon's word on the question ("proposed before your message"), shown while it waits. */
+  note?: string;
   settle(result: ConfirmResult, why: string): void;
 }
 
@@ -135,6 +137,7 @@ export class PendingApprovals implements vscode.Disposable {
       subject,
       kind,
       edit,
+      note: params.note ?? undefined,
       settle: (result, why) => {
         if (this.pending.get(params.toolCallId) !== approval) {
           return;
@@ -209,7 +212,7 @@ export class PendingApprovals implements vscode.Disposable {
       subject: approval.subject,
       kind: approval.kind,
       state,
-      reason,
+      reason: reason ?? (state === "pending" ? approval.note : undefined),
       hunks: edit?.hunks.map((hunk, index) => ({
         label: hunkLabel(hunk),
         kept: edit.keep[index] !== false,

@@ -188,7 +188,7 @@ export function diffTitle(params: ConfirmParams, preview: EditPreview): string {
   return `${params.tool} ${shownPath(preview.path)} (${params.toolCallId}): ${side} ↔ proposed`;
 }
 
-/** Exact argv and cwd, shown in the modal that approves a command. */
+/** Exact argv and cwd, shown where a command is asked (the notification, the run panel). */
 export function commandDetail(preview: CommandPreview): string {
   const lines = [
     `argv: ${JSON.stringify(preview.argv)}`,

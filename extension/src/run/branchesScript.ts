@@ -56,6 +56,9 @@ function card(
       ),
     );
   }
+  if (branch.canKeep && branch.keepWould) {
+    box.append(el("p", "keep-would", branch.keepWould));
+  }
   if (branch.canKeep) {
     row.append(
       button(

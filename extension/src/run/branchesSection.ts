@@ -177,6 +177,16 @@ export class BranchesSection implements vscode.Disposable {
   /** Selects the branch: each change is a review proposal; then the listing is read again. */
   async keep(name: string): Promise<SelectBranchResult | undefined> {
     if (this.keeping) return undefined;
+    const branch = this.branches.find((item) => item.name === name);
+    if (branch?.keepAsks) {
+      // It ends the run it came from or discards other branches: asked, as the daemon says.
+      const choice = await vscode.window.showWarningMessage(
+        `Keep ${name}?`,
+        { modal: true, detail: branch.keepWould ?? undefined },
+        "Keep",
+      );
+      if (choice !== "Keep") return undefined;
+    }
     this.keeping = name;
     this.note = `Keeping ${name}: Accept or Reject each change it proposes.`;
     this.render();

@@ -29,13 +29,15 @@ export interface BranchCard {
   canShowDiff: boolean;
   /** It ran to its end and waits for a selection (the daemon still decides). */
   canKeep: boolean;
+  /** What Keep does, in the daemon's words (the changes, the run it ends, what it discards). */
+  keepWould: string | null;
 }
 
 const STATE_WORDS: Record<BranchState, string> = {
   running: "running",
   interrupted: "interrupted (its fork stopped before it finished)",
   ended: "ended: waiting for a choice",
-  selected: "kept: applied to the root",
+  selected: "kept",
   discarded: "discarded",
 };
 
@@ -87,6 +89,7 @@ export function branchCard(branch: BranchInfo): BranchCard {
     final: branch.final,
     canShowDiff: branch.copyRoot !== null && branch.filesChanged.length > 0,
     canKeep: branch.state === "ended",
+    keepWould: branch.keepWould ?? null,
   };
 }
 
@@ -169,7 +172,9 @@ export function selectionNote(result: SelectBranchResult): string {
   switch (result.outcome) {
     case "selected": {
       const applied =
-        result.applied.length > 0 ? result.applied.join("; ") : "no changes";
+        result.applied.length > 0
+          ? result.applied.join("; ")
+          : "nothing to apply, the root is as it was";
       const discarded =
         result.discarded.length > 0
           ? `; discarded ${result.discarded.join(", ")}`

@@ -75,8 +75,12 @@ export function resumableLines(view: ResumableView): string[] {
     );
   }
   if (view.pending) {
+    // A command has no diff: it is asked again as it was, to run on the files as they are then.
+    const again = Array.isArray(view.pending.arguments.argv)
+      ? "Resume asks again before it runs."
+      : "Resume asks again, as a fresh diff against the file as it is now.";
     lines.push(
-      `Waiting for your answer when it stopped: ${view.pending.toolCallId} ${view.pending.tool} ${target(view.pending)}. Resume asks again, as a fresh diff against the file as it is now.`,
+      `Waiting for your answer when it stopped: ${view.pending.toolCallId} ${view.pending.tool} ${target(view.pending)}. ${again}`,
     );
   }
   return lines;

@@ -260,6 +260,9 @@ export class RunCommands implements vscode.Disposable {
         lost ||= !running;
       }),
       this.context.client.onEvent((event) => {
+        if (event.earlier) {
+          return; // retold from the run's record: said when it happened
+        }
         this.stepsSeen++;
         trace.info(`${describeStep(event)} → ${event.result ?? ""}`);
         // A failed or refused step is said where the person is looking, not only in the trace.

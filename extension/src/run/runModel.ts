@@ -7,6 +7,7 @@ import type {
   AgentEvent,
   AgentsFileRecord,
   EffectState,
+  RunActivity,
   RunResult,
   ShownToModel,
   Verdict,
@@ -81,6 +82,8 @@ export interface StepView {
   shownToModel?: ShownToModel | null;
   /** For the person: how to turn on a tool the step found not enabled. */
   enableNote?: string | null;
+  /** A step from before a resume, retold from the run's record: "before the interruption". */
+  earlier?: string | null;
 }
 
 export type TurnStatus =
@@ -90,7 +93,9 @@ export type TurnStatus =
   | "finished"
   | "stopped"
   | "paused"
-  | "interrupted";
+  | "interrupted"
+  /** Stopped here, then ended elsewhere (a branch of it kept, discarded): nothing to resume. */
+  | "ended";
 
 /** Whether a turn is still going (its controls are Stop, Pause and Steer). */
 export function isGoing(turn: TurnView): boolean {
@@ -126,6 +131,10 @@ export interface TurnView {
   modelUsage?: string | null;
   /** The root's AGENTS.md as the run read it (the daemon's runStarted), if there is one. */
   agentsFile?: AgentsFileRecord | null;
+  /** What the model's loading did, in the daemon's words (the file, an import, the load). */
+  loading?: string[];
+  /** What the model is doing now, or last did, for a step (the daemon's runActivity). */
+  activity?: { step: number; message: string } | null;
 }
 
 export interface RunModel {
@@ -270,7 +279,40 @@ export function addModelText(
   });
 }
 
+/** The most loading lines a turn keeps: the first (the model) and the latest. */
+const LOADING_LINES = 6;
+
+/** What the daemon says the model is doing for run `activity.runId`. */
+export function addActivity(model: RunModel, activity: RunActivity): void {
+  updateTurn(model, activity.runId, (turn) => {
+    if (activity.step === null) {
+      const lines = [...(turn.loading ?? []), activity.message];
+      turn.loading =
+        lines.length > LOADING_LINES
+          ? [lines[0], ...lines.slice(1 - LOADING_LINES)]
+          : lines;
+      return;
+    }
+    turn.activity = { step: activity.step, message: activity.message };
+  });
+}
+
+/** Whether the panel shows step `step` of run `runId` already (a resume in the same panel). */
+function stepShown(
+  model: RunModel,
+  runId: string | null,
+  step: number,
+): boolean {
+  return model.turns.some(
+    (turn) =>
+      turn.runId === runId && turn.steps.some((shown) => shown.step === step),
+  );
+}
+
 export function addEvent(model: RunModel, event: AgentEvent): void {
+  if (event.earlier && stepShown(model, event.runId, event.step)) {
+    return; // the panel that showed the run keeps its own steps above
+  }
   updateTurn(model, event.runId, (turn) => {
     const { thinking, text: said } = splitThinking(event.response);
     // A response that is only the action's JSON says nothing the action line does not.
@@ -291,6 +333,7 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
       protectedNote: protectedWords(event) ?? null,
       shownToModel: event.shownToModel ?? null,
       enableNote: enableWords(event) ?? null,
+      earlier: event.earlier ?? null,
     };
     if (event.action && "final" in event.action) {
       view.observation = null;
@@ -430,6 +473,22 @@ export function finishTurn(model: RunModel, result: RunResult): void {
   });
 }
 
+/**
+ * The paused or interrupted turns of runs the daemon says have ended since (`ended`: their run
+ * ids) are ended: the panel no longer offers them to resume.
+ */
+export function endTurns(model: RunModel, ended: ReadonlySet<string>): boolean {
+  let changed = false;
+  for (const turn of model.turns) {
+    const stopped = turn.status === "paused" || turn.status === "interrupted";
+    if (stopped && turn.runId && ended.has(turn.runId)) {
+      turn.status = "ended";
+      changed = true;
+    }
+  }
+  return changed;
+}
+
 export function failTurn(model: RunModel, error: string): void {
   const turn = currentTurn(model);
   if (turn) {
@@ -467,6 +526,11 @@ export function verdictLines(turn: TurnView): string[] {
     // The daemon sent no verdict; what the receipts show is in the resumable block.
     return [
       "Run interrupted: the daemon stopped before the run ended. Nothing was rejected.",
+    ];
+  }
+  if (turn.status === "ended") {
+    return [
+      "This run has ended since it stopped (a branch of it was kept, or it was discarded): there is nothing to resume.",
     ];
   }
   if (turn.status === "paused") {

@@ -11,9 +11,11 @@ import type { FolderSettingsResult, RunResult } from "../daemon/protocol";
 import { folderSettingLines, waitingGrants } from "../setup/folderGrants";
 import type { ReviewController } from "../review/controller";
 import {
+  addActivity,
   addEvent,
   addModelText,
   emptyModel,
+  endTurns,
   failTurn,
   finishTurn,
   interruptTurn,
@@ -105,6 +107,10 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         addEvent(this.model, event);
         this.render();
       }),
+      client.onRunActivity((activity) => {
+        addActivity(this.model, activity);
+        this.renderSoon();
+      }),
       client.onRunState((state) => {
         if (state.state === "stopping") {
           setStopping(this.model);
@@ -172,6 +178,13 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
             waiting: Object.keys(waitingGrants(result)).length > 0,
           };
     this.render();
+  }
+
+  /** The daemon says these runs have ended: their stopped turns offer nothing to resume. */
+  runsEnded(runIds: readonly string[]): void {
+    if (endTurns(this.model, new Set(runIds))) {
+      this.render();
+    }
   }
 
   runFailed(error: string): void {
@@ -242,7 +255,9 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         if (!text) {
           return;
         }
-        const continues = this.model.turns.length > 0;
+        const last = this.model.turns[this.model.turns.length - 1];
+        // A run that ended elsewhere keeps no conversation: the text starts a new one.
+        const continues = last !== undefined && last.status !== "ended";
         await (continues
           ? this.actions.followUp?.(text)
           : this.actions.run?.(text));

@@ -150,7 +150,10 @@ function stepBlock(
   shown: Set<string>,
   turn: number,
 ): HTMLElement {
-  const box = el("section", `step${step.wentWrong ? " went-wrong" : ""}`);
+  const box = el(
+    "section",
+    `step${step.wentWrong ? " went-wrong" : ""}${step.earlier ? " earlier" : ""}`,
+  );
   box.id = stepAnchor(turn, step.step);
   box.append(el("h3", "", `Step ${step.step}: ${step.action}`));
   if (step.thinking) {
@@ -283,23 +286,44 @@ function folderSettingsBlock(
 
 let sentGoal: string | null = null;
 
-/** Clears the goal field once the run it started took a step (or a proposal appeared). */
+/**
+ * Clears the goal field once the run it started is open (its goal is then the turn's first
+ * line); a run that never started leaves it where the person typed it.
+ */
 function settleGoal(state: ModelMessage): void {
   if (sentGoal === null) return;
   const turn: DrawnTurn | undefined = state.turns[state.turns.length - 1];
   if (!turn || turn.goal !== sentGoal) return;
-  if (turn.steps.length > 0 || turn.streaming) {
+  if (isGoing(turn) || turn.steps.length > 0) {
     if (message.value.trim() === sentGoal) message.value = "";
-    sentGoal = null;
-  } else if (!isGoing(turn)) {
-    sentGoal = null; // the start failed: the goal stays in the field
   }
+  sentGoal = null;
+}
+
+/** What the model is doing (loading, a step's prefill or generation), the turn's first item. */
+function activityBlock(turn: DrawnTurn): HTMLElement | null {
+  const loading = turn.loading ?? [];
+  if (loading.length === 0 && !turn.activity) return null;
+  const block = el("ul", "activity");
+  for (const line of loading)
+    block.append(el("li", "loading", `Model: ${line}`));
+  if (turn.activity) {
+    block.append(
+      el(
+        "li",
+        "step-activity",
+        `Step ${turn.activity.step}: ${turn.activity.message}`,
+      ),
+    );
+  }
+  return block;
 }
 
 const HEADINGS: Partial<Record<DrawnTurn["status"], string>> = {
   stopped: "Stopped",
   paused: "Paused",
   interrupted: "Interrupted",
+  ended: "Ended",
 };
 
 /** From this many steps on, the panel offers Collapse all and Jump to step. */
@@ -388,6 +412,8 @@ function render(state: ModelMessage): void {
           ? `Resumed: ${turn.goal}`
           : turn.goal,
     );
+    const activity = activityBlock(turn);
+    if (activity) block.append(activity);
     if (turn.agentsFileLine) {
       block.append(rulesNote(turn.agentsFileLine));
     }
@@ -396,8 +422,23 @@ function render(state: ModelMessage): void {
       said.append(el("strong", "", "You: "), el("span", "", turn.steer));
       block.append(said);
     }
-    for (const step of turn.steps) {
+    turn.steps.forEach((step, position) => {
+      const before = turn.steps[position - 1];
+      if (step.earlier && !before?.earlier) {
+        block.append(
+          el(
+            "p",
+            "earlier-note",
+            `Steps ${step.earlier}, from the run's record:`,
+          ),
+        );
+      } else if (!step.earlier && before?.earlier) {
+        block.append(el("p", "earlier-note", "Resumed here."));
+      }
       block.append(stepBlock(step, state.proposals, shown, index));
+    });
+    if (turn.steps[turn.steps.length - 1]?.earlier) {
+      block.append(el("p", "earlier-note", "Resumed here."));
     }
     if (turn.streaming) {
       const live = el("section", "step streaming");
@@ -480,12 +521,14 @@ function render(state: ModelMessage): void {
     state.resumable !== null ||
     last?.status === "interrupted" ||
     last?.status === "paused";
+  // A run that ended elsewhere keeps no conversation to follow up: a new goal starts afresh.
+  const followsUp = hasTurns && last?.status !== "ended";
   label.textContent = cutShort
     ? "Resume the run above, or start a new conversation"
-    : hasTurns
+    : followsUp
       ? "Follow-up (continues this conversation)"
       : "Goal";
-  send.textContent = hasTurns ? "Send follow-up" : "Run";
+  send.textContent = followsUp ? "Send follow-up" : "Run";
   send.hidden = cutShort;
   message.hidden = cutShort;
   send.disabled = running;

@@ -56,6 +56,11 @@ export class SessionCommands implements vscode.Disposable {
     try {
       for (;;) {
         const listed = await this.client.request(Methods.sessions, {});
+        this.panel.runsEnded(
+          listed.sessions
+            .filter((session) => ["ended", "discarded"].includes(session.state))
+            .map((session) => session.runId),
+        );
         const found = latestResumable(listed.sessions, this.discarded());
         const closingElsewhere =
           !found &&

@@ -3,9 +3,15 @@
 // (`counterfoil doctor` run with the daemon's interpreter, shown in an output channel).
 
 import { execFile } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  writeFileSync,
+} from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import * as vscode from "vscode";
 import type { InterpreterSource } from "../daemon/interpreter";
 import { readDaemonSettings } from "../daemon/settings";
@@ -122,6 +128,21 @@ export class SetupCommands implements vscode.Disposable {
     return join(this.context.extensionPath, "bundled", "demo");
   }
 
+  /**
+   * The demo's recorded responses, copied to the extension's global storage: a setting that
+   * named the copy in the extension's own (versioned) folder would break at its next update.
+   */
+  private demoScript(): string {
+    const kept = join(
+      this.context.globalStorageUri.fsPath,
+      "demo",
+      "fix-app.jsonl",
+    );
+    mkdirSync(dirname(kept), { recursive: true });
+    copyFileSync(join(this.demoFolder, "fix-app.jsonl"), kept);
+    return kept;
+  }
+
   /** The Python extension's picker when it is there; else a file picker for counterfoil.pythonPath. */
   async selectInterpreter(): Promise<void> {
     if (vscode.extensions.getExtension("ms-python.python")) {
@@ -184,10 +205,7 @@ export class SetupCommands implements vscode.Disposable {
         }
         return;
       }
-      await this.setModel(
-        `scripted:${join(this.demoFolder, "fix-app.jsonl")}`,
-        "folder",
-      );
+      await this.setModel(`scripted:${this.demoScript()}`, "folder");
     } else if (choice?.id === "local") {
       const model = await vscode.window.showInputBox({
         title: "Counterfoil: Local Model",
@@ -293,7 +311,7 @@ export class SetupCommands implements vscode.Disposable {
     cpSync(project, copy, { recursive: true });
     mkdirSync(join(copy, ".vscode"), { recursive: true });
     const settings = {
-      "counterfoil.model": `scripted:${join(this.demoFolder, "fix-app.jsonl")}`,
+      "counterfoil.model": `scripted:${this.demoScript()}`,
       "counterfoil.allowWrites": true,
       "counterfoil.allowedCommands": [DEMO_VALIDATION],
     };

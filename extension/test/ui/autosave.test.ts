@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser } from "playwright-core";
 import {
-  answerCommandModal,
+  answerCommandQuestion,
   editorTitleAction,
   failureScreenshot,
   makeWorkspace,
@@ -107,7 +107,7 @@ describe("autosave while a proposal is pending", () => {
         .waitFor();
       await screenshot(page, "autosave-reproposed.png");
       await editorTitleAction(page, "Accept").click();
-      await answerCommandModal(page, "Reject");
+      await answerCommandQuestion(page, "Reject");
       await waitForNotification(page, /Counterfoil finished/);
       const written = readFileSync(join(workspace, "app.py"), "utf8");
       assert.equal(

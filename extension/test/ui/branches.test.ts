@@ -1,7 +1,8 @@
 // Branches in a real VS Code against the real daemon: a run interrupted and forked into two
 // steered branches on the terminal, chosen by its goal, its branches shown side by side in the
 // run panel and brought into view, one branch's diff against the root opened read only, and
-// "Keep this branch" applying its change as an ordinary review proposal whose receipt names the
+// "Keep this branch" saying what it does and asking (it ends the run and discards the other
+// branch), then applying its change as an ordinary review proposal whose receipt names the
 // branch, after which the interrupted run is no longer offered to resume.
 
 import assert from "node:assert/strict";
@@ -248,7 +249,19 @@ describe("branches of a forked run in the run panel", () => {
       await screenshot(page, "branch-diff.png");
       step("diff shown, read only");
 
+      // Keep says what it does before it does it, and asks: it ends the run and a sibling.
+      const would = new RegExp(
+        `Keep applies 1 change to the root, each asked like any edit, ends run ${runId}, which can then no longer be resumed and discards ${runId}\\.2`,
+      );
+      assert.match(await first.locator(".keep-would").innerText(), would);
       await first.locator("button", { hasText: "Keep this branch" }).click();
+      const question = page.locator(".monaco-dialog-box");
+      await question.waitFor({ timeout: 30_000 });
+      assert.match(await question.innerText(), would);
+      await screenshot(page, "branch-keep-question.png");
+      await question
+        .locator(".dialog-buttons .monaco-button", { hasText: /^Keep$/ })
+        .click();
       await waitForProposalDiff(page, /write_file app\.py/);
       await screenshot(page, "branch-keep-proposal.png");
       await editorTitleAction(page, "Accept").click();

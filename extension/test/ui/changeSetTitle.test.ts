@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser } from "playwright-core";
 import {
-  answerCommandModal,
+  answerCommandQuestion,
   editorTitleAction,
   makeWorkspace,
   openFolder,
@@ -53,7 +53,7 @@ describe("a change set's diff", () => {
     try {
       await waitForDaemon(page);
       await startRun(page, "run the tool");
-      await answerCommandModal(page, "Accept");
+      await answerCommandQuestion(page, "Accept");
       await waitForNotification(page, /Apply the changes of python tool\.py/);
       await page
         .locator(".tabs-container .tab.active", {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import {
-  answerCommandModal,
+  answerCommandQuestion,
   confirmAsWalkthrough,
   editorTitleAction,
   makeWorkspace,
@@ -107,7 +107,7 @@ describe("a conversation in the run panel", () => {
     await page.keyboard.press("Control+Enter");
     step("edited proposal accepted");
     const expected = `${original.replace("value * 1", "value * 2")}\n# reviewed by hand\n`;
-    await answerCommandModal(page, "Reject");
+    await answerCommandQuestion(page, "Reject");
     await panel.locator(".verdict").waitFor({ timeout: 30_000 });
     assert.equal(readFileSync(join(workspace, "app.py"), "utf8"), expected);
     const written = receiptsOnDisk(workspace).find(
@@ -143,7 +143,7 @@ describe("a conversation in the run panel", () => {
     await page.mouse.move(10, 10);
     await screenshot(page, "reject-with-reason-typed.png");
     await edit.locator("button.reject").click();
-    await answerCommandModal(page, "Reject");
+    await answerCommandQuestion(page, "Reject");
     await second
       .locator(".step", {
         hasText: "operator denied the tool action: keep the docstring as it is",

@@ -24,7 +24,7 @@ import {
   startRun,
   editorTitleAction,
   waitForProposalDiff,
-  answerCommandModal,
+  answerCommandQuestion,
   waitForNotification,
   clearNotifications,
   receiptsOnDisk,
@@ -124,7 +124,7 @@ describe("Counterfoil in a real VS Code", () => {
         .first()
         .waitFor({ state: "detached" });
       step("diff closed");
-      await answerCommandModal(page, "Reject");
+      await answerCommandQuestion(page, "Reject");
       step("command rejected");
       await waitForNotification(
         page,
@@ -160,7 +160,7 @@ describe("Counterfoil in a real VS Code", () => {
       );
       await editorTitleAction(page, "Accept").click();
 
-      const modal = await answerCommandModal(page, "Accept");
+      const modal = await answerCommandQuestion(page, "Accept");
       assert.ok(modal.includes(`argv: ${JSON.stringify(validation)}`), modal);
       assert.ok(modal.includes(`cwd: ${workspace}`), modal);
       step("command approved");
@@ -229,7 +229,7 @@ describe("Counterfoil in a real VS Code", () => {
           hasText: validation.join(" "),
         })
         .click();
-      const modal = await answerCommandModal(page, "Accept");
+      const modal = await answerCommandQuestion(page, "Accept");
       assert.ok(modal.includes(`argv: ${JSON.stringify(validation)}`), modal);
       const passed = await waitForNotification(page, "Validation passed");
       assert.match(
@@ -280,7 +280,7 @@ describe("Counterfoil in a real VS Code", () => {
       await page.mouse.move(10, 10);
       await screenshot(page, "diff-new-file.png");
       await editorTitleAction(page, "Accept").click();
-      const modal = await answerCommandModal(page, "Accept");
+      const modal = await answerCommandQuestion(page, "Accept");
       assert.ok(
         modal.includes(`argv: ${JSON.stringify(greetingValidation)}`),
         modal,

@@ -6,13 +6,13 @@
 // command (accepted in the modal), and the run ends validated, with receipts on disk.
 
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import {
-  answerCommandModal,
+  answerCommandQuestion,
   assertFixAppLanded,
   editorTitleAction,
   failureScreenshot,
@@ -22,6 +22,7 @@ import {
   python,
   runPanel,
   screenshot,
+  scriptedWeightsModel,
   startBrowser,
   stateDir,
   stepTimer,
@@ -32,28 +33,6 @@ import {
 
 let browser: Browser;
 let server: ChildProcess | undefined;
-
-/**
- * A model directory whose greedy answers are `answers`, one per step: real weights set by hand
- * (server/counterfoil/testing/scripted_weights.py), so mlx_lm.server loads, samples and streams
- * it like any model.
- */
-function scriptedWeightsModel(answers: string[]): string {
-  const script = join(stateDir, "endpoint-answers.jsonl");
-  writeFileSync(script, answers.join("\n") + "\n");
-  const built = spawnSync(
-    python,
-    [
-      "-m",
-      "counterfoil.testing.scripted_weights",
-      join(stateDir, "scripted-weights-model"),
-      script,
-    ],
-    { encoding: "utf8" },
-  );
-  assert.equal(built.status, 0, built.stderr);
-  return built.stdout.trim();
-}
 
 /**
  * `python -m mlx_lm server` serving `model` on a free port (started by the project's own
@@ -103,7 +82,7 @@ describe("a run through a local mlx_lm.server", () => {
 
   before(async () => {
     const step = stepTimer("endpoint");
-    const model = scriptedWeightsModel(answers);
+    const model = scriptedWeightsModel("endpoint", answers);
     const url = await startMlxServer(model);
     port = new URL(url).port;
     step("mlx_lm.server answering");
@@ -145,7 +124,7 @@ describe("a run through a local mlx_lm.server", () => {
       "nothing is written before Accept",
     );
     await editorTitleAction(page, "Accept").click();
-    const modal = await answerCommandModal(page, "Accept");
+    const modal = await answerCommandQuestion(page, "Accept");
     assert.ok(modal.includes(`argv: ${JSON.stringify(validation)}`), modal);
     step("edit and command accepted");
 

@@ -172,6 +172,11 @@ describe("the first run on an offline machine", () => {
         String(readJson(folderSettings)["counterfoil.model"]),
         /^scripted:.*fix-app\.jsonl$/,
       );
+      assert.doesNotMatch(
+        String(readJson(folderSettings)["counterfoil.model"]),
+        /counterfoil\.counterfoil-\d/,
+        "the script is not named in the extension's versioned folder: it survives an update",
+      );
       const userSettings = join(
         stateDir,
         "code-server",

@@ -18,7 +18,8 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import {
-  answerCommandModal,
+  answerCommandQuestion,
+  answerModal,
   demoProject,
   editorTitleAction,
   failureScreenshot,
@@ -152,7 +153,7 @@ describe("a trusted folder's settings narrow, never widen", () => {
       );
 
       await listed.locator("button", { hasText: "Allow…" }).click();
-      const question = await answerCommandModal(page, "Allow");
+      const question = await answerModal(page, "Allow");
       assert.match(
         question,
         /This folder asks to allow edits and the command `python -m pytest tests\/test_math\.py -q`/,
@@ -167,8 +168,8 @@ describe("a trusted folder's settings narrow, never widen", () => {
       await startRun(page, "make tests/test_math.py pass");
       await waitForProposalDiff(page);
       await editorTitleAction(page, "Accept").click();
-      const modal = await answerCommandModal(page, "Accept");
-      assert.match(modal, /Runs in review mode/);
+      const question2 = await answerCommandQuestion(page, "Accept");
+      assert.match(question2, /Runs in review mode/);
       await waitForNotification(page, /Counterfoil finished \(changed app\.py/);
       const receipts = receiptsOnDisk(workspace);
       assert.deepEqual(

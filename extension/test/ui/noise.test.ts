@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, FrameLocator, Locator, Page } from "playwright-core";
 import {
-  answerCommandModal,
+  answerCommandQuestion,
   clearNotifications,
   demoProject,
   editorTitleAction,
@@ -153,7 +153,7 @@ describe("what the editor says", () => {
       await waitForDaemon(page);
       await startRun(page, "look around, then wait");
       const panel = runPanel(page);
-      await answerCommandModal(page, "Accept");
+      await answerCommandQuestion(page, "Accept");
       // While the approved command runs, the heading says so, not "generating…".
       await panel
         .locator(".step.streaming h3", {
@@ -400,7 +400,7 @@ describe("what the editor says", () => {
       await startRun(page, "make tests/test_math.py pass");
       await waitForProposalDiff(page);
       await editorTitleAction(page, "Accept").click();
-      await answerCommandModal(page, "Accept");
+      await answerCommandQuestion(page, "Accept");
       await waitForNotification(page, /Counterfoil finished \(changed app\.py/);
       await screenshot(page, "noise-walkthrough-run-wrote.png");
       assert.notEqual(readFileSync(join(first, "app.py"), "utf8"), original);

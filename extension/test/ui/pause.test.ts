@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import {
-  answerCommandModal,
+  answerCommandQuestion,
   editorTitleAction,
   failureScreenshot,
   makeWorkspace,
@@ -55,6 +55,20 @@ function decisions(workspace: string): string[] {
     .map((entry) => `${String(entry.call_id)} ${String(entry.state)}`);
 }
 
+/** The steering messages the only run of `workspace` records as the person's. */
+function steeringRecorded(workspace: string): string[] {
+  const sessions = join(workspace, ".counterfoil/sessions");
+  const [run] = readdirSync(sessions, { withFileTypes: true }).filter((entry) =>
+    entry.isDirectory(),
+  );
+  return readFileSync(join(sessions, run.name, "decisions.jsonl"), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((entry) => entry.kind === "steered")
+    .map((entry) => String(entry.text));
+}
+
 /** The text of every notification shown so far (toasts and the notification center). */
 async function notificationsText(page: Page): Promise<string> {
   return (await page.locator(".notifications-toasts").allInnerTexts()).join(
@@ -89,7 +103,7 @@ describe("pause and steer", () => {
       await waitForDaemon(page);
       await startRun(page, "wait, then double");
       const panel = runPanel(page);
-      await answerCommandModal(page, "Accept");
+      await answerCommandQuestion(page, "Accept");
       await panel
         .locator(".step.streaming h3", {
           hasText: "running the approved command…",
@@ -207,6 +221,20 @@ describe("pause and steer", () => {
       await offer.locator("button", { hasText: /^Steer and resume$/ }).click();
       await waitForProposalDiff(page, /edit_file app\.py \(call-1\)/);
       step("resumed with steering");
+      // Asked again before the model read the message, and it says so.
+      await panel
+        .locator(".proposal.state-pending .reason", {
+          hasText:
+            "proposed before your message: the model has not read it yet",
+        })
+        .waitFor({ timeout: 30_000 });
+      await page.mouse.move(10, 10);
+      await screenshot(page, "pause-waiting-before-message.png");
+      assert.deepEqual(
+        steeringRecorded(workspace),
+        [STEERING],
+        "the steering message is in the run's record as the person's",
+      );
       // The composer's Steer, with the proposal asked again and waiting.
       await panel.locator("#steer").click();
       const input = page.locator(".quick-input-widget input");

@@ -7,15 +7,16 @@ import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import type { Browser, Locator, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import {
   daemonSettings,
   demoWorkspace,
   editorTitleAction,
   failureScreenshot,
+  inPanel,
   openFolder,
   receiptsOnDisk,
-  runCommand,
+  reload,
   screenshot,
   startBrowser,
   startRun,
@@ -40,41 +41,6 @@ function runRecord(workspace: string): Entry[] {
     .split("\n")
     .filter((line) => line.trim() !== "")
     .map((line) => JSON.parse(line) as Entry);
-}
-
-/** Reloads the window the way `how` says and waits for the workbench to be back. */
-async function reload(page: Page, how: "browser" | "command"): Promise<void> {
-  if (how === "browser") {
-    await page.reload();
-  } else {
-    const loaded = page.waitForEvent("load", { timeout: 60_000 });
-    await runCommand(page, "Developer: Reload Window");
-    await loaded;
-  }
-  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
-}
-
-/**
- * `selector` (with `text`) where the run panel shows it. After a reload the workbench may hold
- * more than one of Counterfoil's webview frames (one of them no longer shown), so every frame
- * is looked in, and the visible match is the one.
- */
-async function inPanel(
-  page: Page,
-  selector: string,
-  text?: string,
-): Promise<Locator> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    for (const frame of page.frames()) {
-      const found = frame.locator(selector, text ? { hasText: text } : {});
-      if ((await found.count()) > 0 && (await found.first().isVisible())) {
-        return found.first();
-      }
-    }
-    await page.waitForTimeout(500);
-  }
-  throw new Error(`the run panel showed no ${selector} within 60 s`);
 }
 
 // Each reload comes this many milliseconds after the diff opened.

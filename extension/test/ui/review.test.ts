@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser } from "playwright-core";
 import {
-  answerCommandModal,
+  answerCommandQuestion,
   clearNotifications,
   editorTitleAction,
   makeWorkspace,
@@ -83,7 +83,7 @@ describe("the review a careful person trusts", () => {
         .locator(".tabs-container .tab", { hasText: "edit_file app.py" })
         .click();
       await editorTitleAction(page, "Accept").click();
-      await answerCommandModal(page, "Reject");
+      await answerCommandQuestion(page, "Reject");
       await waitForNotification(page, /Counterfoil finished \(changed app\.py/);
       assert.equal(
         readFileSync(join(workspace, "app.py"), "utf8"),
@@ -149,7 +149,7 @@ describe("the review a careful person trusts", () => {
           hasText: "the file changed while the proposal waited",
         })
         .waitFor({ timeout: 30_000 });
-      await answerCommandModal(page, "Reject");
+      await answerCommandQuestion(page, "Reject");
       await panel.locator(".verdict").waitFor({ timeout: 30_000 });
       const verdict = await panel.locator(".verdict").innerText();
       assert.match(verdict, /No files changed/);

@@ -11,7 +11,7 @@ import { after, before, describe, test } from "node:test";
 import type { Browser } from "playwright-core";
 import { spawnSync } from "node:child_process";
 import {
-  answerCommandModal,
+  answerCommandQuestion,
   clearNotifications,
   failureScreenshot,
   makeWorkspace,
@@ -100,7 +100,7 @@ describe("review mode", () => {
     try {
       await waitForDaemon(page);
       await startRun(page, "run the tool");
-      await answerCommandModal(page, "Accept");
+      await answerCommandQuestion(page, "Accept");
       const question = await waitForNotification(
         page,
         /Apply the changes of python tool\.py/,
@@ -208,7 +208,7 @@ describe("review mode", () => {
     try {
       await waitForDaemon(page);
       await startRun(page, "run the noisy tool");
-      const modal = await answerCommandModal(page, "Accept");
+      const modal = await answerCommandQuestion(page, "Accept");
       assert.match(
         modal,
         /Runs in review mode: on a copy of the root \(bubblewrap\), no network; its changes come back for your review/,

@@ -10,7 +10,7 @@ import { after, before, describe, test } from "node:test";
 import type { Browser } from "playwright-core";
 import { shellLine } from "../../src/model/modelPrep";
 import {
-  answerCommandModal,
+  answerCommandQuestion,
   assertFixAppLanded,
   bareVenv,
   clearNotifications,
@@ -104,7 +104,7 @@ describe("the packaged extension on a fresh Python", () => {
       await startRun(page, "make tests/test_math.py pass");
       await waitForProposalDiff(page);
       await editorTitleAction(page, "Accept").click();
-      await answerCommandModal(page, "Accept");
+      await answerCommandQuestion(page, "Accept");
       await waitForNotification(page, /Counterfoil finished \(changed app\.py/);
       step("run finished");
       assertFixAppLanded(workspace, original);

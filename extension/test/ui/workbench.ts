@@ -14,6 +14,7 @@ import { join, resolve } from "node:path";
 import {
   type Browser,
   type FrameLocator,
+  type Locator,
   type Page,
   chromium,
 } from "playwright-core";
@@ -57,6 +58,28 @@ export function writeResponses(name: string, ...responses: object[]): string {
     responses.map((response) => `${JSON.stringify(response)}\n`).join(""),
   );
   return file;
+}
+
+/**
+ * A model directory whose greedy answers are `answers`, one per step: real weights set by hand
+ * (server/counterfoil/testing/scripted_weights.py), so MLX loads, prefills and streams it like
+ * any model, in the daemon or behind mlx_lm.server.
+ */
+export function scriptedWeightsModel(name: string, answers: string[]): string {
+  const script = join(stateDir, `${name}-answers.jsonl`);
+  writeFileSync(script, answers.join("\n") + "\n");
+  const built = spawnSync(
+    python,
+    [
+      "-m",
+      "counterfoil.testing.scripted_weights",
+      join(stateDir, `${name}-scripted-weights-model`),
+      script,
+    ],
+    { encoding: "utf8" },
+  );
+  assert.equal(built.status, 0, built.stderr);
+  return built.stdout.trim();
 }
 
 /** The daemon's settings for the demo project, with the scripted model replaying `responses`. */
@@ -415,15 +438,15 @@ export async function waitForProposalDiff(
   await editorTitleAction(page, "Reject").waitFor();
 }
 
-/** Answers the modal dialog (a command's question, a folder's grants) with `answer`; its text. */
-export async function answerCommandModal(
+/** Answers a modal dialog (a folder's grants) with `answer`; returns its text. */
+export async function answerModal(
   page: Page,
-  answer: "Accept" | "Reject" | "Allow",
+  answer: "Allow" | "Cancel",
 ): Promise<string> {
   const dialog = page.locator(".monaco-dialog-box");
   await dialog.waitFor({ timeout: 30_000 });
   const text = await dialog.innerText();
-  await screenshot(page, `command-modal-${answer.toLowerCase()}.png`);
+  await screenshot(page, `modal-${answer.toLowerCase()}.png`);
   await dialog
     .locator(".dialog-buttons .monaco-button", {
       hasText: new RegExp(`^${answer}$`),
@@ -431,6 +454,34 @@ export async function answerCommandModal(
     .click();
   await dialog.waitFor({ state: "detached" });
   return text;
+}
+
+/**
+ * Answers a command's question in its notification (never a modal) and returns the question's
+ * text: its argv, folder and how it runs.
+ */
+export async function answerCommandQuestion(
+  page: Page,
+  answer: "Accept" | "Reject",
+): Promise<string> {
+  const toast = commandQuestion(page);
+  await toast.waitFor({ timeout: 30_000 });
+  const text = await toast.innerText();
+  await screenshot(page, `command-question-${answer.toLowerCase()}.png`);
+  await toast
+    .locator(".monaco-button", { hasText: new RegExp(`^${answer}$`) })
+    .click();
+  await toast.waitFor({ state: "detached" });
+  return text;
+}
+
+/** The notification that asks about a command. */
+export function commandQuestion(page: Page): Locator {
+  return page
+    .locator(".notifications-toasts .notification-toast", {
+      hasText: "Counterfoil wants to run a command",
+    })
+    .first();
 }
 
 export async function waitForNotification(
@@ -511,4 +562,42 @@ export function assertFixAppLanded(workspace: string, original: string): void {
   );
   const verified = verifyWithCli(workspace);
   assert.equal(verified.status, 0, verified.output);
+}
+
+/** Reloads the window the way `how` says and waits for the workbench to be back. */
+export async function reload(
+  page: Page,
+  how: "browser" | "command",
+): Promise<void> {
+  if (how === "browser") {
+    await page.reload();
+  } else {
+    const loaded = page.waitForEvent("load", { timeout: 60_000 });
+    await runCommand(page, "Developer: Reload Window");
+    await loaded;
+  }
+  await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+}
+
+/**
+ * `selector` (with `text`) where the run panel shows it. After a reload the workbench may hold
+ * more than one of Counterfoil's webview frames (one of them no longer shown), so every frame
+ * is looked in, and the visible match is the one.
+ */
+export async function inPanel(
+  page: Page,
+  selector: string,
+  text?: string,
+): Promise<Locator> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    for (const frame of page.frames()) {
+      const found = frame.locator(selector, text ? { hasText: text } : {});
+      if ((await found.count()) > 0 && (await found.first().isVisible())) {
+        return found.first();
+      }
+    }
+    await page.waitForTimeout(500);
+  }
+  throw new Error(`the run panel showed no ${selector} within 60 s`);
 }

@@ -170,3 +170,21 @@ test("a proposal asked again when its run resumes belongs to the resumed turn, w
   } as unknown as AgentEvent);
   assert.equal(model.turns[1].steps.length, 1, "the resumed part's steps");
 });
+
+test("a command left waiting is asked again before it runs, never offered as a diff", () => {
+  const command: SessionInfo = {
+    ...KILLED,
+    pending: {
+      toolCallId: "call-2",
+      tool: "run_command",
+      arguments: { argv: ["python", "-m", "pytest"] },
+    },
+  };
+
+  const [, , waiting] = resumableLines(resumableView(command, true));
+
+  assert.equal(
+    waiting,
+    "Waiting for your answer when it stopped: call-2 run_command python -m pytest. Resume asks again before it runs.",
+  );
+});

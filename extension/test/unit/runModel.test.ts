@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { RunResult } from "../../src/daemon/protocol";
 import {
+  addActivity,
+  endTurns,
   addEvent,
   addModelText,
   emptyModel,
@@ -265,4 +267,41 @@ test("verify reports the chain and the files in separate words", () => {
     }),
     "The receipt chain is broken: line 3: receipt digest does not match its contents; the 2 receipts before line 3 are intact; files were not checked.",
   );
+});
+
+test("a turn keeps what the model's loading did and shows what its step is doing now", () => {
+  const model = emptyModel();
+  startTurn(model, "fix it", "run-1");
+  const activity = (step: number | null, message: string) =>
+    addActivity(model, {
+      runId: "run-1",
+      phase: step === null ? "loading" : "prefill",
+      step,
+      message,
+    });
+  activity(null, "loading m.gguf");
+  activity(null, "importing m.gguf into /cache/ab12");
+  activity(1, "prefill 355/457 tokens");
+  activity(1, "prefill 457 tokens; generated 30 tokens");
+
+  assert.deepEqual(model.turns[0].loading, [
+    "loading m.gguf",
+    "importing m.gguf into /cache/ab12",
+  ]);
+  assert.deepEqual(model.turns[0].activity, {
+    step: 1,
+    message: "prefill 457 tokens; generated 30 tokens",
+  });
+});
+
+test("a paused turn whose run ended elsewhere offers nothing to resume", () => {
+  const model = emptyModel();
+  startTurn(model, "fix it", "run-1");
+  model.turns[0].status = "paused";
+
+  assert.equal(endTurns(model, new Set(["run-2"])), false);
+  assert.equal(endTurns(model, new Set(["run-1"])), true);
+
+  assert.equal(model.turns[0].status, "ended");
+  assert.match(verdictLines(model.turns[0])[0], /nothing to resume/);
 });

@@ -87,7 +87,7 @@ test("a run that left only Noes still has its node", () => {
   assert.equal(nodes[0].children.length, 3);
 });
 
-test("the run that started last is the open one, even when an earlier run left only Noes", () => {
+test("runs are listed in the order they started, and the one that started last is the open one, even when an earlier run left only Noes", () => {
   const earlierNoes = {
     ...RECORD,
     runId: "rejected-first",
@@ -99,8 +99,36 @@ test("the run that started last is the open one, even when an earlier run left o
   assert.deepEqual(
     nodes.map((node) => [node.id, node.expanded]),
     [
-      ["run/cli-run", true],
       ["run/rejected-first", false],
+      ["run/cli-run", true],
     ],
   );
+});
+
+test("the run's row and each receipt's tooltip name the model that proposed it", () => {
+  const model = "qwen3-4b · weights 918b844f4ec1 · MLX, compute cpu";
+  const [run] = runNodes([{ ...EDIT, proposedBy: model }], [], SAME_DAY, [
+    RECORD,
+  ]);
+
+  assert.match(run.tooltip ?? "", /^model: qwen3-4b · weights 918b844f4ec1/m);
+  assert.match(run.children[0].tooltip ?? "", /^proposed by qwen3-4b · /m);
+});
+
+test("runs whose long goals read the same are told apart by their ids", () => {
+  const goal =
+    "make every function in the project double its input, then run the tests";
+  const first = { ...RECORD, runId: "aaaa1111bbbb", goal };
+  const second = {
+    ...RECORD,
+    runId: "cccc2222dddd",
+    goal: `${goal} again`,
+    startedAt: "2026-01-01T11:00:00+00:00",
+  };
+
+  const nodes = runNodes([], [], SAME_DAY, [first, second]);
+
+  assert.equal(nodes[0].label, nodes[1].label);
+  assert.match(nodes[0].description ?? "", /run aaaa1111/);
+  assert.match(nodes[1].description ?? "", /run cccc2222/);
 });

@@ -179,12 +179,14 @@ class StepGenerate(WrappedModel):
 
 
 def generation_speed(progress: ModelProgress | None) -> str | None:
-    """`(N tokens in S s, T tokens/s)` from the last report of a step's generation."""
+    """`(N tokens in S s, T tokens/s)` from the last report of a step's generation; the rate
+    only over a span long enough to mean one."""
     if progress is None or not progress.tokens or not progress.tokens_per_second:
         return None
-    rate = progress.tokens_per_second
-    seconds = progress.tokens / rate
-    return f"({progress.tokens} tokens in {seconds:.1f} s, {rate:.1f} tokens/s)"
+    seconds = progress.tokens / progress.tokens_per_second
+    rate = progress.shown_rate
+    speed = f", {rate:.1f} tokens/s" if rate else ""
+    return f"({progress.tokens} tokens in {seconds:.1f} s{speed})"
 
 
 def timed_load(stdout: TextIO, model: str, load: Callable[[], Any]) -> Any:

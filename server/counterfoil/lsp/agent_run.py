@@ -19,6 +19,7 @@ from ..models.download import DownloadCancelled
 from ..models.errors import ModelLoadError
 from ..models.usage import usage_line
 from ..protocol import notice, wire
+from ..sessions.earlier_steps import earlier_steps, earlier_words
 from ..sessions.intents import Settled
 from ..sessions.recorded_run import RecordedRun
 from ..sessions.reopen import ResumePlan
@@ -33,6 +34,10 @@ from .protocol import event_message, failed_run, run_result
 from .run_record import Conversation
 
 EVENT_METHOD = messages.method_of(messages.AgentEvent)
+PROPOSED_BEFORE_STEERING = (
+    "proposed before your message: the model has not read it yet (Reject with a reason, and it "
+    "proposes again after reading it)"
+)
 
 
 @dataclass
@@ -76,6 +81,7 @@ class AgentRunner:
                 job,
                 run_id=run_id,
                 read_digests=plan.read_digests if plan is not None else read_digests,
+                tell=False,  # the run's result says it: one error, shown once
             )
         except WorkspaceUnavailable as error:
             if plan is not None:
@@ -112,21 +118,27 @@ class AgentRunner:
                 self.downloads.ensure_on_disk(settings.model, lambda: job.stopping)
         except DownloadCancelled:
             return RunEnd(failed_run("cancelled", None), None)
-        except ModelLoadError as error:
-            self.channel.show_message("error", f"Counterfoil: {error}")
-            return RunEnd(failed_run("model_error", str(error)), None)
-        try:
-            loaded = self.models.load(settings, root)
-        except ModelLoadFailed as error:
-            self.channel.show_message("error", str(error))
+        except ModelLoadError as error:  # said once, by the run's result
             return RunEnd(failed_run("model_error", str(error)), None)
 
-        # A resumed run's steps go on from where it stopped: the loop counts this part's steps
-        # from 1, the person reads the run's.
+        def activity(phase: messages.ActivityPhase, message: str, step: int | None) -> None:
+            shown = messages.RunActivity(runId=run_id, phase=phase, step=step, message=message)
+            self.channel.notify(*notice(shown))
+
+        try:
+            loaded = self.models.load(
+                settings, root, lambda phase, message: activity(phase, message, None)
+            )
+        except ModelLoadFailed as error:  # said once, by the run's result
+            return RunEnd(failed_run("model_error", str(error)), None)
+
+        # A resumed run's steps, and a follow-up's, go on from the conversation's: the loop
+        # counts this part's steps from 1, the person reads the run's.
         before = [0]
 
-        def report(step: int, message: str) -> None:
+        def report(step: int, phase: messages.ActivityPhase, message: str) -> None:
             self.channel.report_progress(token, f"step {step + before[0]}: {message}")
+            activity(phase, message, step + before[0])
 
         def on_text(step: int, text: str, thinking: bool) -> None:
             shown = messages.ModelText(
@@ -168,8 +180,24 @@ class AgentRunner:
         recorded.recorder.cause_of = job.bridge.cause_of
         self.channel.log(f"run {'resumed' if recorded.resuming else 'started'}: {goal}")
         instructions = None if request.agents is None else request.agents.text
-        recorded.begin(loaded, workspace, instructions)
-        before[0] = recorded.steps_done
+        told_before = earlier_steps(
+            [(message["role"], message["content"]) for message in recorded.messages]
+        )
+        if request.plan is not None:  # the run's story so far, from its record, before it
+            record = request.plan.record  # asks its open approval again
+            words = earlier_words(record.state, record.reason)
+            for told in told_before:
+                earlier = AgentEvent(told.step, told.response, told.action, told.observation)
+                shown = replace(event_message(earlier, run_id), earlier=words)
+                self.channel.notify(*notice(shown))
+        plan = request.plan
+        if request.steer is not None and plan is not None and plan.record.pending is not None:
+            job.bridge.note = PROPOSED_BEFORE_STEERING  # asked again before the model reads it
+        try:
+            recorded.begin(loaded, workspace, instructions)
+        finally:
+            job.bridge.note = None
+        before[0] = len(told_before)
         if recorded.asked_again is not None:  # the open approval, answered again: its own step
             response, action, step = recorded.asked_again
             on_event(AgentEvent(1, response, action, step.observation, step))
@@ -191,8 +219,6 @@ class AgentRunner:
         if resumable:
             reason = "interrupted" if job.closing else "paused"
         recorded.finish(reason, resumable)
-        if run.reason == "model_error" and run.error:
-            self.channel.show_message("error", f"model error: {run.error}")
         self.channel.log(f"run ended: {reason}; verdict: {run.verdict.summary()}")
         result = run_result(run, reason, usage_line(generate.stats[counted:]))
         kept = None

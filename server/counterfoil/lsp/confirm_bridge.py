@@ -53,6 +53,7 @@ class ConfirmBridge:
         self.held = threading.Event()
         self.lost = threading.Event()  # the client went away: every question is withdrawn
         self.withdrew = False  # a pause withdrew a question: it stays open in the checkpoint
+        self.note: str | None = None  # said with the questions asked while it is set
         self._causes: dict[str, str] = {}
         self._waiting: set[threading.Event] = set()
         self._lock = threading.Lock()
@@ -104,7 +105,7 @@ class ConfirmBridge:
             return Approval(False)
         if self.held.is_set():
             return self._withdrawn(call_id)
-        params = wire(confirm_params(proposal, self._root))
+        params = wire(confirm_params(proposal, self._root, self.note))
         decided = threading.Event()
         with self._lock:
             self._waiting.add(decided)

@@ -116,13 +116,16 @@ def open_workspace(
     *,
     run_id: str | None = None,
     read_digests: dict[str, str] | None = None,
+    tell: bool = True,
 ) -> tuple[Workspace, Callable[[], None]]:
     """A Workspace for one operation whose receipts go to the client as they are recorded
-    (the second value unsubscribes). When the root or the log cannot be used the person is
-    told, and WorkspaceUnavailable carries the reason for the result."""
+    (the second value unsubscribes). When the root or the log cannot be used
+    WorkspaceUnavailable carries the reason for the result, and the person is told unless
+    `tell` is False (a run's result says it, once)."""
 
     def unavailable(reason: str, message: str) -> WorkspaceUnavailable:
-        channel.show_message("error", f"Counterfoil: {message}")
+        if tell:
+            channel.show_message("error", f"Counterfoil: {message}")
         return WorkspaceUnavailable(reason, message)
 
     settings, root = job.settings, job.root

@@ -9,7 +9,9 @@ the workspace.
 The model reports through one `ModelProgress` stream. Loading reports go to the
 `Loading model` progress; while a response is generated they go to the run that asked for it
 (`wrap`), which turns the model's own counters into `counterfoil/modelState` and the run's
-`$/progress`, at most ten a second.
+`$/progress`, at most ten a second. What a run is told of it (`StepReport`, `LoadReport`) comes
+with its phase, so the run panel shows loading, prefill and generation as they happen; every
+rate shown is `ModelProgress.shown_rate`, so a one-token step shows none.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ..model import Model, WrappedModel
 from ..models import GenerationOptions, ModelProgress, load_generate
 from ..models.errors import GenerationCancelled
 from ..models.scripted import SCRIPTED_PREFIX
-from ..protocol import ModelState, ModelStateName, notice
+from ..protocol import ActivityPhase, ModelState, ModelStateName, notice
 from ..settings.table import Settings
 from .channel import ClientChannel
 from .model_text import TextBatcher
@@ -33,7 +35,8 @@ STATE_INTERVAL_SECONDS = 0.1
 
 logger = logging.getLogger(__name__)
 
-StepReport = Callable[[int, str], None]
+StepReport = Callable[[int, ActivityPhase, str], None]
+LoadReport = Callable[[ActivityPhase, str], None]
 StepText = Callable[[int, str, bool], None]
 ProgressListener = Callable[[ModelProgress], None]
 
@@ -50,16 +53,26 @@ def resolve_spec(spec: str, root: Path) -> str:
 
 
 def summary(progress: ModelProgress | None) -> str:
-    """`K tokens, R tokens/s` from the model's counters, or `response ready` without them;
-    then a model server's note (cached prompt tokens), if it gave one."""
+    """`K tokens, R tokens/s` from the model's counters (the rate only over a meaningful span),
+    or `response ready` without them; then a model server's note (cached prompt tokens)."""
     if progress is None or not progress.tokens:
         text = "response ready"
     else:
-        rate = progress.tokens_per_second
-        text = f"{progress.tokens} tokens" + (f", {rate:.1f} tokens/s" if rate else "")
+        rate = progress.shown_rate
+        noun = "token" if progress.tokens == 1 else "tokens"
+        text = f"{progress.tokens} {noun}" + (f", {rate:.1f} tokens/s" if rate else "")
     if progress is not None and progress.note:
         text += f"; {progress.note}"
     return text
+
+
+def prefill_summary(progress: ModelProgress | None) -> str | None:
+    """`prefill N tokens` (with its rate over a meaningful span) from a step's last prefill
+    report; None when the prompt was not prefilled in reported chunks."""
+    if progress is None or progress.prompt_tokens is None:
+        return None
+    rate = progress.shown_rate
+    return f"prefill {progress.prompt_tokens:,} tokens" + (f", {rate:.0f} tokens/s" if rate else "")
 
 
 class ModelHost:
@@ -76,15 +89,26 @@ class ModelHost:
         self._progress_token: str | None = None
         self._last_state_sent = 0.0
         self._listeners: list[tuple[ProgressListener, Callable[[], bool] | None]] = []
+        self._load_report: LoadReport | None = None
 
-    def load(self, settings: Settings, root: Path) -> Model:
-        """The generate callable for this run's settings, loading it if need be."""
+    def load(self, settings: Settings, root: Path, on_load: LoadReport | None = None) -> Model:
+        """The generate callable for this run's settings, loading it if need be; `on_load` is
+        told what the loading does (the file, an import, the load) and when it is done."""
         spec = resolve_spec(settings.model, root)
         options = GenerationOptions.from_settings(settings)
         key = (spec, options)
         scripted = spec.startswith(SCRIPTED_PREFIX)
+        said: list[str] = []
+
+        def told(phase: ActivityPhase, message: str) -> None:
+            """Tells `on_load`, each line once (the loader repeats the host's first line)."""
+            if on_load is not None and said[-1:] != [message]:
+                said.append(message)
+                on_load(phase, message)
+
         with self._lock:
             if not scripted and key == self._key and self._generate is not None:
+                told("loaded", f"{self.model} (loaded for an earlier run)")
                 return self._generate
             self._key, self._generate = None, None
         self.endpoint = settings.endpoint
@@ -94,6 +118,8 @@ class ModelHost:
         token = self._channel.begin_progress("Loading model", self.model)
         self._progress_token = token
         self.publish("loading", f"loading {self.model}", force=True)
+        told("loading", f"loading {self.model}")
+        self._load_report = told
         started = time.perf_counter()
         try:
             if options.endpoint is None:
@@ -110,8 +136,11 @@ class ModelHost:
             self._channel.end_progress(token, "failed")
             self._progress_token = None
             raise ModelLoadFailed(message) from error
+        finally:
+            self._load_report = None
         elapsed = time.perf_counter() - started
         self.publish("ready", f"{self.model} loaded in {elapsed:.2f} s", force=True)
+        told("loaded", f"{self.model} loaded in {elapsed:.2f} s")
         self._channel.end_progress(token, "ready")
         self._progress_token = None
         with self._lock:
@@ -152,7 +181,7 @@ class ModelHost:
             endpoint=self.endpoint,
             message=message,
             tokens=progress.tokens if progress else 0,
-            tokensPerSecond=progress.tokens_per_second if progress else None,
+            tokensPerSecond=progress.shown_rate if progress else None,
             promptTokens=progress.prompt_tokens if progress else None,
         )
         self._channel.notify(*notice(shown))
@@ -183,6 +212,8 @@ class ModelHost:
         self.publish(progress.state, progress.message, progress, force=progress.state != self.state)
         if progress.state == "loading" and progress.message:
             self._channel.report_progress(self._progress_token, progress.message)
+            if self._load_report is not None:
+                self._load_report("loading", progress.message)
 
 
 class HostedGenerate(WrappedModel):
@@ -217,6 +248,7 @@ class HostedGenerate(WrappedModel):
         step = self.steps
         self.last_note = ""
         latest: list[ModelProgress] = []
+        prefilled: list[ModelProgress] = []
         on_text = self._on_text
         batcher = TextBatcher(
             lambda text, thinking: on_text(step, text, thinking) if on_text else None
@@ -226,8 +258,9 @@ class HostedGenerate(WrappedModel):
             if progress.state == "generating" and self._should_stop and self._should_stop():
                 raise GenerationCancelled("generation stopped")
             if progress.prefill_total is not None:  # the prompt's prefill: done of total, rate
+                prefilled[:] = [progress]
                 if self._host.publish("generating", progress.message, progress):
-                    self._report(step, progress.message)
+                    self._report(step, "prefill", progress.message)
                 return
             latest[:] = [progress]
             batcher.feed(progress.text)
@@ -235,10 +268,10 @@ class HostedGenerate(WrappedModel):
                 return
             message = summary(progress)
             if self._host.publish("generating", message, progress):
-                self._report(step, message)
+                self._report(step, "generating", message)
 
         self._host.publish("generating", "generating", force=True)
-        self._report(step, "generating")
+        self._report(step, "generating", "generating")
         stop = self._host.listen(on_progress, self._should_stop)
         try:
             response = self.wrapped(messages)
@@ -256,5 +289,9 @@ class HostedGenerate(WrappedModel):
         last = latest[0] if latest else None
         self.last_note = last.note if last else ""
         self._host.publish("ready", summary(last), last, force=True)
-        self._report(step, summary(last))
+        done = summary(last)
+        prefill = prefill_summary(prefilled[0] if prefilled else None)
+        if prefill is not None:
+            done = f"{prefill}; {'generated ' if last and last.tokens else ''}{done}"
+        self._report(step, "generated", done)
         return response

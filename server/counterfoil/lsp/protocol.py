@@ -18,6 +18,7 @@ from ..actions import Action, FinalAction, ToolAction
 from ..gate.approval import Approval, clean_reason
 from ..gate.proposals import ChangeSetProposal, CommandProposal, ToolProposal
 from ..gate.revert import revertable
+from ..model_identity import identity_short
 from ..protocol import wire
 from ..steps import StepResult
 from ..tools import example_action
@@ -69,6 +70,7 @@ def receipt_message(receipt: EffectReceipt) -> messages.Receipt:
         **data,
         approval=None if approval is None else messages.Approval(**approval),
         revertable=revertable(receipt),
+        proposedBy=identity_short((approval or {}).get("model")),
     )
 
 
@@ -300,12 +302,15 @@ def _text_or_none(data: bytes | None) -> str | None:
         return None
 
 
-def confirm_params(proposal: ToolProposal, root: Path) -> messages.ConfirmParams:
+def confirm_params(
+    proposal: ToolProposal, root: Path, note: str | None = None
+) -> messages.ConfirmParams:
     return messages.ConfirmParams(
         toolCallId=proposal.tool_call_id,
         tool=proposal.action.tool,
         arguments=dict(proposal.action.arguments),
         preview=preview_message(proposal, root),
+        note=note,
     )
 
 

@@ -166,6 +166,8 @@ def stored_record(
             state = reason = ended = None  # it goes on
         elif kind in ("ended", "paused"):
             state, reason, ended = kind, entry.get("reason"), entry.get("time")
+            if kind == "paused" and reason == "interrupted":
+                state = "interrupted"  # its daemon went away: as the run's listing says it
             verdict = entry.get("verdict") or {}
             effects, validation = verdict.get("effects"), verdict.get("validation")
         elif kind in ("decision", "settled") and isinstance(entry.get("call_id"), str):

@@ -28,6 +28,7 @@ ALIASES = {
     "ModelStateName": messages.ModelStateName,
     "DownloadState": messages.DownloadState,
     "SessionStateName": messages.SessionStateName,
+    "ActivityPhase": messages.ActivityPhase,
     "BranchState": branch_messages.BranchState,
     "SelectionOutcome": branch_messages.SelectionOutcome,
 }

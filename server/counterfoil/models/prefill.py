@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .progress import ModelProgress, ProgressCallback
+from .progress import ModelProgress, ProgressCallback, meaningful_rate
 
 # The first chunk's tokens; later chunks are sized to take about CHUNK_SECONDS, so a stop
 # lands within about that. Each forward pass costs a fixed overhead besides its per-token work
@@ -84,7 +84,7 @@ class PrefillReport:
         return self.done / self.seconds if self.seconds > 0 else None
 
     def message(self) -> str:
-        rate = self.tokens_per_second
+        rate = meaningful_rate(self.done, self.tokens_per_second)
         speed = f", {rate:.0f} tokens/s" if rate else ""
         return f"prefill {self.done:,}/{self.total:,} tokens{speed}"
 

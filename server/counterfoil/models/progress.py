@@ -13,6 +13,21 @@ from typing import Literal
 
 ModelState = Literal["unloaded", "loading", "ready", "generating", "error"]
 
+# A rate is shown only over at least this many tokens and this many seconds: a one-token step's
+# "rate" is one decode's time inverted (30,000 tokens/s), and a 10 ms prefill's is noise.
+RATE_MIN_TOKENS = 8
+RATE_MIN_SECONDS = 0.5
+
+
+def meaningful_rate(tokens: int | None, rate: float | None) -> float | None:
+    """`rate` (tokens a second over `tokens` tokens) when the span is long enough to mean
+    something, else None."""
+    if not tokens or not rate or rate <= 0:
+        return None
+    if tokens < RATE_MIN_TOKENS or tokens / rate < RATE_MIN_SECONDS:
+        return None
+    return rate
+
 
 @dataclass(frozen=True)
 class ModelProgress:
@@ -25,6 +40,13 @@ class ModelProgress:
     note: str = ""  # a model server's remark on a finished response (cached prompt tokens)
     # While the prompt is prefilled (`tokens` 0): `prompt_tokens` done of `prefill_total`.
     prefill_total: int | None = None
+
+    @property
+    def shown_rate(self) -> float | None:
+        """The rate to show a person: the prefill's or the generation's, over a span long
+        enough to mean one (`meaningful_rate`)."""
+        counted = self.prompt_tokens if self.prefill_total is not None else self.tokens
+        return meaningful_rate(counted, self.tokens_per_second)
 
 
 ProgressCallback = Callable[[ModelProgress], None]

@@ -67,6 +67,7 @@ from .runs import (
     FollowUpParams,
     ModelText,
     RevertParams,
+    RunActivity,
     RunParams,
     RunRecord,
     RunResult,
@@ -107,6 +108,7 @@ from .status import (
 )
 from .wire import (
     SOMETIMES,
+    ActivityPhase,
     DownloadState,
     EffectState,
     ModelStateName,
@@ -165,6 +167,7 @@ NOTIFICATIONS: dict[str, type] = {
     "counterfoil/runStarted": RunStarted,
     "counterfoil/runState": RunStateNotice,
     "counterfoil/modelText": ModelText,
+    "counterfoil/runActivity": RunActivity,
     "counterfoil/download": DownloadProgress,
     "counterfoil/folderSettingsChanged": FolderSettingsResult,
 }
@@ -190,6 +193,7 @@ __all__ = [
     "NOTIFICATIONS",
     "REQUESTS",
     "SOMETIMES",
+    "ActivityPhase",
     "AgentEvent",
     "AgentsFileRecord",
     "Approval",
@@ -244,6 +248,7 @@ __all__ = [
     "Request",
     "ResumeParams",
     "RevertParams",
+    "RunActivity",
     "RunParams",
     "RunRecord",
     "RunResult",

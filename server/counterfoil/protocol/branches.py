@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .field_checks import WORD, checked
+from .wire import SOMETIMES
 
 BranchState = Literal["running", "interrupted", "ended", "selected", "discarded"]
 SelectionOutcome = Literal["selected", "refused", "stopped"]
@@ -43,6 +44,10 @@ class BranchInfo:
     checksPassed: bool | None  # null: no task package's checks were given
     checks: list[BranchCheckResult]
     final: str | None
+    # For a branch that can be kept: what Keep does (the changes it applies, or that there are
+    # none; the run it ends; the branches it discards), and whether the editor asks first.
+    keepWould: str | None = field(default=None, metadata=SOMETIMES)
+    keepAsks: bool | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -67,6 +67,8 @@ class Receipt(LoggedReceipt):
     # Revert can undo what it records (a file effect with its digests, or a command whose
     # changes in the root include a file it can put back); the files are checked on revert.
     revertable: bool
+    # The model that proposed it, in a few words (`identity_short`: spec, short digest, engine).
+    proposedBy: str | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -139,6 +139,9 @@ class ConfirmParams:
     tool: str
     arguments: dict[str, Any]
     preview: EditPreview | CommandPreview | ChangeSetPreview
+    # For the person, when the question reads differently than it looks: a proposal asked again
+    # on a steered resume was made before the model read the person's message.
+    note: str | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)

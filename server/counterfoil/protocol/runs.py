@@ -10,7 +10,7 @@ from .wire import SOMETIMES
 
 if TYPE_CHECKING:
     from .receipts import Receipt
-    from .wire import EffectState, RunStateName, Validation
+    from .wire import ActivityPhase, EffectState, RunStateName, Validation
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -183,6 +183,9 @@ class AgentEvent(StepRecord):
     noAction: str | None = field(default=None, metadata=SOMETIMES)
     # For the person only: the setting that enables a tool the step found not enabled.
     enabledBy: str | None = None
+    # A step taken before this part of a resumed run, retold from the run's record as the
+    # resume begins ("before the interruption", "before the pause"); absent for a step now.
+    earlier: str | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,6 +193,18 @@ class RunStateNotice:
     runId: str
     state: RunStateName
     reason: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunActivity:
+    """What the model is doing for a run, in the daemon's words, from the run's start: loading
+    it (the file, and what was done: an import, a load), then each step's prefill (tokens of the
+    total) and generation, a rate only over a span long enough to mean one."""
+
+    runId: str
+    phase: ActivityPhase
+    step: int | None  # null while the model loads
+    message: str
 
 
 @dataclass(frozen=True, kw_only=True)

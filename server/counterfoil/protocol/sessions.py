@@ -128,7 +128,9 @@ class StoredRunRecord:
     via: str | None  # how its approvals were asked: editor or terminal
     startedAt: str | None
     endedAt: str | None
-    state: str | None  # ended or paused; null: it has not said (running or interrupted)
+    # ended, paused (as asked) or interrupted (its daemon went away, as `sessions` says too);
+    # null: it has not said (running, or killed)
+    state: str | None
     reason: str | None
     effects: dict[str, int] | None  # approved, rejected, refused, failed: how many
     validation: str | None

@@ -12,6 +12,9 @@ RunStateName = Literal["running", "stopping", "pausing", "paused", "cancelled", 
 ModelStateName = Literal["unloaded", "loading", "ready", "generating", "error"]
 DownloadState = Literal["downloading", "done", "cancelled", "failed"]
 SessionStateName = Literal["interrupted", "paused", "discarded", "ended", "running", "unreadable"]
+# What the model is doing for a run: loading (then loaded), and each step's prefill, generation
+# and its end (generated).
+ActivityPhase = Literal["loading", "loaded", "prefill", "generating", "generated"]
 
 
 SOMETIMES = {"sometimes": True}  # a field sent only when it has a value

@@ -49,8 +49,19 @@ def check_folder(path: Path) -> None:
 
 def make_log_folder(path: Path) -> None:
     """Create the log's folder, private to its owner (an existing folder is left as it is:
-    what the store writes into it is private anyway)."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    what the store writes into it is private anyway). A file where a folder must be is said in
+    a sentence, not as the system's error number."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except (FileExistsError, NotADirectoryError):
+        blocking = next(
+            (part for part in (path.parent, *path.parent.parents) if part.is_file()), path.parent
+        )
+        needed = "" if blocking == path.parent else f" (for {path.parent})"
+        raise ReceiptLogError(
+            f"{blocking} is a file where the receipt log needs a folder{needed}: move the file "
+            "away, or set the receipt log elsewhere (receiptLog)"
+        ) from None
 
 
 def open_folder(path: Path) -> int | None:

@@ -3,11 +3,13 @@ answers with it and `counterfoil branches --json` prints it, one document writte
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..protocol.branches import BranchCheckResult, BranchesResult, BranchInfo
 from .branches import BranchRecord, BranchStore, listed_state
+from .keep_plan import keep_plan
 from .record import CheckpointRefused
 from .store import SessionStore
 
@@ -23,10 +25,15 @@ def branches_answer(log: Path | None, run_id: str) -> BranchesResult:
         return BranchesResult(runId=run_id, branches=[], error=str(error))
     live = sessions.is_live(run_id)
     store = BranchStore(sessions)
-    found = [
-        branch_info(item, listed_state(item, live), store.copy_root(item))
-        for item in store.branches(run_id)
-    ]
+    family = store.branches(run_id)
+    found = []
+    for item in family:
+        state = listed_state(item, live)
+        info = branch_info(item, state, store.copy_root(item))
+        if state == "ended":  # it waits for a choice: say what keeping it does
+            plan = keep_plan(sessions, store, item, family)
+            info = replace(info, keepWould=plan.words, keepAsks=plan.asks)
+        found.append(info)
     return BranchesResult(runId=run_id, branches=found, error=None)
 
 

@@ -177,6 +177,11 @@ class DecisionLog:
             entry["model_identity"] = model_identity
         self.append(entry)
 
+    def steered(self, text: str) -> None:
+        """The person's steering message a resume goes on with, as theirs: kept in the record
+        (a checkpoint, which `sessions gc` removes, is not the run's story)."""
+        self.append({"kind": "steered", "by": os_user(), "text": text})
+
     def ended(self, state: str, reason: str | None, verdict: dict[str, Any]) -> None:
         self.append({"kind": state, "reason": reason, "verdict": verdict})
 

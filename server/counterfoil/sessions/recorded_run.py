@@ -168,6 +168,8 @@ class RecordedRun:
                 self.messages += initial_messages(recorder.task, system_prompt)
             recorder.write()
             return
+        if self.steer is not None:
+            recorder.decisions.steered(self.steer)
         record = plan.record
         run_receipts = [
             receipt
