@@ -85,6 +85,7 @@ async def test_a_run_that_could_not_start_still_has_an_empty_verdict(
         "rejected": [],
         "refused": [],
         "failed": [],
+        "reviewRejected": [],
         "filesChanged": [],
         "validation": "not_run",
         "validatedBy": None,
