@@ -11,6 +11,7 @@ SHA-256 and the engine, as for a file MLX imports.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
@@ -24,6 +25,7 @@ from .progress import ModelProgress, ProgressCallback
 from .remote import Messages, RemoteGenerate
 
 ENGINE = "llama.cpp"
+logger = logging.getLogger(__name__)
 DISTRIBUTION = "xllamacpp"
 
 
@@ -61,8 +63,8 @@ class LlamaCppGenerate(RemoteGenerate):
             template = self._client.get(f"{root}/props").json().get("chat_template")
             if isinstance(template, str) and template:
                 self.chat_template_sha256 = hashlib.sha256(template.encode()).hexdigest()
-        except Exception:  # noqa: BLE001 - the identity then lacks the template digest
-            pass
+        except Exception as error:  # noqa: BLE001 - the identity then lacks the template digest
+            logger.warning("llama.cpp did not describe its model: %s", error)
 
     def identity(self) -> ModelIdentity:
         resolved = {"gguf": str(self.gguf), "engine": ENGINE}

@@ -40,6 +40,7 @@ def main() -> None:
     params.cpuparams_batch.n_threads = arguments.threads
     params.n_parallel = 1
     params.use_jinja = True
+    params.verbosity = 1  # errors and warnings only: the first error is the parent's message
     params.cache_prompt = True
     try:
         server = xllamacpp.Server(params)

@@ -85,35 +85,33 @@ class LlamaCppServer:
     def start(self, should_stop: Callable[[], bool] | None = None) -> str:
         """Start the process and wait until the model is loaded; `ModelLoadError` otherwise."""
         check_gguf_file(self.model)
-        log = tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace")
-        process = subprocess.Popen(
-            [sys.executable, str(CHILD), str(self.model)]
-            + ["--context", str(self.context_tokens), "--threads", str(self.threads)]
-            + ["--batch", str(self.batch_tokens)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-            start_new_session=True,  # Ctrl-C at the terminal is Counterfoil's to handle
-        )
-        self.process = process
-        self._stop_on_exit = weakref.finalize(self, _stop_process, process)
-        assert process.stdin is not None and process.stdout is not None
-        process.stdin.write(self.key + "\n")
-        process.stdin.flush()
-        try:
-            answer = self._first_line(process, process.stdout, should_stop)
-        except BaseException:
-            self.stop()
-            log.close()
-            raise
-        if "url" not in answer:
-            self.stop()
-            log.seek(0)
-            reason = load_failure(log.read())
-            log.close()
-            raise ModelLoadError(f"llama.cpp could not load {self.model}: {reason}")
-        log.close()  # llama.cpp's log from here on is not kept
+        with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as log:
+            process = subprocess.Popen(
+                [sys.executable, str(CHILD), str(self.model)]
+                + ["--context", str(self.context_tokens), "--threads", str(self.threads)]
+                + ["--batch", str(self.batch_tokens)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                text=True,
+                start_new_session=True,  # Ctrl-C at the terminal is Counterfoil's to handle
+            )
+            self.process = process
+            self._stop_on_exit = weakref.finalize(self, _stop_process, process)
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(self.key + "\n")
+            process.stdin.flush()
+            try:
+                answer = self._first_line(process, process.stdout, should_stop)
+            except BaseException:
+                self.stop()
+                raise
+            if "url" not in answer:
+                self.stop()
+                log.seek(0)
+                reason = load_failure(log.read())
+                raise ModelLoadError(f"llama.cpp could not load {self.model}: {reason}")
+        # llama.cpp's log from here on goes to a file already deleted: it is not kept
         self.url = f"{str(answer['url']).rstrip('/')}/v1"
         return self.url
 
