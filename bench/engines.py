@@ -23,7 +23,7 @@ from blas import use_openblas
 from workload import QUICK, sized
 
 DECODE_TOKENS = sized(48, 4)
-PROMPT_LINES = sized((60, 120, 240), (4,))
+PROMPT_LINES = sized((20, 40, 80), (4,))
 
 
 def prompts() -> list[list[dict[str, str]]]:
