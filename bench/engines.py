@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from typing import Any
 
 from blas import use_openblas
@@ -93,7 +94,10 @@ def main() -> None:
 
     spec = str(smollm2_gguf()) if QUICK or not arguments.model else arguments.model
     engines = arguments.engine or ["mlx", "llama.cpp"]
-    rows = [measure(spec, engine) for engine in engines]
+    rows = []
+    for engine in engines:
+        rows.append(measure(spec, engine))
+        print(f"  {rows[-1]}", file=sys.stderr, flush=True)
     print(f"model: {spec}\nBLAS: {blas}; decode {DECODE_TOKENS} tokens per prompt")
     print(f"{'engine':<10} {'prefill tok/s':>14} {'decode tok/s':>13}  path")
     for row in rows:
