@@ -100,7 +100,8 @@ def evaluate(spec: str, engine: str, runs: int, context_tokens: int) -> dict[str
             rounds[number] += run.status == "passed"
             print(
                 f"  {engine} {package.id} run {number + 1}: {run.status} ({run.reason}), "
-                f"{run.metrics.steps} steps, {run.metrics.wall_seconds:.0f} s",
+                f"{run.metrics.steps} steps, {run.metrics.wall_seconds:.0f} s"
+                + (f": {run.error}" if run.error else ""),
                 file=sys.stderr,
                 flush=True,
             )

@@ -191,3 +191,14 @@ def test_an_agent_run_on_the_engine_records_it_and_leaves_no_server_behind(
     assert llamacpp_children() == servers_before
     (receipt, *_) = ReceiptStore(tmp_path / ".counterfoil" / "receipts.jsonl").receipts()
     assert receipt.evidence["approval"]["model"]["resolved"]["engine"] == "llama.cpp"
+
+
+def test_the_sweep_after_a_command_leaves_the_server_running(
+    engine: tuple[LlamaCppGenerate, list[ModelProgress]],
+) -> None:
+    from counterfoil.commands.orphans import end_orphans
+
+    generate, _ = engine
+    end_orphans()  # what the gate runs after every command
+    assert generate.server.running
+    parse_action(generate(ASK), TOOLS)

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+from ..commands.orphans import own_child
 from .errors import ModelLoadError
 
 CHILD = Path(__file__).with_name("llamacpp_child.py")
@@ -86,16 +87,20 @@ class LlamaCppServer:
         """Start the process and wait until the model is loaded; `ModelLoadError` otherwise."""
         check_gguf_file(self.model)
         with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as log:
-            process = subprocess.Popen(
-                [sys.executable, str(CHILD), str(self.model)]
-                + ["--context", str(self.context_tokens), "--threads", str(self.threads)]
-                + ["--batch", str(self.batch_tokens)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                text=True,
-                start_new_session=True,  # Ctrl-C at the terminal is Counterfoil's to handle
-            )
+            # A session of its own: Ctrl-C at the terminal is Counterfoil's to handle. Noted as
+            # a child this process started, so the sweep after each command leaves it running.
+            with own_child() as note:
+                process = subprocess.Popen(
+                    [sys.executable, str(CHILD), str(self.model)]
+                    + ["--context", str(self.context_tokens), "--threads", str(self.threads)]
+                    + ["--batch", str(self.batch_tokens)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    text=True,
+                    start_new_session=True,
+                )
+                note(process.pid)
             self.process = process
             self._stop_on_exit = weakref.finalize(self, _stop_process, process)
             assert process.stdin is not None and process.stdout is not None
