@@ -38,7 +38,7 @@ TARGET_SECONDS = 0.5
 
 def harness_overhead() -> None:
     model = ModelUnderTest(f"scripted:{FIXTURES / 'scripts' / 'solve'}")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for task in TASKS:
         package = load_package(FIXTURES / task)
         harness, runs, totals = [], [], []
