@@ -1,22 +1,33 @@
-"""The eval harness's own cost per task, beyond the run itself, with scripted models.
+"""The eval harness's own cost per task with scripted models, or a real model's results.
 
-Each fixture package is run with the solving script, repeatedly; per task the harness time is
-the wall time of `run_task` less the agent run's own (staging the copy, the inventories,
-grading, verifying the receipt log, removing the copy). Target: under 0.5 s per task. The
-package's commands run confined, as `counterfoil eval` runs them (the sandbox's start is part
-of the run). Prints a table, then one JSON line.
+Without `--model`: each fixture package is run with the solving script, repeatedly; per task
+the harness time is the wall time of `run_task` less the agent run's own (staging the copy, the
+inventories, grading, verifying the receipt log, removing the copy). Target: under 0.5 s per
+task. The package's commands run confined, as `counterfoil eval` runs them (the sandbox's start
+is part of the run).
+
+`--model FILE.gguf` (any spec `agent --model` takes): the four packages, `--runs` times each
+(default 3), through each `--engine` (default: mlx and llama.cpp), as `counterfoil eval` runs
+them; per engine and task the pass rate, median steps, generated tokens and seconds per run,
+and false verdicts (the run's own validation passed while the held-out checks failed, or a
+receipt log that did not verify). Target: at least 3 of the 4 tasks passed in every round.
+Prints a table, then one JSON line.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from counterfoil.evals.models import ModelUnderTest
 from counterfoil.evals.package import load_package
 from counterfoil.evals.runner import run_task
+from counterfoil.models import close_model
 from workload import sized
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "evals"
@@ -25,9 +36,9 @@ ROUNDS = sized(10, 1)
 TARGET_SECONDS = 0.5
 
 
-def main() -> None:
+def harness_overhead() -> None:
     model = ModelUnderTest(f"scripted:{FIXTURES / 'scripts' / 'solve'}")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for task in TASKS:
         package = load_package(FIXTURES / task)
         harness, runs, totals = [], [], []
@@ -67,6 +78,96 @@ def main() -> None:
             }
         )
     )
+
+
+def evaluate(spec: str, engine: str, runs: int, context_tokens: int) -> dict[str, Any]:
+    """Every task `runs` times through one engine: per task its figures, and per round (the
+    tasks' n-th runs) how many passed."""
+    model = ModelUnderTest(spec, {"engine": engine, "contextTokens": context_tokens})
+    packages = [load_package(FIXTURES / task) for task in TASKS]
+    hidden = tuple(package.source for package in packages)
+    rows, rounds = [], [0] * runs
+    generate: Any = None
+    for package in packages:
+        task_runs = []
+        for number in range(runs):
+            try:
+                generate, stats, limits = model.generate_for(package.id)
+            except Exception as error:  # noqa: BLE001 - the engine could not load the model
+                return {"engine": engine, "error": str(error).splitlines()[0]}
+            run = run_task(package, generate, limits=limits, stats=stats, hidden=hidden)
+            task_runs.append(run)
+            rounds[number] += run.status == "passed"
+            print(
+                f"  {engine} {package.id} run {number + 1}: {run.status} ({run.reason}), "
+                f"{run.metrics.steps} steps, {run.metrics.wall_seconds:.0f} s"
+                + (f": {run.error}" if run.error else ""),
+                file=sys.stderr,
+                flush=True,
+            )
+        rows.append(task_row(package.id, task_runs))
+    identity = model.identity()
+    close_model(generate)  # llama.cpp's server ends with the engine's turn
+    return {"engine": engine, "tasks": rows, "passed_per_round": rounds, "model": identity}
+
+
+def task_row(task: str, runs: list[Any]) -> dict[str, Any]:
+    false = sum(
+        1
+        for run in runs
+        if not run.receipts.ok or (run.verdict.validation == "passed" and run.status != "passed")
+    )
+    return {
+        "task": task,
+        "passed": sum(run.status == "passed" for run in runs),
+        "runs": len(runs),
+        "reasons": [run.reason for run in runs],
+        "steps": statistics.median(run.metrics.steps for run in runs),
+        "generated_tokens": statistics.median(run.metrics.generated_tokens or 0 for run in runs),
+        "seconds": round(statistics.median(run.metrics.wall_seconds for run in runs), 1),
+        "false_verdicts": false,
+    }
+
+
+def model_results(arguments: argparse.Namespace) -> None:
+    results = [
+        evaluate(arguments.model, engine, arguments.runs, arguments.context_tokens)
+        for engine in arguments.engine or ["mlx", "llama.cpp"]
+    ]
+    print(f"model: {arguments.model}; {arguments.runs} runs per task")
+    print(
+        f"{'engine':<10} {'task':<24} {'passed':>7} {'steps':>6} {'tokens':>7} "
+        f"{'seconds':>8} {'false':>6}"
+    )
+    for result in results:
+        if "error" in result:
+            print(f"{result['engine']:<10} not run: {result['error']}")
+            continue
+        for row in result["tasks"]:
+            print(
+                f"{result['engine']:<10} {row['task']:<24} {row['passed']:>3}/{row['runs']:<3} "
+                f"{row['steps']:>6g} {row['generated_tokens']:>7g} {row['seconds']:>8.1f} "
+                f"{row['false_verdicts']:>6}"
+            )
+        rounds = result["passed_per_round"]
+        met = min(rounds) >= 3
+        print(f"{result['engine']:<10} tasks passed per round: {rounds} (target >= 3 of 4: {met})")
+        result["target_met"] = met
+    print(json.dumps({"bench": "eval", "model": arguments.model, "results": results}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--model", default=None, help="a model spec, e.g. a .gguf file")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--engine", action="append", choices=("mlx", "llama.cpp"))
+    parser.add_argument("--context-tokens", type=int, default=16_384)
+    arguments = parser.parse_args()
+    if arguments.model is None:
+        harness_overhead()
+    else:
+        model_results(arguments)
 
 
 if __name__ == "__main__":

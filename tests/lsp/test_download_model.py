@@ -171,7 +171,9 @@ def test_model_runtime_says_too_when_the_models_files_cannot_be_had(
     # As in a bare Python: the runtime is missing, so an install would be offered.
     bare: dict[str, object] = {"model": "qwen3-4b", "extra": "mlx", "missing": ["mlx_lm"]}
     bare.update(command=["pip"], python="python3", unavailable=None)
-    monkeypatch.setattr(runtime, "runtime_report", lambda model, endpoint=None: dict(bare))
+    monkeypatch.setattr(
+        runtime, "runtime_report", lambda model, endpoint=None, engine="mlx": dict(bare)
+    )
 
     report = handlers.model_runtime_answer("qwen3-4b", None)
 

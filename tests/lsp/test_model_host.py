@@ -195,3 +195,48 @@ def test_a_steps_end_says_its_prefill_and_what_it_generated(tmp_path: Path) -> N
     generate([])
 
     assert reports[-1] == (1, "generated", "prefill 1,200 tokens, 800 tokens/s; generated 2 tokens")
+
+
+class ClosableModel:
+    """A model holding something outside the process (as llama.cpp's server is)."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def __call__(self, messages: list[dict[str, str]]) -> str:
+        return '{"final":"x"}'
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_model_is_closed_when_another_replaces_it_and_when_the_daemon_closes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    made: list[tuple[GenerationOptions, ClosableModel]] = []
+
+    def fake_load(spec: str, options: GenerationOptions, **callbacks: Any) -> ClosableModel:
+        made.append((options, ClosableModel()))
+        return made[-1][1]
+
+    monkeypatch.setattr(model_host, "load_generate", fake_load)
+    host = ModelHost(RecordingChannel())
+    host.load(Settings(model="m.gguf", engine="llama.cpp"), tmp_path)
+    host.load(Settings(model="m.gguf", engine="llama.cpp", context_tokens=4096), tmp_path)
+    assert [model.closed for _, model in made] == [True, False]
+    host.close()
+    assert [model.closed for _, model in made] == [True, True]
+
+
+def test_a_llama_cpp_model_is_loaded_with_the_stop_check(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    seen: list[dict[str, Any]] = []
+
+    def fake_load(spec: str, options: GenerationOptions, **callbacks: Any) -> ClosableModel:
+        seen.append(callbacks)
+        return ClosableModel()
+
+    monkeypatch.setattr(model_host, "load_generate", fake_load)
+    ModelHost(RecordingChannel()).load(Settings(model="m.gguf", engine="llama.cpp"), tmp_path)
+    assert callable(seen[0].get("should_stop"))

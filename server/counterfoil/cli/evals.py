@@ -28,6 +28,7 @@ from ..evals.report import TaskResult, document, one_line, overall_status
 from ..evals.runner import TaskRun, run_task
 from ..evals.table import table
 from ..evals.transcripts import run_folder
+from ..settings.checks import ENGINES
 from ..settings.endpoints import SCHEMA_MODES
 from ..settings.table import Settings, SettingsError
 from .terminal_text import terminal_safe_stream
@@ -35,6 +36,7 @@ from .terminal_text import terminal_safe_stream
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_PACKAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 MAX_RUNS = 1000
 FLAG_NAMES = {
+    "engine": "--engine",
     "endpoint": "--endpoint",
     "schemaMode": "--schema-mode",
     "contextTokens": "--context-tokens",
@@ -57,6 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--runs", type=int, default=1, metavar="N", help="runs per task (default 1)"
+    )
+    parser.add_argument(
+        "--engine",
+        default=None,
+        choices=ENGINES,
+        help="how every local model runs: mlx, or llama.cpp for a .gguf file (as for `agent`)",
     )
     server = parser.add_argument_group("model server (as `agent` takes them)")
     server.add_argument(
@@ -119,6 +127,7 @@ def eval_command(
     overrides = {
         key: value
         for key, value in (
+            ("engine", args.engine),
             ("endpoint", args.endpoint),
             ("schemaMode", args.schema_mode),
             ("contextTokens", args.context_tokens),

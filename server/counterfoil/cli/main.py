@@ -18,6 +18,7 @@ from ..errors import AgentError
 from ..gate.workspace import Workspace
 from ..loop import run_agent, run_verdict
 from ..model_identity import describe_identity
+from ..models import close_model, streams_from_server
 from ..models.progress import ModelProgress
 from ..models.usage import usage_line
 from ..settings.table import Settings
@@ -156,7 +157,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         if progress.note and loaded.is_set():
             stdout.write(f"\n[model] {progress.note}\n")  # a server's cache stats and notes
 
-    stop_hook = {"should_stop": interrupted.is_set} if settings.endpoint else {}
+    stop_hook = {"should_stop": interrupted.is_set} if streams_from_server(model.options) else {}
     try:
         generate = timed_load(
             stdout,
@@ -215,6 +216,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     session.finish(reason, interrupted.is_set())
     if toolbox is not None:
         toolbox.close()
+    close_model(generate)  # a llama.cpp engine's server ends with the run
     status = exit_status(completed, verdict, interrupted=interrupted.is_set())
     stdout.write(f"\n== run ended: {reason} ==\n")
     usage = usage_line(generate.stats)

@@ -120,9 +120,11 @@ def download_command(spec: str, stdout: TextIO) -> int:
     return status
 
 
-def prepare_model(spec: str, stdout: TextIO, *, endpoint: str | None = None) -> int | None:
+def prepare_model(
+    spec: str, stdout: TextIO, *, endpoint: str | None = None, engine: str = "mlx"
+) -> int | None:
     """Before a run: the runtime is installed and the weights are on disk, or an exit status."""
-    need = missing_runtime(spec, endpoint=endpoint)
+    need = missing_runtime(spec, endpoint=endpoint, engine=engine)
     if need is not None:
         stdout.write(f"error: {need.message}\n")
         return 2
@@ -154,7 +156,9 @@ def model_to_load(
     loaded by an empty spec (the server's own model)."""
     from ..models import GenerationOptions
 
-    prepared = prepare_model(settings.model, stdout, endpoint=settings.endpoint)
+    prepared = prepare_model(
+        settings.model, stdout, endpoint=settings.endpoint, engine=settings.engine
+    )
     if prepared is not None:
         return prepared
     options = replace(

@@ -161,7 +161,9 @@ class Handlers:
     async def model_runtime(self, params: messages.ModelParams) -> messages.ModelRuntimeResult:
         settings = self.session.settings
         model = (params.model or settings.model).strip()
-        return await asyncio.to_thread(model_runtime_answer, model, settings.endpoint)
+        return await asyncio.to_thread(
+            model_runtime_answer, model, settings.endpoint, settings.engine
+        )
 
     async def status(self, params: None) -> messages.StatusResult:
         return self.session.status()
@@ -183,13 +185,15 @@ class Handlers:
         return result
 
 
-def model_runtime_answer(model: str, endpoint: str | None) -> messages.ModelRuntimeResult:
+def model_runtime_answer(
+    model: str, endpoint: str | None, engine: str = "mlx"
+) -> messages.ModelRuntimeResult:
     """What the model needs in the daemon's Python and, when something is missing, whether the
     model's files can be had at all (cached, local, downloadable): an install is not offered
     for a model that could not run after it, and both are said together."""
     from ..models.runtime import runtime_report
 
-    report: dict[str, Any] = runtime_report(model, endpoint=endpoint)
+    report: dict[str, Any] = runtime_report(model, endpoint=endpoint, engine=engine)
     if report.get("missing") and not endpoint:
         from ..models.availability import model_check
 

@@ -23,7 +23,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..model import Model, WrappedModel
-from ..models import GenerationOptions, ModelProgress, load_generate
+from ..models import (
+    GenerationOptions,
+    ModelProgress,
+    close_model,
+    load_generate,
+    streams_from_server,
+)
 from ..models.errors import GenerationCancelled
 from ..models.scripted import SCRIPTED_PREFIX
 from ..protocol import ActivityPhase, ModelState, ModelStateName, notice
@@ -110,7 +116,8 @@ class ModelHost:
             if not scripted and key == self._key and self._generate is not None:
                 told("loaded", f"{self.model} (loaded for an earlier run)")
                 return self._generate
-            self._key, self._generate = None, None
+            replaced, self._key, self._generate = self._generate, None, None
+        close_model(replaced)  # one at a time: a llama.cpp server goes with its model
         self.endpoint = settings.endpoint
         self.model = (
             f"{settings.model} at {settings.endpoint}" if settings.endpoint else settings.model
@@ -122,7 +129,7 @@ class ModelHost:
         self._load_report = told
         started = time.perf_counter()
         try:
-            if options.endpoint is None:
+            if not streams_from_server(options):
                 generate = load_generate(spec, options, on_progress=self._on_progress)
             else:  # a server's stream is closed on Stop
                 generate = load_generate(
@@ -147,6 +154,12 @@ class ModelHost:
             if not scripted:
                 self._key, self._generate = key, generate
         return generate
+
+    def close(self) -> None:
+        """Release the kept model (a llama.cpp server ends with the daemon)."""
+        with self._lock:
+            kept, self._key, self._generate = self._generate, None, None
+        close_model(kept)
 
     def _stopping(self) -> bool:
         """Whether a listener's run asked to stop: a model server's stream is then closed."""

@@ -131,14 +131,14 @@ class Session:
 
     def close(self, timeout: float = 10.0) -> None:
         """Interrupt the running operation, end its command, and wait for it, so no effect is
-        left half done; a run closed so stays resumable."""
+        left half done; a run closed so stays resumable. The kept model is released."""
         self.interrupt()
         self.downloads.close(timeout)
         job = self._operations.job
-        if job is None:
-            return
-        job.cancel()
-        if job.thread is not None and job.thread is not threading.current_thread():
-            job.thread.join(timeout)
-            if job.thread.is_alive():
-                logger.warning("the %s did not stop within %.0f s", job.kind, timeout)
+        if job is not None:
+            job.cancel()
+            if job.thread is not None and job.thread is not threading.current_thread():
+                job.thread.join(timeout)
+                if job.thread.is_alive():
+                    logger.warning("the %s did not stop within %.0f s", job.kind, timeout)
+        self.models.close()

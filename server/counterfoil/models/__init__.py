@@ -2,8 +2,9 @@
 
 One factory serves the CLI and the daemon alike, so a spec string means the same
 thing everywhere: `scripted:PATH` replays recorded responses, anything else is an
-MLX model (a short name, a repo id or a local directory), imported only when chosen, or,
-with an endpoint in the options, the model an OpenAI-compatible server serves.
+MLX model (a short name, a repo id or a local directory), imported only when chosen, a GGUF
+file on a llama.cpp server Counterfoil starts, or, with an endpoint in the options, the model
+an OpenAI-compatible server serves.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ __all__ = [
     "ResponseStats",
     "ScriptExhausted",
     "ScriptedModel",
+    "close_model",
     "load_generate",
+    "streams_from_server",
 ]
 
 
@@ -45,7 +48,9 @@ def load_generate(
 
     With `options.endpoint`, `spec` is the served model's name (empty: the first the server
     lists) and the model runs on that server; `should_stop` is polled while it streams, so a
-    stop closes the connection at once (see `counterfoil.models.remote`).
+    stop closes the connection at once (see `counterfoil.models.remote`). With
+    `options.llama_cpp`, `spec` is a GGUF file run on a llama.cpp server started for it
+    (`counterfoil.models.llamacpp`; `close()` stops it), polled the same way.
 
     `options` (default `GenerationOptions()`) and `on_progress` matter to MLX and remote models;
     `on_progress` receives one `ModelProgress` stream: loading, then per response
@@ -63,6 +68,26 @@ def load_generate(
         raise ValueError("model spec must be a non-empty string")
     if spec.startswith(SCRIPTED_PREFIX):
         return ScriptedModel.from_file(spec[len(SCRIPTED_PREFIX) :])
+    if options is not None and options.llama_cpp is not None:
+        from .llamacpp import load_llamacpp_generate
+
+        return load_llamacpp_generate(
+            spec, options, on_progress=on_progress, should_stop=should_stop
+        )
     from .mlx import load_mlx_generate
 
     return load_mlx_generate(spec, options, on_progress=on_progress)
+
+
+def streams_from_server(options: GenerationOptions) -> bool:
+    """Whether the model runs on a server (an endpoint, or llama.cpp started for it), whose
+    stream a stop closes: `load_generate`'s `should_stop` is then polled."""
+    return options.endpoint is not None or options.llama_cpp is not None
+
+
+def close_model(model: object) -> None:
+    """Release what a model holds outside this process: a llama.cpp server ends, a model
+    server's connections close. Nothing to do for the others."""
+    close = getattr(model, "close", None)
+    if callable(close):
+        close()

@@ -12,6 +12,16 @@ if TYPE_CHECKING:
     from ..settings.table import Settings
 
 Device = Literal["cpu", "gpu"]
+LLAMA_CPP_CONTEXT_TOKENS = 16_384  # llama.cpp's window unless `contextTokens` says otherwise
+
+
+@dataclass(frozen=True)
+class LlamaCppOptions:
+    """A GGUF run by llama.cpp (`counterfoil.models.llamacpp`) rather than MLX: its context
+    window (at most the model's trained one) and threads (None: the CPUs this process may use)."""
+
+    context_tokens: int = LLAMA_CPP_CONTEXT_TOKENS
+    threads: int | None = None
 
 
 @dataclass(frozen=True)
@@ -22,7 +32,8 @@ class GenerationOptions:
     says which are enabled (`configure_tools`); `reuse_prompt_cache=False` re-prefills every
     turn (a baseline for benchmarks); `prompt_lookup=False` decodes without drafting from the
     conversation (`counterfoil.models.prompt_lookup`). `endpoint` set: the model runs on that
-    OpenAI-compatible server (`counterfoil.models.remote`). Hashable: equal options mean an
+    OpenAI-compatible server (`counterfoil.models.remote`); else `llama_cpp` set: the GGUF file
+    runs on a llama.cpp server Counterfoil starts (`counterfoil.models.llamacpp`). Hashable: equal options mean an
     equal model.
     """
 
@@ -35,6 +46,7 @@ class GenerationOptions:
     reuse_prompt_cache: bool = True
     prompt_lookup: bool = True
     endpoint: EndpointOptions | None = None
+    llama_cpp: LlamaCppOptions | None = None
 
     def __post_init__(self) -> None:
         tokens = self.max_tokens
@@ -66,6 +78,11 @@ class GenerationOptions:
                     timeout_seconds=settings.endpoint_timeout_seconds,
                 )
                 if settings.endpoint
+                else None
+            ),
+            llama_cpp=(
+                LlamaCppOptions(context_tokens=settings.context_tokens or LLAMA_CPP_CONTEXT_TOKENS)
+                if settings.engine == "llama.cpp"
                 else None
             ),
         )

@@ -31,6 +31,7 @@ from .endpoint import (
     environment_proxy,
 )
 from .errors import GenerationCancelled, ModelLoadError, ModelServerError
+from .prefill import PrefillReport
 from .progress import ModelProgress, ProgressCallback
 from .server_schema import schema_request, server_action_schema
 from .server_stream import (
@@ -268,6 +269,8 @@ class RemoteGenerate:
                             "generating", text=shown, tokens=tokens, tokens_per_second=rate
                         )
                     )
+                elif kind == "prefill":
+                    self._report_prefill(*value)
                 elif kind == "finish":
                     finish_reason = value
                 elif kind == "usage":
@@ -495,6 +498,19 @@ class RemoteGenerate:
         ):
             return tuple(action.arguments.get("argv") or ()) in self.allowed_commands
         return True
+
+    def _report_prefill(self, done: int, total: int, cached: int, seconds: float) -> None:
+        """A server's prefill progress, as a local model reports its chunks."""
+        report = PrefillReport(done - cached, total - cached, seconds)
+        self._report(
+            ModelProgress(
+                "generating",
+                message=report.message(),
+                prompt_tokens=done,
+                prefill_total=total,
+                tokens_per_second=report.tokens_per_second,
+            )
+        )
 
     def _report(self, progress: ModelProgress) -> None:
         """Progress reaches the terminal, the run panel and the daemon's log: its message and

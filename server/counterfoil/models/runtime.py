@@ -20,11 +20,12 @@ from .scripted import SCRIPTED_PREFIX
 
 DISTRIBUTION = "counterfoil"
 
-# The modules each extra of pyproject.toml provides, as imported by models/mlx.py and
-# models/remote.py.
+# The modules each extra of pyproject.toml provides, as imported by models/mlx.py,
+# models/remote.py and models/llamacpp.py.
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "mlx": ("mlx.core", "mlx_lm", "llguidance"),
     "remote": ("httpx",),
+    "llamacpp": ("xllamacpp", "httpx"),
 }
 
 _EXTRA_MARKER = re.compile(r"""\s*(?:and\s+)?extra\s*==\s*["']([\w.-]+)["']\s*""")
@@ -70,20 +71,21 @@ def mlx_unavailable(platform: str | None = None) -> str | None:
     )
 
 
-def needed_extra(spec: str, *, endpoint: str | None = None) -> str | None:
-    """`remote` for an endpoint, None for a scripted model, else `mlx`."""
+def needed_extra(spec: str, *, endpoint: str | None = None, engine: str = "mlx") -> str | None:
+    """`remote` for an endpoint, None for a scripted model, `llamacpp` for the llama.cpp
+    engine, else `mlx`."""
     if endpoint:
         return "remote"
     if spec.startswith(SCRIPTED_PREFIX):
         return None
-    return "mlx"
+    return "llamacpp" if engine == "llama.cpp" else "mlx"
 
 
 def missing_runtime(
-    spec: str, *, endpoint: str | None = None, python: str | None = None
+    spec: str, *, endpoint: str | None = None, python: str | None = None, engine: str = "mlx"
 ) -> MissingRuntime | None:
     """What this environment lacks to run `spec`, or None when it has it all."""
-    extra = needed_extra(spec, endpoint=endpoint)
+    extra = needed_extra(spec, endpoint=endpoint, engine=engine)
     if extra is None:
         return None
     missing = tuple(module for module in EXTRA_MODULES[extra] if not _importable(module))
@@ -160,15 +162,17 @@ def _installed_in_site_packages() -> bool:
     return any(location == Path(root).resolve() for root in roots)
 
 
-def runtime_report(spec: str, *, endpoint: str | None = None) -> dict[str, object]:
+def runtime_report(
+    spec: str, *, endpoint: str | None = None, engine: str = "mlx"
+) -> dict[str, object]:
     """`{model, extra, missing, python, command, unavailable}`: what `spec` needs and what this
     Python lacks; `unavailable` says why no install can help (no MLX build for this platform).
 
     `extra` is null when the model needs none (a script); `missing` is empty and `command`
     null when everything is installed.
     """
-    extra = needed_extra(spec, endpoint=endpoint)
-    need = missing_runtime(spec, endpoint=endpoint)
+    extra = needed_extra(spec, endpoint=endpoint, engine=engine)
+    need = missing_runtime(spec, endpoint=endpoint, engine=engine)
     return {
         "model": spec,
         "extra": extra,

@@ -191,6 +191,14 @@ def chunk_events(chunk: dict[str, Any]) -> Iterator[tuple[str, Any]]:
             yield "finish", str(choice["finish_reason"])
     if isinstance(chunk.get("usage"), dict):
         yield "usage", chunk["usage"]
+    progress = chunk.get("prompt_progress")  # llama.cpp's, when asked with `return_progress`
+    if isinstance(progress, dict):
+        done, total = token_count(progress.get("processed")), token_count(progress.get("total"))
+        if done is not None and total is not None:
+            cached = token_count(progress.get("cache")) or 0
+            milliseconds = progress.get("time_ms")
+            seconds = milliseconds / 1000 if isinstance(milliseconds, int | float) else 0.0
+            yield "prefill", (min(done, total), total, cached, seconds)
 
 
 def token_count(value: object) -> int | None:

@@ -22,6 +22,7 @@ MAX_SECONDS = 86_400
 MAX_COMMANDS = 256
 MAX_TEXT_CHARS = 4096
 MAX_INLINE_CHARS_LIMIT = 100_000_000
+ENGINES = ("mlx", "llama.cpp")  # how a local model runs (`counterfoil.models`)
 ENVIRONMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
@@ -136,6 +137,12 @@ def environment_name(value: object) -> str:
 def schema_mode(value: object) -> str:
     if value not in SCHEMA_MODES:
         raise Invalid(f"must be one of {', '.join(SCHEMA_MODES)}")
+    return str(value)
+
+
+def engine_name(value: object) -> str:
+    if value not in ENGINES:
+        raise Invalid(f"must be one of {', '.join(ENGINES)}")
     return str(value)
 
 

@@ -28,6 +28,7 @@ from ..mcp.servers import McpServer
 from ..receipts.content import OUTPUT_LIMIT_BYTES
 from .checks import (
     COUNT_SCHEMA,
+    ENGINES,
     NAMES_SCHEMA,
     OPTIONAL_COUNT_SCHEMA,
     SECONDS_SCHEMA,
@@ -35,6 +36,7 @@ from .checks import (
     boolean,
     commands,
     endpoint,
+    engine_name,
     environment_name,
     inline_chars,
     mcp_servers,
@@ -108,6 +110,20 @@ class Settings:
         help="MLX model name, repo id or directory, a .gguf file, or scripted:PATH (default {default}); with "
         "--endpoint, the served model's name (default: the first the server lists)",
         folder=MODEL,
+    )
+    engine: str = setting(
+        "mlx",
+        "engine",
+        engine_name,
+        schema={"type": "string"},
+        description="How a local model runs: `mlx` (in the daemon, on MLX) or `llama.cpp` (a GGUF "
+        "file `#counterfoil.model#`, any architecture and quantization llama.cpp reads, on a "
+        "llama.cpp server Counterfoil starts on this machine and stops; faster on a CPU; needs "
+        "`pip install 'counterfoil[llamacpp]'`). Not used with `#counterfoil.endpoint#`.",
+        flag="--engine",
+        choices=ENGINES,
+        help="how a local model runs: mlx, or llama.cpp for a .gguf file (default {default})",
+        folder=PERSONS_ALONE,  # what starts on this machine is the person's word
     )
     allow_writes: bool = setting(
         False,

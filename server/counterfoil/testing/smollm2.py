@@ -34,14 +34,18 @@ def smollm2_gguf() -> Path:
     return Path(override) if override else default_location()
 
 
-def require_smollm2() -> str:
+MLX_MODULES = ("mlx.core", "mlx_lm", "llguidance", "tokenizers")
+
+
+def require_smollm2(modules: tuple[str, ...] = MLX_MODULES) -> str:
     """The GGUF's path for a test: a missing file FAILS it (so CI cannot pass without the real
-    model); only `COUNTERFOIL_REAL_MODEL_TIER=off` skips it."""
+    model); only `COUNTERFOIL_REAL_MODEL_TIER=off` skips it, or a missing engine (`modules`:
+    what runs it, MLX by default)."""
     import pytest
 
     if os.environ.get(TIER_SWITCH) == "off":
         pytest.skip(f"{TIER_SWITCH}=off: the real-model tier is turned off")
-    for module in ("mlx.core", "mlx_lm", "llguidance", "tokenizers"):
+    for module in modules:
         pytest.importorskip(module)
     path = smollm2_gguf()
     if not path.is_file():
