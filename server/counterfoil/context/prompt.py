@@ -1,18 +1,58 @@
-"""The system prompt: the rules of the game, showing only the tools the policy enables."""
+"""The system prompt: the rules of the game, showing only the tools the policy enables, and
+what the root holds, so a model reads files that exist instead of guessing names."""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from .. import tools
+from ..step_facts import OverviewFile, TreeOverview
 
 if TYPE_CHECKING:
     from ..gate.workspace import Workspace
 
+OVERVIEW_HEADING = "Files in the project folder (path: size):"
+REFRESHED_HEADING = "The project folder's files changed; now (path: size):"
+
+
+@runtime_checkable
+class ShowsOverview(Protocol):
+    """A workspace that can say what its root holds (the course's plain kind cannot)."""
+
+    def overview(self) -> TreeOverview: ...
+
 
 def _compact(value: object) -> str:
     return json.dumps(value, separators=(",", ":"))
+
+
+def overview_lines(overview: TreeOverview) -> list[str]:
+    """The overview as the model reads it: one line a file or folded folder, never JSON."""
+    lines = []
+    for entry in overview.entries:
+        if isinstance(entry, OverviewFile):
+            lines.append(f"{entry.path}: {_size(entry.size)}")
+        elif entry.files is None or entry.size is None:
+            lines.append(f"{entry.path}/: (not listed)")
+        else:
+            lines.append(f"{entry.path}/: {entry.files} files, {_size(entry.size)} (not listed)")
+    if overview.more:
+        lines.append(f"({overview.more} more not listed)")
+    elif not overview.complete:
+        lines.append("(more not listed)")
+    if not lines:
+        lines.append("(no files)")
+    return lines
+
+
+def refreshed_overview(overview: TreeOverview) -> str:
+    """What follows an observation after the step changed which files the root holds."""
+    return "\n".join([REFRESHED_HEADING, *overview_lines(overview)])
+
+
+def _size(size: int) -> str:
+    return "1 byte" if size == 1 else f"{size:,} bytes"
 
 
 def build_system_prompt(workspace: Workspace, instructions: str | None = None) -> str:
@@ -23,11 +63,11 @@ def build_system_prompt(workspace: Workspace, instructions: str | None = None) -
         "You are a coding agent working in one project folder. Inspect before you edit.",
         "Reply with exactly one JSON object per turn and nothing else: no markdown, no prose.",
         "Each turn is either one tool call or the final answer.",
-        "Tools (one example each):",
+        "Tools (one example each; replace each <placeholder> with a real value):",
     ]
     for tool in tools.TOOLS:
         if tool.name in enabled:
-            lines.append(_compact(tools.example_action(tool, commands)))
+            lines.append(_compact(tools.example_action(tool)))
     lines.append('When you are done, reply {"final":"what you did and how it was checked"}.')
     lines.extend(tool.note for tool in tools.TOOLS if tool.name in enabled and tool.note)
     lines.extend(line for tool in tools.TOOLS if tool.name in enabled for line in tool.guidance)
@@ -36,6 +76,9 @@ def build_system_prompt(workspace: Workspace, instructions: str | None = None) -
         lines.extend(_compact(list(command)) for command in commands)
     lines.append("Paths are relative to the project folder.")
     lines.append("Never invent file contents: read them with read_file.")
+    if isinstance(workspace, ShowsOverview):
+        lines.append(OVERVIEW_HEADING)
+        lines.extend(overview_lines(workspace.overview()))
     if instructions and instructions.strip():
         lines.append(
             "The project's AGENTS.md follows: its rules for agents. They add to the rules above"
