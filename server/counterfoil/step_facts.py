@@ -76,7 +76,8 @@ class EditMiss:
             if last == self.first_line
             else (f"lines {self.first_line}-{last}")
         )
-        parts = [f"{head}. The closest text is {span}:", *self.lines]
+        closest = json.dumps("\n".join(self.lines), ensure_ascii=False)
+        parts = [f"{head}. The closest text, {span}, as a JSON string: {closest}"]
         if self.differences:
             parts.append("What differs (your old text → the file):")
             parts += [f"{_quoted(item.old)} → {_quoted(item.file)}" for item in self.differences]

@@ -4,6 +4,7 @@ first, where an edit's old text nearly is, and a value copied from the tool exam
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -78,7 +79,21 @@ def test_an_edit_whose_old_text_is_missing_shows_the_closest_lines(tmp_path: Pat
         (Difference('"beta_search:', '"beta_search":'),),
     )
     assert "found 0 times" in step.observation
-    assert '  "beta_search": false' in step.observation.splitlines()
+    assert json.dumps('  "beta_search": false') in step.observation  # as old must spell it
+
+
+def test_the_closest_text_may_be_a_line_longer_than_old(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("A = 41\n\nraise RuntimeError('no')\n")
+    workspace = make_workspace(tmp_path, allow_writes=True, answer=True)
+    workspace.read_file("a.py")
+
+    step = workspace.execute_step(edit("a.py", "A = 41\nraise RuntimeError('no')", "A = 42"))
+
+    assert isinstance(step.detail, EditMiss)
+    assert (step.detail.first_line, step.detail.lines) == (
+        1,
+        ("A = 41", "", "raise RuntimeError('no')"),
+    )
 
 
 def test_an_edit_whose_old_text_repeats_says_how_often_and_where(tmp_path: Path) -> None:

@@ -12,7 +12,10 @@ from ..step_facts import OverviewFile, TreeOverview
 if TYPE_CHECKING:
     from ..gate.workspace import Workspace
 
-OVERVIEW_HEADING = "Files in the project folder (path: size):"
+OVERVIEW_HEADING = (
+    "The files in the project folder (path: size); read the ones the task is about with"
+    " read_file first, and use these paths, not guessed ones:"
+)
 REFRESHED_HEADING = "The project folder's files changed; now (path: size):"
 
 

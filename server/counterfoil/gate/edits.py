@@ -43,18 +43,21 @@ def edit_miss(path: str, text: str, old: str, found: int) -> EditMiss:
     lines = text.splitlines()
     if not lines or len(lines) > MAX_COMPARED_LINES:
         return EditMiss(path, 0)
-    width = max(1, min(len(old.strip("\n").splitlines()) or 1, len(lines)))
     wanted = old.strip("\n")
-    best, best_ratio = 0, -1.0
-    for first in range(len(lines) - width + 1):
-        window = "\n".join(lines[first : first + width])
-        matcher = difflib.SequenceMatcher(None, wanted, window, autojunk=False)
-        if matcher.real_quick_ratio() <= best_ratio or matcher.quick_ratio() <= best_ratio:
-            continue
-        ratio = matcher.ratio()
-        if ratio > best_ratio:
-            best, best_ratio = first, ratio
-    closest = tuple(lines[best : best + width])
+    height = len(wanted.splitlines()) or 1
+    # A window a line shorter or longer than old too: a model drops or adds blank lines.
+    heights = sorted({max(1, min(size, len(lines))) for size in (height - 1, height, height + 1)})
+    best, best_height, best_ratio = 0, heights[0], -1.0
+    for size in heights:
+        for first in range(len(lines) - size + 1):
+            window = "\n".join(lines[first : first + size])
+            matcher = difflib.SequenceMatcher(None, wanted, window, autojunk=False)
+            if matcher.real_quick_ratio() <= best_ratio or matcher.quick_ratio() <= best_ratio:
+                continue
+            ratio = matcher.ratio()
+            if ratio > best_ratio:
+                best, best_height, best_ratio = first, size, ratio
+    closest = tuple(lines[best : best + best_height])
     return EditMiss(path, 0, best + 1, closest, differences(wanted, "\n".join(closest)))
 
 
@@ -75,7 +78,10 @@ def differences(old: str, found: str) -> tuple[Difference, ...]:
             continue
         old_start, old_end = _word_bounds(old, old_start, old_end)
         found_start, found_end = _word_bounds(found, found_start, found_end)
-        spans.append(Difference(old[old_start:old_end], found[found_start:found_end]))
+        span = Difference(old[old_start:old_end], found[found_start:found_end])
+        if spans and spans[-1] == span:  # two changes within one word
+            continue
+        spans.append(span)
         if len(spans) == MAX_SHOWN_DIFFERENCES:
             break
     return tuple(spans)
