@@ -284,8 +284,8 @@ def run_agent(
             taken, shown = take_step(action), None
         else:
             taken, shown = evidence.execute(action, take_step)
-        repeated = repeats > 1 and loop is None and _same_again(taken, history[-1][1])
-        if repeated:
+        again = repeats > 1 and loop is None and _same_again(taken, history[-1][1])
+        if again:
             taken = replace(taken, loop=ActionLoop((_written(action),)))
         if _changed_tree(taken) and shown_tree is not None:
             tree = _overview(workspace)
@@ -303,7 +303,7 @@ def run_agent(
             return finish(False, "repeated_action_limit")
         shown = shown or ShapedObservation(taken.observation)
         text = shown.text
-        if repeated and taken.loop is not None:
+        if again and taken.loop is not None:
             text += "\n\nNote: " + taken.loop.sentence()
         if taken.tree is not None:
             text += "\n\n" + refreshed_overview(taken.tree)

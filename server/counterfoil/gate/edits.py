@@ -35,7 +35,8 @@ def apply_edit(text: str, old: str, new: str, path: str = "") -> str:
 def edit_miss(path: str, text: str, old: str, found: int) -> EditMiss:
     """Why `old` is not in `text` exactly once: where it repeats, or the closest lines."""
     if found > 1:
-        starts, start = [], text.find(old)
+        starts: list[int] = []
+        start = text.find(old)
         while start != -1 and len(starts) < found:
             starts.append(text.count("\n", 0, start) + 1)
             start = text.find(old, start + 1)
@@ -72,7 +73,7 @@ def differences(old: str, found: str) -> tuple[Difference, ...]:
         operations = operations[1:]
     if operations and operations[-1][0] == "insert":
         operations = operations[:-1]
-    spans = []
+    spans: list[Difference] = []
     for kind, old_start, old_end, found_start, found_end in operations:
         if kind == "equal":
             continue

@@ -20,14 +20,14 @@ from ..commands.tree.snapshot import TreeLimits
 from ..errors import AgentError, ApprovalWithdrawn, DetailedRefusal, MissingPath, ToolNotEnabled
 from ..receipts import ReceiptNotRecorded, ReceiptStore
 from ..search.scope import SearchLimits
-from ..step_facts import NoSuchPath, Placeholder, StepDetail
+from ..step_facts import NoSuchPath, Placeholder, StepDetail, TreeOverview
 from ..steps import StepGate, StepResult
 from ..verdict import EffectOutcome
 from .approved_effects import ApprovedEffects
 from .command_effects import CommandEffects
 from .file_effects import FileEffects
 from .forwarded import Forwarded
-from .overview import TreeOverview, nearby_paths, tree_overview
+from .overview import nearby_paths, tree_overview
 from .policy import ToolPolicy
 from .proposals import ToolProposal
 from .workspace_paths import WorkspacePaths
