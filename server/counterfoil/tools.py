@@ -99,7 +99,8 @@ TOOLS: tuple[Tool, ...] = (
             (
                 "search_files finds lines matching a regular expression (literal:true for plain"
                 " text) and answers path:line: text; then read_file with start_line and end_line"
-                " reads just those lines, also of files too big to read whole."
+                " reads just those lines, also of files too big to read whole. Search for a"
+                " short name or word that is in the code, never a sentence of the task."
             ),
         ),
         elidable=True,

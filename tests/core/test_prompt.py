@@ -131,3 +131,13 @@ def test_no_example_in_the_prompt_passes_as_an_action(demo_project: Path) -> Non
     assert len(steps) == len(workspace.available_tools)
     assert all(step.is_error and step.effect is None for step in steps)
     assert {path: path.read_bytes() for path in demo_project.rglob("*") if path.is_file()} == before
+
+
+def test_with_writes_the_prompt_gives_the_order_of_work(demo_project: Path) -> None:
+    from counterfoil.context.prompt import WORK_ORDER, WORK_ORDER_WITH_COMMAND
+
+    assert WORK_ORDER in prompt_for(demo_project, allow_writes=True)
+    assert WORK_ORDER_WITH_COMMAND in prompt_for(
+        demo_project, allow_writes=True, allowed_commands=(VALIDATION,)
+    )
+    assert "Work in this order" not in prompt_for(demo_project)

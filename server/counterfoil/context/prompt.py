@@ -16,6 +16,14 @@ OVERVIEW_HEADING = (
     "The files in the project folder (path: size); read the ones the task is about with"
     " read_file first, and use these paths, not guessed ones:"
 )
+WORK_ORDER = (
+    "Work in this order: read the files the task is about; change them (edit_file with old"
+    " copied exactly from the file, or write_file with the whole new text); then reply with"
+    " final."
+)
+WORK_ORDER_WITH_COMMAND = WORK_ORDER.replace(
+    "; then reply", "; run an allowed command to check the change; then reply"
+)
 REFRESHED_HEADING = "The project folder's files changed; now (path: size):"
 
 
@@ -79,6 +87,8 @@ def build_system_prompt(workspace: Workspace, instructions: str | None = None) -
         lines.extend(_compact(list(command)) for command in commands)
     lines.append("Paths are relative to the project folder.")
     lines.append("Never invent file contents: read them with read_file.")
+    if "edit_file" in enabled:
+        lines.append(WORK_ORDER_WITH_COMMAND if commands else WORK_ORDER)
     if isinstance(workspace, ShowsOverview):
         lines.append(OVERVIEW_HEADING)
         lines.extend(overview_lines(workspace.overview()))
