@@ -305,6 +305,8 @@ def run_agent(
         text = shown.text
         if again and taken.loop is not None:
             text += "\n\nNote: " + taken.loop.sentence()
+        if taken.syntax is not None:
+            text += "\n\nNote: " + taken.syntax.sentence()
         if taken.tree is not None:
             text += "\n\n" + refreshed_overview(taken.tree)
         conversation.messages += _turn(response, text)

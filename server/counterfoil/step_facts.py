@@ -1,8 +1,8 @@
 """What a step tells the model beyond the course's sentence: the file it must read, the paths
 that exist near one that does not, where an edit's old text nearly is, the loop it is in, and
-what the root holds once a step changed it.
+what the root holds once a step changed it, and a file a change left unparseable.
 
-Each is a fact kept on the step's `StepResult` (`detail`, `loop`, `tree`); the model-facing text is
+Each is a fact kept on the step's `StepResult` (`detail`, `loop`, `syntax`, `tree`); the model-facing text is
 built from the fact, so no layer reads it back out of the text.
 """
 
@@ -112,6 +112,24 @@ class ActionLoop:
         if tools <= {"read_file", "search_files", "list_files"}:
             return "change the file the task is about with edit_file or write_file"
         return "read the file again with read_file and do something else"
+
+
+@dataclass(frozen=True)
+class SyntaxProblem:
+    """A file a write or an edit left unparseable in its format (JSON, Python, TOML): where the
+    parser stopped and why, so the model fixes it before it finishes."""
+
+    path: str
+    language: str
+    line: int | None
+    message: str
+
+    def sentence(self) -> str:
+        where = "" if self.line is None else f" at line {self.line}"
+        return (
+            f"{self.path} is not valid {self.language} now{where}: {self.message}. Read it and"
+            " fix it before you finish."
+        )
 
 
 @dataclass(frozen=True)

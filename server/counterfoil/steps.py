@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
-from .step_facts import ActionLoop, StepDetail, TreeOverview
+from .step_facts import ActionLoop, StepDetail, SyntaxProblem, TreeOverview
 from .verdict import EffectOutcome, EffectState
 
 
@@ -28,7 +28,8 @@ class StepResult:
     course's words (`step_facts`: the file to read, the paths near a missing one, where an
     edit's old text nearly is). `loop`: the model repeated itself with nothing new to see (an
     alternation is refused with it; an identical repeat is done and told so after its
-    observation). `tree` is what the root holds after a step that changed which files it
+    observation). `syntax`: the file a write or an edit left unparseable in its format, told
+    after the observation. `tree` is what the root holds after a step that changed which files it
     holds, shown to the model after the observation.
     """
 
@@ -42,6 +43,7 @@ class StepResult:
     error: str | None = None
     detail: StepDetail | None = None
     loop: ActionLoop | None = None
+    syntax: SyntaxProblem | None = None
     tree: TreeOverview | None = None
 
     @property

@@ -495,3 +495,13 @@ def test_a_model_that_cannot_take_the_tools_ends_the_run_with_model_error(tmp_pa
         "model_error",
         "ValueError: grammar is invalid",
     )
+
+
+def test_a_change_that_breaks_a_file_is_told_after_its_observation(tmp_path: Path) -> None:
+    write = '{"tool":"write_file","path":"config.json","content":"{\\"a\\": }"}'
+    model = RecordingModel(write, FINAL)
+    run = run_agent(TASK, model, writable(tmp_path))
+    step = run.events[0].step_result
+    assert step is not None and step.syntax is not None
+    assert model.calls[1][-1]["content"].startswith("Tool result:\nwrote config.json")
+    assert "\n\nNote: " + step.syntax.sentence() in model.calls[1][-1]["content"]

@@ -121,3 +121,31 @@ def test_a_value_copied_from_the_examples_is_refused_as_a_placeholder(tmp_path: 
 
     assert step.detail == Placeholder("path", "<file>")
     assert step.observation == "error: " + Placeholder("path", "<file>").sentence()
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "language", "line"),
+    [
+        ("config.json", 'config.json\n{"strict": true}\n', "JSON", 1),
+        ("app.py", "def f(:\n    pass\n", "Python", 1),
+        ("pyproject.toml", "[tool\nx = 1\n", "TOML", None),
+    ],
+)
+def test_a_write_that_leaves_a_file_unparseable_says_where(
+    tmp_path: Path, name: str, text: str, language: str, line: int | None
+) -> None:
+    workspace = make_workspace(tmp_path, allow_writes=True, answer=True)
+
+    step = workspace.execute_step(ToolAction("write_file", {"path": name, "content": text}))
+
+    assert step.observation == f"wrote {name}"
+    assert step.syntax is not None
+    assert (step.syntax.path, step.syntax.language, step.syntax.line) == (name, language, line)
+
+
+def test_a_write_that_parses_has_no_syntax_problem(tmp_path: Path) -> None:
+    workspace = make_workspace(tmp_path, allow_writes=True, answer=True)
+
+    step = workspace.execute_step(ToolAction("write_file", {"path": "a.json", "content": "{}"}))
+
+    assert step.syntax is None

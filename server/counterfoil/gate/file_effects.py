@@ -22,6 +22,7 @@ from .path_text import shown_path
 from .policy import ToolPolicy
 from .proposals import EditProposal, sha256_hex
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
+from .syntax import syntax_problem
 from .workspace_paths import Resolve, WorkspacePaths
 from .workspace_record import WorkspaceRecord
 
@@ -136,6 +137,7 @@ class FileEffects:
         ):
             self.record.seen.pop(proposal.path)  # the model saw a cut diff, not the text
         self.record.modified.add(proposal.path)
+        self.record.step_syntax = syntax_problem(proposal.path, proposal.proposed_text)
         self.note_effect(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {shown_path(proposal.path)}"

@@ -223,6 +223,7 @@ class Workspace(StepGate):
             result_sha256=evidence.get("result_sha256"),
             error=sentence,
             detail=detail,
+            syntax=record.step_syntax if sentence is None else None,
         )
 
     def _execute(self, action: Any, tool_call_id: str | None) -> str:
