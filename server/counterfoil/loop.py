@@ -301,7 +301,7 @@ def run_agent(
             return finish(False, "receipt_not_recorded", error=unrecorded)
         if loops > 1:  # answered once with what to try instead, and looped again
             return finish(False, "repeated_action_limit")
-        shown = shown or ShapedObservation(taken.observation)
+        shown = shown or ShapedObservation(taken.model_text())
         text = shown.text
         if again and taken.loop is not None:
             text += "\n\nNote: " + taken.loop.sentence()

@@ -31,8 +31,9 @@ def test_a_missing_path_names_the_closest_existing_paths(tmp_path: Path) -> None
 
     assert isinstance(step.detail, NoSuchPath) and step.detail.path == "app.py"
     assert step.detail.nearby[:2] == ("apps.py", "answer.py") and len(step.detail.nearby) == 3
-    assert step.observation == "error: " + step.detail.sentence()
-    assert step.observation.startswith("error: no such file: app.py; nearby: apps.py, answer.py")
+    assert step.observation == "error: path is not accessible"  # the course's words
+    assert step.model_text() == "error: " + step.detail.sentence()
+    assert step.model_text().startswith("error: no such file: app.py; nearby: apps.py, answer.py")
     assert step.state == "refused"
 
 
@@ -42,7 +43,7 @@ def test_a_missing_path_never_names_a_protected_file(tmp_path: Path) -> None:
 
     step = make_workspace(tmp_path).execute_step(read(".envrc.py"))
 
-    assert step.observation == "error: path is not accessible"  # protected: refused by name
+    assert step.model_text() == "error: path is not accessible"  # protected: refused by name
     assert make_workspace(tmp_path).execute_step(read("envs.py")).detail == NoSuchPath(
         "envs.py", ("env.py",)
     )
@@ -60,8 +61,9 @@ def test_a_change_before_a_read_names_the_file_to_read(tmp_path: Path) -> None:
     step = workspace.execute_step(ToolAction("write_file", {"path": "flags.json", "content": "1"}))
 
     assert step.detail == ReadFirst("flags.json")
-    assert step.observation.startswith("error: read the existing file before changing it: ")
-    assert "flags.json" in step.observation
+    assert step.observation == "error: read the existing file before changing it"
+    assert step.model_text().startswith("error: read the existing file before changing it: ")
+    assert "flags.json" in step.model_text()
 
 
 def test_an_edit_whose_old_text_is_missing_shows_the_closest_lines(tmp_path: Path) -> None:
@@ -78,8 +80,9 @@ def test_an_edit_whose_old_text_is_missing_shows_the_closest_lines(tmp_path: Pat
         ('  "beta_search": false',),
         (Difference('"beta_search:', '"beta_search":'),),
     )
-    assert "found 0 times" in step.observation
-    assert json.dumps('  "beta_search": false') in step.observation  # as old must spell it
+    assert step.observation == "error: old text must occur exactly once"
+    assert "found 0 times" in step.model_text()
+    assert json.dumps('  "beta_search": false') in step.model_text()  # as old must spell it
 
 
 def test_the_closest_text_may_be_a_line_longer_than_old(tmp_path: Path) -> None:
@@ -104,7 +107,7 @@ def test_an_edit_whose_old_text_repeats_says_how_often_and_where(tmp_path: Path)
     step = workspace.execute_step(edit("a.py", "x = 1", "x = 3"))
 
     assert step.detail == EditMiss("a.py", 2, at_lines=(1, 3))
-    assert "found 2 times (at lines 1, 3)" in step.observation
+    assert "found 2 times (at lines 1, 3)" in step.model_text()
 
 
 def test_the_direct_edit_keeps_the_course_sentence(tmp_path: Path) -> None:
@@ -120,7 +123,7 @@ def test_a_value_copied_from_the_examples_is_refused_as_a_placeholder(tmp_path: 
     step = make_workspace(tmp_path).execute_step(read("<file>"))
 
     assert step.detail == Placeholder("path", "<file>")
-    assert step.observation == "error: " + Placeholder("path", "<file>").sentence()
+    assert step.model_text() == "error: " + Placeholder("path", "<file>").sentence()
 
 
 @pytest.mark.parametrize(

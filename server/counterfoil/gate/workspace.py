@@ -195,11 +195,10 @@ class Workspace(StepGate):
         except ApprovalWithdrawn as error:  # not answered: neither refused nor decided
             sentence, withdrawn = str(error), error.call_id
         except MissingPath as error:
+            sentence = str(error)
             detail = NoSuchPath(error.path, nearby_paths(self.paths, error.path))
-            sentence = detail.sentence()
         except DetailedRefusal as error:
-            detail = error.detail
-            sentence = detail.sentence()
+            sentence, detail = str(error), error.detail
         except AgentError as error:
             sentence = str(error)
         except OSError as error:
