@@ -119,6 +119,9 @@ class AgentEvent:
     shown: ShapedObservation | None = None
     no_action: str | None = None  # why the response gave no action, when it gave none
     not_enabled: str | None = None  # the tool it asked for that this run has off
+    # The whole text the model read after "Tool result:" when it is not `result`: a refusal's
+    # fuller sentence, a note, the refreshed overview, or the externalized previews.
+    told: str | None = None
 
 
 @dataclass(frozen=True)
@@ -293,14 +296,6 @@ def run_agent(
                 taken, shown_tree = replace(taken, tree=tree), tree
         history.append((action, taken))
         externalized = shown if shown is not None and shown.shows is not None else None
-        conversation.record(
-            AgentEvent(step, response, action, taken.observation, taken, externalized), on_event
-        )
-        unrecorded = workspace.unrecorded_effect if isinstance(workspace, RecordsEffects) else None
-        if unrecorded is not None:
-            return finish(False, "receipt_not_recorded", error=unrecorded)
-        if loops > 1:  # answered once with what to try instead, and looped again
-            return finish(False, "repeated_action_limit")
         shown = shown or ShapedObservation(taken.model_text())
         text = shown.text
         if again and taken.loop is not None:
@@ -309,6 +304,16 @@ def run_agent(
             text += "\n\nNote: " + taken.syntax.sentence()
         if taken.tree is not None:
             text += "\n\n" + refreshed_overview(taken.tree)
+        told = None if text == taken.observation else text
+        conversation.record(
+            AgentEvent(step, response, action, taken.observation, taken, externalized, told=told),
+            on_event,
+        )
+        unrecorded = workspace.unrecorded_effect if isinstance(workspace, RecordsEffects) else None
+        if unrecorded is not None:
+            return finish(False, "receipt_not_recorded", error=unrecorded)
+        if loops > 1:  # answered once with what to try instead, and looped again
+            return finish(False, "repeated_action_limit")
         conversation.messages += _turn(response, text)
         note_observation(
             observations,

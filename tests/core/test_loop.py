@@ -145,6 +145,8 @@ def test_tool_errors_are_appended_as_tool_results(demo_project: Path) -> None:
     step = run.events[0].step_result
     assert step is not None and step.detail is not None
     assert model.calls[1][2:] == turn(response, "error: " + step.detail.sentence())
+    assert run.events[0].told == "error: " + step.detail.sentence()
+    assert run.events[0].result == "error: path is not accessible"
 
 
 def test_tool_event_holds_step_response_action_and_result(demo_project: Path) -> None:

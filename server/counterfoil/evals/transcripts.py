@@ -2,7 +2,8 @@
 after the run's private copy is removed.
 
 `transcript.jsonl` holds the task's prompt, then one line per step (the model's response as it
-came, the observation it was given, and the effect call's id and fate), then how the run ended;
+came, the observation, the whole text the model read when that is more (`told`), and the
+effect call's id and fate), then how the run ended;
 `receipts.jsonl` is the run's receipt log byte for byte, so `counterfoil receipts verify` can
 check it later. The report links to the folder.
 """
@@ -37,6 +38,7 @@ def keep_transcript(folder: Path, prompt: str, run: AgentRun, receipt_log: Path)
                 "step": event.step,
                 "response": event.response,
                 "observation": event.result,
+                "told": event.told,
                 "call_id": None if result is None else result.call_id,
                 "state": None if result is None else result.state,
             }
