@@ -146,3 +146,13 @@ def test_a_confined_command_cannot_read_the_package(tmp_path: Path) -> None:
     (package_root / "held_out_tests" / "t.py").write_text(look)
 
     assert graded(tmp_path, package_root, sandbox=CONFINE) == (True, "exit status 0")
+
+
+@needs_bubblewrap
+def test_a_package_named_by_a_relative_path_is_hidden_all_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package_with(tmp_path, command([PYTHON, "-c", "pass"]))
+    monkeypatch.chdir(tmp_path)
+
+    assert graded(tmp_path, Path("task"), sandbox=CONFINE) == (True, "exit status 0")

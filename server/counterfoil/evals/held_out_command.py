@@ -50,7 +50,7 @@ def run_command_check(
                     copy,
                     network=False,
                     temporary=temporary,
-                    hidden=(package.source, *hidden),
+                    hidden=tuple(path.resolve() for path in (package.source, *hidden)),
                 )
                 result = run_bounded(
                     check.argv,
