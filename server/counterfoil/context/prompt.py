@@ -18,11 +18,11 @@ OVERVIEW_HEADING = (
 )
 WORK_ORDER = (
     "Work in this order: read the files the task is about; change them (edit_file with old"
-    " copied exactly from the file, or write_file with the whole new text); when every part"
-    " of the task is done, reply with final."
+    " copied exactly from the file, or write_file with the whole new text); then reply with"
+    " final."
 )
 WORK_ORDER_WITH_COMMAND = WORK_ORDER.replace(
-    "; when every part", "; run an allowed command to check the change; when every part"
+    "; then reply", "; run an allowed command to check the change; then reply"
 )
 REFRESHED_HEADING = "The project folder's files changed; now (path: size):"
 
