@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from .actions import Action, FinalAction, ToolAction, parse_action
@@ -15,11 +15,12 @@ from .context.budget import (
     count_chars,
     note_observation,
 )
-from .context.prompt import build_system_prompt
+from .context.prompt import ShowsOverview, build_system_prompt, refreshed_overview
 from .errors import AgentError, ToolNotEnabled
 from .gate.workspace import Workspace
 from .mcp.toolbox import offered_listings
 from .model import McpListings, Model, configure
+from .step_facts import ActionLoop, ReadFirst, TreeOverview
 from .steps import StepResult, step_taker
 from .verdict import RunVerdict, compute_verdict
 
@@ -122,6 +123,9 @@ class AgentEvent:
     shown: ShapedObservation | None = None
     no_action: str | None = None  # why the response gave no action, when it gave none
     not_enabled: str | None = None  # the tool it asked for that this run has off
+    # The whole text the model read after "Tool result:" when it is not `result`: a refusal's
+    # fuller sentence, a note, the refreshed overview, or the externalized previews.
+    told: str | None = None
 
 
 @dataclass(frozen=True)
@@ -219,6 +223,9 @@ def run_agent(
     invalid = 0
     last_action: ToolAction | None = None
     repeats = 0
+    history: list[tuple[ToolAction, StepResult]] = []  # the tool steps so far, in order
+    loops = 0
+    shown_tree = _overview(workspace)
 
     def finish(
         completed: bool, reason: str, final: str | None = None, error: str | None = None
@@ -281,19 +288,42 @@ def run_agent(
             )
             conversation.record(repeated, on_event)
             return finish(False, "repeated_action_limit")
-        if evidence is None:
+        loop = alternating_loop(action, history)
+        if loop is not None:
+            loops += 1
+            taken, shown = _loop_step(loop), None
+        elif evidence is None:
             taken, shown = take_step(action), None
         else:
             taken, shown = evidence.execute(action, take_step)
+        again = repeats > 1 and loop is None and _same_again(taken, history[-1][1])
+        if again:
+            taken = replace(taken, loop=ActionLoop((_written(action),)))
+        if _changed_tree(taken) and shown_tree is not None:
+            tree = _overview(workspace)
+            if tree is not None and tree.paths() != shown_tree.paths():
+                taken, shown_tree = replace(taken, tree=tree), tree
+        history.append((action, taken))
         externalized = shown if shown is not None and shown.shows is not None else None
+        shown = shown or ShapedObservation(taken.model_text())
+        text = shown.text
+        if again and taken.loop is not None:
+            text += "\n\nNote: " + taken.loop.sentence()
+        if taken.syntax is not None:
+            text += "\n\nNote: " + taken.syntax.sentence()
+        if taken.tree is not None:
+            text += "\n\n" + refreshed_overview(taken.tree)
+        told = None if text == taken.observation else text
         conversation.record(
-            AgentEvent(step, response, action, taken.observation, taken, externalized), on_event
+            AgentEvent(step, response, action, taken.observation, taken, externalized, told=told),
+            on_event,
         )
         unrecorded = workspace.unrecorded_effect if isinstance(workspace, RecordsEffects) else None
         if unrecorded is not None:
             return finish(False, "receipt_not_recorded", error=unrecorded)
-        shown = shown or ShapedObservation(taken.observation)
-        conversation.messages += _turn(response, shown.text)
+        if loops > 1:  # answered once with what to try instead, and looped again
+            return finish(False, "repeated_action_limit")
+        conversation.messages += _turn(response, text)
         note_observation(
             observations,
             conversation.messages,
@@ -324,6 +354,45 @@ def continue_conversation(messages: Messages, task: str, system_prompt: str) -> 
         messages[-1] = {"role": "user", "content": last["content"] + "\n\n" + task}
     else:
         messages.append({"role": "user", "content": task})
+
+
+def alternating_loop(
+    action: ToolAction, history: Sequence[tuple[ToolAction, StepResult]]
+) -> ActionLoop | None:
+    """`action` repeats the one two steps back and neither step since changed anything, so its
+    observation would be the one the model already has: the model is alternating (A, B, A)
+    with nothing new to see. Identical consecutive actions are the repeated-action check's."""
+    if len(history) < 2:
+        return None
+    (before, before_step), (last, last_step) = history[-2], history[-1]
+    if action != before or action == last or _changed_tree(before_step) or _changed_tree(last_step):
+        return None
+    if isinstance(before_step.detail, ReadFirst):  # the read between is what it asked for
+        return None
+    return ActionLoop((_written(before), _written(last)))
+
+
+def _loop_step(loop: ActionLoop) -> StepResult:
+    sentence = loop.sentence()
+    return StepResult(f"error: {sentence}", state="refused", error=sentence, loop=loop)
+
+
+def _written(action: ToolAction) -> dict[str, Any]:
+    return {"tool": action.tool, **action.arguments}
+
+
+def _same_again(step: StepResult, earlier: StepResult) -> bool:
+    """A repeat that told the model nothing new: the same answer, nothing changed between."""
+    return not _changed_tree(earlier) and step.observation == earlier.observation
+
+
+def _changed_tree(step: StepResult) -> bool:
+    """The step's effect was done: a write, an edit or a command may have changed the root."""
+    return step.effect is not None and step.effect.state == "approved"
+
+
+def _overview(workspace: object) -> TreeOverview | None:
+    return workspace.overview() if isinstance(workspace, ShowsOverview) else None
 
 
 def run_verdict(workspace: Workspace) -> RunVerdict:

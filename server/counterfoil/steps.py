@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
+from .step_facts import ActionLoop, StepDetail, SyntaxProblem, TreeOverview
 from .verdict import EffectOutcome, EffectState
 
 
@@ -23,6 +24,13 @@ class StepResult:
     bytes the receipt keeps (a command's whole output, the file written). `error` is the gate's
     one sentence when it refused the call, was told No, or the effect failed: the observation
     is then `error: ` and that sentence, and no layer needs to read it back out of the text.
+    `detail` is a fact that tells the model more than the course's sentence (`step_facts`: the
+    file to read, the paths near a missing one, where an edit's old text nearly is); the
+    model is shown the text built from it (`model_text`). `loop`: the model repeated itself with nothing new to see (an
+    alternation is refused with it; an identical repeat is done and told so after its
+    observation). `syntax`: the file a write or an edit left unparseable in its format, told
+    after the observation. `tree` is what the root holds after a step that changed which files it
+    holds, shown to the model after the observation.
     """
 
     observation: str
@@ -33,6 +41,17 @@ class StepResult:
     output_sha256: str | None = None
     result_sha256: str | None = None
     error: str | None = None
+    detail: StepDetail | None = None
+    loop: ActionLoop | None = None
+    syntax: SyntaxProblem | None = None
+    tree: TreeOverview | None = None
+
+    def model_text(self) -> str:
+        """What the model is told: the observation, or, for a refusal with a `detail`, the
+        sentence built from it (the course's words stay the observation and `execute`'s)."""
+        if self.error is not None and self.detail is not None:
+            return f"error: {self.detail.sentence()}"
+        return self.observation
 
     @property
     def is_error(self) -> bool:

@@ -62,7 +62,7 @@ TOOLS: tuple[Tool, ...] = (
         (Argument("path", "string", required=False, default="."),),
         effect=False,
         requires="nothing",
-        example={"path": "."},
+        example={"path": "<folder>"},
         elidable=True,
         handler="list_files",
     ),
@@ -75,7 +75,7 @@ TOOLS: tuple[Tool, ...] = (
         ),
         effect=False,
         requires="nothing",
-        example={"path": "app.py"},
+        example={"path": "<file>"},
         note=(
             'A result too long to show whole comes as "Tool result externalized" (an artifact_id,'
             " its size, head and tail previews with byte ranges) and an older effect may come as"
@@ -95,12 +95,13 @@ TOOLS: tuple[Tool, ...] = (
         ),
         effect=False,
         requires="search",
-        example={"pattern": "def main", "path": "."},
+        example={"pattern": "<text to find>"},
         guidance=(
             (
                 "search_files finds lines matching a regular expression (literal:true for plain"
                 " text) and answers path:line: text; then read_file with start_line and end_line"
-                " reads just those lines, also of files too big to read whole."
+                " reads just those lines, also of files too big to read whole. Search for a"
+                " short name or word that is in the code, never a sentence of the task."
             ),
         ),
         elidable=True,
@@ -111,7 +112,7 @@ TOOLS: tuple[Tool, ...] = (
         (Argument("path", "string"), Argument("content", "string")),
         effect=True,
         requires="writes",
-        example={"path": "NOTES.md", "content": "text\n"},
+        example={"path": "<file>", "content": "<the whole new text of the file>"},
         guidance=(
             "Read an existing file with read_file before you change it.",
             "edit_file replaces old text that occurs exactly once in the file.",
@@ -122,14 +123,18 @@ TOOLS: tuple[Tool, ...] = (
         (Argument("path", "string"), Argument("old", "string"), Argument("new", "string")),
         effect=True,
         requires="writes",
-        example={"path": "app.py", "old": "exact old text", "new": "new text"},
+        example={
+            "path": "<file>",
+            "old": "<lines copied exactly from the file>",
+            "new": "<the lines that replace them>",
+        },
     ),
     Tool(
         "run_command",
         (Argument("argv", "argv"),),
         effect=True,
         requires="commands",
-        example={"argv": ["python", "validate.py"]},
+        example={"argv": ["<an allowed command>"]},
     ),
     Tool(
         "mcp_call",
@@ -227,13 +232,27 @@ def argument_problem(tool: Tool, arguments: Mapping[str, object]) -> str | None:
     return None
 
 
-def example_action(tool: Tool, allowed_commands: Sequence[Sequence[str]] = ()) -> dict[str, Any]:
-    """The action the prompt shows; an argv example is the first allowed command, if any."""
-    example: dict[str, Any] = {"tool": tool.name, **tool.example}
-    for argument in tool.arguments:
-        if argument.type == "argv" and allowed_commands:
-            example[argument.name] = list(allowed_commands[0])
-    return example
+def example_action(tool: Tool) -> dict[str, Any]:
+    """The action the prompt shows: its values are placeholders (`<file>`), never a value a
+    model could copy and have done (a small model copies examples verbatim)."""
+    return {"tool": tool.name, **tool.example}
+
+
+def placeholder_argument(arguments: Mapping[str, object]) -> tuple[str, str] | None:
+    """The first argument (name, value) that is one of the examples' placeholders, or None;
+    an argv is one when any of its items is."""
+    placeholders = {
+        value
+        for tool in TOOLS
+        for example in tool.example.values()
+        for value in (example if isinstance(example, list) else [example])
+        if isinstance(value, str) and value.startswith("<") and value.endswith(">")
+    }
+    for name, value in arguments.items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item in placeholders:
+                return name, item
+    return None
 
 
 def action_schema(

@@ -110,7 +110,9 @@ def test_the_system_prompt_goal_effects_and_latest_observations_are_never_elided
 ) -> None:
     model, run, workspace = long_run
     last = model.calls[-1]
-    assert last[0] == {"role": "system", "content": build_system_prompt(workspace)}
+    # As first sent: the overview in it is of the root before the run's edits.
+    assert last[0] == model.calls[0][0]
+    assert last[0]["content"].startswith(build_system_prompt(workspace).split("\n", 1)[0])
     assert last[1] == {"role": "user", "content": GOAL}
     view = observations(last)
     assert "Tool result:\nedited mod_07.py" in view

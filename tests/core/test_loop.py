@@ -141,8 +141,12 @@ def test_parse_errors_are_appended_as_tool_results(demo_project: Path) -> None:
 def test_tool_errors_are_appended_as_tool_results(demo_project: Path) -> None:
     response = '{"tool":"read_file","path":"missing.py"}'
     model = RecordingModel(response, FINAL)
-    run_agent(TASK, model, read_only(demo_project))
-    assert model.calls[1][2:] == turn(response, "error: path is not accessible")
+    run = run_agent(TASK, model, read_only(demo_project))
+    step = run.events[0].step_result
+    assert step is not None and step.detail is not None
+    assert model.calls[1][2:] == turn(response, "error: " + step.detail.sentence())
+    assert run.events[0].told == "error: " + step.detail.sentence()
+    assert run.events[0].result == "error: path is not accessible"
 
 
 def test_tool_event_holds_step_response_action_and_result(demo_project: Path) -> None:
@@ -313,10 +317,48 @@ def test_identical_actions_up_to_the_limit_are_allowed(demo_project: Path) -> No
     assert run.reason == "completed"
 
 
-def test_alternating_actions_are_not_a_repeat(demo_project: Path) -> None:
-    model = RecordingModel(READ_APP, LIST, READ_APP, LIST, READ_APP, FINAL)
+def test_alternating_reads_are_answered_with_what_to_try_instead(demo_project: Path) -> None:
+    model = RecordingModel(READ_APP, LIST, READ_APP, FINAL)
     run = run_agent(TASK, model, read_only(demo_project))
+    third = run.events[2].step_result
     assert run.reason == "completed"
+    assert third is not None and third.loop is not None and third.state == "refused"
+    assert third.loop.actions == ({"tool": "read_file", "path": "app.py"}, {"tool": "list_files"})
+    assert model.calls[3][-1]["content"] == "Tool result:\nerror: " + third.loop.sentence()
+
+
+def test_alternating_again_after_the_answer_ends_the_run(demo_project: Path) -> None:
+    model = RecordingModel(READ_APP, LIST, READ_APP, LIST, FINAL)
+    run = run_agent(TASK, model, read_only(demo_project), AgentLimits(max_steps=8))
+    assert (run.reason, len(run.events)) == ("repeated_action_limit", 4)
+
+
+def test_alternation_around_a_change_is_not_a_loop(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("x = 1\n")
+    write = '{"tool":"write_file","path":"app.py","content":"x = 2\\n"}'
+    model = RecordingModel(READ_APP, write, READ_APP, FINAL)
+    run = run_agent(TASK, model, writable(tmp_path))
+    assert run.reason == "completed"
+    assert [event.step_result.loop for event in run.events[:3] if event.step_result] == [None] * 3
+
+
+def test_a_refused_change_then_the_read_it_asked_for_is_not_a_loop(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("x = 1\n")
+    edit = '{"tool":"edit_file","path":"app.py","old":"x = 1","new":"x = 2"}'
+    run = run_agent(TASK, RecordingModel(edit, READ_APP, edit, FINAL), writable(tmp_path))
+    assert run.events[2].result == "edited app.py"
+
+
+def test_an_identical_repeat_with_the_same_result_is_told_so(demo_project: Path) -> None:
+    model = RecordingModel(READ_APP, READ_APP, FINAL)
+    run = run_agent(TASK, model, read_only(demo_project))
+    second = run.events[1].step_result
+    text = (demo_project / "app.py").read_text()
+    assert second is not None and second.loop is not None
+    assert run.events[1].result == text
+    assert model.calls[2][-1]["content"] == (
+        f"Tool result:\n{text}\n\nNote: {second.loop.sentence()}"
+    )
 
 
 def test_repeat_limit_follows_max_identical_actions(demo_project: Path) -> None:
@@ -460,3 +502,13 @@ def test_a_model_that_cannot_take_the_tools_ends_the_run_with_model_error(tmp_pa
         "model_error",
         "ValueError: grammar is invalid",
     )
+
+
+def test_a_change_that_breaks_a_file_is_told_after_its_observation(tmp_path: Path) -> None:
+    write = '{"tool":"write_file","path":"config.json","content":"{\\"a\\": }"}'
+    model = RecordingModel(write, FINAL)
+    run = run_agent(TASK, model, writable(tmp_path))
+    step = run.events[0].step_result
+    assert step is not None and step.syntax is not None
+    assert model.calls[1][-1]["content"].startswith("Tool result:\nwrote config.json")
+    assert "\n\nNote: " + step.syntax.sentence() in model.calls[1][-1]["content"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from counterfoil import ToolPolicy, Workspace, build_system_prompt
+from counterfoil import ToolPolicy, Workspace, build_system_prompt, parse_action
 
 VALIDATION = ("python", "-m", "pytest", "tests/test_math.py", "-q")
 LINT = ("python", "validate.py")
@@ -106,3 +106,38 @@ def test_prompt_says_paths_are_relative(demo_project: Path) -> None:
 
 def test_prompt_says_never_invent_file_contents(demo_project: Path) -> None:
     assert "never invent" in prompt_for(demo_project).lower()
+
+
+def test_no_example_in_the_prompt_passes_as_an_action(demo_project: Path) -> None:
+    """A small model copies the examples verbatim: each must be refused, never done."""
+    policy = ToolPolicy(
+        demo_project, allow_writes=True, allowed_commands=(VALIDATION,), allow_search=True
+    )
+    workspace = Workspace(
+        policy,
+        confirm_proposal=lambda _proposal: True,
+    )
+    for path in sorted(demo_project.iterdir()):
+        if path.is_file():
+            workspace.read_file(path.name)
+    prompt = build_system_prompt(workspace)
+    examples = [
+        value for value in json_lines(prompt) if isinstance(value, dict) and "tool" in value
+    ]
+    before = {path: path.read_bytes() for path in demo_project.rglob("*") if path.is_file()}
+
+    steps = [workspace.execute_step(parse_action(json.dumps(example))) for example in examples]
+
+    assert len(steps) == len(workspace.available_tools)
+    assert all(step.is_error and step.effect is None for step in steps)
+    assert {path: path.read_bytes() for path in demo_project.rglob("*") if path.is_file()} == before
+
+
+def test_with_writes_the_prompt_gives_the_order_of_work(demo_project: Path) -> None:
+    from counterfoil.context.prompt import WORK_ORDER, WORK_ORDER_WITH_COMMAND
+
+    assert WORK_ORDER in prompt_for(demo_project, allow_writes=True)
+    assert WORK_ORDER_WITH_COMMAND in prompt_for(
+        demo_project, allow_writes=True, allowed_commands=(VALIDATION,)
+    )
+    assert "Work in this order" not in prompt_for(demo_project)

@@ -129,7 +129,7 @@ def shape_observation(
     """Externalize a successful result over the inline budget (`limits=None`: never), and,
     for an effect whose receipt holds exactly this result, prepare its compacted record."""
     result = step.observation
-    text, shows = result, None
+    text, shows = step.model_text(), None
     # Only a result longer than a record's preview needs its artifact (budgets are longer).
     output = _command_output(artifacts, receipt) if len(result) > RECORD_PREVIEW_CHARS else None
     if limits is not None and not step.is_error and len(result) > limits.max_inline_chars:

@@ -1,18 +1,69 @@
-"""The system prompt: the rules of the game, showing only the tools the policy enables."""
+"""The system prompt: the rules of the game, showing only the tools the policy enables, and
+what the root holds, so a model reads files that exist instead of guessing names."""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from .. import tools
+from ..step_facts import OverviewFile, TreeOverview
 
 if TYPE_CHECKING:
     from ..gate.workspace import Workspace
 
+OVERVIEW_HEADING = (
+    "The files in the project folder (path: size); read the ones the task is about with"
+    " read_file first, and use these paths, not guessed ones:"
+)
+WORK_ORDER = (
+    "Work in this order: read the files the task is about; change them (edit_file with old"
+    " copied exactly from the file, or write_file with the whole new text); then reply with"
+    " final."
+)
+WORK_ORDER_WITH_COMMAND = WORK_ORDER.replace(
+    "; then reply", "; run an allowed command to check the change; then reply"
+)
+REFRESHED_HEADING = "The project folder's files changed; now (path: size):"
+
+
+@runtime_checkable
+class ShowsOverview(Protocol):
+    """A workspace that can say what its root holds (the course's plain kind cannot)."""
+
+    def overview(self) -> TreeOverview: ...
+
 
 def _compact(value: object) -> str:
     return json.dumps(value, separators=(",", ":"))
+
+
+def overview_lines(overview: TreeOverview) -> list[str]:
+    """The overview as the model reads it: one line a file or folded folder, never JSON."""
+    lines = []
+    for entry in overview.entries:
+        if isinstance(entry, OverviewFile):
+            lines.append(f"{entry.path}: {_size(entry.size)}")
+        elif entry.files is None or entry.size is None:
+            lines.append(f"{entry.path}/: (not listed)")
+        else:
+            lines.append(f"{entry.path}/: {entry.files} files, {_size(entry.size)} (not listed)")
+    if overview.more:
+        lines.append(f"({overview.more} more not listed)")
+    elif not overview.complete:
+        lines.append("(more not listed)")
+    if not lines:
+        lines.append("(no files)")
+    return lines
+
+
+def refreshed_overview(overview: TreeOverview) -> str:
+    """What follows an observation after the step changed which files the root holds."""
+    return "\n".join([REFRESHED_HEADING, *overview_lines(overview)])
+
+
+def _size(size: int) -> str:
+    return "1 byte" if size == 1 else f"{size:,} bytes"
 
 
 def build_system_prompt(workspace: Workspace, instructions: str | None = None) -> str:
@@ -23,11 +74,11 @@ def build_system_prompt(workspace: Workspace, instructions: str | None = None) -
         "You are a coding agent working in one project folder. Inspect before you edit.",
         "Reply with exactly one JSON object per turn and nothing else: no markdown, no prose.",
         "Each turn is either one tool call or the final answer.",
-        "Tools (one example each):",
+        "Tools (one example each; replace each <placeholder> with a real value):",
     ]
     for tool in tools.TOOLS:
         if tool.name in enabled:
-            lines.append(_compact(tools.example_action(tool, commands)))
+            lines.append(_compact(tools.example_action(tool)))
     lines.append('When you are done, reply {"final":"what you did and how it was checked"}.')
     lines.extend(tool.note for tool in tools.TOOLS if tool.name in enabled and tool.note)
     lines.extend(line for tool in tools.TOOLS if tool.name in enabled for line in tool.guidance)
@@ -40,6 +91,11 @@ def build_system_prompt(workspace: Workspace, instructions: str | None = None) -
         lines.extend(_compact(offered.listing()) for offered in toolbox.offered())
     lines.append("Paths are relative to the project folder.")
     lines.append("Never invent file contents: read them with read_file.")
+    if "edit_file" in enabled:
+        lines.append(WORK_ORDER_WITH_COMMAND if commands else WORK_ORDER)
+    if isinstance(workspace, ShowsOverview):
+        lines.append(OVERVIEW_HEADING)
+        lines.extend(overview_lines(workspace.overview()))
     if instructions and instructions.strip():
         lines.append(
             "The project's AGENTS.md follows: its rules for agents. They add to the rules above"

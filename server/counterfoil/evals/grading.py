@@ -1,9 +1,10 @@
 """Grading a staged workspace after a run: the package's held-out checks and the changes it did
 not allow.
 
-Everything here reads through descriptors that follow no link, and nothing is imported or run:
-a Python constant is read with `ast`, so a candidate module that raises on import is graded
-like any other. Values compare type-strictly (`1` is not `1.0` and not `true`). A file the
+Everything here reads through descriptors that follow no link, and nothing the model wrote is
+imported or run by the grader itself: a Python constant is read with `ast`, so a candidate
+module that raises on import is graded like any other. Only a `command` check runs a program,
+the package's own, confined in a copy (`held_out_command.py`). Values compare type-strictly (`1` is not `1.0` and not `true`). A file the
 model wrote that no parser here can take (nested past the interpreter's depth, a number past
 its digits) fails its check with that reason: it never stops the evaluation.
 """
@@ -15,17 +16,31 @@ import hashlib
 import json
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..branches.tree_copy import Snapshot, read_relative
 from ..commands.tree.ignore import CACHE_NAMES
+from ..commands.tree.sandbox import CONFINE
 from ..errors import AgentError
 from ..gate.files import open_directory
+from .held_out_command import run_command_check
 from .package import PackageCheck, TaskPackage
 
 MAX_GRADED_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Grading:
+    """What every grader is given besides the check: the package, what the root held before
+    the run, and how a `command` check runs (`sandbox` mode, hiding `hidden` from it)."""
+
+    package: TaskPackage
+    before: Snapshot
+    sandbox: str = CONFINE
+    hidden: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -67,14 +82,23 @@ def _folder_or_nothing(entry: tuple[str, str] | None) -> bool:
     return entry is None or entry[0] == "dir"
 
 
-def grade(package: TaskPackage, root: Path, before: Snapshot) -> tuple[CheckResult, ...]:
-    """Each held-out check on the staged workspace at `root`, in name order."""
-    return tuple(_grade_one(check, root, before) for check in package.checks)
+def grade(
+    package: TaskPackage,
+    root: Path,
+    before: Snapshot,
+    *,
+    sandbox: str = CONFINE,
+    hidden: tuple[Path, ...] = (),
+) -> tuple[CheckResult, ...]:
+    """Each held-out check on the staged workspace at `root`, in name order; a `command`
+    check runs in `sandbox` mode, which hides `hidden` from it (see `held_out_command.py`)."""
+    grading = Grading(package, before, sandbox, hidden)
+    return tuple(_grade_one(check, root, grading) for check in package.checks)
 
 
-def _grade_one(check: PackageCheck, root: Path, before: Snapshot) -> CheckResult:
+def _grade_one(check: PackageCheck, root: Path, grading: Grading) -> CheckResult:
     try:
-        passed, detail = GRADERS[check.type](check, root, before)
+        passed, detail = GRADERS[check.type](check, root, grading)
     except (RecursionError, MemoryError):
         passed, detail = False, f"could not be decided: {check.path} is nested too deeply"
     return CheckResult(check.name, check.type, passed, detail)
@@ -98,30 +122,30 @@ def _read(root: Path, path: str) -> bytes:
     return read_relative(root, path, MAX_GRADED_BYTES)
 
 
-def _exists(check: PackageCheck, root: Path, _before: Snapshot) -> tuple[bool, str]:
+def _exists(check: PackageCheck, root: Path, _grading: Grading) -> tuple[bool, str]:
     kind = _kind(root, check.path)
     if kind in ("file", "dir"):
         return True, f"{check.path} exists"
     return False, f"{check.path} is a symlink" if kind == "link" else f"{check.path} is missing"
 
 
-def _absent(check: PackageCheck, root: Path, _before: Snapshot) -> tuple[bool, str]:
+def _absent(check: PackageCheck, root: Path, _grading: Grading) -> tuple[bool, str]:
     if _kind(root, check.path) == "missing":
         return True, f"{check.path} is absent"
     return False, f"{check.path} exists"
 
 
-def _unchanged(check: PackageCheck, root: Path, before: Snapshot) -> tuple[bool, str]:
+def _unchanged(check: PackageCheck, root: Path, grading: Grading) -> tuple[bool, str]:
     try:
         digest = hashlib.sha256(_read(root, check.path)).hexdigest()
     except (AgentError, OSError) as error:
         return False, f"{check.path}: {error}"
-    if ("file", digest) == before.get(check.path):
+    if ("file", digest) == grading.before.get(check.path):
         return True, f"{check.path} is unchanged"
     return False, f"{check.path} changed"
 
 
-def _text(check: PackageCheck, root: Path, _before: Snapshot) -> tuple[bool, str]:
+def _text(check: PackageCheck, root: Path, _grading: Grading) -> tuple[bool, str]:
     try:
         text = _read(root, check.path).decode("utf-8")
     except (AgentError, OSError, UnicodeDecodeError) as error:
@@ -131,7 +155,7 @@ def _text(check: PackageCheck, root: Path, _before: Snapshot) -> tuple[bool, str
     return False, "text differs"
 
 
-def _json_value(check: PackageCheck, root: Path, _before: Snapshot) -> tuple[bool, str]:
+def _json_value(check: PackageCheck, root: Path, _grading: Grading) -> tuple[bool, str]:
     assert check.pointer is not None
     try:
         document = json.loads(_read(root, check.path).decode("utf-8"))
@@ -149,7 +173,7 @@ def _json_value(check: PackageCheck, root: Path, _before: Snapshot) -> tuple[boo
     return False, f"{check.pointer} is {_shown(value)}, expected {_shown(check.expected)}"
 
 
-def _python_constant(check: PackageCheck, root: Path, _before: Snapshot) -> tuple[bool, str]:
+def _python_constant(check: PackageCheck, root: Path, _grading: Grading) -> tuple[bool, str]:
     assert check.constant is not None
     try:
         tree = ast.parse(_read(root, check.path).decode("utf-8"), check.path)
@@ -238,7 +262,14 @@ def _short(text: str) -> str:
     return text if len(text) <= 80 else text[:79] + "…"
 
 
-GRADERS = {
+def _command(check: PackageCheck, root: Path, grading: Grading) -> tuple[bool, str]:
+    return run_command_check(
+        check, grading.package, root, sandbox=grading.sandbox, hidden=grading.hidden
+    )
+
+
+GRADERS: dict[str, Callable[[PackageCheck, Path, Grading], tuple[bool, str]]] = {
+    "command": _command,
     "json_value": _json_value,
     "path_absent": _absent,
     "path_exists": _exists,

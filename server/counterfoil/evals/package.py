@@ -40,6 +40,7 @@ TASK_REQUIRED = ("schema_version", "id", "prompt", "max_steps", "editable_paths"
 COMMON_CHECK_FIELDS = ("type", "name", "path")
 # Each check type and the fields it adds to type, name and path: the one table of them.
 CHECK_TYPES: dict[str, tuple[str, ...]] = {
+    "command": ("argv",),
     "json_value": ("pointer", "expected"),
     "path_absent": (),
     "path_exists": (),
@@ -47,6 +48,11 @@ CHECK_TYPES: dict[str, tuple[str, ...]] = {
     "text_equals": ("expected",),
     "unchanged": (),
 }
+# Fields a check type may leave out, with what leaving them out means.
+OPTIONAL_CHECK_FIELDS: dict[str, tuple[str, ...]] = {"command": ("timeout_seconds",)}
+DEFAULT_COMMAND_TIMEOUT_SECONDS = 60.0
+MAX_COMMAND_TIMEOUT_SECONDS = 3600.0
+CHECKS_FILE = "checks.json"
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
@@ -56,7 +62,9 @@ class PackageError(ValueError):
 
 @dataclass(frozen=True)
 class PackageCheck:
-    """One held-out check; `expected`, `pointer` and `constant` as its type needs them."""
+    """One held-out check; `expected`, `pointer` and `constant` as its type needs them; a
+    `command` check's `argv` runs in the folder `path` ("." for the root) within
+    `timeout_seconds`."""
 
     type: str
     name: str
@@ -64,6 +72,8 @@ class PackageCheck:
     expected: Any = None
     pointer: str | None = None
     constant: str | None = None
+    argv: tuple[str, ...] = ()
+    timeout_seconds: float = DEFAULT_COMMAND_TIMEOUT_SECONDS
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,11 @@ class TaskPackage:
     @property
     def workspace(self) -> Path:
         return self.source / "workspace"
+
+    @property
+    def held_out(self) -> Path:
+        """The held-out folder: `checks.json`, and any files a `command` check runs against."""
+        return self.source / "held_out_tests"
 
     def editable(self, path: str) -> bool:
         """Whether the package lets the run change `path` (an editable path or inside one)."""
@@ -112,7 +127,7 @@ def load_package(source: str | Path) -> TaskPackage:
             raise PackageError(
                 f"{label}: {name} must be a {'file' if name.endswith('json') else 'folder'}"
             )
-    checks_file = root / "held_out_tests" / "checks.json"
+    checks_file = root / "held_out_tests" / CHECKS_FILE
     if not os.path.lexists(checks_file) or not stat.S_ISREG(os.lstat(checks_file).st_mode):
         raise PackageError(f"{label}: a package needs held_out_tests/checks.json (file)")
     task = _read_json(root / "task.json", f"{label}: task.json")
@@ -316,12 +331,14 @@ def _check(item: object, where: str, files: frozenset[str]) -> PackageCheck:
     if not isinstance(name, str) or not name.strip():
         raise PackageError(f"{where}: every check needs a non-empty name")
     fields = (*COMMON_CHECK_FIELDS, *CHECK_TYPES[kind])
-    extra = sorted(set(item) - set(fields))
+    extra = sorted(set(item) - set(fields) - set(OPTIONAL_CHECK_FIELDS.get(kind, ())))
     if extra:
         raise PackageError(f"{where}: check {name!r} has a field its type has not: {extra[0]!r}")
     missing = [field for field in fields if field not in item]
     if missing:
         raise PackageError(f"{where}: check {name!r} needs the field {missing[0]!r}")
+    if kind == "command":
+        return _command_check(item, where, name)
     path = _relative_path(item["path"], f"{where}: check {name!r} path")
     if kind == "unchanged" and path not in files:
         raise PackageError(f"{where}: check {name!r} names {path!r}, not a file in the workspace")
@@ -335,6 +352,32 @@ def _check(item: object, where: str, files: frozenset[str]) -> PackageCheck:
     if kind == "text_equals" and not isinstance(item["expected"], str):
         raise PackageError(f"{where}: check {name!r} expected must be text")
     return PackageCheck(kind, name, path, item.get("expected"), pointer, constant)
+
+
+def _command_check(item: dict[str, Any], where: str, name: str) -> PackageCheck:
+    """A held-out command: an argv (no shell) run in the folder `path` ("." for the root)."""
+    raw_path = item["path"]
+    path = "." if raw_path == "." else _relative_path(raw_path, f"{where}: check {name!r} path")
+    argv = item["argv"]
+    if (
+        not isinstance(argv, list)
+        or not argv
+        or not all(isinstance(part, str) and part and "\0" not in part for part in argv)
+    ):
+        raise PackageError(
+            f"{where}: check {name!r} argv must be a non-empty list of non-empty strings"
+        )
+    timeout = item.get("timeout_seconds", DEFAULT_COMMAND_TIMEOUT_SECONDS)
+    if (
+        not isinstance(timeout, (int, float))
+        or isinstance(timeout, bool)
+        or not 0 < timeout <= MAX_COMMAND_TIMEOUT_SECONDS
+    ):
+        raise PackageError(
+            f"{where}: check {name!r} timeout_seconds must be a number of seconds from above 0"
+            f" to {MAX_COMMAND_TIMEOUT_SECONDS:g}"
+        )
+    return PackageCheck("command", name, path, argv=tuple(argv), timeout_seconds=float(timeout))
 
 
 def stage_workspace(package: TaskPackage, destination: Path) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 from ..actions import ToolAction
 from ..branches.tree_copy import remove_tree, snapshot
 from ..commands.tree.sandbox import CONFINE
+from ..context.agents_file import read_agents_file
 from ..gate.approval import Approval, ApprovalDecision
 from ..gate.grants import FROM_TASK_PACKAGE
 from ..gate.policy import ToolPolicy
@@ -149,7 +150,9 @@ def run_task(
         limits = replace(limits or AgentLimits(), max_steps=package.max_steps)
         counted = len(stats())
         run_started = time.perf_counter()
-        run = run_agent(package.prompt, generate, workspace, limits)
+        agents = read_agents_file(workspace, root)
+        instructions = None if agents is None else agents.text
+        run = run_agent(package.prompt, generate, workspace, limits, instructions=instructions)
         run_seconds = time.perf_counter() - run_started
         metrics = _metrics(run, stats()[counted:], run_seconds)
         transcript = (
@@ -166,8 +169,8 @@ def run_task(
                 harness_seconds=time.perf_counter() - started - run_seconds,
                 transcript=transcript,
             )
-        checks = grade(package, root, before)
         forbidden = forbidden_modifications(package, before, snapshot(root))
+        checks = grade(package, root, before, sandbox=sandbox, hidden=(log.parent, *hidden))
         verified = verify_receipt_log(log)
         receipts = ReceiptCheck(verified.ok, verified.count, verified.error)
     passed = all(check.passed for check in checks) and not forbidden and receipts.ok

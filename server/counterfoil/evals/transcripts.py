@@ -2,9 +2,10 @@
 after the run's private copy is removed.
 
 `transcript.jsonl` holds the task's prompt, then one line per step (the model's response as it
-came, the observation it was given, and the effect call's id and fate), then how the run ended;
-`receipts.jsonl` is the run's receipt log byte for byte, with its head record beside it (and the
-signatures in both where the run signed), so `counterfoil receipts verify` can check it later. The report links to the folder.
+came, the observation, the whole text the model read when that is more (`told`), and the
+effect call's id and fate), then how the run ended; `receipts.jsonl` is the run's receipt log
+byte for byte, with its head record beside it (and the signatures in both where the run
+signed), so `counterfoil receipts verify` can check it later. The report links to the folder.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def keep_transcript(folder: Path, prompt: str, run: AgentRun, receipt_log: Path)
                 "step": event.step,
                 "response": event.response,
                 "observation": event.result,
+                "told": event.told,
                 "call_id": None if result is None else result.call_id,
                 "state": None if result is None else result.state,
             }

@@ -10,9 +10,10 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 
 from ..actions import ToolAction
-from ..errors import AgentError
+from ..errors import AgentError, DetailedRefusal
 from ..receipt_evidence import file_evidence
 from ..receipts import EffectReceipt
+from ..step_facts import ReadFirst
 from .edited_approval import diff_shows_all, edited_observation
 from .edits import apply_edit
 from .files import entry_mode, open_directory, read_regular_file, remove_file, replace_file
@@ -21,8 +22,11 @@ from .path_text import shown_path
 from .policy import ToolPolicy
 from .proposals import EditProposal, sha256_hex
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
+from .syntax import syntax_problem
 from .workspace_paths import Resolve, WorkspacePaths
 from .workspace_record import WorkspaceRecord
+
+READ_FIRST = "read the existing file before changing it"
 
 
 class FileEffects:
@@ -59,7 +63,7 @@ class FileEffects:
         if exists:
             recorded = self.record.seen.get(relative)
             if recorded is None:
-                raise AgentError("read the existing file before changing it")
+                raise DetailedRefusal(READ_FIRST, ReadFirst(relative))
             data = self.paths.read_bytes(relative, self.policy.max_ranged_file_bytes)
             if sha256_hex(data) != recorded:
                 raise AgentError("file changed since it was read")
@@ -69,7 +73,7 @@ class FileEffects:
             old, new = arguments["old"], arguments["new"]
             if base_text is None:
                 raise AgentError("path is not accessible")
-            proposed = apply_edit(base_text, old, new)
+            proposed = apply_edit(base_text, old, new, relative)
         else:
             proposed = arguments["content"]
         try:
@@ -133,6 +137,7 @@ class FileEffects:
         ):
             self.record.seen.pop(proposal.path)  # the model saw a cut diff, not the text
         self.record.modified.add(proposal.path)
+        self.record.step_syntax = syntax_problem(proposal.path, proposal.proposed_text)
         self.note_effect(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {shown_path(proposal.path)}"

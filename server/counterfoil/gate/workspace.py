@@ -17,10 +17,11 @@ from .. import tools
 from ..actions import EFFECT_TOOLS, ToolAction, check_arguments
 from ..commands.tree.command_tree import CommandTree
 from ..commands.tree.snapshot import TreeLimits
-from ..errors import AgentError, ApprovalWithdrawn, ToolNotEnabled
+from ..errors import AgentError, ApprovalWithdrawn, DetailedRefusal, MissingPath, ToolNotEnabled
 from ..mcp.toolbox import McpToolbox
 from ..receipts import ReceiptNotRecorded, ReceiptStore
 from ..search.scope import SearchLimits
+from ..step_facts import NoSuchPath, Placeholder, StepDetail, TreeOverview
 from ..steps import StepGate, StepResult
 from ..verdict import EffectOutcome
 from .approved_effects import ApprovedEffects
@@ -28,6 +29,7 @@ from .command_effects import CommandEffects
 from .file_effects import FileEffects
 from .forwarded import Forwarded
 from .mcp_calls import McpCalls
+from .overview import nearby_paths, tree_overview
 from .policy import ToolPolicy
 from .proposals import McpProposal, ToolProposal
 from .workspace_paths import WorkspacePaths
@@ -140,6 +142,10 @@ class Workspace(StepGate):
     def search_files(self, pattern: str, raw: str = ".", literal: bool = False) -> str:
         return self.reads.search_files(pattern, raw, literal)
 
+    def overview(self) -> TreeOverview:
+        """The root's files as the model may see them, folded to fit the prompt."""
+        return tree_overview(self.paths)
+
     # Effects: each is a proposal, an approval, then the effect itself
 
     def write_file(self, raw: str, content: str) -> str:
@@ -185,6 +191,7 @@ class Workspace(StepGate):
         record = self.record
         record.begin_step()
         sentence: str | None = None
+        detail: StepDetail | None = None
         withdrawn: str | None = None  # the call whose question was taken back unanswered
         observation = ""
         try:
@@ -193,6 +200,11 @@ class Workspace(StepGate):
             record.unrecorded_effect = sentence = str(error)
         except ApprovalWithdrawn as error:  # not answered: neither refused nor decided
             sentence, withdrawn = str(error), error.call_id
+        except MissingPath as error:
+            sentence = str(error)
+            detail = NoSuchPath(error.path, nearby_paths(self.paths, error.path))
+        except DetailedRefusal as error:
+            sentence, detail = str(error), error.detail
         except AgentError as error:
             sentence = str(error)
         except OSError as error:
@@ -215,6 +227,8 @@ class Workspace(StepGate):
             output_sha256=evidence.get("output_sha256"),
             result_sha256=evidence.get("result_sha256"),
             error=sentence,
+            detail=detail,
+            syntax=record.step_syntax if sentence is None else None,
         )
 
     def _execute(self, action: Any, tool_call_id: str | None) -> str:
@@ -225,6 +239,10 @@ class Workspace(StepGate):
         if not isinstance(action.arguments, dict):
             raise AgentError("arguments must be an object")
         check_arguments(action.tool, action.arguments)
+        placeholder = tools.placeholder_argument(action.arguments)
+        if placeholder is not None:
+            detail = Placeholder(*placeholder)
+            raise DetailedRefusal(detail.sentence(), detail)
         tool = tools.tool_named(action.tool)
         assert tool is not None
         if tool.handler is not None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
-from ..errors import AgentError
+from ..errors import AgentError, MissingPath
 from ..receipts import ReceiptStore
 from ..receipts.counterfoil_folders import counterfoil_folders, within
 from .files import FileIdentity, file_identity, open_directory, read_regular_file, refuse_hard_links
@@ -46,7 +46,7 @@ class WorkspacePaths:
                 info = os.lstat(current)
             except FileNotFoundError:
                 if must_exist:
-                    raise AgentError("path is not accessible") from None
+                    raise MissingPath("/".join(parts)) from None
                 missing = root.joinpath(*parts)
                 if self.is_receipt_log(missing):
                     raise AgentError("path is not accessible")

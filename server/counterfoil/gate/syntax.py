@@ -1,0 +1,41 @@
+"""Whether a file a write or an edit left still parses in its format, judged from its name:
+JSON, Python and TOML. The text is parsed, never run (Python with `ast`, as the grader does),
+so a model hears at once that it broke a file instead of finishing with it broken."""
+
+from __future__ import annotations
+
+import ast
+import json
+import tomllib
+import warnings
+from pathlib import PurePosixPath
+
+from ..step_facts import SyntaxProblem
+
+MAX_CHECKED_CHARS = 1024 * 1024
+
+
+def syntax_problem(path: str, text: str) -> SyntaxProblem | None:
+    """Where `text` stops parsing as the format `path` names, or None (parses, or no format
+    known here, or too long to check)."""
+    if len(text) > MAX_CHECKED_CHARS:
+        return None
+    suffix = PurePosixPath(path).suffix.lower()
+    try:
+        if suffix == ".json":
+            json.loads(text)
+        elif suffix == ".py":
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # an invalid escape in the model's text
+                ast.parse(text, path)
+        elif suffix == ".toml":
+            tomllib.loads(text)
+    except json.JSONDecodeError as error:
+        return SyntaxProblem(path, "JSON", error.lineno, error.msg)
+    except SyntaxError as error:
+        return SyntaxProblem(path, "Python", error.lineno, error.msg)
+    except tomllib.TOMLDecodeError as error:
+        return SyntaxProblem(path, "TOML", None, str(error))
+    except (ValueError, RecursionError, MemoryError):
+        return None  # past what the parser takes: not the model's syntax
+    return None

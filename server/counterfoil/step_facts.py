@@ -1,0 +1,190 @@
+"""What a step tells the model beyond the course's sentence: the file it must read, the paths
+that exist near one that does not, where an edit's old text nearly is, the loop it is in, and
+what the root holds once a step changed it, and a file a change left unparseable.
+
+Each is a fact kept on the step's `StepResult` (`detail`, `loop`, `syntax`, `tree`); the model-facing text is
+built from the fact, so no layer reads it back out of the text.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+MAX_SHOWN_DIFFERENCES = 3
+MAX_SHOWN_SPAN = 60
+
+
+@dataclass(frozen=True)
+class NoSuchPath:
+    """A path that does not exist, and the existing paths closest to it by name."""
+
+    path: str
+    nearby: tuple[str, ...]
+
+    def sentence(self) -> str:
+        if not self.nearby:
+            return f"no such file: {self.path}; the project folder is empty"
+        return f"no such file: {self.path}; nearby: {', '.join(self.nearby)}"
+
+
+@dataclass(frozen=True)
+class ReadFirst:
+    """A change to a file the model has not read: the file to read first."""
+
+    path: str
+
+    def sentence(self) -> str:
+        return (
+            f"read the existing file before changing it: {self.path} (read it with read_file,"
+            " then change it)"
+        )
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One span where the edit's old text and the file's closest lines disagree."""
+
+    old: str  # what the old text has there ("" where it lacks what the file has)
+    file: str  # what the file has there
+
+
+@dataclass(frozen=True)
+class EditMiss:
+    """An edit's old text did not occur exactly once: how often it did, and (not found) the
+    file's lines closest to it with what differs; (found more than once) where it occurs."""
+
+    path: str
+    found: int
+    first_line: int | None = None  # of `lines` in the file, from 1
+    lines: tuple[str, ...] = ()
+    differences: tuple[Difference, ...] = ()
+    at_lines: tuple[int, ...] = ()  # where a repeated old text starts
+
+    def sentence(self) -> str:
+        times = "1 time" if self.found == 1 else f"{self.found} times"
+        head = f"old text must occur exactly once in {self.path}; found {times}"
+        if self.found > 1:
+            where = ", ".join(str(line) for line in self.at_lines)
+            return f"{head} (at lines {where}); include more of the lines around it in old"
+        if self.first_line is None or not self.lines:
+            return head
+        last = self.first_line + len(self.lines) - 1
+        span = (
+            f"line {self.first_line}"
+            if last == self.first_line
+            else (f"lines {self.first_line}-{last}")
+        )
+        closest = json.dumps("\n".join(self.lines), ensure_ascii=False)
+        parts = [f"{head}. The closest text, {span}, as a JSON string: {closest}"]
+        if self.differences:
+            parts.append("What differs (your old text → the file):")
+            parts += [f"{_quoted(item.old)} → {_quoted(item.file)}" for item in self.differences]
+        parts.append("Copy old exactly from the file, or read it again with read_file.")
+        return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class ActionLoop:
+    """The model repeated itself with nothing new to see: one action sent again in a row with
+    the same result, or two alternated (A, B, A); the actions as the model wrote them."""
+
+    actions: tuple[dict[str, Any], ...]  # {"tool": …, …}
+
+    def sentence(self) -> str:
+        shown = " and ".join(json.dumps(action, separators=(",", ":")) for action in self.actions)
+        if len(self.actions) == 1:
+            head = (
+                f"you sent {shown} again and got the same result; sending it once more ends"
+                " the run."
+            )
+        else:
+            head = f"repeated actions with no new result: {shown} were both answered already."
+        return (
+            f"{head} Do not repeat it; instead {self._instead()}, or reply with your final answer."
+        )
+
+    def _instead(self) -> str:
+        tools = {str(action.get("tool")) for action in self.actions}
+        if tools <= {"search_files", "list_files"}:
+            return "read a file from the project's files with read_file, or search for one word"
+        if tools <= {"read_file", "search_files", "list_files"}:
+            return "change the file the task is about with edit_file or write_file"
+        return "read the file again with read_file and do something else"
+
+
+@dataclass(frozen=True)
+class SyntaxProblem:
+    """A file a write or an edit left unparseable in its format (JSON, Python, TOML): where the
+    parser stopped and why, so the model fixes it before it finishes."""
+
+    path: str
+    language: str
+    line: int | None
+    message: str
+
+    def sentence(self) -> str:
+        where = "" if self.line is None else f" at line {self.line}"
+        return (
+            f"{self.path} is not valid {self.language} now{where}: {self.message}. Read it and"
+            " fix it before you finish."
+        )
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """An argument the model copied from the tool examples, not a value of its own."""
+
+    argument: str
+    value: str
+
+    def sentence(self) -> str:
+        return (
+            f"{self.argument} {json.dumps(self.value)} is a placeholder from the tool examples;"
+            " use a real value (paths from the project files)"
+        )
+
+
+@dataclass(frozen=True)
+class OverviewFile:
+    path: str
+    size: int
+
+
+@dataclass(frozen=True)
+class OverviewFolder:
+    """A folder shown as one line: its files were not listed (`files` None: not walked, a
+    cache or past the walk's bound)."""
+
+    path: str
+    files: int | None
+    size: int | None
+
+
+OverviewEntry = OverviewFile | OverviewFolder
+
+
+@dataclass(frozen=True)
+class TreeOverview:
+    """The root's files in walk order, folded to fit; `more`: root-level files left out past
+    the budget; `complete`: the walk saw every entry."""
+
+    entries: tuple[OverviewEntry, ...]
+    more: int = 0
+    complete: bool = True
+
+    def paths(self) -> frozenset[str]:
+        """What a refresh compares: the names shown, not their sizes."""
+        return frozenset(entry.path for entry in self.entries)
+
+
+StepDetail = NoSuchPath | ReadFirst | EditMiss | Placeholder
+
+
+def _quoted(text: str) -> str:
+    if not text:
+        return "(nothing)"
+    if len(text) > MAX_SHOWN_SPAN:
+        text = text[: MAX_SHOWN_SPAN - 1] + "…"
+    return json.dumps(text, ensure_ascii=False)

@@ -1,0 +1,104 @@
+"""The root's overview: what the first prompt shows of the tree, under the path rules,
+folded past a budget, and shown again once a step changes which files the root holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.recording_model import RecordingModel
+from tests.support.workspaces import make_workspace
+
+from counterfoil import build_system_prompt, run_agent
+from counterfoil.context.prompt import OVERVIEW_HEADING, REFRESHED_HEADING
+from counterfoil.gate.overview import tree_overview
+from counterfoil.step_facts import OverviewFile, OverviewFolder
+
+
+def files(root: Path, *paths: str) -> None:
+    for path in paths:
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text("x" * len(path))
+
+
+def test_the_overview_lists_each_file_with_its_size(tmp_path: Path) -> None:
+    files(tmp_path, "app.py", "src/util.py")
+
+    overview = make_workspace(tmp_path).overview()
+
+    assert overview.entries == (OverviewFile("app.py", 6), OverviewFile("src/util.py", 11))
+
+
+def test_the_overview_leaves_out_protected_files_and_the_receipt_log(tmp_path: Path) -> None:
+    files(tmp_path, "app.py", ".env", "keys/server.pem", ".git/config")
+    workspace = make_workspace(tmp_path, logged=True, allow_writes=True, answer=True)
+    workspace.write_file("notes.txt", "n")
+
+    paths = workspace.overview().paths()
+
+    assert paths == {"app.py", "notes.txt"}
+
+
+def test_a_tree_past_the_budget_folds_its_deepest_folders_first(tmp_path: Path) -> None:
+    files(tmp_path, "a.py", "b.py", "pkg/c.py", "pkg/deep/d.py", "pkg/deep/e.py")
+
+    overview = tree_overview(make_workspace(tmp_path).paths, max_lines=4)
+
+    assert overview.entries == (
+        OverviewFile("a.py", 4),
+        OverviewFile("b.py", 4),
+        OverviewFile("pkg/c.py", 8),
+        OverviewFolder("pkg/deep", 2, 26),
+    )
+
+
+def test_root_files_past_the_budget_are_counted_not_listed(tmp_path: Path) -> None:
+    files(tmp_path, *(f"f{index}.txt" for index in range(6)))
+
+    overview = tree_overview(make_workspace(tmp_path).paths, max_lines=4)
+
+    assert (len(overview.entries), overview.more) == (4, 2)
+
+
+def test_a_cache_folder_is_shown_but_not_walked(tmp_path: Path) -> None:
+    files(tmp_path, "app.py", "node_modules/x/index.js")
+
+    overview = make_workspace(tmp_path).overview()
+
+    assert OverviewFolder("node_modules", None, None) in overview.entries
+    assert "node_modules/x/index.js" not in overview.paths()
+
+
+def test_the_system_prompt_shows_the_overview(tmp_path: Path) -> None:
+    files(tmp_path, "answer.py")
+
+    prompt = build_system_prompt(make_workspace(tmp_path))
+
+    assert f"{OVERVIEW_HEADING}\nanswer.py: 9 bytes" in prompt
+
+
+def test_a_new_file_shows_the_overview_again_after_the_observation(tmp_path: Path) -> None:
+    files(tmp_path, "app.py")
+    write = '{"tool":"write_file","path":"notes.md","content":"hi"}'
+    model = RecordingModel(write, '{"final":"done"}')
+
+    run = run_agent("add notes", model, make_workspace(tmp_path, allow_writes=True, answer=True))
+
+    step = run.events[0].step_result
+    assert step is not None and step.tree is not None
+    assert step.tree.paths() == {"app.py", "notes.md"}
+    assert model.calls[1][-1]["content"] == (
+        f"Tool result:\nwrote notes.md\n\n{REFRESHED_HEADING}\napp.py: 6 bytes\nnotes.md: 2 bytes"
+    )
+
+
+def test_an_edit_that_adds_no_file_does_not_repeat_the_overview(tmp_path: Path) -> None:
+    files(tmp_path, "app.py")
+    read = '{"tool":"read_file","path":"app.py"}'
+    edit = '{"tool":"edit_file","path":"app.py","old":"xxxxxx","new":"y"}'
+    model = RecordingModel(read, edit, '{"final":"done"}')
+
+    run = run_agent("edit", model, make_workspace(tmp_path, allow_writes=True, answer=True))
+
+    assert run.events[1].result == "edited app.py"
+    assert run.events[1].step_result is not None and run.events[1].step_result.tree is None
+    assert model.calls[2][-1]["content"] == "Tool result:\nedited app.py"
