@@ -85,8 +85,8 @@ def build_system_prompt(workspace: Workspace, instructions: str | None = None) -
     if commands:
         lines.append("Allowed commands (argv, exactly as listed):")
         lines.extend(_compact(list(command)) for command in commands)
-    toolbox = workspace.mcp_toolbox
-    if "mcp_call" in enabled and toolbox is not None:
+    # Read only where mcp_call is enabled: a course workspace has no toolbox at all.
+    if "mcp_call" in enabled and (toolbox := workspace.mcp_toolbox) is not None:
         lines.append("MCP tools (server, name, description, input_schema), called with mcp_call:")
         lines.extend(_compact(offered.listing()) for offered in toolbox.offered())
     lines.append("Paths are relative to the project folder.")
