@@ -17,8 +17,13 @@ from counterfoil.commands.tree.snapshot import SECOND_NANOSECONDS, Snapshot
 from counterfoil.commands.tree.walk import take_snapshot
 
 pytestmark = pytest.mark.usefixtures("listing_loops")
-# A whole second after now: a stamp a coarse file system could have given.
-WHOLE_SECOND = (time.time_ns() // SECOND_NANOSECONDS + 60) * SECOND_NANOSECONDS
+
+
+def whole_second() -> int:
+    """A whole second a minute after now: a stamp a coarse file system could have given, later
+    than the real ctime of what the test just wrote (read when the test runs, not when the
+    suite was collected, which may be minutes earlier)."""
+    return (time.time_ns() // SECOND_NANOSECONDS + 60) * SECOND_NANOSECONDS
 
 
 def taken_at(
@@ -58,11 +63,12 @@ def test_a_file_stamped_in_a_whole_second_is_read_again_until_two_seconds_after_
     read_again: bool,
 ) -> None:
     (tmp_path / "app.py").write_text("A = 1\n")
-    stamped(tmp_path / "app.py", WHOLE_SECOND)
-    first = taken_at(tmp_path, WHOLE_SECOND + after_ns, monkeypatch)
+    stamp = whole_second()
+    stamped(tmp_path / "app.py", stamp)
+    first = taken_at(tmp_path, stamp + after_ns, monkeypatch)
     reads.clear()
 
-    taken_at(tmp_path, WHOLE_SECOND + 10 * SECOND_NANOSECONDS, monkeypatch, previous=first)
+    taken_at(tmp_path, stamp + 10 * SECOND_NANOSECONDS, monkeypatch, previous=first)
 
     assert reads == (["app.py"] if read_again else [])
 
@@ -79,10 +85,11 @@ def test_a_folder_stamped_in_a_whole_second_is_listed_again_until_two_seconds_af
 ) -> None:
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "app.py").write_text("A = 1\n")
-    stamped(tmp_path / "src", WHOLE_SECOND)
-    first = taken_at(tmp_path, WHOLE_SECOND + after_ns, monkeypatch)
+    stamp = whole_second()
+    stamped(tmp_path / "src", stamp)
+    first = taken_at(tmp_path, stamp + after_ns, monkeypatch)
     listings.clear()
 
-    taken_at(tmp_path, WHOLE_SECOND + 10 * SECOND_NANOSECONDS, monkeypatch, previous=first)
+    taken_at(tmp_path, stamp + 10 * SECOND_NANOSECONDS, monkeypatch, previous=first)
 
     assert len(listings) == (1 if listed_again else 0)
