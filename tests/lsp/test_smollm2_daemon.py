@@ -8,7 +8,12 @@ from counterfoil.testing.smollm2 import require_smollm2
 
 from .conftest import StartDaemon
 
-GOAL = 'Reply with exactly this action: {"tool":"write_file","path":"notes.txt","content":"hi"}'
+# The file's absence is said first: the 135M model otherwise copies the prompt's last tool
+# example (edit_file, with its placeholders) instead of the action it is asked for.
+GOAL = (
+    "notes.txt does not exist yet: create it. Reply with exactly this action: "
+    '{"tool":"write_file","path":"notes.txt","content":"hi"}'
+)
 
 
 @pytest.fixture(scope="module")

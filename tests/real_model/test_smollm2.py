@@ -12,8 +12,11 @@ from counterfoil.receipts import ReceiptStore, verify_receipt_log
 from .conftest import smollm2_generate
 
 SYSTEM = "You are a helpful assistant."
+# The file's absence is said first: the 135M model otherwise copies the prompt's last tool
+# example (edit_file, with its placeholders) instead of the action it is asked for.
 WRITE_GOAL = (
-    'Reply with exactly this action: {"tool":"write_file","path":"notes.txt","content":"hello"}'
+    "notes.txt does not exist yet: create it. Reply with exactly this action: "
+    '{"tool":"write_file","path":"notes.txt","content":"hello"}'
 )
 
 
