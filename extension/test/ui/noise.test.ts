@@ -285,6 +285,9 @@ describe("what the editor says", () => {
         .waitFor({ state: "detached", timeout: 10_000 });
       const fresh = panel.locator("#new");
       await fresh.waitFor();
+      // The panel above it may be taller than the side bar (folder settings, the run's
+      // activity): in view once scrolled to, and then not clipped.
+      await fresh.scrollIntoViewIfNeeded();
       assert.ok(await whollyShown(fresh), "New conversation is not clipped");
       await page.mouse.move(10, 10);
       await screenshot(page, "noise-narrow-ended.png");

@@ -143,6 +143,7 @@ describe("review mode", () => {
         mode: "review",
         mechanism: "bubblewrap",
         network: false,
+        unix_sockets: false,
       });
       const review = command.review as Record<string, unknown>;
       assert.equal(review.decision, "accepted");

@@ -108,6 +108,9 @@ const MACHINE_KEYS = Object.entries(
 )
   .filter(([, property]) => property.scope === "machine")
   .map(([key]) => key);
+/** What a test sets as the person's own: the settings above, and a step limit above the
+ * default (a folder may only lower a limit; a higher one would be ignored). */
+const PERSON_KEYS = [...MACHINE_KEYS, "counterfoil.maxSteps"];
 
 /** The daemon's config folder in the suite's code-server (its XDG config). */
 export const daemonConfigDir = join(
@@ -167,7 +170,7 @@ function placeMachineSettings(
     const current = existsSync(file)
       ? (JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>)
       : {};
-    for (const key of MACHINE_KEYS) {
+    for (const key of PERSON_KEYS) {
       if (key in settings) {
         current[key] = settings[key];
       } else {
@@ -177,7 +180,7 @@ function placeMachineSettings(
     writeFileSync(file, JSON.stringify(current, null, 2));
   }
   return Object.fromEntries(
-    Object.entries(settings).filter(([key]) => !MACHINE_KEYS.includes(key)),
+    Object.entries(settings).filter(([key]) => !PERSON_KEYS.includes(key)),
   );
 }
 
