@@ -12,6 +12,7 @@ import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import {
   answerCommandQuestion,
+  changeSettings,
   confirmAsWalkthrough,
   editorTitleAction,
   makeWorkspace,
@@ -196,11 +197,13 @@ describe("a conversation in the run panel", () => {
       { encoding: "utf8" },
     );
     assert.equal(built.status, 0, built.stderr);
-    setModel(workspace, built.stdout.trim(), {
-      "counterfoil.constrainedDecoding": false,
-      "counterfoil.maxTokens": 200000,
-    });
-    await page.waitForTimeout(1500); // the settings file is picked up
+    const tiny = built.stdout.trim();
+    await changeSettings(page, tiny, () =>
+      setModel(workspace, tiny, {
+        "counterfoil.constrainedDecoding": false,
+        "counterfoil.maxTokens": 200000,
+      }),
+    );
     step("tiny model ready");
     const panel = runPanel(page);
     await panel.locator("#new").click();

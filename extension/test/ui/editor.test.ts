@@ -14,6 +14,7 @@ import {
   validation,
   greetingValidation,
   writeSettings,
+  changeSettings,
   makeWorkspace,
   startBrowser,
   stepTimer,
@@ -246,8 +247,9 @@ describe("Counterfoil in a real VS Code", () => {
 
     test("a proposal whose diff goes to the background is answered from the run panel; a new file diffs against empty", async () => {
       const step = stepTimer("greeting");
-      writeSettings(workspace, greeting);
-      await page.waitForTimeout(1500); // VS Code picks up the changed settings file
+      await changeSettings(page, `scripted:${greeting}`, () =>
+        writeSettings(workspace, greeting),
+      );
       await clearNotifications(page);
       await startRun(page, "greet with Welcome and note why");
       await waitForProposalDiff(page, /edit_file greeting\.py \(call-\d+\)/);

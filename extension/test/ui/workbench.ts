@@ -7,6 +7,7 @@ import {
   cpSync,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   writeFileSync,
 } from "node:fs";
@@ -184,15 +185,56 @@ function placeMachineSettings(
   );
 }
 
+/** How many times the daemon has logged taking settings whose model is `model` (its stderr is
+ * the "Counterfoil" output channel, which VS Code keeps as a file under the profile's logs). */
+function settingsTakenCount(model: string): number {
+  const logs = join(stateDir, "code-server", "user", "logs");
+  if (!existsSync(logs)) {
+    return 0;
+  }
+  const line = `settings changed (model ${model});`;
+  let count = 0;
+  for (const name of readdirSync(logs, { recursive: true, encoding: "utf8" })) {
+    if (name.endsWith(".log")) {
+      count += readFileSync(join(logs, name), "utf8").split(line).length - 1;
+    }
+  }
+  return count;
+}
+
+/**
+ * Runs `change` (a write of settings files) and waits until the daemon has taken settings with
+ * `model`: VS Code re-reads a changed settings file when its watcher reports it, which under
+ * load can take seconds, and a run started before that would use the previous model.
+ */
+export async function changeSettings(
+  page: Page,
+  model: string,
+  change: () => void,
+): Promise<void> {
+  const before = settingsTakenCount(model);
+  change();
+  const deadline = Date.now() + 30_000;
+  while (settingsTakenCount(model) <= before) {
+    assert.ok(
+      Date.now() < deadline,
+      `the daemon did not take the model ${model} within 30 s`,
+    );
+    await page.waitForTimeout(200);
+  }
+}
+
 /** Workspace settings for the daemon, with the scripted model replaying `responses`. */
 export function writeSettings(folder: string, responses: string): void {
   mkdirSync(join(folder, ".vscode"), { recursive: true });
   const settings = daemonSettings(responses);
+  // Recorded first, as the walkthrough does: the daemon layers the settings when VS Code
+  // re-reads the file, and a grant recorded after that would not count until the next change.
+  confirmAsWalkthrough(folder, settings);
   writeFileSync(
     join(folder, ".vscode/settings.json"),
     JSON.stringify(placeMachineSettings(settings), null, 2),
   );
-  confirmAsWalkthrough(folder, settings);
 }
 
 /** A fresh copy of the demo project with `settings` as its workspace settings. */

@@ -257,7 +257,11 @@ def build_server() -> CounterfoilServer:
             return
         session.adopt_settings(sent, layered)
         server.notify_folder_settings(session.root, layered)
-        logger.info("settings changed; they apply from the next run")
+        # The model is named so that a reader of the log (and the editor tests) can tell which
+        # change was taken: VS Code sends one notification per settings file it re-reads.
+        logger.info(
+            "settings changed (model %s); they apply from the next run", layered.settings.model
+        )
 
     async def close_session() -> None:
         await asyncio.to_thread(server.close_session, SHUTDOWN_WAIT_SECONDS)
