@@ -20,7 +20,7 @@ from .errors import AgentError, ToolNotEnabled
 from .gate.workspace import Workspace
 from .mcp.toolbox import offered_listings
 from .model import McpListings, Model, configure
-from .step_facts import ActionLoop, ReadFirst, TreeOverview
+from .step_facts import ActionLoop, ReadFirst, ReadNow, TaskProgress, TreeOverview
 from .steps import StepResult, step_taker
 from .verdict import RunVerdict, compute_verdict
 
@@ -226,6 +226,8 @@ def run_agent(
     history: list[tuple[ToolAction, StepResult]] = []  # the tool steps so far, in order
     loops = 0
     shown_tree = _overview(workspace)
+    refused_unread: dict[str, str] = {}  # path: the tool of a change refused for it
+    done: list[str] = []  # the effects done in this run, as TaskProgress lists them
 
     def finish(
         completed: bool, reason: str, final: str | None = None, error: str | None = None
@@ -303,6 +305,11 @@ def run_agent(
             tree = _overview(workspace)
             if tree is not None and tree.paths() != shown_tree.paths():
                 taken, shown_tree = replace(taken, tree=tree), tree
+        taken = _with_read_now(taken, action, refused_unread)
+        if shown_tree is not None and _changed_tree(taken) and task.strip():
+            done.append(_done_line(taken))
+            if taken.effect is not None and taken.effect.argv is None:  # a file written
+                taken = replace(taken, progress=TaskProgress(task.strip(), tuple(done)))
         history.append((action, taken))
         externalized = shown if shown is not None and shown.shows is not None else None
         shown = shown or ShapedObservation(taken.model_text())
@@ -313,6 +320,10 @@ def run_agent(
             text += "\n\nNote: " + taken.syntax.sentence()
         if taken.tree is not None:
             text += "\n\n" + refreshed_overview(taken.tree)
+        if taken.read_now is not None:
+            text += "\n\nNote: " + taken.read_now.sentence()
+        if taken.progress is not None:
+            text += "\n\n" + taken.progress.sentence()
         told = None if text == taken.observation else text
         conversation.record(
             AgentEvent(step, response, action, taken.observation, taken, externalized, told=told),
@@ -375,6 +386,36 @@ def alternating_loop(
 def _loop_step(loop: ActionLoop) -> StepResult:
     sentence = loop.sentence()
     return StepResult(f"error: {sentence}", state="refused", error=sentence, loop=loop)
+
+
+MAX_DONE_COMMAND = 80  # characters of a command's argv a TaskProgress line keeps
+
+
+def _with_read_now(
+    taken: StepResult, action: ToolAction, refused_unread: dict[str, str]
+) -> StepResult:
+    """Note a change refused for an unread file; once a read shows that file, say so."""
+    if isinstance(taken.detail, ReadFirst):
+        refused_unread[taken.detail.path] = action.tool
+    elif action.tool == "read_file" and not taken.is_error:
+        tool = refused_unread.pop(str(action.arguments.get("path", "")), None)
+        if tool is not None:
+            return replace(taken, read_now=ReadNow(str(action.arguments["path"]), tool))
+    return taken
+
+
+def _done_line(taken: StepResult) -> str:
+    """One effect that was done, for `TaskProgress`: what changed or ran, and how it ended."""
+    effect = taken.effect
+    assert effect is not None
+    if effect.argv is not None:
+        ended = "timed out" if effect.timed_out else f"exit status {effect.exit_status}"
+        command = " ".join(effect.argv)
+        if len(command) > MAX_DONE_COMMAND:
+            command = command[: MAX_DONE_COMMAND - 1] + "…"
+        return f"ran {command} ({ended})"
+    verb = {"edit_file": "edited", "write_file": "wrote"}.get(effect.tool, effect.tool)
+    return f"{verb} {effect.path}"
 
 
 def _written(action: ToolAction) -> dict[str, Any]:

@@ -1,9 +1,11 @@
 """What a step tells the model beyond the course's sentence: the file it must read, the paths
 that exist near one that does not, where an edit's old text nearly is, the loop it is in, and
-what the root holds once a step changed it, and a file a change left unparseable.
+what the root holds once a step changed it, a file a change left unparseable, a refused change
+still to make once its file is read, and the task with what was done so far.
 
-Each is a fact kept on the step's `StepResult` (`detail`, `loop`, `syntax`, `tree`); the model-facing text is
-built from the fact, so no layer reads it back out of the text.
+Each is a fact kept on the step's `StepResult` (`detail`, `loop`, `syntax`, `tree`, `read_now`,
+`progress`); the model-facing text is built from the fact, so no layer reads it back out of the
+text.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 MAX_SHOWN_DIFFERENCES = 3
 MAX_SHOWN_SPAN = 60
+MAX_SHOWN_DONE = 4  # the latest effects a TaskProgress lists
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,41 @@ class SyntaxProblem:
         return (
             f"{self.path} is not valid {self.language} now{where}: {self.message}. Read it and"
             " fix it before you finish."
+        )
+
+
+@dataclass(frozen=True)
+class ReadNow:
+    """A file just read after a change to it was refused for not having been read: the
+    refused change is still to be made (a small model reads the file and moves on)."""
+
+    path: str
+    tool: str  # the refused change's tool
+
+    def sentence(self) -> str:
+        return (
+            f"{self.path} is read now; your {self.tool} on it was refused only because it had"
+            " not been read. Make that change now (edit_file with old copied from the text"
+            " above, or write_file with the whole new text)."
+        )
+
+
+@dataclass(frozen=True)
+class TaskProgress:
+    """The task again and the effects done so far (files written, commands run), told after
+    each file written: over many turns a small model loses the first message and finishes with
+    parts of the task undone. Not after a command, whose output the model reads whole."""
+
+    task: str
+    done: tuple[str, ...]
+
+    def sentence(self) -> str:
+        shown = list(self.done[-MAX_SHOWN_DONE:])
+        if len(self.done) > MAX_SHOWN_DONE:
+            shown.insert(0, f"{len(self.done) - MAX_SHOWN_DONE} earlier")
+        return (
+            f"The task: {self.task}\nDone so far: {'; '.join(shown)}.\nNext, do what the"
+            " task asks that is not done yet; reply with final only when all of it is done."
         )
 
 

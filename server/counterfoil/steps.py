@@ -9,7 +9,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
-from .step_facts import ActionLoop, StepDetail, SyntaxProblem, TreeOverview
+from .step_facts import (
+    ActionLoop,
+    ReadNow,
+    StepDetail,
+    SyntaxProblem,
+    TaskProgress,
+    TreeOverview,
+)
 from .verdict import EffectOutcome, EffectState
 
 
@@ -30,7 +37,9 @@ class StepResult:
     alternation is refused with it; an identical repeat is done and told so after its
     observation). `syntax`: the file a write or an edit left unparseable in its format, told
     after the observation. `tree` is what the root holds after a step that changed which files it
-    holds, shown to the model after the observation.
+    holds, shown to the model after the observation. `read_now`: the file a read just showed
+    had a change refused for not being read, to be made now. `progress`: after a file written,
+    the task and the effects done so far.
     """
 
     observation: str
@@ -45,6 +54,8 @@ class StepResult:
     loop: ActionLoop | None = None
     syntax: SyntaxProblem | None = None
     tree: TreeOverview | None = None
+    read_now: ReadNow | None = None
+    progress: TaskProgress | None = None
 
     def model_text(self) -> str:
         """What the model is told: the observation, or, for a refusal with a `detail`, the

@@ -94,7 +94,7 @@ def test_the_prompt_the_goal_and_the_latest_interactions_stay_verbatim(
     last = model.calls[-1]
     assert last[0]["role"] == "system" and last[1] == {"role": "user", "content": GOAL}
     assert [m["content"] for m in last[-3::2]] == [
-        "Tool result:\n" + event.result for event in run.events[-3:-1]
+        "Tool result:\n" + (event.told or event.result) for event in run.events[-3:-1]
     ]
     assert all(not (event.result or "").startswith(COMPACTED_PREFIX) for event in run.events)
 

@@ -14,6 +14,7 @@ from tests.support.recording_model import RecordingModel
 from counterfoil import AgentLimits, ToolPolicy, Workspace, build_system_prompt, run_agent
 from counterfoil.actions import ToolAction
 from counterfoil.context.budget import ContextWindow, elided_summary, estimate_tokens
+from counterfoil.context.compaction import COMPACTED_PREFIX
 from counterfoil.steps import StepResult, refusal
 
 GOAL = "rename helper_07 to helper_seven everywhere and check the project still imports"
@@ -115,7 +116,10 @@ def test_the_system_prompt_goal_effects_and_latest_observations_are_never_elided
     assert last[0]["content"].startswith(build_system_prompt(workspace).split("\n", 1)[0])
     assert last[1] == {"role": "user", "content": GOAL}
     view = observations(last)
-    assert "Tool result:\nedited mod_07.py" in view
+    # An effect stays whole or becomes its receipt's record (the outcome kept), never a line.
+    edit = next(item for item in view if "mod_07.py" in item and "edit" in item)
+    assert edit.startswith(("Tool result:\nedited mod_07.py", COMPACTED_PREFIX)), edit
+    assert '"result_preview":"edited mod_07.py"' in edit or edit.startswith("Tool result:\nedited")
     command = next(
         e for e in run.events if isinstance(e.action, ToolAction) and e.action.tool == "run_command"
     )

@@ -11,7 +11,7 @@ from tests.support.workspaces import make_workspace
 from counterfoil import build_system_prompt, run_agent
 from counterfoil.context.prompt import OVERVIEW_HEADING, REFRESHED_HEADING
 from counterfoil.gate.overview import tree_overview
-from counterfoil.step_facts import OverviewFile, OverviewFolder
+from counterfoil.step_facts import OverviewFile, OverviewFolder, ReadNow, TaskProgress
 
 
 def files(root: Path, *paths: str) -> None:
@@ -88,6 +88,7 @@ def test_a_new_file_shows_the_overview_again_after_the_observation(tmp_path: Pat
     assert step.tree.paths() == {"app.py", "notes.md"}
     assert model.calls[1][-1]["content"] == (
         f"Tool result:\nwrote notes.md\n\n{REFRESHED_HEADING}\napp.py: 6 bytes\nnotes.md: 2 bytes"
+        f"\n\n{TaskProgress('add notes', ('wrote notes.md',)).sentence()}"
     )
 
 
@@ -101,4 +102,62 @@ def test_an_edit_that_adds_no_file_does_not_repeat_the_overview(tmp_path: Path) 
 
     assert run.events[1].result == "edited app.py"
     assert run.events[1].step_result is not None and run.events[1].step_result.tree is None
-    assert model.calls[2][-1]["content"] == "Tool result:\nedited app.py"
+    assert model.calls[2][-1]["content"] == (
+        f"Tool result:\nedited app.py\n\n{TaskProgress('edit', ('edited app.py',)).sentence()}"
+    )
+
+
+def test_after_each_effect_the_model_is_told_the_task_and_what_was_done(tmp_path: Path) -> None:
+    """A small model loses the first message over many turns and finishes with a part of the
+    task undone (it bumped no version after fixing the test): each effect done repeats both."""
+    files(tmp_path, "app.py")
+    read = '{"tool":"read_file","path":"app.py"}'
+    edit = '{"tool":"edit_file","path":"app.py","old":"xxxxxx","new":"y"}'
+    write = '{"tool":"write_file","path":"notes.md","content":"hi"}'
+    model = RecordingModel(read, edit, write, '{"final":"done"}')
+
+    run = run_agent("fix and note", model, make_workspace(tmp_path, allow_writes=True, answer=True))
+
+    progress = [event.step_result.progress for event in run.events if event.step_result]
+    assert progress == [
+        None,
+        TaskProgress("fix and note", ("edited app.py",)),
+        TaskProgress("fix and note", ("edited app.py", "wrote notes.md")),
+    ]
+    assert model.calls[3][-1]["content"].endswith(progress[2].sentence())
+
+
+def test_a_rejected_edit_is_not_done_and_the_list_keeps_the_latest_effects(tmp_path: Path) -> None:
+    files(tmp_path, "app.py")
+    read = '{"tool":"read_file","path":"app.py"}'
+    edit = '{"tool":"edit_file","path":"app.py","old":"xxxxxx","new":"y"}'
+    model = RecordingModel(read, edit, '{"final":"done"}')
+
+    run = run_agent("edit", model, make_workspace(tmp_path, allow_writes=True, answer=False))
+
+    assert run.events[1].step_result is not None and run.events[1].step_result.progress is None
+    many = TaskProgress("t", tuple(f"wrote f{n}.md" for n in range(6)))
+    assert "Done so far: 2 earlier; wrote f2.md; wrote f3.md; wrote f4.md; wrote f5.md." in (
+        many.sentence()
+    )
+
+
+def test_a_change_refused_for_an_unread_file_is_asked_for_again_once_it_is_read(
+    tmp_path: Path,
+) -> None:
+    """The model wrote version.py unread, was told to read it, read it, and moved on without
+    the change: the read's observation says the change is still to be made."""
+    files(tmp_path, "app.py")
+    write = '{"tool":"write_file","path":"app.py","content":"y"}'
+    read = '{"tool":"read_file","path":"app.py"}'
+    model = RecordingModel(write, read, read, '{"final":"done"}')
+
+    run = run_agent("edit", model, make_workspace(tmp_path, allow_writes=True, answer=True))
+
+    steps = [event.step_result for event in run.events[:3]]
+    assert [step.read_now if step else None for step in steps] == [
+        None,
+        ReadNow("app.py", "write_file"),
+        None,  # said once
+    ]
+    assert model.calls[2][-1]["content"].endswith(ReadNow("app.py", "write_file").sentence())
