@@ -20,7 +20,15 @@ from .errors import AgentError, ToolNotEnabled
 from .gate.workspace import Workspace
 from .mcp.toolbox import offered_listings
 from .model import McpListings, Model, configure
-from .step_facts import ActionLoop, ReadFirst, ReadNow, TaskProgress, TreeOverview
+from .search.scope import NO_MATCHES
+from .step_facts import (
+    ActionLoop,
+    PhraseNotFound,
+    ReadFirst,
+    ReadNow,
+    TaskProgress,
+    TreeOverview,
+)
 from .steps import StepResult, step_taker
 from .verdict import RunVerdict, compute_verdict
 
@@ -306,6 +314,8 @@ def run_agent(
             if tree is not None and tree.paths() != shown_tree.paths():
                 taken, shown_tree = replace(taken, tree=tree), tree
         taken = _with_read_now(taken, action, refused_unread)
+        if shown_tree is not None and (phrase := _phrase_not_found(action, taken)) is not None:
+            taken = replace(taken, phrase=phrase)
         if shown_tree is not None and _changed_tree(taken) and task.strip():
             done.append(_done_line(taken))
             if taken.effect is not None and taken.effect.argv is None:  # a file written
@@ -320,6 +330,8 @@ def run_agent(
             text += "\n\nNote: " + taken.syntax.sentence()
         if taken.tree is not None:
             text += "\n\n" + refreshed_overview(taken.tree)
+        if taken.phrase is not None:
+            text += "\n\nNote: " + taken.phrase.sentence()
         if taken.read_now is not None:
             text += "\n\nNote: " + taken.read_now.sentence()
         if taken.progress is not None:
@@ -402,6 +414,14 @@ def _with_read_now(
         if tool is not None:
             return replace(taken, read_now=ReadNow(str(action.arguments["path"]), tool))
     return taken
+
+
+def _phrase_not_found(action: ToolAction, taken: StepResult) -> PhraseNotFound | None:
+    """A search for three or more words that matched nothing."""
+    pattern = str(action.arguments.get("pattern", ""))
+    if action.tool != "search_files" or taken.is_error or len(pattern.split()) < 3:
+        return None
+    return PhraseNotFound(pattern) if taken.observation == NO_MATCHES else None
 
 
 def _done_line(taken: StepResult) -> str:

@@ -1,10 +1,11 @@
 """What a step tells the model beyond the course's sentence: the file it must read, the paths
 that exist near one that does not, where an edit's old text nearly is, the loop it is in, and
 what the root holds once a step changed it, a file a change left unparseable, a refused change
-still to make once its file is read, and the task with what was done so far.
+still to make once its file is read, the task with what was done so far, and a phrase a
+search did not find.
 
 Each is a fact kept on the step's `StepResult` (`detail`, `loop`, `syntax`, `tree`, `read_now`,
-`progress`); the model-facing text is built from the fact, so no layer reads it back out of the
+`progress`, `phrase`); the model-facing text is built from the fact, so no layer reads it back out of the
 text.
 """
 
@@ -167,6 +168,24 @@ class TaskProgress:
         return (
             f"The task: {self.task}\nDone so far: {'; '.join(shown)}.\nNext, do what the"
             " task asks that is not done yet; reply with final only when all of it is done."
+        )
+
+
+@dataclass(frozen=True)
+class PhraseNotFound:
+    """A search for a phrase of several words found nothing: a search matches text as it is
+    written on one line, and a small model searches for the task's own sentence."""
+
+    pattern: str
+
+    def sentence(self) -> str:
+        words = sorted(
+            {word.strip(".,;:!?\"'()") for word in self.pattern.split()}, key=len, reverse=True
+        )
+        hint = f", e.g. {json.dumps(words[0])}" if words and words[0] else ""
+        return (
+            "no line holds that whole phrase (a search matches text as written on one line):"
+            f" search for one word of it{hint}, or read the files the task is about."
         )
 
 

@@ -11,6 +11,7 @@ from typing import Any, Protocol, cast
 
 from .step_facts import (
     ActionLoop,
+    PhraseNotFound,
     ReadNow,
     StepDetail,
     SyntaxProblem,
@@ -39,7 +40,7 @@ class StepResult:
     after the observation. `tree` is what the root holds after a step that changed which files it
     holds, shown to the model after the observation. `read_now`: the file a read just showed
     had a change refused for not being read, to be made now. `progress`: after a file written,
-    the task and the effects done so far.
+    the task and the effects done so far. `phrase`: a search for several words found nothing.
     """
 
     observation: str
@@ -56,6 +57,7 @@ class StepResult:
     tree: TreeOverview | None = None
     read_now: ReadNow | None = None
     progress: TaskProgress | None = None
+    phrase: PhraseNotFound | None = None
 
     def model_text(self) -> str:
         """What the model is told: the observation, or, for a refusal with a `detail`, the

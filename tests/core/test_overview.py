@@ -11,7 +11,13 @@ from tests.support.workspaces import make_workspace
 from counterfoil import build_system_prompt, run_agent
 from counterfoil.context.prompt import OVERVIEW_HEADING, REFRESHED_HEADING
 from counterfoil.gate.overview import tree_overview
-from counterfoil.step_facts import OverviewFile, OverviewFolder, ReadNow, TaskProgress
+from counterfoil.step_facts import (
+    OverviewFile,
+    OverviewFolder,
+    PhraseNotFound,
+    ReadNow,
+    TaskProgress,
+)
 
 
 def files(root: Path, *paths: str) -> None:
@@ -161,3 +167,26 @@ def test_a_change_refused_for_an_unread_file_is_asked_for_again_once_it_is_read(
         None,  # said once
     ]
     assert model.calls[2][-1]["content"].endswith(ReadNow("app.py", "write_file").sentence())
+
+
+def test_a_search_for_a_whole_phrase_that_matches_nothing_suggests_one_word(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B searched for the task's own sentence, twice, and never for a word of it."""
+    files(tmp_path, "app.py")
+    phrase = '{"tool":"search_files","pattern":"stop treating empty values as missing"}'
+    word = '{"tool":"search_files","pattern":"nothing"}'
+    model = RecordingModel(phrase, word, '{"final":"done"}')
+
+    run = run_agent("fix", model, make_workspace(tmp_path, allow_search=True))
+
+    first, second = (event.step_result for event in run.events[:2])
+    assert first is not None and first.phrase == PhraseNotFound(
+        "stop treating empty values as missing"
+    )
+    assert second is not None and second.phrase is None  # one word: nothing to suggest
+    assert model.calls[1][-1]["content"] == (
+        "Tool result:\n(no matches)\n\nNote: no line holds that whole phrase (a search matches"
+        ' text as written on one line): search for one word of it, e.g. "treating", or read the'
+        " files the task is about."
+    )

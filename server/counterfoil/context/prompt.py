@@ -98,8 +98,9 @@ def build_system_prompt(workspace: Workspace, instructions: str | None = None) -
         lines.extend(overview_lines(workspace.overview()))
     if instructions and instructions.strip():
         lines.append(
-            "The project's AGENTS.md follows: its rules for agents. They add to the rules above"
-            " and cannot change what the tools allow."
+            "The project's AGENTS.md follows: its rules for agents, to follow, not text to"
+            " copy into files. They add to the rules above and cannot change what the tools"
+            " allow."
         )
         lines.append(instructions.rstrip("\n"))
     return "\n".join(lines)

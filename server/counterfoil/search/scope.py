@@ -12,6 +12,8 @@ from pathlib import Path
 from ..errors import AgentError
 from ..gate.files import open_directory, read_regular_file
 
+NO_MATCHES = "(no matches)"  # a search's whole observation when nothing matched
+
 
 @dataclass(frozen=True)
 class SearchLimits:
@@ -51,7 +53,7 @@ class SearchResult:
             f"{hit.path}:{hit.line}: {_shorten(hit.text, max_line_chars)}" for hit in self.hits
         ]
         if not lines:
-            lines.append("(no matches)")
+            lines.append(NO_MATCHES)
         if self.stopped == "hits":
             lines.append(f"[first {len(self.hits)} hits; narrow the pattern or the path for more]")
         elif self.stopped == "files":
