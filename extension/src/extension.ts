@@ -61,12 +61,17 @@ export function activate(context: vscode.ExtensionContext): CounterfoilApi {
     context.workspaceState,
     trace,
   );
-  const setup = new SetupCommands(interpreter, context, async (grants) => {
-    await client.request("counterfoil/confirmFolderGrants", {
-      grants,
-      origin: "walkthrough",
-    });
-  });
+  const setup = new SetupCommands(
+    interpreter,
+    context,
+    async (grants, folder) => {
+      await client.request("counterfoil/confirmFolderGrants", {
+        grants,
+        origin: "walkthrough",
+        ...(folder === undefined ? {} : { folder }),
+      });
+    },
+  );
   const folderGrants = new FolderGrantCommands(client, panel);
   panel.setActions({ allowFolderGrants: () => folderGrants.allow() });
   activeClient = client;

@@ -392,6 +392,8 @@ def alternating_loop(
         return None
     if isinstance(before_step.detail, ReadFirst):  # the read between is what it asked for
         return None
+    if action.tool == "read_file" and last.tool in CHANGES:
+        return None  # a change that missed says to read the file again: once is no loop
     return ActionLoop((_written(before), _written(last)))
 
 
@@ -400,6 +402,7 @@ def _loop_step(loop: ActionLoop) -> StepResult:
     return StepResult(f"error: {sentence}", state="refused", error=sentence, loop=loop)
 
 
+CHANGES = ("edit_file", "write_file")
 MAX_DONE_COMMAND = 80  # characters of a command's argv a TaskProgress line keeps
 
 

@@ -349,6 +349,18 @@ def test_a_refused_change_then_the_read_it_asked_for_is_not_a_loop(tmp_path: Pat
     assert run.events[2].result == "edited app.py"
 
 
+def test_reading_again_after_an_edit_that_missed_is_not_a_loop(tmp_path: Path) -> None:
+    """The missed edit's answer says to read the file again; doing so once is no alternation
+    (the 1.5B lost its last steps to this refusal), but a second missed edit after it is."""
+    (tmp_path / "app.py").write_text('x = "1"\n')
+    miss = '{"tool":"edit_file","path":"app.py","old":"x = \'1\'","new":"x = 2"}'
+    run = run_agent(TASK, RecordingModel(READ_APP, miss, READ_APP, miss, FINAL), writable(tmp_path))
+    loops = [event.step_result.loop for event in run.events[:4] if event.step_result]
+    assert loops[:3] == [None, None, None]
+    assert run.events[2].result == 'x = "1"\n'
+    assert loops[3] is not None  # edit, read, the same edit: nothing new to see
+
+
 def test_an_identical_repeat_with_the_same_result_is_told_so(demo_project: Path) -> None:
     model = RecordingModel(READ_APP, READ_APP, FINAL)
     run = run_agent(TASK, model, read_only(demo_project))

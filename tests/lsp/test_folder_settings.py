@@ -147,3 +147,35 @@ async def test_only_a_grant_can_be_confirmed(
             {"grants": {"endpoint": "http://127.0.0.1:9/v1"}, "origin": "person"},
         )
     assert not (config / "folder-grants.json").exists()
+
+
+async def test_counterfoil_records_its_own_values_for_the_demo_copy_it_is_about_to_open(
+    start_daemon: StartDaemon, tmp_path: Path, config: Path
+) -> None:
+    """The demo command writes the copy's settings and opens it in a new window, whose daemon
+    then finds them recorded as Counterfoil's own; this window's settings stay as they were."""
+    daemon = await start_daemon(layered({"model": edit_app_model(tmp_path)}, {}))
+    copy = tmp_path / "home" / "counterfoil-demo"
+    copy.mkdir(parents=True)
+    script = tmp_path / "storage" / "fix-app.jsonl"  # outside the copy, as the real one is
+    written = {"model": f"scripted:{script}", "allowWrites": True}
+
+    here = await daemon.request(
+        "counterfoil/confirmFolderGrants",
+        {"grants": written, "origin": "walkthrough", "folder": str(copy)},
+    )
+    there = await start_daemon(layered({}, written), root=copy)
+    told = await there.request("counterfoil/folderSettings", {})
+
+    assert here["values"] == []
+    assert outcomes(told) == {"model": "granted", "allowWrites": "granted"}
+    with pytest.raises(JsonRpcInvalidParams, match="only as Counterfoil's own"):
+        await daemon.request(
+            "counterfoil/confirmFolderGrants",
+            {"grants": {"allowWrites": True}, "origin": "person", "folder": str(copy)},
+        )
+    with pytest.raises(JsonRpcInvalidParams, match="an absolute folder path"):
+        await daemon.request(
+            "counterfoil/confirmFolderGrants",
+            {"grants": {"allowWrites": True}, "origin": "walkthrough", "folder": "demo"},
+        )

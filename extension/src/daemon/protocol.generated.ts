@@ -72,10 +72,11 @@ export interface SelectBranchResult {
   discarded: string[];
 }
 
-/** `counterfoil/confirmFolderGrants`: the person's yes to the folder's grants (`person`), or values Counterfoil's own walkthrough or commands wrote into the folder (`walkthrough`); `grants` maps each setting key to the value confirmed, as it was shown or written. */
+/** `counterfoil/confirmFolderGrants`: the person's yes to the folder's grants (`person`), or values Counterfoil's own walkthrough or commands wrote into the folder (`walkthrough`); `grants` maps each setting key to the value confirmed, as it was shown or written. `folder`: an absolute folder Counterfoil's own command has just written (the demo project's copy, before it opens in its window); only with `walkthrough`; default: the daemon's root. */
 export interface ConfirmFolderGrantsParams {
   grants: Record<string, unknown>;
   origin: "walkthrough" | "person";
+  folder?: string | null;
 }
 
 /** `counterfoil/folderSettings` (also sent as a notification when the settings change). */

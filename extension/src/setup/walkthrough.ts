@@ -37,7 +37,21 @@ export const ALLOWED_HERE = "counterfoil.allowedHere";
 
 /** Tells the daemon that Counterfoil itself wrote these values into the folder's settings, so
  * they count as the person's confirmed grants (the daemon keeps that outside the folder). */
-export type RecordGrants = (grants: Record<string, unknown>) => Promise<void>;
+/** Records values Counterfoil writes into a folder's settings as its own (`folder`: another
+ * folder than the open one, the demo project's copy). */
+export type RecordGrants = (
+  grants: Record<string, unknown>,
+  folder?: string,
+) => Promise<void>;
+
+/** `path`, or `path-2`, `path-3`, … : the first that does not exist yet. */
+function freeName(path: string): string {
+  let candidate = path;
+  for (let n = 2; existsSync(candidate); n++) {
+    candidate = `${path}-${n}`;
+  }
+  return candidate;
+}
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -70,9 +84,12 @@ export class SetupCommands implements vscode.Disposable {
   /** Records that Counterfoil writes these values (before writing them, so the daemon never
    * lists them as waiting); a daemon that cannot start is said, and the write still happens:
    * the folder then asks the person once. */
-  private async recordWritten(grants: Record<string, unknown>): Promise<void> {
+  private async recordWritten(
+    grants: Record<string, unknown>,
+    folder?: string,
+  ): Promise<void> {
     try {
-      await this.recordGrants(grants);
+      await this.recordGrants(grants, folder);
     } catch (error) {
       this.output.appendLine(
         `the daemon did not record the walkthrough's grants: ${errorMessage(error)}`,
@@ -295,7 +312,9 @@ export class SetupCommands implements vscode.Disposable {
     return true;
   }
 
-  /** A fresh copy of the demo project, set up for the scripted model, opened in this window. */
+  /** A fresh copy of the demo project, set up for the scripted model, in a folder the person
+   * chooses (the home folder offered first), opened in a new window: this one stays as it is,
+   * and the copy is where the person can find it again. */
   async openDemo(): Promise<void> {
     const project = join(this.demoFolder, "project");
     if (!existsSync(project)) {
@@ -304,10 +323,18 @@ export class SetupCommands implements vscode.Disposable {
       );
       return;
     }
-    const copy = join(
-      this.context.globalStorageUri.fsPath,
-      `demo-${new Date().toISOString().replace(/[:.]/g, "-")}`,
-    );
+    const chosen = await vscode.window.showOpenDialog({
+      title: "Counterfoil: where should the demo project's copy go?",
+      canSelectFolders: true,
+      canSelectFiles: false,
+      canSelectMany: false,
+      defaultUri: vscode.Uri.file(homedir()),
+      openLabel: "Put the Demo Here",
+    });
+    if (!chosen || chosen.length === 0) {
+      return;
+    }
+    const copy = freeName(join(chosen[0].fsPath, "counterfoil-demo"));
     cpSync(project, copy, { recursive: true });
     mkdirSync(join(copy, ".vscode"), { recursive: true });
     const settings = {
@@ -315,16 +342,27 @@ export class SetupCommands implements vscode.Disposable {
       "counterfoil.allowWrites": true,
       "counterfoil.allowedCommands": [DEMO_VALIDATION],
     };
+    // Counterfoil writes these values, so they are recorded as its own before the folder opens
+    // (else the copy's first run would ask for them, and the script outside it be ignored).
+    await this.recordWritten(
+      {
+        model: settings["counterfoil.model"],
+        allowWrites: true,
+        allowedCommands: [DEMO_VALIDATION],
+      },
+      copy,
+    );
     writeFileSync(
       join(copy, ".vscode", "settings.json"),
       JSON.stringify(settings, null, 2),
     );
     void vscode.window.showInformationMessage(
-      `Opening a copy of the demo project. Then run "Counterfoil: Run Agent…" with: ${DEMO_GOAL}`,
+      `The demo project is at ${copy}; it opens in a new window. There, run "Counterfoil: Run Agent…" with: ${DEMO_GOAL}`,
     );
     await vscode.commands.executeCommand(
       "vscode.openFolder",
       vscode.Uri.file(copy),
+      { forceNewWindow: true },
     );
   }
 

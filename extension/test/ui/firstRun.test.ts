@@ -5,16 +5,20 @@
 // HF_HUB_OFFLINE set (as the whole suite runs) the reason given is that downloads are off.
 
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import {
   bareVenv,
   clearNotifications,
+  daemonConfigDir,
   demoWorkspace,
   failureScreenshot,
+  makeWorkspace,
   openFolder,
+  python,
   runCommand,
   runPanel,
   screenshot,
@@ -223,6 +227,72 @@ describe("the first run on an offline machine", () => {
       await screenshot(page, "first-run-panel-goal-kept.png");
       assert.equal(await message.inputValue(), GOAL, "the goal typed stays");
       assert.equal(await panel.locator("#send").innerText(), "Run");
+    } finally {
+      await page.close();
+    }
+  });
+
+  test("Open a Copy of the Demo Project puts the copy where the person chooses, records its settings as Counterfoil's own, and opens it in a new window", async () => {
+    const step = stepTimer("demo-copy");
+    const page = await openFolder(makeWorkspace("demo-opener"));
+    const home = join(stateDir, "demo-home");
+    mkdirSync(home, { recursive: true });
+    const copy = join(home, "counterfoil-demo");
+    try {
+      await waitForDaemon(page);
+      const opened = page.context().waitForEvent("page", { timeout: 60_000 });
+      await runCommand(page, "Counterfoil: Open a Copy of the Demo Project");
+      // VS Code's own folder dialog (in a browser, a quick input that takes a typed path).
+      const input = page.locator(".quick-input-widget input");
+      await page
+        .locator(".quick-input-widget", { hasText: "Put the Demo Here" })
+        .waitFor();
+      await screenshot(page, "demo-copy-dialog.png");
+      await input.fill(`${home}/`);
+      await page
+        .locator(".quick-input-widget .monaco-button", {
+          hasText: "Put the Demo Here",
+        })
+        .click();
+      const window = await opened;
+      step("new window opened");
+      await window.waitForLoadState();
+      assert.ok(
+        decodeURIComponent(window.url()).includes(copy),
+        `the new window opens the copy: ${window.url()}`,
+      );
+      assert.ok(existsSync(join(copy, "app.py")), "the copy is where chosen");
+      assert.ok(
+        !page.isClosed(),
+        "the window the person was in stays as it was",
+      );
+      // The copy's settings, read as its own daemon will read them: Counterfoil's own values.
+      const outcomes = execFileSync(
+        python,
+        [
+          "-c",
+          "import json, sys, pathlib\n" +
+            "from counterfoil.settings.folder_grants import FolderGrants\n" +
+            "from counterfoil.settings.layers import layered_settings\n" +
+            "root = pathlib.Path(sys.argv[1])\n" +
+            "written = json.loads((root / '.vscode/settings.json').read_text())\n" +
+            "folder = {k.removeprefix('counterfoil.'): v for k, v in written.items()}\n" +
+            "layered = layered_settings({'layers': {'user': {}, 'workspace': folder, 'folder': {}}}, root, FolderGrants(pathlib.Path(sys.argv[2])))\n" +
+            "print(json.dumps(sorted((v.key, v.outcome) for v in layered.folder_values)))\n",
+          copy,
+          daemonConfigDir,
+        ],
+        { encoding: "utf8" },
+      );
+      assert.deepEqual(JSON.parse(outcomes), [
+        ["allowWrites", "granted"],
+        ["allowedCommands", "granted"],
+        ["model", "granted"],
+      ]);
+      await window.close();
+    } catch (error) {
+      await failureScreenshot(page, "failure-demo-copy.png");
+      throw error;
     } finally {
       await page.close();
     }

@@ -3,6 +3,7 @@ folder's grants (recorded outside the folder, then the settings as sent are read
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from .. import protocol as messages
@@ -26,7 +27,18 @@ def confirm_folder_grants(
     state: SessionState, params: messages.ConfirmFolderGrantsParams
 ) -> messages.FolderSettingsResult:
     """Record the grants for the session's root and apply the settings as sent again; raises
-    SettingsError for a key that is not a grant or a bad value, ValueError without a root."""
+    SettingsError for a key that is not a grant or a bad value, ValueError without a root.
+    With `folder` (Counterfoil's own copy of the demo project, about to open in its own
+    window), the grants are recorded for that folder and this root's settings stay as they are.
+    """
+    if params.folder is not None:
+        folder = Path(params.folder)
+        if params.origin != "walkthrough":
+            raise ValueError("grants for another folder are recorded only as Counterfoil's own")
+        if not folder.is_dir():
+            raise ValueError(f"no such folder: {params.folder}")
+        confirm_grants(params.grants, folder.resolve(), params.origin)
+        return folder_settings_result(state)
     if state.root is None:
         raise ValueError("no workspace folder to confirm grants for")
     confirm_grants(params.grants, state.root, params.origin)

@@ -25,6 +25,12 @@ ORIGIN = FieldCheck(
     lambda value: value in ("walkthrough", "person"), '"walkthrough" or "person"', "{name}: {what}"
 )
 
+FOLDER = FieldCheck(
+    lambda value: value is None or (isinstance(value, str) and value.startswith("/")),
+    "an absolute folder path",
+    "{name}: {what}",
+)
+
 
 @dataclass(frozen=True, kw_only=True)
 class FolderSettingValue:
@@ -51,7 +57,10 @@ class FolderSettingsResult:
 class ConfirmFolderGrantsParams:
     """`counterfoil/confirmFolderGrants`: the person's yes to the folder's grants (`person`),
     or values Counterfoil's own walkthrough or commands wrote into the folder (`walkthrough`);
-    `grants` maps each setting key to the value confirmed, as it was shown or written."""
+    `grants` maps each setting key to the value confirmed, as it was shown or written.
+    `folder`: an absolute folder Counterfoil's own command has just written (the demo project's
+    copy, before it opens in its window); only with `walkthrough`; default: the daemon's root."""
 
     grants: dict[str, Any] = field(metadata=checked(GRANTS))
     origin: GrantOriginName = field(metadata=checked(ORIGIN))
+    folder: str | None = field(default=None, metadata=checked(FOLDER, sometimes=True))
