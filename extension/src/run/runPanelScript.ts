@@ -70,6 +70,9 @@ function proposalBlock(proposal: ProposalView): HTMLDivElement {
     ),
   );
   box.append(head);
+  if (proposal.detail && proposal.state === "pending") {
+    box.append(el("pre", "proposal-detail", proposal.detail));
+  }
   if (proposal.reason) {
     box.append(el("div", "reason", proposal.reason));
   }
