@@ -2,10 +2,11 @@
 tool's definition is asked about over `counterfoil/confirm` before the model is offered it (and
 again, naming what changed, when it changes); each call is asked with its exact arguments
 unless the person marked the tool read-only; an approved call is receipted like any effect and
-a rejected one leaves no receipt."""
+a rejected one leaves no receipt; a call question a pause withdrew is asked again on resume."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -183,3 +184,33 @@ async def test_a_definition_said_no_to_is_not_offered_and_a_call_of_it_is_one_er
     )
     assert [item for item in daemon.receipts if item["tool"] == "mcp_call"] == []
     assert (await daemon.request("counterfoil/status", {}))["running"] is False
+
+
+async def test_a_call_question_withdrawn_by_a_pause_is_asked_again_on_resume(
+    start_daemon: StartDaemon, project: Path
+) -> None:
+    daemon = await start_daemon(mcp_settings(project, CALL))
+    waiting = asyncio.Event()
+
+    async def hold_the_call(params: dict[str, Any]) -> dict[str, Any]:
+        if params["preview"]["kind"] == "mcp_call":
+            waiting.set()
+            await asyncio.Event().wait()
+        return {"approved": True}
+
+    daemon.answer = hold_the_call
+    running = daemon.send("counterfoil/run", {"goal": "read the notes"})
+    await asyncio.wait_for(waiting.wait(), 30)
+    await daemon.request("counterfoil/pause", {})
+    first = await running
+    (session,) = (await daemon.request("counterfoil/sessions", {}))["sessions"]
+    daemon.answer = answering(call=True)
+
+    resumed = await daemon.request("counterfoil/resume", {"runId": first["runId"]})
+
+    assert (first["reason"], daemon.withdrawn) == ("paused", ["call-1"])
+    assert session["pending"]["toolCallId"] == "call-1"
+    assert [params["toolCallId"] for params in asked(daemon, "mcp_call")] == ["call-1", "call-1"]
+    assert len(asked(daemon, "mcp_definition")) == TOOL_COUNT  # pinned by the first part
+    assert [item["tool"] for item in daemon.receipts] == ["mcp_call"]
+    assert resumed["completed"] is True

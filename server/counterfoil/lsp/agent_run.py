@@ -102,7 +102,7 @@ class AgentRunner:
         toolbox = run_toolbox(settings, workspace.policy, job.bridge, self.channel)
         if toolbox is not None:  # the person's servers: `mcp_call` is on, each call asked
             workspace.mcp_toolbox = toolbox
-            workspace.confirm_mcp = job.bridge
+            workspace.confirm_mcp = recorded.confirming(job.bridge)  # resumed: asked again
         token = self.channel.begin_progress("Counterfoil", request.goal[:80])
         try:
             return self._go(request, recorded, workspace, token)
