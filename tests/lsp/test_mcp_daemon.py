@@ -214,3 +214,22 @@ async def test_a_call_question_withdrawn_by_a_pause_is_asked_again_on_resume(
     assert len(asked(daemon, "mcp_definition")) == TOOL_COUNT  # pinned by the first part
     assert [item["tool"] for item in daemon.receipts] == ["mcp_call"]
     assert resumed["completed"] is True
+
+
+async def test_a_server_that_cannot_start_is_said_once_and_the_run_goes_on(
+    start_daemon: StartDaemon, project: Path
+) -> None:
+    missing = {"name": "files", "command": [str(project / "no-such-server")]}
+    model = script(project.parent / "mcp-model.jsonl", CALL, {"final": "read"})
+    daemon = await start_daemon({"model": model, "mcpServers": [missing]})
+
+    result = await daemon.request("counterfoil/run", {"goal": "read the notes"})
+
+    assert daemon.confirms == []
+    assert daemon.steps(result)[0]["result"] == (
+        "error: MCP tool files/read is not offered to this run"
+    )
+    said = [m.message for m in daemon.client.messages if "MCP server files" in m.message]
+    assert len(said) == 1 and said[0].startswith("Counterfoil: MCP server files ")
+    assert result["final"] == "read"
+    assert (await daemon.request("counterfoil/status", {}))["running"] is False
