@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 from tests.support.mcp_servers import SERVER_FILE
 
+from counterfoil import protocol as messages
+
 from .conftest import Daemon, StartDaemon, script
+from .test_messages import conforms
 
 TOOL_COUNT = 11  # the test server's tools, each asked about on first use
 CALL = {"tool": "mcp_call", "server": "files", "name": "read", "arguments": {"path": "notes.txt"}}
@@ -110,8 +113,10 @@ async def test_an_approved_call_is_asked_with_its_arguments_and_gets_a_verified_
     assert "the notes" in daemon.steps(result)[0]["result"]
     assert result["verdict"]["approved"] == ["call-1"] and result["completed"] is True
     assert (await daemon.request("counterfoil/verifyReceipts", {}))["ok"] is True
-    listed = await daemon.request("counterfoil/receipts", {})
-    assert "mcp_call" in str(listed)
+    for params in daemon.confirms:
+        conforms(params, messages.ConfirmParams, "confirm")
+    conforms(receipt, messages.Receipt, "receipt")
+    conforms(await daemon.request("counterfoil/receipts", {}), messages.ReceiptsResult)
 
 
 async def test_a_changed_definition_is_asked_again_naming_what_changed(
@@ -164,6 +169,7 @@ async def test_a_tool_marked_read_only_is_called_without_a_question_and_says_so(
     assert "not asked: you marked this tool read-only" in daemon.steps(result)[0]["result"]
     [receipt] = [item for item in daemon.receipts if item["tool"] == "mcp_call"]
     assert (receipt["approval"]["via"], receipt["approval"]["asked"]) == ("readOnlyTools", False)
+    conforms(receipt, messages.Receipt, "receipt")  # `asked` is declared: the notice was sent
 
 
 async def test_a_definition_said_no_to_is_not_offered_and_a_call_of_it_is_one_error(

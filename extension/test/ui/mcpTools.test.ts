@@ -93,10 +93,15 @@ describe("MCP tools", () => {
           assert.match(detail, /^input schema: \{/m);
           await screenshot(page, "mcp-definition-asked.png");
         }
+        // The next question comes as soon as this one is answered: wait for this tool's own.
+        const tool = /Offer the MCP tool (\S+) to the model/.exec(text)?.[1];
+        assert.ok(tool, text);
         await question
           .locator(".monaco-button", { hasText: /^Accept$/ })
           .click();
-        await question.waitFor({ state: "detached" });
+        await toast(page, `MCP tool ${tool} to the model`).waitFor({
+          state: "detached",
+        });
       }
     } catch (error) {
       await failureScreenshot(page, "failure-mcp-definitions.png");
