@@ -12,7 +12,7 @@ import type {
   McpCallPreview,
   McpDefinitionPreview,
 } from "../daemon/protocol";
-import type { ProposalView } from "../run/runModel";
+import { type ProposalView, takesReason } from "../run/runModel";
 import { lateNotice } from "./lateAnswer";
 import { callDetail, definitionDetail, mcpQuestion } from "./mcpProposal";
 import type { PendingApprovals } from "./pending";
@@ -80,21 +80,22 @@ async function askInNotification(
     undefined,
     detail,
   );
-  void vscode.window
-    .showWarningMessage(question, ACCEPT, REJECT, REJECT_WITH_REASON)
-    .then((choice) => {
-      if (choice === undefined) {
-        return; // closed: the question stays open in the run panel
-      }
-      if (!pending.isWaiting(approval)) {
-        void vscode.window.showInformationMessage(lateNotice(choice, approval));
-      } else if (choice === ACCEPT) {
-        approval.settle({ approved: true }, "accepted");
-      } else if (choice === REJECT) {
-        approval.settle({ approved: false }, "rejected");
-      } else {
-        void rejectWithReason(params.toolCallId);
-      }
-    });
+  const answers = takesReason({ kind })
+    ? [ACCEPT, REJECT, REJECT_WITH_REASON]
+    : [ACCEPT, REJECT];
+  void vscode.window.showWarningMessage(question, ...answers).then((choice) => {
+    if (choice === undefined) {
+      return; // closed: the question stays open in the run panel
+    }
+    if (!pending.isWaiting(approval)) {
+      void vscode.window.showInformationMessage(lateNotice(choice, approval));
+    } else if (choice === ACCEPT) {
+      approval.settle({ approved: true }, "accepted");
+    } else if (choice === REJECT) {
+      approval.settle({ approved: false }, "rejected");
+    } else {
+      void rejectWithReason(params.toolCallId);
+    }
+  });
   return answer;
 }

@@ -60,6 +60,12 @@ export function acceptBlocked(proposal: ProposalView): string | undefined {
     : undefined;
 }
 
+/** Whether a No can carry a reason: the model reads it, except for an MCP tool's definition
+ * (a No there leaves the tool out; no call of the model's is answered). */
+export function takesReason(proposal: Pick<ProposalView, "kind">): boolean {
+  return proposal.kind !== "mcp_definition";
+}
+
 export interface StepView {
   step: number;
   thinking: string;

@@ -91,6 +91,13 @@ describe("MCP tools", () => {
           assert.match(detail, /^server: files \(stdio: /m);
           assert.match(detail, /^description: Read a file of the folder\.$/m);
           assert.match(detail, /^input schema: \{/m);
+          // A No to a definition answers no call of the model's: no reason to give it.
+          assert.equal(
+            await question
+              .locator(".monaco-button", { hasText: "Reject with Reason…" })
+              .count(),
+            0,
+          );
           await screenshot(page, "mcp-definition-asked.png");
         }
         // The next question comes as soon as this one is answered: wait for this tool's own.
@@ -129,6 +136,9 @@ describe("MCP tools", () => {
       .locator(".proposal.state-pending .proposal-detail")
       .innerText();
     assert.match(detail, /"path": "notes\.txt"/);
+    await call
+      .locator(".monaco-button", { hasText: "Reject with Reason…" })
+      .waitFor();
     await screenshot(page, "mcp-call-asked.png");
     await call.locator(".monaco-button", { hasText: /^Accept$/ }).click();
     step("call approved");
