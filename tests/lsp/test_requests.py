@@ -126,7 +126,7 @@ async def test_settings_come_from_initialization_and_configuration_changes(
         ("write_file", False),
         ("edit_file", False),
         ("run_command", False),
-        ("mcp_call", False),  # the daemon sets up no MCP server yet
+        ("mcp_call", False),  # on only with the person's MCP servers (test_mcp_daemon.py)
     ]
     assert status == {
         "root": str(demo_project.resolve()),

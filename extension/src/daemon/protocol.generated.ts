@@ -105,6 +105,7 @@ export interface Approval {
   modified?: boolean | null;
   grant?: string | null;
   model?: unknown;
+  asked?: boolean | null;
 }
 
 export interface ExportEvidenceParams {
@@ -153,6 +154,7 @@ export interface LoggedReceipt {
   tree_drift?: unknown;
   sandbox?: unknown;
   review?: unknown;
+  mcp?: unknown;
 }
 
 export interface ObjectParams {
@@ -241,7 +243,7 @@ export interface ConfirmParams {
   toolCallId: string;
   tool: string;
   arguments: Record<string, unknown>;
-  preview: EditPreview | CommandPreview | ChangeSetPreview;
+  preview: EditPreview | CommandPreview | ChangeSetPreview | McpDefinitionPreview | McpCallPreview;
   note?: string | null;
 }
 
@@ -277,6 +279,38 @@ export interface EditPreview {
 export interface LeftAlone {
   path: string;
   why: string;
+}
+
+/** One MCP call, exactly as it will be made: the server, the tool, the approved definition's digest and the arguments sent. */
+export interface McpCallPreview {
+  kind: "mcp_call";
+  server: McpServerShown;
+  tool: string;
+  description: string;
+  definitionSha256: string;
+  arguments: Record<string, unknown>;
+}
+
+/** An MCP tool's definition, asked about before the model is offered it: never approved (`new`), or `changed` since approved (`changes` names the fields that differ, and the approved description and schema are sent beside the new ones). A Yes pins `sha256`. */
+export interface McpDefinitionPreview {
+  kind: "mcp_definition";
+  server: McpServerShown;
+  tool: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  sha256: string;
+  state: "new" | "changed";
+  changes: string[];
+  approvedDescription?: string | null;
+  approvedInputSchema?: Record<string, unknown> | null;
+}
+
+/** An MCP server as its pins and receipts name it: its name and how it is reached (the argv of a stdio server, the URL of one over HTTP). */
+export interface McpServerShown {
+  name: string;
+  transport: "stdio" | "http";
+  command?: string[] | null;
+  url?: string | null;
 }
 
 export interface Position {

@@ -55,8 +55,59 @@ function argvOf(receipt: Receipt): string[] | undefined {
     : undefined;
 }
 
-/** What a receipt acted on: the path for file tools, the argv for commands. */
+/** An MCP call's evidence, as its receipt records it (`mcp`; see docs/mcp.md). */
+export interface McpFacts {
+  server: { name: string; command?: string[]; url?: string };
+  tool: string;
+  definitionSha256: string;
+  resultSha256?: string;
+  resultKept: boolean;
+  readOnly: boolean;
+}
+
+/** The receipt's MCP evidence, or undefined for any other effect (or an unreadable one). */
+export function mcpFacts(receipt: Receipt): McpFacts | undefined {
+  const mcp = receipt.mcp as Record<string, unknown> | null | undefined;
+  if (typeof mcp !== "object" || mcp === null) {
+    return undefined;
+  }
+  const server = mcp.server as Record<string, unknown> | null | undefined;
+  if (
+    typeof server !== "object" ||
+    server === null ||
+    typeof server.name !== "string" ||
+    typeof mcp.tool !== "string"
+  ) {
+    return undefined;
+  }
+  const command = server.command;
+  return {
+    server: {
+      name: server.name,
+      command:
+        Array.isArray(command) &&
+        command.every((part) => typeof part === "string")
+          ? command
+          : undefined,
+      url: typeof server.url === "string" ? server.url : undefined,
+    },
+    tool: mcp.tool,
+    definitionSha256:
+      typeof mcp.definition_sha256 === "string" ? mcp.definition_sha256 : "",
+    resultSha256:
+      typeof mcp.result_sha256 === "string" ? mcp.result_sha256 : undefined,
+    resultKept: mcp.result_kept === true,
+    readOnly: mcp.read_only === true,
+  };
+}
+
+/** What a receipt acted on: the path for file tools, the argv for commands, the server and
+ * tool for an MCP call. */
 export function receiptSubject(receipt: Receipt): string {
+  const mcp = mcpFacts(receipt);
+  if (mcp !== undefined) {
+    return `${mcp.server.name}/${mcp.tool}`;
+  }
   const path = argumentString(receipt, "path");
   if (path !== undefined) {
     return path;
@@ -75,6 +126,9 @@ export function receiptLabel(receipt: Receipt): string {
 
 /** The icon says what kind of effect it was from the receipt's own fields, not from a tool list. */
 function effectIcon(receipt: Receipt): string {
+  if (mcpFacts(receipt) !== undefined) {
+    return "plug";
+  }
   if (argvOf(receipt) !== undefined) {
     return "terminal";
   }
@@ -139,6 +193,14 @@ function receiptCommand(receipt: Receipt): ReceiptNode["command"] {
       ],
     };
   }
+  const mcp = mcpFacts(receipt);
+  if (mcp?.resultKept && mcp.resultSha256) {
+    return {
+      id: "counterfoil.showObject",
+      title: "Show Result",
+      arguments: [mcp.resultSha256, `${receipt.tool_call_id} result`],
+    };
+  }
   if (typeof receipt.output_sha256 === "string") {
     return {
       id: "counterfoil.showObject",
@@ -170,6 +232,9 @@ export function reviewDecision(receipt: Receipt): string | undefined {
 /** How the effect ended, and for a reviewed command what its review let land: "ok · its changes rejected, nothing landed". */
 export function receiptState(receipt: Receipt): string {
   const decision = reviewDecision(receipt);
+  if (receipt.approval?.asked === false) {
+    return `${receipt.exit_state} · not asked: you marked it read-only`;
+  }
   if (decision === undefined) {
     return receipt.exit_state;
   }
@@ -235,6 +300,7 @@ export function receiptNode(receipt: Receipt): ReceiptNode {
     toolCallId: receipt.tool_call_id,
     contextValue: receiptKind(receipt),
     children: [
+      ...mcpDetails(id, receipt),
       detail(
         id,
         "arguments",
@@ -253,6 +319,31 @@ export function receiptNode(receipt: Receipt): ReceiptNode {
       ),
     ],
   };
+}
+
+/** An MCP call's server (how it was reached) and the digest of the definition approved. */
+function mcpDetails(id: string, receipt: Receipt): ReceiptNode[] {
+  const mcp = mcpFacts(receipt);
+  if (mcp === undefined) {
+    return [];
+  }
+  const reached = mcp.server.url ?? argvText(mcp.server.command ?? []);
+  return [
+    detail(
+      id,
+      "mcp_server",
+      "MCP server",
+      `${mcp.server.name} · ${reached}`,
+      reached,
+    ),
+    detail(
+      id,
+      "definition",
+      "definition",
+      `sha256 ${mcp.definitionSha256.slice(0, 12)}`,
+      mcp.definitionSha256,
+    ),
+  ];
 }
 
 /** A warning in the tree when the log is broken, could not be read, or files drifted; the

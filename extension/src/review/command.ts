@@ -1,15 +1,20 @@
-// A command's approval: asked in the run panel (its proposal, with Accept, Reject and a reason)
-// and in a notification with its exact argv, folder and how it runs, with Accept, Reject and
-// Reject with Reason. Nothing modal: Pause, Steer and Stop stay at hand while it waits, and
-// closing the notification (Escape) answers nothing; only a button does.
+// A command's approval, and an MCP tool's (its definition before first use, each call): asked in
+// the run panel (its proposal, with Accept, Reject and a reason) and in a notification with its
+// exact argv, folder and how it runs (or the MCP tool's definition, or the call's arguments),
+// with Accept, Reject and Reject with Reason. Nothing modal: Pause, Steer and Stop stay at hand
+// while it waits, and closing the notification (Escape) answers nothing; only a button does.
 
 import * as vscode from "vscode";
 import type {
   CommandPreview,
   ConfirmParams,
   ConfirmResult,
+  McpCallPreview,
+  McpDefinitionPreview,
 } from "../daemon/protocol";
+import { type ProposalView, takesReason } from "../run/runModel";
 import { lateNotice } from "./lateAnswer";
+import { callDetail, definitionDetail, mcpQuestion } from "./mcpProposal";
 import type { PendingApprovals } from "./pending";
 import { commandDetail } from "./proposal";
 
@@ -24,24 +29,73 @@ export async function confirmCommand(
   token: vscode.CancellationToken,
   rejectWithReason: (toolCallId: string) => unknown,
 ): Promise<ConfirmResult> {
-  const { answer, approval } = pending.waitForAnswer(params, token, "command");
   const note = params.note ? ` (${params.note})` : "";
   const question = `Counterfoil wants to run a command (${params.toolCallId})${note}: ${commandDetail(preview).split("\n").join(" · ")}`;
-  void vscode.window
-    .showWarningMessage(question, ACCEPT, REJECT, REJECT_WITH_REASON)
-    .then((choice) => {
-      if (choice === undefined) {
-        return; // closed: the question stays open in the run panel
-      }
-      if (!pending.isWaiting(approval)) {
-        void vscode.window.showInformationMessage(lateNotice(choice, approval));
-      } else if (choice === ACCEPT) {
-        approval.settle({ approved: true }, "accepted");
-      } else if (choice === REJECT) {
-        approval.settle({ approved: false }, "rejected");
-      } else {
-        void rejectWithReason(params.toolCallId);
-      }
-    });
+  return askInNotification(
+    pending,
+    params,
+    "command",
+    question,
+    token,
+    rejectWithReason,
+  );
+}
+
+/** An MCP tool's definition, or one call of it, with the whole of it in the run panel. */
+export async function confirmMcp(
+  pending: PendingApprovals,
+  params: ConfirmParams,
+  preview: McpDefinitionPreview | McpCallPreview,
+  token: vscode.CancellationToken,
+  rejectWithReason: (toolCallId: string) => unknown,
+): Promise<ConfirmResult> {
+  const detail =
+    preview.kind === "mcp_call"
+      ? callDetail(preview)
+      : definitionDetail(preview);
+  return askInNotification(
+    pending,
+    params,
+    preview.kind,
+    mcpQuestion(params.toolCallId, preview, params.note),
+    token,
+    rejectWithReason,
+    detail,
+  );
+}
+
+async function askInNotification(
+  pending: PendingApprovals,
+  params: ConfirmParams,
+  kind: ProposalView["kind"],
+  question: string,
+  token: vscode.CancellationToken,
+  rejectWithReason: (toolCallId: string) => unknown,
+  detail?: string,
+): Promise<ConfirmResult> {
+  const { answer, approval } = pending.waitForAnswer(
+    params,
+    token,
+    kind,
+    undefined,
+    detail,
+  );
+  const answers = takesReason({ kind })
+    ? [ACCEPT, REJECT, REJECT_WITH_REASON]
+    : [ACCEPT, REJECT];
+  void vscode.window.showWarningMessage(question, ...answers).then((choice) => {
+    if (choice === undefined) {
+      return; // closed: the question stays open in the run panel
+    }
+    if (!pending.isWaiting(approval)) {
+      void vscode.window.showInformationMessage(lateNotice(choice, approval));
+    } else if (choice === ACCEPT) {
+      approval.settle({ approved: true }, "accepted");
+    } else if (choice === REJECT) {
+      approval.settle({ approved: false }, "rejected");
+    } else {
+      void rejectWithReason(params.toolCallId);
+    }
+  });
   return answer;
 }

@@ -7,7 +7,9 @@
 // changes on disk keeps the proposal pending, says it no longer applies and offers Re-propose.
 // An answered proposal's diff closes with its answer.
 // A change set (a command's revert, a reviewed command's changes) is one multi-file diff.
-// The parts: pending.ts (waiting approvals), edit.ts (diffs), command.ts (a command's question),
+// An MCP tool's definition (before its first use) and each MCP call are asked as a command is.
+// The parts: pending.ts (waiting approvals), edit.ts (diffs), command.ts (a command's question,
+// and an MCP one: mcpProposal.ts has their words),
 // changeSet.ts (multi-file diffs), staleness.ts (files changed on disk); this controller
 // routes requests and commands to them.
 
@@ -15,7 +17,7 @@ import * as vscode from "vscode";
 import type { DaemonClient } from "../daemon/client";
 import type { ConfirmParams, ConfirmResult } from "../daemon/protocol";
 import { CHANGES_SCHEME, ChangeSetReview } from "./changeSet";
-import { confirmCommand } from "./command";
+import { confirmCommand, confirmMcp } from "./command";
 import { EditReview } from "./edit";
 import {
   DAEMON_STOPPED,
@@ -118,6 +120,11 @@ export class ReviewController implements vscode.Disposable {
     }
     if (preview?.kind === "changes") {
       return this.changeSets.confirm(params, preview, token);
+    }
+    if (preview?.kind === "mcp_definition" || preview?.kind === "mcp_call") {
+      return confirmMcp(this.pending, params, preview, token, (id) =>
+        this.rejectWithReason(id),
+      );
     }
     this.log.warn(
       `confirm ${params.toolCallId}: no preview to show; answering No`,

@@ -38,6 +38,8 @@ export interface PendingApproval {
   outcome?: ProposalState;
   /** The daemon's word on the question ("proposed before your message"), shown while it waits. */
   note?: string;
+  /** The whole of what is asked, when the subject cannot hold it (an MCP call's arguments). */
+  detail?: string;
   settle(result: ConfirmResult, why: string): void;
 }
 
@@ -123,6 +125,7 @@ export class PendingApprovals implements vscode.Disposable {
     token: vscode.CancellationToken,
     kind: ProposalView["kind"],
     edit?: EditState,
+    detail?: string,
   ): { answer: Promise<ConfirmResult>; approval: PendingApproval } {
     let resolve!: (result: ConfirmResult) => void;
     const answer = new Promise<ConfirmResult>((done) => {
@@ -138,6 +141,7 @@ export class PendingApprovals implements vscode.Disposable {
       kind,
       edit,
       note: params.note ?? undefined,
+      detail,
       settle: (result, why) => {
         if (this.pending.get(params.toolCallId) !== approval) {
           return;
@@ -212,6 +216,7 @@ export class PendingApprovals implements vscode.Disposable {
       subject: approval.subject,
       kind: approval.kind,
       state,
+      detail: approval.detail,
       reason: reason ?? (state === "pending" ? approval.note : undefined),
       hunks: edit?.hunks.map((hunk, index) => ({
         label: hunkLabel(hunk),

@@ -9,6 +9,7 @@ import type {
   EditPreview,
 } from "../daemon/protocol";
 import { argvText } from "../argvText";
+import { mcpSubject } from "./mcpProposal";
 
 export class ProposalError extends Error {}
 
@@ -57,6 +58,9 @@ export function proposalSubject(params: ConfirmParams): string {
       ? `${params.tool} ${argvText(preview.ran.argv)}`
       : `${params.tool} ${preview.reverts ?? ""}`.trim();
     return `${what} (${fileCount(preview.files.length)})`;
+  }
+  if (preview?.kind === "mcp_definition" || preview?.kind === "mcp_call") {
+    return mcpSubject(preview);
   }
   return params.tool;
 }

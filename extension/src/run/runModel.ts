@@ -35,9 +35,12 @@ export type ProposalState =
 export interface ProposalView {
   toolCallId: string;
   subject: string;
-  /** `changes`: a change set (a command's revert, a reviewed command's changes). */
-  kind: "edit" | "command" | "changes";
+  /** `changes`: a change set (a command's revert, a reviewed command's changes);
+   * `mcp_definition`: an MCP tool's definition before its first use (no effect of its own). */
+  kind: "edit" | "command" | "changes" | "mcp_definition" | "mcp_call";
   state: ProposalState;
+  /** The whole of what is asked, shown under the subject (an MCP call's exact arguments). */
+  detail?: string;
   /** Why it is in that state, when there is more to say ("stale: file changed on disk"). */
   reason?: string;
   /** For edits: each hunk's label and whether it is kept. */
@@ -55,6 +58,12 @@ export function acceptBlocked(proposal: ProposalView): string | undefined {
   return proposal.outdated === true
     ? "The file changed since the model read it: Accept cannot apply this edit. Re-propose it on the file as it is now, or Reject."
     : undefined;
+}
+
+/** Whether a No can carry a reason: the model reads it, except for an MCP tool's definition
+ * (a No there leaves the tool out; no call of the model's is answered). */
+export function takesReason(proposal: Pick<ProposalView, "kind">): boolean {
+  return proposal.kind !== "mcp_definition";
 }
 
 export interface StepView {

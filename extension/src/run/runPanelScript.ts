@@ -5,7 +5,7 @@
 
 import { wireBranches } from "./branchesScript";
 import { button, closeAllDetails, details, el } from "./panelDom";
-import { acceptBlocked, isGoing } from "./runModel";
+import { acceptBlocked, isGoing, takesReason } from "./runModel";
 import type { DrawnTurn, ModelMessage, PanelMessage } from "./panelMessages";
 import type { ProposalState, ProposalView, StepView } from "./runModel";
 
@@ -70,6 +70,9 @@ function proposalBlock(proposal: ProposalView): HTMLDivElement {
     ),
   );
   box.append(head);
+  if (proposal.detail && proposal.state === "pending") {
+    box.append(el("pre", "proposal-detail", proposal.detail));
+  }
   if (proposal.reason) {
     box.append(el("div", "reason", proposal.reason));
   }
@@ -118,6 +121,7 @@ function proposalBlock(proposal: ProposalView): HTMLDivElement {
     reason.addEventListener("input", () => {
       reasons[proposal.toolCallId] = reason.value;
     });
+    reason.hidden = !takesReason(proposal);
     const row = el("div", "row");
     const blocked = acceptBlocked(proposal);
     const accept = button(

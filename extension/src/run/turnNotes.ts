@@ -15,7 +15,11 @@ export function liveStepWords(
   shown: ReadonlySet<string>,
 ): string {
   const open = proposals.filter(
-    (proposal) => proposal.turn === turn && !shown.has(proposal.toolCallId),
+    (proposal) =>
+      proposal.turn === turn &&
+      !shown.has(proposal.toolCallId) &&
+      // An approved definition is no effect: the run goes on to the model.
+      !(proposal.kind === "mcp_definition" && proposal.state !== "pending"),
   );
   if (open.some((proposal) => proposal.state === "pending")) {
     return "waiting for your answer";
@@ -24,7 +28,9 @@ export function liveStepWords(
   if (approved) {
     return approved.kind === "command"
       ? "running the approved command…"
-      : "writing the approved edit…";
+      : approved.kind === "mcp_call"
+        ? "calling the approved MCP tool…"
+        : "writing the approved edit…";
   }
   return "generating…";
 }

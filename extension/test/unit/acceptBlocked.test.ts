@@ -5,6 +5,7 @@ import {
   emptyModel,
   type ProposalView,
   setProposal,
+  takesReason,
 } from "../../src/run/runModel";
 
 const waiting: ProposalView = {
@@ -32,4 +33,10 @@ test("a proposal that applies again after being out of date can be accepted agai
   setProposal(model, waiting);
 
   assert.equal(acceptBlocked(model.proposals["call-2"]), undefined);
+});
+
+test("a No to an MCP tool's definition takes no reason: the model reads none", () => {
+  assert.equal(takesReason({ kind: "mcp_definition" }), false);
+  assert.equal(takesReason({ kind: "mcp_call" }), true);
+  assert.equal(takesReason(waiting), true);
 });

@@ -269,6 +269,66 @@ test("the daemon's own record of a run wins over what this window noted when it 
   );
 });
 
+const mcpCall: Receipt = {
+  receipt_id: "c".repeat(64),
+  tool_call_id: "call-3",
+  tool: "mcp_call",
+  arguments: {
+    server: "files",
+    name: "read",
+    arguments: { path: "notes.txt" },
+  },
+  exit_state: "ok",
+  result: "the notes",
+  changed_artifacts: [],
+  revertable: false,
+  mcp: {
+    server: {
+      name: "files",
+      transport: "stdio",
+      command: ["python", "server.py"],
+    },
+    tool: "read",
+    definition_sha256: "d".repeat(64),
+    result_sha256: "e".repeat(64),
+    result_kept: true,
+    read_only: false,
+  },
+};
+
+describe("an MCP call's receipt", () => {
+  test("is labelled with its server and tool, with the plug icon", () => {
+    const node = receiptNode(mcpCall);
+    assert.equal(node.label, "call-3 · mcp_call files/read");
+    assert.deepEqual(node.icon, { id: "plug", color: "testing.iconPassed" });
+  });
+
+  test("names the server and the approved definition, and opens the whole result", () => {
+    const node = receiptNode(mcpCall);
+    const server = node.children.find((child) => child.label === "MCP server");
+    assert.equal(server?.description, "files · python server.py");
+    const definition = node.children.find(
+      (child) => child.label === "definition",
+    );
+    assert.equal(definition?.tooltip, "d".repeat(64));
+    assert.deepEqual(node.command?.arguments, [
+      "e".repeat(64),
+      "call-3 result",
+    ]);
+  });
+
+  test("a call nobody was asked about says so", () => {
+    const readOnly = {
+      ...mcpCall,
+      approval: { via: "readOnlyTools", asked: false },
+    };
+    assert.equal(
+      receiptNode(readOnly).description,
+      "ok · not asked: you marked it read-only",
+    );
+  });
+});
+
 describe("Revert is offered where the daemon says the receipt can be reverted", () => {
   const ran: Receipt = { ...validation, exit_state: "ok" };
 

@@ -71,3 +71,22 @@ test("a rules file that was not read says why", () => {
   );
   assert.equal(agentsFileLine(null), null);
 });
+
+test("an approved MCP definition leaves the model generating; an approved call is being made", () => {
+  const definition: ProposalView = {
+    toolCallId: "mcp-definition:files/read",
+    subject: "MCP tool files/read (new)",
+    kind: "mcp_definition",
+    state: "approved",
+    turn: 0,
+  };
+  assert.equal(liveStepWords([definition], 0, new Set()), "generating…");
+  assert.equal(
+    liveStepWords(
+      [{ ...definition, kind: "mcp_call", toolCallId: "call-1" }],
+      0,
+      new Set(),
+    ),
+    "calling the approved MCP tool…",
+  );
+});

@@ -19,12 +19,7 @@ from .approvals import read_line
 
 
 def format_server_event(event: ServerEvent) -> str:
-    sandbox = event.sandbox
-    how = ""
-    if sandbox is not None:
-        network = "network" if sandbox.get("network") else "no network"
-        how = f" (confined: {sandbox.get('mechanism')}, read-only project, {network})"
-    return f"[mcp] {event.state}: {event.sentence}{how}\n"
+    return event.line() + "\n"
 
 
 def _ask(stdin: TextIO, stdout: TextIO, question: str) -> bool:

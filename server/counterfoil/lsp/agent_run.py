@@ -27,6 +27,7 @@ from ..sessions.store import SessionStore
 from .channel import ClientChannel
 from .disabled_note import enabled_by
 from .jobs import Job, WorkspaceUnavailable, open_workspace
+from .mcp_servers import run_toolbox
 from .model_download import ModelDownloads
 from .model_host import HostedGenerate, ModelHost, ModelLoadFailed
 from .protected_note import protected_by
@@ -98,10 +99,16 @@ class AgentRunner:
             model_spec=settings.model or None,
         )
         workspace.confirm_proposal = recorded.confirming(job.bridge)
+        toolbox = run_toolbox(settings, workspace.policy, job.bridge, self.channel)
+        if toolbox is not None:  # the person's servers: `mcp_call` is on, each call asked
+            workspace.mcp_toolbox = toolbox
+            workspace.confirm_mcp = recorded.confirming(job.bridge)  # resumed: asked again
         token = self.channel.begin_progress("Counterfoil", request.goal[:80])
         try:
             return self._go(request, recorded, workspace, token)
         finally:
+            if toolbox is not None:
+                toolbox.close()  # every server this run started stops with it
             recorded.release()  # a no-op once the recorder has finished
             unsubscribe()
             self.channel.end_progress(token, "done")

@@ -1,4 +1,5 @@
-"""Approval as a blocking question to the client, asked from the agent's worker thread.
+"""Approval as a blocking question to the client, asked from the agent's worker thread: an
+effect's (an edit, a command, an MCP call) and an MCP tool's definition before its first use.
 
 Default No: an error the client answers, a timeout, Stop, or any answer but
 `{"approved": true}` denies. The answer reaches the core as an `Approval`, with the person's
@@ -19,15 +20,18 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pygls.exceptions import JsonRpcException
 
 from .. import protocol as messages
 from ..gate.approval import Approval
-from ..gate.proposals import ToolProposal
+from ..gate.proposals import McpProposal, ToolProposal
+from ..mcp.toolbox import DefinitionQuestion
 from ..protocol import wire
 from .channel import ClientChannel
+from .mcp_questions import definition_call_id, definition_params
 from .protocol import approval_of, confirm_params
 
 CONFIRM_METHOD = messages.asked_as(messages.ConfirmParams)
@@ -96,8 +100,18 @@ class ConfirmBridge:
         logger.info("confirm %s withdrawn: the client went away (%s)", call_id, why)
         return self._withdrawn(call_id, "interrupted")
 
-    def __call__(self, proposal: ToolProposal) -> Approval:
+    def __call__(self, proposal: ToolProposal | McpProposal) -> Approval:
         call_id = proposal.tool_call_id
+        return self.ask(call_id, lambda: confirm_params(proposal, self._root, self.note))
+
+    def definition(self, question: DefinitionQuestion) -> bool:
+        """An MCP tool's definition, asked before the model is offered it: only a Yes offers
+        it (a withdrawn question, like a No, leaves the tool out of this run)."""
+        approval = self.ask(definition_call_id(question), lambda: definition_params(question))
+        return approval.approved and not approval.withdrawn
+
+    def ask(self, call_id: str, params_of: Callable[[], messages.ConfirmParams]) -> Approval:
+        """Ask the client the question `params_of()` builds (only when it is asked at all)."""
         if self.lost.is_set():
             return self._withdrawn(call_id, "interrupted")
         if self.stop.is_set():
@@ -105,7 +119,7 @@ class ConfirmBridge:
             return Approval(False)
         if self.held.is_set():
             return self._withdrawn(call_id)
-        params = wire(confirm_params(proposal, self._root, self.note))
+        params = wire(params_of())
         decided = threading.Event()
         with self._lock:
             self._waiting.add(decided)
@@ -137,8 +151,8 @@ class ConfirmBridge:
                 self._channel.log(f"approval of {call_id} withdrawn for a pause")
                 return self._withdrawn(call_id)
             self._causes[call_id] = "stopped" if self.stop.is_set() else "timed_out"
-            self._channel.log(f"approval of {proposal.tool_call_id} {why}: denied")
-            logger.info("confirm %s %s: denied", proposal.tool_call_id, why)
+            self._channel.log(f"approval of {call_id} {why}: denied")
+            logger.info("confirm %s %s: denied", call_id, why)
             return Approval(False)
         if answer.cancelled():
             return self._gone(call_id, "its request was cancelled")
@@ -154,7 +168,7 @@ class ConfirmBridge:
             self._causes[call_id] = cause
         logger.info(
             "confirm %s: %s%s",
-            proposal.tool_call_id,
+            call_id,
             "approved" if approval.approved else "denied",
             " with edits" if approval.text is not None else "",
         )

@@ -16,7 +16,7 @@ from .. import protocol as messages
 from .. import tools
 from ..actions import Action, FinalAction, ToolAction
 from ..gate.approval import Approval, clean_reason
-from ..gate.proposals import ChangeSetProposal, CommandProposal, ToolProposal
+from ..gate.proposals import ChangeSetProposal, CommandProposal, McpProposal, ToolProposal
 from ..gate.revert import revertable
 from ..model_identity import identity_short
 from ..protocol import wire
@@ -24,6 +24,7 @@ from ..steps import StepResult
 from ..tools import example_action
 from ..verdict import EffectOutcome, RunVerdict
 from .edit_preview import workspace_edit
+from .mcp_questions import mcp_call_preview
 
 if TYPE_CHECKING:
     from ..loop import AgentEvent, AgentRun
@@ -215,20 +216,29 @@ def tool_table(enabled: frozenset[str]) -> list[messages.ToolInfo]:
 # The confirm request
 
 
-Preview = messages.EditPreview | messages.CommandPreview | messages.ChangeSetPreview
+Preview = (
+    messages.EditPreview
+    | messages.CommandPreview
+    | messages.ChangeSetPreview
+    | messages.McpDefinitionPreview
+    | messages.McpCallPreview
+)
+Asked = ToolProposal | McpProposal
 
 
-def preview(proposal: ToolProposal, root: Path) -> dict[str, Any]:
+def preview(proposal: Asked, root: Path) -> dict[str, Any]:
     """The preview as JSON data (what tests compare)."""
     data: dict[str, Any] = wire(preview_message(proposal, root))
     return data
 
 
-def preview_message(proposal: ToolProposal, root: Path) -> Preview:
-    """What the person is shown: the exact argv, or the whole proposed file once and the same
-    change as a WorkspaceEdit."""
+def preview_message(proposal: Asked, root: Path) -> Preview:
+    """What the person is shown: the exact argv, the exact MCP call, or the whole proposed file
+    once and the same change as a WorkspaceEdit."""
     shown: Preview
-    if isinstance(proposal, ChangeSetProposal):
+    if isinstance(proposal, McpProposal):
+        shown = mcp_call_preview(proposal)
+    elif isinstance(proposal, ChangeSetProposal):
         shown = _change_set_preview(proposal, root)
     elif isinstance(proposal, CommandProposal):
         runs_as = proposal.runs_as
@@ -302,9 +312,7 @@ def _text_or_none(data: bytes | None) -> str | None:
         return None
 
 
-def confirm_params(
-    proposal: ToolProposal, root: Path, note: str | None = None
-) -> messages.ConfirmParams:
+def confirm_params(proposal: Asked, root: Path, note: str | None = None) -> messages.ConfirmParams:
     return messages.ConfirmParams(
         toolCallId=proposal.tool_call_id,
         tool=proposal.action.tool,

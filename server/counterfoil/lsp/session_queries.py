@@ -12,12 +12,12 @@ from pathlib import Path
 from .. import protocol as messages
 from ..attestation.export import export_evidence, exported_runs
 from ..errors import AgentError
-from ..gate.workspace import Workspace
 from ..protocol import ModelStateName
 from ..receipts import verify_receipt_log
 from ..receipts.content import load_object_prefix
 from ..receipts.own_folder import own_folder
 from ..receipts.verify import read_receipt_log
+from ..tools import enabled_tools
 from .protocol import receipt_message, tool_table
 from .run_book import RunBook
 from .session_state import SessionState
@@ -58,7 +58,13 @@ class SessionQueries:
         enabled: frozenset[str] = frozenset()
         if root is not None:
             try:
-                enabled = Workspace(settings.policy(root)).available_tools
+                policy = settings.policy(root)
+                enabled = enabled_tools(
+                    policy.allow_writes,
+                    policy.allowed_commands,
+                    policy.allow_search,
+                    allow_mcp=bool(settings.mcp_servers),  # a run starts them (mcp_servers.py)
+                )
             except ValueError:  # the root has gone; runs will say so
                 enabled = frozenset()
         log = self.receipt_log()

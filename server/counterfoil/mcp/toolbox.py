@@ -64,6 +64,14 @@ class ServerEvent:
     sentence: str
     sandbox: dict[str, Any] | None = None
 
+    def line(self) -> str:
+        """The event in one line, as the terminal prints it and the daemon logs it."""
+        how = ""
+        if self.sandbox is not None:
+            network = "network" if self.sandbox.get("network") else "no network"
+            how = f" (confined: {self.sandbox.get('mechanism')}, read-only project, {network})"
+        return f"[mcp] {self.state}: {self.sentence}{how}"
+
 
 ConfirmDefinition = Callable[[DefinitionQuestion], bool]
 MAX_DESCRIPTION_CHARS = 4096

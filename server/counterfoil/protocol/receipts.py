@@ -22,6 +22,8 @@ class Approval:
     grant: str | None = field(default=None, metadata=SOMETIMES)
     # The model that proposed it (`ModelIdentity.as_record()`); absent for a scripted model.
     model: Any = field(default=None, metadata=SOMETIMES)
+    # False: nobody was asked (an MCP tool the person marked read-only; `via: readOnlyTools`).
+    asked: bool | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,6 +60,8 @@ class LoggedReceipt:
     tree_drift: Any = field(default=None, metadata=SOMETIMES)
     sandbox: Any = field(default=None, metadata=SOMETIMES)
     review: Any = field(default=None, metadata=SOMETIMES)
+    # An MCP call's server, definition digest and result digest (see docs/mcp.md).
+    mcp: Any = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)

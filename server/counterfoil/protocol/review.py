@@ -134,11 +134,53 @@ class ChangeSetPreview:
 
 
 @dataclass(frozen=True, kw_only=True)
+class McpServerShown:
+    """An MCP server as its pins and receipts name it: its name and how it is reached (the
+    argv of a stdio server, the URL of one over HTTP)."""
+
+    name: str
+    transport: Literal["stdio", "http"]
+    command: list[str] | None = field(default=None, metadata=SOMETIMES)
+    url: str | None = field(default=None, metadata=SOMETIMES)
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpDefinitionPreview:
+    """An MCP tool's definition, asked about before the model is offered it: never approved
+    (`new`), or `changed` since approved (`changes` names the fields that differ, and the
+    approved description and schema are sent beside the new ones). A Yes pins `sha256`."""
+
+    kind: Literal["mcp_definition"] = "mcp_definition"
+    server: McpServerShown
+    tool: str
+    description: str
+    inputSchema: dict[str, Any]
+    sha256: str
+    state: Literal["new", "changed"]
+    changes: list[str]
+    approvedDescription: str | None = field(default=None, metadata=SOMETIMES)
+    approvedInputSchema: dict[str, Any] | None = field(default=None, metadata=SOMETIMES)
+
+
+@dataclass(frozen=True, kw_only=True)
+class McpCallPreview:
+    """One MCP call, exactly as it will be made: the server, the tool, the approved
+    definition's digest and the arguments sent."""
+
+    kind: Literal["mcp_call"] = "mcp_call"
+    server: McpServerShown
+    tool: str
+    description: str
+    definitionSha256: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
 class ConfirmParams:
     toolCallId: str
     tool: str
     arguments: dict[str, Any]
-    preview: EditPreview | CommandPreview | ChangeSetPreview
+    preview: EditPreview | CommandPreview | ChangeSetPreview | McpDefinitionPreview | McpCallPreview
     # For the person, when the question reads differently than it looks: a proposal asked again
     # on a steered resume was made before the model read the person's message.
     note: str | None = field(default=None, metadata=SOMETIMES)

@@ -16,7 +16,6 @@ from typing import Any
 from ..actions import ToolAction
 from ..context.budget import Observation, note_observation
 from ..context.prompt import build_system_prompt
-from ..gate.proposals import ToolProposal
 from ..gate.workspace import Workspace
 from ..loop import Messages, continue_conversation, initial_messages
 from ..receipts import ReceiptStore
@@ -31,7 +30,7 @@ from .checkpoint import (
 from .decisions import DECISIONS_FILE, model_record, read_entries, recorded_model, recorded_outcomes
 from .intents import Settled
 from .record import SessionRecord
-from .recorder import SessionRecorder
+from .recorder import Asked, SessionRecorder
 from .reopen import ResumePlan, pending_action
 from .steering import steering_message
 from .store import SessionStore
@@ -141,9 +140,7 @@ class RecordedRun:
         elif self.plan is not None:
             self.plan.lock.release()
 
-    def confirming(
-        self, confirm: Callable[[ToolProposal], object]
-    ) -> Callable[[ToolProposal], object]:
+    def confirming(self, confirm: Callable[[Asked], object]) -> Callable[[Asked], object]:
         return lambda proposal: self._recorder.confirming(confirm)(proposal)
 
     def begin(self, model: object, workspace: Workspace, instructions: str | None = None) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..actions import ToolAction
 from ..context.budget import Observation
@@ -31,6 +31,8 @@ from .decisions import DecisionLog, outcome_entry
 from .intents import intent_of, mcp_intent_of
 from .record import LogPosition, PendingCall, SessionRecord
 from .store import RunLock, SessionStore
+
+Asked = TypeVar("Asked", ToolProposal, McpProposal)  # what `confirming` records as open
 
 Messages = list[dict[str, str]]
 _STATES = ("approved", "rejected", "refused", "failed")
@@ -118,12 +120,11 @@ class SessionRecorder:
         if not self.stopping():
             self.write()
 
-    def confirming(
-        self, confirm: Callable[[ToolProposal], object]
-    ) -> Callable[[ToolProposal], object]:
-        """`confirm`, after the checkpoint records the approval as open."""
+    def confirming(self, confirm: Callable[[Asked], object]) -> Callable[[Asked], object]:
+        """`confirm`, after the checkpoint records the approval as open (an effect's or an MCP
+        call's: a resumed run asks it again)."""
 
-        def ask(proposal: ToolProposal) -> object:
+        def ask(proposal: Asked) -> object:
             response = self.watched.last_response if self.watched is not None else None
             pending = PendingCall(
                 proposal.tool_call_id,
