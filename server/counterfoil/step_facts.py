@@ -121,18 +121,25 @@ class ActionLoop:
 @dataclass(frozen=True)
 class SyntaxProblem:
     """A file a write or an edit left unparseable in its format (JSON, Python, TOML): where the
-    parser stopped and why, so the model fixes it before it finishes."""
+    parser stopped and why, so the model fixes it before it finishes; `before`, the file's text
+    before the change when that parsed and is short (a small model that wrote prose over a JSON
+    file reads its broken text back and cannot tell what the file was)."""
 
     path: str
     language: str
     line: int | None
     message: str
+    before: str | None = None
 
     def sentence(self) -> str:
         where = "" if self.line is None else f" at line {self.line}"
+        head = f"{self.path} is not valid {self.language} now{where}: {self.message}."
+        if self.before is None:
+            return f"{head} Read it and fix it before you finish."
         return (
-            f"{self.path} is not valid {self.language} now{where}: {self.message}. Read it and"
-            " fix it before you finish."
+            f"{head} Before this change it was valid {self.language}, as a JSON string:"
+            f" {json.dumps(self.before)}. Write it again as valid {self.language} with the change"
+            " the task asks for before you finish."
         )
 
 
@@ -146,9 +153,9 @@ class ReadNow:
 
     def sentence(self) -> str:
         return (
-            f"{self.path} is read now; your {self.tool} on it was refused only because it had"
-            " not been read. Make that change now (edit_file with old copied from the text"
-            " above, or write_file with the whole new text)."
+            f"{self.path} is read now (your {self.tool} on it was refused only because it had"
+            " not been read): change it now as the task asks, with edit_file (old copied"
+            " exactly from the text above) or write_file (the whole new text)."
         )
 
 

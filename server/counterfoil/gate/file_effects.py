@@ -137,7 +137,9 @@ class FileEffects:
         ):
             self.record.seen.pop(proposal.path)  # the model saw a cut diff, not the text
         self.record.modified.add(proposal.path)
-        self.record.step_syntax = syntax_problem(proposal.path, proposal.proposed_text)
+        self.record.step_syntax = syntax_problem(
+            proposal.path, proposal.proposed_text, proposal.base_text
+        )
         self.note_effect(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {shown_path(proposal.path)}"

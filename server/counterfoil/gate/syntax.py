@@ -8,6 +8,7 @@ import ast
 import json
 import tomllib
 import warnings
+from dataclasses import replace
 from pathlib import PurePosixPath
 
 from ..step_facts import SyntaxProblem
@@ -15,9 +16,22 @@ from ..step_facts import SyntaxProblem
 MAX_CHECKED_CHARS = 1024 * 1024
 
 
-def syntax_problem(path: str, text: str) -> SyntaxProblem | None:
+MAX_BEFORE_CHARS = 2000  # the most of a file's earlier text a problem repeats
+
+
+def syntax_problem(path: str, text: str, before: str | None = None) -> SyntaxProblem | None:
     """Where `text` stops parsing as the format `path` names, or None (parses, or no format
-    known here, or too long to check)."""
+    known here, or too long to check). `before`: the file's text before the change, kept in
+    the problem when it parsed and is short."""
+    problem = _problem(path, text)
+    if problem is None or before is None or len(before) > MAX_BEFORE_CHARS:
+        return problem
+    if _problem(path, before) is not None:
+        return problem
+    return replace(problem, before=before)
+
+
+def _problem(path: str, text: str) -> SyntaxProblem | None:
     if len(text) > MAX_CHECKED_CHARS:
         return None
     suffix = PurePosixPath(path).suffix.lower()
