@@ -313,8 +313,18 @@ def run_agent(
             tree = _overview(workspace)
             if tree is not None and tree.paths() != shown_tree.paths():
                 taken, shown_tree = replace(taken, tree=tree), tree
+        if (
+            shown_tree is not None
+            and (shown_read := _read_for_the_model(taken, take_step)) is not taken
+        ):
+            taken, shown = shown_read, None  # a refusal: its text is built again from the fact
         taken = _with_read_now(taken, action, refused_unread)
-        if shown_tree is not None and (phrase := _phrase_not_found(action, taken)) is not None:
+        if shown_tree is not None and _phrase_not_found(action, taken):
+            seen = {
+                str(done.arguments.get("path")) for done, step in history if _was_read(done, step)
+            }
+            unread = tuple(path for path in shown_tree.file_paths() if path not in seen)
+            phrase = PhraseNotFound(str(action.arguments["pattern"]), unread[:MAX_UNREAD_SHOWN])
             taken = replace(taken, phrase=phrase)
         if shown_tree is not None and _changed_tree(taken) and task.strip():
             done.append(_done_line(taken))
@@ -406,11 +416,29 @@ CHANGES = ("edit_file", "write_file")
 MAX_DONE_COMMAND = 80  # characters of a command's argv a TaskProgress line keeps
 
 
+MAX_UNREAD_SHOWN = 8  # files a phrase that matched nothing lists as not read yet
+MAX_READ_FOR_THE_MODEL = 2000  # characters of a file a refused change shows whole
+
+
+def _read_for_the_model(
+    taken: StepResult, take_step: Callable[[ToolAction], StepResult]
+) -> StepResult:
+    """A change refused because its file was not read: a short file is read now, through the
+    gate like any read, and shown with the refusal (a small model lost two of its ten steps to
+    the read it was told to make and the change it then had to propose again)."""
+    if not isinstance(taken.detail, ReadFirst) or taken.detail.text is not None:
+        return taken
+    read = take_step(ToolAction("read_file", {"path": taken.detail.path}))
+    if read.is_error or len(read.observation) > MAX_READ_FOR_THE_MODEL:
+        return taken
+    return replace(taken, detail=replace(taken.detail, text=read.observation))
+
+
 def _with_read_now(
     taken: StepResult, action: ToolAction, refused_unread: dict[str, str]
 ) -> StepResult:
     """Note a change refused for an unread file; once a read shows that file, say so."""
-    if isinstance(taken.detail, ReadFirst):
+    if isinstance(taken.detail, ReadFirst) and taken.detail.text is None:
         refused_unread[taken.detail.path] = action.tool
     elif action.tool == "read_file" and not taken.is_error:
         tool = refused_unread.pop(str(action.arguments.get("path", "")), None)
@@ -419,12 +447,16 @@ def _with_read_now(
     return taken
 
 
-def _phrase_not_found(action: ToolAction, taken: StepResult) -> PhraseNotFound | None:
+def _phrase_not_found(action: ToolAction, taken: StepResult) -> bool:
     """A search for three or more words that matched nothing."""
     pattern = str(action.arguments.get("pattern", ""))
     if action.tool != "search_files" or taken.is_error or len(pattern.split()) < 3:
-        return None
-    return PhraseNotFound(pattern) if taken.observation == NO_MATCHES else None
+        return False
+    return taken.observation == NO_MATCHES
+
+
+def _was_read(action: ToolAction, step: StepResult) -> bool:
+    return action.tool == "read_file" and not step.is_error
 
 
 def _done_line(taken: StepResult) -> str:

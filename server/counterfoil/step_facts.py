@@ -35,11 +35,19 @@ class NoSuchPath:
 
 @dataclass(frozen=True)
 class ReadFirst:
-    """A change to a file the model has not read: the file to read first."""
+    """A change to a file the model has not read: the file to read first, or, once the loop
+    has read a short one for it (`text`, as read_file returned it), what the file holds."""
 
     path: str
+    text: str | None = None
 
     def sentence(self) -> str:
+        if self.text is not None:
+            return (
+                f"read the existing file before changing it: {self.path}. It was read for you"
+                " now; propose your change again on this text (edit_file with old copied"
+                f" exactly from it, or write_file with the whole new text):\n{self.text}"
+            )
         return (
             f"read the existing file before changing it: {self.path} (read it with read_file,"
             " then change it)"
@@ -181,18 +189,19 @@ class TaskProgress:
 @dataclass(frozen=True)
 class PhraseNotFound:
     """A search for a phrase of several words found nothing: a search matches text as it is
-    written on one line, and a small model searches for the task's own sentence."""
+    written on one line, and a small model searches for the task's own sentence; `unread`, the
+    listed files it has not read yet (it copied "one word of it" as its next pattern)."""
 
     pattern: str
+    unread: tuple[str, ...] = ()
 
     def sentence(self) -> str:
-        words = sorted(
-            {word.strip(".,;:!?\"'()") for word in self.pattern.split()}, key=len, reverse=True
-        )
-        hint = f", e.g. {json.dumps(words[0])}" if words and words[0] else ""
+        head = "no line holds that whole phrase (a search matches text as written on one line)."
+        if not self.unread:
+            return f"{head} Search for a single word instead."
         return (
-            "no line holds that whole phrase (a search matches text as written on one line):"
-            f" search for one word of it{hint}, or read the files the task is about."
+            f"{head} Files you have not read yet: {', '.join(self.unread)}. Read the ones the"
+            " task is about with read_file."
         )
 
 
@@ -241,6 +250,10 @@ class TreeOverview:
     def paths(self) -> frozenset[str]:
         """What a refresh compares: the names shown, not their sizes."""
         return frozenset(entry.path for entry in self.entries)
+
+    def file_paths(self) -> tuple[str, ...]:
+        """The files listed, in the listing's order (folded folders left out)."""
+        return tuple(entry.path for entry in self.entries if isinstance(entry, OverviewFile))
 
 
 StepDetail = NoSuchPath | ReadFirst | EditMiss | Placeholder

@@ -15,6 +15,7 @@ from counterfoil.step_facts import (
     OverviewFile,
     OverviewFolder,
     PhraseNotFound,
+    ReadFirst,
     ReadNow,
     TaskProgress,
 )
@@ -148,12 +149,32 @@ def test_a_rejected_edit_is_not_done_and_the_list_keeps_the_latest_effects(tmp_p
     )
 
 
-def test_a_change_refused_for_an_unread_file_is_asked_for_again_once_it_is_read(
+def test_a_change_refused_for_an_unread_short_file_shows_the_file_read_for_the_model(
     tmp_path: Path,
 ) -> None:
-    """The model wrote version.py unread, was told to read it, read it, and moved on without
-    the change: the read's observation says the change is still to be made."""
+    """The 1.5B wrote version.py unread, read it as told, then had to propose the change again:
+    two of its ten steps. A short file is read through the gate with the refusal."""
     files(tmp_path, "app.py")
+    write = '{"tool":"write_file","path":"app.py","content":"y"}'
+    model = RecordingModel(write, write, '{"final":"done"}')
+    workspace = make_workspace(tmp_path, allow_writes=True, answer=True)
+
+    run = run_agent("edit", model, workspace)
+
+    first = run.events[0].step_result
+    assert first is not None and first.detail == ReadFirst("app.py", "xxxxxx")
+    assert run.events[0].result == "error: read the existing file before changing it"
+    assert model.calls[1][-1]["content"] == "Tool result:\nerror: " + first.detail.sentence()
+    assert first.detail.sentence().endswith("whole new text):\nxxxxxx")
+    assert run.events[1].result == "wrote app.py"  # it counts as read: the bytes were shown
+
+
+def test_a_change_refused_for_an_unread_long_file_is_asked_for_again_once_it_is_read(
+    tmp_path: Path,
+) -> None:
+    """Too long to show with the refusal: the model reads it, and the read says the change is
+    still to be made."""
+    (tmp_path / "app.py").write_text("x = 1\n" * 500)
     write = '{"tool":"write_file","path":"app.py","content":"y"}'
     read = '{"tool":"read_file","path":"app.py"}'
     model = RecordingModel(write, read, read, '{"final":"done"}')
@@ -161,6 +182,7 @@ def test_a_change_refused_for_an_unread_file_is_asked_for_again_once_it_is_read(
     run = run_agent("edit", model, make_workspace(tmp_path, allow_writes=True, answer=True))
 
     steps = [event.step_result for event in run.events[:3]]
+    assert steps[0] is not None and steps[0].detail == ReadFirst("app.py")
     assert [step.read_now if step else None for step in steps] == [
         None,
         ReadNow("app.py", "write_file"),
@@ -169,24 +191,26 @@ def test_a_change_refused_for_an_unread_file_is_asked_for_again_once_it_is_read(
     assert model.calls[2][-1]["content"].endswith(ReadNow("app.py", "write_file").sentence())
 
 
-def test_a_search_for_a_whole_phrase_that_matches_nothing_suggests_one_word(
+def test_a_search_for_a_whole_phrase_that_matches_nothing_names_the_files_not_read_yet(
     tmp_path: Path,
 ) -> None:
-    """The 1.5B searched for the task's own sentence, twice, and never for a word of it."""
-    files(tmp_path, "app.py")
+    """The 1.5B searched for the task's own sentence, and then for "one word of it" when told
+    to search for one word of it: the files it has not read are named instead."""
+    files(tmp_path, "app.py", "notes.md")
     phrase = '{"tool":"search_files","pattern":"stop treating empty values as missing"}'
     word = '{"tool":"search_files","pattern":"nothing"}'
-    model = RecordingModel(phrase, word, '{"final":"done"}')
+    read = '{"tool":"read_file","path":"app.py"}'
+    model = RecordingModel(read, phrase, word, '{"final":"done"}')
 
     run = run_agent("fix", model, make_workspace(tmp_path, allow_search=True))
 
-    first, second = (event.step_result for event in run.events[:2])
-    assert first is not None and first.phrase == PhraseNotFound(
-        "stop treating empty values as missing"
-    )
-    assert second is not None and second.phrase is None  # one word: nothing to suggest
-    assert model.calls[1][-1]["content"] == (
+    second, third = (event.step_result for event in run.events[1:3])
+    assert second is not None
+    assert second.phrase == PhraseNotFound("stop treating empty values as missing", ("notes.md",))
+    assert third is not None and third.phrase is None  # one word: nothing to suggest
+    assert model.calls[2][-1]["content"] == (
         "Tool result:\n(no matches)\n\nNote: no line holds that whole phrase (a search matches"
-        ' text as written on one line): search for one word of it, e.g. "treating", or read the'
-        " files the task is about."
+        " text as written on one line). Files you have not read yet: notes.md. Read the ones"
+        " the task is about with read_file."
     )
+    assert PhraseNotFound("a b c").sentence().endswith("Search for a single word instead.")
