@@ -17,17 +17,9 @@ from ..errors import AgentError
 from ..evaluation import EvaluationCase, EvaluationReport, evaluate_run
 from ..gate.workspace import Workspace
 from ..loop import AgentLimits, AgentRun
+from ..model_state import PrefixReuse
 from ..receipts import ReceiptStore
 from ..sessions import AgentCheckpoint, resume_with_steering
-
-
-@dataclass(frozen=True)
-class PrefixReuse:
-    """The token and cache positions one continuation reused instead of prefilling."""
-
-    reused_tokens: int
-    layer_offsets: tuple[int, ...]
-    avoided_prefill_tokens: int
 
 
 @runtime_checkable

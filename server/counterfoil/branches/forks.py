@@ -24,7 +24,6 @@ from ..gate.workspace import Workspace
 from ..loop import AgentEvent, AgentLimits, AgentRun, run_agent
 from ..model import Model, ResponseStats
 from ..receipt_evidence import utc_now
-from ..sessions.branches import BranchCheck, BranchRecord, BranchStore
 from ..sessions.checkpoint import RestoresCheckpoints, restore_model_state
 from ..sessions.record import CheckpointRefused
 from ..sessions.reopen import ResumePlan, check_origin, read_files_kept
@@ -32,6 +31,7 @@ from ..sessions.steering import completed_tool_boundary, steering_message
 from ..sessions.store import SessionStore
 from ..verdict import EFFECT_STATES
 from .copies import BranchCopy, changed_paths, fork_root
+from .records import BranchCheck, BranchRecord, BranchStore
 
 if TYPE_CHECKING:
     from ..evals.package import TaskPackage

@@ -13,11 +13,11 @@ from typing import Any
 from ..actions import ToolAction
 from ..errors import AgentError, ApprovalWithdrawn
 from ..mcp.connection import CallReply, McpFailure
+from ..proposals import McpProposal, sha256_hex
 from ..receipt_evidence import os_user
 from ..receipts import canonical_json
 from ..verdict import EffectOutcome, EffectState
 from .approval import WITHDRAWN, Approval, denial
-from .proposals import McpProposal, sha256_hex
 from .workspace_record import WorkspaceRecord
 
 PREVIEW_CHARS = 2000  # of the result's text, in the receipt's `result`

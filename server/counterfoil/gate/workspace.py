@@ -19,6 +19,7 @@ from ..commands.tree.command_tree import CommandTree
 from ..commands.tree.snapshot import TreeLimits
 from ..errors import AgentError, ApprovalWithdrawn, DetailedRefusal, MissingPath, ToolNotEnabled
 from ..mcp.toolbox import McpToolbox
+from ..proposals import McpProposal, ToolProposal
 from ..receipts import ReceiptNotRecorded, ReceiptStore
 from ..search.scope import SearchLimits
 from ..step_facts import NoSuchPath, Placeholder, StepDetail, TreeOverview
@@ -31,7 +32,6 @@ from .forwarded import Forwarded
 from .mcp_calls import McpCalls
 from .overview import nearby_paths, tree_overview
 from .policy import ToolPolicy
-from .proposals import McpProposal, ToolProposal
 from .workspace_paths import WorkspacePaths
 from .workspace_reads import WorkspaceReads
 from .workspace_record import ConfirmMcp, ConfirmProposal, ConfirmTool, WorkspaceRecord

@@ -10,13 +10,13 @@ import os
 import stat
 
 from ..errors import AgentError
+from ..files.files import directory_entries, file_identity, open_directory
+from ..files.paths import is_protected_path, protected_walk_matcher
+from ..proposals import sha256_hex
 from ..search.engine import search_tree
 from ..search.scope import SearchLimits
-from .files import directory_entries, file_identity, open_directory
 from .line_ranges import check_line_range, render_line_range
-from .paths import is_protected_path, protected_walk_matcher
 from .policy import ToolPolicy
-from .proposals import sha256_hex
 from .workspace_paths import Resolve, WorkspacePaths
 from .workspace_record import WorkspaceRecord
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .. import tools
 from ..actions import ToolAction
 from ..errors import AgentError
+from ..proposals import ChangeSetProposal, CommandProposal, EditProposal, McpProposal, ToolProposal
 from ..receipt_evidence import approval_record, utc_now
 from ..receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore
 from ..receipts.content import load_object
@@ -21,7 +22,6 @@ from ..receipts.own_folder import own_folder
 from ..step_facts import SyntaxProblem
 from ..verdict import EffectOutcome, EffectState
 from .policy import ToolPolicy
-from .proposals import ChangeSetProposal, CommandProposal, EditProposal, McpProposal, ToolProposal
 
 if TYPE_CHECKING:
     from ..mcp.toolbox import McpToolbox

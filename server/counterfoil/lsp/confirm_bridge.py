@@ -25,7 +25,7 @@ from pygls.exceptions import JsonRpcException
 
 from .. import protocol as messages
 from ..gate.approval import Approval
-from ..gate.proposals import ToolProposal
+from ..proposals import ToolProposal
 from ..protocol import wire
 from .channel import ClientChannel
 from .protocol import approval_of, confirm_params

@@ -4,7 +4,7 @@ not accessible" (the same as for a missing file), while the person sees which ru
 from __future__ import annotations
 
 from ..actions import ToolAction
-from ..gate.paths import protection_rule
+from ..files.paths import protection_rule
 from ..loop import AgentEvent
 
 REFUSED = "error: path is not accessible"

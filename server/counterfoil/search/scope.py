@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AgentError
-from ..gate.files import open_directory, read_regular_file
+from ..files.files import open_directory, read_regular_file
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentError
-from ..gate.proposals import CommandProposal, EditProposal, McpProposal, ToolProposal
+from ..proposals import CommandProposal, EditProposal, McpProposal, ToolProposal
 from ..receipt_evidence import utc_now
 from ..receipts import EffectReceipt, ReceiptStore
 from ..receipts.retention import register_digest_source

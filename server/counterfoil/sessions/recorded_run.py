@@ -16,9 +16,9 @@ from typing import Any
 from ..actions import ToolAction
 from ..context.budget import Observation, note_observation
 from ..context.prompt import build_system_prompt
-from ..gate.proposals import ToolProposal
 from ..gate.workspace import Workspace
 from ..loop import Messages, continue_conversation, initial_messages
+from ..proposals import ToolProposal
 from ..receipts import ReceiptStore
 from ..steps import StepResult
 from ..verdict import EffectOutcome
