@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
-from .step_facts import ActionLoop, StepDetail, SyntaxProblem, TreeOverview
+from .step_facts import ActionLoop, LinesShown, StepDetail, SyntaxProblem, TreeOverview
 from .verdict import EffectOutcome, EffectState
 
 
@@ -30,7 +30,7 @@ class StepResult:
     alternation is refused with it; an identical repeat is done and told so after its
     observation). `syntax`: the file a write or an edit left unparseable in its format, told
     after the observation. `tree` is what the root holds after a step that changed which files it
-    holds, shown to the model after the observation.
+    holds, shown to the model after the observation. `lines`: what a ranged read showed.
     """
 
     observation: str
@@ -45,12 +45,13 @@ class StepResult:
     loop: ActionLoop | None = None
     syntax: SyntaxProblem | None = None
     tree: TreeOverview | None = None
+    lines: LinesShown | None = None
 
     def model_text(self) -> str:
         """What the model is told: the observation, or, for a refusal with a `detail`, the
         sentence built from it (the course's words stay the observation and `execute`'s)."""
         if self.error is not None and self.detail is not None:
-            return f"error: {self.detail.sentence()}"
+            return error_text(self.detail.sentence())
         return self.observation
 
     @property
@@ -84,9 +85,16 @@ class StepResult:
         return ", ".join(parts)
 
 
-def refusal(sentence: str) -> StepResult:
-    """A call refused before it became an effect, with the gate's sentence."""
-    return StepResult(f"error: {sentence}", state="refused", error=sentence)
+def error_text(sentence: str) -> str:
+    """The one form of an observation that reports a refusal or a failure: `error: ` and the
+    sentence (the course's words; `plain_step` reads it back only at the course's edge)."""
+    return f"error: {sentence}"
+
+
+def refusal(sentence: str, *, loop: ActionLoop | None = None) -> StepResult:
+    """A call refused before it became an effect, with the gate's sentence on the record
+    (`error`, so `is_error` holds) and in the observation."""
+    return StepResult(error_text(sentence), state="refused", error=sentence, loop=loop)
 
 
 def plain_step(observation: str) -> StepResult:

@@ -81,7 +81,10 @@ class WorkspaceReads:
             raise AgentError("file is not valid UTF-8") from None
         self.record.seen[relative] = sha256_hex(data)
         if ranged:
-            return render_line_range(text, start, end, self.policy.max_file_bytes)
+            shown, self.record.step_lines = render_line_range(
+                text, start, end, self.policy.max_file_bytes
+            )
+            return shown
         return text
 
     def search_files(self, pattern: str, raw: str = ".", literal: bool = False) -> str:
