@@ -1,6 +1,6 @@
 """Forking a paused or finished run at its checkpoint into steered branches, each in its own
 copy of the root with its own receipt log, recorded so that a later process can list them and
-apply one (`fork_selection`).
+apply one (`selection.py`).
 
 A branch continues the checkpoint's conversation (its system prompt rebuilt as a resume does,
 the files changed since the model read them named, then its steering) in a workspace over its
