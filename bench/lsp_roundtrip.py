@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
-from counterfoil.gate.proposals import ToolProposal
+from counterfoil.proposals import ToolProposal
 from counterfoil.receipts import EffectReceipt
 
 SERVER = [sys.executable, "-m", "counterfoil.lsp", "--log-level", "WARNING"]

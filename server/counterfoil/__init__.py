@@ -17,7 +17,7 @@ __version__ = "0.1.0"  # the one version number (pyproject and package.json read
 
 if TYPE_CHECKING:
     from .actions import Action, FinalAction, ToolAction, parse_action
-    from .branches.branching import BranchOutcome, PrefixReuse, run_branch, select_branch
+    from .branches.branching import BranchOutcome, run_branch, select_branch
     from .context.compaction import CompactionResult, compact_completed_interactions
     from .context.evidence import ArtifactRef, ArtifactStore, BoundedEvidenceWorkspace
     from .context.prompt import build_system_prompt
@@ -33,9 +33,10 @@ if TYPE_CHECKING:
     )
     from .gate.approval import ApprovalDecision
     from .gate.policy import ToolPolicy
-    from .gate.proposals import CommandProposal, EditProposal, ToolProposal
     from .gate.workspace import Workspace
     from .loop import AgentEvent, AgentLimits, AgentRun, initial_messages, run_agent
+    from .model_state import ModelCheckpoint, PrefixReuse
+    from .proposals import CommandProposal, EditProposal, ToolProposal
     from .receipts import (
         EffectReceipt,
         ReceiptLogError,
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
     from .sessions import (
         AgentCheckpoint,
         AgentStatus,
-        ModelCheckpoint,
         create_checkpoint,
         inspect_checkpoint,
         resume_agent,
@@ -67,9 +67,9 @@ _EXPORTS = {
     "ArtifactStore": "context.evidence",
     "BoundedEvidenceWorkspace": "context.evidence",
     "BranchOutcome": "branches.branching",
-    "CommandProposal": "gate.proposals",
+    "CommandProposal": "proposals",
     "CompactionResult": "context.compaction",
-    "EditProposal": "gate.proposals",
+    "EditProposal": "proposals",
     "EffectReceipt": "receipts",
     "EvaluationCase": "evaluation",
     "EvaluationCheck": "evaluation",
@@ -77,8 +77,8 @@ _EXPORTS = {
     "FileExpectation": "evaluation",
     "FinalAction": "actions",
     "KvPrefixGenerator": "models.kv_prefix",
-    "ModelCheckpoint": "sessions",
-    "PrefixReuse": "branches.branching",
+    "ModelCheckpoint": "model_state",
+    "PrefixReuse": "model_state",
     "ReceiptExpectation": "evaluation",
     "ReceiptLogError": "receipts",
     "ReceiptLogReport": "receipts",
@@ -86,7 +86,7 @@ _EXPORTS = {
     "ResultExpectation": "evaluation",
     "ToolAction": "actions",
     "ToolPolicy": "gate.policy",
-    "ToolProposal": "gate.proposals",
+    "ToolProposal": "proposals",
     "Workspace": "gate.workspace",
     "build_system_prompt": "context.prompt",
     "compact_completed_interactions": "context.compaction",

@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 
 from .actions import ToolAction
 from .errors import AgentError
-from .gate.files import open_directory, read_regular_file
+from .files.files import open_directory, read_regular_file
 from .gate.workspace import Workspace
 from .loop import AgentRun
 from .receipts import ReceiptLogError, ReceiptStore, verify_receipt_log

@@ -20,8 +20,8 @@ from .errors import AgentError, ToolNotEnabled
 from .gate.workspace import Workspace
 from .mcp.toolbox import offered_listings
 from .model import McpListings, Model, configure
-from .search.scope import NO_MATCHES
 from .step_facts import (
+    NO_MATCHES,
     ActionLoop,
     PhraseNotFound,
     ReadFirst,
@@ -29,12 +29,12 @@ from .step_facts import (
     TaskProgress,
     TreeOverview,
 )
-from .steps import StepResult, step_taker
+from .steps import StepResult, error_text, refusal, step_taker
 from .verdict import RunVerdict, compute_verdict
 
 Messages = list[dict[str, str]]
 IDENTICAL_ACTION = "identical action loop detected"
-IDENTICAL_ACTION_ERROR = f"error: {IDENTICAL_ACTION}"
+IDENTICAL_ACTION_ERROR = error_text(IDENTICAL_ACTION)
 
 
 @runtime_checkable
@@ -266,7 +266,7 @@ def run_agent(
         try:
             action = parse_action(response, workspace.available_tools)
         except AgentError as error:
-            result = f"error: {error}"
+            result = error_text(str(error))
             conversation.record(
                 AgentEvent(
                     step,
@@ -408,8 +408,7 @@ def alternating_loop(
 
 
 def _loop_step(loop: ActionLoop) -> StepResult:
-    sentence = loop.sentence()
-    return StepResult(f"error: {sentence}", state="refused", error=sentence, loop=loop)
+    return refusal(loop.sentence(), loop=loop)
 
 
 CHANGES = ("edit_file", "write_file")

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .commands.runner import CommandResult
-from .gate.proposals import (
+from .proposals import (
     ChangeSetProposal,
     CommandProposal,
     EditProposal,

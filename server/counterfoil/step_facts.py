@@ -15,7 +15,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+NO_MATCHES = "(no matches)"  # a search's whole observation when nothing matched
 MAX_SHOWN_DIFFERENCES = 3
+NOT_ACCESSIBLE = "path is not accessible"  # the course's words for a path it may not see
 MAX_SHOWN_SPAN = 60
 MAX_SHOWN_DONE = 4  # the latest effects a TaskProgress lists
 
@@ -206,6 +208,30 @@ class PhraseNotFound:
 
 
 @dataclass(frozen=True)
+class LinesShown:
+    """The lines a ranged read showed, of how many the file holds (its `[lines …]` header)."""
+
+    start: int
+    stop: int
+    total: int
+
+    def span(self) -> str:
+        return f"lines {self.start:,}–{self.stop:,}"
+
+
+@dataclass(frozen=True)
+class KeptFromModel:
+    """A path the gate keeps from the model (a protected name or pattern, the artifacts'
+    reserved folder). The model is told only the course's words, the same as for a missing
+    file, so it learns nothing of what exists; the person is told which rule holds."""
+
+    path: str
+
+    def sentence(self) -> str:
+        return NOT_ACCESSIBLE
+
+
+@dataclass(frozen=True)
 class Placeholder:
     """An argument the model copied from the tool examples, not a value of its own."""
 
@@ -256,7 +282,7 @@ class TreeOverview:
         return tuple(entry.path for entry in self.entries if isinstance(entry, OverviewFile))
 
 
-StepDetail = NoSuchPath | ReadFirst | EditMiss | Placeholder
+StepDetail = NoSuchPath | ReadFirst | EditMiss | Placeholder | KeptFromModel
 
 
 def _quoted(text: str) -> str:

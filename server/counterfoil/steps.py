@@ -11,6 +11,7 @@ from typing import Any, Protocol, cast
 
 from .step_facts import (
     ActionLoop,
+    LinesShown,
     PhraseNotFound,
     ReadNow,
     StepDetail,
@@ -41,6 +42,7 @@ class StepResult:
     holds, shown to the model after the observation. `read_now`: the file a read just showed
     had a change refused for not being read, to be made now. `progress`: after a file written,
     the task and the effects done so far. `phrase`: a search for several words found nothing.
+    `lines`: what a ranged read showed.
     """
 
     observation: str
@@ -58,12 +60,13 @@ class StepResult:
     read_now: ReadNow | None = None
     progress: TaskProgress | None = None
     phrase: PhraseNotFound | None = None
+    lines: LinesShown | None = None
 
     def model_text(self) -> str:
         """What the model is told: the observation, or, for a refusal with a `detail`, the
         sentence built from it (the course's words stay the observation and `execute`'s)."""
         if self.error is not None and self.detail is not None:
-            return f"error: {self.detail.sentence()}"
+            return error_text(self.detail.sentence())
         return self.observation
 
     @property
@@ -97,9 +100,16 @@ class StepResult:
         return ", ".join(parts)
 
 
-def refusal(sentence: str) -> StepResult:
-    """A call refused before it became an effect, with the gate's sentence."""
-    return StepResult(f"error: {sentence}", state="refused", error=sentence)
+def error_text(sentence: str) -> str:
+    """The one form of an observation that reports a refusal or a failure: `error: ` and the
+    sentence (the course's words; `plain_step` reads it back only at the course's edge)."""
+    return f"error: {sentence}"
+
+
+def refusal(sentence: str, *, loop: ActionLoop | None = None) -> StepResult:
+    """A call refused before it became an effect, with the gate's sentence on the record
+    (`error`, so `is_error` holds) and in the observation."""
+    return StepResult(error_text(sentence), state="refused", error=sentence, loop=loop)
 
 
 def plain_step(observation: str) -> StepResult:

@@ -21,10 +21,10 @@ from tests.branches.fork_helpers import (
     write_script,
 )
 
+from counterfoil.branches.records import BranchStore
+from counterfoil.model_state import ModelCheckpoint
 from counterfoil.models.scripted import ScriptedModel
 from counterfoil.receipts import ReceiptStore
-from counterfoil.sessions.branches import BranchStore
-from counterfoil.sessions.checkpoint import ModelCheckpoint
 from counterfoil.sessions.store import SessionStore
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from tests.branches.fork_helpers import cli, finished_run, fork_script, log_of, model, write_script
 
-from counterfoil.sessions.branches import BranchStore
+from counterfoil.branches.records import BranchStore
 from counterfoil.sessions.store import SessionStore
 
 

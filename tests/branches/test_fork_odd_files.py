@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.branches.fork_helpers import READ, cli, edit, finished_run, log_of, model
 
-from counterfoil.sessions.branches import BranchStore
+from counterfoil.branches.records import BranchStore
 from counterfoil.sessions.store import SessionStore
 
 

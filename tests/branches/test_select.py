@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from tests.branches.fork_helpers import cli, finished_run, fork_script, forked_run, log_of, model
 
+from counterfoil.branches.records import BranchStore
 from counterfoil.receipts import ReceiptStore
-from counterfoil.sessions.branches import BranchStore
 from counterfoil.sessions.reopen import run_state
 from counterfoil.sessions.store import SessionStore
 
@@ -151,7 +151,7 @@ def test_a_branch_that_failed_its_checks_is_not_selected(forked: tuple[Path, str
     root, run_id = forked
     branches = store(root)
     record = branches.branches(run_id)[0]
-    from counterfoil.sessions.branches import BranchCheck
+    from counterfoil.branches.records import BranchCheck
 
     branches.write(
         record.updated_with(checks_package="pkg", checks=(BranchCheck("tests", False, "no"),))

@@ -15,9 +15,9 @@ from tests.branches.fork_helpers import cli, forked_run, log_of
 
 from counterfoil import ReceiptStore, ToolPolicy
 from counterfoil.branches.copies import apply_branch, fork_root
+from counterfoil.branches.records import BranchStore
 from counterfoil.errors import AgentError
-from counterfoil.gate.proposals import ToolProposal
-from counterfoil.sessions.branches import BranchStore
+from counterfoil.proposals import ToolProposal
 from counterfoil.sessions.store import SessionStore
 
 REPOSITORY = Path(__file__).resolve().parents[2]

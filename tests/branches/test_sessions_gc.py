@@ -7,8 +7,8 @@ from pathlib import Path
 
 from tests.branches.fork_helpers import cli, finished_run, forked_run, log_of
 
+from counterfoil.branches.records import BranchStore
 from counterfoil.receipts import ReceiptStore
-from counterfoil.sessions.branches import BranchStore
 from counterfoil.sessions.store import SessionStore
 
 

@@ -13,8 +13,8 @@ from typing import Any
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil.cli.approvals import proposal_diff
 from counterfoil.cli.main import main
-from counterfoil.gate.proposals import ChangeSetProposal, ToolProposal
 from counterfoil.lsp.protocol import preview
+from counterfoil.proposals import ChangeSetProposal, ToolProposal
 
 PYTHON = sys.executable
 LOG = ".counterfoil/receipts.jsonl"

@@ -23,9 +23,9 @@ from counterfoil.commands.tree.review import SET_ID_REFUSED, ReviewCopy
 from counterfoil.commands.tree.snapshot import TreeLimits, TreeRules
 from counterfoil.context.compaction import COMPACTED_PREFIX, compacted_record
 from counterfoil.errors import AgentError
-from counterfoil.gate.path_text import shown_path
-from counterfoil.gate.proposals import ChangeSetProposal, ToolProposal
+from counterfoil.files.path_text import shown_path
 from counterfoil.lsp.protocol import preview, step_dict, verdict_message
+from counterfoil.proposals import ChangeSetProposal, ToolProposal
 from counterfoil.receipts.verify import last_results
 from counterfoil.verdict import compute_verdict
 

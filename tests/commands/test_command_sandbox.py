@@ -17,7 +17,7 @@ from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil.commands.tree import sandbox
 from counterfoil.commands.tree.reach import Reach
 from counterfoil.commands.tree.sandbox import sandbox_for, seatbelt_profile
-from counterfoil.gate.proposals import ChangeSetProposal, ToolProposal
+from counterfoil.proposals import ChangeSetProposal, ToolProposal
 from counterfoil.settings.table import Settings, SettingsError
 
 PYTHON = sys.executable

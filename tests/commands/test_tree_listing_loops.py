@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from counterfoil.commands.tree import listing
-from counterfoil.gate.files import DIRECTORY_FLAGS
+from counterfoil.files.files import DIRECTORY_FLAGS
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from counterfoil import (
     ToolProposal,
     Workspace,
 )
-from counterfoil.gate.proposals import CommandProposal
+from counterfoil.proposals import CommandProposal
 
 
 class Truthy:

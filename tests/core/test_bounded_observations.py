@@ -21,7 +21,7 @@ from counterfoil.cli.main import main
 from counterfoil.context.evidence import EXTERNALIZED_PREFIX, RANGE_PREFIX, range_path
 from counterfoil.context.prompt import build_system_prompt
 from counterfoil.errors import AgentError
-from counterfoil.gate.paths import relative_parts
+from counterfoil.files.paths import relative_parts
 from counterfoil.receipts.content import OBJECTS_FOLDER
 from counterfoil.settings.table import Settings, SettingsError
 

@@ -226,7 +226,7 @@ def test_two_steered_branches_from_one_checkpoint_then_the_passing_one_applied(
 
 
 def test_a_branch_copy_keeps_a_sparse_file_sparse(tmp_path: Path) -> None:
-    from counterfoil.branches.tree_copy import copy_tree
+    from counterfoil.files.tree_copy import copy_tree
 
     source = tmp_path / "source"
     source.mkdir()

@@ -15,6 +15,7 @@ from counterfoil import AgentLimits, ToolPolicy, Workspace, build_system_prompt,
 from counterfoil.actions import ToolAction
 from counterfoil.context.budget import ContextWindow, elided_summary, estimate_tokens
 from counterfoil.context.compaction import COMPACTED_PREFIX
+from counterfoil.step_facts import LinesShown
 from counterfoil.steps import StepResult, refusal
 
 GOAL = "rename helper_07 to helper_seven everywhere and check the project still imports"
@@ -172,26 +173,39 @@ def test_a_budget_that_elision_cannot_meet_ends_the_run(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "action, result, summary",
+    "action, step, summary",
     [
-        (ToolAction("read_file", {"path": "a.py"}), "text", "[read_file a.py: elided]"),
+        (ToolAction("read_file", {"path": "a.py"}), StepResult("text"), "[read_file a.py: elided]"),
         (
             ToolAction("read_file", {"path": "a.py", "start_line": 3}),
-            "[lines 3–9 of 9]\nx",
+            StepResult("[lines 3–9 of 9]\nx", lines=LinesShown(3, 9, 9)),
             "[read_file a.py, lines 3–9: elided]",
         ),
         (
             ToolAction("search_files", {"pattern": "def"}),
-            "a:1: def\nb:2: def",
+            StepResult("a:1: def\nb:2: def"),
             "[search_files 'def' in .: 2 lines elided]",
         ),
-        (ToolAction("list_files", {"path": "src"}), "file src/a.py", "[list_files src: elided]"),
+        (
+            ToolAction("list_files", {"path": "src"}),
+            StepResult("file src/a.py"),
+            "[list_files src: elided]",
+        ),
     ],
 )
 def test_an_elided_observation_is_one_line_naming_what_was_seen(
-    action: ToolAction, result: str, summary: str
+    action: ToolAction, step: StepResult, summary: str
 ) -> None:
-    assert elided_summary(action, result) == summary
+    assert elided_summary(action, step) == summary
+
+
+def test_the_lines_an_elided_read_names_come_from_its_record_not_its_text() -> None:
+    """A file whose own first line reads `[lines …]` is not taken for a range."""
+    action = ToolAction("read_file", {"path": "notes.md"})
+
+    assert (
+        elided_summary(action, StepResult("[lines 1–2 of 5]\n")) == "[read_file notes.md: elided]"
+    )
 
 
 def test_max_context_tokens_must_be_positive() -> None:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from counterfoil.branches.tree_copy import snapshot
 from counterfoil.commands.tree.sandbox import CONFINE, OFF
 from counterfoil.evals.grading import grade
 from counterfoil.evals.package import PackageError, load_package
+from counterfoil.files.tree_copy import snapshot
 
 needs_bubblewrap = pytest.mark.skipif(
     not sys.platform.startswith("linux") or shutil.which("bwrap") is None,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from counterfoil import ToolAction, ToolPolicy, Workspace
-from counterfoil.gate.proposals import ToolProposal
+from counterfoil.proposals import ToolProposal
 
 
 def make_workspace(root: Path, confirm) -> Workspace:  # type: ignore[no-untyped-def]

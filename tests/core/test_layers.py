@@ -113,9 +113,11 @@ PACKAGE = Path(__file__).resolve().parents[2] / "server" / "counterfoil"
 # The adapters around the core: the daemon, the models, the terminal, the offline test models.
 ADAPTER_PACKAGES = ("lsp", "models", "cli", "testing")
 ADAPTER_MODULES = ("__main__",)
-# The core's own folders: the gate, what the model is shown, search, settings, branches, the
-# receipt log, commands with the tree changes they make, and the evidence exported with a commit.
+# The core's own folders: the file layer, the gate, what the model is shown, search, settings,
+# branches, the receipt log, commands with the tree changes they make, and the evidence exported
+# with a commit.
 CORE_PACKAGES = (
+    "files",
     "receipts",
     "commands",
     "attestation",

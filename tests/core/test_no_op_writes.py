@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
-from counterfoil.gate.proposals import ToolProposal
+from counterfoil.proposals import ToolProposal
 from counterfoil.verdict import compute_verdict
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from counterfoil import ToolPolicy
 from counterfoil.cli.main import main
-from counterfoil.gate.paths import protection_rule
+from counterfoil.files.paths import protection_rule
 
 
 def test_protected_patterns_default_to_none(tmp_path: Path) -> None:

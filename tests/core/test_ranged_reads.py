@@ -8,7 +8,7 @@ import pytest
 from tests.support.workspaces import make_workspace
 
 from counterfoil import ToolAction, ToolPolicy, Workspace
-from counterfoil.gate.proposals import sha256_hex
+from counterfoil.proposals import sha256_hex
 
 LINES = 4210
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from counterfoil import ToolAction, ToolPolicy, Workspace
 from counterfoil.gate.approval import Approval
-from counterfoil.gate.proposals import EditProposal, ToolProposal
+from counterfoil.proposals import EditProposal, ToolProposal
 
 
 def workspace_answering(

@@ -11,8 +11,8 @@ from tests.conftest import FIXTURES
 
 from counterfoil import AgentRun, ReceiptStore, ToolPolicy, Workspace, run_agent
 from counterfoil.errors import AgentError
-from counterfoil.gate.proposals import ToolProposal
 from counterfoil.models import ScriptedModel
+from counterfoil.proposals import ToolProposal
 from counterfoil.receipts import EffectReceipt
 from counterfoil.verdict import EffectOutcome, RunVerdict, compute_verdict
 

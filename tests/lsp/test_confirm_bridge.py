@@ -12,8 +12,8 @@ from typing import Any
 from pygls.exceptions import JsonRpcInternalError
 
 from counterfoil.actions import ToolAction
-from counterfoil.gate.proposals import EditProposal
 from counterfoil.lsp.confirm_bridge import ConfirmBridge
+from counterfoil.proposals import EditProposal
 
 
 class OneAnswerChannel:

@@ -14,11 +14,11 @@ import pytest
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil import protocol as messages
-from counterfoil.gate.proposals import ToolProposal
 from counterfoil.lsp.handlers import Handlers, handler_name
 from counterfoil.lsp.model_download import DownloadJob, answer
 from counterfoil.lsp.protocol import confirm_params, receipt_message
 from counterfoil.lsp.session import Session
+from counterfoil.proposals import ToolProposal
 from counterfoil.protocol import REQUESTS, wire
 from counterfoil.receipt_evidence import approval_record
 from counterfoil.receipts import EffectReceipt

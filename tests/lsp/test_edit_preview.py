@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from counterfoil.actions import ToolAction
-from counterfoil.gate.proposals import EditProposal
 from counterfoil.lsp.edit_preview import lines_of
 from counterfoil.lsp.protocol import preview
+from counterfoil.proposals import EditProposal
 
 
 def offset(text: str, position: dict[str, int]) -> int:

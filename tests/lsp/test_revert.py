@@ -56,8 +56,8 @@ async def test_a_command_that_changed_no_file_has_nothing_to_revert_and_nobody_i
 
 def test_reverting_a_command_is_previewed_as_a_change_set(tmp_path: Path) -> None:
     from counterfoil.actions import ToolAction
-    from counterfoil.gate.proposals import ChangeSetProposal, FileRestore
     from counterfoil.lsp.protocol import preview
+    from counterfoil.proposals import ChangeSetProposal, FileRestore
 
     proposal = ChangeSetProposal(
         tool_call_id="call-3",
@@ -98,8 +98,8 @@ async def test_revert_needs_a_tool_call_id(start_daemon: StartDaemon) -> None:
 
 def test_reverting_a_created_file_is_previewed_as_a_removal(tmp_path: Path) -> None:
     from counterfoil.actions import ToolAction
-    from counterfoil.gate.proposals import EditProposal
     from counterfoil.lsp.protocol import preview
+    from counterfoil.proposals import EditProposal
 
     proposal = EditProposal(
         tool_call_id="call-4",

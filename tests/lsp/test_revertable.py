@@ -12,8 +12,8 @@ import pytest
 from tests.support.workspaces import log_path
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
-from counterfoil.gate.proposals import ChangeSetProposal, ToolProposal
 from counterfoil.lsp.session import Session
+from counterfoil.proposals import ChangeSetProposal, ToolProposal
 from counterfoil.protocol import wire
 from counterfoil.receipts import EffectReceipt
 

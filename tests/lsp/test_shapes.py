@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from counterfoil.actions import ToolAction
-from counterfoil.gate.proposals import CommandProposal
 from counterfoil.lsp.protocol import approval_of, preview
 from counterfoil.lsp.settings import Settings, SettingsError, parse_settings
+from counterfoil.proposals import CommandProposal
 
 
 def test_missing_and_unknown_settings_take_the_safe_defaults() -> None:

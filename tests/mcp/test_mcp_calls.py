@@ -14,8 +14,8 @@ from tests.support.workspaces import log_path, make_workspace
 
 from counterfoil import ToolAction, Workspace
 from counterfoil.context.prompt import build_system_prompt
-from counterfoil.gate.proposals import McpProposal
 from counterfoil.mcp.toolbox import McpToolbox
+from counterfoil.proposals import McpProposal
 from counterfoil.receipts.content import load_object
 from counterfoil.receipts.own_folder import own_folder
 from counterfoil.receipts.verify import verify_receipt_log

@@ -9,7 +9,7 @@ from tests.support.mcp_servers import Person, stdio_server, toolbox
 from tests.support.workspaces import log_path, make_workspace
 
 from counterfoil import ReceiptStore, ToolAction
-from counterfoil.gate.proposals import McpProposal
+from counterfoil.proposals import McpProposal
 from counterfoil.sessions.intents import mcp_intent_of, settle_intents
 from counterfoil.sessions.store import SessionStore
 

@@ -10,7 +10,7 @@ import pytest
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil.cli.receipts import receipts_command
-from counterfoil.gate.proposals import ToolProposal
+from counterfoil.proposals import ToolProposal
 from counterfoil.receipt_evidence import approval_record
 from counterfoil.sessions.intents import intent_of, objects_in_use, settle_intents
 from counterfoil.sessions.store import SessionStore

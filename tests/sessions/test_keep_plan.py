@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.branches.fork_helpers import forked_run, log_of
 
-from counterfoil.sessions.branch_listing import branches_answer
+from counterfoil.branches.listing import branches_answer
 
 
 def test_keep_says_the_changes_it_applies_and_the_branches_it_discards(tmp_path: Path) -> None:

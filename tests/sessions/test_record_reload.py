@@ -10,7 +10,8 @@ from pathlib import Path
 
 from counterfoil.context.budget import Observation
 from counterfoil.context.evidence import ArtifactRef
-from counterfoil.sessions.checkpoint import ModelCheckpoint, create_checkpoint, prompt_cache_name
+from counterfoil.model_state import ModelCheckpoint
+from counterfoil.sessions.checkpoint import create_checkpoint, prompt_cache_name
 from counterfoil.sessions.record import SessionRecord, load_record
 from counterfoil.sessions.recorded_run import read_prompt_cache
 from counterfoil.sessions.store import SessionStore

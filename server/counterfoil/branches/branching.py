@@ -4,7 +4,7 @@ course's Day 8).
 A branch is a steered resume (Day 6) in its own workspace and receipt log, judged by a Day 7
 case. The model reports what it reused of the saved prefix, so a branch that silently
 re-prefilled the whole prompt shows. Copying the workspace and applying the chosen branch's
-changes are `branch_copies`' work; here nothing is copied and nothing is merged.
+changes are `copies.py`'s and `selection.py`'s work; here nothing is copied or merged.
 """
 
 from __future__ import annotations
@@ -17,17 +17,9 @@ from ..errors import AgentError
 from ..evaluation import EvaluationCase, EvaluationReport, evaluate_run
 from ..gate.workspace import Workspace
 from ..loop import AgentLimits, AgentRun
+from ..model_state import PrefixReuse
 from ..receipts import ReceiptStore
 from ..sessions import AgentCheckpoint, resume_with_steering
-
-
-@dataclass(frozen=True)
-class PrefixReuse:
-    """The token and cache positions one continuation reused instead of prefilling."""
-
-    reused_tokens: int
-    layer_offsets: tuple[int, ...]
-    avoided_prefill_tokens: int
 
 
 @runtime_checkable

@@ -24,15 +24,15 @@ from typing import Any
 from ..actions import ToolAction
 from ..commands.tree.ignore import CACHE_NAMES
 from ..errors import AgentError
+from ..files.tree_copy import CopyCount, Snapshot, copy_tree, read_relative, snapshot
 from ..gate.policy import ToolPolicy
-from ..gate.proposals import ToolProposal
 from ..gate.workspace import Workspace
+from ..proposals import ToolProposal
 from ..receipts import ReceiptStore
 from ..receipts.content import OBJECTS_FOLDER
 from ..receipts.guard import LogGuard
 from ..receipts.head import head_path
 from ..receipts.own_folder import make_own_folder, own_folder
-from .tree_copy import CopyCount, Snapshot, copy_tree, read_relative, snapshot
 
 MAX_APPLIED_BYTES = 16 * 1024 * 1024
 

@@ -1,6 +1,6 @@
 """Forking a paused or finished run at its checkpoint into steered branches, each in its own
 copy of the root with its own receipt log, recorded so that a later process can list them and
-apply one (`fork_selection`).
+apply one (`selection.py`).
 
 A branch continues the checkpoint's conversation (its system prompt rebuilt as a resume does,
 the files changed since the model read them named, then its steering) in a workspace over its
@@ -24,7 +24,6 @@ from ..gate.workspace import Workspace
 from ..loop import AgentEvent, AgentLimits, AgentRun, run_agent
 from ..model import Model, ResponseStats
 from ..receipt_evidence import utc_now
-from ..sessions.branches import BranchCheck, BranchRecord, BranchStore
 from ..sessions.checkpoint import RestoresCheckpoints, restore_model_state
 from ..sessions.record import CheckpointRefused
 from ..sessions.reopen import ResumePlan, check_origin, read_files_kept
@@ -32,6 +31,7 @@ from ..sessions.steering import completed_tool_boundary, steering_message
 from ..sessions.store import SessionStore
 from ..verdict import EFFECT_STATES
 from .copies import BranchCopy, changed_paths, fork_root
+from .records import BranchCheck, BranchRecord, BranchStore
 
 if TYPE_CHECKING:
     from ..evals.package import TaskPackage

@@ -17,16 +17,16 @@ from typing import Any
 
 from ..errors import AgentError
 from ..gate.policy import ToolPolicy
-from ..gate.proposals import ToolProposal
+from ..proposals import ToolProposal
 from ..receipt_evidence import utc_now
 from ..receipts import ReceiptStore
-from ..sessions.branches import BranchRecord, BranchStore, parse_branch_name
 from ..sessions.intents import intent_of
-from ..sessions.kept_branch import end_for_kept_branch
 from ..sessions.record import CheckpointRefused
 from ..sessions.store import RunLock, SessionStore
 from .copies import BranchCopy, apply_branch, pending_changes
 from .forks import refuse_settled
+from .kept_branch import end_for_kept_branch
+from .records import BranchRecord, BranchStore, parse_branch_name
 
 
 class SelectionStopped(AgentError):

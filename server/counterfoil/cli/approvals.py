@@ -9,10 +9,10 @@ import threading
 from collections.abc import Callable
 from typing import TextIO
 
+from ..files.path_text import shown_path
 from ..gate.approval import Approval
-from ..gate.path_text import shown_path
-from ..gate.proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
 from ..loop import AgentEvent
+from ..proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
 from ..receipts import EffectReceipt
 from .terminal import (
     Style,

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from ..branches.copies import BranchCopy
+from ..branches.records import BranchRecord, BranchStore, listed_state
 from ..errors import AgentError
-from ..gate.proposals import CommandProposal, ToolProposal
 from ..gate.workspace import Workspace
+from ..proposals import CommandProposal, ToolProposal
 from ..receipts import ReceiptStore
-from ..sessions.branches import BranchRecord, BranchStore, listed_state
 from ..sessions.record import CheckpointRefused
 from ..settings.table import Settings
 from .command_setup import CommandSetup, set_up_command
@@ -316,8 +316,8 @@ def branches_command(args: argparse.Namespace, stdout: TextIO) -> int:
     live = setup.sessions.is_live(args.run_id)
     states = [listed_state(item, live) for item in found]
     if args.json:  # the daemon's `counterfoil/branches` answer, written once
+        from ..branches.listing import branches_answer
         from ..protocol import wire
-        from ..sessions.branch_listing import branches_answer
 
         document = wire(branches_answer(setup.log_path, args.run_id))
         stdout.write(json.dumps(document, indent=2) + "\n")

@@ -11,9 +11,9 @@ from typing import TextIO
 
 from ..gate.approval import Approval
 from ..gate.policy import ToolPolicy
-from ..gate.proposals import McpProposal
 from ..mcp.pins import PinStore
 from ..mcp.toolbox import DefinitionQuestion, McpToolbox, ServerEvent
+from ..proposals import McpProposal
 from ..settings.table import Settings
 from .approvals import read_line
 

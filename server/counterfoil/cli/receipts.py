@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import AgentError
-from ..gate.path_text import shown_path
+from ..files.path_text import shown_path
 from ..model_identity import describe_identity
 from ..receipts import EffectReceipt, ReceiptStore, canonical_json, verify_receipt_log
 from ..receipts.content import load_object

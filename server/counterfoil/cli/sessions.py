@@ -185,7 +185,7 @@ def _collect(sessions: SessionStore, runs: list[StoredRun], stdout: TextIO) -> i
     still to select from (a branch selected settles that: the others were left only by a
     stop before they were discarded). Runs' records, intents and branches' records and
     receipt logs stay: they are the account."""
-    from ..sessions.branches import BranchStore
+    from ..branches.records import BranchStore
 
     branches = BranchStore(sessions)
     removed = 0

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from ..gate.path_text import shown_path
-from ..gate.proposals import ChangeSetProposal, FileRestore
+from ..files.path_text import shown_path
 from ..model import Messages, Model, WrappedModel
 from ..models.progress import ModelProgress
+from ..proposals import ChangeSetProposal, FileRestore
 from ..verdict import EffectOutcome, RunVerdict
 
 EXIT_SUCCEEDED = 0

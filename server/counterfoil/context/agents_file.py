@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import AgentError
-from ..gate.files import open_directory, read_regular_file
+from ..files.files import open_directory, read_regular_file
 
 AGENTS_FILE = "AGENTS.md"
 MAX_AGENTS_FILE_BYTES = 16 * 1024

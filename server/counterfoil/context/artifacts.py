@@ -134,7 +134,8 @@ def shape_observation(
     output = _command_output(artifacts, receipt) if len(result) > RECORD_PREVIEW_CHARS else None
     if limits is not None and not step.is_error and len(result) > limits.max_inline_chars:
         truncated = receipt is not None and receipt.evidence.get("output_truncated") is True
-        text, shows = _externalized(artifacts, limits, result, output, truncated)
+        command = output if step.effect is not None and step.effect.argv is not None else None
+        text, shows = _externalized(artifacts, limits, result, command, truncated)
     if (
         receipt is None
         or receipt.tool != action.tool
@@ -169,10 +170,11 @@ def _externalized(
     output: tuple[ArtifactRef, bytes] | None,
     truncated: bool = False,
 ) -> tuple[str, ArtifactRef]:
-    """The course's externalized observation; a command's keeps its status line first and
-    points at its whole output (not just the part its observation held)."""
+    """The course's externalized observation; a command's (`output`: the whole output its
+    receipt keeps) keeps its status line first and points at that whole output, not just the
+    part its observation held."""
     budget = limits.max_inline_chars
-    if output is not None and result.startswith("status: "):
+    if output is not None:
         status = result.split("\n", 1)[0] + "\n"
         record, data = output
         note = "\n[only the first bytes of the output were kept]" if truncated else ""

@@ -57,13 +57,14 @@ def estimate_tokens(messages: Messages) -> int:
     return math.ceil(chars / CHARS_PER_TOKEN) + 4 * len(messages)
 
 
-def elided_summary(action: ToolAction, result: str) -> str:
-    """One line that says what was seen: `[read_file app.py, lines 1–120: elided]`."""
-    arguments = action.arguments
+def elided_summary(action: ToolAction, step: StepResult) -> str:
+    """One line that says what was seen: `[read_file app.py, lines 1–120: elided]` (the lines
+    from the step's record)."""
+    arguments, result = action.arguments, step.observation
     if action.tool == "read_file":
         where = str(arguments.get("path"))
-        if result.startswith("[lines "):
-            where += ", " + result[1:].split(" of ", 1)[0]
+        if step.lines is not None:
+            where += ", " + step.lines.span()
         return f"[read_file {where}: elided]"
     if action.tool == "search_files":
         return (
@@ -104,7 +105,7 @@ def note_observation(
     gate's record of it; None for a response that made no call); a read that was done elides
     to one line, anything else to `summary` (an effect's compacted record) if given."""
     if action is not None and step is not None and _elidable(action.tool) and not step.is_error:
-        summary = OBSERVATION_PREFIX + elided_summary(action, step.observation)
+        summary = OBSERVATION_PREFIX + elided_summary(action, step)
         summary_shows = None
     index = len(messages) - 1
     length = len(messages[index]["content"])

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from ..actions import ToolAction
 from ..errors import AgentError
-from ..gate.paths import RESERVED_FOLDER
+from ..files.paths import RESERVED_FOLDER
 from ..gate.policy import ToolPolicy
 from ..gate.workspace import Workspace
 from ..steps import StepGate, StepResult, plain_step, refusal, steps_itself

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..branches.tree_copy import Snapshot, read_relative
 from ..commands.tree.ignore import CACHE_NAMES
 from ..commands.tree.sandbox import CONFINE
 from ..errors import AgentError
-from ..gate.files import open_directory
+from ..files.files import open_directory
+from ..files.tree_copy import Snapshot, read_relative
 from .held_out_command import run_command_check
 from .package import PackageCheck, TaskPackage
 

@@ -14,10 +14,10 @@ import os
 import tempfile
 from pathlib import Path
 
-from ..branches.tree_copy import LinkRefused, copy_tree
 from ..commands.runner import run_bounded
 from ..commands.tree.sandbox import CONFINE, private_temporary, sandbox_for
 from ..errors import AgentError
+from ..files.tree_copy import LinkRefused, copy_tree
 from .package import CHECKS_FILE, PackageCheck, TaskPackage
 
 MAX_SHOWN_OUTPUT_CHARS = 300

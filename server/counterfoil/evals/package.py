@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..branches.tree_copy import LinkRefused, copy_tree
-from ..gate.files import READ_FLAGS
+from ..files.files import READ_FLAGS
+from ..files.tree_copy import LinkRefused, copy_tree
 
 SCHEMA_VERSION = 1
 MAX_JSON_BYTES = 1024 * 1024

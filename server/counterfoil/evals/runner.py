@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from ..actions import ToolAction
-from ..branches.tree_copy import remove_tree, snapshot
 from ..commands.tree.sandbox import CONFINE
 from ..context.agents_file import read_agents_file
+from ..files.tree_copy import remove_tree, snapshot
 from ..gate.approval import Approval, ApprovalDecision
 from ..gate.grants import FROM_TASK_PACKAGE
 from ..gate.policy import ToolPolicy
-from ..gate.proposals import EditProposal, ToolProposal
 from ..loop import IDENTICAL_ACTION_ERROR, AgentLimits, AgentRun, run_agent
+from ..proposals import EditProposal, ToolProposal
 from ..receipts import ReceiptStore, verify_receipt_log
 from ..verdict import RunVerdict
 from .grading import CheckResult, Modification, forbidden_modifications, grade

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from ..actions import ToolAction
 from ..errors import AgentError, ApprovalWithdrawn
+from ..proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
 from .approval import WITHDRAWN, Approval, denial
 from .command_effects import CommandEffects
 from .edited_approval import edited_proposal
 from .file_effects import FileEffects
-from .proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
 from .repropose import REPROPOSED_NOTE, can_repropose, reproposed
 from .revert import reverts_as_command
 from .workspace_record import WorkspaceRecord

@@ -11,7 +11,6 @@ from typing import Any
 from .. import tools
 from ..actions import ToolAction
 from ..commands.runner import CommandResult
-from ..commands.tree.command_run import run_tracked_command
 from ..commands.tree.command_tree import CommandTree
 from ..commands.tree.restore import (
     applied_record,
@@ -21,9 +20,10 @@ from ..commands.tree.restore import (
 from ..commands.tree.sandbox import OFF, sandbox_for
 from ..commands.tree.snapshot import TreeLimits, TreeRules, guarded_paths
 from ..errors import AgentError
+from ..proposals import ChangeSetProposal, CommandProposal, CommandRunsAs, ToolProposal
 from .approval import Approval
+from .command_run import run_tracked_command
 from .policy import ToolPolicy
-from .proposals import ChangeSetProposal, CommandProposal, CommandRunsAs, ToolProposal
 from .workspace_paths import WorkspacePaths
 from .workspace_record import WorkspaceRecord
 

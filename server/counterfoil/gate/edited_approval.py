@@ -13,7 +13,7 @@ from dataclasses import replace
 from functools import cache
 
 from ..errors import AgentError
-from .proposals import EditProposal, sha256_hex
+from ..proposals import EditProposal, sha256_hex
 
 MAX_DIFF_CHARS = 2000
 

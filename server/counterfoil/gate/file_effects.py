@@ -11,16 +11,16 @@ from pathlib import PurePosixPath
 
 from ..actions import ToolAction
 from ..errors import AgentError, DetailedRefusal
+from ..files.files import entry_mode, open_directory, read_regular_file, remove_file, replace_file
+from ..files.path_text import shown_path
+from ..proposals import EditProposal, sha256_hex
 from ..receipt_evidence import file_evidence
 from ..receipts import EffectReceipt
 from ..step_facts import ReadFirst
 from .edited_approval import diff_shows_all, edited_observation
 from .edits import apply_edit
-from .files import entry_mode, open_directory, read_regular_file, remove_file, replace_file
 from .new_folders import folders_made, missing_folders, remove_folders
-from .path_text import shown_path
 from .policy import ToolPolicy
-from .proposals import EditProposal, sha256_hex
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
 from .syntax import syntax_problem
 from .workspace_paths import Resolve, WorkspacePaths

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..errors import AgentError
+from ..step_facts import LinesShown
 
 
 def check_line_range(start_line: object, end_line: object) -> tuple[int, int | None]:
@@ -19,12 +20,15 @@ def check_line_range(start_line: object, end_line: object) -> tuple[int, int | N
     return start, end_line if isinstance(end_line, int) else None
 
 
-def render_line_range(text: str, start: int, end: int | None, max_bytes: int) -> str:
-    """`[lines 1–120 of 4,210]` and then those lines, cut at whole lines to `max_bytes`."""
+def render_line_range(
+    text: str, start: int, end: int | None, max_bytes: int
+) -> tuple[str, LinesShown | None]:
+    """`[lines 1–120 of 4,210]` and then those lines, cut at whole lines to `max_bytes`; and the
+    lines shown, for the step's record (None for an empty file)."""
     lines = _split_newlines(text)
     total = len(lines)
     if total == 0:
-        return "[empty file]"
+        return "[empty file]", None
     if start > total:
         raise AgentError(f"start_line is past the end of the file ({total:,} lines)")
     last = total if end is None else min(end, total)
@@ -41,7 +45,7 @@ def render_line_range(text: str, start: int, end: int | None, max_bytes: int) ->
     header = f"[lines {start:,}–{stop:,} of {total:,}"
     if stop < last:
         header += f"; cut at {max_bytes} bytes, continue from line {stop + 1:,}"
-    return header + "]\n" + "".join(shown)
+    return header + "]\n" + "".join(shown), LinesShown(start, stop, total)
 
 
 def _split_newlines(text: str) -> list[str]:

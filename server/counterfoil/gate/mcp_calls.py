@@ -13,11 +13,12 @@ from typing import Any
 from ..actions import ToolAction
 from ..errors import AgentError, ApprovalWithdrawn
 from ..mcp.connection import CallReply, McpFailure
+from ..proposals import McpProposal, sha256_hex
 from ..receipt_evidence import os_user
 from ..receipts import canonical_json
+from ..steps import error_text
 from ..verdict import EffectOutcome, EffectState
 from .approval import WITHDRAWN, Approval, denial
-from .proposals import McpProposal, sha256_hex
 from .workspace_record import WorkspaceRecord
 
 PREVIEW_CHARS = 2000  # of the result's text, in the receipt's `result`
@@ -133,7 +134,7 @@ class McpCalls:
                 f"{MAX_RESULT_BYTES} byte limit; the result was not kept or shown"
             )
             facts["result_kept"] = False
-            text, exit_state = f"error: {sentence}", "error"
+            text, exit_state = error_text(sentence), "error"
         else:
             record.receipt_store.keep_object(data)
             facts["result_kept"] = True
@@ -167,4 +168,4 @@ def result_text(result: dict[str, Any]) -> str:
     if not parts and "structuredContent" in result:
         parts.append(canonical_json(result["structuredContent"]))
     text = "\n".join(parts)
-    return f"error: {text}" if result.get("isError") else text
+    return error_text(text) if result.get("isError") else text

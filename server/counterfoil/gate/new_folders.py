@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from ..errors import AgentError
-from .files import DIRECTORY_FLAGS, open_directory
+from ..files.files import DIRECTORY_FLAGS, open_directory
 
 NO_PARENT = "parent directory does not exist"
 

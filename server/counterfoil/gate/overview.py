@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ..commands.tree.ignore import CACHE_NAMES
+from ..files.files import directory_entries, file_identity, open_directory
+from ..files.paths import RESERVED_FOLDER, protected_walk_matcher
 from ..step_facts import OverviewEntry, OverviewFile, OverviewFolder, TreeOverview
-from .files import directory_entries, file_identity, open_directory
-from .paths import RESERVED_FOLDER, protected_walk_matcher
 from .workspace_paths import WorkspacePaths
 
 MAX_OVERVIEW_LINES = 40  # files and folded folders shown in the prompt

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import AgentError
+from ..proposals import EditProposal, ToolProposal, sha256_hex
 from .edits import apply_edit
-from .proposals import EditProposal, ToolProposal, sha256_hex
 
 # What the model reads after an approval of its edit applied to the person's newer bytes.
 REPROPOSED_NOTE = " (the person changed the file while your proposal waited; your edit was applied to their version)"

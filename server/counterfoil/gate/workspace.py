@@ -19,10 +19,11 @@ from ..commands.tree.command_tree import CommandTree
 from ..commands.tree.snapshot import TreeLimits
 from ..errors import AgentError, ApprovalWithdrawn, DetailedRefusal, MissingPath, ToolNotEnabled
 from ..mcp.toolbox import McpToolbox
+from ..proposals import McpProposal, ToolProposal
 from ..receipts import ReceiptNotRecorded, ReceiptStore
 from ..search.scope import SearchLimits
 from ..step_facts import NoSuchPath, Placeholder, StepDetail, TreeOverview
-from ..steps import StepGate, StepResult
+from ..steps import StepGate, StepResult, error_text
 from ..verdict import EffectOutcome
 from .approved_effects import ApprovedEffects
 from .command_effects import CommandEffects
@@ -31,7 +32,6 @@ from .forwarded import Forwarded
 from .mcp_calls import McpCalls
 from .overview import nearby_paths, tree_overview
 from .policy import ToolPolicy
-from .proposals import McpProposal, ToolProposal
 from .workspace_paths import WorkspacePaths
 from .workspace_reads import WorkspaceReads
 from .workspace_record import ConfirmMcp, ConfirmProposal, ConfirmTool, WorkspaceRecord
@@ -212,7 +212,7 @@ class Workspace(StepGate):
         except Exception as error:  # noqa: BLE001 - the gate never raises for model input
             sentence = f"{type(error).__name__}: {error}"
         if sentence is not None:
-            observation = f"error: {sentence}"
+            observation = error_text(sentence)
         effect, receipt = record.step_effect, record.step_receipt
         evidence: dict[str, Any] = receipt.evidence if receipt is not None else {}
         call_id = receipt.tool_call_id if receipt is not None else withdrawn
@@ -229,6 +229,7 @@ class Workspace(StepGate):
             error=sentence,
             detail=detail,
             syntax=record.step_syntax if sentence is None else None,
+            lines=record.step_lines if sentence is None else None,
         )
 
     def _execute(self, action: Any, tool_call_id: str | None) -> str:

@@ -13,10 +13,16 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from ..errors import AgentError, MissingPath
+from ..files.files import (
+    FileIdentity,
+    file_identity,
+    open_directory,
+    read_regular_file,
+    refuse_hard_links,
+)
+from ..files.paths import relative_parts
 from ..receipts import ReceiptStore
 from ..receipts.counterfoil_folders import counterfoil_folders, within
-from .files import FileIdentity, file_identity, open_directory, read_regular_file, refuse_hard_links
-from .paths import relative_parts
 from .policy import ToolPolicy
 
 

@@ -10,13 +10,13 @@ import os
 import stat
 
 from ..errors import AgentError
+from ..files.files import directory_entries, file_identity, open_directory
+from ..files.paths import is_protected_path, protected_walk_matcher
+from ..proposals import sha256_hex
 from ..search.engine import search_tree
 from ..search.scope import SearchLimits
-from .files import directory_entries, file_identity, open_directory
 from .line_ranges import check_line_range, render_line_range
-from .paths import is_protected_path, protected_walk_matcher
 from .policy import ToolPolicy
-from .proposals import sha256_hex
 from .workspace_paths import Resolve, WorkspacePaths
 from .workspace_record import WorkspaceRecord
 
@@ -81,7 +81,10 @@ class WorkspaceReads:
             raise AgentError("file is not valid UTF-8") from None
         self.record.seen[relative] = sha256_hex(data)
         if ranged:
-            return render_line_range(text, start, end, self.policy.max_file_bytes)
+            shown, self.record.step_lines = render_line_range(
+                text, start, end, self.policy.max_file_bytes
+            )
+            return shown
         return text
 
     def search_files(self, pattern: str, raw: str = ".", literal: bool = False) -> str:

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 from .. import tools
 from ..actions import ToolAction
 from ..errors import AgentError
+from ..proposals import ChangeSetProposal, CommandProposal, EditProposal, McpProposal, ToolProposal
 from ..receipt_evidence import approval_record, utc_now
 from ..receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore
 from ..receipts.content import load_object
 from ..receipts.own_folder import own_folder
-from ..step_facts import SyntaxProblem
+from ..step_facts import LinesShown, SyntaxProblem
 from ..verdict import EffectOutcome, EffectState
 from .policy import ToolPolicy
-from .proposals import ChangeSetProposal, CommandProposal, EditProposal, McpProposal, ToolProposal
 
 if TYPE_CHECKING:
     from ..mcp.toolbox import McpToolbox
@@ -52,6 +52,7 @@ class WorkspaceRecord:
         self.step_effect: EffectOutcome | None = None  # what the current step's effect became
         self.step_receipt: EffectReceipt | None = None
         self.step_syntax: SyntaxProblem | None = None  # a file the step's effect left unparseable
+        self.step_lines: LinesShown | None = None  # the lines the step's ranged read showed
         self._call_ids = threading.Lock()
         self.run_id = uuid.uuid4().hex
         self.approval_via = "cli"
@@ -107,6 +108,7 @@ class WorkspaceRecord:
         """A new step: nothing of it is noted or receipted yet."""
         self.step_effect = self.step_receipt = None
         self.step_syntax = None
+        self.step_lines = None
 
     def note(
         self, proposal: ToolProposal, state: EffectState, reason: str | None = None, **facts: Any

@@ -1,6 +1,6 @@
 """`counterfoil/selectBranch`: one branch of a forked run selected in the daemon's root, each
 change asked through `counterfoil/confirm` like any effect (receipts approved `editor,
-selecting branch …`). The branches are listed by `sessions/branch_listing.py`."""
+selecting branch …`). The branches are listed by `branches/listing.py`."""
 
 from __future__ import annotations
 

@@ -27,8 +27,8 @@ from pygls.exceptions import JsonRpcException
 
 from .. import protocol as messages
 from ..gate.approval import Approval
-from ..gate.proposals import McpProposal, ToolProposal
 from ..mcp.toolbox import DefinitionQuestion
+from ..proposals import McpProposal, ToolProposal
 from ..protocol import wire
 from .channel import ClientChannel
 from .mcp_questions import definition_call_id, definition_params

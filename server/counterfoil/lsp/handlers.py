@@ -128,7 +128,7 @@ class Handlers:
         return result
 
     async def branches(self, params: messages.BranchesParams) -> messages.BranchesResult:
-        from ..sessions.branch_listing import branches_answer
+        from ..branches.listing import branches_answer
 
         log = self.session.receipt_log()
         return await asyncio.to_thread(branches_answer, log, params.runId)

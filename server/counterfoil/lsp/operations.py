@@ -25,7 +25,7 @@ from ..gate.workspace import Workspace
 from ..protocol import notice
 from ..receipts import ReceiptStore
 from ..settings.table import Settings
-from ..steps import StepResult
+from ..steps import StepResult, refusal
 from .agent_run import AgentRunner, RunRequest
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
@@ -261,7 +261,7 @@ class Operations:
         try:
             workspace, unsubscribe = open_workspace(self._channel, job)
         except WorkspaceUnavailable as error:
-            step = StepResult(f"error: {error.message}", state="refused")
+            step = refusal(error.message)
             return messages.ValidationResult(
                 observation=step.observation, receipt=None, **step_fields(step)
             )

@@ -16,9 +16,9 @@ from .. import protocol as messages
 from .. import tools
 from ..actions import Action, FinalAction, ToolAction
 from ..gate.approval import Approval, clean_reason
-from ..gate.proposals import ChangeSetProposal, CommandProposal, McpProposal, ToolProposal
 from ..gate.revert import revertable
 from ..model_identity import identity_short
+from ..proposals import ChangeSetProposal, CommandProposal, McpProposal, ToolProposal
 from ..protocol import wire
 from ..steps import StepResult
 from ..tools import example_action

@@ -15,9 +15,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..branches.branching import PrefixReuse
 from ..errors import AgentError
-from ..sessions import ModelCheckpoint
+from ..model_state import ModelCheckpoint, PrefixReuse
 
 Message = dict[str, str]
 

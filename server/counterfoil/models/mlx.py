@@ -16,8 +16,8 @@ from typing import Any, Literal
 from ..context.budget import prompt_budget
 from ..model import McpListings, ResponseStats
 from ..model_identity import ModelIdentity
+from ..model_state import ModelCheckpoint
 from ..receipts import canonical_json
-from ..sessions.checkpoint import ModelCheckpoint
 from .cpu_path import ComputePath
 from .errors import ModelLoadError, load_failure
 from .model_names import ModelSource, resolve_model

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the sessions package loads the loop; reading settings must not
-    from ..sessions.checkpoint import ModelCheckpoint
+    from ..model_state import ModelCheckpoint
 
 from ..context.budget import estimate_tokens
 from ..model import McpListings, ResponseStats
@@ -72,7 +72,7 @@ class ScriptedModel:
     def save_checkpoint(self, messages: list[dict[str, str]]) -> ModelCheckpoint:
         """Its whole state is the next response's index; it caches no tokens (one empty
         layer)."""
-        from ..sessions.checkpoint import ModelCheckpoint
+        from ..model_state import ModelCheckpoint
 
         return ModelCheckpoint(len(messages), self._next, (), (0,))
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Self
 
 from ..errors import AgentError
-from ..gate.files import OwnedDescriptor, closed_after, write_all
+from ..files.files import OwnedDescriptor, closed_after, write_all
 from .hold import ObjectHold, open_log_folder, open_private_folder, shared_folder_lock
 
 OBJECTS_FOLDER = "objects"

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..gate.files import write_all
+from ..files.files import write_all
 from .errors import ReceiptLogError
 from .identity import PinnedLog
 

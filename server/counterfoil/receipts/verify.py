@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import AgentError
-from ..gate.path_text import shown_path
+from ..files.path_text import shown_path
 from .chain import ChainState, head_problem, iter_lines, receipt_from_line, take_lines
 from .errors import ReceiptLogError
 from .head import LogHead, read_head

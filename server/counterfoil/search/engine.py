@@ -29,7 +29,7 @@ from typing import IO
 
 from ..commands.orphans import own_child
 from ..errors import AgentError
-from ..gate.files import open_directory
+from ..files.files import open_directory
 from .scope import (
     SearchHit,
     SearchLimits,

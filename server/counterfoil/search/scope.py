@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AgentError
-from ..gate.files import open_directory, read_regular_file
-
-NO_MATCHES = "(no matches)"  # a search's whole observation when nothing matched
+from ..files.files import open_directory, read_regular_file
+from ..step_facts import NO_MATCHES
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ memory; the rest of the package keeps it on disk beside the receipt log, so a ru
 paused can be resumed with its effects accounted for.
 """
 
+from ..model_state import ModelCheckpoint
 from .checkpoint import (
     AgentCheckpoint,
-    ModelCheckpoint,
     RestoresCheckpoints,
     SavesCheckpoints,
     create_checkpoint,

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentError
-from ..gate.files import write_all
+from ..files.files import write_all
 from ..receipt_evidence import os_user, utc_now
 from ..receipts.record import EffectReceipt
 from ..receipts.signing import Signer, load_signer

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentError
-from ..gate.proposals import CommandProposal, EditProposal, McpProposal, ToolProposal
+from ..proposals import CommandProposal, EditProposal, McpProposal, ToolProposal
 from ..receipt_evidence import utc_now
 from ..receipts import EffectReceipt, ReceiptStore
 from ..receipts.retention import register_digest_source
 from ..receipts.verify import file_digest
+from ..steps import error_text
 from .decisions import note_settled
 from .intent_seal import BINDING_KEY, seal_problem
 from .record import CheckpointRefused, LogPosition
@@ -336,7 +337,7 @@ def _settled(
     call_id, tool = intent["call_id"], intent["tool"]
     sentence = f"{call_id} ({tool} {target}) {account}"
     if error is not None:
-        observation = f"error: {error}"
+        observation = error_text(error)
     return Settled(intent["run_id"], call_id, tool, outcome, sentence, observation, error)
 
 

@@ -18,8 +18,9 @@ from typing import Any
 from ..context.budget import Observation
 from ..context.evidence import ArtifactRef
 from ..errors import AgentError
+from ..model_state import ModelCheckpoint
 from ..receipts.head import read_head
-from .checkpoint import AgentCheckpoint, ModelCheckpoint, create_checkpoint
+from .checkpoint import AgentCheckpoint, create_checkpoint
 
 FORMAT_VERSION = 1
 STATES = ("running", "paused", "ended")

@@ -14,14 +14,14 @@ from typing import Any, TypeVar
 
 from ..actions import ToolAction
 from ..context.budget import Observation
-from ..gate.proposals import McpProposal, ToolProposal
 from ..gate.workspace import Workspace
 from ..model import ConfiguresTools, McpListings, configure
+from ..model_state import ModelCheckpoint
+from ..proposals import McpProposal, ToolProposal
 from ..receipt_evidence import utc_now
 from ..verdict import EffectOutcome, compute_verdict
 from .checkpoint import (
     KeepsPromptCache,
-    ModelCheckpoint,
     SavesCheckpoints,
     create_checkpoint,
     prompt_cache_name,

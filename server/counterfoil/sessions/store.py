@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Self
 
-from ..gate.files import OwnedDescriptor, closed_after, open_folder_path, write_all
+from ..files.files import OwnedDescriptor, closed_after, open_folder_path, write_all
 from ..receipts.content import regular_file_sha256
 from ..receipts.hold import SESSIONS_FOLDER
 from ..receipts.own_folder import own_folder

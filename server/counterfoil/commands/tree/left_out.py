@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ...gate.files import DIRECTORY_FLAGS
+from ...files.files import DIRECTORY_FLAGS
 from .listing import folder_listing
 
 Keys = dict[str, tuple[int, ...]]

@@ -27,7 +27,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import islice
 from typing import Any
 
-from ...gate.files import DIRECTORY_FLAGS
+from ...files.files import DIRECTORY_FLAGS
 
 try:  # the C twin of the loops below, built by setup.py where a compiler is at hand
     from . import _listing  # type: ignore[attr-defined]

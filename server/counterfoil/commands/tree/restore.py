@@ -21,10 +21,10 @@ from typing import Any
 
 from ...actions import ToolAction
 from ...errors import AgentError
-from ...gate.files import READ_FLAGS, closed_after, open_folder_path, replace_file
-from ...gate.path_text import shown_path
-from ...gate.paths import relative_parts
-from ...gate.proposals import ChangeSetProposal, FileRestore
+from ...files.files import READ_FLAGS, closed_after, open_folder_path, replace_file
+from ...files.path_text import shown_path
+from ...files.paths import relative_parts
+from ...proposals import ChangeSetProposal, FileRestore
 
 CHANGED_SINCE = "changed since the command"
 LoadObject = Callable[[str], bytes | None]

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ...actions import ToolAction
-from ...gate.proposals import ChangeSetProposal, FileRestore
+from ...proposals import ChangeSetProposal, FileRestore
 from .changes import TreeChanges, compare
 from .restore import check_change_set
 from .review_tree import copy_tree

@@ -24,9 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...branches.tree_copy import copy_bytes
 from ...errors import AgentError
-from ...gate.path_text import shown_path
+from ...files.path_text import shown_path
+from ...files.tree_copy import copy_bytes
 from .ignore import CACHE_NAMES
 
 SHARED_NAMES = frozenset({".venv", "venv", "node_modules", ".tox", ".nox", ".git"})

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ...errors import AgentError
-from ...gate.files import READ_FLAGS, open_directory
+from ...files.files import READ_FLAGS, open_directory
 from .ignore import IgnoreRule
 from .left_out import LeftOutFolder
 from .listing import StatKey

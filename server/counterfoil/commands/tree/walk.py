@@ -18,8 +18,8 @@ import time
 from contextlib import closing
 from pathlib import Path
 
-from ...gate.files import DIRECTORY_FLAGS, READ_FLAGS
-from ...gate.paths import is_temporary_name, protected_walk_matcher
+from ...files.files import DIRECTORY_FLAGS, READ_FLAGS
+from ...files.paths import is_temporary_name, protected_walk_matcher
 from .ignore import (
     CACHE_NAMES,
     GIT_FOLDER,

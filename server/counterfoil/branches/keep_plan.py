@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..branches.copies import BranchCopy, pending_changes
-from .branches import BranchRecord, BranchStore
-from .store import SessionStore
+from ..sessions.store import SessionStore
+from .copies import BranchCopy, pending_changes
+from .records import BranchRecord, BranchStore
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-from ..actions import ToolAction
+from .actions import ToolAction
 
 
 def sha256_hex(data: bytes) -> str:

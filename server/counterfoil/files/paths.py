@@ -14,7 +14,8 @@ from fnmatch import translate
 from functools import lru_cache
 from pathlib import PurePosixPath
 
-from ..errors import AgentError
+from ..errors import AgentError, DetailedRefusal
+from ..step_facts import NOT_ACCESSIBLE, KeptFromModel
 
 MAX_PATH_CHARS = 4096
 MAX_NAME_BYTES = 255
@@ -178,10 +179,10 @@ def relative_parts(raw: object, extra_patterns: tuple[str, ...] = ()) -> tuple[s
     if pure.is_absolute() or ".." in pure.parts:
         raise AgentError("path must be relative and stay in the workspace")
     parts = tuple(part for part in pure.parts if part != ".")
-    if parts and parts[0].casefold() == RESERVED_FOLDER:
-        raise AgentError("path is not accessible")  # only read_file's artifact ranges live there
+    if parts and parts[0].casefold() == RESERVED_FOLDER:  # only read_file's artifact ranges
+        raise DetailedRefusal(NOT_ACCESSIBLE, KeptFromModel("/".join(parts)))
     if is_protected_path(parts, extra_patterns):
-        raise AgentError("path is not accessible")
+        raise DetailedRefusal(NOT_ACCESSIBLE, KeptFromModel("/".join(parts)))
     if any(len(part.encode("utf-8")) > MAX_NAME_BYTES for part in parts):
         raise AgentError("path is too long")
     return parts

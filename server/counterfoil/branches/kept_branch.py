@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .decisions import DecisionLog, read_entries
-from .store import SessionStore
+from ..sessions.decisions import DecisionLog, read_entries
+from ..sessions.store import SessionStore
 
 
 def kept_reason(branch: str) -> str:

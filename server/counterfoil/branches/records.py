@@ -16,10 +16,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..branches.tree_copy import Snapshot
 from ..evaluation import EvaluationCheck
-from .record import CheckpointRefused
-from .store import RUN_ID, SessionStore
+from ..files.tree_copy import Snapshot
+from ..sessions.record import CheckpointRefused
+from ..sessions.store import RUN_ID, SessionStore
 
 BRANCHES_FOLDER = "branches"
 BRANCH_FILE = "branch.json"

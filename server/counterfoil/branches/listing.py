@@ -8,10 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from ..protocol.branches import BranchCheckResult, BranchesResult, BranchInfo
-from .branches import BranchRecord, BranchStore, listed_state
+from ..sessions.record import CheckpointRefused
+from ..sessions.store import SessionStore
 from .keep_plan import keep_plan
-from .record import CheckpointRefused
-from .store import SessionStore
+from .records import BranchRecord, BranchStore, listed_state
 
 
 def branches_answer(log: Path | None, run_id: str) -> BranchesResult:

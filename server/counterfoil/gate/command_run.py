@@ -9,20 +9,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ...errors import AgentError
-from ...gate.approval import Approval
-from ...gate.policy import ToolPolicy
-from ...gate.proposals import CommandProposal, CommandRan, ToolProposal
-from ...receipt_evidence import command_evidence
-from ...receipts import ReceiptNotRecorded, ReceiptStore
-from ...verdict import NOTHING_TO_APPLY
-from ..runner import CommandResult, run_bounded
-from .changes import TreeChanges
-from .command_tree import CommandTree
-from .reach import apart_from_root
-from .restore import apply_change_set
-from .review import ReviewCopy
-from .sandbox import REVIEW, private_temporary, sandbox_for
+from ..commands.runner import CommandResult, run_bounded
+from ..commands.tree.changes import TreeChanges
+from ..commands.tree.command_tree import CommandTree
+from ..commands.tree.reach import apart_from_root
+from ..commands.tree.restore import apply_change_set
+from ..commands.tree.review import ReviewCopy
+from ..commands.tree.sandbox import REVIEW, private_temporary, sandbox_for
+from ..errors import AgentError
+from ..proposals import CommandProposal, CommandRan, ToolProposal
+from ..receipt_evidence import command_evidence
+from ..receipts import ReceiptNotRecorded, ReceiptStore
+from ..verdict import NOTHING_TO_APPLY
+from .approval import Approval
+from .policy import ToolPolicy
 
 Changed = tuple[tuple[str, str | None], ...]
 NOT_APPLIED = "not applied"

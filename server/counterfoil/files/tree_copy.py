@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import AgentError
-from ..gate.files import DIRECTORY_FLAGS, READ_FLAGS, open_directory, read_regular_file
+from .files import DIRECTORY_FLAGS, READ_FLAGS, open_directory, read_regular_file
 
 FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int)
 MAX_DIGESTED_BYTES = 64 * 1024 * 1024
