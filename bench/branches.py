@@ -41,7 +41,7 @@ def main() -> None:
     blas = use_openblas()
     from mlx_lm import load
 
-    from counterfoil.models.kv_prefix import KvPrefixGenerator
+    from counterfoil.models.mlx.kv_prefix import KvPrefixGenerator
 
     model, tokenizer = load(str(bench_model_dir()))
     messages = checkpoint_messages()

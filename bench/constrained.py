@@ -27,7 +27,7 @@ def main() -> None:
     from mlx_lm import stream_generate
     from mlx_lm.sample_utils import make_sampler
 
-    from counterfoil.models.mlx import load_model
+    from counterfoil.models.mlx.mlx import load_model
 
     loaded = load_model(str(bench_model_dir()))
     grammar = loaded.action_grammar(None, [("python", "validate.py")])

@@ -26,7 +26,7 @@ def main() -> None:
     from mlx_lm.sample_utils import make_sampler
 
     from counterfoil.models import GenerationOptions, ModelProgress, load_generate
-    from counterfoil.models.mlx import MLXGenerate
+    from counterfoil.models.mlx.mlx import MLXGenerate
 
     reports: list[ModelProgress] = []
     generate = load_generate(

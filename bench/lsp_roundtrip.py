@@ -235,7 +235,7 @@ def bench_follow_up_prefill(root: Path, model_dir: Path) -> dict[str, int]:
     """A follow-up turn's prefilled tokens against its whole prompt (what a fresh run prefills)."""
     from counterfoil.loop import AgentLimits, run_agent
     from counterfoil.models import GenerationOptions, load_generate
-    from counterfoil.models.mlx import MLXGenerate
+    from counterfoil.models.mlx.mlx import MLXGenerate
 
     generate = load_generate(str(model_dir), GenerationOptions(max_tokens=16))
     assert isinstance(generate, MLXGenerate)

@@ -216,7 +216,7 @@ def main() -> None:
         print(json.dumps(figures))
         leave(0)
     from counterfoil.models import GenerationOptions, load_generate
-    from counterfoil.models.mlx import MLXGenerate
+    from counterfoil.models.mlx.mlx import MLXGenerate
 
     model_dir = bench_model_dir()
     options = GenerationOptions(max_tokens=GENERATED_TOKENS, constrain=False)

@@ -80,7 +80,7 @@ class Decoder:
     """Greedy, constrained decoding of one action's continuation, with or without lookup."""
 
     def __init__(self, spec: str) -> None:
-        from counterfoil.models.mlx import load_model
+        from counterfoil.models.mlx.mlx import load_model
 
         self.loaded = load_model(spec)
         self.grammar = self.loaded.action_grammar(None, ())
@@ -99,7 +99,7 @@ class Decoder:
 
     def sources(self, messages: list[dict[str, str]]) -> list[list[int]]:
         """The messages as tokens inside a JSON string, as the MLX loop gives lookup them."""
-        from counterfoil.models.prompt_lookup import json_string_sources
+        from counterfoil.models.mlx.prompt_lookup import json_string_sources
 
         tokenizer = self.loaded.tokenizer
         return json_string_sources(
@@ -139,7 +139,7 @@ class Decoder:
         from mlx_lm.models.cache import make_prompt_cache
         from mlx_lm.sample_utils import make_sampler
 
-        from counterfoil.models.prompt_lookup import LookupStats, stream_generate_with_lookup
+        from counterfoil.models.mlx.prompt_lookup import LookupStats, stream_generate_with_lookup
 
         loaded = self.loaded
         constraint = self.grammar.processor(len(prompt) - opening_at + max_tokens)

@@ -38,7 +38,7 @@ def rates(
     spec: str, fast: bool, messages: list[dict[str, str]], decode_tokens: int = DECODE_TOKENS
 ) -> dict[str, Any]:
     from counterfoil.models import GenerationOptions
-    from counterfoil.models.mlx import MLXGenerate, load_model
+    from counterfoil.models.mlx.mlx import MLXGenerate, load_model
 
     loaded = load_model(spec, device="cpu", fast_cpu=fast)
     generate = MLXGenerate(loaded, GenerationOptions(max_tokens=decode_tokens, constrain=False))
@@ -61,9 +61,9 @@ def prefill_side_by_side(spec: str, tokens: list[int], repeats: int) -> dict[str
     from mlx_lm import load
     from mlx_lm.models.cache import make_prompt_cache
 
-    from counterfoil.models.cpu_path import dequantize_to
-    from counterfoil.models.gguf_import import import_gguf
-    from counterfoil.models.prefill import prefill_in_chunks
+    from counterfoil.models.gguf.gguf_import import import_gguf
+    from counterfoil.models.mlx.cpu_path import dequantize_to
+    from counterfoil.models.mlx.prefill import prefill_in_chunks
 
     mx.set_default_device(mx.cpu)
     folder = str(import_gguf(spec).folder)
@@ -91,7 +91,7 @@ def stop_latencies(
     """Seconds from a stop request to the call's end, asked at `trials` points spread evenly
     over a prefill that takes about `prefill_seconds`, on the path `load_model` takes here."""
     from counterfoil.models import GenerationOptions
-    from counterfoil.models.mlx import MLXGenerate, load_model
+    from counterfoil.models.mlx.mlx import MLXGenerate, load_model
 
     loaded = load_model(spec, device="cpu")
     found: list[dict[str, float]] = []
@@ -125,7 +125,7 @@ def stop_latencies(
 
 def resume_vs_fresh(spec: str, messages: list[dict[str, str]]) -> dict[str, Any]:
     from counterfoil.models import GenerationOptions
-    from counterfoil.models.mlx import MLXGenerate, load_model
+    from counterfoil.models.mlx.mlx import MLXGenerate, load_model
 
     loaded = load_model(spec, device="cpu")
     options = GenerationOptions(max_tokens=8, constrain=False)
@@ -158,7 +158,7 @@ def resume_vs_fresh(spec: str, messages: list[dict[str, str]]) -> dict[str, Any]
 
 def conversation_turns(spec: str, turns: int) -> dict[str, int]:
     from counterfoil.models import GenerationOptions
-    from counterfoil.models.mlx import MLXGenerate, load_model
+    from counterfoil.models.mlx.mlx import MLXGenerate, load_model
 
     generate = MLXGenerate(
         load_model(spec, device="cpu"), GenerationOptions(max_tokens=12, constrain=False)
@@ -178,7 +178,7 @@ def openblas_threads() -> int | None:
     """The threads OpenBLAS uses in this process, when it is loaded."""
     import ctypes
 
-    from counterfoil.models.cpu_path import OPENBLAS, blas_in_use
+    from counterfoil.models.mlx.cpu_path import OPENBLAS, blas_in_use
 
     if blas_in_use() != "OpenBLAS":
         return None
@@ -192,8 +192,8 @@ def main() -> None:
     blas = use_openblas()
     import os
 
-    from counterfoil.models.cpu_path import blas_in_use
-    from counterfoil.models.prefill import CHUNK_SECONDS
+    from counterfoil.models.mlx.cpu_path import blas_in_use
+    from counterfoil.models.mlx.prefill import CHUNK_SECONDS
     from counterfoil.testing.smollm2 import smollm2_gguf
 
     spec = str(smollm2_gguf())

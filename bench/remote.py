@@ -70,7 +70,7 @@ def main() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     import httpx
 
-    from counterfoil.models.remote import RemoteGenerate
+    from counterfoil.models.server.remote import RemoteGenerate
     from counterfoil.testing.local_mlx_server import serving_mlx_model
     from counterfoil.testing.tiny_model import cached_tiny_model
 

@@ -35,7 +35,7 @@ ACTION = '{"tool":"read_file","path":"argparse.py","start_line":1,"end_line":40}
 def main() -> None:
     blas = use_openblas()
     from counterfoil.models import GenerationOptions, load_generate
-    from counterfoil.models.mlx import MLXGenerate
+    from counterfoil.models.mlx.mlx import MLXGenerate
     from counterfoil.sessions.checkpoint import prompt_cache_name
     from counterfoil.sessions.store import SessionStore
 

@@ -76,7 +76,7 @@ _EXPORTS = {
     "EvaluationReport": "evaluation",
     "FileExpectation": "evaluation",
     "FinalAction": "actions",
-    "KvPrefixGenerator": "models.kv_prefix",
+    "KvPrefixGenerator": "models",
     "ModelCheckpoint": "model_state",
     "PrefixReuse": "model_state",
     "ReceiptExpectation": "evaluation",

@@ -18,7 +18,7 @@ import pytest
 from counterfoil import EffectReceipt, ReceiptStore
 from counterfoil.cli.doctor import key_check, model_cache_check, receipt_log_check
 from counterfoil.cli.main import main
-from counterfoil.models.availability import endpoint_check, model_check
+from counterfoil.models.hub.availability import endpoint_check, model_check
 
 SERVER = Path(__file__).resolve().parents[2] / "server"
 

@@ -138,7 +138,7 @@ def core_modules() -> list[Path]:
 
 
 def imported_modules(path: Path, *, lazy: bool = True) -> set[str]:
-    """Every module `path` imports, absolute (`counterfoil.models.endpoint`, `json`); without
+    """Every module `path` imports, absolute (`counterfoil.models.server.endpoint`, `json`); without
     `lazy`, only those it imports when it is loaded (not inside a function)."""
     package = "counterfoil" + "".join(f".{part}" for part in path.parent.relative_to(PACKAGE).parts)
     names: set[str] = set()
@@ -265,3 +265,47 @@ def test_neither_front_end_imports_the_other_and_the_models_import_neither() -> 
         and module != "counterfoil.__main__"
     )
     assert crossing == []
+
+
+# MLX at one boundary, as mlx-lm keeps its laziness: `models/mlx/` is the only product folder
+# that imports MLX or mlx-lm, and outside it only `models/__init__.py` imports from it, inside
+# functions (`testing/` builds tiny MLX models for tests and benches; it is not product code).
+MLX_FOLDER = PACKAGE / "models" / "mlx"
+MLX_ENTRY = PACKAGE / "models" / "__init__.py"
+
+
+def outside_the_mlx_folder() -> list[Path]:
+    return sorted(
+        path
+        for path in PACKAGE.rglob("*.py")
+        if not path.is_relative_to(MLX_FOLDER) and not path.is_relative_to(PACKAGE / "testing")
+    )
+
+
+def test_only_the_mlx_folder_imports_mlx() -> None:
+    importing = sorted(
+        f"{path.relative_to(PACKAGE)} imports {name}"
+        for path in outside_the_mlx_folder()
+        for name in imported_modules(path)
+        if name.split(".")[0] in ("mlx", "mlx_lm")
+    )
+    assert importing == []
+
+
+def test_the_mlx_folder_is_entered_only_through_the_model_factory_when_asked() -> None:
+    def into_mlx(names: set[str]) -> list[str]:
+        return sorted(
+            name
+            for name in names
+            if name == "counterfoil.models.mlx" or name.startswith("counterfoil.models.mlx.")
+        )
+
+    entering = sorted(
+        f"{path.relative_to(PACKAGE)} imports {name}"
+        for path in outside_the_mlx_folder()
+        if path != MLX_ENTRY
+        for name in into_mlx(imported_modules(path))
+    )
+    assert entering == []
+    assert into_mlx(imported_modules(MLX_ENTRY, lazy=False)) == []
+    assert into_mlx(imported_modules(MLX_ENTRY))  # the entry is there, inside functions

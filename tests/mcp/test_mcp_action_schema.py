@@ -10,8 +10,8 @@ from tests.support.mcp_servers import Person, stdio_server, toolbox
 from tests.support.workspaces import make_workspace
 
 from counterfoil import run_agent
-from counterfoil.models.remote import RemoteGenerate
 from counterfoil.models.scripted import ScriptedModel
+from counterfoil.models.server.remote import RemoteGenerate
 from counterfoil.tools import action_schema
 
 READ = {

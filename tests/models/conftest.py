@@ -15,7 +15,7 @@ import pytest
 
 if TYPE_CHECKING:
     from counterfoil.models import ProgressCallback
-    from counterfoil.models.mlx import MLXGenerate
+    from counterfoil.models.mlx.mlx import MLXGenerate
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_HUB_DISABLE_TELEMETRY"] = "1"
@@ -55,7 +55,7 @@ MakeGenerate = Callable[..., "MLXGenerate"]
 def mlx_generate(mlx_installed: None) -> MakeGenerate:
     """`mlx_generate(spec, on_progress=None, **GenerationOptions fields)`: an MLXGenerate."""
     from counterfoil.models import GenerationOptions, load_generate
-    from counterfoil.models.mlx import MLXGenerate
+    from counterfoil.models.mlx.mlx import MLXGenerate
 
     def make(spec: str, on_progress: ProgressCallback | None = None, **options: Any) -> MLXGenerate:
         generate = load_generate(spec, GenerationOptions(**options), on_progress=on_progress)

@@ -9,8 +9,8 @@ import pytest
 
 from counterfoil import parse_action
 from counterfoil.models import GenerationOptions, load_generate
-from counterfoil.models.constrained import ActionGrammar
-from counterfoil.models.mlx import MLXGenerate
+from counterfoil.models.mlx.constrained import ActionGrammar
+from counterfoil.models.mlx.mlx import MLXGenerate
 from counterfoil.tools import action_schema
 from counterfoil.tools import tool_names as all_tools
 

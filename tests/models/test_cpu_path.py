@@ -9,8 +9,8 @@ import pytest
 mx = pytest.importorskip("mlx.core")
 pytest.importorskip("gguf", reason="the gguf package writes the test file")
 
-from counterfoil.models.cpu_path import OPENBLAS, _quantized_modules, dequantize_to
-from counterfoil.models.mlx import load_model
+from counterfoil.models.mlx.cpu_path import OPENBLAS, _quantized_modules, dequantize_to
+from counterfoil.models.mlx.mlx import load_model
 from counterfoil.testing.tiny_gguf import build_tiny_gguf
 
 
@@ -45,7 +45,7 @@ def test_cpu_load_dequantizes_quantized_weights_to_float32(
 
 
 def test_doctor_names_the_cpu_path() -> None:
-    from counterfoil.cli.doctor import cpu_path_check
+    from counterfoil.models.mlx.checks import cpu_path_check
 
     check = cpu_path_check()
     assert check.name == "compute" and "CPU" in check.detail and "float32" in check.detail

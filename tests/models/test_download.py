@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tests.support.hub_server import REPO, WEIGHTS, WEIGHTS_BYTES, HubServer, cache, hub
 
-from counterfoil.models.download import (
+from counterfoil.models.hub.download import (
     MLX_LM_ALLOW_PATTERNS,
     DownloadCancelled,
     DownloadProgress,

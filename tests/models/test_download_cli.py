@@ -25,7 +25,7 @@ from tests.support.processes import interruptible
 
 from counterfoil.cli.main import main
 from counterfoil.cli.model_download import format_progress
-from counterfoil.models.download import DownloadProgress
+from counterfoil.models.hub.download import DownloadProgress
 
 __all__ = ["cache", "hub"]  # fixtures
 

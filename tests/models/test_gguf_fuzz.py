@@ -22,7 +22,7 @@ gguf = pytest.importorskip("gguf", reason="the gguf package writes the file to m
 pytest.importorskip("mlx.core")
 
 from counterfoil.models.errors import ModelLoadError
-from counterfoil.models.gguf_import import import_gguf
+from counterfoil.models.gguf.gguf_import import import_gguf
 from counterfoil.testing.tiny_gguf import build_tiny_gguf
 from counterfoil.testing.tiny_model import TinyShape
 

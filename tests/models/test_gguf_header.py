@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from counterfoil.models.errors import ModelLoadError
-from counterfoil.models.gguf_header import GGUFHeaderError, read_gguf_header
+from counterfoil.models.gguf.gguf_header import GGUFHeaderError, read_gguf_header
 
 UINT32, STRING = 4, 8
 F32 = 0
@@ -181,7 +181,7 @@ def test_not_a_gguf_file_is_refused(tmp_path: Path) -> None:
 def test_import_refuses_a_damaged_header_in_a_moment_without_hashing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from counterfoil.models import gguf_import
+    from counterfoil.models.gguf import gguf_import
 
     hashed: list[Path] = []
     monkeypatch.setattr(gguf_import, "file_sha256", lambda path: hashed.append(path) or "0")

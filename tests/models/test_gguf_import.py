@@ -21,9 +21,9 @@ mx = pytest.importorskip("mlx.core")
 gguf = pytest.importorskip("gguf", reason="the gguf package writes and reads the test files")
 np = pytest.importorskip("numpy")
 
-from counterfoil.models import gguf_import
 from counterfoil.models.errors import ModelLoadError
-from counterfoil.models.gguf_import import import_gguf
+from counterfoil.models.gguf import gguf_import
+from counterfoil.models.gguf.gguf_import import import_gguf
 from counterfoil.testing.tiny_gguf import build_tiny_gguf
 from counterfoil.testing.tiny_model import DEFAULT_SHAPE, TinyShape, train_tokenizer
 

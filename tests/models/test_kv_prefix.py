@@ -31,7 +31,7 @@ def loaded(tiny_model_dir: Path) -> tuple[Any, ...]:
 def test_forks_reuse_the_prefix_and_answer_as_a_fresh_prefill_would(
     loaded: tuple[object, object],
 ) -> None:
-    from counterfoil.models.kv_prefix import KvPrefixGenerator
+    from counterfoil.models.mlx.kv_prefix import KvPrefixGenerator
 
     model, tokenizer = loaded
     shared = KvPrefixGenerator(model, tokenizer, max_tokens=8)
@@ -54,7 +54,7 @@ def test_forks_reuse_the_prefix_and_answer_as_a_fresh_prefill_would(
 def test_a_prompt_that_does_not_extend_the_prefix_is_refused(
     loaded: tuple[object, object],
 ) -> None:
-    from counterfoil.models.kv_prefix import KvPrefixGenerator
+    from counterfoil.models.mlx.kv_prefix import KvPrefixGenerator
 
     model, tokenizer = loaded
     generator = KvPrefixGenerator(model, tokenizer, max_tokens=4)

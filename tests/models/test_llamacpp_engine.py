@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from counterfoil.models import GenerationOptions, ModelLoadError, load_generate
-from counterfoil.models.llamacpp_server import load_failure
+from counterfoil.models.llamacpp.llamacpp_server import load_failure
 from counterfoil.models.options import LlamaCppOptions
 from counterfoil.models.runtime import needed_extra
-from counterfoil.models.server_stream import chunk_events
+from counterfoil.models.server.server_stream import chunk_events
 from counterfoil.settings.table import Settings, SettingsError
 
 

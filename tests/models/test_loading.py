@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from counterfoil.models import GenerationOptions, ModelLoadError, ModelProgress, load_generate
-from counterfoil.models.mlx import MLXGenerate, load_model
+from counterfoil.models.mlx.mlx import MLXGenerate, load_model
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from counterfoil.models import ModelLoadError
-from counterfoil.models.model_names import SHORT_NAMES, resolve_model
+from counterfoil.models.hub.model_names import SHORT_NAMES, resolve_model
 
 
 @pytest.mark.parametrize(

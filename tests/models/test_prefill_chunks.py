@@ -8,7 +8,7 @@ from itertools import pairwise
 import pytest
 
 from conftest import MakeGenerate
-from counterfoil.models.prefill import (
+from counterfoil.models.mlx.prefill import (
     CHUNK_SECONDS,
     GROWTH,
     MAX_CHUNK,

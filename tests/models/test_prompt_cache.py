@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 import pytest
 
-from counterfoil.models.mlx import MLXGenerate
+from counterfoil.models.mlx.mlx import MLXGenerate
 
 MakeGenerate = Callable[..., MLXGenerate]
 

@@ -12,8 +12,8 @@ import pytest
 from counterfoil.cli.main import build_parser
 from counterfoil.cli.setting_flags import agent_settings
 from counterfoil.models import GenerationOptions
-from counterfoil.models.mlx import MLXGenerate
-from counterfoil.models.prompt_lookup import (
+from counterfoil.models.mlx.mlx import MLXGenerate
+from counterfoil.models.mlx.prompt_lookup import (
     DraftLength,
     LookupConfig,
     LookupStats,

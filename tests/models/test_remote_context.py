@@ -18,8 +18,8 @@ from tests.support.chat_servers import Reply, StartServer, chat_servers, sse_chu
 
 from counterfoil.cli.main import main
 from counterfoil.context.budget import estimate_tokens
-from counterfoil.models.remote import RemoteGenerate
-from counterfoil.models.server_tokens import MAX_SCALE, ServerTokenCount
+from counterfoil.models.server.remote import RemoteGenerate
+from counterfoil.models.server.server_tokens import MAX_SCALE, ServerTokenCount
 
 MESSAGES = [
     {"role": "system", "content": "Reply with one JSON action."},

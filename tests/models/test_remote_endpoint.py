@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelLoadError, load_generate
-from counterfoil.models.endpoint import api_key_from_environment, checked_endpoint
-from counterfoil.models.remote import schema_request, server_action_schema
+from counterfoil.models.server.endpoint import api_key_from_environment, checked_endpoint
+from counterfoil.models.server.remote import schema_request, server_action_schema
 from counterfoil.tools import action_schema
 
 

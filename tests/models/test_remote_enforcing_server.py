@@ -19,7 +19,7 @@ from counterfoil.actions import parse_action
 from counterfoil.gate.policy import ToolPolicy
 from counterfoil.gate.workspace import Workspace
 from counterfoil.models.errors import ModelServerError
-from counterfoil.models.remote import NOT_ENFORCED, RemoteGenerate
+from counterfoil.models.server.remote import NOT_ENFORCED, RemoteGenerate
 from counterfoil.testing.local_mlx_server import free_port, serving
 
 pytest.importorskip("httpx")

@@ -37,7 +37,7 @@ from counterfoil.gate.workspace import Workspace
 from counterfoil.loop import run_agent
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelLoadError, load_generate
 from counterfoil.models.errors import GenerationCancelled, ModelServerError
-from counterfoil.models.remote import RemoteGenerate
+from counterfoil.models.server.remote import RemoteGenerate
 from counterfoil.testing.local_mlx_server import free_port
 
 

@@ -14,7 +14,7 @@ from tests.support.chat_servers import StartServer, chat_servers, stream_tokens
 
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelLoadError, load_generate
 from counterfoil.models.errors import ModelServerError
-from counterfoil.models.remote import RemoteGenerate
+from counterfoil.models.server.remote import RemoteGenerate
 
 MESSAGES = [{"role": "user", "content": "Say hello."}]
 KEY = "sk-test-0123456789abcdef"

@@ -25,7 +25,7 @@ from counterfoil.gate.workspace import Workspace
 from counterfoil.loop import run_agent
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelProgress, load_generate
 from counterfoil.models.errors import GenerationCancelled
-from counterfoil.models.remote import NOT_ENFORCED, RemoteGenerate
+from counterfoil.models.server.remote import NOT_ENFORCED, RemoteGenerate
 from counterfoil.testing.local_mlx_server import serving_mlx_model
 
 MESSAGES = [

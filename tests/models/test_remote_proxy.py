@@ -19,9 +19,9 @@ from tests.support.chat_servers import StartServer, chat_servers, stream_tokens
 
 from counterfoil.cli.main import build_parser
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelLoadError, load_generate
-from counterfoil.models.endpoint import environment_proxy
 from counterfoil.models.errors import ModelServerError
-from counterfoil.models.remote import RemoteGenerate
+from counterfoil.models.server.endpoint import environment_proxy
+from counterfoil.models.server.remote import RemoteGenerate
 from counterfoil.settings.table import Settings
 
 KEY = "sk-proxy-test-0123456789"

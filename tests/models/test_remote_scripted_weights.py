@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import FIXTURES
 
 from counterfoil.cli.main import main
-from counterfoil.models.remote import NOT_ENFORCED
+from counterfoil.models.server.remote import NOT_ENFORCED
 from counterfoil.receipts import ReceiptStore
 from counterfoil.testing.local_mlx_server import serving_mlx_model
 

@@ -27,8 +27,8 @@ from tests.support.chat_servers import (
 
 from counterfoil.models import ModelProgress
 from counterfoil.models.errors import ModelServerError
-from counterfoil.models.remote import NOT_ENFORCED, RemoteGenerate
-from counterfoil.models.server_stream import MAX_LINE_BYTES, StreamScrubber
+from counterfoil.models.server.remote import NOT_ENFORCED, RemoteGenerate
+from counterfoil.models.server.server_stream import MAX_LINE_BYTES, StreamScrubber
 
 KEY = "sk-live-0123456789abcdef0123456789abcdef"
 MESSAGES = [{"role": "user", "content": "Say hello."}]

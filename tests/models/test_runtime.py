@@ -68,7 +68,7 @@ def test_a_python_without_mlx_is_told_the_pip_command_for_its_own_environment() 
 def test_without_the_hub_client_a_download_names_the_runtime_install() -> None:
     """The bundled daemon has no huggingface_hub until the model runtime is installed."""
     program = (
-        "from counterfoil.models.download import ModelDownloadError, model_on_disk\n"
+        "from counterfoil.models.hub.download import ModelDownloadError, model_on_disk\n"
         "try:\n    model_on_disk('qwen3-4b')\n"
         "except ModelDownloadError as error:\n    print(error)\n"
     )

@@ -38,8 +38,8 @@ def test_a_model_without_counters_has_no_usage_line() -> None:
 
 
 def test_the_scripted_mlx_and_remote_models_are_one_model_contract() -> None:
-    from counterfoil.models.mlx import MLXGenerate
-    from counterfoil.models.remote import RemoteGenerate
+    from counterfoil.models.mlx.mlx import MLXGenerate
+    from counterfoil.models.server.remote import RemoteGenerate
 
     # `load_generate` returns each as a `Model`, which mypy checks; here, at run time:
     for model in (ScriptedModel, MLXGenerate, RemoteGenerate):

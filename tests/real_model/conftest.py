@@ -17,7 +17,7 @@ import pytest
 from counterfoil.testing.smollm2 import require_smollm2
 
 if TYPE_CHECKING:
-    from counterfoil.models.mlx import MLXGenerate
+    from counterfoil.models.mlx.mlx import MLXGenerate
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
@@ -30,7 +30,7 @@ def smollm2() -> str:
 
 def smollm2_generate(spec: str, **options: object) -> MLXGenerate:
     from counterfoil.models import GenerationOptions, load_generate
-    from counterfoil.models.mlx import MLXGenerate
+    from counterfoil.models.mlx.mlx import MLXGenerate
 
     generate = load_generate(spec, GenerationOptions(**options))  # type: ignore[arg-type]
     assert isinstance(generate, MLXGenerate)

@@ -15,7 +15,7 @@ from counterfoil.actions import FinalAction, ToolAction, parse_action
 from counterfoil.models import GenerationOptions, ModelLoadError, ModelProgress, load_generate
 from counterfoil.models.errors import GenerationCancelled
 from counterfoil.models.identity import identity_of
-from counterfoil.models.llamacpp import LlamaCppGenerate
+from counterfoil.models.llamacpp.llamacpp import LlamaCppGenerate
 from counterfoil.models.options import LlamaCppOptions
 from counterfoil.testing.smollm2 import require_smollm2
 

@@ -272,7 +272,7 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubServer]:
     """The hub client pointed at a local hub, online, with small chunks so progress is seen."""
     from huggingface_hub import constants
 
-    from counterfoil.models import download
+    from counterfoil.models.hub import download
 
     folder = write_model_folder(tmp_path / "repo", weights_bytes=WEIGHTS_BYTES)
     with serve_hub({REPO: folder}) as server:

@@ -12,7 +12,6 @@ the person's yes. Nothing here installs anything.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
@@ -21,8 +20,9 @@ from pathlib import Path
 from typing import TextIO
 from urllib.parse import urlsplit
 
-from ..models.availability import Check, endpoint_check, hub_cache_dir, model_check
-from ..models.model_names import SHORT_NAMES
+from ..models import mlx_checks
+from ..models.hub.availability import Check, endpoint_check, hub_cache_dir, model_check
+from ..models.hub.model_names import SHORT_NAMES
 from ..receipts import verify_receipt_log
 from ..settings.endpoints import DEFAULT_API_KEY_ENV, may_carry_key
 from ..settings.layers import LayeredSettings, layered_settings
@@ -54,61 +54,6 @@ def package_checks() -> list[Check]:
     for name in MODEL_PACKAGES:
         checks.append(Check(name, package_version(name) or "not installed"))
     return checks
-
-
-def loaded_openblas() -> str | None:
-    """The OpenBLAS library this process has mapped (Linux), if any."""
-    try:
-        maps = Path("/proc/self/maps").read_text(errors="replace")
-    except OSError:
-        return None
-    for line in maps.splitlines():
-        if "openblas" in line.lower():
-            return line.split()[-1]
-    return None
-
-
-def mlx_check() -> Check:
-    if importlib.util.find_spec("mlx") is None:
-        return Check("mlx backend", "MLX is not installed (scripted and endpoint models only)")
-    try:
-        import mlx.core as mx
-    except Exception as error:  # noqa: BLE001 - a broken install is a finding, not a crash
-        return Check("mlx backend", f"MLX does not import: {error}", False)
-    if mx.metal.is_available():
-        backend = "Metal"
-    elif getattr(mx, "cuda", None) is not None and mx.cuda.is_available():
-        backend = "CUDA"
-    else:
-        backend = "CPU"
-    if sys.platform.startswith("linux"):
-        blas = loaded_openblas()
-        backend += f"; OpenBLAS {'in use: ' + blas if blas else 'not loaded'}"
-    return Check("mlx backend", backend)
-
-
-def cpu_path_check() -> Check:
-    """Which path a local model takes on this machine: the GPU, or the CPU's float path with
-    OpenBLAS or MLX's bundled BLAS (informational: every path works)."""
-    try:
-        import mlx.core as mx
-    except ImportError:
-        return Check("compute", "MLX not installed: no local model")
-    from ..models.cpu_path import OPENBLAS
-
-    if mx.default_device() == mx.gpu:
-        return Check("compute", "GPU: quantized weights run as stored")
-    if OPENBLAS.is_file():
-        return Check(
-            "compute",
-            f"CPU: quantized weights dequantized to float32 at load, OpenBLAS ({OPENBLAS}, "
-            "preloaded by counterfoil)",
-        )
-    return Check(
-        "compute",
-        "CPU: quantized weights run as stored (no OpenBLAS: install libopenblas0-pthread for "
-        "the float32 path, about 10x faster prefill)",
-    )
 
 
 def model_cache_check() -> Check:
@@ -173,7 +118,7 @@ def run_checks(
     model: str | None = None,
     api_key_env: str | None = None,
 ) -> list[Check]:
-    checks = [python_check(), *package_checks(), mlx_check(), cpu_path_check()]
+    checks = [python_check(), *package_checks(), *mlx_checks()]
     checks.append(model_cache_check())
     if endpoint:
         checks.append(endpoint_check(endpoint))

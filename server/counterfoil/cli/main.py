@@ -178,7 +178,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         return EXIT_SETUP_ERROR
     loaded.set()
     if settings.endpoint:
-        from ..models.remote import RemoteGenerate
+        from ..models.server.remote import RemoteGenerate
 
         served = generate.model if isinstance(generate, RemoteGenerate) else model.spec
         stdout.write(f"model: {served} at {settings.endpoint}\n")

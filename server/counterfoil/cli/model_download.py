@@ -13,7 +13,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from ..models.download import (
+from ..models.errors import ModelLoadError
+from ..models.hub.download import (
     DownloadCancelled,
     DownloadPlan,
     DownloadProgress,
@@ -26,7 +27,6 @@ from ..models.download import (
     model_on_disk,
     plan_download,
 )
-from ..models.errors import ModelLoadError
 from ..models.runtime import missing_runtime
 from ..settings.table import Settings
 

@@ -15,8 +15,8 @@ from typing import Any
 from .. import protocol as messages
 from ..context.agents_file import AgentsFile
 from ..loop import AgentEvent, run_agent
-from ..models.download import DownloadCancelled
 from ..models.errors import ModelLoadError
+from ..models.hub.download import DownloadCancelled
 from ..models.usage import usage_line
 from ..protocol import notice, wire
 from ..sessions.earlier_steps import earlier_steps, earlier_words

@@ -195,7 +195,7 @@ def model_runtime_answer(
 
     report: dict[str, Any] = runtime_report(model, endpoint=endpoint, engine=engine)
     if report.get("missing") and not endpoint:
-        from ..models.availability import model_check
+        from ..models.hub.availability import model_check
 
         check = model_check(model, 3.0)
         return messages.ModelRuntimeResult(

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from pygls.exceptions import JsonRpcException, JsonRpcServerError
 
-from ..models import download
 from ..models.errors import ModelLoadError
+from ..models.hub import download
 from ..protocol import DownloadModelResult, DownloadProgress, notice
 from .channel import ClientChannel
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from .endpoint import EndpointOptions
+from .server.endpoint import EndpointOptions
 
 if TYPE_CHECKING:
     from ..settings.table import Settings
@@ -17,7 +17,7 @@ LLAMA_CPP_CONTEXT_TOKENS = 16_384  # llama.cpp's window unless `contextTokens` s
 
 @dataclass(frozen=True)
 class LlamaCppOptions:
-    """A GGUF run by llama.cpp (`counterfoil.models.llamacpp`) rather than MLX: its context
+    """A GGUF run by llama.cpp (`counterfoil.models.llamacpp.llamacpp`) rather than MLX: its context
     window (at most the model's trained one) and threads (None: the CPUs this process may use)."""
 
     context_tokens: int = LLAMA_CPP_CONTEXT_TOKENS
@@ -31,10 +31,10 @@ class GenerationOptions:
     `available_tools=None` lets the constrained grammar spell every tool until the agent loop
     says which are enabled (`configure_tools`); `reuse_prompt_cache=False` re-prefills every
     turn (a baseline for benchmarks); `prompt_lookup=False` decodes without drafting from the
-    conversation (`counterfoil.models.prompt_lookup`). `endpoint` set: the model runs on that
-    OpenAI-compatible server (`counterfoil.models.remote`); else `llama_cpp` set: the GGUF file
-    runs on a llama.cpp server Counterfoil starts (`counterfoil.models.llamacpp`). Hashable: equal options mean an
-    equal model.
+    conversation (`counterfoil.models.mlx.prompt_lookup`). `endpoint` set: the model runs on
+    that OpenAI-compatible server (`counterfoil.models.server.remote`); else `llama_cpp` set:
+    the GGUF file runs on a llama.cpp server Counterfoil starts
+    (`counterfoil.models.llamacpp.llamacpp`). Hashable: equal options mean an equal model.
     """
 
     max_tokens: int = 1024

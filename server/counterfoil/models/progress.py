@@ -49,4 +49,23 @@ class ModelProgress:
         return meaningful_rate(counted, self.tokens_per_second)
 
 
+@dataclass(frozen=True)
+class PrefillReport:
+    """A prompt's prefill so far: `done` of `total` tokens in `seconds` (chunks of a local
+    model's, or a model server's own report)."""
+
+    done: int
+    total: int
+    seconds: float
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        return self.done / self.seconds if self.seconds > 0 else None
+
+    def message(self) -> str:
+        rate = meaningful_rate(self.done, self.tokens_per_second)
+        speed = f", {rate:.0f} tokens/s" if rate else ""
+        return f"prefill {self.done:,}/{self.total:,} tokens{speed}"
+
+
 ProgressCallback = Callable[[ModelProgress], None]

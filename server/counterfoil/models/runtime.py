@@ -20,8 +20,8 @@ from .scripted import SCRIPTED_PREFIX
 
 DISTRIBUTION = "counterfoil"
 
-# The modules each extra of pyproject.toml provides, as imported by models/mlx.py,
-# models/remote.py and models/llamacpp.py.
+# The modules each extra of pyproject.toml provides, as imported by models/mlx/mlx.py,
+# models/server/remote.py and models/llamacpp/llamacpp.py.
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "mlx": ("mlx.core", "mlx_lm", "llguidance"),
     "remote": ("httpx",),

@@ -17,12 +17,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..model_identity import ModelIdentity
-from .errors import ModelLoadError
-from .file_digest import file_sha256
-from .options import GenerationOptions, LlamaCppOptions
-from .progress import ModelProgress, ProgressCallback
-from .remote import Messages, RemoteGenerate
+from ...model_identity import ModelIdentity
+from ..errors import ModelLoadError
+from ..file_digest import file_sha256
+from ..options import GenerationOptions, LlamaCppOptions
+from ..progress import ModelProgress, ProgressCallback
+from ..server.remote import Messages, RemoteGenerate
 
 ENGINE = "llama.cpp"
 logger = logging.getLogger(__name__)

@@ -13,6 +13,7 @@ within one 8-bit step of a group's range); float tensors stay float.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,9 +113,14 @@ def pack_levels(levels: Any, bits: int) -> Any:
     return np.ascontiguousarray(packed).view("<u4").reshape(rows, columns * bits // 32)
 
 
-def mlx_tensor(raw: Any, qtype: int, shape: tuple[int, ...]) -> MLXTensor:
+Requantize = Callable[[Any], MLXTensor]
+
+
+def mlx_tensor(raw: Any, qtype: int, shape: tuple[int, ...], requantize: Requantize) -> MLXTensor:
     """The tensor `raw` (its bytes, as a uint8 array) of format `qtype` and ggml `shape`
-    (row length first), as MLX will store it."""
+    (row length first), as MLX will store it; `requantize` turns float values (rows, columns)
+    into MLX's affine REQUANTIZED_BITS bits in groups of GROUP (MLX's own quantizer, passed in
+    by `counterfoil.models.mlx.gguf_convert`: nothing here imports MLX)."""
     import numpy as np
     from gguf import GGMLQuantizationType as T
     from gguf.constants import GGML_QUANT_SIZES
@@ -132,9 +138,12 @@ def mlx_tensor(raw: Any, qtype: int, shape: tuple[int, ...]) -> MLXTensor:
         return MLXTensor(np.ascontiguousarray(values, dtype=dtype))
     chunk = max(1, _ROWS_PER_CHUNK_VALUES // columns)
     starts = range(0, rows, chunk)
-    parts = [_chunk(data[start : start + chunk], kind, affine_bits(qtype)) for start in starts]
+    parts = [
+        _chunk(data[start : start + chunk], kind, affine_bits(qtype), requantize)
+        for start in starts
+    ]
     if len({part.bits for part in parts}) > 1:  # one chunk missed its grid: requantize all
-        parts = [_chunk(data[start : start + chunk], kind, None) for start in starts]
+        parts = [_chunk(data[start : start + chunk], kind, None, requantize) for start in starts]
     packed_rows = (*numpy_shape[:-1], -1)
     return MLXTensor(
         np.concatenate([part.weight for part in parts]).reshape(packed_rows),
@@ -144,7 +153,7 @@ def mlx_tensor(raw: Any, qtype: int, shape: tuple[int, ...]) -> MLXTensor:
     )
 
 
-def _chunk(data: Any, kind: Any, bits: int | None) -> MLXTensor:
+def _chunk(data: Any, kind: Any, bits: int | None, requantize: Requantize) -> MLXTensor:
     import numpy as np
     from gguf.constants import GGML_QUANT_SIZES
     from gguf.quants import dequantize
@@ -157,7 +166,7 @@ def _chunk(data: Any, kind: Any, bits: int | None) -> MLXTensor:
             exact = _on_grid(values, grid, bits)
             if exact is not None:
                 return exact
-    return _requantized(values)
+    return requantize(values)
 
 
 def _on_grid(values: Any, grid: tuple[Any, Any], bits: int) -> MLXTensor | None:
@@ -182,11 +191,3 @@ def _on_grid(values: Any, grid: tuple[Any, Any], bits: int) -> MLXTensor | None:
         return None
     packed = pack_levels(levels.reshape(rows, columns), bits)
     return MLXTensor(packed, scales.reshape(rows, -1), biases.reshape(rows, -1), bits)
-
-
-def _requantized(values: Any) -> MLXTensor:
-    import mlx.core as mx
-    import numpy as np
-
-    weight, scales, biases = mx.quantize(mx.array(values), group_size=GROUP, bits=REQUANTIZED_BITS)
-    return MLXTensor(np.array(weight), np.array(scales), np.array(biases), REQUANTIZED_BITS)

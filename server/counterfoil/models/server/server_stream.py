@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from .errors import ModelServerError
+from ..errors import ModelServerError
 
 MAX_LINE_BYTES = 256 * 1024
 BASE_RESPONSE_BYTES = 1024 * 1024

@@ -13,14 +13,14 @@ import os
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from ..settings import endpoints
-from ..settings.endpoints import (
+from ...settings import endpoints
+from ...settings.endpoints import (
     DEFAULT_API_KEY_ENV,
     DEFAULT_TIMEOUT_SECONDS,
     SCHEMA_MODES,
     is_loopback_host,
 )
-from .errors import ModelLoadError
+from ..errors import ModelLoadError
 
 # The URL rule lives in the core (`counterfoil.settings.endpoints`); its names are here for the models.
 __all__ = [

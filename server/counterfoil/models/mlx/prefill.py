@@ -15,10 +15,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from .progress import ModelProgress, ProgressCallback, meaningful_rate
+from ..progress import ModelProgress, PrefillReport, ProgressCallback
 
 # The first chunk's tokens; later chunks are sized to take about CHUNK_SECONDS, so a stop
 # lands within about that. Each forward pass costs a fixed overhead besides its per-token work
@@ -71,22 +70,6 @@ def rate_floor(measured: Sequence[tuple[int, float]]) -> int:
         return MIN_CHUNK
     wanted = RATE_SHARE / (1 - RATE_SHARE) * overhead / per_token
     return max(MIN_CHUNK, min(MAX_CHUNK, math.ceil(wanted - 1e-9)))
-
-
-@dataclass(frozen=True)
-class PrefillReport:
-    done: int
-    total: int
-    seconds: float
-
-    @property
-    def tokens_per_second(self) -> float | None:
-        return self.done / self.seconds if self.seconds > 0 else None
-
-    def message(self) -> str:
-        rate = meaningful_rate(self.done, self.tokens_per_second)
-        speed = f", {rate:.0f} tokens/s" if rate else ""
-        return f"prefill {self.done:,}/{self.total:,} tokens{speed}"
 
 
 def prefill_in_chunks(

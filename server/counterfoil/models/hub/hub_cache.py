@@ -13,7 +13,7 @@ import re
 import shutil
 from pathlib import Path, PurePosixPath
 
-from .errors import ModelDownloadError
+from ..errors import ModelDownloadError
 
 COMMIT_NAME = re.compile(r"[0-9a-f]{40}")
 BLOB_NAME = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # a git blob id or an LFS SHA-256

@@ -23,16 +23,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ..actions import ToolAction, parse_action
-from ..errors import AgentError
-from ..model import McpListings, ResponseStats
+from ...actions import ToolAction, parse_action
+from ...errors import AgentError
+from ...model import McpListings, ResponseStats
+from ..errors import GenerationCancelled, ModelLoadError, ModelServerError
+from ..progress import ModelProgress, PrefillReport, ProgressCallback
+from ..thinking import strip_thinking
 from .endpoint import (
     DEFAULT_TIMEOUT_SECONDS,
     environment_proxy,
 )
-from .errors import GenerationCancelled, ModelLoadError, ModelServerError
-from .prefill import PrefillReport
-from .progress import ModelProgress, ProgressCallback
 from .server_schema import schema_request, server_action_schema
 from .server_stream import (
     MAX_ERROR_BYTES,
@@ -49,7 +49,6 @@ from .server_stream import (
 )
 from .server_tokens import ServerTokenCount
 from .stop_watch import StopWatch
-from .thinking import strip_thinking
 
 Messages = list[dict[str, str]]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..model import McpListings
-from ..tools import action_schema
+from ...model import McpListings
+from ...tools import action_schema
+from ..errors import ModelLoadError
 from .endpoint import SCHEMA_MODES
-from .errors import ModelLoadError
 
 SCHEMA_NAME = "counterfoil_action"
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ModelLoadError
+from ..errors import ModelLoadError
 
 LAYER_NAMES = {
     "attn_q": "self_attn.q_proj",

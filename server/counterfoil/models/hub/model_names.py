@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ModelLoadError
+from ..errors import ModelLoadError
 
 SHORT_NAMES: dict[str, str] = {
     "qwen3-0.6b": "Qwen/Qwen3-0.6B-MLX-4bit",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..openblas import OPENBLAS
+from ...openblas import OPENBLAS
 
 __all__ = ["OPENBLAS", "ComputePath", "blas_in_use", "use_fast_cpu_path"]
 # The share of available memory the float weights may take.

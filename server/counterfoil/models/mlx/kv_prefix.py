@@ -15,8 +15,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..errors import AgentError
-from ..model_state import ModelCheckpoint, PrefixReuse
+from ...errors import AgentError
+from ...model_state import ModelCheckpoint, PrefixReuse
 
 Message = dict[str, str]
 

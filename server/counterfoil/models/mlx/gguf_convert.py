@@ -1,8 +1,8 @@
 """A GGUF file written out as an MLX model folder: the import's work, done in a child process.
 
-The parent (`gguf_import`) has already bounded the header; whatever a library still trips over
-in a file made to hurt it ends this process, not the daemon. Run as
-`python -m counterfoil.models.gguf_convert SOURCE TARGET`, it prints one JSON object a line:
+The parent (`counterfoil.models.gguf.gguf_import`) has already bounded the header; whatever a
+library still trips over in a file made to hurt it ends this process, not the daemon. Run as
+`python -m counterfoil.models.mlx.gguf_convert SOURCE TARGET`, it prints one JSON object a line:
 `{"progress": text}` while it works, then `{"error": sentence}` or `{"done": true}`.
 """
 
@@ -15,55 +15,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .errors import ModelLoadError
-from .gguf_architectures import (
-    ALTERNATIVE,
-    SUPPORTED,
-    Architecture,
-    architecture_of,
-    mlx_name,
-    model_config,
-    permuted_heads,
-)
-from .gguf_header import GGUFHeader, read_gguf_header
-from .gguf_quants import GROUP, MLXTensor, can_dequantize, mlx_tensor
-from .tokenizer_from_gguf import check_vocabulary, tokenizer_files
+from ..errors import ModelLoadError
+from ..gguf.gguf_architectures import ALTERNATIVE, mlx_name, model_config, permuted_heads
+from ..gguf.gguf_header import read_gguf_header
+from ..gguf.gguf_import import check_importable, first_line
+from ..gguf.gguf_quants import GROUP, REQUANTIZED_BITS, MLXTensor, mlx_tensor
+from ..gguf.tokenizer_from_gguf import tokenizer_files
 
 WEIGHTS = "model.safetensors"
-
-
-def check_importable(header: GGUFHeader, name: str) -> Architecture:
-    """The file's architecture, or `ModelLoadError` for anything the import cannot do, read
-    from the header alone."""
-    try:
-        return _importable(header, name)
-    except ModelLoadError:
-        raise
-    except (ValueError, TypeError, OverflowError, KeyError, IndexError) as error:
-        raise ModelLoadError(
-            f"{name} has metadata Counterfoil cannot use ({_first_line(error)}); {ALTERNATIVE}"
-        ) from None
-
-
-def _first_line(error: BaseException) -> str:
-    return (str(error).strip().splitlines() or [type(error).__name__])[0]
-
-
-def _importable(header: GGUFHeader, name: str) -> Architecture:
-    from gguf import GGMLQuantizationType
-
-    architecture = architecture_of(header.metadata, name)
-    check_vocabulary(header.metadata, name)
-    for tensor in header.tensors:
-        mlx_name(tensor.name, architecture)
-        if not can_dequantize(tensor.type):
-            kind = GGMLQuantizationType(tensor.type).name
-            raise ModelLoadError(
-                f"{name} stores {tensor.name!r} as {kind}, which Counterfoil cannot dequantize: "
-                f"it imports {SUPPORTED}; {ALTERNATIVE}"
-            )
-    model_config(architecture, header.metadata, {t.name: t.shape for t in header.tensors})
-    return architecture
 
 
 def convert(source: Path, target: Path, report: Callable[[str], None]) -> None:
@@ -84,7 +43,10 @@ def convert(source: Path, target: Path, report: Callable[[str], None]) -> None:
         if index % 32 == 0:
             report(f"converting tensor {index + 1} of {len(header.tensors)}")
         converted = mlx_tensor(
-            data[tensor.offset : tensor.offset + tensor.size], tensor.type, tensor.shape
+            data[tensor.offset : tensor.offset + tensor.size],
+            tensor.type,
+            tensor.shape,
+            requantized,
         )
         if architecture.norm_shift and tensor.name.endswith("norm.weight"):
             converted = MLXTensor(converted.weight - architecture.norm_shift)
@@ -110,6 +72,16 @@ def convert(source: Path, target: Path, report: Callable[[str], None]) -> None:
     (target / "tokenizer_config.json").write_text(
         json.dumps(files.tokenizer_config, indent=2), encoding="utf-8"
     )
+
+
+def requantized(values: Any) -> MLXTensor:
+    """Float values (rows, columns) as MLX's own affine quantization stores them:
+    REQUANTIZED_BITS bits in groups of GROUP."""
+    import mlx.core as mx
+    import numpy as np
+
+    weight, scales, biases = mx.quantize(mx.array(values), group_size=GROUP, bits=REQUANTIZED_BITS)
+    return MLXTensor(np.array(weight), np.array(scales), np.array(biases), REQUANTIZED_BITS)
 
 
 def unpermute_rows(tensor: Any, heads: int) -> Any:
@@ -151,7 +123,7 @@ def main(argv: list[str]) -> int:
         _say({"error": str(error)})
         return 1
     except Exception as error:  # noqa: BLE001 - any failure on a hostile file is one sentence
-        reason = _first_line(error)
+        reason = first_line(error)
         _say({"error": f"{source.name} could not be imported ({reason}); {ALTERNATIVE}"})
         return 1
     _say({"done": True})

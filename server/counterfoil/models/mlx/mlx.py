@@ -13,18 +13,18 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
-from ..context.budget import prompt_budget
-from ..model import McpListings, ResponseStats
-from ..model_identity import ModelIdentity
-from ..model_state import ModelCheckpoint
-from ..receipts import canonical_json
+from ...context.budget import prompt_budget
+from ...model import McpListings, ResponseStats
+from ...model_identity import ModelIdentity
+from ...model_state import ModelCheckpoint
+from ...receipts import canonical_json
+from ..errors import ModelLoadError, load_failure
+from ..hub.model_names import ModelSource, resolve_model
+from ..options import GenerationOptions
+from ..progress import ModelProgress, ProgressCallback
+from ..thinking import strip_thinking
 from .cpu_path import ComputePath
-from .errors import ModelLoadError, load_failure
-from .model_names import ModelSource, resolve_model
-from .options import GenerationOptions
 from .prefill import prefill_in_chunks
-from .progress import ModelProgress, ProgressCallback
-from .thinking import strip_thinking
 
 
 class LoadedModel:
@@ -102,7 +102,7 @@ def load_model(
     """Load `spec` once per device; later calls return the same weights.
 
     On a CPU, quantized weights are dequantized to float32 unless `fast_cpu` is False (see
-    `counterfoil.models.cpu_path`); `LoadedModel.compute` says which path was taken.
+    `counterfoil.models.mlx.cpu_path`); `LoadedModel.compute` says which path was taken.
 
     Only the most recently loaded model is kept here, so switching models (a settings change
     in the daemon) does not hold two sets of weights once the old callables are gone.
@@ -153,7 +153,7 @@ def _load(
     location = source.location
     gguf_sha256 = None
     if source.gguf:
-        from .gguf_import import import_gguf
+        from ..gguf.gguf_import import import_gguf
 
         imported = import_gguf(source.location, on_progress=on_progress)
         location, gguf_sha256 = str(imported.folder), imported.sha256
@@ -174,7 +174,7 @@ def _load(
 
 
 def _snapshot(repo_id: str) -> str | None:
-    from .download import local_snapshot
+    from ..hub.download import local_snapshot
 
     try:
         snapshot = local_snapshot(repo_id)
@@ -255,7 +255,7 @@ class MLXGenerate:
 
     def identity(self) -> ModelIdentity:
         """Which model this is, for the run's record, each receipt and each eval row."""
-        from .identity import mlx_identity
+        from ..identity import mlx_identity
 
         return mlx_identity(self)
 

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from ..commands.orphans import own_child
-from .errors import ModelLoadError
+from ...commands.orphans import own_child
+from ..errors import ModelLoadError
 
 CHILD = Path(__file__).with_name("llamacpp_child.py")
 START_TIMEOUT_SECONDS = 600.0

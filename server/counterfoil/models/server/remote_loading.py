@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..settings.endpoints import may_carry_key
+from ...settings.endpoints import may_carry_key
+from ..errors import ModelLoadError
+from ..options import GenerationOptions
+from ..progress import ModelProgress, ProgressCallback
 from .endpoint import DEFAULT_API_KEY_ENV, SCHEMA_MODES, api_key_from_environment, checked_endpoint
-from .errors import ModelLoadError
-from .options import GenerationOptions
-from .progress import ModelProgress, ProgressCallback
 from .remote import RemoteGenerate
 
 

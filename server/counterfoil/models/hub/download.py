@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any, Literal, Self, cast
 from urllib.parse import urlsplit
 
-from .errors import ModelDownloadError as ModelDownloadError  # noqa: PLC0414 - re-exported
+from ..errors import ModelDownloadError as ModelDownloadError  # noqa: PLC0414 - re-exported
+from ..scripted import SCRIPTED_PREFIX
 from .hub_cache import (
     BLOB_NAME,
     COMMIT_NAME,
@@ -35,7 +36,6 @@ from .hub_cache import (
     present_bytes,
 )
 from .model_names import SHORT_NAMES, resolve_model
-from .scripted import SCRIPTED_PREFIX
 
 # mlx_lm.utils.DEFAULT_ALLOW_PATTERNS: what `mlx_lm.load` fetches (mlx_lm may not be installed
 # when a download is asked for; a test keeps the two equal).
@@ -130,7 +130,7 @@ def require_hub_client() -> None:
     try:
         import huggingface_hub  # noqa: F401
     except ImportError:
-        from .runtime import install_command
+        from ..runtime import install_command
 
         command = shlex.join(install_command("mlx"))
         raise ModelDownloadError(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ..context.budget import Messages, estimate_tokens
+from ...context.budget import Messages, estimate_tokens
 
 # A server's count can be odd (a cached prompt reported as a few tokens); the scale is kept sane.
 MIN_SCALE = 0.5

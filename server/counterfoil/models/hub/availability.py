@@ -10,7 +10,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ModelLoadError
+from ..errors import ModelLoadError
 from .model_names import resolve_model
 
 
@@ -35,8 +35,8 @@ def gguf_check(spec: str) -> Check:
     """Whether the GGUF file's header is one the import takes (read in a moment, before any
     import)."""
     try:
-        from .gguf_convert import check_importable
-        from .gguf_header import read_gguf_header
+        from ..gguf.gguf_header import read_gguf_header
+        from ..gguf.gguf_import import check_importable
 
         check_importable(read_gguf_header(Path(spec).expanduser()), Path(spec).name)
     except ImportError:

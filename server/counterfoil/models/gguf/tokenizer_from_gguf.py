@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ModelLoadError
+from ..errors import ModelLoadError
 
 CONTROL, USER_DEFINED = 3, 4
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..model import McpListings
-from ..tools import action_schema, tool_names
+from ...model import McpListings
+from ...tools import action_schema, tool_names
 
 # A single token can lengthen the shortest closing by at most this many tokens (an open
 # `\u` escape or a partial UTF-8 character), so forcing starts with this much slack left.

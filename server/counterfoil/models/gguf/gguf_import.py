@@ -2,13 +2,13 @@
 
 The header is read and bounded first (`gguf_header`: a few KB, milliseconds), and a file
 Counterfoil cannot import is refused with the reason before the file is hashed or read further.
-The conversion itself (`gguf_convert`: the `gguf` package's reference dequantization, MLX's
-affine quantization where the format allows it exactly, mlx-lm's names for the architecture,
-`config.json` from the metadata, a `tokenizers` tokenizer from the vocabulary, the chat template)
-runs in a child process, so a file that still trips a native library ends that process with one
-sentence while the caller lives on. The folder is named by the file's SHA-256 under the user's
-cache folder, written beside and renamed into place, and holds a manifest of its files'
-digests, checked before use.
+The conversion itself (`counterfoil.models.mlx.gguf_convert`: the `gguf` package's reference
+dequantization, MLX's affine quantization where the format allows it exactly, mlx-lm's names for
+the architecture, `config.json` from the metadata, a `tokenizers` tokenizer from the vocabulary,
+the chat template) runs in a child process, so a file that still trips a native library ends
+that process with one sentence while the caller lives on. The folder is named by the file's
+SHA-256 under the user's cache folder, written beside and renamed into place, and holds a
+manifest of its files' digests, checked before use.
 """
 
 from __future__ import annotations
@@ -23,12 +23,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ModelLoadError
-from .file_digest import file_sha256
-from .gguf_architectures import ALTERNATIVE
-from .gguf_convert import check_importable
-from .gguf_header import read_gguf_header
-from .progress import ModelProgress, ProgressCallback
+from ..errors import ModelLoadError
+from ..file_digest import file_sha256
+from ..progress import ModelProgress, ProgressCallback
+from .gguf_architectures import (
+    ALTERNATIVE,
+    SUPPORTED,
+    Architecture,
+    architecture_of,
+    mlx_name,
+    model_config,
+)
+from .gguf_header import GGUFHeader, read_gguf_header
+from .gguf_quants import can_dequantize
+from .tokenizer_from_gguf import check_vocabulary
 
 IMPORT_FORMAT = 2
 MANIFEST = "counterfoil-gguf.json"
@@ -93,6 +101,40 @@ def import_gguf(
     return ImportedGGUF(folder, digest, source.resolve())
 
 
+def check_importable(header: GGUFHeader, name: str) -> Architecture:
+    """The file's architecture, or `ModelLoadError` for anything the import cannot do, read
+    from the header alone."""
+    try:
+        return _importable(header, name)
+    except ModelLoadError:
+        raise
+    except (ValueError, TypeError, OverflowError, KeyError, IndexError) as error:
+        raise ModelLoadError(
+            f"{name} has metadata Counterfoil cannot use ({first_line(error)}); {ALTERNATIVE}"
+        ) from None
+
+
+def first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0]
+
+
+def _importable(header: GGUFHeader, name: str) -> Architecture:
+    from gguf import GGMLQuantizationType
+
+    architecture = architecture_of(header.metadata, name)
+    check_vocabulary(header.metadata, name)
+    for tensor in header.tensors:
+        mlx_name(tensor.name, architecture)
+        if not can_dequantize(tensor.type):
+            kind = GGMLQuantizationType(tensor.type).name
+            raise ModelLoadError(
+                f"{name} stores {tensor.name!r} as {kind}, which Counterfoil cannot dequantize: "
+                f"it imports {SUPPORTED}; {ALTERNATIVE}"
+            )
+    model_config(architecture, header.metadata, {t.name: t.shape for t in header.tensors})
+    return architecture
+
+
 def _reporter(on_progress: ProgressCallback | None) -> Callable[[str], None]:
     def report(message: str) -> None:
         if on_progress is not None:
@@ -103,11 +145,11 @@ def _reporter(on_progress: ProgressCallback | None) -> Callable[[str], None]:
 
 def converter_command(source: Path, target: Path) -> list[str]:
     """The child process that converts `source` into the folder `target`."""
-    return [sys.executable, "-m", "counterfoil.models.gguf_convert", str(source), str(target)]
+    return [sys.executable, "-m", "counterfoil.models.mlx.gguf_convert", str(source), str(target)]
 
 
 def _convert_in_child(source: Path, target: Path, report: Callable[[str], None]) -> None:
-    package_root = str(Path(__file__).resolve().parents[2])
+    package_root = str(Path(__file__).resolve().parents[3])
     environment = dict(os.environ)
     environment["PYTHONPATH"] = os.pathsep.join(
         part for part in (package_root, environment.get("PYTHONPATH")) if part
