@@ -115,6 +115,7 @@ def check_importable(header: GGUFHeader, name: str) -> Architecture:
 
 
 def first_line(error: BaseException) -> str:
+    """An error's first line (its type's name when it has no text), for a one-sentence refusal."""
     return (str(error).strip().splitlines() or [type(error).__name__])[0]
 
 
