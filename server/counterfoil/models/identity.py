@@ -76,7 +76,7 @@ def identity_of(model: object, spec: str) -> ModelIdentity:
         wrapped = wrapped.wrapped
     if isinstance(wrapped, NamesItself):
         return wrapped.identity()
-    remote = sys.modules.get(f"{__package__}.remote")  # not loaded: no model server in use
+    remote = sys.modules.get(f"{__package__}.server.remote")  # not loaded: no server in use
     if remote is not None and isinstance(wrapped, remote.RemoteGenerate):
         return ModelIdentity(
             spec=spec,
