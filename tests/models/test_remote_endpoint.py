@@ -92,3 +92,18 @@ def test_each_schema_mode_asks_in_its_servers_form() -> None:
     }
     assert schema_request("structured_outputs", schema) == {"structured_outputs": {"json": schema}}
     assert schema_request("none", schema) == {}
+
+
+def test_a_model_servers_identity_names_the_endpoint_and_the_served_model() -> None:
+    pytest.importorskip("httpx")
+    from counterfoil.models.identity import identity_of
+    from counterfoil.models.server.remote import RemoteGenerate
+
+    generate = RemoteGenerate("http://127.0.0.1:8080/v1", "tiny", max_tokens=77)
+    try:
+        identity = identity_of(generate, "tiny")
+    finally:
+        generate.close()
+
+    assert identity.resolved == {"endpoint": "http://127.0.0.1:8080/v1", "served_model": "tiny"}
+    assert identity.sampling == {"temperature": 0.0, "max_tokens": 77}
