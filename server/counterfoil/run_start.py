@@ -29,29 +29,26 @@ if TYPE_CHECKING:
 
 @dataclass
 class RunSession:
-    """One run being assembled: its goal, its gate, its session and the project's agents file.
+    """One run being assembled: its goal, its gate, its session and the project's AGENTS.md.
 
-    `stopping` says when an open approval stays open (the person stopped, paused or went
-    away); `continued` and `observations` are a kept conversation that `goal` follows up."""
+    `recorded`: the session kept on disk (None: a run kept nowhere, as a branch's or an
+    evaluation's); `stopping` says when an open approval stays open (the person stopped,
+    paused or went away); `continued` and `observations` are the conversation `goal` goes on
+    from (a kept one a follow-up continues, or a branch's checkpoint with its steering)."""
 
     goal: str
     workspace: Workspace
-    recorded: RecordedRun
-    stopping: Callable[[], bool]
-    agents: AgentsFile | None = None
+    recorded: RecordedRun | None = None
+    stopping: Callable[[], bool] = lambda: False
+    instructions: str | None = None  # the project's AGENTS.md text, as the prompt carries it
     continued: Messages | None = None
     observations: list[Observation] | None = None
     cause_of: Callable[[str], str | None] | None = None  # the daemon's review cause of a call
 
-    @property
-    def instructions(self) -> str | None:
-        """The project's AGENTS.md text, as the system prompt carries it (None: none)."""
-        return None if self.agents is None else self.agents.text
-
     def continues(self) -> Messages:
         """The conversation this run goes on from: a resumed run's checkpoint, a follow-up's
         kept conversation, or nothing (a new run)."""
-        plan = self.recorded.plan
+        plan = None if self.recorded is None else self.recorded.plan
         if plan is not None:
             return plan.record.checkpoint.message_list()
         return [dict(message) for message in self.continued or []]
@@ -63,6 +60,8 @@ class RunSession:
         if identity is not None:
             self.workspace.model_identity = identity
         recorded = self.recorded
+        if recorded is None:
+            return
         recorded.attach(
             self.workspace,
             self.goal,
@@ -79,32 +78,45 @@ class RunSession:
         self,
         generate: Callable[[Messages], str],
         limits: AgentLimits | None,
-        on_event: Callable[[AgentEvent], Any] | None,
+        on_event: Callable[[AgentEvent], Any] | None = None,
         *,
-        should_stop: Callable[[], bool],
-        count_tokens: Callable[[Messages], int] | None,
+        should_stop: Callable[[], bool] | None = None,
+        count_tokens: Callable[[Messages], int] | None = None,
     ) -> AgentRun:
-        """The loop on the session's messages; `generate` is the model as the front end
-        shows it (the session watches it for its checkpoints)."""
+        """The loop on the run's messages; `generate` is the model as the front end shows it
+        (a session watches it for its checkpoints)."""
+        if self.recorded is not None:
+            generate = self.recorded.watch(generate)
+            conversation = self.recorded.loop_arguments()
+        elif self.continued is not None:
+            conversation = {
+                "messages": self.continued,
+                "observations": self.observations if self.observations is not None else [],
+                "resume": True,  # the conversation goes on as it is, its system prompt first
+            }
+        else:
+            conversation = {}
         return run_agent(
             self.goal,
-            self.recorded.watch(generate),
+            generate,
             self.workspace,
             limits,
             on_event,
             should_stop=should_stop,
             count_tokens=count_tokens,
             instructions=self.instructions,
-            **self.recorded.loop_arguments(),
+            **conversation,
         )
 
     def finish(self, reason: str, resumable: bool) -> None:
-        """The last checkpoint: paused (resumable) or ended."""
-        self.recorded.finish(reason, resumable)
+        """The last checkpoint: paused (resumable) or ended (nothing for a run kept nowhere)."""
+        if self.recorded is not None:
+            self.recorded.finish(reason, resumable)
 
     def release(self) -> None:
         """Give the run's lock back when the run never got going (the model did not load)."""
-        self.recorded.release()
+        if self.recorded is not None:
+            self.recorded.release()
 
 
 def start_run(
@@ -130,5 +142,12 @@ def start_run(
         workspace.mcp_toolbox = toolbox
         workspace.confirm_mcp = confirm_mcp
     return RunSession(
-        goal, workspace, recorded, stopping, agents, continued, observations, cause_of
+        goal,
+        workspace,
+        recorded,
+        stopping,
+        None if agents is None else agents.text,
+        continued,
+        observations,
+        cause_of,
     )

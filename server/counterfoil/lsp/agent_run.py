@@ -125,6 +125,7 @@ class AgentRunner:
     def _go(self, request: RunRequest, started: RunSession, token: str | None) -> RunEnd:
         job, goal, run_id, continued = request.job, request.goal, request.run_id, request.continued
         recorded, workspace = started.recorded, started.workspace
+        assert recorded is not None  # every daemon run keeps its session
         settings, root = job.settings, job.root
         if job.stopping:
             return RunEnd(failed_run("cancelled", None), None)
