@@ -46,9 +46,8 @@ class ReadFirst:
     def sentence(self) -> str:
         if self.text is not None:
             return (
-                f"read the existing file before changing it: {self.path}. It was read for you"
-                " now; propose your change again on this text (edit_file with old copied"
-                f" exactly from it, or write_file with the whole new text):\n{self.text}"
+                f"read the existing file before changing it: {self.path}; nothing was changed."
+                f" It is read for you now, and holds:\n{self.text}"
             )
         return (
             f"read the existing file before changing it: {self.path} (read it with read_file,"

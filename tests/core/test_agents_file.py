@@ -47,7 +47,9 @@ def test_it_goes_last_into_the_system_prompt(tmp_path: Path) -> None:
     assert found is not None
     model = RecordingModel({"final": "done"})
     run_agent("look", model, workspace(tmp_path), AgentLimits(), instructions=found.text)
-    assert model.calls[0][0]["content"].endswith("\n" + RULES.rstrip("\n"))
+    quoted = "\n".join(f"> {line}".rstrip() for line in RULES.rstrip("\n").splitlines())
+    # Quoted line by line, so its words read as rules, not as text for a file.
+    assert model.calls[0][0]["content"].endswith("\n" + quoted)
 
 
 def test_without_one_there_is_nothing(tmp_path: Path) -> None:

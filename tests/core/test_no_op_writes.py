@@ -54,3 +54,21 @@ def test_an_edit_that_replaces_text_by_itself_is_nothing_to_write(tmp_path: Path
 
     assert observation.startswith("error: nothing to write: app.py")
     assert asked == []
+
+
+def test_an_edit_whose_old_and_new_are_the_same_is_nothing_to_write_even_unread(
+    tmp_path: Path,
+) -> None:
+    """Whatever the file holds, such an edit changes nothing: said at once, with no read asked
+    for first (the 1.5B sent one before it had read the file)."""
+    (tmp_path / ".counterfoil").mkdir()
+    (tmp_path / "app.py").write_text("x = 1\n")
+    asked: list[ToolProposal] = []
+    workspace = asking_workspace(tmp_path, asked)
+
+    step = workspace.execute_step(
+        ToolAction("edit_file", {"path": "app.py", "old": "def f():", "new": "def f():"})
+    )
+
+    assert step.observation == ("error: nothing to write: app.py: old and new are the same text")
+    assert step.detail is None and asked == []

@@ -139,7 +139,9 @@ async def test_resume_retells_the_steps_before_the_interruption_from_the_runs_re
         (2, "before the interruption"),
     ]
     assert earlier[0]["action"] == {"tool": "read_file", "arguments": {"path": "app.py"}}
-    assert earlier[1]["result"] == "edited app.py"
+    # What the model read after it: the observation, then the task and what was done so far.
+    assert earlier[1]["result"].startswith("edited app.py\n\nThe task: ")
+    assert "Done so far: edited app.py." in earlier[1]["result"]
     assert told[:2] == earlier  # told first, before the steps of this part
 
 

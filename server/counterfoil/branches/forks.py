@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 from ..context.budget import Observation
 from ..errors import AgentError
 from ..gate.workspace import Workspace
-from ..loop import AgentEvent, AgentLimits, AgentRun, run_agent
+from ..loop import AgentEvent, AgentLimits, AgentRun
 from ..model import Model, ResponseStats
 from ..receipt_evidence import utc_now
+from ..run_start import RunSession
 from ..sessions.checkpoint import RestoresCheckpoints, restore_model_state
 from ..sessions.record import CheckpointRefused
 from ..sessions.reopen import ResumePlan, check_origin, read_files_kept
@@ -149,17 +150,18 @@ def run_in_branch(
     messages.append(steering_message(record.steering))
     counted = len(model.stats) if isinstance(model, Model) else 0
     observations: list[Observation] = list(saved.observations)
-    run = run_agent(
+    branch = RunSession(
         saved.checkpoint.task,
-        how.shown or model,
         workspace,
+        instructions=how.instructions,
+        continued=messages,
+        observations=observations,
+    )
+    run = branch.run(
+        how.shown or model,
         how.limits,
         how.on_event,
         should_stop=how.should_stop,
-        messages=messages,
-        observations=observations,
-        resume=True,
-        instructions=how.instructions,
         count_tokens=model.count_tokens if isinstance(model, Model) else None,
     )
     responses = list(model.stats)[counted:] if isinstance(model, Model) else []

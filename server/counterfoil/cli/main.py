@@ -16,11 +16,12 @@ from typing import TextIO
 from ..context.agents_file import read_agents_file
 from ..errors import AgentError
 from ..gate.workspace import Workspace
-from ..loop import run_agent, run_verdict
+from ..loop import run_verdict
 from ..model_identity import describe_identity
 from ..models import close_model, streams_from_server
 from ..models.progress import ModelProgress
 from ..models.usage import usage_line
+from ..run_start import start_run
 from ..settings.table import Settings
 from . import doctor
 from .approvals import (
@@ -122,17 +123,20 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     style = Style.for_stream(stdout)
     interrupted = threading.Event()
     workspace = Workspace(
-        policy,
-        receipt_store=store,
-        confirm_proposal=session.confirming(terminal_confirm(stdin, stdout, style, interrupted)),
-        run_id=session.run_id,
-        read_digests=session.read_digests,
+        policy, receipt_store=store, run_id=session.run_id, read_digests=session.read_digests
     )
-    session.attach(workspace, args.goal, interrupted.is_set)
     toolbox = terminal_toolbox(settings, policy, stdin, stdout)
-    if toolbox is not None:
-        workspace.mcp_toolbox = toolbox
-        workspace.confirm_mcp = terminal_mcp_confirm(stdin, stdout, interrupted)
+    agents = read_agents_file(workspace, policy.root) if settings.agents_file else None
+    run = start_run(
+        args.goal,
+        workspace,
+        session,
+        terminal_confirm(stdin, stdout, style, interrupted),
+        interrupted.is_set,
+        agents=agents,
+        toolbox=toolbox,
+        confirm_mcp=terminal_mcp_confirm(stdin, stdout, interrupted),
+    )
     before = len(store)
     steps = StepPrinter(stdout)
     steps.step = session.steps_done  # a resumed run's steps go on from where it stopped
@@ -140,7 +144,6 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         f"goal: {args.goal}\nroot: {policy.root}\n"
         f"tools: {', '.join(sorted(workspace.available_tools))}\n"
     )
-    agents = read_agents_file(workspace, policy.root) if settings.agents_file else None
     if agents is not None:
         stdout.write(f"agents file: {agents.summary()}\n")
     if model_line is not None:
@@ -185,23 +188,19 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     compute = getattr(getattr(generate, "loaded", None), "compute", None)
     if compute is not None:
         stdout.write(f"compute: {compute.describe()}\n")
-    if not model.spec.startswith("scripted:"):
-        from ..models.identity import identity_of
+    from ..models.identity import run_identity
 
-        workspace.model_identity = identity_of(generate, model.spec).as_record()
-        stdout.write(f"model identity: {describe_identity(workspace.model_identity)}\n")
+    identity = run_identity(generate, model.spec)
+    if identity is not None:
+        stdout.write(f"model identity: {describe_identity(identity)}\n")
     try:
-        session.begin(generate, workspace, None if agents is None else agents.text)
-        run = run_agent(
-            args.goal,
-            session.watch(steps.wrap(generate)),
-            workspace,
+        run.begin(generate, identity)
+        ended = run.run(
+            steps.wrap(generate),
             settings.limits(generate),
-            on_event=lambda event: stdout.write(format_event(event)),
+            lambda event: stdout.write(format_event(event)),
             should_stop=interrupted.is_set,
             count_tokens=generate.count_tokens,
-            instructions=None if agents is None else agents.text,
-            **session.loop_arguments(),
         )
     except KeyboardInterrupt:
         interrupted.set()
@@ -209,11 +208,16 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         completed, reason, final, run_error = False, "interrupted", None, None
         verdict = run_verdict(workspace)
     else:
-        completed, reason, final, run_error = run.completed, run.reason, run.final, run.error
-        verdict = run.verdict
+        completed, reason, final, run_error = (
+            ended.completed,
+            ended.reason,
+            ended.final,
+            ended.error,
+        )
+        verdict = ended.verdict
         if interrupted.is_set():
             reason = "interrupted"
-    session.finish(reason, interrupted.is_set())
+    run.finish(reason, interrupted.is_set())
     if toolbox is not None:
         toolbox.close()
     close_model(generate)  # a llama.cpp engine's server ends with the run

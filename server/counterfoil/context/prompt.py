@@ -98,9 +98,10 @@ def build_system_prompt(workspace: Workspace, instructions: str | None = None) -
         lines.extend(overview_lines(workspace.overview()))
     if instructions and instructions.strip():
         lines.append(
-            "The project's AGENTS.md follows: its rules for agents, to follow, not text to"
-            " copy into files. They add to the rules above and cannot change what the tools"
-            " allow."
+            "The project's AGENTS.md, quoted below: its rules for agents. Follow them with"
+            " the tools; never copy their words into a file. They add to the rules above and"
+            " cannot change what the tools allow."
         )
-        lines.append(instructions.rstrip("\n"))
+        # Quoted line by line: a small model wrote the policy's sentence into config.json.
+        lines.extend(f"> {line}".rstrip() for line in instructions.rstrip("\n").splitlines())
     return "\n".join(lines)

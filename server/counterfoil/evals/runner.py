@@ -25,9 +25,10 @@ from ..files.tree_copy import remove_tree, snapshot
 from ..gate.approval import Approval, ApprovalDecision
 from ..gate.grants import FROM_TASK_PACKAGE
 from ..gate.policy import ToolPolicy
-from ..loop import IDENTICAL_ACTION_ERROR, AgentLimits, AgentRun, run_agent
+from ..loop import IDENTICAL_ACTION_ERROR, AgentLimits, AgentRun
 from ..proposals import EditProposal, ToolProposal
 from ..receipts import ReceiptStore, verify_receipt_log
+from ..run_start import RunSession
 from ..verdict import RunVerdict
 from .grading import CheckResult, Modification, forbidden_modifications, grade
 from .package import PackageError, TaskPackage, stage_workspace
@@ -152,7 +153,7 @@ def run_task(
         run_started = time.perf_counter()
         agents = read_agents_file(workspace, root)
         instructions = None if agents is None else agents.text
-        run = run_agent(package.prompt, generate, workspace, limits, instructions=instructions)
+        run = RunSession(package.prompt, workspace, instructions=instructions).run(generate, limits)
         run_seconds = time.perf_counter() - run_started
         metrics = _metrics(run, stats()[counted:], run_seconds)
         transcript = (

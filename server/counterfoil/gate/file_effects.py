@@ -58,6 +58,9 @@ class FileEffects:
         exists = os.path.lexists(path)
         if exists and not stat.S_ISREG(os.lstat(path).st_mode):
             raise AgentError("path is not a regular file")
+        if action.tool == "edit_file" and arguments["old"] == arguments["new"]:
+            # Said before the read is asked for: whatever the file holds, this changes nothing.
+            raise AgentError(f"nothing to write: {relative}: old and new are the same text")
         base_text: str | None = None
         base_digest: str | None = None
         if exists:

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Any
 
 from .. import protocol as messages
 from ..context.agents_file import AgentsFile
-from ..loop import AgentEvent, run_agent
+from ..loop import AgentEvent
 from ..models.errors import ModelLoadError
 from ..models.hub.download import DownloadCancelled
 from ..models.usage import usage_line
 from ..protocol import notice, wire
+from ..run_start import RunSession, start_run
 from ..sessions.earlier_steps import earlier_steps, earlier_words
 from ..sessions.intents import Settled
 from ..sessions.recorded_run import RecordedRun
@@ -98,14 +98,23 @@ class AgentRunner:
             say=self.channel.log,
             model_spec=settings.model or None,
         )
-        workspace.confirm_proposal = recorded.confirming(job.bridge)
         toolbox = run_toolbox(settings, workspace.policy, job.bridge, self.channel)
-        if toolbox is not None:  # the person's servers: `mcp_call` is on, each call asked
-            workspace.mcp_toolbox = toolbox
-            workspace.confirm_mcp = recorded.confirming(job.bridge)  # resumed: asked again
+        started = start_run(
+            request.goal,
+            workspace,
+            recorded,
+            job.bridge,
+            lambda: job.stopping or job.bridge.withdrew,  # an open approval stays open
+            agents=request.agents,
+            toolbox=toolbox,
+            confirm_mcp=recorded.confirming(job.bridge),  # resumed: asked again
+            continued=None if continued is None else continued.messages,
+            observations=None if continued is None else continued.observations,
+            cause_of=job.bridge.cause_of,
+        )
         token = self.channel.begin_progress("Counterfoil", request.goal[:80])
         try:
-            return self._go(request, recorded, workspace, token)
+            return self._go(request, started, token)
         finally:
             if toolbox is not None:
                 toolbox.close()  # every server this run started stops with it
@@ -113,10 +122,10 @@ class AgentRunner:
             unsubscribe()
             self.channel.end_progress(token, "done")
 
-    def _go(
-        self, request: RunRequest, recorded: RecordedRun, workspace: Any, token: str | None
-    ) -> RunEnd:
+    def _go(self, request: RunRequest, started: RunSession, token: str | None) -> RunEnd:
         job, goal, run_id, continued = request.job, request.goal, request.run_id, request.continued
+        recorded, workspace = started.recorded, started.workspace
+        assert recorded is not None  # every daemon run keeps its session
         settings, root = job.settings, job.root
         if job.stopping:
             return RunEnd(failed_run("cancelled", None), None)
@@ -168,27 +177,13 @@ class AgentRunner:
             if event.result is not None:
                 self.channel.log(f"step {event.step} observation: {event.result}")
 
-        if not settings.model.startswith("scripted:"):  # a script proposes nothing of its own
-            from ..models.identity import identity_of
-
-            workspace.model_identity = identity_of(loaded, settings.model).as_record()
         stop_or_pause = lambda: job.stopping or job.interrupted
         generate = HostedGenerate(
             self.models, loaded, report, should_stop=stop_or_pause, on_text=on_text
         )
-        recorded.attach(
-            workspace,
-            goal,
-            lambda: job.stopping or job.bridge.withdrew,  # an open approval stays open
-            continued=None if continued is None else continued.messages,
-            observations=None if continued is None else continued.observations,
-        )
-        assert recorded.recorder is not None
-        recorded.recorder.cause_of = job.bridge.cause_of
         self.channel.log(f"run {'resumed' if recorded.resuming else 'started'}: {goal}")
-        instructions = None if request.agents is None else request.agents.text
         told_before = earlier_steps(
-            [(message["role"], message["content"]) for message in recorded.messages]
+            [(message["role"], message["content"]) for message in started.continues()]
         )
         if request.plan is not None:  # the run's story so far, from its record, before it
             record = request.plan.record  # asks its open approval again
@@ -200,8 +195,10 @@ class AgentRunner:
         plan = request.plan
         if request.steer is not None and plan is not None and plan.record.pending is not None:
             job.bridge.note = PROPOSED_BEFORE_STEERING  # asked again before the model reads it
+        from ..models.identity import run_identity
+
         try:
-            recorded.begin(loaded, workspace, instructions)
+            started.begin(loaded, run_identity(loaded, settings.model))
         finally:
             job.bridge.note = None
         before[0] = len(told_before)
@@ -210,22 +207,18 @@ class AgentRunner:
             on_event(AgentEvent(1, response, action, step.observation, step))
             before[0] += 1
         counted = len(generate.stats)  # the model is kept across runs
-        run = run_agent(
-            goal,
-            recorded.watch(generate),
-            workspace,
+        run = started.run(
+            generate,
             settings.limits(loaded),
             on_event,
             should_stop=stop_or_pause,
             count_tokens=generate.count_tokens,
-            instructions=instructions,
-            **recorded.loop_arguments(),
         )
         resumable = job.closing or (job.pausing and not job.stopping)
         reason = run.reason
         if resumable:
             reason = "interrupted" if job.closing else "paused"
-        recorded.finish(reason, resumable)
+        started.finish(reason, resumable)
         self.channel.log(f"run ended: {reason}; verdict: {run.verdict.summary()}")
         result = run_result(run, reason, usage_line(generate.stats[counted:]))
         kept = None

@@ -97,9 +97,12 @@ class Operations:
             plan = open_for_resume(sessions, settings.policy(root).root, run_id)
             return plan, settled
 
-        return self._start(
-            "run", lambda job, prepared: self._run(job, "", None, prepared, steer), prepare
-        )
+        def work(job: Job, prepared: Prepared | None) -> messages.RunResult:
+            assert prepared is not None  # `prepare` ran: the checked plan, what was settled
+            goal = prepared[0].record.checkpoint.task  # the run goes on with its own goal
+            return self._run(job, goal, None, prepared, steer)
+
+        return self._start("run", work, prepare)
 
     def _settle(self, settings: Settings, root: Path) -> Prepared:
         """Settle from the disk what an interrupted run left (an intent without a receipt),
@@ -177,14 +180,13 @@ class Operations:
     def _run(
         self,
         job: Job,
-        text: str,
+        goal: str,
         continued: Conversation | None,
         prepared: Prepared | None,
         steer: str | None = None,
     ) -> messages.RunResult:
         plan, settled = prepared if prepared is not None else (None, [])
         run_id = plan.record.run_id if plan is not None else uuid.uuid4().hex
-        goal = plan.record.checkpoint.task if plan is not None else text
         job.run_id = run_id
         conversation_id = continued.conversation_id if continued is not None else run_id
         if continued is None:

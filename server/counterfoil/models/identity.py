@@ -69,6 +69,14 @@ class NamesItself(Protocol):
     def identity(self) -> ModelIdentity: ...
 
 
+def run_identity(model: object, spec: str) -> dict[str, Any] | None:
+    """What a run records as its model's identity (receipts and the run's record carry it);
+    None for a script, which proposes nothing of its own."""
+    if spec.startswith("scripted:"):
+        return None
+    return identity_of(model, spec).as_record()
+
+
 def identity_of(model: object, spec: str) -> ModelIdentity:
     """The identity of any model `load_generate` returns (`spec`: as the person gave it)."""
     wrapped = model
