@@ -143,6 +143,22 @@ def test_the_terminal_shows_each_calls_state_exit_status_and_receipt(tmp_path: P
     )
 
 
+def test_the_terminal_shows_what_the_model_was_told_beside_the_observation() -> None:
+    """The record keeps the observation; the person also sees the notes the model read after
+    it, or the fuller sentence it read instead (a file read for it with a refusal)."""
+    noted = AgentEvent(1, "{}", None, "wrote a.md", told="wrote a.md\n\nThe task: t")
+    fuller = AgentEvent(2, "{}", None, "error: read it first", told="error: read: a.md\nx\n")
+    plain = AgentEvent(3, "{}", None, "wrote a.md", told=None)
+
+    assert format_event(noted) == (
+        "observation:\nwrote a.md\nthe model was also told:\nThe task: t\n"
+    )
+    assert format_event(fuller) == (
+        "observation:\nerror: read it first\nthe model was told:\nerror: read: a.md\nx\n"
+    )
+    assert format_event(plain) == "observation:\nwrote a.md\n"
+
+
 def test_a_file_whose_text_starts_with_error_is_read_not_refused(tmp_path: Path) -> None:
     (tmp_path / "root").mkdir()
     (tmp_path / "root" / "build.log").write_text("error: disk full\n" + "x" * 2_000)

@@ -135,7 +135,18 @@ def format_event(event: AgentEvent) -> str:
         return ""
     summary = None if event.step_result is None else event.step_result.summary()
     effect = "" if summary is None else f"effect: {summary}\n"
-    return "observation:\n" + event.result + "\n" + effect
+    return "observation:\n" + event.result + "\n" + _told(event) + effect
+
+
+def _told(event: AgentEvent) -> str:
+    """What the model read beyond the observation (a note after it, or a refusal's fuller
+    sentence: the file read for it), so the person sees all the model was shown."""
+    told, result = event.told, event.result or ""
+    if told is None or told == result:
+        return ""
+    if told.startswith(result + "\n"):
+        return "the model was also told:\n" + told[len(result) :].strip("\n") + "\n"
+    return "the model was told:\n" + told.rstrip("\n") + "\n"
 
 
 def format_receipt(receipt: EffectReceipt) -> str:
