@@ -413,8 +413,6 @@ def _loop_step(loop: ActionLoop) -> StepResult:
 
 CHANGES = ("edit_file", "write_file")
 MAX_DONE_COMMAND = 80  # characters of a command's argv a TaskProgress line keeps
-
-
 MAX_UNREAD_SHOWN = 8  # files a phrase that matched nothing lists as not read yet
 MAX_READ_FOR_THE_MODEL = 2000  # characters of a file a refused change shows whole
 
@@ -439,7 +437,7 @@ def _with_read_now(
     """Note a change refused for an unread file; once a read shows that file, say so."""
     if isinstance(taken.detail, ReadFirst) and taken.detail.text is None:
         refused_unread[taken.detail.path] = action.tool
-    elif action.tool == "read_file" and not taken.is_error:
+    elif _was_read(action, taken):
         tool = refused_unread.pop(str(action.arguments.get("path", "")), None)
         if tool is not None:
             return replace(taken, read_now=ReadNow(str(action.arguments["path"]), tool))
