@@ -130,6 +130,7 @@ class AgentEvent:
     # the artifact to read ranges of (None: the model read `result` itself).
     shown: ShapedObservation | None = None
     no_action: str | None = None  # why the response gave no action, when it gave none
+    repeated: bool = False  # the action was the same once too often: the run ends here
     not_enabled: str | None = None  # the tool it asked for that this run has off
     # The whole text the model read after "Tool result:" when it is not `result`: a refusal's
     # fuller sentence, a note, the refreshed overview, or the externalized previews.
@@ -294,7 +295,12 @@ def run_agent(
         last_action = action
         if repeats > limits.max_identical_actions:
             repeated = AgentEvent(
-                step, response, None, IDENTICAL_ACTION_ERROR, no_action=IDENTICAL_ACTION
+                step,
+                response,
+                None,
+                IDENTICAL_ACTION_ERROR,
+                no_action=IDENTICAL_ACTION,
+                repeated=True,
             )
             conversation.record(repeated, on_event)
             return finish(False, "repeated_action_limit")

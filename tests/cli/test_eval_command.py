@@ -158,3 +158,18 @@ def test_the_html_report_compares_models_in_an_inline_chart(tmp_path: Path) -> N
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "default-src 'none'" in page
     assert page.count("<rect") == 2 * (len(TASKS) + 1)
+
+
+def test_an_action_repeated_to_the_limit_is_not_counted_as_malformed(tmp_path: Path) -> None:
+    script = tmp_path / "script"
+    script.mkdir()
+    read = '{"tool":"read_file","path":"answer.py"}\n'
+    (script / "localized-constant.jsonl").write_text(read * 6)
+
+    _status, output = _eval(
+        str(FIXTURES / "localized-constant"), "--model", f"scripted:{script}", "--json"
+    )
+    run = json.loads(output)["tasks"][0]["runs"][0]
+
+    assert run["reason"] == "repeated_action_limit"
+    assert run["metrics"]["malformed_actions"] == 0

@@ -25,7 +25,7 @@ from ..files.tree_copy import remove_tree, snapshot
 from ..gate.approval import Approval, ApprovalDecision
 from ..gate.grants import FROM_TASK_PACKAGE
 from ..gate.policy import ToolPolicy
-from ..loop import IDENTICAL_ACTION_ERROR, AgentLimits, AgentRun
+from ..loop import AgentLimits, AgentRun
 from ..proposals import EditProposal, ToolProposal
 from ..receipts import ReceiptStore, verify_receipt_log
 from ..run_start import RunSession
@@ -224,9 +224,7 @@ def _metrics(run: AgentRun, responses: Sequence[object], seconds: float) -> RunM
     from ..models.usage import reused_tokens
 
     malformed = sum(
-        1
-        for event in run.events
-        if event.action is None and event.result and event.result != IDENTICAL_ACTION_ERROR
+        1 for event in run.events if event.action is None and event.result and not event.repeated
     )
     tool_errors = sum(
         1
