@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import PurePosixPath
 from typing import Any, Protocol, runtime_checkable
 
 from .actions import Action, FinalAction, ToolAction, parse_action
+from .context.agents_file import AGENTS_FILE
 from .context.artifacts import RunEvidence, ShapedObservation
 from .context.budget import (
     MIN_INLINE_CHARS,
@@ -86,6 +91,9 @@ class AgentLimits:
     max_context_tokens: int | None = None
     elide_above: float = 0.85
     elide_down_to: float = 0.5
+    # Read the short files the task names before the model's first step (step-0 events); off
+    # for the course's loop, whose runs begin with the model's own first step.
+    read_named_files: bool = False
     max_inline_chars: int | None = None
 
     def __post_init__(self) -> None:
@@ -131,6 +139,9 @@ class AgentEvent:
     shown: ShapedObservation | None = None
     no_action: str | None = None  # why the response gave no action, when it gave none
     repeated: bool = False  # the action was the same once too often: the run ends here
+    # The file read for the model before its first step (step 0, no response): a short file
+    # the task names, in the conversation as if the model had asked for it.
+    opened: str | None = None
     not_enabled: str | None = None  # the tool it asked for that this run has off
     # The whole text the model read after "Tool result:" when it is not `result`: a refusal's
     # fuller sentence, a note, the refreshed overview, or the externalized previews.
@@ -193,6 +204,7 @@ def run_agent(
     """
     limits = limits or AgentLimits()
     system_prompt = build_system_prompt(workspace, instructions)
+    fresh = not messages and not resume  # a new conversation: the named files are read first
     if messages and not resume:
         continue_conversation(messages, task, system_prompt)
     elif messages is not None and not messages:
@@ -235,6 +247,13 @@ def run_agent(
     history: list[tuple[ToolAction, StepResult]] = []  # the tool steps so far, in order
     loops = 0
     shown_tree = _overview(workspace)
+    if fresh and limits.read_named_files and shown_tree is not None:
+        for path, read_action, read in _opening_reads(task, shown_tree, take_step):
+            conversation.record(
+                AgentEvent(0, "", read_action, read.observation, read, opened=path), on_event
+            )
+            conversation.messages += _turn(_action_json(read_action), read.observation)
+            note_observation(observations, conversation.messages, read_action, read)
     refused_unread: dict[str, str] = {}  # path: the tool of a change refused for it
     done: list[str] = []  # the effects done in this run, as TaskProgress lists them
 
@@ -435,6 +454,44 @@ def _read_for_the_model(
     if read.is_error or len(read.observation) > MAX_READ_FOR_THE_MODEL:
         return taken
     return replace(taken, detail=replace(taken.detail, text=read.observation))
+
+
+MAX_OPENING_READS = 3  # files the task names, read for the model before its first step
+
+
+def named_files(task: str, tree: TreeOverview) -> tuple[str, ...]:
+    """The listed files the task names, in the order it names them: by path, or by a file name
+    that only one listed file has. AGENTS.md is left out (the prompt quotes it already)."""
+    paths = [path for path in tree.file_paths() if path != AGENTS_FILE]
+    names = Counter(PurePosixPath(path).name for path in paths)
+    found: list[tuple[int, str]] = []
+    for path in paths:
+        name = PurePosixPath(path).name
+        for candidate in (path, name) if names[name] == 1 else (path,):
+            match = re.search(rf"(?<![\w./-]){re.escape(candidate)}(?![\w/-]|\.\w)", task)
+            if match is not None:
+                found.append((match.start(), path))
+                break
+    return tuple(path for _, path in sorted(found))
+
+
+def _opening_reads(
+    task: str, tree: TreeOverview, take_step: Callable[[ToolAction], StepResult]
+) -> list[tuple[str, ToolAction, StepResult]]:
+    """The short files the task names, each read through the gate like any read (a small model
+    spent two of its ten steps reading files the task had named): up to three, each shown whole
+    only when short."""
+    reads = []
+    for path in named_files(task, tree)[:MAX_OPENING_READS]:
+        action = ToolAction("read_file", {"path": path})
+        read = take_step(action)
+        if not read.is_error and len(read.observation) <= MAX_READ_FOR_THE_MODEL:
+            reads.append((path, action, read))
+    return reads
+
+
+def _action_json(action: ToolAction) -> str:
+    return json.dumps({"tool": action.tool, **action.arguments}, ensure_ascii=False)
 
 
 def _with_read_now(

@@ -354,6 +354,7 @@ export interface AgentEvent extends StepRecord {
   noAction?: string | null;
   enabledBy: string | null;
   earlier?: string | null;
+  readForModel?: string | null;
 }
 
 /** The root's AGENTS.md as the run read it: its digest and size, or why it was not read ("protected", "too large", "not valid UTF-8", "unreadable"). */

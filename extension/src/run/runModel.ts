@@ -185,6 +185,10 @@ export function describeAction(event: AgentEvent): string {
   if ("final" in action) {
     return "final answer";
   }
+  if (event.readForModel) {
+    // Counterfoil read it before the model's first step: the model did not ask for it.
+    return `read for the model: ${event.readForModel}`;
+  }
   const target = action.arguments.path ?? action.arguments.argv;
   const subject = Array.isArray(target)
     ? argvText(target.map(String))

@@ -6,7 +6,7 @@ import { describeAction } from "../../src/run/runModel";
 /** A step the workspace made no record of (no call, no state), as the daemon sends it. */
 function step(
   fields: Pick<AgentEvent, "step" | "response" | "action" | "result"> &
-    Partial<Pick<AgentEvent, "noAction">>,
+    Partial<Pick<AgentEvent, "noAction" | "readForModel">>,
 ): AgentEvent {
   return {
     ...fields,
@@ -73,5 +73,20 @@ test("an observation's text is never read for the reason", () => {
       }),
     ),
     "no action (the response did not parse)",
+  );
+});
+
+test("a file read for the model before its first step says so, not that the model asked", () => {
+  assert.equal(
+    describeAction(
+      step({
+        step: 0,
+        response: "",
+        action: { tool: "read_file", arguments: { path: "version.py" } },
+        result: 'VERSION = "0.1.0"\n',
+        readForModel: "version.py",
+      }),
+    ),
+    "read for the model: version.py",
   );
 });

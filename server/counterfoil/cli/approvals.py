@@ -133,6 +133,8 @@ def format_event(event: AgentEvent) -> str:
     """What a step observed; its header and response were printed as the model answered."""
     if event.result is None:
         return ""
+    if event.opened is not None:
+        return f"read for the model before its first step: {event.opened}\n{event.result}\n"
     summary = None if event.step_result is None else event.step_result.summary()
     effect = "" if summary is None else f"effect: {summary}\n"
     return "observation:\n" + event.result + "\n" + _told(event) + effect

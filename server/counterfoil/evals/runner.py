@@ -247,7 +247,7 @@ def _metrics(run: AgentRun, responses: Sequence[object], seconds: float) -> RunM
         else None
     )
     return RunMetrics(
-        steps=len(run.events),
+        steps=sum(1 for event in run.events if event.opened is None),
         malformed_actions=malformed,
         tool_errors=tool_errors,
         prompt_tokens=total("prompt_tokens"),

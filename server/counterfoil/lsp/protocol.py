@@ -103,6 +103,7 @@ def event_message(
         shownToModel=shown_to_model(event),
         enabledBy=enabled_by,
         noAction=event.no_action,
+        readForModel=event.opened,
         **step_fields(event.step_result),
     )
 

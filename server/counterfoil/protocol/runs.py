@@ -186,6 +186,9 @@ class AgentEvent(StepRecord):
     # A step taken before this part of a resumed run, retold from the run's record as the
     # resume begins ("before the interruption", "before the pause"); absent for a step now.
     earlier: str | None = field(default=None, metadata=SOMETIMES)
+    # The file Counterfoil read for the model before its first step (step 0, no response):
+    # the model did not ask for it.
+    readForModel: str | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -599,6 +599,7 @@ class Settings:
             max_steps=self.max_steps,
             max_context_tokens=window,
             max_inline_chars=self.max_inline_chars,
+            read_named_files=True,
         )
 
     def receipt_log_path(self, root: Path) -> Path:

@@ -1,0 +1,88 @@
+"""The short files a task names are read for the model before its first step: through the gate,
+as step-0 events, in the conversation as if the model had asked for them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support.recording_model import RecordingModel
+from tests.support.workspaces import make_workspace
+
+from counterfoil import AgentLimits, run_agent
+from counterfoil.loop import MAX_READ_FOR_THE_MODEL, named_files
+from counterfoil.step_facts import OverviewFile, TreeOverview
+
+OPENING = AgentLimits(read_named_files=True)
+
+
+def _tree(*paths: str) -> TreeOverview:
+    return TreeOverview(tuple(OverviewFile(path, 10) for path in paths))
+
+
+def test_a_file_is_named_by_its_path_or_by_a_name_only_it_has_in_the_order_the_task_names_them() -> (
+    None
+):
+    tree = _tree("src/greet.py", "version.py", "test_greet.py", "AGENTS.md")
+
+    assert named_files("bump version.py, then fix greet.py as src/greet.py", tree) == (
+        "version.py",
+        "src/greet.py",
+    )
+
+
+def test_a_name_inside_a_longer_name_or_path_is_not_a_mention() -> None:
+    tree = _tree("greet.py", "config.json")
+
+    assert named_files("run test_greet.py and keep config.json.bak", tree) == ()
+    assert named_files("see lib/greet.py", tree) == ()
+
+
+def test_a_file_name_two_listed_files_share_names_neither_and_agents_md_is_never_read() -> None:
+    tree = _tree("a/config.json", "b/config.json", "AGENTS.md")
+
+    assert named_files("update config.json as AGENTS.md says", tree) == ()
+    assert named_files("update b/config.json", tree) == ("b/config.json",)
+
+
+def test_the_named_files_are_read_first_and_count_as_read_for_a_change(tmp_path: Path) -> None:
+    (tmp_path / "version.py").write_text('VERSION = "0.1.0"\n')
+    (tmp_path / "other.py").write_text("x = 1\n")
+    workspace = make_workspace(tmp_path, answer=True, allow_writes=True)
+    edit = '{"tool":"edit_file","path":"version.py","old":"0.1.0","new":"0.2.0"}'
+    model = RecordingModel(edit, '{"final":"bumped"}')
+
+    run = run_agent("bump VERSION in version.py", model, workspace, OPENING)
+
+    assert run.completed
+    assert (tmp_path / "version.py").read_text() == 'VERSION = "0.2.0"\n'
+    first = model.calls[0]
+    assert [message["role"] for message in first] == ["system", "user", "assistant", "user"]
+    assert first[2]["content"] == '{"tool": "read_file", "path": "version.py"}'
+    assert first[3]["content"] == 'Tool result:\nVERSION = "0.1.0"\n'
+    opening = run.events[0]
+    assert (opening.step, opening.response, opening.opened) == (0, "", "version.py")
+    assert [event.step for event in run.events[1:]] == [1, 2]
+
+
+def test_a_long_named_file_is_left_for_the_model_to_read(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_text("x" * (MAX_READ_FOR_THE_MODEL + 1))
+    model = RecordingModel('{"final":"done"}')
+
+    run = run_agent("summarize big.txt", model, make_workspace(tmp_path), OPENING)
+
+    assert [message["role"] for message in model.calls[0]] == ["system", "user"]
+    assert [event.opened for event in run.events] == [None]
+
+
+def test_the_course_loop_and_a_continued_conversation_read_nothing_first(tmp_path: Path) -> None:
+    (tmp_path / "version.py").write_text('VERSION = "0.1.0"\n')
+    model = RecordingModel('{"final":"done"}', '{"final":"done again"}')
+
+    run = run_agent("look at version.py", model, make_workspace(tmp_path))
+    messages = list(model.calls[0]) + [{"role": "assistant", "content": '{"final":"done"}'}]
+    again = run_agent(
+        "and version.py again", model, make_workspace(tmp_path), OPENING, messages=messages
+    )
+
+    assert [event.step for event in run.events] == [1]
+    assert [event.opened for event in again.events] == [None]
