@@ -4,6 +4,7 @@ method that does its work; a request marked one at a time is refused while anoth
 
 from __future__ import annotations
 
+import re
 import typing
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from counterfoil.protocol import REQUESTS, ConfirmParams, ConfirmResult, Request
 
 from .conftest import RecordingChannel, StartDaemon, never_answer, script
 
+REPOSITORY = Path(__file__).resolve().parents[2]
 SERVED = {method: request for method, request in REQUESTS.items() if not request.to_client}
 ONE_AT_A_TIME = {Runs.ONE_AT_A_TIME, Runs.ONE_AT_A_TIME_CHECKED_OFF_LOOP}
 # What a handler returns under each rule: the result itself, or what the request waits for.
@@ -70,6 +72,12 @@ def test_each_handler_takes_its_declared_params_and_answers_as_its_rule_says(
         assert list(hints.values()) == ([] if request.params is None else [request.params]), method
         assert request.runs is not None
         assert answered == (ANSWERED_WITH[request.runs] or request.result), method
+
+
+def test_the_protocol_document_says_how_each_request_runs() -> None:
+    document = (REPOSITORY / "docs" / "protocol.md").read_text(encoding="utf-8")
+    said = dict(re.findall(r"^\| `(counterfoil/\w+)` \| `(\w+)` \|$", document, re.MULTILINE))
+    assert said == {method: request.runs.name for method, request in SERVED.items() if request.runs}
 
 
 # Params each one-at-a-time request is refused with; a new such request must be added here.
