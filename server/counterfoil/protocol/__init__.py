@@ -1,5 +1,6 @@
 """Every message of the daemon protocol, written once: each request's params and result and
-each notification as a dataclass whose fields are the wire's names, grouped by concern.
+each notification as a dataclass whose fields are the wire's names, grouped by concern, and
+how the daemon serves each request (`Runs`, one per row of `REQUESTS`).
 
 The daemon builds its answers from these (`wire` turns one into JSON data);
 `extension/src/daemon/protocol.generated.ts` is generated from them (`python -m
@@ -135,8 +136,8 @@ class Runs(Enum):
     Each served row of `REQUESTS` names one; the daemon reads it there (`lsp/request_rules.py`),
     so no handler decides it.
 
-    - `ON_LOOP`: answered at once on the event loop, from what the daemon holds; waits for
-      nothing, and is answered before anything the client sent after it is read.
+    - `ON_LOOP`: answered on the event loop, without a thread, from what the daemon holds;
+      it waits for nothing.
     - `OFF_LOOP`: on a worker thread, beside any other request (it reads the disk).
     - `ONE_AT_A_TIME`: an operation on the workspace, on its own worker thread, refused
       (`-32001`) while another operation goes. It is started on the event loop, in the order it
@@ -167,9 +168,10 @@ class Request:
 
     def __post_init__(self) -> None:
         if (self.runs is None) != self.to_client:
-            raise ValueError("a request the daemon serves names how it runs, and only such one")
+            raise ValueError("a request the daemon serves names its rule; one it asks, none")
 
 
+# The rules by their own names, so that each row of REQUESTS stays one line
 ON_LOOP, OFF_LOOP = Runs.ON_LOOP, Runs.OFF_LOOP
 ONE_AT_A_TIME, ONE_AT_A_TIME_CHECKED_OFF_LOOP = (
     Runs.ONE_AT_A_TIME,
