@@ -1,12 +1,11 @@
-"""Every message a layer sends is the declared one: the handlers take and answer the messages
-`REQUESTS` names for their method, every kind of receipt the log writes is a declared
-`LoggedReceipt` (sent as a `Receipt`), and every request's result, built by the handler the daemon registers, has its
-declared shape."""
+"""Every message a layer sends is the declared one: every kind of receipt the log writes is a
+declared `LoggedReceipt` (sent as a `Receipt`), and every request's result, built by the
+handler the daemon binds and served as its row says, has its declared shape. (That each
+handler takes and answers the messages `REQUESTS` names: tests/lsp/test_request_rules.py.)"""
 
 from __future__ import annotations
 
 import asyncio
-import typing
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +13,10 @@ import pytest
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil import protocol as messages
-from counterfoil.lsp.handlers import Handlers, handler_name
+from counterfoil.lsp.handlers import handlers
 from counterfoil.lsp.model_download import DownloadJob, answer
 from counterfoil.lsp.protocol import confirm_params, receipt_message
+from counterfoil.lsp.request_rules import answer as served_answer
 from counterfoil.lsp.session import Session
 from counterfoil.proposals import ToolProposal
 from counterfoil.protocol import REQUESTS, wire
@@ -32,23 +32,6 @@ from .test_messages import conforms
 
 LOG = ".counterfoil/receipts.jsonl"
 SERVED = {method: request for method, request in REQUESTS.items() if not request.to_client}
-
-
-def handler_types(method: str) -> tuple[Any, Any]:
-    hints = typing.get_type_hints(getattr(Handlers, handler_name(method)), {"messages": messages})
-    return hints["params"], hints["return"]
-
-
-def test_each_handler_takes_its_declared_params_and_answers_its_declared_result() -> None:
-    for method, request in SERVED.items():
-        params = type(None) if request.params is None else request.params
-        assert handler_types(method) == (params, request.result), method
-
-
-def test_every_handler_serves_a_declared_method() -> None:
-    served = {handler_name(method) for method in SERVED}
-    defined = {name for name in vars(Handlers) if not name.startswith("_")} - {"session"}
-    assert defined == served
 
 
 @pytest.fixture
@@ -113,18 +96,18 @@ def test_the_confirm_request_has_its_declared_params(project: Path) -> None:
 
 
 def built_results(root: Path) -> dict[str, list[Any]]:
-    """Each served request answered by the handler the daemon registers, in process."""
+    """Each served request answered by the handler the daemon binds, in process."""
     session = Session(RecordingChannel())  # type: ignore[arg-type]
     session.root = root
     read = {"tool": "read_file", "path": "app.py"}
     model = script(root.parent / "model.jsonl", read, {"final": "1"}, {"final": "still 1"})
     session.settings = Settings(model=model)
-    handlers = Handlers(lambda: session)
+    bound = handlers(session)
 
     def ask(method: str, **params: Any) -> Any:
         request = REQUESTS[method]
         parsed = None if request.params is None else request.params(**params)
-        return asyncio.run(getattr(handlers, handler_name(method))(parsed))
+        return asyncio.run(served_answer(request, bound[method], parsed))
 
     ran = ask("counterfoil/run", goal="what is the answer?")
     assert ran.reason == "completed"

@@ -13,7 +13,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from tests.support.hub_server import REPO, WEIGHTS, HubServer, serve_hub, write_model_folder
 
-from counterfoil.lsp import handlers
+from counterfoil.lsp.model_requests import model_runtime_answer
 from counterfoil.models import runtime
 
 from .conftest import Daemon, StartDaemon
@@ -175,7 +175,7 @@ def test_model_runtime_says_too_when_the_models_files_cannot_be_had(
         runtime, "runtime_report", lambda model, endpoint=None, engine="mlx": dict(bare)
     )
 
-    report = handlers.model_runtime_answer("qwen3-4b", None)
+    report = model_runtime_answer("qwen3-4b", None)
 
     assert report.modelAvailable is False
     assert "neither in the hub cache nor downloadable" in (report.modelDetail or "")

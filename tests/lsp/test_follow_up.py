@@ -11,6 +11,7 @@ from tests.support.recording_model import RecordingModel
 
 from counterfoil.lsp import model_host
 from counterfoil.lsp.session import Session
+from counterfoil.protocol import FollowUpParams, RunParams
 from counterfoil.settings.table import Settings
 
 from .conftest import RecordingChannel, StartDaemon, script
@@ -124,8 +125,9 @@ def test_the_model_sees_the_earlier_messages_in_a_follow_up(
     session.root = demo_project
     session.settings = Settings(model=script(demo_project.parent / "unused.jsonl", {"final": "-"}))
 
-    session.run("what does double do?").result.result(timeout=10)
-    session.follow_up("and how should it?").result.result(timeout=10)
+    operations = session.operations
+    operations.run(RunParams(goal="what does double do?")).result.result(timeout=10)
+    operations.follow_up(FollowUpParams(text="and how should it?")).result.result(timeout=10)
 
     first_turn, follow_up = model.calls[1], model.calls[2]
     assert follow_up[: len(first_turn)] == first_turn

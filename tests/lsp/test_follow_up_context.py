@@ -12,7 +12,7 @@ from tests.support.recording_model import RecordingModel
 
 from counterfoil.lsp import model_host
 from counterfoil.lsp.session import EVENT_METHOD, Session
-from counterfoil.protocol import wire
+from counterfoil.protocol import FollowUpParams, RunParams, wire
 from counterfoil.settings.table import Settings
 
 from .conftest import RecordingChannel, script
@@ -60,11 +60,13 @@ def two_turns(
     session, channel = session_with(
         project, model, monkeypatch, context_tokens=context_tokens, max_steps=2
     )
-    first = wire(session.run(GOAL).result.result(timeout=30))
+    first = wire(session.operations.run(RunParams(goal=GOAL)).result.result(timeout=30))
     session.settings = Settings(
         model=session.settings.model, context_tokens=context_tokens, max_steps=3
     )
-    second = wire(session.follow_up(FOLLOW_UP).result.result(timeout=30))
+    second = wire(
+        session.operations.follow_up(FollowUpParams(text=FOLLOW_UP)).result.result(timeout=30)
+    )
     return model, first, second, channel
 
 

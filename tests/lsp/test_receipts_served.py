@@ -22,7 +22,7 @@ def test_a_receipt_edited_in_the_middle_is_reported_not_served_as_fine(
     monkeypatch.setenv("COUNTERFOIL_CONFIG_DIR", str(tmp_path / "config"))
     session = Session(RecordingChannel())  # type: ignore[arg-type]
     session.root = tmp_path
-    log = session.receipt_log()
+    log = session.queries.receipt_log()
     assert log is not None
     log.parent.mkdir()
     workspace = Workspace(
@@ -40,7 +40,7 @@ def test_a_receipt_edited_in_the_middle_is_reported_not_served_as_fine(
     ).hexdigest()
     log.write_text(lines[0] + json.dumps(record, separators=(",", ":")) + "\n" + lines[2])
 
-    listed = wire(session.receipts())
+    listed = wire(session.queries.receipts())
 
     assert listed["error"] is not None and listed["error"].startswith("line 2:")
     assert [receipt["tool_call_id"] for receipt in listed["receipts"]] == ["call-1"]

@@ -43,7 +43,7 @@ def revertable(root: Path) -> dict[str, bool]:
     """Each receipt's call id and its `revertable`, as the daemon's receipts request sends them."""
     session = Session(RecordingChannel())  # type: ignore[arg-type]
     session.root = root
-    sent = wire(session.receipts())
+    sent = wire(session.queries.receipts())
     assert sent["error"] is None
     return {receipt["tool_call_id"]: receipt["revertable"] for receipt in sent["receipts"]}
 

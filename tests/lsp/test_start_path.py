@@ -21,9 +21,9 @@ ANSWERING_INITIALIZE = {
     "counterfoil",
     "counterfoil.lsp",
     "counterfoil.lsp.framing",
-    "counterfoil.lsp.handlers",
     "counterfoil.lsp.params",
     "counterfoil.lsp.progress",
+    "counterfoil.lsp.request_rules",
     "counterfoil.lsp.server",
     "counterfoil.lsp.transport",
     "counterfoil.openblas",  # standard library only: OpenBLAS preloaded by a re-exec, if any

@@ -55,7 +55,7 @@ def test_a_tool_added_to_the_table_reaches_prompt_schema_checking_and_status(
 
     session = Session(RecordingChannel())
     session.root = tmp_path.resolve()
-    status = wire(session.status())
+    status = wire(session.queries.status())
     assert "count_lines" in status["availableTools"]
     assert status["tools"][-1] == {
         "name": "count_lines",

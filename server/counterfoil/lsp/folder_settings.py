@@ -7,9 +7,36 @@ from pathlib import Path
 from typing import Any
 
 from .. import protocol as messages
+from ..protocol import notice
 from ..settings.layers import LayeredSettings, confirm_grants
+from .channel import ClientChannel
+from .params import invalid_params
 from .session_state import SessionState
 from .settings import read_settings
+
+
+class FolderSettingsAnswers:
+    """The handlers of `counterfoil/folderSettings` and `counterfoil/confirmFolderGrants`, over
+    the session's state."""
+
+    def __init__(self, state: SessionState, channel: ClientChannel) -> None:
+        self._state = state
+        self._channel = channel
+
+    def shown(self) -> messages.FolderSettingsResult:
+        return folder_settings_result(self._state)
+
+    def confirm_grants(
+        self, params: messages.ConfirmFolderGrantsParams
+    ) -> messages.FolderSettingsResult:
+        """Record the grants (a key that is no grant, a bad value: invalid params) and tell the
+        editor what the folder's settings now do, as `folderSettingsChanged` does."""
+        try:
+            result = confirm_folder_grants(self._state, params)
+        except ValueError as error:  # SettingsError too
+            raise invalid_params(str(error)) from None
+        self._channel.notify(*notice(result))
+        return result
 
 
 def folder_settings_result(state: SessionState) -> messages.FolderSettingsResult:

@@ -1,5 +1,9 @@
 """The session's one operation at a time: an agent run (new, a follow-up, or a resumed one),
-a validation command, a revert, a branch selection.
+a validation command, a revert, a branch selection; and the pause of a running agent run.
+
+Each request's handler is a method here, taking its params message: `protocol.REQUESTS` marks
+them `ONE_AT_A_TIME` (a resume `ONE_AT_A_TIME_CHECKED_OFF_LOOP`), and `_start` refuses one
+while another goes.
 
 Each runs on its own worker thread with the settings it started with (a change applies to the
 next one), a fresh Workspace and a ReceiptStore read afresh from the log, so receipts other
@@ -13,9 +17,9 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import protocol as messages
 from ..actions import ToolAction
@@ -42,9 +46,21 @@ from .run_book import RunBook
 from .run_record import Conversation
 from .session_state import SessionState
 
+if TYPE_CHECKING:  # the sessions package loads when a run first needs it
+    from ..sessions.intents import Settled
+    from ..sessions.reopen import ResumePlan
+
 logger = logging.getLogger(__name__)
 
-Prepared = tuple[Any, list[Any]]  # a resume's checked plan and the intents settled first
+
+@dataclass(frozen=True)
+class Prepared:
+    """What an operation found on the disk before it started, under the one-at-a-time lock:
+    the intents an interrupted run left, settled first, and a resume's checked plan (None for
+    anything else)."""
+
+    settled: list[Settled] = field(default_factory=list)
+    plan: ResumePlan | None = None
 
 
 class Operations:
@@ -68,41 +84,51 @@ class Operations:
         with self._lock:
             return self._job
 
-    def run(self, goal: str) -> Job:
+    def run(self, params: messages.RunParams) -> Job:
         """A new conversation: the kept one is forgotten."""
         return self._start(
-            "run", lambda job, prepared: self._run(job, goal, None, prepared), self._settle
+            "run", lambda job, prepared: self._run(job, params.goal, None, prepared), self._settle
         )
 
-    def follow_up(self, text: str) -> Job:
+    def follow_up(self, params: messages.FollowUpParams) -> Job:
         """Continue the kept conversation with the person's next message."""
         conversation = self._book.conversation
         if conversation is None:
             raise NoConversation("no conversation to continue")
         return self._start(
             "run",
-            lambda job, prepared: self._run(job, text, conversation, prepared),
+            lambda job, prepared: self._run(job, params.text, conversation, prepared),
             self._settle,
         )
 
-    def resume(self, run_id: str, steer: str | None) -> Job:
+    def resume(self, params: messages.ResumeParams) -> Job:
         """Continue a run kept on disk (interrupted or paused), its checks made first: raises
         CheckpointRefused with one sentence when it cannot go on, and nothing runs."""
         from ..sessions.reopen import open_for_resume
         from ..sessions.store import SessionStore
 
         def prepare(settings: Settings, root: Path) -> Prepared:
-            _, settled = self._settle(settings, root)
+            settled = self._settle(settings, root).settled
             sessions = SessionStore(settings.receipt_log_path(root))
-            plan = open_for_resume(sessions, settings.policy(root).root, run_id)
-            return plan, settled
+            plan = open_for_resume(sessions, settings.policy(root).root, params.runId)
+            return Prepared(settled, plan)
 
-        def work(job: Job, prepared: Prepared | None) -> messages.RunResult:
-            assert prepared is not None  # `prepare` ran: the checked plan, what was settled
-            goal = prepared[0].record.checkpoint.task  # the run goes on with its own goal
-            return self._run(job, goal, None, prepared, steer)
+        def work(job: Job, prepared: Prepared) -> messages.RunResult:
+            plan = prepared.plan
+            assert plan is not None  # `prepare` ran and checked it
+            goal = plan.record.checkpoint.task  # the run goes on with its own goal
+            return self._run(job, goal, None, prepared, params.steer)
 
         return self._start("run", work, prepare)
+
+    def pause(self) -> messages.PauseResult:
+        """Ask the running agent run to pause; `pausing` is false when no run goes."""
+        job = self.job
+        if job is None or job.result.done() or job.kind != "run":
+            return messages.PauseResult(pausing=False, runId=None)
+        job.pause()
+        run_id = job.run_id  # None until the run has its id: then nothing is said to pause
+        return messages.PauseResult(pausing=run_id is not None, runId=run_id)
 
     def _settle(self, settings: Settings, root: Path) -> Prepared:
         """Settle from the disk what an interrupted run left (an intent without a receipt),
@@ -113,22 +139,23 @@ class Operations:
         log = settings.receipt_log_path(root)
         sessions = SessionStore(log)
         if not sessions.folder.is_dir():
-            return None, []
+            return Prepared()
         try:
             settled = settle_intents(sessions, ReceiptStore(log))
         except (AgentError, OSError) as error:
             self._channel.log(f"could not settle an interrupted effect: {error}")
-            return None, []
+            return Prepared()
         for found in settled:
             self._channel.log(found.line)
             self._channel.show_message("info", f"Counterfoil {found.line}")
-        return None, settled
+        return Prepared(settled)
 
-    def run_validation(self, argv: list[str]) -> Job:
-        return self._start("validation", lambda job, _: self._validate(job, argv))
+    def run_validation(self, params: messages.RunValidationParams) -> Job:
+        return self._start("validation", lambda job, _: self._validate(job, params.argv))
 
-    def revert(self, call_id: str) -> Job:
+    def revert(self, params: messages.RevertParams) -> Job:
         """Undo a file effect from its receipt, asked like any effect (`counterfoil/confirm`)."""
+        call_id = params.toolCallId
         return self._start(
             "revert",
             lambda job, _: self._one_effect(
@@ -136,21 +163,21 @@ class Operations:
             ),
         )
 
-    def select_branch(self, branch: str) -> Job:
+    def select_branch(self, params: messages.SelectBranchParams) -> Job:
         """Apply a forked run's branch, each change asked like any effect (`counterfoil/confirm`)."""
         from .branches import select_answer
 
         return self._start(
             "selectBranch",
             lambda job, _: select_answer(
-                branch, lambda: open_workspace(self._channel, job), job.bridge
+                params.branch, lambda: open_workspace(self._channel, job), job.bridge
             ),
         )
 
     def _start(
         self,
         kind: str,
-        work: Callable[[Job, Prepared | None], Any],
+        work: Callable[[Job, Prepared], Any],
         prepare: Callable[[Settings, Path], Prepared] | None = None,
     ) -> Job:
         with self._lock:
@@ -160,7 +187,7 @@ class Operations:
             if root is None:
                 raise NoWorkspaceRoot("no workspace folder is open")
             settings = self._state.settings
-            prepared = None if prepare is None else prepare(settings, root)
+            prepared = Prepared() if prepare is None else prepare(settings, root)
             bridge = ConfirmBridge(self._channel, root, settings.confirm_timeout_seconds)
             job = Job(kind, bridge, settings, root, self._state.granted_by())
             self._job = job
@@ -182,10 +209,10 @@ class Operations:
         job: Job,
         goal: str,
         continued: Conversation | None,
-        prepared: Prepared | None,
+        prepared: Prepared,
         steer: str | None = None,
     ) -> messages.RunResult:
-        plan, settled = prepared if prepared is not None else (None, [])
+        plan, settled = prepared.plan, prepared.settled
         run_id = plan.record.run_id if plan is not None else uuid.uuid4().hex
         job.run_id = run_id
         conversation_id = continued.conversation_id if continued is not None else run_id

@@ -1,9 +1,9 @@
 """The pygls language server: translates the daemon protocol to and from the Session.
 
-The protocol's requests are registered from `messages.REQUESTS` (see `register_requests`);
-their handlers (`handlers`) decide nothing: they take the parsed params, hand work to the
-Session (which runs it off the event loop) and answer with a result message. Everything the worker threads send to the client hops
-onto the event loop first, so only the loop thread ever writes to stdout.
+The protocol's requests are registered from `protocol.REQUESTS` (see `register_requests`):
+each row's rule says how it is served (`request_rules`), the daemon's table (`handlers`) which
+part of the session does its work. Everything the worker threads send to the client hops onto
+the event loop first, so only the loop thread ever writes to stdout.
 """
 
 from __future__ import annotations
@@ -25,13 +25,16 @@ from .progress import ProgressReporter
 from .transport import LoggingProtocol, raw_converter
 
 if TYPE_CHECKING:
+    from ..protocol import Request
     from ..settings.layers import LayeredSettings
     from .channel import MessageKind
+    from .handlers import Handler
     from .session import Session
 
 # The settings and the handlers' work are imported once `initialize` is answered: the editor
-# waits for that answer. The request table (`messages`) is read at startup, to register the
-# handlers (registering them later, from inside a lookup, let a shutdown race an answer).
+# waits for that answer. The request table (`protocol`) and its rules are read at startup, to
+# register the requests (registering them later, from inside a lookup, let a shutdown race an
+# answer); each request's handler is bound at the first request, with the session.
 
 SERVER_NAME = "counterfoil"
 SERVER_VERSION = __version__
@@ -140,6 +143,7 @@ class CounterfoilServer(LanguageServer):
         )
         self.channel = LoopChannel(self)
         self._session: Session | None = None
+        self._handlers: dict[str, Handler] | None = None
         self._start_root: Path | None = None
         self._start_options: Any = None
         self._start_settings: tuple[Any, LayeredSettings] | None = None
@@ -158,6 +162,15 @@ class CounterfoilServer(LanguageServer):
                 created.adopt_settings(*self._start_settings)
             self._session = created
         return self._session
+
+    @property
+    def handlers(self) -> dict[str, Handler]:
+        """Each served method's handler, bound to the session's parts once it is made."""
+        if self._handlers is None:
+            from .handlers import handlers
+
+            self._handlers = handlers(self.session)
+        return self._handlers
 
     def start_with(self, root: Path | None, options: Any) -> None:
         """What `initialize` said: the root, and its settings to be read once it is answered."""
@@ -285,28 +298,25 @@ def build_server() -> CounterfoilServer:
 
 
 def register_requests(server: CounterfoilServer) -> None:
-    """A handler for each request of `messages.REQUESTS` the daemon serves: its params parsed
-    into their message (a bad one is a JSON-RPC error naming the field), its result message
-    turned into JSON once."""
-    from ..protocol import REQUESTS, wire
-    from .handlers import Handlers, handler_name
-    from .params import parse_params
+    """Each request of `protocol.REQUESTS` the daemon serves: its params parsed into their
+    message (a bad one is a JSON-RPC error naming the field), its handler served as its row's
+    rule says (`request_rules`), its result message turned into JSON once."""
+    from ..protocol import REQUESTS
 
-    handlers = Handlers(lambda: server.session)
     for method, request in REQUESTS.items():
         if not request.to_client:
-            handle = getattr(handlers, handler_name(method))
-            server.feature(method)(_served(method, request.params, handle, wire, parse_params))
+            server.feature(method)(_served(server, method, request))
 
 
 def _served(
-    method: str,
-    params_type: type | None,
-    handle: Callable[[Any], Awaitable[Any]],
-    wire: Callable[[Any], Any],
-    parse_params: Callable[[type | None, Any, str], Any],
+    server: CounterfoilServer, method: str, request: Request
 ) -> Callable[[CounterfoilServer, Any], Awaitable[Any]]:
+    from ..protocol import wire
+    from .params import parse_params
+    from .request_rules import answer
+
     async def served(ls: CounterfoilServer, params: Any) -> Any:
-        return wire(await handle(parse_params(params_type, params, method)))
+        parsed = parse_params(request.params, params, method)
+        return wire(await answer(request, server.handlers[method], parsed))
 
     return served

@@ -2,6 +2,8 @@
 the receipts and their verification, stored objects, and the runs kept on disk.
 
 Each reads the disk afresh, so receipts and runs other processes wrote are part of the answer.
+Each request's handler is a method here, taking its params message; `protocol.REQUESTS` says
+how each is served (`status` on the event loop, the others off it).
 """
 
 from __future__ import annotations
@@ -107,13 +109,15 @@ class SessionQueries:
             exportedRuns=[] if self.root is None else sorted(exported_runs(self.root)),
         )
 
-    def export_evidence(self, commit: str) -> messages.ExportEvidenceResult:
+    def export_evidence(
+        self, params: messages.ExportEvidenceParams
+    ) -> messages.ExportEvidenceResult:
         """Sign the runs behind `commit` and add them as its evidence note."""
         log = self.receipt_log()
         try:
             if log is None or self.root is None:
                 raise AgentError(NO_FOLDER)
-            done = export_evidence(self.root, log, commit)
+            done = export_evidence(self.root, log, params.commit)
         except AgentError as error:
             failed = messages.ExportEvidenceResult(
                 ok=False, error=str(error), commit=None, runs=[], effects=0, reviewRejected=[],
@@ -153,8 +157,9 @@ class SessionQueries:
         )
         return verified
 
-    def stored_object(self, digest: str) -> messages.ObjectResult:
-        """A content-store object as text, bounded; `digest` is already checked to be hex."""
+    def stored_object(self, params: messages.ObjectParams) -> messages.ObjectResult:
+        """A content-store object as text, bounded; its digest is already checked to be hex."""
+        digest = params.sha256
         log = self.receipt_log()
         found = None
         if log is not None:
@@ -184,20 +189,26 @@ class SessionQueries:
             return messages.SessionsResult(sessions=[], error=NO_FOLDER)
         return list_sessions(log)
 
-    def inspect(self, run_id: str) -> messages.InspectResult:
+    def inspect(self, params: messages.InspectParams) -> messages.InspectResult:
         """`counterfoil/inspect`; raises CheckpointRefused with one sentence."""
         from ..sessions.record import CheckpointRefused
 
         log, root = self.receipt_log(), self.root
         if log is None or root is None:
             raise CheckpointRefused(NO_FOLDER)
-        return inspect_session(log, root, run_id)
+        return inspect_session(log, root, params.runId)
 
-    def discard(self, run_id: str) -> messages.DiscardResult:
+    def discard(self, params: messages.DiscardParams) -> messages.DiscardResult:
         """`counterfoil/discard`; raises CheckpointRefused with one sentence."""
         from ..sessions.record import CheckpointRefused
 
         log, root = self.receipt_log(), self.root
         if log is None or root is None:
             raise CheckpointRefused(NO_FOLDER)
-        return discard_session(log, root, run_id)
+        return discard_session(log, root, params.runId)
+
+    def branches(self, params: messages.BranchesParams) -> messages.BranchesResult:
+        """`counterfoil/branches`: the branches forked from a run, graded."""
+        from ..branches.listing import branches_answer
+
+        return branches_answer(self.receipt_log(), params.runId)

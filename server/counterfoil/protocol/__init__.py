@@ -1,5 +1,6 @@
 """Every message of the daemon protocol, written once: each request's params and result and
-each notification as a dataclass whose fields are the wire's names, grouped by concern.
+each notification as a dataclass whose fields are the wire's names, grouped by concern, and
+how the daemon serves each request (`Runs`, one per row of `REQUESTS`).
 
 The daemon builds its answers from these (`wire` turns one into JSON data);
 `extension/src/daemon/protocol.generated.ts` is generated from them (`python -m
@@ -13,6 +14,7 @@ from __future__ import annotations
 import sys
 import typing
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from .branches import (  # the branch requests' messages, in their own module
@@ -129,40 +131,82 @@ def field_types(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls, namespace)
 
 
+class Runs(Enum):
+    """How the daemon serves a request: where its work runs and which requests it waits for.
+    Each served row of `REQUESTS` names one; the daemon reads it there (`lsp/request_rules.py`),
+    so no handler decides it.
+
+    - `ON_LOOP`: answered on the event loop, without a thread, from what the daemon holds;
+      it waits for nothing.
+    - `OFF_LOOP`: on a worker thread, beside any other request (it reads the disk).
+    - `ONE_AT_A_TIME`: an operation on the workspace, on its own worker thread, refused
+      (`-32001`) while another operation goes. It is started on the event loop, in the order it
+      came, so a `pause` sent after it finds it; a cancel stops it and it still answers with
+      its result.
+    - `ONE_AT_A_TIME_CHECKED_OFF_LOOP`: as `ONE_AT_A_TIME`, but started on a worker thread,
+      because its checks read the disk first (a resume's checkpoint).
+    - `ONE_DOWNLOAD_AT_A_TIME`: a model download on its own worker thread, refused (`-32004`)
+      while another model downloads; a cancel stops it at the next chunk.
+    """
+
+    ON_LOOP = "on_loop"
+    OFF_LOOP = "off_loop"
+    ONE_AT_A_TIME = "one_at_a_time"
+    ONE_AT_A_TIME_CHECKED_OFF_LOOP = "one_at_a_time_checked_off_loop"
+    ONE_DOWNLOAD_AT_A_TIME = "one_download_at_a_time"
+
+
 @dataclass(frozen=True)
 class Request:
-    """A request's params (None: it takes `{}`) and result; `to_client`: the daemon asks it."""
+    """A request's params (None: it takes `{}`), its result, and how the daemon serves it
+    (`runs`); `to_client`: the daemon asks it, so it has no rule."""
 
     params: type | None
     result: type
+    runs: Runs | None = None
     to_client: bool = False
 
+    def __post_init__(self) -> None:
+        if (self.runs is None) != self.to_client:
+            raise ValueError("a request the daemon serves names its rule; one it asks, none")
 
-# Every method, written once: which message each carries. The daemon registers its handlers
-# from REQUESTS, the extension's typed request map is generated from it.
+
+# The rules by their own names, so that each row of REQUESTS stays one line
+ON_LOOP, OFF_LOOP = Runs.ON_LOOP, Runs.OFF_LOOP
+ONE_AT_A_TIME, ONE_AT_A_TIME_CHECKED_OFF_LOOP = (
+    Runs.ONE_AT_A_TIME,
+    Runs.ONE_AT_A_TIME_CHECKED_OFF_LOOP,
+)
+ONE_DOWNLOAD_AT_A_TIME = Runs.ONE_DOWNLOAD_AT_A_TIME
+
+# Every method, written once: which message each carries and how the daemon serves it. The
+# daemon registers its handlers from REQUESTS (each bound in `lsp/handlers.py`), the
+# extension's typed request map is generated from it.
+# fmt: off
 REQUESTS: dict[str, Request] = {
-    "counterfoil/run": Request(RunParams, RunResult),
-    "counterfoil/followUp": Request(FollowUpParams, RunResult),
-    "counterfoil/runValidation": Request(RunValidationParams, ValidationResult),
-    "counterfoil/revert": Request(RevertParams, ValidationResult),
-    "counterfoil/receipts": Request(None, ReceiptsResult),
-    "counterfoil/verifyReceipts": Request(None, VerifyResult),
-    "counterfoil/exportEvidence": Request(ExportEvidenceParams, ExportEvidenceResult),
-    "counterfoil/status": Request(None, StatusResult),
-    "counterfoil/object": Request(ObjectParams, ObjectResult),
-    "counterfoil/modelRuntime": Request(ModelParams, ModelRuntimeResult),
-    "counterfoil/downloadModel": Request(ModelParams, DownloadModelResult),
+    "counterfoil/run": Request(RunParams, RunResult, ONE_AT_A_TIME),
+    "counterfoil/followUp": Request(FollowUpParams, RunResult, ONE_AT_A_TIME),
+    "counterfoil/runValidation": Request(RunValidationParams, ValidationResult, ONE_AT_A_TIME),
+    "counterfoil/revert": Request(RevertParams, ValidationResult, ONE_AT_A_TIME),
+    "counterfoil/receipts": Request(None, ReceiptsResult, OFF_LOOP),
+    "counterfoil/verifyReceipts": Request(None, VerifyResult, OFF_LOOP),
+    "counterfoil/exportEvidence": Request(ExportEvidenceParams, ExportEvidenceResult, OFF_LOOP),
+    "counterfoil/status": Request(None, StatusResult, ON_LOOP),
+    "counterfoil/object": Request(ObjectParams, ObjectResult, OFF_LOOP),
+    "counterfoil/modelRuntime": Request(ModelParams, ModelRuntimeResult, OFF_LOOP),
+    "counterfoil/downloadModel": Request(ModelParams, DownloadModelResult, ONE_DOWNLOAD_AT_A_TIME),
     "counterfoil/confirm": Request(ConfirmParams, ConfirmResult, to_client=True),
-    "counterfoil/sessions": Request(None, SessionsResult),
-    "counterfoil/inspect": Request(InspectParams, InspectResult),
-    "counterfoil/resume": Request(ResumeParams, RunResult),
-    "counterfoil/pause": Request(None, PauseResult),
-    "counterfoil/discard": Request(DiscardParams, DiscardResult),
-    "counterfoil/branches": Request(BranchesParams, BranchesResult),
-    "counterfoil/selectBranch": Request(SelectBranchParams, SelectBranchResult),
-    "counterfoil/folderSettings": Request(None, FolderSettingsResult),
-    "counterfoil/confirmFolderGrants": Request(ConfirmFolderGrantsParams, FolderSettingsResult),
+    "counterfoil/sessions": Request(None, SessionsResult, OFF_LOOP),
+    "counterfoil/inspect": Request(InspectParams, InspectResult, OFF_LOOP),
+    "counterfoil/resume": Request(ResumeParams, RunResult, ONE_AT_A_TIME_CHECKED_OFF_LOOP),
+    "counterfoil/pause": Request(None, PauseResult, ON_LOOP),
+    "counterfoil/discard": Request(DiscardParams, DiscardResult, OFF_LOOP),
+    "counterfoil/branches": Request(BranchesParams, BranchesResult, OFF_LOOP),
+    "counterfoil/selectBranch": Request(SelectBranchParams, SelectBranchResult, ONE_AT_A_TIME),
+    "counterfoil/folderSettings": Request(None, FolderSettingsResult, ON_LOOP),
+    "counterfoil/confirmFolderGrants": Request(ConfirmFolderGrantsParams, FolderSettingsResult, OFF_LOOP),
 }
+# fmt: on
 NOTIFICATIONS: dict[str, type] = {
     "counterfoil/event": AgentEvent,
     "counterfoil/receipt": Receipt,
@@ -262,6 +306,7 @@ __all__ = [
     "RunStateName",
     "RunStateNotice",
     "RunValidationParams",
+    "Runs",
     "SelectBranchParams",
     "SelectBranchResult",
     "SelectionOutcome",
