@@ -7,8 +7,8 @@ task. The package's commands run confined, as `counterfoil eval` runs them (the 
 is part of the run).
 
 `--model FILE.gguf` (any spec `agent --model` takes): the four packages, `--runs` times each
-(default 3), through each `--engine` (default: mlx and llama.cpp), as `counterfoil eval` runs
-them; per engine and task the pass rate, median steps, generated tokens and seconds per run,
+(default 3; `--transcripts DIR` keeps each run's transcript), through each `--engine`
+(default: mlx and llama.cpp), as `counterfoil eval` runs them; per engine and task the pass rate, median steps, generated tokens and seconds per run,
 and false verdicts (the run's own validation passed while the held-out checks failed, or a
 receipt log that did not verify). Target: at least 3 of the 4 tasks passed in every round.
 Prints a table, then one JSON line.
@@ -80,9 +80,12 @@ def harness_overhead() -> None:
     )
 
 
-def evaluate(spec: str, engine: str, runs: int, context_tokens: int) -> dict[str, Any]:
+def evaluate(
+    spec: str, engine: str, runs: int, context_tokens: int, transcripts: Path | None = None
+) -> dict[str, Any]:
     """Every task `runs` times through one engine: per task its figures, and per round (the
-    tasks' n-th runs) how many passed."""
+    tasks' n-th runs) how many passed. `transcripts`: the folder that keeps each run's
+    transcript and receipt log (`<engine>-<task>-<run>`), to read what the model did."""
     model = ModelUnderTest(spec, {"engine": engine, "contextTokens": context_tokens})
     packages = [load_package(FIXTURES / task) for task in TASKS]
     hidden = tuple(package.source for package in packages)
@@ -95,7 +98,12 @@ def evaluate(spec: str, engine: str, runs: int, context_tokens: int) -> dict[str
                 generate, stats, limits = model.generate_for(package.id)
             except Exception as error:  # noqa: BLE001 - the engine could not load the model
                 return {"engine": engine, "error": str(error).splitlines()[0]}
-            run = run_task(package, generate, limits=limits, stats=stats, hidden=hidden)
+            kept = (
+                None if transcripts is None else transcripts / f"{engine}-{package.id}-{number + 1}"
+            )
+            run = run_task(
+                package, generate, limits=limits, stats=stats, hidden=hidden, keep_in=kept
+            )
             task_runs.append(run)
             rounds[number] += run.status == "passed"
             print(
@@ -131,7 +139,9 @@ def task_row(task: str, runs: list[Any]) -> dict[str, Any]:
 
 def model_results(arguments: argparse.Namespace) -> None:
     results = [
-        evaluate(arguments.model, engine, arguments.runs, arguments.context_tokens)
+        evaluate(
+            arguments.model, engine, arguments.runs, arguments.context_tokens, arguments.transcripts
+        )
         for engine in arguments.engine or ["mlx", "llama.cpp"]
     ]
     print(f"model: {arguments.model}; {arguments.runs} runs per task")
@@ -163,6 +173,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--engine", action="append", choices=("mlx", "llama.cpp"))
     parser.add_argument("--context-tokens", type=int, default=16_384)
+    parser.add_argument("--transcripts", type=Path, help="keep each run's transcript here")
     arguments = parser.parse_args()
     if arguments.model is None:
         harness_overhead()
