@@ -8,9 +8,9 @@ is part of the run).
 
 `--model FILE.gguf` (any spec `agent --model` takes): the four packages, `--runs` times each
 (default 3; `--transcripts DIR` keeps each run's transcript), through each `--engine`
-(default: mlx and llama.cpp), as `counterfoil eval` runs them; per engine and task the pass rate, median steps, generated tokens and seconds per run,
-and false verdicts (the run's own validation passed while the held-out checks failed, or a
-receipt log that did not verify). Target: at least 3 of the 4 tasks passed in every round.
+(default: mlx and llama.cpp), as `counterfoil eval` runs them; per engine and task the pass
+rate, median steps, generated tokens and seconds per run, and false verdicts (the run's own
+validation passed while the held-out checks failed, or a receipt log that did not verify). Target: at least 3 of the 4 tasks passed in every round.
 Prints a table, then one JSON line.
 """
 
