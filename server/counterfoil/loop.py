@@ -354,7 +354,8 @@ def run_agent(
         if shown_tree is not None and _changed_tree(taken) and task.strip():
             done.append(_done_line(taken))
             if taken.effect is not None and taken.effect.argv is None:  # a file written
-                taken = replace(taken, progress=TaskProgress(task.strip(), tuple(done)))
+                progress = TaskProgress(task.strip(), tuple(done), _unchecked(workspace))
+                taken = replace(taken, progress=progress)
         history.append((action, taken))
         externalized = shown if shown is not None and shown.shows is not None else None
         shown = shown or ShapedObservation(taken.model_text())
@@ -488,6 +489,17 @@ def _opening_reads(
         if not read.is_error and len(read.observation) <= MAX_READ_FOR_THE_MODEL:
             reads.append((path, action, read))
     return reads
+
+
+def _unchecked(workspace: Workspace) -> tuple[tuple[str, ...], ...]:
+    """The commands the model may run to check its changes, when none has since they last
+    changed (nothing when it may run none)."""
+    policy = getattr(workspace, "policy", None)
+    if policy is None or "run_command" not in workspace.available_tools:
+        return ()
+    if run_verdict(workspace).validation == "passed":
+        return ()
+    return tuple(policy.allowed_commands)
 
 
 def _action_json(action: ToolAction) -> str:

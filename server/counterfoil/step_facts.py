@@ -12,6 +12,7 @@ text.
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -176,14 +177,22 @@ class TaskProgress:
 
     task: str
     done: tuple[str, ...]
+    # The commands this run may run, when none has checked the files since they last changed
+    # (the run's validation is not `passed`): a small model wrote one file and claimed the
+    # test had passed.
+    unchecked: tuple[tuple[str, ...], ...] = ()
 
     def sentence(self) -> str:
         shown = list(self.done[-MAX_SHOWN_DONE:])
         if len(self.done) > MAX_SHOWN_DONE:
             shown.insert(0, f"{len(self.done) - MAX_SHOWN_DONE} earlier")
+        checked = ""
+        if self.unchecked:
+            commands = " or ".join(shlex.join(argv) for argv in self.unchecked[:2])
+            checked = f"\nNot checked yet: no command has run since the last change ({commands})."
         return (
-            f"The task: {self.task}\nDone so far: {'; '.join(shown)}.\nNext, do what the"
-            " task asks that is not done yet; reply with final only when all of it is done."
+            f"The task: {self.task}\nDone so far: {'; '.join(shown)}.{checked}\nNext, do what"
+            " the task asks that is not done yet; reply with final only when all of it is done."
         )
 
 

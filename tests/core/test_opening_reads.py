@@ -86,3 +86,25 @@ def test_the_course_loop_and_a_continued_conversation_read_nothing_first(tmp_pat
 
     assert [event.step for event in run.events] == [1]
     assert [event.opened for event in again.events] == [None]
+
+
+def test_after_a_change_no_command_has_checked_the_progress_note_names_the_commands(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "notes.md").write_text("")
+    workspace = make_workspace(
+        tmp_path, answer=True, allow_writes=True, allowed_commands=(("python3", "check.py"),)
+    )
+    (tmp_path / "check.py").write_text("pass\n")
+    write = '{"tool":"write_file","path":"notes.md","content":"hi\\n"}'
+    run_check = '{"tool":"run_command","argv":["python3","check.py"]}'
+    model = RecordingModel(write, run_check, write.replace("hi", "bye"), '{"final":"done"}')
+
+    run = run_agent("write notes.md", model, workspace, OPENING)
+
+    first, second = (event.step_result.progress for event in run.events if event.step in (1, 3))
+    assert first.unchecked == (("python3", "check.py"),)
+    assert "Not checked yet: no command has run since the last change (python3 check.py)." in (
+        run.events[1].told
+    )
+    assert second.unchecked == (("python3", "check.py"),)  # the second write made it stale
