@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from tests.core.gate_doubles import (
+from tests.gate.gate_doubles import (
     Operator,
     edit,
     writable,
