@@ -42,7 +42,7 @@ def no_signing_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def command_workspace(root: Path, answer: bool = True) -> Workspace:
     policy = ToolPolicy(root, allowed_commands=CHECKS)
     store = ReceiptStore(log_path(root))
-    return make_workspace(policy, store=store, confirm_proposal=lambda _: answer)
+    return make_workspace(policy, store=store, answer=answer)
 
 
 def commands(count: int) -> list[dict[str, Any]]:
