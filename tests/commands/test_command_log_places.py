@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
-from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil import ReceiptStore, ToolAction, Workspace
 from counterfoil.loop import run_verdict
 from counterfoil.receipts.content import store_object
 from counterfoil.receipts.hold import ObjectHold
@@ -42,10 +43,12 @@ def no_signing_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def edit_then_check(root: Path, log: Path) -> tuple[Workspace, str]:
     log.parent.mkdir(parents=True, exist_ok=True)
-    workspace = Workspace(
-        ToolPolicy(root, allow_writes=True, allowed_commands=(CHECK,)),
-        receipt_store=ReceiptStore(log, signer=None),
-        confirm_proposal=lambda _: True,
+    workspace = make_workspace(
+        root,
+        store=ReceiptStore(log, signer=None),
+        answer=True,
+        allow_writes=True,
+        allowed_commands=(CHECK,),
     )
     workspace.read_file("app.py")
     workspace.execute(ToolAction("edit_file", {"path": "app.py", "old": "1", "new": "2"}))

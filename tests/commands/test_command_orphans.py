@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 
@@ -33,7 +34,7 @@ def project(root: Path, body: str) -> Workspace:
     (root / "tool.py").write_text(body)
     policy = ToolPolicy(root, allowed_commands=((PYTHON, "tool.py"),), command_sandbox="off")
     store = ReceiptStore(root / ".counterfoil/receipts.jsonl", signer=None)
-    return Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    return make_workspace(policy, store=store, answer=True)
 
 
 @linux_only

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.receipts import log_path
+from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil.cli.main import main
@@ -48,7 +49,7 @@ def workspace_for(
 ) -> Workspace:
     rules = ToolPolicy(root, allowed_commands=(argv,), **policy)  # type: ignore[arg-type]
     store = store if store is not None else ReceiptStore(log_path(root))
-    return Workspace(rules, receipt_store=store, confirm_proposal=lambda _: True)
+    return make_workspace(rules, store=store, answer=True)
 
 
 def run(workspace: Workspace, argv: tuple[str, ...]) -> str:

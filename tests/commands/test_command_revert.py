@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from tests.support.workspaces import make_workspace
+
+from counterfoil import ReceiptStore, ToolAction, ToolPolicy
 from counterfoil.cli.approvals import proposal_diff
 from counterfoil.cli.main import main
 from counterfoil.lsp.protocol import preview
@@ -36,7 +38,7 @@ def ran_tool(root: Path) -> None:
     (root / ".counterfoil").mkdir()
     policy = ToolPolicy(root, allowed_commands=((PYTHON, "tool.py"),))
     store = ReceiptStore(root / LOG, signer=None)
-    space = Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    space = make_workspace(policy, store=store, answer=True)
     space.execute(ToolAction("run_command", {"argv": [PYTHON, "tool.py"]}))
 
 
@@ -114,9 +116,7 @@ def test_a_file_changed_during_the_approval_is_left_alone_and_named(tmp_path: Pa
         return True
 
     store = ReceiptStore(tmp_path / LOG, signer=None)
-    result = Workspace(policy, receipt_store=store, confirm_proposal=edit_while_asked).revert(
-        "call-1"
-    )
+    result = make_workspace(policy, store=store, confirm_proposal=edit_while_asked).revert("call-1")
 
     assert "left alone:\n  data.txt: changed since the command" in result
     assert (tmp_path / "data.txt").read_text() == "edited meanwhile\n"
@@ -150,7 +150,7 @@ def test_reverting_a_mode_change_puts_the_mode_back(tmp_path: Path) -> None:
     (tmp_path / ".counterfoil").mkdir()
     policy = ToolPolicy(tmp_path, allowed_commands=((PYTHON, "tool.py"),))
     store = ReceiptStore(tmp_path / LOG, signer=None)
-    space = Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    space = make_workspace(policy, store=store, answer=True)
     space.execute(ToolAction("run_command", {"argv": [PYTHON, "tool.py"]}))
 
     status, _ = revert(tmp_path)
@@ -170,7 +170,7 @@ def test_a_rewrite_in_place_with_its_old_mtime_put_back_is_reverted(tmp_path: Pa
     (tmp_path / ".counterfoil").mkdir()
     policy = ToolPolicy(tmp_path, allowed_commands=((PYTHON, "tool.py"),))
     store = ReceiptStore(tmp_path / LOG, signer=None)
-    space = Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    space = make_workspace(policy, store=store, answer=True)
     space.execute(ToolAction("run_command", {"argv": [PYTHON, "tool.py"]}))
     assert (tmp_path / "data.txt").read_text() == "AFTER\n"
 
@@ -196,7 +196,7 @@ def ran_file_to_folder(root: Path) -> None:
     (root / ".counterfoil").mkdir()
     policy = ToolPolicy(root, allowed_commands=((PYTHON, "tool.py"),))
     store = ReceiptStore(root / LOG, signer=None)
-    space = Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    space = make_workspace(policy, store=store, answer=True)
     space.execute(ToolAction("run_command", {"argv": [PYTHON, "tool.py"]}))
     assert (root / "out" / "sub" / "a.txt").is_file()
 
@@ -230,7 +230,7 @@ def test_the_revert_preview_names_the_folders_the_command_made(tmp_path: Path) -
     asked: list[ToolProposal] = []
     policy = ToolPolicy(tmp_path, allowed_commands=((PYTHON, "tool.py"),))
     store = ReceiptStore(tmp_path / LOG, signer=None)
-    space = Workspace(policy, receipt_store=store, confirm_proposal=lambda p: asked.append(p))
+    space = make_workspace(policy, store=store, confirm_proposal=lambda p: asked.append(p))
 
     space.revert_step("call-1")
 

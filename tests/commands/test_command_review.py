@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil.cli.approvals import proposal_diff, proposal_header
@@ -67,7 +68,7 @@ def reviewed(root: Path, tool: str, answer: Answer = accept) -> tuple[Workspace,
         command_timeout_seconds=60.0,
     )
     store = ReceiptStore(root / LOG, signer=None)
-    return Workspace(policy, receipt_store=store, confirm_proposal=confirm), asked
+    return make_workspace(policy, store=store, confirm_proposal=confirm), asked
 
 
 def run(space: Workspace) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil.commands.tree import sandbox
@@ -40,7 +41,7 @@ def project(root: Path, body: str, mode: str = "confine", **options: Any) -> Wor
         **options,
     )
     store = ReceiptStore(root / LOG, signer=None)
-    return Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    return make_workspace(policy, store=store, answer=True)
 
 
 def run(space: Workspace) -> str:

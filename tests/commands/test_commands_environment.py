@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction
 from counterfoil.commands.runner import run_bounded
@@ -73,7 +74,7 @@ def workspace(root: Path, mode: str, pass_environment: tuple[str, ...] = ()) -> 
         pass_environment=pass_environment,
     )
     store = ReceiptStore(root / ".counterfoil/receipts.jsonl", signer=None)
-    return Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    return make_workspace(policy, store=store, answer=True)
 
 
 def names_seen(space: Workspace) -> set[str]:
@@ -158,7 +159,7 @@ def test_an_approved_command_never_sees_the_key_variable(
     settings = Settings.from_mapping(
         {"apiKeyEnv": "LLM_AUTH", "passEnvironment": ["LLM_AUTH"], "allowedCommands": [argv]}
     )
-    workspace = Workspace(settings.policy(tmp_path), lambda _action: True)
+    workspace = make_workspace(settings.policy(tmp_path), confirm_tool=lambda _action: True)
 
     observation = workspace.run_command(list(argv))
 

@@ -10,8 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
-from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil import ReceiptStore, ToolAction, ToolPolicy
 
 PYTHON = sys.executable
 as_root_with_bubblewrap = pytest.mark.skipif(
@@ -26,7 +27,7 @@ def confined(root: Path, body: str) -> str:
     (root / "tool.py").write_text(body)
     policy = ToolPolicy(root, allowed_commands=((PYTHON, "tool.py"),), command_sandbox="confine")
     store = ReceiptStore(root / ".counterfoil/receipts.jsonl", signer=None)
-    space = Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    space = make_workspace(policy, store=store, answer=True)
     return space.execute(ToolAction("run_command", {"argv": [PYTHON, "tool.py"]}))
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil.sessions.intent_seal import installation_secret
@@ -60,7 +61,7 @@ def workspace(home: Path, mode: str = "confine", *argv: str) -> Workspace:
         allow_search=True,
     )
     store = ReceiptStore(home / ".counterfoil" / "receipts.jsonl", signer=None)
-    return Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    return make_workspace(policy, store=store, answer=True)
 
 
 def run_probe(home: Path, mode: str) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 
@@ -35,7 +36,7 @@ def project(root: Path, body: str, mode: str = "confine") -> Workspace:
     (root / "tool.py").write_text(body)
     policy = ToolPolicy(root, allowed_commands=((PYTHON, "tool.py"),), command_sandbox=mode)
     store = ReceiptStore(root / ".counterfoil/receipts.jsonl", signer=None)
-    return Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    return make_workspace(policy, store=store, answer=True)
 
 
 def run(space: Workspace) -> str:

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
-from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil import ReceiptStore, ToolAction, ToolPolicy
 from counterfoil.commands.tree.reach import Reach
 from counterfoil.commands.tree.sandbox import seatbelt_profile
 
@@ -41,9 +42,7 @@ def _run_probe(root: Path, hidden: tuple[Path, ...], log: Path) -> str:
     policy = ToolPolicy(
         root, allowed_commands=(argv,), command_sandbox="confine", hidden_paths=hidden
     )
-    space = Workspace(
-        policy, receipt_store=ReceiptStore(log, signer=None), confirm_proposal=lambda _: True
-    )
+    space = make_workspace(policy, store=ReceiptStore(log, signer=None), answer=True)
     return space.execute(ToolAction("run_command", {"argv": list(argv)}))
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 
@@ -39,7 +40,7 @@ def project(root: Path, body: str, mode: str = "confine", **options: Any) -> Wor
         root, allowed_commands=((PYTHON, "tool.py"),), command_sandbox=mode, **options
     )
     store = ReceiptStore(root / LOG, signer=None)
-    return Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    return make_workspace(policy, store=store, answer=True)
 
 
 def run(space: Workspace) -> str:

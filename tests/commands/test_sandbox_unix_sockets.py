@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.workspaces import make_workspace
 
-from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil import ReceiptStore, ToolAction
 from counterfoil.commands.tree import socket_filter
 
 PYTHON = sys.executable
@@ -83,10 +84,13 @@ def run_in(tmp_path: Path, mode: str, body: str, **policy: Any) -> tuple[str, di
     (root / "tool.py").write_text(body)
     log = tmp_path / "logs" / "receipts.jsonl"
     log.parent.mkdir(exist_ok=True)
-    workspace = Workspace(
-        ToolPolicy(root, allowed_commands=((PYTHON, "tool.py"),), command_sandbox=mode, **policy),
-        receipt_store=ReceiptStore(log, signer=None),
-        confirm_proposal=lambda _: True,
+    workspace = make_workspace(
+        root,
+        store=ReceiptStore(log, signer=None),
+        answer=True,
+        allowed_commands=((PYTHON, "tool.py"),),
+        command_sandbox=mode,
+        **policy,
     )
     observation = workspace.execute(ToolAction("run_command", {"argv": [PYTHON, "tool.py"]}))
     return observation, json.loads(log.read_text().splitlines()[-1])

@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.support.workspaces import make_workspace
+
 from counterfoil import AgentError, ReceiptStore, ToolAction, ToolPolicy, Workspace
 
 PYTHON = sys.executable
@@ -23,7 +25,7 @@ def project(root: Path, body: str) -> Workspace:
     (root / "tool.py").write_text(body)
     policy = ToolPolicy(root, allowed_commands=((PYTHON, "tool.py"),), command_timeout_seconds=120)
     store = ReceiptStore(root / LOG, signer=None)
-    return Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    return make_workspace(policy, store=store, answer=True)
 
 
 def run(space: Workspace) -> str:
@@ -42,7 +44,7 @@ def objects(root: Path) -> set[str]:
 def revert(root: Path) -> str:
     """Revert call-1 from a fresh workspace, approving; an AgentError comes back as text."""
     store = ReceiptStore(root / LOG, signer=None)
-    space = Workspace(ToolPolicy(root), receipt_store=store, confirm_proposal=lambda _: True)
+    space = make_workspace(root, store=store, answer=True)
     try:
         return space.revert("call-1")
     except AgentError as error:

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.workspaces import make_workspace
+
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace, verify_receipt_log
 from counterfoil.receipts.content import load_object
 from counterfoil.verdict import compute_verdict
@@ -27,7 +29,7 @@ def workspace(root: Path, *commands: tuple[str, ...]) -> Workspace:
     (root / ".counterfoil").mkdir(exist_ok=True)
     policy = ToolPolicy(root, allow_writes=True, allowed_commands=commands)
     store = ReceiptStore(root / LOG, signer=None)
-    return Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    return make_workspace(policy, store=store, answer=True)
 
 
 def run(space: Workspace, argv: tuple[str, ...]) -> str:

@@ -39,7 +39,7 @@ def read_only(root: Path) -> Workspace:
 
 
 def writable(root: Path) -> Workspace:
-    return Workspace(ToolPolicy(root, allow_writes=True), approve)
+    return make_workspace(root, confirm_tool=approve, allow_writes=True)
 
 
 def turn(response: str, result: str) -> list[dict[str, str]]:
@@ -302,7 +302,7 @@ def test_repeated_action_limit_ends_the_run_without_executing_the_repeat(tmp_pat
 
     response = '{"tool":"run_command","argv":["python3","-c","pass"]}'
     policy = ToolPolicy(tmp_path, allowed_commands=(("python3", "-c", "pass"),))
-    workspace = Workspace(policy, confirm)
+    workspace = make_workspace(policy, confirm_tool=confirm)
     model = RecordingModel(response, response, response, FINAL)
     run = run_agent(TASK, model, workspace)
     assert (run.completed, run.reason, run.final) == (False, "repeated_action_limit", None)
@@ -491,7 +491,7 @@ class ToolAwareModel(ScriptedModel):
 
 def test_run_agent_tells_a_tool_aware_model_the_enabled_tools_once(tmp_path: Path) -> None:
     commands = (("python", "validate.py"),)
-    workspace = Workspace(ToolPolicy(tmp_path, allowed_commands=commands))
+    workspace = make_workspace(tmp_path, allowed_commands=commands)
     model = ToolAwareModel([LIST, FINAL])
     run = run_agent(TASK, model, workspace)
     assert run.completed

@@ -59,7 +59,7 @@ def test_a_no_is_rejected_with_no_receipt(tmp_path: Path) -> None:
 
 def test_a_refused_read_is_refused_and_a_read_that_ran_has_no_state(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("x = 1\n")
-    workspace = Workspace(ToolPolicy(tmp_path))
+    workspace = make_workspace(tmp_path)
 
     refused = workspace.execute_step(ToolAction("read_file", {"path": "../outside"}))
     read = workspace.execute_step(ToolAction("read_file", {"path": "app.py"}))
@@ -98,7 +98,7 @@ def test_a_workspace_that_redefines_execute_is_taken_at_its_word(tmp_path: Path)
 def test_a_refusal_carries_the_gates_sentence_apart_from_the_observation(
     tmp_path: Path,
 ) -> None:
-    workspace = Workspace(ToolPolicy(tmp_path))
+    workspace = make_workspace(tmp_path)
 
     step = workspace.execute_step(ToolAction("read_file", {"path": "../outside"}))
 
@@ -163,7 +163,7 @@ def test_a_file_whose_text_starts_with_error_is_read_not_refused(tmp_path: Path)
     (tmp_path / "root").mkdir()
     (tmp_path / "root" / "build.log").write_text("error: disk full\n" + "x" * 2_000)
     (tmp_path / "artifacts").mkdir()
-    workspace = Workspace(ToolPolicy(tmp_path / "root"))
+    workspace = make_workspace(tmp_path / "root")
     bounded = BoundedEvidenceWorkspace(workspace, ArtifactStore(tmp_path / "artifacts"))
 
     step = bounded.execute_step(ToolAction("read_file", {"path": "build.log"}))
@@ -180,6 +180,6 @@ def test_the_evals_count_only_the_gates_refusals_as_tool_errors(tmp_path: Path) 
         '{"final":"ok"}',
     )
 
-    run = run_agent("read", model, Workspace(ToolPolicy(tmp_path)))
+    run = run_agent("read", model, make_workspace(tmp_path))
 
     assert _metrics(run, (), 0.0).tool_errors == 1

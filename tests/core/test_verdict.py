@@ -8,8 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.conftest import FIXTURES
+from tests.support.workspaces import make_workspace
 
-from counterfoil import AgentRun, ReceiptStore, ToolPolicy, Workspace, run_agent
+from counterfoil import AgentRun, ReceiptStore, ToolPolicy, run_agent
 from counterfoil.errors import AgentError
 from counterfoil.models import ScriptedModel
 from counterfoil.proposals import ToolProposal
@@ -38,7 +39,7 @@ def run_demo(
     store: ReceiptStore | None = None,
 ) -> AgentRun:
     policy = ToolPolicy(project, allow_writes=True, allowed_commands=allowed)
-    workspace = Workspace(policy, receipt_store=store, confirm_proposal=confirm)
+    workspace = make_workspace(policy, store=store, confirm_proposal=confirm)
     model = ScriptedModel([json.dumps(step) for step in steps])
     return run_agent("fix app.py", model, workspace)
 

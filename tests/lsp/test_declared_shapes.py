@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.workspaces import make_workspace
 
-from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil import ReceiptStore, ToolAction, Workspace
 from counterfoil import protocol as messages
 from counterfoil.lsp.handlers import handlers
 from counterfoil.lsp.model_download import DownloadJob, answer
@@ -44,13 +45,14 @@ def project(tmp_path: Path) -> Path:
 
 
 def workspace(root: Path) -> Workspace:
-    return Workspace(
-        ToolPolicy(
-            root, allow_writes=True, allowed_commands=(("true",),), create_parent_folders=True
-        ),
-        receipt_store=ReceiptStore(root / LOG, signer=None),
-        confirm_proposal=lambda proposal: True,
+    return make_workspace(
+        root,
+        store=ReceiptStore(root / LOG, signer=None),
+        answer=True,
         run_id="run-1",
+        allow_writes=True,
+        allowed_commands=(("true",),),
+        create_parent_folders=True,
     )
 
 
@@ -161,7 +163,7 @@ def test_a_step_without_an_action_says_why_in_its_own_field(project: Path) -> No
 
     events: list[AgentEvent] = []
     responses = iter(['{"tool":"write_file","path":"a","content":"b"}', '{"final":"no"}'])
-    reader = Workspace(ToolPolicy(project))  # no writes: write_file is not enabled
+    reader = make_workspace(project)  # no writes: write_file is not enabled
     run_agent("go", lambda _: next(responses), reader, on_event=events.append)
 
     shown = wire(event_message(events[0], "run-1"))

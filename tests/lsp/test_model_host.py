@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.workspaces import make_workspace
 
-from counterfoil import ToolPolicy, Workspace, run_agent
+from counterfoil import run_agent
 from counterfoil.lsp import model_host
 from counterfoil.lsp.model_host import HostedGenerate, ModelHost, ModelLoadFailed
 from counterfoil.models import GenerationOptions, ModelProgress, ProgressCallback
@@ -129,7 +130,7 @@ def test_a_runs_generate_passes_the_enabled_tools_on_to_the_model(tmp_path: Path
     generate = HostedGenerate(
         host, ToolAware(), lambda step, phase, message: steps.append((step, message))
     )
-    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True))
+    workspace = make_workspace(tmp_path, allow_writes=True)
 
     run = run_agent("anything", generate, workspace)
 

@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
-from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil import ReceiptStore, ToolAction
 from counterfoil.lsp.session import Session
 from counterfoil.protocol import wire
 from counterfoil.receipts import RECEIPT_FIELDS, canonical_json
@@ -25,11 +26,7 @@ def test_a_receipt_edited_in_the_middle_is_reported_not_served_as_fine(
     log = session.queries.receipt_log()
     assert log is not None
     log.parent.mkdir()
-    workspace = Workspace(
-        ToolPolicy(tmp_path, allow_writes=True),
-        receipt_store=ReceiptStore(log),
-        confirm_proposal=lambda _: True,
-    )
+    workspace = make_workspace(tmp_path, store=ReceiptStore(log), answer=True, allow_writes=True)
     for name in ("a", "b", "c"):
         workspace.execute(ToolAction("write_file", {"path": f"{name}.md", "content": name}))
     lines = log.read_text().splitlines(keepends=True)

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support.workspaces import log_path
+from tests.support.workspaces import log_path, make_workspace
 
-from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil import ReceiptStore, ToolAction, Workspace
 from counterfoil.lsp.session import Session
 from counterfoil.proposals import ChangeSetProposal, ToolProposal
 from counterfoil.protocol import wire
@@ -32,10 +32,13 @@ def workspace(root: Path, review: bool | None = None, **policy: Any) -> Workspac
         return review is not False or not reviewing
 
     commands = (tuple(CHANGE_A_FILE), tuple(CHANGE_NOTHING))
-    return Workspace(
-        ToolPolicy(root, allow_writes=True, allowed_commands=commands, **policy),
-        receipt_store=ReceiptStore(log_path(root)),
+    return make_workspace(
+        root,
+        logged=True,
         confirm_proposal=answer,
+        allow_writes=True,
+        allowed_commands=commands,
+        **policy,
     )
 
 

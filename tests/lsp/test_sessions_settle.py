@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from tests.support.workspaces import make_workspace
+
+from counterfoil import ReceiptStore, ToolAction
 from counterfoil.receipt_evidence import approval_record
 from counterfoil.sessions.intents import intent_of
 from counterfoil.sessions.store import SessionStore
@@ -20,11 +22,12 @@ def killed_after_its_write(root: Path) -> None:
     """What a run killed between its write and its receipt leaves: the intent, the new bytes."""
     log = root.resolve() / ".counterfoil" / "receipts.jsonl"
     log.parent.mkdir(exist_ok=True)
-    gate = Workspace(
-        ToolPolicy(root.resolve(), allow_writes=True),
-        receipt_store=ReceiptStore(log, signer=None),
-        confirm_proposal=lambda proposal: True,
+    gate = make_workspace(
+        root.resolve(),
+        store=ReceiptStore(log, signer=None),
+        answer=True,
         run_id="killed-run",
+        allow_writes=True,
     )
     gate.read_file("app.py")
     proposal = gate.propose(EDIT, "call-1")

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
-from counterfoil import AgentError, ToolAction, ToolPolicy, Workspace, build_system_prompt, tools
+from counterfoil import AgentError, ToolAction, build_system_prompt, tools
 from counterfoil.actions import check_arguments, parse_action
 from counterfoil.lsp.session import Session
 from counterfoil.protocol import wire
@@ -32,7 +33,7 @@ def with_count_lines(monkeypatch: pytest.MonkeyPatch) -> Tool:
 def test_a_tool_added_to_the_table_reaches_prompt_schema_checking_and_status(
     with_count_lines: Tool, tmp_path: Path
 ) -> None:
-    workspace = Workspace(ToolPolicy(tmp_path))
+    workspace = make_workspace(tmp_path)
     assert "count_lines" in workspace.available_tools
 
     prompt = build_system_prompt(workspace)

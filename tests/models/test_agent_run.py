@@ -4,7 +4,9 @@ import io
 from itertools import cycle
 from pathlib import Path
 
-from counterfoil import AgentLimits, ToolPolicy, Workspace, parse_action, run_agent
+from tests.support.workspaces import make_workspace
+
+from counterfoil import AgentLimits, ToolPolicy, parse_action, run_agent
 from counterfoil.models import GenerationOptions, load_generate
 from counterfoil.receipts import ReceiptStore, verify_receipt_log
 
@@ -24,7 +26,7 @@ def test_tiny_model_run_with_scripted_approvals_ends_with_a_defined_reason(
         return next(answers)
 
     log = demo_project / ".agent-receipts.jsonl"
-    workspace = Workspace(policy, confirm, ReceiptStore(log))
+    workspace = make_workspace(policy, confirm_tool=confirm, store=ReceiptStore(log))
     generate = load_generate(tiny_model_spec, GenerationOptions(max_tokens=48))
     run = run_agent(
         "Change the greeting to Welcome, write NOTES.md, then run python validate.py.",

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.workspaces import make_workspace
 
 from counterfoil import parse_action
 from counterfoil.models import GenerationOptions, load_generate
@@ -222,12 +223,12 @@ def test_blank_lines_after_thinking_are_allowed_but_bounded(
 def test_run_agent_narrows_a_model_loaded_without_tools_to_the_enabled_ones(
     tiny_model_spec: str, tmp_path: Path
 ) -> None:
-    from counterfoil import AgentLimits, ToolPolicy, Workspace, run_agent
+    from counterfoil import AgentLimits, run_agent
 
     generate = load_generate(tiny_model_spec, GenerationOptions(max_tokens=40))
     assert isinstance(generate, MLXGenerate)
     assert generate.options.available_tools is None
-    workspace = Workspace(ToolPolicy(tmp_path))
+    workspace = make_workspace(tmp_path)
     run = run_agent("look around", generate, workspace, AgentLimits(max_steps=3))
     assert generate.options.available_tools == READ_ONLY
     assert run.events

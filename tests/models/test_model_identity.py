@@ -10,7 +10,9 @@ import pytest
 pytest.importorskip("mlx.core")
 pytest.importorskip("gguf", reason="the gguf package writes the test file")
 
-from counterfoil import ToolPolicy, Workspace, parse_action
+from tests.support.workspaces import make_workspace
+
+from counterfoil import parse_action
 from counterfoil.cli.receipts import describe_receipt
 from counterfoil.models import GenerationOptions, load_generate
 from counterfoil.models.identity import identity_of
@@ -48,9 +50,7 @@ def test_each_receipts_approval_names_the_proposing_model(tmp_path: Path) -> Non
     root = tmp_path / "project"
     root.mkdir()
     store = ReceiptStore(tmp_path / "receipts.jsonl")
-    workspace = Workspace(
-        ToolPolicy(root, allow_writes=True), receipt_store=store, confirm_proposal=lambda _: True
-    )
+    workspace = make_workspace(root, store=store, answer=True, allow_writes=True)
     identity = ModelIdentity("smol.gguf", {"gguf_sha256": "ab" * 32}, "cd" * 32, "ef" * 32, True)
     workspace.model_identity = identity.as_record()
     action = parse_action('{"tool":"write_file","path":"a.txt","content":"x"}', None)
@@ -69,9 +69,7 @@ def test_the_daemons_receipt_names_its_model_by_spec_short_digest_and_engine(
     root = tmp_path / "project"
     root.mkdir()
     store = ReceiptStore(tmp_path / "receipts.jsonl")
-    workspace = Workspace(
-        ToolPolicy(root, allow_writes=True), receipt_store=store, confirm_proposal=lambda _: True
-    )
+    workspace = make_workspace(root, store=store, answer=True, allow_writes=True)
     identity = ModelIdentity("qwen3-4b", {"compute": "cpu"}, "918b844f4ec1" + "0" * 52, None, True)
     workspace.model_identity = identity.as_record()
     workspace.execute(parse_action('{"tool":"write_file","path":"a.txt","content":"x"}', None))

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
 from counterfoil.actions import parse_action
-from counterfoil.gate.policy import ToolPolicy
 from counterfoil.gate.workspace import Workspace
 from counterfoil.models.errors import ModelServerError
 from counterfoil.models.server.remote import NOT_ENFORCED, RemoteGenerate
@@ -66,7 +66,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def read_only_workspace(root: Path) -> Workspace:
     (root / "app.py").write_text("print('hello')\n", encoding="utf-8")
-    return Workspace(ToolPolicy(root))  # no writes, no commands
+    return make_workspace(root)  # no writes, no commands
 
 
 def converse(generate: RemoteGenerate, system: str, turns: int) -> list[str]:

@@ -30,10 +30,9 @@ from tests.support.chat_servers import (
     stream_tokens,
     token_texts,
 )
+from tests.support.workspaces import make_workspace
 
 from counterfoil.cli.main import main
-from counterfoil.gate.policy import ToolPolicy
-from counterfoil.gate.workspace import Workspace
 from counterfoil.loop import run_agent
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelLoadError, load_generate
 from counterfoil.models.errors import GenerationCancelled, ModelServerError
@@ -289,7 +288,7 @@ def test_stop_during_a_remote_response_ends_the_agent_run_as_cancelled(
         url, "tiny", on_progress=token_texts(lambda _: stop.set()), should_stop=stop.is_set
     )
 
-    run = run_agent("say hello", generate, Workspace(ToolPolicy(tmp_path)), should_stop=stop.is_set)
+    run = run_agent("say hello", generate, make_workspace(tmp_path), should_stop=stop.is_set)
 
     assert run.reason == "cancelled" and run.error is None and run.events == ()
 

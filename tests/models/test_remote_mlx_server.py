@@ -17,11 +17,10 @@ import pytest
 pytest.importorskip("httpx")
 
 from tests.support.chat_servers import token_texts
+from tests.support.workspaces import make_workspace
 
 from counterfoil.cli.main import main
 from counterfoil.cli.terminal import EXIT_STOPPED
-from counterfoil.gate.policy import ToolPolicy
-from counterfoil.gate.workspace import Workspace
 from counterfoil.loop import run_agent
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelProgress, load_generate
 from counterfoil.models.errors import GenerationCancelled
@@ -127,7 +126,7 @@ def test_agent_run_against_the_server_ends_with_invalid_action_observations(
 ) -> None:
     url, model = mlx_server
     (tmp_path / "app.py").write_text("print('hello')\n", encoding="utf-8")
-    workspace = Workspace(ToolPolicy(tmp_path), confirm_proposal=lambda proposal: False)
+    workspace = make_workspace(tmp_path, answer=False)
     generate = load_generate(model, GenerationOptions(max_tokens=16, endpoint=EndpointOptions(url)))
 
     run = run_agent("Change the greeting to Welcome.", generate, workspace)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from counterfoil import AgentLimits, ToolPolicy, Workspace, parse_action, run_agent
+from tests.support.workspaces import make_workspace
+
+from counterfoil import AgentLimits, ToolPolicy, parse_action, run_agent
 from counterfoil.receipts import ReceiptStore, verify_receipt_log
 
 from .conftest import smollm2_generate
@@ -40,7 +42,9 @@ def test_constrained_actions_are_valid_on_every_step_of_a_ten_step_run(
 ) -> None:
     (empty_root / "app.py").write_text("print('hi')\n", encoding="utf-8")
     policy = ToolPolicy(empty_root, allow_writes=True)
-    workspace = Workspace(policy, lambda _action: False, ReceiptStore(empty_root / "r.jsonl"))
+    workspace = make_workspace(
+        policy, confirm_tool=lambda _action: False, store=ReceiptStore(empty_root / "r.jsonl")
+    )
     generate = smollm2_generate(smollm2, max_tokens=40)
     run = run_agent(
         "Look at the files, then add a comment to app.py.",

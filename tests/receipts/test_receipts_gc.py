@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 from tests.support.receipts import approving_workspace, log_path, write
+from tests.support.workspaces import make_workspace
 
-from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil import ReceiptStore, ToolAction, ToolPolicy
 from counterfoil.cli.main import main
 from counterfoil.gate.approval import Approval
 from counterfoil.receipts.content import OBJECTS_FOLDER, store_object
@@ -55,7 +56,7 @@ def gc(log: Path, capsys: pytest.CaptureFixture[str] | None = None) -> tuple[int
 def test_gc_while_a_command_runs_leaves_its_output_stream_alone(tmp_path: Path) -> None:
     log = log_path(tmp_path)
     policy = ToolPolicy(tmp_path, allowed_commands=(WAITING,))
-    workspace = Workspace(policy, receipt_store=ReceiptStore(log), confirm_proposal=lambda _: True)
+    workspace = make_workspace(policy, store=ReceiptStore(log), answer=True)
     gc_status: list[int] = []
 
     def collect_midway() -> None:
@@ -103,9 +104,7 @@ def test_gc_keeps_what_an_edited_approval_showed_the_person(tmp_path: Path) -> N
     log = log_path(tmp_path)
     policy = ToolPolicy(tmp_path, allow_writes=True)
     answer = Approval(True, text="what the person wrote\n")
-    workspace = Workspace(
-        policy, receipt_store=ReceiptStore(log), confirm_proposal=lambda _: answer
-    )
+    workspace = make_workspace(policy, store=ReceiptStore(log), confirm_proposal=lambda _: answer)
     workspace.execute(write("notes.md", "what the model proposed\n"))
     workspace.receipt_store.close()
 
@@ -120,9 +119,7 @@ def test_gc_of_one_log_keeps_the_objects_of_another_log_in_its_folder(
     log = log_path(tmp_path)
     other = log.with_name("cli.jsonl")
     policy = ToolPolicy(tmp_path, allow_writes=True)
-    workspace = Workspace(
-        policy, receipt_store=ReceiptStore(other), confirm_proposal=lambda _: True
-    )
+    workspace = make_workspace(policy, store=ReceiptStore(other), answer=True)
     workspace.execute(write("other.md", "written under the other log\n"))
     workspace.receipt_store.close()
     ReceiptStore(log).put(ReceiptStore(other).receipts()[0])  # the first log has a receipt too

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 from tests.support.receipts import approving_workspace, log_path, receipt, write
+from tests.support.workspaces import make_workspace
 
-from counterfoil import AgentError, ReceiptStore, ToolPolicy, Workspace, verify_receipt_log
+from counterfoil import AgentError, ReceiptStore, verify_receipt_log
 from counterfoil.actions import parse_action
 from counterfoil.loop import AgentLimits, run_agent
 from counterfoil.receipts import CHAIN_KEY
@@ -123,7 +124,7 @@ def test_a_hostile_model_response_is_a_parse_error_observation(
 ) -> None:
     with pytest.raises(AgentError, match="response is not valid JSON"):
         parse_action(response)
-    workspace = Workspace(ToolPolicy(tmp_path))
+    workspace = make_workspace(tmp_path)
     answers = iter([response, '{"final":"done"}'])
     limits = AgentLimits(max_context_chars=1_000_000)
     run = run_agent("goal", lambda _: next(answers), workspace, limits)
@@ -137,11 +138,7 @@ def test_a_course_format_log_without_a_head_loads_and_verifies(tmp_path: Path) -
     assert verify_receipt_log(log).ok
     store = ReceiptStore(log)
     assert store.receipts() == (receipt(1), receipt(2))
-    workspace = Workspace(
-        ToolPolicy(tmp_path, allow_writes=True),
-        receipt_store=store,
-        confirm_proposal=lambda _: True,
-    )
+    workspace = make_workspace(tmp_path, store=store, answer=True, allow_writes=True)
     assert workspace.execute(write("new.md", "n\n")) == "wrote new.md"
     assert store.get("call-3") is not None and verify_receipt_log(log).count == 3
 

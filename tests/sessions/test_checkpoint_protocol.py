@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
 from counterfoil import (
     AgentError,
     ModelCheckpoint,
-    ToolPolicy,
-    Workspace,
     resume_agent,
     resume_with_steering,
     run_to_checkpoint,
@@ -30,7 +29,7 @@ def test_scripted_model_saves_its_next_response_and_no_cached_tokens() -> None:
 
 
 def test_a_fresh_scripted_model_resumes_at_the_saved_response(tmp_path: Path) -> None:
-    workspace = Workspace(ToolPolicy(tmp_path))
+    workspace = make_workspace(tmp_path)
     checkpoint = run_to_checkpoint("list", ScriptedModel(SCRIPT), workspace)
     fresh = ScriptedModel(SCRIPT)
 
@@ -47,7 +46,7 @@ def test_a_scripted_model_refuses_a_position_beyond_its_script() -> None:
 def test_a_checkpoint_at_the_last_step_is_still_taken(tmp_path: Path) -> None:
     from counterfoil import AgentLimits
 
-    workspace = Workspace(ToolPolicy(tmp_path))
+    workspace = make_workspace(tmp_path)
     checkpoint = run_to_checkpoint(
         "list", ScriptedModel(SCRIPT), workspace, limits=AgentLimits(max_steps=1)
     )
@@ -57,7 +56,7 @@ def test_a_checkpoint_at_the_last_step_is_still_taken(tmp_path: Path) -> None:
 
 
 def test_an_invalid_action_is_not_counted_as_a_tool_call(tmp_path: Path) -> None:
-    workspace = Workspace(ToolPolicy(tmp_path))
+    workspace = make_workspace(tmp_path)
     model = ScriptedModel(("not json", *SCRIPT))
 
     checkpoint = run_to_checkpoint("list", model, workspace)
@@ -67,7 +66,7 @@ def test_an_invalid_action_is_not_counted_as_a_tool_call(tmp_path: Path) -> None
 
 
 def test_steering_a_scripted_model_keeps_its_position(tmp_path: Path) -> None:
-    workspace = Workspace(ToolPolicy(tmp_path))
+    workspace = make_workspace(tmp_path)
     checkpoint = run_to_checkpoint("list", ScriptedModel(SCRIPT), workspace)
 
     run = resume_with_steering(checkpoint, "be brief", ScriptedModel(SCRIPT), workspace)

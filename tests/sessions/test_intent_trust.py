@@ -11,8 +11,9 @@ import stat
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
-from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil import ReceiptStore, ToolAction
 from counterfoil.cli.receipts import receipts_command
 from counterfoil.receipt_evidence import approval_record
 from counterfoil.sessions.intent_seal import SECRET_FILE
@@ -59,11 +60,13 @@ def shipped_intent(root: Path, run_id: str = "x") -> Path:
 
 def written_intent(root: Path, intent_changes: dict[str, object] | None = None) -> None:
     """An intent written by this installation, as a run killed before its receipt leaves."""
-    gate = Workspace(
-        ToolPolicy(root, allow_writes=True, allowed_commands=(("true",),)),
-        receipt_store=ReceiptStore(log_of(root), signer=None),
-        confirm_proposal=lambda proposal: True,
+    gate = make_workspace(
+        root,
+        store=ReceiptStore(log_of(root), signer=None),
+        answer=True,
         run_id=RUN,
+        allow_writes=True,
+        allowed_commands=(("true",),),
     )
     proposal = gate.propose(ToolAction("run_command", {"argv": ["true"]}), "call-1")
     intent = intent_of(proposal, approval_record(proposal, "cli"), RUN, gate.policy.root)
@@ -133,11 +136,13 @@ def test_an_intent_copied_into_another_run_folder_is_foreign(project: Path) -> N
 
 def test_an_intent_of_a_log_since_rewritten_is_foreign(project: Path) -> None:
     store = ReceiptStore(log_of(project), signer=None)
-    gate = Workspace(
-        ToolPolicy(project, allow_writes=True, allowed_commands=(("true",),)),
-        receipt_store=store,
-        confirm_proposal=lambda proposal: True,
+    gate = make_workspace(
+        project,
+        store=store,
+        answer=True,
         run_id="earlier",
+        allow_writes=True,
+        allowed_commands=(("true",),),
     )
     gate.execute(ToolAction("run_command", {"argv": ["true"]}))
     written_intent(project)

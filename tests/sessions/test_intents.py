@@ -7,8 +7,9 @@ import io
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
-from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil import ReceiptStore, ToolAction, Workspace
 from counterfoil.cli.receipts import receipts_command
 from counterfoil.proposals import ToolProposal
 from counterfoil.receipt_evidence import approval_record
@@ -27,11 +28,13 @@ def project(tmp_path: Path) -> Path:
 
 def workspace(root: Path, **policy: object) -> Workspace:
     log = root / ".counterfoil" / "receipts.jsonl"
-    return Workspace(
-        ToolPolicy(root, allow_writes=True, **policy),  # type: ignore[arg-type]
-        receipt_store=ReceiptStore(log, signer=None),
-        confirm_proposal=lambda proposal: True,
+    return make_workspace(
+        root,
+        store=ReceiptStore(log, signer=None),
+        answer=True,
         run_id=RUN,
+        allow_writes=True,
+        **policy,  # type: ignore[arg-type]
     )
 
 

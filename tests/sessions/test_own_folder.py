@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
-from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil import ReceiptStore, ToolAction, Workspace
 from counterfoil.receipts.retention import collect_garbage
 from counterfoil.sessions.store import SessionStore
 
@@ -27,11 +28,12 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def gate(root: Path) -> Workspace:
-    return Workspace(
-        ToolPolicy(root, allow_writes=True),
-        receipt_store=ReceiptStore(root / ".agent-receipts.jsonl", signer=None),
-        confirm_proposal=lambda proposal: True,
+    return make_workspace(
+        root,
+        store=ReceiptStore(root / ".agent-receipts.jsonl", signer=None),
+        answer=True,
         run_id="run-1",
+        allow_writes=True,
     )
 
 

@@ -10,7 +10,6 @@ import pytest
 from tests.support.receipts import approving_workspace, log_path, write
 from tests.support.workspaces import make_workspace
 
-from counterfoil import ToolPolicy, Workspace
 from counterfoil.gate.approval import MAX_REASON_CHARS, Approval, clean_reason
 from counterfoil.gate.edited_approval import edited_observation, kept_changes, proposal_diff
 from counterfoil.loop import AgentLimits, run_agent
@@ -43,9 +42,8 @@ def test_a_reason_is_one_bounded_line_without_control_characters() -> None:
 
 def test_a_reason_reaches_the_model_after_the_specs_prefix(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("a\n")
-    workspace = Workspace(
-        ToolPolicy(tmp_path, allow_writes=True),
-        confirm_proposal=lambda _: Approval(False, "keep\nit"),
+    workspace = make_workspace(
+        tmp_path, confirm_proposal=lambda _: Approval(False, "keep\nit"), allow_writes=True
     )
     workspace.read_file("a.txt")
 
@@ -58,7 +56,7 @@ def test_a_reason_reaches_the_model_after_the_specs_prefix(tmp_path: Path) -> No
 
 
 def test_confirm_tool_returning_a_bool_still_approves(tmp_path: Path) -> None:
-    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True), lambda action: True)
+    workspace = make_workspace(tmp_path, confirm_tool=lambda action: True, allow_writes=True)
     assert workspace.execute(write("new.txt", "n\n")) == "wrote new.txt"
 
 
@@ -100,9 +98,11 @@ def test_an_edited_text_equal_to_the_proposal_is_a_plain_approval(tmp_path: Path
     ],
 )
 def test_an_edited_text_is_checked_like_any_write(tmp_path: Path, text: object, error: str) -> None:
-    workspace = Workspace(
-        ToolPolicy(tmp_path, allow_writes=True, max_write_bytes=64),
+    workspace = make_workspace(
+        tmp_path,
         confirm_proposal=lambda _: Approval(True, text=text),
+        allow_writes=True,
+        max_write_bytes=64,
     )
     assert workspace.execute(write("n.txt", "n\n")) == error
     assert not (tmp_path / "n.txt").exists()

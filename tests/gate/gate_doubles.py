@@ -8,10 +8,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.support.workspaces import make_workspace
+
 from counterfoil import (
     ReceiptStore,
     ToolAction,
-    ToolPolicy,
     Workspace,
 )
 
@@ -45,11 +46,11 @@ def writable(
     **policy: object,
 ) -> Workspace:
     options: dict[str, object] = {"allow_writes": True, **policy}
-    return Workspace(ToolPolicy(root, **options), operator, store)  # type: ignore[arg-type]
+    return make_workspace(root, confirm_tool=operator, store=store, **options)
 
 
 def commands(root: Path, operator: Operator | None, *allowed: tuple[str, ...]) -> Workspace:
-    return Workspace(ToolPolicy(root, allowed_commands=allowed), operator)
+    return make_workspace(root, confirm_tool=operator, allowed_commands=allowed)
 
 
 def write(path: str, content: str) -> ToolAction:

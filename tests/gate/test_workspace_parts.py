@@ -8,9 +8,10 @@ from abc import ABC
 from pathlib import Path
 
 from tests.support.receipts import approving_workspace, write
+from tests.support.workspaces import make_workspace
 
 import counterfoil.gate
-from counterfoil import ToolPolicy, Workspace
+from counterfoil import Workspace
 from counterfoil.context.evidence import BoundedEvidenceWorkspace
 from counterfoil.steps import StepGate
 
@@ -55,7 +56,7 @@ def test_each_part_of_the_workspace_is_one_file_under_300_lines() -> None:
 def test_a_setting_put_on_the_workspace_is_held_by_the_part_that_uses_it(
     tmp_path: Path,
 ) -> None:
-    workspace = Workspace(ToolPolicy(tmp_path))
+    workspace = make_workspace(tmp_path)
 
     workspace.search_engine = "python"
     workspace.approval_via = "editor"

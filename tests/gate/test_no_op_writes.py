@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from tests.support.workspaces import make_workspace
+
+from counterfoil import ReceiptStore, ToolAction, Workspace
 from counterfoil.proposals import ToolProposal
 from counterfoil.verdict import compute_verdict
 
@@ -15,10 +17,11 @@ def asking_workspace(root: Path, asked: list[ToolProposal]) -> Workspace:
         asked.append(proposal)
         return True
 
-    return Workspace(
-        ToolPolicy(root, allow_writes=True),
-        receipt_store=ReceiptStore(root / ".counterfoil" / "receipts.jsonl"),
+    return make_workspace(
+        root,
+        store=ReceiptStore(root / ".counterfoil" / "receipts.jsonl"),
         confirm_proposal=confirm,
+        allow_writes=True,
     )
 
 

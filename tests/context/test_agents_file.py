@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 from tests.support.recording_model import RecordingModel
+from tests.support.workspaces import make_workspace
 
-from counterfoil import AgentLimits, ToolPolicy, Workspace, run_agent
+from counterfoil import AgentLimits, run_agent
 from counterfoil.cli.main import main
 from counterfoil.context.agents_file import MAX_AGENTS_FILE_BYTES, AgentsFile, read_agents_file
 from counterfoil.settings.table import Settings
@@ -25,12 +26,8 @@ def no_signing_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COUNTERFOIL_CONFIG_DIR", str(tmp_path / "config"))
 
 
-def workspace(root: Path, **policy: object) -> Workspace:
-    return Workspace(ToolPolicy(root, **policy))  # type: ignore[arg-type]
-
-
 def agents_file(root: Path, **policy: object) -> AgentsFile | None:
-    return read_agents_file(workspace(root, **policy), root)
+    return read_agents_file(make_workspace(root, **policy), root)
 
 
 def test_the_root_agents_file_is_read_with_its_digest(tmp_path: Path) -> None:
@@ -46,7 +43,7 @@ def test_it_goes_last_into_the_system_prompt(tmp_path: Path) -> None:
     found = agents_file(tmp_path)
     assert found is not None
     model = RecordingModel({"final": "done"})
-    run_agent("look", model, workspace(tmp_path), AgentLimits(), instructions=found.text)
+    run_agent("look", model, make_workspace(tmp_path), AgentLimits(), instructions=found.text)
     quoted = "\n".join(f"> {line}".rstrip() for line in RULES.rstrip("\n").splitlines())
     # Quoted line by line, so its words read as rules, not as text for a file.
     assert model.calls[0][0]["content"].endswith("\n" + quoted)

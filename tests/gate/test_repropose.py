@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.support.workspaces import make_workspace
+
 from counterfoil import ToolAction, ToolPolicy, Workspace
 from counterfoil.gate.approval import Approval
 from counterfoil.proposals import EditProposal, ToolProposal
@@ -24,7 +26,7 @@ def workspace_answering(
         return pending.pop(0)
 
     policy = ToolPolicy(root=root, allow_writes=True)
-    workspace = Workspace(policy, confirm_proposal=confirm)
+    workspace = make_workspace(policy, confirm_proposal=confirm)
     workspace.read_file("app.py")
     return workspace, shown
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.core.gate_doubles import (
+from tests.gate.gate_doubles import (
     APPEND_MARK,
     Operator,
     commands,

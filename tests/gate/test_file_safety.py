@@ -10,13 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
-from counterfoil import ToolAction, ToolPolicy, Workspace
+from counterfoil import ToolAction
 from counterfoil.proposals import ToolProposal
-
-
-def make_workspace(root: Path, confirm) -> Workspace:  # type: ignore[no-untyped-def]
-    return Workspace(ToolPolicy(root, allow_writes=True), confirm_proposal=confirm)
 
 
 def test_a_parent_directory_swapped_for_a_symlink_during_approval_is_refused(
@@ -33,7 +30,7 @@ def test_a_parent_directory_swapped_for_a_symlink_during_approval_is_refused(
         (root / "src").symlink_to(outside)
         return True
 
-    workspace = make_workspace(root, swap_parent)
+    workspace = make_workspace(root, confirm_proposal=swap_parent, allow_writes=True)
     workspace.read_file("src/app.py")
     result = workspace.execute(
         ToolAction("edit_file", {"path": "src/app.py", "old": "1", "new": "2"})
@@ -57,7 +54,7 @@ def test_a_target_swapped_for_a_symlink_during_approval_is_not_followed(tmp_path
         (root / "app.py").symlink_to(victim)
         return True
 
-    workspace = make_workspace(root, swap_target)
+    workspace = make_workspace(root, confirm_proposal=swap_target, allow_writes=True)
     workspace.read_file("app.py")
     result = workspace.execute(ToolAction("edit_file", {"path": "app.py", "old": "1", "new": "2"}))
 
@@ -73,7 +70,7 @@ def test_a_new_file_that_appears_during_approval_is_not_overwritten(tmp_path: Pa
         (root / "NOTES.md").write_text("written by a person\n")
         return True
 
-    workspace = make_workspace(root, create_it)
+    workspace = make_workspace(root, confirm_proposal=create_it, allow_writes=True)
     result = workspace.execute(ToolAction("write_file", {"path": "NOTES.md", "content": "x"}))
 
     assert result == "error: file changed since it was read"
@@ -82,7 +79,7 @@ def test_a_new_file_that_appears_during_approval_is_not_overwritten(tmp_path: Pa
 
 def test_writing_to_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe")
-    workspace = make_workspace(tmp_path, lambda _p: True)
+    workspace = make_workspace(tmp_path, answer=True, allow_writes=True)
 
     result = workspace.execute(ToolAction("write_file", {"path": "pipe", "content": "x"}))
 
@@ -92,7 +89,9 @@ def test_writing_to_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
 def test_the_approved_bytes_are_exactly_the_bytes_written(tmp_path: Path) -> None:
     (tmp_path / "app.py").write_text("x = 1\n")
     seen: list[ToolProposal] = []
-    workspace = make_workspace(tmp_path, lambda proposal: seen.append(proposal) or True)
+    workspace = make_workspace(
+        tmp_path, confirm_proposal=lambda proposal: seen.append(proposal) or True, allow_writes=True
+    )
     workspace.read_file("app.py")
     workspace.execute(ToolAction("edit_file", {"path": "app.py", "old": "1", "new": "22"}))
 
@@ -110,7 +109,7 @@ def test_a_failed_replace_leaves_no_temporary_file_and_the_old_bytes(
     def failing_replace(*_args: object, **_kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    workspace = make_workspace(tmp_path, lambda _p: True)
+    workspace = make_workspace(tmp_path, answer=True, allow_writes=True)
     workspace.read_file("app.py")
     monkeypatch.setattr(os, "replace", failing_replace)
     result = workspace.execute(ToolAction("edit_file", {"path": "app.py", "old": "1", "new": "2"}))
@@ -127,7 +126,7 @@ def test_old_text_that_overlaps_itself_does_not_occur_exactly_once(
     tmp_path: Path, text: str, old: str
 ) -> None:
     (tmp_path / "app.py").write_text(text)
-    workspace = make_workspace(tmp_path, lambda _p: True)
+    workspace = make_workspace(tmp_path, answer=True, allow_writes=True)
     workspace.read_file("app.py")
     result = workspace.execute(ToolAction("edit_file", {"path": "app.py", "old": old, "new": "b"}))
 
@@ -140,7 +139,7 @@ def test_a_hard_linked_file_is_not_edited(tmp_path: Path) -> None:
     root.mkdir()
     (tmp_path / "outside.py").write_text("x = 1\n")
     os.link(tmp_path / "outside.py", root / "app.py")
-    workspace = make_workspace(root, lambda _p: True)
+    workspace = make_workspace(root, answer=True, allow_writes=True)
 
     assert workspace.execute(ToolAction("read_file", {"path": "app.py"})) == (
         "error: file has other hard links"
@@ -158,7 +157,7 @@ def test_a_file_hard_linked_during_approval_is_not_replaced(tmp_path: Path) -> N
         os.link(tmp_path / "app.py", tmp_path / "elsewhere.py")
         return True
 
-    workspace = make_workspace(tmp_path, link_it)
+    workspace = make_workspace(tmp_path, confirm_proposal=link_it, allow_writes=True)
     workspace.read_file("app.py")
     result = workspace.execute(ToolAction("edit_file", {"path": "app.py", "old": "1", "new": "2"}))
 
@@ -175,7 +174,7 @@ def test_an_edit_by_root_keeps_the_owner_group_and_setuid_bit(tmp_path: Path) ->
     target.write_text("echo 1\n")
     os.chown(target, 1000, 1000)
     target.chmod(0o4755)
-    workspace = make_workspace(tmp_path, lambda _p: True)
+    workspace = make_workspace(tmp_path, answer=True, allow_writes=True)
     workspace.read_file("tool.sh")
     workspace.execute(ToolAction("edit_file", {"path": "tool.sh", "old": "1", "new": "2"}))
 
@@ -197,7 +196,7 @@ def test_a_setuid_file_whose_owner_cannot_be_kept_loses_setuid_and_setgid(
     def refused_chown(*_args: object) -> None:
         raise PermissionError(1, "Operation not permitted")
 
-    workspace = make_workspace(tmp_path, lambda _p: True)
+    workspace = make_workspace(tmp_path, answer=True, allow_writes=True)
     workspace.read_file("tool.sh")
     monkeypatch.setattr(os, "fchown", refused_chown)
     workspace.execute(ToolAction("edit_file", {"path": "tool.sh", "old": "1", "new": "2"}))
@@ -211,7 +210,7 @@ def test_a_setuid_file_whose_owner_cannot_be_kept_loses_setuid_and_setgid(
 def test_a_file_with_a_long_name_can_be_edited(tmp_path: Path) -> None:
     name = "a" * 247 + ".py"  # 250 bytes: a legal name with no room for a longer sibling
     (tmp_path / name).write_text("x = 1\n")
-    workspace = make_workspace(tmp_path, lambda _p: True)
+    workspace = make_workspace(tmp_path, answer=True, allow_writes=True)
     workspace.read_file(name)
     result = workspace.execute(ToolAction("edit_file", {"path": name, "old": "1", "new": "2"}))
 
@@ -224,7 +223,11 @@ def test_a_file_with_a_long_name_can_be_edited(tmp_path: Path) -> None:
 def test_an_over_long_name_is_refused_before_approval(tmp_path: Path, name: str) -> None:
     (tmp_path / "src").mkdir()
     asked: list[ToolProposal] = []
-    workspace = make_workspace(tmp_path, lambda proposal: asked.append(proposal) or True)
+    workspace = make_workspace(
+        tmp_path,
+        confirm_proposal=lambda proposal: asked.append(proposal) or True,
+        allow_writes=True,
+    )
     result = workspace.execute(ToolAction("write_file", {"path": name, "content": "x"}))
 
     assert result == "error: path is too long"
@@ -244,7 +247,7 @@ def test_a_write_removes_stale_temporary_files_from_its_directory(tmp_path: Path
     an_hour_ago = time.time() - 3600
     for path in (*stale, elsewhere):
         os.utime(path, (an_hour_ago, an_hour_ago))
-    workspace = make_workspace(tmp_path, lambda _p: True)
+    workspace = make_workspace(tmp_path, answer=True, allow_writes=True)
     result = workspace.execute(ToolAction("write_file", {"path": "src/new.py", "content": "x"}))
 
     assert result == "wrote src/new.py"

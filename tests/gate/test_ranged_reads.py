@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from tests.support.workspaces import make_workspace
 
-from counterfoil import ToolAction, ToolPolicy, Workspace
+from counterfoil import ToolAction, Workspace
 from counterfoil.proposals import sha256_hex
 
 LINES = 4210
@@ -117,10 +117,7 @@ def test_old_text_must_occur_once_in_the_whole_file_not_the_range(tmp_path: Path
 
 def test_an_edit_of_a_big_file_may_grow_it_by_at_most_the_write_limit(tmp_path: Path) -> None:
     path = big_file(tmp_path)
-    workspace = Workspace(
-        ToolPolicy(tmp_path, allow_writes=True, max_write_bytes=1000),
-        confirm_proposal=lambda _: True,
-    )
+    workspace = make_workspace(tmp_path, answer=True, allow_writes=True, max_write_bytes=1000)
     read(workspace, "big.py", start_line=1, end_line=1)
     size = path.stat().st_size
     grown = edit(workspace, "big.py", "value_00001 = 1 ", "value_00001 = 1 " + "z" * 1001)

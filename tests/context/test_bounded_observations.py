@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from tests.support.receipts import log_path
 from tests.support.recording_model import RecordingModel
+from tests.support.workspaces import make_workspace
 
 from counterfoil import AgentLimits, ReceiptStore, ToolPolicy, Workspace, run_agent
 from counterfoil.cli.main import main
@@ -40,7 +41,7 @@ def no_signing_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def workspace_for(root: Path, store: ReceiptStore | None = None) -> Workspace:
     policy = ToolPolicy(root, allowed_commands=(NUMBERED,), allow_search=True)
     store = store if store is not None else ReceiptStore(log_path(root))
-    return Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    return make_workspace(policy, store=store, answer=True)
 
 
 def run(root: Path, *script: dict[str, Any], inline: int = 16_000, **kwargs: Any) -> Any:
@@ -238,9 +239,7 @@ def test_the_prompt_tells_the_model_how_to_read_a_range(tmp_path: Path) -> None:
 
 def test_an_output_past_what_the_store_keeps_says_so(tmp_path: Path) -> None:
     policy = ToolPolicy(tmp_path, allowed_commands=(NUMBERED,), max_command_output_bytes=20_000)
-    workspace = Workspace(
-        policy, receipt_store=ReceiptStore(log_path(tmp_path)), confirm_proposal=lambda _: True
-    )
+    workspace = make_workspace(policy, answer=True, logged=True)
     model, _, _ = run(
         tmp_path, {"tool": "run_command", "argv": list(NUMBERED)}, FINAL, workspace=workspace
     )

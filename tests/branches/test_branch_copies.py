@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.receipts import log_path
+from tests.support.workspaces import make_workspace
 
 from counterfoil import (
     EvaluationCase,
@@ -36,11 +37,7 @@ def _base(tmp_path: Path) -> tuple[Path, Path]:
     root.mkdir()
     (root / "app.py").write_text("answer = 1\n")
     log = log_path(root)
-    workspace = Workspace(
-        ToolPolicy(root, allow_writes=True),
-        receipt_store=ReceiptStore(log),
-        confirm_proposal=lambda _p: True,
-    )
+    workspace = make_workspace(root, store=ReceiptStore(log), answer=True, allow_writes=True)
     workspace.read_file("app.py")
     assert (
         workspace.execute(ToolAction("write_file", {"path": "app.py", "content": "answer = 2\n"}))
@@ -50,11 +47,7 @@ def _base(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _branch_workspace(root: Path, log: Path) -> Workspace:
-    return Workspace(
-        ToolPolicy(root, allow_writes=True),
-        receipt_store=ReceiptStore(log),
-        confirm_proposal=lambda _p: True,
-    )
+    return make_workspace(root, store=ReceiptStore(log), answer=True, allow_writes=True)
 
 
 def _write(workspace: Workspace, path: str, content: str) -> str:

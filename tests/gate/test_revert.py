@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import FIXTURES
 from tests.support.terminal import run_cli
+from tests.support.workspaces import make_workspace
 
 LOG = ".counterfoil/receipts.jsonl"
 TEST = "python -m pytest tests/test_math.py -q"
@@ -82,17 +83,15 @@ def test_a_file_changed_since_the_receipt_is_not_reverted(fixed_project: Path) -
 def test_a_file_changed_while_the_revert_waits_for_approval_is_not_written(
     fixed_project: Path,
 ) -> None:
-    from counterfoil import ReceiptStore, ToolPolicy, Workspace
+    from counterfoil import ReceiptStore
     from counterfoil.errors import AgentError
 
     def edit_then_approve(proposal: object) -> bool:
         (fixed_project / "app.py").write_text("changed during approval\n")
         return True
 
-    workspace = Workspace(
-        ToolPolicy(fixed_project),
-        receipt_store=ReceiptStore(fixed_project / LOG),
-        confirm_proposal=edit_then_approve,
+    workspace = make_workspace(
+        fixed_project, store=ReceiptStore(fixed_project / LOG), confirm_proposal=edit_then_approve
     )
     with pytest.raises(AgentError, match="file changed since the receipt"):
         workspace.revert("call-1")

@@ -242,7 +242,7 @@ def test_paths_that_are_not_valid_unicode_are_refused(tmp_path: Path, raw: str) 
     assert refusal(workspace, raw) == "path must be valid Unicode text"
     assert refusal(workspace, raw, must_exist=False) == "path must be valid Unicode text"
     action = ToolAction("write_file", {"path": raw, "content": "x"})
-    assert Workspace(workspace.policy, lambda _action: True).execute(action) == (
+    assert make_workspace(workspace.policy, confirm_tool=lambda _action: True).execute(action) == (
         "error: path must be valid Unicode text"
     )
     assert sorted(os.listdir(tmp_path)) == ["src"]
@@ -396,7 +396,9 @@ def test_read_file_of_invalid_utf8_is_refused(tmp_path: Path) -> None:
 
 def log_workspace(root: Path) -> Workspace:
     policy = ToolPolicy(root, allow_writes=True)
-    return Workspace(policy, lambda _action: True, ReceiptStore(root / RECEIPT_LOG))
+    return make_workspace(
+        policy, confirm_tool=lambda _action: True, store=ReceiptStore(root / RECEIPT_LOG)
+    )
 
 
 def test_receipt_log_cannot_be_read(tmp_path: Path) -> None:
@@ -435,7 +437,7 @@ def test_receipt_log_in_a_subdirectory_is_not_accessible(tmp_path: Path) -> None
     (tmp_path / "logs").mkdir()
     policy = ToolPolicy(tmp_path, allow_writes=True)
     store = ReceiptStore(tmp_path / "logs" / "receipts.jsonl")
-    workspace = Workspace(policy, lambda _action: True, store)
+    workspace = make_workspace(policy, confirm_tool=lambda _action: True, store=store)
     workspace.write_file("notes.md", "hello\n")
     assert workspace.execute(ToolAction("read_file", {"path": "logs/receipts.jsonl"})) == (
         "error: path is not accessible"
@@ -450,7 +452,7 @@ def test_receipt_log_in_a_subdirectory_is_not_accessible(tmp_path: Path) -> None
 
 @pytest.mark.parametrize("raw", [" ", "   ", "\t", "\n", " \u3000 "])
 def test_whitespace_only_path_is_refused(tmp_path: Path, raw: str) -> None:
-    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True), lambda _action: True)
+    workspace = make_workspace(tmp_path, confirm_tool=lambda _action: True, allow_writes=True)
     assert refusal(workspace, raw) == "path must be a non-empty string"
     assert refusal(workspace, raw, must_exist=False) == "path must be a non-empty string"
     action = ToolAction("write_file", {"path": raw, "content": "x"})
@@ -489,7 +491,7 @@ def test_credential_files_and_editor_settings_are_not_accessible(tmp_path: Path,
     target = tmp_path / raw
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text("secret\n")
-    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True), lambda _action: True)
+    workspace = make_workspace(tmp_path, confirm_tool=lambda _action: True, allow_writes=True)
     assert refusal(workspace, raw) == "path is not accessible"
     assert workspace.execute(ToolAction("read_file", {"path": raw})) == (
         "error: path is not accessible"
@@ -504,7 +506,9 @@ def test_protected_names_are_refused_for_new_files(tmp_path: Path, raw: str) -> 
     (tmp_path / raw).parent.mkdir(parents=True, exist_ok=True)
     asked: list[object] = []
     policy = ToolPolicy(tmp_path, allow_writes=True)
-    workspace = Workspace(policy, confirm_proposal=lambda proposal: asked.append(proposal) or True)
+    workspace = make_workspace(
+        policy, confirm_proposal=lambda proposal: asked.append(proposal) or True
+    )
     action = ToolAction("write_file", {"path": raw, "content": "forged\n"})
     assert workspace.execute(action) == "error: path is not accessible"
     assert asked == []
@@ -650,7 +654,7 @@ def test_temporary_files_are_not_listed(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", TEMPORARY_NAMES)
 def test_temporary_files_are_not_accessible(tmp_path: Path, name: str) -> None:
     (tmp_path / name).write_text("x = 2\n")
-    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True), lambda _action: True)
+    workspace = make_workspace(tmp_path, confirm_tool=lambda _action: True, allow_writes=True)
     assert_refused(workspace, "read_file", name, "path is not accessible")
     write = ToolAction("write_file", {"path": f"src/{name}", "content": "x"})
     (tmp_path / "src").mkdir()

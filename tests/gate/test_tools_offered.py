@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.core.gate_doubles import (
+from tests.gate.gate_doubles import (
     HELLO,
     Operator,
 )
+from tests.support.workspaces import make_workspace
 
 from counterfoil import (
     ReceiptStore,
@@ -17,24 +18,24 @@ from counterfoil import (
 
 
 def test_read_only_workspace_offers_only_reads(tmp_path: Path) -> None:
-    workspace = Workspace(ToolPolicy(tmp_path))
+    workspace = make_workspace(tmp_path)
     assert workspace.available_tools == frozenset({"list_files", "read_file"})
 
 
 def test_writes_add_write_and_edit(tmp_path: Path) -> None:
-    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True))
+    workspace = make_workspace(tmp_path, allow_writes=True)
     assert workspace.available_tools == frozenset(
         {"list_files", "read_file", "write_file", "edit_file"}
     )
 
 
 def test_allowed_commands_add_run_command(tmp_path: Path) -> None:
-    workspace = Workspace(ToolPolicy(tmp_path, allowed_commands=(HELLO,)))
+    workspace = make_workspace(tmp_path, allowed_commands=(HELLO,))
     assert workspace.available_tools == frozenset({"list_files", "read_file", "run_command"})
 
 
 def test_writes_and_commands_offer_every_tool(tmp_path: Path) -> None:
-    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True, allowed_commands=(HELLO,)))
+    workspace = make_workspace(tmp_path, allow_writes=True, allowed_commands=(HELLO,))
     assert workspace.available_tools == frozenset(
         {"list_files", "read_file", "write_file", "edit_file", "run_command"}
     )

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 from tests.support.recording_model import RecordingModel
+from tests.support.workspaces import make_workspace
 
-from counterfoil import AgentLimits, ToolPolicy, Workspace, build_system_prompt, run_agent
+from counterfoil import AgentLimits, Workspace, build_system_prompt, run_agent
 from counterfoil.actions import ToolAction
 from counterfoil.context.budget import ContextWindow, Observation, estimate_tokens
 from counterfoil.context.compaction import COMPACTED_PREFIX
@@ -28,7 +29,7 @@ def module_text(index: int) -> str:
 def project(root: Path) -> Workspace:
     for index in range(5):
         (root / f"mod_{index:02}.py").write_text(module_text(index), encoding="utf-8")
-    return Workspace(ToolPolicy(root, allow_writes=True), confirm_proposal=lambda _: True)
+    return make_workspace(root, answer=True, allow_writes=True)
 
 
 def reads(*indexes: int) -> list[dict[str, object]]:

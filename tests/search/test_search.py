@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from tests.support.workspaces import make_workspace
 
-from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil import ReceiptStore, ToolAction, Workspace
 from counterfoil.search.scope import SearchLimits
 
 ENGINES = [
@@ -154,7 +154,7 @@ def test_search_leaves_out_the_receipt_log(tmp_path: Path, engine: str) -> None:
     store = ReceiptStore(log)
     write(log, '{"tool":"write_file"}\n')
     write(tmp_path / "app.py", "write_file\n")
-    workspace = Workspace(ToolPolicy(tmp_path, allow_search=True), receipt_store=store)
+    workspace = make_workspace(tmp_path, store=store, allow_search=True)
     workspace.search_engine = engine
     assert hit_paths(search(workspace, "write_file")) == {"app.py"}
     assert search(workspace, "x", path="logs/receipts.jsonl") == "error: path is not accessible"
@@ -167,7 +167,7 @@ def test_search_leaves_out_the_log_head_and_the_content_store(tmp_path: Path, en
     write(tmp_path / "logs" / "receipts.jsonl.head", "secret_marker\n")
     write(tmp_path / "logs" / "objects" / ("a" * 64), "secret_marker\n")
     write(tmp_path / "app.py", "secret_marker\n")
-    workspace = Workspace(ToolPolicy(tmp_path, allow_search=True), receipt_store=store)
+    workspace = make_workspace(tmp_path, store=store, allow_search=True)
     workspace.search_engine = engine
     assert hit_paths(search(workspace, "secret_marker")) == {"app.py"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.core.gate_doubles import (
+from tests.gate.gate_doubles import (
     HELLO,
     Operator,
     edit,
@@ -13,12 +13,11 @@ from tests.core.gate_doubles import (
     writable,
     write,
 )
+from tests.support.workspaces import make_workspace
 
 from counterfoil import (
     FinalAction,
     ToolAction,
-    ToolPolicy,
-    Workspace,
 )
 
 
@@ -29,7 +28,7 @@ from counterfoil import (
 )
 def test_disabled_tool_is_not_enabled(demo_project: Path, action: ToolAction) -> None:
     operator = Operator()
-    workspace = Workspace(ToolPolicy(demo_project), operator)
+    workspace = make_workspace(demo_project, confirm_tool=operator)
     assert workspace.execute(action) == f"error: tool is not enabled: {action.tool}"
     assert operator.asked == []
     assert len(workspace.receipt_store) == 0
@@ -52,7 +51,7 @@ def test_gate_checks_the_arguments(tmp_path: Path) -> None:
 
 
 def test_gate_returns_an_error_for_a_final_answer(tmp_path: Path) -> None:
-    assert Workspace(ToolPolicy(tmp_path)).execute(FinalAction("done")).startswith("error: ")
+    assert make_workspace(tmp_path).execute(FinalAction("done")).startswith("error: ")
 
 
 def test_reads_need_no_approval_and_leave_no_receipt(demo_project: Path) -> None:

@@ -13,8 +13,9 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.support.workspaces import make_workspace
 
-from counterfoil import AgentError, ToolAction, ToolPolicy, Workspace, parse_action
+from counterfoil import AgentError, ToolAction, ToolPolicy, parse_action
 from counterfoil.actions import KNOWN_TOOLS
 
 SECRET = "outside-secret-7d1f0c"
@@ -110,7 +111,7 @@ def test_execute_never_raises_and_never_leaves_the_root(
         policy = ToolPolicy(
             root, allow_writes=True, allowed_commands=(ALLOWED,), command_timeout_seconds=10
         )
-        workspace = Workspace(policy, lambda _action: True)
+        workspace = make_workspace(policy, confirm_tool=lambda _action: True)
         workspace.read_file("a.py")
         for tool, args in calls:
             result = workspace.execute(ToolAction(tool, args))
@@ -141,7 +142,7 @@ def test_parse_action_raises_only_agent_errors(response: str) -> None:
 @given(st.one_of(st.none(), st.integers(), st.text(max_size=8), st.lists(st.text(max_size=3))))
 def test_execute_refuses_anything_that_is_not_a_tool_action(action: object) -> None:
     with sandbox() as (root, _outside):
-        workspace = Workspace(ToolPolicy(root, allow_writes=True), lambda _a: True)
+        workspace = make_workspace(root, confirm_tool=lambda _a: True, allow_writes=True)
         assert workspace.execute(action).startswith("error: ")
 
 

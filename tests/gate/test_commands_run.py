@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.core.gate_doubles import (
+from tests.gate.gate_doubles import (
     FAILING,
     HELLO,
     PYTHON,
@@ -18,11 +18,11 @@ from tests.core.gate_doubles import (
     writable,
     write,
 )
+from tests.support.workspaces import make_workspace
 
 from counterfoil import (
     AgentError,
     ToolPolicy,
-    Workspace,
 )
 
 
@@ -162,7 +162,7 @@ def test_with_parent_folders_allowed_the_approval_names_them_and_the_write_creat
         return True
 
     policy = ToolPolicy(root=tmp_path, allow_writes=True, create_parent_folders=True)
-    workspace = Workspace(policy, confirm_proposal=confirm)
+    workspace = make_workspace(policy, confirm_proposal=confirm)
     assert workspace.execute(write("docs/guide/notes.md", "x\n")) == (
         "wrote docs/guide/notes.md (in new folders: docs, docs/guide)"
     )
@@ -172,7 +172,7 @@ def test_with_parent_folders_allowed_the_approval_names_them_and_the_write_creat
 
 def test_a_rejected_file_in_new_folders_creates_no_folder(tmp_path: Path) -> None:
     policy = ToolPolicy(root=tmp_path, allow_writes=True, create_parent_folders=True)
-    workspace = Workspace(policy, confirm_proposal=lambda proposal: False)
+    workspace = make_workspace(policy, answer=False)
     assert workspace.execute(write("docs/notes.md", "x\n")).startswith("error:")
     assert not (tmp_path / "docs").exists()
 
@@ -180,5 +180,5 @@ def test_a_rejected_file_in_new_folders_creates_no_folder(tmp_path: Path) -> Non
 def test_a_file_in_the_way_of_a_new_folder_is_still_refused(tmp_path: Path) -> None:
     (tmp_path / "docs").write_text("a file\n")
     policy = ToolPolicy(root=tmp_path, allow_writes=True, create_parent_folders=True)
-    workspace = Workspace(policy, confirm_proposal=lambda proposal: True)
+    workspace = make_workspace(policy, answer=True)
     assert workspace.execute(write("docs/notes.md", "x\n")).startswith("error: path is not")

@@ -6,13 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 
 
 def workspace_with_log(root: Path, log: Path) -> Workspace:
     policy = ToolPolicy(root, allow_writes=True)
-    return Workspace(policy, receipt_store=ReceiptStore(log), confirm_proposal=lambda _: True)
+    return make_workspace(policy, store=ReceiptStore(log), answer=True)
 
 
 def read(workspace: Workspace, path: str) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from tests.support.recording_model import RecordingModel
+from tests.support.workspaces import make_workspace
 
 from counterfoil import AgentLimits, ToolPolicy, Workspace, build_system_prompt, run_agent
 from counterfoil.actions import ToolAction
@@ -67,7 +68,7 @@ def forty_steps() -> list[dict[str, object]]:
 
 def project_workspace(root: Path) -> Workspace:
     policy = ToolPolicy(root, allow_writes=True, allow_search=True, allowed_commands=(CHECK,))
-    return Workspace(policy, confirm_proposal=lambda _: True)
+    return make_workspace(policy, answer=True)
 
 
 def observations(messages: list[dict[str, str]]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.core.gate_doubles import (
+from tests.gate.gate_doubles import (
     APPEND_MARK,
     HELLO,
     Operator,
@@ -16,12 +16,12 @@ from tests.core.gate_doubles import (
     writable,
     write,
 )
+from tests.support.workspaces import make_workspace
 
 from counterfoil import (
     AgentError,
     ToolPolicy,
     ToolProposal,
-    Workspace,
 )
 from counterfoil.proposals import CommandProposal
 
@@ -47,9 +47,7 @@ def test_anything_but_true_denies_a_write(tmp_path: Path, answer: object) -> Non
 
 
 def test_no_callback_denies_every_effect(demo_project: Path) -> None:
-    workspace = Workspace(
-        ToolPolicy(demo_project, allow_writes=True, allowed_commands=(APPEND_MARK,))
-    )
+    workspace = make_workspace(demo_project, allow_writes=True, allowed_commands=(APPEND_MARK,))
     workspace.read_file("app.py")
     before = (demo_project / "app.py").read_bytes()
     denied = "error: operator denied the tool action"
@@ -101,7 +99,7 @@ def test_proposal_for_an_edit_shows_base_and_proposed_file(demo_project: Path) -
     asked = Operator()
     never = Operator()
     policy = ToolPolicy(demo_project, allow_writes=True)
-    workspace = Workspace(policy, never, confirm_proposal=asked)
+    workspace = make_workspace(policy, confirm_tool=never, confirm_proposal=asked)
     base = (demo_project / "app.py").read_bytes()
     workspace.read_file("app.py")
     action = edit("app.py", "value * 1", "value * 2")
@@ -125,7 +123,7 @@ def test_proposal_for_an_edit_shows_base_and_proposed_file(demo_project: Path) -
 
 def test_proposal_for_a_new_file_has_no_base(tmp_path: Path) -> None:
     asked = Operator()
-    workspace = Workspace(ToolPolicy(tmp_path, allow_writes=True), confirm_proposal=asked)
+    workspace = make_workspace(tmp_path, confirm_proposal=asked, allow_writes=True)
     assert workspace.execute(write("notes.md", "né\n")) == "wrote notes.md"
     [proposal] = asked.asked
     assert isinstance(proposal, ToolProposal)
@@ -138,7 +136,7 @@ def test_proposal_for_a_new_file_has_no_base(tmp_path: Path) -> None:
 def test_proposal_for_a_command_shows_argv_cwd_and_timeout(tmp_path: Path) -> None:
     asked = Operator()
     policy = ToolPolicy(tmp_path, allowed_commands=(HELLO,), command_timeout_seconds=7)
-    workspace = Workspace(policy, confirm_proposal=asked)
+    workspace = make_workspace(policy, confirm_proposal=asked)
     workspace.execute(run(HELLO))
     [proposal] = asked.asked
     assert isinstance(proposal, ToolProposal)
@@ -153,8 +151,8 @@ def test_proposal_for_a_command_shows_argv_cwd_and_timeout(tmp_path: Path) -> No
 
 def test_proposal_callback_must_return_true(tmp_path: Path) -> None:
     asked = Operator(answer=1)
-    workspace = Workspace(
-        ToolPolicy(tmp_path, allow_writes=True), Operator(), confirm_proposal=asked
+    workspace = make_workspace(
+        tmp_path, confirm_tool=Operator(), confirm_proposal=asked, allow_writes=True
     )
     assert workspace.execute(write("notes.md", "x\n")) == ("error: operator denied the tool action")
     assert len(asked.asked) == 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil.gate.approval import Approval
@@ -21,8 +22,8 @@ def edited_by_the_person(tmp_path: Path, text: str) -> tuple[Workspace, str]:
     policy = ToolPolicy(tmp_path, allow_writes=True)
     store = ReceiptStore(tmp_path / ".counterfoil" / "receipts.jsonl")
     (tmp_path / ".counterfoil").mkdir()
-    workspace = Workspace(
-        policy, receipt_store=store, confirm_proposal=lambda _: Approval(True, text=text)
+    workspace = make_workspace(
+        policy, store=store, confirm_proposal=lambda _: Approval(True, text=text)
     )
     proposal = ToolAction("write_file", {"path": "notes.md", "content": "short\n"})
     return workspace, workspace.execute(proposal)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from tests.support.workspaces import make_workspace
+
 from counterfoil import ReceiptStore, ToolAction, Workspace
 from counterfoil.evals.package import load_package
 from counterfoil.evals.runner import package_workspace
@@ -26,7 +28,7 @@ def workspace(root: Path, config: Path, folder: dict[str, object]) -> Workspace:
     )
     policy = layered.settings.policy(root, layered.granted_by())
     store = log_store(root)
-    return Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    return make_workspace(policy, store=store, answer=True)
 
 
 def last_grant(space: Workspace) -> object:
@@ -61,7 +63,7 @@ def test_the_persons_own_grant_is_named_as_their_settings(tmp_path: Path) -> Non
     root.mkdir()
     store = log_store(root)
     policy = layered_settings({"allowWrites": True}, root).settings.policy(root)
-    space = Workspace(policy, receipt_store=store, confirm_proposal=lambda _: True)
+    space = make_workspace(policy, store=store, answer=True)
 
     space.execute(ToolAction("write_file", {"path": "new.txt", "content": "x\n"}))
 

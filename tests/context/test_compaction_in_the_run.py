@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from tests.support.receipts import log_path
 from tests.support.recording_model import RecordingModel
+from tests.support.workspaces import make_workspace
 
 from counterfoil import AgentLimits, ReceiptStore, ToolPolicy, Workspace, run_agent
 from counterfoil.context.budget import ContextWindow, count_chars, estimate_tokens
@@ -41,7 +42,7 @@ def no_signing_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def command_workspace(root: Path, answer: bool = True) -> Workspace:
     policy = ToolPolicy(root, allowed_commands=CHECKS)
     store = ReceiptStore(log_path(root))
-    return Workspace(policy, receipt_store=store, confirm_proposal=lambda _: answer)
+    return make_workspace(policy, store=store, answer=answer)
 
 
 def commands(count: int) -> list[dict[str, Any]]:
@@ -150,7 +151,7 @@ def test_forty_five_reads_of_three_kilobytes_complete_under_the_character_budget
     for number in range(45):
         (tmp_path / f"part_{number:02}.txt").write_text(f"part {number}\n" + "y" * 3_000)
     policy = ToolPolicy(tmp_path)
-    workspace = Workspace(policy, receipt_store=ReceiptStore(log_path(tmp_path)))
+    workspace = make_workspace(policy, logged=True)
     reads = [{"tool": "read_file", "path": f"part_{n:02}.txt"} for n in range(45)]
     model = RecordingModel(*reads, FINAL)
     run = run_agent(GOAL, model, workspace, AgentLimits(max_steps=46))

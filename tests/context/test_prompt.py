@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from counterfoil import ToolPolicy, Workspace, build_system_prompt, parse_action
+from tests.support.workspaces import make_workspace
+
+from counterfoil import ToolPolicy, build_system_prompt, parse_action
 
 VALIDATION = ("python", "-m", "pytest", "tests/test_math.py", "-q")
 LINT = ("python", "validate.py")
 
 
 def prompt_for(root: Path, **policy: object) -> str:
-    return build_system_prompt(Workspace(ToolPolicy(root, **policy)))  # type: ignore[arg-type]
+    return build_system_prompt(make_workspace(root, **policy))  # type: ignore[arg-type]
 
 
 def json_lines(prompt: str) -> list[object]:
@@ -113,10 +115,7 @@ def test_no_example_in_the_prompt_passes_as_an_action(demo_project: Path) -> Non
     policy = ToolPolicy(
         demo_project, allow_writes=True, allowed_commands=(VALIDATION,), allow_search=True
     )
-    workspace = Workspace(
-        policy,
-        confirm_proposal=lambda _proposal: True,
-    )
+    workspace = make_workspace(policy, answer=True)
     for path in sorted(demo_project.iterdir()):
         if path.is_file():
             workspace.read_file(path.name)

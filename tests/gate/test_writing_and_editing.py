@@ -8,29 +8,28 @@ import stat
 from pathlib import Path
 
 import pytest
-from tests.core.gate_doubles import (
+from tests.gate.gate_doubles import (
     Operator,
     edit,
     writable,
     write,
 )
+from tests.support.workspaces import make_workspace
 
 from counterfoil import (
     AgentError,
-    ToolPolicy,
-    Workspace,
 )
 
 
 def test_direct_write_is_refused_when_writes_are_off(tmp_path: Path) -> None:
-    workspace = Workspace(ToolPolicy(tmp_path), Operator())
+    workspace = make_workspace(tmp_path, confirm_tool=Operator())
     with pytest.raises(AgentError, match="^writes are not enabled$"):
         workspace.write_file("notes.md", "x\n")
     assert not (tmp_path / "notes.md").exists()
 
 
 def test_direct_edit_is_refused_when_writes_are_off(demo_project: Path) -> None:
-    workspace = Workspace(ToolPolicy(demo_project), Operator())
+    workspace = make_workspace(demo_project, confirm_tool=Operator())
     workspace.read_file("app.py")
     before = (demo_project / "app.py").read_bytes()
     with pytest.raises(AgentError, match="^writes are not enabled$"):
