@@ -28,6 +28,7 @@ from .model import McpListings, Model, configure
 from .step_facts import (
     NO_MATCHES,
     ActionLoop,
+    OverviewFolder,
     PhraseNotFound,
     ReadFirst,
     ReadNow,
@@ -476,14 +477,28 @@ def named_files(task: str, tree: TreeOverview) -> tuple[str, ...]:
     return tuple(path for _, path in sorted(found))
 
 
+def opening_files(task: str, tree: TreeOverview) -> tuple[str, ...]:
+    """The files read for the model before its first step: those the task names, then, when
+    the whole project is that small (the listing complete, at most three files besides
+    AGENTS.md), the rest of it (a small model searched for the task's words, found nothing
+    and gave up, in a project of one file)."""
+    named = named_files(task, tree)
+    rest = tuple(path for path in tree.file_paths() if path != AGENTS_FILE and path not in named)
+    folded = any(isinstance(entry, OverviewFolder) for entry in tree.entries)
+    whole = tree.complete and not tree.more and not folded
+    if whole and len(named) + len(rest) <= MAX_OPENING_READS:
+        return named + rest
+    return named[:MAX_OPENING_READS]
+
+
 def _opening_reads(
     task: str, tree: TreeOverview, take_step: Callable[[ToolAction], StepResult]
 ) -> list[tuple[str, ToolAction, StepResult]]:
-    """The short files the task names, each read through the gate like any read (a small model
-    spent two of its ten steps reading files the task had named): up to three, each shown whole
-    only when short."""
+    """The opening files (see `opening_files`), each read through the gate like any read (a
+    small model spent two of its ten steps reading files the task had named), each shown only
+    when short."""
     reads = []
-    for path in named_files(task, tree)[:MAX_OPENING_READS]:
+    for path in opening_files(task, tree):
         action = ToolAction("read_file", {"path": path})
         read = take_step(action)
         if not read.is_error and len(read.observation) <= MAX_READ_FOR_THE_MODEL:

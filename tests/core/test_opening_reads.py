@@ -9,8 +9,8 @@ from tests.support.recording_model import RecordingModel
 from tests.support.workspaces import make_workspace
 
 from counterfoil import AgentLimits, run_agent
-from counterfoil.loop import MAX_READ_FOR_THE_MODEL, named_files
-from counterfoil.step_facts import OverviewFile, TreeOverview
+from counterfoil.loop import MAX_READ_FOR_THE_MODEL, named_files, opening_files
+from counterfoil.step_facts import OverviewFile, OverviewFolder, TreeOverview
 
 OPENING = AgentLimits(read_named_files=True)
 
@@ -46,7 +46,8 @@ def test_a_file_name_two_listed_files_share_names_neither_and_agents_md_is_never
 
 def test_the_named_files_are_read_first_and_count_as_read_for_a_change(tmp_path: Path) -> None:
     (tmp_path / "version.py").write_text('VERSION = "0.1.0"\n')
-    (tmp_path / "other.py").write_text("x = 1\n")
+    for other in ("a.py", "b.py", "c.py"):  # a project of four files: only the named one
+        (tmp_path / other).write_text("x = 1\n")
     workspace = make_workspace(tmp_path, answer=True, allow_writes=True)
     edit = '{"tool":"edit_file","path":"version.py","old":"0.1.0","new":"0.2.0"}'
     model = RecordingModel(edit, '{"final":"bumped"}')
@@ -104,7 +105,18 @@ def test_after_a_change_no_command_has_checked_the_progress_note_names_the_comma
 
     first, second = (event.step_result.progress for event in run.events if event.step in (1, 3))
     assert first.unchecked == (("python3", "check.py"),)
+    told = next(event.told for event in run.events if event.step == 1)
     assert "Not checked yet: no command has run since the last change (python3 check.py)." in (
-        run.events[1].told
+        told or ""
     )
     assert second.unchecked == (("python3", "check.py"),)  # the second write made it stale
+
+
+def test_a_project_of_three_files_or_fewer_is_read_whole_the_named_ones_first() -> None:
+    small = _tree("answer.py", "notes.md", "AGENTS.md", "lib/util.py")
+
+    assert opening_files("fix util.py", small) == ("lib/util.py", "answer.py", "notes.md")
+    assert opening_files("fix it", _tree("a.py", "b.py", "c.py", "d.py")) == ()
+    folded = TreeOverview((OverviewFile("a.py", 1), OverviewFolder("vendor", None, None)))
+    assert opening_files("fix a.py", folded) == ("a.py",)
+    assert opening_files("fix it", TreeOverview((OverviewFile("a.py", 1),), more=3)) == ()
