@@ -21,7 +21,6 @@ from .gate.workspace import Workspace
 from .mcp.toolbox import offered_listings
 from .model import McpListings, Model, configure
 from .step_facts import (
-    NO_MATCHES,
     ActionLoop,
     PhraseNotFound,
     ReadFirst,
@@ -449,7 +448,7 @@ def _phrase_not_found(action: ToolAction, taken: StepResult) -> bool:
     pattern = str(action.arguments.get("pattern", ""))
     if action.tool != "search_files" or taken.is_error or len(pattern.split()) < 3:
         return False
-    return taken.observation == NO_MATCHES
+    return taken.search is not None and taken.search.none_found
 
 
 def _was_read(action: ToolAction, step: StepResult) -> bool:

@@ -15,7 +15,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-NO_MATCHES = "(no matches)"  # a search's whole observation when nothing matched
 MAX_SHOWN_DIFFERENCES = 3
 NOT_ACCESSIBLE = "path is not accessible"  # the course's words for a path it may not see
 MAX_SHOWN_SPAN = 60
@@ -216,6 +215,20 @@ class LinesShown:
 
     def span(self) -> str:
         return f"lines {self.start:,}–{self.stop:,}"
+
+
+@dataclass(frozen=True)
+class SearchHits:
+    """How many lines a search found, and whether it looked everywhere it was asked to (a
+    search stopped at a limit may have missed a match)."""
+
+    count: int
+    complete: bool
+
+    @property
+    def none_found(self) -> bool:
+        """Nothing matches anywhere it was asked to look."""
+        return self.count == 0 and self.complete
 
 
 @dataclass(frozen=True)
