@@ -6,7 +6,8 @@ search did not find.
 
 Each is a fact kept on the step's `StepResult` (`detail`, `loop`, `syntax`, `tree`, `read_now`,
 `progress`, `phrase`); the model-facing text is built from the fact, so no layer reads it back out of the
-text.
+text. Two more are kept for the layers above, not told: the lines a ranged read showed
+(`lines`) and how many lines a search found (`search`).
 """
 
 from __future__ import annotations
