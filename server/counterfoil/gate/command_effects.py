@@ -107,21 +107,18 @@ class CommandEffects:
 
     def run(self, proposal: CommandProposal, ask: Ask) -> CallRecord:
         """Run an approved command; `ask` reviews what it changed, when the policy says so."""
-        noted: list[EffectOutcome] = []  # what the command became, once its changes are known
 
         def ran(
             outcome: CommandResult, changed: tuple[tuple[str, str | None], ...], review: str | None
-        ) -> None:
-            noted[:] = [
-                self.record.note(
-                    proposal,
-                    "approved",
-                    exit_status=outcome.status,
-                    timed_out=outcome.timed_out,
-                    tree_changes=changed,
-                    review=review,
-                )
-            ]
+        ) -> EffectOutcome:
+            return self.record.note(
+                proposal,
+                "approved",
+                exit_status=outcome.status,
+                timed_out=outcome.timed_out,
+                tree_changes=changed,
+                review=review,
+            )
 
         run = run_tracked_command(
             proposal,
@@ -136,4 +133,4 @@ class CommandEffects:
         exit_state = "ok" if run.outcome.status == 0 else "error"
         evidence = self.record.run_evidence(proposal, run.evidence)
         receipt = self.record.receipt(proposal, exit_state, run.observation, evidence)
-        return CallRecord(run.observation, noted[-1], receipt)
+        return CallRecord(run.observation, run.effect, receipt)
