@@ -43,9 +43,9 @@ def harness_overhead() -> None:
         package = load_package(FIXTURES / task)
         harness, runs, totals = [], [], []
         for _ in range(ROUNDS):
-            generate, stats, limits = model.generate_for(package.id)
+            generate, limits = model.generate_for(package.id)
             started = time.perf_counter()
-            result = run_task(package, generate, limits=limits, stats=stats)
+            result = run_task(package, generate, limits=limits)
             totals.append(time.perf_counter() - started)
             assert result.status == "passed", result
             harness.append(result.harness_seconds)
@@ -95,15 +95,13 @@ def evaluate(
         task_runs = []
         for number in range(runs):
             try:
-                generate, stats, limits = model.generate_for(package.id)
+                generate, limits = model.generate_for(package.id)
             except Exception as error:  # noqa: BLE001 - the engine could not load the model
                 return {"engine": engine, "error": str(error).splitlines()[0]}
             kept = (
                 None if transcripts is None else transcripts / f"{engine}-{package.id}-{number + 1}"
             )
-            run = run_task(
-                package, generate, limits=limits, stats=stats, hidden=hidden, keep_in=kept
-            )
+            run = run_task(package, generate, limits=limits, hidden=hidden, keep_in=kept)
             task_runs.append(run)
             rounds[number] += run.status == "passed"
             print(

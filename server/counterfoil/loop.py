@@ -24,9 +24,8 @@ from .context.prompt import ShowsOverview, build_system_prompt, refreshed_overvi
 from .errors import AgentError, ToolNotEnabled
 from .gate.workspace import Workspace
 from .mcp.toolbox import offered_listings
-from .model import McpListings, Model, configure
+from .model import McpListings, Model, ModelReply, ResponseStats, configure, model_reply
 from .step_facts import (
-    NO_MATCHES,
     ActionLoop,
     OverviewFolder,
     PhraseNotFound,
@@ -147,6 +146,9 @@ class AgentEvent:
     # The whole text the model read after "Tool result:" when it is not `result`: a refusal's
     # fuller sentence, a note, the refreshed overview, or the externalized previews.
     told: str | None = None
+    # What the response cost and the model's remark on it, from its reply (None: not said).
+    response_stats: ResponseStats | None = None
+    model_note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -159,13 +161,27 @@ class AgentRun:
     error: str | None = None
     verdict: RunVerdict = field(default_factory=RunVerdict)
 
+    @property
+    def responses(self) -> tuple[ResponseStats, ...]:
+        """What each of this run's responses cost, in order, where its model said."""
+        return tuple(
+            event.response_stats for event in self.events if event.response_stats is not None
+        )
+
 
 @dataclass
 class _Conversation:
     messages: Messages
     events: list[AgentEvent] = field(default_factory=list)
 
-    def record(self, event: AgentEvent, on_event: Callable[[AgentEvent], Any] | None) -> None:
+    def record(
+        self,
+        event: AgentEvent,
+        reply: ModelReply,
+        on_event: Callable[[AgentEvent], Any] | None,
+    ) -> None:
+        """The step's event, with what its response cost as the model's reply says."""
+        event = replace(event, response_stats=reply.stats, model_note=reply.note or None)
         self.events.append(event)
         if on_event is not None:
             on_event(event)
@@ -277,11 +293,12 @@ def run_agent(
         if not window.fits():
             return finish(False, "context_limit")
         try:
-            response = generate(list(conversation.messages))
+            reply = model_reply(generate, list(conversation.messages))
         except Exception as error:  # noqa: BLE001 - a model failure ends the run with its reason
             if should_stop is not None and should_stop():
                 return finish(False, "cancelled")  # a model stopped mid-response
             return finish(False, "model_error", error=f"{type(error).__name__}: {error}")
+        response = reply.text
         if not isinstance(response, str):
             return finish(False, "model_error", error="model returned a non-string response")
         try:
@@ -297,6 +314,7 @@ def run_agent(
                     no_action=str(error),
                     not_enabled=error.tool if isinstance(error, ToolNotEnabled) else None,
                 ),
+                reply,
                 on_event,
             )
             invalid += 1
@@ -308,7 +326,7 @@ def run_agent(
                 on_observation(conversation.messages, None)
             continue
         if isinstance(action, FinalAction):
-            conversation.record(AgentEvent(step, response, action, None), on_event)
+            conversation.record(AgentEvent(step, response, action, None), reply, on_event)
             conversation.messages.append({"role": "assistant", "content": response})
             return finish(True, "completed", action.final)
         repeats = repeats + 1 if action == last_action else 1
@@ -322,7 +340,7 @@ def run_agent(
                 no_action=IDENTICAL_ACTION,
                 repeated=True,
             )
-            conversation.record(repeated, on_event)
+            conversation.record(repeated, reply, on_event)
             return finish(False, "repeated_action_limit")
         loop = alternating_loop(action, history)
         if loop is not None:
@@ -376,6 +394,7 @@ def run_agent(
         told = None if text == taken.observation else text
         conversation.record(
             AgentEvent(step, response, action, taken.observation, taken, externalized, told=told),
+            reply,
             on_event,
         )
         unrecorded = workspace.unrecorded_effect if isinstance(workspace, RecordsEffects) else None
@@ -539,7 +558,7 @@ def _phrase_not_found(action: ToolAction, taken: StepResult) -> bool:
     pattern = str(action.arguments.get("pattern", ""))
     if action.tool != "search_files" or taken.is_error or len(pattern.split()) < 3:
         return False
-    return taken.observation == NO_MATCHES
+    return taken.search is not None and taken.search.none_found
 
 
 def _was_read(action: ToolAction, step: StepResult) -> bool:

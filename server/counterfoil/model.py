@@ -4,11 +4,16 @@ The tiny-llm course's loop takes any `generate(messages) -> str`; a `Model` is t
 and also says what it costs (`stats`, one `ResponseStats` per response), counts a prompt in its
 own tokens, states its context window, and narrows its output to the tools a run enables. The
 scripted, MLX and remote models implement it; a plain callable still works where it is taken.
+
+Each of them answers one call with one value too (`reply`: a `ModelReply`, the text with what
+it cost and the model's remark on it), as mlx-lm's step yields a `GenerationResponse`; the loop
+reads a response's figures from that value (`model_reply`), never from the model's counters
+afterwards.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -45,6 +50,45 @@ class ResponseStats:
         if self.prompt_tokens is not None and self.prefilled_tokens is not None:
             return self.prompt_tokens - self.prefilled_tokens
         return None
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """One response: its text, what it cost (`stats`; None from a model that does not count)
+    and the model's remark on it (`note`: a server that does not enforce the schema, the prompt
+    tokens its cache served)."""
+
+    text: str
+    stats: ResponseStats | None = None
+    note: str = ""
+
+
+@runtime_checkable
+class Replies(Protocol):
+    """A model that answers a call with its `ModelReply`; calling it gives the text alone."""
+
+    def reply(self, messages: Messages) -> ModelReply: ...
+
+
+def model_reply(generate: Callable[[Messages], str], messages: Messages) -> ModelReply:
+    """One response as a value: the model's own `reply`, or, from a plain callable (or a model
+    whose call was redefined below its `reply`, which is then taken at its word), its text."""
+    if isinstance(generate, Replies) and _replies_itself(generate):
+        return generate.reply(messages)
+    return ModelReply(generate(messages))
+
+
+def _replies_itself(model: Replies) -> bool:
+    """Whether `model.reply` is as specific as its call (a subclass that redefines only
+    `__call__` changes what a call answers)."""
+    if "__call__" in getattr(model, "__dict__", {}):
+        return False
+    classes = type(model).__mro__
+
+    def defined(name: str) -> int:
+        return next((at for at, kind in enumerate(classes) if name in vars(kind)), len(classes))
+
+    return defined("reply") <= defined("__call__")
 
 
 @runtime_checkable
@@ -88,11 +132,17 @@ class ConfiguresTools(Protocol):
 
 
 class WrappedModel:
-    """A model around another that changes only what a call does: its counters, token count,
-    context window and tools are the wrapped model's."""
+    """A model around another that changes only what a call does (a subclass redefines
+    `reply`): its counters, token count, context window and tools are the wrapped model's."""
 
     def __init__(self, wrapped: Model) -> None:
         self.wrapped = wrapped
+
+    def reply(self, messages: Messages) -> ModelReply:
+        return model_reply(self.wrapped, messages)
+
+    def __call__(self, messages: Messages) -> str:
+        return self.reply(messages).text
 
     @property
     def stats(self) -> Sequence[ResponseStats]:

@@ -6,7 +6,8 @@ search did not find.
 
 Each is a fact kept on the step's `StepResult` (`detail`, `loop`, `syntax`, `tree`, `read_now`,
 `progress`, `phrase`); the model-facing text is built from the fact, so no layer reads it back out of the
-text.
+text. Two more are kept for the layers above, not told: the lines a ranged read showed
+(`lines`) and how many lines a search found (`search`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-NO_MATCHES = "(no matches)"  # a search's whole observation when nothing matched
 MAX_SHOWN_DIFFERENCES = 3
 NOT_ACCESSIBLE = "path is not accessible"  # the course's words for a path it may not see
 MAX_SHOWN_SPAN = 60
@@ -225,6 +225,20 @@ class LinesShown:
 
     def span(self) -> str:
         return f"lines {self.start:,}–{self.stop:,}"
+
+
+@dataclass(frozen=True)
+class SearchHits:
+    """How many lines a search found, and whether it looked everywhere it was asked to (a
+    search stopped at a limit may have missed a match)."""
+
+    count: int
+    complete: bool
+
+    @property
+    def none_found(self) -> bool:
+        """Nothing matches anywhere it was asked to look."""
+        return self.count == 0 and self.complete
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from .step_facts import (
     LinesShown,
     PhraseNotFound,
     ReadNow,
+    SearchHits,
     StepDetail,
     SyntaxProblem,
     TaskProgress,
@@ -42,7 +43,8 @@ class StepResult:
     holds, shown to the model after the observation. `read_now`: the file a read just showed
     had a change refused for not being read, to be made now. `progress`: after a file written,
     the task and the effects done so far. `phrase`: a search for several words found nothing.
-    `lines`: what a ranged read showed.
+    `lines`: what a ranged read showed. `search`: how many lines a search found (whether it
+    found nothing is read from this, never from its text).
     """
 
     observation: str
@@ -61,6 +63,7 @@ class StepResult:
     progress: TaskProgress | None = None
     phrase: PhraseNotFound | None = None
     lines: LinesShown | None = None
+    search: SearchHits | None = None
 
     def model_text(self) -> str:
         """What the model is told: the observation, or, for a refusal with a `detail`, the

@@ -39,8 +39,9 @@ class Tool:
     """One tool: its arguments in the order models write them, the prompt's example, what else
     the prompt says of it (`note`, and `guidance` after every note), whether its observation may
     be elided from an old turn (it can be read again; an effect's outcome never can), and the
-    `Workspace` method that answers a read, given the arguments in order (an effect has none: it
-    is proposed, approved and performed)."""
+    method that answers a read, given the arguments in order (the course's `Workspace` method,
+    and the gate's reads' of the same name that returns the call's record; an effect has none:
+    it is proposed, approved and performed)."""
 
     name: str
     arguments: tuple[Argument, ...]

@@ -9,7 +9,7 @@ from pathlib import Path
 from tests.support.terminal import run_cli as cli
 
 from counterfoil.context.budget import estimate_tokens
-from counterfoil.model import ResponseStats
+from counterfoil.model import ModelReply, ResponseStats
 from counterfoil.sessions.steering import STEERING_PREFIX
 from counterfoil.sessions.store import SessionStore
 
@@ -74,6 +74,10 @@ class SteeredModel:
         return estimate_tokens(messages)
 
     def __call__(self, messages: list[dict[str, str]]) -> str:
+        return self.reply(messages).text
+
+    def reply(self, messages: list[dict[str, str]]) -> ModelReply:
+        """The branch's next answer with what it cost, as one value."""
         position = max(
             index
             for index, message in enumerate(messages)
@@ -89,9 +93,10 @@ class SteeredModel:
             shared += 1
         prompt = self.count_tokens(messages)
         reused = self.count_tokens(messages[:shared]) if shared else 0
-        self.stats.append(ResponseStats(1, "stop", 0.0, prompt, prompt - reused))
+        stats = ResponseStats(1, "stop", 0.0, prompt, prompt - reused)
+        self.stats.append(stats)
         self.cached = [*messages, {"role": "assistant", "content": response}]
-        return response
+        return ModelReply(response, stats)
 
 
 def forked_run(tmp_path: Path) -> tuple[Path, str]:

@@ -20,6 +20,7 @@ from counterfoil import (
     initial_messages,
     run_agent,
 )
+from counterfoil.model import ModelReply, ResponseStats
 from counterfoil.models import ScriptedModel
 from counterfoil.steps import StepResult
 
@@ -524,3 +525,29 @@ def test_a_change_that_breaks_a_file_is_told_after_its_observation(tmp_path: Pat
     assert step is not None and step.syntax is not None
     assert model.calls[1][-1]["content"].startswith("Tool result:\nwrote config.json")
     assert "\n\nNote: " + step.syntax.sentence() in model.calls[1][-1]["content"]
+
+
+def test_the_loop_reads_each_responses_figures_from_the_models_reply(demo_project: Path) -> None:
+    cost = ResponseStats(5, "stop", 0.5, prompt_tokens=40)
+
+    class Replying:
+        def __call__(self, messages: list[dict[str, str]]) -> str:
+            raise AssertionError("the loop asks for the reply, not the text alone")
+
+        def reply(self, messages: list[dict[str, str]]) -> ModelReply:
+            return ModelReply(READ_APP if len(messages) == 2 else FINAL, cost, "40 cached")
+
+    run = run_agent(TASK, Replying(), read_only(demo_project))
+
+    assert [(event.response_stats, event.model_note) for event in run.events] == [
+        (cost, "40 cached"),
+        (cost, "40 cached"),
+    ]
+    assert run.responses == (cost, cost)
+
+
+def test_a_plain_generate_callables_steps_say_no_figures(demo_project: Path) -> None:
+    run = run_agent(TASK, lambda messages: FINAL, read_only(demo_project))
+
+    assert (run.events[0].response_stats, run.events[0].model_note) == (None, None)
+    assert run.responses == ()

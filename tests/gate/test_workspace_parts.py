@@ -1,5 +1,6 @@
 """The workspace is a facade over parts it composes (the record, the path rules, the reads,
-the file effects, the command effects, the approval path), not a chain of base classes."""
+the file effects, the command effects, the approval path), not a chain of base classes; each
+part returns what its call did, and the step is built from that, not from shared state."""
 
 from __future__ import annotations
 
@@ -7,13 +8,19 @@ import ast
 from abc import ABC
 from pathlib import Path
 
+import pytest
 from tests.support.receipts import approving_workspace, write
 from tests.support.workspaces import make_workspace
 
 import counterfoil.gate
-from counterfoil import Workspace
+from counterfoil import AgentError, ToolAction, Workspace
 from counterfoil.context.evidence import BoundedEvidenceWorkspace
+from counterfoil.gate.call_record import CallRecord
+from counterfoil.gate.workspace_record import WorkspaceRecord
+from counterfoil.proposals import ToolProposal
+from counterfoil.step_facts import LinesShown, ReadFirst, SyntaxProblem
 from counterfoil.steps import StepGate
+from counterfoil.verdict import EffectOutcome
 
 GATE = Path(counterfoil.gate.__file__).parent
 PARTS = (
@@ -24,6 +31,8 @@ PARTS = (
     "file_effects.py",
     "command_effects.py",
     "approved_effects.py",
+    "call_record.py",
+    "effect_stopped.py",
 )
 
 
@@ -72,3 +81,71 @@ def test_an_effect_through_the_facade_is_in_the_one_record(tmp_path: Path) -> No
     assert workspace.effect_outcomes == workspace.record.effect_outcomes
     assert workspace.read_digests == workspace.record.seen
     assert workspace.modified_files == ("notes.txt",)
+
+
+def test_the_workspace_record_keeps_the_run_and_no_step_of_its_own(tmp_path: Path) -> None:
+    record = make_workspace(tmp_path).record
+
+    assert [name for name in vars(record) if name.startswith("step")] == []
+    assert not hasattr(WorkspaceRecord, "begin_step")
+
+
+def test_an_effects_step_result_comes_from_what_the_effect_returned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = approving_workspace(tmp_path)
+    outcome = EffectOutcome("call-1", "write_file", "approved", path="a.py", sha256="0" * 64)
+    syntax = SyntaxProblem("a.py", "Python", 1, "invalid syntax")
+    returned = CallRecord("wrote a.py", outcome, syntax=syntax)
+
+    def perform(proposal: ToolProposal) -> CallRecord:
+        return returned
+
+    monkeypatch.setattr(workspace.effects, "perform", perform)
+    step = workspace.execute_step(write("a.py", "def"))
+
+    assert (step.observation, step.effect, step.syntax) == ("wrote a.py", outcome, syntax)
+    assert (step.call_id, step.state, step.receipt_id) == ("call-1", "approved", None)
+
+
+def test_a_read_returns_its_record_and_the_course_method_its_observation(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one\ntwo\nthree\n")
+    workspace = make_workspace(tmp_path)
+
+    read = workspace.reads.read_file("a.txt", 2, 2)
+
+    assert read.lines == LinesShown(2, 2, 3)
+    assert workspace.read_file("a.txt", 2, 2) == read.observation
+    action = ToolAction("read_file", {"path": "a.txt", "start_line": 2, "end_line": 2})
+    assert workspace.execute_step(action).lines == read.lines
+
+
+def test_an_outcome_noted_before_a_no_reaches_the_step_with_the_no(tmp_path: Path) -> None:
+    workspace = approving_workspace(tmp_path, answer=False)
+
+    step = workspace.execute_step(write("a.txt", "a\n"))
+
+    assert step.effect == workspace.effect_outcomes[-1] and step.state == "rejected"
+    assert step.error is not None and step.observation == f"error: {step.error}"
+
+
+def test_an_outcome_noted_before_a_refusal_reaches_the_step(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("unread\n")
+    workspace = approving_workspace(tmp_path)
+
+    step = workspace.execute_step(write("a.txt", "a\n"))
+
+    assert step.effect is not None and step.effect == workspace.effect_outcomes[-1]
+    assert (step.state, step.effect.state, step.effect.path) == ("refused", "refused", "a.txt")
+    assert step.detail == ReadFirst("a.txt")
+
+
+def test_the_course_methods_raise_the_error_that_stopped_the_effect(tmp_path: Path) -> None:
+    workspace = approving_workspace(tmp_path, answer=False)
+
+    with pytest.raises(AgentError) as raised:
+        workspace.write_file("a.txt", "a\n")
+
+    assert type(raised.value) is AgentError
+    assert str(raised.value) == "operator denied the tool action"
+    assert [outcome.state for outcome in workspace.effect_outcomes] == ["rejected"]

@@ -73,6 +73,19 @@ def test_streamed_response_reaches_callbacks_and_reports_cached_tokens(
     assert isinstance(response_format, dict) and response_format["type"] == "json_schema"
 
 
+def test_a_servers_reply_carries_its_text_its_figures_and_its_note_in_one_value(
+    fake_server: StartServer,
+) -> None:
+    url, _ = fake_server(lambda handler, _: stream_tokens(handler, ['{"final"', ':"hello"}']))
+    generate = RemoteGenerate(url, "tiny")
+
+    reply = generate.reply(MESSAGES)
+
+    assert reply.text == FINAL and reply.stats == generate.stats[-1]
+    assert reply.stats is not None and reply.stats.cached_tokens == 8
+    assert reply.note.startswith("8/12 prompt tokens cached")
+
+
 def test_refused_connection_is_one_actionable_line() -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
     with pytest.raises(ModelLoadError) as loading:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from counterfoil.model import ModelReply, model_reply
 from counterfoil.models import Model, ResponseStats, ScriptedModel
 from counterfoil.models.usage import usage_line
 
@@ -43,6 +44,19 @@ def test_the_scripted_mlx_and_remote_models_are_one_model_contract() -> None:
 
     # `load_generate` returns each as a `Model`, which mypy checks; here, at run time:
     for model in (ScriptedModel, MLXGenerate, RemoteGenerate):
-        for member in ("configure_tools", "count_tokens", "context_tokens", "__call__"):
+        for member in ("configure_tools", "count_tokens", "context_tokens", "__call__", "reply"):
             assert hasattr(model, member), (model, member)
     assert isinstance(ScriptedModel(["{}"]), Model)
+
+
+def test_a_model_replies_with_its_text_and_a_plain_callable_with_its_text_alone() -> None:
+    assert model_reply(ScriptedModel(['{"final":"x"}']), []) == ModelReply('{"final":"x"}')
+    assert model_reply(lambda messages: "{}", []) == ModelReply("{}")
+
+
+def test_a_model_that_redefines_only_its_call_is_taken_at_its_word() -> None:
+    class Shouting(ScriptedModel):
+        def __call__(self, messages: list[dict[str, str]]) -> str:
+            return super().__call__(messages).upper()
+
+    assert model_reply(Shouting(['{"final":"x"}']), []) == ModelReply('{"FINAL":"X"}')

@@ -14,6 +14,7 @@ from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, Workspace
 from counterfoil.search.scope import SearchLimits
+from counterfoil.step_facts import SearchHits
 
 ENGINES = [
     pytest.param(
@@ -257,6 +258,44 @@ def test_search_stops_at_the_time_limit(tmp_path: Path, engine: str) -> None:
     observation = search(searcher(tmp_path, engine, max_seconds=0.01, max_hits=10**6), "needle")
     assert time.monotonic() - started < 5
     assert observation.splitlines()[-1] == "[stopped at the time limit; give a narrower path]"
+
+
+# What a search found, on its record
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_search_counts_the_lines_it_found_on_its_record(tmp_path: Path, engine: str) -> None:
+    write(tmp_path / "a.txt", "needle\nhay\nneedle\n")
+
+    step = searcher(tmp_path, engine).execute_step(
+        ToolAction("search_files", {"pattern": "needle"})
+    )
+
+    assert step.search == SearchHits(2, complete=True)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_search_that_finds_nothing_says_so_by_its_count(tmp_path: Path, engine: str) -> None:
+    write(tmp_path / "a.txt", "hay\n")
+
+    step = searcher(tmp_path, engine).execute_step(
+        ToolAction("search_files", {"pattern": "needle"})
+    )
+
+    assert step.search is not None and step.search.none_found
+    assert step.observation == "(no matches)"  # the model's words; no layer reads them back
+
+
+def test_a_search_stopped_at_a_limit_has_not_found_nothing(tmp_path: Path) -> None:
+    for index in range(20):
+        write(tmp_path / f"f{index:02}.txt", "hay\n")
+
+    step = searcher(tmp_path, "python", max_files=5).execute_step(
+        ToolAction("search_files", {"pattern": "needle"})
+    )
+
+    assert step.search == SearchHits(0, complete=False)
+    assert not step.search.none_found
 
 
 # Patterns and the policy

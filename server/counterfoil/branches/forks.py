@@ -148,7 +148,6 @@ def run_in_branch(
     if notice is not None:
         messages.append({"role": "user", "content": notice})
     messages.append(steering_message(record.steering))
-    counted = len(model.stats) if isinstance(model, Model) else 0
     observations: list[Observation] = list(saved.observations)
     branch = RunSession(
         saved.checkpoint.task,
@@ -164,8 +163,7 @@ def run_in_branch(
         should_stop=how.should_stop,
         count_tokens=model.count_tokens if isinstance(model, Model) else None,
     )
-    responses = list(model.stats)[counted:] if isinstance(model, Model) else []
-    record = _ended(record, run, copy, responses, prefix_tokens)
+    record = _ended(record, run, copy, list(run.responses), prefix_tokens)
     if checks is not None:
         record = _graded(record, copy, checks)
     branches.write(record)

@@ -269,7 +269,7 @@ def _one_run(
     keep_in: Path | None,
 ) -> TaskRun:
     try:
-        generate, stats, limits = model.generate_for(package.id)
+        generate, limits = model.generate_for(package.id)
     except Exception as error:  # noqa: BLE001 - a model that cannot load is an error result
         return TaskRun(package.id, "error", "model_not_loaded", error=f"{error}")
     try:
@@ -277,7 +277,6 @@ def _one_run(
             package,
             generate,
             limits=limits,
-            stats=stats,
             sandbox=sandbox,
             hidden=hidden,
             keep_in=keep_in,

@@ -16,7 +16,8 @@ from typing import TextIO
 from ..context.agents_file import read_agents_file
 from ..errors import AgentError
 from ..gate.workspace import Workspace
-from ..loop import run_verdict
+from ..loop import AgentEvent, run_verdict
+from ..model import ResponseStats
 from ..model_identity import describe_identity
 from ..models import close_model, streams_from_server
 from ..models.progress import ModelProgress
@@ -185,20 +186,27 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
 
         served = generate.model if isinstance(generate, RemoteGenerate) else model.spec
         stdout.write(f"model: {served} at {settings.endpoint}\n")
-    compute = getattr(getattr(generate, "loaded", None), "compute", None)
-    if compute is not None:
-        stdout.write(f"compute: {compute.describe()}\n")
     from ..models.identity import run_identity
 
     identity = run_identity(generate, model.spec)
+    resolved = identity.get("resolved") if identity is not None else None
+    if isinstance(resolved, dict) and resolved.get("compute"):  # a local model's compute path
+        stdout.write(f"compute: {resolved['compute']}\n")
     if identity is not None:
         stdout.write(f"model identity: {describe_identity(identity)}\n")
+    responses: list[ResponseStats] = []  # what each response cost, as its event says
+
+    def on_event(event: AgentEvent) -> None:
+        if event.response_stats is not None:
+            responses.append(event.response_stats)
+        stdout.write(format_event(event))
+
     try:
         run.begin(generate, identity)
         ended = run.run(
             steps.wrap(generate),
             settings.limits(generate),
-            lambda event: stdout.write(format_event(event)),
+            on_event,
             should_stop=interrupted.is_set,
             count_tokens=generate.count_tokens,
         )
@@ -223,7 +231,7 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     close_model(generate)  # a llama.cpp engine's server ends with the run
     status = exit_status(completed, verdict, interrupted=interrupted.is_set())
     stdout.write(f"\n== run ended: {reason} ==\n")
-    usage = usage_line(generate.stats)
+    usage = usage_line(responses)
     if usage:
         stdout.write(f"model usage: {usage}\n")
     new_receipts = store.receipts()[before:]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from ..files.path_text import shown_path
-from ..model import Messages, Model, WrappedModel
+from ..model import Messages, Model, ModelReply, WrappedModel, model_reply
 from ..models.progress import ModelProgress
 from ..proposals import ChangeSetProposal, FileRestore
 from ..verdict import EffectOutcome, RunVerdict
@@ -171,11 +171,11 @@ class StepGenerate(WrappedModel):
         super().__init__(generate)
         self.printer = printer
 
-    def __call__(self, messages: Messages) -> str:
+    def reply(self, messages: Messages) -> ModelReply:
         self.printer.before_step()
-        response = self.wrapped(messages)
-        self.printer.after_step(response)
-        return response
+        reply = model_reply(self.wrapped, messages)
+        self.printer.after_step(reply.text)
+        return reply
 
 
 def generation_speed(progress: ModelProgress | None) -> str | None:

@@ -9,7 +9,7 @@ other model is loaded once and serves every task and run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,10 +44,8 @@ class ModelUnderTest:
         _name, at, url = self.spec.rpartition("@")
         return _name if at and url.startswith(("http://", "https://")) else self.spec
 
-    def generate_for(
-        self, task_id: str
-    ) -> tuple[Generate, Callable[[], Sequence[object]], AgentLimits]:
-        """A generate callable for one run of `task_id`, its counters, and its limits.
+    def generate_for(self, task_id: str) -> tuple[Generate, AgentLimits]:
+        """A generate callable for one run of `task_id`, and its limits.
 
         Raises ValueError or the model factory's load error when the model cannot be had."""
         if self.name.startswith(SCRIPTED_PREFIX) and not self.endpoint:
@@ -56,7 +54,7 @@ class ModelUnderTest:
                 path = path / f"{task_id}.jsonl"
                 if not path.is_file():
                     raise ValueError(f"no script for task {task_id} ({path})")
-            return ScriptedModel.from_file(path), tuple, AgentLimits()
+            return ScriptedModel.from_file(path), AgentLimits()
         if self._load_error is not None:
             raise self._load_error  # tried once: every later run is the same error, at once
         if self._loaded is None:
@@ -67,7 +65,7 @@ class ModelUnderTest:
                 raise
         loaded = self._loaded
         assert self._limits is not None
-        return loaded, lambda: tuple(getattr(loaded, "stats", ())), self._limits
+        return loaded, self._limits
 
     def identity(self) -> dict[str, Any] | None:
         """The loaded model's `ModelIdentity` record (None: a script, or nothing loaded)."""

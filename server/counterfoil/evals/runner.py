@@ -117,15 +117,13 @@ def run_task(
     generate: Generate,
     *,
     limits: AgentLimits | None = None,
-    stats: Callable[[], Sequence[object]] = tuple,
     sandbox: str = CONFINE,
     hidden: tuple[Path, ...] = (),
     keep_in: Path | None = None,
 ) -> TaskRun:
     """Stage, run, grade and verify one task; the person's package is only read.
 
-    `stats()` is the model's list of per-response counters (empty for a script); the run's
-    share is what it added. `limits` (default: the package's max_steps) keeps a model's
+    What each response cost is read from the run's own events. `limits` (default: the package's max_steps) keeps a model's
     context window; its step count is always the package's. `sandbox` is the mode the
     package's commands run in; under it they see neither this package, nor `hidden` (the
     evaluation's other packages), nor the receipt log. `keep_in`: the folder that keeps the
@@ -149,13 +147,12 @@ def run_task(
             hidden=(package.source, log.parent, *hidden),
         )
         limits = replace(limits or AgentLimits(), max_steps=package.max_steps)
-        counted = len(stats())
         run_started = time.perf_counter()
         agents = read_agents_file(workspace, root)
         instructions = None if agents is None else agents.text
         run = RunSession(package.prompt, workspace, instructions=instructions).run(generate, limits)
         run_seconds = time.perf_counter() - run_started
-        metrics = _metrics(run, stats()[counted:], run_seconds)
+        metrics = _metrics(run, run.responses, run_seconds)
         transcript = (
             None if keep_in is None else str(keep_transcript(keep_in, package.prompt, run, log))
         )

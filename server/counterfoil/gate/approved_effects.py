@@ -1,15 +1,20 @@
 """Every effect's one path: a complete proposal, the person's approval (asked again on the
 disk's bytes, or for the text they edited, when they say so), the durable intent, then the
-file or command effect itself; a No, a refusal or a failure is noted in the record."""
+file or command effect itself, which returns its `CallRecord`; a No, a refusal or a failure
+is noted in the record and raised with its outcome (`EffectStopped`)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from ..actions import ToolAction
 from ..errors import AgentError, ApprovalWithdrawn
 from ..proposals import ChangeSetProposal, CommandProposal, EditProposal, ToolProposal
 from .approval import WITHDRAWN, Approval, denial
+from .call_record import CallRecord
 from .command_effects import CommandEffects
 from .edited_approval import edited_proposal
+from .effect_stopped import EffectStopped
 from .file_effects import FileEffects
 from .repropose import REPROPOSED_NOTE, can_repropose, reproposed
 from .revert import reverts_as_command
@@ -46,8 +51,9 @@ class ApprovedEffects:
             return Approval.of(record.confirm_tool(proposal.action))
         return Approval(False)
 
-    def perform(self, proposal: ToolProposal) -> str:
-        """Ask, then do the approved effect; AgentError for a No or a failure."""
+    def perform(self, proposal: ToolProposal) -> CallRecord:
+        """Ask, then do the approved effect; EffectStopped for a No or a failure (ApprovalWithdrawn
+        for a question taken back: nothing was decided)."""
         approval, note = self.approval(proposal), ""
         while approval.repropose and can_repropose(proposal):
             proposal, note = self._reproposed(proposal), REPROPOSED_NOTE
@@ -55,8 +61,8 @@ class ApprovedEffects:
         if approval.withdrawn:  # not answered: the call stays open, nothing is decided
             raise ApprovalWithdrawn(WITHDRAWN, proposal.tool_call_id)
         if not approval.approved:
-            self.record.note(proposal, "rejected", approval.reason)
-            raise AgentError(denial(approval.reason))
+            outcome = self.record.note(proposal, "rejected", approval.reason)
+            raise EffectStopped(outcome, AgentError(denial(approval.reason)))
         shown: EditProposal | None = None
         if approval.text is not None:
             edited = self._edited(proposal, approval.text)
@@ -77,10 +83,10 @@ class ApprovedEffects:
                 record.receipt_store.keep_object(shown.proposed_text.encode("utf-8"))
             if proposal.reverts is not None:
                 return self.files.apply_revert(proposal)
-            return self.files.write(proposal, shown) + note
+            written = self.files.write(proposal, shown)
         except Exception as error:
-            record.note_failure(proposal, error)
-            raise
+            raise EffectStopped(record.note_failure(proposal, error), error) from error
+        return replace(written, observation=written.observation + note)
 
     def _reproposed(self, proposal: ToolProposal) -> EditProposal:
         """The edit again on the file's bytes now, or a No that says why it cannot be."""
@@ -89,8 +95,8 @@ class ApprovedEffects:
         try:
             return reproposed(proposal, self.files.paths.read_bytes(proposal.path, limit))
         except AgentError as error:
-            self.record.note(proposal, "rejected", str(error))
-            raise AgentError(denial(str(error))) from None
+            outcome = self.record.note(proposal, "rejected", str(error))
+            raise EffectStopped(outcome, AgentError(denial(str(error)))) from None
 
     def _edited(self, proposal: ToolProposal, text: object) -> EditProposal | None:
         """The text the person approved in place of the proposal, checked like any write
@@ -101,6 +107,5 @@ class ApprovedEffects:
             limit = self.files.policy.max_write_bytes
             edited = edited_proposal(proposal, text, limit)
         except AgentError as error:
-            self.record.note(proposal, "refused", str(error))
-            raise
+            raise EffectStopped(self.record.note(proposal, "refused", str(error)), error) from error
         return None if edited.proposed_sha256 == proposal.proposed_sha256 else edited

@@ -1,6 +1,6 @@
 """The workspace's command effects: proposing an allowlisted command, running it under its
 snapshots (what it changed), reviewing and reverting what it changed, each noted and receipted
-in the workspace's record."""
+in the workspace's record and returning its own (`CallRecord`)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ from ..commands.tree.sandbox import OFF, sandbox_for
 from ..commands.tree.snapshot import TreeLimits, TreeRules, guarded_paths
 from ..errors import AgentError
 from ..proposals import ChangeSetProposal, CommandProposal, CommandRunsAs, ToolProposal
+from ..verdict import EffectOutcome
 from .approval import Approval
+from .call_record import CallRecord
 from .command_run import run_tracked_command
 from .policy import ToolPolicy
 from .workspace_paths import WorkspacePaths
@@ -74,19 +76,19 @@ class CommandEffects:
         plan = (call_id, tool_call_id, applied_record(evidence), self.record.stored_object)
         return propose_command_revert(*plan, root, protected, self.paths.is_receipt_log)
 
-    def apply_change_set(self, proposal: ChangeSetProposal) -> str:
+    def apply_change_set(self, proposal: ChangeSetProposal) -> CallRecord:
         """Put each file in its approved state if it still holds what was shown (see
         `commands/tree/restore.py`), then note and receipt what was done."""
         done = apply_approved_change_set(proposal, self.policy.root, self.policy.protected_patterns)
-        self.record.note(proposal, "approved", tree_changes=done.changed)
+        outcome = self.record.note(proposal, "approved", tree_changes=done.changed)
         for path, _ in done.changed:
             self.record.modified.add(path)
             self.record.seen.pop(path, None)
             self.command_tree().note_effect(path)
         evidence = self.record.run_evidence(proposal, done.evidence)
         artifacts = tuple(path for path, _ in done.changed)
-        self.record.receipt(proposal, "ok", done.result, evidence, artifacts)
-        return done.result
+        receipt = self.record.receipt(proposal, "ok", done.result, evidence, artifacts)
+        return CallRecord(done.result, outcome, receipt)
 
     def command_tree(self) -> CommandTree:
         """The snapshots that say what each command changed (made on the first command)."""
@@ -103,13 +105,13 @@ class CommandEffects:
             self._tree = CommandTree(self.policy.root, rules, store, self.tree_limits)
         return self._tree
 
-    def run(self, proposal: CommandProposal, ask: Ask) -> str:
+    def run(self, proposal: CommandProposal, ask: Ask) -> CallRecord:
         """Run an approved command; `ask` reviews what it changed, when the policy says so."""
 
         def ran(
             outcome: CommandResult, changed: tuple[tuple[str, str | None], ...], review: str | None
-        ) -> None:
-            self.record.note(
+        ) -> EffectOutcome:
+            return self.record.note(
                 proposal,
                 "approved",
                 exit_status=outcome.status,
@@ -130,5 +132,5 @@ class CommandEffects:
         )
         exit_state = "ok" if run.outcome.status == 0 else "error"
         evidence = self.record.run_evidence(proposal, run.evidence)
-        self.record.receipt(proposal, exit_state, run.observation, evidence)
-        return run.observation
+        receipt = self.record.receipt(proposal, exit_state, run.observation, evidence)
+        return CallRecord(run.observation, run.effect, receipt)

@@ -20,7 +20,7 @@ from ..errors import AgentError
 from ..proposals import CommandProposal, CommandRan, ToolProposal
 from ..receipt_evidence import command_evidence
 from ..receipts import ReceiptNotRecorded, ReceiptStore
-from ..verdict import NOTHING_TO_APPLY
+from ..verdict import NOTHING_TO_APPLY, EffectOutcome
 from .approval import Approval
 from .policy import ToolPolicy
 
@@ -33,6 +33,7 @@ class CommandRun:
     outcome: CommandResult
     observation: str
     evidence: dict[str, Any]
+    effect: EffectOutcome  # what `ran` noted the command became
 
 
 def run_tracked_command(
@@ -44,11 +45,11 @@ def run_tracked_command(
     stop: threading.Event | None,
     ask: Callable[[ToolProposal], Approval],
     load_object: Callable[[str], bytes | None],
-    ran: Callable[[CommandResult, Changed, str | None], None],
+    ran: Callable[[CommandResult, Changed, str | None], EffectOutcome],
 ) -> CommandRun:
-    """Run the command; `ran(outcome, changed files, review decision)` is called as soon as
-    its effect on the tree is known (before evidence that may fail to be stored). Raises AgentError when it
-    could not run, ReceiptNotRecorded when its evidence could not be kept."""
+    """Run the command; `ran(outcome, changed files, review decision)` notes what it became as
+    soon as its effect on the tree is known (before evidence that may fail to be stored). Raises
+    AgentError when it could not run, ReceiptNotRecorded when its evidence could not be kept."""
     before, drift = tree.before()
     review = ReviewCopy(policy.root, tree.rules) if policy.command_sandbox == REVIEW else None
     try:
@@ -101,7 +102,7 @@ def run_tracked_command(
         evidence.update(tree.record(changes, drift), sandbox=sandbox.record())
         text = [tree.observation(changes, drift)]
         if review is None:
-            ran(outcome, _changed(changes), None)
+            effect = ran(outcome, _changed(changes), None)
         else:
             ran_as = CommandRan(
                 proposal.argv,
@@ -124,7 +125,7 @@ def run_tracked_command(
             tree.after(before)  # the real root now holds what was accepted: not drift
             evidence["review"] = decision
             text.append(_review_line(decision))
-            ran(outcome, applied, decision["decision"])
+            effect = ran(outcome, applied, decision["decision"])
             store.sync_objects(
                 digest
                 for change in changes.changes
@@ -139,7 +140,7 @@ def run_tracked_command(
         if evidence.get("output_truncated") is True
         else "the whole output is kept with the receipt"
     )
-    return CommandRun(outcome, _joined(outcome.observation(stored), text), evidence)
+    return CommandRun(outcome, _joined(outcome.observation(stored), text), evidence, effect)
 
 
 def _joined(observation: str, notes: list[str]) -> str:

@@ -1,6 +1,7 @@
 """The workspace's file effects: proposing a write or an edit over bytes the model has read,
 writing exactly the approved bytes, and putting back what a file effect's receipt says was
-there before; each is noted and receipted in the workspace's record."""
+there before; each is noted and receipted in the workspace's record and returns its own
+(`CallRecord`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ..proposals import EditProposal, sha256_hex
 from ..receipt_evidence import file_evidence
 from ..receipts import EffectReceipt
 from ..step_facts import ReadFirst
+from .call_record import CallRecord
 from .edited_approval import diff_shows_all, edited_observation
 from .edits import apply_edit
 from .new_folders import folders_made, missing_folders, remove_folders
@@ -110,7 +112,7 @@ class FileEffects:
                 return min(base_size + limit, self.policy.max_ranged_file_bytes)
         return limit
 
-    def write(self, proposal: EditProposal, shown: EditProposal | None = None) -> str:
+    def write(self, proposal: EditProposal, shown: EditProposal | None = None) -> CallRecord:
         """Replace the file with exactly the approved bytes, if the disk still holds the base.
 
         `shown`: the model's proposal when the person approved other text (`proposal`)."""
@@ -133,16 +135,14 @@ class FileEffects:
                 if sha256_hex(current) != proposal.base_sha256:
                     raise AgentError("file changed since it was read")
             replace_file(directory, parts[-1], data, mode)
-        self.record.note(proposal, "approved", sha256=proposal.proposed_sha256)
+        outcome = self.record.note(proposal, "approved", sha256=proposal.proposed_sha256)
         self.record.seen[proposal.path] = sha256_hex(data)
         if shown is not None and not diff_shows_all(
             proposal.path, shown.proposed_text, proposal.proposed_text
         ):
             self.record.seen.pop(proposal.path)  # the model saw a cut diff, not the text
         self.record.modified.add(proposal.path)
-        self.record.step_syntax = syntax_problem(
-            proposal.path, proposal.proposed_text, proposal.base_text
-        )
+        syntax = syntax_problem(proposal.path, proposal.proposed_text, proposal.base_text)
         self.note_effect(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {shown_path(proposal.path)}"
@@ -154,8 +154,8 @@ class FileEffects:
                 verb, proposal.path, proposal.base_text, shown.proposed_text, proposal.proposed_text
             )
         evidence = self.record.run_evidence(proposal, file_evidence(proposal), approval)
-        self.record.receipt(proposal, "ok", result, evidence)
-        return result
+        receipt = self.record.receipt(proposal, "ok", result, evidence)
+        return CallRecord(result, outcome, receipt, syntax=syntax)
 
     def propose_revert(
         self, receipt: EffectReceipt | None, call_id: str, tool_call_id: str
@@ -196,7 +196,7 @@ class FileEffects:
             raise AgentError("path is not a regular file")
         return read_regular_file(directory, name, self.policy.max_ranged_file_bytes)
 
-    def apply_revert(self, proposal: EditProposal) -> str:
+    def apply_revert(self, proposal: EditProposal) -> CallRecord:
         """Write the approved bytes back only if the file still holds what the receipt says."""
         parts = PurePosixPath(proposal.path).parts
         with open_directory(self.policy.root, parts[:-1]) as directory:
@@ -208,7 +208,7 @@ class FileEffects:
             else:
                 mode = entry_mode(directory, parts[-1])
                 replace_file(directory, parts[-1], proposal.proposed_text.encode("utf-8"), mode)
-        self.record.note(proposal, "approved", sha256=proposal.proposed_sha256)
+        outcome = self.record.note(proposal, "approved", sha256=proposal.proposed_sha256)
         self.record.seen.pop(proposal.path, None)
         self.record.modified.add(proposal.path)
         self.note_effect(proposal.path)
@@ -219,8 +219,7 @@ class FileEffects:
             result += f" and the folder{'s' if len(removed) > 1 else ''} {', '.join(removed)}"
             evidence["removed_folders"] = list(removed)
         evidence = self.record.run_evidence(proposal, evidence)
-        self.record.receipt(proposal, "ok", result, evidence)
-        return result
+        return CallRecord(result, outcome, self.record.receipt(proposal, "ok", result, evidence))
 
     def keep_bytes(self, proposal: EditProposal) -> None:
         """The before and after bytes go to the content store before the file is touched."""

@@ -15,10 +15,12 @@ from ..errors import AgentError, ApprovalWithdrawn
 from ..mcp.connection import CallReply, McpFailure
 from ..proposals import McpProposal, sha256_hex
 from ..receipt_evidence import os_user
-from ..receipts import canonical_json
+from ..receipts import ReceiptNotRecorded, canonical_json
 from ..steps import error_text
 from ..verdict import EffectOutcome, EffectState
 from .approval import WITHDRAWN, Approval, denial
+from .call_record import CallRecord
+from .effect_stopped import EffectStopped
 from .workspace_record import WorkspaceRecord
 
 PREVIEW_CHARS = 2000  # of the result's text, in the receipt's `result`
@@ -57,19 +59,18 @@ class McpCalls:
             read_only=offered.read_only,
         )
 
-    def perform(self, action: ToolAction, tool_call_id: str) -> str:
-        """Check, ask, call and record; AgentError for a refusal, a No or a failed call."""
+    def perform(self, action: ToolAction, tool_call_id: str) -> CallRecord:
+        """Check, ask, call and record; EffectStopped for a refusal, a No or a failed call."""
         try:
             proposal = self.propose(action, tool_call_id)
         except AgentError as error:
-            self._note(tool_call_id, "refused", str(error))
-            raise
+            raise EffectStopped(self._note(tool_call_id, "refused", str(error)), error) from error
         approval = self._approval(proposal)
         if approval.withdrawn:
             raise ApprovalWithdrawn(WITHDRAWN, proposal.tool_call_id)
         if not approval.approved:
-            self._note(tool_call_id, "rejected", approval.reason)
-            raise AgentError(denial(approval.reason))
+            outcome = self._note(tool_call_id, "rejected", approval.reason)
+            raise EffectStopped(outcome, AgentError(denial(approval.reason)))
         record = self.record
         toolbox = record.mcp_toolbox
         assert toolbox is not None
@@ -83,8 +84,8 @@ class McpCalls:
             started = time.monotonic()
             reply = toolbox.call(offered, proposal.arguments)
         except (McpFailure, AgentError, OSError) as error:
-            self._note(tool_call_id, "failed", str(error))
-            raise AgentError(str(error)) from None
+            outcome = self._note(tool_call_id, "failed", str(error))
+            raise EffectStopped(outcome, AgentError(str(error))) from None
         duration = time.monotonic() - started
         return self._recorded(proposal, reply, duration, approval_record)
 
@@ -114,7 +115,7 @@ class McpCalls:
         reply: CallReply,
         duration: float,
         approval: dict[str, Any],
-    ) -> str:
+    ) -> CallRecord:
         """Keep the result, note the outcome and append the receipt; the model's text."""
         record = self.record
         data = canonical_json(reply.result).encode("utf-8")
@@ -142,14 +143,19 @@ class McpCalls:
             exit_state = "error" if reply.is_error else "ok"
         preview = text[:PREVIEW_CHARS]
         facts["preview_truncated"] = len(text) > len(preview)
-        self._note(proposal.tool_call_id, "approved", None)
+        outcome = self._note(proposal.tool_call_id, "approved", None)
         evidence = record.run_evidence(proposal, {"mcp": facts}, approval)
-        record.receipt(proposal, exit_state, preview, evidence, ())
+        try:
+            receipt = record.receipt(proposal, exit_state, preview, evidence, ())
+        except ReceiptNotRecorded as error:  # the call was made: it stays approved
+            raise EffectStopped(outcome, error) from error
         note = f" ({READ_ONLY_NOTE})" if proposal.read_only else ""
-        return f"MCP {proposal.server['name']}/{proposal.tool}{note}:\n{text}"
+        return CallRecord(
+            f"MCP {proposal.server['name']}/{proposal.tool}{note}:\n{text}", outcome, receipt
+        )
 
-    def _note(self, call_id: str, state: EffectState, reason: str | None) -> None:
-        self.record.noted(EffectOutcome(call_id, "mcp_call", state, reason=reason))
+    def _note(self, call_id: str, state: EffectState, reason: str | None) -> EffectOutcome:
+        return self.record.note_outcome(EffectOutcome(call_id, "mcp_call", state, reason=reason))
 
 
 def result_text(result: dict[str, Any]) -> str:

@@ -3,13 +3,16 @@
 `Workspace` is a facade over its parts, each its own object: the record (outcomes, receipts,
 what was seen), the path rules, the reads, the file effects, the command effects, and the one
 approval path every effect takes. The parts are handed what they share; none reaches another's
-private state, and the gate's step turns what they did into one `StepResult`.
+private state. Each call returns its own record (`CallRecord`), or raises its refusal (with
+the outcome already decided, `EffectStopped`), and the gate's step builds one `StepResult` from
+that alone; the course's methods return its observation.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,16 +20,18 @@ from .. import tools
 from ..actions import EFFECT_TOOLS, ToolAction, check_arguments
 from ..commands.tree.command_tree import CommandTree
 from ..commands.tree.snapshot import TreeLimits
-from ..errors import AgentError, ApprovalWithdrawn, DetailedRefusal, MissingPath, ToolNotEnabled
+from ..errors import AgentError, DetailedRefusal, ToolNotEnabled
 from ..mcp.toolbox import McpToolbox
 from ..proposals import McpProposal, ToolProposal
 from ..receipts import ReceiptNotRecorded, ReceiptStore
 from ..search.scope import SearchLimits
-from ..step_facts import NoSuchPath, Placeholder, StepDetail, TreeOverview
-from ..steps import StepGate, StepResult, error_text
+from ..step_facts import Placeholder, TreeOverview
+from ..steps import StepGate, StepResult
 from ..verdict import EffectOutcome
 from .approved_effects import ApprovedEffects
+from .call_record import CallRecord
 from .command_effects import CommandEffects
+from .effect_stopped import EffectStopped, stopped_step
 from .file_effects import FileEffects
 from .forwarded import Forwarded
 from .mcp_calls import McpCalls
@@ -132,15 +137,15 @@ class Workspace(StepGate):
         return self.paths.resolve_path(raw, must_exist=must_exist)
 
     def list_files(self, raw: str = ".") -> str:
-        return self.reads.list_files(raw)
+        return self.reads.list_files(raw).observation
 
     def read_file(
         self, raw: str, start_line: int | None = None, end_line: int | None = None
     ) -> str:
-        return self.reads.read_file(raw, start_line, end_line)
+        return self.reads.read_file(raw, start_line, end_line).observation
 
     def search_files(self, pattern: str, raw: str = ".", literal: bool = False) -> str:
-        return self.reads.search_files(pattern, raw, literal)
+        return self.reads.search_files(pattern, raw, literal).observation
 
     def overview(self) -> TreeOverview:
         """The root's files as the model may see them, folded to fit the prompt."""
@@ -149,16 +154,18 @@ class Workspace(StepGate):
     # Effects: each is a proposal, an approval, then the effect itself
 
     def write_file(self, raw: str, content: str) -> str:
-        action = ToolAction("write_file", {"path": raw, "content": content})
-        return self.effects.perform(self.propose(action, self.record.allocate_id()))
+        return self._performed(ToolAction("write_file", {"path": raw, "content": content}))
 
     def edit_file(self, raw: str, old: str, new: str) -> str:
-        action = ToolAction("edit_file", {"path": raw, "old": old, "new": new})
-        return self.effects.perform(self.propose(action, self.record.allocate_id()))
+        return self._performed(ToolAction("edit_file", {"path": raw, "old": old, "new": new}))
 
     def run_command(self, argv: list[str]) -> str:
-        action = ToolAction("run_command", {"argv": argv})
-        return self.effects.perform(self.propose(action, self.record.allocate_id()))
+        return self._performed(ToolAction("run_command", {"argv": argv}))
+
+    def _performed(self, action: ToolAction) -> str:
+        """The course's effect methods: the observation, or the error that stopped the effect."""
+        proposal = self.propose(action, self.record.allocate_id())
+        return _observation(lambda: self.effects.perform(proposal))
 
     def propose(self, action: ToolAction, tool_call_id: str) -> ToolProposal:
         """Check an effect completely and describe exactly what it would do."""
@@ -169,6 +176,9 @@ class Workspace(StepGate):
         file it created), or every file a command changed that still holds what the command
         left: an effect like any other, proposed, approved, digest-checked and recorded with
         `reverts`. Raises AgentError when it cannot be done or is denied."""
+        return _observation(lambda: self._reverted(call_id, tool_call_id))
+
+    def _reverted(self, call_id: str, tool_call_id: str | None = None) -> CallRecord:
         proposal = self.effects.propose_revert(call_id, tool_call_id or self.record.allocate_id())
         return self.effects.perform(proposal)
 
@@ -185,54 +195,38 @@ class Workspace(StepGate):
 
     def revert_step(self, call_id: str) -> StepResult:
         """`revert`, as a step: a refusal or a No is its observation, not an exception."""
-        return self._step(lambda: self.revert(call_id))
+        return self._step(lambda: self._reverted(call_id))
 
-    def _step(self, perform: Callable[[], str]) -> StepResult:
-        record = self.record
-        record.begin_step()
-        sentence: str | None = None
-        detail: StepDetail | None = None
-        withdrawn: str | None = None  # the call whose question was taken back unanswered
-        observation = ""
+    def _step(self, perform: Callable[[], CallRecord]) -> StepResult:
+        """The step's record, from what the call returned or the error that stopped it."""
         try:
-            observation = perform()
-        except ReceiptNotRecorded as error:
-            record.unrecorded_effect = sentence = str(error)
-        except ApprovalWithdrawn as error:  # not answered: neither refused nor decided
-            sentence, withdrawn = str(error), error.call_id
-        except MissingPath as error:
-            sentence = str(error)
-            detail = NoSuchPath(error.path, nearby_paths(self.paths, error.path))
-        except DetailedRefusal as error:
-            sentence, detail = str(error), error.detail
-        except AgentError as error:
-            sentence = str(error)
-        except OSError as error:
-            sentence = f"{error.strerror or error}"
+            done = perform()
+        except EffectStopped as stopped:
+            return self._stopped(stopped.error, stopped.outcome)
         except Exception as error:  # noqa: BLE001 - the gate never raises for model input
-            sentence = f"{type(error).__name__}: {error}"
-        if sentence is not None:
-            observation = error_text(sentence)
-        effect, receipt = record.step_effect, record.step_receipt
+            return self._stopped(error, None)
+        receipt, effect = done.receipt, done.effect
         evidence: dict[str, Any] = receipt.evidence if receipt is not None else {}
-        call_id = receipt.tool_call_id if receipt is not None else withdrawn
-        state = effect.state if effect is not None else None
-        refused = state is None and sentence is not None and withdrawn is None
+        call_id = receipt.tool_call_id if receipt is not None else None
         return StepResult(
-            observation,
+            done.observation,
             call_id=effect.call_id if effect is not None else call_id,
-            state="refused" if refused else state,
+            state=None if effect is None else effect.state,
             effect=effect,
             receipt_id=None if receipt is None else receipt.receipt_id,
             output_sha256=evidence.get("output_sha256"),
             result_sha256=evidence.get("result_sha256"),
-            error=sentence,
-            detail=detail,
-            syntax=record.step_syntax if sentence is None else None,
-            lines=record.step_lines if sentence is None else None,
+            syntax=done.syntax,
+            lines=done.lines,
+            search=done.search,
         )
 
-    def _execute(self, action: Any, tool_call_id: str | None) -> str:
+    def _stopped(self, error: Exception, effect: EffectOutcome | None) -> StepResult:
+        if isinstance(error, ReceiptNotRecorded):  # the run must stop and say so
+            self.record.unrecorded_effect = str(error)
+        return stopped_step(error, effect, partial(nearby_paths, self.paths))
+
+    def _execute(self, action: Any, tool_call_id: str | None) -> CallRecord:
         if not isinstance(action, ToolAction):
             raise AgentError("action must be a tool call")
         if action.tool not in self.available_tools:
@@ -247,7 +241,7 @@ class Workspace(StepGate):
         tool = tools.tool_named(action.tool)
         assert tool is not None
         if tool.handler is not None:
-            handler: Callable[..., str] = getattr(self, tool.handler)
+            handler: Callable[..., CallRecord] = getattr(self.reads, tool.handler)
             return handler(
                 *(action.arguments.get(item.name, item.default) for item in tool.arguments)
             )
@@ -261,24 +255,30 @@ class Workspace(StepGate):
         existing = self.receipt_store.get(tool_call_id)
         if existing is not None:
             if existing.tool == action.tool and existing.arguments == action.arguments:
-                self.record.step_receipt = existing
-                return existing.result
+                return CallRecord(existing.result, receipt=existing)
             raise AgentError("tool call id was already used for another action")
         try:
             proposal = self.effects.propose(action, tool_call_id)
         except AgentError as error:
-            self.record.noted(
-                EffectOutcome(
-                    tool_call_id,
-                    action.tool,
-                    "refused",
-                    reason=str(error),
-                    path=_text_or_none(action.arguments.get("path")),
-                    argv=_argv_or_none(action.arguments.get("argv")),
-                )
+            refused = EffectOutcome(
+                tool_call_id,
+                action.tool,
+                "refused",
+                reason=str(error),
+                path=_text_or_none(action.arguments.get("path")),
+                argv=_argv_or_none(action.arguments.get("argv")),
             )
-            raise
+            raise EffectStopped(self.record.note_outcome(refused), error) from error
         return self.effects.perform(proposal)
+
+
+def _observation(perform: Callable[[], CallRecord]) -> str:
+    """What the course's methods return: the call's observation; an effect stopped after its
+    outcome was noted raises the error that stopped it, as a direct call always has."""
+    try:
+        return perform().observation
+    except EffectStopped as stopped:
+        raise stopped.error from None
 
 
 def _text_or_none(value: object) -> str | None:

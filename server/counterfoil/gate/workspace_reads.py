@@ -2,6 +2,8 @@
 
 Nothing here changes a file, so nothing here asks the person or leaves a receipt; a read is
 noted in the record as seen, so a later change is checked against the bytes the model read.
+Each read returns its `CallRecord`: the observation, the lines a ranged read showed, the lines
+a search found.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from ..files.paths import is_protected_path, protected_walk_matcher
 from ..proposals import sha256_hex
 from ..search.engine import search_tree
 from ..search.scope import SearchLimits
+from ..step_facts import SearchHits
+from .call_record import CallRecord
 from .line_ranges import check_line_range, render_line_range
 from .policy import ToolPolicy
 from .workspace_paths import Resolve, WorkspacePaths
@@ -35,7 +39,7 @@ class WorkspaceReads:
     def policy(self) -> ToolPolicy:
         return self.paths.policy
 
-    def list_files(self, raw: str = ".") -> str:
+    def list_files(self, raw: str = ".") -> CallRecord:
         """The directory's children, read through descriptors opened without following links,
         so a directory swapped for a symlink after the checks is refused, not listed."""
         path = self.resolve(raw)
@@ -60,11 +64,11 @@ class WorkspaceReads:
                     lines.append(f"file {relative}")
                 if len(lines) >= self.policy.max_list_entries:
                     break
-        return "\n".join(lines) if lines else "(empty directory)"
+        return CallRecord("\n".join(lines) if lines else "(empty directory)")
 
     def read_file(
         self, raw: str, start_line: int | None = None, end_line: int | None = None
-    ) -> str:
+    ) -> CallRecord:
         """The whole text, or with a line range the lines asked for (of a file of any size
         up to `max_ranged_file_bytes`); either way the digest recorded is of all its bytes."""
         ranged = start_line is not None or end_line is not None
@@ -81,13 +85,11 @@ class WorkspaceReads:
             raise AgentError("file is not valid UTF-8") from None
         self.record.seen[relative] = sha256_hex(data)
         if ranged:
-            shown, self.record.step_lines = render_line_range(
-                text, start, end, self.policy.max_file_bytes
-            )
-            return shown
-        return text
+            shown, lines = render_line_range(text, start, end, self.policy.max_file_bytes)
+            return CallRecord(shown, lines=lines)
+        return CallRecord(text)
 
-    def search_files(self, pattern: str, raw: str = ".", literal: bool = False) -> str:
+    def search_files(self, pattern: str, raw: str = ".", literal: bool = False) -> CallRecord:
         """`path:line: text` for each matching line, under the same rules as reads."""
         start = self.resolve(raw)
         if not (start.is_dir() or start.is_file()):
@@ -110,4 +112,7 @@ class WorkspaceReads:
             limits=self.search_limits,
             engine=self.search_engine,
         )
-        return result.observation(self.search_limits.max_line_chars)
+        return CallRecord(
+            result.observation(self.search_limits.max_line_chars),
+            search=SearchHits(len(result.hits), complete=result.stopped is None),
+        )

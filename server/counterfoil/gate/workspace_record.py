@@ -1,7 +1,8 @@
 """What a workspace is set up with and what it has recorded: each effect's outcome, its
 receipt (assembled here and nowhere else: the evidence, the run id, who approved what they were
 shown), the call ids it handed out, and the files the model has seen and changed. The reads and
-the effects are handed this one record; none of them keeps its own."""
+the effects are handed this one record of the run; none of them keeps its own, and what one
+call did comes back from the call itself (`CallRecord`), not through this record."""
 
 from __future__ import annotations
 
@@ -19,7 +20,6 @@ from ..receipt_evidence import approval_record, utc_now
 from ..receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore
 from ..receipts.content import load_object
 from ..receipts.own_folder import own_folder
-from ..step_facts import LinesShown, SyntaxProblem
 from ..verdict import EffectOutcome, EffectState
 from .policy import ToolPolicy
 
@@ -49,10 +49,6 @@ class WorkspaceRecord:
         self.seen: dict[str, str] = dict(read_digests or {})
         self.modified: set[str] = set()
         self._outcomes: list[EffectOutcome] = []
-        self.step_effect: EffectOutcome | None = None  # what the current step's effect became
-        self.step_receipt: EffectReceipt | None = None
-        self.step_syntax: SyntaxProblem | None = None  # a file the step's effect left unparseable
-        self.step_lines: LinesShown | None = None  # the lines the step's ranged read showed
         self._call_ids = threading.Lock()
         self.run_id = uuid.uuid4().hex
         self.approval_via = "cli"
@@ -100,26 +96,22 @@ class WorkspaceRecord:
         """A resumed run's earlier effects, so its verdict judges the whole run."""
         self._outcomes[:0] = earlier
 
-    def note_outcome(self, outcome: EffectOutcome) -> None:
-        """An outcome decided outside a proposal (a call refused before it could be one)."""
+    def note_outcome(self, outcome: EffectOutcome) -> EffectOutcome:
+        """An effect call became `outcome` (one decided outside a proposal too: a call refused
+        before it could be one); it is returned for the call's own record."""
         self._outcomes.append(outcome)
-
-    def begin_step(self) -> None:
-        """A new step: nothing of it is noted or receipted yet."""
-        self.step_effect = self.step_receipt = None
-        self.step_syntax = None
-        self.step_lines = None
+        return outcome
 
     def note(
         self, proposal: ToolProposal, state: EffectState, reason: str | None = None, **facts: Any
-    ) -> None:
+    ) -> EffectOutcome:
         if isinstance(proposal, CommandProposal):
             subject: dict[str, Any] = {"argv": proposal.argv}
         elif isinstance(proposal, ChangeSetProposal):
             subject = {}
         else:
             subject = {"path": proposal.path}
-        self.noted(
+        return self.note_outcome(
             EffectOutcome(
                 proposal.tool_call_id,
                 proposal.action.tool,
@@ -130,19 +122,14 @@ class WorkspaceRecord:
             )
         )
 
-    def noted(self, outcome: EffectOutcome) -> None:
-        """This step's effect became `outcome`."""
-        self._outcomes.append(outcome)
-        self.step_effect = outcome
-
-    def note_failure(self, proposal: ToolProposal, error: BaseException) -> None:
+    def note_failure(self, proposal: ToolProposal, error: BaseException) -> EffectOutcome:
         """An approved effect that did not complete; one already done keeps what it did."""
         reason = str(error) if isinstance(error, AgentError) else f"{error}"
         last = self._outcomes[-1] if self._outcomes else None
         if last is not None and last.call_id == proposal.tool_call_id and last.state == "approved":
-            self._outcomes[-1] = self.step_effect = replace(last, state="failed", reason=reason)
-        else:
-            self.note(proposal, "failed", reason)
+            self._outcomes[-1] = replace(last, state="failed", reason=reason)
+            return self._outcomes[-1]
+        return self.note(proposal, "failed", reason)
 
     def receipt(
         self,
@@ -151,8 +138,9 @@ class WorkspaceRecord:
         result: str,
         evidence: dict[str, Any],
         artifacts: tuple[str, ...] | None = None,
-    ) -> None:
-        """Append the receipt of an effect that has already run; any failure is loud.
+    ) -> EffectReceipt:
+        """Append the receipt of an effect that has already run and return it as stored; any
+        failure is loud.
 
         A file effect changed its path (a change set: `artifacts`). A command's are none, as in
         the tiny-llm course: what it changed is in its `tree_changes`, not its artifacts."""
@@ -168,7 +156,7 @@ class WorkspaceRecord:
             evidence={**evidence, "time": utc_now()},
         )
         try:
-            self.step_receipt = self.receipt_store.put(receipt)
+            return self.receipt_store.put(receipt)
         except (AgentError, OSError) as error:
             why = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
             raise ReceiptNotRecorded(why) from None

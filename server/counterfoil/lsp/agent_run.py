@@ -167,7 +167,7 @@ class AgentRunner:
             shown = event_message(
                 event,
                 run_id,
-                generate.last_note or None,
+                event.model_note,
                 protected_by(event, settings.protected_patterns),
                 enabled_by(event),
             )
@@ -206,7 +206,6 @@ class AgentRunner:
             response, action, step = recorded.asked_again
             on_event(AgentEvent(1, response, action, step.observation, step))
             before[0] += 1
-        counted = len(generate.stats)  # the model is kept across runs
         run = started.run(
             generate,
             settings.limits(loaded),
@@ -220,7 +219,7 @@ class AgentRunner:
             reason = "interrupted" if job.closing else "paused"
         started.finish(reason, resumable)
         self.channel.log(f"run ended: {reason}; verdict: {run.verdict.summary()}")
-        result = run_result(run, reason, usage_line(generate.stats[counted:]))
+        result = run_result(run, reason, usage_line(run.responses))
         kept = None
         if not resumable:
             kept = continued or Conversation(run_id, goal, recorded.messages)

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..model import Model, WrappedModel
+from ..model import Model, ModelReply, WrappedModel, model_reply
 from ..models import (
     GenerationOptions,
     ModelProgress,
@@ -252,14 +252,10 @@ class HostedGenerate(WrappedModel):
         self._should_stop = should_stop
         self._on_text = on_text
         self.steps = 0
-        # The model server's remark on the latest response ("this server does not enforce the
-        # schema", cached prompt tokens), for that step's event.
-        self.last_note = ""
 
-    def __call__(self, messages: list[dict[str, str]]) -> str:
+    def reply(self, messages: list[dict[str, str]]) -> ModelReply:
         self.steps += 1
         step = self.steps
-        self.last_note = ""
         latest: list[ModelProgress] = []
         prefilled: list[ModelProgress] = []
         on_text = self._on_text
@@ -287,7 +283,7 @@ class HostedGenerate(WrappedModel):
         self._report(step, "generating", "generating")
         stop = self._host.listen(on_progress, self._should_stop)
         try:
-            response = self.wrapped(messages)
+            reply = model_reply(self.wrapped, messages)
         except GenerationCancelled:
             self._host.publish("ready", "generation stopped", force=True)
             raise
@@ -297,14 +293,13 @@ class HostedGenerate(WrappedModel):
         finally:
             stop()
             batcher.flush()
-        if not batcher.fed and on_text is not None and response:
-            on_text(step, response, False)
+        if not batcher.fed and on_text is not None and reply.text:
+            on_text(step, reply.text, False)
         last = latest[0] if latest else None
-        self.last_note = last.note if last else ""
         self._host.publish("ready", summary(last), last, force=True)
         done = summary(last)
         prefill = prefill_summary(prefilled[0] if prefilled else None)
         if prefill is not None:
             done = f"{prefill}; {'generated ' if last and last.tokens else ''}{done}"
         self._report(step, "generated", done)
-        return response
+        return reply

@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # the sessions package loads the loop; reading settings must 
     from ..model_state import ModelCheckpoint
 
 from ..context.budget import estimate_tokens
-from ..model import McpListings, ResponseStats
+from ..model import McpListings, ModelReply, ResponseStats
 
 SCRIPTED_PREFIX = "scripted:"
 
@@ -60,6 +60,10 @@ class ScriptedModel:
         return len(self._responses) - self._next
 
     def __call__(self, messages: list[dict[str, str]]) -> str:
+        return self.reply(messages).text
+
+    def reply(self, messages: list[dict[str, str]]) -> ModelReply:
+        """The next recorded response; a script has no counters."""
         if self._next >= len(self._responses):
             raise ScriptExhausted(
                 f"scripted model ran out of responses after {len(self._responses)} "
@@ -67,7 +71,7 @@ class ScriptedModel:
             )
         response = self._responses[self._next]
         self._next += 1
-        return response
+        return ModelReply(response)
 
     def save_checkpoint(self, messages: list[dict[str, str]]) -> ModelCheckpoint:
         """Its whole state is the next response's index; it caches no tokens (one empty

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from ..errors import AgentError
 from ..files.files import open_directory, read_regular_file
-from ..step_facts import NO_MATCHES
+
+NO_MATCHES = "(no matches)"  # a search's whole observation when nothing matched
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from ..actions import ToolAction
 from ..context.budget import Observation
 from ..gate.workspace import Workspace
-from ..model import ConfiguresTools, McpListings, configure
+from ..model import ConfiguresTools, McpListings, ModelReply, configure, model_reply
 from ..model_state import ModelCheckpoint
 from ..proposals import McpProposal, ToolProposal
 from ..receipt_evidence import utc_now
@@ -49,10 +49,13 @@ class RememberingModel:
         self.last_response: str | None = None
 
     def __call__(self, messages: Messages) -> str:
+        return self.reply(messages).text
+
+    def reply(self, messages: Messages) -> ModelReply:
         self.last_response = None
-        response = self.generate(messages)
-        self.last_response = response if isinstance(response, str) else None
-        return response
+        reply = model_reply(self.generate, messages)
+        self.last_response = reply.text if isinstance(reply.text, str) else None
+        return reply
 
     def configure_tools(
         self,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal
 
 from ...context.budget import prompt_budget
-from ...model import McpListings, ResponseStats
+from ...model import McpListings, ModelReply, ResponseStats
 from ...model_identity import ModelIdentity
 from ...model_state import ModelCheckpoint
 from ...receipts import canonical_json
@@ -294,10 +294,14 @@ class MLXGenerate:
         return [source for sources in kept.values() for source in sources]
 
     def __call__(self, messages: list[dict[str, str]]) -> str:
+        return self.reply(messages).text
+
+    def reply(self, messages: list[dict[str, str]]) -> ModelReply:
+        """The response's text with what it cost, as one value."""
         with self.loaded.lock:
             return self._generate(messages)
 
-    def _generate(self, messages: list[dict[str, str]]) -> str:
+    def _generate(self, messages: list[dict[str, str]]) -> ModelReply:
         import mlx.core as mx
         from mlx_lm import stream_generate
 
@@ -358,20 +362,19 @@ class MLXGenerate:
             raise
         self.prompt_cache.record(prompt, generated)
         seconds = time.perf_counter() - started
-        self.stats.append(
-            ResponseStats(
-                prompt_tokens=len(prompt),
-                prefilled_tokens=len(suffix),
-                generated_tokens=len(generated),
-                finish_reason=finish_reason,
-                seconds=seconds,
-                prefill_seconds=prefill_seconds,
-                token_ids=tuple(generated),
-            )
+        stats = ResponseStats(
+            prompt_tokens=len(prompt),
+            prefilled_tokens=len(suffix),
+            generated_tokens=len(generated),
+            finish_reason=finish_reason,
+            seconds=seconds,
+            prefill_seconds=prefill_seconds,
+            token_ids=tuple(generated),
         )
+        self.stats.append(stats)
         done = _counters("ready", last, len(suffix)) if last is not None else ModelProgress("ready")
         _report(self.on_progress, done)
-        return self.action_text(generated)
+        return ModelReply(self.action_text(generated), stats)
 
     # The checkpoint protocol (see counterfoil.sessions): the state is the cached token prefix
     # and each layer's offset; the KV tensors themselves go to a file beside the checkpoint.

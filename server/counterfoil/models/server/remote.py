@@ -25,7 +25,7 @@ from typing import Any
 
 from ...actions import ToolAction, parse_action
 from ...errors import AgentError
-from ...model import McpListings, ResponseStats
+from ...model import McpListings, ModelReply, ResponseStats
 from ..errors import GenerationCancelled, ModelLoadError, ModelServerError
 from ..progress import ModelProgress, PrefillReport, ProgressCallback
 from ..thinking import strip_thinking
@@ -223,6 +223,10 @@ class RemoteGenerate:
         return self._token_count(messages)
 
     def __call__(self, messages: Messages) -> str:
+        return self.reply(messages).text
+
+    def reply(self, messages: Messages) -> ModelReply:
+        """The response's text with what it cost and the server's remark on it."""
         with self._lock:
             try:
                 return self._generate(messages)
@@ -231,7 +235,7 @@ class RemoteGenerate:
 
     # One call
 
-    def _generate(self, messages: Messages) -> str:
+    def _generate(self, messages: Messages) -> ModelReply:
         started = time.perf_counter()
         watch = StopWatch(self.should_stop)
         shown_text = self._scrub.stream()  # what progress shows, the key held back and replaced
@@ -320,11 +324,12 @@ class RemoteGenerate:
         if self._check_enforcement(text, stats.finish_reason, reasoned):
             notes.append(NOT_ENFORCED)
         generation_seconds = seconds - (stats.first_token_seconds or 0.0)
+        note = "; ".join(notes)
         self._report(
             ModelProgress(
                 "ready",
                 message=f"{stats.generated_tokens} tokens",
-                note="; ".join(notes),
+                note=note,
                 tokens=stats.generated_tokens,
                 tokens_per_second=(
                     stats.generated_tokens / generation_seconds if generation_seconds > 0 else None
@@ -332,7 +337,7 @@ class RemoteGenerate:
                 prompt_tokens=stats.prompt_tokens,
             )
         )
-        return text
+        return ModelReply(text, stats, self._scrub(note))
 
     def _events(self, body: dict[str, Any], watch: StopWatch) -> Iterator[tuple[str, Any]]:
         """POST with retries on 429/502/503/504, then each delta as (kind, value).
