@@ -177,11 +177,13 @@ class _Conversation:
     def record(
         self,
         event: AgentEvent,
-        reply: ModelReply,
+        reply: ModelReply | None,
         on_event: Callable[[AgentEvent], Any] | None,
     ) -> None:
-        """The step's event, with what its response cost as the model's reply says."""
-        event = replace(event, response_stats=reply.stats, model_note=reply.note or None)
+        """The step's event, with what its response cost as the model's reply says (None: a
+        read made for the model, which cost it nothing)."""
+        if reply is not None:
+            event = replace(event, response_stats=reply.stats, model_note=reply.note or None)
         self.events.append(event)
         if on_event is not None:
             on_event(event)
@@ -267,7 +269,9 @@ def run_agent(
     if fresh and limits.read_named_files and shown_tree is not None:
         for path, read_action, read in _opening_reads(task, shown_tree, take_step):
             conversation.record(
-                AgentEvent(0, "", read_action, read.observation, read, opened=path), on_event
+                AgentEvent(0, "", read_action, read.observation, read, opened=path),
+                None,
+                on_event,
             )
             conversation.messages += _turn(_action_json(read_action), read.observation)
             note_observation(observations, conversation.messages, read_action, read)
