@@ -79,9 +79,9 @@ def test_an_edit_on_disk_is_recorded_as_recovered_with_its_approval(project: Pat
     receipt = ReceiptStore(project / ".counterfoil" / "receipts.jsonl", signer=None).get("call-1")
     assert receipt is not None
     assert (receipt.result, receipt.changed_artifacts) == ("edited app.py", ("app.py",))
-    assert receipt.evidence["recovered"] == "performed"
-    assert receipt.evidence["approval"]["shown_sha256"] == proposal.proposed_sha256  # type: ignore[union-attr]
-    assert receipt.evidence["result_sha256"] == proposal.proposed_sha256  # type: ignore[union-attr]
+    assert receipt.evidence.recovered == "performed"
+    assert receipt.evidence.approval.shown_sha256 == proposal.proposed_sha256  # type: ignore[union-attr]
+    assert receipt.evidence.result_sha256 == proposal.proposed_sha256  # type: ignore[union-attr]
 
 
 def test_an_edit_not_on_disk_is_recorded_as_not_performed_without_a_receipt(
@@ -108,7 +108,7 @@ def test_a_command_without_its_end_is_recorded_as_interrupted(project: Path) -> 
     assert settle(project) == ["interrupted"]
     receipt = ReceiptStore(project / ".counterfoil" / "receipts.jsonl", signer=None).get("call-1")
     assert receipt is not None and receipt.exit_state == "error"
-    assert receipt.evidence["recovered"] == "interrupted"
+    assert receipt.evidence.recovered == "interrupted"
 
 
 def test_an_intent_is_settled_once(project: Path) -> None:

@@ -21,6 +21,7 @@ from ..errors import AgentError, ApprovalWithdrawn, DetailedRefusal, MissingPath
 from ..mcp.toolbox import McpToolbox
 from ..proposals import McpProposal, ToolProposal
 from ..receipts import ReceiptNotRecorded, ReceiptStore
+from ..receipts.evidence import ApprovalRecord, ReceiptEvidence
 from ..search.scope import SearchLimits
 from ..step_facts import NoSuchPath, Placeholder, StepDetail, TreeOverview
 from ..steps import StepGate, StepResult, error_text
@@ -48,14 +49,14 @@ class Workspace(StepGate):
     keeps_run_record = Forwarded[bool]("record")
     model_identity = Forwarded[dict[str, Any] | None]("record")
     unrecorded_effect = Forwarded[str | None]("record")
-    before_effect = Forwarded[Callable[[ToolProposal, dict[str, Any]], None] | None]("record")
+    before_effect = Forwarded[Callable[[ToolProposal, ApprovalRecord], None] | None]("record")
     search_limits = Forwarded[SearchLimits]("reads")
     search_engine = Forwarded[str]("reads")
     tree_limits = Forwarded[TreeLimits]("commands")
     stop_commands = Forwarded[threading.Event | None]("commands")
     mcp_toolbox = Forwarded[McpToolbox | None]("record")
     confirm_mcp = Forwarded[ConfirmMcp | None]("record")
-    before_mcp_call = Forwarded[Callable[[McpProposal, dict[str, Any]], None] | None]("record")
+    before_mcp_call = Forwarded[Callable[[McpProposal, ApprovalRecord], None] | None]("record")
 
     def __init__(
         self,
@@ -214,7 +215,7 @@ class Workspace(StepGate):
         if sentence is not None:
             observation = error_text(sentence)
         effect, receipt = record.step_effect, record.step_receipt
-        evidence: dict[str, Any] = receipt.evidence if receipt is not None else {}
+        evidence = receipt.evidence if receipt is not None else ReceiptEvidence()
         call_id = receipt.tool_call_id if receipt is not None else withdrawn
         state = effect.state if effect is not None else None
         refused = state is None and sentence is not None and withdrawn is None
@@ -224,8 +225,8 @@ class Workspace(StepGate):
             state="refused" if refused else state,
             effect=effect,
             receipt_id=None if receipt is None else receipt.receipt_id,
-            output_sha256=evidence.get("output_sha256"),
-            result_sha256=evidence.get("result_sha256"),
+            output_sha256=evidence.output_sha256,
+            result_sha256=evidence.result_sha256,
             error=sentence,
             detail=detail,
             syntax=record.step_syntax if sentence is None else None,
