@@ -15,6 +15,20 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
+from ..receipts.evidence import (  # the receipt's evidence, declared once in the core
+    ApprovalRecord,
+    JsonValue,
+    LeftOutChangeRecord,
+    McpRecord,
+    ModelRecord,
+    ReceiptEvidence,
+    ReviewRecord,
+    SandboxRecord,
+    TreeChangeRecord,
+    TreeChangesRecord,
+    TreeDriftRecord,
+    field_annotations,
+)
 from .branches import (  # the branch requests' messages, in their own module
     BranchCheckResult,
     BranchesParams,
@@ -31,7 +45,6 @@ from .folder_settings import (
     FolderSettingValue,
 )
 from .receipts import (
-    Approval,
     ExportEvidenceParams,
     ExportEvidenceResult,
     LoggedReceipt,
@@ -124,9 +137,8 @@ from .wire import (
 
 def field_types(cls: type) -> dict[str, Any]:
     """A message's field types, its names resolved across the package (one module's
-    annotations name another's messages)."""
-    namespace = {**vars(sys.modules[cls.__module__]), **globals()}
-    return typing.get_type_hints(cls, namespace)
+    annotations name another's messages), `JsonValue` kept whole."""
+    return field_annotations(cls, globals())
 
 
 @dataclass(frozen=True)
@@ -199,7 +211,7 @@ __all__ = [
     "ActivityPhase",
     "AgentEvent",
     "AgentsFileRecord",
-    "Approval",
+    "ApprovalRecord",
     "BranchCheckResult",
     "BranchInfo",
     "BranchState",
@@ -233,12 +245,16 @@ __all__ = [
     "FollowUpParams",
     "InspectParams",
     "InspectResult",
+    "JsonValue",
     "LeftAlone",
+    "LeftOutChangeRecord",
     "LoggedReceipt",
     "McpCallPreview",
     "McpDefinitionPreview",
+    "McpRecord",
     "McpServerShown",
     "ModelParams",
+    "ModelRecord",
     "ModelRuntimeResult",
     "ModelState",
     "ModelStateName",
@@ -250,10 +266,12 @@ __all__ = [
     "Position",
     "Range",
     "Receipt",
+    "ReceiptEvidence",
     "ReceiptsResult",
     "Request",
     "ResumeParams",
     "RevertParams",
+    "ReviewRecord",
     "RunActivity",
     "RunParams",
     "RunRecord",
@@ -262,6 +280,7 @@ __all__ = [
     "RunStateName",
     "RunStateNotice",
     "RunValidationParams",
+    "SandboxRecord",
     "SelectBranchParams",
     "SelectBranchResult",
     "SelectionOutcome",
@@ -277,6 +296,9 @@ __all__ = [
     "ToolArgument",
     "ToolCall",
     "ToolInfo",
+    "TreeChangeRecord",
+    "TreeChangesRecord",
+    "TreeDriftRecord",
     "Validation",
     "ValidationResult",
     "Verdict",

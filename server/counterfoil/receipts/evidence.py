@@ -24,8 +24,17 @@ from typing import Any, ClassVar, Literal, TypeAlias, TypeVar, Union
 # Any value JSON can hold: what a tool's arguments, an MCP server's entry and a model's
 # sampling settings are, as far as a receipt is concerned.
 JsonValue: TypeAlias = str | int | float | bool | None | list["JsonValue"] | dict[str, "JsonValue"]
-# A field the log keeps and the daemon's messages do not carry (see `wire`).
-LOG_ONLY = {"log_only": True}
+# A field sent only when it has a value (`protocol.wire`): every fact of a part, whose None is
+# absent from the line too.
+SOMETIMES = {"sometimes": True}
+# A field the log keeps and the daemon's messages do not carry (see `protocol.wire`).
+LOG_ONLY = {"log_only": True, **SOMETIMES}
+
+
+def fact() -> Any:
+    """A part's field: None, unless the effect had it."""
+    return field(default=None, metadata=SOMETIMES)
+
 
 Part = TypeVar("Part", bound="EvidencePart")
 
@@ -79,7 +88,9 @@ class EvidencePart:
             keys = [name for name, value in values.items() if value is not None or name in always]
         else:  # as read, and any field given a value since
             keys = [*self.written]
-            keys += [name for name, value in values.items() if value is not None and name not in keys]
+            keys += [
+                name for name, value in values.items() if value is not None and name not in keys
+            ]
         return keys + [name for name in self.unread if name not in keys]
 
     def __eq__(self, other: object) -> bool:
@@ -97,41 +108,41 @@ class ModelRecord(EvidencePart):
 
     ALWAYS = frozenset({"weights_sha256", "chat_template_sha256"})
 
-    spec: str | None = None
-    resolved: dict[str, JsonValue] | None = None  # where the spec led: repo, file, engine
-    weights_sha256: str | None = None
-    chat_template_sha256: str | None = None
-    constrained: bool | None = None
-    sampling: dict[str, JsonValue] | None = None
+    spec: str | None = fact()
+    resolved: dict[str, JsonValue] | None = fact()  # where the spec led: repo, file, engine
+    weights_sha256: str | None = fact()
+    chat_template_sha256: str | None = fact()
+    constrained: bool | None = fact()
+    sampling: dict[str, JsonValue] | None = fact()
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class ApprovalRecord(EvidencePart):
     """Who approved the effect, through what, and the digest of exactly what they were shown."""
 
-    decision: str | None = None
-    by: str | None = None
-    via: str | None = None
-    shown_sha256: str | None = None
+    decision: str | None = fact()
+    by: str | None = fact()
+    via: str | None = fact()
+    shown_sha256: str | None = fact()
     # True: the person approved other text than the model's (`approved_sha256`).
-    modified: bool | None = None
+    modified: bool | None = fact()
     # Where the grant that allowed the effect came from: `settings` (the person's own),
     # `walkthrough`, `confirmed-folder` (a folder's grant the person said yes to), `task-package`.
-    grant: str | None = None
+    grant: str | None = fact()
     # False: nobody was asked (an MCP tool the person marked read-only; `via: readOnlyTools`).
-    asked: bool | None = None
-    model: ModelRecord | None = None  # absent for a scripted model
-    approved_sha256: str | None = None
+    asked: bool | None = fact()
+    model: ModelRecord | None = fact()  # absent for a scripted model
+    approved_sha256: str | None = fact()
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class SandboxRecord(EvidencePart):
     """How a command was confined (`off`, `confine`, `review`) and what it could reach."""
 
-    mode: str | None = None
-    mechanism: str | None = None
-    network: bool | None = None
-    unix_sockets: bool | None = None
+    mode: str | None = fact()
+    mechanism: str | None = fact()
+    network: bool | None = fact()
+    unix_sockets: bool | None = fact()
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -140,15 +151,15 @@ class TreeChangeRecord(EvidencePart):
 
     ALWAYS = frozenset({"before_sha256", "after_sha256", "before_mode", "after_mode", "size"})
 
-    path: str | None = None
-    change: str | None = None
-    kind: str | None = None
-    before_sha256: str | None = None
-    after_sha256: str | None = None
-    before_mode: int | None = None
-    after_mode: int | None = None
-    size: int | None = None
-    note: str | None = None  # what was not read or not kept
+    path: str | None = fact()
+    change: str | None = fact()
+    kind: str | None = fact()
+    before_sha256: str | None = fact()
+    after_sha256: str | None = fact()
+    before_mode: int | None = fact()
+    after_mode: int | None = fact()
+    size: int | None = fact()
+    note: str | None = fact()  # what was not read or not kept
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -157,10 +168,10 @@ class LeftOutChangeRecord(EvidencePart):
 
     ALWAYS = frozenset({"entries"})
 
-    path: str | None = None
-    why: str | None = None
-    entries: int | None = None
-    unchecked: str | None = None
+    path: str | None = fact()
+    why: str | None = fact()
+    entries: int | None = fact()
+    unchecked: str | None = fact()
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -169,48 +180,48 @@ class TreeChangesRecord(EvidencePart):
 
     ALWAYS = frozenset({"incomplete"})
 
-    changes: tuple[TreeChangeRecord, ...] | None = None
-    count: int | None = None
-    listed: int | None = None
-    ignored: dict[str, int] | None = None  # changes under ignored folders, by folder
-    incomplete: str | None = None  # why the comparison is incomplete (None: it is not)
-    left_out_changes: tuple[LeftOutChangeRecord, ...] | None = None
-    left_alone: tuple[tuple[str, ...], ...] | None = None  # a change set's [path, why] pairs
+    changes: tuple[TreeChangeRecord, ...] | None = fact()
+    count: int | None = fact()
+    listed: int | None = fact()
+    ignored: dict[str, int] | None = fact()  # changes under ignored folders, by folder
+    incomplete: str | None = fact()  # why the comparison is incomplete (None: it is not)
+    left_out_changes: tuple[LeftOutChangeRecord, ...] | None = fact()
+    left_alone: tuple[tuple[str, ...], ...] | None = fact()  # a change set's [path, why] pairs
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class TreeDriftRecord(EvidencePart):
     """What changed in the tree before a command, not by it (paths only)."""
 
-    paths: tuple[str, ...] | None = None
-    count: int | None = None
+    paths: tuple[str, ...] | None = fact()
+    count: int | None = fact()
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class ReviewRecord(EvidencePart):
     """A reviewed command's answer: which of the copy's changes reached the root."""
 
-    decision: str | None = None
-    accepted: bool | None = None  # True: accepted, yet not applied (`error` says why)
-    applied: tuple[str, ...] | None = None
-    error: str | None = None
-    left_alone: tuple[tuple[str, ...], ...] | None = None  # [path, why] pairs
+    decision: str | None = fact()
+    accepted: bool | None = fact()  # True: accepted, yet not applied (`error` says why)
+    applied: tuple[str, ...] | None = fact()
+    error: str | None = fact()
+    left_alone: tuple[tuple[str, ...], ...] | None = fact()  # [path, why] pairs
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class McpRecord(EvidencePart):
     """An MCP call's server, the definition it was called under, and its result's digest."""
 
-    server: dict[str, JsonValue] | None = None  # the server's entry, as the person configured it
-    tool: str | None = None
-    definition_sha256: str | None = None
-    read_only: bool | None = None
-    duration_seconds: float | None = None
-    result_sha256: str | None = None
-    result_bytes: int | None = None
-    is_error: bool | None = None
-    result_kept: bool | None = None
-    preview_truncated: bool | None = None
+    server: dict[str, JsonValue] | None = fact()  # the server's entry, as the person configured it
+    tool: str | None = fact()
+    definition_sha256: str | None = fact()
+    read_only: bool | None = fact()
+    duration_seconds: float | None = fact()
+    result_sha256: str | None = fact()
+    result_bytes: int | None = fact()
+    is_error: bool | None = fact()
+    result_kept: bool | None = fact()
+    preview_truncated: bool | None = fact()
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -227,36 +238,33 @@ class ReceiptEvidence(EvidencePart):
         ),
     )
 
-    run_id: str | None = None
-    run_record: bool | None = None  # True: the run keeps a record beside the log
-    base_sha256: str | None = None
-    result_sha256: str | None = None
-    created_folders: tuple[str, ...] | None = None  # a new file's new folders, outermost first
-    argv: tuple[str, ...] | None = None
-    cwd: str | None = None
-    exit_status: int | None = None
-    duration_seconds: float | None = None
-    output_sha256: str | None = None
-    output_truncated: bool | None = None
-    tree_changes: TreeChangesRecord | None = None
-    reverts: str | None = None  # the call id of the receipt this effect undoes
-    removed_folders: tuple[str, ...] | None = None  # those a revert removed (they were empty)
-    tree_drift: TreeDriftRecord | None = None
-    sandbox: SandboxRecord | None = None
-    review: ReviewRecord | None = None
-    mcp: McpRecord | None = None
-    approval: ApprovalRecord | None = None
+    run_id: str | None = fact()
+    run_record: bool | None = fact()  # True: the run keeps a record beside the log
+    base_sha256: str | None = fact()
+    result_sha256: str | None = fact()
+    created_folders: tuple[str, ...] | None = fact()  # a new file's new folders, outermost first
+    argv: tuple[str, ...] | None = fact()
+    cwd: str | None = fact()
+    exit_status: int | None = fact()
+    duration_seconds: float | None = fact()
+    output_sha256: str | None = fact()
+    output_truncated: bool | None = fact()
+    tree_changes: TreeChangesRecord | None = fact()
+    reverts: str | None = fact()  # the call id of the receipt this effect undoes
+    removed_folders: tuple[str, ...] | None = fact()  # those a revert removed (they were empty)
+    tree_drift: TreeDriftRecord | None = fact()
+    sandbox: SandboxRecord | None = fact()
+    review: ReviewRecord | None = fact()
+    mcp: McpRecord | None = fact()
+    approval: ApprovalRecord | None = fact()
     # How an interrupted effect was settled from the disk (sessions/intents.py).
-    recovered: str | None = None
-    time: str | None = None
+    recovered: str | None = fact()
+    time: str | None = fact()
 
     @property
     def writes_file(self) -> bool:
         """A file effect's receipt: it names the bytes before and after, each readable."""
         return self.has("base_sha256") and self.has("result_sha256")
-
-    def __bool__(self) -> bool:
-        return bool(self.as_record())
 
 
 def evidence_keys() -> frozenset[str]:

@@ -137,7 +137,7 @@ def encode_line(
     the receipt id commits to the six fields, the bytes to everything else on the line.
     """
     line = receipt.to_dict()
-    if not receipt.evidence and signer is None:
+    if not receipt.evidence.as_record() and signer is None:
         link = chain_link(previous_link, receipt.receipt_id)
         return json.dumps({**line, CHAIN_KEY: link}, separators=(",", ":")).encode(), link
     if signer is not None:
