@@ -10,8 +10,6 @@ always sent, `null` included.
 
 from __future__ import annotations
 
-import sys
-import typing
 from dataclasses import dataclass
 from typing import Any
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-# A field sent only when it has a value: declared once, with the receipt's evidence, whose every
-# fact is one.
-from ..receipts.evidence import SOMETIMES as SOMETIMES
+from ..receipts import evidence
 
 EffectState = Literal["approved", "rejected", "refused", "failed"]
 Validation = Literal["passed", "failed", "not_run", "stale"]
@@ -19,6 +17,10 @@ SessionStateName = Literal["interrupted", "paused", "discarded", "ended", "runni
 # What the model is doing for a run: loading (then loaded), and each step's prefill, generation
 # and its end (generated).
 ActivityPhase = Literal["loading", "loaded", "prefill", "generating", "generated"]
+
+# A field sent only when it has a value: declared once, with the receipt's evidence, whose every
+# fact is one.
+SOMETIMES = evidence.SOMETIMES
 
 
 def wire(message: Any) -> Any:

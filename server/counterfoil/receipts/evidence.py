@@ -17,7 +17,7 @@ import dataclasses
 import sys
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeAlias, TypeVar, Union
 
@@ -29,11 +29,6 @@ JsonValue: TypeAlias = str | int | float | bool | None | list["JsonValue"] | dic
 SOMETIMES = {"sometimes": True}
 # A field the log keeps and the daemon's messages do not carry (see `protocol.wire`).
 LOG_ONLY = {"log_only": True, **SOMETIMES}
-
-
-def fact() -> Any:
-    """A part's field: None, unless the effect had it."""
-    return field(default=None, metadata=SOMETIMES)
 
 
 Part = TypeVar("Part", bound="EvidencePart")
@@ -108,41 +103,45 @@ class ModelRecord(EvidencePart):
 
     ALWAYS = frozenset({"weights_sha256", "chat_template_sha256"})
 
-    spec: str | None = fact()
-    resolved: dict[str, JsonValue] | None = fact()  # where the spec led: repo, file, engine
-    weights_sha256: str | None = fact()
-    chat_template_sha256: str | None = fact()
-    constrained: bool | None = fact()
-    sampling: dict[str, JsonValue] | None = fact()
+    spec: str | None = field(default=None, metadata=SOMETIMES)
+    resolved: dict[str, JsonValue] | None = field(
+        default=None, metadata=SOMETIMES
+    )  # where the spec led: repo, file, engine
+    weights_sha256: str | None = field(default=None, metadata=SOMETIMES)
+    chat_template_sha256: str | None = field(default=None, metadata=SOMETIMES)
+    constrained: bool | None = field(default=None, metadata=SOMETIMES)
+    sampling: dict[str, JsonValue] | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class ApprovalRecord(EvidencePart):
     """Who approved the effect, through what, and the digest of exactly what they were shown."""
 
-    decision: str | None = fact()
-    by: str | None = fact()
-    via: str | None = fact()
-    shown_sha256: str | None = fact()
+    decision: str | None = field(default=None, metadata=SOMETIMES)
+    by: str | None = field(default=None, metadata=SOMETIMES)
+    via: str | None = field(default=None, metadata=SOMETIMES)
+    shown_sha256: str | None = field(default=None, metadata=SOMETIMES)
     # True: the person approved other text than the model's (`approved_sha256`).
-    modified: bool | None = fact()
+    modified: bool | None = field(default=None, metadata=SOMETIMES)
     # Where the grant that allowed the effect came from: `settings` (the person's own),
     # `walkthrough`, `confirmed-folder` (a folder's grant the person said yes to), `task-package`.
-    grant: str | None = fact()
+    grant: str | None = field(default=None, metadata=SOMETIMES)
     # False: nobody was asked (an MCP tool the person marked read-only; `via: readOnlyTools`).
-    asked: bool | None = fact()
-    model: ModelRecord | None = fact()  # absent for a scripted model
-    approved_sha256: str | None = fact()
+    asked: bool | None = field(default=None, metadata=SOMETIMES)
+    model: ModelRecord | None = field(
+        default=None, metadata=SOMETIMES
+    )  # absent for a scripted model
+    approved_sha256: str | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class SandboxRecord(EvidencePart):
     """How a command was confined (`off`, `confine`, `review`) and what it could reach."""
 
-    mode: str | None = fact()
-    mechanism: str | None = fact()
-    network: bool | None = fact()
-    unix_sockets: bool | None = fact()
+    mode: str | None = field(default=None, metadata=SOMETIMES)
+    mechanism: str | None = field(default=None, metadata=SOMETIMES)
+    network: bool | None = field(default=None, metadata=SOMETIMES)
+    unix_sockets: bool | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -151,15 +150,15 @@ class TreeChangeRecord(EvidencePart):
 
     ALWAYS = frozenset({"before_sha256", "after_sha256", "before_mode", "after_mode", "size"})
 
-    path: str | None = fact()
-    change: str | None = fact()
-    kind: str | None = fact()
-    before_sha256: str | None = fact()
-    after_sha256: str | None = fact()
-    before_mode: int | None = fact()
-    after_mode: int | None = fact()
-    size: int | None = fact()
-    note: str | None = fact()  # what was not read or not kept
+    path: str | None = field(default=None, metadata=SOMETIMES)
+    change: str | None = field(default=None, metadata=SOMETIMES)
+    kind: str | None = field(default=None, metadata=SOMETIMES)
+    before_sha256: str | None = field(default=None, metadata=SOMETIMES)
+    after_sha256: str | None = field(default=None, metadata=SOMETIMES)
+    before_mode: int | None = field(default=None, metadata=SOMETIMES)
+    after_mode: int | None = field(default=None, metadata=SOMETIMES)
+    size: int | None = field(default=None, metadata=SOMETIMES)
+    note: str | None = field(default=None, metadata=SOMETIMES)  # what was not read or not kept
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -168,10 +167,10 @@ class LeftOutChangeRecord(EvidencePart):
 
     ALWAYS = frozenset({"entries"})
 
-    path: str | None = fact()
-    why: str | None = fact()
-    entries: int | None = fact()
-    unchecked: str | None = fact()
+    path: str | None = field(default=None, metadata=SOMETIMES)
+    why: str | None = field(default=None, metadata=SOMETIMES)
+    entries: int | None = field(default=None, metadata=SOMETIMES)
+    unchecked: str | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -180,48 +179,62 @@ class TreeChangesRecord(EvidencePart):
 
     ALWAYS = frozenset({"incomplete"})
 
-    changes: tuple[TreeChangeRecord, ...] | None = fact()
-    count: int | None = fact()
-    listed: int | None = fact()
-    ignored: dict[str, int] | None = fact()  # changes under ignored folders, by folder
-    incomplete: str | None = fact()  # why the comparison is incomplete (None: it is not)
-    left_out_changes: tuple[LeftOutChangeRecord, ...] | None = fact()
-    left_alone: tuple[tuple[str, ...], ...] | None = fact()  # a change set's [path, why] pairs
+    changes: tuple[TreeChangeRecord, ...] | None = field(default=None, metadata=SOMETIMES)
+    count: int | None = field(default=None, metadata=SOMETIMES)
+    listed: int | None = field(default=None, metadata=SOMETIMES)
+    ignored: dict[str, int] | None = field(
+        default=None, metadata=SOMETIMES
+    )  # changes under ignored folders, by folder
+    incomplete: str | None = field(
+        default=None, metadata=SOMETIMES
+    )  # why the comparison is incomplete (None: it is not)
+    left_out_changes: tuple[LeftOutChangeRecord, ...] | None = field(
+        default=None, metadata=SOMETIMES
+    )
+    left_alone: tuple[tuple[str, ...], ...] | None = field(
+        default=None, metadata=SOMETIMES
+    )  # a change set's [path, why] pairs
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class TreeDriftRecord(EvidencePart):
     """What changed in the tree before a command, not by it (paths only)."""
 
-    paths: tuple[str, ...] | None = fact()
-    count: int | None = fact()
+    paths: tuple[str, ...] | None = field(default=None, metadata=SOMETIMES)
+    count: int | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class ReviewRecord(EvidencePart):
     """A reviewed command's answer: which of the copy's changes reached the root."""
 
-    decision: str | None = fact()
-    accepted: bool | None = fact()  # True: accepted, yet not applied (`error` says why)
-    applied: tuple[str, ...] | None = fact()
-    error: str | None = fact()
-    left_alone: tuple[tuple[str, ...], ...] | None = fact()  # [path, why] pairs
+    decision: str | None = field(default=None, metadata=SOMETIMES)
+    accepted: bool | None = field(
+        default=None, metadata=SOMETIMES
+    )  # True: accepted, yet not applied (`error` says why)
+    applied: tuple[str, ...] | None = field(default=None, metadata=SOMETIMES)
+    error: str | None = field(default=None, metadata=SOMETIMES)
+    left_alone: tuple[tuple[str, ...], ...] | None = field(
+        default=None, metadata=SOMETIMES
+    )  # [path, why] pairs
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class McpRecord(EvidencePart):
     """An MCP call's server, the definition it was called under, and its result's digest."""
 
-    server: dict[str, JsonValue] | None = fact()  # the server's entry, as the person configured it
-    tool: str | None = fact()
-    definition_sha256: str | None = fact()
-    read_only: bool | None = fact()
-    duration_seconds: float | None = fact()
-    result_sha256: str | None = fact()
-    result_bytes: int | None = fact()
-    is_error: bool | None = fact()
-    result_kept: bool | None = fact()
-    preview_truncated: bool | None = fact()
+    server: dict[str, JsonValue] | None = field(
+        default=None, metadata=SOMETIMES
+    )  # the server's entry, as the person configured it
+    tool: str | None = field(default=None, metadata=SOMETIMES)
+    definition_sha256: str | None = field(default=None, metadata=SOMETIMES)
+    read_only: bool | None = field(default=None, metadata=SOMETIMES)
+    duration_seconds: float | None = field(default=None, metadata=SOMETIMES)
+    result_sha256: str | None = field(default=None, metadata=SOMETIMES)
+    result_bytes: int | None = field(default=None, metadata=SOMETIMES)
+    is_error: bool | None = field(default=None, metadata=SOMETIMES)
+    result_kept: bool | None = field(default=None, metadata=SOMETIMES)
+    preview_truncated: bool | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -238,28 +251,36 @@ class ReceiptEvidence(EvidencePart):
         ),
     )
 
-    run_id: str | None = fact()
-    run_record: bool | None = fact()  # True: the run keeps a record beside the log
-    base_sha256: str | None = fact()
-    result_sha256: str | None = fact()
-    created_folders: tuple[str, ...] | None = fact()  # a new file's new folders, outermost first
-    argv: tuple[str, ...] | None = fact()
-    cwd: str | None = fact()
-    exit_status: int | None = fact()
-    duration_seconds: float | None = fact()
-    output_sha256: str | None = fact()
-    output_truncated: bool | None = fact()
-    tree_changes: TreeChangesRecord | None = fact()
-    reverts: str | None = fact()  # the call id of the receipt this effect undoes
-    removed_folders: tuple[str, ...] | None = fact()  # those a revert removed (they were empty)
-    tree_drift: TreeDriftRecord | None = fact()
-    sandbox: SandboxRecord | None = fact()
-    review: ReviewRecord | None = fact()
-    mcp: McpRecord | None = fact()
-    approval: ApprovalRecord | None = fact()
+    run_id: str | None = field(default=None, metadata=SOMETIMES)
+    run_record: bool | None = field(
+        default=None, metadata=SOMETIMES
+    )  # True: the run keeps a record beside the log
+    base_sha256: str | None = field(default=None, metadata=SOMETIMES)
+    result_sha256: str | None = field(default=None, metadata=SOMETIMES)
+    created_folders: tuple[str, ...] | None = field(
+        default=None, metadata=SOMETIMES
+    )  # a new file's new folders, outermost first
+    argv: tuple[str, ...] | None = field(default=None, metadata=SOMETIMES)
+    cwd: str | None = field(default=None, metadata=SOMETIMES)
+    exit_status: int | None = field(default=None, metadata=SOMETIMES)
+    duration_seconds: float | None = field(default=None, metadata=SOMETIMES)
+    output_sha256: str | None = field(default=None, metadata=SOMETIMES)
+    output_truncated: bool | None = field(default=None, metadata=SOMETIMES)
+    tree_changes: TreeChangesRecord | None = field(default=None, metadata=SOMETIMES)
+    reverts: str | None = field(
+        default=None, metadata=SOMETIMES
+    )  # the call id of the receipt this effect undoes
+    removed_folders: tuple[str, ...] | None = field(
+        default=None, metadata=SOMETIMES
+    )  # those a revert removed (they were empty)
+    tree_drift: TreeDriftRecord | None = field(default=None, metadata=SOMETIMES)
+    sandbox: SandboxRecord | None = field(default=None, metadata=SOMETIMES)
+    review: ReviewRecord | None = field(default=None, metadata=SOMETIMES)
+    mcp: McpRecord | None = field(default=None, metadata=SOMETIMES)
+    approval: ApprovalRecord | None = field(default=None, metadata=SOMETIMES)
     # How an interrupted effect was settled from the disk (sessions/intents.py).
-    recovered: str | None = fact()
-    time: str | None = fact()
+    recovered: str | None = field(default=None, metadata=SOMETIMES)
+    time: str | None = field(default=None, metadata=SOMETIMES)
 
     @property
     def writes_file(self) -> bool:
@@ -303,36 +324,71 @@ def _field_hints(cls: type) -> dict[str, Any]:
     return _HINTS[name]
 
 
+Reader = Callable[[Any], tuple[bool, Any]]
+_UNREADABLE = (False, None)
+_READERS: dict[Any, Reader] = {}
+
+
 def _read(hint: Any, value: Any) -> tuple[bool, Any]:
     """Whether `value` (as JSON decoded it) is of type `hint`, and the typed value."""
+    reader = _READERS.get(hint)
+    if reader is None:
+        reader = _READERS[hint] = _reader(hint)
+    return reader(value)
+
+
+def _reader(hint: Any) -> Reader:
+    """The check and conversion for one type, worked out once (a log is read line by line)."""
     if hint == JsonValue:
-        return True, value
+        return lambda value: (True, value)
     origin = typing.get_origin(hint)
     arguments = typing.get_args(hint)
     if origin in (Union, types.UnionType):
-        for argument in arguments:
-            readable, typed = _read(argument, value)
-            if readable:
-                return True, typed
-        return False, None
+        options = [_reader(argument) for argument in arguments]
+
+        def either(value: Any) -> tuple[bool, Any]:
+            for option in options:
+                readable, typed = option(value)
+                if readable:
+                    return True, typed
+            return _UNREADABLE
+
+        return either
     if hint is type(None):
-        return value is None, None
+        return lambda value: (value is None, None)
     if hint is float:
-        return type(value) in (float, int), value
+        return lambda value: (type(value) in (float, int), value)
     if hint in (str, int, bool):
-        return type(value) is hint, value
+        return lambda value: (type(value) is hint, value)
     if origin is Literal:
-        return value in arguments, value
+        return lambda value: (value in arguments, value)
     if isinstance(hint, type) and issubclass(hint, EvidencePart):
-        return (True, hint.from_record(value)) if type(value) is dict else (False, None)
-    if origin is tuple and type(value) is list:
-        items = [_read(arguments[0], item) for item in value]
-        return all(readable for readable, _ in items), tuple(typed for _, typed in items)
-    if origin is dict and type(value) is dict:
-        entries = {key: _read(arguments[1], item) for key, item in value.items()}
-        readable = all(ok for ok, _ in entries.values())
-        return readable, {key: typed for key, (_, typed) in entries.items()}
-    return False, None
+        return lambda value: (True, hint.from_record(value)) if type(value) is dict else _UNREADABLE
+    if origin is tuple:
+        item_reader = _reader(arguments[0])
+
+        def items(value: Any) -> tuple[bool, Any]:
+            if type(value) is not list:
+                return _UNREADABLE
+            read = [item_reader(item) for item in value]
+            if not all(readable for readable, _ in read):
+                return _UNREADABLE
+            return True, tuple(typed for _, typed in read)
+
+        return items
+    if origin is dict:
+        entry_reader = _reader(arguments[1])
+
+        def entries(value: Any) -> tuple[bool, Any]:
+            if type(value) is not dict:
+                return _UNREADABLE
+            read = {key: entry_reader(item) for key, item in value.items()}
+            if not all(readable for readable, _ in read.values()):
+                return _UNREADABLE
+            return True, {key: typed for key, (_, typed) in read.items()}
+
+        return entries
+    raise TypeError(f"a receipt's evidence has no reader for {hint!r}")
 
 
 def _json(value: Any) -> JsonValue:
