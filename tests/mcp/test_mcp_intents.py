@@ -26,7 +26,7 @@ def test_the_intent_is_written_before_the_call_and_can_stop_it(tmp_path: Path) -
     space.confirm_mcp = lambda _proposal: True
     seen: list[str] = []
 
-    def refuse(proposal: McpProposal, approval: dict[str, object]) -> None:
+    def refuse(proposal: McpProposal, approval: ApprovalRecord) -> None:
         seen.append(proposal.tool)
         raise OSError(28, "No space left on device")
 

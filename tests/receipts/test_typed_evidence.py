@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.receipts import receipt
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil.errors import AgentError
@@ -17,7 +18,6 @@ from counterfoil.receipts.chain import receipt_from_line
 from counterfoil.receipts.evidence import (
     ApprovalRecord,
     ModelRecord,
-    ReceiptEvidence,
     TreeChangeRecord,
 )
 from counterfoil.receipts.record import CHAIN_KEY, encode_line
@@ -150,16 +150,8 @@ def test_a_commands_changes_are_read_as_typed_records(log: Path) -> None:
 
 
 def line_with(evidence: dict[str, Any]) -> bytes:
-    receipt = EffectReceipt(
-        "call-1",
-        "write_file",
-        {"path": "a.md", "content": "a"},
-        "ok",
-        "wrote a.md",
-        ("a.md",),
-        ReceiptEvidence(run_id="run-1"),
-    )
-    line = {**receipt.to_dict(), **evidence}
+    """A receipt's line with `evidence` written into it as a newer (or older) version might."""
+    line = {**receipt(1).to_dict(), "run_id": "run-1", **evidence}
     return json.dumps(line, separators=(",", ":")).encode()
 
 

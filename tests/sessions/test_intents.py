@@ -12,6 +12,7 @@ from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil.cli.receipts import receipts_command
 from counterfoil.proposals import ToolProposal
 from counterfoil.receipt_evidence import approval_record
+from counterfoil.receipts.evidence import ApprovalRecord
 from counterfoil.sessions.intents import intent_of, objects_in_use, settle_intents
 from counterfoil.sessions.store import SessionStore
 
@@ -57,7 +58,7 @@ def test_the_intent_is_written_before_the_effect_and_can_stop_it(project: Path) 
     gate = workspace(project)
     seen: list[str] = []
 
-    def refuse(proposal: ToolProposal, approval: dict[str, object]) -> None:
+    def refuse(proposal: ToolProposal, approval: ApprovalRecord) -> None:
         seen.append((project / "app.py").read_text())
         raise OSError(28, "No space left on device")
 
