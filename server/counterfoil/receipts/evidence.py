@@ -19,7 +19,7 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeAlias, TypeVar, Union
+from typing import Any, ClassVar, Literal, TypeAlias, Union
 
 # Any value JSON can hold: what a tool's arguments, an MCP server's entry and a model's
 # sampling settings are, as far as a receipt is concerned.
@@ -29,9 +29,6 @@ JsonValue: TypeAlias = str | int | float | bool | None | list["JsonValue"] | dic
 SOMETIMES = {"sometimes": True}
 # A field the log keeps and the daemon's messages do not carry (see `protocol.wire`).
 LOG_ONLY = {"log_only": True, **SOMETIMES}
-
-
-Part = TypeVar("Part", bound="EvidencePart")
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -104,9 +101,8 @@ class ModelRecord(EvidencePart):
     ALWAYS = frozenset({"weights_sha256", "chat_template_sha256"})
 
     spec: str | None = field(default=None, metadata=SOMETIMES)
-    resolved: dict[str, JsonValue] | None = field(
-        default=None, metadata=SOMETIMES
-    )  # where the spec led: repo, file, engine
+    # Where the spec led: repo, file, engine.
+    resolved: dict[str, JsonValue] | None = field(default=None, metadata=SOMETIMES)
     weights_sha256: str | None = field(default=None, metadata=SOMETIMES)
     chat_template_sha256: str | None = field(default=None, metadata=SOMETIMES)
     constrained: bool | None = field(default=None, metadata=SOMETIMES)
@@ -128,9 +124,8 @@ class ApprovalRecord(EvidencePart):
     grant: str | None = field(default=None, metadata=SOMETIMES)
     # False: nobody was asked (an MCP tool the person marked read-only; `via: readOnlyTools`).
     asked: bool | None = field(default=None, metadata=SOMETIMES)
-    model: ModelRecord | None = field(
-        default=None, metadata=SOMETIMES
-    )  # absent for a scripted model
+    # Absent for a scripted model.
+    model: ModelRecord | None = field(default=None, metadata=SOMETIMES)
     approved_sha256: str | None = field(default=None, metadata=SOMETIMES)
 
 
@@ -182,18 +177,15 @@ class TreeChangesRecord(EvidencePart):
     changes: tuple[TreeChangeRecord, ...] | None = field(default=None, metadata=SOMETIMES)
     count: int | None = field(default=None, metadata=SOMETIMES)
     listed: int | None = field(default=None, metadata=SOMETIMES)
-    ignored: dict[str, int] | None = field(
-        default=None, metadata=SOMETIMES
-    )  # changes under ignored folders, by folder
-    incomplete: str | None = field(
-        default=None, metadata=SOMETIMES
-    )  # why the comparison is incomplete (None: it is not)
+    # Changes under ignored folders, by folder.
+    ignored: dict[str, int] | None = field(default=None, metadata=SOMETIMES)
+    # Why the comparison is incomplete (None: it is not).
+    incomplete: str | None = field(default=None, metadata=SOMETIMES)
     left_out_changes: tuple[LeftOutChangeRecord, ...] | None = field(
         default=None, metadata=SOMETIMES
     )
-    left_alone: tuple[tuple[str, ...], ...] | None = field(
-        default=None, metadata=SOMETIMES
-    )  # a change set's [path, why] pairs
+    # A change set's [path, why] pairs.
+    left_alone: tuple[tuple[str, ...], ...] | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -209,23 +201,20 @@ class ReviewRecord(EvidencePart):
     """A reviewed command's answer: which of the copy's changes reached the root."""
 
     decision: str | None = field(default=None, metadata=SOMETIMES)
-    accepted: bool | None = field(
-        default=None, metadata=SOMETIMES
-    )  # True: accepted, yet not applied (`error` says why)
+    # True: accepted, yet not applied (`error` says why)
+    accepted: bool | None = field(default=None, metadata=SOMETIMES)
     applied: tuple[str, ...] | None = field(default=None, metadata=SOMETIMES)
     error: str | None = field(default=None, metadata=SOMETIMES)
-    left_alone: tuple[tuple[str, ...], ...] | None = field(
-        default=None, metadata=SOMETIMES
-    )  # [path, why] pairs
+    # [path, why] pairs.
+    left_alone: tuple[tuple[str, ...], ...] | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class McpRecord(EvidencePart):
     """An MCP call's server, the definition it was called under, and its result's digest."""
 
-    server: dict[str, JsonValue] | None = field(
-        default=None, metadata=SOMETIMES
-    )  # the server's entry, as the person configured it
+    # The server's entry, as the person configured it.
+    server: dict[str, JsonValue] | None = field(default=None, metadata=SOMETIMES)
     tool: str | None = field(default=None, metadata=SOMETIMES)
     definition_sha256: str | None = field(default=None, metadata=SOMETIMES)
     read_only: bool | None = field(default=None, metadata=SOMETIMES)
@@ -252,14 +241,12 @@ class ReceiptEvidence(EvidencePart):
     )
 
     run_id: str | None = field(default=None, metadata=SOMETIMES)
-    run_record: bool | None = field(
-        default=None, metadata=SOMETIMES
-    )  # True: the run keeps a record beside the log
+    # True: the run keeps a record beside the log.
+    run_record: bool | None = field(default=None, metadata=SOMETIMES)
     base_sha256: str | None = field(default=None, metadata=SOMETIMES)
     result_sha256: str | None = field(default=None, metadata=SOMETIMES)
-    created_folders: tuple[str, ...] | None = field(
-        default=None, metadata=SOMETIMES
-    )  # a new file's new folders, outermost first
+    # A new file's new folders, outermost first.
+    created_folders: tuple[str, ...] | None = field(default=None, metadata=SOMETIMES)
     argv: tuple[str, ...] | None = field(default=None, metadata=SOMETIMES)
     cwd: str | None = field(default=None, metadata=SOMETIMES)
     exit_status: int | None = field(default=None, metadata=SOMETIMES)
@@ -267,12 +254,10 @@ class ReceiptEvidence(EvidencePart):
     output_sha256: str | None = field(default=None, metadata=SOMETIMES)
     output_truncated: bool | None = field(default=None, metadata=SOMETIMES)
     tree_changes: TreeChangesRecord | None = field(default=None, metadata=SOMETIMES)
-    reverts: str | None = field(
-        default=None, metadata=SOMETIMES
-    )  # the call id of the receipt this effect undoes
-    removed_folders: tuple[str, ...] | None = field(
-        default=None, metadata=SOMETIMES
-    )  # those a revert removed (they were empty)
+    # The call id of the receipt this effect undoes.
+    reverts: str | None = field(default=None, metadata=SOMETIMES)
+    # The new folders a revert removed (they were empty).
+    removed_folders: tuple[str, ...] | None = field(default=None, metadata=SOMETIMES)
     tree_drift: TreeDriftRecord | None = field(default=None, metadata=SOMETIMES)
     sandbox: SandboxRecord | None = field(default=None, metadata=SOMETIMES)
     review: ReviewRecord | None = field(default=None, metadata=SOMETIMES)
