@@ -1,12 +1,11 @@
 """What a receipt records beyond the course's six fields: when, in which run, which bytes, what
-ran, and who approved exactly what they were shown."""
+ran, and who approved exactly what they were shown (the types: `receipts/evidence.py`)."""
 
 from __future__ import annotations
 
 import getpass
 import os
 from datetime import UTC, datetime
-from typing import Any
 
 from .commands.runner import CommandResult
 from .proposals import (
@@ -18,6 +17,7 @@ from .proposals import (
 )
 from .receipts import canonical_json
 from .receipts.content import ObjectStream
+from .receipts.evidence import ApprovalRecord, ReceiptEvidence
 
 
 def utc_now() -> str:
@@ -50,33 +50,35 @@ def shown_digest(proposal: ToolProposal) -> str:
     return proposal.proposed_sha256 or ""
 
 
-def approval_record(proposal: ToolProposal, via: str) -> dict[str, Any]:
-    return {
-        "decision": "approved",
-        "by": os_user(),
-        "via": via,
-        "shown_sha256": shown_digest(proposal),
-        "modified": False,
-    }
+def approval_record(proposal: ToolProposal, via: str) -> ApprovalRecord:
+    return ApprovalRecord(
+        decision="approved",
+        by=os_user(),
+        via=via,
+        shown_sha256=shown_digest(proposal),
+        modified=False,
+    )
 
 
-def file_evidence(proposal: EditProposal) -> dict[str, Any]:
-    result = None if proposal.removes_file else proposal.proposed_sha256
-    evidence: dict[str, Any] = {"base_sha256": proposal.base_sha256, "result_sha256": result}
-    if proposal.new_folders and proposal.reverts is None:
-        evidence["created_folders"] = list(proposal.new_folders)  # a revert removes them
-    return evidence
+def file_evidence(proposal: EditProposal) -> ReceiptEvidence:
+    """The bytes before and after (either may be none: a new file, a removal)."""
+    new_folders = proposal.new_folders if proposal.reverts is None else ()  # a revert removes them
+    return ReceiptEvidence(
+        base_sha256=proposal.base_sha256,
+        result_sha256=None if proposal.removes_file else proposal.proposed_sha256,
+        created_folders=tuple(new_folders) or None,
+    )
 
 
 def command_evidence(
     proposal: CommandProposal, outcome: CommandResult, duration: float, output: ObjectStream
-) -> dict[str, Any]:
+) -> ReceiptEvidence:
     """A command's facts; its full output (up to the cap) is already in the content store."""
-    return {
-        "argv": list(proposal.argv),
-        "cwd": proposal.cwd,
-        "exit_status": outcome.status,
-        "duration_seconds": round(duration, 3),
-        "output_sha256": output.finish(),
-        "output_truncated": output.truncated,
-    }
+    return ReceiptEvidence(
+        argv=tuple(proposal.argv),
+        cwd=proposal.cwd,
+        exit_status=outcome.status,
+        duration_seconds=round(duration, 3),
+        output_sha256=output.finish(),
+        output_truncated=output.truncated,
+    )

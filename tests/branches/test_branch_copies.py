@@ -103,9 +103,7 @@ def test_selection_applies_the_branch_as_approved_effects_that_name_it(tmp_path:
     assert (root / "app.py").read_text() == "answer = 3\n"
     receipts = ReceiptStore(log).receipts()[-2:]
     assert [r.changed_artifacts for r in receipts] == [("app.py",), ("notes.txt",)]
-    assert {r.evidence["approval"]["via"] for r in receipts} == {
-        "cli, selecting branch validate-only"
-    }
+    assert {r.evidence.approval.via for r in receipts} == {"cli, selecting branch validate-only"}
 
 
 def test_a_base_changed_since_the_fork_is_refused_and_nothing_is_applied(tmp_path: Path) -> None:

@@ -156,7 +156,7 @@ def test_a_write_in_a_branch_is_approved_in_its_copy_and_a_command_is_asked(
     (record,) = store.branches(run_id)
     receipts = ReceiptStore(store.copy_log(record), signer=None).receipts()
     assert receipts[-1].tool == "edit_file"
-    assert receipts[-1].evidence["approval"]["via"] == f"fork, in branch {run_id}.1's own copy"
+    assert receipts[-1].evidence.approval.via == f"fork, in branch {run_id}.1's own copy"
     assert record.effects["rejected"] == 1
 
 

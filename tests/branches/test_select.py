@@ -47,7 +47,7 @@ def test_the_selection_receipts_name_the_branch(forked: tuple[Path, str]) -> Non
 
     (receipt,) = ReceiptStore(log_of(root), signer=None).receipts()[before:]
     assert (receipt.tool, receipt.changed_artifacts) == ("write_file", ("app.py",))
-    assert receipt.evidence["approval"]["via"] == f"cli, selecting branch {run_id}.2"
+    assert receipt.evidence.approval.via == f"cli, selecting branch {run_id}.2"
 
 
 def test_the_other_branches_are_discarded_and_their_copies_removed(

@@ -251,8 +251,8 @@ def test_a_store_in_memory_writes_no_object_but_names_the_full_output(tmp_path: 
     run(workspace_for(tmp_path, NUMBERED, store=store), NUMBERED)
 
     (receipt,) = store.receipts()
-    assert receipt.evidence["output_sha256"] == sha(NUMBERED_BYTES)
-    assert receipt.evidence["output_truncated"] is False
+    assert receipt.evidence.output_sha256 == sha(NUMBERED_BYTES)
+    assert receipt.evidence.output_truncated is False
     assert list(tmp_path.rglob("objects")) == []
 
 

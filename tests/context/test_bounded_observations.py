@@ -81,7 +81,7 @@ def test_a_long_command_output_is_shown_as_previews_of_the_output_its_receipt_na
     assert status == "status: 0"
     identity = payload(externalized, EXTERNALIZED_PREFIX)
     receipt = workspace.receipt_store.receipts()[-1]
-    assert identity["artifact_id"] == f"artifact-{receipt.evidence['output_sha256']}"
+    assert identity["artifact_id"] == f"artifact-{receipt.evidence.output_sha256}"
     assert identity["byte_count"] == len(NUMBERED_BYTES)
     assert identity["tail_preview"].endswith("line 19999\n")
     assert len(seen) <= 16_000

@@ -84,7 +84,7 @@ def test_an_old_effect_compacts_to_its_receipt_record(
     assert (first["exit_state"], first["changed_artifacts"]) == ("ok", [])
     assert first["result_preview"].startswith("status: 0\noutput:\ncheck 0 xxx")
     assert "chars omitted" in first["result_preview"]
-    assert first["artifact_id"] == f"artifact-{receipt.evidence['output_sha256']}"
+    assert first["artifact_id"] == f"artifact-{receipt.evidence.output_sha256}"
     assert first["artifact_bytes"] == len(f"check 0 {'x' * 3000}\n")
 
 

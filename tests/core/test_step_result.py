@@ -33,7 +33,7 @@ def test_an_approved_write_names_its_call_receipt_and_digest(tmp_path: Path) -> 
     assert (step.call_id, step.state) == (receipt.tool_call_id, "approved")
     assert step.receipt_id == receipt.receipt_id
     assert step.effect is not None and step.effect.path == "notes.txt"
-    assert step.effect.sha256 == step.result_sha256 == receipt.evidence["result_sha256"]
+    assert step.effect.sha256 == step.result_sha256 == receipt.evidence.result_sha256
 
 
 def test_a_command_names_its_exit_status_and_stored_output(tmp_path: Path) -> None:
@@ -44,7 +44,7 @@ def test_a_command_names_its_exit_status_and_stored_output(tmp_path: Path) -> No
     (receipt,) = workspace.receipt_store.receipts()
     assert step.state == "approved" and step.effect is not None
     assert (step.effect.argv, step.effect.exit_status, step.effect.timed_out) == (HELLO, 0, False)
-    assert step.output_sha256 == receipt.evidence["output_sha256"]
+    assert step.output_sha256 == receipt.evidence.output_sha256
 
 
 def test_a_no_is_rejected_with_no_receipt(tmp_path: Path) -> None:

@@ -176,4 +176,4 @@ def test_a_write_the_package_allows_is_receipted_as_approved_by_the_task_package
         "error: operator denied the tool action: this task allows changes only to: "
         "CHANGELOG.md, greet.py, version.py"
     )
-    assert [r.evidence["approval"]["via"] for r in store.receipts()] == ["task package"]
+    assert [r.evidence.approval.via for r in store.receipts()] == ["task package"]

@@ -81,10 +81,10 @@ def test_an_approved_call_returns_the_result_and_a_receipt_in_the_chain(
     assert "the notes" in step.observation
     receipt = space.receipt_store.get(step.call_id)
     assert receipt is not None
-    facts = receipt.evidence["mcp"]
-    assert facts["server"]["name"] == "files"
-    assert facts["server"]["transport"] == "stdio"
-    assert facts["definition_sha256"] == served.find("files", "read").definition.sha256
+    facts = receipt.evidence.mcp
+    assert facts.server["name"] == "files"
+    assert facts.server["transport"] == "stdio"
+    assert facts.definition_sha256 == served.find("files", "read").definition.sha256
     assert receipt.arguments == {
         "server": "files",
         "name": "read",
@@ -99,8 +99,8 @@ def test_the_whole_result_is_kept_under_its_digest(tmp_path: Path, served: McpTo
 
     step = space.execute_step(call("read", path="notes.txt"))
 
-    facts = space.receipt_store.get(step.call_id).evidence["mcp"]
-    kept = load_object(own_folder(log_path(tmp_path)), facts["result_sha256"])
+    facts = space.receipt_store.get(step.call_id).evidence.mcp
+    kept = load_object(own_folder(log_path(tmp_path)), facts.result_sha256)
     assert kept is not None
     assert json.loads(kept)["content"][0]["text"] == "the notes\n"
 
@@ -111,10 +111,10 @@ def test_the_receipt_names_who_approved_and_the_model(tmp_path: Path, served: Mc
 
     step = space.execute_step(call("read", path="notes.txt"))
 
-    approval = space.receipt_store.get(step.call_id).evidence["approval"]
-    assert approval["decision"] == "approved"
-    assert approval["via"] == "cli"
-    assert approval["model"] == {"name": "test-model"}
+    approval = space.receipt_store.get(step.call_id).evidence.approval
+    assert approval.decision == "approved"
+    assert approval.via == "cli"
+    assert approval.model.as_record() == {"name": "test-model"}
 
 
 def test_a_no_is_a_rejection_with_no_call_and_no_receipt(
@@ -140,9 +140,9 @@ def test_a_tool_marked_read_only_by_the_person_is_not_asked_and_says_so(
     assert asked.shown == []
     assert step.state == "approved"
     assert "not asked: you marked this tool read-only" in step.observation
-    approval = space.receipt_store.get(step.call_id).evidence["approval"]
-    assert approval["via"] == "readOnlyTools"
-    assert approval["asked"] is False
+    approval = space.receipt_store.get(step.call_id).evidence.approval
+    assert approval.via == "readOnlyTools"
+    assert approval.asked is False
 
 
 def test_a_tool_not_offered_is_refused_before_asking(tmp_path: Path, served: McpToolbox) -> None:

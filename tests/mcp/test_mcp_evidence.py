@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from counterfoil.attestation.statement import effect_entry
 from counterfoil.receipts import EffectReceipt
+from counterfoil.receipts.evidence import ApprovalRecord, McpRecord, ReceiptEvidence
 
 FACTS = {
     "server": {"name": "files", "transport": "stdio", "command": ["srv"]},
@@ -18,7 +19,9 @@ RECEIPT = EffectReceipt(
     arguments={"server": "files", "name": "read", "arguments": {"path": "a"}},
     exit_state="ok",
     result="text",
-    evidence={"run_id": "run", "mcp": FACTS, "approval": {"decision": "approved"}},
+    evidence=ReceiptEvidence(
+        run_id="run", mcp=McpRecord.from_record(FACTS), approval=ApprovalRecord(decision="approved")
+    ),
 )
 
 

@@ -117,7 +117,7 @@ def test_a_result_over_the_limit_is_receipted_by_digest_but_not_kept_or_shown(
     assert len(step.observation) < 1000
     receipt = space.receipt_store.get(step.call_id)
     assert receipt is not None and receipt.exit_state == "error"
-    assert receipt.evidence["mcp"]["result_kept"] is False
+    assert receipt.evidence.mcp.result_kept is False
 
 
 def test_a_definition_changed_mid_run_is_refused_before_the_call(tmp_path: Path) -> None:

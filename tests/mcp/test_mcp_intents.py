@@ -10,6 +10,7 @@ from tests.support.workspaces import log_path, make_workspace
 
 from counterfoil import ReceiptStore, ToolAction
 from counterfoil.proposals import McpProposal
+from counterfoil.receipts.evidence import ApprovalRecord
 from counterfoil.sessions.intents import mcp_intent_of, settle_intents
 from counterfoil.sessions.store import SessionStore
 
@@ -25,7 +26,7 @@ def test_the_intent_is_written_before_the_call_and_can_stop_it(tmp_path: Path) -
     space.confirm_mcp = lambda _proposal: True
     seen: list[str] = []
 
-    def refuse(proposal: McpProposal, approval: dict[str, object]) -> None:
+    def refuse(proposal: McpProposal, approval: ApprovalRecord) -> None:
         seen.append(proposal.tool)
         raise OSError(28, "No space left on device")
 
@@ -55,7 +56,7 @@ def test_a_call_left_open_is_settled_as_interrupted_naming_its_server(tmp_path: 
         arguments={},
         read_only=False,
     )
-    intent = mcp_intent_of(proposal, {"decision": "approved"}, "run-1", tmp_path)
+    intent = mcp_intent_of(proposal, ApprovalRecord(decision="approved"), "run-1", tmp_path)
     SessionStore(log).write_intent("run-1", "call-1", intent)
     store = ReceiptStore(log, signer=None)
 
@@ -64,5 +65,5 @@ def test_a_call_left_open_is_settled_as_interrupted_naming_its_server(tmp_path: 
     assert [found.outcome for found in settled] == ["interrupted"]
     receipt = store.get("call-1")
     assert receipt is not None and receipt.exit_state == "error"
-    assert receipt.evidence["mcp"]["server"]["name"] == "files"
-    assert receipt.evidence["recovered"] == "interrupted"
+    assert receipt.evidence.mcp.server["name"] == "files"
+    assert receipt.evidence.recovered == "interrupted"

@@ -56,7 +56,7 @@ def test_each_receipts_approval_names_the_proposing_model(tmp_path: Path) -> Non
     action = parse_action('{"tool":"write_file","path":"a.txt","content":"x"}', None)
     workspace.execute(action)
     (receipt,) = store.receipts()
-    assert receipt.evidence["approval"]["model"] == identity.as_record()
+    assert receipt.evidence.approval.model.as_record() == identity.as_record()
     assert "proposed by smol.gguf (gguf_sha256 abab" in describe_receipt(receipt)
 
 

@@ -96,8 +96,8 @@ def test_cli_cycle_proposes_one_exact_write_that_is_approved_and_receipted(
     assert report.ok, report
     assert "model identity: " in text
     (receipt, *_) = ReceiptStore(log).receipts()
-    model = receipt.evidence["approval"]["model"]
-    assert model["spec"] == smollm2 and len(model["resolved"]["gguf_sha256"]) == 64
+    model = receipt.evidence.approval.model
+    assert model.spec == smollm2 and len(model.resolved["gguf_sha256"]) == 64
 
 
 def test_prompt_cache_is_reused_across_turns_with_the_real_template(smollm2: str) -> None:

@@ -190,7 +190,7 @@ def test_an_agent_run_on_the_engine_records_it_and_leaves_no_server_behind(
     assert "engine llama.cpp" in text.split("model identity: ", 1)[1].splitlines()[0]
     assert llamacpp_children() == servers_before
     (receipt, *_) = ReceiptStore(tmp_path / ".counterfoil" / "receipts.jsonl").receipts()
-    assert receipt.evidence["approval"]["model"]["resolved"]["engine"] == "llama.cpp"
+    assert receipt.evidence.approval.model.resolved["engine"] == "llama.cpp"
 
 
 def test_the_sweep_after_a_command_leaves_the_server_running(

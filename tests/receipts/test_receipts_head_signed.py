@@ -14,6 +14,7 @@ from counterfoil.cli.main import main
 from counterfoil.errors import AgentError
 from counterfoil.receipts import CHAIN_KEY, EffectReceipt
 from counterfoil.receipts import store as store_module
+from counterfoil.receipts.evidence import ReceiptEvidence
 from counterfoil.receipts.head import head_path
 from counterfoil.receipts.signing import PUBLIC_KEY_FILE
 
@@ -46,7 +47,7 @@ def receipt_with_evidence() -> EffectReceipt:
         "ok",
         "wrote a.md",
         ("a.md",),
-        {"run_id": "run-1"},
+        ReceiptEvidence(run_id="run-1"),
     )
 
 

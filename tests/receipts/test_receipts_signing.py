@@ -12,6 +12,7 @@ from tests.support.receipts import approving_workspace, log_path, write
 from counterfoil import ReceiptStore, verify_receipt_log
 from counterfoil.cli.main import main
 from counterfoil.receipts import CHAIN_KEY, RECEIPT_FIELDS, EffectReceipt
+from counterfoil.receipts.evidence import ReceiptEvidence
 from counterfoil.receipts.record import PUBLIC_KEY_KEY, SIGNATURE_KEY, encode_line
 from counterfoil.receipts.signing import KEY_FILE, PUBLIC_KEY_FILE
 
@@ -72,7 +73,7 @@ def test_a_forged_line_with_a_recomputed_chain_fails_with_the_public_key(
         original["exit_state"],
         "wrote nothing",
         tuple(original["changed_artifacts"]),
-        evidence,
+        ReceiptEvidence.from_record(evidence),
     )
 
     class ReusedSignature:

@@ -13,6 +13,7 @@ from counterfoil import ReceiptStore, ToolAction, Workspace
 from counterfoil.cli.receipts import receipts_command
 from counterfoil.proposals import ToolProposal
 from counterfoil.receipt_evidence import approval_record
+from counterfoil.receipts.evidence import ApprovalRecord
 from counterfoil.sessions.intents import intent_of, objects_in_use, settle_intents
 from counterfoil.sessions.store import SessionStore
 
@@ -60,7 +61,7 @@ def test_the_intent_is_written_before_the_effect_and_can_stop_it(project: Path) 
     gate = workspace(project)
     seen: list[str] = []
 
-    def refuse(proposal: ToolProposal, approval: dict[str, object]) -> None:
+    def refuse(proposal: ToolProposal, approval: ApprovalRecord) -> None:
         seen.append((project / "app.py").read_text())
         raise OSError(28, "No space left on device")
 
@@ -82,9 +83,9 @@ def test_an_edit_on_disk_is_recorded_as_recovered_with_its_approval(project: Pat
     receipt = ReceiptStore(project / ".counterfoil" / "receipts.jsonl", signer=None).get("call-1")
     assert receipt is not None
     assert (receipt.result, receipt.changed_artifacts) == ("edited app.py", ("app.py",))
-    assert receipt.evidence["recovered"] == "performed"
-    assert receipt.evidence["approval"]["shown_sha256"] == proposal.proposed_sha256  # type: ignore[union-attr]
-    assert receipt.evidence["result_sha256"] == proposal.proposed_sha256  # type: ignore[union-attr]
+    assert receipt.evidence.recovered == "performed"
+    assert receipt.evidence.approval.shown_sha256 == proposal.proposed_sha256  # type: ignore[union-attr]
+    assert receipt.evidence.result_sha256 == proposal.proposed_sha256  # type: ignore[union-attr]
 
 
 def test_an_edit_not_on_disk_is_recorded_as_not_performed_without_a_receipt(
@@ -111,7 +112,7 @@ def test_a_command_without_its_end_is_recorded_as_interrupted(project: Path) -> 
     assert settle(project) == ["interrupted"]
     receipt = ReceiptStore(project / ".counterfoil" / "receipts.jsonl", signer=None).get("call-1")
     assert receipt is not None and receipt.exit_state == "error"
-    assert receipt.evidence["recovered"] == "interrupted"
+    assert receipt.evidence.recovered == "interrupted"
 
 
 def test_an_intent_is_settled_once(project: Path) -> None:

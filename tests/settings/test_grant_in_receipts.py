@@ -33,7 +33,7 @@ def workspace(root: Path, config: Path, folder: dict[str, object]) -> Workspace:
 
 def last_grant(space: Workspace) -> object:
     receipt = space.receipt_store.receipts()[-1]
-    return receipt.evidence["approval"]["grant"]
+    return receipt.evidence.approval.grant
 
 
 def test_an_edit_under_a_confirmed_folder_grant_says_so(tmp_path: Path) -> None:

@@ -22,6 +22,131 @@ export type BranchState = "running" | "interrupted" | "ended" | "selected" | "di
 
 export type SelectionOutcome = "selected" | "refused" | "stopped";
 
+export type JsonValue =
+  | string
+  | number
+  | boolean
+  | null
+  | JsonValue[]
+  | { [key: string]: JsonValue };
+
+/** Who approved the effect, through what, and the digest of exactly what they were shown. */
+export interface ApprovalRecord {
+  decision?: string | null;
+  by?: string | null;
+  via?: string | null;
+  shown_sha256?: string | null;
+  modified?: boolean | null;
+  grant?: string | null;
+  asked?: boolean | null;
+  model?: ModelRecord | null;
+  approved_sha256?: string | null;
+}
+
+/** A folder the snapshot leaves out, and how many of its entries differ (None: unknown). */
+export interface LeftOutChangeRecord {
+  path?: string | null;
+  why?: string | null;
+  entries?: number | null;
+  unchecked?: string | null;
+}
+
+/** An MCP call's server, the definition it was called under, and its result's digest. */
+export interface McpRecord {
+  server?: Record<string, JsonValue> | null;
+  tool?: string | null;
+  definition_sha256?: string | null;
+  read_only?: boolean | null;
+  duration_seconds?: number | null;
+  result_sha256?: string | null;
+  result_bytes?: number | null;
+  is_error?: boolean | null;
+  result_kept?: boolean | null;
+  preview_truncated?: boolean | null;
+}
+
+/** The model that proposed an effect (`model_identity.ModelIdentity.as_record`). */
+export interface ModelRecord {
+  spec?: string | null;
+  resolved?: Record<string, JsonValue> | null;
+  weights_sha256?: string | null;
+  chat_template_sha256?: string | null;
+  constrained?: boolean | null;
+  sampling?: Record<string, JsonValue> | null;
+}
+
+/** Everything a receipt's line holds beyond the course's six fields and id; the fields an effect did not have are None and absent from the line. */
+export interface ReceiptEvidence {
+  run_id?: string | null;
+  run_record?: boolean | null;
+  base_sha256?: string | null;
+  result_sha256?: string | null;
+  created_folders?: string[] | null;
+  argv?: string[] | null;
+  cwd?: string | null;
+  exit_status?: number | null;
+  duration_seconds?: number | null;
+  output_sha256?: string | null;
+  output_truncated?: boolean | null;
+  tree_changes?: TreeChangesRecord | null;
+  reverts?: string | null;
+  removed_folders?: string[] | null;
+  tree_drift?: TreeDriftRecord | null;
+  sandbox?: SandboxRecord | null;
+  review?: ReviewRecord | null;
+  mcp?: McpRecord | null;
+  approval?: ApprovalRecord | null;
+  recovered?: string | null;
+  time?: string | null;
+}
+
+/** A reviewed command's answer: which of the copy's changes reached the root. */
+export interface ReviewRecord {
+  decision?: string | null;
+  accepted?: boolean | null;
+  applied?: string[] | null;
+  error?: string | null;
+  left_alone?: Array<string[]> | null;
+}
+
+/** How a command was confined (`off`, `confine`, `review`) and what it could reach. */
+export interface SandboxRecord {
+  mode?: string | null;
+  mechanism?: string | null;
+  network?: boolean | null;
+  unix_sockets?: boolean | null;
+}
+
+/** One file a command (or a change set) created, deleted or modified. */
+export interface TreeChangeRecord {
+  path?: string | null;
+  change?: string | null;
+  kind?: string | null;
+  before_sha256?: string | null;
+  after_sha256?: string | null;
+  before_mode?: number | null;
+  after_mode?: number | null;
+  size?: number | null;
+  note?: string | null;
+}
+
+/** What a command changed in the tree: `count` changes found, the first `listed` of them. */
+export interface TreeChangesRecord {
+  changes?: TreeChangeRecord[] | null;
+  count?: number | null;
+  listed?: number | null;
+  ignored?: Record<string, number> | null;
+  incomplete?: string | null;
+  left_out_changes?: LeftOutChangeRecord[] | null;
+  left_alone?: Array<string[]> | null;
+}
+
+/** What changed in the tree before a command, not by it (paths only). */
+export interface TreeDriftRecord {
+  paths?: string[] | null;
+  count?: number | null;
+}
+
 export interface BranchCheckResult {
   name: string;
   passed: boolean;
@@ -96,18 +221,6 @@ export interface FolderSettingValue {
   origin?: "walkthrough" | "person" | null;
 }
 
-export interface Approval {
-  decision?: string | null;
-  by?: string | null;
-  via?: string | null;
-  shown_sha256?: string | null;
-  approved_sha256?: string | null;
-  modified?: boolean | null;
-  grant?: string | null;
-  model?: unknown;
-  asked?: boolean | null;
-}
-
 export interface ExportEvidenceParams {
   commit: string;
 }
@@ -125,36 +238,15 @@ export interface ExportEvidenceResult {
   unreceipted: string[];
 }
 
-/** A receipt as the log holds it (snake_case, as written); evidence fields are those the effect had. */
-export interface LoggedReceipt {
+/** A receipt as the log holds it (snake_case, as written): the course's six fields and id, and the evidence (`receipts/evidence.py`, declared once there) the effect had. */
+export interface LoggedReceipt extends ReceiptEvidence {
   receipt_id: string;
   tool_call_id: string;
   tool: string;
-  arguments: Record<string, unknown>;
+  arguments: Record<string, JsonValue>;
   exit_state: "ok" | "error";
   result: string;
   changed_artifacts: string[];
-  run_id?: string | null;
-  time?: string | null;
-  approval?: Approval | null;
-  base_sha256?: string | null;
-  result_sha256?: string | null;
-  argv?: string[] | null;
-  cwd?: string | null;
-  exit_status?: number | null;
-  duration_seconds?: number | null;
-  output_sha256?: string | null;
-  output_truncated?: boolean | null;
-  reverts?: string | null;
-  created_folders?: string[] | null;
-  removed_folders?: string[] | null;
-  recovered?: unknown;
-  run_record?: boolean | null;
-  tree_changes?: unknown;
-  tree_drift?: unknown;
-  sandbox?: unknown;
-  review?: unknown;
-  mcp?: unknown;
 }
 
 export interface ObjectParams {

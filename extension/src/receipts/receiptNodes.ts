@@ -67,14 +67,11 @@ export interface McpFacts {
 
 /** The receipt's MCP evidence, or undefined for any other effect (or an unreadable one). */
 export function mcpFacts(receipt: Receipt): McpFacts | undefined {
-  const mcp = receipt.mcp as Record<string, unknown> | null | undefined;
-  if (typeof mcp !== "object" || mcp === null) {
-    return undefined;
-  }
-  const server = mcp.server as Record<string, unknown> | null | undefined;
+  const mcp = receipt.mcp;
+  const server = mcp?.server;
   if (
-    typeof server !== "object" ||
-    server === null ||
+    !mcp ||
+    !server ||
     typeof server.name !== "string" ||
     typeof mcp.tool !== "string"
   ) {
@@ -92,10 +89,8 @@ export function mcpFacts(receipt: Receipt): McpFacts | undefined {
       url: typeof server.url === "string" ? server.url : undefined,
     },
     tool: mcp.tool,
-    definitionSha256:
-      typeof mcp.definition_sha256 === "string" ? mcp.definition_sha256 : "",
-    resultSha256:
-      typeof mcp.result_sha256 === "string" ? mcp.result_sha256 : undefined,
+    definitionSha256: mcp.definition_sha256 ?? "",
+    resultSha256: mcp.result_sha256 ?? undefined,
     resultKept: mcp.result_kept === true,
     readOnly: mcp.read_only === true,
   };
@@ -221,12 +216,7 @@ function receiptKind(receipt: Receipt): ReceiptNode["contextValue"] {
 
 /** A reviewed command's decision on its changes, as its receipt records it (else undefined). */
 export function reviewDecision(receipt: Receipt): string | undefined {
-  const review = receipt.review;
-  if (typeof review !== "object" || review === null) {
-    return undefined;
-  }
-  const decision = (review as { decision?: unknown }).decision;
-  return typeof decision === "string" ? decision : undefined;
+  return receipt.review?.decision ?? undefined;
 }
 
 /** How the effect ended, and for a reviewed command what its review let land: "ok · its changes rejected, nothing landed". */

@@ -272,10 +272,7 @@ describe("branches of a forked run in the run panel", () => {
       );
       const last = receiptsOnDisk(workspace).at(-1);
       assert.equal(last?.tool, "write_file");
-      assert.equal(
-        (last?.approval as { via?: string } | undefined)?.via,
-        `editor, selecting branch ${runId}.1`,
-      );
+      assert.equal(last?.approval?.via, `editor, selecting branch ${runId}.1`);
       await first
         .locator(".badge", { hasText: "kept" })
         .waitFor({ timeout: 30_000 });

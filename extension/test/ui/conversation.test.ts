@@ -114,11 +114,7 @@ describe("a conversation in the run panel", () => {
     const written = receiptsOnDisk(workspace).find(
       (receipt) => receipt.tool === "write_file",
     );
-    assert.equal(
-      (written?.approval as { modified?: boolean } | undefined)?.modified,
-      true,
-      JSON.stringify(written),
-    );
+    assert.equal(written?.approval?.modified, true, JSON.stringify(written));
     assert.match(
       await panel.locator(".turn").first().innerText(),
       /the person changed your proposal before approving/,

@@ -175,8 +175,8 @@ describe("a trusted folder's settings narrow, never widen", () => {
       assert.deepEqual(
         receipts.map((receipt) => [
           receipt.tool,
-          (receipt.approval as { grant?: string }).grant,
-          (receipt.sandbox as { mode?: string } | undefined)?.mode ?? null,
+          receipt.approval?.grant,
+          receipt.sandbox?.mode ?? null,
         ]),
         [
           ["edit_file", "confirmed-folder", null],

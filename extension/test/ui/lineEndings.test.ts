@@ -71,8 +71,8 @@ describe("line endings in review", () => {
         (receipt) => receipt.tool === "edit_file",
       )!;
       assert.equal(edit.exit_state, "ok");
-      const approval = edit.approval as Record<string, unknown>;
-      assert.equal(approval.modified, false, JSON.stringify(approval));
+      const approval = edit.approval;
+      assert.equal(approval?.modified, false, JSON.stringify(approval));
       assert.equal(
         await runPanel(page)
           .getByText(/with your changes/)

@@ -145,9 +145,9 @@ describe("review mode", () => {
         network: false,
         unix_sockets: false,
       });
-      const review = command.review as Record<string, unknown>;
-      assert.equal(review.decision, "accepted");
-      assert.deepEqual([...(review.applied as string[])].sort(), [
+      const review = command.review;
+      assert.equal(review?.decision, "accepted");
+      assert.deepEqual([...(review?.applied ?? [])].sort(), [
         "data.txt",
         "gen/out.txt",
         "old.txt",
@@ -294,10 +294,7 @@ describe("review mode", () => {
       const command = receiptsOnDisk(workspace).find(
         (receipt) => receipt.tool === "run_command",
       )!;
-      assert.equal(
-        (command.review as Record<string, unknown>).decision,
-        "rejected",
-      );
+      assert.equal(command.review?.decision, "rejected");
     } catch (error) {
       await failureScreenshot(page, "failure-review-rejected.png");
       throw error;

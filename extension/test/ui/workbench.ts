@@ -19,6 +19,7 @@ import {
   type Page,
   chromium,
 } from "playwright-core";
+import type { LoggedReceipt } from "../../src/daemon/protocol";
 
 function required(name: string): string {
   const value = process.env[name];
@@ -544,16 +545,15 @@ export async function clearNotifications(page: Page): Promise<void> {
   await runCommand(page, "Notifications: Clear All Notifications");
 }
 
-export function receiptsOnDisk(
-  workspace: string,
-): Array<Record<string, unknown>> {
+/** The log's lines as the daemon declares them (their chain link and signature aside). */
+export function receiptsOnDisk(workspace: string): LoggedReceipt[] {
   if (!existsSync(join(workspace, receiptLog))) {
     return [];
   }
   return readFileSync(join(workspace, receiptLog), "utf8")
     .split("\n")
     .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as Record<string, unknown>);
+    .map((line) => JSON.parse(line) as LoggedReceipt);
 }
 
 export function verifyWithCli(workspace: string): {

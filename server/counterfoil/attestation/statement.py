@@ -71,9 +71,8 @@ def run_ids(receipts: Iterable[EffectReceipt]) -> list[str]:
     """The runs of a log's receipts, in the order they first appear."""
     seen: dict[str, None] = {}
     for receipt in receipts:
-        run_id = receipt.evidence.get("run_id")
-        if isinstance(run_id, str):
-            seen.setdefault(run_id)
+        if receipt.evidence.run_id is not None:
+            seen.setdefault(receipt.evidence.run_id)
     return list(seen)
 
 
@@ -81,13 +80,14 @@ def changed_paths(receipt: EffectReceipt) -> list[tuple[str, str | None]]:
     """(path under the root, digest left or None when removed) for each file it changed."""
     evidence = receipt.evidence
     found = list(applied_tree_results(evidence))  # a review's rejected changes never landed
-    if receipt.tool in FILE_TOOLS and "result_sha256" in evidence:
-        found.append((str(receipt.arguments.get("path", "")), evidence.get("result_sha256")))
+    if receipt.tool in FILE_TOOLS and evidence.has("result_sha256"):
+        found.append((str(receipt.arguments.get("path", "")), evidence.result_sha256))
     return found
 
 
 def effect_entry(receipt: EffectReceipt) -> dict[str, Any]:
-    evidence = receipt.evidence
+    """An effect as the statement tells it: its parts as the log holds them, verbatim."""
+    evidence = receipt.evidence.as_record()
     entry: dict[str, Any] = {
         "receipt_id": receipt.receipt_id,
         "call_id": receipt.tool_call_id,
@@ -222,7 +222,7 @@ def build_statement(
             if any(
                 prefix + path in touched
                 for receipt in log.receipts
-                if receipt.evidence.get("run_id") == run
+                if receipt.evidence.run_id == run
                 for path, _ in changed_paths(receipt)
             )
         ]
@@ -231,7 +231,7 @@ def build_statement(
                 f"no run in the log changed a file that commit {commit[:12]} changes; "
                 "name the runs with --run"
             )
-    effects = [receipt for receipt in log.receipts if receipt.evidence.get("run_id") in chosen]
+    effects = [receipt for receipt in log.receipts if receipt.evidence.run_id in chosen]
     last: dict[str, tuple[str | None, EffectReceipt]] = {}
     for receipt in effects:
         for path, digest in changed_paths(receipt):

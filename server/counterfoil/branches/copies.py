@@ -19,7 +19,6 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..actions import ToolAction
 from ..commands.tree.ignore import CACHE_NAMES
@@ -30,6 +29,7 @@ from ..gate.workspace import Workspace
 from ..proposals import ToolProposal
 from ..receipts import ReceiptStore
 from ..receipts.content import OBJECTS_FOLDER
+from ..receipts.evidence import ApprovalRecord
 from ..receipts.guard import LogGuard
 from ..receipts.head import head_path
 from ..receipts.own_folder import make_own_folder, own_folder
@@ -127,7 +127,7 @@ def apply_branch(
     *,
     via: str = "cli",
     run_id: str | None = None,
-    before_effect: Callable[[ToolProposal, dict[str, Any]], None] | None = None,
+    before_effect: Callable[[ToolProposal, ApprovalRecord], None] | None = None,
 ) -> tuple[str, ...]:
     """Write the branch's changes into `policy.root`, each approved by `confirm` and receipted
     in `store` as approved via `via`, selecting this branch. Raises AgentError, before any

@@ -13,13 +13,13 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..errors import AgentError
 from ..gate.policy import ToolPolicy
 from ..proposals import ToolProposal
 from ..receipt_evidence import utc_now
 from ..receipts import ReceiptStore
+from ..receipts.evidence import ApprovalRecord
 from ..sessions.intents import intent_of
 from ..sessions.record import CheckpointRefused
 from ..sessions.store import RunLock, SessionStore
@@ -96,7 +96,7 @@ def select_named_branch(
             raise CheckpointRefused(f"the copy of branch {name} is missing")
         before_changes(record, len(pending_changes(copy, policy.root)))
 
-        def write_intent(proposal: ToolProposal, approval: dict[str, Any]) -> None:
+        def write_intent(proposal: ToolProposal, approval: ApprovalRecord) -> None:
             intent = intent_of(proposal, approval, record.run_id, policy.root)
             sessions.write_intent(record.run_id, proposal.tool_call_id, intent)
 

@@ -13,6 +13,7 @@ from ..files.path_text import shown_path
 from ..model_identity import describe_identity
 from ..receipts import EffectReceipt, ReceiptStore, canonical_json, verify_receipt_log
 from ..receipts.content import load_object
+from ..receipts.evidence import ReceiptEvidence
 from ..receipts.own_folder import own_folder
 from ..receipts.retention import collect_garbage
 from ..receipts.signing import init_key, signature_checker
@@ -119,94 +120,89 @@ def describe_receipt(receipt: EffectReceipt) -> str:
     evidence = receipt.evidence
     arguments = receipt.arguments
     if receipt.tool == "run_command":
-        target = f"argv {evidence.get('argv', arguments.get('argv'))}"
-        status = evidence.get("exit_status", "?")
-        target += f"  exit {'timeout' if status is None else status}"
-    elif isinstance(evidence.get("mcp"), dict):
+        argv = arguments.get("argv") if evidence.argv is None else list(evidence.argv)
+        status = evidence.exit_status if evidence.has("exit_status") else "?"
+        target = f"argv {argv}  exit {'timeout' if status is None else status}"
+    elif evidence.mcp is not None:
         target = f"{arguments.get('server')}/{arguments.get('name')}"
     else:
         target = shown_path(str(arguments.get("path", "")))
-    when = evidence.get("time", "-")
-    run = str(evidence.get("run_id", "-"))[:12]
+    when = evidence.time or "-"
+    run = (evidence.run_id or "-")[:12]
     lines = [
         (
             f"{receipt.tool_call_id}  {when}  run {run}  {receipt.tool:<11} "
             f"{receipt.exit_state:<5} {target}"
         )
     ]
-    if "result_sha256" in evidence:
-        lines.append(f"  base   {evidence.get('base_sha256') or '(new file)'}")
-        lines.append(f"  result {evidence['result_sha256']}")
+    if evidence.has("result_sha256"):
+        lines.append(f"  base   {evidence.base_sha256 or '(new file)'}")
+        lines.append(f"  result {evidence.result_sha256}")
     lines.extend(_tree_lines(evidence))
     lines.extend(_mcp_lines(receipt))
-    approval = evidence.get("approval")
-    if isinstance(approval, dict):
+    approval = evidence.approval
+    if approval is not None:
         decision = _review_decision(evidence)
         ran = "" if decision is None else f" (to run it; its changes were {decision})"
-        asked = "" if approval.get("asked") is not False else " (not asked: marked read-only)"
-        lines.append(f"  approved by {approval.get('by')} via {approval.get('via')}{ran}{asked}")
-        model = describe_identity(approval.get("model"))
+        asked = "" if approval.asked is not False else " (not asked: marked read-only)"
+        lines.append(f"  approved by {approval.by} via {approval.via}{ran}{asked}")
+        model = describe_identity(None if approval.model is None else approval.model.as_record())
         if model is not None:
             lines.append(f"  proposed by {model}")
     lines.append(f"  receipt {receipt.receipt_id}")
     return "\n".join(lines)
 
 
-def _tree_lines(evidence: dict[str, object]) -> list[str]:
+def _tree_lines(evidence: ReceiptEvidence) -> list[str]:
     lines: list[str] = []
-    sandbox = evidence.get("sandbox")
-    if isinstance(sandbox, dict):
-        lines.append(f"  sandbox {sandbox.get('mode')} ({sandbox.get('mechanism')})")
-    record = evidence.get("tree_changes")
+    sandbox = evidence.sandbox
+    if sandbox is not None:
+        lines.append(f"  sandbox {sandbox.mode} ({sandbox.mechanism})")
+    record = evidence.tree_changes
     decision = _review_decision(evidence)
-    if isinstance(record, dict) and isinstance(record.get("changes"), list):
+    if record is not None and record.changes is not None:
         heading = "tree changes" if decision is None else "changes it made in its review copy"
-        lines.append(f"  {heading} {record.get('count')}")
-        for change in record["changes"]:
-            if isinstance(change, dict):
-                note = f"  ({change['note']})" if change.get("note") else ""
-                lines.append(
-                    f"    {change.get('change')} {shown_path(str(change.get('path')))}{note}"
-                )
-        more = record.get("count", 0) - len(record["changes"])
-        if isinstance(more, int) and more > 0:
+        lines.append(f"  {heading} {record.count}")
+        for change in record.changes:
+            note = f"  ({change.note})" if change.note else ""
+            lines.append(f"    {change.change} {shown_path(str(change.path))}{note}")
+        more = (record.count or 0) - len(record.changes)
+        if more > 0:
             lines.append(f"    [and {more} more]")
-    review = evidence.get("review")
-    if isinstance(review, dict):
-        applied = review.get("applied")
-        count = len(applied) if isinstance(applied, list) else 0
+    review = evidence.review
+    if review is not None:
+        count = len(review.applied or ())
         landed = (
             "nothing landed in the root" if count == 0 else f"{count} file(s) applied to the root"
         )
         lines.append(f"  review {decision}: {landed}")
-    drift = evidence.get("tree_drift")
-    if isinstance(drift, dict):
-        lines.append(f"  changed before it, not by it: {drift.get('count')}")
+    if evidence.tree_drift is not None:
+        lines.append(f"  changed before it, not by it: {evidence.tree_drift.count}")
     return lines
 
 
 def _mcp_lines(receipt: EffectReceipt) -> list[str]:
     """An MCP call's server, definition, exact arguments and result (see gate/mcp_calls.py)."""
-    facts = receipt.evidence.get("mcp")
-    if not isinstance(facts, dict):
+    facts = receipt.evidence.mcp
+    if facts is None:
         return []
-    server = facts.get("server")
+    server = facts.server
     reached = ""
-    if isinstance(server, dict):
-        reached = str(server.get("url") or " ".join(map(str, server.get("command") or ())))
-    kept = "" if facts.get("result_kept") else " (not kept: over the limit)"
+    if server is not None:
+        command = server.get("command")
+        reached = str(server.get("url") or " ".join(map(str, command or ())))  # type: ignore[arg-type]
+    kept = "" if facts.result_kept else " (not kept: over the limit)"
     return [
-        f"  mcp server {server.get('name') if isinstance(server, dict) else '?'}: {reached}",
-        f"  definition {facts.get('definition_sha256')}",
+        f"  mcp server {'?' if server is None else server.get('name')}: {reached}",
+        f"  definition {facts.definition_sha256}",
         f"  arguments {canonical_json(receipt.arguments.get('arguments', {}))}",
-        f"  result {facts.get('result_sha256')} ({facts.get('result_bytes')} bytes){kept}",
+        f"  result {facts.result_sha256} ({facts.result_bytes} bytes){kept}",
     ]
 
 
-def _review_decision(evidence: dict[str, object]) -> str | None:
+def _review_decision(evidence: ReceiptEvidence) -> str | None:
     """A reviewed command's decision on its changes (None: the command was not reviewed)."""
-    review = evidence.get("review")
-    return str(review.get("decision")) if isinstance(review, dict) else None
+    return None if evidence.review is None else str(evidence.review.decision)
 
 
 def _show(args: argparse.Namespace, stdout: TextIO) -> int:
@@ -215,15 +211,15 @@ def _show(args: argparse.Namespace, stdout: TextIO) -> int:
 
     def show(receipt: EffectReceipt) -> None:
         stdout.write(describe_receipt(receipt) + "\n")
-        digest = receipt.evidence.get("output_sha256")
-        if args.output and isinstance(digest, str):
+        digest = receipt.evidence.output_sha256
+        if args.output and digest is not None:
             output = load_object(own_folder(args.path), digest)
             if output is None:
                 stdout.write("  (output not in the content store)\n")
             else:
                 text = output.decode("utf-8", errors="replace")
                 stdout.write("  output:\n" + "".join(f"    {line}\n" for line in text.splitlines()))
-                if receipt.evidence.get("output_truncated"):
+                if receipt.evidence.output_truncated:
                     stdout.write("  (output was truncated)\n")
         receipted.add(receipt.tool_call_id)
 
@@ -249,13 +245,13 @@ def _diff(args: argparse.Namespace, stdout: TextIO) -> int:
         stdout.write(f"error: no receipt for {args.call_id}\n")
         return 1
     evidence = receipt.evidence
-    if "result_sha256" not in evidence:
+    if not evidence.has("result_sha256"):
         stdout.write(f"error: {args.call_id} is a {receipt.tool} receipt without file bytes\n")
         return 1
     folder = own_folder(args.path)
-    base_digest = evidence.get("base_sha256")
+    base_digest, result_digest = evidence.base_sha256, evidence.result_sha256
     before = b"" if base_digest is None else load_object(folder, base_digest)
-    after = load_object(folder, evidence["result_sha256"])
+    after = None if result_digest is None else load_object(folder, result_digest)
     if before is None or after is None:
         stdout.write("error: the file's bytes are not in the content store\n")
         return 1

@@ -133,7 +133,7 @@ def shape_observation(
     # Only a result longer than a record's preview needs its artifact (budgets are longer).
     output = _command_output(artifacts, receipt) if len(result) > RECORD_PREVIEW_CHARS else None
     if limits is not None and not step.is_error and len(result) > limits.max_inline_chars:
-        truncated = receipt is not None and receipt.evidence.get("output_truncated") is True
+        truncated = receipt is not None and receipt.evidence.output_truncated is True
         command = output if step.effect is not None and step.effect.argv is not None else None
         text, shows = _externalized(artifacts, limits, result, command, truncated)
     if (
@@ -159,8 +159,8 @@ def _command_output(
     artifacts: ConversationArtifacts, receipt: EffectReceipt | None
 ) -> tuple[ArtifactRef, bytes] | None:
     """A command's whole output as its receipt names it in the content store."""
-    digest = None if receipt is None else receipt.evidence.get("output_sha256")
-    return artifacts.stored(digest) if isinstance(digest, str) else None
+    digest = None if receipt is None else receipt.evidence.output_sha256
+    return None if digest is None else artifacts.stored(digest)
 
 
 def _externalized(

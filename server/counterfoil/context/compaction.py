@@ -57,15 +57,11 @@ def compacted_record(
         "tool": receipt.tool,
         **(rest or {}),
     }
-    review = receipt.evidence.get("review")
-    if isinstance(review, dict):
+    review = receipt.evidence.review
+    if review is not None:
         # A reviewed command's changes were made in a copy: only the decision says whether
         # they reached the root.
-        applied = review.get("applied")
-        payload["review"] = {
-            "decision": review.get("decision"),
-            "applied": len(applied) if isinstance(applied, list) else 0,
-        }
+        payload["review"] = {"decision": review.decision, "applied": len(review.applied or ())}
     return COMPACTED_PREFIX + json.dumps(payload, sort_keys=True, separators=(",", ":"))
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from .. import tools
 from ..actions import ToolAction
@@ -21,6 +20,7 @@ from ..commands.tree.sandbox import OFF, sandbox_for
 from ..commands.tree.snapshot import TreeLimits, TreeRules, guarded_paths
 from ..errors import AgentError
 from ..proposals import ChangeSetProposal, CommandProposal, CommandRunsAs, ToolProposal
+from ..receipts.evidence import ReceiptEvidence
 from ..verdict import EffectOutcome
 from .approval import Approval
 from .call_record import CallRecord
@@ -70,7 +70,7 @@ class CommandEffects:
         )
 
     def propose_revert(
-        self, call_id: str, tool_call_id: str, evidence: dict[str, Any]
+        self, call_id: str, tool_call_id: str, evidence: ReceiptEvidence
     ) -> ChangeSetProposal:
         root, protected = self.policy.root, self.policy.protected_patterns
         plan = (call_id, tool_call_id, applied_record(evidence), self.record.stored_object)

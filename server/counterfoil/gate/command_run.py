@@ -7,7 +7,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from ..commands.runner import CommandResult, run_bounded
 from ..commands.tree.changes import TreeChanges
@@ -20,6 +19,7 @@ from ..errors import AgentError
 from ..proposals import CommandProposal, CommandRan, ToolProposal
 from ..receipt_evidence import command_evidence
 from ..receipts import ReceiptNotRecorded, ReceiptStore
+from ..receipts.evidence import ReceiptEvidence, ReviewRecord
 from ..verdict import NOTHING_TO_APPLY, EffectOutcome
 from .approval import Approval
 from .policy import ToolPolicy
@@ -32,7 +32,7 @@ NOT_APPLIED = "not applied"
 class CommandRun:
     outcome: CommandResult
     observation: str
-    evidence: dict[str, Any]
+    evidence: ReceiptEvidence
     effect: EffectOutcome  # what `ran` noted the command became
 
 
@@ -99,7 +99,13 @@ def run_tracked_command(
             except (AgentError, OSError) as error:
                 ran(outcome, *((_changed(changes), None) if review is None else ((), NOT_APPLIED)))
                 raise ReceiptNotRecorded(str(error)) from None
-        evidence.update(tree.record(changes, drift), sandbox=sandbox.record())
+        tree_record = tree.record(changes, drift)
+        evidence = replace(
+            evidence,
+            tree_changes=tree_record.tree_changes,
+            tree_drift=tree_record.tree_drift,
+            sandbox=sandbox.record(),
+        )
         text = [tree.observation(changes, drift)]
         if review is None:
             effect = ran(outcome, _changed(changes), None)
@@ -123,9 +129,9 @@ def run_tracked_command(
                 tree.limits.max_listed_changes,
             )
             tree.after(before)  # the real root now holds what was accepted: not drift
-            evidence["review"] = decision
+            evidence = replace(evidence, review=decision)
             text.append(_review_line(decision))
-            effect = ran(outcome, applied, decision["decision"])
+            effect = ran(outcome, applied, decision.decision)
             store.sync_objects(
                 digest
                 for change in changes.changes
@@ -137,7 +143,7 @@ def run_tracked_command(
             review.remove()
     stored = (
         "the first bytes of the output, up to the cap, are kept with the receipt"
-        if evidence.get("output_truncated") is True
+        if evidence.output_truncated is True
         else "the whole output is kept with the receipt"
     )
     return CommandRun(outcome, _joined(outcome.observation(stored), text), evidence, effect)
@@ -164,59 +170,62 @@ def _decide(
     load_object: Callable[[str], bytes | None],
     policy: ToolPolicy,
     listed_at_most: int,
-) -> tuple[dict[str, Any], Changed]:
+) -> tuple[ReviewRecord, Changed]:
     """Ask whether to apply the copy's changes; apply them whole, or not at all. A change set
     that cannot show every change (over the listing cap, or an incomplete comparison) is not
     offered: an Accept would apply only part of what the command did."""
     if not changes.count and changes.incomplete is None:
-        return {"decision": NOTHING_TO_APPLY, "applied": []}, ()
+        return ReviewRecord(decision=NOTHING_TO_APPLY, applied=()), ()
     if changes.count > len(changes.changes):
         why = (
             f"the command changed {changes.count} files, more than the {listed_at_most} "
             "a review can show; nothing was applied"
         )
-        return {"decision": NOT_APPLIED, "applied": [], "error": why}, ()
+        return ReviewRecord(decision=NOT_APPLIED, applied=(), error=why), ()
     if changes.incomplete is not None:
         why = (
             f"the comparison of the copy is incomplete ({changes.incomplete}); nothing was applied"
         )
-        return {"decision": NOT_APPLIED, "applied": [], "error": why}, ()
+        return ReviewRecord(decision=NOT_APPLIED, applied=(), error=why), ()
     change_set = replace(
         review.change_set(proposal.tool_call_id, list(proposal.argv), changes, load_object),
         ran=ran_as,
     )
-    left = [list(pair) for pair in change_set.left_alone]
+    left = tuple(tuple(pair) for pair in change_set.left_alone)
     if not change_set.files:
-        return {"decision": NOT_APPLIED, "applied": [], "left_alone": left}, ()
+        return ReviewRecord(decision=NOT_APPLIED, applied=(), left_alone=left), ()
     if not ask(change_set).approved:
-        return {"decision": "rejected", "applied": [], "left_alone": left}, ()
+        return ReviewRecord(decision="rejected", applied=(), left_alone=left), ()
     try:
         applied, alone = apply_change_set(
             policy.root, change_set.files, policy.protected_patterns, all_or_nothing=True
         )
     except AgentError as error:
-        record = {"decision": NOT_APPLIED, "accepted": True, "applied": [], "error": str(error)}
-        return {**record, "left_alone": left}, ()
-    left += [list(pair) for pair in alone]
-    paths = [item.path for item in applied]
+        record = ReviewRecord(
+            decision=NOT_APPLIED, accepted=True, applied=(), error=str(error), left_alone=left
+        )
+        return record, ()
+    left += tuple(tuple(pair) for pair in alone)
+    paths = tuple(item.path for item in applied)
     decision = "partially accepted" if left else "accepted"
-    record = {"decision": decision, "applied": paths, "left_alone": left}
+    record = ReviewRecord(decision=decision, applied=paths, left_alone=left)
     return record, tuple((item.path, item.content_sha256) for item in applied)
 
 
-def _review_line(decision: dict[str, Any]) -> str:
-    what = decision["decision"]
-    applied = f"{len(decision['applied'])} file(s) applied to the root"
-    if what == NOT_APPLIED and decision.get("accepted"):
-        return f"[review: accepted, but not applied: {decision['error']}]"
-    if what == NOT_APPLIED and decision.get("error"):
-        return f"[review: not applied: {decision['error']}]"
+def _review_line(decision: ReviewRecord) -> str:
+    what = decision.decision
+    applied = f"{len(decision.applied or ())} file(s) applied to the root"
+    left_alone = len(decision.left_alone or ())
+    if what == NOT_APPLIED and decision.accepted:
+        return f"[review: accepted, but not applied: {decision.error}]"
+    if what == NOT_APPLIED and decision.error:
+        return f"[review: not applied: {decision.error}]"
     if what == NOT_APPLIED:
-        return f"[review: not applied: none of the {len(decision['left_alone'])} change(s) can be]"
+        return f"[review: not applied: none of the {left_alone} change(s) can be]"
     if what == "accepted":
         return f"[review: accepted; {applied}]"
     if what == "partially accepted":
-        return f"[review: partially accepted; {applied}, {len(decision['left_alone'])} left alone]"
+        return f"[review: partially accepted; {applied}, {left_alone} left alone]"
     if what == "rejected":
         return "[review: rejected; the changes were discarded]"
     return "[review: nothing to apply]"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import PurePosixPath
 
 from ..actions import ToolAction
@@ -214,10 +215,14 @@ class FileEffects:
         self.note_effect(proposal.path)
         verb = "removed" if proposal.removes_file else "restored"
         result = f"{verb} {shown_path(proposal.path)} (reverts {proposal.reverts})"
-        evidence = {**file_evidence(proposal), "reverts": proposal.reverts}
-        if removed := remove_folders(self.policy.root, proposal.new_folders):
+        removed = remove_folders(self.policy.root, proposal.new_folders)
+        if removed:
             result += f" and the folder{'s' if len(removed) > 1 else ''} {', '.join(removed)}"
-            evidence["removed_folders"] = list(removed)
+        evidence = replace(
+            file_evidence(proposal),
+            reverts=proposal.reverts,
+            removed_folders=tuple(removed) or None,
+        )
         evidence = self.record.run_evidence(proposal, evidence)
         return CallRecord(result, outcome, self.record.receipt(proposal, "ok", result, evidence))
 

@@ -8,7 +8,8 @@ the model. A server that fails is one sentence; a call that got no answer has no
 from __future__ import annotations
 
 import time
-from typing import Any
+from dataclasses import replace
+from typing import Any, cast
 
 from ..actions import ToolAction
 from ..errors import AgentError, ApprovalWithdrawn
@@ -16,6 +17,7 @@ from ..mcp.connection import CallReply, McpFailure
 from ..proposals import McpProposal, sha256_hex
 from ..receipt_evidence import os_user
 from ..receipts import ReceiptNotRecorded, canonical_json
+from ..receipts.evidence import ApprovalRecord, JsonValue, McpRecord, ReceiptEvidence
 from ..steps import error_text
 from ..verdict import EffectOutcome, EffectState
 from .approval import WITHDRAWN, Approval, denial
@@ -95,56 +97,53 @@ class McpCalls:
         confirm = self.record.confirm_mcp
         return Approval(False) if confirm is None else Approval.of(confirm(proposal))
 
-    def _approval_record(self, proposal: McpProposal) -> dict[str, Any]:
-        approval: dict[str, Any] = {
-            "decision": "approved",
-            "by": os_user(),
-            "via": "readOnlyTools" if proposal.read_only else self.record.approval_via,
-            "shown_sha256": sha256_hex(canonical_json(proposal.shown).encode("utf-8")),
-            "modified": False,
-        }
-        if proposal.read_only:
-            approval["asked"] = False
-        if self.record.model_identity is not None:
-            approval["model"] = self.record.model_identity
-        return approval
+    def _approval_record(self, proposal: McpProposal) -> ApprovalRecord:
+        return ApprovalRecord(
+            decision="approved",
+            by=os_user(),
+            via="readOnlyTools" if proposal.read_only else self.record.approval_via,
+            shown_sha256=sha256_hex(canonical_json(proposal.shown).encode("utf-8")),
+            modified=False,
+            asked=False if proposal.read_only else None,
+            model=self.record.model_record(),
+        )
 
     def _recorded(
         self,
         proposal: McpProposal,
         reply: CallReply,
         duration: float,
-        approval: dict[str, Any],
+        approval: ApprovalRecord,
     ) -> CallRecord:
         """Keep the result, note the outcome and append the receipt; the model's text."""
         record = self.record
         data = canonical_json(reply.result).encode("utf-8")
-        facts: dict[str, Any] = {
-            "server": proposal.server,
-            "tool": proposal.tool,
-            "definition_sha256": proposal.definition_sha256,
-            "read_only": proposal.read_only,
-            "duration_seconds": round(duration, 3),
-            "result_sha256": sha256_hex(data),
-            "result_bytes": len(data),
-            "is_error": reply.is_error,
-        }
+        facts = McpRecord(
+            server=cast(dict[str, JsonValue], proposal.server),
+            tool=proposal.tool,
+            definition_sha256=proposal.definition_sha256,
+            read_only=proposal.read_only,
+            duration_seconds=round(duration, 3),
+            result_sha256=sha256_hex(data),
+            result_bytes=len(data),
+            is_error=reply.is_error,
+        )
         if len(data) > MAX_RESULT_BYTES:
             sentence = (
                 f"MCP server {proposal.server['name']} answered {len(data)} bytes, over the "
                 f"{MAX_RESULT_BYTES} byte limit; the result was not kept or shown"
             )
-            facts["result_kept"] = False
+            facts = replace(facts, result_kept=False)
             text, exit_state = error_text(sentence), "error"
         else:
             record.receipt_store.keep_object(data)
-            facts["result_kept"] = True
+            facts = replace(facts, result_kept=True)
             text = result_text(reply.result)
             exit_state = "error" if reply.is_error else "ok"
         preview = text[:PREVIEW_CHARS]
-        facts["preview_truncated"] = len(text) > len(preview)
+        facts = replace(facts, preview_truncated=len(text) > len(preview))
         outcome = self._note(proposal.tool_call_id, "approved", None)
-        evidence = record.run_evidence(proposal, {"mcp": facts}, approval)
+        evidence = record.run_evidence(proposal, ReceiptEvidence(mcp=facts), approval)
         try:
             receipt = record.receipt(proposal, exit_state, preview, evidence, ())
         except ReceiptNotRecorded as error:  # the call was made: it stays approved

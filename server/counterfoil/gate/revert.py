@@ -42,7 +42,7 @@ def plan_revert(
     if refusal is not None:
         raise AgentError(refusal)
     evidence = receipt.evidence
-    before_sha256 = evidence["base_sha256"]
+    before_sha256 = evidence.base_sha256
     restore: bytes | None = None
     if before_sha256 is not None:
         restore = load_object(before_sha256)
@@ -51,10 +51,10 @@ def plan_revert(
     return RevertPlan(
         call_id=call_id,
         path=receipt.changed_artifacts[0],
-        expected_sha256=evidence["result_sha256"],
+        expected_sha256=evidence.result_sha256,
         restore=restore,
         restore_sha256=before_sha256,
-        created_folders=_folders(evidence.get("created_folders"), receipt.changed_artifacts[0]),
+        created_folders=_folders(evidence.created_folders or (), receipt.changed_artifacts[0]),
     )
 
 
@@ -64,7 +64,7 @@ def _file_refusal(receipt: EffectReceipt) -> str | None:
     call_id = receipt.tool_call_id
     if receipt.exit_state != "ok" or len(receipt.changed_artifacts) != 1:
         return f"{call_id} changed no file, so there is nothing to revert"
-    if "base_sha256" not in receipt.evidence or "result_sha256" not in receipt.evidence:
+    if not receipt.evidence.writes_file:
         return f"the receipt of {call_id} does not record the bytes before it (an older log)"
     return None
 
@@ -84,11 +84,11 @@ def revertable(receipt: EffectReceipt) -> bool:
     return _file_refusal(receipt) is None
 
 
-def _folders(value: object, path: str) -> tuple[str, ...]:
+def _folders(value: tuple[str, ...], path: str) -> tuple[str, ...]:
     """The receipt's `created_folders` when each is a folder above `path` (so a revert can only
     ever remove the file's own parents); anything else is none."""
     parts = PurePosixPath(path).parts[:-1]
     parents = ["/".join(parts[: index + 1]) for index in range(len(parts))]
-    if isinstance(value, list) and value and value == parents[len(parents) - len(value) :]:
-        return tuple(value)
+    if value and list(value) == parents[len(parents) - len(value) :]:
+        return value
     return ()

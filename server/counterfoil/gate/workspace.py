@@ -24,6 +24,7 @@ from ..errors import AgentError, DetailedRefusal, ToolNotEnabled
 from ..mcp.toolbox import McpToolbox
 from ..proposals import McpProposal, ToolProposal
 from ..receipts import ReceiptNotRecorded, ReceiptStore
+from ..receipts.evidence import ApprovalRecord, ReceiptEvidence
 from ..search.scope import SearchLimits
 from ..step_facts import Placeholder, TreeOverview
 from ..steps import StepGate, StepResult
@@ -53,14 +54,14 @@ class Workspace(StepGate):
     keeps_run_record = Forwarded[bool]("record")
     model_identity = Forwarded[dict[str, Any] | None]("record")
     unrecorded_effect = Forwarded[str | None]("record")
-    before_effect = Forwarded[Callable[[ToolProposal, dict[str, Any]], None] | None]("record")
+    before_effect = Forwarded[Callable[[ToolProposal, ApprovalRecord], None] | None]("record")
     search_limits = Forwarded[SearchLimits]("reads")
     search_engine = Forwarded[str]("reads")
     tree_limits = Forwarded[TreeLimits]("commands")
     stop_commands = Forwarded[threading.Event | None]("commands")
     mcp_toolbox = Forwarded[McpToolbox | None]("record")
     confirm_mcp = Forwarded[ConfirmMcp | None]("record")
-    before_mcp_call = Forwarded[Callable[[McpProposal, dict[str, Any]], None] | None]("record")
+    before_mcp_call = Forwarded[Callable[[McpProposal, ApprovalRecord], None] | None]("record")
 
     def __init__(
         self,
@@ -206,7 +207,7 @@ class Workspace(StepGate):
         except Exception as error:  # noqa: BLE001 - the gate never raises for model input
             return self._stopped(error, None)
         receipt, effect = done.receipt, done.effect
-        evidence: dict[str, Any] = receipt.evidence if receipt is not None else {}
+        evidence = receipt.evidence if receipt is not None else ReceiptEvidence()
         call_id = receipt.tool_call_id if receipt is not None else None
         return StepResult(
             done.observation,
@@ -214,8 +215,8 @@ class Workspace(StepGate):
             state=None if effect is None else effect.state,
             effect=effect,
             receipt_id=None if receipt is None else receipt.receipt_id,
-            output_sha256=evidence.get("output_sha256"),
-            result_sha256=evidence.get("result_sha256"),
+            output_sha256=evidence.output_sha256,
+            result_sha256=evidence.result_sha256,
             syntax=done.syntax,
             lines=done.lines,
             search=done.search,

@@ -19,6 +19,7 @@ from ..proposals import ChangeSetProposal, CommandProposal, EditProposal, McpPro
 from ..receipt_evidence import approval_record, utc_now
 from ..receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore
 from ..receipts.content import load_object
+from ..receipts.evidence import ApprovalRecord, ModelRecord, ReceiptEvidence
 from ..receipts.own_folder import own_folder
 from ..verdict import EffectOutcome, EffectState
 from .policy import ToolPolicy
@@ -61,13 +62,13 @@ class WorkspaceRecord:
         self.unrecorded_effect: str | None = None
         # Called with an approved proposal and its approval evidence just before the effect;
         # raising stops the effect (a durable intent, see counterfoil.sessions.intents).
-        self.before_effect: Callable[[ToolProposal, dict[str, Any]], None] | None = None
+        self.before_effect: Callable[[ToolProposal, ApprovalRecord], None] | None = None
         # The run's MCP servers (None: none; `mcp_call` is then off) and who is asked about
         # each call of a tool not marked read-only (None: every such call is a No).
         self.mcp_toolbox: McpToolbox | None = None
         self.confirm_mcp: ConfirmMcp | None = None
         # `before_effect` for an MCP call: its durable intent, written before the call is sent.
-        self.before_mcp_call: Callable[[McpProposal, dict[str, Any]], None] | None = None
+        self.before_mcp_call: Callable[[McpProposal, ApprovalRecord], None] | None = None
 
     @property
     def available_tools(self) -> frozenset[str]:
@@ -136,7 +137,7 @@ class WorkspaceRecord:
         proposal: ToolProposal | McpProposal,
         exit_state: str,
         result: str,
-        evidence: dict[str, Any],
+        evidence: ReceiptEvidence,
         artifacts: tuple[str, ...] | None = None,
     ) -> EffectReceipt:
         """Append the receipt of an effect that has already run and return it as stored; any
@@ -153,7 +154,7 @@ class WorkspaceRecord:
             exit_state=exit_state,
             result=result,
             changed_artifacts=artifacts,
-            evidence={**evidence, "time": utc_now()},
+            evidence=replace(evidence, time=utc_now()),
         )
         try:
             return self.receipt_store.put(receipt)
@@ -163,35 +164,40 @@ class WorkspaceRecord:
 
     def approval_evidence(
         self, proposal: ToolProposal, shown: EditProposal | None = None
-    ) -> dict[str, Any]:
+    ) -> ApprovalRecord:
         """Who approved what they were shown (`shown`: the model's proposal, when the person
         approved other text)."""
         approval = self.approval_record(shown or proposal)
         if shown is not None and isinstance(proposal, EditProposal):
-            approval.update(modified=True, approved_sha256=proposal.proposed_sha256)
+            approval = replace(approval, modified=True, approved_sha256=proposal.proposed_sha256)
         return approval
 
-    def approval_record(self, proposal: ToolProposal) -> dict[str, Any]:
-        approval = approval_record(proposal, self.approval_via)
+    def approval_record(self, proposal: ToolProposal) -> ApprovalRecord:
         argv = proposal.argv if isinstance(proposal, CommandProposal) else None
-        approval["grant"] = self.policy.granted_by.of(argv)
-        if self.model_identity is not None:
-            approval["model"] = self.model_identity
-        return approval
+        return replace(
+            approval_record(proposal, self.approval_via),
+            grant=self.policy.granted_by.of(argv),
+            model=self.model_record(),
+        )
+
+    def model_record(self) -> ModelRecord | None:
+        """The proposing model, as each approval's evidence names it (None: not known)."""
+        identity = self.model_identity
+        return None if identity is None else ModelRecord.from_record(identity)
 
     def run_evidence(
         self,
         proposal: ToolProposal | McpProposal,
-        evidence: dict[str, Any],
-        approval: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
+        evidence: ReceiptEvidence,
+        approval: ApprovalRecord | None = None,
+    ) -> ReceiptEvidence:
         """An effect's evidence with this run's id and who approved it, as its receipt records
         them (recording may fail; then the run must stop and say so)."""
-        recorded = {"run_record": True} if self.keeps_run_record else {}
-        if not approval:
+        if approval is None:
             assert not isinstance(proposal, McpProposal)  # its approval is its own
             approval = self.approval_record(proposal)
-        return {"run_id": self.run_id, **recorded, **evidence, "approval": approval}
+        recorded = True if self.keeps_run_record else None
+        return replace(evidence, run_id=self.run_id, run_record=recorded, approval=approval)
 
     def stored_object(self, digest: str) -> bytes | None:
         """Bytes a receipt names, from the log's content store (None: not kept there)."""

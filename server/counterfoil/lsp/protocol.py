@@ -63,15 +63,21 @@ class RunRefused(JsonRpcServerError):
 
 def receipt_message(receipt: EffectReceipt) -> messages.Receipt:
     """A receipt as the declared message, with whether revert can undo it (decided here, by
-    the revert's own checks, so the editor only asks): a key the log writes that the message
-    does not declare is a TypeError here, not a surprise in the extension."""
-    data = receipt.to_dict()
-    approval = data.pop("approval", None)
+    the revert's own checks, so the editor only asks). The evidence is the log's, typed: what
+    this version cannot read of it stays in the log and is not sent."""
+    evidence = receipt.evidence
+    model = None if evidence.approval is None else evidence.approval.model
     return messages.Receipt(
-        **data,
-        approval=None if approval is None else messages.Approval(**approval),
+        **{item.name: getattr(evidence, item.name) for item in dataclasses.fields(evidence)},
+        receipt_id=receipt.receipt_id,
+        tool_call_id=receipt.tool_call_id,
+        tool=receipt.tool,
+        arguments=receipt.arguments,
+        exit_state="ok" if receipt.exit_state == "ok" else "error",
+        result=receipt.result,
+        changed_artifacts=list(receipt.changed_artifacts),
         revertable=revertable(receipt),
-        proposedBy=identity_short((approval or {}).get("model")),
+        proposedBy=identity_short(None if model is None else model.as_record()),
     )
 
 

@@ -115,17 +115,17 @@ def files_written(log_path: Path) -> dict[str, list[messages.FileWritten]]:
     written: dict[str, list[messages.FileWritten]] = {}
 
     def note(receipt: EffectReceipt) -> None:
-        run_id = receipt.evidence.get("run_id")
-        if not isinstance(run_id, str):
+        run_id = receipt.evidence.run_id
+        if run_id is None:
             return
-        digest = receipt.evidence.get("result_sha256")
+        digest = receipt.evidence.result_sha256
         for path in receipt.changed_artifacts:
             written.setdefault(run_id, []).append(
                 messages.FileWritten(
                     path=path,
                     toolCallId=receipt.tool_call_id,
                     tool=receipt.tool,
-                    sha256=digest if isinstance(digest, str) else None,
+                    sha256=digest,
                 )
             )
 

@@ -55,7 +55,7 @@ def stdio_launch(
         argv=(*sandbox.prefix, *server.command),
         environment={**names, **dict(sandbox.environment)},
         cwd=str(root),
-        sandbox=sandbox.record(),
+        sandbox=sandbox.record().as_record(),
     )
 
 

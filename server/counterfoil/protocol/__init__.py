@@ -11,12 +11,24 @@ always sent, `null` included.
 
 from __future__ import annotations
 
-import sys
-import typing
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from ..receipts.evidence import (  # the receipt's evidence, declared once in the core
+    ApprovalRecord,
+    JsonValue,
+    LeftOutChangeRecord,
+    McpRecord,
+    ModelRecord,
+    ReceiptEvidence,
+    ReviewRecord,
+    SandboxRecord,
+    TreeChangeRecord,
+    TreeChangesRecord,
+    TreeDriftRecord,
+    field_annotations,
+)
 from .branches import (  # the branch requests' messages, in their own module
     BranchCheckResult,
     BranchesParams,
@@ -33,7 +45,6 @@ from .folder_settings import (
     FolderSettingValue,
 )
 from .receipts import (
-    Approval,
     ExportEvidenceParams,
     ExportEvidenceResult,
     LoggedReceipt,
@@ -126,9 +137,8 @@ from .wire import (
 
 def field_types(cls: type) -> dict[str, Any]:
     """A message's field types, its names resolved across the package (one module's
-    annotations name another's messages)."""
-    namespace = {**vars(sys.modules[cls.__module__]), **globals()}
-    return typing.get_type_hints(cls, namespace)
+    annotations name another's messages), `JsonValue` kept whole."""
+    return field_annotations(cls, globals())
 
 
 class Runs(Enum):
@@ -243,7 +253,7 @@ __all__ = [
     "ActivityPhase",
     "AgentEvent",
     "AgentsFileRecord",
-    "Approval",
+    "ApprovalRecord",
     "BranchCheckResult",
     "BranchInfo",
     "BranchState",
@@ -277,12 +287,16 @@ __all__ = [
     "FollowUpParams",
     "InspectParams",
     "InspectResult",
+    "JsonValue",
     "LeftAlone",
+    "LeftOutChangeRecord",
     "LoggedReceipt",
     "McpCallPreview",
     "McpDefinitionPreview",
+    "McpRecord",
     "McpServerShown",
     "ModelParams",
+    "ModelRecord",
     "ModelRuntimeResult",
     "ModelState",
     "ModelStateName",
@@ -294,10 +308,12 @@ __all__ = [
     "Position",
     "Range",
     "Receipt",
+    "ReceiptEvidence",
     "ReceiptsResult",
     "Request",
     "ResumeParams",
     "RevertParams",
+    "ReviewRecord",
     "RunActivity",
     "RunParams",
     "RunRecord",
@@ -307,6 +323,7 @@ __all__ = [
     "RunStateNotice",
     "RunValidationParams",
     "Runs",
+    "SandboxRecord",
     "SelectBranchParams",
     "SelectBranchResult",
     "SelectionOutcome",
@@ -322,6 +339,9 @@ __all__ = [
     "ToolArgument",
     "ToolCall",
     "ToolInfo",
+    "TreeChangeRecord",
+    "TreeChangesRecord",
+    "TreeDriftRecord",
     "Validation",
     "ValidationResult",
     "Verdict",

@@ -3,65 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
+from ..receipts.evidence import JsonValue, ReceiptEvidence
 from .field_checks import SHA256, WORD, checked
 from .wire import SOMETIMES
 
 
 @dataclass(frozen=True, kw_only=True)
-class Approval:
-    decision: str | None = field(default=None, metadata=SOMETIMES)
-    by: str | None = field(default=None, metadata=SOMETIMES)
-    via: str | None = field(default=None, metadata=SOMETIMES)
-    shown_sha256: str | None = field(default=None, metadata=SOMETIMES)
-    approved_sha256: str | None = field(default=None, metadata=SOMETIMES)
-    modified: bool | None = field(default=None, metadata=SOMETIMES)
-    # Where the grant that allowed the effect came from: `settings` (the person's own),
-    # `walkthrough`, `confirmed-folder` (a folder's grant the person said yes to), `task-package`.
-    grant: str | None = field(default=None, metadata=SOMETIMES)
-    # The model that proposed it (`ModelIdentity.as_record()`); absent for a scripted model.
-    model: Any = field(default=None, metadata=SOMETIMES)
-    # False: nobody was asked (an MCP tool the person marked read-only; `via: readOnlyTools`).
-    asked: bool | None = field(default=None, metadata=SOMETIMES)
-
-
-@dataclass(frozen=True, kw_only=True)
-class LoggedReceipt:
-    """A receipt as the log holds it (snake_case, as written); evidence fields are those the
-    effect had."""
+class LoggedReceipt(ReceiptEvidence):
+    """A receipt as the log holds it (snake_case, as written): the course's six fields and id,
+    and the evidence (`receipts/evidence.py`, declared once there) the effect had."""
 
     receipt_id: str
     tool_call_id: str
     tool: str
-    arguments: dict[str, Any]
+    arguments: dict[str, JsonValue]
     exit_state: Literal["ok", "error"]
     result: str
     changed_artifacts: list[str]
-    run_id: str | None = field(default=None, metadata=SOMETIMES)
-    time: str | None = field(default=None, metadata=SOMETIMES)
-    approval: Approval | None = field(default=None, metadata=SOMETIMES)
-    base_sha256: str | None = field(default=None, metadata=SOMETIMES)
-    result_sha256: str | None = field(default=None, metadata=SOMETIMES)
-    argv: list[str] | None = field(default=None, metadata=SOMETIMES)
-    cwd: str | None = field(default=None, metadata=SOMETIMES)
-    exit_status: int | None = field(default=None, metadata=SOMETIMES)
-    duration_seconds: float | None = field(default=None, metadata=SOMETIMES)
-    output_sha256: str | None = field(default=None, metadata=SOMETIMES)
-    output_truncated: bool | None = field(default=None, metadata=SOMETIMES)
-    reverts: str | None = field(default=None, metadata=SOMETIMES)
-    created_folders: list[str] | None = field(default=None, metadata=SOMETIMES)
-    removed_folders: list[str] | None = field(default=None, metadata=SOMETIMES)
-    recovered: Any = field(default=None, metadata=SOMETIMES)  # settled from an intent
-    run_record: bool | None = field(default=None, metadata=SOMETIMES)  # its run keeps a record
-    # What a command changed in the tree, what changed beside it, how it was confined, and a
-    # reviewed command's answer (see docs/protocol.md).
-    tree_changes: Any = field(default=None, metadata=SOMETIMES)
-    tree_drift: Any = field(default=None, metadata=SOMETIMES)
-    sandbox: Any = field(default=None, metadata=SOMETIMES)
-    review: Any = field(default=None, metadata=SOMETIMES)
-    # An MCP call's server, definition digest and result digest (see docs/mcp.md).
-    mcp: Any = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
+from ..receipts import evidence
+
 EffectState = Literal["approved", "rejected", "refused", "failed"]
 Validation = Literal["passed", "failed", "not_run", "stale"]
 RunStateName = Literal["running", "stopping", "pausing", "paused", "cancelled", "ended"]
@@ -16,15 +18,19 @@ SessionStateName = Literal["interrupted", "paused", "discarded", "ended", "runni
 # and its end (generated).
 ActivityPhase = Literal["loading", "loaded", "prefill", "generating", "generated"]
 
-
-SOMETIMES = {"sometimes": True}  # a field sent only when it has a value
+# A field sent only when it has a value: declared once, with the receipt's evidence, whose every
+# fact is one.
+SOMETIMES = evidence.SOMETIMES
 
 
 def wire(message: Any) -> Any:
-    """A message as the JSON data the daemon sends (dataclasses to objects, tuples to lists)."""
+    """A message as the JSON data the daemon sends (dataclasses to objects, tuples to lists);
+    a field marked SOMETIMES is left out when None, one the log alone keeps always."""
     if dataclasses.is_dataclass(message) and not isinstance(message, type):
         shown: dict[str, Any] = {}
         for item in dataclasses.fields(message):
+            if item.metadata.get("log_only"):
+                continue
             value = getattr(message, item.name)
             if value is None and item.metadata.get("sometimes"):
                 continue

@@ -1,8 +1,9 @@
 """One receipt: the course's six fields and id, plus the evidence a person can check later.
 
 The id is the SHA-256 of the six fields exactly as the course defines it, so course logs still
-load. The evidence (run, time, digests, approval) sits beside them on the same line; the chain
-link of a line that carries evidence commits to the whole line (see `line_digest`).
+load. The evidence (run, time, digests, approval: `evidence.ReceiptEvidence`) sits beside them on the
+same line; the chain link of a line that carries evidence commits to the whole line (see
+`line_digest`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from ..errors import AgentError
+from .evidence import ReceiptEvidence, evidence_keys
 
 RECEIPT_FIELDS = (
     "tool_call_id",
@@ -23,32 +25,7 @@ RECEIPT_FIELDS = (
     "result",
     "changed_artifacts",
 )
-EVIDENCE_FIELDS = frozenset(
-    {
-        "run_id",
-        "run_record",  # True: the run keeps a record beside the log (sessions/decisions.py)
-        "time",
-        "base_sha256",
-        "result_sha256",
-        "argv",
-        "cwd",
-        "exit_status",
-        "duration_seconds",
-        "output_sha256",
-        "output_truncated",
-        "approval",
-        "reverts",
-        "recovered",  # recorded after an interruption, from the disk (see sessions/intents.py)
-        "created_folders",  # a new file's new folders, outermost first
-        "removed_folders",  # those its revert removed (they were empty)
-        # What a command did to the tree, what changed before it (not by it), how it ran.
-        "tree_changes",
-        "tree_drift",
-        "sandbox",
-        "review",
-        "mcp",  # an MCP call's server, definition digest, result digest (see gate/mcp_calls.py)
-    }
-)
+EVIDENCE_FIELDS = evidence_keys()  # the fields of `ReceiptEvidence`, as the line names them
 CHAIN_KEY = "chain_sha256"
 SIGNATURE_KEY = "signature"
 PUBLIC_KEY_KEY = "public_key"
@@ -77,7 +54,7 @@ class EffectReceipt:
     exit_state: str
     result: str
     changed_artifacts: tuple[str, ...] = ()
-    evidence: dict[str, Any] = field(default_factory=dict, compare=True)
+    evidence: ReceiptEvidence = field(default_factory=ReceiptEvidence)
 
     def payload(self) -> dict[str, Any]:
         return {
@@ -94,7 +71,7 @@ class EffectReceipt:
         return payload_digest(self.payload())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"receipt_id": self.receipt_id, **self.payload(), **self.evidence}
+        return {"receipt_id": self.receipt_id, **self.payload(), **self.evidence.as_record()}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EffectReceipt:
@@ -108,7 +85,9 @@ class EffectReceipt:
             exit_state=data["exit_state"],
             result=data["result"],
             changed_artifacts=tuple(artifacts),
-            evidence={key: data[key] for key in data.keys() - COURSE_KEYS},
+            evidence=ReceiptEvidence.from_record(
+                {key: value for key, value in data.items() if key not in COURSE_KEYS}
+            ),
         )
         if receipt.receipt_id != data["receipt_id"]:
             raise AgentError("receipt digest does not match its contents")
@@ -158,7 +137,7 @@ def encode_line(
     the receipt id commits to the six fields, the bytes to everything else on the line.
     """
     line = receipt.to_dict()
-    if not receipt.evidence and signer is None:
+    if not receipt.evidence.as_record() and signer is None:
         link = chain_link(previous_link, receipt.receipt_id)
         return json.dumps({**line, CHAIN_KEY: link}, separators=(",", ":")).encode(), link
     if signer is not None:

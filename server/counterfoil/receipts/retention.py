@@ -59,7 +59,7 @@ def named_digests(value: Any) -> Iterator[str]:
 
 
 def receipt_digests(receipt: EffectReceipt) -> Iterator[str]:
-    return named_digests(receipt.evidence)
+    return named_digests(receipt.evidence.as_record())
 
 
 def logs_in(log_folder: Path) -> list[Path]:

@@ -303,7 +303,7 @@ class ReceiptStore:
             state.highest_auto = max(state.highest_auto, auto_number(receipt.tool_call_id))
             state.link = link
             state.chained = True
-            state.evidence_seen = state.evidence_seen or bool(receipt.evidence)
+            state.evidence_seen = state.evidence_seen or bool(receipt.evidence.as_record())
             state.signed_by = signer.public_key if signer is not None else state.signed_by
             state.consumed += len(data)
             head = read_head(self.path)

@@ -8,12 +8,12 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from ..errors import AgentError
 from ..files.path_text import shown_path
 from .chain import ChainState, head_problem, iter_lines, receipt_from_line, take_lines
 from .errors import ReceiptLogError
+from .evidence import ReceiptEvidence, TreeChangesRecord
 from .head import LogHead, read_head
 from .logfile import locked_log
 from .record import EffectReceipt
@@ -135,39 +135,32 @@ def last_results(path: Path) -> dict[str, tuple[str, str | None]]:
             receipt = receipt_from_line(raw, complete)
             for changed, digest in applied_tree_results(receipt.evidence):
                 results[changed] = (receipt.tool_call_id, digest)
-            if "result_sha256" not in receipt.evidence or receipt.exit_state != "ok":
+            if not receipt.evidence.has("result_sha256") or receipt.exit_state != "ok":
                 continue
             for artifact in receipt.changed_artifacts:
-                results[artifact] = (receipt.tool_call_id, receipt.evidence["result_sha256"])
+                results[artifact] = (receipt.tool_call_id, receipt.evidence.result_sha256)
     return results
 
 
-def applied_tree_results(evidence: dict[str, Any]) -> list[tuple[str, str | None]]:
+def applied_tree_results(evidence: ReceiptEvidence) -> list[tuple[str, str | None]]:
     """`tree_results` of what reached the root: a reviewed command's changes were made in a
     copy, and only those its review applied are the root's."""
-    found = tree_results(evidence.get("tree_changes"))
-    review = evidence.get("review")
-    if not isinstance(review, dict):
+    found = tree_results(evidence.tree_changes)
+    if evidence.review is None:
         return found
-    applied = review.get("applied")
-    paths = (
-        {path for path in applied if isinstance(path, str)} if isinstance(applied, list) else set()
-    )
+    paths = set(evidence.review.applied or ())
     return [item for item in found if item[0] in paths]
 
 
-def tree_results(record: object) -> list[tuple[str, str | None]]:
+def tree_results(record: TreeChangesRecord | None) -> list[tuple[str, str | None]]:
     """The files a command (or a revert of one) left, with their digests, from `tree_changes`:
     regular files only, and only those hashed."""
-    if not isinstance(record, dict) or not isinstance(record.get("changes"), list):
-        return []
     found: list[tuple[str, str | None]] = []
-    for change in record["changes"]:
-        if not isinstance(change, dict) or change.get("kind") != "file":
+    for change in () if record is None else record.changes or ():
+        path, after = change.path, change.after_sha256
+        if change.kind != "file" or path is None or "after_sha256" in change.unread:
             continue
-        path, after = change.get("path"), change.get("after_sha256")
-        deleted = after is None and change.get("change") == "deleted"
-        if isinstance(path, str) and (deleted or isinstance(after, str)):
+        if after is not None or change.change == "deleted":
             found.append((path, after))
     return found
 

@@ -23,6 +23,7 @@ from typing import Any
 from ..errors import AgentError
 from ..files.files import write_all
 from ..receipt_evidence import os_user, utc_now
+from ..receipts.evidence import ReceiptEvidence
 from ..receipts.record import EffectReceipt
 from ..receipts.signing import Signer, load_signer
 from ..receipts.verify import applied_tree_results
@@ -31,7 +32,6 @@ from .store import SessionStore
 
 DECISIONS_FILE = "decisions.jsonl"
 HEAD_FILE = "decisions.head"
-RECORDED_KEY = "run_record"  # in a receipt's evidence: its run keeps a record
 LINK_KEY = "link"
 SIGNATURE_KEYS = ("signature", "public_key")
 
@@ -97,7 +97,6 @@ def recorded_outcomes(
         if receipt.tool_call_id in decided:
             continue
         decided.add(receipt.tool_call_id)
-        argv = receipt.evidence.get("argv")
         path = receipt.arguments.get("path")
         outcomes.append(
             _outcome(
@@ -106,17 +105,11 @@ def recorded_outcomes(
                 "approved",
                 receipt,
                 path=path if isinstance(path, str) else None,
-                argv=tuple(argv) if isinstance(argv, list) else None,
+                argv=receipt.evidence.argv,
                 reason=None,
             )
         )
     return outcomes
-
-
-def _review_decision(evidence: dict[str, Any]) -> str | None:
-    review = evidence.get("review")
-    decision = review.get("decision") if isinstance(review, dict) else None
-    return decision if isinstance(decision, str) else None
 
 
 def _outcome(
@@ -129,7 +122,7 @@ def _outcome(
     argv: tuple[str, ...] | None,
     reason: Any,
 ) -> EffectOutcome:
-    evidence = receipt.evidence if receipt is not None else {}
+    evidence = receipt.evidence if receipt is not None else ReceiptEvidence()
     written = receipt is not None and bool(receipt.changed_artifacts)
     return EffectOutcome(
         call_id,
@@ -137,12 +130,12 @@ def _outcome(
         state,
         path=path,
         argv=argv,
-        sha256=evidence.get("result_sha256") if written else None,
-        exit_status=evidence.get("exit_status"),
-        timed_out=bool(evidence.get("timed_out")),
+        sha256=evidence.result_sha256 if written else None,
+        exit_status=evidence.exit_status,
+        timed_out=False,  # a receipt does not say (a command's exit status is null after either)
         reason=reason,
         tree_changes=tuple(applied_tree_results(evidence)),
-        review=_review_decision(evidence),
+        review=None if evidence.review is None else evidence.review.decision,
     )
 
 
@@ -347,9 +340,7 @@ def _has_record(sessions: SessionStore, run_id: str) -> bool:
 def recorded_run_ids(receipts: Iterable[EffectReceipt]) -> set[str]:
     """The runs whose receipts say they keep a record beside the log."""
     return {
-        str(receipt.evidence.get("run_id"))
-        for receipt in receipts
-        if receipt.evidence.get(RECORDED_KEY) is True
+        str(receipt.evidence.run_id) for receipt in receipts if receipt.evidence.run_record is True
     }
 
 

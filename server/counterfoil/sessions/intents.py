@@ -19,6 +19,7 @@ from ..errors import AgentError
 from ..proposals import CommandProposal, EditProposal, McpProposal, ToolProposal
 from ..receipt_evidence import utc_now
 from ..receipts import EffectReceipt, ReceiptStore
+from ..receipts.evidence import ApprovalRecord, ReceiptEvidence
 from ..receipts.retention import register_digest_source
 from ..receipts.verify import file_digest
 from ..steps import error_text
@@ -59,7 +60,7 @@ class Settled:
 
 
 def intent_of(
-    proposal: ToolProposal, approval: dict[str, Any], run_id: str, root: Path
+    proposal: ToolProposal, approval: ApprovalRecord, run_id: str, root: Path
 ) -> dict[str, Any]:
     """The record written before an approved effect runs."""
     intent: dict[str, Any] = {
@@ -68,7 +69,7 @@ def intent_of(
         "tool": proposal.action.tool,
         "arguments": dict(proposal.action.arguments),
         "root": str(root),
-        "approval": approval,
+        "approval": approval.as_record(),
         "time": utc_now(),
     }
     if isinstance(proposal, CommandProposal):
@@ -86,7 +87,7 @@ def intent_of(
 
 
 def mcp_intent_of(
-    proposal: McpProposal, approval: dict[str, Any], run_id: str, root: Path
+    proposal: McpProposal, approval: ApprovalRecord, run_id: str, root: Path
 ) -> dict[str, Any]:
     """The record written before an approved MCP call is sent: settled as interrupted, as a
     command is, since no one can tell from the disk whether the server acted on it."""
@@ -96,7 +97,7 @@ def mcp_intent_of(
         "tool": proposal.action.tool,
         "arguments": dict(proposal.action.arguments),
         "root": str(root),
-        "approval": approval,
+        "approval": approval.as_record(),
         "time": utc_now(),
         "kind": "mcp",
         "mcp": {
@@ -365,6 +366,8 @@ def _record(
         if intent.get("reverts"):
             evidence["reverts"] = intent["reverts"]
     evidence.update(approval=intent["approval"], recovered=recovered, time=utc_now())
+    # The intent is a record on disk, read as a receipt's evidence is: what this version cannot
+    # read in it is kept as it was written.
     try:
         receipts.put(
             EffectReceipt(
@@ -374,7 +377,7 @@ def _record(
                 exit_state=exit_state,
                 result=result,
                 changed_artifacts=artifacts,
-                evidence=evidence,
+                evidence=ReceiptEvidence.from_record(evidence),
             )
         )
     except OSError as error:

@@ -171,7 +171,7 @@ class RecordedRun:
         run_receipts = [
             receipt
             for receipt in self.store.iter_receipts()
-            if receipt.evidence.get("run_id") == record.run_id
+            if receipt.evidence.run_id == record.run_id
         ]
         recorder.continue_run(
             recorded_outcomes(read_entries(recorder.decisions.path), self.store.get, run_receipts)

@@ -19,6 +19,7 @@ from ..model import ConfiguresTools, McpListings, ModelReply, configure, model_r
 from ..model_state import ModelCheckpoint
 from ..proposals import McpProposal, ToolProposal
 from ..receipt_evidence import utc_now
+from ..receipts.evidence import ApprovalRecord
 from ..verdict import EffectOutcome, compute_verdict
 from .checkpoint import (
     KeepsPromptCache,
@@ -140,12 +141,12 @@ class SessionRecorder:
 
         return ask
 
-    def write_intent(self, proposal: ToolProposal, approval: dict[str, Any]) -> None:
+    def write_intent(self, proposal: ToolProposal, approval: ApprovalRecord) -> None:
         root = self.workspace.policy.root
         intent = intent_of(proposal, approval, self.workspace.run_id, root)
         self.sessions.write_intent(self.workspace.run_id, proposal.tool_call_id, intent)
 
-    def write_mcp_intent(self, proposal: McpProposal, approval: dict[str, Any]) -> None:
+    def write_mcp_intent(self, proposal: McpProposal, approval: ApprovalRecord) -> None:
         root = self.workspace.policy.root
         intent = mcp_intent_of(proposal, approval, self.workspace.run_id, root)
         self.sessions.write_intent(self.workspace.run_id, proposal.tool_call_id, intent)

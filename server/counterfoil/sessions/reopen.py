@@ -103,8 +103,8 @@ def own_writes(sessions: SessionStore, run_id: str) -> dict[str, set[str]]:
     written: dict[str, set[str]] = {}
     store = ReceiptStore(sessions.log_path, signer=None)
     for receipt in store.iter_receipts():
-        digest = receipt.evidence.get("result_sha256")
-        if receipt.evidence.get("run_id") != run_id or not isinstance(digest, str):
+        digest = receipt.evidence.result_sha256
+        if receipt.evidence.run_id != run_id or digest is None:
             continue
         for path in receipt.changed_artifacts:
             written.setdefault(path, set()).add(digest)

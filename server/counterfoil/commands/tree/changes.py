@@ -13,9 +13,9 @@ from __future__ import annotations
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from ...files.path_text import shown_path
+from ...receipts.evidence import TreeChangeRecord, TreeChangesRecord
 from .left_out import LeftOutChange, left_out_changes
 from .listing import StatKey
 from .snapshot import FOLDER, Entry, Snapshot, TreeLimits
@@ -48,18 +48,8 @@ class TreeChange:
     def _entries(self) -> tuple[Entry | None, Entry | None]:
         return (self.before, self.after)
 
-    def to_dict(self, kept: Callable[[str], bool]) -> dict[str, Any]:
+    def evidence(self, kept: Callable[[str], bool]) -> TreeChangeRecord:
         """The receipt's record of this change; `note` says what was not read or not kept."""
-        record: dict[str, Any] = {
-            "path": self.path,
-            "change": self.change,
-            "kind": (self.after or self.before or _MISSING).kind,
-            "before_sha256": self.before_sha256,
-            "after_sha256": self.after_sha256,
-            "before_mode": None if self.before is None else stat.S_IMODE(self.before.mode),
-            "after_mode": None if self.after is None else stat.S_IMODE(self.after.mode),
-            "size": None if self.after is None else self.after.size,
-        }
         notes = [entry.note for entry in self._entries if entry is not None and entry.note]
         missing = [
             digest
@@ -68,9 +58,17 @@ class TreeChange:
         ]
         if missing and not notes:
             notes.append("bytes not kept (over the content store's size cap)")
-        if notes:
-            record["note"] = "; ".join(dict.fromkeys(notes))
-        return record
+        return TreeChangeRecord(
+            path=self.path,
+            change=self.change,
+            kind=(self.after or self.before or _MISSING).kind,
+            before_sha256=self.before_sha256,
+            after_sha256=self.after_sha256,
+            before_mode=None if self.before is None else stat.S_IMODE(self.before.mode),
+            after_mode=None if self.after is None else stat.S_IMODE(self.after.mode),
+            size=None if self.after is None else self.after.size,
+            note="; ".join(dict.fromkeys(notes)) or None,
+        )
 
 
 _MISSING = Entry("file", 0, 0, 0, 0, 0, None)
@@ -90,17 +88,15 @@ class TreeChanges:
     def paths(self) -> tuple[str, ...]:
         return tuple(change.path for change in self.changes)
 
-    def evidence(self, kept: Callable[[str], bool]) -> dict[str, Any]:
-        record: dict[str, Any] = {
-            "changes": [change.to_dict(kept) for change in self.changes],
-            "count": self.count,
-            "listed": len(self.changes),
-            "ignored": dict(sorted(self.ignored.items())),
-            "incomplete": self.incomplete,
-        }
-        if self.left_out:
-            record["left_out_changes"] = [change.to_dict() for change in self.left_out]
-        return record
+    def evidence(self, kept: Callable[[str], bool]) -> TreeChangesRecord:
+        return TreeChangesRecord(
+            changes=tuple(change.evidence(kept) for change in self.changes),
+            count=self.count,
+            listed=len(self.changes),
+            ignored=dict(sorted(self.ignored.items())),
+            incomplete=self.incomplete,
+            left_out_changes=tuple(change.evidence() for change in self.left_out) or None,
+        )
 
     def observation(self, limit: int, heading: str) -> str:
         """A bounded text for the model: the first `limit` changes, protected names withheld."""

@@ -18,10 +18,10 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from ...receipts import ReceiptStore
 from ...receipts.content import store_object
+from ...receipts.evidence import ReceiptEvidence, TreeDriftRecord
 from ...receipts.hold import ObjectHold
 from ...receipts.own_folder import make_own_folder
 from .changes import TreeChanges, compare
@@ -121,12 +121,14 @@ class CommandTree:
         self.store.sync_objects(named)
         return changes
 
-    def record(self, changes: TreeChanges, drift: TreeChanges) -> dict[str, Any]:
+    def record(self, changes: TreeChanges, drift: TreeChanges) -> ReceiptEvidence:
         """The receipt's fields: the command's changes, and drift (paths only) beside them."""
-        record: dict[str, Any] = {"tree_changes": changes.evidence(self.is_kept)}
-        if drift.count:
-            record["tree_drift"] = {"paths": list(drift.paths), "count": drift.count}
-        return record
+        return ReceiptEvidence(
+            tree_changes=changes.evidence(self.is_kept),
+            tree_drift=TreeDriftRecord(paths=drift.paths, count=drift.count)
+            if drift.count
+            else None,
+        )
 
     def observation(self, changes: TreeChanges, drift: TreeChanges) -> str:
         """What the model is told, bounded: the command's changes, then drift apart."""

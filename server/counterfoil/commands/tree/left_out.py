@@ -19,9 +19,9 @@ import os
 import stat
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from ...files.files import DIRECTORY_FLAGS
+from ...receipts.evidence import LeftOutChangeRecord
 from .listing import folder_listing
 
 Keys = dict[str, tuple[int, ...]]
@@ -48,11 +48,10 @@ class LeftOutChange:
     entries: int | None
     unchecked: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        record: dict[str, Any] = {"path": self.path, "why": self.why, "entries": self.entries}
-        if self.unchecked is not None:
-            record["unchecked"] = self.unchecked
-        return record
+    def evidence(self) -> LeftOutChangeRecord:
+        return LeftOutChangeRecord(
+            path=self.path, why=self.why, entries=self.entries, unchecked=self.unchecked
+        )
 
     def line(self) -> str:
         if self.entries is None:

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from ...actions import ToolAction
 from ...errors import AgentError
@@ -25,91 +24,72 @@ from ...files.files import READ_FLAGS, closed_after, open_folder_path, replace_f
 from ...files.path_text import shown_path
 from ...files.paths import relative_parts
 from ...proposals import ChangeSetProposal, FileRestore
+from ...receipts.evidence import ReceiptEvidence, TreeChangeRecord, TreeChangesRecord
 
 CHANGED_SINCE = "changed since the command"
 LoadObject = Callable[[str], bytes | None]
 
 
 def plan_command_revert(
-    call_id: str, record: object, load_object: LoadObject
+    call_id: str, record: TreeChangesRecord | None, load_object: LoadObject
 ) -> tuple[list[FileRestore], list[tuple[str, str]]]:
     """From a command's `tree_changes`: the files to put back, and those it cannot (why)."""
-    if not isinstance(record, dict) or not isinstance(record.get("changes"), list):
+    if record is None or record.changes is None:
         raise AgentError(f"the receipt of {call_id} does not record what the command changed")
     files: list[FileRestore] = []
     left: list[tuple[str, str]] = []
-    for change in _named(record["changes"]):
-        path, why = change["path"], _why_not(change)
+    for change, path in _named(record.changes):
+        why = _why_not(change)
         if why is not None:
             left.append((path, why))
             continue
-        before = change.get("before_sha256")
+        before = change.before_sha256
         content = None if before is None else load_object(before)
         if before is not None and content is None:
             left.append((path, "the bytes before the command were not kept"))
             continue
-        mode = change.get("before_mode")
-        files.append(
-            FileRestore(
-                path,
-                change.get("after_sha256"),
-                content,
-                before,
-                mode if isinstance(mode, int) else None,
-            )
-        )
-    files = _with_made_folders(files, record["changes"])
-    unlisted = record.get("count", 0) - len(record["changes"])
-    if isinstance(unlisted, int) and unlisted > 0:
+        files.append(FileRestore(path, change.after_sha256, content, before, change.before_mode))
+    files = _with_made_folders(files, record.changes)
+    unlisted = (record.count or 0) - len(record.changes)
+    if unlisted > 0:
         left.append((f"({unlisted} more)", "not listed on the receipt"))
     return files, left
 
 
-def can_revert_command(evidence: dict[str, Any]) -> bool:
+def can_revert_command(evidence: ReceiptEvidence) -> bool:
     """Whether a command's receipt records a change that reached the root and that its revert
     can put back (`plan_command_revert` takes it); the bytes before it and the file as it is
     now are checked when the revert is proposed."""
     record = applied_record(evidence)
-    if not isinstance(record, dict) or not isinstance(record.get("changes"), list):
+    if record is None or record.changes is None:
         return False
-    return any(_why_not(change) is None for change in _named(record["changes"]))
+    return any(_why_not(change) is None for change, _ in _named(record.changes))
 
 
-def _named(changes: list[Any]) -> Iterator[dict[str, Any]]:
-    """The recorded changes that are objects naming a path (anything else is passed over)."""
+def _named(changes: tuple[TreeChangeRecord, ...]) -> Iterator[tuple[TreeChangeRecord, str]]:
+    """The recorded changes that name a path, with it (any other is passed over)."""
     for change in changes:
-        if isinstance(change, dict) and isinstance(change.get("path"), str):
-            yield change
+        if change.path is not None:
+            yield change, change.path
 
 
-def applied_record(evidence: dict[str, Any]) -> object:
+def applied_record(evidence: ReceiptEvidence) -> TreeChangesRecord | None:
     """A command's `tree_changes` as far as they reached the root: a reviewed command's
     changes were made in a copy, and only those its review applied are the root's to revert."""
-    record = evidence.get("tree_changes")
-    review = evidence.get("review")
-    if not isinstance(review, dict) or not isinstance(record, dict):
+    record, review = evidence.tree_changes, evidence.review
+    if review is None or record is None:
         return record
-    applied = review.get("applied")
-    paths = set(applied) if isinstance(applied, list) else set()
-    changes = record.get("changes")
-    kept = (
-        [change for change in changes if isinstance(change, dict) and change.get("path") in paths]
-        if isinstance(changes, list)
-        else []
-    )
-    return {**record, "changes": kept, "count": len(kept)}
+    paths = set(review.applied or ())
+    kept = tuple(change for change in record.changes or () if change.path in paths)
+    return replace(record, changes=kept, count=len(kept))
 
 
-def _with_made_folders(files: list[FileRestore], changes: list[Any]) -> list[FileRestore]:
+def _with_made_folders(
+    files: list[FileRestore], changes: tuple[TreeChangeRecord, ...]
+) -> list[FileRestore]:
     """A file the command deleted and whose path holds files it created was replaced by a
     folder: the folders it made there (the created files' parents, deepest first) go first."""
-    created = [
-        change["path"]
-        for change in changes
-        if isinstance(change, dict)
-        and change.get("change") == "created"
-        and isinstance(change.get("path"), str)
-    ]
+    created = [path for change, path in _named(changes) if change.change == "created"]
     planned: list[FileRestore] = []
     for item in files:
         inside = [path for path in created if path.startswith(item.path + "/")]
@@ -127,17 +107,17 @@ def _with_made_folders(files: list[FileRestore], changes: list[Any]) -> list[Fil
     return planned
 
 
-def _why_not(change: dict[str, Any]) -> str | None:
-    if change.get("kind") != "file":
-        return f"a {change.get('kind')}, not a regular file"
-    note = str(change.get("note") or "")
+def _why_not(change: TreeChangeRecord) -> str | None:
+    if change.kind != "file":
+        return f"a {change.kind}, not a regular file"
+    note = change.note or ""
     if "protected" in note:
         return "protected"
     if "hard links" in note:
         return "has other hard links"
-    wanted = [change.get("after_sha256")] if change.get("change") != "deleted" else []
-    if change.get("change") != "created":
-        wanted.append(change.get("before_sha256"))
+    wanted = [change.after_sha256] if change.change != "deleted" else []
+    if change.change != "created":
+        wanted.append(change.before_sha256)
     if any(digest is None for digest in wanted):
         return "not hashed when recorded"
     return None
@@ -303,33 +283,33 @@ def apply_change_set(
 
 def change_set_record(
     applied: list[FileRestore], alone: list[tuple[str, str]] | tuple[tuple[str, str], ...]
-) -> dict[str, Any]:
+) -> TreeChangesRecord:
     """A change set's `tree_changes`: what it did to each file, in the commands' vocabulary."""
-    changes = [
-        {
-            "path": item.path,
-            "change": "created"
+    changes = tuple(
+        TreeChangeRecord(
+            path=item.path,
+            change="created"
             if item.expected_sha256 is None
             else "deleted"
             if item.content is None
             else "modified",
-            "kind": "file",
-            "before_sha256": item.expected_sha256,
-            "after_sha256": item.content_sha256 if item.content is not None else None,
-            "before_mode": None,
-            "after_mode": None if item.content is None else item.mode,
-            "size": None if item.content is None else len(item.content),
-        }
+            kind="file",
+            before_sha256=item.expected_sha256,
+            after_sha256=item.content_sha256 if item.content is not None else None,
+            before_mode=None,
+            after_mode=None if item.content is None else item.mode,
+            size=None if item.content is None else len(item.content),
+        )
         for item in sorted(applied, key=lambda item: item.path)
-    ]
-    return {
-        "changes": changes,
-        "count": len(changes),
-        "listed": len(changes),
-        "ignored": {},
-        "incomplete": None,
-        "left_alone": [list(pair) for pair in alone],
-    }
+    )
+    return TreeChangesRecord(
+        changes=changes,
+        count=len(changes),
+        listed=len(changes),
+        ignored={},
+        incomplete=None,
+        left_alone=tuple(tuple(pair) for pair in alone),
+    )
 
 
 def change_set_result(
@@ -349,7 +329,7 @@ def change_set_result(
 def propose_command_revert(
     call_id: str,
     tool_call_id: str,
-    record: object,
+    record: TreeChangesRecord | None,
     load_object: LoadObject,
     root: Path,
     protected: tuple[str, ...],
@@ -372,7 +352,7 @@ def propose_command_revert(
 class AppliedChangeSet:
     changed: tuple[tuple[str, str | None], ...]  # each file written, with its new digest
     result: str
-    evidence: dict[str, Any]
+    evidence: ReceiptEvidence
 
 
 def apply_approved_change_set(
@@ -385,8 +365,8 @@ def apply_approved_change_set(
     )
     left = [*proposal.left_alone, *alone]
     verb = f"reverted {proposal.reverts} in" if proposal.reverts else "applied"
-    evidence: dict[str, Any] = {"tree_changes": change_set_record(applied, left)}
-    if proposal.reverts is not None:
-        evidence["reverts"] = proposal.reverts
+    evidence = ReceiptEvidence(
+        tree_changes=change_set_record(applied, left), reverts=proposal.reverts
+    )
     changed = tuple((item.path, item.content_sha256) for item in applied)
     return AppliedChangeSet(changed, change_set_result(verb, applied, left), evidence)

@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from ...errors import AgentError
+from ...receipts.evidence import SandboxRecord
 from . import socket_filter
 from .reach import UNRESTRICTED, Reach, inside_root, reach_for
 
@@ -50,13 +50,13 @@ class Sandbox:
         listens): not with the network off under a filter or `sandbox-exec`."""
         return self.seccomp is None and not (self.mechanism == SANDBOX_EXEC and not self.network)
 
-    def record(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "mechanism": self.mechanism,
-            "network": self.network,
-            "unix_sockets": self.unix_sockets,
-        }
+    def record(self) -> SandboxRecord:
+        return SandboxRecord(
+            mode=self.mode,
+            mechanism=self.mechanism,
+            network=self.network,
+            unix_sockets=self.unix_sockets,
+        )
 
     @contextmanager
     def launch(self) -> Iterator[tuple[tuple[str, ...], tuple[int, ...]]]:
