@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 from tests.support.receipts import receipt
+from tests.support.workspaces import make_workspace
 
-from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil import ReceiptStore, ToolAction, ToolPolicy
 from counterfoil.errors import AgentError
 from counterfoil.receipts import EffectReceipt
 from counterfoil.receipts.chain import receipt_from_line
@@ -44,11 +45,8 @@ def log(tmp_path: Path) -> Path:
     policy = ToolPolicy(
         root, allow_writes=True, allowed_commands=(COMMAND, ("true",)), create_parent_folders=True
     )
-    space = Workspace(
-        policy,
-        receipt_store=ReceiptStore(root / LOG, signer=None),
-        confirm_proposal=lambda proposal: True,
-        run_id="run-1",
+    space = make_workspace(
+        policy, answer=True, store=ReceiptStore(root / LOG, signer=None), run_id="run-1"
     )
     space.model_identity = MODEL
     space.read_file("app.py")
