@@ -387,6 +387,8 @@ def run_agent(
             text += "\n\nNote: " + taken.loop.sentence()
         if taken.syntax is not None:
             text += "\n\nNote: " + taken.syntax.sentence()
+        if taken.same is not None:
+            text += "\n\nNote: " + taken.same.sentence()
         if taken.tree is not None:
             text += "\n\n" + refreshed_overview(taken.tree)
         if taken.phrase is not None:
@@ -442,19 +444,24 @@ def continue_conversation(messages: Messages, task: str, system_prompt: str) -> 
 def alternating_loop(
     action: ToolAction, history: Sequence[tuple[ToolAction, StepResult]]
 ) -> ActionLoop | None:
-    """`action` repeats the one two steps back and neither step since changed anything, so its
-    observation would be the one the model already has: the model is alternating (A, B, A)
-    with nothing new to see. Identical consecutive actions are the repeated-action check's."""
-    if len(history) < 2:
+    """`action` repeats the one two or three steps back and no step since changed anything, so
+    its observation would be the one the model already has: the model is going round (A, B, A
+    or A, B, C, A) with nothing new to see. Identical consecutive actions are the
+    repeated-action check's."""
+    if history and action == history[-1][0]:
         return None
-    (before, before_step), (last, last_step) = history[-2], history[-1]
-    if action != before or action == last or _changed_tree(before_step) or _changed_tree(last_step):
-        return None
-    if isinstance(before_step.detail, ReadFirst):  # the read between is what it asked for
-        return None
-    if action.tool == "read_file" and last.tool in CHANGES:
-        return None  # a change that missed says to read the file again: once is no loop
-    return ActionLoop((_written(before), _written(last)))
+    for period in range(2, MAX_LOOP_PERIOD + 1):
+        cycle = history[-period:]
+        if len(cycle) < period or action != cycle[0][0]:
+            continue
+        if any(_changed_tree(step) for _, step in cycle):
+            return None
+        if isinstance(cycle[0][1].detail, ReadFirst):  # the read after it is what it asked for
+            return None
+        if action.tool == "read_file" and any(done.tool in CHANGES for done, _ in cycle[1:]):
+            return None  # a change that missed says to read the file again: once is no loop
+        return ActionLoop(tuple(_written(done) for done, _ in cycle))
+    return None
 
 
 def _loop_step(loop: ActionLoop) -> StepResult:
@@ -462,6 +469,7 @@ def _loop_step(loop: ActionLoop) -> StepResult:
 
 
 CHANGES = ("edit_file", "write_file")
+MAX_LOOP_PERIOD = 3  # the longest round of actions (A, B, C, A) caught before the step limit
 MAX_DONE_COMMAND = 80  # characters of a command's argv a TaskProgress line keeps
 MAX_UNREAD_SHOWN = 8  # files a phrase that matched nothing lists as not read yet
 MAX_READ_FOR_THE_MODEL = 2000  # characters of a file a refused change shows whole
@@ -558,9 +566,9 @@ def _with_read_now(
 
 
 def _phrase_not_found(action: ToolAction, taken: StepResult) -> bool:
-    """A search for three or more words that matched nothing."""
-    pattern = str(action.arguments.get("pattern", ""))
-    if action.tool != "search_files" or taken.is_error or len(pattern.split()) < 3:
+    """A search that matched nothing (a small model searched for "off-by-one", found nothing
+    and finished)."""
+    if action.tool != "search_files" or taken.is_error:
         return False
     return taken.search is not None and taken.search.none_found
 

@@ -102,7 +102,8 @@ class EditMiss:
 @dataclass(frozen=True)
 class ActionLoop:
     """The model repeated itself with nothing new to see: one action sent again in a row with
-    the same result, or two alternated (A, B, A); the actions as the model wrote them."""
+    the same result, or a round of two or three (A, B, A; A, B, C, A); the actions as the
+    model wrote them."""
 
     actions: tuple[dict[str, Any], ...]  # {"tool": …, …}
 
@@ -114,7 +115,8 @@ class ActionLoop:
                 " the run."
             )
         else:
-            head = f"repeated actions with no new result: {shown} were both answered already."
+            every = "both" if len(self.actions) == 2 else "all"
+            head = f"repeated actions with no new result: {shown} were {every} answered already."
         return (
             f"{head} Do not repeat it; instead {self._instead()}, or reply with your final answer."
         )
@@ -150,6 +152,25 @@ class SyntaxProblem:
             f"{head} Before this change it was valid {self.language}, as a JSON string:"
             f" {json.dumps(self.before)}. Write it again as valid {self.language} with the change"
             " the task asks for before you finish."
+        )
+
+
+@dataclass(frozen=True)
+class SameMeaning:
+    """A write or an edit that changed a file's bytes but not what they mean in its format: the
+    same JSON value, the same Python code, the same TOML values (a small model rewrote
+    `config.json` and `answer.py` in its own layout with the value the task asked it to change
+    untouched, and finished)."""
+
+    path: str
+    language: str  # "JSON", "Python", "TOML"
+
+    def sentence(self) -> str:
+        what = {"JSON": "JSON value", "Python": "Python code", "TOML": "TOML values"}
+        return (
+            f"{self.path} holds the same {what.get(self.language, self.language)} as before this"
+            " change; only its layout differs. Nothing in it that the task asks to change has"
+            " changed yet."
         )
 
 
@@ -198,15 +219,21 @@ class TaskProgress:
 
 @dataclass(frozen=True)
 class PhraseNotFound:
-    """A search for a phrase of several words found nothing: a search matches text as it is
-    written on one line, and a small model searches for the task's own sentence; `unread`, the
-    listed files it has not read yet (it copied "one word of it" as its next pattern)."""
+    """A search found nothing. For a phrase of several words: a search matches text as it is
+    written on one line, and a small model searches for the task's own sentence. `unread`, the
+    listed files it has not read yet (it copied "one word of it" as its next pattern; after a
+    one-word search that found nothing, it finished)."""
 
     pattern: str
     unread: tuple[str, ...] = ()
 
     def sentence(self) -> str:
-        head = "no line holds that whole phrase (a search matches text as written on one line)."
+        if len(self.pattern.split()) < 3:
+            head = "no line of the project's files matches that pattern."
+            if not self.unread:
+                return f"{head} Read the files the task is about with read_file."
+        else:
+            head = "no line holds that whole phrase (a search matches text as written on one line)."
         if not self.unread:
             return f"{head} Search for a single word instead."
         return (

@@ -14,6 +14,7 @@ from .step_facts import (
     LinesShown,
     PhraseNotFound,
     ReadNow,
+    SameMeaning,
     SearchHits,
     StepDetail,
     SyntaxProblem,
@@ -39,7 +40,8 @@ class StepResult:
     model is shown the text built from it (`model_text`). `loop`: the model repeated itself with nothing new to see (an
     alternation is refused with it; an identical repeat is done and told so after its
     observation). `syntax`: the file a write or an edit left unparseable in its format, told
-    after the observation. `tree` is what the root holds after a step that changed which files it
+    after the observation. `same`: a file a write or an edit changed only in layout (the same
+    JSON value, Python code or TOML values), told after the observation. `tree` is what the root holds after a step that changed which files it
     holds, shown to the model after the observation. `read_now`: the file a read just showed
     had a change refused for not being read, to be made now. `progress`: after a file written,
     the task and the effects done so far. `phrase`: a search for several words found nothing.
@@ -58,6 +60,7 @@ class StepResult:
     detail: StepDetail | None = None
     loop: ActionLoop | None = None
     syntax: SyntaxProblem | None = None
+    same: SameMeaning | None = None
     tree: TreeOverview | None = None
     read_now: ReadNow | None = None
     progress: TaskProgress | None = None

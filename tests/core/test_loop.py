@@ -328,6 +328,22 @@ def test_alternating_reads_are_answered_with_what_to_try_instead(demo_project: P
     assert model.calls[3][-1]["content"] == "Tool result:\nerror: " + third.loop.sentence()
 
 
+def test_a_round_of_three_actions_with_nothing_new_is_answered_like_an_alternation(
+    demo_project: Path,
+) -> None:
+    """The 1.5B went search, read, read, and round again, to the step limit."""
+    model = RecordingModel(LIST, READ_APP, READ_GREETING, LIST, FINAL)
+    run = run_agent(TASK, model, read_only(demo_project))
+    fourth = run.events[3].step_result
+    assert fourth is not None and fourth.loop is not None and fourth.state == "refused"
+    assert [action["tool"] for action in fourth.loop.actions] == [
+        "list_files",
+        "read_file",
+        "read_file",
+    ]
+    assert "were all answered already" in fourth.loop.sentence()
+
+
 def test_alternating_again_after_the_answer_ends_the_run(demo_project: Path) -> None:
     model = RecordingModel(READ_APP, LIST, READ_APP, LIST, FINAL)
     run = run_agent(TASK, model, read_only(demo_project), AgentLimits(max_steps=8))
@@ -551,3 +567,16 @@ def test_a_plain_generate_callables_steps_say_no_figures(demo_project: Path) -> 
 
     assert (run.events[0].response_stats, run.events[0].model_note) == (None, None)
     assert run.responses == ()
+
+
+def test_a_write_that_changed_only_the_layout_is_told_to_the_model(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text('{\n  "strict": false\n}\n')
+    workspace = make_workspace(tmp_path, answer=True, allow_writes=True)
+    read = '{"tool":"read_file","path":"config.json"}'
+    write = '{"tool":"write_file","path":"config.json","content":"{\\"strict\\":false}"}'
+    model = RecordingModel(read, write, FINAL)
+
+    run_agent("enable strict parsing in config.json", model, workspace)
+
+    told = model.calls[2][-1]["content"]
+    assert told.startswith("Tool result:\nwrote config.json\n\nNote: config.json holds the same")

@@ -11,7 +11,14 @@ import pytest
 from tests.support.workspaces import make_workspace
 
 from counterfoil import AgentError, ToolAction
-from counterfoil.step_facts import Difference, EditMiss, NoSuchPath, Placeholder, ReadFirst
+from counterfoil.step_facts import (
+    Difference,
+    EditMiss,
+    NoSuchPath,
+    Placeholder,
+    ReadFirst,
+    SameMeaning,
+)
 
 
 def read(path: str) -> ToolAction:
@@ -182,3 +189,51 @@ def test_a_file_that_did_not_parse_before_is_not_repeated(tmp_path: Path) -> Non
 
     assert step.syntax is not None and step.syntax.before is None
     assert step.syntax.sentence().endswith("Read it and fix it before you finish.")
+
+
+@pytest.mark.parametrize(
+    ("name", "before", "after", "language"),
+    [
+        (
+            "config.json",
+            '{\n  "parser": {\n    "strict": false\n  }\n}\n',
+            '{"parser":{"strict":false}}',
+            "JSON",
+        ),
+        (
+            "answer.py",
+            'ANSWER = 41\n\nraise RuntimeError("x")\n',
+            "ANSWER = 41\nraise RuntimeError('x')",
+            "Python",
+        ),
+        ("pyproject.toml", "[tool]\nx = 1\n", "[tool]\nx = 1  # kept\n", "TOML"),
+    ],
+)
+def test_a_write_that_changes_only_the_layout_says_the_meaning_is_the_same(
+    tmp_path: Path, name: str, before: str, after: str, language: str
+) -> None:
+    """The 1.5B rewrote config.json and answer.py in its own layout with the value the task
+    asked it to change untouched, and finished: the step says nothing that matters changed."""
+    (tmp_path / name).write_text(before)
+    workspace = make_workspace(tmp_path, allow_writes=True, answer=True)
+    workspace.execute_step(read(name))
+
+    step = workspace.execute_step(ToolAction("write_file", {"path": name, "content": after}))
+
+    assert step.observation == f"wrote {name}"
+    assert step.same == SameMeaning(name, language)
+    assert step.same.sentence().endswith(
+        "only its layout differs. Nothing in it that the task asks to change has changed yet."
+    )
+
+
+def test_a_write_that_changes_a_value_or_creates_a_file_is_not_the_same(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text('{"strict": false}\n')
+    workspace = make_workspace(tmp_path, allow_writes=True, answer=True)
+    workspace.execute_step(read("config.json"))
+
+    changed = ToolAction("write_file", {"path": "config.json", "content": '{"strict":true}'})
+    created = ToolAction("write_file", {"path": "new.json", "content": "{}"})
+
+    assert workspace.execute_step(changed).same is None
+    assert workspace.execute_step(created).same is None

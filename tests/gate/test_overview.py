@@ -207,10 +207,19 @@ def test_a_search_for_a_whole_phrase_that_matches_nothing_names_the_files_not_re
     second, third = (event.step_result for event in run.events[1:3])
     assert second is not None
     assert second.phrase == PhraseNotFound("stop treating empty values as missing", ("notes.md",))
-    assert third is not None and third.phrase is None  # one word: nothing to suggest
+    assert third is not None and third.phrase == PhraseNotFound("nothing", ("notes.md",))
     assert model.calls[2][-1]["content"] == (
         "Tool result:\n(no matches)\n\nNote: no line holds that whole phrase (a search matches"
         " text as written on one line). Files you have not read yet: notes.md. Read the ones"
         " the task is about with read_file."
     )
     assert PhraseNotFound("a b c").sentence().endswith("Search for a single word instead.")
+    assert model.calls[3][-1]["content"] == (
+        "Tool result:\n(no matches)\n\nNote: no line of the project's files matches that"
+        " pattern. Files you have not read yet: notes.md. Read the ones the task is about with"
+        " read_file."
+    )
+    assert PhraseNotFound("off-by-one").sentence() == (
+        "no line of the project's files matches that pattern. Read the files the task is"
+        " about with read_file."
+    )

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..receipts import EffectReceipt
-from ..step_facts import LinesShown, SearchHits, SyntaxProblem
+from ..step_facts import LinesShown, SameMeaning, SearchHits, SyntaxProblem
 from ..verdict import EffectOutcome
 
 
@@ -15,12 +15,14 @@ from ..verdict import EffectOutcome
 class CallRecord:
     """A read's or an effect's answer: `observation` (what the course's methods return),
     `effect` (what the effect became), `receipt` (the receipt it left, or the earlier one a
-    repeated call id names), `syntax` (a file the effect left unparseable), `lines` (what a
+    repeated call id names), `syntax` (a file the effect left unparseable), `same` (a file it
+    changed only in layout), `lines` (what a
     ranged read showed) and `search` (how many lines a search found)."""
 
     observation: str
     effect: EffectOutcome | None = None
     receipt: EffectReceipt | None = None
     syntax: SyntaxProblem | None = None
+    same: SameMeaning | None = None
     lines: LinesShown | None = None
     search: SearchHits | None = None

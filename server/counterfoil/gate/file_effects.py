@@ -25,7 +25,7 @@ from .edits import apply_edit
 from .new_folders import folders_made, missing_folders, remove_folders
 from .policy import ToolPolicy
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
-from .syntax import syntax_problem
+from .syntax import same_meaning, syntax_problem
 from .workspace_paths import Resolve, WorkspacePaths
 from .workspace_record import WorkspaceRecord
 
@@ -144,6 +144,7 @@ class FileEffects:
             self.record.seen.pop(proposal.path)  # the model saw a cut diff, not the text
         self.record.modified.add(proposal.path)
         syntax = syntax_problem(proposal.path, proposal.proposed_text, proposal.base_text)
+        same = same_meaning(proposal.path, proposal.proposed_text, proposal.base_text)
         self.note_effect(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {shown_path(proposal.path)}"
@@ -156,7 +157,7 @@ class FileEffects:
             )
         evidence = self.record.run_evidence(proposal, file_evidence(proposal), approval)
         receipt = self.record.receipt(proposal, "ok", result, evidence)
-        return CallRecord(result, outcome, receipt, syntax=syntax)
+        return CallRecord(result, outcome, receipt, syntax=syntax, same=same)
 
     def propose_revert(
         self, receipt: EffectReceipt | None, call_id: str, tool_call_id: str

@@ -11,7 +11,7 @@ import warnings
 from dataclasses import replace
 from pathlib import PurePosixPath
 
-from ..step_facts import SyntaxProblem
+from ..step_facts import SameMeaning, SyntaxProblem
 
 MAX_CHECKED_CHARS = 1024 * 1024
 
@@ -53,3 +53,29 @@ def _problem(path: str, text: str) -> SyntaxProblem | None:
     except (ValueError, RecursionError, MemoryError):
         return None  # past what the parser takes: not the model's syntax
     return None
+
+
+def same_meaning(path: str, text: str, before: str | None) -> SameMeaning | None:
+    """`text` differs from `before` but parses to the same thing in the format `path` names
+    (Python compared as its syntax tree, without positions), or None."""
+    if before is None or text == before or max(len(text), len(before)) > MAX_CHECKED_CHARS:
+        return None
+    suffix = PurePosixPath(path).suffix.lower()
+    language = {".json": "JSON", ".py": "Python", ".toml": "TOML"}.get(suffix)
+    if language is None:
+        return None
+    try:
+        same = _meaning(suffix, text) == _meaning(suffix, before)
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
+        return None  # one of them does not parse: not the same, and syntax_problem says so
+    return SameMeaning(path, language) if same else None
+
+
+def _meaning(suffix: str, text: str) -> object:
+    if suffix == ".json":
+        return json.loads(text)
+    if suffix == ".toml":
+        return tomllib.loads(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.dump(ast.parse(text))

@@ -218,6 +218,7 @@ class Workspace(StepGate):
             output_sha256=evidence.output_sha256,
             result_sha256=evidence.result_sha256,
             syntax=done.syntax,
+            same=done.same,
             lines=done.lines,
             search=done.search,
         )
