@@ -467,6 +467,20 @@ class Settings:
         "reads ranges of (default {default})",
         folder=LOWER,
     )
+    # Off by default: measured with Qwen2.5-Coder-1.5B, a model shown the files first wrote
+    # them back unchanged and finished more often than one that read them itself.
+    read_named_files: bool = setting(
+        False,
+        "readNamedFiles",
+        boolean,
+        schema={"type": "boolean"},
+        description="Before the model's first step, read it the short files the task names "
+        "(and, in a project of three files or fewer, all of them): reads through the gate, "
+        "shown in the run as read for the model.",
+        flag="--read-named-files",
+        help="read the model the short files the task names before its first step",
+        folder=FOLDER_MAY,
+    )
     # The root's AGENTS.md goes into the system prompt.
     agents_file: bool = setting(
         True,
@@ -599,7 +613,7 @@ class Settings:
             max_steps=self.max_steps,
             max_context_tokens=window,
             max_inline_chars=self.max_inline_chars,
-            read_named_files=True,
+            read_named_files=self.read_named_files,
         )
 
     def receipt_log_path(self, root: Path) -> Path:
