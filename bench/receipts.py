@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from counterfoil import EffectReceipt, ReceiptStore, verify_receipt_log
+from counterfoil.receipt_fields import ReceiptEvidence
 from counterfoil.receipts.chain import ChainState, take_lines
 from counterfoil.receipts.head import write_head
 from counterfoil.receipts.record import encode_line
@@ -50,7 +51,7 @@ def receipt(number: int) -> EffectReceipt:
             "ok",
             "edited app.py",
             ("app.py",),
-            evidence,
+            ReceiptEvidence.from_record(evidence),
         )
     evidence |= {
         "argv": ["python", "-m", "pytest", "-q"],
@@ -67,7 +68,7 @@ def receipt(number: int) -> EffectReceipt:
         "ok",
         "status: 0\noutput:\n" + "." * 60 + " [100%]\n1 passed in 0.01s\n",
         (),
-        evidence,
+        ReceiptEvidence.from_record(evidence),
     )
 
 

@@ -1,5 +1,5 @@
 """What a receipt records beyond the course's six fields: when, in which run, which bytes, what
-ran, and who approved exactly what they were shown (the types: `receipts/evidence.py`)."""
+ran, and who approved exactly what they were shown (the types: `receipt_fields.py`)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from .proposals import (
     ToolProposal,
     sha256_hex,
 )
+from .receipt_fields import ApprovalRecord, ReceiptEvidence
 from .receipts import canonical_json
 from .receipts.content import ObjectStream
-from .receipts.evidence import ApprovalRecord, ReceiptEvidence
 
 
 def utc_now() -> str:

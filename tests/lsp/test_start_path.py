@@ -28,6 +28,7 @@ ANSWERING_INITIALIZE = {
     "counterfoil.lsp.transport",
     "counterfoil.openblas",  # standard library only: OpenBLAS preloaded by a re-exec, if any
     "counterfoil.protocol",
+    "counterfoil.receipt_fields",  # standard library only: the receipt fields the wire declares
     *(f"counterfoil.protocol.{path.stem}" for path in PROTOCOL.glob("[!_]*.py")),
     "counterfoil.tools",
 }

@@ -4,8 +4,8 @@ result digests."""
 from __future__ import annotations
 
 from counterfoil.attestation.statement import effect_entry
+from counterfoil.receipt_fields import ApprovalRecord, McpRecord, ReceiptEvidence
 from counterfoil.receipts import EffectReceipt
-from counterfoil.receipts.evidence import ApprovalRecord, McpRecord, ReceiptEvidence
 
 FACTS = {
     "server": {"name": "files", "transport": "stdio", "command": ["srv"]},

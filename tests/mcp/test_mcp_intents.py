@@ -10,7 +10,7 @@ from tests.support.workspaces import log_path, make_workspace
 
 from counterfoil import ReceiptStore, ToolAction
 from counterfoil.proposals import McpProposal
-from counterfoil.receipts.evidence import ApprovalRecord
+from counterfoil.receipt_fields import ApprovalRecord
 from counterfoil.sessions.intents import mcp_intent_of, settle_intents
 from counterfoil.sessions.store import SessionStore
 

@@ -12,9 +12,9 @@ from tests.support.receipts import approving_workspace, log_path, write
 from counterfoil import ReceiptStore, verify_receipt_log
 from counterfoil.cli.main import main
 from counterfoil.errors import AgentError
+from counterfoil.receipt_fields import ReceiptEvidence
 from counterfoil.receipts import CHAIN_KEY, EffectReceipt
 from counterfoil.receipts import store as store_module
-from counterfoil.receipts.evidence import ReceiptEvidence
 from counterfoil.receipts.head import head_path
 from counterfoil.receipts.signing import PUBLIC_KEY_FILE
 

@@ -11,8 +11,8 @@ from tests.support.receipts import approving_workspace, log_path, write
 
 from counterfoil import ReceiptStore, verify_receipt_log
 from counterfoil.cli.main import main
+from counterfoil.receipt_fields import ReceiptEvidence
 from counterfoil.receipts import CHAIN_KEY, RECEIPT_FIELDS, EffectReceipt
-from counterfoil.receipts.evidence import ReceiptEvidence
 from counterfoil.receipts.record import PUBLIC_KEY_KEY, SIGNATURE_KEY, encode_line
 from counterfoil.receipts.signing import KEY_FILE, PUBLIC_KEY_FILE
 

@@ -1,4 +1,4 @@
-"""A receipt's evidence is typed (`receipts/evidence.py`) and changes nothing on disk: a line
+"""A receipt's evidence is typed (`receipt_fields.py`) and changes nothing on disk: a line
 read back and written again has the same bytes, what this version cannot read survives it, and
 each effect writes its evidence's keys in the order the log always had them."""
 
@@ -14,13 +14,13 @@ from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy
 from counterfoil.errors import AgentError
-from counterfoil.receipts import EffectReceipt
-from counterfoil.receipts.chain import receipt_from_line
-from counterfoil.receipts.evidence import (
+from counterfoil.receipt_fields import (
     ApprovalRecord,
     ModelRecord,
     TreeChangeRecord,
 )
+from counterfoil.receipts import EffectReceipt
+from counterfoil.receipts.chain import receipt_from_line
 from counterfoil.receipts.record import CHAIN_KEY, encode_line
 
 LOG = ".counterfoil/receipts.jsonl"

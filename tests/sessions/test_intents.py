@@ -13,7 +13,7 @@ from counterfoil import ReceiptStore, ToolAction, Workspace
 from counterfoil.cli.receipts import receipts_command
 from counterfoil.proposals import ToolProposal
 from counterfoil.receipt_evidence import approval_record
-from counterfoil.receipts.evidence import ApprovalRecord
+from counterfoil.receipt_fields import ApprovalRecord
 from counterfoil.sessions.intents import intent_of, objects_in_use, settle_intents
 from counterfoil.sessions.store import SessionStore
 

@@ -238,7 +238,7 @@ export interface ExportEvidenceResult {
   unreceipted: string[];
 }
 
-/** A receipt as the log holds it (snake_case, as written): the course's six fields and id, and the evidence (`receipts/evidence.py`, declared once there) the effect had. */
+/** A receipt as the log holds it (snake_case, as written): the course's six fields and id, and the evidence (`receipt_fields.py`, declared once there) the effect had. */
 export interface LoggedReceipt extends ReceiptEvidence {
   receipt_id: string;
   tool_call_id: string;

@@ -27,9 +27,9 @@ from ..files.tree_copy import CopyCount, Snapshot, copy_tree, read_relative, sna
 from ..gate.policy import ToolPolicy
 from ..gate.workspace import Workspace
 from ..proposals import ToolProposal
+from ..receipt_fields import ApprovalRecord
 from ..receipts import ReceiptStore
 from ..receipts.content import OBJECTS_FOLDER
-from ..receipts.evidence import ApprovalRecord
 from ..receipts.guard import LogGuard
 from ..receipts.head import head_path
 from ..receipts.own_folder import make_own_folder, own_folder

@@ -18,8 +18,8 @@ from ..errors import AgentError
 from ..gate.policy import ToolPolicy
 from ..proposals import ToolProposal
 from ..receipt_evidence import utc_now
+from ..receipt_fields import ApprovalRecord
 from ..receipts import ReceiptStore
-from ..receipts.evidence import ApprovalRecord
 from ..sessions.intents import intent_of
 from ..sessions.record import CheckpointRefused
 from ..sessions.store import RunLock, SessionStore

@@ -11,9 +11,9 @@ from typing import TextIO
 from ..errors import AgentError
 from ..files.path_text import shown_path
 from ..model_identity import describe_identity
+from ..receipt_fields import ReceiptEvidence
 from ..receipts import EffectReceipt, ReceiptStore, canonical_json, verify_receipt_log
 from ..receipts.content import load_object
-from ..receipts.evidence import ReceiptEvidence
 from ..receipts.own_folder import own_folder
 from ..receipts.retention import collect_garbage
 from ..receipts.signing import init_key, signature_checker

@@ -20,7 +20,7 @@ from ..commands.tree.sandbox import OFF, sandbox_for
 from ..commands.tree.snapshot import TreeLimits, TreeRules, guarded_paths
 from ..errors import AgentError
 from ..proposals import ChangeSetProposal, CommandProposal, CommandRunsAs, ToolProposal
-from ..receipts.evidence import ReceiptEvidence
+from ..receipt_fields import ReceiptEvidence
 from ..verdict import EffectOutcome
 from .approval import Approval
 from .call_record import CallRecord

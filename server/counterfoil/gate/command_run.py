@@ -18,8 +18,8 @@ from ..commands.tree.sandbox import REVIEW, private_temporary, sandbox_for
 from ..errors import AgentError
 from ..proposals import CommandProposal, CommandRan, ToolProposal
 from ..receipt_evidence import command_evidence
+from ..receipt_fields import ReceiptEvidence, ReviewRecord
 from ..receipts import ReceiptNotRecorded, ReceiptStore
-from ..receipts.evidence import ReceiptEvidence, ReviewRecord
 from ..verdict import NOTHING_TO_APPLY, EffectOutcome
 from .approval import Approval
 from .policy import ToolPolicy

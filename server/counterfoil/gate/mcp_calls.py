@@ -16,8 +16,8 @@ from ..errors import AgentError, ApprovalWithdrawn
 from ..mcp.connection import CallReply, McpFailure
 from ..proposals import McpProposal, sha256_hex
 from ..receipt_evidence import os_user
+from ..receipt_fields import ApprovalRecord, JsonValue, McpRecord, ReceiptEvidence
 from ..receipts import ReceiptNotRecorded, canonical_json
-from ..receipts.evidence import ApprovalRecord, JsonValue, McpRecord, ReceiptEvidence
 from ..steps import error_text
 from ..verdict import EffectOutcome, EffectState
 from .approval import WITHDRAWN, Approval, denial

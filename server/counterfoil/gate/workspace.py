@@ -23,8 +23,8 @@ from ..commands.tree.snapshot import TreeLimits
 from ..errors import AgentError, DetailedRefusal, ToolNotEnabled
 from ..mcp.toolbox import McpToolbox
 from ..proposals import McpProposal, ToolProposal
+from ..receipt_fields import ApprovalRecord, ReceiptEvidence
 from ..receipts import ReceiptNotRecorded, ReceiptStore
-from ..receipts.evidence import ApprovalRecord, ReceiptEvidence
 from ..search.scope import SearchLimits
 from ..step_facts import Placeholder, TreeOverview
 from ..steps import StepGate, StepResult

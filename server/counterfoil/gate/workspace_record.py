@@ -17,9 +17,9 @@ from ..actions import ToolAction
 from ..errors import AgentError
 from ..proposals import ChangeSetProposal, CommandProposal, EditProposal, McpProposal, ToolProposal
 from ..receipt_evidence import approval_record, utc_now
+from ..receipt_fields import ApprovalRecord, ModelRecord, ReceiptEvidence
 from ..receipts import EffectReceipt, ReceiptNotRecorded, ReceiptStore
 from ..receipts.content import load_object
-from ..receipts.evidence import ApprovalRecord, ModelRecord, ReceiptEvidence
 from ..receipts.own_folder import own_folder
 from ..verdict import EffectOutcome, EffectState
 from .policy import ToolPolicy

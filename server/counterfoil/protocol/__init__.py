@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from ..receipts.evidence import (  # the receipt's evidence, declared once in the core
+from ..receipt_fields import (  # the receipt's evidence, declared once in the core
     ApprovalRecord,
     JsonValue,
     LeftOutChangeRecord,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..receipts.evidence import JsonValue, ReceiptEvidence
+from ..receipt_fields import JsonValue, ReceiptEvidence
 from .field_checks import SHA256, WORD, checked
 from .wire import SOMETIMES
 
@@ -13,7 +13,7 @@ from .wire import SOMETIMES
 @dataclass(frozen=True, kw_only=True)
 class LoggedReceipt(ReceiptEvidence):
     """A receipt as the log holds it (snake_case, as written): the course's six fields and id,
-    and the evidence (`receipts/evidence.py`, declared once there) the effect had."""
+    and the evidence (`receipt_fields.py`, declared once there) the effect had."""
 
     receipt_id: str
     tool_call_id: str

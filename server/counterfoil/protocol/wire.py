@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-from ..receipts import evidence
+from .. import receipt_fields as evidence
 
 EffectState = Literal["approved", "rejected", "refused", "failed"]
 Validation = Literal["passed", "failed", "not_run", "stale"]

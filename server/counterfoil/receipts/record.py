@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any
 
 from ..errors import AgentError
-from .evidence import ReceiptEvidence, evidence_keys
+from ..receipt_fields import ReceiptEvidence, evidence_keys
 
 RECEIPT_FIELDS = (
     "tool_call_id",

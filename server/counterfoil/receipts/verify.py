@@ -11,9 +11,9 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import AgentError
 from ..files.path_text import shown_path
+from ..receipt_fields import ReceiptEvidence, TreeChangesRecord
 from .chain import ChainState, head_problem, iter_lines, receipt_from_line, take_lines
 from .errors import ReceiptLogError
-from .evidence import ReceiptEvidence, TreeChangesRecord
 from .head import LogHead, read_head
 from .logfile import locked_log
 from .record import EffectReceipt

@@ -23,7 +23,7 @@ from typing import Any
 from ..errors import AgentError
 from ..files.files import write_all
 from ..receipt_evidence import os_user, utc_now
-from ..receipts.evidence import ReceiptEvidence
+from ..receipt_fields import ReceiptEvidence
 from ..receipts.record import EffectReceipt
 from ..receipts.signing import Signer, load_signer
 from ..receipts.verify import applied_tree_results

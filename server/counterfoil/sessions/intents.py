@@ -18,8 +18,8 @@ from typing import Any
 from ..errors import AgentError
 from ..proposals import CommandProposal, EditProposal, McpProposal, ToolProposal
 from ..receipt_evidence import utc_now
+from ..receipt_fields import ApprovalRecord, ReceiptEvidence
 from ..receipts import EffectReceipt, ReceiptStore
-from ..receipts.evidence import ApprovalRecord, ReceiptEvidence
 from ..receipts.retention import register_digest_source
 from ..receipts.verify import file_digest
 from ..steps import error_text

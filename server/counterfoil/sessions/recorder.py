@@ -19,7 +19,7 @@ from ..model import ConfiguresTools, McpListings, ModelReply, configure, model_r
 from ..model_state import ModelCheckpoint
 from ..proposals import McpProposal, ToolProposal
 from ..receipt_evidence import utc_now
-from ..receipts.evidence import ApprovalRecord
+from ..receipt_fields import ApprovalRecord
 from ..verdict import EffectOutcome, compute_verdict
 from .checkpoint import (
     KeepsPromptCache,

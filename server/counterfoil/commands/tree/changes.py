@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ...files.path_text import shown_path
-from ...receipts.evidence import TreeChangeRecord, TreeChangesRecord
+from ...receipt_fields import TreeChangeRecord, TreeChangesRecord
 from .left_out import LeftOutChange, left_out_changes
 from .listing import StatKey
 from .snapshot import FOLDER, Entry, Snapshot, TreeLimits

@@ -19,9 +19,9 @@ import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ...receipt_fields import ReceiptEvidence, TreeDriftRecord
 from ...receipts import ReceiptStore
 from ...receipts.content import store_object
-from ...receipts.evidence import ReceiptEvidence, TreeDriftRecord
 from ...receipts.hold import ObjectHold
 from ...receipts.own_folder import make_own_folder
 from .changes import TreeChanges, compare

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 
 from ...files.files import DIRECTORY_FLAGS
-from ...receipts.evidence import LeftOutChangeRecord
+from ...receipt_fields import LeftOutChangeRecord
 from .listing import folder_listing
 
 Keys = dict[str, tuple[int, ...]]

@@ -24,7 +24,7 @@ from ...files.files import READ_FLAGS, closed_after, open_folder_path, replace_f
 from ...files.path_text import shown_path
 from ...files.paths import relative_parts
 from ...proposals import ChangeSetProposal, FileRestore
-from ...receipts.evidence import ReceiptEvidence, TreeChangeRecord, TreeChangesRecord
+from ...receipt_fields import ReceiptEvidence, TreeChangeRecord, TreeChangesRecord
 
 CHANGED_SINCE = "changed since the command"
 LoadObject = Callable[[str], bytes | None]

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ...errors import AgentError
-from ...receipts.evidence import SandboxRecord
+from ...receipt_fields import SandboxRecord
 from . import socket_filter
 from .reach import UNRESTRICTED, Reach, inside_root, reach_for
 
