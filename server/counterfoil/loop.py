@@ -223,7 +223,9 @@ def run_agent(
     """
     limits = limits or AgentLimits()
     system_prompt = build_system_prompt(workspace, instructions)
-    fresh = not messages and not resume  # a new conversation: the named files are read first
+    # A new conversation (the named files are read first): none given, or one a session began
+    # for this run, holding only the system prompt and the task.
+    fresh = not messages and not resume or _no_turn_yet(messages)
     if messages and not resume:
         continue_conversation(messages, task, system_prompt)
     elif messages is not None and not messages:
@@ -535,6 +537,13 @@ def _opening_reads(
         if not read.is_error and len(read.observation) <= MAX_READ_FOR_THE_MODEL:
             reads.append((path, action, read))
     return reads
+
+
+def _no_turn_yet(messages: Messages | None) -> bool:
+    return messages is not None and [message.get("role") for message in messages] == [
+        "system",
+        "user",
+    ]
 
 
 def _unchecked(workspace: Workspace) -> tuple[tuple[str, ...], ...]:

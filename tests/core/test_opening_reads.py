@@ -120,3 +120,17 @@ def test_a_project_of_three_files_or_fewer_is_read_whole_the_named_ones_first() 
     folded = TreeOverview((OverviewFile("a.py", 1), OverviewFolder("vendor", None, None)))
     assert opening_files("fix a.py", folded) == ("a.py",)
     assert opening_files("fix it", TreeOverview((OverviewFile("a.py", 1),), more=3)) == ()
+
+
+def test_a_conversation_a_session_began_for_the_run_is_new(tmp_path: Path) -> None:
+    """A recorded run's session starts the messages before the loop (and passes them as a
+    conversation that goes on as it is): with only the system prompt and the task, nothing has
+    been read yet."""
+    (tmp_path / "version.py").write_text('VERSION = "0.1.0"\n')
+    workspace = make_workspace(tmp_path)
+    began = [{"role": "system", "content": "rules"}, {"role": "user", "content": "see version.py"}]
+    model = RecordingModel('{"final":"done"}')
+
+    run = run_agent("see version.py", model, workspace, OPENING, messages=began, resume=True)
+
+    assert [event.opened for event in run.events] == ["version.py", None]
