@@ -27,6 +27,7 @@ from .mcp.toolbox import offered_listings
 from .model import McpListings, Model, ModelReply, ResponseStats, configure, model_reply
 from .step_facts import (
     ActionLoop,
+    OverviewFile,
     OverviewFolder,
     PhraseNotFound,
     ReadFirst,
@@ -365,7 +366,7 @@ def run_agent(
                 taken, shown_tree = replace(taken, tree=tree), tree
         if (
             shown_tree is not None
-            and (shown_read := _read_for_the_model(taken, take_step)) is not taken
+            and (shown_read := _read_for_the_model(taken, shown_tree, take_step)) is not taken
         ):
             taken, shown = shown_read, None  # a refusal: its text is built again from the fact
         taken = _with_read_now(taken, action, refused_unread)
@@ -474,21 +475,34 @@ CHANGES = ("edit_file", "write_file")
 MAX_LOOP_PERIOD = 3  # the longest round of actions (A, B, C, A) caught before the step limit
 MAX_DONE_COMMAND = 80  # characters of a command's argv a TaskProgress line keeps
 MAX_UNREAD_SHOWN = 8  # files a phrase that matched nothing lists as not read yet
-MAX_READ_FOR_THE_MODEL = 2000  # characters of a file a refused change shows whole
+MAX_READ_FOR_THE_MODEL = 2000  # bytes of a file a refused change or an opening read shows
 
 
 def _read_for_the_model(
-    taken: StepResult, take_step: Callable[[ToolAction], StepResult]
+    taken: StepResult, tree: TreeOverview, take_step: Callable[[ToolAction], StepResult]
 ) -> StepResult:
     """A change refused because its file was not read: a short file is read now, through the
     gate like any read, and shown with the refusal (a small model lost two of its ten steps to
     the read it was told to make and the change it then had to propose again)."""
     if not isinstance(taken.detail, ReadFirst) or taken.detail.text is not None:
         return taken
+    if not _short_file(tree, taken.detail.path):
+        return taken
     read = take_step(ToolAction("read_file", {"path": taken.detail.path}))
-    if read.is_error or len(read.observation) > MAX_READ_FOR_THE_MODEL:
+    if read.is_error:
         return taken
     return replace(taken, detail=replace(taken.detail, text=read.observation))
+
+
+def _short_file(tree: TreeOverview, path: str) -> bool:
+    """A listed file short enough to show whole, judged before it is read: a read counts as
+    the model's once done, so a file too long to show is never read for it."""
+    return any(
+        isinstance(entry, OverviewFile)
+        and entry.path == path
+        and entry.size <= MAX_READ_FOR_THE_MODEL
+        for entry in tree.entries
+    )
 
 
 MAX_OPENING_READS = 3  # files the task names, read for the model before its first step
@@ -532,9 +546,11 @@ def _opening_reads(
     when short."""
     reads = []
     for path in opening_files(task, tree):
+        if not _short_file(tree, path):
+            continue
         action = ToolAction("read_file", {"path": path})
         read = take_step(action)
-        if not read.is_error and len(read.observation) <= MAX_READ_FOR_THE_MODEL:
+        if not read.is_error:
             reads.append((path, action, read))
     return reads
 

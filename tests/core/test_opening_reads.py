@@ -134,3 +134,21 @@ def test_a_conversation_a_session_began_for_the_run_is_new(tmp_path: Path) -> No
     run = run_agent("see version.py", model, workspace, OPENING, messages=began, resume=True)
 
     assert [event.opened for event in run.events] == ["version.py", None]
+
+
+def test_a_file_too_long_to_show_is_not_read_for_the_model_so_it_stays_unread(
+    tmp_path: Path,
+) -> None:
+    """A read the model was not shown must not count as one: its change is still refused."""
+    (tmp_path / "big.py").write_text("x = 1\n" * (MAX_READ_FOR_THE_MODEL // 6 + 1))
+    write = '{"tool":"write_file","path":"big.py","content":"x = 2\\n"}'
+    model = RecordingModel(write, write, '{"final":"done"}')
+
+    run = run_agent(
+        "change big.py", model, make_workspace(tmp_path, answer=True, allow_writes=True), OPENING
+    )
+
+    steps = [event.step_result for event in run.events if event.step_result is not None]
+    assert [event.opened for event in run.events] == [None, None, None]
+    assert [step.state for step in steps] == ["refused", "refused"]
+    assert (tmp_path / "big.py").read_text().startswith("x = 1\n")
