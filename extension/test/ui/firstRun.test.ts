@@ -249,6 +249,21 @@ describe("the first run on an offline machine", () => {
         .waitFor();
       await screenshot(page, "demo-copy-dialog.png");
       await input.fill(`${home}/`);
+      // The dialog lists a typed folder a moment later; its button pressed before then
+      // accepts the folder still listed (or opens it) instead. The chosen folder is empty:
+      // listed, it shows only "..".
+      const rows = page.locator(".quick-input-list .monaco-list-row");
+      await page.waitForFunction(
+        () => {
+          const listed = document.querySelectorAll(
+            ".quick-input-list .monaco-list-row",
+          );
+          return listed.length === 1 && listed[0].textContent?.trim() === "..";
+        },
+        undefined,
+        { timeout: 30_000 },
+      );
+      assert.equal(await rows.count(), 1);
       await page
         .locator(".quick-input-widget .monaco-button", {
           hasText: "Put the Demo Here",
