@@ -10,8 +10,10 @@ is part of the run).
 (default 3; `--transcripts DIR` keeps each run's transcript), through each `--engine`
 (default: mlx and llama.cpp), as `counterfoil eval` runs them; per engine and task the pass
 rate, median steps, generated tokens and seconds per run, and false verdicts (the run's own
-validation passed while the held-out checks failed, or a receipt log that did not verify). Target: at least 3 of the 4 tasks passed in every round.
-Prints a table, then one JSON line.
+validation passed while the held-out checks failed, or a receipt log that did not verify).
+`--check-final-answer`: each engine runs the tasks twice, side by side, with the setting off
+and on. Target: at least 3 of the 4 tasks passed in every round. Prints a table, then one JSON
+line.
 """
 
 from __future__ import annotations
@@ -81,12 +83,20 @@ def harness_overhead() -> None:
 
 
 def evaluate(
-    spec: str, engine: str, runs: int, context_tokens: int, transcripts: Path | None = None
+    spec: str,
+    engine: str,
+    runs: int,
+    context_tokens: int,
+    transcripts: Path | None = None,
+    check_final: bool = False,
 ) -> dict[str, Any]:
     """Every task `runs` times through one engine: per task its figures, and per round (the
     tasks' n-th runs) how many passed. `transcripts`: the folder that keeps each run's
-    transcript and receipt log (`<engine>-<task>-<run>`), to read what the model did."""
-    model = ModelUnderTest(spec, {"engine": engine, "contextTokens": context_tokens})
+    transcript and receipt log (`<engine>[-check-final]-<task>-<run>`), to read what the model
+    did. `check_final`: with the setting `checkFinalAnswer` on."""
+    settings = {"engine": engine, "contextTokens": context_tokens, "checkFinalAnswer": check_final}
+    model = ModelUnderTest(spec, settings)
+    label = f"{engine}-check-final" if check_final else engine
     packages = [load_package(FIXTURES / task) for task in TASKS]
     hidden = tuple(package.source for package in packages)
     rows, rounds = [], [0] * runs
@@ -99,13 +109,13 @@ def evaluate(
             except Exception as error:  # noqa: BLE001 - the engine could not load the model
                 return {"engine": engine, "error": str(error).splitlines()[0]}
             kept = (
-                None if transcripts is None else transcripts / f"{engine}-{package.id}-{number + 1}"
+                None if transcripts is None else transcripts / f"{label}-{package.id}-{number + 1}"
             )
             run = run_task(package, generate, limits=limits, hidden=hidden, keep_in=kept)
             task_runs.append(run)
             rounds[number] += run.status == "passed"
             print(
-                f"  {engine} {package.id} run {number + 1}: {run.status} ({run.reason}), "
+                f"  {label} {package.id} run {number + 1}: {run.status} ({run.reason}), "
                 f"{run.metrics.steps} steps, {run.metrics.wall_seconds:.0f} s"
                 + (f": {run.error}" if run.error else ""),
                 file=sys.stderr,
@@ -114,7 +124,13 @@ def evaluate(
         rows.append(task_row(package.id, task_runs))
     identity = model.identity()
     close_model(generate)  # llama.cpp's server ends with the engine's turn
-    return {"engine": engine, "tasks": rows, "passed_per_round": rounds, "model": identity}
+    return {
+        "engine": engine,
+        "check_final_answer": check_final,
+        "tasks": rows,
+        "passed_per_round": rounds,
+        "model": identity,
+    }
 
 
 def task_row(task: str, runs: list[Any]) -> dict[str, Any]:
@@ -138,28 +154,38 @@ def task_row(task: str, runs: list[Any]) -> dict[str, Any]:
 def model_results(arguments: argparse.Namespace) -> None:
     results = [
         evaluate(
-            arguments.model, engine, arguments.runs, arguments.context_tokens, arguments.transcripts
+            arguments.model,
+            engine,
+            arguments.runs,
+            arguments.context_tokens,
+            arguments.transcripts,
+            check_final,
         )
         for engine in arguments.engine or ["mlx", "llama.cpp"]
+        for check_final in ((False, True) if arguments.check_final_answer else (False,))
     ]
     print(f"model: {arguments.model}; {arguments.runs} runs per task")
     print(
-        f"{'engine':<10} {'task':<24} {'passed':>7} {'steps':>6} {'tokens':>7} "
+        f"{'engine':<10} {'final':<7} {'task':<24} {'passed':>7} {'steps':>6} {'tokens':>7} "
         f"{'seconds':>8} {'false':>6}"
     )
     for result in results:
+        final = "checked" if result.get("check_final_answer") else "ends"
         if "error" in result:
             print(f"{result['engine']:<10} not run: {result['error']}")
             continue
         for row in result["tasks"]:
             print(
-                f"{result['engine']:<10} {row['task']:<24} {row['passed']:>3}/{row['runs']:<3} "
-                f"{row['steps']:>6g} {row['generated_tokens']:>7g} {row['seconds']:>8.1f} "
-                f"{row['false_verdicts']:>6}"
+                f"{result['engine']:<10} {final:<7} {row['task']:<24} "
+                f"{row['passed']:>3}/{row['runs']:<3} {row['steps']:>6g} "
+                f"{row['generated_tokens']:>7g} {row['seconds']:>8.1f} {row['false_verdicts']:>6}"
             )
         rounds = result["passed_per_round"]
         met = min(rounds) >= 3
-        print(f"{result['engine']:<10} tasks passed per round: {rounds} (target >= 3 of 4: {met})")
+        print(
+            f"{result['engine']:<10} {final:<7} tasks passed per round: {rounds} "
+            f"(target >= 3 of 4: {met})"
+        )
         result["target_met"] = met
     print(json.dumps({"bench": "eval", "model": arguments.model, "results": results}))
 
@@ -172,6 +198,11 @@ def main() -> None:
     parser.add_argument("--engine", action="append", choices=("mlx", "llama.cpp"))
     parser.add_argument("--context-tokens", type=int, default=16_384)
     parser.add_argument("--transcripts", type=Path, help="keep each run's transcript here")
+    parser.add_argument(
+        "--check-final-answer",
+        action="store_true",
+        help="run each engine with checkFinalAnswer off and on, side by side",
+    )
     arguments = parser.parse_args()
     if arguments.model is None:
         harness_overhead()

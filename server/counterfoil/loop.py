@@ -27,6 +27,7 @@ from .mcp.toolbox import offered_listings
 from .model import McpListings, Model, ModelReply, ResponseStats, configure, model_reply
 from .step_facts import (
     ActionLoop,
+    FinalTooSoon,
     OverviewFile,
     OverviewFolder,
     PhraseNotFound,
@@ -96,6 +97,10 @@ class AgentLimits:
     # for the course's loop, whose runs begin with the model's own first step.
     read_named_files: bool = False
     max_inline_chars: int | None = None
+    # Answer a first final answer the run's record does not bear out with what it shows
+    # (`FinalTooSoon`) instead of ending the run; off for the course's loop, where a final
+    # answer ends the run.
+    check_final_answer: bool = False
 
     def __post_init__(self) -> None:
         for name in (
@@ -150,6 +155,9 @@ class AgentEvent:
     # What the response cost and the model's remark on it, from its reply (None: not said).
     response_stats: ResponseStats | None = None
     model_note: str | None = None
+    # A final answer not taken as the run's end: what the record shows that it does not (the
+    # model read `told`, and the run went on).
+    final_held: FinalTooSoon | None = None
 
 
 @dataclass(frozen=True)
@@ -280,6 +288,7 @@ def run_agent(
             note_observation(observations, conversation.messages, read_action, read)
     refused_unread: dict[str, str] = {}  # path: the tool of a change refused for it
     done: list[str] = []  # the effects done in this run, as TaskProgress lists them
+    final_checked = False  # a first final answer was answered with FinalTooSoon
 
     def finish(
         completed: bool, reason: str, final: str | None = None, error: str | None = None
@@ -333,6 +342,24 @@ def run_agent(
                 on_observation(conversation.messages, None)
             continue
         if isinstance(action, FinalAction):
+            held = (
+                None
+                if not limits.check_final_answer or final_checked
+                else _final_too_soon(task, workspace, history, done, shown_tree)
+            )
+            if held:
+                final_checked = True
+                text = held.sentence()
+                event = AgentEvent(step, response, action, None, told=text, final_held=held)
+                conversation.record(event, reply, on_event)
+                conversation.messages += [
+                    {"role": "assistant", "content": response},
+                    {"role": "user", "content": text},
+                ]
+                note_observation(observations, conversation.messages, None, None)
+                if on_observation is not None:
+                    on_observation(conversation.messages, None)
+                continue
             conversation.record(AgentEvent(step, response, action, None), reply, on_event)
             conversation.messages.append({"role": "assistant", "content": response})
             return finish(True, "completed", action.final)
@@ -375,7 +402,10 @@ def run_agent(
                 str(done.arguments.get("path")) for done, step in history if _was_read(done, step)
             }
             unread = tuple(path for path in shown_tree.file_paths() if path not in seen)
-            phrase = PhraseNotFound(str(action.arguments["pattern"]), unread[:MAX_UNREAD_SHOWN])
+            pattern = str(action.arguments["pattern"])
+            phrase = PhraseNotFound(
+                pattern, unread[:MAX_UNREAD_SHOWN], _file_named(pattern, shown_tree)
+            )
             taken = replace(taken, phrase=phrase)
         if shown_tree is not None and _changed_tree(taken) and task.strip():
             done.append(_done_line(taken))
@@ -573,6 +603,47 @@ def _unchecked(workspace: Workspace) -> tuple[tuple[str, ...], ...]:
     return tuple(policy.allowed_commands)
 
 
+def _final_too_soon(
+    task: str,
+    workspace: Workspace,
+    history: Sequence[tuple[ToolAction, StepResult]],
+    done: Sequence[str],
+    tree: TreeOverview | None,
+) -> FinalTooSoon | None:
+    """What the run's record shows against a final answer now (see `FinalTooSoon`); None
+    when the task is empty or the model may change nothing."""
+    if not task.strip() or not any(tool in workspace.available_tools for tool in CHANGES):
+        return None
+    meaning: dict[str, bool] = {}  # each file this run changed: whether a change meant something
+    for _, step in history:
+        effect = step.effect
+        if _changed_tree(step) and effect is not None and effect.argv is None and effect.path:
+            meaning[effect.path] = meaning.get(effect.path, False) or step.same is None
+    layout_only = tuple(path for path, meant in meaning.items() if not meant)
+    untouched: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    if tree is not None:
+        untouched = tuple(path for path in named_files(task, tree) if path not in meaning)
+        listed = set(tree.file_paths())
+        names = {PurePosixPath(path).name for path in listed}
+        missing = tuple(
+            dict.fromkeys(
+                name
+                for name in FILE_NAME.findall(task)
+                if name not in listed
+                and name not in meaning
+                and tree.complete
+                and name not in names
+            )
+        )
+    unchecked = _unchecked(workspace) if meaning else ()
+    return FinalTooSoon(task.strip(), tuple(done), unchecked, layout_only, untouched, missing)
+
+
+# A file name as a task writes one: a name, a dot and a few letters (not "e.g." or "0.2.0").
+FILE_NAME = re.compile(r"(?<![\w./-])(?:[\w.-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{1,7}(?![\w/-]|\.\w)")
+
+
 def _action_json(action: ToolAction) -> str:
     return json.dumps({"tool": action.tool, **action.arguments}, ensure_ascii=False)
 
@@ -588,6 +659,16 @@ def _with_read_now(
         if tool is not None:
             return replace(taken, read_now=ReadNow(str(action.arguments["path"]), tool))
     return taken
+
+
+def _file_named(pattern: str, tree: TreeOverview) -> str | None:
+    """The listed file whose path, or a name only it has, is the whole pattern."""
+    wanted = pattern.strip().strip("/")
+    paths = tree.file_paths()
+    if wanted in paths:
+        return wanted
+    named = [path for path in paths if PurePosixPath(path).name == wanted]
+    return named[0] if len(named) == 1 else None
 
 
 def _phrase_not_found(action: ToolAction, taken: StepResult) -> bool:

@@ -5,9 +5,10 @@ still to make once its file is read, the task with what was done so far, and a p
 search did not find.
 
 Each is a fact kept on the step's `StepResult` (`detail`, `loop`, `syntax`, `tree`, `read_now`,
-`progress`, `phrase`); the model-facing text is built from the fact, so no layer reads it back out of the
-text. Two more are kept for the layers above, not told: the lines a ranged read showed
-(`lines`) and how many lines a search found (`search`).
+`progress`, `phrase`), or, for a first final answer the run's record does not bear out
+(`FinalTooSoon`), on its `AgentEvent`. The model-facing text is built from the fact, so no
+layer reads it back out of the text. Two more are kept for the layers above, not told: the
+lines a ranged read showed (`lines`) and how many lines a search found (`search`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,17 @@ class NoSuchPath:
         if not self.nearby:
             return f"no such file: {self.path}; the project folder is empty"
         return f"no such file: {self.path}; nearby: {', '.join(self.nearby)}"
+
+
+@dataclass(frozen=True)
+class NotAFolder:
+    """A listing asked of a file (a small model listed `greet.py` to find it): it is there,
+    and read_file reads it."""
+
+    path: str
+
+    def sentence(self) -> str:
+        return f"{self.path} is a file, not a folder: read it with read_file"
 
 
 @dataclass(frozen=True)
@@ -218,6 +230,55 @@ class TaskProgress:
 
 
 @dataclass(frozen=True)
+class FinalTooSoon:
+    """A first final answer that the run's record does not bear out, answered with what the
+    record shows instead of ending the run (once; a second final ends it). A small model told
+    the task's remaining parts after each change still answered "done" with a file written and
+    nothing run, or with the file written back unchanged. Only facts of the run are named:
+    commands not run since the last change, files whose writes left their meaning as it was,
+    files the task names that this run did not change, and names it gives that do not exist."""
+
+    task: str
+    done: tuple[str, ...]
+    unchecked: tuple[tuple[str, ...], ...] = ()
+    layout_only: tuple[str, ...] = ()
+    untouched: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.unchecked or self.layout_only or self.untouched or self.missing)
+
+    def sentence(self) -> str:
+        shown = list(self.done[-MAX_SHOWN_DONE:])
+        if len(self.done) > MAX_SHOWN_DONE:
+            shown.insert(0, f"{len(self.done) - MAX_SHOWN_DONE} earlier")
+        lines = [
+            "Not ended yet: first compare the task with what this run did.",
+            f"The task: {self.task}",
+            f"Done so far: {'; '.join(shown) if shown else 'nothing changed'}.",
+        ]
+        if self.unchecked:
+            commands = " or ".join(shlex.join(argv) for argv in self.unchecked[:2])
+            lines.append(f"- Not checked: no command has run since the last change ({commands}).")
+        if self.layout_only:
+            lines.append(
+                f"- Written with the same meaning as before (nothing in it changed yet): "
+                f"{', '.join(self.layout_only)}."
+            )
+        if self.untouched:
+            lines.append(
+                f"- Named by the task and not changed by this run: {', '.join(self.untouched)}."
+            )
+        if self.missing:
+            lines.append(f"- Named by the task and not there: {', '.join(self.missing)}.")
+        lines.append(
+            "Do what the task asks that is not done yet (a file the task says to leave as it is"
+            " stays as it is), then reply with final again. A second final answer ends the run."
+        )
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
 class PhraseNotFound:
     """A search found nothing. For a phrase of several words: a search matches text as it is
     written on one line, and a small model searches for the task's own sentence. `unread`, the
@@ -226,8 +287,15 @@ class PhraseNotFound:
 
     pattern: str
     unread: tuple[str, ...] = ()
+    # The listed file the pattern names (a small model searched for "greet.py" to find it).
+    file: str | None = None
 
     def sentence(self) -> str:
+        if self.file is not None:
+            return (
+                f"no line of the project's files holds that text; {self.file} is a file of the"
+                " project (its name is not in its text): read it with read_file."
+            )
         if len(self.pattern.split()) < 3:
             head = "no line of the project's files matches that pattern."
             if not self.unread:
@@ -331,7 +399,7 @@ class TreeOverview:
         return tuple(entry.path for entry in self.entries if isinstance(entry, OverviewFile))
 
 
-StepDetail = NoSuchPath | ReadFirst | EditMiss | Placeholder | KeptFromModel
+StepDetail = NoSuchPath | NotAFolder | ReadFirst | EditMiss | Placeholder | KeptFromModel
 
 
 def _quoted(text: str) -> str:

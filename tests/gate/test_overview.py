@@ -12,6 +12,7 @@ from counterfoil import build_system_prompt, run_agent
 from counterfoil.context.prompt import OVERVIEW_HEADING, REFRESHED_HEADING
 from counterfoil.gate.overview import tree_overview
 from counterfoil.step_facts import (
+    NotAFolder,
     OverviewFile,
     OverviewFolder,
     PhraseNotFound,
@@ -223,3 +224,37 @@ def test_a_search_for_a_whole_phrase_that_matches_nothing_names_the_files_not_re
         "no line of the project's files matches that pattern. Read the files the task is"
         " about with read_file."
     )
+
+
+def test_a_search_for_a_file_s_name_or_a_listing_of_a_file_says_it_is_a_file_to_read(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B listed `greet.py` and searched for "greet.py" to find the file the task named,
+    and spent two of its ten steps on it."""
+    files(tmp_path, "greet.py", "src/version.py")
+    model = RecordingModel(
+        '{"tool":"list_files","path":"greet.py"}',
+        '{"tool":"search_files","pattern":"greet.py"}',
+        '{"tool":"search_files","pattern":"version.py"}',
+        '{"tool":"search_files","pattern":"greet"}',
+        '{"final":"done"}',
+    )
+
+    run = run_agent("fix", model, make_workspace(tmp_path, allow_search=True))
+
+    listed, by_path, by_name, word = (event.step_result for event in run.events[:4])
+    assert listed is not None and listed.detail == NotAFolder("greet.py")
+    assert listed.observation == "error: path is not a directory"  # the course's sentence
+    assert model.calls[1][-1]["content"] == (
+        "Tool result:\nerror: greet.py is a file, not a folder: read it with read_file"
+    )
+    assert by_path is not None and by_path.phrase is not None
+    assert by_path.phrase.file == "greet.py"
+    assert by_name is not None and by_name.phrase is not None
+    assert by_name.phrase.file == "src/version.py"
+    assert model.calls[2][-1]["content"] == (
+        "Tool result:\n(no matches)\n\nNote: no line of the project's files holds that text;"
+        " greet.py is a file of the project (its name is not in its text): read it with"
+        " read_file."
+    )
+    assert word is not None and word.phrase is not None and word.phrase.file is None

@@ -183,7 +183,10 @@ export function describeAction(event: AgentEvent): string {
       : "no action (the response did not parse)";
   }
   if ("final" in action) {
-    return "final answer";
+    // The daemon answered it with what the run's record shows, and the run went on.
+    return event.finalHeld
+      ? "final answer, not taken as the end"
+      : "final answer";
   }
   if (event.readForModel) {
     // Counterfoil read it before the model's first step: the model did not ask for it.
@@ -333,7 +336,13 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
     const view: StepView = {
       step: event.step,
       thinking,
-      text: event.action && "final" in event.action ? "" : text,
+      // A final answer's words are the turn's (below its steps), or a held one's own.
+      text:
+        event.action && "final" in event.action
+          ? event.finalHeld
+            ? event.action.final
+            : ""
+          : text,
       action: describeAction(event),
       observation: event.result,
       state: event.state,
@@ -349,7 +358,7 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
       earlier: event.earlier ?? null,
     };
     if (event.action && "final" in event.action) {
-      view.observation = null;
+      view.observation = event.finalHeld ?? null;
     }
     turn.steps.push(view);
     turn.streaming = null;

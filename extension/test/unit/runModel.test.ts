@@ -88,6 +88,42 @@ test("a model server's remark on a response stays with its step", () => {
   assert.equal(model.turns[0].steps[1].modelNote, null);
 });
 
+test("a final answer the daemon did not take as the end shows the model's words and what it was told, and the run goes on", () => {
+  const model = emptyModel();
+  startTurn(model, "fix it");
+  const told =
+    "Not ended yet: first compare the task with what this run did.\nThe task: fix it";
+  addEvent(model, {
+    step: 3,
+    response: '{"final":"done, the test passed"}',
+    action: { final: "done, the test passed" },
+    result: null,
+    ...NO_CALL,
+    finalHeld: told,
+  });
+  const [step] = model.turns[0].steps;
+  assert.equal(step.action, "final answer, not taken as the end");
+  assert.equal(step.text, "done, the test passed");
+  assert.equal(step.observation, told);
+  assert.equal(model.turns[0].status, "running");
+  assert.equal(model.turns[0].final, undefined);
+
+  addEvent(model, {
+    step: 4,
+    response: '{"final":"done"}',
+    action: { final: "done" },
+    result: null,
+    ...NO_CALL,
+  });
+  assert.equal(model.turns[0].steps[1].action, "final answer");
+  assert.equal(
+    model.turns[0].steps[1].text,
+    "",
+    "the turn shows it as its claim",
+  );
+  assert.equal(model.turns[0].steps[1].observation, null);
+});
+
 test("a failed effect marks its proposal failed; stopping shows until the result", () => {
   const model = emptyModel();
   startTurn(model, "fix it");

@@ -131,6 +131,8 @@ def terminal_confirm(
 
 def format_event(event: AgentEvent) -> str:
     """What a step observed; its header and response were printed as the model answered."""
+    if event.final_held is not None:
+        return f"not taken as the end; the model was told:\n{event.told}\n"
     if event.result is None:
         return ""
     if event.opened is not None:

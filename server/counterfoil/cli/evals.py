@@ -41,6 +41,8 @@ FLAG_NAMES = {
     "schemaMode": "--schema-mode",
     "contextTokens": "--context-tokens",
     "maxTokens": "--max-tokens",
+    "readNamedFiles": "--read-named-files",
+    "checkFinalAnswer": "--check-final-answer",
 }
 
 
@@ -73,6 +75,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     server.add_argument("--schema-mode", default=None, choices=SCHEMA_MODES)
     server.add_argument("--context-tokens", type=int, default=None, metavar="N")
     server.add_argument("--max-tokens", type=int, default=None, metavar="N")
+    agent = parser.add_argument_group("the agent (as `agent` takes them; default: off)")
+    agent.add_argument(
+        "--read-named-files",
+        action="store_const",
+        const=True,
+        default=None,
+        help="read the model the short files the task names before its first step",
+    )
+    agent.add_argument(
+        "--check-final-answer",
+        action="store_const",
+        const=True,
+        default=None,
+        help="answer the model's first final answer with what the run's record shows is left",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--report", type=Path, metavar="FILE", help="also write an HTML report")
     parser.add_argument(
@@ -132,6 +149,8 @@ def eval_command(
             ("schemaMode", args.schema_mode),
             ("contextTokens", args.context_tokens),
             ("maxTokens", args.max_tokens),
+            ("readNamedFiles", args.read_named_files),
+            ("checkFinalAnswer", args.check_final_answer),
         )
         if value is not None
     }

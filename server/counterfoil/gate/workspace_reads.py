@@ -11,13 +11,13 @@ from __future__ import annotations
 import os
 import stat
 
-from ..errors import AgentError
+from ..errors import AgentError, DetailedRefusal
 from ..files.files import directory_entries, file_identity, open_directory
 from ..files.paths import is_protected_path, protected_walk_matcher
 from ..proposals import sha256_hex
 from ..search.engine import search_tree
 from ..search.scope import SearchLimits
-from ..step_facts import SearchHits
+from ..step_facts import NotAFolder, SearchHits
 from .call_record import CallRecord
 from .line_ranges import check_line_range, render_line_range
 from .policy import ToolPolicy
@@ -44,6 +44,9 @@ class WorkspaceReads:
         so a directory swapped for a symlink after the checks is refused, not listed."""
         path = self.resolve(raw)
         if not stat.S_ISDIR(os.lstat(path).st_mode):
+            relative = self.paths.relative(path)
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                raise DetailedRefusal("path is not a directory", NotAFolder(relative))
             raise AgentError("path is not a directory")
         parts = path.relative_to(self.policy.root).parts
         log = self.paths.receipt_log_identities()

@@ -110,6 +110,7 @@ def event_message(
         enabledBy=enabled_by,
         noAction=event.no_action,
         readForModel=event.opened,
+        finalHeld=None if event.final_held is None else event.told,
         **step_fields(event.step_result),
     )
 

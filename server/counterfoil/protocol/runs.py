@@ -189,6 +189,9 @@ class AgentEvent(StepRecord):
     # The file Counterfoil read for the model before its first step (step 0, no response):
     # the model did not ask for it.
     readForModel: str | None = field(default=None, metadata=SOMETIMES)
+    # A final answer not taken as the run's end (`checkFinalAnswer`): what the model was told
+    # instead, the run's record against its answer. The run goes on.
+    finalHeld: str | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -481,6 +481,20 @@ class Settings:
         help="read the model the short files the task names before its first step",
         folder=FOLDER_MAY,
     )
+    check_final_answer: bool = setting(
+        False,
+        "checkFinalAnswer",
+        boolean,
+        schema={"type": "boolean"},
+        description="When the model's first final answer comes while the run's record shows "
+        "work left (a change no allowed command has checked since, a file written back with "
+        "the same meaning, a file the task names that the run has not changed), tell the "
+        "model so and go on; a second final answer ends the run.",
+        flag="--check-final-answer",
+        help="answer the model's first final answer with what the run's record shows is left "
+        "(a second one ends the run)",
+        folder=FOLDER_MAY,
+    )
     # The root's AGENTS.md goes into the system prompt.
     agents_file: bool = setting(
         True,
@@ -614,6 +628,7 @@ class Settings:
             max_context_tokens=window,
             max_inline_chars=self.max_inline_chars,
             read_named_files=self.read_named_files,
+            check_final_answer=self.check_final_answer,
         )
 
     def receipt_log_path(self, root: Path) -> Path:
