@@ -161,3 +161,32 @@ async def test_a_new_file_in_new_folders_shows_them_and_creates_them_on_approval
     assert daemon.confirms[0]["preview"]["newFolders"] == ["src", "src/pkg"]
     assert (demo_project / "src/pkg/mod.py").read_text() == "x = 1\n"
     assert daemon.receipts[0]["created_folders"] == ["src", "src/pkg"]
+
+
+async def test_a_final_answer_not_taken_as_the_end_is_sent_with_what_the_model_was_told(
+    start_daemon: StartDaemon, tmp_path: Path
+) -> None:
+    model = script(
+        tmp_path / "held.jsonl",
+        {"tool": "read_file", "path": "app.py"},
+        {"tool": "edit_file", "path": "app.py", "old": "1", "new": "2"},
+        {"final": "done, and the tests pass"},
+        {"final": "done"},
+    )
+    daemon = await start_daemon(
+        {
+            "model": model,
+            "allowWrites": True,
+            "allowedCommands": [PYTEST_ARGV],
+            "checkFinalAnswer": True,
+        }
+    )
+
+    result = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
+
+    *_, held, final = daemon.steps(result)
+    assert held["action"] == {"final": "done, and the tests pass"}
+    assert held["finalHeld"].startswith("Not ended yet: first compare the task")
+    assert "- Not checked: no command has run since the last change" in held["finalHeld"]
+    assert "finalHeld" not in final
+    assert (result["reason"], result["final"]) == ("completed", "done")
