@@ -78,6 +78,7 @@ def command_evidence(
         argv=tuple(proposal.argv),
         cwd=proposal.cwd,
         exit_status=outcome.status,
+        timed_out=True if outcome.timed_out else None,
         duration_seconds=round(duration, 3),
         output_sha256=output.finish(),
         output_truncated=output.truncated,

@@ -250,6 +250,9 @@ class ReceiptEvidence(EvidencePart):
     argv: tuple[str, ...] | None = field(default=None, metadata=SOMETIMES)
     cwd: str | None = field(default=None, metadata=SOMETIMES)
     exit_status: int | None = field(default=None, metadata=SOMETIMES)
+    # True: the command ran past its time limit and was killed (its exit status is null, as
+    # after a stop request); absent otherwise, and in receipts written before it was recorded.
+    timed_out: bool | None = field(default=None, metadata=SOMETIMES)
     duration_seconds: float | None = field(default=None, metadata=SOMETIMES)
     output_sha256: str | None = field(default=None, metadata=SOMETIMES)
     output_truncated: bool | None = field(default=None, metadata=SOMETIMES)

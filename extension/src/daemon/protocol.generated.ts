@@ -85,6 +85,7 @@ export interface ReceiptEvidence {
   argv?: string[] | null;
   cwd?: string | null;
   exit_status?: number | null;
+  timed_out?: boolean | null;
   duration_seconds?: number | null;
   output_sha256?: string | null;
   output_truncated?: boolean | null;

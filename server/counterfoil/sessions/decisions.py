@@ -132,7 +132,7 @@ def _outcome(
         argv=argv,
         sha256=evidence.result_sha256 if written else None,
         exit_status=evidence.exit_status,
-        timed_out=False,  # a receipt does not say (a command's exit status is null after either)
+        timed_out=evidence.timed_out is True,
         reason=reason,
         tree_changes=tuple(applied_tree_results(evidence)),
         review=None if evidence.review is None else evidence.review.decision,
