@@ -97,9 +97,9 @@ class AgentLimits:
     # for the course's loop, whose runs begin with the model's own first step.
     read_named_files: bool = False
     max_inline_chars: int | None = None
-    # Answer a first final answer the run's record does not bear out with what it shows
-    # (`FinalTooSoon`) instead of ending the run; off for the course's loop, where a final
-    # answer ends the run.
+    # Answer a final answer the run's record does not bear out with what it shows
+    # (`FinalTooSoon`) instead of ending the run, unless nothing was done since the last one so
+    # answered; off for the course's loop, where a final answer ends the run.
     check_final_answer: bool = False
 
     def __post_init__(self) -> None:
@@ -288,7 +288,9 @@ def run_agent(
             note_observation(observations, conversation.messages, read_action, read)
     refused_unread: dict[str, str] = {}  # path: the tool of a change refused for it
     done: list[str] = []  # the effects done in this run, as TaskProgress lists them
-    final_checked = False  # a first final answer was answered with FinalTooSoon
+    # How many effects were done when a final answer was last held (None: none held): a
+    # final with nothing done since the last held one ends the run.
+    held_after: int | None = None
 
     def finish(
         completed: bool, reason: str, final: str | None = None, error: str | None = None
@@ -344,11 +346,11 @@ def run_agent(
         if isinstance(action, FinalAction):
             held = (
                 None
-                if not limits.check_final_answer or final_checked
+                if not limits.check_final_answer or held_after == len(done)
                 else _final_too_soon(task, workspace, history, done, shown_tree)
             )
             if held:
-                final_checked = True
+                held_after = len(done)
                 text = held.sentence()
                 event = AgentEvent(step, response, action, None, told=text, final_held=held)
                 conversation.record(event, reply, on_event)
@@ -611,7 +613,8 @@ def _final_too_soon(
     tree: TreeOverview | None,
 ) -> FinalTooSoon | None:
     """What the run's record shows against a final answer now (see `FinalTooSoon`); None
-    when the task is empty or the model may change nothing."""
+    when the task is empty or the model may change nothing. A file an allowed command names
+    (`python3 test_greet.py`) is the task's check, not a file it asks to change."""
     if not task.strip() or not any(tool in workspace.available_tools for tool in CHANGES):
         return None
     meaning: dict[str, bool] = {}  # each file this run changed: whether a change meant something
@@ -620,24 +623,33 @@ def _final_too_soon(
         if _changed_tree(step) and effect is not None and effect.argv is None and effect.path:
             meaning[effect.path] = meaning.get(effect.path, False) or step.same is None
     layout_only = tuple(path for path, meant in meaning.items() if not meant)
+    policy = getattr(workspace, "policy", None)
+    commands = () if policy is None else tuple(policy.allowed_commands)
+    in_commands = {PurePosixPath(part).as_posix() for argv in commands for part in argv[1:]}
     untouched: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     if tree is not None:
-        untouched = tuple(path for path in named_files(task, tree) if path not in meaning)
+        untouched = tuple(
+            path
+            for path in named_files(task, tree)
+            if path not in meaning and path not in in_commands
+        )
         listed = set(tree.file_paths())
         names = {PurePosixPath(path).name for path in listed}
-        missing = tuple(
-            dict.fromkeys(
-                name
-                for name in FILE_NAME.findall(task)
-                if name not in listed
-                and name not in meaning
-                and tree.complete
-                and name not in names
+        if tree.complete:
+            missing = tuple(
+                dict.fromkeys(
+                    name
+                    for name in FILE_NAME.findall(task)
+                    if name not in listed | names | set(meaning) | in_commands
+                )
             )
-        )
+    seen = getattr(workspace, "read_digests", {})
+    unread = tuple(path for path in untouched if path not in seen)
     unchecked = _unchecked(workspace) if meaning else ()
-    return FinalTooSoon(task.strip(), tuple(done), unchecked, layout_only, untouched, missing)
+    return FinalTooSoon(
+        task.strip(), tuple(done), unchecked, layout_only, untouched, missing, unread
+    )
 
 
 # A file name as a task writes one: a name, a dot and a few letters (not "e.g." or "0.2.0").

@@ -231,12 +231,15 @@ class TaskProgress:
 
 @dataclass(frozen=True)
 class FinalTooSoon:
-    """A first final answer that the run's record does not bear out, answered with what the
-    record shows instead of ending the run (once; a second final ends it). A small model told
-    the task's remaining parts after each change still answered "done" with a file written and
-    nothing run, or with the file written back unchanged. Only facts of the run are named:
-    commands not run since the last change, files whose writes left their meaning as it was,
-    files the task names that this run did not change, and names it gives that do not exist."""
+    """A final answer that the run's record does not bear out, answered with what the record
+    shows instead of ending the run (a final with nothing done since the last one so answered
+    ends it). A small model told the task's remaining parts after each change still answered
+    "done" with a file written and nothing run, or with the file written back unchanged. Only
+    facts of the run are named: files whose writes left their meaning as it was, files the
+    task names that this run did not change (`unread`: those the model has not read either),
+    names it gives that do not exist, and the commands not run since the last change. The
+    model is given the first of these as its next call: told only to "reply with final again"
+    once done, it replied with the same final at once."""
 
     task: str
     done: tuple[str, ...]
@@ -244,6 +247,7 @@ class FinalTooSoon:
     layout_only: tuple[str, ...] = ()
     untouched: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
+    unread: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.unchecked or self.layout_only or self.untouched or self.missing)
@@ -253,29 +257,36 @@ class FinalTooSoon:
         if len(self.done) > MAX_SHOWN_DONE:
             shown.insert(0, f"{len(self.done) - MAX_SHOWN_DONE} earlier")
         lines = [
-            "Not ended yet: first compare the task with what this run did.",
+            "Not ended yet: your answer says the task is done; this run's record does not show it.",
             f"The task: {self.task}",
             f"Done so far: {'; '.join(shown) if shown else 'nothing changed'}.",
+            "Not done by this run:",
         ]
+        lines += [
+            f"- {path} was written with the same meaning as before." for path in self.layout_only
+        ]
+        lines += [f"- {path} (named by the task) is unchanged." for path in self.untouched]
+        lines += [f"- {path} (named by the task) does not exist." for path in self.missing]
         if self.unchecked:
             commands = " or ".join(shlex.join(argv) for argv in self.unchecked[:2])
-            lines.append(f"- Not checked: no command has run since the last change ({commands}).")
-        if self.layout_only:
-            lines.append(
-                f"- Written with the same meaning as before (nothing in it changed yet): "
-                f"{', '.join(self.layout_only)}."
-            )
-        if self.untouched:
-            lines.append(
-                f"- Named by the task and not changed by this run: {', '.join(self.untouched)}."
-            )
-        if self.missing:
-            lines.append(f"- Named by the task and not there: {', '.join(self.missing)}.")
+            lines.append(f"- No command has run since the last change ({commands}).")
         lines.append(
-            "Do what the task asks that is not done yet (a file the task says to leave as it is"
-            " stays as it is), then reply with final again. A second final answer ends the run."
+            f"Your next reply: {self._next()}, for the first part not done. Where the task says"
+            " to leave a file as it is, leave it."
         )
         return "\n".join(lines)
+
+    def _next(self) -> str:
+        """The first thing to do, as a call where the record gives all of it."""
+        for path in self.layout_only:
+            return f"edit_file on {path}, with new text that makes the change the task asks"
+        for path in self.untouched:
+            if path in self.unread:
+                return json.dumps({"tool": "read_file", "path": path})
+            return f"edit_file on {path}, as the task asks"
+        for path in self.missing:
+            return f"write_file on {path}, with the content the task gives"
+        return json.dumps({"tool": "run_command", "argv": list(self.unchecked[0])})
 
 
 @dataclass(frozen=True)

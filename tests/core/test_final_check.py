@@ -1,6 +1,7 @@
-"""With `checkFinalAnswer`, a first final answer that the run's record does not bear out is
-answered with what the record shows (`FinalTooSoon`) and the run goes on; a second final answer
-ends it. The course's loop, and a final the record bears out, end at once."""
+"""With `checkFinalAnswer`, a final answer that the run's record does not bear out is answered
+with what the record shows (`FinalTooSoon`) and the run goes on; a final with nothing done since
+the last one so answered ends it. The course's loop, and a final the record bears out, end at
+once."""
 
 from __future__ import annotations
 
@@ -54,23 +55,49 @@ def test_a_final_after_an_unchecked_change_is_answered_with_what_is_left_and_the
         unchecked=(tuple(TEST),),
         untouched=("version.py",),
         missing=("CHANGELOG.md",),
+        unread=("version.py",),
     )
     assert held.result is None and held.told == held.final_held.sentence()
     told = model.calls[3][-1]
     assert told == {"role": "user", "content": held.told}
     assert model.calls[3][-2] == {"role": "assistant", "content": '{"final":"all done"}'}
-    for part in (
-        "Not ended yet",
-        f"The task: {TASK}",
-        "Done so far: edited greet.py.",
-        "- Not checked: no command has run since the last change",
-        "- Named by the task and not changed by this run: version.py.",
-        "- Named by the task and not there: CHANGELOG.md.",
-        "A second final answer ends the run.",
-    ):
-        assert part in held.told
-    # A named file the task keeps as it is would be listed too: the sentence says it stays.
-    assert "stays as it is" in held.told
+    assert held.told == (
+        "Not ended yet: your answer says the task is done; this run's record does not show it.\n"
+        f"The task: {TASK}\n"
+        "Done so far: edited greet.py.\n"
+        "Not done by this run:\n"
+        "- version.py (named by the task) is unchanged.\n"
+        "- CHANGELOG.md (named by the task) does not exist.\n"
+        f"- No command has run since the last change ({' '.join(TEST)}).\n"
+        'Your next reply: {"tool": "read_file", "path": "version.py"}, for the first part not'
+        " done. Where the task says to leave a file as it is, leave it."
+    )
+
+
+def test_the_next_call_is_the_first_thing_left_and_a_command_s_own_file_is_not_left() -> None:
+    left = FinalTooSoon("t", (), unchecked=(("python3", "test_greet.py"),))
+    assert 'Your next reply: {"tool": "run_command", "argv": ["python3", "test_greet.py"]}' in (
+        left.sentence()
+    )
+    read = FinalTooSoon("t", (), untouched=("version.py",), missing=("CHANGELOG.md",))
+    assert "Your next reply: edit_file on version.py, as the task asks" in read.sentence()
+    new = FinalTooSoon("t", (), missing=("CHANGELOG.md",))
+    assert "write_file on CHANGELOG.md, with the content the task gives" in new.sentence()
+
+
+def test_a_file_the_task_names_as_its_check_s_script_is_not_asked_to_change(
+    tmp_path: Path,
+) -> None:
+    _project(tmp_path)
+    workspace = make_workspace(
+        tmp_path, answer=True, allow_writes=True, allowed_commands=(("python3", "test_greet.py"),)
+    )
+    model = RecordingModel('{"final":"one"}', '{"final":"two"}')
+
+    run = run_agent("fix greet.py; run python3 test_greet.py", model, workspace, CHECKED)
+
+    held = run.events[0].final_held
+    assert held is not None and held.untouched == ("greet.py",)
 
 
 def test_a_final_the_record_bears_out_ends_the_run_at_once(tmp_path: Path) -> None:
@@ -97,21 +124,44 @@ def test_a_file_written_back_with_the_same_meaning_is_named(tmp_path: Path) -> N
 
     held = run.events[2].final_held
     assert held is not None and held.layout_only == ("answer.py",)
-    assert "Written with the same meaning as before (nothing in it changed yet): answer.py." in (
-        held.sentence()
-    )
+    assert "- answer.py was written with the same meaning as before." in held.sentence()
+    assert "Your next reply: edit_file on answer.py, with new text" in held.sentence()
     assert run.final == "ok"
 
 
-def test_only_the_first_final_is_held_and_a_run_that_may_change_nothing_is_never_held(
+def test_a_final_is_held_again_after_more_was_done_and_ends_the_run_when_nothing_was(
     tmp_path: Path,
 ) -> None:
     _project(tmp_path)
-    model = RecordingModel('{"final":"one"}', '{"final":"two"}')
-    run = run_agent(TASK, model, make_workspace(tmp_path, allow_writes=True), CHECKED)
-    assert [event.final_held is not None for event in run.events] == [True, False]
+    workspace = make_workspace(tmp_path, answer=True, allow_writes=True)
+    bump = '{"tool":"edit_file","path":"version.py","old":"0.1.0","new":"0.2.0"}'
+    model = RecordingModel(
+        '{"final":"one"}',
+        '{"tool":"read_file","path":"version.py"}',
+        '{"final":"two"}',  # a read is not an effect: nothing done since the held one
+    )
+    run = run_agent(TASK, model, workspace, CHECKED)
+    assert [event.final_held is not None for event in run.events] == [True, False, False]
     assert run.final == "two"
 
+    (tmp_path / "version.py").write_text('VERSION = "0.1.0"\n')
+    model = RecordingModel(
+        '{"final":"one"}',
+        '{"tool":"read_file","path":"version.py"}',
+        bump,
+        '{"final":"two"}',  # held again: version.py changed since, and greet.py still has not
+        '{"final":"three"}',
+    )
+    run = run_agent(TASK, model, make_workspace(tmp_path, answer=True, allow_writes=True), CHECKED)
+    held = [event.final_held for event in run.events]
+    assert [fact is not None for fact in held] == [True, False, False, True, False]
+    assert held[0] is not None and held[0].untouched == ("greet.py", "version.py")
+    assert held[3] is not None and held[3].untouched == ("greet.py",)
+    assert run.final == "three"
+
+
+def test_a_run_that_may_change_nothing_ends_at_its_first_final(tmp_path: Path) -> None:
+    _project(tmp_path)
     read_only = RecordingModel('{"final":"nothing to do"}')
     run = run_agent(TASK, read_only, make_workspace(tmp_path), CHECKED)
     assert (run.final, len(run.events)) == ("nothing to do", 1)

@@ -186,7 +186,7 @@ async def test_a_final_answer_not_taken_as_the_end_is_sent_with_what_the_model_w
 
     *_, held, final = daemon.steps(result)
     assert held["action"] == {"final": "done, and the tests pass"}
-    assert held["finalHeld"].startswith("Not ended yet: first compare the task")
-    assert "- Not checked: no command has run since the last change" in held["finalHeld"]
+    assert held["finalHeld"].startswith("Not ended yet: your answer says the task is done")
+    assert "- No command has run since the last change" in held["finalHeld"]
     assert "finalHeld" not in final
     assert (result["reason"], result["final"]) == ("completed", "done")

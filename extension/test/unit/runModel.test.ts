@@ -92,7 +92,7 @@ test("a final answer the daemon did not take as the end shows the model's words 
   const model = emptyModel();
   startTurn(model, "fix it");
   const told =
-    "Not ended yet: first compare the task with what this run did.\nThe task: fix it";
+    "Not ended yet: your answer says the task is done.\nThe task: fix it";
   addEvent(model, {
     step: 3,
     response: '{"final":"done, the test passed"}',

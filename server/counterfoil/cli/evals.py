@@ -88,7 +88,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_const",
         const=True,
         default=None,
-        help="answer the model's first final answer with what the run's record shows is left",
+        help="answer the model's final answer with what the run's record shows is left",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--report", type=Path, metavar="FILE", help="also write an HTML report")

@@ -486,13 +486,14 @@ class Settings:
         "checkFinalAnswer",
         boolean,
         schema={"type": "boolean"},
-        description="When the model's first final answer comes while the run's record shows "
-        "work left (a change no allowed command has checked since, a file written back with "
-        "the same meaning, a file the task names that the run has not changed), tell the "
-        "model so and go on; a second final answer ends the run.",
+        description="When the model answers final while the run's record shows work left (a "
+        "file the task names unchanged or missing, a file written back with the same meaning, a "
+        "change no allowed command has checked since), tell the model so, with the first thing "
+        "left as its next call, and go on; a final answer with nothing done since the last one "
+        "so answered ends the run.",
         flag="--check-final-answer",
-        help="answer the model's first final answer with what the run's record shows is left "
-        "(a second one ends the run)",
+        help="answer the model's final answer with what the run's record shows is left while "
+        "it does more (a final with nothing done since ends the run)",
         folder=FOLDER_MAY,
     )
     # The root's AGENTS.md goes into the system prompt.
