@@ -613,10 +613,14 @@ def _final_too_soon(
     tree: TreeOverview | None,
 ) -> FinalTooSoon | None:
     """What the run's record shows against a final answer now (see `FinalTooSoon`); None
-    when the task is empty or the model may change nothing. A file an allowed command names
-    (`python3 test_greet.py`) is the task's check, not a file it asks to change."""
+    when the task is empty, the model may change nothing, or the person rejected an effect of
+    this run (pressing the model on would ask again what they refused). A file an allowed
+    command names (`python3 test_greet.py`) is the task's check, not a file to change."""
     if not task.strip() or not any(tool in workspace.available_tools for tool in CHANGES):
         return None
+    outcomes = getattr(workspace, "effect_outcomes", ())
+    if any(outcome.state == "rejected" or outcome.review == "rejected" for outcome in outcomes):
+        return None  # the person said No in this run: the model's answer to that is its own
     meaning: dict[str, bool] = {}  # each file this run changed: whether a change meant something
     for _, step in history:
         effect = step.effect

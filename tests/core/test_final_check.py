@@ -193,3 +193,16 @@ def test_file_names_the_task_gives_count_only_when_they_look_like_files() -> Non
 
     text = "add CHANGELOG.md (e.g. as docs/notes.txt) for 0.2.0, not config.json.bak, i.e. now."
     assert FILE_NAME.findall(text) == ["CHANGELOG.md", "docs/notes.txt"]
+
+
+def test_after_the_person_said_no_the_model_s_final_ends_the_run(tmp_path: Path) -> None:
+    """Pressed on, the model would propose again what the person had just refused."""
+    _project(tmp_path)
+    workspace = make_workspace(tmp_path, answer=False, allow_writes=True)
+    model = RecordingModel(READ_GREET, EDIT_GREET, '{"final":"could not"}')
+
+    run = run_agent(TASK, model, workspace, CHECKED)
+
+    assert run.events[1].step_result is not None
+    assert run.events[1].step_result.state == "rejected"
+    assert (run.final, run.events[-1].final_held) == ("could not", None)

@@ -481,6 +481,8 @@ class Settings:
         help="read the model the short files the task names before its first step",
         folder=FOLDER_MAY,
     )
+    # Off by default: on, a run whose model answers final with work left asks it again instead
+    # of ending, a change to when runs end; docs/eval.md has what it does for a small model.
     check_final_answer: bool = setting(
         False,
         "checkFinalAnswer",
