@@ -58,9 +58,13 @@ class ReadFirst:
 
     def sentence(self) -> str:
         if self.text is not None:
+            # Shown the file and nothing more, the 1.5B went on to the task's next part and
+            # left this change unmade.
+            shown = self.text if self.text.endswith("\n") else self.text + "\n"
             return (
                 f"read the existing file before changing it: {self.path}; nothing was changed."
-                f" It is read for you now, and holds:\n{self.text}"
+                f" It is read for you now, and holds:\n{shown}Your change to {self.path} is"
+                " still to make: send it again, made against this text."
             )
         return (
             f"read the existing file before changing it: {self.path} (read it with read_file,"

@@ -166,7 +166,10 @@ def test_a_change_refused_for_an_unread_short_file_shows_the_file_read_for_the_m
     assert first is not None and first.detail == ReadFirst("app.py", "xxxxxx")
     assert run.events[0].result == "error: read the existing file before changing it"
     assert model.calls[1][-1]["content"] == "Tool result:\nerror: " + first.detail.sentence()
-    assert first.detail.sentence().endswith("read for you now, and holds:\nxxxxxx")
+    assert first.detail.sentence().endswith(
+        "read for you now, and holds:\nxxxxxx\nYour change to app.py is still to make: send it"
+        " again, made against this text."
+    )
     assert run.events[1].result == "wrote app.py"  # it counts as read: the bytes were shown
 
 
