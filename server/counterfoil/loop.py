@@ -638,15 +638,12 @@ def _final_too_soon(
             for path in named_files(task, tree)
             if path not in meaning and path not in in_commands
         )
-        listed = set(tree.file_paths())
-        names = {PurePosixPath(path).name for path in listed}
-        if tree.complete:
+        if tree.complete:  # else a name not listed may still be there
+            listed = set(tree.file_paths())
+            known = listed | {PurePosixPath(path).name for path in listed} | set(meaning)
+            known |= in_commands
             missing = tuple(
-                dict.fromkeys(
-                    name
-                    for name in FILE_NAME.findall(task)
-                    if name not in listed | names | set(meaning) | in_commands
-                )
+                dict.fromkeys(name for name in FILE_NAME.findall(task) if name not in known)
             )
     seen = getattr(workspace, "read_digests", {})
     unread = tuple(path for path in untouched if path not in seen)
