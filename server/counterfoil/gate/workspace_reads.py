@@ -43,10 +43,10 @@ class WorkspaceReads:
         """The directory's children, read through descriptors opened without following links,
         so a directory swapped for a symlink after the checks is refused, not listed."""
         path = self.resolve(raw)
-        if not stat.S_ISDIR(os.lstat(path).st_mode):
-            relative = self.paths.relative(path)
-            if stat.S_ISREG(os.lstat(path).st_mode):
-                raise DetailedRefusal("path is not a directory", NotAFolder(relative))
+        mode = os.lstat(path).st_mode
+        if stat.S_ISREG(mode):
+            raise DetailedRefusal("path is not a directory", NotAFolder(self.paths.relative(path)))
+        if not stat.S_ISDIR(mode):
             raise AgentError("path is not a directory")
         parts = path.relative_to(self.policy.root).parts
         log = self.paths.receipt_log_identities()
