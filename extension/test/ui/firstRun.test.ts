@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
@@ -19,9 +19,11 @@ import {
   makeWorkspace,
   openFolder,
   python,
+  readSettingsFile,
   runCommand,
   runPanel,
   screenshot,
+  settingsNow,
   startBrowser,
   startRun,
   stateDir,
@@ -44,12 +46,6 @@ async function hubReachable(): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-function readJson(path: string): Record<string, unknown> {
-  return existsSync(path)
-    ? (JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>)
-    : {};
 }
 
 async function until(check: () => boolean, what: string): Promise<void> {
@@ -168,16 +164,16 @@ describe("the first run on an offline machine", () => {
       await until(
         () =>
           String(
-            readJson(folderSettings)["counterfoil.model"] ?? "",
+            settingsNow(folderSettings)?.["counterfoil.model"] ?? "",
           ).startsWith("scripted:"),
         "Scripted demo is set in the folder's settings",
       );
-      assert.match(
-        String(readJson(folderSettings)["counterfoil.model"]),
-        /^scripted:.*fix-app\.jsonl$/,
+      const chosen = String(
+        (await readSettingsFile(folderSettings))["counterfoil.model"],
       );
+      assert.match(chosen, /^scripted:.*fix-app\.jsonl$/);
       assert.doesNotMatch(
-        String(readJson(folderSettings)["counterfoil.model"]),
+        chosen,
         /counterfoil\.counterfoil-\d/,
         "the script is not named in the extension's versioned folder: it survives an update",
       );
@@ -189,7 +185,7 @@ describe("the first run on an offline machine", () => {
         "settings.json",
       );
       assert.equal(
-        readJson(userSettings)["counterfoil.model"],
+        (await readSettingsFile(userSettings))["counterfoil.model"],
         undefined,
         "the user's settings have no model: the demo's script is not replayed in other projects",
       );

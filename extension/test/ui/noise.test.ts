@@ -22,11 +22,13 @@ import {
   makeWorkspace,
   openFolder,
   openPage,
+  readSettingsFile,
   receiptsOnDisk,
   resizeSideBar,
   runCommand,
   runPanel,
   screenshot,
+  settingsNow,
   showCounterfoilView,
   startBrowser,
   startRun,
@@ -60,14 +62,6 @@ async function whollyShown(node: Locator): Promise<boolean> {
       element.scrollWidth <= element.clientWidth + 1
     );
   });
-}
-
-function readJson(path: string): Record<string, unknown> {
-  try {
-    return JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
-  } catch {
-    return {};
-  }
 }
 
 async function until(
@@ -353,7 +347,7 @@ describe("what the editor says", () => {
         .click();
       await until(() =>
         /^scripted:/.test(
-          String(readJson(folderSettings)["counterfoil.model"] ?? ""),
+          String(settingsNow(folderSettings)?.["counterfoil.model"] ?? ""),
         ),
       );
       await waitForNotification(page, /model set to the scripted demo/);
@@ -388,11 +382,11 @@ describe("what the editor says", () => {
         page,
         /Counterfoil may propose edits and .* in fresh-first/,
       );
-      assert.equal(readJson(folderSettings)["counterfoil.allowWrites"], true);
-      assert.deepEqual(
-        readJson(folderSettings)["counterfoil.allowedCommands"],
-        [["python", "-m", "pytest", "tests/test_math.py", "-q"]],
-      );
+      const granted = await readSettingsFile(folderSettings);
+      assert.equal(granted["counterfoil.allowWrites"], true);
+      assert.deepEqual(granted["counterfoil.allowedCommands"], [
+        ["python", "-m", "pytest", "tests/test_math.py", "-q"],
+      ]);
       await until(async () => await permissionsChecked(page!));
       await page.mouse.move(10, 10);
       await screenshot(page, "noise-walkthrough-granted.png");

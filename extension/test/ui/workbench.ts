@@ -85,6 +85,37 @@ export function scriptedWeightsModel(name: string, answers: string[]): string {
 }
 
 /** The daemon's settings for the demo project, with the scripted model replaying `responses`. */
+/**
+ * A settings file as it stands, or undefined while it does not parse. VS Code rewrites a
+ * settings file in place (truncate, then write), so a read can catch it empty or half-written;
+ * a missing file reads as no settings.
+ */
+export function settingsNow(path: string): Record<string, unknown> | undefined {
+  if (!existsSync(path)) {
+    return {};
+  }
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A settings file once it parses: waits out VS Code's write in progress (at most 5 s). */
+export async function readSettingsFile(
+  path: string,
+): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const settings = settingsNow(path);
+    if (settings !== undefined) {
+      return settings;
+    }
+    assert.ok(Date.now() < deadline, `${path} does not parse`);
+    await new Promise((done) => setTimeout(done, 50));
+  }
+}
+
 export function daemonSettings(responses: string): Record<string, unknown> {
   return {
     "counterfoil.serverCommand": [python, "-m", "counterfoil", "serve"],
