@@ -37,7 +37,7 @@ from .step_facts import (
     TreeOverview,
 )
 from .steps import StepResult, error_text, refusal, step_taker
-from .verdict import RunVerdict, compute_verdict
+from .verdict import EffectOutcome, RunVerdict, compute_verdict
 
 Messages = list[dict[str, str]]
 IDENTICAL_ACTION = "identical action loop detected"
@@ -287,7 +287,17 @@ def run_agent(
             conversation.messages += _turn(_action_json(read_action), read.observation)
             note_observation(observations, conversation.messages, read_action, read)
     refused_unread: dict[str, str] = {}  # path: the tool of a change refused for it
-    done: list[str] = []  # the effects done in this run, as TaskProgress lists them
+    # The effects done in this run, as TaskProgress lists them: a resumed run's earlier parts
+    # are in its workspace's outcomes, not in this loop's history.
+    done = (
+        []
+        if fresh
+        else [
+            _done_line(outcome)
+            for outcome in getattr(workspace, "effect_outcomes", ())
+            if outcome.state == "approved"
+        ]
+    )
     # How many effects were done when a final answer was last held (None: none held): a
     # final with nothing done since the last held one ends the run.
     held_after: int | None = None
@@ -410,7 +420,8 @@ def run_agent(
             )
             taken = replace(taken, phrase=phrase)
         if shown_tree is not None and _changed_tree(taken) and task.strip():
-            done.append(_done_line(taken))
+            assert taken.effect is not None
+            done.append(_done_line(taken.effect))
             if taken.effect is not None and taken.effect.argv is None:  # a file written
                 progress = TaskProgress(task.strip(), tuple(done), _unchecked(workspace))
                 taken = replace(taken, progress=progress)
@@ -595,12 +606,23 @@ def _no_turn_yet(messages: Messages | None) -> bool:
 
 
 def _unchecked(workspace: Workspace) -> tuple[tuple[str, ...], ...]:
-    """The commands the model may run to check its changes, when none has since they last
-    changed (nothing when it may run none)."""
+    """The commands the model may run to check its changes, when none has run since an edit or
+    a write last changed a file (nothing when it may run none). A change a command made itself
+    does not count: running a command again would change the files again, and a failed run
+    was run (its output is the model's to read)."""
     policy = getattr(workspace, "policy", None)
     if policy is None or "run_command" not in workspace.available_tools:
         return ()
-    if run_verdict(workspace).validation == "passed":
+    outcomes = tuple(getattr(workspace, "effect_outcomes", ()))
+    last_write = max(
+        (
+            index
+            for index, outcome in enumerate(outcomes)
+            if outcome.changed_files and not outcome.ran_command
+        ),
+        default=-1,
+    )
+    if any(o.ran_command and o.ran_on_the_root for o in outcomes[last_write + 1 :]):
         return ()
     return tuple(policy.allowed_commands)
 
@@ -626,6 +648,10 @@ def _final_too_soon(
         effect = step.effect
         if _changed_tree(step) and effect is not None and effect.argv is None and effect.path:
             meaning[effect.path] = meaning.get(effect.path, False) or step.same is None
+    for outcome in outcomes:  # a resumed run's earlier parts too
+        if outcome.state == "approved" and outcome.argv is None and outcome.wrote_file:
+            assert outcome.path is not None
+            meaning.setdefault(outcome.path, True)
     layout_only = tuple(path for path, meant in meaning.items() if not meant)
     policy = getattr(workspace, "policy", None)
     commands = () if policy is None else tuple(policy.allowed_commands)
@@ -696,10 +722,8 @@ def _was_read(action: ToolAction, step: StepResult) -> bool:
     return action.tool == "read_file" and not step.is_error
 
 
-def _done_line(taken: StepResult) -> str:
+def _done_line(effect: EffectOutcome) -> str:
     """One effect that was done, for `TaskProgress`: what changed or ran, and how it ended."""
-    effect = taken.effect
-    assert effect is not None
     if effect.argv is not None:
         ended = "timed out" if effect.timed_out else f"exit status {effect.exit_status}"
         command = " ".join(effect.argv)

@@ -214,9 +214,8 @@ class TaskProgress:
 
     task: str
     done: tuple[str, ...]
-    # The commands this run may run, when none has checked the files since they last changed
-    # (the run's validation is not `passed`): a small model wrote one file and claimed the
-    # test had passed.
+    # The commands this run may run, when none has run since an edit or a write last changed a
+    # file: a small model wrote one file and claimed the test had passed.
     unchecked: tuple[tuple[str, ...], ...] = ()
 
     def sentence(self) -> str:

@@ -343,3 +343,18 @@ def test_an_open_call_refused_on_resume_is_recorded_as_refused(paused: tuple[Pat
         if entry["kind"] == "decision"
     ]
     assert ("call-2", "refused") in decided
+
+
+def test_a_resumed_run_s_final_is_checked_against_the_whole_run(tmp_path: Path) -> None:
+    """With `--check-final-answer`, the edit made before the pause counts: the final after the
+    resumed command ends the run, as it would have without the pause."""
+    make_project(tmp_path)
+    flags = [*agent_flags(tmp_path), "--check-final-answer"]
+    status, output = cli(["agent", "fix app.py", *flags], "y\n", KeyboardInterrupt)
+    assert status == 130, output
+
+    status, output = cli(["resume", *flags], "y\n")
+
+    assert "== run ended: completed ==" in output, (status, output)
+    assert "not taken as the end" not in output
+    assert (tmp_path / "project" / "app.py").read_text() == "answer = 2\n"

@@ -84,7 +84,6 @@ export function scriptedWeightsModel(name: string, answers: string[]): string {
   return built.stdout.trim();
 }
 
-/** The daemon's settings for the demo project, with the scripted model replaying `responses`. */
 /**
  * A settings file as it stands, or undefined while it does not parse. VS Code rewrites a
  * settings file in place (truncate, then write), so a read can catch it empty or half-written;
@@ -116,6 +115,7 @@ export async function readSettingsFile(
   }
 }
 
+/** The daemon's settings for the demo project, with the scripted model replaying `responses`. */
 export function daemonSettings(responses: string): Record<string, unknown> {
   return {
     "counterfoil.serverCommand": [python, "-m", "counterfoil", "serve"],
