@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from tests.support.recording_model import RecordingModel
 from tests.support.workspaces import make_workspace
 
@@ -209,31 +210,28 @@ def test_after_the_person_said_no_the_model_s_final_ends_the_run(tmp_path: Path)
     assert (run.final, run.events[-1].final_held) == ("could not", None)
 
 
-def test_a_failed_check_is_a_command_run_not_a_command_left(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "code",
+    [
+        pytest.param("raise SystemExit(1)", id="a failed check was run: its output is read"),
+        pytest.param(
+            "open('count.txt', 'a').write('1')",
+            id="a command's own change: running it again would change the files again",
+        ),
+    ],
+)
+def test_a_command_run_since_the_last_edit_leaves_no_command_to_run(
+    tmp_path: Path, code: str
+) -> None:
     _project(tmp_path)
-    failing = (sys.executable, "-c", "raise SystemExit(1)")
+    command = (sys.executable, "-c", code)
     workspace = make_workspace(
-        tmp_path, answer=True, allow_writes=True, allowed_commands=(failing,)
+        tmp_path, answer=True, allow_writes=True, allowed_commands=(command,)
     )
-    run_failing = json.dumps({"tool": "run_command", "argv": list(failing)})
-    model = RecordingModel(READ_GREET, EDIT_GREET, run_failing, '{"final":"done"}')
+    run_it = json.dumps({"tool": "run_command", "argv": list(command)})
+    model = RecordingModel(READ_GREET, EDIT_GREET, run_it, '{"final":"done"}')
 
     run = run_agent("Make greet() in greet.py put a comma after hello.", model, workspace, CHECKED)
 
     assert (run.completed, run.final, len(run.events)) == (True, "done", 4)
     assert run.events[-1].final_held is None
-
-
-def test_a_command_that_changes_files_itself_is_not_asked_to_run_again(tmp_path: Path) -> None:
-    _project(tmp_path)
-    counting = (sys.executable, "-c", "open('count.txt', 'a').write('1')")
-    workspace = make_workspace(
-        tmp_path, answer=True, allow_writes=True, allowed_commands=(counting,)
-    )
-    run_counting = json.dumps({"tool": "run_command", "argv": list(counting)})
-    model = RecordingModel(READ_GREET, EDIT_GREET, run_counting, '{"final":"done"}')
-
-    run = run_agent("Make greet() in greet.py put a comma after hello.", model, workspace, CHECKED)
-
-    assert (run.completed, run.final, len(run.events)) == (True, "done", 4)
-    assert (tmp_path / "count.txt").read_text() == "1"
