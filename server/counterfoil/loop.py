@@ -420,9 +420,10 @@ def run_agent(
             )
             taken = replace(taken, phrase=phrase)
         if shown_tree is not None and _changed_tree(taken) and task.strip():
-            assert taken.effect is not None
-            done.append(_done_line(taken.effect))
-            if taken.effect is not None and taken.effect.argv is None:  # a file written
+            effect = taken.effect
+            assert effect is not None
+            done.append(_done_line(effect))
+            if effect.argv is None:  # a file written
                 progress = TaskProgress(task.strip(), tuple(done), _unchecked(workspace))
                 taken = replace(taken, progress=progress)
         history.append((action, taken))
