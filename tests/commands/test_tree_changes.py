@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.tree_files import settled, written_long_ago
 from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace, verify_receipt_log
@@ -415,13 +416,9 @@ def test_receipts_gc_keeps_the_bytes_a_commands_tree_changes_name(tmp_path: Path
     assert load_object(folder, changes["old.txt"]["before_sha256"]) == b"old\n"
 
 
-def written_long_ago(path: Path, text: str) -> None:
-    path.write_text(text)
-    os.utime(path, ns=(10**18, 10**18))
-
-
 def test_a_new_workspace_on_the_same_root_starts_from_the_last_snapshot(tmp_path: Path) -> None:
     written_long_ago(tmp_path / "data.txt", "before\n")
+    settled()
     noop = script(tmp_path, "noop.py", "")
     first = workspace(tmp_path, noop)
     run(first, noop)

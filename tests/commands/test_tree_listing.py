@@ -5,20 +5,15 @@ made in it (which moves the folder's ctime even when its mtime is put back) is s
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.tree_files import settled
 
 from counterfoil.commands.tree import listing
-from counterfoil.commands.tree.snapshot import RACY_NANOSECONDS, Snapshot
+from counterfoil.commands.tree.snapshot import Snapshot
 from counterfoil.commands.tree.walk import take_snapshot
-
-
-def settled() -> None:
-    """Waits until what was just written is out of the stat cache's racy window."""
-    time.sleep(RACY_NANOSECONDS / 1e9 + 0.02)
 
 
 def listed_twice(root: Path) -> Snapshot:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import gc
 import os
-import time
 from pathlib import Path
 
 import pytest
+from tests.support.tree_files import settled, written_long_ago
 
 from counterfoil.commands.tree.changes import compare
 from counterfoil.commands.tree.ignore import is_ignored, parse_gitignore
-from counterfoil.commands.tree.snapshot import RACY_NANOSECONDS, Entry, TreeLimits
+from counterfoil.commands.tree.snapshot import Entry, TreeLimits
 from counterfoil.commands.tree.walk import take_snapshot
 
 pytestmark = pytest.mark.usefixtures("listing_loops")
@@ -45,19 +45,6 @@ def test_double_star_spans_folders() -> None:
 def test_a_nested_gitignore_applies_below_its_folder_only() -> None:
     assert ignored("*.tmp\n", "sub/x.tmp", base="sub")
     assert not ignored("*.tmp\n", "x.tmp", base="sub")
-
-
-def written_long_ago(path: Path, text: str) -> None:
-    """A file whose mtime is well out of the stat cache's racy window (its ctime is not: see
-    `settled`)."""
-    path.write_text(text)
-    os.utime(path, ns=(10**18, 10**18))
-
-
-def settled() -> None:
-    """Waits until what was just written (its ctime, which cannot be set back) is out of the
-    stat cache's racy window."""
-    time.sleep(RACY_NANOSECONDS / 1e9 + 0.02)
 
 
 def test_the_comparison_hashes_only_entries_whose_stat_changed(tmp_path: Path) -> None:
