@@ -91,7 +91,9 @@ def test_agent_says_what_it_downloads_before_loading_a_model_not_on_disk(
 
 
 def test_ctrl_c_stops_the_download_and_running_it_again_resumes(tmp_path: Path) -> None:
-    folder = write_model_folder(tmp_path / "repo", weights_bytes=12 * 1024 * 1024)
+    # The hub client writes in 10 MiB chunks: 24 MiB leaves a second of paced download after
+    # the first bytes land, for the interrupt to arrive in.
+    folder = write_model_folder(tmp_path / "repo", weights_bytes=24 * 1024 * 1024)
     home = tmp_path / "hf-home"
     with serve_hub({REPO: folder}) as server:
         server.piece_bytes = 256 * 1024

@@ -10,9 +10,11 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from sweep_helpers import agent_flags
 from test_resume_checks import cli, log_of, paused  # noqa: F401 - the fixture
 
+from counterfoil.sessions import store
 from counterfoil.sessions.store import SessionStore
 
 
@@ -35,8 +37,10 @@ def test_a_copy_of_a_run_folder_is_refused_and_the_command_runs_once(
 
 def test_a_resume_started_while_a_listing_looks_at_the_lock_goes_on(
     paused: tuple[Path, str],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     folder, run_id = paused
+    monkeypatch.setattr(store, "LISTING_GRACE_SECONDS", 5.0)  # the release below, even if late
     lock = SessionStore(log_of(folder)).run_folder(run_id) / "lock"
     fd = os.open(lock, os.O_RDONLY)
     fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # what a listing holds for an instant

@@ -71,13 +71,18 @@ describe("autosave while a proposal is pending", () => {
       assert.match(said, /Re-propose/);
       step("no longer applies said");
       await page.keyboard.type("# still typing\n");
-      await page.waitForTimeout(1_000);
-      await page
-        .locator(".tabs-container .tab.active", { hasText: /^app\.py/ })
-        .waitFor();
+      // Autosave writes after its delay: look until the typing is on disk.
+      const typed = /^# my note\n# still typing\n/;
+      const deadline = Date.now() + 10_000;
+      while (
+        !typed.test(readFileSync(join(workspace, "app.py"), "utf8")) &&
+        Date.now() < deadline
+      ) {
+        await page.waitForTimeout(100);
+      }
       assert.match(
         readFileSync(join(workspace, "app.py"), "utf8"),
-        /^# my note\n# still typing\n/,
+        typed,
         "the typing landed in app.py and was saved",
       );
       await runPanel(page)

@@ -79,6 +79,10 @@ describe("the review a careful person trusts", () => {
         .first()
         .click();
       await runCommand(page, "File: Revert File");
+      // The revert reads the file again before the buffer is clean: Accept only then.
+      await page
+        .locator(".tabs-container .tab.dirty", { hasText: /^app\.py/ })
+        .waitFor({ state: "detached", timeout: 10_000 });
       await page
         .locator(".tabs-container .tab", { hasText: "edit_file app.py" })
         .click();
@@ -130,13 +134,11 @@ describe("the review a careful person trusts", () => {
       await panel
         .locator(".proposal.state-pending", { hasText: "no longer applies" })
         .waitFor({ timeout: 30_000 });
-      const accept = editorTitleAction(page, "Accept");
-      await accept.waitFor();
-      assert.match(
-        (await accept.getAttribute("class")) ?? "",
-        /disabled/,
-        "Accept is disabled on a proposal that no longer applies",
-      );
+      // Accept is disabled on a proposal that no longer applies. The title bar redraws a
+      // moment after the context key that says so changes: wait for it.
+      await editorTitleAction(page, "Accept")
+        .and(page.locator(".disabled"))
+        .waitFor({ timeout: 10_000 });
       await screenshot(page, "stale-proposal.png");
       await page
         .locator(".notifications-toasts .notification-toast", {

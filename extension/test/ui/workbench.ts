@@ -430,13 +430,23 @@ export async function failureScreenshot(
   );
 }
 
-/** Shows the Counterfoil view (a click on its activity-bar icon toggles it, so only when hidden). */
+/** Shows the Counterfoil view. A click on its activity-bar icon toggles it, and after a reload
+ * VS Code may restore the view between a look and a click, so it looks again after each. */
 export async function showCounterfoilView(page: Page): Promise<void> {
   const item = page.locator(".activitybar .action-item", {
     has: page.locator('a[aria-label^="Counterfoil"]'),
   });
-  if (!((await item.getAttribute("class")) ?? "").includes("checked")) {
+  const shown = item.and(page.locator(".checked"));
+  for (let tries = 0; tries < 3; tries++) {
+    if (((await item.getAttribute("class")) ?? "").includes("checked")) {
+      return;
+    }
     await item.locator("a").click();
+    try {
+      await shown.waitFor({ timeout: 2_000 });
+    } catch {
+      // Toggled closed by a restore that came first: look and click again.
+    }
   }
 }
 
