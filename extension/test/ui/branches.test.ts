@@ -23,6 +23,7 @@ import {
   screenshot,
   startBrowser,
   stepTimer,
+  until,
   waitForDaemon,
   waitForNotification,
   waitForProposalDiff,
@@ -30,14 +31,6 @@ import {
 } from "./workbench";
 
 let browser: Browser;
-
-async function until(check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!(await check())) {
-    assert.ok(Date.now() < deadline, String(check));
-    await new Promise((done) => setTimeout(done, 100));
-  }
-}
 
 const read = { tool: "read_file", path: "app.py" };
 const double = {

@@ -28,6 +28,7 @@ import {
   startRun,
   stateDir,
   stepTimer,
+  until,
   waitForDaemon,
   waitForNotification,
 } from "./workbench";
@@ -45,14 +46,6 @@ async function hubReachable(): Promise<boolean> {
     return true;
   } catch {
     return false;
-  }
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
-  while (!check()) {
-    assert.ok(Date.now() < deadline, what);
-    await new Promise((done) => setTimeout(done, 200));
   }
 }
 

@@ -34,6 +34,7 @@ import {
   startRun,
   stateDir,
   stepTimer,
+  until,
   waitForDaemon,
   waitForNotification,
   waitForProposalDiff,
@@ -62,20 +63,6 @@ async function whollyShown(node: Locator): Promise<boolean> {
       element.scrollWidth <= element.clientWidth + 1
     );
   });
-}
-
-async function until(
-  check: () => boolean | Promise<boolean>,
-  timeout = 30_000,
-): Promise<void> {
-  const deadline = Date.now() + timeout;
-  while (!(await check())) {
-    assert.ok(
-      Date.now() < deadline,
-      `not within ${timeout} ms: ${String(check)}`,
-    );
-    await new Promise((done) => setTimeout(done, 200));
-  }
 }
 
 /** Selects the walkthrough's step `id` and clicks its button `label`. */
@@ -191,6 +178,7 @@ describe("what the editor says", () => {
       const refusals = center.locator(".monaco-list-row", {
         hasText: "refused",
       });
+      await refusals.first().waitFor();
       assert.equal(await refusals.count(), 1);
       assert.match(
         await refusals.innerText(),
@@ -208,10 +196,15 @@ describe("what the editor says", () => {
         .click();
       assert.equal(await panel.locator("details[open]").count(), 0);
       await panel.locator(".run-tools select.jump").selectOption("step-0-2");
-      const top = await panel
-        .locator("#step-0-2")
-        .evaluate((element) => element.getBoundingClientRect().top);
-      assert.ok(Math.abs(top) < 40, `step 2 is at the top (${top} px)`);
+      const top = () =>
+        panel
+          .locator("#step-0-2")
+          .evaluate((element) => element.getBoundingClientRect().top);
+      await until(
+        async () => Math.abs(await top()) < 40,
+        "step 2 is at the top",
+        10_000,
+      );
       await screenshot(page, "noise-jumped.png");
 
       // The receipts tree gives the run's time to the second.
@@ -254,7 +247,11 @@ describe("what the editor says", () => {
       const panel = runPanel(page);
       const reason = panel.locator(".proposal.state-pending .reason-input");
       await reason.waitFor({ timeout: 30_000 });
-      assert.ok(await whollyShown(reason), "the reason field is in view");
+      await until(
+        () => whollyShown(reason),
+        "the reason field is in view",
+        10_000,
+      );
       await page.mouse.move(10, 10);
       await screenshot(page, "noise-narrow-pending.png");
 
@@ -281,8 +278,14 @@ describe("what the editor says", () => {
       await fresh.waitFor();
       // The panel above it may be taller than the side bar (folder settings, the run's
       // activity): in view once scrolled to, and then not clipped.
-      await fresh.scrollIntoViewIfNeeded();
-      assert.ok(await whollyShown(fresh), "New conversation is not clipped");
+      await until(
+        async () => {
+          await fresh.scrollIntoViewIfNeeded();
+          return whollyShown(fresh);
+        },
+        "New conversation is not clipped",
+        10_000,
+      );
       await page.mouse.move(10, 10);
       await screenshot(page, "noise-narrow-ended.png");
     } catch (error) {

@@ -349,8 +349,27 @@ export async function openPage(
 }
 
 /** Drags the sash between the side bar and the editor until the side bar is `width` wide. */
+/**
+ * Waits until `check` holds, looking every 200 ms; fails with `what` after `timeout` ms. For
+ * what the editor does a moment later (a redraw, a write, a layout): a test waits for the
+ * event it checks, never for a fixed time.
+ */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string = String(check),
+  timeout = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeout;
+  while (!(await check())) {
+    assert.ok(Date.now() < deadline, `not within ${timeout} ms: ${what}`);
+    await new Promise((done) => setTimeout(done, 200));
+  }
+}
+
+/** Drags the side bar's edge to `width` and waits until its width and its webviews' settle. */
 export async function resizeSideBar(page: Page, width: number): Promise<void> {
-  const bar = await page.locator(".part.sidebar").boundingBox();
+  const side = page.locator(".part.sidebar");
+  const bar = await side.boundingBox();
   assert.ok(bar, "the side bar is shown");
   const edge = bar.x + bar.width;
   const y = bar.y + bar.height / 2;
@@ -358,7 +377,22 @@ export async function resizeSideBar(page: Page, width: number): Promise<void> {
   await page.mouse.down();
   await page.mouse.move(bar.x + width, y, { steps: 10 });
   await page.mouse.up();
-  await page.waitForTimeout(300);
+  // The webviews over the side bar follow its layout a frame or more later: settled when the
+  // side bar's width and every webview's width are the same at two looks in a row.
+  const widths = async () =>
+    JSON.stringify([
+      (await side.boundingBox())?.width,
+      await page
+        .locator("iframe.webview")
+        .evaluateAll((frames) =>
+          frames.map((frame) => frame.getBoundingClientRect().width),
+        ),
+    ]);
+  let last = "";
+  await until(
+    async () => last === (last = await widths()),
+    `the side bar settles at ${width} px`,
+  );
 }
 
 /**
