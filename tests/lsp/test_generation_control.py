@@ -31,9 +31,7 @@ def _generating(daemon: Daemon) -> bool:
     )
 
 
-async def test_cancel_stops_generation_at_once(
-    start_daemon: StartDaemon, tiny_model: str
-) -> None:
+async def test_cancel_stops_generation_at_once(start_daemon: StartDaemon, tiny_model: str) -> None:
     settings: dict[str, Any] = {
         "model": tiny_model,
         "constrainedDecoding": False,
