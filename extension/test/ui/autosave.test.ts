@@ -96,14 +96,18 @@ describe("autosave while a proposal is pending", () => {
         .locator(".monaco-button", { hasText: /^Re-propose$/ })
         .click();
       step("re-propose clicked");
-      // The fresh diff: the model's edit on the person's bytes.
-      const tab = page
-        .locator(".tabs-container .tab", {
-          hasText: /edit_file app\.py \(call-\d+\)/,
-        })
-        .first();
-      await tab.waitFor({ timeout: 30_000 });
-      await tab.click();
+      // The fresh diff: the model's edit on the person's bytes. The old diff's tab, titled the
+      // same, may still be closing, and the fresh one opens beside the file being typed in: it
+      // is found by its text, and its own tab brings it forward.
+      const fresh = page.locator(".editor-group-container", {
+        has: page.locator(".monaco-diff-editor .modified .view-lines", {
+          hasText: "my note",
+        }),
+      });
+      await fresh.waitFor({ timeout: 30_000 });
+      await fresh
+        .locator(".tab.active", { hasText: /edit_file app\.py \(call-\d+\)/ })
+        .click();
       await waitForProposalDiff(page);
       await page
         .locator(".editor-group-container.active .modified .view-lines", {
