@@ -96,7 +96,7 @@ async def test_stop_while_the_server_streams_ends_the_run_as_cancelled(
     daemon.notify(types.CANCEL_REQUEST, types.CancelParams(id="run-1"))
     result = await pending
 
-    # Well before the server's 4 s of silence ends (the 0.5 s target: bench/lsp_roundtrip.py).
+    # Well before the server's 4 s of silence ends; Stop's 0.5 s target is a bench's to measure.
     assert time.perf_counter() - stopped <= 2.5
     assert result["reason"] == "cancelled" and daemon.steps(result) == []
 

@@ -348,7 +348,6 @@ export async function openPage(
   return page;
 }
 
-/** Drags the sash between the side bar and the editor until the side bar is `width` wide. */
 /**
  * Waits until `check` holds, looking every 200 ms; fails with `what` after `timeout` ms. For
  * what the editor does a moment later (a redraw, a write, a layout): a test waits for the
@@ -366,7 +365,7 @@ export async function until(
   }
 }
 
-/** Drags the side bar's edge to `width` and waits until its width and its webviews' settle. */
+/** Drags the sash between the side bar and the editor to `width`; waits until the layout settles. */
 export async function resizeSideBar(page: Page, width: number): Promise<void> {
   const side = page.locator(".part.sidebar");
   const bar = await side.boundingBox();
