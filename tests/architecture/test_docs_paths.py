@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import counterfoil
+from counterfoil.cli.main import build_parser
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 SERVER = REPOSITORY / "server"
@@ -25,6 +26,10 @@ DOTTED = re.compile(r"(?<![\w./-])counterfoil(?:\.\w+)+")
 SERVER_PATH = re.compile(r"server/counterfoil/[\w/.]+")
 # `gate/workspace.py`, `gate/files.replace_file`, `commands/tree/` inside backticks.
 PACKAGE_PATH = re.compile(r"`((?:\w+/)+\w*(?:\.\w+)?)`")
+# `tests/lsp/test_server.py`, `bench/eval.py`, `scripts/test.sh`: the repository's own files.
+REPOSITORY_PATH = re.compile(r"(?<![\w./-])((?:tests|bench|scripts|fixtures)/[\w/.-]*[\w/])")
+# `counterfoil agent …`, `counterfoil receipts verify` inside backticks: a subcommand.
+SUBCOMMAND = re.compile(r"`counterfoil ([a-z][a-z-]*)")
 
 
 def module_file(parts: list[str]) -> Path | None:
@@ -81,6 +86,47 @@ def package_path_problem(text: str) -> str | None:
     return None if defines(source, suffix.split(".")[0]) else f"{text}: defines no {suffix}"
 
 
+def subcommands() -> set[str]:
+    """The terminal's subcommands, read from its parser."""
+    actions = build_parser()._subparsers._group_actions  # type: ignore[union-attr]
+    return {name for action in actions for name in action.choices}
+
+
+# Where a document's relative paths may start: the repository, the extension (its own
+# `scripts/`), the demo project (its `tests/`).
+PATH_BASES = (REPOSITORY, REPOSITORY / "extension", REPOSITORY / "fixtures" / "demo-project")
+
+
+def repository_path_problem(text: str) -> str | None:
+    """A path under `tests/`, `bench/`, `scripts/` or `fixtures/` names what is there; a glob or a
+    placeholder (`tests/<name>.py`) is left alone."""
+    if any(mark in text for mark in "*<>{}"):
+        return None
+    if any((base / text).exists() for base in PATH_BASES):
+        return None
+    return f"{text}: no such file or folder"
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=lambda path: path.name)
+def test_every_repository_path_and_subcommand_a_document_names_exists(document: Path) -> None:
+    text = document.read_text(encoding="utf-8")
+    known = subcommands() | {"serve"}
+    problems = sorted(
+        {
+            problem
+            for path in REPOSITORY_PATH.findall(text)
+            if (problem := repository_path_problem(path))
+        }
+        | {
+            f"counterfoil {name}: no such subcommand"
+            for name in SUBCOMMAND.findall(text)
+            if name not in known
+        }
+    )
+
+    assert problems == []
+
+
 @pytest.mark.parametrize("document", DOCUMENTS, ids=lambda path: path.name)
 def test_every_module_a_document_names_exists(document: Path) -> None:
     text = document.read_text(encoding="utf-8")
@@ -117,3 +163,13 @@ def test_the_checker_finds_a_moved_module() -> None:
         package_path_problem("gate/workspace.Nothing")
         == "gate/workspace.Nothing: defines no Nothing"
     )
+
+
+def test_the_checker_finds_a_moved_test_file_and_an_unknown_subcommand() -> None:
+    assert repository_path_problem("tests/support/hub_server.py") is None
+    assert (
+        repository_path_problem("tests/hub_server.py")
+        == "tests/hub_server.py: no such file or folder"
+    )
+    assert "eval" in subcommands()
+    assert "evidence" not in subcommands()
