@@ -1,4 +1,4 @@
-"""`counterfoil sessions gc` keeps what README says it keeps: runs' records and branches'
+"""`counterfoil sessions gc` keeps what docs/terminal.md says it keeps: runs' records and branches'
 receipt logs stay; only checkpoints and caches (prompt caches, branches' copies) go."""
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ makes itself one, so those orphans become its children instead of init's, and af
 command it ends each child that it did not start: a child in a session other than its own
 (every process below a reaper is, since the reaper starts a new session and a session cannot be
 joined) that is not a reaper still running, with everything below it. Without a subreaper
-(macOS) an orphan of a killed reaper is out of reach; README says so.
+(macOS) an orphan of a killed reaper is out of reach; docs/gate.md says so.
 """
 
 from __future__ import annotations
