@@ -9,7 +9,7 @@ import type {
   McpServerShown,
 } from "../daemon/protocol";
 import { argvText } from "../argvText";
-import { shownPath } from "./proposal";
+import { shownPath } from "../shownPath";
 
 /** How the server is reached: its argv, or its URL. */
 export function serverReached(server: McpServerShown): string {
