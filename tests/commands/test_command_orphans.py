@@ -5,25 +5,32 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from tests.support.processes import wait_dead
 from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 
 PYTHON = sys.executable
 linux_only = pytest.mark.skipif(
-    not sys.platform.startswith("linux"), reason="a child subreaper is Linux's (README says so)"
+    not sys.platform.startswith("linux"), reason="a child subreaper is Linux's (docs/gate.md says so)"
 )
+# The orphan writes its pid, then waits for `go` (written by the test once the receipt is
+# there) before it would write `after-the-receipt.txt`: a survivor writes it, a killed one never.
 KILL_THE_REAPER = (
     "import os, signal, time\n"
     "if os.fork() == 0:\n"
     "    os.setsid()\n"
-    "    time.sleep(1.5)\n"
+    "    open('orphan.pid.part', 'w').write(str(os.getpid()))\n"
+    "    os.rename('orphan.pid.part', 'orphan.pid')\n"
+    "    while not os.path.exists('go'):\n"
+    "        time.sleep(0.01)\n"
     "    open('after-the-receipt.txt', 'w').close()\n"
     "    os._exit(0)\n"
+    "while not os.path.exists('orphan.pid'):\n"
+    "    time.sleep(0.01)\n"
     "os.kill(os.getppid(), signal.SIGKILL)\n"
 )
 
@@ -44,8 +51,10 @@ def test_a_command_that_kills_its_reaper_leaves_nothing_running_after_its_receip
     space = project(tmp_path / "p", KILL_THE_REAPER)
 
     observation = space.execute(ToolAction("run_command", {"argv": [PYTHON, "tool.py"]}))
-    time.sleep(2.5)
+    orphan = int((tmp_path / "p" / "orphan.pid").read_text())
+    (tmp_path / "p" / "go").touch()
 
+    assert wait_dead(orphan)
     assert not (tmp_path / "p" / "after-the-receipt.txt").exists()
     assert "leftover process" in observation
 

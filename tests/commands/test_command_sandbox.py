@@ -3,6 +3,7 @@ network unless allowed; review runs it on a copy whose changes only an Accept ap
 
 from __future__ import annotations
 
+import fcntl
 import json
 import shutil
 import socket
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support.processes import GUARD_SECONDS, finishes
 from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
@@ -150,26 +152,51 @@ def test_a_command_run_as_the_user_says_so_on_its_receipt(tmp_path: Path) -> Non
 
 @needs_bubblewrap
 def test_nothing_a_confined_command_started_outlives_it(tmp_path: Path) -> None:
+    # Its pid is the sandbox's own, so the descendant holds a lock on a file of the root instead:
+    # the lock is free once it is gone. Once the test writes `go`, a survivor would write
+    # `survived.txt` and let go of the lock.
     body = (
-        "import os, time\n"
+        "import fcntl, os, time\n"
         "if os.fork() == 0:\n"
-        "    os.setsid(); time.sleep(1.5); open('survived.txt', 'w').close()\n"
+        "    os.setsid()\n"
+        "    held = os.open('held.lock', os.O_RDWR | os.O_CREAT)\n"
+        "    fcntl.flock(held, fcntl.LOCK_EX)\n"
+        "    open('locked', 'w').close()\n"
+        "    while not os.path.exists('go'):\n"
+        "        time.sleep(0.01)\n"
+        "    open('survived.txt', 'w').close()\n"
         "    os._exit(0)\n"
+        "while not os.path.exists('locked'):\n"
+        "    time.sleep(0.01)\n"
     )
-    space = project(tmp_path / "p", body)
+    root = tmp_path / "p"
+    space = project(root, body)
 
     assert run(space).startswith("status: 0")
-    time.sleep(2.0)
-    assert not (tmp_path / "p" / "survived.txt").exists()
+    (root / "go").touch()
+    assert lock_is_free(root / "held.lock")
+    assert not (root / "survived.txt").exists()
+
+
+def lock_is_free(path: Path) -> bool:
+    """True once nothing holds `path`'s lock (its holder is gone), within the guard."""
+    with path.open("rb") as file:
+        deadline = time.monotonic() + GUARD_SECONDS
+        while time.monotonic() < deadline:
+            try:
+                fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                time.sleep(0.02)
+            else:
+                return True
+    return False
 
 
 @needs_bubblewrap
 def test_a_confined_command_that_runs_too_long_is_ended(tmp_path: Path) -> None:
-    space = project(tmp_path / "p", "import time\ntime.sleep(60)\n", timeout=1.0)
-    started = time.monotonic()
+    space = project(tmp_path / "p", "import time\ntime.sleep(600)\n", timeout=1.0)
 
-    assert run(space).startswith("status: timeout")
-    assert time.monotonic() - started < 15
+    assert finishes(lambda: run(space)).startswith("status: timeout")
 
 
 def test_confine_without_bubblewrap_is_refused_before_asking(

@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+# How long a test waits for what it expects before it fails: only a guard against a hang, never
+# a measure of speed, so generous enough that no busy machine reaches it.
+GUARD_SECONDS = 60.0
 
 
 def alive(pid: int) -> bool:
@@ -16,7 +25,8 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def wait_dead(pid: int, seconds: float = 3.0) -> bool:
+def wait_dead(pid: int, seconds: float = GUARD_SECONDS) -> bool:
+    """True once the process is gone; False only if it still runs after the guard."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if not alive(pid):
@@ -34,3 +44,24 @@ def interruptible(command: list[str]) -> list[str]:
         "os.execvp(sys.argv[1], sys.argv[1:])"
     )
     return [sys.executable, "-c", restore, *command]
+
+
+def finishes(call: Callable[[], T], seconds: float = GUARD_SECONDS) -> T:
+    """`call()`'s result, failing the test if it has not returned within the guard: for a call
+    that would otherwise wait on something that never ends (a descendant holding a pipe)."""
+    results: list[T] = []
+    errors: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            results.append(call())
+        except BaseException as error:  # noqa: BLE001 - handed to the test's thread
+            errors.append(error)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still waiting after {seconds:.0f} s"
+    if errors:
+        raise errors[0]
+    return results[0]
