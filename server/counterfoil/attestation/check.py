@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import AgentError
 from .dsse import IN_TOTO_PAYLOAD_TYPE, Envelope, pae, parse_envelope
 from .git import Repository
-from .hand_changes import HandChange, hand_changes
+from .hand_changes import SYMLINK, HandChange, hand_changes
 from .signers import AllowedSigner
 from .statement import PREDICATE_TYPE, STATEMENT_TYPE, validation_entry
 
@@ -182,6 +182,16 @@ def hand_change_finding(change: HandChange) -> str:
         return (
             f"{shown(change.path)}: changed by hand, and validation command {shown(change.read_by)} "
             "reads or runs it, so the check that passed is not the one committed"
+        )
+    if change.mode == SYMLINK:
+        return (
+            f"{shown(change.path)}: committed as a symlink, and a receipt writes only a regular "
+            "file, so the validation did not run on it (its target text is not the file's bytes)"
+        )
+    if change.mode is not None:
+        return (
+            f"{shown(change.path)}: committed with mode {change.mode}, which no receipt set "
+            "(a receipt writes a regular file and keeps an executable bit, never sets one)"
         )
     if change.removed:
         return (

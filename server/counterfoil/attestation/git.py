@@ -53,31 +53,46 @@ class Repository:
             raise AgentError(f"{revision!r} names no commit in {self.top}") from None
         return out.decode("ascii").strip()
 
+    def first_parent(self, commit: str) -> str | None:
+        """The first parent of `commit`, or None for a root commit."""
+        ids = self.git("rev-list", "--parents", "-n", "1", commit).decode("ascii").split()
+        return ids[1] if len(ids) > 1 else None
+
     def changed_paths(self, commit: str) -> set[str]:
-        """The paths `commit` changes against its first parent (every path of a root commit)."""
+        """The paths `commit`'s tree changes against its first parent's tree (every path of a
+        root commit). Two trees are compared, never the commit alone: for a merge, `diff-tree`
+        of the commit prints nothing, and a merge could then carry any change unseen."""
+        parent = self.first_parent(commit)
+        trees = [parent, commit] if parent is not None else ["--root", commit]
         out = self.git(
-            "diff-tree",
-            "--root",
-            "--no-commit-id",
-            "--name-only",
-            "-r",
-            "-z",
-            "--no-renames",
-            commit,
+            "diff-tree", "--no-commit-id", "--name-only", "-r", "-z", "--no-renames", *trees
         )
         return {item.decode("utf-8", "surrogateescape") for item in out.split(b"\0") if item}
 
-    def blobs(self, commit: str, paths: list[str]) -> dict[str, bytes | None]:
-        """Each path's bytes in `commit`; None where the commit holds no file there."""
+    def _files(self, commit: str) -> dict[str, tuple[str, str]]:
+        """Each file's (mode, blob id) in `commit`: regular files, executables and symlinks."""
         tree = self.git("ls-tree", "-r", "-z", "--full-tree", commit)
-        ids: dict[str, str] = {}
+        found: dict[str, tuple[str, str]] = {}
         for entry in tree.split(b"\0"):
             if not entry:
                 continue
             meta, _, name = entry.partition(b"\t")
             mode, kind, object_id = meta.split()
             if kind == b"blob" and mode != b"160000":
-                ids[name.decode("utf-8", "surrogateescape")] = object_id.decode("ascii")
+                path = name.decode("utf-8", "surrogateescape")
+                found[path] = (mode.decode("ascii"), object_id.decode("ascii"))
+        return found
+
+    def modes(self, commit: str, paths: list[str]) -> dict[str, str | None]:
+        """Each path's tree-entry mode in `commit` (`100644`, `100755`, `120000` for a symlink);
+        None where the commit holds no file there."""
+        files = self._files(commit)
+        return {path: files[path][0] if path in files else None for path in paths}
+
+    def blobs(self, commit: str, paths: list[str]) -> dict[str, bytes | None]:
+        """Each path's bytes in `commit` (a symlink's: its target text); None where the commit
+        holds no file there."""
+        ids = {path: blob for path, (_, blob) in self._files(commit).items()}
         result: dict[str, bytes | None] = {}
         for path in paths:
             blob = ids.get(path)

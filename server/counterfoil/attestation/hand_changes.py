@@ -3,8 +3,10 @@ change made by hand.
 
 The range the evidence claims is the commit against its first parent. A path whose committed
 bytes (or absence) are what the runs' last receipt for it left is the agent's; any other changed
-path, and any receipted path whose committed bytes differ, was changed by hand. The evidence
-cannot say when a hand change was made, so each one counts as made after the last validation:
+path, and any receipted path whose committed bytes differ, was changed by hand. A receipt
+writes a regular file, so a receipted path committed as a symlink (whose target text can equal
+the receipted bytes) or newly executable was changed by hand too: the tree entry's mode counts,
+not only its bytes. The evidence cannot say when a hand change was made, so each one counts as made after the last validation:
 accepted only where the team allows it by pattern, and never when a validation command names
 the file in its argv (it reads or runs it), since then the check that passed is not the check
 that was committed.
@@ -20,15 +22,19 @@ from typing import Any
 
 from .git import Repository
 
+REGULAR, EXECUTABLE, SYMLINK = "100644", "100755", "120000"
+
 
 @dataclass(frozen=True)
 class HandChange:
     """A path the commit changed with bytes no receipt wrote (or `removed` where no receipt
-    removed it); `read_by`: the call id of a validation command whose argv names it;
-    `allowed_by`: the pattern that accepts it."""
+    removed it, or `mode`: the committed tree entry's mode where no receipt leaves that one);
+    `read_by`: the call id of a validation command whose argv names it; `allowed_by`: the
+    pattern that accepts it."""
 
     path: str
     removed: bool = False
+    mode: str | None = None
     read_by: str | None = None
     allowed_by: str | None = None
 
@@ -72,6 +78,12 @@ def argv_paths(predicate: dict[str, Any]) -> list[tuple[str, str]]:
     return found
 
 
+def receipted_mode(mode: str | None, parent_mode: str | None) -> bool:
+    """Whether a committed tree entry is one a receipt leaves: a regular file, executable only
+    where the first parent already had it so (a write keeps a file's mode and never sets it)."""
+    return mode == REGULAR or (mode == EXECUTABLE and parent_mode == EXECUTABLE)
+
+
 def _named_by(path: str, named: list[tuple[str, str]]) -> str | None:
     for argument, call_id in named:
         if argument == "." or path == argument or path.startswith(argument + "/"):
@@ -88,15 +100,20 @@ def hand_changes(
     changed = repository.changed_paths(commit)
     paths = sorted(changed | set(receipted))
     committed = repository.blobs(commit, paths)
+    modes = repository.modes(commit, paths)
+    parent = repository.first_parent(commit)
+    before = repository.modes(parent, paths) if parent is not None else dict.fromkeys(paths)
     named = argv_paths(predicate)
     found: list[HandChange] = []
     for path in paths:
         data = committed[path]
         digest = None if data is None else hashlib.sha256(data).hexdigest()
-        if path in receipted and receipted[path] == digest:
+        mode_kept = data is None or receipted_mode(modes[path], before[path])
+        if path in receipted and receipted[path] == digest and mode_kept:
             continue
         if path not in changed and (path not in receipted or data is None):
             continue  # unchanged here, and a file the commit does not hold is no subject
         pattern = next((item for item in allowed if fnmatchcase(path, item)), None)
-        found.append(HandChange(path, data is None, _named_by(path, named), pattern))
+        mode = None if mode_kept else modes[path]
+        found.append(HandChange(path, data is None, mode, _named_by(path, named), pattern))
     return tuple(found)
