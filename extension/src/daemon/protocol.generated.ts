@@ -205,10 +205,11 @@ export interface ConfirmFolderGrantsParams {
   folder?: string | null;
 }
 
-/** `counterfoil/folderSettings` (also sent as a notification when the settings change). */
+/** `counterfoil/folderSettings` (also sent as a notification when the settings change): what the folder's values did, and which of the person's own values were refused. */
 export interface FolderSettingsResult {
   root: string | null;
   values: FolderSettingValue[];
+  refused: RefusedSettingValue[];
 }
 
 /** One value a folder set that is not the person's own, and what became of it. */
@@ -220,6 +221,14 @@ export interface FolderSettingValue {
   rule: string;
   problem?: string | null;
   origin?: "walkthrough" | "person" | null;
+}
+
+/** One of the person's own values its check refused: the run uses `used` instead (JSON text), the person's last valid value (`yours`) or the setting's default. */
+export interface RefusedSettingValue {
+  key: string;
+  problem: string;
+  used: string;
+  fallback: "yours" | "default";
 }
 
 export interface ExportEvidenceParams {

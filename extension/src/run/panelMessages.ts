@@ -41,6 +41,11 @@ export interface ModelMessage {
   proposals: Record<string, ProposalView>;
   /** A run kept on disk that can go on, with what to say of it. */
   resumable: (ResumableView & { lines: string[] }) | null;
-  /** What the folder's settings did, one line each; `waiting`: a grant asks for a yes. */
-  folderSettings: { lines: string[]; waiting: boolean } | null;
+  /** What the folder's settings did, one line each; `waiting`: a grant asks for a yes;
+   * `refused`: the person's own values refused, with what is used instead. */
+  folderSettings: {
+    lines: string[];
+    waiting: boolean;
+    refused: string[];
+  } | null;
 }

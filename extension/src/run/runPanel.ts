@@ -8,7 +8,11 @@ import { randomBytes } from "node:crypto";
 import * as vscode from "vscode";
 import type { DaemonClient } from "../daemon/client";
 import type { FolderSettingsResult, RunResult } from "../daemon/protocol";
-import { folderSettingLines, waitingGrants } from "../setup/folderGrants";
+import {
+  folderSettingLines,
+  refusedSettingLines,
+  waitingGrants,
+} from "../setup/folderGrants";
 import type { ReviewController } from "../review/controller";
 import {
   addActivity,
@@ -168,14 +172,16 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
     }
   }
 
-  /** What the folder's settings did, as the daemon said (nothing shown when they did nothing). */
+  /** What the folder's settings did and which of the person's own were refused, as the
+   * daemon said (nothing shown when all is as set). */
   showFolderSettings(result: FolderSettingsResult): void {
     this.folderSettings =
-      result.values.length === 0
+      result.values.length === 0 && result.refused.length === 0
         ? null
         : {
             lines: folderSettingLines(result),
             waiting: Object.keys(waitingGrants(result)).length > 0,
+            refused: refusedSettingLines(result),
           };
     this.render();
   }

@@ -267,11 +267,19 @@ function resumableBlock(
   return block;
 }
 
-/** What the folder's settings did; Allow… when a grant waits for the person's yes. */
+/** Your settings refused (each with what is used instead), what the folder's settings did;
+ * Allow… when a grant waits for the person's yes. */
 function folderSettingsBlock(
   settings: NonNullable<ModelMessage["folderSettings"]>,
 ): HTMLElement {
   const block = el("section", "folder-settings");
+  if (settings.refused.length > 0) {
+    block.append(el("h2", "goal", "Your settings not taken"));
+    const refused = el("ul", "refused-settings");
+    for (const line of settings.refused) refused.append(el("li", "", line));
+    block.append(refused);
+  }
+  if (settings.lines.length === 0) return block;
   block.append(el("h2", "goal", "This folder's settings"));
   const list = el("ul");
   for (const line of settings.lines) list.append(el("li", "", line));

@@ -27,6 +27,17 @@ export function folderSettingLines(result: FolderSettingsResult): string[] {
   });
 }
 
+/** One line per value of the person's own that its check refused, and what is used instead:
+ * "maxSteps must be an integer from 1 to 10000; using 8 (the default)". */
+export function refusedSettingLines(result: FolderSettingsResult): string[] {
+  return result.refused.map((item) => {
+    const gap = item.problem.startsWith("[") ? "" : " ";
+    const kept =
+      item.fallback === "yours" ? "your last valid value" : "the default";
+    return `${item.key}${gap}${item.problem}; using ${item.used} (${kept})`;
+  });
+}
+
 /** The grants a folder asks for and has not been given: what is confirmed, as it was shown. */
 export function waitingGrants(
   result: FolderSettingsResult,

@@ -3,6 +3,7 @@ import { describe, test } from "node:test";
 import {
   folderSettingLines,
   grantsInWords,
+  refusedSettingLines,
   waitingGrants,
 } from "../../src/setup/folderGrants";
 import type { FolderSettingsResult } from "../../src/daemon/protocol";
@@ -32,6 +33,7 @@ const told: FolderSettingsResult = {
       rule: "a grant the folder asks for: applies after your yes",
     },
   ],
+  refused: [],
 };
 
 describe("folder settings in words", () => {
@@ -55,5 +57,33 @@ describe("folder settings in words", () => {
       grantsInWords(waitingGrants(told)),
       "edits and the command `make deploy`",
     );
+  });
+});
+
+describe("the person's refused settings in words", () => {
+  test("each says the setting, what was wrong and what is used instead", () => {
+    const refused: FolderSettingsResult = {
+      root: null,
+      values: [],
+      refused: [
+        {
+          key: "maxSteps",
+          problem: "must be an integer from 1 to 10000",
+          used: "3",
+          fallback: "yours",
+        },
+        {
+          key: "allowedCommands",
+          problem: "[0] must be a non-empty array",
+          used: "[]",
+          fallback: "default",
+        },
+      ],
+    };
+
+    assert.deepEqual(refusedSettingLines(refused), [
+      "maxSteps must be an integer from 1 to 10000; using 3 (your last valid value)",
+      "allowedCommands[0] must be a non-empty array; using [] (the default)",
+    ]);
   });
 });

@@ -94,6 +94,11 @@ def key_check(endpoint: str, api_key_env: str | None) -> Check:
     return Check("model server key", f"{variable} is set; it is sent only to {host}")
 
 
+def refused_setting_checks(layered: LayeredSettings) -> list[Check]:
+    """One line for each of the person's values a check refused, and what is used instead."""
+    return [Check("your setting", item.line(), False) for item in layered.refused]
+
+
 def folder_setting_checks(layered: LayeredSettings) -> list[Check]:
     """One line for each value the workspace or folder set that is not the person's."""
     checks = []
@@ -156,7 +161,7 @@ def doctor_command(args: argparse.Namespace, stdout: TextIO) -> int:
             layered = layered_settings(json.loads(args.settings), args.root)
         except (ValueError, SettingsError) as error:  # JSON errors are ValueErrors too
             folder_checks.append(Check("settings", f"not usable: {error}", False))
-        folder_checks += folder_setting_checks(layered)
+        folder_checks += refused_setting_checks(layered) + folder_setting_checks(layered)
     settings = layered.settings
     endpoint = args.endpoint or settings.endpoint
     api_key_env = args.api_key_env or settings.api_key_env

@@ -47,6 +47,7 @@ def folder_settings_message(root: Any, layered: LayeredSettings) -> messages.Fol
     return messages.FolderSettingsResult(
         root=None if root is None else str(root),
         values=[messages.FolderSettingValue(**value.record()) for value in layered.folder_values],
+        refused=[messages.RefusedSettingValue(**item.record()) for item in layered.refused],
     )
 
 
@@ -69,5 +70,8 @@ def confirm_folder_grants(
     if state.root is None:
         raise ValueError("no workspace folder to confirm grants for")
     confirm_grants(params.grants, state.root, params.origin)
-    state.adopt(state.sent_settings, read_settings(state.sent_settings, state.root))
+    state.adopt(
+        state.sent_settings,
+        read_settings(state.sent_settings, state.root, state.layered.person),
+    )
     return folder_settings_result(state)

@@ -40,6 +40,11 @@ class NoConversation(RuntimeError):
     """A follow-up with no kept conversation to continue."""
 
 
+class ModelNotChosen(RuntimeError):
+    """A setting that chooses the model was refused and left at its default: a run would use
+    a model the person did not choose, so none starts; the message says which and why."""
+
+
 class WorkspaceUnavailable(RuntimeError):
     """The root or the receipt log cannot be used; `reason` goes into the run result."""
 

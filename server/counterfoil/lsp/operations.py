@@ -28,6 +28,7 @@ from ..errors import AgentError
 from ..gate.workspace import Workspace
 from ..protocol import notice
 from ..receipts import ReceiptStore
+from ..settings.refused import unchosen_model
 from ..settings.table import Settings
 from ..steps import StepResult, refusal
 from .agent_run import AgentRunner, RunRequest
@@ -35,6 +36,7 @@ from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
 from .jobs import (
     Job,
+    ModelNotChosen,
     NoConversation,
     NoWorkspaceRoot,
     SessionBusy,
@@ -186,6 +188,12 @@ class Operations:
             root = self._state.root
             if root is None:
                 raise NoWorkspaceRoot("no workspace folder is open")
+            unchosen = unchosen_model(self._state.layered.refused)
+            if kind == "run" and unchosen is not None:
+                raise ModelNotChosen(
+                    f"no run starts with a model you did not choose: {unchosen.line()}; "
+                    "correct the setting first"
+                )
             settings = self._state.settings
             prepared = Prepared() if prepare is None else prepare(settings, root)
             bridge = ConfirmBridge(self._channel, root, settings.confirm_timeout_seconds)

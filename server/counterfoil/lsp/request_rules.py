@@ -80,7 +80,7 @@ async def answer(request: Request, handler: Callable[..., Any], params: Any) -> 
     """The result message of `handler` given its parsed `params`, served as `request`'s row
     says."""
     from ..sessions.record import CheckpointRefused
-    from .jobs import NoConversation, NoWorkspaceRoot, SessionBusy
+    from .jobs import ModelNotChosen, NoConversation, NoWorkspaceRoot, SessionBusy
     from .protocol import NoConversationToContinue, NoWorkspace, RunInProgress, RunRefused
 
     if request.runs is None:
@@ -88,7 +88,7 @@ async def answer(request: Request, handler: Callable[..., Any], params: Any) -> 
     work = handler if request.params is None else functools.partial(handler, params)
     try:
         return await SERVED_AS[request.runs](work)
-    except CheckpointRefused as error:
+    except (CheckpointRefused, ModelNotChosen) as error:
         raise RunRefused(str(error)) from None
     except SessionBusy:
         raise RunInProgress() from None

@@ -27,6 +27,7 @@ from .transport import LoggingProtocol, raw_converter
 if TYPE_CHECKING:
     from ..protocol import Request
     from ..settings.layers import LayeredSettings
+    from ..settings.refused import RefusedSetting
     from .channel import MessageKind
     from .handlers import Handler
     from .session import Session
@@ -192,12 +193,22 @@ class CounterfoilServer(LanguageServer):
         except SettingsError as error:
             self.channel.show_message("error", f"Counterfoil: {error}; using the defaults")
             return
+        self.say_refused(layered, ())
         logger.info("model %s", layered.settings.model)
         if self._session is not None:
             self._session.adopt_settings(options, layered)
         else:
             self._start_settings = (options, layered)
         self.notify_folder_settings(self._start_root, layered)
+
+    def say_refused(self, layered: LayeredSettings, before: tuple[RefusedSetting, ...]) -> None:
+        """Each refused value once, as a toast too (VS Code sends a change once per settings
+        file it reads again); the run panel and Check Setup list them while they stand."""
+        if layered.refused and layered.refused != before:
+            lines = "; ".join(item.line() for item in layered.refused)
+            self.channel.show_message(
+                "error", f"Counterfoil: {lines}. Your other settings apply as you set them."
+            )
 
     def notify_folder_settings(self, root: Path | None, layered: LayeredSettings) -> None:
         """Tell the editor what the folder's settings did (an empty list once they do nothing,
@@ -263,11 +274,13 @@ def build_server() -> CounterfoilServer:
             logger.info("configuration change without a counterfoil section ignored")
             return
         session = server.session
+        before = session.state.layered
         try:
-            layered = read_settings(sent, session.root)
+            layered = read_settings(sent, session.root, before.person)
         except SettingsError as error:
             channel.show_message("error", f"Counterfoil: {error}; keeping the previous settings")
             return
+        server.say_refused(layered, before.refused)
         session.adopt_settings(sent, layered)
         server.notify_folder_settings(session.root, layered)
         # The model is named so that a reader of the log (and the editor tests) can tell which

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..settings.layers import LayeredSettings, layered_settings
+from ..settings.refused import refusal_error
 from ..settings.table import Settings, SettingsError
 
 __all__ = [
@@ -25,15 +26,19 @@ __all__ = [
 ]
 
 
-def read_settings(raw: Any, root: Path | None) -> LayeredSettings:
-    """The settings for the folder `root` from a client's settings object, or raise naming
-    every bad key of the person's own."""
-    return layered_settings(raw, root)
+def read_settings(raw: Any, root: Path | None, kept: Settings | None = None) -> LayeredSettings:
+    """The settings for the folder `root` from a client's settings object: a bad value of the
+    person's keeps its value in `kept` (the person's settings before) or its default and is
+    listed in `refused`; SettingsError only when the object is no object."""
+    return layered_settings(raw, root, kept=kept)
 
 
 def parse_settings(raw: Any) -> Settings:
     """Turn a client's settings object into Settings, or raise naming every bad key."""
-    return read_settings(raw, None).settings
+    layered = read_settings(raw, None)
+    if layered.refused:
+        raise refusal_error(layered.refused)
+    return layered.settings
 
 
 def settings_section(params_settings: Any) -> Any | None:

@@ -43,6 +43,7 @@ from .folder_settings import (
     ConfirmFolderGrantsParams,
     FolderSettingsResult,
     FolderSettingValue,
+    RefusedSettingValue,
 )
 from .receipts import (
     ExportEvidenceParams,
@@ -310,6 +311,7 @@ __all__ = [
     "Receipt",
     "ReceiptEvidence",
     "ReceiptsResult",
+    "RefusedSettingValue",
     "Request",
     "ResumeParams",
     "RevertParams",

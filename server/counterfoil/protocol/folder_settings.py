@@ -46,11 +46,24 @@ class FolderSettingValue:
 
 
 @dataclass(frozen=True, kw_only=True)
+class RefusedSettingValue:
+    """One of the person's own values its check refused: the run uses `used` instead (JSON
+    text), the person's last valid value (`yours`) or the setting's default."""
+
+    key: str
+    problem: str  # the check's words after the key ("must be an integer from 1 to 10000")
+    used: str
+    fallback: Literal["yours", "default"]
+
+
+@dataclass(frozen=True, kw_only=True)
 class FolderSettingsResult:
-    """`counterfoil/folderSettings` (also sent as a notification when the settings change)."""
+    """`counterfoil/folderSettings` (also sent as a notification when the settings change):
+    what the folder's values did, and which of the person's own values were refused."""
 
     root: str | None
     values: list[FolderSettingValue]
+    refused: list[RefusedSettingValue]
 
 
 @dataclass(frozen=True, kw_only=True)

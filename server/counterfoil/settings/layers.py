@@ -2,8 +2,9 @@
 
 The editor sends each setting's values by where they were written (VS Code's `inspect()`):
 `{"layers": {"user": {...}, "workspace": {...}, "folder": {...}}}`; a flat mapping (the
-terminal's flags, an older client) is the person's own. The person's values are checked as
-before (a bad one refuses the whole mapping); each value a folder sets (the workspace's, then
+terminal's flags, an older client) is the person's own. The person's values are checked one by
+one (`refused.py`: a bad one keeps the person's last valid value or the default, and is
+listed); each value a folder sets (the workspace's, then
 the folder's own) goes through its row's rule (`folder_rules.py`): it applies, narrows, is
 ignored (a bad value too, named), or asks for a grant that applies once confirmed
 (`folder_grants.py`). Every folder value that differs from the person's is listed, with its
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .checks import Invalid
 from .folder_grants import FolderGrants, GrantOrigin
 from .folder_rules import Decision, Grant, ModelRule
+from .refused import RefusedSetting, checked_one_by_one
 from .table import Settings, SettingsError
 
 if TYPE_CHECKING:
@@ -70,6 +72,10 @@ class LayeredSettings:
     folder_values: tuple[FolderValue, ...] = ()
     grant_sources: Mapping[str, GrantSource] = field(default_factory=dict)
     command_sources: Mapping[tuple[str, ...], GrantSource] = field(default_factory=dict)
+    # The person's own values as checked (the last valid ones the next change keeps), and
+    # those refused.
+    person: Settings | None = None
+    refused: tuple[RefusedSetting, ...] = ()
 
     def waiting(self) -> tuple[FolderValue, ...]:
         return tuple(value for value in self.folder_values if value.outcome == "waiting")
@@ -102,15 +108,21 @@ def folder_layer(layers: Mapping[str, Any]) -> dict[str, tuple[str, Any]]:
 
 
 def layered_settings(
-    raw: object, root: Path | None, grants: FolderGrants | None = None
+    raw: object,
+    root: Path | None,
+    grants: FolderGrants | None = None,
+    kept: Settings | None = None,
 ) -> LayeredSettings:
-    """The run's settings from `raw` (layered or flat) for the folder `root`, or SettingsError
-    naming every bad key of the person's own."""
+    """The run's settings from `raw` (layered or flat) for the folder `root`; each of the
+    person's values a check refuses keeps its value in `kept` (the person's settings before)
+    or its default, and is listed. SettingsError only when the person's settings are no
+    object."""
     if not is_layered(raw):
-        return LayeredSettings(Settings.from_mapping(raw))
+        alone, refused = checked_one_by_one(raw, kept)
+        return LayeredSettings(alone, person=alone, refused=refused)
     assert isinstance(raw, Mapping)
     layers: Mapping[str, Any] = raw[LAYERS_KEY]
-    person = Settings.from_mapping(layers.get(PERSON_SOURCE) or {})
+    person, refused = checked_one_by_one(layers.get(PERSON_SOURCE) or {}, kept)
     asked = folder_layer(layers)
     grants = grants or FolderGrants()
     changes: dict[str, Any] = {}
@@ -150,7 +162,7 @@ def layered_settings(
                 )
         listed.append(FolderValue(key, source, value, outcome, rule.name, None, origin))
     settings = replace(person, **changes)  # every value passed its row's check
-    return LayeredSettings(settings, tuple(listed), sources, command_sources)
+    return LayeredSettings(settings, tuple(listed), sources, command_sources, person, refused)
 
 
 def grant_keys() -> frozenset[str]:
