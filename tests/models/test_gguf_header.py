@@ -8,7 +8,6 @@ count above the keys present, a tensor of five dimensions, an alignment of 0.
 from __future__ import annotations
 
 import struct
-import time
 from pathlib import Path
 
 import pytest
@@ -178,7 +177,7 @@ def test_not_a_gguf_file_is_refused(tmp_path: Path) -> None:
     assert "GGUF magic" in refusal(tmp_path, b"PK\x03\x04" + b"\0" * 64)
 
 
-def test_import_refuses_a_damaged_header_in_a_moment_without_hashing(
+def test_import_refuses_a_damaged_header_without_hashing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from counterfoil.models.gguf import gguf_import
@@ -187,8 +186,6 @@ def test_import_refuses_a_damaged_header_in_a_moment_without_hashing(
     monkeypatch.setattr(gguf_import, "file_sha256", lambda path: hashed.append(path) or "0")
     content = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 10**9) + b"x" * 61
     path = write(tmp_path, content)
-    started = time.monotonic()
     with pytest.raises(ModelLoadError, match="is not a GGUF file Counterfoil can read"):
         gguf_import.import_gguf(path, cache_root=tmp_path / "cache")
-    assert time.monotonic() - started < 0.5
     assert hashed == [] and not (tmp_path / "cache").exists()

@@ -3,12 +3,12 @@ and llama.cpp's prefill progress read from its stream."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
 
 from counterfoil.models import GenerationOptions, ModelLoadError, load_generate
+from counterfoil.models.llamacpp import llamacpp_server
 from counterfoil.models.llamacpp.llamacpp_server import load_failure
 from counterfoil.models.options import LlamaCppOptions
 from counterfoil.models.runtime import needed_extra
@@ -43,15 +43,16 @@ def test_the_llama_cpp_engine_needs_its_own_extra() -> None:
     ],
 )
 def test_what_is_not_a_gguf_file_is_refused_before_a_server_starts(
-    tmp_path: Path, name: str, content: bytes | None, reason: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, content: bytes | None, reason: str
 ) -> None:
     path = tmp_path / name
     if content is not None:
         path.write_bytes(content)
-    started = time.perf_counter()
+    started: list[object] = []
+    monkeypatch.setattr(llamacpp_server.subprocess, "Popen", lambda *a, **k: started.append(a))
     with pytest.raises(ModelLoadError, match=reason):
         load_generate(str(path), GenerationOptions(llama_cpp=LlamaCppOptions()))
-    assert time.perf_counter() - started < 0.5
+    assert started == []
 
 
 def test_llama_cpp_s_first_error_line_is_the_reason() -> None:

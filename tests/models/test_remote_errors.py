@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from io import StringIO
@@ -30,6 +29,7 @@ from tests.support.chat_servers import (
     stream_tokens,
     token_texts,
 )
+from tests.support.processes import GUARD_SECONDS
 from tests.support.workspaces import make_workspace
 
 from counterfoil.cli.main import main
@@ -201,51 +201,55 @@ def test_response_longer_than_max_tokens_is_cut_at_max_tokens(fake_server: Start
 
 
 def test_server_slower_than_the_timeout_fails_within_it(fake_server: StartServer) -> None:
+    answered = threading.Event()  # set by the test once the call is over: the server is slower
+
     def slow(handler: BaseHTTPRequestHandler, _: int) -> None:
-        time.sleep(3)
+        answered.wait(GUARD_SECONDS)
         stream_tokens(handler, [FINAL])
 
     url, _ = fake_server(slow)
-    started = time.perf_counter()
-    with pytest.raises(ModelServerError) as error:
-        RemoteGenerate(url, "tiny", timeout_seconds=0.5)(MESSAGES)
+    try:
+        with pytest.raises(ModelServerError) as error:
+            RemoteGenerate(url, "tiny", timeout_seconds=0.5)(MESSAGES)
+    finally:
+        answered.set()
 
-    assert time.perf_counter() - started < 2.0
     assert "sent nothing for 0.5 s" in str(error.value) and "--endpoint-timeout" in str(error.value)
 
 
-def test_stop_while_the_server_is_silent_returns_within_half_a_second(
-    fake_server: StartServer,
-) -> None:
+def test_stop_while_the_server_is_silent_ends_the_call(fake_server: StartServer) -> None:
+    # The server stays silent until the test is done with the call (the guard aside); Stop's
+    # 0.5 s target is measured by bench/stop_latency.py.
+    released = threading.Event()
+    silence_ended = threading.Event()
+
     def stalls(handler: BaseHTTPRequestHandler, _: int) -> None:
         stream_head(handler)
         handler.wfile.write(sse_chunk("{"))
         handler.wfile.flush()
-        time.sleep(5)
+        released.wait(GUARD_SECONDS)
+        silence_ended.set()
 
     url, _ = fake_server(stalls)
     stop = threading.Event()
     first_token = threading.Event()
-
-    def on_token(_: str) -> None:
-        first_token.set()
-
     generate = RemoteGenerate(
-        url, "tiny", on_progress=token_texts(on_token), should_stop=stop.is_set
+        url, "tiny", on_progress=token_texts(lambda _: first_token.set()), should_stop=stop.is_set
     )
-    stopped_at: list[float] = []
 
-    def press_stop() -> None:
-        first_token.wait(10)
-        stopped_at.append(time.perf_counter())
+    def press_stop() -> None:  # from another thread, as the editor's Stop comes
+        first_token.wait(GUARD_SECONDS)
         stop.set()
 
     threading.Thread(target=press_stop, daemon=True).start()
-    with pytest.raises(GenerationCancelled):
-        generate(MESSAGES)
+    try:
+        with pytest.raises(GenerationCancelled):
+            generate(MESSAGES)
+        assert not silence_ended.is_set(), "the call ended with the server's silence, not Stop"
+    finally:
+        released.set()
 
     assert first_token.is_set() and generate.stats == []
-    assert time.perf_counter() - stopped_at[0] <= 0.5
 
 
 def test_key_is_sent_but_never_written_by_a_cli_run(
@@ -293,15 +297,19 @@ def test_stop_during_a_remote_response_ends_the_agent_run_as_cancelled(
         stream_head(handler)
         handler.wfile.write(sse_chunk("{"))
         handler.wfile.flush()
-        time.sleep(3)
+        released.wait(GUARD_SECONDS)
 
+    released = threading.Event()
     url, _ = fake_server(stalls)
     stop = threading.Event()
     generate = RemoteGenerate(
         url, "tiny", on_progress=token_texts(lambda _: stop.set()), should_stop=stop.is_set
     )
 
-    run = run_agent("say hello", generate, make_workspace(tmp_path), should_stop=stop.is_set)
+    try:
+        run = run_agent("say hello", generate, make_workspace(tmp_path), should_stop=stop.is_set)
+    finally:
+        released.set()
 
     assert run.reason == "cancelled" and run.error is None and run.events == ()
 

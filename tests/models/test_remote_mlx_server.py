@@ -7,7 +7,6 @@ ignores `response_format`, so it is also the server that does not enforce the sc
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from io import StringIO
 from pathlib import Path
@@ -85,18 +84,15 @@ def test_appended_turn_reports_cached_prompt_tokens(mlx_server: tuple[str, str])
     assert second_stats.cached_tokens >= first_stats.prompt_tokens - 1
 
 
-def test_stop_mid_stream_ends_the_call_within_half_a_second(
-    mlx_server: tuple[str, str],
-) -> None:
+def test_stop_mid_stream_ends_the_call(mlx_server: tuple[str, str]) -> None:
+    # Well before its 4000 tokens; Stop's 0.5 s target is measured by bench/stop_latency.py.
     url, model = mlx_server
     stop = threading.Event()
     tokens: list[str] = []
-    pressed: list[float] = []
 
     def on_token(text: str) -> None:
         tokens.append(text)
         if len(tokens) == 5 and not stop.is_set():
-            pressed.append(time.perf_counter())
             threading.Thread(target=stop.set).start()
 
     generate = RemoteGenerate(
@@ -105,8 +101,7 @@ def test_stop_mid_stream_ends_the_call_within_half_a_second(
     with pytest.raises(GenerationCancelled):
         generate(MESSAGES)
 
-    assert time.perf_counter() - pressed[0] <= 0.5
-    assert len(tokens) < 4000
+    assert stop.is_set() and len(tokens) < 4000
 
 
 def test_server_that_ignores_the_schema_is_reported_once(mlx_server: tuple[str, str]) -> None:

