@@ -156,3 +156,33 @@ def test_a_package_named_by_a_relative_path_is_hidden_all_the_same(
     monkeypatch.chdir(tmp_path)
 
     assert graded(tmp_path, Path("task"), sandbox=CONFINE) == (True, "exit status 0")
+
+
+def test_a_held_out_file_in_a_folder_the_run_lacks_is_placed_there(tmp_path: Path) -> None:
+    test = "from app import VALUE\nassert VALUE == 1, VALUE\n"
+    package = package_with(tmp_path, command([PYTHON, "-m", "tests.test_held"]))
+    (package / "held_out_tests" / "tests").mkdir()
+    (package / "held_out_tests" / "tests" / "test_held.py").write_text(test)
+
+    assert graded(tmp_path, package) == (True, "exit status 0")
+
+
+def test_a_folder_the_run_left_as_a_symlink_never_leads_a_held_out_file_outside_the_copy(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "test_held.py").write_text("precious\n")
+    package_root = package_with(tmp_path, command([PYTHON, "-c", "pass"]))
+    (package_root / "held_out_tests" / "tests").mkdir()
+    (package_root / "held_out_tests" / "tests" / "test_held.py").write_text("held out\n")
+    package = load_package(package_root)
+    root = staged(tmp_path, package_root)
+    (root / "tests").symlink_to(outside)
+
+    (result,) = grade(package, root, snapshot(root), sandbox=OFF)
+
+    assert (outside / "test_held.py").read_text() == "precious\n"
+    assert sorted(path.name for path in outside.iterdir()) == ["test_held.py"]
+    assert not result.passed
+    assert result.detail.startswith("could not be decided: the held-out tests/test_held.py ")
