@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tests.support.recording_model import RecordingModel
 from tests.support.workspaces import make_workspace
 
 from counterfoil import build_system_prompt, run_agent
 from counterfoil.context.prompt import OVERVIEW_HEADING, REFRESHED_HEADING
-from counterfoil.gate.overview import tree_overview
+from counterfoil.gate.overview import nearby_paths, tree_overview
 from counterfoil.step_facts import (
     NotAFolder,
     OverviewFile,
@@ -261,3 +262,28 @@ def test_a_search_for_a_file_s_name_or_a_listing_of_a_file_says_it_is_a_file_to_
         " read_file."
     )
     assert word is not None and word.phrase is not None and word.phrase.file is None
+
+
+@pytest.fixture
+def root_holding_the_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A root (the home folder, say) that holds Counterfoil's config folder."""
+    config = tmp_path / "config"
+    monkeypatch.setenv("COUNTERFOIL_CONFIG_DIR", str(config))
+    files(tmp_path, "app.py", "config/installation-secret", "config/folder-grants.json")
+    return tmp_path
+
+
+def test_the_overview_leaves_out_the_config_folder_the_root_holds(
+    root_holding_the_config: Path,
+) -> None:
+    overview = make_workspace(root_holding_the_config).overview()
+
+    assert overview.paths() == {"app.py"}
+
+
+def test_nearby_paths_never_name_the_config_folder_the_root_holds(
+    root_holding_the_config: Path,
+) -> None:
+    workspace = make_workspace(root_holding_the_config)
+
+    assert nearby_paths(workspace.paths, "config/installation-secrets") == ("app.py",)

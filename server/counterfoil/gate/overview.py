@@ -3,8 +3,9 @@ size, folded into folder totals past a budget, so the first prompt can show a mo
 exists instead of leaving it to guess names; and the paths closest to one that does not exist.
 
 The walk reads names and sizes only (no file's text), through descriptors that follow no link,
-and leaves out what `list_files` leaves out: protected names, the receipt log and its store,
-symlinks and special files. Caches (`__pycache__`, `node_modules`, …) are shown, not walked.
+and leaves out what `list_files` leaves out, by the same rule (`WorkspacePaths.hidden_entries`:
+protected names, the receipt log and its store, Counterfoil's own folders), and symlinks and
+special files. Caches (`__pycache__`, `node_modules`, …) are shown, not walked.
 """
 
 from __future__ import annotations
@@ -12,12 +13,11 @@ from __future__ import annotations
 import difflib
 import os
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..commands.tree.ignore import CACHE_NAMES
-from ..files.files import directory_entries, file_identity, open_directory
-from ..files.paths import RESERVED_FOLDER, protected_walk_matcher
+from ..files.files import directory_entries, open_directory
 from ..step_facts import OverviewEntry, OverviewFile, OverviewFolder, TreeOverview
 from .workspace_paths import WorkspacePaths
 
@@ -71,9 +71,7 @@ def nearby_paths(paths: WorkspacePaths, missing: str, count: int = MAX_NEARBY) -
 
 
 def _walk(paths: WorkspacePaths) -> _Walked:
-    policy = paths.policy
-    protected = protected_walk_matcher(policy.protected_patterns)
-    log = paths.receipt_log_identities()
+    hidden = paths.hidden_entries()
     files: list[OverviewFile] = []
     folders: list[str] = []
     unwalked: list[str] = []
@@ -86,7 +84,7 @@ def _walk(paths: WorkspacePaths) -> _Walked:
             if seen > MAX_WALKED_ENTRIES:
                 return _Walked(tuple(files), tuple(folders), tuple(unwalked), False)
             child = (*parts, name)
-            if _hidden(paths, child, info, protected, log):
+            if hidden(child, info):
                 continue
             relative = "/".join(child)
             if stat.S_ISDIR(info.st_mode):
@@ -108,16 +106,9 @@ def _entries(paths: WorkspacePaths, parts: tuple[str, ...]) -> Iterator[tuple[st
         return
 
 
-def _hidden(
-    paths: WorkspacePaths,
-    child: tuple[str, ...],
-    info: os.stat_result,
-    protected: Callable[[Sequence[str]], bool],
-    log: frozenset[object],
-) -> bool:
-    return (
-        (len(child) == 1 and child[0].casefold() == RESERVED_FOLDER)
-        or protected(child)
-        or file_identity(info) in log
-        or paths.receipt_store.guards(paths.policy.root.joinpath(*child), paths.policy.root)
-    )
+def walked_paths(paths: WorkspacePaths) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
+    """Every file and every folder the walk sees (what `list_files` would show of each
+    folder), and whether it saw all of them."""
+    walked = _walk(paths)
+    files = tuple(item.path for item in walked.files)
+    return files, (*walked.folders, *walked.unwalked), walked.complete

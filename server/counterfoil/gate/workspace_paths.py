@@ -8,7 +8,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
@@ -20,10 +20,13 @@ from ..files.files import (
     read_regular_file,
     refuse_hard_links,
 )
-from ..files.paths import relative_parts
+from ..files.paths import RESERVED_FOLDER, protected_walk_matcher, relative_parts
 from ..receipts import ReceiptStore
 from ..receipts.counterfoil_folders import counterfoil_folders, within
 from .policy import ToolPolicy
+
+# Whether a walk or a listing leaves out an entry: (its parts under the root, its lstat).
+HiddenEntry = Callable[[Sequence[str], os.stat_result], bool]
 
 
 class Resolve(Protocol):
@@ -87,6 +90,29 @@ class WorkspacePaths:
             return True
         log = self.receipt_store.path
         return log is not None and str(path).casefold() == str(log.resolve()).casefold()
+
+    def hidden_entries(self) -> HiddenEntry:
+        """The one rule for what the model never sees of a folder's entries: `list_files`,
+        the overview and "nearby" all leave out what it hides, so none names what another
+        refuses. Hidden: a protected name or pattern, the artifact folder's name at the top,
+        the receipt log (by path or by identity), its head and store, and Counterfoil's own
+        folders (the config folder with the installation secret and the folder grants, the
+        cache) where the root holds them. Each parent of an entry asked about must have been
+        asked about (or resolved) already: the patterns are tried only on runs that end at
+        the entry's own name."""
+        protected = protected_walk_matcher(self.policy.protected_patterns)
+        log = self.receipt_log_identities()
+        root = self.policy.root
+
+        def hidden(child: Sequence[str], info: os.stat_result) -> bool:
+            return (
+                (len(child) == 1 and child[0].casefold() == RESERVED_FOLDER)
+                or protected(child)
+                or file_identity(info) in log
+                or self.is_receipt_log(root.joinpath(*child))
+            )
+
+        return hidden
 
     def receipt_log_identities(self) -> frozenset[FileIdentity]:
         """The log's file by device and inode, so no other name (a hard link, a change of

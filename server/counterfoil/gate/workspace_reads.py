@@ -12,8 +12,8 @@ import os
 import stat
 
 from ..errors import AgentError, DetailedRefusal
-from ..files.files import directory_entries, file_identity, open_directory
-from ..files.paths import is_protected_path, protected_walk_matcher
+from ..files.files import directory_entries, open_directory
+from ..files.paths import protected_walk_matcher
 from ..proposals import sha256_hex
 from ..search.engine import search_tree
 from ..search.scope import SearchLimits
@@ -49,16 +49,12 @@ class WorkspaceReads:
         if not stat.S_ISDIR(mode):
             raise AgentError("path is not a directory")
         parts = path.relative_to(self.policy.root).parts
-        log = self.paths.receipt_log_identities()
+        hidden = self.paths.hidden_entries()
         lines: list[str] = []
         with open_directory(self.policy.root, parts) as directory:
             for name, info in directory_entries(directory):
                 child = (*parts, name)
-                if (
-                    is_protected_path(child, self.policy.protected_patterns)
-                    or file_identity(info) in log
-                    or self.paths.is_receipt_log(self.policy.root.joinpath(*child))
-                ):
+                if hidden(child, info):
                     continue
                 relative = "/".join(child)
                 if stat.S_ISDIR(info.st_mode):
