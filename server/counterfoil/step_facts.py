@@ -1,8 +1,8 @@
 """What a step tells the model beyond the course's sentence: the file it must read, the paths
 that exist near one that does not, where an edit's old text nearly is, the loop it is in, and
-what the root holds once a step changed it, a file a change left unparseable, a refused change
-still to make once its file is read, the task with what was done so far, and a phrase a
-search did not find.
+what the root holds once a step changed it, a change that would leave a file unparseable
+(refused) or a file a change left so, a refused change still to make once its file is read, the
+task with what was done so far, and a phrase a search did not find.
 
 Each is a fact kept on the step's `StepResult` (`detail`, `loop`, `syntax`, `tree`, `read_now`,
 `progress`, `phrase`), or, for a first final answer the run's record does not bear out
@@ -169,6 +169,69 @@ class SyntaxProblem:
             f" {json.dumps(self.before)}. Write it again as valid {self.language} with the change"
             " the task asks for before you finish."
         )
+
+
+MAX_AROUND_LINES = 2  # lines shown either side of where a refused change stops parsing
+MAX_AROUND_CHARS = 200  # characters of each such line
+
+
+@dataclass(frozen=True)
+class BreaksFile:
+    """A write or an edit whose result would not parse in the file's format, while the file
+    parsed before (or is new): refused before the person is asked, nothing written (a small
+    model was told "not valid JSON now" after the write, and never recovered the file). The
+    model is told where the parser stopped, the lines of its text around it (`around`: line
+    numbers and text) and what the file was (`problem.before`, when short; `new` when there
+    was no file)."""
+
+    tool: str
+    problem: SyntaxProblem
+    around: tuple[tuple[int, str], ...] = ()
+    new: bool = False
+
+    def sentence(self) -> str:
+        problem = self.problem
+        where = "" if problem.line is None else f" at line {problem.line}"
+        head = (
+            f"refused: your {self.tool} would leave {problem.path} not valid {problem.language}"
+            f"{where}: {problem.message}. Nothing was changed and no one was asked."
+        )
+        lines = [head]
+        if self.around:
+            lines.append("Your text there:")
+            lines += [f"{number:>4}| {text}" for number, text in self.around]
+        if self.new:
+            lines.append(
+                f"{problem.path} is a new file: its text must be valid {problem.language}."
+            )
+        elif problem.before is not None:
+            lines.append(
+                f"Before, {problem.path} was valid {problem.language}, as a JSON string:"
+                f" {json.dumps(problem.before, ensure_ascii=False)}"
+            )
+        else:
+            lines.append(f"{problem.path} is valid {problem.language} now: read_file shows it.")
+        lines.append(
+            f"Send the change again so that {problem.path} stays valid {problem.language}"
+            + (" (edit_file changes only the lines you name)." if not self.new else ".")
+        )
+        return "\n".join(lines)
+
+
+def lines_around(text: str, line: int | None) -> tuple[tuple[int, str], ...]:
+    """The numbered lines of `text` around `line` (from 1), each cut to a readable length."""
+    if line is None:
+        return ()
+    rows = text.splitlines()
+    first = max(1, line - MAX_AROUND_LINES)
+    last = min(len(rows), line + MAX_AROUND_LINES)
+    return tuple(
+        (number, _cut(rows[number - 1], MAX_AROUND_CHARS)) for number in range(first, last + 1)
+    )
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -413,7 +476,9 @@ class TreeOverview:
         return tuple(entry.path for entry in self.entries if isinstance(entry, OverviewFile))
 
 
-StepDetail = NoSuchPath | NotAFolder | ReadFirst | EditMiss | Placeholder | KeptFromModel
+StepDetail = (
+    NoSuchPath | NotAFolder | ReadFirst | EditMiss | Placeholder | KeptFromModel | BreaksFile
+)
 
 
 def _quoted(text: str) -> str:

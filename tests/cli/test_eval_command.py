@@ -61,11 +61,11 @@ def test_json_lists_each_task_with_its_status_checks_and_metrics() -> None:
     assert run["receipts"] == {"ok": True, "count": 1, "error": None}
 
 
-def test_a_write_outside_the_editable_paths_is_denied_with_the_reason() -> None:
+def test_a_write_outside_the_editable_paths_is_refused_by_the_task_not_rejected() -> None:
     _status, output = _eval(str(FIXTURES / "repository-convention"), "--model", CARELESS, "--json")
     run = json.loads(output)["tasks"][0]["runs"][0]
 
-    assert run["verdict"]["rejected"] == ["call-1"]
+    assert (run["verdict"]["rejected"], run["verdict"]["refused"]) == ([], ["call-1"])
     assert run["metrics"]["tool_errors"] == 1
     assert run["forbidden_modifications"] == []
     assert [c["name"] for c in run["checks"] if c["passed"]] == ["policy-preserved"]

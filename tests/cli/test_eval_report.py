@@ -47,10 +47,15 @@ def test_each_run_says_why_it_ended_and_where_its_transcript_is(tmp_path: Path) 
     assert (folder / "receipts.jsonl").is_file()
 
 
-def test_a_denied_write_is_reported_with_its_path_and_reason(tmp_path: Path) -> None:
+def test_a_write_the_task_does_not_allow_is_reported_refused_with_its_path_and_reason(
+    tmp_path: Path,
+) -> None:
     _status, output = _eval(tmp_path, str(FIXTURES / "repository-convention"), "--model", CARELESS)
 
-    assert "denied edit_file AGENTS.md: this task allows changes only to: config.json" in output
+    assert (
+        "refused edit_file AGENTS.md: not editable: AGENTS.md; this task allows changes only to:"
+        " config.json"
+    ) in output
 
 
 def test_a_refused_command_is_reported_in_the_table_and_the_json(tmp_path: Path) -> None:

@@ -533,14 +533,18 @@ def test_a_model_that_cannot_take_the_tools_ends_the_run_with_model_error(tmp_pa
     )
 
 
-def test_a_change_that_breaks_a_file_is_told_after_its_observation(tmp_path: Path) -> None:
+def test_a_file_a_change_leaves_unparseable_is_told_after_its_observation(tmp_path: Path) -> None:
+    """A file that did not parse before may be changed (a change that breaks a file that
+    parsed is refused before it is asked): what the written file lacks is told after."""
+    (tmp_path / "config.json").write_text("{\n")
+    read = '{"tool":"read_file","path":"config.json"}'
     write = '{"tool":"write_file","path":"config.json","content":"{\\"a\\": }"}'
-    model = RecordingModel(write, FINAL)
+    model = RecordingModel(read, write, FINAL)
     run = run_agent(TASK, model, writable(tmp_path))
-    step = run.events[0].step_result
+    step = run.events[1].step_result
     assert step is not None and step.syntax is not None
-    assert model.calls[1][-1]["content"].startswith("Tool result:\nwrote config.json")
-    assert "\n\nNote: " + step.syntax.sentence() in model.calls[1][-1]["content"]
+    assert model.calls[2][-1]["content"].startswith("Tool result:\nwrote config.json")
+    assert "\n\nNote: " + step.syntax.sentence() in model.calls[2][-1]["content"]
 
 
 def test_the_loop_reads_each_responses_figures_from_the_models_reply(demo_project: Path) -> None:

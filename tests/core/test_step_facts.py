@@ -133,51 +133,6 @@ def test_a_value_copied_from_the_examples_is_refused_as_a_placeholder(tmp_path: 
     assert step.model_text() == "error: " + Placeholder("path", "<file>").sentence()
 
 
-@pytest.mark.parametrize(
-    ("name", "text", "language", "line"),
-    [
-        ("config.json", 'config.json\n{"strict": true}\n', "JSON", 1),
-        ("app.py", "def f(:\n    pass\n", "Python", 1),
-        ("pyproject.toml", "[tool\nx = 1\n", "TOML", None),
-    ],
-)
-def test_a_write_that_leaves_a_file_unparseable_says_where(
-    tmp_path: Path, name: str, text: str, language: str, line: int | None
-) -> None:
-    workspace = make_workspace(tmp_path, allow_writes=True, answer=True)
-
-    step = workspace.execute_step(ToolAction("write_file", {"path": name, "content": text}))
-
-    assert step.observation == f"wrote {name}"
-    assert step.syntax is not None
-    assert (step.syntax.path, step.syntax.language, step.syntax.line) == (name, language, line)
-
-
-def test_a_write_that_parses_has_no_syntax_problem(tmp_path: Path) -> None:
-    workspace = make_workspace(tmp_path, allow_writes=True, answer=True)
-
-    step = workspace.execute_step(ToolAction("write_file", {"path": "a.json", "content": "{}"}))
-
-    assert step.syntax is None
-
-
-def test_prose_written_over_a_valid_file_repeats_what_the_file_was(tmp_path: Path) -> None:
-    """The 1.5B wrote the policy's sentence over config.json, read the sentence back, and could
-    not tell what the file had been: the problem carries the earlier text when it parsed."""
-    (tmp_path / "config.json").write_text('{"strict": false}\n')
-    workspace = make_workspace(tmp_path, allow_writes=True, answer=True)
-    workspace.execute_step(read("config.json"))
-    prose = ToolAction("write_file", {"path": "config.json", "content": "Enable strict."})
-
-    step = workspace.execute_step(prose)
-
-    assert step.syntax is not None and step.syntax.before == '{"strict": false}\n'
-    assert step.syntax.sentence().endswith(
-        'as a JSON string: "{\\"strict\\": false}\\n". Write it again as valid JSON with the'
-        " change the task asks for before you finish."
-    )
-
-
 def test_a_file_that_did_not_parse_before_is_not_repeated(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("not json\n")
     workspace = make_workspace(tmp_path, allow_writes=True, answer=True)

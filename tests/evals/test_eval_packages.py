@@ -169,11 +169,24 @@ def test_a_write_the_package_allows_is_receipted_as_approved_by_the_task_package
     workspace = package_workspace(package, tmp_path / "stage", store)
 
     allowed = workspace.execute(ToolAction("write_file", {"path": "CHANGELOG.md", "content": "x"}))
-    denied = workspace.execute(ToolAction("write_file", {"path": "other.md", "content": "x"}))
 
     assert allowed == "wrote CHANGELOG.md"
-    assert denied == (
-        "error: operator denied the tool action: this task allows changes only to: "
+    assert [r.evidence.approval.via for r in store.receipts()] == ["task package"]
+
+
+def test_a_write_outside_the_packages_editable_paths_is_refused_by_its_rule_not_rejected(
+    tmp_path: Path,
+) -> None:
+    package = load_package(FIXTURES / "release-notes")
+    stage_workspace(package, tmp_path / "stage")
+    store = ReceiptStore(tmp_path / "receipts.jsonl")
+    workspace = package_workspace(package, tmp_path / "stage", store)
+
+    step = workspace.execute_step(ToolAction("write_file", {"path": "other.md", "content": "x"}))
+
+    assert step.observation == (
+        "error: not editable: other.md; this task allows changes only to: "
         "CHANGELOG.md, greet.py, version.py"
     )
-    assert [r.evidence.approval.via for r in store.receipts()] == ["task package"]
+    assert [o.state for o in workspace.effect_outcomes] == ["refused"]
+    assert store.receipts() == ()

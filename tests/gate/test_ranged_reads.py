@@ -120,9 +120,9 @@ def test_an_edit_of_a_big_file_may_grow_it_by_at_most_the_write_limit(tmp_path: 
     workspace = make_workspace(tmp_path, answer=True, allow_writes=True, max_write_bytes=1000)
     read(workspace, "big.py", start_line=1, end_line=1)
     size = path.stat().st_size
-    grown = edit(workspace, "big.py", "value_00001 = 1 ", "value_00001 = 1 " + "z" * 1001)
+    grown = edit(workspace, "big.py", "value_00001 = 1 ", "value_00001 = 1 #" + "z" * 1000)
     assert grown == f"error: write exceeds {size + 1000} bytes"
-    assert edit(workspace, "big.py", "value_00001 = 1 ", "value_00001 = 1 " + "z" * 900) == (
+    assert edit(workspace, "big.py", "value_00001 = 1 ", "value_00001 = 1 #" + "z" * 899) == (
         "edited big.py"
     )
 

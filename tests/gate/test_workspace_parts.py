@@ -102,7 +102,7 @@ def test_an_effects_step_result_comes_from_what_the_effect_returned(
         return returned
 
     monkeypatch.setattr(workspace.effects, "perform", perform)
-    step = workspace.execute_step(write("a.py", "def"))
+    step = workspace.execute_step(write("a.py", "x = 1\n"))
 
     assert (step.observation, step.effect, step.syntax) == ("wrote a.py", outcome, syntax)
     assert (step.call_id, step.state, step.receipt_id) == ("call-1", "approved", None)

@@ -1,8 +1,8 @@
 """One run of one task package with one model, start to grade, in a private temporary copy.
 
 The package decides every effect: a write inside its editable paths is approved and its
-receipt says the task package approved it; any other write is denied with the reason, which
-the model reads; only the package's own commands are enabled, and they run confined (the
+receipt says the task package approved it; any other write is refused by the policy (a rule,
+not a rejection) with the reason, which the model reads; only the package's own commands are enabled, and they run confined (the
 command sandbox's `confine`) unless the person said otherwise. The receipt log lives beside the
 staged copy, never inside it, and is verified in full before the result is reported; a confined
 command sees neither the log's folder nor any package of the evaluation (its held-out checks).
@@ -101,7 +101,9 @@ def _scratch(task: str) -> Iterator[str]:
 
 
 def package_confirm(package: TaskPackage) -> Callable[[ToolProposal], object]:
-    """The package's answer to each proposal (the policy already limits commands to its own)."""
+    """The package's answer to each proposal. The policy already limits commands to its own and
+    refuses a change outside its editable paths, a rule and never the person's No; this answer
+    keeps that rule should a proposal reach it."""
     allowed = ", ".join(package.editable_paths) or "nothing"
 
     def confirm(proposal: ToolProposal) -> object:
@@ -208,6 +210,7 @@ def package_workspace(
         command_sandbox=sandbox,
         hidden_paths=hidden,
         granted_by=FROM_TASK_PACKAGE,
+        editable_paths=tuple(package.editable_paths),
     )
     return Workspace(
         policy,

@@ -18,14 +18,14 @@ from ..files.path_text import shown_path
 from ..proposals import EditProposal, sha256_hex
 from ..receipt_evidence import file_evidence
 from ..receipts import EffectReceipt
-from ..step_facts import ReadFirst
+from ..step_facts import BreaksFile, ReadFirst, lines_around
 from .call_record import CallRecord
 from .edited_approval import diff_shows_all, edited_observation
 from .edits import apply_edit
 from .new_folders import folders_made, missing_folders, remove_folders
 from .policy import ToolPolicy
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
-from .syntax import same_meaning, syntax_problem
+from .syntax import parses, same_meaning, syntax_problem
 from .workspace_paths import Resolve, WorkspacePaths
 from .workspace_record import WorkspaceRecord
 
@@ -57,6 +57,11 @@ class FileEffects:
         arguments = action.arguments
         path = self.resolve(arguments["path"], must_exist=action.tool == "edit_file")
         relative = self.paths.relative(path)
+        if not self.policy.editable(relative):
+            allowed = ", ".join(self.policy.editable_paths or ()) or "nothing"
+            raise AgentError(
+                f"not editable: {relative}; this task allows changes only to: {allowed}"
+            )
         new_folders = missing_folders(self.policy.root, relative, self.policy.create_parent_folders)
         exists = os.path.lexists(path)
         if exists and not stat.S_ISREG(os.lstat(path).st_mode):
@@ -89,6 +94,7 @@ class FileEffects:
         write_limit = self._write_limit(action.tool, base_text)
         if len(encoded) > write_limit:
             raise AgentError(f"write exceeds {write_limit} bytes")
+        self._refuse_breaking(action.tool, relative, base_text, proposed)
         proposed_digest = sha256_hex(encoded)
         if proposed_digest == base_digest:  # nothing to ask, write or receipt
             raise AgentError(f"nothing to write: {relative} already holds exactly these bytes")
@@ -101,6 +107,24 @@ class FileEffects:
             proposed_text=proposed,
             proposed_sha256=proposed_digest,
             new_folders=new_folders,
+        )
+
+    def _refuse_breaking(self, tool: str, path: str, base_text: str | None, proposed: str) -> None:
+        """A change that would leave the file unparseable in its format, when it parsed before
+        (or is new), is refused here, before the person is asked: the model is told where and
+        what the file was. A file that did not parse before may be changed (the written file's
+        problem is told after the write, as before)."""
+        parsed = self.policy.parsed_files
+        problem = syntax_problem(path, proposed, base_text, parsed)
+        if problem is None or (base_text is not None and not parses(path, base_text, parsed)):
+            return
+        detail = BreaksFile(
+            tool, problem, lines_around(proposed, problem.line), new=base_text is None
+        )
+        where = "" if problem.line is None else f" at line {problem.line}"
+        raise DetailedRefusal(
+            f"change would leave {path} not valid {problem.language}{where}: {problem.message}",
+            detail,
         )
 
     def _write_limit(self, tool: str, base_text: str | None) -> int:
@@ -143,8 +167,9 @@ class FileEffects:
         ):
             self.record.seen.pop(proposal.path)  # the model saw a cut diff, not the text
         self.record.modified.add(proposal.path)
-        syntax = syntax_problem(proposal.path, proposal.proposed_text, proposal.base_text)
-        same = same_meaning(proposal.path, proposal.proposed_text, proposal.base_text)
+        parsed = self.policy.parsed_files
+        syntax = syntax_problem(proposal.path, proposal.proposed_text, proposal.base_text, parsed)
+        same = same_meaning(proposal.path, proposal.proposed_text, proposal.base_text, parsed)
         self.note_effect(proposal.path)
         verb = "edited" if proposal.action.tool == "edit_file" else "wrote"
         result = f"{verb} {shown_path(proposal.path)}"

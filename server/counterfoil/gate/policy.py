@@ -44,6 +44,11 @@ class ToolPolicy:
     hidden_paths: tuple[Path, ...] = ()
     # Where the writes and commands allowed came from, for each receipt's approval.
     granted_by: GrantedBy = FROM_SETTINGS
+    # More files whose writes must parse (`PATTERN=FORMAT`, see gate/syntax.py).
+    parsed_files: tuple[str, ...] = ()
+    # The only paths a write or an edit may change, each a file or a folder (None: any): a
+    # task's rule, so a change outside them is refused before anyone is asked.
+    editable_paths: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         root = Path(self.root)
@@ -95,11 +100,17 @@ class ToolPolicy:
             if not is_argv(command):
                 raise ValueError("allowed commands must contain non-empty strings without NUL")
         patterns = self.protected_patterns
+        editable = () if self.editable_paths is None else self.editable_paths
         if not isinstance(patterns, tuple) or not all(
             isinstance(pattern, str) and pattern.strip() and "\0" not in pattern
             for pattern in patterns
         ):
             raise ValueError("protected patterns must be a tuple of non-empty strings without NUL")
+        for label, items in (("parsed_files", self.parsed_files), ("editable_paths", editable)):
+            if not isinstance(items, tuple) or not all(
+                isinstance(item, str) and item and "\0" not in item for item in items
+            ):
+                raise ValueError(f"{label} must be a tuple of non-empty strings without NUL")
         for label, names in (
             ("pass_environment", self.pass_environment),
             ("withheld_environment", self.withheld_environment),
@@ -120,6 +131,15 @@ class ToolPolicy:
                 or command_limit <= 0
             ):
                 raise ValueError("command limits must be positive integers")
+
+    def editable(self, path: str) -> bool:
+        """Whether a write or an edit may change `path` (relative to the root)."""
+        if self.editable_paths is None:
+            return True
+        return any(
+            path == allowed or path.startswith(allowed.rstrip("/") + "/")
+            for allowed in self.editable_paths
+        )
 
     @property
     def command_limits(self) -> ResourceLimits:

@@ -13,6 +13,7 @@ from typing import Any, TypeGuard, TypeVar
 
 from ..commands.tree.sandbox import SANDBOX_MODES
 from ..context.budget import MIN_INLINE_CHARS
+from ..gate.syntax import FORMATS
 from ..mcp.servers import McpServer, ServerSettingInvalid, parse_servers
 from ..tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
 from .endpoints import SCHEMA_MODES, EndpointRefused, checked_endpoint
@@ -22,7 +23,7 @@ MAX_SECONDS = 86_400
 MAX_COMMANDS = 256
 MAX_TEXT_CHARS = 4096
 MAX_INLINE_CHARS_LIMIT = 100_000_000
-ENGINES = ("mlx", "llama.cpp")  # how a local model runs (`counterfoil.models`)
+ENGINES = ("auto", "mlx", "llama.cpp")  # how a local model runs (`counterfoil.models`)
 ENVIRONMENT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 
 
@@ -102,6 +103,21 @@ def patterns(value: object) -> tuple[str, ...]:
         raise Invalid(
             f"must be an array of at most {MAX_COMMANDS} non-empty patterns "
             '(such as ["*.yaml", "deploy/prod.*"])'
+        )
+    return tuple(value)
+
+
+def parsed_files(value: object) -> tuple[str, ...]:
+    """`PATTERN=FORMAT` items: the files matching a pattern must parse as that format."""
+
+    def valid(item: str) -> bool:
+        pattern, equals, kind = item.rpartition("=")
+        return bool(equals and pattern.strip() and kind.strip().lower() in FORMATS)
+
+    if not is_string_array(value, valid):
+        raise Invalid(
+            f"must be an array of PATTERN=FORMAT items, FORMAT one of {', '.join(FORMATS)} "
+            '(such as ["*.babelrc=json", "Pipfile=toml"])'
         )
     return tuple(value)
 

@@ -40,6 +40,7 @@ from .checks import (
     environment_name,
     inline_chars,
     mcp_servers,
+    parsed_files,
     patterns,
     positive_int,
     receipt_log,
@@ -251,6 +252,24 @@ class Settings:
         metavar="PATTERN",
         help="also keep matching files from the model, e.g. '*.yaml' or 'deploy/prod.*' "
         "(case-insensitive; repeatable)",
+        folder=MORE,
+    )
+    # Adds checks only, so a folder may add more.
+    parsed_files: tuple[str, ...] = setting(
+        NO_PATTERNS,
+        "parsedFiles",
+        parsed_files,
+        schema=NAMES_SCHEMA,
+        description="More files whose changes must parse, as `PATTERN=FORMAT` (FORMAT `json`, "
+        "`python`, `toml` or `yaml`; the pattern matched against the file's name, or its path "
+        "when it holds `/`), such as `*.babelrc=json`. `.json`, `.py`, `.toml`, `.yaml` and "
+        "`.yml` files are always checked (YAML only where PyYAML is installed). A write or an "
+        "edit that would leave such a file unparseable, when it parsed before, is refused "
+        "before you are asked, and the model is told where.",
+        flag="--parse-check",
+        metavar="PATTERN=FORMAT",
+        help="also refuse a change that leaves matching files unparseable, e.g. "
+        "'*.babelrc=json' (repeatable)",
         folder=MORE,
     )
     pass_environment: tuple[str, ...] = setting(
@@ -597,6 +616,7 @@ class Settings:
             max_write_bytes=self.max_write_bytes,
             command_timeout_seconds=self.command_timeout_seconds,
             protected_patterns=self.protected_patterns,
+            parsed_files=self.parsed_files,
             pass_environment=self.pass_environment,
             withheld_environment=self.api_key_variables(),
             limit_cpu_seconds=self.limit_cpu_seconds,
