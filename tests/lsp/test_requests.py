@@ -291,7 +291,7 @@ async def test_a_crafted_gguf_model_is_one_sentence_and_the_daemon_stays(
     crafted.write_bytes(
         b"GGUF" + struct.pack("<IQQQ", 3, 0, 1, 10**9) + b"general.architecture" + b"\0" * 41
     )
-    daemon = await start_daemon({"model": str(crafted)})
+    daemon = await start_daemon({"model": str(crafted), "engine": "mlx"})
 
     result = await daemon.request("counterfoil/run", {"goal": "anything"})
 

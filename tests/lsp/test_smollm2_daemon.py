@@ -24,7 +24,13 @@ def smollm2() -> str:
 async def test_smollm2_drives_a_daemon_run_over_stdio(
     start_daemon: StartDaemon, smollm2: str
 ) -> None:
-    settings = {"model": smollm2, "maxTokens": 40, "maxSteps": 2, "allowWrites": True}
+    settings = {
+        "model": smollm2,
+        "engine": "mlx",
+        "maxTokens": 40,
+        "maxSteps": 2,
+        "allowWrites": True,
+    }
     daemon = await start_daemon(settings)
     result = await daemon.request("counterfoil/run", {"goal": GOAL})
 

@@ -24,7 +24,7 @@ def test_the_engine_setting_runs_a_local_model_on_llama_cpp_with_the_context_win
 
 
 def test_an_unknown_engine_is_refused_with_the_choices() -> None:
-    with pytest.raises(SettingsError, match="engine must be one of mlx, llama.cpp"):
+    with pytest.raises(SettingsError, match="engine must be one of auto, mlx, llama.cpp"):
         Settings.from_mapping({"engine": "vllm"})
 
 

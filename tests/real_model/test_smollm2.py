@@ -75,6 +75,8 @@ def test_cli_cycle_proposes_one_exact_write_that_is_approved_and_receipted(
             str(empty_root),
             "--model",
             smollm2,
+            "--engine",
+            "mlx",
             "--allow-writes",
             "--max-steps",
             "2",

@@ -12,7 +12,7 @@ from .test_smollm2 import WRITE_GOAL
 
 
 def test_a_smollm2_run_forks_into_steered_branches(smollm2: str, empty_root: Path) -> None:
-    flags = ["--root", str(empty_root), "--model", smollm2, "--allow-writes"]
+    flags = ["--root", str(empty_root), "--model", smollm2, "--engine", "mlx", "--allow-writes"]
     limits = ["--max-steps", "1", "--max-tokens", "40"]
     status, output = cli(["agent", WRITE_GOAL, *flags, *limits], "n\n")
     assert "== run ended: " in output and "Traceback" not in output, output

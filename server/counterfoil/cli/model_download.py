@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from ..models.engine_choice import choose_engine
 from ..models.errors import ModelLoadError
 from ..models.hub.download import (
     DownloadCancelled,
@@ -156,6 +157,9 @@ def model_to_load(
     loaded by an empty spec (the server's own model)."""
     from ..models import GenerationOptions
 
+    choice = choose_engine(settings.model, settings.engine, endpoint=settings.endpoint)
+    if choice is not None:  # the header says which engine and why
+        stdout.write(choice.line + "\n")
     prepared = prepare_model(
         settings.model, stdout, endpoint=settings.endpoint, engine=settings.engine
     )

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from .engine_choice import LLAMA_CPP, engine_for
 from .server.endpoint import EndpointOptions
 
 if TYPE_CHECKING:
@@ -82,7 +83,8 @@ class GenerationOptions:
             ),
             llama_cpp=(
                 LlamaCppOptions(context_tokens=settings.context_tokens or LLAMA_CPP_CONTEXT_TOKENS)
-                if settings.engine == "llama.cpp"
+                if engine_for(settings.model, settings.engine, endpoint=settings.endpoint)
+                == LLAMA_CPP
                 else None
             ),
         )

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from .engine_choice import LLAMA_CPP, engine_for
 from .scripted import SCRIPTED_PREFIX
 
 DISTRIBUTION = "counterfoil"
@@ -73,12 +74,12 @@ def mlx_unavailable(platform: str | None = None) -> str | None:
 
 def needed_extra(spec: str, *, endpoint: str | None = None, engine: str = "mlx") -> str | None:
     """`remote` for an endpoint, None for a scripted model, `llamacpp` for the llama.cpp
-    engine, else `mlx`."""
+    engine (`auto` chooses as `counterfoil.models.engine_choice` says), else `mlx`."""
     if endpoint:
         return "remote"
     if spec.startswith(SCRIPTED_PREFIX):
         return None
-    return "llamacpp" if engine == "llama.cpp" else "mlx"
+    return "llamacpp" if engine_for(spec, engine) == LLAMA_CPP else "mlx"
 
 
 def missing_runtime(

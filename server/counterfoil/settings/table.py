@@ -113,17 +113,20 @@ class Settings:
         folder=MODEL,
     )
     engine: str = setting(
-        "mlx",
+        "auto",
         "engine",
         engine_name,
         schema={"type": "string"},
-        description="How a local model runs: `mlx` (in the daemon, on MLX) or `llama.cpp` (a GGUF "
+        description="How a local model runs: `mlx` (in the daemon, on MLX), `llama.cpp` (a GGUF "
         "file `#counterfoil.model#`, any architecture and quantization llama.cpp reads, on a "
         "llama.cpp server Counterfoil starts on this machine and stops; faster on a CPU; needs "
-        "`pip install 'counterfoil[llamacpp]'`). Not used with `#counterfoil.endpoint#`.",
+        "`pip install 'counterfoil[llamacpp]'`), or `auto`: llama.cpp for a `.gguf` file where "
+        "MLX has no GPU and llama.cpp is installed, else MLX. Not used with "
+        "`#counterfoil.endpoint#`.",
         flag="--engine",
         choices=ENGINES,
-        help="how a local model runs: mlx, or llama.cpp for a .gguf file (default {default})",
+        help="how a local model runs: mlx, llama.cpp for a .gguf file, or auto (llama.cpp for "
+        "a .gguf file where MLX has no GPU; default {default})",
         folder=PERSONS_ALONE,  # what starts on this machine is the person's word
     )
     allow_writes: bool = setting(
