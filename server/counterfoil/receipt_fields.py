@@ -127,6 +127,11 @@ class ApprovalRecord(EvidencePart):
     # Absent for a scripted model.
     model: ModelRecord | None = field(default=None, metadata=SOMETIMES)
     approved_sha256: str | None = field(default=None, metadata=SOMETIMES)
+    # Approved by the person's approval rule, nobody asked (`gate/rules.py`): the rule's text,
+    # its place in the set (from 1) and the set's digest; the run's record keeps the set.
+    rule: str | None = field(default=None, metadata=SOMETIMES)
+    rule_index: int | None = field(default=None, metadata=SOMETIMES)
+    rules_sha256: str | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

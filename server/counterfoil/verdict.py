@@ -31,6 +31,8 @@ class EffectOutcome:
     `tree_changes` the files it changed, each with the digest it left (None: deleted).
     `review` is a reviewed command's decision (`accepted`, `partially accepted`, `rejected`,
     `nothing to apply`, `not applied`): its `tree_changes` are then only what was applied.
+    `by_rule`: the text of the person's approval rule that approved it without asking (None:
+    the person was asked, or it was not approved).
     """
 
     call_id: str
@@ -44,6 +46,7 @@ class EffectOutcome:
     reason: str | None = None
     tree_changes: tuple[tuple[str, str | None], ...] = ()
     review: str | None = None
+    by_rule: str | None = None
 
     @property
     def wrote_file(self) -> bool:
@@ -126,6 +129,16 @@ class RunVerdict:
         return self.calls("failed")
 
     @property
+    def approved_by_rule(self) -> tuple[str, ...]:
+        """Approved effects a rule of the person's approved without asking them: counted apart,
+        as no person read them."""
+        return tuple(
+            outcome.call_id
+            for outcome in self.effects
+            if outcome.state == "approved" and outcome.by_rule is not None
+        )
+
+    @property
     def review_rejected(self) -> tuple[str, ...]:
         """Approved commands whose reviewed changes the person then rejected."""
         return tuple(outcome.call_id for outcome in self.effects if outcome.review_rejected)
@@ -143,6 +156,8 @@ class RunVerdict:
     def counts(self) -> str:
         """The effects counted by state, then the rejected reviews when there are any."""
         counts = [f"{len(self.calls(state))} {state}" for state in EFFECT_STATES]
+        if self.approved_by_rule:
+            counts[0] += f" ({len(self.approved_by_rule)} by rule)"
         if self.review_rejected:
             counts.append(f"{len(self.review_rejected)} review rejected")
         return ", ".join(counts)

@@ -41,6 +41,9 @@ export interface ApprovalRecord {
   asked?: boolean | null;
   model?: ModelRecord | null;
   approved_sha256?: string | null;
+  rule?: string | null;
+  rule_index?: number | null;
+  rules_sha256?: string | null;
 }
 
 /** A folder the snapshot leaves out, and how many of its entries differ (None: unknown). */

@@ -1,7 +1,8 @@
-"""Every effect's one path: a complete proposal, the person's approval (asked again on the
-disk's bytes, or for the text they edited, when they say so), the durable intent, then the
-file or command effect itself, which returns its `CallRecord`; a No, a refusal or a failure
-is noted in the record and raised with its outcome (`EffectStopped`)."""
+"""Every effect's one path: a complete proposal, the person's approval (decided by their
+approval rules when one matches; asked again on the disk's bytes, or for the text they edited,
+when they say so), the durable intent, then the file or command effect itself, which returns
+its `CallRecord`; a No, a refusal or a failure is noted in the record and raised with its
+outcome (`EffectStopped`)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .effect_stopped import EffectStopped
 from .file_effects import FileEffects
 from .repropose import REPROPOSED_NOTE, can_repropose, reproposed
 from .revert import reverts_as_command
+from .rules import denied_by_rule
 from .workspace_record import WorkspaceRecord
 
 
@@ -52,15 +54,27 @@ class ApprovedEffects:
         return Approval(False)
 
     def perform(self, proposal: ToolProposal) -> CallRecord:
-        """Ask, then do the approved effect; EffectStopped for a No or a failure (ApprovalWithdrawn
-        for a question taken back: nothing was decided)."""
-        approval, note = self.approval(proposal), ""
+        """Ask (unless the person's rules decide), then do the approved effect; EffectStopped
+        for a No, a rule's refusal or a failure (ApprovalWithdrawn for a question taken back:
+        nothing was decided)."""
+        effect = self.record.rule_effect(proposal)
+        ruled = self.record.decide_by_rules(effect, proposal.tool_call_id)
+        if ruled.decision == "deny":
+            reason = denied_by_rule(ruled)
+            raise EffectStopped(self.record.note(proposal, "refused", reason), AgentError(reason))
+        if ruled.decision == "allow":
+            approval, note = Approval(True), ""
+            if self.record.on_rule_approved is not None:
+                self.record.on_rule_approved(proposal, ruled)
+        else:
+            approval, note = self.approval(proposal), ""
         while approval.repropose and can_repropose(proposal):
             proposal, note = self._reproposed(proposal), REPROPOSED_NOTE
             approval = self.approval(proposal)
         if approval.withdrawn:  # not answered: the call stays open, nothing is decided
             raise ApprovalWithdrawn(WITHDRAWN, proposal.tool_call_id)
         if not approval.approved:
+            self.record.note_rejected(effect)
             outcome = self.record.note(proposal, "rejected", approval.reason)
             raise EffectStopped(outcome, AgentError(denial(approval.reason)))
         shown: EditProposal | None = None

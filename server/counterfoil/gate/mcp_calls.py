@@ -23,6 +23,7 @@ from ..verdict import EffectOutcome, EffectState
 from .approval import WITHDRAWN, Approval, denial
 from .call_record import CallRecord
 from .effect_stopped import EffectStopped
+from .rules import RuleEffect, denied_by_rule
 from .workspace_record import WorkspaceRecord
 
 PREVIEW_CHARS = 2000  # of the result's text, in the receipt's `result`
@@ -67,10 +68,22 @@ class McpCalls:
             proposal = self.propose(action, tool_call_id)
         except AgentError as error:
             raise EffectStopped(self._note(tool_call_id, "refused", str(error)), error) from error
-        approval = self._approval(proposal)
+        effect = self._rule_effect(proposal)
+        ruled = self.record.decide_by_rules(effect, tool_call_id)
+        if ruled.decision == "deny":
+            reason = denied_by_rule(ruled)
+            raise EffectStopped(self._note(tool_call_id, "refused", reason), AgentError(reason))
+        if ruled.decision == "allow":
+            approval = Approval(True)
+            if self.record.on_rule_approved is not None:
+                self.record.on_rule_approved(proposal, ruled)
+        else:  # a rule that says ask (or could not allow) asks even about a read-only tool
+            approval = self._approval(proposal, asks=ruled.rule is not None)
+        read_only_pass = ruled.rule is None and proposal.read_only  # nobody asked, no rule
         if approval.withdrawn:
             raise ApprovalWithdrawn(WITHDRAWN, proposal.tool_call_id)
         if not approval.approved:
+            self.record.note_rejected(effect)
             outcome = self._note(tool_call_id, "rejected", approval.reason)
             raise EffectStopped(outcome, AgentError(denial(approval.reason)))
         record = self.record
@@ -78,7 +91,7 @@ class McpCalls:
         assert toolbox is not None
         offered = toolbox.find(str(proposal.server["name"]), proposal.tool)
         assert offered is not None
-        approval_record = self._approval_record(proposal)
+        approval_record = self._approval_record(proposal, read_only_pass)
         try:
             if record.before_mcp_call is not None:
                 record.before_mcp_call(proposal, approval_record)
@@ -91,21 +104,39 @@ class McpCalls:
         duration = time.monotonic() - started
         return self._recorded(proposal, reply, duration, approval_record)
 
-    def _approval(self, proposal: McpProposal) -> Approval:
-        if proposal.read_only:
+    def _rule_effect(self, proposal: McpProposal) -> RuleEffect:
+        """The call as the approval rules see it, its definition's pin looked up only when a
+        rule might allow it."""
+        server = str(proposal.server["name"])
+        effect = self.record.seen_before(
+            RuleEffect("mcp_call", server=server, mcp_tool=proposal.tool)
+        )
+        toolbox = self.record.mcp_toolbox
+        offered = None if toolbox is None else toolbox.find(server, proposal.tool)
+        if toolbox is None or offered is None or not self.record.approval_rules.rules:
+            return effect
+        pinned = toolbox.pins.check(offered.server, offered.definition).state == "pinned"
+        return replace(effect, pinned=pinned)
+
+    def _approval(self, proposal: McpProposal, *, asks: bool = False) -> Approval:
+        if proposal.read_only and not asks:
             return Approval(True)
         confirm = self.record.confirm_mcp
         return Approval(False) if confirm is None else Approval.of(confirm(proposal))
 
-    def _approval_record(self, proposal: McpProposal) -> ApprovalRecord:
-        return ApprovalRecord(
-            decision="approved",
-            by=os_user(),
-            via="readOnlyTools" if proposal.read_only else self.record.approval_via,
-            shown_sha256=sha256_hex(canonical_json(proposal.shown).encode("utf-8")),
-            modified=False,
-            asked=False if proposal.read_only else None,
-            model=self.record.model_record(),
+    def _approval_record(self, proposal: McpProposal, not_asked: bool) -> ApprovalRecord:
+        """Who approved the call: the person, a rule, or nobody (a tool marked read-only)."""
+        return self.record.rule_record(
+            proposal.tool_call_id,
+            ApprovalRecord(
+                decision="approved",
+                by=os_user(),
+                via="readOnlyTools" if not_asked else self.record.approval_via,
+                shown_sha256=sha256_hex(canonical_json(proposal.shown).encode("utf-8")),
+                modified=False,
+                asked=False if not_asked else None,
+                model=self.record.model_record(),
+            ),
         )
 
     def _recorded(
@@ -148,13 +179,17 @@ class McpCalls:
             receipt = record.receipt(proposal, exit_state, preview, evidence, ())
         except ReceiptNotRecorded as error:  # the call was made: it stays approved
             raise EffectStopped(outcome, error) from error
-        note = f" ({READ_ONLY_NOTE})" if proposal.read_only else ""
+        note = f" ({READ_ONLY_NOTE})" if approval.via == "readOnlyTools" else ""
         return CallRecord(
             f"MCP {proposal.server['name']}/{proposal.tool}{note}:\n{text}", outcome, receipt
         )
 
     def _note(self, call_id: str, state: EffectState, reason: str | None) -> EffectOutcome:
-        return self.record.note_outcome(EffectOutcome(call_id, "mcp_call", state, reason=reason))
+        ruled = self.record.by_rule.get(call_id) if state == "approved" else None
+        rule = None if ruled is None or ruled.rule is None else ruled.rule.text
+        return self.record.note_outcome(
+            EffectOutcome(call_id, "mcp_call", state, reason=reason, by_rule=rule)
+        )
 
 
 def result_text(result: dict[str, Any]) -> str:

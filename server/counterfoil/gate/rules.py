@@ -175,6 +175,13 @@ class RuleSet:
 NO_RULES = RuleSet()
 
 
+def denied_by_rule(decided: RuleDecision) -> str:
+    """The refusal a `deny` gives: the gate's, not the person's No, with the rule named."""
+    rule = decided.rule
+    assert rule is not None
+    return f"refused by the person's approval rule {decided.index} ({rule.describe()})"
+
+
 def never_allowed(effect: RuleEffect, protected_patterns: tuple[str, ...] = ()) -> str | None:
     """Why no rule may approve this effect without asking (None: a rule may)."""
     if effect.rejected_before:

@@ -38,9 +38,16 @@ from .forwarded import Forwarded
 from .mcp_calls import McpCalls
 from .overview import nearby_paths, tree_overview
 from .policy import ToolPolicy
+from .rules import RuleSet
 from .workspace_paths import WorkspacePaths
 from .workspace_reads import WorkspaceReads
-from .workspace_record import ConfirmMcp, ConfirmProposal, ConfirmTool, WorkspaceRecord
+from .workspace_record import (
+    ConfirmMcp,
+    ConfirmProposal,
+    ConfirmTool,
+    RuleApproved,
+    WorkspaceRecord,
+)
 
 
 class Workspace(StepGate):
@@ -62,6 +69,8 @@ class Workspace(StepGate):
     mcp_toolbox = Forwarded[McpToolbox | None]("record")
     confirm_mcp = Forwarded[ConfirmMcp | None]("record")
     before_mcp_call = Forwarded[Callable[[McpProposal, ApprovalRecord], None] | None]("record")
+    approval_rules = Forwarded[RuleSet]("record")
+    on_rule_approved = Forwarded[RuleApproved | None]("record")
 
     def __init__(
         self,

@@ -23,13 +23,17 @@ from ..receipts.content import load_object
 from ..receipts.own_folder import own_folder
 from ..verdict import EffectOutcome, EffectState
 from .policy import ToolPolicy
+from .rules import NO_RULES, RuleDecision, RuleEffect, RuleSet
 
 if TYPE_CHECKING:
     from ..mcp.toolbox import McpToolbox
 
+RULES_VIA = "approvalRules"  # an approval's `via` when a rule approved without asking
 ConfirmTool = Callable[[ToolAction], object]
 ConfirmProposal = Callable[[ToolProposal], object]
 ConfirmMcp = Callable[[McpProposal], object]
+# Told of each effect a rule approved, as it is approved (the terminal's line, the run panel's).
+RuleApproved = Callable[[ToolProposal | McpProposal, RuleDecision], None]
 
 
 class WorkspaceRecord:
@@ -69,6 +73,13 @@ class WorkspaceRecord:
         self.confirm_mcp: ConfirmMcp | None = None
         # `before_effect` for an MCP call: its durable intent, written before the call is sent.
         self.before_mcp_call: Callable[[McpProposal, ApprovalRecord], None] | None = None
+        # The person's approval rules (`rules.py`), the calls a rule approved (their receipts
+        # name it), the effects the person said No to (no rule allows them again this run),
+        # and who is told as a rule approves one.
+        self.approval_rules: RuleSet = NO_RULES
+        self.by_rule: dict[str, RuleDecision] = {}
+        self.rejected_effects: set[tuple[str, ...]] = set()
+        self.on_rule_approved: RuleApproved | None = None
 
     @property
     def available_tools(self) -> frozenset[str]:
@@ -96,6 +107,11 @@ class WorkspaceRecord:
     def restore_outcomes(self, earlier: Sequence[EffectOutcome]) -> None:
         """A resumed run's earlier effects, so its verdict judges the whole run."""
         self._outcomes[:0] = earlier
+        for outcome in earlier:
+            if outcome.state == "rejected" and outcome.argv is not None:
+                self.rejected_effects.add(RuleEffect(outcome.tool, argv=outcome.argv).key)
+            elif outcome.state == "rejected" and outcome.path is not None:
+                self.rejected_effects.add(RuleEffect(outcome.tool, path=outcome.path).key)
 
     def note_outcome(self, outcome: EffectOutcome) -> EffectOutcome:
         """An effect call became `outcome` (one decided outside a proposal too: a call refused
@@ -112,6 +128,9 @@ class WorkspaceRecord:
             subject = {}
         else:
             subject = {"path": proposal.path}
+        ruled = self.by_rule.get(proposal.tool_call_id) if state == "approved" else None
+        if ruled is not None and ruled.rule is not None:
+            facts = {**facts, "by_rule": ruled.rule.text}
         return self.note_outcome(
             EffectOutcome(
                 proposal.tool_call_id,
@@ -122,6 +141,35 @@ class WorkspaceRecord:
                 **facts,
             )
         )
+
+    def rule_effect(self, proposal: ToolProposal) -> RuleEffect:
+        """The proposal as the approval rules see it."""
+        action = proposal.action
+        if isinstance(proposal, CommandProposal):
+            runs_as = proposal.runs_as
+            confined = runs_as is not None and runs_as.mode != "off"
+            effect = RuleEffect(action.tool, argv=tuple(proposal.argv), confined=confined)
+        elif isinstance(proposal, EditProposal) and proposal.reverts is None:
+            effect = RuleEffect(action.tool, path=proposal.path)
+        else:
+            effect = RuleEffect(action.tool)
+        return self.seen_before(effect)
+
+    def seen_before(self, effect: RuleEffect) -> RuleEffect:
+        """`effect`, marked when the person said No to the same one earlier in the run."""
+        if effect.key in self.rejected_effects:
+            return replace(effect, rejected_before=True)
+        return effect
+
+    def decide_by_rules(self, effect: RuleEffect, call_id: str) -> RuleDecision:
+        """What the rules decide for one call; an `allow` is kept for its receipt."""
+        decided = self.approval_rules.decide(effect, self.policy.protected_patterns)
+        if decided.decision == "allow":
+            self.by_rule[call_id] = decided
+        return decided
+
+    def note_rejected(self, effect: RuleEffect) -> None:
+        self.rejected_effects.add(effect.key)
 
     def note_failure(self, proposal: ToolProposal, error: BaseException) -> EffectOutcome:
         """An approved effect that did not complete; one already done keeps what it did."""
@@ -174,10 +222,27 @@ class WorkspaceRecord:
 
     def approval_record(self, proposal: ToolProposal) -> ApprovalRecord:
         argv = proposal.argv if isinstance(proposal, CommandProposal) else None
+        return self.rule_record(
+            proposal.tool_call_id,
+            replace(
+                approval_record(proposal, self.approval_via),
+                grant=self.policy.granted_by.of(argv),
+                model=self.model_record(),
+            ),
+        )
+
+    def rule_record(self, call_id: str, approval: ApprovalRecord) -> ApprovalRecord:
+        """`approval`, naming the rule that approved the call when one did: nobody was asked."""
+        ruled = self.by_rule.get(call_id)
+        if ruled is None or ruled.rule is None:
+            return approval
         return replace(
-            approval_record(proposal, self.approval_via),
-            grant=self.policy.granted_by.of(argv),
-            model=self.model_record(),
+            approval,
+            via=RULES_VIA,
+            asked=False,
+            rule=ruled.rule.text,
+            rule_index=ruled.index,
+            rules_sha256=ruled.rules_sha256,
         )
 
     def model_record(self) -> ModelRecord | None:
