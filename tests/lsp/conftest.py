@@ -20,6 +20,7 @@ import pytest_asyncio
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 from pytest_lsp.client import register_lsp_features
+from tests.support.processes import GUARD_SECONDS
 
 from counterfoil.lsp.transport import raw_converter
 
@@ -151,11 +152,12 @@ class Daemon:
         await self.request("counterfoil/status", {})  # the change is handled before this
 
     async def until(
-        self, predicate: Callable[[], object], *methods: str, timeout: float = 15.0
+        self, predicate: Callable[[], object], *methods: str, timeout: float = GUARD_SECONDS
     ) -> None:
         """Wait until `predicate()` holds, checking it again each time the daemon tells the
         client something: a message recorded here, or a notification in `methods` (those
         pytest-lsp records itself, e.g. `window/showMessage`), through `wait_for_notification`.
+        The timeout only guards against a hang: a busy machine must never reach it.
         """
         protocol = self.client.protocol
         try:

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import time
+import asyncio
 from typing import Any
 
 import pytest
 from lsprotocol import types
+from tests.support.processes import GUARD_SECONDS
 
 from .conftest import Daemon, StartDaemon
 
 # Stop's target (cancelled within 0.5 s of the request) is measured by bench/lsp_roundtrip.py,
-# where a loaded machine cannot fail a test. Here: the run ends at once instead of after its
-# 200,000 tokens, with a margin no scheduler delay reaches.
-CANCEL_LIMIT_SECONDS = 5.0
+# where a loaded machine cannot fail a test. Here: the run ends on the cancel, long before its
+# 200,000 tokens.
 
 
 @pytest.fixture(scope="module")
@@ -41,16 +41,11 @@ async def test_cancel_stops_generation_at_once(start_daemon: StartDaemon, tiny_m
     pending = daemon.send("counterfoil/run", {"goal": "say a lot"}, msg_id="run-1")
     await daemon.until(lambda: _generating(daemon), timeout=120)
 
-    asked = time.perf_counter()
     daemon.notify(types.CANCEL_REQUEST, types.CancelParams(id="run-1"))
-    await daemon.until(
-        lambda: any(s["state"] == "cancelled" for s in daemon.told("counterfoil/runState"))
-    )
-    latency = time.perf_counter() - asked
-    result = await pending
+    result = await asyncio.wait_for(pending, GUARD_SECONDS)  # not the 200,000 tokens' end
 
-    assert latency <= CANCEL_LIMIT_SECONDS, f"stopped {latency:.3f} s after the cancel"
     assert result["reason"] == "cancelled"
+    assert max(state["tokens"] for state in daemon.model_states) < 200_000
     assert [s["state"] for s in daemon.told("counterfoil/runState")] == [
         "running",
         "stopping",

