@@ -72,3 +72,22 @@ def test_a_folders_servers_are_ignored(tmp_path: Path) -> None:
     assert [(value.key, value.outcome) for value in layered.folder_values] == [
         ("mcpServers", "ignored")
     ]
+
+
+def test_a_plain_http_url_to_another_machine_needs_the_persons_yes() -> None:
+    entry = {"name": "docs", "url": "http://example.org/mcp"}
+
+    with pytest.raises(SettingsError) as refused:
+        Settings.from_mapping({"mcpServers": [entry]})
+    allowed = Settings.from_mapping({"mcpServers": [{**entry, "allowInsecureHttp": True}]})
+
+    assert "[0] url 'http://example.org/mcp' would carry the session" in str(refused.value)
+    assert allowed.mcp_servers[0].allow_insecure_http is True
+
+
+def test_a_plain_http_url_to_this_machine_is_taken_as_the_endpoint_is() -> None:
+    settings = Settings.from_mapping(
+        {"mcpServers": [{"name": "docs", "url": "http://127.0.0.1:8000/mcp"}]}
+    )
+
+    assert settings.mcp_servers[0].url == "http://127.0.0.1:8000/mcp"

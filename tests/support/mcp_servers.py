@@ -87,3 +87,39 @@ def toolbox(servers: tuple[McpServer, ...], root: Path, pins: Path, person: Pers
 def approving(tools: set[str]) -> Callable[[DefinitionQuestion], bool]:
     """A person who approves only the named tools' definitions."""
     return lambda question: question.definition.name in tools
+
+
+TINY_SERVER = """import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+NAME = {name}
+SCHEMA = {{"type": "object"}}
+
+
+async def list_tools(ctx, params):
+    tool = types.Tool(name=NAME, description="A tool.", input_schema=SCHEMA)
+    return types.ListToolsResult(tools=[tool])
+
+
+async def call_tool(ctx, params):
+    return types.CallToolResult(content=[types.TextContent(type="text", text=NAME)])
+
+
+async def main():
+    server = Server("tiny", on_list_tools=list_tools, on_call_tool=call_tool)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+anyio.run(main)
+"""
+
+
+def tiny_server(path: Path, name: str, *, prelude: str = "") -> Path:
+    """A one-tool server's source at `path`: its tool is named by the Python expression
+    `name`, evaluated after `prelude` when it starts (so the name can say what it found)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(prelude + TINY_SERVER.format(name=name), encoding="utf-8")
+    return path

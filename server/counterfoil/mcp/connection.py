@@ -12,11 +12,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
+import shutil
 import threading
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from ..settings.endpoints import EndpointRefused, environment_proxy
 from .definitions import ToolDefinition
 from .launch import Launch
 from .servers import McpServer
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 STOP_SECONDS = 10.0  # the SDK ends a stdio server in at most about 5 s (close, TERM, KILL)
+STDERR_KEPT = 4096  # the first bytes a server (or its sandbox) writes to stderr, to say why
+HTTP_SECONDS, HTTP_READ_SECONDS = 30.0, 300.0  # the SDK's own client's (a stream stays open)
 MAX_TOOLS = 512  # a longer list is refused, not offered in part
 MAX_LIST_PAGES = 16
 
@@ -33,6 +37,10 @@ MAX_LIST_PAGES = 16
 class McpFailure(Exception):
     """A server that could not be started, stopped, timed out or answered malformed: one
     sentence, which the gate shows as the call's observation."""
+
+
+class McpStartFailure(McpFailure):
+    """A server that ended before its session opened (its program, or its sandbox, gave up)."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,15 @@ def connect(server: McpServer, launch: Launch | None) -> Connection:
         raise McpFailure(
             f"MCP server {server.name} needs the mcp extra: pip install 'counterfoil[mcp]'"
         ) from None
-    connection = SdkConnection(server, launch)
+    proxy = None
+    if server.url is not None:
+        try:
+            proxy = environment_proxy(
+                server.url, use_environment_proxy=server.use_environment_proxy
+            )
+        except EndpointRefused as error:
+            raise McpFailure(f"MCP server {server.name} was not started: {error}") from None
+    connection = SdkConnection(server, launch, proxy)
     connection.start()
     return connection
 
@@ -70,9 +86,10 @@ def connect(server: McpServer, launch: Launch | None) -> Connection:
 class SdkConnection:
     """A session with one server, held open on its own event loop until `close`."""
 
-    def __init__(self, server: McpServer, launch: Launch | None) -> None:
+    def __init__(self, server: McpServer, launch: Launch | None, proxy: str | None = None) -> None:
         self.server = server
         self.launch = launch
+        self.proxy = proxy
         self.timeout = server.timeout_seconds
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
@@ -83,7 +100,7 @@ class SdkConnection:
         self._held: concurrent.futures.Future[None] | None = None
         self._stop: asyncio.Event | None = None
         self._ended = threading.Event()  # the held session is over, the server stopped
-        self._errlog = open(os.devnull, "w")  # noqa: SIM115 - closed with the connection
+        self._stderr = StderrHead()
 
     def start(self) -> None:
         _quiet_sdk_logs()
@@ -99,7 +116,13 @@ class SdkConnection:
             concurrent.futures.wait((self._held,), 1.0)
         why = self._ended_why() if done else f"did not start within {start:g} s"
         self.close()
-        raise McpFailure(f"MCP server {self.server.name} {why}")
+        self._stderr.wait(STOP_SECONDS)  # the server is stopped: its stderr ends at once
+        said = self._stderr.last_line()  # the sandbox's own words (bwrap: "No such file …")
+        if not done:
+            raise McpFailure(f"MCP server {self.server.name} {why}")
+        if said:
+            why = f"could not start: {said}"
+        raise McpStartFailure(f"MCP server {self.server.name} {why}")
 
     async def _hold(self) -> None:
         from contextlib import AsyncExitStack
@@ -112,7 +135,8 @@ class SdkConnection:
                 if self.launch is not None:
                     streams = await stack.enter_async_context(self._stdio(self.launch))
                 else:
-                    streams = await stack.enter_async_context(self._http())
+                    client = await stack.enter_async_context(self._http_client())
+                    streams = await stack.enter_async_context(self._http(client))
                 session = await stack.enter_async_context(ClientSession(*streams))
                 await session.initialize()
                 self._session = session
@@ -133,14 +157,22 @@ class SdkConnection:
             cwd=launch.cwd,
             encoding_error_handler="replace",
         )
-        # What the server writes to stderr is not read: a flood there costs nothing.
-        return stdio_client(parameters, errlog=self._errlog)
+        # Only the start of what the server writes to stderr is kept: a flood costs nothing.
+        return stdio_client(parameters, errlog=self._stderr.file)
 
-    def _http(self) -> Any:
+    def _http_client(self) -> Any:
+        """As the model endpoint's: nothing from the environment (proxy, netrc) but the proxy
+        the person asked for."""
+        import httpx2
+
+        timeout = httpx2.Timeout(HTTP_SECONDS, read=HTTP_READ_SECONDS)
+        return httpx2.AsyncClient(timeout=timeout, trust_env=False, proxy=self.proxy)
+
+    def _http(self, client: Any) -> Any:
         from mcp.client.streamable_http import streamable_http_client
 
         assert self.server.url is not None
-        return streamable_http_client(self.server.url)
+        return streamable_http_client(self.server.url, http_client=client)
 
     def _ended_why(self) -> str:
         """Why the held session ended, in a few words."""
@@ -222,7 +254,46 @@ class SdkConnection:
         if self._thread.is_alive():
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(STOP_SECONDS)
-        self._errlog.close()
+        self._stderr.close()
+        if self.launch is not None and self.launch.temporary is not None:
+            shutil.rmtree(self.launch.temporary, ignore_errors=True)
+
+
+class StderrHead:
+    """A server's stderr: a pipe whose first `STDERR_KEPT` bytes are kept, the rest read and
+    dropped on a thread of its own, so a server that floods it is never blocked by it."""
+
+    def __init__(self) -> None:
+        read, write = os.pipe()
+        self.file = os.fdopen(write, "w")
+        self._kept = bytearray()
+        self._reader = threading.Thread(
+            target=self._drain, args=(read,), name="mcp-stderr", daemon=True
+        )
+        self._reader.start()
+
+    def _drain(self, read: int) -> None:
+        try:
+            while chunk := os.read(read, 65536):
+                room = STDERR_KEPT - len(self._kept)
+                if room > 0:
+                    self._kept += chunk[:room]
+        finally:
+            os.close(read)
+
+    def last_line(self) -> str:
+        """The last line kept, printable, at most 300 characters ("" when nothing came)."""
+        lines = [line.strip() for line in self._kept.decode("utf-8", "replace").splitlines()]
+        said = next((line for line in reversed(lines) if line), "")
+        return "".join(char if char.isprintable() else "?" for char in said)[:300]
+
+    def wait(self, seconds: float) -> None:
+        """Until every end is closed and all was read (`seconds`: a guard, not a pace)."""
+        self._reader.join(seconds)
+
+    def close(self) -> None:
+        """Close this end; the thread ends once the server's ends are closed too."""
+        self.file.close()
 
 
 def _quiet_sdk_logs() -> None:

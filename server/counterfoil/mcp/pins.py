@@ -4,7 +4,9 @@ repository can neither add a pin nor see one, and a server reached another way s
 
 Trust on first use, as the tool-poisoning advisories recommend: a definition is offered to the
 model only while its digest is the one approved; a changed one is asked about again, with what
-changed."""
+changed. A stdio server's pin also covers the program that was started (its path and SHA-256):
+when another program answers under the same command (an upgrade, or a file replaced), each of
+its definitions is asked about again, a tool marked read-only included."""
 
 from __future__ import annotations
 
@@ -54,24 +56,43 @@ class PinStore:
     def key(server: McpServer, tool: str) -> str:
         return f"{server.identity_sha256}/{tool}"
 
-    def check(self, server: McpServer, definition: ToolDefinition) -> PinCheck:
+    def check(
+        self,
+        server: McpServer,
+        definition: ToolDefinition,
+        executable: dict[str, str] | None = None,
+    ) -> PinCheck:
+        """How `definition` stands; `executable` (a stdio server's program: path and SHA-256)
+        must be the approved one too, else `executable` is among the changes."""
         pin = self._load().get(self.key(server, definition.name))
         if not isinstance(pin, dict) or not isinstance(pin.get("definition"), dict):
             return PinCheck("new")
-        if pin.get("sha256") == definition.sha256:
-            return PinCheck("pinned")
         approved: dict[str, Any] = pin["definition"]
-        return PinCheck("changed", changed_fields(approved, definition), approved)
+        changes = changed_fields(approved, definition)
+        if executable is not None and pin.get("executable") != executable:
+            changes = (*changes, "executable")
+        if pin.get("sha256") == definition.sha256 and not changes:
+            return PinCheck("pinned")
+        return PinCheck("changed", changes, approved)
 
-    def pin(self, server: McpServer, definition: ToolDefinition) -> None:
-        """Record `definition` as approved for `server` (replacing an earlier approval)."""
+    def pin(
+        self,
+        server: McpServer,
+        definition: ToolDefinition,
+        executable: dict[str, str] | None = None,
+    ) -> None:
+        """Record `definition` as approved for `server` (replacing an earlier approval), with
+        the program that served it (`executable`) when it is a stdio server."""
         pins = self._load()
-        pins[self.key(server, definition.name)] = {
+        entry: dict[str, Any] = {
             "server": server.identity(),
             "sha256": definition.sha256,
             "definition": definition.pinned_fields(),
             "time": utc_now(),
         }
+        if executable is not None:
+            entry["executable"] = dict(executable)
+        pins[self.key(server, definition.name)] = entry
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         text = json.dumps({"version": 1, "pins": pins}, indent=1, sort_keys=True) + "\n"
         handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".mcp-pins-")

@@ -3,7 +3,10 @@ folder's settings never add one): each a stdio command run confined, or a stream
 
 One entry: `{"name": "files", "command": ["python", "server.py"], "network": false,
 "passEnvironment": [], "readOnlyTools": ["read"], "timeoutSeconds": 30}` or
-`{"name": "docs", "url": "https://…/mcp", "readOnlyTools": []}`."""
+`{"name": "docs", "url": "https://…/mcp", "readOnlyTools": []}`. A `url` follows the model
+endpoint's rules (`settings/endpoints.py`): plain `http://` only to this machine unless the
+entry says `"allowInsecureHttp": true`, and the environment's proxy only with
+`"useEnvironmentProxy": true`."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..receipts import canonical_json
+from ..settings.endpoints import insecure_http
 from ..tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
 
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -35,6 +39,8 @@ KEYS = frozenset(
         "readOnlyTools",
         "timeoutSeconds",
         "startTimeoutSeconds",
+        "allowInsecureHttp",
+        "useEnvironmentProxy",
     }
 )
 
@@ -51,7 +57,9 @@ class McpServer:
     names it gets beside the core ones. `read_only_tools`: the tools the person marked as only
     reading, whose calls are not asked about (the server's own annotations are never read).
     `timeout_seconds`: how long a listing or a call may take; `start_timeout_seconds`: how
-    long the start and the session's opening may take."""
+    long the start and the session's opening may take. `allow_insecure_http`: the person's
+    yes to a plain `http://` URL on another machine; `use_environment_proxy`: whether the
+    environment's proxy is used to reach the URL."""
 
     name: str
     command: tuple[str, ...] = ()
@@ -61,6 +69,8 @@ class McpServer:
     read_only_tools: tuple[str, ...] = ()
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     start_timeout_seconds: float = DEFAULT_START_SECONDS
+    allow_insecure_http: bool = False
+    use_environment_proxy: bool = False
 
     @property
     def transport(self) -> str:
@@ -117,9 +127,14 @@ def _server(index: int, entry: object) -> McpServer:
         not isinstance(url, str) or not url.startswith(("https://", "http://")) or len(url) > 4096
     ):
         raise ServerSettingInvalid(f"{where} url must be an http:// or https:// URL")
-    network = entry.get("network", False)
-    if not isinstance(network, bool):
-        raise ServerSettingInvalid(f"{where} network must be true or false")
+    network, insecure, proxy = (
+        _flag(entry, key, where) for key in ("network", "allowInsecureHttp", "useEnvironmentProxy")
+    )
+    if url is not None and insecure_http(url) and not insecure:
+        raise ServerSettingInvalid(
+            f"{where} url {url!r} would carry the session (the calls' arguments and results) "
+            'unencrypted to another machine; use https://, or add "allowInsecureHttp": true'
+        )
     passed = _names(entry.get("passEnvironment", []), f"{where} passEnvironment", VARIABLE_NAME)
     read_only = _names(entry.get("readOnlyTools", []), f"{where} readOnlyTools", TOOL_NAME)
     timeout = _seconds(entry, "timeoutSeconds", DEFAULT_TIMEOUT_SECONDS, where)
@@ -133,7 +148,16 @@ def _server(index: int, entry: object) -> McpServer:
         read_only_tools=read_only,
         timeout_seconds=timeout,
         start_timeout_seconds=start_timeout,
+        allow_insecure_http=insecure,
+        use_environment_proxy=proxy,
     )
+
+
+def _flag(entry: dict[str, Any], key: str, where: str) -> bool:
+    value = entry.get(key, False)
+    if not isinstance(value, bool):
+        raise ServerSettingInvalid(f"{where} {key} must be true or false")
+    return value
 
 
 def _seconds(entry: dict[str, Any], key: str, default: float, where: str) -> float:

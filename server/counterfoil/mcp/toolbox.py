@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from ..errors import AgentError
 from ..receipts import canonical_json
-from .connection import CallReply, Connection, McpFailure
+from .connection import CallReply, Connection, McpFailure, McpStartFailure
 from .definitions import ToolDefinition
 from .launch import Launch, stdio_launch
 from .pins import PinCheck, PinStore
@@ -97,6 +97,18 @@ def unfit_definition(definition: ToolDefinition) -> str | None:
     return None
 
 
+def _what_it_reads(launch: Launch | None) -> str:
+    """What a confined server that did not start could read, and what to do about it."""
+    if launch is None:
+        return ""
+    shown = ", ".join(launch.shown) or "nothing more"
+    return (
+        "; confined, it reads the system's folders, the project and "
+        f"{shown} (not your home folder or /tmp): install its interpreter and "
+        "what it imports outside those, or name them by absolute path in its command"
+    )
+
+
 def _sdk_connect(server: McpServer, launch: Launch | None) -> Connection:
     from .connection import connect
 
@@ -127,6 +139,7 @@ class McpToolbox:
         self.on_event = on_event
         self._connect = connect
         self._connections: dict[str, Connection | McpFailure] = {}
+        self._executables: dict[str, dict[str, str]] = {}  # each stdio server's program
         self._offered: tuple[OfferedTool, ...] | None = None
 
     def _show(self, event: ServerEvent) -> None:
@@ -141,17 +154,20 @@ class McpToolbox:
         if known is not None:
             return known
         sandbox: dict[str, Any] | None = None
+        launch = None
         try:
-            launch = None
             if server.url is None:
                 launch = stdio_launch(
                     server, self.root, hidden=self.hidden, withheld=self.withheld_environment
                 )
                 sandbox = launch.sandbox
+                self._executables[server.name] = launch.executable
             connection = self._connect(server, launch)
         except (AgentError, McpFailure, OSError) as error:
             failure = McpFailure(f"MCP server {server.name} was not started: {error}")
-            if isinstance(error, McpFailure):
+            if isinstance(error, McpStartFailure):
+                failure = McpFailure(f"{error}{_what_it_reads(launch)}")
+            elif isinstance(error, McpFailure):
                 failure = error
             self._connections[server.name] = failure
             self._show(ServerEvent(server.name, "not started", str(failure)))
@@ -195,13 +211,14 @@ class McpToolbox:
         if unfit is not None:
             self._show(ServerEvent(server.name, "withheld", unfit))
             return False
-        check = self.pins.check(server, definition)
+        executable = self._executables.get(server.name)
+        check = self.pins.check(server, definition, executable)
         if check.state == "pinned":
             return True
         question = DefinitionQuestion(server, definition, check)
         if self.confirm_definition is not None and self.confirm_definition(question) is True:
             try:
-                self.pins.pin(server, definition)
+                self.pins.pin(server, definition, executable)
             except OSError as error:  # approved all the same, for this run only
                 self._show(
                     ServerEvent(

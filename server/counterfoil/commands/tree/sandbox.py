@@ -67,6 +67,16 @@ class Sandbox:
         with socket_filter.readable(self.seccomp) as fd:
             yield with_seccomp(self.prefix, fd), (fd,)
 
+    def argv(self, command: tuple[str, ...]) -> tuple[str, ...]:
+        """`command` under the sandbox as one argv that inherits no descriptor, for a launcher
+        that cannot pass one (the MCP SDK's): with a filter, a few lines of this Python
+        (isolated, importing nothing of Counterfoil) put it on descriptor 3 and exec bwrap."""
+        if self.seccomp is None:
+            return (*self.prefix, *command)
+        prefix = with_seccomp(self.prefix, socket_filter.FILTER_FD)
+        trampoline = (sys.executable, "-I", "-S", "-c", socket_filter.TRAMPOLINE)
+        return (*trampoline, self.seccomp.hex(), *prefix, *command)
+
 
 def with_seccomp(prefix: tuple[str, ...], fd: int) -> tuple[str, ...]:
     """bwrap's `prefix` (which ends with `--`) reading a seccomp program from `fd`."""
@@ -83,12 +93,16 @@ def bubblewrap_argv(
     *,
     source: Path | None = None,
     network: bool,
+    read_only_root: bool = False,
+    workdir: Path | None = None,
 ) -> tuple[str, ...]:
     """bwrap's arguments: the whole file system read-only, fresh /dev, /proc and /tmp, an empty
     read-only folder (or file) over each of the reach's `hidden` with nothing of it bound but
     `shown`, read-only again, the root (or `source`, a copy, mounted at the root's path) writable
-    except `read_only`; each of `pinned` (in the root) bound over itself so it cannot be moved;
-    no capability, even as root."""
+    (unless `read_only_root`) except `read_only`; each of `pinned` (in the root) bound over
+    itself so it cannot be moved; no capability, even as root; started in `workdir` (the
+    root unless given)."""
+    bind = "--ro-bind" if read_only_root else "--bind"
     hidden, shown, pinned = reach.hidden, reach.shown, reach.pinned
     argv = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     if os.path.isdir("/var/tmp"):
@@ -111,11 +125,11 @@ def bubblewrap_argv(
         argv += ["--ro-bind", str(folder), str(folder)]
     for path in inside_shown:  # a socket's folder inside a toolchain stays hidden
         empty(path)
-    argv += ["--bind", str(source or root), str(root)]
+    argv += [bind, str(source or root), str(root)]
     for path in pinned:
         inside = (source or root) / path.relative_to(root)
         if inside.is_dir() and not inside.is_symlink():
-            argv += ["--bind", str(inside), str(path)]
+            argv += [bind, str(inside), str(path)]
     for path in reach.read_only:  # nothing is bound back inside a hidden folder but the root
         if os.path.lexists(path) and (_inside_any(path, (root,)) or not _inside_any(path, hidden)):
             argv += ["--ro-bind", str(path), str(path)]
@@ -127,7 +141,7 @@ def bubblewrap_argv(
     argv += ["--cap-drop", "ALL"]  # as root, bwrap would otherwise keep every capability
     if not network:
         argv.append("--unshare-net")
-    argv += ["--chdir", str(root), "--"]
+    argv += ["--chdir", str(workdir or root), "--"]
     return tuple(argv)
 
 
@@ -237,14 +251,23 @@ def sandbox_for(
     temporary: Path | None = None,
     hidden: tuple[Path, ...] = (),
     platform: str = sys.platform,
+    read_only_root: bool = False,
+    shown: tuple[Path, ...] = (),
+    workdir: Path | None = None,
 ) -> Sandbox:
-    """The sandbox for one command in `mode`; AgentError (one sentence) when it cannot be had.
+    """The sandbox for one command, or one MCP server, in `mode`; AgentError (one sentence)
+    when it cannot be had. Commands and servers get the same one: the same hiding, and with the
+    network off the same filter against Unix sockets.
 
     `source`: the copy a reviewed command works on. `read_only`: Counterfoil's own records (the
     log's folder), kept read-only with what `reach.py` protects in the root and hides outside
     it. `temporary`: the private folder that `sandbox-exec` lets it write (bubblewrap gives it
     a fresh /tmp instead). `hidden`: more that the command may neither read nor write (an
-    evaluation's packages and receipt log, the receipt log's folder), inside the root too."""
+    evaluation's packages and receipt log, the receipt log's folder), inside the root too.
+    `read_only_root`: nothing writable but the temporary folder (an MCP server, which changes
+    files only through the gate). `shown`: more to show read-only wherever it lies, even in a
+    hidden folder (a server's interpreter and script). `workdir`: where it starts, the root
+    unless given (bubblewrap: a path inside the sandbox)."""
     if mode == OFF:
         return UNCONFINED
     if mode not in SANDBOX_MODES:
@@ -263,7 +286,16 @@ def sandbox_for(
                 "the command was not run"
             )
         reach = _hiding(reach_for(root, read_only, network=network), hidden, root)
-        prefix = bubblewrap_argv(bwrap, root, reach, source=source, network=network)
+        reach = replace(reach, shown=tuple(dict.fromkeys((*reach.shown, *shown))))
+        prefix = bubblewrap_argv(
+            bwrap,
+            root,
+            reach,
+            source=source,
+            network=network,
+            read_only_root=read_only_root,
+            workdir=workdir,
+        )
         seccomp = None if network else socket_filter.program()
         return Sandbox(mode, BUBBLEWRAP, network, prefix, (("TMPDIR", "/tmp"),), seccomp)
     if platform == "darwin":
@@ -273,8 +305,10 @@ def sandbox_for(
                 f"commandSandbox {mode} needs macOS's sandbox-exec, which is missing; "
                 "the command was not run"
             )
-        writable = tuple(path for path in (source or root, temporary) if path is not None)
+        places = (temporary,) if read_only_root else (source or root, temporary)
+        writable = tuple(path for path in places if path is not None)
         reach = _hiding(reach_for(source or root, read_only, network=network), hidden, root)
+        reach = replace(reach, shown=tuple(dict.fromkeys((*reach.shown, *shown))))
         profile = seatbelt_profile(writable, reach, network=network)
         environment = (("TMPDIR", str(temporary)),) if temporary is not None else ()
         return Sandbox(mode, SANDBOX_EXEC, network, (tool, "-p", profile, "--"), environment)

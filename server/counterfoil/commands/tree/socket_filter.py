@@ -91,6 +91,23 @@ def program(machine: str | None = None) -> bytes | None:
     return b"".join(code)
 
 
+FILTER_FD = 3  # where `TRAMPOLINE` puts the program for bwrap's `--seccomp`
+
+# For a launcher that passes no descriptor (the MCP SDK's): `python -I -S -c TRAMPOLINE HEX
+# BWRAP…` writes the program (hex) to a pipe, moves its reading end to FILTER_FD, execs bwrap.
+TRAMPOLINE = """import os, sys
+read, write = os.pipe()
+os.write(write, bytes.fromhex(sys.argv[1]))
+os.close(write)
+if read != 3:
+    os.dup2(read, 3)
+    os.close(read)
+else:
+    os.set_inheritable(3, True)
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
 @contextmanager
 def readable(data: bytes) -> Iterator[int]:
     """A descriptor to read `data` from to its end (a pipe, closed after), for a child to

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from ...settings import endpoints
 from ...settings.endpoints import (
@@ -70,28 +69,9 @@ def api_key_from_environment(variable: str | None) -> str | None:
 
 
 def environment_proxy(url: str, *, use_environment_proxy: bool) -> str | None:
-    """The proxy to reach `url` through: None unless the person asked for the environment's
-    proxy, and always None for a loopback endpoint or one `NO_PROXY` exempts.
-
-    The proxy for an https:// endpoint is only ever a tunnel (`CONNECT`): TLS runs end to end
-    with the endpoint, so the proxy sees neither the prompt nor the key.
-    """
-    from urllib.request import (  # type: ignore[attr-defined]
-        getproxies_environment,
-        proxy_bypass_environment,
-    )
-
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if not use_environment_proxy or is_loopback_host(host):
-        return None
-    proxies = getproxies_environment()
-    proxy = proxies.get(parts.scheme) or proxies.get("all")
-    if not proxy or proxy_bypass_environment(host, proxies):
-        return None
-    if urlsplit(proxy).scheme not in ("http", "https"):
-        raise ModelLoadError(
-            f"the environment's proxy for {parts.scheme}:// is not an http(s) proxy; "
-            "unset it or leave --use-environment-proxy off"
-        )
-    return proxy
+    """The proxy to reach `url` through (the rule MCP servers over HTTP share:
+    `counterfoil.settings.endpoints.environment_proxy`), or a `ModelLoadError`."""
+    try:
+        return endpoints.environment_proxy(url, use_environment_proxy=use_environment_proxy)
+    except endpoints.EndpointRefused as error:
+        raise ModelLoadError(str(error)) from None
