@@ -3,25 +3,49 @@
 # (core, models, daemon over stdio, and every bench/ script with --quick, checked to exit 0
 # and end with its JSON line) and the editor tests in a real VS Code.
 #
-# The editor tests run alongside lint, types and pytest (they mostly wait on VS Code and
-# Chromium, so they share two cores well); their output goes to a log that is printed, whole,
-# after the Python tests. The exit status is non-zero when any part failed.
+# Where the machine has 4 cores or more, the editor tests run alongside lint, types and pytest
+# (they mostly wait on VS Code and Chromium); their output goes to a log that is printed, whole,
+# after the Python tests. With fewer cores they run after pytest, so that neither starves the
+# other of CPU (a test waits for what it checks, but two cores shared by code-server, Chromium
+# and pytest made the whole run slower than one part after the other).
 # COUNTERFOIL_TEST_SERIAL=1 runs them alone first instead (to tell a failure under load apart).
-set -euo pipefail
+#
+# Every part runs even when an earlier one failed; a summary of each part's result and time
+# ends the output, and the exit status is non-zero when any part failed.
+set -uo pipefail
 repository="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$repository"
 python="${PYTHON:-python3}"
 export HF_HUB_OFFLINE=1
 started=$(date +%s)
+cores="$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)"
 
-bash scripts/install.sh
+bash scripts/install.sh || { echo "== install failed: nothing was tested"; exit 1; }
+
+summary=()
+status=0
+# Record one part's result: name, exit status, seconds.
+note() {
+  local result="ok"
+  if [ "$2" -ne 0 ]; then result="FAILED (exit $2)"; status=1; fi
+  summary+=("$(printf '%-14s %-18s %5d s' "$1" "$result" "$3")")
+}
+# Run one part, timed, and note its result.
+part() {
+  local name="$1" begun code=0
+  shift
+  echo "== $name"
+  begun=$(date +%s)
+  "$@" || code=$?
+  note "$name" "$code" "$(( $(date +%s) - begun ))"
+}
 
 editor_pid=""
 editor_log=""
-editor_status=0
+editor_begun=0
 stop_editor_tests() {
-  # Lint or types failed (set -e): end the editor tests' whole process group; its own
-  # EXIT trap stops code-server.
+  # Interrupted: end the editor tests' whole process group; its own EXIT trap stops
+  # code-server.
   if [ -n "$editor_pid" ] && kill -0 "$editor_pid" 2>/dev/null; then
     kill -TERM -- "-$editor_pid" 2>/dev/null || true
     wait "$editor_pid" 2>/dev/null || true
@@ -30,43 +54,53 @@ stop_editor_tests() {
 }
 trap stop_editor_tests EXIT
 
-if [ -x scripts/editor-test.sh ] && [ "${COUNTERFOIL_TEST_SERIAL:-0}" = "1" ]; then
-  echo "== editor tests (real VS Code), alone"
-  bash scripts/editor-test.sh || editor_status=$?
-elif [ -x scripts/editor-test.sh ]; then
+editor_when=none
+if [ -x scripts/editor-test.sh ]; then
+  if [ "${COUNTERFOIL_TEST_SERIAL:-0}" = "1" ]; then
+    editor_when=first
+  elif [ "$cores" -ge 4 ]; then
+    editor_when=alongside
+  else
+    editor_when=after
+  fi
+fi
+
+if [ "$editor_when" = first ]; then
+  part "editor tests" bash scripts/editor-test.sh
+elif [ "$editor_when" = alongside ]; then
   editor_log="$(mktemp "${TMPDIR:-/tmp}/counterfoil-editor-tests.XXXXXX")"
-  echo "== editor tests (real VS Code): started alongside; their output follows pytest's"
+  echo "== editor tests (real VS Code): started alongside ($cores cores); their output follows pytest's"
   # A process group of its own (setsid), so that one signal ends everything it started.
+  editor_begun=$(date +%s)
   setsid bash scripts/editor-test.sh > "$editor_log" 2>&1 < /dev/null &
   editor_pid=$!
 fi
 
-echo "== ruff"
-"$python" -m ruff check server tests bench
-echo "== ruff format"
-"$python" -m ruff format --check server tests bench
-echo "== mypy"
-"$python" -m mypy
-
-status=$editor_status
+part "ruff" "$python" -m ruff check server tests bench
+part "ruff format" "$python" -m ruff format --check server tests bench
+part "mypy" "$python" -m mypy
 
 # The CPU's fast path (and the real-model tier's speed) needs OpenBLAS in the pytest process too.
 openblas=/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0
+pytest_preload="${LD_PRELOAD:-}"
 if [ -e "$openblas" ]; then
-  export LD_PRELOAD="$openblas${LD_PRELOAD:+ $LD_PRELOAD}"
+  pytest_preload="$openblas${LD_PRELOAD:+ $LD_PRELOAD}"
 fi
+part "pytest" env LD_PRELOAD="$pytest_preload" "$python" -m pytest -q -p no:cacheprovider
 
-echo "== pytest"
-"$python" -m pytest -q -p no:cacheprovider || status=$?
-unset LD_PRELOAD
-
-if [ -n "$editor_pid" ]; then
+if [ "$editor_when" = alongside ]; then
+  editor_status=0
   wait "$editor_pid" || editor_status=$?
   editor_pid=""
   echo "== editor tests (real VS Code): their output"
   cat "$editor_log"
-  echo "== editor tests: exit status $editor_status"
-  if [ "$editor_status" -ne 0 ]; then status=$editor_status; fi
+  note "editor tests" "$editor_status" "$(( $(date +%s) - editor_begun ))"
+elif [ "$editor_when" = after ]; then
+  echo "(editor tests after pytest: $cores cores)"
+  part "editor tests" bash scripts/editor-test.sh
 fi
-echo "== all tests took $(( $(date +%s) - started )) s"
+
+echo "== summary"
+printf '%s\n' "${summary[@]}"
+echo "== all tests took $(( $(date +%s) - started )) s: $([ "$status" -eq 0 ] && echo passed || echo FAILED)"
 exit "$status"
