@@ -4,6 +4,7 @@ never widens them: each class of the settings table's folder rule, end to end.""
 from __future__ import annotations
 
 import http.server
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 from pygls.exceptions import JsonRpcInvalidParams
 
-from .conftest import StartDaemon, edit_app_model
+from .conftest import StartDaemon, edit_app_model, script
 
 
 @pytest.fixture
@@ -179,3 +180,44 @@ async def test_counterfoil_records_its_own_values_for_the_demo_copy_it_is_about_
             "counterfoil/confirmFolderGrants",
             {"grants": {"allowWrites": True}, "origin": "walkthrough", "folder": "demo"},
         )
+
+
+async def test_a_model_folder_that_appears_after_the_settings_still_waits_for_the_persons_yes(
+    start_daemon: StartDaemon, tmp_path: Path, config: Path
+) -> None:
+    person = {"model": edit_app_model(tmp_path, final="the person's model")}
+    daemon = await start_daemon(layered(person, {"model": "models/coder"}))
+    before = await daemon.request("counterfoil/folderSettings", {})  # read while it is absent
+    (daemon.root / "models" / "coder").mkdir(parents=True)
+    (daemon.root / "models" / "coder" / "config.json").write_text("{}")
+
+    result = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
+
+    assert (result["completed"], result["final"]) == (True, "the person's model")
+    assert outcomes(before) == {"model": "waiting"}
+    told = await daemon.request("counterfoil/folderSettings", {})
+    assert outcomes(told) == {"model": "waiting"}
+
+
+async def test_a_run_decides_the_folders_model_again_by_what_is_on_disk_when_it_starts(
+    start_daemon: StartDaemon, tmp_path: Path, config: Path, demo_project: Path
+) -> None:
+    person = {"model": edit_app_model(tmp_path, final="the person's model")}
+    folder = {"model": "scripted:replies/fix.jsonl"}
+    (demo_project / "replies").mkdir()
+    script(demo_project / "replies" / "fix.jsonl", {"final": "the folder's model"})
+    (elsewhere := tmp_path / "elsewhere").mkdir()
+    script(elsewhere / "fix.jsonl", {"final": "a model outside the folder"})
+    daemon = await start_daemon(layered(person, folder))
+    granted = await daemon.request(
+        "counterfoil/confirmFolderGrants", {"grants": folder, "origin": "person"}
+    )
+    shutil.rmtree(demo_project / "replies")
+    (demo_project / "replies").symlink_to(elsewhere)
+
+    result = await daemon.request("counterfoil/run", {"goal": "fix app.py"})
+
+    assert outcomes(granted) == {"model": "granted"}
+    assert (result["completed"], result["final"]) == (True, "the person's model")
+    told = await daemon.request("counterfoil/folderSettings", {})
+    assert outcomes(told) == {"model": "ignored"}

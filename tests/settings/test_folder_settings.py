@@ -217,10 +217,26 @@ def test_a_model_file_inside_the_folder_is_a_grant(root: Path, config: Path) -> 
     assert granted.settings.model == path
 
 
-def test_a_folders_model_name_applies(root: Path, config: Path) -> None:
-    result = layered(root, {}, {"model": "qwen3-0.6b"}, config)
+def test_a_folders_model_name_is_a_download_that_waits_for_the_persons_yes(
+    root: Path, config: Path
+) -> None:
+    waiting = layered(root, {}, {"model": "qwen3-0.6b"}, config)
+    FolderGrants(config).confirm(root, "model", "qwen3-0.6b", "person")
+    granted = layered(root, {}, {"model": "qwen3-0.6b"}, config)
 
-    assert result.settings.model == "qwen3-0.6b"
+    assert (waiting.settings.model, outcome(waiting, "model")) == ("qwen3-4b", "waiting")
+    assert (granted.settings.model, outcome(granted, "model")) == ("qwen3-0.6b", "granted")
+
+
+def test_a_model_folder_absent_when_the_settings_arrive_waits_for_the_persons_yes(
+    root: Path, config: Path
+) -> None:
+    before = layered(root, {}, {"model": "models/coder"}, config)
+    (root / "models" / "coder").mkdir(parents=True)
+    after = layered(root, {}, {"model": "models/coder"}, config)
+
+    assert (before.settings.model, outcome(before, "model")) == ("qwen3-4b", "waiting")
+    assert (after.settings.model, outcome(after, "model")) == ("qwen3-4b", "waiting")
 
 
 def test_a_bad_folder_value_is_ignored_and_named_keeping_the_persons(

@@ -49,7 +49,8 @@ export function waitingGrants(
   );
 }
 
-/** "edits, the commands `make deploy` and the model `./model.gguf`", in the person's words. */
+/** "edits, the commands `make deploy` and the model `./model.gguf` (from this folder, …)", in
+ * the person's words. */
 export function grantsInWords(grants: Record<string, unknown>): string {
   const parts: string[] = [];
   if (grants.allowWrites === true) {
@@ -65,7 +66,11 @@ export function grantsInWords(grants: Record<string, unknown>): string {
     );
   }
   if (typeof grants.model === "string") {
-    parts.push(`the model \`${grants.model}\``);
+    // What it names is decided when the run loads it: a model inside this folder, or else a
+    // download of that name (a hub repository, Python files included).
+    parts.push(
+      `the model \`${grants.model}\` (from this folder, or else downloaded by that name)`,
+    );
   }
   return parts.length <= 1
     ? (parts[0] ?? "nothing")

@@ -58,6 +58,13 @@ describe("folder settings in words", () => {
       "edits and the command `make deploy`",
     );
   });
+
+  test("a model a folder asks for says it may be a download", () => {
+    assert.equal(
+      grantsInWords({ model: "models/coder" }),
+      "the model `models/coder` (from this folder, or else downloaded by that name)",
+    );
+  });
 });
 
 describe("the person's refused settings in words", () => {

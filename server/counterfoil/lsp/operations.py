@@ -34,6 +34,7 @@ from ..steps import StepResult, refusal
 from .agent_run import AgentRunner, RunRequest
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
+from .folder_settings import folder_settings_result
 from .jobs import (
     Job,
     ModelNotChosen,
@@ -188,6 +189,8 @@ class Operations:
             root = self._state.root
             if root is None:
                 raise NoWorkspaceRoot("no workspace folder is open")
+            if kind == "run" and self._state.decide_again():
+                self._channel.notify(*notice(folder_settings_result(self._state)))
             unchosen = unchosen_model(self._state.layered.refused)
             if kind == "run" and unchosen is not None:
                 raise ModelNotChosen(

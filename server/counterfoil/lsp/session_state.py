@@ -10,6 +10,7 @@ from typing import Any
 from ..gate.grants import FROM_SETTINGS, GrantedBy
 from ..settings.layers import LayeredSettings
 from ..settings.table import Settings
+from .settings import read_settings
 
 
 @dataclass
@@ -26,6 +27,22 @@ class SessionState:
 
     def adopt(self, sent: Any, layered: LayeredSettings) -> None:
         self.sent_settings, self.layered, self.settings = sent, layered, layered.settings
+
+    def decide_again(self) -> bool:
+        """Apply the settings as sent again, by what the disk holds now: what a folder's value
+        is (a model folder inside the root, or a name to download) depends on files a checkout
+        or a command may have made since the settings arrived, so a run decides it as it
+        starts, never from an earlier look. True when what the folder's settings do changed.
+        Settings set directly (not from what a client sent) stay as they are."""
+        if self.sent_settings is None or self.layered.settings is not self.settings:
+            return False
+        layered = read_settings(self.sent_settings, self.root, self.layered.person)
+        changed = (layered.settings, layered.folder_values) != (
+            self.settings,
+            self.layered.folder_values,
+        )
+        self.adopt(self.sent_settings, layered)
+        return changed
 
     def granted_by(self) -> GrantedBy:
         """Where the grants of the settings in force came from (settings set directly, not

@@ -6,7 +6,7 @@ person opened, so they may make the person's own choices stricter, never looser.
 - `narrow` (`Lower`, `OffOnly`, `Ranked`, `Subset`, `More`): a stricter value applies, a
   looser one is ignored;
 - `PERSONS_ALONE`: the folder's value is ignored (where prompts and keys go, what starts);
-- `Grant`: the folder asks for more (edits, commands, a model file inside it); the request
+- `Grant`: the folder asks for more (edits, commands, a model it names); the request
   applies only once the person has confirmed it on this machine (see `folder_grants.py`);
 - `FOLDER_MAY`: how a run is shown or decoded, which widens nothing; the folder's value applies.
 
@@ -158,13 +158,21 @@ class ReceiptLogRule(FolderRule):
 
 
 class ModelRule(FolderRule):
-    """A model's name applies; a model file or folder inside the folder (or recorded
-    responses there) is a grant: it is loaded, and a crafted file is an attack on the loader;
-    a path outside the folder, or a server's address, is the person's alone."""
+    """A model the folder names is a grant, whatever it names: a model file or folder inside
+    the folder (or recorded responses there) is loaded, and a crafted file is an attack on the
+    loader; a name is a download (a hub repository, Python files included) fetched before the
+    run. Which of the two a value is depends on the disk, and the disk changes (a checkout, a
+    pull, an approved command makes `models/coder`), so the person's yes is asked either way
+    and a run decides again, when it loads the model, by what is on disk then. A path outside
+    the folder, or a server's address, is the person's alone."""
 
-    name = "a name applies; a model inside the folder is a grant; outside it, the person's alone"
+    name = (
+        "a grant: a model inside the folder, or a name to download; outside it, the person's alone"
+    )
 
     def decide(self, person: Any, folder: Any, root: Path | None) -> Decision:
+        if "://" in folder:  # a model server's address: where prompts go is the person's
+            return Decision("ignored", person)
         path = folder.removeprefix("scripted:")
         looks_like_path = (
             path != folder
@@ -173,14 +181,15 @@ class ModelRule(FolderRule):
             or path.lower().endswith(".gguf")
             or (root is not None and (root / path).exists())
         )
-        if "://" in folder:  # a model server's address: where prompts go is the person's
+        if looks_like_path and not inside(path, root):
             return Decision("ignored", person)
-        if not looks_like_path:
-            return Decision("applies", folder)
-        if inside(path, root):
-            return Decision("asks", folder)
-        return Decision("ignored", person)
+        return Decision("asks", folder)
 
+
+# The editor's own settings (what starts the daemon): not the daemon's, taken from the person's
+# settings alone; a folder's value is listed as ignored, so none goes without a word.
+EDITOR_KEYS = ("serverCommand", "pythonPath")
+EDITOR_OWN = "the person's alone (the editor's own: what starts the daemon)"
 
 LOWER, OFF_ONLY, SUBSET, MORE = Lower(), OffOnly(), Subset(), More()
 PERSONS_ALONE, FOLDER_MAY, GRANT = PersonsAlone(), FolderMay(), Grant()
