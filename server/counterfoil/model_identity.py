@@ -56,9 +56,15 @@ def describe_identity(record: object) -> str | None:
     return " ".join(parts)
 
 
+ENGINE_NAMES = {"mlx": "MLX", "llama.cpp": "llama.cpp"}
+
+
 def identity_short(record: object) -> str | None:
-    """The model in a few words for a tree row: its spec, its weights' digest in short form
-    and the engine that ran it ("qwen3-4b · weights 918b844f4ec1 · MLX, compute cpu")."""
+    """The model in a few words, the one line every surface shows (the tree's tooltip, the run
+    panel and its verdict, the exported statement): its spec, its weights' digest in short form
+    and what ran it, as the record names it ("qwen3-4b · weights 918b844f4ec1 · MLX, compute
+    cpu", "… · llama.cpp", "… · model server URL"). A record that names no engine and no
+    server was made before engines were recorded, when MLX ran every local model."""
     if not isinstance(record, dict) or not isinstance(record.get("spec"), str):
         return None
     resolved = record.get("resolved")
@@ -67,12 +73,15 @@ def identity_short(record: object) -> str | None:
     digest = record.get("weights_sha256") or resolved.get("gguf_sha256")
     if isinstance(digest, str):
         parts.append(f"weights {digest[:12]}")
+    engine = resolved.get("engine")
     if resolved.get("endpoint"):
         parts.append(f"model server {resolved['endpoint']}")
-    elif resolved.get("compute"):
-        parts.append(f"MLX, compute {resolved['compute']}")
+    elif isinstance(engine, str) and engine:
+        ran = ENGINE_NAMES.get(engine, engine)
+        parts.append(f"{ran}, compute {resolved['compute']}" if resolved.get("compute") else ran)
     elif resolved.get("kind"):
         parts.append(str(resolved["kind"]))
     else:
-        parts.append("MLX")
+        compute = resolved.get("compute")
+        parts.append(f"MLX, compute {compute}" if compute else "MLX")
     return " · ".join(parts)

@@ -107,3 +107,41 @@ def test_the_runs_record_names_its_model_identity(
     assert identity["spec"] == str(gguf_file)
     assert identity["resolved"]["gguf_sha256"] == hashlib.sha256(gguf_file.read_bytes()).hexdigest()
     assert "model identity: " in output.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("resolved", "said"),
+    [
+        (
+            {"gguf": "/m/smol.gguf", "engine": "llama.cpp"},
+            "smol · weights 918b844f4ec1 · llama.cpp",
+        ),
+        ({"engine": "mlx", "compute": "cpu"}, "smol · weights 918b844f4ec1 · MLX, compute cpu"),
+        ({"compute": "cpu"}, "smol · weights 918b844f4ec1 · MLX, compute cpu"),
+        (
+            {"endpoint": "http://127.0.0.1:8080/v1"},
+            "smol · weights 918b844f4ec1 · model server http://127.0.0.1:8080/v1",
+        ),
+    ],
+)
+def test_the_short_identity_names_the_engine_the_record_names(
+    resolved: dict[str, str], said: str
+) -> None:
+    from counterfoil.model_identity import ModelIdentity, identity_short
+
+    identity = ModelIdentity("smol", resolved, "918b844f4ec1" + "0" * 52)
+
+    assert identity_short(identity.as_record()) == said
+
+
+def test_the_runs_answer_names_its_model_as_its_receipts_do() -> None:
+    from counterfoil.loop import AgentRun
+    from counterfoil.lsp.protocol import run_result
+    from counterfoil.model_identity import ModelIdentity
+
+    identity = ModelIdentity("smol.gguf", {"engine": "llama.cpp"}, "cc324af070c2" + "0" * 52)
+    run = AgentRun(completed=True, reason="final", final="done", events=())
+
+    result = run_result(run, "final", None, identity.as_record())
+
+    assert result.proposedBy == "smol.gguf · weights cc324af070c2 · llama.cpp"

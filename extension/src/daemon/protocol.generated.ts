@@ -529,6 +529,7 @@ export interface RunResult {
   followUp?: boolean | null;
   resumed?: boolean | null;
   modelUsage?: string | null;
+  proposedBy?: string | null;
 }
 
 export interface RunStarted {

@@ -138,6 +138,8 @@ export interface TurnView {
   modifiedFiles?: string[];
   /** The model's own counts for the run: information about the model, not evidence. */
   modelUsage?: string | null;
+  /** The model that ran, in the daemon's one line for it (spec, short digest, engine). */
+  proposedBy?: string | null;
   /** The root's AGENTS.md as the run read it (the daemon's runStarted), if there is one. */
   agentsFile?: AgentsFileRecord | null;
   /** What the model's loading did, in the daemon's words (the file, an import, the load). */
@@ -491,6 +493,7 @@ export function finishTurn(model: RunModel, result: RunResult): void {
     turn.final = result.final;
     turn.modifiedFiles = result.modifiedFiles;
     turn.modelUsage = result.modelUsage ?? null;
+    turn.proposedBy = result.proposedBy ?? null;
     turn.runId = result.runId;
   });
 }

@@ -505,6 +505,9 @@ function render(state: ModelMessage): void {
         );
         verdict.append(claim);
       }
+      if (turn.proposedBy) {
+        verdict.append(el("p", "model-note", `Model: ${turn.proposedBy}`));
+      }
       if (turn.modelUsage) {
         verdict.append(
           el("p", "model-note", `Model usage: ${turn.modelUsage}`),

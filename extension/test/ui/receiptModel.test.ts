@@ -1,7 +1,7 @@
 // The model on the receipt, in a real VS Code against the real daemon with a model in the
 // daemon (MLX weights set by hand to answer a script): once its edit is accepted, the receipts
-// tree's row for the run and the receipt's tooltip name the model that proposed it (its spec,
-// its weights' digest in short form, the engine).
+// tree's row for the run, the receipt's tooltip and the run panel's verdict name the model that
+// proposed it in the same words (its spec, its weights' digest in short form, the engine).
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -65,7 +65,7 @@ describe("the model on the receipt", () => {
     await browser?.close();
   });
 
-  test("the run's row and the receipt's tooltip name the model: spec, short digest, engine", async () => {
+  test("the run's row, the receipt's tooltip and the verdict name the model: spec, short digest, engine", async () => {
     const step = stepTimer("receipt-model");
     const model = scriptedWeightsModel("receipt-model", ANSWERS);
     const workspace = makeWorkspace("receipt-model", {
@@ -117,5 +117,10 @@ describe("the model on the receipt", () => {
     );
     assert.match(run, /model: /);
     assert.match(run, MODEL_WORDS);
+    const verdict = await panel
+      .locator("article.turn .verdict .model-note", { hasText: "Model: " })
+      .first()
+      .innerText();
+    assert.match(verdict, MODEL_WORDS);
   });
 });

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import AgentError
+from ..model_identity import identity_short
 from ..receipts.chain import ChainState
 from ..receipts.logfile import locked_log
 from ..receipts.record import EffectReceipt
@@ -129,6 +130,9 @@ def run_entry(sessions: SessionStore, run_id: str) -> dict[str, Any]:
             for key in ("model", "model_identity"):
                 if key in line:
                     entry[key] = line[key]
+            said = identity_short(line.get("model_identity"))
+            if said is not None:  # the words the tree, the panel and the verdict show
+                entry["model_said"] = said
         elif "verdict" in line:  # the run's end, with the verdict it recorded
             entry.update(
                 end_state=kind,

@@ -197,8 +197,9 @@ class AgentRunner:
             job.bridge.note = PROPOSED_BEFORE_STEERING  # asked again before the model reads it
         from ..models.identity import run_identity
 
+        identity = run_identity(loaded, settings.model)
         try:
-            started.begin(loaded, run_identity(loaded, settings.model))
+            started.begin(loaded, identity)
         finally:
             job.bridge.note = None
         before[0] = len(told_before)
@@ -219,7 +220,7 @@ class AgentRunner:
             reason = "interrupted" if job.closing else "paused"
         started.finish(reason, resumable)
         self.channel.log(f"run ended: {reason}; verdict: {run.verdict.summary()}")
-        result = run_result(run, reason, usage_line(run.responses))
+        result = run_result(run, reason, usage_line(run.responses), identity)
         kept = None
         if not resumable:
             kept = continued or Conversation(run_id, goal, recorded.messages)

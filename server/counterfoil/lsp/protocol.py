@@ -178,9 +178,11 @@ def verdict_message(verdict: RunVerdict, completed: bool) -> messages.Verdict:
     )
 
 
-def run_result(run: AgentRun, reason: str, model_usage: str | None) -> messages.RunResult:
+def run_result(
+    run: AgentRun, reason: str, model_usage: str | None, model: dict[str, Any] | None = None
+) -> messages.RunResult:
     """The loop's run as its answer; `reason` is the run's or the daemon's (paused,
-    interrupted), `model_usage` the model's counters over the run."""
+    interrupted), `model_usage` the model's counters over the run, `model` its identity."""
     return messages.RunResult(
         completed=run.completed,
         reason=reason,
@@ -189,6 +191,7 @@ def run_result(run: AgentRun, reason: str, model_usage: str | None) -> messages.
         error=run.error,
         verdict=verdict_message(run.verdict, run.completed),
         modelUsage=model_usage,
+        proposedBy=identity_short(model),
     )
 
 

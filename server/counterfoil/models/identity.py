@@ -36,7 +36,7 @@ def mlx_identity(generate: Any) -> ModelIdentity:
     loaded = generate.loaded
     source = loaded.source
     folder = Path(loaded.folder) if getattr(loaded, "folder", None) else None
-    resolved: dict[str, str] = {}
+    resolved: dict[str, str] = {"engine": "mlx"}
     if source.gguf:
         resolved["gguf"] = source.location
         if loaded.gguf_sha256:

@@ -90,6 +90,9 @@ class RunResult:
     followUp: bool | None = field(default=None, metadata=SOMETIMES)
     resumed: bool | None = field(default=None, metadata=SOMETIMES)
     modelUsage: str | None = field(default=None, metadata=SOMETIMES)
+    # The model that ran, in the words every surface uses (`identity_short`: spec, short
+    # digest, engine); absent for a script, which proposes nothing of its own.
+    proposedBy: str | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)
