@@ -1,7 +1,14 @@
-"""A scripted editor for the daemon: the real server over stdio, driven by pytest-lsp's client.
+"""A scripted editor for the daemon, driven by pytest-lsp's client.
 
-Each test starts `python -m counterfoil.lsp` on a fresh copy of the demo project, answers
-`counterfoil/confirm` however the test says, and records every notification it is sent.
+Each test starts a daemon on a fresh copy of the demo project, answers `counterfoil/confirm`
+however the test says, and records every notification it is sent. `start_daemon` starts the
+real server over stdio (`python -m counterfoil.lsp`): the tests of the transport, the start
+path, shutdown and a crash use it. `start_daemon_in_process` serves the same client from the
+same server object in this process, each JSON-RPC message handed over whole on the test's
+event loop: the requests' params, rules, handlers, errors and notifications are the daemon's
+own, without a process to start (most of a stdio test's time on a busy machine). A test file
+about behaviour takes it by overriding the `start_daemon` fixture; a transport test in such a
+file asks for `start_daemon_over_stdio`.
 """
 
 from __future__ import annotations
@@ -236,7 +243,7 @@ StartDaemon = Callable[..., Awaitable[Daemon]]
 
 
 @pytest_asyncio.fixture
-async def start_daemon(demo_project: Path) -> AsyncIterator[StartDaemon]:
+async def start_daemon_over_stdio(demo_project: Path) -> AsyncIterator[StartDaemon]:
     started: list[Daemon] = []
 
     async def start(options: Any = None, *, root: Path | None = None) -> Daemon:
@@ -246,17 +253,96 @@ async def start_daemon(demo_project: Path) -> AsyncIterator[StartDaemon]:
         box.append(daemon)
         await client.start_io(*SERVER_COMMAND)
         started.append(daemon)
-        await client.initialize_session(
-            types.InitializeParams(
-                capabilities=types.ClientCapabilities(
-                    window=types.WindowClientCapabilities(work_done_progress=True)
-                ),
-                workspace_folders=[
-                    types.WorkspaceFolder(uri=daemon.root.as_uri(), name=daemon.root.name)
-                ],
-                initialization_options=options,
-            )
+        await _initialize(daemon, options)
+        return daemon
+
+    yield start
+    for daemon in started:
+        await daemon.stop()
+
+
+@pytest.fixture
+def start_daemon(start_daemon_over_stdio: StartDaemon) -> StartDaemon:
+    """The stdio daemon, unless a test file overrides this with `start_daemon_in_process`."""
+    return start_daemon_over_stdio
+
+
+async def _initialize(daemon: Daemon, options: Any) -> None:
+    await daemon.client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(
+                window=types.WindowClientCapabilities(work_done_progress=True)
+            ),
+            workspace_folders=[
+                types.WorkspaceFolder(uri=daemon.root.as_uri(), name=daemon.root.name)
+            ],
+            initialization_options=options,
         )
+    )
+
+
+class _Handover:
+    """One direction of an in-process connection: each message pygls writes (a JSON body, no
+    headers) is delivered on the event loop's next turn, as a stdio reader would deliver it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, deliver: Callable[[bytes], None]) -> None:
+        self._loop = loop
+        self._deliver = deliver
+
+    def write(self, data: bytes) -> None:
+        self._loop.call_soon_threadsafe(self._deliver, data)
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class InProcessDaemon(Daemon):
+    """A Daemon whose server is `build_server()` in this process, on the test's event loop."""
+
+    server: Any = None
+
+    async def kill(self) -> None:
+        raise AssertionError("a crash needs a process: use the stdio daemon")
+
+    async def stop(self) -> None:
+        """`shutdown` as the client sends it, then what `exit` does in the daemon (without the
+        process's own exit)."""
+        from counterfoil.lsp.server import SHUTDOWN_WAIT_SECONDS
+
+        if not self.exited:
+            await self.request(types.SHUTDOWN)
+            self.exited = True
+            await asyncio.to_thread(self.server.close_session, SHUTDOWN_WAIT_SECONDS)
+        await self.client.stop()
+
+
+@pytest_asyncio.fixture
+async def start_daemon_in_process(demo_project: Path) -> AsyncIterator[StartDaemon]:
+    from counterfoil.lsp.server import build_server
+    from counterfoil.lsp.transport import dispatch
+
+    started: list[Daemon] = []
+
+    async def start(options: Any = None, *, root: Path | None = None) -> Daemon:
+        loop = asyncio.get_running_loop()
+        box: list[Daemon] = []
+        client = _client_for(box)
+        server = build_server()
+        server.channel.attach(loop)
+
+        def to_client(body: bytes) -> None:
+            protocol = client.protocol
+            protocol.handle_message(json.loads(body, object_hook=protocol.structure_message))
+
+        server.protocol.set_writer(_Handover(loop, to_client), include_headers=False)
+        client.protocol.set_writer(
+            _Handover(loop, lambda body: dispatch(server.protocol, body)), include_headers=False
+        )
+        daemon = InProcessDaemon(client, root or demo_project, server=server)
+        box.append(daemon)
+        started.append(daemon)
+        await _initialize(daemon, options)
         return daemon
 
     yield start

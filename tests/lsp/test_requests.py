@@ -20,6 +20,13 @@ from counterfoil.lsp.transport import MAX_MESSAGE_BYTES
 
 from .conftest import StartDaemon, edit_app_model, reject, script
 
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
+
 VALIDATE_ARGV = ["python", "validate.py"]
 
 
@@ -73,10 +80,12 @@ async def test_run_validation_refused_or_denied_leaves_no_receipt(
 
 
 async def test_bad_requests_get_errors_and_the_daemon_keeps_serving(
-    start_daemon: StartDaemon, demo_project: Path
+    start_daemon_over_stdio: StartDaemon, demo_project: Path
 ) -> None:
     before = {p.name: p.read_bytes() for p in demo_project.iterdir() if p.is_file()}
-    daemon = await start_daemon({"allowWrites": True, "allowedCommands": [VALIDATE_ARGV]})
+    daemon = await start_daemon_over_stdio(
+        {"allowWrites": True, "allowedCommands": [VALIDATE_ARGV]}
+    )
 
     with pytest.raises(JsonRpcMethodNotFound):
         await daemon.request("counterfoil/doesNotExist", {})
