@@ -33,6 +33,7 @@ import {
 import { confirmAnswer } from "./confirmAnswer";
 import { type InterpreterSource, LaunchProblem } from "./interpreter";
 import type { DaemonLaunch } from "./launch";
+import { folderWrittenValues } from "./folderFiles";
 import { readDaemonSettings } from "./settings";
 import type { DaemonHistory } from "../model/daemonStatus";
 
@@ -55,6 +56,8 @@ export class DaemonClient implements vscode.Disposable {
   private confirm: ConfirmHandler = () => Promise.resolve({ approved: false });
   private launched: DaemonLaunch | undefined;
   private disposed = false;
+  /** What the folder's files set of the person's own settings, as last sent (JSON). */
+  private writtenSent = "";
   private lost: DaemonHistory = {};
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -114,6 +117,18 @@ export class DaemonClient implements vscode.Disposable {
       vscode.workspace.onDidChangeWorkspaceFolders(() =>
         this.onFoldersChanged(),
       ),
+    );
+    // VS Code says nothing when a folder's file changes a setting that is the person's alone
+    // (it drops the value): the daemon is told when what the files set changes.
+    const files = vscode.workspace.createFileSystemWatcher(
+      "**/{.vscode/settings.json,*.code-workspace}",
+    );
+    const written = () => this.onFolderFilesChanged();
+    this.disposables.push(
+      files,
+      files.onDidChange(written),
+      files.onDidCreate(written),
+      files.onDidDelete(written),
     );
   }
 
@@ -371,15 +386,38 @@ export class DaemonClient implements vscode.Disposable {
   /** The settings of the daemon's root folder, each value by where it was written (the
    * person's, the workspace's, the folder's): the daemon decides what a folder may do. */
   private settings(): object {
-    const root = vscode.workspace.workspaceFolders?.find(
-      (folder) => folder.uri.toString() === this.rootUri,
-    );
+    const written = this.written();
+    this.writtenSent = JSON.stringify(written);
     return readDaemonSettings(
-      vscode.workspace.getConfiguration(
-        "counterfoil",
-        root ?? vscode.workspace.workspaceFolders?.[0],
-      ),
+      vscode.workspace.getConfiguration("counterfoil", this.rootFolder()),
+      written,
     );
+  }
+
+  private rootFolder(): vscode.WorkspaceFolder | undefined {
+    return (
+      vscode.workspace.workspaceFolders?.find(
+        (folder) => folder.uri.toString() === this.rootUri,
+      ) ?? vscode.workspace.workspaceFolders?.[0]
+    );
+  }
+
+  /** The person's-alone values the root folder's files set (VS Code drops them). */
+  private written(): ReturnType<typeof folderWrittenValues> {
+    return folderWrittenValues(
+      this.rootFolder()?.uri,
+      vscode.workspace.workspaceFile,
+    );
+  }
+
+  private onFolderFilesChanged(): void {
+    if (this.client?.state !== State.Running) {
+      return;
+    }
+    const written = JSON.stringify(this.written());
+    if (written !== this.writtenSent) {
+      this.sendSettings(this.client);
+    }
   }
 
   private onSettingsChanged(event: vscode.ConfigurationChangeEvent): void {

@@ -59,12 +59,20 @@ export interface DaemonSettings {
 }
 
 /** Reads `counterfoil.*` for the daemon, each value in the layer it was written in; a key that
- * is not set is left out (the daemon's default). */
-export function readDaemonSettings(config: SettingsSource): DaemonSettings {
-  const layers: DaemonSettings["layers"] = {
-    user: {},
+ * is not set is left out (the daemon's default). `written`: the person's-alone values the
+ * workspace's and folder's files set, which VS Code drops (`folderFiles.ts`), for the daemon
+ * to list as ignored. */
+export function readDaemonSettings(
+  config: SettingsSource,
+  written: { workspace: SettingsLayer; folder: SettingsLayer } = {
     workspace: {},
     folder: {},
+  },
+): DaemonSettings {
+  const layers: DaemonSettings["layers"] = {
+    user: {},
+    workspace: { ...written.workspace },
+    folder: { ...written.folder },
   };
   for (const key of DAEMON_SETTING_KEYS) {
     const inspected = config.inspect<unknown>(key);

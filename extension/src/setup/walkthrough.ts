@@ -14,6 +14,7 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import * as vscode from "vscode";
 import type { InterpreterSource } from "../daemon/interpreter";
+import { folderWrittenValues } from "../daemon/folderFiles";
 import { readDaemonSettings } from "../daemon/settings";
 import {
   opensWalkthrough,
@@ -378,6 +379,7 @@ export class SetupCommands implements vscode.Disposable {
       // the same rules (the folder's endpoint is never tried) and lists the folder's values.
       const settings = readDaemonSettings(
         vscode.workspace.getConfiguration("counterfoil", this.folder),
+        folderWrittenValues(this.folder?.uri, vscode.workspace.workspaceFile),
       );
       const options: Array<[string, unknown]> = [
         ["--root", this.folder?.uri.fsPath],

@@ -20,6 +20,7 @@ import {
   failureScreenshot,
   fixApp,
   openFolder,
+  outputChannelLog,
   receiptLog,
   runCommand,
   screenshot,
@@ -34,14 +35,6 @@ import {
 } from "./workbench";
 
 let browser: Browser;
-
-/** The texts of every log file VS Code wrote for this output channel, newest sessions included. */
-function outputChannelLog(channel: string): string[] {
-  const logs = join(stateDir, "code-server", "user", "logs");
-  return readdirSync(logs, { recursive: true, encoding: "utf8" })
-    .filter((path) => path.endsWith(`${channel}.log`))
-    .map((path) => readFileSync(join(logs, path), "utf8"));
-}
 
 /** The bundled daemon's libraries in the installed .vsix. */
 function installedBundledLibs(): string {

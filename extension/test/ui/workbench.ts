@@ -647,6 +647,14 @@ export function verifyWithCli(workspace: string): {
   };
 }
 
+/** The texts of every log file VS Code wrote for this output channel, newest sessions included. */
+export function outputChannelLog(channel: string): string[] {
+  const logs = join(stateDir, "code-server", "user", "logs");
+  return readdirSync(logs, { recursive: true, encoding: "utf8" })
+    .filter((path) => path.endsWith(`${channel}.log`))
+    .map((path) => readFileSync(join(logs, path), "utf8"));
+}
+
 /** The run panel's content (a webview: an iframe inside an iframe). */
 export function runPanel(page: Page): FrameLocator {
   return (

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .checks import Invalid
 from .folder_grants import FolderGrants, GrantOrigin
-from .folder_rules import Decision, Grant, ModelRule
+from .folder_rules import EDITOR_KEYS, EDITOR_OWN, Decision, Grant, ModelRule
 from .refused import RefusedSetting, checked_one_by_one
 from .table import Settings, SettingsError
 
@@ -161,6 +161,10 @@ def layered_settings(
                     (argv, ORIGIN_SOURCE[origin]) for argv in checked if argv not in mine
                 )
         listed.append(FolderValue(key, source, value, outcome, rule.name, None, origin))
+    for key in EDITOR_KEYS:  # sent by the editor to be listed: the daemon never uses them
+        if key in asked:
+            source, value = asked[key]
+            listed.append(FolderValue(key, source, value, "ignored", EDITOR_OWN))
     settings = replace(person, **changes)  # every value passed its row's check
     return LayeredSettings(settings, tuple(listed), sources, command_sources, person, refused)
 

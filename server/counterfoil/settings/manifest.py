@@ -12,7 +12,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from .folder_rules import PERSONS_ALONE, FolderRule
+from .folder_rules import EDITOR_KEYS, EDITOR_OWN, PERSONS_ALONE, FolderRule
 from .table import Settings
 
 REPOSITORY = Path(__file__).resolve().parents[3]
@@ -62,8 +62,7 @@ def folder_rule_table() -> str:
     for item in fields(Settings):
         rule = item.metadata["folder"]
         rows.append(f"| `{item.metadata['key']}` | {rule.name} | `{editor_scope(rule)}` |")
-    editor_own = "the person's alone (the editor's own: what starts the daemon)"
-    rows += [f"| `{key}` | {editor_own} | `machine` |" for key in ("serverCommand", "pythonPath")]
+    rows += [f"| `{key}` | {EDITOR_OWN} | `machine` |" for key in EDITOR_KEYS]
     return "\n".join(rows) + "\n"
 
 
