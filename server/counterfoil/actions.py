@@ -46,7 +46,9 @@ def parse_action(response: str, available_tools: frozenset[str] | None = None) -
     if not text:
         raise AgentError(f"response is empty; {EXPECTED_FORM}")
     try:
-        value, end = json.JSONDecoder().raw_decode(text)
+        value, end = _STRICT.raw_decode(text)
+    except NotJson as error:
+        raise AgentError(str(error)) from None
     except json.JSONDecodeError as error:
         if _object_inside(text):
             raise AgentError(f"response has text around its JSON object; {EXPECTED_FORM}") from None
@@ -75,6 +77,21 @@ def parse_action(response: str, available_tools: frozenset[str] | None = None) -
     arguments = {key: item for key, item in value.items() if key != "tool"}
     check_arguments(tool, arguments)
     return ToolAction(tool, arguments)
+
+
+class NotJson(ValueError):
+    """A constant Python's reader takes but JSON has not (NaN, Infinity, -Infinity)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise NotJson(
+        f"response is not valid JSON: {name} is not a JSON number (a server would get null, "
+        "not what was shown); write a number or a string"
+    )
+
+
+# Strict JSON: what the person is shown and the receipt keeps is what a tool gets.
+_STRICT = json.JSONDecoder(parse_constant=_refuse_constant)
 
 
 def _object_inside(text: str) -> bool:

@@ -9,7 +9,7 @@ import type {
   McpServerShown,
 } from "../daemon/protocol";
 import { argvText } from "../argvText";
-import { shownPath } from "../shownPath";
+import { shownPath, shownText } from "../shownPath";
 
 /** How the server is reached: its argv, or its URL. */
 export function serverReached(server: McpServerShown): string {
@@ -70,16 +70,17 @@ export function definitionDetail(preview: McpDefinitionPreview): string {
   lines.push(`description: ${preview.description}`);
   lines.push(`input schema: ${json(preview.inputSchema)}`);
   lines.push(`sha256: ${preview.sha256}`);
-  return lines.join("\n");
+  return shownText(lines.join("\n"));
 }
 
 /** The call exactly as it will be made, shown where it is asked. */
 export function callDetail(preview: McpCallPreview): string {
-  return [
+  const detail = [
     `server: ${preview.server.name} (${preview.server.transport}: ${serverReached(preview.server)})`,
     `tool: ${shownPath(preview.tool)} (definition sha256 ${preview.definitionSha256.slice(0, 12)})`,
     `arguments: ${json(preview.arguments)}`,
   ].join("\n");
+  return shownText(detail);
 }
 
 /** The notification's question, in one paragraph (the run panel shows the whole detail). */
@@ -90,11 +91,15 @@ export function mcpQuestion(
 ): string {
   const noted = note ? ` (${note})` : "";
   if (preview.kind === "mcp_call") {
-    return `Counterfoil wants to call the MCP tool ${mcpToolName(preview)} (${toolCallId})${noted} with arguments ${JSON.stringify(preview.arguments)}`;
+    return shownText(
+      `Counterfoil wants to call the MCP tool ${mcpToolName(preview)} (${toolCallId})${noted} with arguments ${JSON.stringify(preview.arguments)}`,
+    );
   }
   const what =
     preview.state === "changed"
       ? `The definition of the MCP tool ${mcpToolName(preview)} changed (${preview.changes.map((name) => name.replace("_", " ")).join(", ")}). Offer it to the model again?`
       : `Offer the MCP tool ${mcpToolName(preview)} to the model?`;
-  return `${what} Description: ${preview.description} · input schema ${JSON.stringify(preview.inputSchema)}`;
+  return shownText(
+    `${what} Description: ${preview.description} · input schema ${JSON.stringify(preview.inputSchema)}`,
+  );
 }

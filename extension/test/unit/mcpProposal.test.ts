@@ -109,3 +109,30 @@ describe("an MCP call, asked with its exact arguments", () => {
     );
   });
 });
+
+describe("invisible characters in an MCP question", () => {
+  const hidden = "a\ufe0fb\u3164c\u2800d\u034fe\u{e0041}f\u200bg";
+  const shown = "a<U+FE0F>b<U+3164>c<U+2800>d<U+034F>e<U+E0041>f<U+200B>g";
+
+  test("are shown by code point in the definition's description and schema", () => {
+    const poisoned: McpDefinitionPreview = {
+      ...fresh,
+      description: hidden,
+      inputSchema: { type: "object", description: hidden },
+    };
+    const lines = definitionDetail(poisoned).split("\n");
+    assert.ok(lines.includes(`description: ${shown}`));
+    assert.ok(lines.includes(`  "description": "${shown}"`));
+    assert.ok(
+      mcpQuestion("mcp-definition:files/read", poisoned).includes(shown),
+    );
+  });
+
+  test("are shown by code point in a call's arguments, its lines kept", () => {
+    const poisoned: McpCallPreview = { ...call, arguments: { path: hidden } };
+    assert.ok(
+      callDetail(poisoned).split("\n").includes(`  "path": "${shown}"`),
+    );
+    assert.ok(mcpQuestion("call-1", poisoned).includes(shown));
+  });
+});

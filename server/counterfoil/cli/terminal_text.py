@@ -2,8 +2,10 @@
 
 Model-chosen text (diffs, paths, argv, observations, tokens, answers) could otherwise erase
 or rewrite what the person is approving: `ESC[2K` clears a line of the diff, a bidi override
-reorders it. Control characters (C0 except newline and tab, DEL, C1) become `\\xNN`; bidi
-controls (embeddings, overrides, isolates and the marks LRM, RLM, ALM) become `<U+NNNN>`.
+reorders it, an invisible character hides a word. Control characters (C0 except newline and
+tab, DEL, C1) become `\\xNN`; invisible ones (`INVISIBLE`, the table `shown_path` uses too:
+bidi controls, zero-width, variation selectors, fillers, every default-ignorable code point)
+become `<U+NNNN>`.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TextIO, cast
 
+from ..files.path_text import INVISIBLE
+
 _CONTROLS = [code for code in range(0x20) if chr(code) not in "\n\t"] + list(range(0x7F, 0xA0))
-_BIDI = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
 _VISIBLE: dict[int, str] = {code: f"\\x{code:02x}" for code in _CONTROLS} | {
-    code: f"<U+{code:04X}>" for code in _BIDI
+    code: f"<U+{code:04X}>" for code in INVISIBLE
 }
 
 
