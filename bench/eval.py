@@ -6,14 +6,18 @@ inventories, grading, verifying the receipt log, removing the copy). Target: und
 task. The package's commands run confined, as `counterfoil eval` runs them (the sandbox's start
 is part of the run).
 
-`--model FILE.gguf` (any spec `agent --model` takes): the four packages, `--runs` times each
-(default 3; `--transcripts DIR` keeps each run's transcript), through each `--engine`
-(default: mlx and llama.cpp), as `counterfoil eval` runs them; per engine and task the pass
-rate, median steps, generated tokens and seconds per run, and false verdicts (the run's own
-validation passed while the held-out checks failed, or a receipt log that did not verify).
+`--model FILE.gguf` (any spec `agent --model` takes): each `--set` (default: `fixtures`, the
+four packages of fixtures/evals, and `tuning`; `held-out` is run only for the reported figure,
+see fixtures/evals/README.md), `--runs` times each (default 3; `--transcripts DIR` keeps each
+run's transcript), through each `--engine` (default llama.cpp), as `counterfoil eval` runs
+them; per set and task the pass rate, median steps, generated tokens and seconds per run, and
+false verdicts (the run's own validation passed while the held-out checks failed, or a receipt
+log that did not verify); per set the tasks passed in each round. The peer column is the same
+packages through Aider on the same llama.cpp server (`aider_peer.py`), absent, and said so,
+when Aider is not installed or the engine is not llama.cpp (`--no-peer`: not run).
 `--check-final-answer`: each engine runs the tasks twice, side by side, with the setting off
-and on. Target: at least 3 of the 4 tasks passed in every round. Prints a table, then one JSON
-line.
+and on. Targets: at least 3 of the 4 fixtures in every round, 60 % of the held-out set, ahead
+of the peer on every set. Prints a table per set, then one JSON line.
 """
 
 from __future__ import annotations
@@ -26,8 +30,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from aider_peer import aider_absent, run_aider
 from counterfoil.evals.models import ModelUnderTest
-from counterfoil.evals.package import load_package
+from counterfoil.evals.package import TaskPackage, load_package
 from counterfoil.evals.runner import run_task
 from counterfoil.models import close_model
 from workload import sized
@@ -82,55 +87,115 @@ def harness_overhead() -> None:
     )
 
 
+def set_packages(name: str) -> list[TaskPackage]:
+    """The packages of one set: the four fixtures, or every package under tuning/ or held-out/."""
+    if name == "fixtures":
+        return [load_package(FIXTURES / task) for task in TASKS]
+    return [load_package(path.parent) for path in sorted((FIXTURES / name).glob("*/task.json"))]
+
+
 def evaluate(
     spec: str,
     engine: str,
     runs: int,
     context_tokens: int,
+    sets: list[str],
     transcripts: Path | None = None,
-    check_final: bool = False,
+    check_final: bool | None = None,
+    peer: bool = True,
 ) -> dict[str, Any]:
-    """Every task `runs` times through one engine: per task its figures, and per round (the
-    tasks' n-th runs) how many passed. `transcripts`: the folder that keeps each run's
-    transcript and receipt log (`<engine>[-check-final]-<task>-<run>`), to read what the model
-    did. `check_final`: with the setting `checkFinalAnswer` on."""
-    settings = {"engine": engine, "contextTokens": context_tokens, "checkFinalAnswer": check_final}
+    """Every task of each set `runs` times through one engine: per task its figures, and per
+    round (the tasks' n-th runs) how many passed; with `peer`, the same through Aider on the
+    same llama.cpp server. `transcripts`: the folder that keeps each run's transcript and
+    receipt log (`<engine>[-final-on|off]-<task>-<run>`, Aider's output as
+    `aider-<task>-<run>.log`). `check_final`: the setting `checkFinalAnswer` (None: its
+    default)."""
+    settings: dict[str, Any] = {"engine": engine, "contextTokens": context_tokens}
+    label = engine
+    if check_final is not None:
+        settings["checkFinalAnswer"] = check_final
+        label += "-final-on" if check_final else "-final-off"
     model = ModelUnderTest(spec, settings)
-    label = f"{engine}-check-final" if check_final else engine
-    packages = [load_package(FIXTURES / task) for task in TASKS]
-    hidden = tuple(package.source for package in packages)
-    rows, rounds = [], [0] * runs
+    chosen = {name: set_packages(name) for name in sets}
+    hidden = tuple(package.source for packages in chosen.values() for package in packages)
+    results: dict[str, Any] = {}
     generate: Any = None
-    for package in packages:
-        task_runs = []
-        for number in range(runs):
-            try:
-                generate, limits = model.generate_for(package.id)
-            except Exception as error:  # noqa: BLE001 - the engine could not load the model
-                return {"engine": engine, "error": str(error).splitlines()[0]}
-            kept = (
-                None if transcripts is None else transcripts / f"{label}-{package.id}-{number + 1}"
+    for name, packages in chosen.items():
+        rows, rounds = [], [0] * runs
+        for package in packages:
+            task_runs = []
+            for number in range(runs):
+                try:
+                    generate, limits = model.generate_for(package.id)
+                except Exception as error:  # noqa: BLE001 - the engine could not load the model
+                    return {"engine": engine, "error": str(error).splitlines()[0]}
+                kept = (
+                    None
+                    if transcripts is None
+                    else transcripts / f"{label}-{package.id}-{number + 1}"
+                )
+                run = run_task(package, generate, limits=limits, hidden=hidden, keep_in=kept)
+                task_runs.append(run)
+                rounds[number] += run.status == "passed"
+                print(
+                    f"  {label} {name} {package.id} run {number + 1}: {run.status} ({run.reason}), "
+                    f"{run.metrics.steps} steps, {run.metrics.wall_seconds:.0f} s"
+                    + (f": {run.error}" if run.error else ""),
+                    file=sys.stderr,
+                    flush=True,
+                )
+            rows.append(task_row(package.id, task_runs))
+        results[name] = {"tasks": rows, "passed_per_round": rounds, "packages": len(packages)}
+    if peer:
+        server = getattr(generate, "server", None)
+        absent = aider_absent() or (
+            None if server is not None else "the peer runs on the llama.cpp engine's server"
+        )
+        for name, packages in chosen.items():
+            results[name]["peer"] = (
+                {"absent": absent}
+                if absent
+                else peer_results(name, packages, runs, server.url, server.key, transcripts)
             )
-            run = run_task(package, generate, limits=limits, hidden=hidden, keep_in=kept)
-            task_runs.append(run)
-            rounds[number] += run.status == "passed"
-            print(
-                f"  {label} {package.id} run {number + 1}: {run.status} ({run.reason}), "
-                f"{run.metrics.steps} steps, {run.metrics.wall_seconds:.0f} s"
-                + (f": {run.error}" if run.error else ""),
-                file=sys.stderr,
-                flush=True,
-            )
-        rows.append(task_row(package.id, task_runs))
     identity = model.identity()
     close_model(generate)  # llama.cpp's server ends with the engine's turn
     return {
         "engine": engine,
         "check_final_answer": check_final,
-        "tasks": rows,
-        "passed_per_round": rounds,
+        "sets": results,
         "model": identity,
     }
+
+
+def peer_results(
+    name: str, packages: list[TaskPackage], runs: int, url: str, key: str, logs: Path | None
+) -> dict[str, Any]:
+    """Each package `runs` times through Aider: per task passed runs, median seconds and tokens."""
+    rows, rounds = [], [0] * runs
+    for package in packages:
+        peer_runs = []
+        for number in range(runs):
+            log = None if logs is None else logs / f"aider-{package.id}-{number + 1}.log"
+            run = run_aider(package, url, key, log=log)
+            peer_runs.append(run)
+            rounds[number] += run.status == "passed"
+            print(
+                f"  aider {name} {package.id} run {number + 1}: {run.status}, {run.seconds:.0f} s"
+                + (f": {run.detail}" if run.detail else ""),
+                file=sys.stderr,
+                flush=True,
+            )
+        rows.append(
+            {
+                "task": package.id,
+                "passed": sum(run.status == "passed" for run in peer_runs),
+                "runs": runs,
+                "seconds": round(statistics.median(run.seconds for run in peer_runs), 1),
+                "received_tokens": statistics.median(run.received_tokens or 0 for run in peer_runs),
+                "failed": [run.detail for run in peer_runs if run.detail],
+            }
+        )
+    return {"tasks": rows, "passed_per_round": rounds}
 
 
 def task_row(task: str, runs: list[Any]) -> dict[str, Any]:
@@ -152,42 +217,62 @@ def task_row(task: str, runs: list[Any]) -> dict[str, Any]:
 
 
 def model_results(arguments: argparse.Namespace) -> None:
+    sets = arguments.set or ["fixtures", "tuning"]
     results = [
         evaluate(
             arguments.model,
             engine,
             arguments.runs,
             arguments.context_tokens,
+            sets,
             arguments.transcripts,
             check_final,
+            peer=arguments.peer and index == 0,
         )
-        for engine in arguments.engine or ["mlx", "llama.cpp"]
-        for check_final in ((False, True) if arguments.check_final_answer else (False,))
+        for engine in arguments.engine or ["llama.cpp"]
+        for index, check_final in enumerate(
+            (False, True) if arguments.check_final_answer else (None,)
+        )
     ]
     print(f"model: {arguments.model}; {arguments.runs} runs per task")
-    print(
-        f"{'engine':<10} {'final':<7} {'task':<24} {'passed':>7} {'steps':>6} {'tokens':>7} "
-        f"{'seconds':>8} {'false':>6}"
-    )
     for result in results:
-        final = "checked" if result.get("check_final_answer") else "ends"
+        final = {None: "", True: " checkFinalAnswer on", False: " checkFinalAnswer off"}[
+            result.get("check_final_answer")
+        ]
         if "error" in result:
-            print(f"{result['engine']:<10} not run: {result['error']}")
+            print(f"{result['engine']}: not run: {result['error']}")
             continue
-        for row in result["tasks"]:
-            print(
-                f"{result['engine']:<10} {final:<7} {row['task']:<24} "
-                f"{row['passed']:>3}/{row['runs']:<3} {row['steps']:>6g} "
-                f"{row['generated_tokens']:>7g} {row['seconds']:>8.1f} {row['false_verdicts']:>6}"
-            )
-        rounds = result["passed_per_round"]
-        met = min(rounds) >= 3
-        print(
-            f"{result['engine']:<10} {final:<7} tasks passed per round: {rounds} "
-            f"(target >= 3 of 4: {met})"
-        )
-        result["target_met"] = met
+        for name, figures in result["sets"].items():
+            print_set(f"{result['engine']}{final}", name, figures)
     print(json.dumps({"bench": "eval", "model": arguments.model, "results": results}))
+
+
+def print_set(label: str, name: str, figures: dict[str, Any]) -> None:
+    """One set's table: per task the agent's runs passed, steps, tokens, seconds and false
+    verdicts, then the peer's runs passed and seconds; then each side's passes per round."""
+    peer = figures.get("peer", {"absent": "not asked for (--no-peer)"})
+    by_task = {row["task"]: row for row in peer.get("tasks", [])}
+    print(f"\n{label}, set {name} ({figures['packages']} tasks)")
+    print(
+        f"{'task':<24} {'passed':>7} {'steps':>6} {'tokens':>7} {'seconds':>8} {'false':>6} "
+        f"{'aider':>7} {'seconds':>8}"
+    )
+    for row in figures["tasks"]:
+        other = by_task.get(row["task"])
+        shown = f"{other['passed']:>3}/{other['runs']:<3} {other['seconds']:>8.1f}" if other else ""
+        print(
+            f"{row['task']:<24} {row['passed']:>3}/{row['runs']:<3} {row['steps']:>6g} "
+            f"{row['generated_tokens']:>7g} {row['seconds']:>8.1f} {row['false_verdicts']:>6} "
+            + shown
+        )
+    rounds = figures["passed_per_round"]
+    share = min(rounds) / figures["packages"] if figures["packages"] else 0.0
+    figures["least_share_per_round"] = round(share, 3)
+    print(f"passed per round: {rounds} of {figures['packages']}")
+    if "absent" in peer:
+        print(f"aider: absent ({peer['absent']})")
+    else:
+        print(f"aider passed per round: {peer['passed_per_round']} of {figures['packages']}")
 
 
 def main() -> None:
@@ -196,12 +281,19 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="a model spec, e.g. a .gguf file")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--engine", action="append", choices=("mlx", "llama.cpp"))
+    parser.add_argument(
+        "--set",
+        action="append",
+        choices=("fixtures", "tuning", "held-out"),
+        help="the task sets to run (default: fixtures and tuning; held-out only for the figure)",
+    )
+    parser.add_argument("--no-peer", dest="peer", action="store_false", help="no Aider column")
     parser.add_argument("--context-tokens", type=int, default=16_384)
     parser.add_argument("--transcripts", type=Path, help="keep each run's transcript here")
     parser.add_argument(
         "--check-final-answer",
         action="store_true",
-        help="run each engine with checkFinalAnswer off and on, side by side",
+        help="run each engine with checkFinalAnswer off and on, side by side (the peer once)",
     )
     arguments = parser.parse_args()
     if arguments.model is None:
