@@ -12,6 +12,12 @@ from pygls.exceptions import JsonRpcException
 from .conftest import PYTEST_ARGV, StartDaemon, script
 
 
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
+
 async def test_a_run_is_told_what_its_model_does_from_its_start(
     start_daemon: StartDaemon, fix_app_settings: dict[str, Any]
 ) -> None:
