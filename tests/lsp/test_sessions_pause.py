@@ -9,9 +9,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.support.processes import GUARD_SECONDS
 
 from .conftest import StartDaemon, never_answer, script
+
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
 
 # A command that runs until the test writes `go` (after its pause was taken), so the pause
 # lands while it runs however slow the machine is.
