@@ -13,6 +13,14 @@ from tests.branches.fork_helpers import forked_run
 from counterfoil import protocol as messages
 
 from .conftest import StartDaemon, approve, reject
+
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
+
 from .test_messages import conforms
 
 
