@@ -15,9 +15,21 @@ const ICONS: Record<ModelState["state"], string> = {
   error: "$(error)",
 };
 
+/** A step whose prompt is still being read: prompt tokens done, none generated yet (the rate
+ * then is the prefill's, not a generation's). */
+function prefilling(state: ModelState): boolean {
+  return (
+    state.state === "generating" &&
+    !state.tokens &&
+    typeof state.promptTokens === "number" &&
+    state.promptTokens > 0
+  );
+}
+
 export function describeModelState(state: ModelState): ModelStatusText {
   const icon = ICONS[state.state] ?? "$(question)";
-  let text = `${icon} Counterfoil: ${state.state}`;
+  const doing = prefilling(state) ? "reading the prompt" : state.state;
+  let text = `${icon} Counterfoil: ${doing}`;
   if (
     state.state === "generating" &&
     typeof state.tokensPerSecond === "number"

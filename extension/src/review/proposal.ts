@@ -186,8 +186,21 @@ export function commandDetail(preview: CommandPreview): string {
   if (preview.runsAs) {
     lines.push(runsAsLine(preview.runsAs));
   }
-  lines.push("Runs without a shell; the output is recorded in a receipt.");
+  lines.push(shellLine(preview.argv));
   return lines.join("\n");
+}
+
+/** The shells an argv may start, by the program's file name. */
+const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh", "fish"]);
+
+/** Whether Counterfoil adds a shell (never), and whether the argv starts one itself
+ * (`sh -c '…'`: its last arguments are then shell code). */
+function shellLine(argv: readonly string[]): string {
+  const program = argv[0]?.split("/").pop() ?? "";
+  if (SHELLS.has(program) && argv.includes("-c")) {
+    return `Starts the shell ${program}, which runs the text after -c as shell code (Counterfoil adds no shell of its own); the output is recorded in a receipt.`;
+  }
+  return "Runs without a shell; the output is recorded in a receipt.";
 }
 
 /** How a command will run, before it runs: "Runs in review mode: on a copy of the root …". */

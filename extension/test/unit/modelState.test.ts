@@ -65,3 +65,19 @@ test("ready shows no speed", () => {
     "$(check) Counterfoil: ready",
   );
 });
+
+test("a prompt being read says so, not generating, with the prefill's rate", () => {
+  const { text } = describeModelState(
+    shown({
+      state: "generating",
+      model: "qwen3-4b",
+      tokens: 0,
+      promptTokens: 1024,
+      tokensPerSecond: 250,
+    }),
+  );
+  assert.equal(
+    text,
+    "$(sync~spin) Counterfoil: reading the prompt 250.0 tok/s",
+  );
+});

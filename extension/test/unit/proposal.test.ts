@@ -125,6 +125,17 @@ describe("approval words", () => {
     });
     assert.match(off, /^Runs unconfined: /m);
   });
+
+  test("an argv that starts a shell is never said to run without one", () => {
+    assert.match(
+      commandDetail({
+        ...command,
+        argv: ["/bin/sh", "-c", "make test && make lint"],
+      }),
+      /^Starts the shell sh, which runs the text after -c as shell code/m,
+    );
+    assert.match(commandDetail(command), /^Runs without a shell; /m);
+  });
 });
 
 const reviewed: ChangeSetPreview = {
