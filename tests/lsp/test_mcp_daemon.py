@@ -239,3 +239,27 @@ async def test_a_server_that_cannot_start_is_said_once_and_the_run_goes_on(
     assert len(said) == 1 and said[0].startswith("Counterfoil: MCP server files ")
     assert result["final"] == "read"
     assert (await daemon.request("counterfoil/status", {}))["running"] is False
+
+
+async def test_a_server_that_cannot_start_says_why_and_what_it_reads_once_not_every_run(
+    start_daemon: StartDaemon, project: Path, tmp_path: Path
+) -> None:
+    program = tmp_path / "persons" / "server.py"  # the person's, in /tmp: shown to it
+    program.parent.mkdir()
+    program.write_text(
+        'import sys\nsys.exit("cannot open /srv/index.db: No such file or directory")\n'
+    )
+    broken = {"name": "files", "command": [sys.executable, str(program)]}
+    model = script(project.parent / "mcp-model.jsonl", {"final": "first"}, {"final": "second"})
+    daemon = await start_daemon({"model": model, "mcpServers": [broken]})
+
+    await daemon.request("counterfoil/run", {"goal": "read the notes"})
+    await daemon.request("counterfoil/run", {"goal": "something else"})
+
+    said = [m.message for m in daemon.client.messages if "MCP server files" in m.message]
+    assert len(said) == 1
+    assert said[0].startswith(
+        "Counterfoil: MCP server files could not start: cannot open /srv/index.db: No such file "
+        "or directory; confined, it reads the system's folders, the project and "
+    )
+    assert str(program.parent) in said[0]
