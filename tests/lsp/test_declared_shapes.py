@@ -6,6 +6,7 @@ handler takes and answers the messages `REQUESTS` names: tests/lsp/test_request_
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +171,32 @@ def test_a_step_without_an_action_says_why_in_its_own_field(project: Path) -> No
     assert shown["action"] is None
     assert shown["noAction"] == shown["result"].removeprefix("error: ")
     assert "noAction" not in wire(event_message(events[1], "run-1"))
+
+
+def test_a_tool_not_enabled_is_named_in_its_own_field(project: Path) -> None:
+    from counterfoil.loop import AgentEvent, run_agent
+    from counterfoil.lsp.protocol import event_message
+
+    events: list[AgentEvent] = []
+    responses = iter(['{"tool":"write_file","path":"a","content":"b"}', '{"final":"no"}'])
+    reader = make_workspace(project)  # no writes: write_file is not enabled
+    run_agent("go", lambda _: next(responses), reader, on_event=events.append)
+    reworded = replace(events[0], result="error: some other words")
+
+    assert wire(event_message(reworded, "run-1"))["notEnabled"] == "write_file"
+    assert "notEnabled" not in wire(event_message(events[1], "run-1"))
+
+
+def test_a_refused_read_carries_the_gates_reason_apart_from_what_the_model_read(
+    project: Path,
+) -> None:
+    from counterfoil.loop import AgentEvent
+    from counterfoil.lsp.protocol import event_message
+
+    action = ToolAction("read_file", {"path": "../outside.txt"})
+    step = make_workspace(project).execute_step(action)
+    event = AgentEvent(1, "", action, "error: some other words", step)
+
+    shown = wire(event_message(event, "run-1"))
+    assert (shown["state"], shown["reason"]) == ("refused", step.error)
+    assert step.error and step.error in step.observation

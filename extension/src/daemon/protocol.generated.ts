@@ -458,6 +458,7 @@ export interface AgentEvent extends StepRecord {
   shownToModel?: ShownToModel | null;
   noAction?: string | null;
   enabledBy: string | null;
+  notEnabled?: string | null;
   earlier?: string | null;
   readForModel?: string | null;
   finalHeld?: string | null;

@@ -18,6 +18,7 @@ import {
   protectedWords,
   stateWords,
   wentWrong,
+  wrongWords,
 } from "./stepNotice";
 import { argvText } from "../argvText";
 
@@ -370,7 +371,7 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
       if (event.state !== "rejected" && wentWrong(event)) {
         // Accepted in the editor, then not done (or a command that did not pass).
         proposal.state = event.state === "refused" ? "refused" : "failed";
-        proposal.reason = firstLine(event.result ?? "");
+        proposal.reason = wrongWords(event);
       }
     }
   });
@@ -386,10 +387,6 @@ function isJson(text: string): boolean {
   } catch {
     return false;
   }
-}
-
-function firstLine(text: string): string {
-  return text.split("\n", 1)[0] ?? "";
 }
 
 export function setProposal(model: RunModel, proposal: ProposalView): void {

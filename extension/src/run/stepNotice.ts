@@ -80,14 +80,15 @@ const ALLOW_COMMAND =
 
 /**
  * How to turn on the tool a step found not enabled, in one line ("To enable edit_file: turn on
- * counterfoil.allowWrites, or run …"): the daemon names the setting (`enabledBy`).
+ * counterfoil.allowWrites, or run …"): the daemon names the tool (`notEnabled`) and the setting
+ * (`enabledBy`); the model's `result` is never read.
  */
 export function enableWords(event: AgentEvent): string | undefined {
   const setting = event.enabledBy;
   if (!setting) {
     return undefined;
   }
-  const tool = /tool is not enabled: (\S+)/.exec(event.result ?? "")?.[1];
+  const tool = event.notEnabled;
   const what = tool ? `To enable ${tool}` : "To enable it";
   const how =
     setting === "allowedCommands"
@@ -99,6 +100,14 @@ export function enableWords(event: AgentEvent): string | undefined {
 }
 
 /**
+ * Why a step that went wrong went wrong, from the daemon's record: the gate's or the person's
+ * `reason`, else how it ended ("approved, exit status 1"); never the model's `result`.
+ */
+export function wrongWords(event: StepRecord): string {
+  return event.reason ?? stateWords(event) ?? "";
+}
+
+/**
  * The notification for this step, or undefined for none. `step` is the step in words
  * ("step 2: read_file .env"); `refusalsBefore` counts the run's earlier refusals.
  */
@@ -107,18 +116,18 @@ export function stepNotice(
   step: string,
   refusalsBefore: number,
 ): string | undefined {
-  const first = (event.result ?? "").split("\n", 1)[0];
   if (stoppedCommand(event)) {
     return undefined; // the person stopped it, and the run panel says so
   }
   if (event.state !== "refused") {
+    const why = event.reason ? `: ${event.reason}` : "";
     return event.state !== "rejected" && wentWrong(event)
-      ? `Counterfoil: ${step} ${stateWords(event) ?? ""}: ${first}`
+      ? `Counterfoil: ${step} ${stateWords(event) ?? ""}${why}`
       : undefined;
   }
   if (refusalsBefore > 0) {
     return undefined;
   }
-  const why = protectedWords(event) ?? first;
+  const why = protectedWords(event) ?? event.reason ?? "the gate refused it";
   return `Counterfoil: ${step} refused: ${why} (later refusals in this run are listed in the run panel only)`;
 }

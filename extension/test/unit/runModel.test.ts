@@ -148,7 +148,7 @@ test("a failed effect marks its proposal failed; stopping shows until the result
   assert.equal(model.turns[0].steps[0].wentWrong, true);
   assert.equal(
     model.proposals["call-1"].reason,
-    "error: file changed since it was read",
+    "file changed since it was read",
   );
   setStopping(model);
   assert.equal(model.turns[0].status, "stopping");

@@ -74,7 +74,33 @@ test("every command that did not pass is a notification", () => {
   };
   assert.equal(
     stepNotice(failed, "step 3: run_command pytest", 5),
-    "Counterfoil: step 3: run_command pytest approved, exit status 1: status: 1",
+    "Counterfoil: step 3: run_command pytest approved, exit status 1",
+  );
+});
+
+test("a refusal's notification gives the daemon's reason, never the result's words", () => {
+  const event: AgentEvent = {
+    ...refusedRead("missing.py", null),
+    result: "some other wording the model read\nsecond line",
+    reason: "path is not accessible",
+  };
+  assert.equal(
+    stepNotice(event, "step 1: read_file missing.py", 0),
+    "Counterfoil: step 1: read_file missing.py refused: path is not accessible (later refusals in this run are listed in the run panel only)",
+  );
+});
+
+test("a failed step's notification gives the daemon's reason, never the result's words", () => {
+  const failed: AgentEvent = {
+    ...refusedRead("app.py", null),
+    action: { tool: "edit_file", arguments: { path: "app.py" } },
+    result: "error: wording the daemon may change",
+    state: "failed",
+    reason: "file changed since it was read",
+  };
+  assert.equal(
+    stepNotice(failed, "step 1: edit_file app.py", 0),
+    "Counterfoil: step 1: edit_file app.py failed: file changed since it was read",
   );
 });
 
@@ -166,6 +192,7 @@ const notEnabled = (tool: string, enabledBy: string | null): AgentEvent => ({
   reason: null,
   protectedBy: null,
   enabledBy,
+  notEnabled: tool,
 });
 
 test("a tool not enabled says, in one line, the setting and the command that enable it", () => {
@@ -178,4 +205,16 @@ test("a tool not enabled says, in one line, the setting and the command that ena
     "To enable search_files: turn on counterfoil.searchFiles",
   );
   assert.equal(enableWords(notEnabled("edit_file", null)), undefined);
+});
+
+test("a tool not enabled is named from the event's notEnabled, never from the result's words", () => {
+  const event: AgentEvent = {
+    ...notEnabled("write_file", "allowWrites"),
+    result: "error: tool is not enabled: edit_file",
+  };
+  assert.match(enableWords(event) ?? "", /^To enable write_file: /);
+  assert.match(
+    enableWords({ ...event, notEnabled: undefined }) ?? "",
+    /^To enable it: /,
+  );
 });

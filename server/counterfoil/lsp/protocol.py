@@ -20,6 +20,7 @@ from ..gate.revert import revertable
 from ..model_identity import identity_short
 from ..proposals import ChangeSetProposal, CommandProposal, McpProposal, ToolProposal
 from ..protocol import wire
+from ..step_facts import NoSuchPath
 from ..steps import StepResult
 from ..tools import example_action
 from ..verdict import EffectOutcome, RunVerdict
@@ -108,6 +109,7 @@ def event_message(
         protectedBy=protected_by,
         shownToModel=shown_to_model(event),
         enabledBy=enabled_by,
+        notEnabled=event.not_enabled,
         noAction=event.no_action,
         readForModel=event.opened,
         finalHeld=None if event.final_held is None else event.told,
@@ -134,10 +136,21 @@ def step_fields(step: StepResult | None) -> dict[str, Any]:
         receiptId=None if step is None else step.receipt_id,
         outputSha256=None if step is None else step.output_sha256,
         resultSha256=None if step is None else step.result_sha256,
-        reason=None if step is None else step.reason,
+        reason=None if step is None else step_reason(step),
         effect=None if step is None or step.effect is None else effect_message(step.effect),
     )
     return {item.name: getattr(record, item.name) for item in dataclasses.fields(record)}
+
+
+def step_reason(step: StepResult) -> str | None:
+    """Why the call was not done: the effect's reason (a No's, the gate's), or for a call with no
+    effect (a read the gate refused) the gate's sentence, so no reader takes it from the text.
+    A path that does not exist is said as such to the person: the model's neutral words ("path
+    is not accessible") are a protected path's too."""
+    if step.effect is None and isinstance(step.detail, NoSuchPath):
+        nearby = f"; nearby: {', '.join(step.detail.nearby)}" if step.detail.nearby else ""
+        return f"no such path: {step.detail.path}{nearby}"
+    return step.reason if step.effect is not None else step.error
 
 
 def step_dict(step: StepResult | None) -> dict[str, Any]:

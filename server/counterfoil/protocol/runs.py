@@ -186,6 +186,9 @@ class AgentEvent(StepRecord):
     noAction: str | None = field(default=None, metadata=SOMETIMES)
     # For the person only: the setting that enables a tool the step found not enabled.
     enabledBy: str | None = None
+    # The tool the response asked for that this run has off (`edit_file`), sent only then: the
+    # editor names it from here, never from `result`'s words.
+    notEnabled: str | None = field(default=None, metadata=SOMETIMES)
     # A step taken before this part of a resumed run, retold from the run's record as the
     # resume begins ("before the interruption", "before the pause"); absent for a step now.
     earlier: str | None = field(default=None, metadata=SOMETIMES)
