@@ -6,7 +6,16 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .conftest import StartDaemon
+
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
 
 RULES = "Keep functions small.\n"
 
