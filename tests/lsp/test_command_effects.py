@@ -11,6 +11,13 @@ import pytest
 
 from .conftest import StartDaemon, approve, reject, script
 
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
+
 TOOL = (
     "import os, pathlib\n"
     "os.makedirs('gen', exist_ok=True)\n"
