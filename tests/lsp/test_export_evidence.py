@@ -13,6 +13,14 @@ from counterfoil import protocol as messages
 from counterfoil.cli.main import main
 
 from .conftest import StartDaemon
+
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
+
 from .test_messages import conforms
 
 
