@@ -16,6 +16,13 @@ from counterfoil.settings.table import Settings
 
 from .conftest import RecordingChannel, StartDaemon, script
 
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
+
 EDIT_APP = {"tool": "edit_file", "path": "app.py", "old": "1", "new": "2"}
 
 
