@@ -6,7 +6,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from .conftest import StartDaemon, script
+
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
 
 LONG = [sys.executable, "-c", "print('\\n'.join(f'line {n}' for n in range(6000)))"]
 
