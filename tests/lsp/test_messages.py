@@ -13,11 +13,20 @@ import typing
 from pathlib import Path
 from typing import Any, Literal, Union
 
+import pytest
+
 import counterfoil
 from counterfoil import protocol as messages
 from counterfoil.lsp import typescript
 
 from .conftest import StartDaemon
+
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 
