@@ -23,6 +23,13 @@ from counterfoil.protocol import REQUESTS, ConfirmParams, ConfirmResult, Request
 
 from .conftest import RecordingChannel, StartDaemon, never_answer, script
 
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
+
 REPOSITORY = Path(__file__).resolve().parents[2]
 SERVED = {method: request for method, request in REQUESTS.items() if not request.to_client}
 ONE_AT_A_TIME = {Runs.ONE_AT_A_TIME, Runs.ONE_AT_A_TIME_CHECKED_OFF_LOOP}
