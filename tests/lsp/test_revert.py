@@ -11,6 +11,12 @@ from pygls.exceptions import JsonRpcInvalidParams
 from .conftest import FIXTURES, StartDaemon, approve, reject
 
 
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
+
 async def test_a_revert_is_previewed_approved_written_and_receipted(
     start_daemon: StartDaemon, demo_project: Path, fix_app_settings: dict[str, Any]
 ) -> None:
