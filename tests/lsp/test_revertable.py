@@ -19,6 +19,13 @@ from counterfoil.receipts import EffectReceipt
 
 from .conftest import RecordingChannel, StartDaemon, reject, script
 
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
+
 CHANGE_A_FILE = [sys.executable, "-c", "open('data.txt', 'w').write('after')"]
 CHANGE_NOTHING = [sys.executable, "-c", "pass"]
 
