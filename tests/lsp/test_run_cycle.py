@@ -6,7 +6,15 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .conftest import PYTEST_ARGV, StartDaemon, edit_app_model, reject, script
+
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
 
 
 def sha256(data: bytes) -> str:
