@@ -9,7 +9,15 @@ import getpass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .conftest import StartDaemon, script
+
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
 
 
 def edit(new: str) -> dict[str, str]:
