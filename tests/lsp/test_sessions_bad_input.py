@@ -12,6 +12,13 @@ from counterfoil.lsp.protocol import RUN_REFUSED
 
 from .conftest import Daemon, StartDaemon, edit_app_model
 
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
+
 SESSIONS = Path(".counterfoil") / "sessions"
 
 
