@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction
@@ -14,6 +15,13 @@ from counterfoil.sessions.intents import intent_of
 from counterfoil.sessions.store import SessionStore
 
 from .conftest import StartDaemon, script
+
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
 
 EDIT = ToolAction("edit_file", {"path": "app.py", "old": "* 1", "new": "* 2"})
 
