@@ -6,7 +6,15 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from .conftest import PYTEST_ARGV, StartDaemon, edit_app_model, reject
+
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
 
 
 async def test_a_validated_run_reports_its_effects_changes_and_validation(
