@@ -731,6 +731,8 @@ def _done_line(effect: EffectOutcome) -> str:
         if len(command) > MAX_DONE_COMMAND:
             command = command[: MAX_DONE_COMMAND - 1] + "…"
         return f"ran {command} ({ended})"
+    if effect.mcp_tool is not None:
+        return f"called {effect.mcp_tool}"
     verb = {"edit_file": "edited", "write_file": "wrote"}.get(effect.tool, effect.tool)
     return f"{verb} {effect.path}"
 

@@ -32,7 +32,8 @@ class EffectOutcome:
     `review` is a reviewed command's decision (`accepted`, `partially accepted`, `rejected`,
     `nothing to apply`, `not applied`): its `tree_changes` are then only what was applied.
     `by_rule`: the text of the person's approval rule that approved it without asking (None:
-    the person was asked, or it was not approved).
+    the person was asked, or it was not approved). `mcp_tool`: an MCP call's `server/tool`,
+    what the progress note and the verdict name it by.
     """
 
     call_id: str
@@ -47,6 +48,7 @@ class EffectOutcome:
     tree_changes: tuple[tuple[str, str | None], ...] = ()
     review: str | None = None
     by_rule: str | None = None
+    mcp_tool: str | None = None
 
     @property
     def wrote_file(self) -> bool:

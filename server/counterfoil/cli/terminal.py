@@ -206,6 +206,8 @@ def timed_load(stdout: TextIO, model: str, load: Callable[[], Any]) -> Any:
 def _effect_subject(outcome: EffectOutcome) -> str:
     if outcome.argv is not None:
         return shlex.join(outcome.argv)
+    if outcome.mcp_tool is not None:
+        return shown_path(outcome.mcp_tool)
     return shown_path(outcome.path or "")
 
 

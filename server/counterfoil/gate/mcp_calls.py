@@ -67,12 +67,16 @@ class McpCalls:
         try:
             proposal = self.propose(action, tool_call_id)
         except AgentError as error:
-            raise EffectStopped(self._note(tool_call_id, "refused", str(error)), error) from error
+            named = f"{action.arguments.get('server')}/{action.arguments.get('name')}"
+            outcome = self._note(tool_call_id, "refused", str(error), named)
+            raise EffectStopped(outcome, error) from error
+        named = f"{proposal.server['name']}/{proposal.tool}"
         effect = self._rule_effect(proposal)
         ruled = self.record.decide_by_rules(effect, tool_call_id)
         if ruled.decision == "deny":
             reason = denied_by_rule(ruled)
-            raise EffectStopped(self._note(tool_call_id, "refused", reason), AgentError(reason))
+            outcome = self._note(tool_call_id, "refused", reason, named)
+            raise EffectStopped(outcome, AgentError(reason))
         if ruled.decision == "allow":
             approval = Approval(True)
             if self.record.on_rule_approved is not None:
@@ -84,7 +88,7 @@ class McpCalls:
             raise ApprovalWithdrawn(WITHDRAWN, proposal.tool_call_id)
         if not approval.approved:
             self.record.note_rejected(effect)
-            outcome = self._note(tool_call_id, "rejected", approval.reason)
+            outcome = self._note(tool_call_id, "rejected", approval.reason, named)
             raise EffectStopped(outcome, AgentError(denial(approval.reason)))
         record = self.record
         toolbox = record.mcp_toolbox
@@ -99,7 +103,7 @@ class McpCalls:
             started = time.monotonic()
             reply = toolbox.call(offered, proposal.arguments)
         except (McpFailure, AgentError, OSError) as error:
-            outcome = self._note(tool_call_id, "failed", str(error))
+            outcome = self._note(tool_call_id, "failed", str(error), named)
             raise EffectStopped(outcome, AgentError(str(error))) from None
         duration = time.monotonic() - started
         return self._recorded(proposal, reply, duration, approval_record)
@@ -173,7 +177,8 @@ class McpCalls:
             exit_state = "error" if reply.is_error else "ok"
         preview = text[:PREVIEW_CHARS]
         facts = replace(facts, preview_truncated=len(text) > len(preview))
-        outcome = self._note(proposal.tool_call_id, "approved", None)
+        named = f"{proposal.server['name']}/{proposal.tool}"
+        outcome = self._note(proposal.tool_call_id, "approved", None, named)
         evidence = record.run_evidence(proposal, ReceiptEvidence(mcp=facts), approval)
         try:
             receipt = record.receipt(proposal, exit_state, preview, evidence, ())
@@ -184,11 +189,16 @@ class McpCalls:
             f"MCP {proposal.server['name']}/{proposal.tool}{note}:\n{text}", outcome, receipt
         )
 
-    def _note(self, call_id: str, state: EffectState, reason: str | None) -> EffectOutcome:
+    def _note(
+        self, call_id: str, state: EffectState, reason: str | None, mcp_tool: str
+    ) -> EffectOutcome:
+        """The call's outcome, named by `server/tool` in the progress note and the verdict."""
         ruled = self.record.by_rule.get(call_id) if state == "approved" else None
         rule = None if ruled is None or ruled.rule is None else ruled.rule.text
         return self.record.note_outcome(
-            EffectOutcome(call_id, "mcp_call", state, reason=reason, by_rule=rule)
+            EffectOutcome(
+                call_id, "mcp_call", state, reason=reason, by_rule=rule, mcp_tool=mcp_tool
+            )
         )
 
 
