@@ -17,7 +17,7 @@ import type { ReceiptCommands } from "../receipts/receiptCommands";
 import type { ReviewController } from "../review/controller";
 import { describeAction, stateWords, wentWrong } from "./runModel";
 import { RUN_VIEW, type RunPanel } from "./runPanel";
-import { summarizeRun } from "./runSummary";
+import { runEndNotice, summarizeRun } from "./runSummary";
 import { stepNotice } from "./stepNotice";
 import { commandRegistrar } from "../commandRegistrar";
 
@@ -63,6 +63,8 @@ export class RunCommands implements vscode.Disposable {
   onDaemonLost: (() => unknown) | undefined;
   /** The run in flight, so Steer can wait for its pause before resuming. */
   current: Promise<RunResult | undefined> | undefined;
+  /** Steer asked the run in flight to pause: it resumes at once, so its pause is not told. */
+  steering = false;
 
   constructor(private readonly context: CommandContext) {
     const register = commandRegistrar(this.disposables);
@@ -420,6 +422,11 @@ export class RunCommands implements vscode.Disposable {
     const { trace } = this.context;
     const summary = summarizeRun(result);
     trace.info(summary);
+    const steered = runEndNotice(result, this.steering) === undefined;
+    this.steering = false;
+    if (steered) {
+      return;
+    }
     if (result.completed || result.reason === "paused") {
       void vscode.window.showInformationMessage(summary);
     } else {

@@ -38,6 +38,20 @@ export function runFacts(result: RunResult): string {
   return facts.join("; ");
 }
 
+/**
+ * What a run's end says in a notification: its summary, or nothing for the pause Steer asked
+ * for, since the run goes on at once with the person's message (a "paused" toast then
+ * contradicts the panel, which shows it resumed).
+ */
+export function runEndNotice(
+  result: RunResult,
+  steering: boolean,
+): string | undefined {
+  return steering && result.reason === "paused"
+    ? undefined
+    : summarizeRun(result);
+}
+
 export function summarizeRun(result: RunResult): string {
   const facts = runFacts(result);
   if (result.completed) {

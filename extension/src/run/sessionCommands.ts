@@ -130,9 +130,13 @@ export class SessionCommands implements vscode.Disposable {
     if (!text?.trim()) {
       return;
     }
-    const answer = await this.client.request(Methods.pause, {});
+    this.runs.steering = true; // its pause is not told: the run goes on at once
+    const answer = await this.client
+      .request(Methods.pause, {})
+      .catch(() => ({ pausing: false, runId: null }));
     const runId = answer.runId;
     if (!answer.pausing || !runId) {
+      this.runs.steering = false;
       return;
     }
     const paused = await this.runs.current;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { RunResult, Verdict } from "../../src/daemon/protocol";
-import { summarizeRun } from "../../src/run/runSummary";
+import { runEndNotice, summarizeRun } from "../../src/run/runSummary";
 
 const verdict = (fields: Partial<Verdict> = {}): Verdict => ({
   succeeded: false,
@@ -95,5 +95,16 @@ test("a paused run says it can go on, not that it stopped", () => {
   assert.equal(
     summarizeRun(result),
     "Counterfoil run paused, as asked: Resume in the run panel goes on from here (no files changed; validation not run).",
+  );
+});
+
+test("the pause Steer asked for is not told as paused: the run goes on at once", () => {
+  const paused = run({ completed: false, reason: "paused" });
+
+  assert.equal(runEndNotice(paused, true), undefined);
+  assert.match(runEndNotice(paused, false) ?? "", /^Counterfoil run paused/);
+  assert.match(
+    runEndNotice(run({ completed: false, reason: "model_error" }), true) ?? "",
+    /^Counterfoil run stopped/,
   );
 });
