@@ -77,6 +77,7 @@ describe("settings not taken as written", () => {
       assert.match(toast.replace(/\s/g, " "), /using 8 \(the default\)/);
       const line = await inPanel(page, ".refused-settings li", said);
       assert.equal(await line.innerText(), said);
+      await line.scrollIntoViewIfNeeded();
       await screenshot(page, "settings-refused-panel.png");
       step("the panel says it");
 
@@ -155,6 +156,8 @@ describe("settings not taken as written", () => {
         lines.get("maxTokens") ?? "",
         /: applies \(stricter than yours\)/,
       );
+      const first = await inPanel(page, ".folder-settings li", "endpoint = ");
+      await first.scrollIntoViewIfNeeded();
       await screenshot(page, "settings-folder-values-panel.png");
       step("the panel lists them");
 
