@@ -22,9 +22,10 @@ from .context.budget import (
 )
 from .context.prompt import ShowsOverview, build_system_prompt, refreshed_overview
 from .errors import AgentError, ToolNotEnabled
+from .gate.shown_view import workspace_view
 from .gate.workspace import Workspace
 from .mcp.toolbox import offered_listings
-from .model import McpListings, Model, ModelReply, ResponseStats, configure, model_reply
+from .model import ConfiguresTools, Model, ModelReply, ResponseStats, configure, model_reply
 from .step_facts import (
     ActionLoop,
     FinalTooSoon,
@@ -42,20 +43,6 @@ from .verdict import EffectOutcome, RunVerdict, compute_verdict
 Messages = list[dict[str, str]]
 IDENTICAL_ACTION = "identical action loop detected"
 IDENTICAL_ACTION_ERROR = error_text(IDENTICAL_ACTION)
-
-
-@runtime_checkable
-class ConfiguresTools(Protocol):
-    """The optional hook of a generate callable: `run_agent` calls `configure_tools` once,
-    before the first step, with the tools the workspace enables and its allowed commands, so
-    a model that constrains its output spells only those."""
-
-    def configure_tools(
-        self,
-        available_tools: frozenset[str],
-        allowed_commands: Sequence[Sequence[str]],
-        mcp_tools: McpListings | None = None,
-    ) -> None: ...
 
 
 @runtime_checkable
@@ -216,8 +203,10 @@ def run_agent(
     """Run until a final answer or a limit; `should_stop` is asked before each model call, and
     a model call that fails once it says stop ends the run as cancelled.
 
-    A `generate` with `configure_tools` (see `ConfiguresTools`) is told the enabled tools first.
-    `messages` is the conversation, extended in place so the caller keeps it: empty, it is
+    A `generate` with `configure_tools` (see `ConfiguresTools`) is told the enabled tools before
+    each step and, on a receipt-keeping workspace, what it has shown the model so far (the
+    grammar of the next action is built from it); on another, once.
+        `messages` is the conversation, extended in place so the caller keeps it: empty, it is
     started with the system prompt and `task`; otherwise `task` continues it (see
     `continue_conversation`).
     With `limits.max_context_tokens`, tokens are counted by `count_tokens(messages)` (by
@@ -242,16 +231,6 @@ def run_agent(
     conversation = _Conversation(
         messages if messages is not None else initial_messages(task, system_prompt)
     )
-    if isinstance(generate, ConfiguresTools):
-        try:
-            configure(
-                generate,
-                workspace.available_tools,
-                workspace.policy.allowed_commands,
-                offered_listings(workspace),
-            )
-        except Exception as error:  # noqa: BLE001 - like a model failure, it ends the run
-            return AgentRun(False, "model_error", None, (), (), f"{type(error).__name__}: {error}")
     observations = observations if observations is not None else []
     if limits.max_context_tokens is not None:
         budget, counter = (
@@ -320,6 +299,13 @@ def run_agent(
             return finish(False, "cancelled")
         if not window.fits():
             return finish(False, "context_limit")
+        if isinstance(generate, ConfiguresTools) and (
+            step == 1 or isinstance(workspace, Workspace)
+        ):
+            try:
+                _configure_step(generate, workspace, shown_tree, conversation.events)
+            except Exception as error:  # noqa: BLE001 - like a model failure, it ends the run
+                return finish(False, "model_error", error=f"{type(error).__name__}: {error}")
         try:
             reply = model_reply(generate, list(conversation.messages))
         except Exception as error:  # noqa: BLE001 - a model failure ends the run with its reason
@@ -468,6 +454,38 @@ def run_agent(
         if on_observation is not None:
             on_observation(conversation.messages, action)
     return finish(False, "step_limit")
+
+
+def _configure_step(
+    generate: ConfiguresTools,
+    workspace: Workspace,
+    tree: TreeOverview | None,
+    events: Sequence[AgentEvent],
+) -> None:
+    """Tell the model the run's tools and, on a receipt-keeping workspace, what it has been
+    shown: the overview, its listings and its reads (`workspace_view`)."""
+    view = None
+    if isinstance(workspace, Workspace):
+        steps = [
+            (event.action, event.step_result)
+            for event in events
+            if isinstance(event.action, ToolAction) and event.step_result is not None
+        ]
+        artifacts = [
+            ref.artifact_id
+            for event in events
+            if event.shown is not None
+            for ref in (event.shown.shows, event.shown.summary_shows)
+            if ref is not None
+        ]
+        view = workspace_view(workspace, tree, steps, artifacts)
+    configure(
+        generate,
+        workspace.available_tools,
+        workspace.policy.allowed_commands,
+        offered_listings(workspace),
+        view,
+    )
 
 
 def continue_conversation(messages: Messages, task: str, system_prompt: str) -> None:
@@ -731,8 +749,6 @@ def _done_line(effect: EffectOutcome) -> str:
         if len(command) > MAX_DONE_COMMAND:
             command = command[: MAX_DONE_COMMAND - 1] + "…"
         return f"ran {command} ({ended})"
-    if effect.mcp_tool is not None:
-        return f"called {effect.mcp_tool}"
     verb = {"edit_file": "edited", "write_file": "wrote"}.get(effect.tool, effect.tool)
     return f"{verb} {effect.path}"
 

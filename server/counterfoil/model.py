@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from .workspace_view import WorkspaceView
+
 Messages = list[dict[str, str]]
 # The approved MCP tools a run offers, each `{"server", "name", "description", "input_schema"}`.
 McpListings = Sequence[Mapping[str, Any]]
@@ -106,9 +108,12 @@ class Model(Protocol):
         available_tools: frozenset[str],
         allowed_commands: Sequence[Sequence[str]],
         mcp_tools: McpListings | None = None,
+        view: WorkspaceView | None = None,
     ) -> None:
-        """Narrow later responses to these tools and commands, and an `mcp_call` to the run's
-        approved MCP tools under their input schemas (a no-op for most models)."""
+        """Narrow later responses to these tools and commands, an `mcp_call` to the run's
+        approved MCP tools under their input schemas, and, with `view` (what the workspace has
+        shown the model; given again each turn), paths, edits and rewrites to what it saw (a
+        no-op for most models)."""
 
     def count_tokens(self, messages: Messages) -> int:
         """The prompt's length in this model's tokens (an estimate where it cannot count)."""
@@ -121,13 +126,15 @@ class Model(Protocol):
 @runtime_checkable
 class ConfiguresTools(Protocol):
     """The one part of the contract a plain generate callable may also have: narrowing its
-    output to a run's tools (a wrapper passes the call on only to a model that has it)."""
+    output to a run's tools and, turn by turn, to what its workspace has shown (a wrapper
+    passes the call on only to a model that has it)."""
 
     def configure_tools(
         self,
         available_tools: frozenset[str],
         allowed_commands: Sequence[Sequence[str]],
         mcp_tools: McpListings | None = None,
+        view: WorkspaceView | None = None,
     ) -> None: ...
 
 
@@ -160,8 +167,9 @@ class WrappedModel:
         available_tools: frozenset[str],
         allowed_commands: Sequence[Sequence[str]],
         mcp_tools: McpListings | None = None,
+        view: WorkspaceView | None = None,
     ) -> None:
-        configure(self.wrapped, available_tools, allowed_commands, mcp_tools)
+        configure(self.wrapped, available_tools, allowed_commands, mcp_tools, view)
 
 
 def configure(
@@ -169,10 +177,7 @@ def configure(
     available_tools: frozenset[str],
     allowed_commands: Sequence[Sequence[str]],
     mcp_tools: McpListings | None,
+    view: WorkspaceView | None = None,
 ) -> None:
-    """Tell `model` a run's tools; the MCP tools only when the run has some, so a model that
-    knows nothing of them is configured as before."""
-    if mcp_tools is None:
-        model.configure_tools(available_tools, allowed_commands)
-    else:
-        model.configure_tools(available_tools, allowed_commands, mcp_tools=mcp_tools)
+    """Tell `model` a run's tools, and what its workspace has shown (`view`)."""
+    model.configure_tools(available_tools, allowed_commands, mcp_tools=mcp_tools, view=view)

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .workspace_view import WorkspaceView, view_choices
+
 # line: an integer from 1; object: a JSON object (an MCP tool's arguments)
 ArgumentType = Literal["string", "argv", "line", "boolean", "object"]
 # What must hold in the policy for the tool to be enabled.
@@ -260,6 +262,7 @@ def action_schema(
     enabled_tools: Iterable[str] | None = None,
     allowed_commands: Sequence[Sequence[str]] | None = None,
     mcp_tools: Sequence[Mapping[str, Any]] | None = None,
+    view: WorkspaceView | None = None,
 ) -> dict[str, Any]:
     """The JSON schema of one action: a call of an enabled tool, or `{"final": string}`.
 
@@ -267,8 +270,9 @@ def action_schema(
     them, no other keys allowed. When `allowed_commands` is non-empty an `argv` can only be one
     of those arrays exactly; when `mcp_tools` is given (each `{"server", "name",
     "input_schema"}`, the approved definitions), an `mcp_call` can only be one of those tools
-    with arguments under its own schema. Raises ValueError for a tool name the table does not
-    know.
+    with arguments under its own schema. With `view` (what the workspace has shown the model
+    this turn), paths, edits and rewrites are narrowed to it (`workspace_view.view_choices`).
+    Raises ValueError for a tool name the table does not know.
     """
     names = tool_names()
     enabled = set(names if enabled_tools is None else enabled_tools)
@@ -286,6 +290,9 @@ def action_schema(
         for argument in tool.arguments:
             properties[argument.name] = _value_schema(argument.type, allowed_commands)
         required = ["tool"] + [item.name for item in tool.arguments if item.required]
+        if view is not None:
+            choices.extend(view_choices(tool.name, properties, required, view))
+            continue
         choices.append(
             {
                 "type": "object",

@@ -67,7 +67,13 @@ class SteeredModel:
         self.stats: list[ResponseStats] = []
         self.cached: list[dict[str, str]] = []
 
-    def configure_tools(self, available_tools: object, allowed_commands: object) -> None:
+    def configure_tools(
+        self,
+        available_tools: object,
+        allowed_commands: object,
+        mcp_tools: object = None,
+        view: object = None,
+    ) -> None:
         pass
 
     def count_tokens(self, messages: list[dict[str, str]]) -> int:

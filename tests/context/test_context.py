@@ -149,7 +149,13 @@ def test_a_models_own_token_count_is_used(tmp_path: Path) -> None:
         stats: tuple[object, ...] = ()
         context_tokens = None
 
-        def configure_tools(self, available_tools: object, allowed_commands: object) -> None:
+        def configure_tools(
+            self,
+            available_tools: object,
+            allowed_commands: object,
+            mcp_tools: object = None,
+            view: object = None,
+        ) -> None:
             pass
 
         def count_tokens(self, messages: list[dict[str, str]]) -> int:

@@ -501,18 +501,23 @@ class ToolAwareModel(ScriptedModel):
         self.configured: list[tuple[frozenset[str], object]] = []
 
     def configure_tools(
-        self, available_tools: frozenset[str], allowed_commands: object, mcp_tools: object = None
+        self,
+        available_tools: frozenset[str],
+        allowed_commands: object,
+        mcp_tools: object = None,
+        view: object = None,
     ) -> None:
         self.configured.append((available_tools, allowed_commands))
 
 
-def test_run_agent_tells_a_tool_aware_model_the_enabled_tools_once(tmp_path: Path) -> None:
+def test_run_agent_tells_a_tool_aware_model_the_enabled_tools_each_step(tmp_path: Path) -> None:
     commands = (("python", "validate.py"),)
     workspace = make_workspace(tmp_path, allowed_commands=commands)
     model = ToolAwareModel([LIST, FINAL])
     run = run_agent(TASK, model, workspace)
     assert run.completed
-    assert model.configured == [(frozenset({"list_files", "read_file", "run_command"}), commands)]
+    tools = frozenset({"list_files", "read_file", "run_command"})
+    assert model.configured == [(tools, commands), (tools, commands)]
 
 
 def test_a_model_that_cannot_take_the_tools_ends_the_run_with_model_error(tmp_path: Path) -> None:
@@ -522,6 +527,7 @@ def test_a_model_that_cannot_take_the_tools_ends_the_run_with_model_error(tmp_pa
             available_tools: frozenset[str],
             allowed_commands: object,
             mcp_tools: object = None,
+            view: object = None,
         ) -> None:
             raise ValueError("grammar is invalid")
 

@@ -119,7 +119,13 @@ def test_a_runs_generate_passes_the_enabled_tools_on_to_the_model(tmp_path: Path
     told: list[tuple[frozenset[str], object]] = []
 
     class ToolAware:
-        def configure_tools(self, available_tools: frozenset[str], commands: object) -> None:
+        def configure_tools(
+            self,
+            available_tools: frozenset[str],
+            commands: object,
+            mcp_tools: object = None,
+            view: object = None,
+        ) -> None:
             told.append((available_tools, commands))
 
         def __call__(self, messages: list[dict[str, str]]) -> str:

@@ -66,6 +66,7 @@ class ToolAwareModel(ScriptedModel):
         available_tools: frozenset[str],
         allowed_commands: object,
         mcp_tools: object = None,
+        view: object = None,
     ) -> None:
         self.mcp_tools.append(mcp_tools)
 

@@ -14,6 +14,7 @@ from counterfoil.models.mlx.constrained import ActionGrammar
 from counterfoil.models.mlx.mlx import MLXGenerate
 from counterfoil.tools import action_schema
 from counterfoil.tools import tool_names as all_tools
+from counterfoil.workspace_view import FileRead, WorkspaceView, old_runs
 
 Converse = Callable[..., list[list[dict[str, str]]]]
 READ_ONLY = frozenset({"list_files", "read_file"})
@@ -270,3 +271,40 @@ def test_an_mcp_schema_the_compiler_refuses_leaves_the_arguments_any_object(
 
     call = '{"tool":"mcp_call","server":"any","name":"thing","arguments":{"x":1}}'
     assert _accepts(generate.grammar, call)
+
+
+SHOWN_MODULE = "def greet(name):\n    return 'hi ' + name\n\n\ndef main():\n    print(greet('x'))\n"
+SHOWN = WorkspaceView(
+    files=("app.py", "util.py"),
+    existing=("app.py", "util.py"),
+    reads=(FileRead("app.py", SHOWN_MODULE),),
+)
+
+
+def _edit(path: str, old: str) -> str:
+    action = {"tool": "edit_file", "path": path, "old": old, "new": "x"}
+    return json.dumps(action, separators=(",", ":"))
+
+
+def test_grammar_from_a_view_spells_only_edits_of_lines_read(
+    tokenizer: Any, vocab_size: int
+) -> None:
+    grammar = ActionGrammar(tokenizer, vocab_size, WRITES, view=SHOWN)
+    assert _accepts(grammar, _edit("app.py", "def main():\n    print(greet('x'))"))
+    assert not _accepts(grammar, _edit("app.py", "app.py"))
+    assert not _accepts(grammar, _edit("util.py", "def main():"))
+    assert not _accepts(grammar, '{"tool":"read_file","path":"missing.py"}')
+
+
+def test_random_logits_under_a_view_edit_only_lines_read(tokenizer: Any, vocab_size: int) -> None:
+    grammar = ActionGrammar(tokenizer, vocab_size, WRITES, view=SHOWN)
+    runs = old_runs(SHOWN.reads[0])
+    assert runs
+    for seed in range(8):
+        text, _ = _decode_with_random_logits(tokenizer, grammar, 120, seed)
+        action = parse_action(text, WRITES)
+        arguments = getattr(action, "arguments", {})
+        if getattr(action, "tool", None) == "edit_file":
+            assert (arguments["path"], arguments["old"] in runs) == ("app.py", True)
+        if getattr(action, "tool", None) == "read_file":
+            assert arguments["path"] in SHOWN.files

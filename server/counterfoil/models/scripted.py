@@ -11,6 +11,7 @@ if TYPE_CHECKING:  # the sessions package loads the loop; reading settings must 
 
 from ..context.budget import estimate_tokens
 from ..model import McpListings, ModelReply, ResponseStats
+from ..workspace_view import WorkspaceView
 
 SCRIPTED_PREFIX = "scripted:"
 
@@ -33,6 +34,7 @@ class ScriptedModel:
         available_tools: frozenset[str],
         allowed_commands: Sequence[Sequence[str]],
         mcp_tools: McpListings | None = None,
+        view: WorkspaceView | None = None,
     ) -> None:
         """A script says what it says, whatever the tools."""
 

@@ -21,6 +21,7 @@ from ..proposals import McpProposal, ToolProposal
 from ..receipt_evidence import utc_now
 from ..receipt_fields import ApprovalRecord
 from ..verdict import EffectOutcome, compute_verdict
+from ..workspace_view import WorkspaceView
 from .checkpoint import (
     KeepsPromptCache,
     SavesCheckpoints,
@@ -63,9 +64,10 @@ class RememberingModel:
         available_tools: frozenset[str],
         allowed_commands: Sequence[Sequence[str]],
         mcp_tools: McpListings | None = None,
+        view: WorkspaceView | None = None,
     ) -> None:
         if isinstance(self.generate, ConfiguresTools):
-            configure(self.generate, available_tools, allowed_commands, mcp_tools)
+            configure(self.generate, available_tools, allowed_commands, mcp_tools, view)
 
 
 class SessionRecorder:

@@ -20,6 +20,7 @@ from typing import Any
 
 from ...model import McpListings
 from ...tools import action_schema, tool_names
+from ...workspace_view import WorkspaceView
 
 # A single token can lengthen the shortest closing by at most this many tokens (an open
 # `\u` escape or a partial UTF-8 character), so forcing starts with this much slack left.
@@ -38,13 +39,14 @@ def action_grammar(
     available_tools: Iterable[str] | None = None,
     allowed_commands: Sequence[Sequence[str]] | None = None,
     mcp_tools: McpListings | None = None,
+    view: WorkspaceView | None = None,
 ) -> str:
     """The llguidance grammar for `action_schema`: compact JSON, no whitespace."""
     from llguidance import LLMatcher
 
     return str(
         LLMatcher.grammar_from_json_schema(
-            action_schema(available_tools, allowed_commands, mcp_tools),
+            action_schema(available_tools, allowed_commands, mcp_tools, view),
             defaults={"whitespace_flexible": False, "item_separator": ",", "key_separator": ":"},
         )
     )
@@ -72,12 +74,13 @@ class ActionGrammar:
         *,
         ll_tokenizer: Any = None,
         mcp_tools: McpListings | None = None,
+        view: WorkspaceView | None = None,
     ) -> None:
         from llguidance import LLMatcher
 
         self.vocab_size = vocab_size
         self.ll_tokenizer = ll_tokenizer or llguidance_tokenizer(tokenizer, vocab_size)
-        self.grammar = action_grammar(available_tools, allowed_commands, mcp_tools)
+        self.grammar = action_grammar(available_tools, allowed_commands, mcp_tools, view)
         self._matcher = LLMatcher(self.ll_tokenizer, self.grammar, log_level=0)
         if self._matcher.is_error():
             raise ValueError(f"action grammar is invalid: {self._matcher.get_error()}")

@@ -18,6 +18,7 @@ from ...model import McpListings, ModelReply, ResponseStats
 from ...model_identity import ModelIdentity
 from ...model_state import ModelCheckpoint
 from ...receipts import canonical_json
+from ...workspace_view import WorkspaceView
 from ..errors import ModelLoadError, load_failure
 from ..hub.model_names import ModelSource, resolve_model
 from ..options import GenerationOptions
@@ -50,6 +51,7 @@ class LoadedModel:
         available_tools: Iterable[str] | None,
         allowed_commands: Sequence[Sequence[str]],
         mcp_tools: McpListings | None = None,
+        view: WorkspaceView | None = None,
     ) -> Any:
         try:
             from .constrained import ActionGrammar, llguidance_tokenizer
@@ -68,6 +70,7 @@ class LoadedModel:
             allowed_commands,
             ll_tokenizer=self._ll_tokenizer,
             mcp_tools=mcp_tools,
+            view=view,
         )
 
 
@@ -214,7 +217,13 @@ class MLXGenerate:
         self.on_progress = on_progress
         self.grammar: Any = None
         self._grammar_tools: (
-            tuple[frozenset[str] | None, tuple[tuple[str, ...], ...], str | None] | None
+            tuple[
+                frozenset[str] | None,
+                tuple[tuple[str, ...], ...],
+                str | None,
+                WorkspaceView | None,
+            ]
+            | None
         ) = None
         if self.options.constrain:
             self.configure_tools(self.options.available_tools, self.options.allowed_commands)
@@ -233,24 +242,25 @@ class MLXGenerate:
         available_tools: Iterable[str] | None,
         allowed_commands: Sequence[Sequence[str]],
         mcp_tools: McpListings | None = None,
+        view: WorkspaceView | None = None,
     ) -> None:
         """Constrain later responses to these tools and commands, an `mcp_call` to the approved
-        MCP tools under their input schemas (rebuilt only on a change). A server's schema the
-        grammar compiler cannot take leaves an `mcp_call`'s arguments any object: the server
-        and the person still see them."""
+        MCP tools under their input schemas, paths, edits and rewrites to what `view` shows
+        (rebuilt only on a change). A server's schema the grammar compiler cannot take leaves
+        an `mcp_call`'s arguments any object: the server and the person still see them."""
         self.options = self.options.with_tools(available_tools, allowed_commands)
         if not self.options.constrain:
             return
         tools, commands = self.options.available_tools, self.options.allowed_commands
         listed = None if mcp_tools is None else canonical_json(list(mcp_tools))
-        wanted = (tools, commands, listed)
+        wanted = (tools, commands, listed, view)
         if wanted != self._grammar_tools:
             try:
-                self.grammar = self.loaded.action_grammar(tools, commands, mcp_tools)
+                self.grammar = self.loaded.action_grammar(tools, commands, mcp_tools, view)
             except (ValueError, RuntimeError, TypeError):
                 if mcp_tools is None:
                     raise
-                self.grammar = self.loaded.action_grammar(tools, commands)
+                self.grammar = self.loaded.action_grammar(tools, commands, view=view)
             self._grammar_tools = wanted
 
     def identity(self) -> ModelIdentity:

@@ -26,6 +26,7 @@ from typing import Any
 from ...actions import ToolAction, parse_action
 from ...errors import AgentError
 from ...model import McpListings, ModelReply, ResponseStats
+from ...workspace_view import WorkspaceView
 from ..errors import GenerationCancelled, ModelLoadError, ModelServerError
 from ..progress import ModelProgress, PrefillReport, ProgressCallback
 from ..thinking import strip_thinking
@@ -154,13 +155,17 @@ class RemoteGenerate:
         available_tools: Iterable[str] | None,
         allowed_commands: Sequence[Sequence[str]],
         mcp_tools: McpListings | None = None,
+        view: WorkspaceView | None = None,
     ) -> None:
         """Ask the server for actions of these tools and commands only (an `mcp_call` of the
-        approved MCP tools under their schemas), from the next call."""
+        approved MCP tools under their schemas; paths, edits and rewrites as `view` allows),
+        from the next call."""
         self.available_tools = None if available_tools is None else frozenset(available_tools)
         self.allowed_commands = tuple(tuple(argv) for argv in allowed_commands)
         if self.schema_mode != "none":
-            schema = server_action_schema(self.available_tools, self.allowed_commands, mcp_tools)
+            schema = server_action_schema(
+                self.available_tools, self.allowed_commands, mcp_tools, view
+            )
             self._schema_fields = schema_request(self.schema_mode, schema)
 
     def __repr__(self) -> str:  # never the key

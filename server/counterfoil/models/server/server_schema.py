@@ -7,6 +7,7 @@ from typing import Any
 
 from ...model import McpListings
 from ...tools import action_schema
+from ...workspace_view import WorkspaceView
 from ..errors import ModelLoadError
 from .endpoint import SCHEMA_MODES
 
@@ -17,9 +18,10 @@ def server_action_schema(
     available_tools: Iterable[str] | None,
     allowed_commands: Sequence[Sequence[str]],
     mcp_tools: McpListings | None = None,
+    view: WorkspaceView | None = None,
 ) -> dict[str, Any]:
     """The action schema the server is asked to enforce: the one the local decoder uses."""
-    return action_schema(available_tools, allowed_commands, mcp_tools)
+    return action_schema(available_tools, allowed_commands, mcp_tools, view)
 
 
 def schema_request(mode: str, schema: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,225 @@
+"""What the workspace has shown the model, and the action schema's values it allows.
+
+A small model copies whatever text is in front of it: a file's name as an edit's `old`, an
+example as a path, a key spelled its own way in a file it never read. Constrained decoding
+already holds an answer to the enabled tools; this holds its values to what exists, turn by
+turn, so a wrong value cannot be generated at all:
+
+- a path to read or list is one the overview or a listing showed (past `MAX_SHOWN_NAMES`, any
+  relative path: the enum would cost more than it saves, and the pattern refuses nothing real);
+- an existing file is edited only once read (in full or in the range the edit is in) and
+  rewritten only once read in full; a new file only where no file or folder is and, when the
+  task says where it may write, only there;
+- `old` is a run of 1 to `MAX_RUN_LINES` consecutive whole lines of the file as read, one that
+  occurs exactly once in it (what `apply_edit` takes), so a copy of the path, an example or an
+  invented text cannot be spelled.
+
+The view is plain data, built by the gate's side from the record (`gate/shown_view.py`); the
+schema values are built here, in the standard library only, for every engine alike.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+MAX_SHOWN_NAMES = 400  # paths an enum names before the schema takes any relative path
+MAX_RUN_LINES = 4  # the longest run of whole lines an edit's old text is
+# Bytes of old-text choices one file offers; runs of fewer lines are offered first, so a file
+# too long for runs of four keeps its single lines (a ranged read narrows it further).
+MAX_RUN_BYTES_PER_FILE = 24_000
+# A path the schema's patterns take: names of these characters, joined by "/".
+_NAME = "[A-Za-z0-9_.@+,=~-]+"
+ANY_PATH = f"{_NAME}(/{_NAME})*"
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """A file the model has read: its whole current text (what the gate checks a change
+    against) and the lines it was shown, 1-based and inclusive (None: all of them)."""
+
+    path: str
+    text: str
+    shown: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class WorkspaceView:
+    """What the model has been shown: the files and folders the overview and its listings
+    named, the files it read that it may change, every path that exists (a new file may not
+    take one) and where it may create a file (the task's editable paths; None: anywhere a
+    path rule allows)."""
+
+    files: tuple[str, ...] = ()
+    folders: tuple[str, ...] = ()
+    reads: tuple[FileRead, ...] = ()
+    existing: tuple[str, ...] = ()
+    new_files_under: tuple[str, ...] | None = None
+    # Paths a read may also take, as a pattern (ranges of the results externalized so far).
+    read_pattern: str | None = None
+
+
+def view_choices(
+    tool: str, properties: dict[str, Any], required: list[str], view: WorkspaceView
+) -> list[dict[str, Any]]:
+    """The schema branches of `tool` under `view`, from its plain branch's `properties`: the
+    paths narrowed to what was shown, and an edit or a rewrite one branch per file read (none:
+    the tool cannot be called yet)."""
+
+    def branch(**values: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {**properties, **values},
+            "required": required,
+            "additionalProperties": False,
+        }
+
+    if tool == "list_files":
+        return [branch(path=path_schema([".", *view.folders]))]
+    if tool == "read_file":
+        return [branch(path=path_schema(view.files, view.read_pattern))]
+    if tool == "edit_file":
+        choices = []
+        for read in view.reads:
+            runs = old_runs(read)
+            old = {"type": "string"} if runs is None else {"enum": list(runs)}
+            if runs != ():
+                choices.append(branch(path={"const": read.path}, old=old))
+        return choices
+    if tool == "write_file":
+        whole = [read.path for read in view.reads if read.shown is None]
+        choices = [branch(path={"enum": whole})] if whole else []
+        pattern = new_path_pattern(view.existing, view.new_files_under)
+        if pattern is not None:
+            choices.append(branch(path={"type": "string", "pattern": f"^({pattern})$"}))
+        return choices
+    return [branch()]
+
+
+def path_schema(names: Iterable[str], extra_pattern: str | None = None) -> dict[str, Any]:
+    """One of `names` (any relative path past `MAX_SHOWN_NAMES`), or a path `extra_pattern`
+    matches."""
+    listed = list(dict.fromkeys(names))
+    if len(listed) > MAX_SHOWN_NAMES:
+        return {"type": "string", "pattern": f"^{ANY_PATH}$"}
+    choices: list[dict[str, Any]] = []
+    if listed:
+        choices.append({"enum": listed})
+    if extra_pattern is not None:
+        choices.append({"type": "string", "pattern": f"^({extra_pattern})$"})
+    if not choices:
+        return {"enum": ["."]}
+    return choices[0] if len(choices) == 1 else {"anyOf": choices}
+
+
+def old_runs(read: FileRead) -> tuple[str, ...] | None:
+    """The old texts an edit of `read` may name: runs of 1 to `MAX_RUN_LINES` whole lines
+    within the lines shown, neither first nor last line blank, occurring once in the file; shorter runs first, within
+    `MAX_RUN_BYTES_PER_FILE`. None: not even its single lines fit (the old text is then any
+    string, and a miss is refused as without a view)."""
+    lines = read.text.split("\n")
+    first, last = read.shown or (1, len(lines))
+    first, last = max(first, 1), min(last, len(lines))
+    runs: list[str] = []
+    size = 0
+    for height in range(1, MAX_RUN_LINES + 1):
+        for start in range(first - 1, last - height + 1):
+            if not lines[start].strip() or not lines[start + height - 1].strip():
+                continue  # a blank line at either end: the same edit without it is offered
+            run = "\n".join(lines[start : start + height])
+            if _occurs_twice(read.text, run):
+                continue
+            size += len(run.encode("utf-8")) + 4
+            if size > MAX_RUN_BYTES_PER_FILE:
+                return tuple(runs) if height > 1 else None
+            runs.append(run)
+    return tuple(runs)
+
+
+def _occurs_twice(text: str, run: str) -> bool:
+    start = text.find(run)
+    return start == -1 or text.find(run, start + 1) != -1
+
+
+def new_path_pattern(existing: Iterable[str], under: tuple[str, ...] | None) -> str | None:
+    """A pattern of the paths a new file may take: under one of `under` (a folder, or a file
+    to create; None: anywhere), none of `existing` (a file or folder there already). None:
+    nowhere."""
+    taken = set(existing)
+    if len(taken) > MAX_SHOWN_NAMES:
+        taken = set()  # too many to spell out: a new file's path may be taken (the gate says)
+    choices = []
+    for item in [""] if under is None else sorted({item.strip("/") for item in under}):
+        if item in ("", "."):
+            choices.append(_path_except(taken))
+            continue
+        if item not in taken:
+            choices.append(literal_pattern(item))
+        prefix = item + "/"
+        tails = {path[len(prefix) :] for path in taken if path.startswith(prefix)}
+        choices.append(literal_pattern(prefix) + _path_except(tails))
+    return "|".join(f"({choice})" for choice in choices) if choices else None
+
+
+# The characters of a path the patterns take ("-" last, so a class needs no escape).
+_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.@+,=~/-"
+
+
+def literal_pattern(text: str) -> str:
+    """`text` as a pattern every engine reads alike (llguidance's regex, llama.cpp's
+    converter): punctuation as a one-character class, never a backslash escape."""
+    return "".join(char if char.isalnum() or char in "_/@,=" else f"[{char}]" for char in text)
+
+
+@functools.lru_cache(maxsize=512)
+def _free_class(taken: frozenset[str], slash: bool) -> str:
+    """The class of the path characters not in `taken` (nor "/" unless `slash`)."""
+    return _class(char for char in _ALPHABET if char not in taken and (slash or char != "/"))
+
+
+def _class(chars: Iterable[str]) -> str:
+    """A character class of `chars` in ranges of consecutive codes ("-" last, alone)."""
+    chars = set(chars)
+    codes = sorted({ord(char) for char in chars if char != "-"})
+    parts: list[str] = []
+    start = 0
+    while start < len(codes):
+        end = start
+        while end + 1 < len(codes) and codes[end + 1] == codes[end] + 1:
+            end += 1
+        low, high = chr(codes[start]), chr(codes[end])
+        parts.append(low if low == high else low + high if end == start + 1 else low + "-" + high)
+        start = end + 1
+    return "[" + "".join(parts) + ("-" if "-" in chars else "") + "]"
+
+
+_REST = _class(_ALPHABET) + "*"
+
+
+def _path_except(taken: set[str]) -> str:
+    """A pattern of every path after `prefix` (names of `_ALPHABET`) except those in `taken`:
+    a trie of the taken paths, each node offering every way to leave it."""
+    trie: dict[str, Any] = {}
+    for path in taken:
+        node = trie
+        for char in path:
+            node = node.setdefault(char, {})
+        node[""] = {}
+    return _except(trie, at_start=True)
+
+
+def _except(node: dict[str, Any], *, at_start: bool, after_slash: bool = False) -> str:
+    """Paths that leave the trie at `node`: end here (when no taken path ends here), take a
+    character no taken path takes here and anything after, or follow a taken path's character
+    and leave the trie further on."""
+    children = [key for key in node if key]
+    branches: list[str] = []
+    if not at_start and not after_slash and "" not in node:
+        branches.append("")
+    branches.append(_free_class(frozenset(children), not (at_start or after_slash)) + _REST)
+    for char in sorted(children):
+        rest = _except(node[char], at_start=False, after_slash=char == "/")
+        branches.append(literal_pattern(char) + "(" + rest + ")")
+    return "(" + "|".join(branches) + ")"

@@ -1,0 +1,106 @@
+"""The workspace view the loop gives the model each turn: what the overview, the listings and
+the reads so far have shown, so the next action's grammar is built from it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.core.test_workspace_view import edit, expressible
+from tests.support.workspaces import make_workspace
+
+from counterfoil import run_agent
+from counterfoil.models import ScriptedModel
+from counterfoil.tools import action_schema
+from counterfoil.workspace_view import WorkspaceView
+
+MODULE = "def double(x):\n    return x + x\n"
+READ = '{"tool":"read_file","path":"app.py"}'
+FINAL = '{"final":"done"}'
+
+
+class ViewRecordingModel(ScriptedModel):
+    """A scripted model that keeps each view `run_agent` gives it."""
+
+    def __init__(self, responses: list[str]) -> None:
+        super().__init__(responses)
+        self.views: list[WorkspaceView | None] = []
+
+    def configure_tools(
+        self,
+        available_tools: frozenset[str],
+        allowed_commands: object,
+        mcp_tools: object = None,
+        view: WorkspaceView | None = None,
+    ) -> None:
+        self.views.append(view)
+
+
+def views_of(tmp_path: Path, responses: list[str], **policy: object) -> list[WorkspaceView]:
+    model = ViewRecordingModel(responses)
+    run_agent("change app.py", model, make_workspace(tmp_path, allow_writes=True, **policy))
+    assert all(view is not None for view in model.views)
+    return [view for view in model.views if view is not None]
+
+
+def test_the_loop_offers_an_edit_of_a_file_once_it_is_read(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(MODULE)
+    before, after = views_of(tmp_path, [READ, FINAL])
+    tools = frozenset({"read_file", "list_files", "write_file", "edit_file"})
+    change = edit("app.py", "    return x + x", "    return 2 * x")
+    assert not expressible(action_schema(tools, (), view=before), change)
+    assert expressible(action_schema(tools, (), view=after), change)
+
+
+def test_a_ranged_read_shows_only_its_lines(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(MODULE)
+    ranged = '{"tool":"read_file","path":"app.py","start_line":2,"end_line":2}'
+    _, after = views_of(tmp_path, [ranged, FINAL])
+    [read] = after.reads
+    assert (read.path, read.shown) == ("app.py", (2, 2))
+
+
+def test_a_listing_shows_the_files_of_a_folded_folder(tmp_path: Path) -> None:
+    (tmp_path / "lib").mkdir()
+    for number in range(60):
+        (tmp_path / "lib" / f"part_{number}.py").write_text("")
+    before, after = views_of(tmp_path, ['{"tool":"list_files","path":"lib"}', FINAL])
+    assert "lib" in before.folders and "lib/part_7.py" not in before.files
+    assert "lib/part_7.py" in after.files
+
+
+def test_a_file_changed_since_it_was_read_is_not_offered_for_an_edit(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(MODULE)
+
+    class ChangingModel(ViewRecordingModel):
+        """Changes app.py on disk while it answers its second call."""
+
+        def __call__(self, messages: list[dict[str, str]]) -> str:
+            if len(self.views) == 2:
+                (tmp_path / "app.py").write_text("changed\n")
+            return super().__call__(messages)
+
+    model = ChangingModel([READ, '{"tool":"list_files"}', FINAL])
+    run_agent("change app.py", model, make_workspace(tmp_path, allow_writes=True))
+    _, read, changed = model.views
+    assert read is not None and [item.path for item in read.reads] == ["app.py"]
+    assert changed is not None and changed.reads == ()
+
+
+def test_a_search_shows_the_files_it_looked_in(tmp_path: Path) -> None:
+    (tmp_path / "lib").mkdir()
+    for number in range(60):
+        (tmp_path / "lib" / f"part_{number}.py").write_text(f"value = {number}\n")
+    search = '{"tool":"search_files","pattern":"value = 7","path":"lib"}'
+    _, after = views_of(tmp_path, [search, FINAL], allow_search=True)
+    assert "lib/part_7.py" in after.files
+
+
+def test_a_task_that_may_change_one_file_is_offered_edits_and_new_files_there_only(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "app.py").write_text(MODULE)
+    (tmp_path / "notes.md").write_text("# Notes\n")
+    read_notes = '{"tool":"read_file","path":"notes.md"}'
+    _, _, after = views_of(tmp_path, [READ, read_notes, FINAL], editable_paths=("app.py",))
+    assert [read.path for read in after.reads] == ["app.py"]
+    assert after.new_files_under == ("app.py",)

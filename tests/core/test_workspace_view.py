@@ -1,0 +1,128 @@
+"""The action schema built from what the workspace has shown the model: a value it has not
+been shown cannot be expressed."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from counterfoil.tools import action_schema
+from counterfoil.workspace_view import MAX_SHOWN_NAMES, FileRead, WorkspaceView
+
+WRITES = frozenset({"list_files", "read_file", "write_file", "edit_file"})
+MODULE = "def greet(name):\n    return 'hi ' + name\n\n\ndef main():\n    print(greet('x'))\n"
+
+
+def expressible(schema: dict[str, Any], action: dict[str, Any]) -> bool:
+    """Whether one branch of `schema` takes `action` (the flat subset the builder writes)."""
+    return any(_takes(branch, action) for branch in schema["anyOf"])
+
+
+def _takes(branch: dict[str, Any], action: dict[str, Any]) -> bool:
+    properties = branch["properties"]
+    if set(action) - set(properties) or set(branch["required"]) - set(action):
+        return False
+    return all(_value(properties[name], value) for name, value in action.items())
+
+
+def _value(schema: dict[str, Any], value: Any) -> bool:
+    if "anyOf" in schema:
+        return any(_value(choice, value) for choice in schema["anyOf"])
+    if "const" in schema:
+        return bool(schema["const"] == value)
+    if "enum" in schema:
+        return value in schema["enum"]
+    if "pattern" in schema:
+        return isinstance(value, str) and re.search(schema["pattern"], value) is not None
+    return isinstance(value, str) if schema.get("type") == "string" else True
+
+
+def view(**fields: Any) -> WorkspaceView:
+    shown = {"files": ("app.py", "README.md", "src/util.py"), "folders": ("src",)}
+    existing = {"existing": ("app.py", "README.md", "src", "src/util.py")}
+    return WorkspaceView(**{**shown, **existing, **fields})
+
+
+def edit(path: str, old: str, new: str = "x") -> dict[str, Any]:
+    return {"tool": "edit_file", "path": path, "old": old, "new": new}
+
+
+def test_a_read_can_name_a_shown_file_and_not_one_that_does_not_exist() -> None:
+    schema = action_schema(WRITES, (), view=view())
+    assert expressible(schema, {"tool": "read_file", "path": "src/util.py"})
+    assert not expressible(schema, {"tool": "read_file", "path": "src/helpers.py"})
+    assert not expressible(schema, {"tool": "read_file", "path": "<file>"})
+
+
+def test_a_listing_can_name_the_root_or_a_shown_folder_only() -> None:
+    schema = action_schema(WRITES, (), view=view())
+    assert expressible(schema, {"tool": "list_files", "path": "src"})
+    assert expressible(schema, {"tool": "list_files", "path": "."})
+    assert not expressible(schema, {"tool": "list_files", "path": "lib"})
+
+
+def test_past_the_budget_a_read_takes_any_relative_path() -> None:
+    many = tuple(f"pkg/module_{number}.py" for number in range(MAX_SHOWN_NAMES + 1))
+    schema = action_schema(WRITES, (), view=view(files=many))
+    assert expressible(schema, {"tool": "read_file", "path": ".github/workflows/ci.yml"})
+    assert not expressible(schema, {"tool": "read_file", "path": "a b.py"})
+
+
+def test_an_edit_of_an_unread_file_cannot_be_expressed() -> None:
+    schema = action_schema(WRITES, (), view=view(reads=(FileRead("app.py", MODULE),)))
+    assert expressible(schema, edit("app.py", "    return 'hi ' + name"))
+    assert not expressible(schema, edit("src/util.py", "    return 'hi ' + name"))
+
+
+def test_with_nothing_read_no_edit_is_offered() -> None:
+    schema = action_schema(WRITES, (), view=view())
+    tools = {branch["properties"].get("tool", {}).get("const") for branch in schema["anyOf"]}
+    assert "edit_file" not in tools
+
+
+def test_old_equal_to_the_path_cannot_be_expressed() -> None:
+    schema = action_schema(WRITES, (), view=view(reads=(FileRead("app.py", MODULE),)))
+    assert not expressible(schema, edit("app.py", "app.py"))
+    assert not expressible(schema, edit("app.py", "<lines copied exactly from the file>"))
+
+
+def test_old_is_whole_lines_occurring_once() -> None:
+    schema = action_schema(WRITES, (), view=view(reads=(FileRead("app.py", MODULE),)))
+    assert expressible(schema, edit("app.py", "def main():\n    print(greet('x'))"))
+    assert not expressible(schema, edit("app.py", "return 'hi'"))  # part of a line
+    assert not expressible(schema, edit("app.py", ""))  # never an empty or blank run
+
+
+def test_a_read_range_limits_old_to_the_lines_it_showed() -> None:
+    read = FileRead("app.py", MODULE, shown=(5, 6))
+    schema = action_schema(WRITES, (), view=view(reads=(read,)))
+    assert expressible(schema, edit("app.py", "    print(greet('x'))"))
+    assert not expressible(schema, edit("app.py", "def greet(name):"))
+
+
+def test_a_rewrite_needs_the_whole_file_read() -> None:
+    ranged = FileRead("app.py", MODULE, shown=(1, 2))
+    whole = FileRead("README.md", "# Greet\n")
+    schema = action_schema(WRITES, (), view=view(reads=(ranged, whole)))
+    assert expressible(schema, {"tool": "write_file", "path": "README.md", "content": "x"})
+    assert not expressible(schema, {"tool": "write_file", "path": "app.py", "content": "x"})
+
+
+def test_a_new_file_can_be_written_where_nothing_is() -> None:
+    schema = action_schema(WRITES, (), view=view())
+    assert expressible(schema, {"tool": "write_file", "path": "src/new.py", "content": "x"})
+    assert expressible(schema, {"tool": "write_file", "path": "app2.py", "content": "x"})
+    assert not expressible(schema, {"tool": "write_file", "path": "src/util.py", "content": ""})
+    assert not expressible(schema, {"tool": "write_file", "path": "src", "content": "x"})
+
+
+def test_a_new_file_is_written_only_under_the_paths_granted() -> None:
+    schema = action_schema(WRITES, (), view=view(new_files_under=("src", "NOTES.md")))
+    assert expressible(schema, {"tool": "write_file", "path": "src/new.py", "content": "x"})
+    assert expressible(schema, {"tool": "write_file", "path": "NOTES.md", "content": "x"})
+    assert not expressible(schema, {"tool": "write_file", "path": "new.py", "content": "x"})
+
+
+def test_without_a_view_the_schema_is_the_tools_alone() -> None:
+    schema = action_schema(WRITES, ())
+    assert expressible(schema, edit("anything", "invented"))
