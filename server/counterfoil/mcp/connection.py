@@ -18,7 +18,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from ..settings.endpoints import EndpointRefused, environment_proxy
+from ..url_rules import UrlRefused, environment_proxy
 from .definitions import ToolDefinition
 from .launch import Launch
 from .servers import McpServer
@@ -76,7 +76,7 @@ def connect(server: McpServer, launch: Launch | None) -> Connection:
             proxy = environment_proxy(
                 server.url, use_environment_proxy=server.use_environment_proxy
             )
-        except EndpointRefused as error:
+        except UrlRefused as error:
             raise McpFailure(f"MCP server {server.name} was not started: {error}") from None
     connection = SdkConnection(server, launch, proxy)
     connection.start()

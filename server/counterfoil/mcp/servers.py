@@ -4,7 +4,7 @@ folder's settings never add one): each a stdio command run confined, or a stream
 One entry: `{"name": "files", "command": ["python", "server.py"], "network": false,
 "passEnvironment": [], "readOnlyTools": ["read"], "timeoutSeconds": 30}` or
 `{"name": "docs", "url": "https://…/mcp", "readOnlyTools": []}`. A `url` follows the model
-endpoint's rules (`settings/endpoints.py`): plain `http://` only to this machine unless the
+endpoint's rules (`url_rules.py`): plain `http://` only to this machine unless the
 entry says `"allowInsecureHttp": true`, and the environment's proxy only with
 `"useEnvironmentProxy": true`."""
 
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..receipts import canonical_json
-from ..settings.endpoints import insecure_http
 from ..tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
+from ..url_rules import insecure_http
 
 SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-/]{1,128}")

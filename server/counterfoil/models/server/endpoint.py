@@ -70,8 +70,8 @@ def api_key_from_environment(variable: str | None) -> str | None:
 
 def environment_proxy(url: str, *, use_environment_proxy: bool) -> str | None:
     """The proxy to reach `url` through (the rule MCP servers over HTTP share:
-    `counterfoil.settings.endpoints.environment_proxy`), or a `ModelLoadError`."""
+    `counterfoil.url_rules.environment_proxy`), or a `ModelLoadError`."""
     try:
         return endpoints.environment_proxy(url, use_environment_proxy=use_environment_proxy)
-    except endpoints.EndpointRefused as error:
+    except endpoints.UrlRefused as error:
         raise ModelLoadError(str(error)) from None
