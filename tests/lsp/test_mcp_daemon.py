@@ -232,8 +232,9 @@ async def test_a_server_that_cannot_start_is_said_once_and_the_run_goes_on(
     result = await daemon.request("counterfoil/run", {"goal": "read the notes"})
 
     assert daemon.confirms == []
-    assert daemon.steps(result)[0]["result"] == (
-        "error: MCP tool files/read is not offered to this run"
+    assert daemon.steps(result)[0]["result"] == (  # the run that calls it is told why
+        "error: MCP tool files/read is not offered to this run: MCP server files was not "
+        f"started: its command {project / 'no-such-server'} is not an executable file"
     )
     said = [m.message for m in daemon.client.messages if "MCP server files" in m.message]
     assert len(said) == 1 and said[0].startswith("Counterfoil: MCP server files ")

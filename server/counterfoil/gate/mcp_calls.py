@@ -46,7 +46,10 @@ class McpCalls:
         arguments = action.arguments.get("arguments", {})
         offered = toolbox.find(server, name)
         if offered is None:
-            raise AgentError(f"MCP tool {server}/{name} is not offered to this run")
+            why = toolbox.failure(server)
+            raise AgentError(
+                f"MCP tool {server}/{name} is not offered to this run" + (f": {why}" if why else "")
+            )
         try:
             toolbox.current(offered)
         except McpFailure as error:

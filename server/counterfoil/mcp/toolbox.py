@@ -239,6 +239,12 @@ class McpToolbox:
         )
         return False
 
+    def failure(self, server: str) -> str | None:
+        """Why the named server is not used this run (it did not start, or it failed), said
+        again to the run that calls one of its tools; None when it is not known to fail."""
+        known = self._connections.get(server)
+        return str(known) if isinstance(known, McpFailure) else None
+
     def find(self, server: str, name: str) -> OfferedTool | None:
         return next(
             (
