@@ -20,6 +20,7 @@ from .context.budget import (
     count_chars,
     note_observation,
 )
+from .context.copied import copied_value, run_system_text
 from .context.prompt import ShowsOverview, build_system_prompt, refreshed_overview
 from .errors import AgentError, ToolNotEnabled
 from .gate.shown_view import workspace_view
@@ -28,6 +29,7 @@ from .mcp.toolbox import offered_listings
 from .model import ConfiguresTools, Model, ModelReply, ResponseStats, configure, model_reply
 from .step_facts import (
     ActionLoop,
+    AlreadyHolds,
     FinalTooSoon,
     OverviewFile,
     OverviewFolder,
@@ -145,6 +147,9 @@ class AgentEvent:
     # A final answer not taken as the run's end: what the record shows that it does not (the
     # model read `told`, and the run went on).
     final_held: FinalTooSoon | None = None
+    # A final answer taken as the run's end without the check (`checkFinalAnswer` on): why, in
+    # the words the run shows ("not checked: a change was rejected in this run").
+    final_unchecked: str | None = None
 
 
 @dataclass(frozen=True)
@@ -317,6 +322,7 @@ def run_agent(
             return finish(False, "model_error", error="model returned a non-string response")
         try:
             action = parse_action(response, workspace.available_tools)
+            _refuse_copied(action, task, conversation, shown_tree)
         except AgentError as error:
             result = error_text(str(error))
             conversation.record(
@@ -340,9 +346,10 @@ def run_agent(
                 on_observation(conversation.messages, None)
             continue
         if isinstance(action, FinalAction):
+            unchecked = _not_checked(task, workspace, held_after == len(done))
             held = (
                 None
-                if not limits.check_final_answer or held_after == len(done)
+                if not limits.check_final_answer or unchecked is not None
                 else _final_too_soon(task, workspace, history, done, shown_tree)
             )
             if held:
@@ -358,7 +365,11 @@ def run_agent(
                 if on_observation is not None:
                     on_observation(conversation.messages, None)
                 continue
-            conversation.record(AgentEvent(step, response, action, None), reply, on_event)
+            said = unchecked if limits.check_final_answer else None
+            if said is None and held is not None:
+                said = held.taken_as_check()
+            ended = AgentEvent(step, response, action, None, final_unchecked=said)
+            conversation.record(ended, reply, on_event)
             conversation.messages.append({"role": "assistant", "content": response})
             return finish(True, "completed", action.final)
         repeats = repeats + 1 if action == last_action else 1
@@ -395,6 +406,11 @@ def run_agent(
         ):
             taken, shown = shown_read, None  # a refusal: its text is built again from the fact
         taken = _with_read_now(taken, action, refused_unread)
+        if isinstance(taken.detail, AlreadyHolds) and taken.detail.by_run:
+            # Bytes this run wrote, sent again: answered with what is done, never counted
+            # toward the repeated-action limit.
+            holds = replace(taken.detail, done=tuple(done), unchecked=_unchecked(workspace))
+            taken, shown, last_action = replace(taken, detail=holds), None, None
         if shown_tree is not None and _phrase_not_found(action, taken):
             seen = {
                 str(done.arguments.get("path")) for done, step in history if _was_read(done, step)
@@ -646,6 +662,32 @@ def _unchecked(workspace: Workspace) -> tuple[tuple[str, ...], ...]:
     return tuple(policy.allowed_commands)
 
 
+def _refuse_copied(
+    action: Action, task: str, conversation: _Conversation, tree: TreeOverview | None
+) -> None:
+    """Raise the refusal of a final answer or a file's text that repeats what the system showed
+    the model (see `context/copied.py`)."""
+    paths = () if tree is None else tree.file_paths()
+    system = run_system_text(task, conversation.messages, conversation.events, paths)
+    copied = copied_value(action, system)
+    if copied is not None:
+        raise AgentError(copied.sentence())
+
+
+def _not_checked(task: str, workspace: Workspace, nothing_since_held: bool) -> str | None:
+    """Why a final answer is taken without the check, as the run says it, or None."""
+    if not task.strip():
+        return None
+    if not any(tool in workspace.available_tools for tool in CHANGES):
+        return "not checked: this run may change no file"
+    outcomes = getattr(workspace, "effect_outcomes", ())
+    if any(outcome.state == "rejected" or outcome.review == "rejected" for outcome in outcomes):
+        return "not checked: a change was rejected in this run (the answer to a No is the model's)"
+    if nothing_since_held:
+        return "not checked again: nothing was done since the last final answer was held"
+    return None
+
+
 def _final_too_soon(
     task: str,
     workspace: Workspace,
@@ -693,8 +735,20 @@ def _final_too_soon(
     seen = getattr(workspace, "read_digests", {})
     unread = tuple(path for path in untouched if path not in seen)
     unchecked = _unchecked(workspace) if meaning else ()
+    as_check = tuple(
+        path
+        for path in (() if tree is None else named_files(task, tree))
+        if path in in_commands and path not in meaning
+    )
     return FinalTooSoon(
-        task.strip(), tuple(done), unchecked, layout_only, untouched, missing, unread
+        task.strip(),
+        tuple(done),
+        unchecked,
+        layout_only,
+        untouched,
+        missing,
+        unread,
+        as_check=as_check,
     )
 
 
@@ -749,6 +803,8 @@ def _done_line(effect: EffectOutcome) -> str:
         if len(command) > MAX_DONE_COMMAND:
             command = command[: MAX_DONE_COMMAND - 1] + "…"
         return f"ran {command} ({ended})"
+    if effect.mcp_tool is not None:
+        return f"called {effect.mcp_tool}"
     verb = {"edit_file": "edited", "write_file": "wrote"}.get(effect.tool, effect.tool)
     return f"{verb} {effect.path}"
 

@@ -22,6 +22,8 @@ MAX_SHOWN_DIFFERENCES = 3
 NOT_ACCESSIBLE = "path is not accessible"  # the course's words for a path it may not see
 MAX_SHOWN_SPAN = 60
 MAX_SHOWN_DONE = 4  # the latest effects a TaskProgress lists
+# How a note shows the final answer: its value a placeholder, refused as an answer.
+FINAL_EXAMPLE = '{"final": "<what you changed>"}'
 
 
 @dataclass(frozen=True)
@@ -254,6 +256,62 @@ class SameMeaning:
 
 
 @dataclass(frozen=True)
+class AlreadyHolds:
+    """A write or an edit whose result is the bytes already on disk. When this run wrote them
+    (`by_run`), the model is told what the record shows is done and asked for its final
+    answer (a small model solved a task at step 3, then sent the same write until the run
+    ended at the repeated-action limit); `done` and `unchecked` are the loop's, as in
+    `TaskProgress`."""
+
+    path: str
+    by_run: bool
+    done: tuple[str, ...] = ()
+    unchecked: tuple[tuple[str, ...], ...] = ()
+
+    def sentence(self) -> str:
+        head = f"nothing to write: {self.path} already holds exactly these bytes"
+        if not self.by_run:
+            return head
+        lines = [f"{head}, written by this run."]
+        if self.done:
+            lines.append(f"Done: {'; '.join(self.done[-MAX_SHOWN_DONE:])}.")
+        if self.unchecked:
+            lines.append(
+                f"Next: {json.dumps({'tool': 'run_command', 'argv': list(self.unchecked[0])})}"
+            )
+        else:
+            lines.append(
+                f"Next: if the task is done, {FINAL_EXAMPLE} in your own words; else the next"
+                " change the task asks for."
+            )
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class CopiedText:
+    """A value the model copied from text the system showed it (the task, a line of the system
+    prompt, a note, a refusal, a path) instead of writing its own: a small model answered final
+    with the progress note word for word, and wrote a module's path as its whole content."""
+
+    argument: str  # "final", "content", "old", "new"
+    source: str  # what it copies, in words: "the task", "a note from the system", "a file's path"
+
+    def sentence(self) -> str:
+        if self.argument == "final":
+            return (
+                f"your final answer repeats {self.source} word for word; it is not an answer."
+                f" Reply {FINAL_EXAMPLE} in your own words, or make the next"
+                " tool call if the task is not done."
+            )
+        instead = {
+            "old": "copy old from the file's lines as read_file showed them",
+            "content": "write the file's whole new text",
+            "new": "write the text that replaces old",
+        }.get(self.argument, "use a value of your own")
+        return f"{self.argument} repeats {self.source} word for word, not file text: {instead}."
+
+
+@dataclass(frozen=True)
 class ReadNow:
     """A file just read after a change to it was refused for not having been read: the
     refused change is still to be made (a small model reads the file and moves on)."""
@@ -285,14 +343,18 @@ class TaskProgress:
         shown = list(self.done[-MAX_SHOWN_DONE:])
         if len(self.done) > MAX_SHOWN_DONE:
             shown.insert(0, f"{len(self.done) - MAX_SHOWN_DONE} earlier")
-        checked = ""
+        lines = [
+            "Progress (the run's record, not an answer):",
+            f"- task: {self.task}",
+            f"- done: {'; '.join(shown)}",
+        ]
         if self.unchecked:
             commands = " or ".join(shlex.join(argv) for argv in self.unchecked[:2])
-            checked = f"\nNot checked yet: no command has run since the last change ({commands})."
-        return (
-            f"The task: {self.task}\nDone so far: {'; '.join(shown)}.{checked}\nNext, do what"
-            " the task asks that is not done yet; reply with final only when all of it is done."
-        )
+            lines.append(
+                f"- not checked yet: no command has run since the last change ({commands})"
+            )
+        lines.append(f"- next: the rest of the task; once all of it is done, {FINAL_EXAMPLE}")
+        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -314,9 +376,23 @@ class FinalTooSoon:
     untouched: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     unread: tuple[str, ...] = ()
+    # Files the task names that an allowed command names too: taken as the task's check, not
+    # as files to change (said when the final answer is taken).
+    as_check: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.unchecked or self.layout_only or self.untouched or self.missing)
+
+    def taken_as_check(self) -> str | None:
+        """What the run says when the check took the final answer with files left unchanged
+        because an allowed command names them, or None."""
+        if not self.as_check:
+            return None
+        names = ", ".join(self.as_check)
+        return (
+            f"not checked as files to change: {names} (named by an allowed command, taken as"
+            " the task's check)"
+        )
 
     def sentence(self) -> str:
         shown = list(self.done[-MAX_SHOWN_DONE:])
@@ -324,8 +400,8 @@ class FinalTooSoon:
             shown.insert(0, f"{len(self.done) - MAX_SHOWN_DONE} earlier")
         lines = [
             "Not ended yet: your answer says the task is done; this run's record does not show it.",
-            f"The task: {self.task}",
-            f"Done so far: {'; '.join(shown) if shown else 'nothing changed'}.",
+            f"- task: {self.task}",
+            f"- done: {'; '.join(shown) if shown else 'nothing changed'}",
             "Not done by this run:",
         ]
         lines += [
@@ -477,7 +553,15 @@ class TreeOverview:
 
 
 StepDetail = (
-    NoSuchPath | NotAFolder | ReadFirst | EditMiss | Placeholder | KeptFromModel | BreaksFile
+    NoSuchPath
+    | NotAFolder
+    | ReadFirst
+    | EditMiss
+    | Placeholder
+    | KeptFromModel
+    | BreaksFile
+    | AlreadyHolds
+    | CopiedText
 )
 
 

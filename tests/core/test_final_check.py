@@ -65,8 +65,8 @@ def test_a_final_after_an_unchecked_change_is_answered_with_what_is_left_and_the
     assert model.calls[3][-2] == {"role": "assistant", "content": '{"final":"all done"}'}
     assert held.told == (
         "Not ended yet: your answer says the task is done; this run's record does not show it.\n"
-        f"The task: {TASK}\n"
-        "Done so far: edited greet.py.\n"
+        f"- task: {TASK}\n"
+        "- done: edited greet.py\n"
         "Not done by this run:\n"
         "- version.py (named by the task) is unchanged.\n"
         "- CHANGELOG.md (named by the task) does not exist.\n"
@@ -185,7 +185,10 @@ def test_the_person_sees_the_held_final_and_what_the_model_was_told(tmp_path: Pa
     held, last = run.events
 
     assert format_event(held) == f"not taken as the end; the model was told:\n{held.told}\n"
-    assert format_event(last) == ""
+    assert format_event(last) == (
+        "final answer taken; not checked again: nothing was done since the last final answer"
+        " was held\n"
+    )
     assert event_message(held, "run-1").finalHeld == held.told
     assert event_message(last, "run-1").finalHeld is None
 
@@ -208,6 +211,38 @@ def test_after_the_person_said_no_the_model_s_final_ends_the_run(tmp_path: Path)
     assert run.events[1].step_result is not None
     assert run.events[1].step_result.state == "rejected"
     assert (run.final, run.events[-1].final_held) == ("could not", None)
+
+
+def test_a_final_taken_after_a_no_says_it_was_not_checked_and_why(tmp_path: Path) -> None:
+    _project(tmp_path)
+    workspace = make_workspace(tmp_path, answer=False, allow_writes=True)
+    model = RecordingModel(READ_GREET, EDIT_GREET, '{"final":"could not"}')
+
+    run = run_agent(TASK, model, workspace, CHECKED)
+
+    assert run.events[-1].final_unchecked == (
+        "not checked: a change was rejected in this run (the answer to a No is the model's)"
+    )
+
+
+def test_a_final_taken_with_a_file_an_allowed_command_names_says_it_was_taken_as_the_check(
+    tmp_path: Path,
+) -> None:
+    _project(tmp_path)
+    command = (sys.executable, "test_greet.py")
+    workspace = make_workspace(
+        tmp_path, answer=True, allow_writes=True, allowed_commands=(command,)
+    )
+    run_it = json.dumps({"tool": "run_command", "argv": list(command)})
+    model = RecordingModel(READ_GREET, EDIT_GREET, run_it, '{"final":"greet.py has the comma"}')
+
+    run = run_agent("Make greet() in greet.py pass test_greet.py.", model, workspace, CHECKED)
+
+    assert run.final == "greet.py has the comma"
+    assert run.events[-1].final_unchecked == (
+        "not checked as files to change: test_greet.py (named by an allowed command, taken as"
+        " the task's check)"
+    )
 
 
 @pytest.mark.parametrize(

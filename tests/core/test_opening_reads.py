@@ -106,7 +106,7 @@ def test_after_a_change_no_command_has_checked_the_progress_note_names_the_comma
     first, second = (event.step_result.progress for event in run.events if event.step in (1, 3))
     assert first.unchecked == (("python3", "check.py"),)
     told = next(event.told for event in run.events if event.step == 1)
-    assert "Not checked yet: no command has run since the last change (python3 check.py)." in (
+    assert "- not checked yet: no command has run since the last change (python3 check.py)\n" in (
         told or ""
     )
     assert second.unchecked == (("python3", "check.py"),)  # the second write made it stale

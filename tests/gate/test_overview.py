@@ -146,7 +146,7 @@ def test_a_rejected_edit_is_not_done_and_the_list_keeps_the_latest_effects(tmp_p
 
     assert run.events[1].step_result is not None and run.events[1].step_result.progress is None
     many = TaskProgress("t", tuple(f"wrote f{n}.md" for n in range(6)))
-    assert "Done so far: 2 earlier; wrote f2.md; wrote f3.md; wrote f4.md; wrote f5.md." in (
+    assert "- done: 2 earlier; wrote f2.md; wrote f3.md; wrote f4.md; wrote f5.md\n" in (
         many.sentence()
     )
 

@@ -97,7 +97,9 @@ async def test_a_folders_grants_wait_for_the_persons_yes_then_apply_and_are_rece
     start_daemon: StartDaemon, tmp_path: Path, config: Path, demo_project: Path
 ) -> None:
     folder = {"allowWrites": True, "allowedCommands": [["make", "deploy"]]}
-    daemon = await start_daemon(layered({"model": edit_app_model(tmp_path)}, folder))
+    # The final check off: it would ask the model to run `make deploy`, which is not this test's.
+    person = {"model": edit_app_model(tmp_path), "checkFinalAnswer": False}
+    daemon = await start_daemon(layered(person, folder))
 
     waiting = await daemon.request("counterfoil/status", {})
     asked = await daemon.request("counterfoil/folderSettings", {})

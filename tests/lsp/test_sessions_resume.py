@@ -140,8 +140,10 @@ async def test_resume_retells_the_steps_before_the_interruption_from_the_runs_re
     ]
     assert earlier[0]["action"] == {"tool": "read_file", "arguments": {"path": "app.py"}}
     # What the model read after it: the observation, then the task and what was done so far.
-    assert earlier[1]["result"].startswith("edited app.py\n\nThe task: ")
-    assert "Done so far: edited app.py." in earlier[1]["result"]
+    assert earlier[1]["result"].startswith(
+        "edited app.py\n\nProgress (the run's record, not an answer):\n- task: "
+    )
+    assert "\n- done: edited app.py\n" in earlier[1]["result"]
     assert told[:2] == earlier  # told first, before the steps of this part
 
 

@@ -133,6 +133,8 @@ def format_event(event: AgentEvent) -> str:
     """What a step observed; its header and response were printed as the model answered."""
     if event.final_held is not None:
         return f"not taken as the end; the model was told:\n{event.told}\n"
+    if event.final_unchecked is not None:
+        return f"final answer taken; {event.final_unchecked}\n"
     if event.result is None:
         return ""
     if event.opened is not None:

@@ -42,7 +42,7 @@ FLAG_NAMES = {
     "contextTokens": "--context-tokens",
     "maxTokens": "--max-tokens",
     "readNamedFiles": "--read-named-files",
-    "checkFinalAnswer": "--check-final-answer",
+    "checkFinalAnswer": "--no-check-final-answer",
 }
 
 
@@ -75,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     server.add_argument("--schema-mode", default=None, choices=SCHEMA_MODES)
     server.add_argument("--context-tokens", type=int, default=None, metavar="N")
     server.add_argument("--max-tokens", type=int, default=None, metavar="N")
-    agent = parser.add_argument_group("the agent (as `agent` takes them; default: off)")
+    agent = parser.add_argument_group("the agent (as `agent` takes them)")
     agent.add_argument(
         "--read-named-files",
         action="store_const",
@@ -84,11 +84,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="read the model the short files the task names before its first step",
     )
     agent.add_argument(
-        "--check-final-answer",
+        "--no-check-final-answer",
+        dest="check_final_answer",
         action="store_const",
-        const=True,
+        const=False,
         default=None,
-        help="answer the model's final answer with what the run's record shows is left",
+        help="end each run at the model's final answer without checking it against the record",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--report", type=Path, metavar="FILE", help="also write an HTML report")

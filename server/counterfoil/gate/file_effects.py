@@ -18,7 +18,7 @@ from ..files.path_text import shown_path
 from ..proposals import EditProposal, sha256_hex
 from ..receipt_evidence import file_evidence
 from ..receipts import EffectReceipt
-from ..step_facts import BreaksFile, ReadFirst, lines_around
+from ..step_facts import AlreadyHolds, BreaksFile, ReadFirst, lines_around
 from .call_record import CallRecord
 from .edited_approval import diff_shows_all, edited_observation
 from .edits import apply_edit
@@ -97,7 +97,10 @@ class FileEffects:
         self._refuse_breaking(action.tool, relative, base_text, proposed)
         proposed_digest = sha256_hex(encoded)
         if proposed_digest == base_digest:  # nothing to ask, write or receipt
-            raise AgentError(f"nothing to write: {relative} already holds exactly these bytes")
+            holds = AlreadyHolds(relative, by_run=relative in self.record.modified)
+            raise DetailedRefusal(
+                f"nothing to write: {relative} already holds exactly these bytes", holds
+            )
         return EditProposal(
             tool_call_id=tool_call_id,
             action=action,

@@ -503,21 +503,24 @@ class Settings:
         help="read the model the short files the task names before its first step",
         folder=FOLDER_MAY,
     )
-    # Off by default: on, a run whose model answers final with work left asks it again instead
-    # of ending, a change to when runs end; docs/eval.md has what it does for a small model.
+    # On by default (measured with Qwen2.5-Coder-1.5B: 1 of 4 fixtures a round with it off, 2
+    # with it on); off, a final answer ends the run as in the course.
     check_final_answer: bool = setting(
-        False,
+        True,
         "checkFinalAnswer",
         boolean,
         schema={"type": "boolean"},
         description="When the model answers final while the run's record shows work left (a "
         "file the task names unchanged or missing, a file written back with the same meaning, a "
         "change no allowed command has checked since), tell the model so, with the first thing "
-        "left as its next call, and go on; a final answer with nothing done since the last one "
-        "so answered ends the run.",
-        flag="--check-final-answer",
-        help="answer the model's final answer with what the run's record shows is left while "
-        "it does more (a final with nothing done since ends the run)",
+        "left as its next call, and go on. Not checked, and the run says so: after a change was "
+        "rejected in this run (the model's answer to your No is its own), in a run that may "
+        "change no file, and when nothing was done since the last final answer so held (that "
+        "final ends the run). A file an allowed command names (`python3 test_greet.py`) is "
+        "taken as the task's check, not a file to change.",
+        flag="--no-check-final-answer",
+        help="end the run at the model's final answer without checking it against the run's "
+        "record",
         folder=FOLDER_MAY,
     )
     # The root's AGENTS.md goes into the system prompt.
