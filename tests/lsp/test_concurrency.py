@@ -13,6 +13,12 @@ from counterfoil.lsp.protocol import RUN_IN_PROGRESS
 from .conftest import Daemon, StartDaemon, edit_app_model, never_answer, script
 
 
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
+
 async def _edit_pending_approval(
     start_daemon: StartDaemon, tmp_path: Path, run_id: str
 ) -> tuple[Daemon, object]:
@@ -65,10 +71,10 @@ async def test_a_second_run_is_refused_while_one_is_in_progress(
 
 
 async def test_shutdown_during_a_run_stops_it_without_touching_the_file(
-    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+    start_daemon_over_stdio: StartDaemon, demo_project: Path, tmp_path: Path
 ) -> None:
     before = (demo_project / "app.py").read_bytes()
-    daemon, pending = await _edit_pending_approval(start_daemon, tmp_path, "run-1")
+    daemon, pending = await _edit_pending_approval(start_daemon_over_stdio, tmp_path, "run-1")
 
     await daemon.client.shutdown_session()
     daemon.exited = True
