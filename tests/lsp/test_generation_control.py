@@ -11,6 +11,13 @@ from tests.support.processes import GUARD_SECONDS
 
 from .conftest import Daemon, StartDaemon
 
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
+
 # Stop's target (cancelled within 0.5 s of the request) is measured by bench/lsp_roundtrip.py,
 # where a loaded machine cannot fail a test. Here: the run ends on the cancel, long before its
 # 200,000 tokens.
