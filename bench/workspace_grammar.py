@@ -29,7 +29,7 @@ from workload import QUICK, bench_model_dir, sized
 REPEATS = sized(15, 2)
 PAIRS = sized(4, 0)
 PROJECT = Path(__file__).resolve().parents[1] / "server" / "counterfoil" / "gate"
-READ = "workspace.py"
+READ = "overview.py"
 TASK = "Make Workspace.list_files refuse a path that is a file with the folder's name."
 
 
@@ -90,6 +90,10 @@ def llama_cpp_turns(spec: str, workspace: Any, tree: Any, steps: list[Any]) -> d
     try:
         generate.configure_tools(tools, ())
         generate(messages)  # warm-up: the prompt's prefill, cached for the pairs
+    except Exception as error:  # noqa: BLE001 - a loaded machine may not answer in time
+        close_model(generate)
+        return {"error": str(error).splitlines()[0]}
+    try:
         for _ in range(PAIRS):
             for name, shown in (("tools", None), ("workspace", view)):
                 generate.configure_tools(tools, (), view=shown)
