@@ -223,6 +223,8 @@ def test_a_final_taken_after_a_no_says_it_was_not_checked_and_why(tmp_path: Path
     assert run.events[-1].final_unchecked == (
         "not checked: a change was rejected in this run (the answer to a No is the model's)"
     )
+    sent = event_message(run.events[-1], "run-1")
+    assert sent.finalUnchecked == run.events[-1].final_unchecked
 
 
 def test_a_final_taken_with_a_file_an_allowed_command_names_says_it_was_taken_as_the_check(

@@ -462,6 +462,7 @@ export interface AgentEvent extends StepRecord {
   earlier?: string | null;
   readForModel?: string | null;
   finalHeld?: string | null;
+  finalUnchecked?: string | null;
 }
 
 /** The root's AGENTS.md as the run read it: its digest and size, or why it was not read ("protected", "too large", "not valid UTF-8", "unreadable"). */

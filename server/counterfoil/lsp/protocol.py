@@ -113,6 +113,7 @@ def event_message(
         noAction=event.no_action,
         readForModel=event.opened,
         finalHeld=None if event.final_held is None else event.told,
+        finalUnchecked=event.final_unchecked,
         **step_fields(event.step_result),
     )
 

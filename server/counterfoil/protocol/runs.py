@@ -198,6 +198,9 @@ class AgentEvent(StepRecord):
     # A final answer not taken as the run's end (`checkFinalAnswer`): what the model was told
     # instead, the run's record against its answer. The run goes on.
     finalHeld: str | None = field(default=None, metadata=SOMETIMES)
+    # A final answer taken as the run's end without the check (`checkFinalAnswer` on): why
+    # ("not checked: a change was rejected in this run …").
+    finalUnchecked: str | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)
