@@ -55,3 +55,9 @@ def test_a_refused_endpoint_left_at_its_default_is_a_model_not_chosen() -> None:
 def test_settings_that_are_no_object_are_refused_whole() -> None:
     with pytest.raises(SettingsError, match="must be an object"):
         checked_one_by_one(["maxSteps"])
+
+
+def test_a_refused_value_says_what_is_used_as_the_person_writes_it() -> None:
+    _, refused = checked_one_by_one({"approvalRules": 5})
+
+    assert refused[0].line().endswith("; using [] (the default)")

@@ -51,12 +51,16 @@ class RefusedSetting:
 
 
 def shown(value: object) -> str:
-    """A setting's value as JSON text (an MCP server's entry as its fields)."""
+    """A setting's value as JSON text, as the person writes it: a value with a record (the
+    approval rules) as its record, an MCP server's entry as its fields."""
 
     def plain(item: object) -> object:
+        as_record = getattr(item, "as_record", None)
+        if callable(as_record):
+            return as_record()
         if is_dataclass(item) and not isinstance(item, type):
             return asdict(item)
-        raise TypeError(type(item).__name__)
+        return str(item)
 
     return json.dumps(value, default=plain)
 
