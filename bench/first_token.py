@@ -86,6 +86,7 @@ def timed_request(generate: Any, body: dict[str, Any]) -> dict[str, Any]:
     times["cached_tokens"] = timings.get("cache_n")
     times["prompt_seconds"] = (timings.get("prompt_ms") or 0) / 1000
     times["decode_seconds"] = (timings.get("predicted_ms") or 0) / 1000
+    times["decoded_tokens"] = timings.get("predicted_n")
     first = times["first_token"] or times["total"]
     times["stall"] = round(first - times["prompt_seconds"], 3)
     return {
@@ -97,7 +98,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--model", default=None)
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=None, help="llama.cpp's threads")
+    parser.add_argument("--padding", type=int, default=40, help="files added to the overview")
     arguments = parser.parse_args()
     scratch = tempfile.TemporaryDirectory()
     if arguments.model:
@@ -122,7 +124,7 @@ def main() -> None:
         generate.configure_tools(
             {"read_file", "edit_file", "run_command"}, [["python3", "test_paging.py"]]
         )
-        for padding in (sized(40, 2),):
+        for padding in (arguments.padding if not QUICK else 2,):
             for schema in (True, False):
                 messages = agent_messages(Path(scratch.name) / str(schema), padding)
                 marker = f"[{'schema' if schema else 'free'}]\n"  # a cold prompt each way
