@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import signal
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -38,16 +38,15 @@ def test_the_limits_asked_for_are_the_command_s_limits(tmp_path: Path) -> None:
 
 
 def test_a_command_over_its_cpu_limit_is_stopped_before_its_timeout(tmp_path: Path) -> None:
-    started = time.monotonic()
     result = run_bounded(
         [sys.executable, "-c", "while True: pass"],
         tmp_path,
-        30.0,
+        600.0,
         limits=ResourceLimits(cpu_seconds=1),
     )
 
-    assert result.status is not None and result.status < 0
-    assert time.monotonic() - started < 10
+    # A signal from the CPU limit, not the timeout (which leaves no status).
+    assert result.status in (-signal.SIGXCPU, -signal.SIGKILL)
 
 
 def test_a_command_over_its_memory_limit_fails_to_allocate(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ import json
 import os
 import resource
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -61,14 +60,12 @@ def test_a_hundred_thousand_new_files_are_counted_and_only_the_cap_is_listed(
         "    for index in range(1000): open(f'd{folder:03}/f{index:04}', 'w').close()\n"
     )
     space = project(tmp_path, body)
-    started = time.monotonic()
 
     observation = run(space)
 
     record = tree_changes(tmp_path)
     assert (record["count"], record["listed"]) == (100_000, 1000)
     assert len(observation) < 2000 and "[and 99980 more]" in observation
-    assert time.monotonic() - started < 90
 
 
 def test_a_gigabyte_file_is_recorded_by_its_stat_not_hashed_or_stored(tmp_path: Path) -> None:
