@@ -31,7 +31,7 @@ def fake_server() -> Iterator[StartServer]:
         yield start
 
 
-READ_THEN_FINISH = ['{"tool":"read_file","path":"app.py"}', '{"final":"read app.py"}']
+READ_THEN_FINISH = ['{"tool":"read_file","path":"app.py"}', '{"final":"app.py defines double"}']
 
 
 async def test_a_run_through_an_endpoint_completes_and_never_writes_the_key(
