@@ -20,6 +20,7 @@ from .loop import AgentEvent, AgentLimits, AgentRun, run_agent
 if TYPE_CHECKING:
     from .context.agents_file import AgentsFile
     from .context.budget import Observation
+    from .gate.rules import RuleSet
     from .gate.workspace import Workspace
     from .gate.workspace_record import ConfirmMcp, ConfirmProposal
     from .loop import Messages
@@ -132,12 +133,16 @@ def start_run(
     continued: Messages | None = None,
     observations: list[Observation] | None = None,
     cause_of: Callable[[str], str | None] | None = None,
+    rules: RuleSet | None = None,
 ) -> RunSession:
     """The run of `goal` in `workspace`, kept by `recorded`: each proposal is asked through
-    the session (an intent sealed before an effect runs) with the front end's `confirm`;
+    the session (an intent sealed before an effect runs) with the front end's `confirm`,
+    unless the person's approval `rules` decide it (the run's record keeps them);
     `toolbox` (the person's MCP servers, or None) is offered with `confirm_mcp` asking each
     call."""
     workspace.confirm_proposal = recorded.confirming(confirm)
+    if rules is not None:
+        workspace.approval_rules = rules
     if toolbox is not None:  # the person's servers: `mcp_call` is on, each call asked
         workspace.mcp_toolbox = toolbox
         workspace.confirm_mcp = confirm_mcp

@@ -22,7 +22,7 @@ from ..receipts.logfile import locked_log
 from ..receipts.record import EffectReceipt
 from ..receipts.signing import SignatureChecker
 from ..receipts.verify import applied_tree_results, verify_open_log
-from ..sessions.decisions import DECISIONS_FILE, read_entries, verify_run_records
+from ..sessions.decisions import DECISIONS_FILE, RULES_KEY, read_entries, verify_run_records
 from ..sessions.store import SessionStore
 from ..verdict import EffectOutcome, compute_verdict
 from .git import Repository
@@ -127,7 +127,7 @@ def run_entry(sessions: SessionStore, run_id: str) -> dict[str, Any]:
                 via=line.get("via"),
                 started=line.get("time"),
             )
-            for key in ("model", "model_identity"):
+            for key in ("model", "model_identity", RULES_KEY):  # the rule set in force
                 if key in line:
                     entry[key] = line[key]
             said = identity_short(line.get("model_identity"))

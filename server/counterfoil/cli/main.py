@@ -15,6 +15,7 @@ from typing import TextIO
 
 from ..context.agents_file import read_agents_file
 from ..errors import AgentError
+from ..gate.rules import RuleDecision, RuleError
 from ..gate.workspace import Workspace
 from ..loop import AgentEvent, run_verdict
 from ..model import ResponseStats
@@ -23,6 +24,7 @@ from ..models import close_model, streams_from_server
 from ..models.progress import ModelProgress
 from ..models.usage import usage_line
 from ..run_start import start_run
+from ..settings.approval_rules import RULES_FILE, terminal_rules
 from ..settings.table import Settings
 from . import doctor
 from .approvals import (
@@ -65,6 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument("goal", help="what the agent should do")
     agent.add_argument("--root", required=True, type=Path, help="the project folder")
     add_setting_flags(agent)
+    agent.add_argument(
+        "--rules",
+        type=Path,
+        metavar="FILE",
+        help=f"approval rules for this run (a JSON list, see docs/settings.md), instead of "
+        f"{RULES_FILE} in the configuration folder",
+    )
     agent.add_argument("--device", choices=("cpu", "gpu"), default=None)
     agent.add_argument("--enable-thinking", action="store_true")
 
@@ -115,6 +124,11 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     if setup is None:
         return EXIT_SETUP_ERROR
     settings, policy, log_path, store = setup.settings, setup.policy, setup.log_path, setup.store
+    try:
+        rules = terminal_rules(getattr(args, "rules", None))
+    except RuleError as error:  # a rule is never dropped in silence: the run does not start
+        stdout.write(f"error: {error}\n")
+        return EXIT_SETUP_ERROR
     session = open_terminal_session(args, setup, stdout)  # `resume`: its checked checkpoint
     if session is None:
         return EXIT_SETUP_ERROR
@@ -137,7 +151,13 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         agents=agents,
         toolbox=toolbox,
         confirm_mcp=terminal_mcp_confirm(stdin, stdout, interrupted),
+        rules=rules,
     )
+
+    def rule_approved(_proposal: object, decided: RuleDecision) -> None:
+        stdout.write(f"\n[rule] {decided.line()} (Ctrl-C stops the run)\n")
+
+    workspace.on_rule_approved = rule_approved
     before = len(store)
     steps = StepPrinter(stdout)
     steps.step = session.steps_done  # a resumed run's steps go on from where it stopped
@@ -145,6 +165,8 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
         f"goal: {args.goal}\nroot: {policy.root}\n"
         f"tools: {', '.join(sorted(workspace.available_tools))}\n"
     )
+    if rules.rules:
+        stdout.write(f"approval rules: {len(rules.rules)}, rule set {rules.sha256}\n")
     if agents is not None:
         stdout.write(f"agents file: {agents.summary()}\n")
     if model_line is not None:

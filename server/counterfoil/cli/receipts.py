@@ -20,6 +20,7 @@ from ..receipts.signing import init_key, signature_checker
 from ..receipts.verify import read_receipt_log
 from ..sessions.decisions import recorded_run_ids, unreceipted_decisions, verify_run_records
 from ..sessions.intents import describe_open_intents  # registers what gc keeps for runs
+from ..sessions.rule_record import rule_problems
 from .evidence import (
     add_evidence_parsers,
     export_command,
@@ -100,6 +101,8 @@ def _verify(args: argparse.Namespace, stdout: TextIO) -> int:
     stdout.writelines(f"{line}\n" for line in describe_open_intents(args.path))
     recorded = recorded_run_ids(_store(args).iter_receipts()) if report.ok else set()
     _, problems = verify_run_records(args.path, check, recorded)  # the runs' own records
+    if report.ok:  # each rule-approved effect: its rule, in the set its run recorded
+        problems += rule_problems(args.path, _store(args).iter_receipts())
     if report.ok and problems:
         stdout.writelines(f"error: {problem}\n" for problem in problems)
         return 1
@@ -144,8 +147,15 @@ def describe_receipt(receipt: EffectReceipt) -> str:
     if approval is not None:
         decision = _review_decision(evidence)
         ran = "" if decision is None else f" (to run it; its changes were {decision})"
-        asked = "" if approval.asked is not False else " (not asked: marked read-only)"
-        lines.append(f"  approved by {approval.by} via {approval.via}{ran}{asked}")
+        if approval.rule is not None:
+            lines.append(
+                f"  approved by rule {approval.rule_index} of {approval.by}'s rule set "
+                f"{approval.rules_sha256}{ran} (not asked)"
+            )
+            lines.append(f"  rule {approval.rule}")
+        else:
+            asked = "" if approval.asked is not False else " (not asked: marked read-only)"
+            lines.append(f"  approved by {approval.by} via {approval.via}{ran}{asked}")
         model = describe_identity(None if approval.model is None else approval.model.as_record())
         if model is not None:
             lines.append(f"  proposed by {model}")

@@ -215,6 +215,8 @@ def _effect_line(outcome: EffectOutcome) -> str:
     line = f"  {outcome.state:<9}{outcome.call_id} {outcome.tool} {_effect_subject(outcome)}"
     if outcome.state == "approved" and outcome.argv is not None:
         line += " (timed out)" if outcome.timed_out else f" (exit {outcome.exit_status})"
+    if outcome.state == "approved" and outcome.by_rule is not None:
+        line += f" [approved by rule {outcome.by_rule}]"
     if outcome.reason and outcome.state != "rejected":
         line += f": {outcome.reason}"
     return line

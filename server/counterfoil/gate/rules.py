@@ -22,6 +22,7 @@ from fnmatch import translate
 from pathlib import PurePosixPath
 from typing import Literal
 
+from ..files.path_text import shown_path
 from ..files.paths import is_protected_path
 from ..receipts.record import canonical_json, sha256_text
 from ..tools import is_argv
@@ -51,6 +52,18 @@ class RuleEffect:
     confined: bool = True  # a command: it runs in a sandbox (`confine` or `review`)
     pinned: bool = True  # an MCP call: its tool's definition is pinned
     rejected_before: bool = False  # the person said No to this same effect earlier in the run
+
+    def describe(self) -> str:
+        """The effect in a few words: `run pytest -q`, `edit_file docs/a.md`, `MCP s/t`."""
+        if self.argv is not None:
+            text = "run " + " ".join(self.argv)
+        elif self.path is not None:
+            text = f"{self.tool} {self.path}"
+        elif self.tool == "mcp_call":
+            text = f"MCP {self.server}/{self.mcp_tool}"
+        else:
+            text = self.tool
+        return shown_path(text)  # one line, whatever the model named
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -96,12 +109,14 @@ class ApprovalRule:
     def describe(self) -> str:
         """The rule in a few words, for a line a person reads."""
         if self.argv is not None:
-            return f"{self.decision} the command {' '.join(self.argv)}"
-        if self.argv_prefix is not None:
-            return f"{self.decision} commands starting {' '.join(self.argv_prefix)}"
-        if self.path is not None:
-            return f"{self.decision} writes to {self.path}"
-        return f"{self.decision} MCP {self.mcp_server}/{self.mcp_tool}"
+            text = f"{self.decision} the command {' '.join(self.argv)}"
+        elif self.argv_prefix is not None:
+            text = f"{self.decision} commands starting {' '.join(self.argv_prefix)}"
+        elif self.path is not None:
+            text = f"{self.decision} writes to {self.path}"
+        else:
+            text = f"{self.decision} MCP {self.mcp_server}/{self.mcp_tool}"
+        return shown_path(text)
 
     def matches(self, effect: RuleEffect) -> bool:
         """Whether the rule names this effect (the `never` cases aside)."""
@@ -136,6 +151,14 @@ class RuleDecision:
     index: int | None = None
     held: str | None = None
     rules_sha256: str | None = None
+    effect: RuleEffect | None = None
+
+    def line(self) -> str:
+        """What a person is shown as a rule approves an effect: the effect and the rule."""
+        assert self.rule is not None and self.effect is not None
+        return (
+            f"{self.effect.describe()}: approved by your rule {self.index} ({self.rule.describe()})"
+        )
 
 
 @dataclass(frozen=True)
@@ -169,7 +192,7 @@ class RuleSet:
         index, rule = found
         held = never_allowed(effect, protected_patterns) if rule.decision == "allow" else None
         decision: Decision = "ask" if held is not None else rule.decision
-        return RuleDecision(decision, rule, index, held, self.sha256)
+        return RuleDecision(decision, rule, index, held, self.sha256, effect)
 
 
 NO_RULES = RuleSet()
@@ -228,19 +251,21 @@ def pattern_parts(pattern: str) -> tuple[str, ...]:
 
 
 def parse_rules(value: object, origin: str, *, allow: bool = True) -> RuleSet:
-    """The rules a setting or a file holds (a JSON list of entries); RuleError names the first
-    bad entry. `allow=False`: a folder's settings, which may narrow (`ask`, `deny`) only."""
+    """The rules a setting or a file holds (a JSON list of entries); RuleError names `origin`
+    (when given) and the first bad entry. `allow=False`: a folder's settings, which may narrow
+    (`ask`, `deny`) only."""
+    where = f"{origin}: " if origin else ""
     if not isinstance(value, list):
-        raise RuleError(f"{origin}: approval rules must be a list of rule objects")
+        raise RuleError(f"{where}approval rules must be a list of rule objects")
     rules = []
     for number, entry in enumerate(value, 1):
         try:
             rule = parse_rule(entry)
         except RuleError as error:
-            raise RuleError(f"{origin}: rule {number}: {error}") from None
+            raise RuleError(f"{where}rule {number}: {error}") from None
         if rule.decision == "allow" and not allow:
             raise RuleError(
-                f"{origin}: rule {number}: a folder's settings may add ask and deny rules only,"
+                f"{where}rule {number}: a folder's settings may add ask and deny rules only,"
                 " never allow"
             )
         rules.append(rule)

@@ -111,6 +111,7 @@ class AgentRunner:
             continued=None if continued is None else continued.messages,
             observations=None if continued is None else continued.observations,
             cause_of=job.bridge.cause_of,
+            rules=settings.approval_rules,
         )
         token = self.channel.begin_progress("Counterfoil", request.goal[:80])
         try:

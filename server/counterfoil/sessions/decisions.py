@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import AgentError
 from ..files.files import write_all
+from ..gate.rules import NO_RULES, RuleSet
 from ..receipt_evidence import os_user, utc_now
 from ..receipt_fields import ReceiptEvidence
 from ..receipts.record import EffectReceipt
@@ -34,6 +35,7 @@ DECISIONS_FILE = "decisions.jsonl"
 HEAD_FILE = "decisions.head"
 LINK_KEY = "link"
 SIGNATURE_KEYS = ("signature", "public_key")
+RULES_KEY = "approval_rules"  # a start's (or resume's) rule set: {sha256, rules}
 
 
 def _canonical(value: Any) -> bytes:
@@ -58,6 +60,8 @@ def outcome_entry(outcome: EffectOutcome, state: str | None = None) -> dict[str,
         entry["path"] = outcome.path
     if outcome.argv is not None:
         entry["argv"] = list(outcome.argv)
+    if outcome.by_rule is not None:
+        entry["by_rule"] = outcome.by_rule
     return entry
 
 
@@ -136,6 +140,7 @@ def _outcome(
         reason=reason,
         tree_changes=tuple(applied_tree_results(evidence)),
         review=None if evidence.review is None else evidence.review.decision,
+        by_rule=None if evidence.approval is None else evidence.approval.rule,
     )
 
 
@@ -155,9 +160,11 @@ class DecisionLog:
         resumed: bool,
         model: dict[str, Any] | None = None,
         model_identity: dict[str, Any] | None = None,
+        approval_rules: RuleSet = NO_RULES,
     ) -> None:
-        """The run's start (or a resume's), with the model it runs with (`model_record`) and,
-        once loaded, that model's identity (`ModelIdentity.as_record()`)."""
+        """The run's start (or a resume's), with the model it runs with (`model_record`),
+        once loaded, that model's identity (`ModelIdentity.as_record()`), and the person's
+        approval rules in force (their digest is what a rule-approved receipt names)."""
         entry: dict[str, Any] = {
             "kind": "resumed" if resumed else "started",
             "goal": goal,
@@ -168,6 +175,11 @@ class DecisionLog:
             entry["model"] = model
         if model_identity is not None:
             entry["model_identity"] = model_identity
+        if approval_rules.rules:
+            entry[RULES_KEY] = {
+                "sha256": approval_rules.sha256,
+                "rules": approval_rules.as_record(),
+            }
         self.append(entry)
 
     def steered(self, text: str) -> None:

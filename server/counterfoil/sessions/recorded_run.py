@@ -157,6 +157,7 @@ class RecordedRun:
             plan is not None,
             None if self.model_spec is None else model_record(self.model_spec),
             workspace.model_identity,
+            workspace.approval_rules,
         )
         if plan is None:
             if self.messages:

@@ -23,7 +23,11 @@ PREFIX = "counterfoil."
 
 
 def json_value(value: object) -> object:
-    """A default as JSON holds it: tuples as arrays, whole floats as integers."""
+    """A default as JSON holds it: tuples as arrays, whole floats as integers, a value with
+    a record (the approval rules) as its record."""
+    as_record = getattr(value, "as_record", None)
+    if callable(as_record):
+        return as_record()
     if isinstance(value, tuple):
         return [json_value(item) for item in value]
     if isinstance(value, float) and value.is_integer():

@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..commands.tree.sandbox import SANDBOX_MODES
+from ..gate.rules import NO_RULES, RuleSet
 from ..mcp.servers import McpServer
 from ..receipts.content import OUTPUT_LIMIT_BYTES
+from .approval_rules import NARROW_RULES, approval_rules
 from .checks import (
     COUNT_SCHEMA,
     ENGINES,
@@ -570,6 +572,36 @@ class Settings:
         help="MCP servers as a JSON array, e.g. "
         '\'[{{"name":"files","command":["python","server.py"]}}]\' (see docs/mcp.md)',
         folder=PERSONS_ALONE,
+    )
+    # The person's approval rules (gate/rules.py); the terminal reads its own file instead.
+    approval_rules: RuleSet = setting(  # noqa: RUF009 - a frozen RuleSet is shared safely
+        NO_RULES,
+        "approvalRules",
+        approval_rules,
+        schema={
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "decision": {"type": "string", "enum": ["allow", "ask", "deny"]},
+                    "argv": {"type": "array", "items": {"type": "string"}},
+                    "argvPrefix": {"type": "array", "items": {"type": "string"}},
+                    "path": {"type": "string"},
+                    "mcpServer": {"type": "string"},
+                    "mcpTool": {"type": "string"},
+                },
+                "required": ["decision"],
+            },
+        },
+        description="Rules that decide routine approvals, in order, the first match deciding "
+        "(none: you are asked): each `allow` (approved without asking, the receipt names the "
+        "rule), `ask` or `deny` (refused), for a command by exact `argv` or by `argvPrefix` "
+        "(whole arguments, never a shell pattern), an edit or write by `path` pattern "
+        "(`docs/**`), or an MCP call by `mcpServer` and `mcpTool`. An unconfined command (`commandSandbox` "
+        "off), a protected file, an effect you said No to in the run and an unpinned MCP tool "
+        "are always asked. A folder's settings may add ask and deny rules only. See "
+        "docs/settings.md.",
+        folder=NARROW_RULES,
     )
 
     @classmethod
