@@ -15,7 +15,8 @@ from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 
 PYTHON = sys.executable
 linux_only = pytest.mark.skipif(
-    not sys.platform.startswith("linux"), reason="a child subreaper is Linux's (docs/gate.md says so)"
+    not sys.platform.startswith("linux"),
+    reason="a child subreaper is Linux's (docs/gate.md says so)",
 )
 # The orphan writes its pid, then waits for `go` (written by the test once the receipt is
 # there) before it would write `after-the-receipt.txt`: a survivor writes it, a killed one never.
