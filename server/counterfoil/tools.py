@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from .workspace_view import WorkspaceView, view_choices
+if TYPE_CHECKING:
+    from .workspace_view import WorkspaceView
 
 # line: an integer from 1; object: a JSON object (an MCP tool's arguments)
 ArgumentType = Literal["string", "argv", "line", "boolean", "object"]
@@ -291,6 +292,8 @@ def action_schema(
             properties[argument.name] = _value_schema(argument.type, allowed_commands)
         required = ["tool"] + [item.name for item in tool.arguments if item.required]
         if view is not None:
+            from .workspace_view import view_choices  # a turn's view: not at the daemon's start
+
             choices.extend(view_choices(tool.name, properties, required, view))
             continue
         choices.append(
