@@ -16,7 +16,7 @@ from counterfoil import AgentLimits, ToolPolicy, Workspace, build_system_prompt,
 from counterfoil.actions import ToolAction
 from counterfoil.context.budget import ContextWindow, elided_summary, estimate_tokens
 from counterfoil.context.compaction import COMPACTED_PREFIX
-from counterfoil.step_facts import LinesShown
+from counterfoil.step_facts import LinesShown, SearchHits
 from counterfoil.steps import StepResult, refusal
 
 GOAL = "rename helper_07 to helper_seven everywhere and check the project still imports"
@@ -190,7 +190,7 @@ def test_a_budget_that_elision_cannot_meet_ends_the_run(tmp_path: Path) -> None:
         ),
         (
             ToolAction("search_files", {"pattern": "def"}),
-            StepResult("a:1: def\nb:2: def"),
+            StepResult("a:1: def\nb:2: def", search=SearchHits(2, complete=True)),
             "[search_files 'def' in .: 2 lines elided]",
         ),
         (

@@ -65,11 +65,7 @@ class CommandResult:
     def observation(self, stored: str | None = None) -> str:
         """The course's observation; `stored` says where the characters past its limit are
         kept (the receipt's copy of the output), so a note does not call them dropped."""
-        if self.terminated:
-            status = "terminated"
-        else:
-            status = "timeout" if self.status is None else str(self.status)
-        text = f"status: {status}\noutput:\n{self.output}"
+        text = status_line(self.status, self.timed_out) + f"output:\n{self.output}"
         notes = []
         if self.dropped_chars:
             notes.append(
@@ -85,6 +81,14 @@ class CommandResult:
                 text += "\n"
             text += note
         return text
+
+
+def status_line(status: int | None, timed_out: bool) -> str:
+    """A command observation's first line, "status: 1", from how it ended (`status` None and
+    not `timed_out`: stopped on request), so a layer that shows the line builds it from the
+    record instead of cutting it out of the text."""
+    words = "terminated" if status is None and not timed_out else str(status)
+    return f"status: {'timeout' if timed_out else words}\n"
 
 
 class _BoundedText:

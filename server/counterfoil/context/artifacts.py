@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..actions import ToolAction
+from ..commands.runner import status_line
 from ..errors import AgentError
 from ..receipts import EffectReceipt, ReceiptStore
 from ..receipts.content import load_object
@@ -134,7 +135,10 @@ def shape_observation(
     output = _command_output(artifacts, receipt) if len(result) > RECORD_PREVIEW_CHARS else None
     if limits is not None and not step.is_error and len(result) > limits.max_inline_chars:
         truncated = receipt is not None and receipt.evidence.output_truncated is True
-        command = output if step.effect is not None and step.effect.argv is not None else None
+        effect = step.effect
+        command = None
+        if effect is not None and effect.argv is not None and output is not None:
+            command = (status_line(effect.exit_status, effect.timed_out), *output)
         text, shows = _externalized(artifacts, limits, result, command, truncated)
     if (
         receipt is None
@@ -167,16 +171,15 @@ def _externalized(
     artifacts: ConversationArtifacts,
     limits: EvidenceLimits,
     result: str,
-    output: tuple[ArtifactRef, bytes] | None,
+    command: tuple[str, ArtifactRef, bytes] | None,
     truncated: bool = False,
 ) -> tuple[str, ArtifactRef]:
-    """The course's externalized observation; a command's (`output`: the whole output its
-    receipt keeps) keeps its status line first and points at that whole output, not just the
-    part its observation held."""
+    """The course's externalized observation; a command's (`command`: its status line, built
+    from the effect's record, and the whole output its receipt keeps) keeps its status line
+    first and points at that whole output, not just the part its observation held."""
     budget = limits.max_inline_chars
-    if output is not None:
-        status = result.split("\n", 1)[0] + "\n"
-        record, data = output
+    if command is not None:
+        status, record, data = command
         note = "\n[only the first bytes of the output were kept]" if truncated else ""
         bounded = bounded_observation(
             record, data, budget - len(status) - len(note), limits.previews, limits.ranges

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from .. import tools
 from ..actions import ToolAction
 from ..model import Model
+from ..step_facts import SearchHits
 from ..steps import StepResult
 
 if TYPE_CHECKING:
@@ -60,18 +61,25 @@ def estimate_tokens(messages: Messages) -> int:
 def elided_summary(action: ToolAction, step: StepResult) -> str:
     """One line that says what was seen: `[read_file app.py, lines 1–120: elided]` (the lines
     from the step's record)."""
-    arguments, result = action.arguments, step.observation
+    arguments = action.arguments
     if action.tool == "read_file":
         where = str(arguments.get("path"))
         if step.lines is not None:
             where += ", " + step.lines.span()
         return f"[read_file {where}: elided]"
     if action.tool == "search_files":
+        lines = "" if step.search is None else f"{shown_lines(step.search)} lines "
         return (
             f"[search_files {arguments.get('pattern')!r} in {arguments.get('path', '.')}: "
-            f"{result.count(chr(10)) + 1} lines elided]"
+            f"{lines}elided]"
         )
     return f"[{action.tool} {arguments.get('path', '.')}: elided]"
+
+
+def shown_lines(found: SearchHits) -> int:
+    """The lines a search's observation showed, from the search's record: one a hit (one saying
+    nothing matched when none did), and one saying where an incomplete search stopped."""
+    return max(found.count, 1) + (0 if found.complete else 1)
 
 
 @dataclass
@@ -85,6 +93,8 @@ class Observation:
     elided: bool = False
     shows: ArtifactRef | None = None  # named by the observation as written
     summary_shows: ArtifactRef | None = None  # named by its summary, once elided
+    # Its summary is an effect's receipt-backed record, not a tool result (`compaction.py`).
+    compacted: bool = False
 
     def shown_artifacts(self) -> tuple[ArtifactRef, ...]:
         shown = (self.shows, self.summary_shows if self.elided else None)
@@ -104,12 +114,23 @@ def note_observation(
     """Record the observation just appended as the last message of `messages` (`step`: the
     gate's record of it; None for a response that made no call); a read that was done elides
     to one line, anything else to `summary` (an effect's compacted record) if given."""
+    compacted = summary is not None
     if action is not None and step is not None and _elidable(action.tool) and not step.is_error:
         summary = OBSERVATION_PREFIX + elided_summary(action, step)
         summary_shows = None
+        compacted = False
     index = len(messages) - 1
     length = len(messages[index]["content"])
-    observations.append(Observation(index, summary, length, False, shows, summary_shows))
+    observations.append(Observation(index, summary, length, False, shows, summary_shows, compacted))
+
+
+def observation_text(content: str, observation: Observation) -> str | None:
+    """What the model now reads as `observation`'s result in its message `content` (the loop
+    writes `OBSERVATION_PREFIX` and the result): all after that lead-in, the elided line once
+    elided; None once compacted to a record, which is no longer a tool result."""
+    if observation.elided and observation.compacted:
+        return None
+    return content[len(OBSERVATION_PREFIX) :]
 
 
 class ContextWindow:

@@ -9,10 +9,12 @@ resumed run asks its open approval again as a fresh proposal, re-checked against
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from .. import protocol as messages
 from ..context.agents_file import AgentsFile
+from ..context.budget import Observation
 from ..loop import AgentEvent
 from ..models.errors import ModelLoadError
 from ..models.hub.download import DownloadCancelled
@@ -62,6 +64,14 @@ class RunRequest:
     settled: list[Settled]
     agents: AgentsFile | None
     steer: str | None = None
+
+
+def earlier_observations(request: RunRequest) -> Sequence[Observation]:
+    """The record of which messages of the conversation a run goes on from are observations:
+    a resumed run's session record, a follow-up's kept conversation, or none."""
+    if request.plan is not None:
+        return request.plan.record.observations
+    return () if request.continued is None else request.continued.observations
 
 
 @dataclass
@@ -184,7 +194,8 @@ class AgentRunner:
         )
         self.channel.log(f"run {'resumed' if recorded.resuming else 'started'}: {goal}")
         told_before = earlier_steps(
-            [(message["role"], message["content"]) for message in started.continues()]
+            [(message["role"], message["content"]) for message in started.continues()],
+            earlier_observations(request),
         )
         if request.plan is not None:  # the run's story so far, from its record, before it
             record = request.plan.record  # asks its open approval again
