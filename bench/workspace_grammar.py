@@ -62,7 +62,7 @@ def staged(folder: Path) -> tuple[Any, Any, list[Any]]:
 def llama_cpp_turns(spec: str, workspace: Any, tree: Any, steps: list[Any]) -> dict[str, Any]:
     """Pairs of the same turn on llama.cpp, schema of the tools alone then the workspace's."""
     from counterfoil.context.prompt import build_system_prompt
-    from counterfoil.gate.shown_view import workspace_view
+    from counterfoil.context.shown_view import workspace_view
     from counterfoil.models import GenerationOptions, close_model, load_generate
     from counterfoil.models.options import LlamaCppOptions
 
@@ -117,7 +117,7 @@ def main() -> None:
     parser.add_argument("--model", default=None, help="a GGUF file for the llama.cpp turns")
     parser.add_argument("--quick", action="store_true")
     arguments = parser.parse_args()
-    from counterfoil.gate.shown_view import workspace_view
+    from counterfoil.context.shown_view import workspace_view
     from counterfoil.tools import action_schema
 
     with tempfile.TemporaryDirectory() as scratch:

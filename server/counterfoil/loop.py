@@ -22,8 +22,8 @@ from .context.budget import (
 )
 from .context.copied import copied_value, run_system_text
 from .context.prompt import ShowsOverview, build_system_prompt, refreshed_overview
+from .context.shown_view import workspace_view
 from .errors import AgentError, ToolNotEnabled
-from .gate.shown_view import workspace_view
 from .gate.workspace import Workspace
 from .mcp.toolbox import offered_listings
 from .model import ConfiguresTools, Model, ModelReply, ResponseStats, configure, model_reply

@@ -14,7 +14,7 @@ turn, so a wrong value cannot be generated at all:
   occurs exactly once in it (what `apply_edit` takes), so a copy of the path, an example or an
   invented text cannot be spelled.
 
-The view is plain data, built by the gate's side from the record (`gate/shown_view.py`); the
+The view is plain data, built by the gate's side from the record (`context/shown_view.py`); the
 schema values are built here, in the standard library only, for every engine alike.
 """
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass
+from importlib import metadata
 
 from .scripted import SCRIPTED_PREFIX
 
@@ -30,16 +31,22 @@ class EngineChoice:
         return f"engine: {self.engine} ({self.reason})"
 
 
-def mlx_has_gpu() -> bool:
-    """Whether MLX is installed here with a GPU backend (Metal or CUDA)."""
-    if importlib.util.find_spec("mlx") is None:
-        return False
-    try:
-        import mlx.core as mx
+# MLX's GPU backends are packages of their own beside `mlx`: Metal on macOS, CUDA on Linux.
+MLX_GPU_BACKENDS = ("mlx-metal", "mlx-cuda-12", "mlx-cuda-13", "mlx-cuda")
 
-        return bool(mx.is_available(mx.gpu))
-    except Exception:  # noqa: BLE001 - a broken MLX has no GPU to offer
+
+def mlx_has_gpu() -> bool:
+    """Whether MLX is installed here with a GPU backend (Metal or CUDA), read from the installed
+    packages: MLX itself is imported only inside `models/mlx/`, and only to run a model."""
+    return installed("mlx") and any(installed(name) for name in MLX_GPU_BACKENDS)
+
+
+def installed(distribution: str) -> bool:
+    try:
+        metadata.distribution(distribution)
+    except metadata.PackageNotFoundError:
         return False
+    return True
 
 
 def llamacpp_installed() -> bool:

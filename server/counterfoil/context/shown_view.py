@@ -14,14 +14,14 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath
 
 from ..actions import ToolAction
-from ..context.evidence import ARTIFACT_FOLDER
 from ..errors import AgentError
+from ..gate.overview import walked_paths
+from ..gate.workspace import Workspace
 from ..proposals import sha256_hex
 from ..step_facts import OverviewFolder, TreeOverview
 from ..steps import StepResult
 from ..workspace_view import FileRead, WorkspaceView, literal_pattern
-from .overview import walked_paths
-from .workspace import Workspace
+from .evidence import ARTIFACT_FOLDER
 
 
 def workspace_view(
