@@ -44,9 +44,6 @@ def agent_flags(folder: Path) -> list[str]:
         "--allow-writes",
         "--allow-command",
         COUNT_COMMAND,
-        # The sweep is of durability: a resumed script ends at its final answer whatever the
-        # interrupted command left for the final check to ask for.
-        "--no-check-final-answer",
     ]
 
 
