@@ -346,10 +346,10 @@ def test_an_open_call_refused_on_resume_is_recorded_as_refused(paused: tuple[Pat
 
 
 def test_a_resumed_run_s_final_is_checked_against_the_whole_run(tmp_path: Path) -> None:
-    """With `--check-final-answer`, the edit made before the pause counts: the final after the
-    resumed command ends the run, as it would have without the pause."""
+    """With the final answer checked (the default), the edit made before the pause counts: the
+    final after the resumed command ends the run, as it would have without the pause."""
     make_project(tmp_path)
-    flags = [*agent_flags(tmp_path), "--check-final-answer"]
+    flags = agent_flags(tmp_path)
     status, output = cli(["agent", "fix app.py", *flags], "y\n", KeyboardInterrupt)
     assert status == 130, output
 
