@@ -521,8 +521,7 @@ class Settings:
         "final ends the run). A file an allowed command names (`python3 test_greet.py`) is "
         "taken as the task's check, not a file to change.",
         flag="--no-check-final-answer",
-        help="end the run at the model's final answer without checking it against the run's "
-        "record",
+        help="end the run at the model's final answer without checking it against the run's record",
         folder=FOLDER_MAY,
     )
     # The root's AGENTS.md goes into the system prompt.
