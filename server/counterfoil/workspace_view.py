@@ -21,7 +21,7 @@ schema values are built here, in the standard library only, for every engine ali
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +57,8 @@ class WorkspaceView:
     reads: tuple[FileRead, ...] = ()
     existing: tuple[str, ...] = ()
     new_files_under: tuple[str, ...] | None = None
+    # Which of `existing` are files: nothing can be made under one (`notes.md/1` is no path).
+    existing_files: tuple[str, ...] = ()
     # Paths a read may also take, as a pattern (ranges of the results externalized so far).
     read_pattern: str | None = None
 
@@ -91,7 +93,7 @@ def view_choices(
     if tool == "write_file":
         whole = [read.path for read in view.reads if read.shown is None]
         choices = [branch(path={"enum": whole})] if whole else []
-        pattern = new_path_pattern(view.existing, view.new_files_under)
+        pattern = new_path_pattern(view.existing, view.new_files_under, view.existing_files)
         if pattern is not None:
             choices.append(branch(path={"type": "string", "pattern": f"^({pattern})$"}))
         return choices
@@ -143,23 +145,29 @@ def _occurs_twice(text: str, run: str) -> bool:
     return start == -1 or text.find(run, start + 1) != -1
 
 
-def new_path_pattern(existing: Iterable[str], under: tuple[str, ...] | None) -> str | None:
+def new_path_pattern(
+    existing: Iterable[str], under: tuple[str, ...] | None, files: Iterable[str] = ()
+) -> str | None:
     """A pattern of the paths a new file may take: under one of `under` (a folder, or a file
-    to create; None: anywhere), none of `existing` (a file or folder there already). None:
-    nowhere."""
+    to create; None: anywhere), none of `existing` (a file or folder there already) and none
+    under one of `files` (the existing paths that are files). None: nowhere."""
     taken = set(existing)
+    file_paths = set(files) & taken
     if len(taken) > MAX_SHOWN_NAMES:
-        taken = set()  # too many to spell out: a new file's path may be taken (the gate says)
+        taken, file_paths = set(), set()  # too many to spell out: the gate says what is taken
     choices = []
     for item in [""] if under is None else sorted({item.strip("/") for item in under}):
         if item in ("", "."):
-            choices.append(_path_except(taken))
+            choices.append(_path_except(taken, file_paths))
             continue
         if item not in taken:
             choices.append(literal_pattern(item))
+        if item in file_paths:
+            continue  # an editable file that exists: nothing goes under it
         prefix = item + "/"
         tails = {path[len(prefix) :] for path in taken if path.startswith(prefix)}
-        choices.append(literal_pattern(prefix) + _path_except(tails))
+        tail_files = {path[len(prefix) :] for path in file_paths if path.startswith(prefix)}
+        choices.append(literal_pattern(prefix) + _path_except(tails, tail_files))
     return "|".join(f"({choice})" for choice in choices) if choices else None
 
 
@@ -198,15 +206,22 @@ def _class(chars: Iterable[str]) -> str:
 _REST = _class(_ALPHABET) + "*"
 
 
-def _path_except(taken: set[str]) -> str:
-    """A pattern of every path after `prefix` (names of `_ALPHABET`) except those in `taken`:
-    a trie of the taken paths, each node offering every way to leave it."""
+# The mark of a trie node where a taken path that is a file ends: no "/" may follow it.
+_FILE = "\0"
+
+
+def _path_except(taken: set[str], files: Collection[str] = ()) -> str:
+    """A pattern of every path after `prefix` (names of `_ALPHABET`) except those in `taken`
+    and those under one of `files`: a trie of the taken paths, each node offering every way to
+    leave it."""
     trie: dict[str, Any] = {}
     for path in taken:
         node = trie
         for char in path:
             node = node.setdefault(char, {})
         node[""] = {}
+        if path in files:
+            node[_FILE] = {}
     return _except(trie, at_start=True)
 
 
@@ -214,11 +229,12 @@ def _except(node: dict[str, Any], *, at_start: bool, after_slash: bool = False) 
     """Paths that leave the trie at `node`: end here (when no taken path ends here), take a
     character no taken path takes here and anything after, or follow a taken path's character
     and leave the trie further on."""
-    children = [key for key in node if key]
+    children = [key for key in node if key and key != _FILE]
     branches: list[str] = []
     if not at_start and not after_slash and "" not in node:
         branches.append("")
-    branches.append(_free_class(frozenset(children), not (at_start or after_slash)) + _REST)
+    slash = not (at_start or after_slash or _FILE in node)
+    branches.append(_free_class(frozenset(children), slash) + _REST)
     for char in sorted(children):
         rest = _except(node[char], at_start=False, after_slash=char == "/")
         branches.append(literal_pattern(char) + "(" + rest + ")")

@@ -123,6 +123,15 @@ def test_a_new_file_is_written_only_under_the_paths_granted() -> None:
     assert not expressible(schema, {"tool": "write_file", "path": "new.py", "content": "x"})
 
 
+def test_no_new_file_can_be_written_under_a_file_that_exists() -> None:
+    files = ("app.py", "README.md", "src/util.py")
+    for under in (None, ("README.md", "src")):
+        schema = action_schema(WRITES, (), view=view(existing_files=files, new_files_under=under))
+        for path in ("README.md/4", "app.py/x/y", "src/util.py/new"):
+            assert not expressible(schema, {"tool": "write_file", "path": path, "content": "x"})
+        assert expressible(schema, {"tool": "write_file", "path": "src/new.py", "content": "x"})
+
+
 def test_without_a_view_the_schema_is_the_tools_alone() -> None:
     schema = action_schema(WRITES, ())
     assert expressible(schema, edit("anything", "invented"))

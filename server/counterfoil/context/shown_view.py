@@ -61,6 +61,7 @@ def workspace_view(
         reads=_reads(workspace, steps),
         existing=(*files_now, *folders_now),
         new_files_under=workspace.policy.editable_paths,
+        existing_files=tuple(files_now),
         read_pattern=_ranges(artifacts),
     )
 
