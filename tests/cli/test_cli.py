@@ -256,7 +256,9 @@ def test_diff_lines_are_coloured_on_a_terminal_unless_no_color_is_set(
 def test_loading_the_model_is_one_timed_line(demo_project: Path) -> None:
     _, output = run_cli(agent_args(demo_project), "y\ny\n")
 
-    assert re.search(r"^loading model scripted:\S+ … ready in \d+\.\d s$", output, re.MULTILINE)
+    # The script's path, exactly: a checkout's path may hold a space.
+    line = rf"^loading model {re.escape(f'scripted:{FIXTURES}')}/\S+ … ready in \d+\.\d s$"
+    assert re.search(line, output, re.MULTILINE)
 
 
 def test_rejecting_everything_exits_one_whatever_the_model_claims(demo_project: Path) -> None:
