@@ -39,8 +39,10 @@ def recording_proxy() -> Iterator[tuple[str, list[bytes]]]:
     try:
         yield f"http://127.0.0.1:{listener.getsockname()[1]}", seen
     finally:
-        listener.close()
+        # The connection that came is recorded before the listener closes (closing first can
+        # drop one not yet accepted).
         thread.join(FAILURE_GUARD_SECONDS)
+        listener.close()
 
 
 def start(server: McpServer, tmp_path: Path) -> None:
