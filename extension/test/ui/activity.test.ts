@@ -47,9 +47,6 @@ describe("the model's activity in the run panel", () => {
       // The weights answer with one token each: a grammar would not let it through.
       "counterfoil.constrainedDecoding": false,
       "counterfoil.maxTokens": 16,
-      // A question about a file the task names: the final check would hold the answer until
-      // the file changed, a step this test of the activity line does not script.
-      "counterfoil.checkFinalAnswer": false,
     });
     page = await openFolder(workspace);
     await waitForDaemon(page);

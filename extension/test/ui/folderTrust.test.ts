@@ -135,9 +135,14 @@ describe("a trusted folder's settings narrow, never widen", () => {
         lines,
         /commandSandbox = "off" \(\w+ settings\): ignored \(yours kept\)/,
       );
-      // The person's alone (machine scope): VS Code itself drops a folder's value, so the
-      // daemon never gets it; the listener below shows nothing was sent there.
-      assert.doesNotMatch(lines, /endpoint|apiKeyEnv|allowInsecureHttp/);
+      // The person's alone (machine scope): VS Code drops a folder's value; the panel still
+      // lists each as ignored, and the listener below shows nothing was sent there.
+      for (const key of ["endpoint", "apiKeyEnv", "allowInsecureHttp"]) {
+        assert.match(
+          lines,
+          new RegExp(`^${key} = .*: ignored \\(yours kept\\)`, "m"),
+        );
+      }
       assert.match(lines, /allowWrites = true .*: waiting for your yes/);
       assert.match(lines, /allowedCommands = .*: waiting for your yes/);
       await screenshot(page, "folder-settings-listed.png");

@@ -124,6 +124,9 @@ export function daemonSettings(responses: string): Record<string, unknown> {
     "counterfoil.allowedCommands": [validation, greetingValidation],
     "counterfoil.receiptLog": receiptLog,
     "counterfoil.confirmTimeoutSeconds": 120,
+    // The scripts end at their final answer; the final check has tests of its own
+    // (heldFinal.test.ts turns it on).
+    "counterfoil.checkFinalAnswer": false,
   };
 }
 
