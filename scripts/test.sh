@@ -86,7 +86,8 @@ pytest_preload="${LD_PRELOAD:-}"
 if [ -e "$openblas" ]; then
   pytest_preload="$openblas${LD_PRELOAD:+ $LD_PRELOAD}"
 fi
-part "pytest" env LD_PRELOAD="$pytest_preload" "$python" -m pytest -q -p no:cacheprovider
+# --durations=20: every log lists the slowest tests, so a slower suite shows where it went.
+part "pytest" env LD_PRELOAD="$pytest_preload" "$python" -m pytest -q -p no:cacheprovider --durations=20
 
 if [ "$editor_when" = alongside ]; then
   editor_status=0
