@@ -104,10 +104,12 @@ async def test_pause_at_an_open_approval_withdraws_it_and_resume_asks_again(
     (session,) = (await daemon.request("counterfoil/sessions", {}))["sessions"]
     assert session["state"] == "paused" and session["pending"]["toolCallId"] == "call-1"
     daemon.answer = lambda params: asyncio.sleep(0, {"approved": True})
+    (demo_project / "go").touch()  # the approved command finishes instead of timing out
     resumed = await daemon.request("counterfoil/resume", {"runId": first["runId"]})
     assert resumed["completed"] is True
     assert [confirm["toolCallId"] for confirm in daemon.confirms] == ["call-1", "call-1"]
-    assert len(daemon.receipts) == 1
+    (receipt,) = daemon.receipts
+    assert receipt["exit_status"] == 0 and (demo_project / "finished").exists()
 
 
 async def test_pause_with_nothing_running_says_so(start_daemon: StartDaemon) -> None:
@@ -134,9 +136,11 @@ async def test_an_approval_withdrawn_again_after_a_resume_stays_open(
     (session,) = (await daemon.request("counterfoil/sessions", {}))["sessions"]
     assert session["pending"]["toolCallId"] == "call-1"
     daemon.answer = lambda params: asyncio.sleep(0, {"approved": True})
+    (demo_project / "go").touch()  # the approved command finishes instead of timing out
     resumed = await daemon.request("counterfoil/resume", {"runId": run_id})
     assert resumed["completed"] is True and resumed["final"] == "ran it"
-    assert len(daemon.receipts) == 1
+    (receipt,) = daemon.receipts
+    assert receipt["exit_status"] == 0
 
 
 def decisions_of(project: Path, run_id: str) -> list[tuple[str, str]]:
@@ -178,6 +182,7 @@ async def test_a_resumed_run_numbers_its_steps_on_and_names_the_steering(
     await daemon.request("counterfoil/pause", {})
     run_id = (await running)["runId"]
     daemon.answer = lambda params: asyncio.sleep(0, {"approved": True})
+    (demo_project / "go").touch()  # the approved command finishes instead of timing out
 
     await daemon.request("counterfoil/resume", {"runId": run_id, "steer": "go on"})
 
