@@ -23,6 +23,7 @@ import {
   type ModelState,
   type ModelText,
   type RunActivity,
+  type RuleApproved,
   type ParamsOf,
   type Receipt,
   type RequestMethod,
@@ -68,6 +69,8 @@ export class DaemonClient implements vscode.Disposable {
   private readonly runStartedEmitter = new vscode.EventEmitter<RunStarted>();
   private readonly modelTextEmitter = new vscode.EventEmitter<ModelText>();
   private readonly runActivityEmitter = new vscode.EventEmitter<RunActivity>();
+  private readonly ruleApprovedEmitter =
+    new vscode.EventEmitter<RuleApproved>();
   private readonly runStateEmitter = new vscode.EventEmitter<RunStateNotice>();
   private readonly downloadEmitter =
     new vscode.EventEmitter<DownloadProgress>();
@@ -88,6 +91,8 @@ export class DaemonClient implements vscode.Disposable {
   readonly onModelText = this.modelTextEmitter.event;
   /** What the model is doing for a run: loading, prefill, generation (`counterfoil/runActivity`). */
   readonly onRunActivity = this.runActivityEmitter.event;
+  /** A call the person's approval rule approved, as it is decided (`counterfoil/ruleApproved`). */
+  readonly onRuleApproved = this.ruleApprovedEmitter.event;
   /** Stopping, cancelled or ended (`counterfoil/runState`). */
   readonly onRunState = this.runStateEmitter.event;
   /** A model download's progress (`counterfoil/download`). */
@@ -108,6 +113,7 @@ export class DaemonClient implements vscode.Disposable {
       this.runStartedEmitter,
       this.modelTextEmitter,
       this.runActivityEmitter,
+      this.ruleApprovedEmitter,
       this.runStateEmitter,
       this.downloadEmitter,
       this.folderSettingsEmitter,
@@ -295,6 +301,9 @@ export class DaemonClient implements vscode.Disposable {
     );
     client.onNotification(Methods.runActivity, (activity: RunActivity) =>
       this.runActivityEmitter.fire(activity),
+    );
+    client.onNotification(Methods.ruleApproved, (approved: RuleApproved) =>
+      this.ruleApprovedEmitter.fire(approved),
     );
     client.onNotification(Methods.runState, (state: RunStateNotice) =>
       this.runStateEmitter.fire(state),

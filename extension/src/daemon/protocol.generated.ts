@@ -498,6 +498,16 @@ export interface RevertParams {
   toolCallId: string;
 }
 
+/** An effect the person's approval rule approved without asking, sent as the rule decides it (before the effect is done), so the person sees it as it happens and can still stop the run: the call as a question would have shown it, and the rule that decided. */
+export interface RuleApproved {
+  runId: string | null;
+  approved: ConfirmParams;
+  rule: string;
+  ruleIndex: number;
+  ruleWords: string;
+  rulesSha256: string;
+}
+
 /** What the model is doing for a run, in the daemon's words, from the run's start: loading it (the file, and what was done: an import, a load), then each step's prefill (tokens of the total) and generation, a rate only over a span long enough to mean one. */
 export interface RunActivity {
   runId: string;
@@ -609,6 +619,7 @@ export interface VerdictEffect {
   timedOut: boolean;
   reason: string | null;
   review?: string | null;
+  byRule?: string | null;
 }
 
 /** One call's decision as the run's record holds it: approved (its receipt says what it did), rejected with the person's reason, refused with the gate's error, stale (the file changed while it waited), closed (its diff was closed unanswered), interrupted, failed, or settled from the disk after an interruption (`reason` says how). */
@@ -812,6 +823,7 @@ export const Methods = {
   runState: "counterfoil/runState",
   modelText: "counterfoil/modelText",
   runActivity: "counterfoil/runActivity",
+  ruleApproved: "counterfoil/ruleApproved",
   download: "counterfoil/download",
   folderSettingsChanged: "counterfoil/folderSettingsChanged",
 } as const;

@@ -8,6 +8,7 @@ import type {
   AgentsFileRecord,
   EffectState,
   RunActivity,
+  RuleApproved,
   RunResult,
   ShownToModel,
   Verdict,
@@ -21,6 +22,7 @@ import {
   wrongWords,
 } from "./stepNotice";
 import { argvText } from "../argvText";
+import { proposalSubject } from "../review/proposal";
 
 export { stateWords, wentWrong };
 
@@ -52,6 +54,9 @@ export interface ProposalView {
   turn?: number;
   /** An edit whose file changed while it waited: still pending, but Accept cannot apply it. */
   outdated?: boolean;
+  /** Approved by the person's approval rule, nobody asked: its place in the set and its words,
+   * as the daemon said them (`counterfoil/ruleApproved`). */
+  byRule?: { index: number; words: string };
 }
 
 /** Why the panel's Accept cannot act on a waiting proposal (then it is disabled), if so. */
@@ -400,6 +405,24 @@ export function setProposal(model: RunModel, proposal: ProposalView): void {
   model.proposals[proposal.toolCallId] = { ...known, ...proposal, turn };
 }
 
+/**
+ * A call the person's approval rule approved, as the daemon decided it: shown at once in its
+ * run's turn, as approved, with the rule named (the step that did it comes after).
+ */
+export function addRuleApproval(model: RunModel, told: RuleApproved): void {
+  const params = told.approved;
+  const kind = params.preview.kind;
+  const turn = turnOf(model, told.runId);
+  model.proposals[params.toolCallId] = {
+    toolCallId: params.toolCallId,
+    subject: proposalSubject(params),
+    kind,
+    state: "approved",
+    byRule: { index: told.ruleIndex, words: told.ruleWords },
+    turn: turn ? model.turns.indexOf(turn) : undefined,
+  };
+}
+
 export function setStopping(model: RunModel): void {
   const turn = currentTurn(model);
   if (turn && turn.status === "running") {
@@ -591,6 +614,14 @@ export function verdictLines(turn: TurnView): string[] {
     }
     if (effects.length > 0) {
       lines.push(effects.join(", "));
+    }
+    const byRule = verdict.effects.filter(
+      (effect) => effect.state === "approved" && effect.byRule,
+    ).length;
+    if (byRule > 0) {
+      lines.push(
+        `${plural(byRule, "effect")} approved by your rules, not asked`,
+      );
     }
     return lines;
   }

@@ -18,6 +18,7 @@ import {
   addActivity,
   addEvent,
   addModelText,
+  addRuleApproval,
   emptyModel,
   endTurns,
   failTurn,
@@ -114,6 +115,10 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
       client.onRunActivity((activity) => {
         addActivity(this.model, activity);
         this.renderSoon();
+      }),
+      client.onRuleApproved((told) => {
+        addRuleApproval(this.model, told);
+        this.render();
       }),
       client.onRunState((state) => {
         if (state.state === "stopping") {

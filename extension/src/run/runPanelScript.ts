@@ -8,6 +8,7 @@ import { button, closeAllDetails, details, el } from "./panelDom";
 import { acceptBlocked, isGoing, takesReason } from "./runModel";
 import type { DrawnTurn, ModelMessage, PanelMessage } from "./panelMessages";
 import type { ProposalState, ProposalView, StepView } from "./runModel";
+import { ruleApprovalLine } from "./turnNotes";
 
 /** The webview's handle on its host, which VS Code defines before the script runs. */
 declare function acquireVsCodeApi(): {
@@ -45,6 +46,8 @@ const {
 } = buttonsById("send", "stop", "pause", "steer", "new");
 /** Reasons typed but not sent yet, by call id, so a redraw keeps them. */
 const reasons: Record<string, string> = {};
+/** The turns still going in this drawing (a rule's approval there offers Stop beside it). */
+let goingTurns = new Set<number>();
 
 const STATE_WORDS: Record<ProposalState, string> = {
   pending: "pending: waiting for your answer",
@@ -61,15 +64,29 @@ function proposalBlock(proposal: ProposalView): HTMLDivElement {
   const box = el("div", `proposal state-${proposal.state}`);
   box.dataset.call = proposal.toolCallId;
   const head = el("div", "proposal-head");
+  const byRule = proposal.byRule;
   head.append(
     el("span", "subject", `${proposal.subject} (${proposal.toolCallId})`),
     el(
       "span",
       `badge ${proposal.state}`,
-      STATE_WORDS[proposal.state] || proposal.state,
+      byRule && proposal.state === "approved"
+        ? `approved by rule ${byRule.index}`
+        : STATE_WORDS[proposal.state] || proposal.state,
     ),
   );
   box.append(head);
+  if (byRule) {
+    // Nobody was asked: the rule is named as it decides, and Stop is right beside it.
+    const line = el("div", "rule-approval");
+    line.append(el("span", "", ruleApprovalLine(byRule)));
+    if (proposal.turn !== undefined && goingTurns.has(proposal.turn)) {
+      line.append(
+        button("Stop run", "link", () => vscode.postMessage({ type: "stop" })),
+      );
+    }
+    box.append(line);
+  }
   if (proposal.detail && proposal.state === "pending") {
     box.append(el("pre", "proposal-detail", proposal.detail));
   }
@@ -412,6 +429,9 @@ function render(state: ModelMessage): void {
   const tools = runTools(state);
   if (tools) conversation.append(tools);
   const shown = new Set<string>();
+  goingTurns = new Set(
+    state.turns.flatMap((turn, index) => (isGoing(turn) ? [index] : [])),
+  );
   let running = false;
   let stopping = false;
   let pausing = false;

@@ -49,3 +49,12 @@ export function agentsFileLine(
     file.bytes === null ? "" : ` · ${file.bytes.toLocaleString("en-US")} bytes`;
   return `${file.path} · sha256 ${file.sha256.slice(0, 12)}${size}`;
 }
+
+/** What the run panel says of a call the person's rule approved: "approved by rule 2: allow
+ * commands starting python -m pytest". */
+export function ruleApprovalLine(byRule: {
+  index: number;
+  words: string;
+}): string {
+  return `approved by rule ${byRule.index}: ${byRule.words}`;
+}

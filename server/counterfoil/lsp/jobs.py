@@ -18,14 +18,16 @@ from typing import Any
 
 from ..errors import AgentError
 from ..gate.grants import FROM_SETTINGS, GrantedBy
+from ..gate.rules import RuleDecision
 from ..gate.workspace import Workspace
+from ..proposals import McpProposal, ToolProposal
 from ..protocol import notice
 from ..receipts import EffectReceipt, ReceiptStore
 from ..receipts.logfile import make_log_folder
 from ..settings.table import Settings
 from .channel import ClientChannel
 from .confirm_bridge import ConfirmBridge
-from .protocol import receipt_message
+from .protocol import receipt_message, rule_approved
 
 
 class SessionBusy(RuntimeError):
@@ -160,4 +162,9 @@ def open_workspace(
         run_id=run_id,
         read_digests=read_digests,
     )
+
+    def on_rule_approved(proposal: ToolProposal | McpProposal, decided: RuleDecision) -> None:
+        channel.notify(*notice(rule_approved(proposal, decided, root, run_id)))
+
+    workspace.on_rule_approved = on_rule_approved
     return workspace, unsubscribe

@@ -17,6 +17,7 @@ from .. import tools
 from ..actions import Action, FinalAction, ToolAction
 from ..gate.approval import Approval, clean_reason
 from ..gate.revert import revertable
+from ..gate.rules import RuleDecision
 from ..model_identity import identity_short
 from ..proposals import ChangeSetProposal, CommandProposal, McpProposal, ToolProposal
 from ..protocol import wire
@@ -171,6 +172,7 @@ def effect_message(outcome: EffectOutcome) -> messages.VerdictEffect:
         timedOut=outcome.timed_out,
         reason=outcome.reason,
         review=outcome.review,
+        byRule=outcome.by_rule,
     )
 
 
@@ -344,6 +346,23 @@ def confirm_params(proposal: Asked, root: Path, note: str | None = None) -> mess
         arguments=dict(proposal.action.arguments),
         preview=preview_message(proposal, root),
         note=note,
+    )
+
+
+def rule_approved(
+    proposal: Asked, decided: RuleDecision, root: Path, run_id: str | None
+) -> messages.RuleApproved:
+    """A call the person's approval rule approved: what its question would have shown, and
+    the rule (its text, place and words) with the digest of the set in force."""
+    rule, index, digest = decided.rule, decided.index, decided.rules_sha256
+    assert rule is not None and index is not None and digest is not None  # an `allow` has them
+    return messages.RuleApproved(
+        runId=run_id,
+        approved=confirm_params(proposal, root),
+        rule=rule.text,
+        ruleIndex=index,
+        ruleWords=rule.describe(),
+        rulesSha256=digest,
     )
 
 

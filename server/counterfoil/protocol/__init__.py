@@ -84,6 +84,7 @@ from .runs import (
     FollowUpParams,
     ModelText,
     RevertParams,
+    RuleApproved,
     RunActivity,
     RunParams,
     RunRecord,
@@ -226,6 +227,7 @@ NOTIFICATIONS: dict[str, type] = {
     "counterfoil/runState": RunStateNotice,
     "counterfoil/modelText": ModelText,
     "counterfoil/runActivity": RunActivity,
+    "counterfoil/ruleApproved": RuleApproved,
     "counterfoil/download": DownloadProgress,
     "counterfoil/folderSettingsChanged": FolderSettingsResult,
 }
@@ -316,6 +318,7 @@ __all__ = [
     "ResumeParams",
     "RevertParams",
     "ReviewRecord",
+    "RuleApproved",
     "RunActivity",
     "RunParams",
     "RunRecord",

@@ -10,6 +10,7 @@ from .wire import SOMETIMES
 
 if TYPE_CHECKING:
     from .receipts import Receipt
+    from .review import ConfirmParams
     from .wire import ActivityPhase, EffectState, RunStateName, Validation
 
 
@@ -49,6 +50,9 @@ class VerdictEffect:
     # A reviewed command's decision: accepted, partially accepted, rejected, nothing to
     # apply, not applied (what it changed in its copy reached the root only when accepted).
     review: str | None = field(default=None, metadata=SOMETIMES)
+    # The text of the person's approval rule that approved it without asking (its canonical
+    # JSON, as the receipt names it); absent when the person was asked or it was not approved.
+    byRule: str | None = field(default=None, metadata=SOMETIMES)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -220,6 +224,20 @@ class RunActivity:
     phase: ActivityPhase
     step: int | None  # null while the model loads
     message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class RuleApproved:
+    """An effect the person's approval rule approved without asking, sent as the rule decides
+    it (before the effect is done), so the person sees it as it happens and can still stop the
+    run: the call as a question would have shown it, and the rule that decided."""
+
+    runId: str | None
+    approved: ConfirmParams  # what the question would have asked
+    rule: str  # the rule's text (its canonical JSON), as the receipt names it
+    ruleIndex: int  # its place in the rule set in force, from 1
+    ruleWords: str  # the rule in a few words: "allow commands starting python -m pytest"
+    rulesSha256: str  # the digest of the rule set in force
 
 
 @dataclass(frozen=True, kw_only=True)
