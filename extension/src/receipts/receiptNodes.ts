@@ -168,6 +168,38 @@ function detail(
   };
 }
 
+/**
+ * Who decided the effect, as its receipt records it: the person's approval rule (its place and
+ * its text, as the receipt names it), or the person asked in the editor or the terminal;
+ * undefined when the receipt does not say.
+ */
+export function decidedBy(receipt: Receipt): string | undefined {
+  const approval = receipt.approval;
+  if (!approval) {
+    return undefined;
+  }
+  if (approval.rule) {
+    return `your rule ${approval.rule_index ?? "?"}: ${approval.rule}`;
+  }
+  if (approval.asked === false) {
+    return `nobody asked${approval.via ? ` (${approval.via})` : ""}`;
+  }
+  if (!approval.by && !approval.via) {
+    return undefined;
+  }
+  return `${approval.by ?? "someone"}, asked${approval.via ? ` in the ${approval.via}` : ""}`;
+}
+
+function decidedByNode(id: string, receipt: Receipt): ReceiptNode[] {
+  const who = decidedBy(receipt);
+  if (who === undefined) {
+    return [];
+  }
+  const digest = receipt.approval?.rules_sha256;
+  const full = digest ? `${who}\nrule set sha256 ${digest}` : who;
+  return [detail(id, "decided_by", "approved by", who, full)];
+}
+
 /** The file a receipt changed, for clicking; undefined when it changed none. */
 export function receiptFile(receipt: Receipt): string | undefined {
   return receipt.changed_artifacts[0];
@@ -222,7 +254,11 @@ export function reviewDecision(receipt: Receipt): string | undefined {
 /** How the effect ended, and for a reviewed command what its review let land: "ok · its changes rejected, nothing landed". */
 export function receiptState(receipt: Receipt): string {
   const decision = reviewDecision(receipt);
-  if (receipt.approval?.asked === false) {
+  const approval = receipt.approval;
+  if (approval?.rule) {
+    return `${receipt.exit_state} · approved by your rule ${approval.rule_index ?? "?"}, not asked`;
+  }
+  if (approval?.asked === false) {
     return `${receipt.exit_state} · not asked: you marked it read-only`;
   }
   if (decision === undefined) {
@@ -290,6 +326,7 @@ export function receiptNode(receipt: Receipt): ReceiptNode {
     toolCallId: receipt.tool_call_id,
     contextValue: receiptKind(receipt),
     children: [
+      ...decidedByNode(id, receipt),
       ...mcpDetails(id, receipt),
       detail(
         id,

@@ -284,7 +284,7 @@ suite("Counterfoil in the extension host", () => {
     );
     assert.deepEqual(
       api.receipts.getChildren(node).map((child) => child.label),
-      ["arguments", "result", "artifacts", "receipt id"],
+      ["approved by", "arguments", "result", "artifacts", "receipt id"],
     );
     const verified = await api.receiptCommands.verifyReceipts();
     assert.equal(verified?.ok, true, JSON.stringify(verified));

@@ -351,3 +351,49 @@ describe("Revert is offered where the daemon says the receipt can be reverted", 
     );
   });
 });
+
+describe("who decided an effect", () => {
+  const RULE = '{"argvPrefix":["python","-m","pytest"],"decision":"allow"}';
+  const byRule: Receipt = {
+    ...validation,
+    exit_state: "ok",
+    approval: {
+      by: "ada",
+      via: "approvalRules",
+      asked: false,
+      rule: RULE,
+      rule_index: 2,
+      rules_sha256: "f".repeat(64),
+    },
+  };
+
+  test("a receipt a rule approved names the rule, not the person", () => {
+    assert.equal(
+      receiptNode(byRule).description,
+      "ok · approved by your rule 2, not asked",
+    );
+  });
+
+  test("its detail gives the rule's text as the receipt names it, and the rule set's digest", () => {
+    const node = receiptNode(byRule).children.find(
+      (child) => child.label === "approved by",
+    );
+    assert.equal(node?.description, `your rule 2: ${RULE}`);
+    assert.equal(
+      node?.tooltip,
+      `your rule 2: ${RULE}\nrule set sha256 ${"f".repeat(64)}`,
+    );
+  });
+
+  test("a receipt the person approved names them and where they were asked", () => {
+    const asked: Receipt = {
+      ...edit,
+      approval: { by: "ada", via: "editor", decision: "approved" },
+    };
+    const node = receiptNode(asked).children.find(
+      (child) => child.label === "approved by",
+    );
+    assert.equal(node?.description, "ada, asked in the editor");
+    assert.equal(receiptNode(asked).description, "ok");
+  });
+});
