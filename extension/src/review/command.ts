@@ -1,8 +1,9 @@
 // A command's approval, and an MCP tool's (its definition before first use, each call): asked in
 // the run panel (its proposal, with Accept, Reject and a reason) and in a notification with its
 // exact argv, folder and how it runs (or the MCP tool's definition, or the call's arguments),
-// with Accept, Reject and Reject with Reason. Nothing modal: Pause, Steer and Stop stay at hand
-// while it waits, and closing the notification (Escape) answers nothing; only a button does.
+// with Accept, Reject and Reject with Reason (and for a command, Always Allow: Accept, and its
+// exact-argv rule added to the person's settings). Nothing modal: Pause, Steer and Stop stay at
+// hand while it waits, and closing the notification (Escape) answers nothing; only a button does.
 
 import * as vscode from "vscode";
 import type {
@@ -13,6 +14,7 @@ import type {
   McpDefinitionPreview,
 } from "../daemon/protocol";
 import { type ProposalView, takesReason } from "../run/runModel";
+import { ALWAYS_ALLOW, alwaysAllow } from "./alwaysAllow";
 import { lateNotice } from "./lateAnswer";
 import { callDetail, definitionDetail, mcpQuestion } from "./mcpProposal";
 import type { PendingApprovals } from "./pending";
@@ -38,6 +40,8 @@ export async function confirmCommand(
     question,
     token,
     rejectWithReason,
+    undefined,
+    preview.argv,
   );
 }
 
@@ -72,6 +76,8 @@ async function askInNotification(
   token: vscode.CancellationToken,
   rejectWithReason: (toolCallId: string) => unknown,
   detail?: string,
+  /** A command's argv: "Always Allow" approves it and adds its exact rule to the person's. */
+  argv?: readonly string[],
 ): Promise<ConfirmResult> {
   const { answer, approval } = pending.waitForAnswer(
     params,
@@ -80,9 +86,12 @@ async function askInNotification(
     undefined,
     detail,
   );
-  const answers = takesReason({ kind })
-    ? [ACCEPT, REJECT, REJECT_WITH_REASON]
-    : [ACCEPT, REJECT];
+  const answers = [
+    ACCEPT,
+    ...(argv ? [ALWAYS_ALLOW] : []),
+    REJECT,
+    ...(takesReason({ kind }) ? [REJECT_WITH_REASON] : []),
+  ];
   void vscode.window.showWarningMessage(question, ...answers).then((choice) => {
     if (choice === undefined) {
       return; // closed: the question stays open in the run panel
@@ -91,6 +100,9 @@ async function askInNotification(
       void vscode.window.showInformationMessage(lateNotice(choice, approval));
     } else if (choice === ACCEPT) {
       approval.settle({ approved: true }, "accepted");
+    } else if (choice === ALWAYS_ALLOW && argv) {
+      approval.settle({ approved: true }, "accepted");
+      void alwaysAllow(argv);
     } else if (choice === REJECT) {
       approval.settle({ approved: false }, "rejected");
     } else {
