@@ -144,9 +144,14 @@ const MACHINE_KEYS = Object.entries(
 )
   .filter(([, property]) => property.scope === "machine")
   .map(([key]) => key);
-/** What a test sets as the person's own: the settings above, and a step limit above the
- * default (a folder may only lower a limit; a higher one would be ignored). */
-const PERSON_KEYS = [...MACHINE_KEYS, "counterfoil.maxSteps"];
+/** What a test sets as the person's own: the settings above, a step limit above the default (a
+ * folder may only lower a limit; a higher one would be ignored), and approval rules (a folder's
+ * may not allow). */
+const PERSON_KEYS = [
+  ...MACHINE_KEYS,
+  "counterfoil.maxSteps",
+  "counterfoil.approvalRules",
+];
 
 /** The daemon's config folder in the suite's code-server (its XDG config). */
 export const daemonConfigDir = join(
