@@ -1,4 +1,4 @@
-"""Over stdio, a trusted folder's `.vscode/settings.json` narrows the person's settings and
+"""A trusted folder's `.vscode/settings.json` narrows the person's settings and
 never widens them: each class of the settings table's folder rule, end to end."""
 
 from __future__ import annotations
@@ -17,9 +17,15 @@ from .conftest import StartDaemon, edit_app_model, script
 
 
 @pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
+
+@pytest.fixture
 def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "config"
-    monkeypatch.setenv("COUNTERFOIL_CONFIG_DIR", str(folder))  # the daemon inherits it
+    monkeypatch.setenv("COUNTERFOIL_CONFIG_DIR", str(folder))  # read by the daemon
     return folder
 
 

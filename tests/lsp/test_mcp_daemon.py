@@ -1,4 +1,4 @@
-"""MCP in the daemon, over stdio: `mcp_call` is on only with the person's own servers; each
+"""MCP in the daemon: `mcp_call` is on only with the person's own servers; each
 tool's definition is asked about over `counterfoil/confirm` before the model is offered it (and
 again, naming what changed, when it changes); each call is asked with its exact arguments
 unless the person marked the tool read-only; an approved call is receipted like any effect and
@@ -18,6 +18,13 @@ from counterfoil import protocol as messages
 
 from .conftest import Daemon, StartDaemon, script
 from .test_messages import conforms
+
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
 
 TOOL_COUNT = 11  # the test server's tools, each asked about on first use
 CALL = {"tool": "mcp_call", "server": "files", "name": "read", "arguments": {"path": "notes.txt"}}

@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from .conftest import StartDaemon, script
+
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
 
 
 async def test_a_missing_folder_listed_is_said_as_no_such_path(

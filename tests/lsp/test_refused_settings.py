@@ -1,4 +1,4 @@
-"""Over stdio, one invalid setting is refused alone: the daemon keeps every other setting,
+"""One invalid setting is refused alone: the daemon keeps every other setting,
 keeps the person's last valid value (or the default) for that one, says which setting, what was
 wrong and what is used instead, and starts no run with a model the person did not choose."""
 
@@ -12,6 +12,12 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from .conftest import StartDaemon, edit_app_model
+
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
 
 
 def person(values: dict[str, Any]) -> dict[str, Any]:

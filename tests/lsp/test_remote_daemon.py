@@ -22,6 +22,13 @@ from tests.support.processes import GUARD_SECONDS
 
 from .conftest import StartDaemon
 
+
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """Behaviour, not transport: the daemon in-process (see conftest)."""
+    return start_daemon_in_process
+
+
 pytest.importorskip("httpx")
 
 
