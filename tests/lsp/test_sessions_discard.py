@@ -15,11 +15,21 @@ from .test_messages import conforms
 from .test_sessions_resume import at_second_approval, killed_at_second_approval, two_edits
 
 
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """The daemon that finds the runs on disk is in-process (see conftest); the one that
+    crashes or shuts down beneath a run is `start_daemon_over_stdio`, a real process."""
+    return start_daemon_in_process
+
+
 async def test_discard_closes_the_interrupted_run_and_says_what_it_left(
-    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+    start_daemon: StartDaemon,
+    start_daemon_over_stdio: StartDaemon,
+    demo_project: Path,
+    tmp_path: Path,
 ) -> None:
     settings = two_edits(tmp_path)
-    await killed_at_second_approval(start_daemon, settings)
+    await killed_at_second_approval(start_daemon_over_stdio, settings)
     second = await start_daemon(settings)
     (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
     written = (demo_project / "app.py").read_bytes()

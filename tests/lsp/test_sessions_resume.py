@@ -17,6 +17,13 @@ from counterfoil.sessions.store import SessionStore
 from .conftest import Daemon, StartDaemon, approve, never_answer, script
 
 
+@pytest.fixture
+def start_daemon(start_daemon_in_process: StartDaemon) -> StartDaemon:
+    """The daemon that finds the runs on disk is in-process (see conftest); the one that
+    crashes or shuts down beneath a run is `start_daemon_over_stdio`, a real process."""
+    return start_daemon_in_process
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -58,10 +65,13 @@ def edit_receipts(root: Path) -> list[dict[str, Any]]:
 
 
 async def test_a_fresh_daemon_lists_the_run_a_killed_one_left_as_interrupted(
-    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+    start_daemon: StartDaemon,
+    start_daemon_over_stdio: StartDaemon,
+    demo_project: Path,
+    tmp_path: Path,
 ) -> None:
     settings = two_edits(tmp_path)
-    await killed_at_second_approval(start_daemon, settings)
+    await killed_at_second_approval(start_daemon_over_stdio, settings)
     second = await start_daemon(settings)
 
     (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
@@ -81,10 +91,13 @@ async def test_a_fresh_daemon_lists_the_run_a_killed_one_left_as_interrupted(
 
 
 async def test_resume_after_a_crash_asks_the_open_approval_again_against_the_disk(
-    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+    start_daemon: StartDaemon,
+    start_daemon_over_stdio: StartDaemon,
+    demo_project: Path,
+    tmp_path: Path,
 ) -> None:
     settings = two_edits(tmp_path)
-    await killed_at_second_approval(start_daemon, settings)
+    await killed_at_second_approval(start_daemon_over_stdio, settings)
     app = demo_project / "app.py"
     on_disk = app.read_bytes()
     second = await start_daemon(settings)
@@ -115,10 +128,10 @@ async def test_resume_after_a_crash_asks_the_open_approval_again_against_the_dis
 
 
 async def test_resume_retells_the_steps_before_the_interruption_from_the_runs_record(
-    start_daemon: StartDaemon, tmp_path: Path
+    start_daemon: StartDaemon, start_daemon_over_stdio: StartDaemon, tmp_path: Path
 ) -> None:
     settings = two_edits(tmp_path)
-    await killed_at_second_approval(start_daemon, settings)
+    await killed_at_second_approval(start_daemon_over_stdio, settings)
     second = await start_daemon(settings)
     (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
     told_when_asked: list[int] = []
@@ -148,10 +161,13 @@ async def test_resume_retells_the_steps_before_the_interruption_from_the_runs_re
 
 
 async def test_a_file_changed_while_no_daemon_ran_is_not_overwritten_on_resume(
-    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+    start_daemon: StartDaemon,
+    start_daemon_over_stdio: StartDaemon,
+    demo_project: Path,
+    tmp_path: Path,
 ) -> None:
     settings = two_edits(tmp_path)
-    await killed_at_second_approval(start_daemon, settings)
+    await killed_at_second_approval(start_daemon_over_stdio, settings)
     app = demo_project / "app.py"
     app.write_text(app.read_text() + "# saved by the person\n")
     saved = app.read_bytes()
@@ -168,10 +184,13 @@ async def test_a_file_changed_while_no_daemon_ran_is_not_overwritten_on_resume(
 
 
 async def test_inspect_says_where_the_run_stopped_and_what_changed_since(
-    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+    start_daemon: StartDaemon,
+    start_daemon_over_stdio: StartDaemon,
+    demo_project: Path,
+    tmp_path: Path,
 ) -> None:
     settings = two_edits(tmp_path)
-    await killed_at_second_approval(start_daemon, settings)
+    await killed_at_second_approval(start_daemon_over_stdio, settings)
     (demo_project / "app.py").write_text("def double(value):\n    return value + value\n")
     second = await start_daemon(settings)
     (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
@@ -187,10 +206,13 @@ async def test_inspect_says_where_the_run_stopped_and_what_changed_since(
 
 
 async def test_a_steered_resume_adds_one_operator_message(
-    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+    start_daemon: StartDaemon,
+    start_daemon_over_stdio: StartDaemon,
+    demo_project: Path,
+    tmp_path: Path,
 ) -> None:
     settings = two_edits(tmp_path)
-    await killed_at_second_approval(start_daemon, settings)
+    await killed_at_second_approval(start_daemon_over_stdio, settings)
     second = await start_daemon(settings)
     (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
 
@@ -207,12 +229,15 @@ async def test_a_steered_resume_adds_one_operator_message(
 
 
 async def test_a_steering_message_is_in_the_runs_record_as_the_persons(
-    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+    start_daemon: StartDaemon,
+    start_daemon_over_stdio: StartDaemon,
+    demo_project: Path,
+    tmp_path: Path,
 ) -> None:
     from counterfoil.sessions.decisions import read_entries
 
     settings = two_edits(tmp_path)
-    await killed_at_second_approval(start_daemon, settings)
+    await killed_at_second_approval(start_daemon_over_stdio, settings)
     second = await start_daemon(settings)
     (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
 
@@ -227,10 +252,10 @@ async def test_a_steering_message_is_in_the_runs_record_as_the_persons(
 
 
 async def test_a_proposal_asked_again_on_a_steered_resume_says_it_came_before_the_message(
-    start_daemon: StartDaemon, tmp_path: Path
+    start_daemon: StartDaemon, start_daemon_over_stdio: StartDaemon, tmp_path: Path
 ) -> None:
     settings = two_edits(tmp_path)
-    await killed_at_second_approval(start_daemon, settings)
+    await killed_at_second_approval(start_daemon_over_stdio, settings)
     second = await start_daemon(settings)
     (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
     second.answer = approve
@@ -245,10 +270,15 @@ async def test_a_proposal_asked_again_on_a_steered_resume_says_it_came_before_th
 
 
 async def test_a_shutdown_with_an_open_approval_leaves_the_run_resumable(
-    start_daemon: StartDaemon, demo_project: Path, tmp_path: Path
+    start_daemon: StartDaemon,
+    start_daemon_over_stdio: StartDaemon,
+    demo_project: Path,
+    tmp_path: Path,
 ) -> None:
     settings = two_edits(tmp_path)
-    await (await at_second_approval(start_daemon, settings)).stop()  # a reload: shutdown, exit
+    await (
+        await at_second_approval(start_daemon_over_stdio, settings)
+    ).stop()  # a reload: shutdown, exit
     second = await start_daemon(settings)
 
     (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
@@ -258,12 +288,12 @@ async def test_a_shutdown_with_an_open_approval_leaves_the_run_resumable(
 
 
 async def test_a_resume_while_a_run_goes_is_refused_and_the_daemon_stays_up(
-    start_daemon: StartDaemon, tmp_path: Path
+    start_daemon: StartDaemon, start_daemon_over_stdio: StartDaemon, tmp_path: Path
 ) -> None:
     from pygls.exceptions import JsonRpcException
 
     settings = two_edits(tmp_path)
-    await killed_at_second_approval(start_daemon, settings)
+    await killed_at_second_approval(start_daemon_over_stdio, settings)
     second = await start_daemon(settings)
     second.answer = never_answer
     (session,) = (await second.request("counterfoil/sessions", {}))["sessions"]
