@@ -9,11 +9,9 @@ is used instead. A refused value is not echoed (an `apiKeyEnv` that is a key is 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any, Literal
 
-from .checks import Invalid
 from .table import Settings, SettingsError
 
 Fallback = Literal["yours", "default"]
@@ -71,26 +69,17 @@ def checked_one_by_one(
     """Settings from a mapping of setting keys, each bad value refused alone: it keeps its
     value in `kept` (the person's settings before), or the default. SettingsError only when
     `raw` is no mapping at all."""
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, Mapping):
-        raise SettingsError("counterfoil settings must be an object")
-    values: dict[str, Any] = {}
+    values, invalid = Settings.checked_values({} if raw is None else raw)
     refused: list[RefusedSetting] = []
-    for item in fields(Settings):
-        key = item.metadata["key"]
-        value = raw.get(key)
-        if value is None:
-            continue
-        try:
-            values[item.name] = item.metadata["check"](value)
-        except Invalid as invalid:
-            default = item.default
-            before = default if kept is None else getattr(kept, item.name)
-            if before != default:
-                values[item.name] = before
-            fallback: Fallback = "default" if before == default else "yours"
-            refused.append(RefusedSetting(key, invalid.detail, shown(before), fallback))
+    for item, problem in invalid:
+        default = item.default
+        before = default if kept is None else getattr(kept, item.name)
+        if before != default:
+            values[item.name] = before
+        fallback: Fallback = "default" if before == default else "yours"
+        refused.append(
+            RefusedSetting(item.metadata["key"], problem.detail, shown(before), fallback)
+        )
     return Settings(**values), tuple(refused)
 
 

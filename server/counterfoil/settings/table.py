@@ -19,7 +19,7 @@ keep receipts outside the project. (The agent can never read or write the log ei
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, Field, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -603,6 +603,24 @@ class Settings:
         folder=NARROW_RULES,
     )
 
+    @staticmethod
+    def checked_values(raw: object) -> tuple[dict[str, Any], list[tuple[Field[Any], Invalid]]]:
+        """Each present key of `raw` checked alone: the values taken, by field name, and the
+        fields refused with why. SettingsError only when `raw` is no mapping at all."""
+        if not isinstance(raw, Mapping):
+            raise SettingsError("counterfoil settings must be an object")
+        values: dict[str, Any] = {}
+        invalid: list[tuple[Field[Any], Invalid]] = []
+        for item in fields(Settings):
+            value = raw.get(item.metadata["key"])
+            if value is None:
+                continue
+            try:
+                values[item.name] = item.metadata["check"](value)
+            except Invalid as problem:
+                invalid.append((item, problem))
+        return values, invalid
+
     @classmethod
     def from_mapping(cls, raw: object, *, names: Mapping[str, str] | None = None) -> Settings:
         """Settings from a mapping of setting keys (None: the defaults), or SettingsError naming
@@ -612,21 +630,13 @@ class Settings:
         """
         if raw is None:
             return cls()
-        if not isinstance(raw, Mapping):
-            raise SettingsError("counterfoil settings must be an object")
-        values: dict[str, Any] = {}
+        values, invalid = cls.checked_values(raw)
         problems: list[str] = []
-        for item in fields(cls):
+        for item, problem in invalid:
             key = item.metadata["key"]
-            value = raw.get(key)
-            if value is None:
-                continue
-            try:
-                values[item.name] = item.metadata["check"](value)
-            except Invalid as invalid:
-                name = (names or {}).get(key, key)
-                gap = "" if invalid.detail.startswith("[") else " "
-                problems.append(f"{name}{gap}{invalid.detail}")
+            name = (names or {}).get(key, key)
+            gap = "" if problem.detail.startswith("[") else " "
+            problems.append(f"{name}{gap}{problem.detail}")
         if problems:
             message = "invalid Counterfoil settings: " + "; ".join(problems)
             raise SettingsError(message, tuple(problems))
