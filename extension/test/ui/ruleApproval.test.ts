@@ -2,6 +2,8 @@
 // command (confined, so a rule may) and the person approves the edit. The run panel shows the
 // rule's approval as it happens, with Stop beside it, and no question is asked; the verdict
 // counts it apart; the receipts tree and the receipts on disk say who decided each effect.
+// Always Allow on a command's question approves it and adds its exact rule to the person's
+// user settings, after their own, and the Settings editor shows it.
 
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -13,14 +15,18 @@ import {
   failureScreenshot,
   makeWorkspace,
   openFolder,
+  readSettingsFile,
   receiptsOnDisk,
   runPanel,
   screenshot,
   showCounterfoilView,
   startBrowser,
+  stateDir,
   stepTimer,
+  validation,
   verifyWithCli,
   waitForDaemon,
+  waitForNotification,
 } from "./workbench";
 
 const RULE = { decision: "allow", argvPrefix: ["python", "-m", "pytest"] };
@@ -140,5 +146,105 @@ describe("an effect a rule approves", () => {
     assert.deepEqual(JSON.parse(ran.approval?.rule ?? "null"), RULE);
     const verified = verifyWithCli(workspace);
     assert.equal(verified.status, 0, verified.output);
+  });
+});
+
+describe("Always Allow on a command's question", () => {
+  let page: Page | undefined;
+
+  before(async () => {
+    browser = await startBrowser();
+  });
+
+  after(async () => {
+    await page?.close();
+    await browser?.close();
+  });
+
+  test("approves the command and appends its exact rule to the person's user settings, never the folder's, shown in the Settings editor", async () => {
+    const step = stepTimer("always-allow");
+    const own = { decision: "deny", argvPrefix: ["git", "push"] };
+    const workspace = makeWorkspace("always-allow", {
+      "counterfoil.approvalRules": [own],
+    });
+    page = await openFolder(workspace);
+    await waitForDaemon(page);
+    step("daemon ready");
+    const panel = runPanel(page);
+    await panel.locator("#message").fill("make double() double");
+    await panel.locator("#send").click();
+    const toast = commandQuestion(page);
+    try {
+      await panel
+        .locator(".proposal.state-pending button.accept")
+        .click({ timeout: 120_000 });
+      await toast.waitFor({ timeout: 120_000 });
+    } catch (error) {
+      await failureScreenshot(page, "failure-always-allow.png");
+      throw error;
+    }
+    step("command asked");
+    await screenshot(page, "always-allow-asked.png");
+    await toast
+      .locator(".monaco-button", { hasText: /^Always Allow$/ })
+      .click();
+    const said = await waitForNotification(
+      page,
+      "your approval rules (user settings) now allow the command",
+    );
+    assert.match(said, /from the next run on/);
+    // The person's own settings: code-server keeps them in its user file and, for an extension
+    // host on its server, in its remote ("Machine") file beside it; VS Code writes the one it
+    // reads the value from.
+    const user = join(stateDir, "code-server", "user");
+    const written = await Promise.all(
+      ["User", "Machine"].map(
+        async (kind) =>
+          (await readSettingsFile(join(user, kind, "settings.json")))[
+            "counterfoil.approvalRules"
+          ],
+      ),
+    );
+    assert.ok(
+      written.some(
+        (rules) =>
+          JSON.stringify(rules) ===
+          JSON.stringify([own, { decision: "allow", argv: validation }]),
+      ),
+      JSON.stringify(written),
+    );
+    assert.equal(
+      (await readSettingsFile(join(workspace, ".vscode", "settings.json")))[
+        "counterfoil.approvalRules"
+      ],
+      undefined,
+      "never the folder's settings",
+    );
+    await page
+      .locator(".notifications-toasts .notification-toast", {
+        hasText: "now allow the command",
+      })
+      .locator(".monaco-button", { hasText: "Show in Settings" })
+      .click();
+    const setting = page
+      .locator(".settings-editor .setting-item", {
+        hasText: "Approval Rules",
+      })
+      .first();
+    try {
+      await setting.waitFor({ timeout: 30_000 });
+    } catch (error) {
+      await failureScreenshot(page, "failure-always-allow-settings.png");
+      throw error;
+    }
+    await screenshot(page, "always-allow-settings.png");
+
+    const turn = panel.locator("article.turn").last();
+    await turn.locator(".verdict").waitFor({ timeout: 120_000 });
+    step("run ended");
+    const ran = receiptsOnDisk(workspace).find(
+      (receipt) => receipt.tool === "run_command",
+    );
+    assert.equal(ran?.approval?.via, "editor", "the person approved this one");
   });
 });
