@@ -141,6 +141,8 @@ export interface TurnView {
   reason?: string;
   error?: string | null;
   final?: string | null;
+  /** Why the final answer was taken without the check against the record (the daemon's words). */
+  finalUnchecked?: string | null;
   modifiedFiles?: string[];
   /** The model's own counts for the run: information about the model, not evidence. */
   modelUsage?: string | null;
@@ -192,8 +194,9 @@ export function describeAction(event: AgentEvent): string {
   }
   if ("final" in action) {
     // The daemon answered it with what the run's record shows, and the run went on.
-    return event.finalHeld
-      ? "final answer, not taken as the end"
+    if (event.finalHeld) return "final answer, not taken as the end";
+    return event.finalUnchecked
+      ? "final answer, not checked against the record"
       : "final answer";
   }
   if (event.readForModel) {
@@ -366,7 +369,8 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
       earlier: event.earlier ?? null,
     };
     if (event.action && "final" in event.action) {
-      view.observation = event.finalHeld ?? null;
+      view.observation = event.finalHeld ?? event.finalUnchecked ?? null;
+      if (event.finalUnchecked) turn.finalUnchecked = event.finalUnchecked;
     }
     turn.steps.push(view);
     turn.streaming = null;

@@ -524,6 +524,15 @@ function render(state: ModelMessage): void {
           el("span", "", turn.final),
         );
         verdict.append(claim);
+        if (turn.finalUnchecked) {
+          verdict.append(
+            el(
+              "p",
+              "model-note",
+              `Not checked against the record: ${turn.finalUnchecked}`,
+            ),
+          );
+        }
       }
       if (turn.proposedBy) {
         verdict.append(el("p", "model-note", `Model: ${turn.proposedBy}`));

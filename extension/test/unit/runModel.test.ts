@@ -124,6 +124,24 @@ test("a final answer the daemon did not take as the end shows the model's words 
   assert.equal(model.turns[0].steps[1].observation, null);
 });
 
+test("a final answer taken without the check says why, on its step and under the claim", () => {
+  const model = emptyModel();
+  startTurn(model, "fix it");
+  const why = "not checked: a change was rejected in this run";
+  addEvent(model, {
+    step: 2,
+    response: '{"final":"done"}',
+    action: { final: "done" },
+    result: null,
+    ...NO_CALL,
+    finalUnchecked: why,
+  });
+  const [step] = model.turns[0].steps;
+  assert.equal(step.action, "final answer, not checked against the record");
+  assert.equal(step.observation, why);
+  assert.equal(model.turns[0].finalUnchecked, why);
+});
+
 test("a failed effect marks its proposal failed; stopping shows until the result", () => {
   const model = emptyModel();
   startTurn(model, "fix it");
