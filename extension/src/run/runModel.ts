@@ -17,6 +17,7 @@ import type { ResumableView } from "./resumable";
 import {
   enableWords,
   protectedWords,
+  refusalWords,
   stateWords,
   wentWrong,
   wrongWords,
@@ -93,6 +94,8 @@ export interface StepView {
   modelNote?: string | null;
   /** For the person: why the path is kept from the model (the model is told less). */
   protectedNote?: string | null;
+  /** For the person: what the gate said of a refusal beyond the model's words (a missing path). */
+  refusalNote?: string | null;
   /** What the model read instead of the observation, when it was too long to show whole. */
   shownToModel?: ShownToModel | null;
   /** For the person: how to turn on a tool the step found not enabled. */
@@ -364,6 +367,7 @@ export function addEvent(model: RunModel, event: AgentEvent): void {
       reason: event.reason ?? null,
       modelNote: event.modelNote ?? null,
       protectedNote: protectedWords(event) ?? null,
+      refusalNote: refusalWords(event) ?? null,
       shownToModel: event.shownToModel ?? null,
       enableNote: enableWords(event) ?? null,
       earlier: event.earlier ?? null,

@@ -207,6 +207,11 @@ function stepBlock(
         el("p", "model-note", `Only you see this: ${step.protectedNote}.`),
       );
     }
+    if (step.refusalNote) {
+      box.append(
+        el("p", "model-note", `Only you see this: ${step.refusalNote}.`),
+      );
+    }
     if (step.enableNote) {
       box.append(el("p", "model-note enable-note", `${step.enableNote}.`));
     }

@@ -74,6 +74,22 @@ export function protectedWords(event: AgentEvent): string | undefined {
   return `${path} is protected by ${event.protectedBy}; the model was told only that the path is not accessible`;
 }
 
+/**
+ * For the person, when the gate told them more than the model (a path that does not exist:
+ * "no such path: nowhere; nearby: app.py", while the model read the neutral words a protected
+ * path gets): the daemon's `reason`, shown only where it is not the model's own sentence.
+ */
+export function refusalWords(event: AgentEvent): string | undefined {
+  if (event.state !== "refused" || event.protectedBy || event.effect) {
+    return undefined;
+  }
+  const reason = event.reason;
+  if (!reason || event.result === `error: ${reason}`) {
+    return undefined;
+  }
+  return `${reason}; the model was told only: ${event.result ?? "nothing"}`;
+}
+
 /** The editor's name for each setting the daemon may name as the one that enables a tool. */
 const ALLOW_COMMAND =
   "Counterfoil: Allow Writes and a Validation Command in This Folder";

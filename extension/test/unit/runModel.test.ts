@@ -88,6 +88,24 @@ test("a model server's remark on a response stays with its step", () => {
   assert.equal(model.turns[0].steps[1].modelNote, null);
 });
 
+test("a listed path that does not exist keeps the daemon's words for the person on its step", () => {
+  const model = emptyModel();
+  startTurn(model, "list nowhere");
+  addEvent(model, {
+    step: 1,
+    response: '{"tool":"list_files","path":"nowhere"}',
+    action: { tool: "list_files", arguments: { path: "nowhere" } },
+    result: "error: path is not accessible",
+    ...NO_CALL,
+    state: "refused",
+    reason: "no such path: nowhere",
+  });
+  assert.equal(
+    model.turns[0].steps[0].refusalNote,
+    "no such path: nowhere; the model was told only: error: path is not accessible",
+  );
+});
+
 test("a final answer the daemon did not take as the end shows the model's words and what it was told, and the run goes on", () => {
   const model = emptyModel();
   startTurn(model, "fix it");

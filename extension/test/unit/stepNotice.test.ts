@@ -3,6 +3,7 @@ import { test } from "node:test";
 import type { AgentEvent } from "../../src/daemon/protocol";
 import {
   enableWords,
+  refusalWords,
   stateWords,
   stepNotice,
   wentWrong,
@@ -39,6 +40,33 @@ test("a protected path tells the person which rule holds, and that the model was
   assert.match(
     notice ?? "",
     /\.env is protected by the built-in name \.env; the model was told only that the path is not accessible/,
+  );
+});
+
+test("a missing path is said to the person as missing, not in a protected path's words", () => {
+  const missing: AgentEvent = {
+    ...refusedRead("nowhere", null),
+    action: { tool: "list_files", arguments: { path: "nowhere" } },
+    reason: "no such path: nowhere; nearby: app.py",
+  };
+  assert.equal(
+    refusalWords(missing),
+    "no such path: nowhere; nearby: app.py; the model was told only: error: path is not accessible",
+  );
+});
+
+test("a refusal whose reason is the model's own sentence adds nothing for the person", () => {
+  assert.equal(
+    refusalWords({
+      ...refusedRead("app.py", null),
+      result: "error: path is not a directory",
+      reason: "path is not a directory",
+    }),
+    undefined,
+  );
+  assert.equal(
+    refusalWords(refusedRead(".env", "the built-in name .env")),
+    undefined,
   );
 });
 
