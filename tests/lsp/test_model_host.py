@@ -96,7 +96,7 @@ def test_loading_and_generation_are_reported_with_tokens_per_second(
     assert channel.states()[:2] == ["loading", "ready"]
     assert channel.states()[-1] == "ready"
     assert "generating" in channel.states()
-    assert reports[0] == "step 1: generating"
+    assert reports[0] == "step 1: reading the prompt…"
     assert any(r.startswith(("step 1: 2 tokens", "step 1: 3 tokens")) for r in reports[1:-1])
     assert reports[-1] == "step 1: 40 tokens, 50.0 tokens/s"
     assert host.state == "ready"
@@ -142,7 +142,7 @@ def test_a_runs_generate_passes_the_enabled_tools_on_to_the_model(tmp_path: Path
 
     assert run.completed
     assert told == [(frozenset({"list_files", "read_file", "write_file", "edit_file"}), ())]
-    assert steps == [(1, "generating"), (1, "response ready")]
+    assert steps == [(1, "reading the prompt…"), (1, "response ready")]
 
 
 def test_the_run_is_told_what_loading_does_and_when_it_is_done(
@@ -202,6 +202,30 @@ def test_a_steps_end_says_its_prefill_and_what_it_generated(tmp_path: Path) -> N
     generate([])
 
     assert reports[-1] == (1, "generated", "prefill 1,200 tokens, 800 tokens/s; generated 2 tokens")
+
+
+def test_a_step_reads_as_reading_the_prompt_until_its_first_token(tmp_path: Path) -> None:
+    seen: list[tuple[tuple[int, str, str], ...]] = []
+
+    def silent_prefill(messages: list[dict[str, str]]) -> str:
+        seen.append(tuple(reports))  # what the person was told while no token had come
+        host._on_progress(ModelProgress("generating", tokens=3, tokens_per_second=20.0))
+        return '{"final":"x"}'
+
+    channel = RecordingChannel()
+    host = ModelHost(channel)
+    reports: list[tuple[int, str, str]] = []
+    generate = HostedGenerate(host, silent_prefill, lambda *said: reports.append(said))
+
+    generate([])
+
+    assert seen == [((1, "prefill", "reading the prompt…"),)]
+    states = [p for m, p in channel.notifications if m == "counterfoil/modelState"]
+    assert (states[0]["state"], states[0]["message"], states[0]["tokens"]) == (
+        "generating",
+        "reading the prompt…",
+        0,
+    )
 
 
 class ClosableModel:

@@ -254,9 +254,9 @@ async def test_progress_model_state_and_trace_are_reported(
         r for r in daemon.client.progress_reports.values() if r[0].title == "Counterfoil"
     )
     assert [r.message for r in run_reports[1:-1]] == [
-        "step 1: generating",
+        "step 1: reading the prompt…",
         "step 1: response ready",
-        "step 2: generating",
+        "step 2: reading the prompt…",
         "step 2: response ready",
     ]
     states = [state["state"] for state in daemon.model_states]

@@ -15,15 +15,10 @@ const ICONS: Record<ModelState["state"], string> = {
   error: "$(error)",
 };
 
-/** A step whose prompt is still being read: prompt tokens done, none generated yet (the rate
- * then is the prefill's, not a generation's). */
+/** A step whose prompt is still being read: no token generated yet, whether or not the engine
+ * reports its prefill (a rate then is the prefill's, not a generation's). */
 function prefilling(state: ModelState): boolean {
-  return (
-    state.state === "generating" &&
-    !state.tokens &&
-    typeof state.promptTokens === "number" &&
-    state.promptTokens > 0
-  );
+  return state.state === "generating" && !state.tokens;
 }
 
 export function describeModelState(state: ModelState): ModelStatusText {

@@ -49,6 +49,7 @@ test("a model on a server shows the server's host", () => {
       state: "generating",
       model: "qwen at http://10.0.0.5:8000/v1",
       endpoint: "http://10.0.0.5:8000/v1",
+      tokens: 40,
       tokensPerSecond: 20,
     }),
   );
@@ -79,5 +80,19 @@ test("a prompt being read says so, not generating, with the prefill's rate", () 
   assert.equal(
     text,
     "$(sync~spin) Counterfoil: reading the prompt 250.0 tok/s",
+  );
+});
+
+test("a step's start reads as the prompt being read before any prefill or token is reported", () => {
+  assert.equal(
+    describeModelState(
+      shown({
+        state: "generating",
+        model: "model.gguf",
+        tokens: 0,
+        message: "reading the prompt…",
+      }),
+    ).text,
+    "$(sync~spin) Counterfoil: reading the prompt",
   );
 });

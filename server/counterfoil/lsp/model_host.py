@@ -47,6 +47,10 @@ StepText = Callable[[int, str, bool], None]
 ProgressListener = Callable[[ModelProgress], None]
 
 
+# What a step's model is doing before its prefill or its first token is reported.
+READING_PROMPT = "reading the prompt…"
+
+
 class ModelLoadFailed(RuntimeError):
     """The model could not be loaded; the message is meant for the person."""
 
@@ -279,8 +283,10 @@ class HostedGenerate(WrappedModel):
             if self._host.publish("generating", message, progress):
                 self._report(step, "generating", message)
 
-        self._host.publish("generating", "generating", force=True)
-        self._report(step, "generating", "generating")
+        # Until its first token a step's model reads the prompt; a server that reports no
+        # prefill (llama.cpp's first batch, most endpoints) must not read as generating meanwhile.
+        self._host.publish("generating", READING_PROMPT, force=True)
+        self._report(step, "prefill", READING_PROMPT)
         stop = self._host.listen(on_progress, self._should_stop)
         try:
             reply = model_reply(self.wrapped, messages)
