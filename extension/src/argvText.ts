@@ -1,9 +1,13 @@
 // A command's argv as one line a person can read back exactly: words are shell-quoted, and a
 // word holding a newline, a tab or any other control character is written in the shell's
 // `$'…'` form with the character escaped (`$'import os\nprint(1)'`), so two lines never read
-// as one line with a space and nothing in a word can start a line of its own. Pure.
+// as one line with a space and nothing in a word can start a line of its own. A word holding a
+// single quote is double-quoted when nothing in it is special there (`"it's"`), else written in
+// the `$'…'` form (`$'it\'s $HOME'`): never the `'\''` splice, which few people read back. Pure.
 
 const PLAIN = /^[\w@%+=:,./-]+$/;
+// What a shell treats specially inside double quotes (and `!`, history expansion in bash).
+const DOUBLE_SPECIAL = /["$`\\!]/;
 // C0 controls, DEL, C1 controls, and the Unicode line and paragraph separators.
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
@@ -24,9 +28,16 @@ export function argvWord(word: string): string {
     return word;
   }
   if (CONTROL.test(word)) {
-    return `$'${[...word].map(escaped).join("")}'`;
+    return dollarQuoted(word);
   }
-  return `'${word.replace(/'/g, `'\\''`)}'`;
+  if (!word.includes("'")) {
+    return `'${word}'`;
+  }
+  return DOUBLE_SPECIAL.test(word) ? dollarQuoted(word) : `"${word}"`;
+}
+
+function dollarQuoted(word: string): string {
+  return `$'${[...word].map(escaped).join("")}'`;
 }
 
 function escaped(character: string): string {

@@ -20,15 +20,21 @@ test("a quote or backslash beside a newline is escaped so the word reads back ex
 
 test("plain words stay as they are and words with spaces are single-quoted", () => {
   assert.equal(
-    argvText([
-      "python",
-      "-m",
-      "pytest",
-      "tests/test_math.py",
-      "-k",
-      "a b",
-      "it's",
-    ]),
-    "python -m pytest tests/test_math.py -k 'a b' 'it'\\''s'",
+    argvText(["python", "-m", "pytest", "tests/test_math.py", "-k", "a b"]),
+    "python -m pytest tests/test_math.py -k 'a b'",
+  );
+});
+
+test("a word holding a single quote is double-quoted, never spliced with '\\''", () => {
+  assert.equal(
+    argvText(["python3", "-c", "print('hi there')"]),
+    `python3 -c "print('hi there')"`,
+  );
+});
+
+test("a single quote beside what double quotes would expand is escaped in the $'…' form", () => {
+  assert.equal(
+    argvText(["sh", "-c", `echo "it's" $HOME`]),
+    `sh -c $'echo "it\\'s" $HOME'`,
   );
 });
