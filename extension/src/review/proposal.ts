@@ -193,12 +193,39 @@ export function commandDetail(preview: CommandPreview): string {
 /** The shells an argv may start, by the program's file name. */
 const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh", "mksh", "fish"]);
 
+/** The shell an argv starts, through `env` (its options and `NAME=value` words skipped) or
+ * not, and whether a `-c` (alone or in a cluster: `-lc`, `-ec`) makes its text shell code. */
+function startedShell(
+  argv: readonly string[],
+): { shell: string; code: boolean } | undefined {
+  const name = (word: string | undefined): string =>
+    word?.split("/").pop() ?? "";
+  let at = 0;
+  if (name(argv[0]) === "env") {
+    at = 1;
+    while (at < argv.length && /^-|=/.test(argv[at])) at += 1;
+  }
+  const shell = name(argv[at]);
+  if (!SHELLS.has(shell)) {
+    return undefined;
+  }
+  const options = argv.slice(at + 1);
+  const end = options.findIndex((word) => !/^[-+]/.test(word) || word === "--");
+  const code = (end === -1 ? options : options.slice(0, end)).some((word) =>
+    /^-[a-zA-Z]*c[a-zA-Z]*$/.test(word),
+  );
+  return { shell, code };
+}
+
 /** Whether Counterfoil adds a shell (never), and whether the argv starts one itself
- * (`sh -c '…'`: its last arguments are then shell code). */
+ * (`sh -c '…'`, `env bash -lc '…'`: its text is then shell code; `sh build.sh`: a script). */
 function shellLine(argv: readonly string[]): string {
-  const program = argv[0]?.split("/").pop() ?? "";
-  if (SHELLS.has(program) && argv.includes("-c")) {
-    return `Starts the shell ${program}, which runs the text after -c as shell code (Counterfoil adds no shell of its own); the output is recorded in a receipt.`;
+  const started = startedShell(argv);
+  if (started?.code) {
+    return `Starts the shell ${started.shell}, which runs the text after -c as shell code (Counterfoil adds no shell of its own); the output is recorded in a receipt.`;
+  }
+  if (started) {
+    return `Starts the shell ${started.shell}, which runs the script it is given (Counterfoil adds no shell of its own); the output is recorded in a receipt.`;
   }
   return "Runs without a shell; the output is recorded in a receipt.";
 }

@@ -136,6 +136,37 @@ describe("approval words", () => {
     );
     assert.match(commandDetail(command), /^Runs without a shell; /m);
   });
+
+  test("a shell started through env, or with -c in a cluster of options, is said to run shell code", () => {
+    for (const argv of [
+      ["env", "sh", "-c", "make test"],
+      ["/usr/bin/env", "-i", "FOO=1", "bash", "-lc", "make test"],
+      ["dash", "-e", "-c", "make test"],
+      ["zsh", "-ec", "make test"],
+    ]) {
+      assert.match(
+        commandDetail({ ...command, argv }),
+        /^Starts the shell (sh|bash|dash|zsh), which runs the text after -c as shell code/m,
+        argv.join(" "),
+      );
+    }
+  });
+
+  test("a shell given a script is said to start that shell, not to run without one", () => {
+    const detail = commandDetail({ ...command, argv: ["bash", "build.sh"] });
+    assert.match(
+      detail,
+      /^Starts the shell bash, which runs the script it is given/m,
+    );
+    assert.doesNotMatch(detail, /without a shell/);
+  });
+
+  test("a program that only takes -c itself runs without a shell", () => {
+    assert.match(
+      commandDetail({ ...command, argv: ["python3", "-c", "print(1)"] }),
+      /^Runs without a shell; /m,
+    );
+  });
 });
 
 const reviewed: ChangeSetPreview = {
