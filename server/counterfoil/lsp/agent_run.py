@@ -64,6 +64,7 @@ class RunRequest:
     settled: list[Settled]
     agents: AgentsFile | None
     steer: str | None = None
+    model_named: bool = True  # False: an endpoint's run with no model set asks for the server's
 
 
 def earlier_observations(request: RunRequest) -> Sequence[Observation]:
@@ -154,7 +155,10 @@ class AgentRunner:
 
         try:
             loaded = self.models.load(
-                settings, root, lambda phase, message: activity(phase, message, None)
+                settings,
+                root,
+                lambda phase, message: activity(phase, message, None),
+                model_named=request.model_named,
             )
         except ModelLoadFailed as error:  # said once, by the run's result
             return RunEnd(failed_run("model_error", str(error)), None)
@@ -209,7 +213,9 @@ class AgentRunner:
             job.bridge.note = PROPOSED_BEFORE_STEERING  # asked again before the model reads it
         from ..models.identity import run_identity
 
-        identity = run_identity(loaded, settings.model)
+        # As the person gave it: none when only an endpoint was set (the CLI's spec, too).
+        given = "" if settings.endpoint and not request.model_named else settings.model
+        identity = run_identity(loaded, given)
         try:
             started.begin(loaded, identity)
         finally:

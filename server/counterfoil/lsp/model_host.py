@@ -101,10 +101,20 @@ class ModelHost:
         self._listeners: list[tuple[ProgressListener, Callable[[], bool] | None]] = []
         self._load_report: LoadReport | None = None
 
-    def load(self, settings: Settings, root: Path, on_load: LoadReport | None = None) -> Model:
+    def load(
+        self,
+        settings: Settings,
+        root: Path,
+        on_load: LoadReport | None = None,
+        *,
+        model_named: bool = True,
+    ) -> Model:
         """The generate callable for this run's settings, loading it if need be; `on_load` is
-        told what the loading does (the file, an import, the load) and when it is done."""
-        spec = resolve_spec(settings.model, root)
+        told what the loading does (the file, an import, the load) and when it is done. With
+        an endpoint and no model named (`model_named`), the server's own model is asked for
+        and said as such: the default's name was never set."""
+        served = bool(settings.endpoint) and not model_named
+        spec = "" if served else resolve_spec(settings.model, root)
         options = GenerationOptions.from_settings(settings)
         key = (spec, options)
         scripted = spec.startswith(SCRIPTED_PREFIX)
@@ -123,9 +133,8 @@ class ModelHost:
             replaced, self._key, self._generate = self._generate, None, None
         close_model(replaced)  # one at a time: a llama.cpp server goes with its model
         self.endpoint = settings.endpoint
-        self.model = (
-            f"{settings.model} at {settings.endpoint}" if settings.endpoint else settings.model
-        )
+        named = "the served model" if served else settings.model
+        self.model = f"{named} at {settings.endpoint}" if settings.endpoint else settings.model
         token = self._channel.begin_progress("Loading model", self.model)
         self._progress_token = token
         self.publish("loading", f"loading {self.model}", force=True)

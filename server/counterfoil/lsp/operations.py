@@ -48,6 +48,7 @@ from .protocol import failed_run, receipt_message, step_fields
 from .run_book import RunBook
 from .run_record import Conversation
 from .session_state import SessionState
+from .settings import model_named
 
 if TYPE_CHECKING:  # the sessions package loads when a run first needs it
     from ..sessions.intents import Settled
@@ -248,7 +249,17 @@ class Operations:
             job.on_stop()
         try:
             end = self._runner.run(
-                RunRequest(job, goal, run_id, continued, plan, settled, agents, steer)
+                RunRequest(
+                    job,
+                    goal,
+                    run_id,
+                    continued,
+                    plan,
+                    settled,
+                    agents,
+                    steer,
+                    model_named(self._state.sent_settings, job.settings),
+                )
             )
         except Exception:
             self._run_state(run_id, "ended", "internal_error")

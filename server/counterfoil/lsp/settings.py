@@ -9,10 +9,11 @@ Checks, defaults and what a folder may do with each setting are the core's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..settings.layers import LayeredSettings, layered_settings
+from ..settings.layers import LAYERS_KEY, LayeredSettings, layered_settings
 from ..settings.refused import refusal_error
 from ..settings.table import Settings, SettingsError
 
@@ -20,6 +21,7 @@ __all__ = [
     "LayeredSettings",
     "Settings",
     "SettingsError",
+    "model_named",
     "parse_settings",
     "read_settings",
     "settings_section",
@@ -46,3 +48,17 @@ def settings_section(params_settings: Any) -> Any | None:
     if not isinstance(params_settings, dict) or "counterfoil" not in params_settings:
         return None
     return params_settings["counterfoil"]
+
+
+def model_named(sent: Any, settings: Settings) -> bool:
+    """Whether the model a run uses was chosen by someone: a layer of what the client sent
+    names one, or it differs from the default. With an endpoint and no model named, the run
+    asks the server for its own model and no message names the default as if it were set."""
+    if settings.model != Settings().model:
+        return True
+    if not isinstance(sent, Mapping):
+        return False
+    layers = sent.get(LAYERS_KEY)
+    if not isinstance(layers, Mapping):
+        return "model" in sent
+    return any(isinstance(layer, Mapping) and "model" in layer for layer in layers.values())
