@@ -425,8 +425,18 @@ def run_agent(
             effect = taken.effect
             assert effect is not None
             done.append(_done_line(effect))
-            if effect.argv is None:  # a file written
-                progress = TaskProgress(task.strip(), tuple(done), _unchecked(workspace))
+            left = _final_too_soon(task, workspace, [*history, (action, taken)], done, shown_tree)
+            parts_left = left is not None and bool(
+                left.untouched or left.missing or left.layout_only
+            )
+            # After a command only when the record names a part not done: its output is read whole.
+            if effect.argv is None or parts_left:
+                progress = TaskProgress(
+                    task.strip(),
+                    tuple(done),
+                    _unchecked(workspace),
+                    left.next_step() if left else None,
+                )
                 taken = replace(taken, progress=progress)
         history.append((action, taken))
         externalized = shown if shown is not None and shown.shows is not None else None

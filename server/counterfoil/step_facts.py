@@ -338,6 +338,11 @@ class TaskProgress:
     # The commands this run may run, when none has run since an edit or a write last changed a
     # file: a small model wrote one file and claimed the test had passed.
     unchecked: tuple[tuple[str, ...], ...] = ()
+    # The first part of the task the record shows not done, as `FinalTooSoon` names it (None:
+    # none it can name). Told "the rest of the task", the 1.5B wrote the file it had just
+    # fixed again, twice, with the task's other files untouched; given the next call once its
+    # final answer was held, it made it every time.
+    next_step: str | None = None
 
     def sentence(self) -> str:
         shown = list(self.done[-MAX_SHOWN_DONE:])
@@ -353,7 +358,8 @@ class TaskProgress:
             lines.append(
                 f"- not checked yet: no command has run since the last change ({commands})"
             )
-        lines.append(f"- next: the rest of the task; once all of it is done, {FINAL_EXAMPLE}")
+        first = "the rest of the task" if self.next_step is None else self.next_step
+        lines.append(f"- next: {first}; once all of the task is done, {FINAL_EXAMPLE}")
         return "\n".join(lines)
 
 
@@ -413,12 +419,12 @@ class FinalTooSoon:
             commands = " or ".join(shlex.join(argv) for argv in self.unchecked[:2])
             lines.append(f"- No command has run since the last change ({commands}).")
         lines.append(
-            f"Your next reply: {self._next()}, for the first part not done. Where the task says"
+            f"Your next reply: {self.next_step()}, for the first part not done. Where the task says"
             " to leave a file as it is, leave it."
         )
         return "\n".join(lines)
 
-    def _next(self) -> str:
+    def next_step(self) -> str:
         """The first thing to do, as a call where the record gives all of it."""
         for path in self.layout_only:
             return f"edit_file on {path}, with new text that makes the change the task asks"

@@ -129,8 +129,8 @@ TOOLS: tuple[Tool, ...] = (
         requires="writes",
         example={
             "path": "<file>",
-            "old": "<lines copied exactly from the file>",
-            "new": "<the lines that replace them>",
+            "old": "<lines of the file as they are>",
+            "new": "<those lines, changed as the task asks>",
         },
     ),
     Tool(

@@ -83,7 +83,7 @@ def test_with_nothing_read_no_edit_is_offered() -> None:
 def test_old_equal_to_the_path_cannot_be_expressed() -> None:
     schema = action_schema(WRITES, (), view=view(reads=(FileRead("app.py", MODULE),)))
     assert not expressible(schema, edit("app.py", "app.py"))
-    assert not expressible(schema, edit("app.py", "<lines copied exactly from the file>"))
+    assert not expressible(schema, edit("app.py", "<lines of the file as they are>"))
 
 
 def test_old_is_whole_lines_occurring_once() -> None:

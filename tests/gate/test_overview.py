@@ -136,6 +136,56 @@ def test_after_each_effect_the_model_is_told_the_task_and_what_was_done(tmp_path
     assert model.calls[3][-1]["content"].endswith(progress[2].sentence())
 
 
+def test_the_progress_note_names_the_first_part_of_the_task_not_done(tmp_path: Path) -> None:
+    """Told "the rest of the task" after fixing greet.py and running the test, the 1.5B wrote
+    greet.py again, twice, and never read version.py: the note names the next call when the
+    record gives it, after a command too when a file the task names is still untouched."""
+    (tmp_path / "greet.py").write_text("x = 1\n")
+    (tmp_path / "version.py").write_text('VERSION = "0.1.0"\n')
+    read = '{"tool":"read_file","path":"greet.py"}'
+    edit = '{"tool":"edit_file","path":"greet.py","old":"x = 1","new":"x = 2"}'
+    test = '{"tool":"run_command","argv":["python3","-c","pass"]}'
+    model = RecordingModel(read, edit, test, '{"final":"done"}', '{"final":"done"}')
+    workspace = make_workspace(
+        tmp_path,
+        allow_writes=True,
+        answer=True,
+        allowed_commands=(("python3", "-c", "pass"),),
+    )
+
+    run = run_agent("fix greet.py, run the test, bump version.py", model, workspace)
+
+    after_edit, after_test = (run.events[n].step_result for n in (1, 2))
+    assert after_edit is not None and after_edit.progress is not None
+    assert after_edit.progress.next_step == '{"tool": "read_file", "path": "version.py"}'
+    assert after_test is not None and after_test.progress is not None
+    assert '- next: {"tool": "read_file", "path": "version.py"};' in (model.calls[3][-1]["content"])
+
+
+def test_after_a_command_with_no_named_part_left_no_progress_is_told(tmp_path: Path) -> None:
+    (tmp_path / "greet.py").write_text("x = 1\n")
+    read = '{"tool":"read_file","path":"greet.py"}'
+    edit = '{"tool":"edit_file","path":"greet.py","old":"x = 1","new":"x = 2"}'
+    test = '{"tool":"run_command","argv":["python3","-c","pass"]}'
+    model = RecordingModel(read, edit, test, '{"final":"done"}')
+    workspace = make_workspace(
+        tmp_path,
+        allow_writes=True,
+        answer=True,
+        allowed_commands=(("python3", "-c", "pass"),),
+    )
+
+    run = run_agent("fix greet.py and run the test", model, workspace)
+
+    after_edit, after_test = (run.events[n].step_result for n in (1, 2))
+    assert after_edit is not None and after_edit.progress is not None
+    assert (
+        after_edit.progress.next_step
+        == '{"tool": "run_command", "argv": ["python3", "-c", "pass"]}'
+    )
+    assert after_test is not None and after_test.progress is None
+
+
 def test_a_rejected_edit_is_not_done_and_the_list_keeps_the_latest_effects(tmp_path: Path) -> None:
     files(tmp_path, "app.py")
     read = '{"tool":"read_file","path":"app.py"}'

@@ -17,9 +17,9 @@ OVERVIEW_HEADING = (
     " read_file first, and use these paths, not guessed ones:"
 )
 WORK_ORDER = (
-    "Work in this order: read the files the task is about; change them (edit_file with old"
-    " copied exactly from the file, or write_file with the whole new text); then reply with"
-    " final."
+    "Work in this order: read the files the task is about; change them (edit_file: old is"
+    " lines of the file as they are, new is those lines changed as the task asks; or"
+    " write_file with the whole new text); then reply with final."
 )
 WORK_ORDER_WITH_COMMAND = WORK_ORDER.replace(
     "; then reply", "; run an allowed command to check the change; then reply"
