@@ -672,6 +672,24 @@ def _unchecked(workspace: Workspace) -> tuple[tuple[str, ...], ...]:
     return tuple(policy.allowed_commands)
 
 
+def _failing(workspace: Workspace) -> tuple[tuple[str, ...], ...]:
+    """The allowed commands whose last run, since a file was last changed, did not pass (none
+    before the run changed a file: a failing test is where a fix starts). The 1.5B ran the
+    task's failing test after a change that fixed nothing and answered final, saying it failed."""
+    policy = getattr(workspace, "policy", None)
+    if policy is None or "run_command" not in workspace.available_tools:
+        return ()
+    allowed = {tuple(argv) for argv in policy.allowed_commands}
+    last: dict[tuple[str, ...], bool] = {}
+    changed = False
+    for outcome in getattr(workspace, "effect_outcomes", ()):
+        if outcome.changed_files and not outcome.ran_command:
+            changed, last = True, {}
+        elif outcome.ran_command and outcome.argv in allowed and outcome.state == "approved":
+            last[outcome.argv] = outcome.timed_out or outcome.exit_status != 0
+    return tuple(argv for argv, failed in last.items() if failed) if changed else ()
+
+
 def _refuse_copied(
     action: Action, task: str, conversation: _Conversation, tree: TreeOverview | None
 ) -> None:
@@ -745,6 +763,7 @@ def _final_too_soon(
     seen = getattr(workspace, "read_digests", {})
     unread = tuple(path for path in untouched if path not in seen)
     unchecked = _unchecked(workspace) if meaning else ()
+    failing = () if unchecked else _failing(workspace)
     as_check = tuple(
         path
         for path in (() if tree is None else named_files(task, tree))
@@ -759,6 +778,7 @@ def _final_too_soon(
         missing,
         unread,
         as_check=as_check,
+        failing=failing,
     )
 
 

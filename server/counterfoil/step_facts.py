@@ -385,9 +385,13 @@ class FinalTooSoon:
     # Files the task names that an allowed command names too: taken as the task's check, not
     # as files to change (said when the final answer is taken).
     as_check: tuple[str, ...] = ()
+    # Allowed commands whose last run since the last change did not pass.
+    failing: tuple[tuple[str, ...], ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.unchecked or self.layout_only or self.untouched or self.missing)
+        return bool(
+            self.unchecked or self.layout_only or self.untouched or self.missing or self.failing
+        )
 
     def taken_as_check(self) -> str | None:
         """What the run says when the check took the final answer with files left unchanged
@@ -418,6 +422,10 @@ class FinalTooSoon:
         if self.unchecked:
             commands = " or ".join(shlex.join(argv) for argv in self.unchecked[:2])
             lines.append(f"- No command has run since the last change ({commands}).")
+        lines += [
+            f"- {shlex.join(argv)} did not pass when it last ran, after the last change."
+            for argv in self.failing
+        ]
         lines.append(
             f"Your next reply: {self.next_step()}, for the first part not done. Where the task says"
             " to leave a file as it is, leave it."
@@ -434,6 +442,8 @@ class FinalTooSoon:
             return f"edit_file on {path}, as the task asks"
         for path in self.missing:
             return f"write_file on {path}, with the content the task gives"
+        for argv in self.failing:
+            return f"a change that makes {shlex.join(argv)} pass (its output above says what fails)"
         return json.dumps({"tool": "run_command", "argv": list(self.unchecked[0])})
 
 

@@ -87,6 +87,46 @@ def test_the_next_call_is_the_first_thing_left_and_a_command_s_own_file_is_not_l
     assert "write_file on CHANGELOG.md, with the content the task gives" in new.sentence()
 
 
+def test_a_final_while_the_task_s_test_fails_after_the_last_change_is_held(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B changed paging.py without fixing it, ran the failing test and answered final,
+    saying it failed: the record shows the test not passing since the change."""
+    _project(tmp_path)
+    workspace = make_workspace(
+        tmp_path, answer=True, allow_writes=True, allowed_commands=(tuple(TEST),)
+    )
+    wrong = '{"tool":"edit_file","path":"greet.py","old":"hello ","new":"hi "}'
+    run_test = json.dumps({"tool": "run_command", "argv": TEST})
+    model = RecordingModel(READ_GREET, wrong, run_test, '{"final":"it fails"}', '{"final":"x"}')
+
+    run = run_agent("fix greet.py so the test passes", model, workspace, CHECKED)
+
+    held = run.events[3].final_held
+    assert held is not None and held.failing == (tuple(TEST),)
+    assert f"- {' '.join(TEST)} did not pass when it last ran, after the last change." in (
+        held.sentence()
+    )
+    assert f"Your next reply: a change that makes {' '.join(TEST)} pass" in held.sentence()
+    assert (run.reason, run.final) == ("completed", "x")
+
+
+def test_a_test_that_failed_before_any_change_is_where_a_fix_starts_not_a_hold(
+    tmp_path: Path,
+) -> None:
+    _project(tmp_path)
+    workspace = make_workspace(
+        tmp_path, answer=True, allow_writes=True, allowed_commands=(tuple(TEST),)
+    )
+    run_test = json.dumps({"tool": "run_command", "argv": TEST})
+    model = RecordingModel(run_test, '{"final":"the test fails"}')
+
+    run = run_agent("run the test and say what fails", model, workspace, CHECKED)
+
+    assert (run.reason, run.final) == ("completed", "the test fails")
+    assert run.events[1].final_held is None
+
+
 def test_a_file_the_task_names_as_its_check_s_script_is_not_asked_to_change(
     tmp_path: Path,
 ) -> None:
@@ -250,7 +290,6 @@ def test_a_final_taken_with_a_file_an_allowed_command_names_says_it_was_taken_as
 @pytest.mark.parametrize(
     "code",
     [
-        pytest.param("raise SystemExit(1)", id="a failed check was run: its output is read"),
         pytest.param(
             "open('count.txt', 'a').write('1')",
             id="a command's own change: running it again would change the files again",

@@ -514,7 +514,8 @@ class Settings:
         schema={"type": "boolean"},
         description="When the model answers final while the run's record shows work left (a "
         "file the task names unchanged or missing, a file written back with the same meaning, a "
-        "change no allowed command has checked since), tell the model so, with the first thing "
+        "change no allowed command has checked since, an allowed command that did not pass when it "
+        "last ran after the last change), tell the model so, with the first thing "
         "left as its next call, and go on. Not checked, and the run says so: after a change was "
         "rejected in this run (the model's answer to your No is its own), in a run that may "
         "change no file, and when nothing was done since the last final answer so held (that "
