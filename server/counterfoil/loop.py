@@ -429,13 +429,22 @@ def run_agent(
             parts_left = left is not None and bool(
                 left.untouched or left.missing or left.layout_only
             )
-            # After a command only when the record names a part not done: its output is read whole.
-            if effect.argv is None or parts_left:
+            # After a command only when the record names a part not done, or none at all once
+            # a file was changed (the 1.5B, every part done and the test passed, went on
+            # rewriting CHANGELOG.md to the step limit): its output is read whole.
+            settled = (
+                effect.argv is not None
+                and left is not None
+                and not left
+                and _changed_a_file(workspace)
+            )
+            if effect.argv is None or parts_left or settled:
                 progress = TaskProgress(
                     task.strip(),
                     tuple(done),
                     _unchecked(workspace),
                     left.next_step() if left else None,
+                    settled=settled,
                 )
                 taken = replace(taken, progress=progress)
         history.append((action, taken))
@@ -670,6 +679,12 @@ def _unchecked(workspace: Workspace) -> tuple[tuple[str, ...], ...]:
     if any(o.ran_command and o.ran_on_the_root for o in outcomes[last_write + 1 :]):
         return ()
     return tuple(policy.allowed_commands)
+
+
+def _changed_a_file(workspace: Workspace) -> bool:
+    """Whether an edit or a write of this run (or the run it resumes) was done."""
+    outcomes = getattr(workspace, "effect_outcomes", ())
+    return any(item.changed_files and not item.ran_command for item in outcomes)
 
 
 def _failing(workspace: Workspace) -> tuple[tuple[str, ...], ...]:

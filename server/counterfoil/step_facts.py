@@ -343,6 +343,9 @@ class TaskProgress:
     # fixed again, twice, with the task's other files untouched; given the next call once its
     # final answer was held, it made it every time.
     next_step: str | None = None
+    # No part the record can name is left: the files the task names changed, no command left
+    # to run, none failing.
+    settled: bool = False
 
     def sentence(self) -> str:
         shown = list(self.done[-MAX_SHOWN_DONE:])
@@ -358,8 +361,14 @@ class TaskProgress:
             lines.append(
                 f"- not checked yet: no command has run since the last change ({commands})"
             )
-        first = "the rest of the task" if self.next_step is None else self.next_step
-        lines.append(f"- next: {first}; once all of the task is done, {FINAL_EXAMPLE}")
+        if self.settled:
+            lines.append(
+                "- next: the record shows no part of the task left; if none is, reply"
+                f" {FINAL_EXAMPLE}"
+            )
+        else:
+            first = "the rest of the task" if self.next_step is None else self.next_step
+            lines.append(f"- next: {first}; once all of the task is done, {FINAL_EXAMPLE}")
         return "\n".join(lines)
 
 

@@ -162,12 +162,17 @@ def test_the_progress_note_names_the_first_part_of_the_task_not_done(tmp_path: P
     assert '- next: {"tool": "read_file", "path": "version.py"};' in (model.calls[3][-1]["content"])
 
 
-def test_after_a_command_with_no_named_part_left_no_progress_is_told(tmp_path: Path) -> None:
+def test_once_the_record_shows_nothing_left_the_note_after_a_command_asks_for_the_final(
+    tmp_path: Path,
+) -> None:
+    """Every part done and the test passed, the 1.5B went on rewriting CHANGELOG.md to the
+    step limit: a command that leaves nothing the record names undone is followed by a note
+    that says so; one before any file changed names the first part left."""
     (tmp_path / "greet.py").write_text("x = 1\n")
     read = '{"tool":"read_file","path":"greet.py"}'
     edit = '{"tool":"edit_file","path":"greet.py","old":"x = 1","new":"x = 2"}'
     test = '{"tool":"run_command","argv":["python3","-c","pass"]}'
-    model = RecordingModel(read, edit, test, '{"final":"done"}')
+    model = RecordingModel(test, read, edit, test, '{"final":"done"}')
     workspace = make_workspace(
         tmp_path,
         allow_writes=True,
@@ -177,13 +182,20 @@ def test_after_a_command_with_no_named_part_left_no_progress_is_told(tmp_path: P
 
     run = run_agent("fix greet.py and run the test", model, workspace)
 
-    after_edit, after_test = (run.events[n].step_result for n in (1, 2))
+    first_test, _, after_edit, after_test = (run.events[n].step_result for n in range(4))
+    assert first_test is not None and first_test.progress is not None
+    assert not first_test.progress.settled
+    assert first_test.progress.next_step == '{"tool": "read_file", "path": "greet.py"}'
     assert after_edit is not None and after_edit.progress is not None
-    assert (
-        after_edit.progress.next_step
-        == '{"tool": "run_command", "argv": ["python3", "-c", "pass"]}'
+    assert after_edit.progress.next_step == (
+        '{"tool": "run_command", "argv": ["python3", "-c", "pass"]}'
     )
-    assert after_test is not None and after_test.progress is None
+    assert after_test is not None and after_test.progress is not None
+    assert after_test.progress.settled
+    assert (
+        "- next: the record shows no part of the task left; if none is, reply"
+        in (model.calls[4][-1]["content"])
+    )
 
 
 def test_a_rejected_edit_is_not_done_and_the_list_keeps_the_latest_effects(tmp_path: Path) -> None:
