@@ -308,7 +308,13 @@ def run_agent(
             step == 1 or isinstance(workspace, Workspace)
         ):
             try:
-                _configure_step(generate, workspace, shown_tree, conversation.events)
+                _configure_step(
+                    generate,
+                    workspace,
+                    shown_tree,
+                    conversation.events,
+                    elided=any(item.elided for item in observations),
+                )
             except Exception as error:  # noqa: BLE001 - like a model failure, it ends the run
                 return finish(False, "model_error", error=f"{type(error).__name__}: {error}")
         try:
@@ -496,9 +502,12 @@ def _configure_step(
     workspace: Workspace,
     tree: TreeOverview | None,
     events: Sequence[AgentEvent],
+    *,
+    elided: bool = False,
 ) -> None:
     """Tell the model the run's tools and, on a receipt-keeping workspace, what it has been
-    shown: the overview, its listings and its reads (`workspace_view`)."""
+    shown: the overview, its listings and its reads (`workspace_view`); the files read whole
+    are taken as still in view only while no observation was `elided`."""
     view = None
     if isinstance(workspace, Workspace):
         steps = [
@@ -513,7 +522,9 @@ def _configure_step(
             for ref in (event.shown.shows, event.shown.summary_shows)
             if ref is not None
         ]
-        view = workspace_view(workspace, tree, steps, artifacts)
+        view = workspace_view(
+            workspace, tree, steps, artifacts, () if elided else _shown_whole(events)
+        )
     configure(
         generate,
         workspace.available_tools,
@@ -679,6 +690,23 @@ def _unchecked(workspace: Workspace) -> tuple[tuple[str, ...], ...]:
     if any(o.ran_command and o.ran_on_the_root for o in outcomes[last_write + 1 :]):
         return ()
     return tuple(policy.allowed_commands)
+
+
+def _shown_whole(events: Sequence[AgentEvent]) -> tuple[str, ...]:
+    """The files read whole, not externalized, and neither edited nor written since (the
+    model then sees the file only as its read and its own change put together)."""
+    whole: dict[str, None] = {}
+    for event in events:
+        action, step = event.action, event.step_result
+        if not isinstance(action, ToolAction) or step is None or step.is_error:
+            continue
+        path = str(action.arguments.get("path"))
+        if action.tool == "read_file" and step.lines is None:
+            if event.shown is None or event.shown.shows is None:
+                whole[path] = None
+        elif action.tool in CHANGES:
+            whole.pop(path, None)
+    return tuple(whole)
 
 
 def _changed_a_file(workspace: Workspace) -> bool:

@@ -6,7 +6,8 @@ already holds an answer to the enabled tools; this holds its values to what exis
 turn, so a wrong value cannot be generated at all:
 
 - a path to read or list is one the overview or a listing showed (past `MAX_SHOWN_NAMES`, any
-  relative path: the enum would cost more than it saves, and the pattern refuses nothing real);
+  relative path: the enum would cost more than it saves, and the pattern refuses nothing real),
+  and a file is not read again while the conversation shows it whole and unchanged;
 - an existing file is edited only once read (in full or in the range the edit is in) and
   rewritten only once read in full; a new file only where no file or folder is and, when the
   task says where it may write, only there;
@@ -61,6 +62,10 @@ class WorkspaceView:
     existing_files: tuple[str, ...] = ()
     # Paths a read may also take, as a pattern (ranges of the results externalized so far).
     read_pattern: str | None = None
+    # Files the conversation still shows whole, their bytes unchanged since: a read of one
+    # shows nothing new (the 1.5B read two files, ran the test, then read both again to the
+    # step limit instead of editing).
+    shown_whole: tuple[str, ...] = ()
 
 
 def view_choices(
@@ -81,7 +86,10 @@ def view_choices(
     if tool == "list_files":
         return [branch(path=path_schema([".", *view.folders]))]
     if tool == "read_file":
-        return [branch(path=path_schema(view.files, view.read_pattern))]
+        unread = [path for path in view.files if path not in view.shown_whole]
+        if not unread and view.read_pattern is None:
+            return []  # every file shown is in view whole: nothing to read
+        return [branch(path=path_schema(unread, view.read_pattern))]
     if tool == "edit_file":
         choices = []
         for read in view.reads:

@@ -126,8 +126,10 @@ def test_the_system_prompt_goal_effects_and_latest_observations_are_never_elided
         e for e in run.events if isinstance(e.action, ToolAction) and e.action.tool == "run_command"
     )
     assert "imports ok" in command.result
-    assert "Tool result:\n" + command.result in view
-    assert view[-2:] == ["Tool result:\n" + event.result for event in run.events[-3:-1]]
+    assert "Tool result:\n" + (command.told or command.result) in view
+    assert view[-2:] == [
+        "Tool result:\n" + (event.told or event.result) for event in run.events[-3:-1]
+    ]
 
 
 def test_elision_happens_in_few_large_steps(long_run: tuple[Any, ...]) -> None:

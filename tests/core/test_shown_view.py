@@ -104,3 +104,34 @@ def test_a_task_that_may_change_one_file_is_offered_edits_and_new_files_there_on
     _, _, after = views_of(tmp_path, [READ, read_notes, FINAL], editable_paths=("app.py",))
     assert [read.path for read in after.reads] == ["app.py"]
     assert after.new_files_under == ("app.py",)
+
+
+def test_a_file_read_whole_is_not_read_again_until_its_bytes_change(tmp_path: Path) -> None:
+    """The 1.5B read two files, ran the test, then read both again to the step limit."""
+    (tmp_path / "app.py").write_text(MODULE)
+    write = '{"tool":"write_file","path":"app.py","content":"def double(x):\\n    return 2 * x\\n"}'
+    ranged = '{"tool":"read_file","path":"app.py","start_line":1,"end_line":1}'
+    before, after_read, after_ranged, after_write = views_of(
+        tmp_path, [READ, ranged, write, FINAL], answer=True
+    )
+    assert before.shown_whole == () and after_read.shown_whole == ("app.py",)
+    assert after_ranged.shown_whole == ("app.py",)
+    assert after_write.shown_whole == ()
+
+
+def test_a_file_changed_on_disk_since_its_read_may_be_read_again(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text(MODULE)
+
+    class ChangingModel(ViewRecordingModel):
+        """Changes app.py on disk while it answers its second call."""
+
+        def __call__(self, messages: list[dict[str, str]]) -> str:
+            if len(self.views) == 2:
+                (tmp_path / "app.py").write_text("changed\n")
+            return super().__call__(messages)
+
+    model = ChangingModel([READ, '{"tool":"list_files"}', FINAL])
+    run_agent("change app.py", model, make_workspace(tmp_path, allow_writes=True))
+    _, read, changed = model.views
+    assert read is not None and read.shown_whole == ("app.py",)
+    assert changed is not None and changed.shown_whole == ()

@@ -135,3 +135,16 @@ def test_no_new_file_can_be_written_under_a_file_that_exists() -> None:
 def test_without_a_view_the_schema_is_the_tools_alone() -> None:
     schema = action_schema(WRITES, ())
     assert expressible(schema, edit("anything", "invented"))
+
+
+def test_a_file_the_conversation_shows_whole_and_unchanged_is_not_read_again() -> None:
+    schema = action_schema(WRITES, (), view=view(shown_whole=("app.py",)))
+    assert not expressible(schema, {"tool": "read_file", "path": "app.py"})
+    assert expressible(schema, {"tool": "read_file", "path": "README.md"})
+
+
+def test_with_every_file_shown_whole_no_read_is_offered() -> None:
+    shown = ("app.py", "README.md", "src/util.py")
+    schema = action_schema(WRITES, (), view=view(shown_whole=shown))
+    tools = {branch["properties"].get("tool", {}).get("const") for branch in schema["anyOf"]}
+    assert "read_file" not in tools and "list_files" in tools

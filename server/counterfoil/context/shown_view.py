@@ -29,11 +29,13 @@ def workspace_view(
     tree: TreeOverview | None,
     steps: Iterable[tuple[ToolAction, StepResult]],
     artifacts: Iterable[str] = (),
+    shown_whole: Iterable[str] = (),
 ) -> WorkspaceView:
     """What `workspace` has shown the model after `steps` (its reads and listings, in order)
     with `tree` the overview it was shown last, and the results externalized so far
-    (`artifacts`, their ids: a range of one may be read). A change is offered only where the
-    policy's editable paths allow one."""
+    (`artifacts`, their ids: a range of one may be read), and the files whose whole text the
+    conversation still shows (`shown_whole`: kept when their bytes are unchanged since they
+    were read). A change is offered only where the policy's editable paths allow one."""
     steps = [(action, step) for action, step in steps if not step.is_error]
     files_now, folders_now, _ = walked_paths(workspace.paths)
     files: dict[str, None] = {}
@@ -63,6 +65,7 @@ def workspace_view(
         new_files_under=workspace.policy.editable_paths,
         existing_files=tuple(files_now),
         read_pattern=_ranges(artifacts),
+        shown_whole=_unchanged(workspace, shown_whole),
     )
 
 
@@ -100,6 +103,20 @@ def _reads(
             continue
         reads.append(FileRead(path, text, shown.get(path)))
     return tuple(reads)
+
+
+def _unchanged(workspace: Workspace, paths: Iterable[str]) -> tuple[str, ...]:
+    """Those of `paths` whose bytes are still those the model was shown."""
+    kept = []
+    for path in dict.fromkeys(paths):
+        digest = workspace.read_digests.get(path)
+        try:
+            data = workspace.paths.read_bytes(path, workspace.policy.max_ranged_file_bytes)
+        except (AgentError, OSError, ValueError):
+            continue
+        if digest is not None and sha256_hex(data) == digest:
+            kept.append(path)
+    return tuple(kept)
 
 
 def _ranges(artifacts: Iterable[str]) -> str | None:
