@@ -68,7 +68,8 @@ def test_a_listing_shows_the_files_of_a_folded_folder(tmp_path: Path) -> None:
     assert "lib/part_7.py" in after.files
 
 
-def test_a_file_changed_since_it_was_read_is_not_offered_for_an_edit(tmp_path: Path) -> None:
+def views_around_a_change_on_disk(tmp_path: Path) -> tuple[WorkspaceView, WorkspaceView]:
+    """The views after a read of app.py and after a listing, app.py changed on disk between."""
     (tmp_path / "app.py").write_text(MODULE)
 
     class ChangingModel(ViewRecordingModel):
@@ -82,8 +83,14 @@ def test_a_file_changed_since_it_was_read_is_not_offered_for_an_edit(tmp_path: P
     model = ChangingModel([READ, '{"tool":"list_files"}', FINAL])
     run_agent("change app.py", model, make_workspace(tmp_path, allow_writes=True))
     _, read, changed = model.views
-    assert read is not None and [item.path for item in read.reads] == ["app.py"]
-    assert changed is not None and changed.reads == ()
+    assert read is not None and changed is not None
+    return read, changed
+
+
+def test_a_file_changed_since_it_was_read_is_not_offered_for_an_edit(tmp_path: Path) -> None:
+    read, changed = views_around_a_change_on_disk(tmp_path)
+    assert [item.path for item in read.reads] == ["app.py"]
+    assert changed.reads == ()
 
 
 def test_a_search_shows_the_files_it_looked_in(tmp_path: Path) -> None:
@@ -120,18 +127,6 @@ def test_a_file_read_whole_is_not_read_again_until_its_bytes_change(tmp_path: Pa
 
 
 def test_a_file_changed_on_disk_since_its_read_may_be_read_again(tmp_path: Path) -> None:
-    (tmp_path / "app.py").write_text(MODULE)
-
-    class ChangingModel(ViewRecordingModel):
-        """Changes app.py on disk while it answers its second call."""
-
-        def __call__(self, messages: list[dict[str, str]]) -> str:
-            if len(self.views) == 2:
-                (tmp_path / "app.py").write_text("changed\n")
-            return super().__call__(messages)
-
-    model = ChangingModel([READ, '{"tool":"list_files"}', FINAL])
-    run_agent("change app.py", model, make_workspace(tmp_path, allow_writes=True))
-    _, read, changed = model.views
-    assert read is not None and read.shown_whole == ("app.py",)
-    assert changed is not None and changed.shown_whole == ()
+    read, changed = views_around_a_change_on_disk(tmp_path)
+    assert read.shown_whole == ("app.py",)
+    assert changed.shown_whole == ()
