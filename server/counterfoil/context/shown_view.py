@@ -57,20 +57,23 @@ def workspace_view(
     for path in folders_now:
         if _parent(path) in listed:
             folders[path] = None
+    unchanged = _unchanged(workspace)
     return WorkspaceView(
         files=tuple(files),
         folders=tuple(folders),
-        reads=_reads(workspace, steps),
+        reads=_reads(workspace, steps, unchanged),
         existing=(*files_now, *folders_now),
         new_files_under=workspace.policy.editable_paths,
         existing_files=tuple(files_now),
         read_pattern=_ranges(artifacts),
-        shown_whole=_unchanged(workspace, shown_whole),
+        shown_whole=tuple(path for path in dict.fromkeys(shown_whole) if path in unchanged),
     )
 
 
 def _reads(
-    workspace: Workspace, steps: list[tuple[ToolAction, StepResult]]
+    workspace: Workspace,
+    steps: list[tuple[ToolAction, StepResult]],
+    unchanged: dict[str, bytes],
 ) -> tuple[FileRead, ...]:
     """The files seen whose bytes are unchanged since, with the lines shown of each: a whole
     read or a write shows all of it; ranged reads show the span from the first line to the
@@ -90,12 +93,8 @@ def _reads(
         elif action.tool == "write_file" and step.effect and step.effect.state == "approved":
             shown[path] = None
     reads = []
-    for path, digest in workspace.read_digests.items():
-        try:
-            data = workspace.paths.read_bytes(path, workspace.policy.max_ranged_file_bytes)
-        except (AgentError, OSError, ValueError):
-            continue
-        if sha256_hex(data) != digest or not workspace.policy.editable(path):
+    for path, data in unchanged.items():
+        if not workspace.policy.editable(path):
             continue
         try:
             text = data.decode("utf-8")
@@ -105,18 +104,18 @@ def _reads(
     return tuple(reads)
 
 
-def _unchanged(workspace: Workspace, paths: Iterable[str]) -> tuple[str, ...]:
-    """Those of `paths` whose bytes are still those the model was shown."""
-    kept = []
-    for path in dict.fromkeys(paths):
-        digest = workspace.read_digests.get(path)
+def _unchanged(workspace: Workspace) -> dict[str, bytes]:
+    """The bytes of each file seen that still holds what the model was shown, read once a
+    turn for both the edits offered and the reads left out."""
+    kept = {}
+    for path, digest in workspace.read_digests.items():
         try:
             data = workspace.paths.read_bytes(path, workspace.policy.max_ranged_file_bytes)
         except (AgentError, OSError, ValueError):
             continue
-        if digest is not None and sha256_hex(data) == digest:
-            kept.append(path)
-    return tuple(kept)
+        if sha256_hex(data) == digest:
+            kept[path] = data
+    return kept
 
 
 def _ranges(artifacts: Iterable[str]) -> str | None:
