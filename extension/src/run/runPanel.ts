@@ -19,6 +19,7 @@ import {
   addEvent,
   addModelText,
   addRuleApproval,
+  setApprovalState,
   emptyModel,
   endTurns,
   failTurn,
@@ -64,6 +65,7 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   private pendingRender: NodeJS.Timeout | undefined;
   private actions: Partial<RunActions> = {};
   private folderSettings: ModelMessage["folderSettings"] = null;
+  private looking: string | null = null;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly renderedEmitter = new vscode.EventEmitter<RunModel>();
   /** Fires after each change is sent to the webview (tests wait on it). */
@@ -120,6 +122,10 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         addRuleApproval(this.model, told);
         this.render();
       }),
+      client.onApprovalState((told) => {
+        setApprovalState(this.model, told);
+        this.render();
+      }),
       client.onRunState((state) => {
         if (state.state === "stopping") {
           setStopping(this.model);
@@ -165,6 +171,12 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   /** The daemon died under the run: interrupted, not rejected; Resume is offered next. */
   runInterrupted(): void {
     interruptTurn(this.model);
+    this.render();
+  }
+
+  /** Says the panel is looking for a run that can go on (null: it has looked). */
+  lookingForRuns(note: string | null): void {
+    this.looking = note;
     this.render();
   }
 
@@ -335,6 +347,7 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         lines: resumableLines(resumable),
       },
       folderSettings: this.folderSettings,
+      looking: this.looking,
     };
     void this.view?.webview.postMessage(message);
     this.renderedEmitter.fire(this.model);
