@@ -170,6 +170,18 @@ export interface RunModel {
   resumable: ResumableView | null;
 }
 
+/**
+ * What an empty panel says while it looks for a run that can go on (the daemon starting and
+ * listing its runs after a reload), so the Goal box alone does not read as "nothing to resume";
+ * a turn or an offer to resume replaces it.
+ */
+export function lookingLine(
+  model: RunModel,
+  looking: string | null,
+): string | null {
+  return model.turns.length === 0 && model.resumable === null ? looking : null;
+}
+
 export function emptyModel(): RunModel {
   return { turns: [], proposals: {}, resumable: null };
 }

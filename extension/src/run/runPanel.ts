@@ -26,6 +26,7 @@ import {
   finishTurn,
   interruptTurn,
   isGoing,
+  lookingLine,
   type RunModel,
   setPausing,
   setProposal,
@@ -347,7 +348,7 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         lines: resumableLines(resumable),
       },
       folderSettings: this.folderSettings,
-      looking: this.looking,
+      looking: lookingLine(this.model, this.looking),
     };
     void this.view?.webview.postMessage(message);
     this.renderedEmitter.fire(this.model);

@@ -564,7 +564,7 @@ function render(state: ModelMessage): void {
   }
   if (state.resumable) {
     conversation.append(resumableBlock(state.resumable));
-  } else if (state.looking && state.turns.length === 0) {
+  } else if (state.looking) {
     conversation.append(el("p", "looking", state.looking));
   }
   if (state.folderSettings) {

@@ -8,6 +8,7 @@ import {
   addModelText,
   emptyModel,
   finishTurn,
+  lookingLine,
   setApprovalState,
   setProposal,
   setStopping,
@@ -449,4 +450,14 @@ test("an MCP tool's definition is drawn where it was asked, not after the run's 
   );
 
   assert.deepEqual(drawn, [[], ["mcp-definition-1"], [], []]);
+});
+
+test("an empty panel says it is looking for a run to resume until a run or an offer replaces it", () => {
+  const model = emptyModel();
+  const looking = "Looking for a paused or interrupted run to resume…";
+
+  assert.equal(lookingLine(model, looking), looking);
+  assert.equal(lookingLine(model, null), null);
+  startTurn(model, "fix it");
+  assert.equal(lookingLine(model, looking), null);
 });
