@@ -158,6 +158,33 @@ describe("MCP tools", () => {
       throw error;
     }
     step("call receipted");
+    // The definitions are drawn where they were asked, before the call that used the tool,
+    // not after the run's last step.
+    const order = await panel
+      .locator("article.turn")
+      .last()
+      .locator(".proposal, section.step")
+      .evaluateAll((nodes) =>
+        nodes.map((node) => {
+          const call = (node as HTMLElement).dataset.call ?? "";
+          return node.classList.contains("step")
+            ? "step"
+            : call.startsWith("mcp-definition:")
+              ? "definition"
+              : call;
+        }),
+      );
+    const said = order.join(" ");
+    assert.equal(
+      order.filter((kind) => kind === "definition").length,
+      TOOL_COUNT,
+      said,
+    );
+    assert.ok(order.lastIndexOf("definition") < order.indexOf("call-1"), said);
+    assert.ok(
+      order.lastIndexOf("definition") < order.lastIndexOf("step"),
+      said,
+    );
     await page.mouse.move(10, 10);
     await screenshot(page, "mcp-receipt.png");
     const [receipt] = receiptsOnDisk(workspace).filter(
