@@ -218,12 +218,12 @@ def open_run(plan: RunPlan[NotLoaded]) -> RunOutcome | NotLoaded:
     started = RunSession(
         plan.goal,
         workspace,
-        session,
-        plan.stopping,
-        None if agents is None else agents.text,
-        plan.continued,
-        plan.observations,
-        plan.cause_of,
+        recorded=session,
+        stopping=plan.stopping,
+        instructions=None if agents is None else agents.text,
+        continued=plan.continued,
+        observations=plan.observations,
+        cause_of=plan.cause_of,
     )
     loaded: LoadedModel | None = None
     try:
