@@ -282,9 +282,12 @@ describe("pause and steer", () => {
         .waitFor({ timeout: 60_000 });
       await page.mouse.move(10, 10);
       await screenshot(page, "pause-waiting-ended.png");
+      // Each resume asks the withdrawn call again: pending, the record's latest word then.
       assert.deepEqual(decisions(workspace), [
         "call-1 withdrawn",
+        "call-1 pending",
         "call-1 withdrawn",
+        "call-1 pending",
         "call-1 approved",
       ]);
     } catch (error) {
