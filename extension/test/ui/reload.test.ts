@@ -88,7 +88,11 @@ describe("a reload keeps the run", () => {
           record
             .filter((entry) => entry.kind === "decision")
             .map((entry) => `${String(entry.call_id)} ${String(entry.state)}`)
-            .filter((decision) => !decision.endsWith(" interrupted")),
+            .filter(
+              (decision) =>
+                !decision.endsWith(" interrupted") &&
+                !decision.endsWith(" pending"), // asked again by a Resume
+            ),
           [],
           `${moment}: the waiting call is interrupted, never rejected or stopped`,
         );
