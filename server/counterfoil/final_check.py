@@ -17,7 +17,7 @@ from pathlib import PurePosixPath
 
 from .actions import ToolAction
 from .loop_parts import FinalCall, LoopPart, TurnRecord
-from .opening_reads import named_files
+from .opening_reads import named_files, referred_files
 from .step_facts import FinalTooSoon, TaskProgress
 from .steps import StepResult
 from .verdict import EffectOutcome
@@ -151,6 +151,7 @@ def final_too_soon(
             dict.fromkeys(name for name in FILE_NAME.findall(task) if name not in known)
         )
     seen = {} if run.gate is None else run.gate.read_digests
+    sources = () if tree is None else referred_files(task, tree)
     left = unchecked(run) if meaning else ()
     return FinalTooSoon(
         task.strip(),
@@ -162,6 +163,7 @@ def final_too_soon(
         tuple(path for path in untouched if path not in seen),
         as_check=tuple(path for path in named if path in in_commands and path not in meaning),
         failing=() if left else _failing(run),
+        unread_sources=tuple(path for path in sources if path not in seen and path not in meaning),
     )
 
 
@@ -197,7 +199,9 @@ class FinalCheck(LoopPart):
         assert effect is not None
         run.done.append(done_line(effect))
         left = final_too_soon(run, also=(action, taken))
-        parts_left = left is not None and bool(left.untouched or left.missing or left.layout_only)
+        parts_left = left is not None and bool(
+            left.untouched or left.missing or left.layout_only or left.unread_sources
+        )
         settled = effect.argv is not None and left is not None and not left
         settled = settled and _changed_a_file(run)
         if effect.argv is not None and not parts_left and not settled:

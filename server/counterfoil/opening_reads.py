@@ -41,6 +41,35 @@ def named_files(task: str, tree: TreeOverview) -> tuple[str, ...]:
     return tuple(path for _, path in sorted(found))
 
 
+# The words a task uses for a file by its kind alone, and the suffixes of files of that kind.
+KIND_WORDS = (
+    (re.compile(r"\bJSON\b"), (".json",)),
+    (re.compile(r"\bTOML\b"), (".toml",)),
+    (re.compile(r"\bYAML\b"), (".yaml", ".yml")),
+    (re.compile(r"\bCSV\b"), (".csv",)),
+    (re.compile(r"\bINI\b"), (".ini", ".cfg")),
+    (re.compile(r"\b(?:[Dd]ocs|[Dd]ocumentation|README)\b"), (".md", ".rst", ".txt")),
+)
+
+
+def referred_files(task: str, tree: TreeOverview) -> tuple[str, ...]:
+    """The listed files the task refers to by their kind alone ("the project's JSON
+    defaults"): for each kind it names, the one listed file of that kind, when the listing is
+    complete and the task names no file of it by name. The 1.5B, told to set a constant to
+    "the retry count the project's JSON defaults set", never read defaults.json and answered
+    with the constant unchanged."""
+    if not tree.complete or tree.more:
+        return ()
+    named = set(named_files(task, tree))
+    paths = [path for path in tree.file_paths() if path != AGENTS_FILE]
+    found: list[str] = []
+    for word, suffixes in KIND_WORDS:
+        kind = [path for path in paths if path.lower().endswith(suffixes)]
+        if word.search(task) and len(kind) == 1 and kind[0] not in named:
+            found.append(kind[0])
+    return tuple(dict.fromkeys(found))
+
+
 def opening_files(task: str, tree: TreeOverview) -> tuple[str, ...]:
     """The files read for the model before its first step: those the task names, then, when
     the whole project is that small (the listing complete, at most three files besides

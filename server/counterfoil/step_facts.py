@@ -396,10 +396,18 @@ class FinalTooSoon:
     as_check: tuple[str, ...] = ()
     # Allowed commands whose last run since the last change did not pass.
     failing: tuple[tuple[str, ...], ...] = ()
+    # Files the task refers to by their kind alone ("the JSON defaults", its only JSON file)
+    # that the model has not read: where the value the task asks for is.
+    unread_sources: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(
-            self.unchecked or self.layout_only or self.untouched or self.missing or self.failing
+            self.unchecked
+            or self.layout_only
+            or self.untouched
+            or self.missing
+            or self.failing
+            or self.unread_sources
         )
 
     def taken_as_check(self) -> str | None:
@@ -424,6 +432,9 @@ class FinalTooSoon:
             "Not done by this run:",
         ]
         lines += [
+            f"- {path} (what the task refers to) has not been read." for path in self.unread_sources
+        ]
+        lines += [
             f"- {path} was written with the same meaning as before." for path in self.layout_only
         ]
         lines += [f"- {path} (named by the task) is unchanged." for path in self.untouched]
@@ -443,6 +454,8 @@ class FinalTooSoon:
 
     def next_step(self) -> str:
         """The first thing to do, as a call where the record gives all of it."""
+        for path in self.unread_sources:
+            return json.dumps({"tool": "read_file", "path": path})
         for path in self.layout_only:
             return f"edit_file on {path}, with new text that makes the change the task asks"
         for path in self.untouched:

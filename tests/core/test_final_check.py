@@ -311,3 +311,38 @@ def test_a_command_run_since_the_last_edit_leaves_no_command_to_run(
 
     assert (run.completed, run.final, len(run.events)) == (True, "done", 4)
     assert run.events[-1].final_held is None
+
+
+def test_a_final_before_reading_the_file_the_task_refers_to_by_kind_is_held_with_that_read(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B, told to set a constant to "the retry count the project's JSON defaults set",
+    changed client.py without ever reading defaults.json, and answered final."""
+    (tmp_path / "client.py").write_text("DEFAULT_RETRIES = 2\n")
+    (tmp_path / "defaults.json").write_text('{"retries": 5}\n')
+    workspace = make_workspace(tmp_path, answer=True, allow_writes=True)
+    task = (
+        "DEFAULT_RETRIES in client.py must equal the retry count the project's JSON defaults set."
+    )
+    guess = '{"tool":"edit_file","path":"client.py","old":"= 2","new":"= 3"}'
+    read_json = '{"tool":"read_file","path":"defaults.json"}'
+    right = '{"tool":"edit_file","path":"client.py","old":"= 3","new":"= 5"}'
+    model = RecordingModel(
+        '{"tool":"read_file","path":"client.py"}',
+        guess,
+        '{"final":"set"}',
+        read_json,
+        right,
+        '{"final":"set to 5"}',
+    )
+
+    run = run_agent(task, model, workspace, CHECKED)
+
+    progress = run.events[1].step_result
+    assert progress is not None and progress.progress is not None
+    assert progress.progress.next_step == '{"tool": "read_file", "path": "defaults.json"}'
+    held = run.events[2].final_held
+    assert held is not None and held.unread_sources == ("defaults.json",)
+    assert "- defaults.json (what the task refers to) has not been read." in held.sentence()
+    assert (run.reason, run.final) == ("completed", "set to 5")
+    assert run.events[5].final_held is None

@@ -9,7 +9,12 @@ from tests.support.recording_model import RecordingModel
 from tests.support.workspaces import make_workspace
 
 from counterfoil import AgentLimits, run_agent
-from counterfoil.opening_reads import MAX_READ_FOR_THE_MODEL, named_files, opening_files
+from counterfoil.opening_reads import (
+    MAX_READ_FOR_THE_MODEL,
+    named_files,
+    opening_files,
+    referred_files,
+)
 from counterfoil.step_facts import OverviewFile, OverviewFolder, TreeOverview
 
 OPENING = AgentLimits(read_named_files=True)
@@ -152,3 +157,18 @@ def test_a_file_too_long_to_show_is_not_read_for_the_model_so_it_stays_unread(
     assert [event.opened for event in run.events] == [None, None, None]
     assert [step.state for step in steps] == ["refused", "refused"]
     assert (tmp_path / "big.py").read_text().startswith("x = 1\n")
+
+
+def test_a_file_the_task_calls_by_its_kind_is_referred_to_when_it_is_the_only_one() -> None:
+    tree = _tree("client.py", "defaults.json", "README.md", "AGENTS.md")
+
+    assert referred_files("match the JSON defaults and fix the docs", tree) == (
+        "defaults.json",
+        "README.md",
+    )
+    assert referred_files("keep the json defaults", tree) == ()  # a kind's name, as written
+    assert referred_files("set it as defaults.json says (JSON)", tree) == ()  # named already
+    two = _tree("a.json", "b.json")
+    assert referred_files("match the JSON defaults", two) == ()
+    partial = TreeOverview((OverviewFile("defaults.json", 1),), more=3)
+    assert referred_files("match the JSON defaults", partial) == ()
