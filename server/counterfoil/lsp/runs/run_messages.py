@@ -12,25 +12,25 @@ from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcServerError
 
-from .. import protocol as messages
-from .. import tools
-from ..actions import Action, FinalAction, ToolAction
-from ..gate.approval import Approval, clean_reason
-from ..gate.revert import revertable
-from ..gate.rules import RuleDecision
-from ..model_identity import identity_short
-from ..proposals import ChangeSetProposal, CommandProposal, McpProposal, ToolProposal
-from ..protocol import wire
-from ..step_facts import NoSuchPath
-from ..steps import StepResult
-from ..tools import example_action
-from ..verdict import EffectOutcome, RunVerdict
-from .edit_preview import workspace_edit
-from .mcp_questions import mcp_call_preview
+from ... import protocol as messages
+from ... import tools
+from ...actions import Action, FinalAction, ToolAction
+from ...gate.approval import Approval, clean_reason
+from ...gate.revert import revertable
+from ...gate.rules import RuleDecision
+from ...model_identity import identity_short
+from ...proposals import ChangeSetProposal, CommandProposal, McpProposal, ToolProposal
+from ...protocol import wire
+from ...step_facts import NoSuchPath
+from ...steps import StepResult
+from ...tools import example_action
+from ...verdict import EffectOutcome, RunVerdict
+from ..approvals.edit_preview import workspace_edit
+from ..approvals.mcp_questions import mcp_call_preview
 
 if TYPE_CHECKING:
-    from ..loop import AgentEvent, AgentRun
-    from ..receipts import EffectReceipt
+    from ...loop import AgentEvent, AgentRun
+    from ...receipts import EffectReceipt
 
 RUN_IN_PROGRESS = -32001
 NO_WORKSPACE = -32002
