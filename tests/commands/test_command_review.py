@@ -25,7 +25,8 @@ from counterfoil.commands.tree.snapshot import TreeLimits, TreeRules
 from counterfoil.context.compaction import COMPACTED_PREFIX, compacted_record
 from counterfoil.errors import AgentError
 from counterfoil.files.path_text import shown_path
-from counterfoil.lsp.runs.run_messages import preview, step_dict, verdict_message
+from counterfoil.lsp.approvals.confirm_messages import preview
+from counterfoil.lsp.runs.run_messages import step_dict, verdict_message
 from counterfoil.proposals import ChangeSetProposal, ToolProposal
 from counterfoil.receipts.verify import last_results
 from counterfoil.verdict import compute_verdict

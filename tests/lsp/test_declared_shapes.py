@@ -15,10 +15,11 @@ from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, Workspace
 from counterfoil import protocol as messages
+from counterfoil.lsp.approvals.confirm_messages import confirm_params
 from counterfoil.lsp.handlers import handlers
 from counterfoil.lsp.model_service.model_download import DownloadJob, answer
 from counterfoil.lsp.request_rules import answer as served_answer
-from counterfoil.lsp.runs.run_messages import confirm_params, receipt_message
+from counterfoil.lsp.runs.run_messages import receipt_message
 from counterfoil.lsp.session import Session
 from counterfoil.proposals import ToolProposal
 from counterfoil.protocol import REQUESTS, wire

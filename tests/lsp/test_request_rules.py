@@ -16,8 +16,8 @@ from pygls.exceptions import JsonRpcException
 from counterfoil.lsp.handlers import handlers
 from counterfoil.lsp.model_service.model_download import DownloadJob
 from counterfoil.lsp.request_rules import SERVED_AS
+from counterfoil.lsp.rpc_errors import RUN_IN_PROGRESS
 from counterfoil.lsp.runs.jobs import Job
-from counterfoil.lsp.runs.run_messages import RUN_IN_PROGRESS
 from counterfoil.lsp.session import Session
 from counterfoil.protocol import REQUESTS, ConfirmParams, ConfirmResult, Request, Runs
 

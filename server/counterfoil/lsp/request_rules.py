@@ -80,8 +80,8 @@ async def answer(request: Request, handler: Callable[..., Any], params: Any) -> 
     """The result message of `handler` given its parsed `params`, served as `request`'s row
     says."""
     from ..sessions.record import CheckpointRefused
+    from .rpc_errors import NoConversationToContinue, NoWorkspace, RunInProgress, RunRefused
     from .runs.jobs import ModelNotChosen, NoConversation, NoWorkspaceRoot, SessionBusy
-    from .runs.run_messages import NoConversationToContinue, NoWorkspace, RunInProgress, RunRefused
 
     if request.runs is None:
         raise ValueError("the daemon serves no request it asks the client")

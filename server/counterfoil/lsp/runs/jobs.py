@@ -26,8 +26,9 @@ from ...receipts import EffectReceipt, ReceiptStore
 from ...receipts.logfile import make_log_folder
 from ...settings.table import Settings
 from ..approvals.confirm_bridge import ConfirmBridge
+from ..approvals.confirm_messages import rule_approved
 from ..channel import ClientChannel
-from .run_messages import receipt_message, rule_approved
+from .run_messages import receipt_message
 
 
 class SessionBusy(RuntimeError):
