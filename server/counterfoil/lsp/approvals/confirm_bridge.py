@@ -30,8 +30,8 @@ from ...gate.approval import Approval
 from ...mcp.toolbox import DefinitionQuestion
 from ...proposals import McpProposal, ToolProposal
 from ...protocol import wire
-from ..approvals.confirm_messages import approval_of, confirm_params
 from ..channel import ClientChannel
+from .confirm_messages import approval_of, confirm_params
 from .mcp_questions import definition_call_id, definition_params
 
 CONFIRM_METHOD = messages.asked_as(messages.ConfirmParams)
