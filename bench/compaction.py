@@ -33,6 +33,7 @@ def one_run(compaction: bool) -> dict[str, Any]:
     from counterfoil import AgentLimits, ReceiptStore, ToolPolicy, Workspace, run_agent
     from counterfoil.context.budget import estimate_tokens
     from counterfoil.context.compaction import COMPACTED_PREFIX
+    from counterfoil.gate.workspace_setup import WorkspaceSetup
 
     checks = tuple(check(number) for number in range(COMMANDS))
     script = [json.dumps({"tool": "run_command", "argv": list(argv)}) for argv in checks]
@@ -50,7 +51,7 @@ def one_run(compaction: bool) -> dict[str, Any]:
         workspace: Any = Workspace(
             ToolPolicy(root, allowed_commands=checks),
             receipt_store=store,
-            confirm_proposal=lambda _: True,
+            setup=WorkspaceSetup(confirm_proposal=lambda _: True),
         )
         if not compaction:
             workspace = ReadsOnly(workspace)

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
+from counterfoil.gate.workspace_setup import WorkspaceSetup
 from counterfoil.proposals import ToolProposal
 from counterfoil.receipts import EffectReceipt
 
@@ -178,7 +179,9 @@ def bench_in_process(root: Path, cycles: int) -> list[float]:
 
     store.subscribe(on_receipt)
     workspace = Workspace(
-        ToolPolicy(root=root, allow_writes=True), receipt_store=store, confirm_proposal=approve
+        ToolPolicy(root=root, allow_writes=True),
+        receipt_store=store,
+        setup=WorkspaceSetup(confirm_proposal=approve),
     )
     workspace.read_file(TARGET)
     for action in write_actions(cycles):

@@ -130,6 +130,7 @@ def long_run(generate: ScriptedTurns, side: dict[str, Any]) -> dict[str, Any]:
     """One long run: its prefilled tokens, elisions, largest prompt and model seconds."""
     from counterfoil import AgentLimits, ReceiptStore, ToolPolicy, Workspace, run_agent
     from counterfoil.context.compaction import COMPACTED_PREFIX
+    from counterfoil.gate.workspace_setup import WorkspaceSetup
 
     limits = AgentLimits(
         max_steps=LONG_TURNS + 1,
@@ -144,7 +145,7 @@ def long_run(generate: ScriptedTurns, side: dict[str, Any]) -> dict[str, Any]:
         workspace: Any = Workspace(
             ToolPolicy(Path(root), allow_search=True, allowed_commands=commands),
             receipt_store=ReceiptStore(Path(root) / ".counterfoil" / "receipts.jsonl"),
-            confirm_proposal=lambda _: True,
+            setup=WorkspaceSetup(confirm_proposal=lambda _: True),
         )
         if not side["compaction"]:
             workspace = ReadsOnly(workspace)

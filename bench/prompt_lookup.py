@@ -59,6 +59,7 @@ def module_text(lines: int) -> str:
 def conversation(goal: str, text: str, reads: bool) -> list[dict[str, str]]:
     """The messages the loop gives the model for `goal`: after reading the module, or first."""
     from counterfoil import ToolPolicy, Workspace, run_agent
+    from counterfoil.gate.workspace_setup import WorkspaceSetup
 
     script = [json.dumps({"tool": "read_file", "path": MODULE})] if reads else []
     script.append('{"final":"done"}')
@@ -71,7 +72,10 @@ def conversation(goal: str, text: str, reads: bool) -> list[dict[str, str]]:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         (root / MODULE).write_text(text, encoding="utf-8")
-        workspace = Workspace(ToolPolicy(root, allow_writes=True), confirm_proposal=lambda _: True)
+        workspace = Workspace(
+            ToolPolicy(root, allow_writes=True),
+            setup=WorkspaceSetup(confirm_proposal=lambda _: True),
+        )
         run_agent(goal, model, workspace)
     return seen[-1]
 

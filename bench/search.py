@@ -63,6 +63,7 @@ def run_ripgrep(argv: list[str]) -> subprocess.CompletedProcess[bytes]:
 
 def main() -> None:
     from counterfoil import ToolPolicy, Workspace
+    from counterfoil.gate.workspace_setup import WorkspaceSetup
 
     ripgrep = shutil.which("rg")
     if ripgrep is None:
@@ -74,9 +75,8 @@ def main() -> None:
         files = copy_standard_library(tree)
         workspaces = {}
         for engine in ("ripgrep", "python"):
-            workspace = Workspace(ToolPolicy(tree, allow_search=True))
-            workspace.search_engine = engine
-            workspaces[engine] = workspace
+            setup = WorkspaceSetup(search_engine=engine)
+            workspaces[engine] = Workspace(ToolPolicy(tree, allow_search=True), setup=setup)
 
         for pattern, _ in QUERIES:  # the warm-up round, not counted
             run_ripgrep([ripgrep, "-n", pattern, str(tree)])

@@ -94,12 +94,12 @@ def refusal_seconds(refuse: Callable[[], object]) -> float:
 def search_overrun(folder: Path) -> float:
     """Seconds a search under a 1 s limit takes past that limit, on a match that never ends."""
     from counterfoil import ToolAction, ToolPolicy, Workspace
+    from counterfoil.gate.workspace_setup import WorkspaceSetup
     from counterfoil.search.scope import SearchLimits
 
     (folder / "bait.txt").write_text("a" * 40 + "!\n")
-    workspace = Workspace(ToolPolicy(folder, allow_search=True))
-    workspace.search_engine = "python"
-    workspace.search_limits = SearchLimits(max_seconds=1.0)
+    setup = WorkspaceSetup(search_engine="python", search_limits=SearchLimits(max_seconds=1.0))
+    workspace = Workspace(ToolPolicy(folder, allow_search=True), setup=setup)
     started = time.perf_counter()
     observation = workspace.execute(ToolAction("search_files", {"pattern": "(a+)+$"}))
     assert observation.endswith("[stopped at the time limit; give a narrower path]"), observation

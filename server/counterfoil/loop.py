@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from .actions import Action, FinalAction, ToolAction, parse_action
-from .context.agents_file import AGENTS_FILE
 from .context.artifacts import RunEvidence, ShapedObservation
 from .context.budget import (
     MIN_INLINE_CHARS,
@@ -24,36 +21,27 @@ from .context.copied import copied_value, run_system_text
 from .context.prompt import ShowsOverview, build_system_prompt, refreshed_overview
 from .context.shown_view import workspace_view
 from .errors import AgentError, ToolNotEnabled
+from .final_check import FinalCheck, changed_tree, done_before, unchecked
 from .gate.workspace import Workspace
+from .loop_parts import CHANGES, LoopPart, OpeningRead, TurnRecord
 from .mcp.toolbox import offered_listings
 from .model import ConfiguresTools, Model, ModelReply, ResponseStats, configure, model_reply
+from .opening_reads import OpeningReads, read_for_the_model
 from .step_facts import (
     ActionLoop,
     AlreadyHolds,
     FinalTooSoon,
-    OverviewFile,
-    OverviewFolder,
     PhraseNotFound,
     ReadFirst,
     ReadNow,
-    TaskProgress,
     TreeOverview,
 )
 from .steps import StepResult, error_text, refusal, step_taker
-from .verdict import EffectOutcome, RunVerdict, compute_verdict
+from .verdict import RunVerdict, compute_verdict
 
 Messages = list[dict[str, str]]
 IDENTICAL_ACTION = "identical action loop detected"
 IDENTICAL_ACTION_ERROR = error_text(IDENTICAL_ACTION)
-
-
-@runtime_checkable
-class RecordsEffects(Protocol):
-    """What a receipt-keeping workspace adds to the course's surface (`available_tools`,
-    `execute`, `modified_files`): the error of an effect that ran but could not be recorded,
-    which must end the run. A workspace without it is the course's plain kind."""
-
-    unrecorded_effect: str | None
 
 
 def initial_messages(task: str, system_prompt: str) -> Messages:
@@ -172,22 +160,57 @@ class AgentRun:
 
 @dataclass
 class _Conversation:
+    """The run's conversation, one record: the messages the model reads, which of them are
+    observations (kept with the messages, so a follow-up run elides earlier turns' too), and
+    the events the person reads, each told to `on_event` as it is recorded; `on_observation`
+    is called at each complete observation, the one boundary a checkpoint is saved at."""
+
     messages: Messages
+    observations: list[Observation]
+    on_event: Callable[[AgentEvent], Any] | None = None
+    on_observation: Callable[[Messages, ToolAction | None], Any] | None = None
     events: list[AgentEvent] = field(default_factory=list)
 
-    def record(
-        self,
-        event: AgentEvent,
-        reply: ModelReply | None,
-        on_event: Callable[[AgentEvent], Any] | None,
-    ) -> None:
+    def record(self, event: AgentEvent, reply: ModelReply | None = None) -> None:
         """The step's event, with what its response cost as the model's reply says (None: a
         read made for the model, which cost it nothing)."""
         if reply is not None:
             event = replace(event, response_stats=reply.stats, model_note=reply.note or None)
         self.events.append(event)
-        if on_event is not None:
-            on_event(event)
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def observe(
+        self,
+        response: str,
+        text: str,
+        action: ToolAction | None = None,
+        taken: StepResult | None = None,
+        shown: ShapedObservation | None = None,
+    ) -> None:
+        """The model's response and the tool result it read after it (`text`)."""
+        self.messages += _turn(response, text)
+        note_observation(
+            self.observations,
+            self.messages,
+            action,
+            taken,
+            summary=None if shown is None else shown.summary,
+            shows=None if shown is None else shown.shows,
+            summary_shows=None if shown is None else shown.summary_shows,
+        )
+
+    def answer(self, response: str, text: str) -> None:
+        """The model's final answer and what it was told instead of ending the run."""
+        self.messages += [
+            {"role": "assistant", "content": response},
+            {"role": "user", "content": text},
+        ]
+        note_observation(self.observations, self.messages, None, None)
+
+    def checkpoint(self, action: ToolAction | None) -> None:
+        if self.on_observation is not None:
+            self.on_observation(self.messages, action)
 
 
 def run_agent(
@@ -234,9 +257,11 @@ def run_agent(
     elif messages is not None and not messages:
         messages += initial_messages(task, system_prompt)
     conversation = _Conversation(
-        messages if messages is not None else initial_messages(task, system_prompt)
+        messages if messages is not None else initial_messages(task, system_prompt),
+        observations if observations is not None else [],
+        on_event,
+        on_observation,
     )
-    observations = observations if observations is not None else []
     if limits.max_context_tokens is not None:
         budget, counter = (
             limits.max_context_tokens,
@@ -250,137 +275,119 @@ def run_agent(
         counter,
         high=limits.elide_above,
         low=limits.elide_down_to,
-        observations=observations,
+        observations=conversation.observations,
     )
-    take_step = step_taker(workspace)
-    store = workspace.receipt_store if isinstance(workspace, Workspace) else None
-    evidence = RunEvidence.of(store, limits.max_inline_chars, observations)
-    invalid = 0
-    last_action: ToolAction | None = None
-    repeats = 0
-    history: list[tuple[ToolAction, StepResult]] = []  # the tool steps so far, in order
-    loops = 0
-    shown_tree = _overview(workspace)
-    if fresh and limits.read_named_files and shown_tree is not None:
-        for path, read_action, read in _opening_reads(task, shown_tree, take_step):
-            conversation.record(
-                AgentEvent(0, "", read_action, read.observation, read, opened=path),
-                None,
-                on_event,
-            )
-            conversation.messages += _turn(_action_json(read_action), read.observation)
-            note_observation(observations, conversation.messages, read_action, read)
-    refused_unread: dict[str, str] = {}  # path: the tool of a change refused for it
-    # The effects done in this run, as TaskProgress lists them: a resumed run's earlier parts
-    # are in its workspace's outcomes, not in this loop's history.
-    done = (
-        []
-        if fresh
-        else [
-            _done_line(outcome)
-            for outcome in getattr(workspace, "effect_outcomes", ())
-            if outcome.state == "approved"
-        ]
-    )
-    # How many effects were done when a final answer was last held (None: none held): a
-    # final with nothing done since the last held one ends the run.
-    held_after: int | None = None
+    parts: list[LoopPart] = [FinalCheck(hold=limits.check_final_answer)]
+    if limits.read_named_files:
+        parts.insert(0, OpeningReads())
+    turns = _Turns(task, generate, workspace, limits, conversation, window, parts, should_stop)
+    return turns.go(fresh)
 
-    def finish(
-        completed: bool, reason: str, final: str | None = None, error: str | None = None
+
+class _Turns:
+    """One run's turn loop: ask the model, parse one action, take it through the gate, tell
+    the model what happened; the loop's parts (`LoopPart`) add their reads and notes."""
+
+    def __init__(
+        self,
+        task: str,
+        generate: Callable[[Messages], str],
+        workspace: Workspace,
+        limits: AgentLimits,
+        conversation: _Conversation,
+        window: ContextWindow,
+        parts: Sequence[LoopPart],
+        should_stop: Callable[[], bool] | None,
+    ) -> None:
+        self.generate, self.limits, self.parts = generate, limits, parts
+        self.conversation, self.window = conversation, window
+        self.stopping = should_stop or (lambda: False)
+        self.run = TurnRecord(task, workspace, step_taker(workspace), _overview(workspace))
+        store = workspace.receipt_store if isinstance(workspace, Workspace) else None
+        self.evidence = RunEvidence.of(store, limits.max_inline_chars, conversation.observations)
+        self.invalid = 0  # responses that gave no valid action
+        self.last_action: ToolAction | None = None
+        self.repeats = 0  # how many times in a row `last_action` was asked for
+        self.loops = 0  # rounds of actions (A, B, A) answered with what to try instead
+        self.refused_unread: dict[str, str] = {}  # path: the tool of a change refused for it
+
+    def go(self, fresh: bool) -> AgentRun:
+        """The run from its first step (`fresh`: a new conversation, whose parts read first)
+        or from where its conversation stands; a resumed run's earlier effects are done."""
+        if fresh:
+            for part in self.parts:
+                for opened in part.opening(self.run):
+                    self._opened(opened)
+        else:
+            self.run.done = done_before(self.run)
+        for step in range(1, self.limits.max_steps + 1):
+            ended = self._turn(step)
+            if ended is not None:
+                return ended
+        return self._finish(False, "step_limit")
+
+    def _opened(self, opened: OpeningRead) -> None:
+        """A read made for the model: in the conversation as if the model had asked for it."""
+        action, read = opened.action, opened.read
+        self.conversation.record(
+            AgentEvent(0, "", action, read.observation, read, opened=opened.path)
+        )
+        self.conversation.observe(_action_json(action), read.observation, action, read)
+
+    def _finish(
+        self, completed: bool, reason: str, final: str | None = None, error: str | None = None
     ) -> AgentRun:
+        workspace = self.run.workspace
         return AgentRun(
             completed,
             reason,
             final,
-            tuple(conversation.events),
+            tuple(self.conversation.events),
             workspace.modified_files,
             error,
             run_verdict(workspace),
         )
 
-    for step in range(1, limits.max_steps + 1):
-        if should_stop is not None and should_stop():
-            return finish(False, "cancelled")
-        if not window.fits():
-            return finish(False, "context_limit")
-        if isinstance(generate, ConfiguresTools) and (
-            step == 1 or isinstance(workspace, Workspace)
-        ):
-            try:
+    def _failed(self, error: Exception) -> AgentRun:
+        """A model that failed (or stopped mid-response, once asked to stop) ends the run."""
+        if self.stopping():
+            return self._finish(False, "cancelled")
+        return self._finish(False, "model_error", error=f"{type(error).__name__}: {error}")
+
+    def _turn(self, step: int) -> AgentRun | None:
+        """One model turn; the run's end, or None when it goes on."""
+        if self.stopping():
+            return self._finish(False, "cancelled")
+        if not self.window.fits():
+            return self._finish(False, "context_limit")
+        generate, workspace = self.generate, self.run.workspace
+        try:
+            if isinstance(generate, ConfiguresTools) and (
+                step == 1 or isinstance(workspace, Workspace)
+            ):
                 _configure_step(
                     generate,
                     workspace,
-                    shown_tree,
-                    conversation.events,
-                    elided=any(item.elided for item in observations),
+                    self.run.tree,
+                    self.conversation.events,
+                    elided=any(item.elided for item in self.conversation.observations),
                 )
-            except Exception as error:  # noqa: BLE001 - like a model failure, it ends the run
-                return finish(False, "model_error", error=f"{type(error).__name__}: {error}")
-        try:
-            reply = model_reply(generate, list(conversation.messages))
+            reply = model_reply(generate, list(self.conversation.messages))
         except Exception as error:  # noqa: BLE001 - a model failure ends the run with its reason
-            if should_stop is not None and should_stop():
-                return finish(False, "cancelled")  # a model stopped mid-response
-            return finish(False, "model_error", error=f"{type(error).__name__}: {error}")
+            return self._failed(error)
         response = reply.text
         if not isinstance(response, str):
-            return finish(False, "model_error", error="model returned a non-string response")
+            return self._finish(False, "model_error", error="model returned a non-string response")
         try:
             action = parse_action(response, workspace.available_tools)
-            _refuse_copied(action, task, conversation, shown_tree)
+            _refuse_copied(action, self.run.task, self.conversation, self.run.tree)
         except AgentError as error:
-            result = error_text(str(error))
-            conversation.record(
-                AgentEvent(
-                    step,
-                    response,
-                    None,
-                    result,
-                    no_action=str(error),
-                    not_enabled=error.tool if isinstance(error, ToolNotEnabled) else None,
-                ),
-                reply,
-                on_event,
-            )
-            invalid += 1
-            conversation.messages += _turn(response, result)
-            note_observation(observations, conversation.messages, None, None)
-            if invalid >= limits.max_invalid_actions:
-                return finish(False, "invalid_action_limit")
-            if on_observation is not None:
-                on_observation(conversation.messages, None)
-            continue
+            return self._invalid(step, response, reply, error)
         if isinstance(action, FinalAction):
-            unchecked = _not_checked(task, workspace, held_after == len(done))
-            held = (
-                None
-                if not limits.check_final_answer or unchecked is not None
-                else _final_too_soon(task, workspace, history, done, shown_tree)
-            )
-            if held:
-                held_after = len(done)
-                text = held.sentence()
-                event = AgentEvent(step, response, action, None, told=text, final_held=held)
-                conversation.record(event, reply, on_event)
-                conversation.messages += [
-                    {"role": "assistant", "content": response},
-                    {"role": "user", "content": text},
-                ]
-                note_observation(observations, conversation.messages, None, None)
-                if on_observation is not None:
-                    on_observation(conversation.messages, None)
-                continue
-            said = unchecked if limits.check_final_answer else None
-            if said is None and held is not None:
-                said = held.taken_as_check()
-            ended = AgentEvent(step, response, action, None, final_unchecked=said)
-            conversation.record(ended, reply, on_event)
-            conversation.messages.append({"role": "assistant", "content": response})
-            return finish(True, "completed", action.final)
-        repeats = repeats + 1 if action == last_action else 1
-        last_action = action
-        if repeats > limits.max_identical_actions:
+            return self._final(step, response, reply, action)
+        self.repeats = self.repeats + 1 if action == self.last_action else 1
+        self.last_action = action
+        if self.repeats > self.limits.max_identical_actions:
             repeated = AgentEvent(
                 step,
                 response,
@@ -389,112 +396,140 @@ def run_agent(
                 no_action=IDENTICAL_ACTION,
                 repeated=True,
             )
-            conversation.record(repeated, reply, on_event)
-            return finish(False, "repeated_action_limit")
+            self.conversation.record(repeated, reply)
+            return self._finish(False, "repeated_action_limit")
+        return self._act(step, response, reply, action)
+
+    def _invalid(
+        self, step: int, response: str, reply: ModelReply, error: AgentError
+    ) -> AgentRun | None:
+        """A response that gave no valid action: told why, counted toward the limit."""
+        result = error_text(str(error))
+        not_enabled = error.tool if isinstance(error, ToolNotEnabled) else None
+        event = AgentEvent(
+            step, response, None, result, no_action=str(error), not_enabled=not_enabled
+        )
+        self.conversation.record(event, reply)
+        self.invalid += 1
+        self.conversation.observe(response, result)
+        if self.invalid >= self.limits.max_invalid_actions:
+            return self._finish(False, "invalid_action_limit")
+        self.conversation.checkpoint(None)
+        return None
+
+    def _final(
+        self, step: int, response: str, reply: ModelReply, action: FinalAction
+    ) -> AgentRun | None:
+        """A final answer: held when a part says the record does not bear it out (the model
+        is told what it shows and the run goes on), else the run's end."""
+        calls = [part.final(self.run) for part in self.parts]
+        held = next((call.held for call in calls if call.held is not None), None)
+        if held is not None:
+            text = held.sentence()
+            event = AgentEvent(step, response, action, None, told=text, final_held=held)
+            self.conversation.record(event, reply)
+            self.conversation.answer(response, text)
+            self.conversation.checkpoint(None)
+            return None
+        said = next((call.unchecked for call in calls if call.unchecked is not None), None)
+        self.conversation.record(
+            AgentEvent(step, response, action, None, final_unchecked=said), reply
+        )
+        self.conversation.messages.append({"role": "assistant", "content": response})
+        return self._finish(True, "completed", action.final)
+
+    def _act(
+        self, step: int, response: str, reply: ModelReply, action: ToolAction
+    ) -> AgentRun | None:
+        """A tool call taken through the gate (or refused as a round of actions), with what
+        the loop and its parts add for the model; the run's end when its effect could not be
+        recorded or the model went round again after being told."""
+        history = self.run.history
         loop = alternating_loop(action, history)
         if loop is not None:
-            loops += 1
+            self.loops += 1
             taken, shown = _loop_step(loop), None
-        elif evidence is None:
-            taken, shown = take_step(action), None
+        elif self.evidence is None:
+            taken, shown = self.run.take_step(action), None
         else:
-            taken, shown = evidence.execute(action, take_step)
-        again = repeats > 1 and loop is None and _same_again(taken, history[-1][1])
+            taken, shown = self.evidence.execute(action, self.run.take_step)
+        again = self.repeats > 1 and loop is None and _same_again(taken, history[-1][1])
         if again:
             taken = replace(taken, loop=ActionLoop((_written(action),)))
-        if _changed_tree(taken) and shown_tree is not None:
-            tree = _overview(workspace)
-            if tree is not None and tree.paths() != shown_tree.paths():
-                taken, shown_tree = replace(taken, tree=tree), tree
-        if (
-            shown_tree is not None
-            and (shown_read := _read_for_the_model(taken, shown_tree, take_step)) is not taken
-        ):
-            taken, shown = shown_read, None  # a refusal: its text is built again from the fact
-        taken = _with_read_now(taken, action, refused_unread)
-        if isinstance(taken.detail, AlreadyHolds) and taken.detail.by_run:
-            # Bytes this run wrote, sent again: answered with what is done, never counted
-            # toward the repeated-action limit.
-            holds = replace(taken.detail, done=tuple(done), unchecked=_unchecked(workspace))
-            taken, shown, last_action = replace(taken, detail=holds), None, None
-        if shown_tree is not None and _phrase_not_found(action, taken):
-            seen = {
-                str(done.arguments.get("path")) for done, step in history if _was_read(done, step)
-            }
-            unread = tuple(path for path in shown_tree.file_paths() if path not in seen)
-            pattern = str(action.arguments["pattern"])
-            phrase = PhraseNotFound(
-                pattern, unread[:MAX_UNREAD_SHOWN], _file_named(pattern, shown_tree)
-            )
-            taken = replace(taken, phrase=phrase)
-        if shown_tree is not None and _changed_tree(taken) and task.strip():
-            effect = taken.effect
-            assert effect is not None
-            done.append(_done_line(effect))
-            left = _final_too_soon(task, workspace, [*history, (action, taken)], done, shown_tree)
-            parts_left = left is not None and bool(
-                left.untouched or left.missing or left.layout_only
-            )
-            # After a command only when the record names a part not done, or none at all once
-            # a file was changed (the 1.5B, every part done and the test passed, went on
-            # rewriting CHANGELOG.md to the step limit): its output is read whole.
-            settled = (
-                effect.argv is not None
-                and left is not None
-                and not left
-                and _changed_a_file(workspace)
-            )
-            if effect.argv is None or parts_left or settled:
-                progress = TaskProgress(
-                    task.strip(),
-                    tuple(done),
-                    _unchecked(workspace),
-                    left.next_step() if left else None,
-                    settled=settled,
-                )
-                taken = replace(taken, progress=progress)
+        taken, shown = self._noted(action, taken, shown)
         history.append((action, taken))
         externalized = shown if shown is not None and shown.shows is not None else None
         shown = shown or ShapedObservation(taken.model_text())
-        text = shown.text
-        if again and taken.loop is not None:
-            text += "\n\nNote: " + taken.loop.sentence()
-        if taken.syntax is not None:
-            text += "\n\nNote: " + taken.syntax.sentence()
-        if taken.same is not None:
-            text += "\n\nNote: " + taken.same.sentence()
-        if taken.tree is not None:
-            text += "\n\n" + refreshed_overview(taken.tree)
-        if taken.phrase is not None:
-            text += "\n\nNote: " + taken.phrase.sentence()
-        if taken.read_now is not None:
-            text += "\n\nNote: " + taken.read_now.sentence()
-        if taken.progress is not None:
-            text += "\n\n" + taken.progress.sentence()
+        text = _told(shown.text, taken, again)
         told = None if text == taken.observation else text
-        conversation.record(
+        self.conversation.record(
             AgentEvent(step, response, action, taken.observation, taken, externalized, told=told),
             reply,
-            on_event,
         )
-        unrecorded = workspace.unrecorded_effect if isinstance(workspace, RecordsEffects) else None
-        if unrecorded is not None:
-            return finish(False, "receipt_not_recorded", error=unrecorded)
-        if loops > 1:  # answered once with what to try instead, and looped again
-            return finish(False, "repeated_action_limit")
-        conversation.messages += _turn(response, text)
-        note_observation(
-            observations,
-            conversation.messages,
-            action,
-            taken,
-            summary=shown.summary,
-            shows=shown.shows,
-            summary_shows=shown.summary_shows,
-        )
-        if on_observation is not None:
-            on_observation(conversation.messages, action)
-    return finish(False, "step_limit")
+        if taken.unrecorded is not None:
+            return self._finish(False, "receipt_not_recorded", error=taken.unrecorded)
+        if self.loops > 1:  # answered once with what to try instead, and looped again
+            return self._finish(False, "repeated_action_limit")
+        self.conversation.observe(response, text, action, taken, shown)
+        self.conversation.checkpoint(action)
+        return None
+
+    def _noted(
+        self, action: ToolAction, taken: StepResult, shown: ShapedObservation | None
+    ) -> tuple[StepResult, ShapedObservation | None]:
+        """The step's record with the facts told after it: the root's new overview, a file
+        read for a refused change, a read that now allows one, what a repeated write already
+        holds, where a phrase was not found, and each part's notes. A record rebuilt from a
+        fact drops the shaped observation (its text is built again from the fact)."""
+        run = self.run
+        if changed_tree(taken) and run.tree is not None:
+            tree = _overview(run.workspace)
+            if tree is not None and tree.paths() != run.tree.paths():
+                taken, run.tree = replace(taken, tree=tree), tree
+        if run.tree is not None:
+            read = read_for_the_model(taken, run.tree, run.take_step)
+            if read is not taken:
+                taken, shown = read, None
+        taken = _with_read_now(taken, action, self.refused_unread)
+        if isinstance(taken.detail, AlreadyHolds) and taken.detail.by_run:
+            # Bytes this run wrote, sent again: answered with what is done, never counted
+            # toward the repeated-action limit.
+            holds = replace(taken.detail, done=tuple(run.done), unchecked=unchecked(run))
+            taken, shown, self.last_action = replace(taken, detail=holds), None, None
+        if run.tree is not None and _phrase_not_found(action, taken):
+            taken = replace(taken, phrase=_phrase(action, run.tree, run.history))
+        for part in self.parts:
+            taken = part.after_step(run, action, taken)
+        return taken, shown
+
+
+def _told(text: str, taken: StepResult, again: bool) -> str:
+    """What the model reads after a step: its observation and the notes of the step's facts."""
+    if again and taken.loop is not None:
+        text += "\n\nNote: " + taken.loop.sentence()
+    if taken.syntax is not None:
+        text += "\n\nNote: " + taken.syntax.sentence()
+    if taken.same is not None:
+        text += "\n\nNote: " + taken.same.sentence()
+    if taken.tree is not None:
+        text += "\n\n" + refreshed_overview(taken.tree)
+    if taken.phrase is not None:
+        text += "\n\nNote: " + taken.phrase.sentence()
+    if taken.read_now is not None:
+        text += "\n\nNote: " + taken.read_now.sentence()
+    if taken.progress is not None:
+        text += "\n\n" + taken.progress.sentence()
+    return text
+
+
+def _phrase(
+    action: ToolAction, tree: TreeOverview, history: Sequence[tuple[ToolAction, StepResult]]
+) -> PhraseNotFound:
+    """A search that matched nothing, with the listed files not read yet."""
+    seen = {str(done.arguments.get("path")) for done, step in history if _was_read(done, step)}
+    unread = tuple(path for path in tree.file_paths() if path not in seen)
+    pattern = str(action.arguments["pattern"])
+    return PhraseNotFound(pattern, unread[:MAX_UNREAD_SHOWN], _file_named(pattern, tree))
 
 
 def _configure_step(
@@ -565,7 +600,7 @@ def alternating_loop(
         cycle = history[-period:]
         if len(cycle) < period or action != cycle[0][0]:
             continue
-        if any(_changed_tree(step) for _, step in cycle):
+        if any(changed_tree(step) for _, step in cycle):
             return None
         if isinstance(cycle[0][1].detail, ReadFirst):  # the read after it is what it asked for
             return None
@@ -579,88 +614,8 @@ def _loop_step(loop: ActionLoop) -> StepResult:
     return refusal(loop.sentence(), loop=loop)
 
 
-CHANGES = ("edit_file", "write_file")
 MAX_LOOP_PERIOD = 3  # the longest round of actions (A, B, C, A) caught before the step limit
-MAX_DONE_COMMAND = 80  # characters of a command's argv a TaskProgress line keeps
 MAX_UNREAD_SHOWN = 8  # files a phrase that matched nothing lists as not read yet
-MAX_READ_FOR_THE_MODEL = 2000  # bytes of a file a refused change or an opening read shows
-
-
-def _read_for_the_model(
-    taken: StepResult, tree: TreeOverview, take_step: Callable[[ToolAction], StepResult]
-) -> StepResult:
-    """A change refused because its file was not read: a short file is read now, through the
-    gate like any read, and shown with the refusal (a small model lost two of its ten steps to
-    the read it was told to make and the change it then had to propose again)."""
-    if not isinstance(taken.detail, ReadFirst) or taken.detail.text is not None:
-        return taken
-    if not _short_file(tree, taken.detail.path):
-        return taken
-    read = take_step(ToolAction("read_file", {"path": taken.detail.path}))
-    if read.is_error:
-        return taken
-    return replace(taken, detail=replace(taken.detail, text=read.observation))
-
-
-def _short_file(tree: TreeOverview, path: str) -> bool:
-    """A listed file short enough to show whole, judged before it is read: a read counts as
-    the model's once done, so a file too long to show is never read for it."""
-    return any(
-        isinstance(entry, OverviewFile)
-        and entry.path == path
-        and entry.size <= MAX_READ_FOR_THE_MODEL
-        for entry in tree.entries
-    )
-
-
-MAX_OPENING_READS = 3  # files the task names, read for the model before its first step
-
-
-def named_files(task: str, tree: TreeOverview) -> tuple[str, ...]:
-    """The listed files the task names, in the order it names them: by path, or by a file name
-    that only one listed file has. AGENTS.md is left out (the prompt quotes it already)."""
-    paths = [path for path in tree.file_paths() if path != AGENTS_FILE]
-    names = Counter(PurePosixPath(path).name for path in paths)
-    found: list[tuple[int, str]] = []
-    for path in paths:
-        name = PurePosixPath(path).name
-        for candidate in (path, name) if names[name] == 1 else (path,):
-            match = re.search(rf"(?<![\w./-]){re.escape(candidate)}(?![\w/-]|\.\w)", task)
-            if match is not None:
-                found.append((match.start(), path))
-                break
-    return tuple(path for _, path in sorted(found))
-
-
-def opening_files(task: str, tree: TreeOverview) -> tuple[str, ...]:
-    """The files read for the model before its first step: those the task names, then, when
-    the whole project is that small (the listing complete, at most three files besides
-    AGENTS.md), the rest of it (a small model searched for the task's words, found nothing
-    and gave up, in a project of one file)."""
-    named = named_files(task, tree)
-    rest = tuple(path for path in tree.file_paths() if path != AGENTS_FILE and path not in named)
-    folded = any(isinstance(entry, OverviewFolder) for entry in tree.entries)
-    whole = tree.complete and not tree.more and not folded
-    if whole and len(named) + len(rest) <= MAX_OPENING_READS:
-        return named + rest
-    return named[:MAX_OPENING_READS]
-
-
-def _opening_reads(
-    task: str, tree: TreeOverview, take_step: Callable[[ToolAction], StepResult]
-) -> list[tuple[str, ToolAction, StepResult]]:
-    """The opening files (see `opening_files`), each read through the gate like any read (a
-    small model spent two of its ten steps reading files the task had named), each shown only
-    when short."""
-    reads = []
-    for path in opening_files(task, tree):
-        if not _short_file(tree, path):
-            continue
-        action = ToolAction("read_file", {"path": path})
-        read = take_step(action)
-        if not read.is_error:
-            reads.append((path, action, read))
-    return reads
 
 
 def _no_turn_yet(messages: Messages | None) -> bool:
@@ -668,28 +623,6 @@ def _no_turn_yet(messages: Messages | None) -> bool:
         "system",
         "user",
     ]
-
-
-def _unchecked(workspace: Workspace) -> tuple[tuple[str, ...], ...]:
-    """The commands the model may run to check its changes, when none has run since an edit or
-    a write last changed a file (nothing when it may run none). A change a command made itself
-    does not count: running a command again would change the files again, and a failed run
-    was run (its output is the model's to read)."""
-    policy = getattr(workspace, "policy", None)
-    if policy is None or "run_command" not in workspace.available_tools:
-        return ()
-    outcomes = tuple(getattr(workspace, "effect_outcomes", ()))
-    last_write = max(
-        (
-            index
-            for index, outcome in enumerate(outcomes)
-            if outcome.changed_files and not outcome.ran_command
-        ),
-        default=-1,
-    )
-    if any(o.ran_command and o.ran_on_the_root for o in outcomes[last_write + 1 :]):
-        return ()
-    return tuple(policy.allowed_commands)
 
 
 def _shown_whole(events: Sequence[AgentEvent]) -> tuple[str, ...]:
@@ -709,30 +642,6 @@ def _shown_whole(events: Sequence[AgentEvent]) -> tuple[str, ...]:
     return tuple(whole)
 
 
-def _changed_a_file(workspace: Workspace) -> bool:
-    """Whether an edit or a write of this run (or the run it resumes) was done."""
-    outcomes = getattr(workspace, "effect_outcomes", ())
-    return any(item.changed_files and not item.ran_command for item in outcomes)
-
-
-def _failing(workspace: Workspace) -> tuple[tuple[str, ...], ...]:
-    """The allowed commands whose last run, since a file was last changed, did not pass (none
-    before the run changed a file: a failing test is where a fix starts). The 1.5B ran the
-    task's failing test after a change that fixed nothing and answered final, saying it failed."""
-    policy = getattr(workspace, "policy", None)
-    if policy is None or "run_command" not in workspace.available_tools:
-        return ()
-    allowed = {tuple(argv) for argv in policy.allowed_commands}
-    last: dict[tuple[str, ...], bool] = {}
-    changed = False
-    for outcome in getattr(workspace, "effect_outcomes", ()):
-        if outcome.changed_files and not outcome.ran_command:
-            changed, last = True, {}
-        elif outcome.ran_command and outcome.argv in allowed and outcome.state == "approved":
-            last[outcome.argv] = outcome.timed_out or outcome.exit_status != 0
-    return tuple(argv for argv, failed in last.items() if failed) if changed else ()
-
-
 def _refuse_copied(
     action: Action, task: str, conversation: _Conversation, tree: TreeOverview | None
 ) -> None:
@@ -743,90 +652,6 @@ def _refuse_copied(
     copied = copied_value(action, system)
     if copied is not None:
         raise AgentError(copied.sentence())
-
-
-def _not_checked(task: str, workspace: Workspace, nothing_since_held: bool) -> str | None:
-    """Why a final answer is taken without the check, as the run says it, or None."""
-    if not task.strip():
-        return None
-    if not any(tool in workspace.available_tools for tool in CHANGES):
-        return "not checked: this run may change no file"
-    outcomes = getattr(workspace, "effect_outcomes", ())
-    if any(outcome.state == "rejected" or outcome.review == "rejected" for outcome in outcomes):
-        return "not checked: a change was rejected in this run (the answer to a No is the model's)"
-    if nothing_since_held:
-        return "not checked again: nothing was done since the last final answer was held"
-    return None
-
-
-def _final_too_soon(
-    task: str,
-    workspace: Workspace,
-    history: Sequence[tuple[ToolAction, StepResult]],
-    done: Sequence[str],
-    tree: TreeOverview | None,
-) -> FinalTooSoon | None:
-    """What the run's record shows against a final answer now (see `FinalTooSoon`); None
-    when the task is empty, the model may change nothing, or the person rejected an effect of
-    this run (pressing the model on would ask again what they refused). A file an allowed
-    command names (`python3 test_greet.py`) is the task's check, not a file to change."""
-    if not task.strip() or not any(tool in workspace.available_tools for tool in CHANGES):
-        return None
-    outcomes = getattr(workspace, "effect_outcomes", ())
-    if any(outcome.state == "rejected" or outcome.review == "rejected" for outcome in outcomes):
-        return None  # the person said No in this run: the model's answer to that is its own
-    meaning: dict[str, bool] = {}  # each file this run changed: whether a change meant something
-    for _, step in history:
-        effect = step.effect
-        if _changed_tree(step) and effect is not None and effect.argv is None and effect.path:
-            meaning[effect.path] = meaning.get(effect.path, False) or step.same is None
-    for outcome in outcomes:  # a resumed run's earlier parts too
-        if outcome.state == "approved" and outcome.argv is None and outcome.wrote_file:
-            assert outcome.path is not None
-            meaning.setdefault(outcome.path, True)
-    layout_only = tuple(path for path, meant in meaning.items() if not meant)
-    policy = getattr(workspace, "policy", None)
-    commands = () if policy is None else tuple(policy.allowed_commands)
-    in_commands = {PurePosixPath(part).as_posix() for argv in commands for part in argv[1:]}
-    untouched: tuple[str, ...] = ()
-    missing: tuple[str, ...] = ()
-    if tree is not None:
-        untouched = tuple(
-            path
-            for path in named_files(task, tree)
-            if path not in meaning and path not in in_commands
-        )
-        if tree.complete:  # else a name not listed may still be there
-            listed = set(tree.file_paths())
-            known = listed | {PurePosixPath(path).name for path in listed} | set(meaning)
-            known |= in_commands
-            missing = tuple(
-                dict.fromkeys(name for name in FILE_NAME.findall(task) if name not in known)
-            )
-    seen = getattr(workspace, "read_digests", {})
-    unread = tuple(path for path in untouched if path not in seen)
-    unchecked = _unchecked(workspace) if meaning else ()
-    failing = () if unchecked else _failing(workspace)
-    as_check = tuple(
-        path
-        for path in (() if tree is None else named_files(task, tree))
-        if path in in_commands and path not in meaning
-    )
-    return FinalTooSoon(
-        task.strip(),
-        tuple(done),
-        unchecked,
-        layout_only,
-        untouched,
-        missing,
-        unread,
-        as_check=as_check,
-        failing=failing,
-    )
-
-
-# A file name as a task writes one: a name, a dot and a few letters (not "e.g." or "0.2.0").
-FILE_NAME = re.compile(r"(?<![\w./-])(?:[\w.-]+/)*[\w-]+\.[A-Za-z][A-Za-z0-9]{1,7}(?![\w/-]|\.\w)")
 
 
 def _action_json(action: ToolAction) -> str:
@@ -868,32 +693,13 @@ def _was_read(action: ToolAction, step: StepResult) -> bool:
     return action.tool == "read_file" and not step.is_error
 
 
-def _done_line(effect: EffectOutcome) -> str:
-    """One effect that was done, for `TaskProgress`: what changed or ran, and how it ended."""
-    if effect.argv is not None:
-        ended = "timed out" if effect.timed_out else f"exit status {effect.exit_status}"
-        command = " ".join(effect.argv)
-        if len(command) > MAX_DONE_COMMAND:
-            command = command[: MAX_DONE_COMMAND - 1] + "…"
-        return f"ran {command} ({ended})"
-    if effect.mcp_tool is not None:
-        return f"called {effect.mcp_tool}"
-    verb = {"edit_file": "edited", "write_file": "wrote"}.get(effect.tool, effect.tool)
-    return f"{verb} {effect.path}"
-
-
 def _written(action: ToolAction) -> dict[str, Any]:
     return {"tool": action.tool, **action.arguments}
 
 
 def _same_again(step: StepResult, earlier: StepResult) -> bool:
     """A repeat that told the model nothing new: the same answer, nothing changed between."""
-    return not _changed_tree(earlier) and step.observation == earlier.observation
-
-
-def _changed_tree(step: StepResult) -> bool:
-    """The step's effect was done: a write, an edit or a command may have changed the root."""
-    return step.effect is not None and step.effect.state == "approved"
+    return not changed_tree(earlier) and step.observation == earlier.observation
 
 
 def _overview(workspace: object) -> TreeOverview | None:
@@ -901,8 +707,9 @@ def _overview(workspace: object) -> TreeOverview | None:
 
 
 def run_verdict(workspace: Workspace) -> RunVerdict:
-    """The verdict of the effects this workspace has seen so far."""
-    return compute_verdict(getattr(workspace, "effect_outcomes", ()))
+    """The verdict of the effects this workspace has seen so far (none for the course's
+    plain kind, which keeps no record of them)."""
+    return compute_verdict(workspace.effect_outcomes if isinstance(workspace, Workspace) else ())
 
 
 def _turn(response: str, result: str) -> Messages:

@@ -94,14 +94,10 @@ def _replies_itself(model: Replies) -> bool:
 
 
 @runtime_checkable
-class Model(Protocol):
-    """A generate callable with its counters, its token count and its context window."""
-
-    @property
-    def stats(self) -> Sequence[ResponseStats]:
-        """One entry per response so far, in order."""
-
-    def __call__(self, messages: Messages) -> str: ...
+class ConfiguresTools(Protocol):
+    """The one part of the contract a plain generate callable may also have: narrowing its
+    output to a run's tools and, turn by turn, to what its workspace has shown (a wrapper
+    passes the call on only to a model that has it)."""
 
     def configure_tools(
         self,
@@ -115,27 +111,24 @@ class Model(Protocol):
         shown the model; given again each turn), paths, edits and rewrites to what it saw (a
         no-op for most models)."""
 
+
+@runtime_checkable
+class Model(ConfiguresTools, Protocol):
+    """A generate callable with its counters, its token count and its context window, and
+    the tools it narrows its output to (`ConfiguresTools`)."""
+
+    @property
+    def stats(self) -> Sequence[ResponseStats]:
+        """One entry per response so far, in order."""
+
+    def __call__(self, messages: Messages) -> str: ...
+
     def count_tokens(self, messages: Messages) -> int:
         """The prompt's length in this model's tokens (an estimate where it cannot count)."""
 
     @property
     def context_tokens(self) -> int | None:
         """The prompt tokens a run may use, or None when the model does not say."""
-
-
-@runtime_checkable
-class ConfiguresTools(Protocol):
-    """The one part of the contract a plain generate callable may also have: narrowing its
-    output to a run's tools and, turn by turn, to what its workspace has shown (a wrapper
-    passes the call on only to a model that has it)."""
-
-    def configure_tools(
-        self,
-        available_tools: frozenset[str],
-        allowed_commands: Sequence[Sequence[str]],
-        mcp_tools: McpListings | None = None,
-        view: WorkspaceView | None = None,
-    ) -> None: ...
 
 
 class WrappedModel:

@@ -1,31 +1,38 @@
-"""One way to start a run that keeps its session on disk, for the terminal and the daemon.
+"""One way to open a run that keeps its session on disk, for the terminal and the daemon.
 
-Every such run is assembled in the same order: the front end makes the `Workspace` and the
-session (`RecordedRun`, new, a follow-up or resumed), then `start_run` wires the session's
-confirm around the front end's, the run's MCP tools and the project's `AGENTS.md`; once the
-model is loaded, `RunSession.begin` records the model's identity (`models.identity.
-run_identity`), attaches the session's record and starts (or restores) the conversation, `RunSession.run`
-drives the loop on the session's messages and `RunSession.finish` writes the last checkpoint.
-A front end keeps only how it asks (the confirm callbacks) and how it shows (the events).
+A front end describes the run in one value (`RunPlan`: the goal, the root's policy and log,
+the session it keeps, how it asks and shows, and how it loads its model) and `open_run`
+assembles it, the same way each time: the `Workspace` built complete (the session's confirm
+around the front end's, its intents, the run's MCP tools and approval rules), the project's
+`AGENTS.md` read, the model loaded by the front end's callable, `RunSession.begin` (the
+model's identity recorded, the session's record attached, the conversation started or
+restored), `RunSession.run` (the loop on the session's messages), `RunSession.finish` (the last
+checkpoint), and the tools and the model closed. What comes back is a `RunOutcome`, which the
+front end only shows.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
-from .loop import AgentEvent, AgentLimits, AgentRun, run_agent
+from .context.agents_file import AgentsFile, read_agents_file
+from .gate.workspace import Workspace
+from .gate.workspace_setup import WorkspaceSetup
+from .loop import AgentEvent, AgentLimits, AgentRun, run_agent, run_verdict
 
 if TYPE_CHECKING:
-    from .context.agents_file import AgentsFile
     from .context.budget import Observation
+    from .gate.policy import ToolPolicy
     from .gate.rules import RuleSet
-    from .gate.workspace import Workspace
-    from .gate.workspace_record import ConfirmMcp, ConfirmProposal
+    from .gate.workspace_setup import ConfirmMcp, ConfirmProposal, RuleApproved
     from .loop import Messages
     from .mcp.toolbox import McpToolbox
+    from .receipts import ReceiptStore
     from .sessions.recorded_run import RecordedRun
+    from .verdict import RunVerdict
 
 
 @dataclass
@@ -59,7 +66,7 @@ class RunSession:
         attach the session's record (a new run's lock is taken here) and start the
         conversation, or restore the model and ask the open approval again (resumed)."""
         if identity is not None:
-            self.workspace.model_identity = identity
+            self.workspace.record_model(identity)
         recorded = self.recorded
         if recorded is None:
             return
@@ -120,39 +127,162 @@ class RunSession:
             self.recorded.release()
 
 
-def start_run(
-    goal: str,
-    workspace: Workspace,
-    recorded: RecordedRun,
-    confirm: ConfirmProposal,
-    stopping: Callable[[], bool],
-    *,
-    agents: AgentsFile | None = None,
-    toolbox: McpToolbox | None = None,
-    confirm_mcp: ConfirmMcp | None = None,
-    continued: Messages | None = None,
-    observations: list[Observation] | None = None,
-    cause_of: Callable[[str], str | None] | None = None,
-    rules: RuleSet | None = None,
-) -> RunSession:
-    """The run of `goal` in `workspace`, kept by `recorded`: each proposal is asked through
-    the session (an intent sealed before an effect runs) with the front end's `confirm`,
-    unless the person's approval `rules` decide it (the run's record keeps them);
-    `toolbox` (the person's MCP servers, or None) is offered with `confirm_mcp` asking each
-    call."""
-    workspace.confirm_proposal = recorded.confirming(confirm)
-    if rules is not None:
-        workspace.approval_rules = rules
-    if toolbox is not None:  # the person's servers: `mcp_call` is on, each call asked
-        workspace.mcp_toolbox = toolbox
-        workspace.confirm_mcp = confirm_mcp
-    return RunSession(
-        goal,
+NotLoaded = TypeVar("NotLoaded")  # what a front end answers when its model did not load
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """The model a front end loaded for a run: `model` as loaded (its state is saved and
+    restored, its context window sets the limits), `generate` as the front end shows it to
+    the loop, its `identity` for the record (None: a script), and what closes it."""
+
+    model: object
+    generate: Callable[[Messages], str]
+    identity: dict[str, Any] | None
+    count_tokens: Callable[[Messages], int] | None = None
+    close: Callable[[], None] = lambda: None
+
+
+@dataclass(frozen=True)
+class RunPlan(Generic[NotLoaded]):
+    """One run kept on disk, as a front end describes it.
+
+    What it works on: `goal`, the root's `policy`, the receipt `store`, the `session` that
+    keeps it (new, a follow-up or resumed) and, for a follow-up, the conversation `continued`
+    with its `observations` and `read_digests`. How it asks: `confirm` each effect (and
+    `confirm_mcp` each MCP call of `toolbox`), `rules` that approve without asking and
+    `on_rule_approved` told of each, `approval_via` named in each receipt, `stop_commands`
+    ending a running command. How it shows: `on_event` for each step, `opened` once the
+    workspace is built (the run's header), `begun` once the conversation is started or
+    restored. When it stops: `should_stop` ends the loop at its next boundary, `stopping`
+    keeps an open approval open, `resumable` says why a run that stopped short stays
+    resumable (None: it ended), `on_interrupt` is told of a Ctrl-C (None: it is raised).
+
+    `load` loads the model once the workspace is opened, or answers why not (`NotLoaded`,
+    returned as it is); `limits` are the run's for the model loaded. `agents` is the
+    project's AGENTS.md as the front end read it already, or "read" (read here, when
+    `read_agents`)."""
+
+    goal: str
+    policy: ToolPolicy
+    store: ReceiptStore
+    session: RecordedRun
+    confirm: ConfirmProposal
+    load: Callable[[RunSession, AgentsFile | None], LoadedModel | NotLoaded]
+    limits: Callable[[object], AgentLimits]
+    on_event: Callable[[AgentEvent], Any]
+    should_stop: Callable[[], bool]
+    stopping: Callable[[], bool]
+    resumable: Callable[[], str | None]
+    run_id: str | None = None
+    continued: Messages | None = None
+    observations: list[Observation] | None = None
+    read_digests: dict[str, str] | None = None
+    toolbox: McpToolbox | None = None
+    confirm_mcp: ConfirmMcp | None = None
+    rules: RuleSet | None = None
+    on_rule_approved: RuleApproved | None = None
+    approval_via: str = "cli"
+    stop_commands: threading.Event | None = None
+    cause_of: Callable[[str], str | None] | None = None  # the daemon's review cause of a call
+    agents: AgentsFile | None | Literal["read"] = "read"
+    read_agents: bool = True
+    opened: Callable[[RunSession, AgentsFile | None], None] = lambda run, agents: None
+    begun: Callable[[RunSession], None] = lambda run: None
+    on_interrupt: Callable[[], None] | None = None
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """What became of an opened run: its `workspace`, the loop's `run` (None: a Ctrl-C
+    stopped it), the `reason` it ended for (a resumable stop's own word), whether it stays
+    `resumable`, its `verdict`, the model's `identity` and the `agents` file it was given."""
+
+    workspace: Workspace
+    run: AgentRun | None
+    reason: str
+    resumable: bool
+    verdict: RunVerdict
+    identity: dict[str, Any] | None
+    agents: AgentsFile | None
+
+
+def open_run(plan: RunPlan[NotLoaded]) -> RunOutcome | NotLoaded:
+    """Assemble and run `plan` (see the module's docstring); the tools are closed, the
+    session's lock given back and the model closed however the run ends."""
+    session = plan.session
+    workspace = Workspace(plan.policy, receipt_store=plan.store, setup=_setup(plan))
+    agents = plan.agents
+    if agents == "read":
+        agents = read_agents_file(workspace, plan.policy.root) if plan.read_agents else None
+    started = RunSession(
+        plan.goal,
         workspace,
-        recorded,
-        stopping,
+        session,
+        plan.stopping,
         None if agents is None else agents.text,
-        continued,
-        observations,
-        cause_of,
+        plan.continued,
+        plan.observations,
+        plan.cause_of,
     )
+    loaded: LoadedModel | None = None
+    try:
+        plan.opened(started, agents)
+        model = plan.load(started, agents)
+        if not isinstance(model, LoadedModel):
+            return model
+        loaded = model
+        ended = _begun_and_run(plan, started, loaded)
+        why = plan.resumable()
+        reason = why or ("interrupted" if ended is None else ended.reason)
+        started.finish(reason, why is not None)
+        verdict = run_verdict(workspace) if ended is None else ended.verdict
+        return RunOutcome(
+            workspace, ended, reason, why is not None, verdict, model.identity, agents
+        )
+    finally:
+        if plan.toolbox is not None:
+            plan.toolbox.close()  # every server this run started stops with it
+        session.release()  # a no-op once the session has finished
+        if loaded is not None:
+            loaded.close()
+
+
+def _begun_and_run(
+    plan: RunPlan[NotLoaded], started: RunSession, loaded: LoadedModel
+) -> AgentRun | None:
+    """The conversation begun and the loop run (None: a Ctrl-C the front end was told of)."""
+    try:
+        started.begin(loaded.model, loaded.identity)
+        plan.begun(started)
+        return started.run(
+            loaded.generate,
+            plan.limits(loaded.model),
+            plan.on_event,
+            should_stop=plan.should_stop,
+            count_tokens=loaded.count_tokens,
+        )
+    except KeyboardInterrupt:
+        if plan.on_interrupt is None:
+            raise
+        plan.on_interrupt()
+        return None
+
+
+def _setup(plan: RunPlan[NotLoaded]) -> WorkspaceSetup:
+    """The workspace's setup for `plan`: each proposal asked through the session (an intent
+    sealed before an effect runs) with the front end's confirm, unless the person's approval
+    rules decide it; the MCP servers offered, each call asked."""
+    setup = WorkspaceSetup(
+        confirm_proposal=plan.confirm,
+        run_id=plan.run_id or plan.session.run_id,
+        approval_via=plan.approval_via,
+        read_digests=plan.read_digests or plan.session.read_digests,
+        stop_commands=plan.stop_commands,
+        on_rule_approved=plan.on_rule_approved,
+        mcp_toolbox=plan.toolbox,
+        confirm_mcp=plan.confirm_mcp if plan.toolbox is not None else None,
+    )
+    if plan.rules is not None:
+        setup = replace(setup, approval_rules=plan.rules)
+    return plan.session.kept(setup)

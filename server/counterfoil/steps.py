@@ -46,7 +46,8 @@ class StepResult:
     had a change refused for not being read, to be made now. `progress`: after a file written,
     the task and the effects done so far. `phrase`: a search for several words found nothing.
     `lines`: what a ranged read showed. `search`: how many lines a search found (whether it
-    found nothing is read from this, never from its text).
+    found nothing is read from this, never from its text). `unrecorded`: the effect ran but
+    its receipt could not be written (the gate's sentence); the run ends on it.
     """
 
     observation: str
@@ -67,6 +68,7 @@ class StepResult:
     phrase: PhraseNotFound | None = None
     lines: LinesShown | None = None
     search: SearchHits | None = None
+    unrecorded: str | None = None
 
     def model_text(self) -> str:
         """What the model is told: the observation, or, for a refusal with a `detail`, the

@@ -26,7 +26,7 @@ EXEMPTION = "# the sleep is the behaviour:"
 SKIPPED = ("course/",)
 
 
-def test_files() -> list[Path]:
+def checked_test_files() -> list[Path]:
     return sorted(
         path
         for path in TESTS.rglob("*.py")
@@ -142,7 +142,7 @@ def bare_sleeps(source: str) -> list[int]:
 def test_no_assertion_bounds_an_elapsed_time_under_ten_seconds() -> None:
     offenders = [
         f"{path.relative_to(TESTS)}:{line}"
-        for path in test_files()
+        for path in checked_test_files()
         for line in clock_assertions(path.read_text(encoding="utf-8"))
     ]
     assert offenders == [], "assert that it happens (a handshake), measure speed in bench/"
@@ -151,7 +151,7 @@ def test_no_assertion_bounds_an_elapsed_time_under_ten_seconds() -> None:
 def test_no_test_sleeps_and_takes_it_as_having_waited() -> None:
     offenders = [
         f"{path.relative_to(TESTS)}:{line}"
-        for path in test_files()
+        for path in checked_test_files()
         for line in bare_sleeps(path.read_text(encoding="utf-8"))
     ]
     assert offenders == [], f"wait for what the test checks, or mark it with {EXEMPTION!r}"
@@ -178,4 +178,4 @@ def test_the_lint_finds_a_short_elapsed_bound_and_a_bare_sleep() -> None:
 
 
 def test_the_lint_reads_every_test_file() -> None:
-    assert re.search(r"lsp/test_\w+\.py", " ".join(p.as_posix() for p in test_files()))
+    assert re.search(r"lsp/test_\w+\.py", " ".join(p.as_posix() for p in checked_test_files()))

@@ -25,6 +25,7 @@ from counterfoil.commands.tree.snapshot import TreeLimits, TreeRules
 from counterfoil.context.compaction import COMPACTED_PREFIX, compacted_record
 from counterfoil.errors import AgentError
 from counterfoil.files.path_text import shown_path
+from counterfoil.gate.workspace_setup import WorkspaceSetup
 from counterfoil.lsp.approvals.confirm_messages import preview
 from counterfoil.lsp.runs.run_messages import step_dict, verdict_message
 from counterfoil.proposals import ChangeSetProposal, ToolProposal
@@ -49,9 +50,11 @@ def reject_changes(proposal: ToolProposal) -> bool:
     return not isinstance(proposal, ChangeSetProposal)
 
 
-def reviewed(root: Path, tool: str, answer: Answer = accept) -> tuple[Workspace, list[Any]]:
-    """A workspace in review mode whose one allowed command is `python tool.py`; the
-    proposals it asks about are collected."""
+def reviewed(
+    root: Path, tool: str, answer: Answer = accept, limits: TreeLimits | None = None
+) -> tuple[Workspace, list[Any]]:
+    """A workspace in review mode whose one allowed command is `python tool.py` (its changes
+    listed within `limits`); the proposals it asks about are collected."""
     root.mkdir(exist_ok=True)
     (root / ".counterfoil").mkdir()
     (root / "tool.py").write_text(tool)
@@ -69,7 +72,8 @@ def reviewed(root: Path, tool: str, answer: Answer = accept) -> tuple[Workspace,
         command_timeout_seconds=60.0,
     )
     store = ReceiptStore(root / LOG, signer=None)
-    return make_workspace(policy, store=store, confirm_proposal=confirm), asked
+    setup = WorkspaceSetup(tree_limits=limits or TreeLimits())
+    return make_workspace(policy, store=store, confirm_proposal=confirm, setup=setup), asked
 
 
 def run(space: Workspace) -> str:
@@ -173,8 +177,7 @@ MANY = "import pathlib\nfor n in range(7):\n    pathlib.Path(f'f{n}.txt').write_
 
 
 def test_a_review_with_more_changes_than_it_lists_is_refused_whole(tmp_path: Path) -> None:
-    space, asked = reviewed(tmp_path, MANY)
-    space.tree_limits = TreeLimits(max_listed_changes=5)
+    space, asked = reviewed(tmp_path, MANY, limits=TreeLimits(max_listed_changes=5))
 
     observation = run(space)
 

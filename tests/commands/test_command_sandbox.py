@@ -9,6 +9,7 @@ import shutil
 import socket
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,13 @@ needs_bubblewrap = pytest.mark.skipif(
 )
 
 
-def project(root: Path, body: str, mode: str = "confine", **options: Any) -> Workspace:
+def project(
+    root: Path,
+    body: str,
+    mode: str = "confine",
+    confirm: Callable[[ToolProposal], object] | None = None,
+    **options: Any,
+) -> Workspace:
     root.mkdir(exist_ok=True)
     (root / ".counterfoil").mkdir()
     (root / "tool.py").write_text(body)
@@ -43,6 +50,8 @@ def project(root: Path, body: str, mode: str = "confine", **options: Any) -> Wor
         **options,
     )
     store = ReceiptStore(root / LOG, signer=None)
+    if confirm is not None:  # who answers, else every proposal is a Yes
+        return make_workspace(policy, store=store, confirm_proposal=confirm)
     return make_workspace(policy, store=store, answer=True)
 
 
@@ -204,8 +213,7 @@ def test_confine_without_bubblewrap_is_refused_before_asking(
 ) -> None:
     monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
     asked: list[ToolProposal] = []
-    space = project(tmp_path / "p", "open('ran.txt', 'w').close()\n")
-    space.confirm_proposal = asked.append
+    space = project(tmp_path / "p", "open('ran.txt', 'w').close()\n", confirm=asked.append)
 
     observation = run(space)
 
@@ -260,8 +268,7 @@ def reviewed(root: Path, answer: object) -> tuple[Workspace, list[ToolProposal]]
         asked.append(proposal)
         return answer(proposal) if callable(answer) else answer
 
-    space = project(root, REVIEWED, mode="review")
-    space.confirm_proposal = confirm
+    space = project(root, REVIEWED, mode="review", confirm=confirm)
     return space, asked
 
 

@@ -14,6 +14,8 @@ from tests.support.tree_files import settled, written_long_ago
 from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace, verify_receipt_log
+from counterfoil.commands.tree.snapshot import TreeLimits
+from counterfoil.gate.workspace_setup import WorkspaceSetup
 from counterfoil.receipts.content import load_object
 from counterfoil.verdict import compute_verdict
 
@@ -26,11 +28,14 @@ def script(root: Path, name: str, body: str) -> tuple[str, ...]:
     return (PYTHON, name)
 
 
-def workspace(root: Path, *commands: tuple[str, ...]) -> Workspace:
+def workspace(
+    root: Path, *commands: tuple[str, ...], limits: TreeLimits | None = None
+) -> Workspace:
     (root / ".counterfoil").mkdir(exist_ok=True)
     policy = ToolPolicy(root, allow_writes=True, allowed_commands=commands)
     store = ReceiptStore(root / LOG, signer=None)
-    return make_workspace(policy, store=store, answer=True)
+    setup = WorkspaceSetup(tree_limits=limits or TreeLimits())
+    return make_workspace(policy, store=store, answer=True, setup=setup)
 
 
 def run(space: Workspace, argv: tuple[str, ...]) -> str:
@@ -125,8 +130,7 @@ def test_the_observation_is_bounded_and_counts_the_rest(tmp_path: Path) -> None:
 
 def test_changes_beyond_the_listed_cap_are_counted(tmp_path: Path) -> None:
     many = script(tmp_path, "many.py", "for i in range(30): open(f'f{i:02}.txt', 'w').close()\n")
-    space = workspace(tmp_path, many)
-    space.tree_limits = type(space.tree_limits)(max_listed_changes=5)
+    space = workspace(tmp_path, many, limits=TreeLimits(max_listed_changes=5))
 
     run(space, many)
 
@@ -191,8 +195,7 @@ def test_a_left_out_folder_past_the_stat_bound_is_reported_unchecked(tmp_path: P
         (tmp_path / "build" / f"{index}.o").write_text("")
     (tmp_path / ".gitignore").write_text("build/\n")
     noop = script(tmp_path, "noop.py", "")
-    space = workspace(tmp_path, noop)
-    space.tree_limits = type(space.tree_limits)(max_left_out_entries=3)
+    space = workspace(tmp_path, noop, limits=TreeLimits(max_left_out_entries=3))
 
     run(space, noop)
 

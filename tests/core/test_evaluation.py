@@ -63,8 +63,9 @@ def test_evaluation_leaves_the_receipt_log_unchanged(tmp_path: Path) -> None:
 
 
 def test_a_structured_denial_reaches_the_model_with_its_reason(tmp_path: Path) -> None:
-    workspace = approving_workspace(tmp_path)
-    workspace.confirm_proposal = lambda _proposal: ApprovalDecision(False, "not this file")
+    workspace = approving_workspace(
+        tmp_path, confirm_proposal=lambda _: ApprovalDecision(False, "not this file")
+    )
 
     result = workspace.execute(ToolAction("write_file", {"path": "a.py", "content": "x"}))
 

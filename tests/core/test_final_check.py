@@ -234,7 +234,7 @@ def test_the_person_sees_the_held_final_and_what_the_model_was_told(tmp_path: Pa
 
 
 def test_file_names_the_task_gives_count_only_when_they_look_like_files() -> None:
-    from counterfoil.loop import FILE_NAME
+    from counterfoil.final_check import FILE_NAME
 
     text = "add CHANGELOG.md (e.g. as docs/notes.txt) for 0.2.0, not config.json.bak, i.e. now."
     assert FILE_NAME.findall(text) == ["CHANGELOG.md", "docs/notes.txt"]

@@ -9,7 +9,7 @@ from tests.support.recording_model import RecordingModel
 from tests.support.workspaces import make_workspace
 
 from counterfoil import AgentLimits, run_agent
-from counterfoil.loop import MAX_READ_FOR_THE_MODEL, named_files, opening_files
+from counterfoil.opening_reads import MAX_READ_FOR_THE_MODEL, named_files, opening_files
 from counterfoil.step_facts import OverviewFile, OverviewFolder, TreeOverview
 
 OPENING = AgentLimits(read_named_files=True)

@@ -62,8 +62,9 @@ def test_confirm_tool_returning_a_bool_still_approves(tmp_path: Path) -> None:
 
 def test_an_edited_approval_writes_the_text_and_records_both_digests(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("one\nx\ntwo\n")
-    workspace = approving_workspace(tmp_path)
-    workspace.confirm_proposal = lambda _: Approval(True, text="one\nx\n2\n")
+    workspace = approving_workspace(
+        tmp_path, confirm_proposal=lambda _: Approval(True, text="one\nx\n2\n")
+    )
     workspace.read_file("a.txt")
 
     observation = workspace.execute(write("a.txt", "1\nx\n2\n"))
@@ -81,8 +82,7 @@ def test_an_edited_approval_writes_the_text_and_records_both_digests(tmp_path: P
 
 
 def test_an_edited_text_equal_to_the_proposal_is_a_plain_approval(tmp_path: Path) -> None:
-    workspace = approving_workspace(tmp_path)
-    workspace.confirm_proposal = lambda _: Approval(True, text="n\n")
+    workspace = approving_workspace(tmp_path, confirm_proposal=lambda _: Approval(True, text="n\n"))
 
     assert workspace.execute(write("n.txt", "n\n")) == "wrote n.txt"
     line = json.loads(log_path(tmp_path).read_text().splitlines()[-1])

@@ -13,6 +13,7 @@ from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy, Workspace
 from counterfoil.gate.rules import RuleSet, parse_rules
+from counterfoil.gate.workspace_setup import RuleApproved, WorkspaceSetup
 from counterfoil.proposals import ToolProposal
 from counterfoil.verdict import EffectOutcome, compute_verdict
 
@@ -40,17 +41,23 @@ def rules(*entries: object) -> RuleSet:
     return parse_rules(list(entries), "test")
 
 
-def project(root: Path, person: Person, ruleset: RuleSet, **policy: Any) -> Workspace:
-    (root / "docs").mkdir()
-    (root / ".counterfoil").mkdir()
+def project(
+    root: Path,
+    person: Person,
+    ruleset: RuleSet,
+    on_rule_approved: RuleApproved | None = None,
+    **policy: Any,
+) -> Workspace:
+    (root / "docs").mkdir(exist_ok=True)
+    (root / ".counterfoil").mkdir(exist_ok=True)
     policy.setdefault("allow_writes", True)
     policy.setdefault("allowed_commands", (TEST,))
     space = make_workspace(
         ToolPolicy(root, **policy),
         store=ReceiptStore(root / ".counterfoil" / "receipts.jsonl", signer=None),
         confirm_proposal=person,
+        setup=WorkspaceSetup(approval_rules=ruleset, on_rule_approved=on_rule_approved),
     )
-    space.approval_rules = ruleset
     return space
 
 
@@ -183,7 +190,10 @@ def test_an_effect_the_person_rejected_is_asked_again_though_a_rule_now_allows_i
     space = project(tmp_path, person, RuleSet())
     assert write_doc(space).state == "rejected"
 
-    space.approval_rules = rules({"decision": "allow", "path": "docs/**"})
+    # The run goes on with the rule set (a resume's workspace, its earlier outcomes restored).
+    earlier = space.effect_outcomes
+    space = project(tmp_path, person, rules({"decision": "allow", "path": "docs/**"}))
+    space.record.restore_outcomes(earlier)
     person.answer = True
     step = write_doc(space)
 
@@ -220,9 +230,13 @@ def test_the_verdict_counts_rule_approved_effects_apart(tmp_path: Path) -> None:
 
 def test_the_front_end_is_told_as_a_rule_approves(tmp_path: Path) -> None:
     told: list[str] = []
-    space = project(tmp_path, Person(), rules({"decision": "allow", "path": "docs/**"}))
-    space.on_rule_approved = lambda proposal, decided: told.append(
-        f"{proposal.tool_call_id} {decided.index}"
+    space = project(
+        tmp_path,
+        Person(),
+        rules({"decision": "allow", "path": "docs/**"}),
+        on_rule_approved=lambda proposal, decided: told.append(
+            f"{proposal.tool_call_id} {decided.index}"
+        ),
     )
 
     step = write_doc(space)

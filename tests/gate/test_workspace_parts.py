@@ -17,6 +17,7 @@ from counterfoil import AgentError, ToolAction, Workspace
 from counterfoil.context.evidence import BoundedEvidenceWorkspace
 from counterfoil.gate.call_record import CallRecord
 from counterfoil.gate.workspace_record import WorkspaceRecord
+from counterfoil.gate.workspace_setup import WorkspaceSetup
 from counterfoil.proposals import ToolProposal
 from counterfoil.step_facts import LinesShown, ReadFirst, SyntaxProblem
 from counterfoil.steps import StepGate
@@ -62,15 +63,20 @@ def test_each_part_of_the_workspace_is_one_file_under_300_lines() -> None:
     assert all(length <= 300 for length in lengths.values()), lengths
 
 
-def test_a_setting_put_on_the_workspace_is_held_by_the_part_that_uses_it(
+def test_what_a_workspace_is_set_up_with_is_its_parts_and_never_set_after(
     tmp_path: Path,
 ) -> None:
-    workspace = make_workspace(tmp_path)
+    workspace = make_workspace(
+        tmp_path, approval_via="editor", setup=WorkspaceSetup(search_engine="python")
+    )
 
-    workspace.search_engine = "python"
-    workspace.approval_via = "editor"
+    with pytest.raises(AttributeError, match="set up when the Workspace is built"):
+        workspace.search_engine = "auto"
 
-    assert (workspace.reads.search_engine, workspace.record.approval_via) == ("python", "editor")
+    assert (workspace.reads.record.setup.search_engine, workspace.record.setup.approval_via) == (
+        "python",
+        "editor",
+    )
 
 
 def test_an_effect_through_the_facade_is_in_the_one_record(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from tests.support.mcp_servers import Person, stdio_server, toolbox
 from tests.support.workspaces import make_workspace
 
 from counterfoil import run_agent
+from counterfoil.gate.workspace_setup import WorkspaceSetup
 from counterfoil.models.scripted import ScriptedModel
 from counterfoil.models.server.remote import RemoteGenerate
 from counterfoil.tools import action_schema
@@ -73,8 +74,7 @@ class ToolAwareModel(ScriptedModel):
 
 def test_run_agent_tells_the_model_the_approved_mcp_tools(tmp_path: Path) -> None:
     box = toolbox((stdio_server(tmp_path),), tmp_path, tmp_path / "config", Person())
-    workspace = make_workspace(tmp_path)
-    workspace.mcp_toolbox = box
+    workspace = make_workspace(tmp_path, setup=WorkspaceSetup(mcp_toolbox=box))
     model = ToolAwareModel(['{"final":"done"}'])
     try:
         run_agent("look", model, workspace)

@@ -14,6 +14,7 @@ from tests.support.workspaces import log_path, make_workspace
 
 from counterfoil import ToolAction, Workspace
 from counterfoil.context.prompt import build_system_prompt
+from counterfoil.gate.workspace_setup import WorkspaceSetup
 from counterfoil.mcp.toolbox import McpToolbox
 from counterfoil.proposals import McpProposal
 from counterfoil.receipts.content import load_object
@@ -47,9 +48,9 @@ class Asked:
 
 
 def workspace(root: Path, box: McpToolbox, asked: Asked) -> Workspace:
-    space = make_workspace(root, logged=True)
-    space.mcp_toolbox = box
-    space.confirm_mcp = asked
+    space = make_workspace(
+        root, logged=True, setup=WorkspaceSetup(mcp_toolbox=box, confirm_mcp=asked)
+    )
     return space
 
 
@@ -107,7 +108,7 @@ def test_the_whole_result_is_kept_under_its_digest(tmp_path: Path, served: McpTo
 
 def test_the_receipt_names_who_approved_and_the_model(tmp_path: Path, served: McpToolbox) -> None:
     space = workspace(tmp_path, served, Asked(True))
-    space.model_identity = {"name": "test-model"}
+    space.record_model({"name": "test-model"})
 
     step = space.execute_step(call("read", path="notes.txt"))
 

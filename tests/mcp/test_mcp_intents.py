@@ -9,6 +9,7 @@ from tests.support.mcp_servers import Person, stdio_server, toolbox
 from tests.support.workspaces import log_path, make_workspace
 
 from counterfoil import ReceiptStore, ToolAction
+from counterfoil.gate.workspace_setup import WorkspaceSetup
 from counterfoil.proposals import McpProposal
 from counterfoil.receipt_fields import ApprovalRecord
 from counterfoil.sessions.intents import mcp_intent_of, settle_intents
@@ -21,19 +22,19 @@ def call(name: str) -> ToolAction:
 
 def test_the_intent_is_written_before_the_call_and_can_stop_it(tmp_path: Path) -> None:
     box = toolbox((stdio_server(tmp_path),), tmp_path, tmp_path / "config", Person())
-    space = make_workspace(tmp_path, logged=True)
-    space.mcp_toolbox = box
-    space.confirm_mcp = lambda _proposal: True
     seen: list[str] = []
+    refusing = [True]
 
     def refuse(proposal: McpProposal, approval: ApprovalRecord) -> None:
-        seen.append(proposal.tool)
-        raise OSError(28, "No space left on device")
+        if refusing[0]:
+            seen.append(proposal.tool)
+            raise OSError(28, "No space left on device")
 
-    space.before_mcp_call = refuse
+    setup = WorkspaceSetup(mcp_toolbox=box, confirm_mcp=lambda _: True, before_mcp_call=refuse)
+    space = make_workspace(tmp_path, logged=True, setup=setup)
     try:
         stopped = space.execute_step(call("crash"))
-        space.before_mcp_call = None
+        refusing[0] = False
         after = space.execute_step(call("fetch"))
     finally:
         box.close()

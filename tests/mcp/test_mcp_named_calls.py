@@ -12,7 +12,8 @@ from tests.support.workspaces import make_workspace
 
 from counterfoil import ToolAction, Workspace
 from counterfoil.cli.terminal import format_verdict
-from counterfoil.loop import _done_line
+from counterfoil.final_check import done_line
+from counterfoil.gate.workspace_setup import WorkspaceSetup
 from counterfoil.mcp.toolbox import McpToolbox
 from counterfoil.verdict import EffectOutcome, compute_verdict
 
@@ -28,9 +29,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpToolbox]:
 
 
 def workspace(root: Path, box: McpToolbox, answer: bool) -> Workspace:
-    space = make_workspace(root, logged=True)
-    space.mcp_toolbox = box
-    space.confirm_mcp = lambda proposal: answer
+    setup = WorkspaceSetup(mcp_toolbox=box, confirm_mcp=lambda proposal: answer)
+    space = make_workspace(root, logged=True, setup=setup)
     return space
 
 
@@ -66,4 +66,4 @@ def test_the_verdict_line_of_an_mcp_call_ends_with_server_and_tool() -> None:
 def test_the_progress_note_names_an_mcp_call_by_server_and_tool() -> None:
     outcome = EffectOutcome("call-1", "mcp_call", "approved", mcp_tool="files/read")
 
-    assert _done_line(outcome) == "called files/read"
+    assert done_line(outcome) == "called files/read"

@@ -52,7 +52,7 @@ def test_each_receipts_approval_names_the_proposing_model(tmp_path: Path) -> Non
     store = ReceiptStore(tmp_path / "receipts.jsonl")
     workspace = make_workspace(root, store=store, answer=True, allow_writes=True)
     identity = ModelIdentity("smol.gguf", {"gguf_sha256": "ab" * 32}, "cd" * 32, "ef" * 32, True)
-    workspace.model_identity = identity.as_record()
+    workspace.record_model(identity.as_record())
     action = parse_action('{"tool":"write_file","path":"a.txt","content":"x"}', None)
     workspace.execute(action)
     (receipt,) = store.receipts()
@@ -71,7 +71,7 @@ def test_the_daemons_receipt_names_its_model_by_spec_short_digest_and_engine(
     store = ReceiptStore(tmp_path / "receipts.jsonl")
     workspace = make_workspace(root, store=store, answer=True, allow_writes=True)
     identity = ModelIdentity("qwen3-4b", {"compute": "cpu"}, "918b844f4ec1" + "0" * 52, None, True)
-    workspace.model_identity = identity.as_record()
+    workspace.record_model(identity.as_record())
     workspace.execute(parse_action('{"tool":"write_file","path":"a.txt","content":"x"}', None))
     (receipt,) = store.receipts()
 

@@ -48,7 +48,7 @@ def log(tmp_path: Path) -> Path:
     space = make_workspace(
         policy, answer=True, store=ReceiptStore(root / LOG, signer=None), run_id="run-1"
     )
-    space.model_identity = MODEL
+    space.record_model(MODEL)
     space.read_file("app.py")
     space.execute(ToolAction("write_file", {"path": "src/pkg/mod.py", "content": "x = 1\n"}))
     space.execute(ToolAction("edit_file", {"path": "app.py", "old": "1", "new": "2"}))

@@ -12,6 +12,7 @@ import pytest
 from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, Workspace
+from counterfoil.gate.workspace_setup import WorkspaceSetup
 from counterfoil.search.scope import SearchLimits
 from counterfoil.step_facts import SearchHits
 
@@ -26,10 +27,9 @@ ENGINE_NAMES = ("ripgrep", "python")
 
 
 def searcher(root: Path, engine: str, **limits: object) -> Workspace:
-    workspace = make_workspace(root, allow_search=True)
-    workspace.search_engine = engine
-    workspace.search_limits = SearchLimits(**limits)  # type: ignore[arg-type]
-    return workspace
+    limited = SearchLimits(**limits)  # type: ignore[arg-type]
+    setup = WorkspaceSetup(search_engine=engine, search_limits=limited)
+    return make_workspace(root, allow_search=True, setup=setup)
 
 
 def search(workspace: Workspace, pattern: str, **arguments: object) -> str:
@@ -154,8 +154,8 @@ def test_search_leaves_out_the_receipt_log(tmp_path: Path, engine: str) -> None:
     store = ReceiptStore(log)
     write(log, '{"tool":"write_file"}\n')
     write(tmp_path / "app.py", "write_file\n")
-    workspace = make_workspace(tmp_path, store=store, allow_search=True)
-    workspace.search_engine = engine
+    setup = WorkspaceSetup(search_engine=engine)
+    workspace = make_workspace(tmp_path, store=store, allow_search=True, setup=setup)
     assert hit_paths(search(workspace, "write_file")) == {"app.py"}
     assert search(workspace, "x", path="logs/receipts.jsonl") == "error: path is not accessible"
 
@@ -167,8 +167,8 @@ def test_search_leaves_out_the_log_head_and_the_content_store(tmp_path: Path, en
     write(tmp_path / "logs" / "receipts.jsonl.head", "secret_marker\n")
     write(tmp_path / "logs" / "objects" / ("a" * 64), "secret_marker\n")
     write(tmp_path / "app.py", "secret_marker\n")
-    workspace = make_workspace(tmp_path, store=store, allow_search=True)
-    workspace.search_engine = engine
+    setup = WorkspaceSetup(search_engine=engine)
+    workspace = make_workspace(tmp_path, store=store, allow_search=True, setup=setup)
     assert hit_paths(search(workspace, "secret_marker")) == {"app.py"}
 
 

@@ -11,6 +11,7 @@ from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, Workspace
 from counterfoil.cli.receipts import receipts_command
+from counterfoil.gate.workspace_setup import WorkspaceSetup
 from counterfoil.proposals import ToolProposal
 from counterfoil.receipt_evidence import approval_record
 from counterfoil.receipt_fields import ApprovalRecord
@@ -27,7 +28,7 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def workspace(root: Path, **policy: object) -> Workspace:
+def workspace(root: Path, setup: WorkspaceSetup | None = None, **policy: object) -> Workspace:
     log = root / ".counterfoil" / "receipts.jsonl"
     return make_workspace(
         root,
@@ -35,6 +36,7 @@ def workspace(root: Path, **policy: object) -> Workspace:
         answer=True,
         run_id=RUN,
         allow_writes=True,
+        setup=setup,
         **policy,  # type: ignore[arg-type]
     )
 
@@ -58,14 +60,13 @@ EDIT = ToolAction("edit_file", {"path": "app.py", "old": "1", "new": "2"})
 
 
 def test_the_intent_is_written_before_the_effect_and_can_stop_it(project: Path) -> None:
-    gate = workspace(project)
     seen: list[str] = []
 
     def refuse(proposal: ToolProposal, approval: ApprovalRecord) -> None:
         seen.append((project / "app.py").read_text())
         raise OSError(28, "No space left on device")
 
-    gate.before_effect = refuse
+    gate = workspace(project, WorkspaceSetup(before_effect=refuse))
     gate.read_file("app.py")
     result = gate.execute(EDIT)
 

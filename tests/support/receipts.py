@@ -15,9 +15,11 @@ HELLO = (PYTHON, "-c", "print('hello')")
 
 
 def approving_workspace(root: Path, answer: bool = True, **options: Any) -> Workspace:
-    """Writes and the one `HELLO` command allowed, every proposal answered `answer`, logged."""
+    """Writes and the one `HELLO` command allowed, every proposal answered `answer` (or by
+    the `confirm_proposal` given), logged."""
+    answered = {} if "confirm_proposal" in options else {"answer": answer}
     return make_workspace(
-        root, answer=answer, logged=True, allow_writes=True, allowed_commands=(HELLO,), **options
+        root, logged=True, allow_writes=True, allowed_commands=(HELLO,), **answered, **options
     )
 
 

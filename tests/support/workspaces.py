@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from counterfoil import ReceiptStore, ToolPolicy, Workspace
+from counterfoil.gate.workspace_setup import WorkspaceSetup
 
 
 def log_path(root: Path) -> Path:
@@ -30,13 +32,15 @@ def make_workspace(
     approval_via: str = "cli",
     stop_commands: threading.Event | None = None,
     read_digests: dict[str, str] | None = None,
+    setup: WorkspaceSetup | None = None,
     **policy: Any,
 ) -> Workspace:
     """A workspace on `where`: a folder (with `ToolPolicy(where, **policy)`) or a policy made
     already. The person answers every proposal with `answer` (None: nobody is asked, so every
     effect is a No), or `confirm_proposal` answers them, or the course's `confirm_tool` is asked
     for each call. The receipts go to `store`, or with `logged` to
-    `root/.counterfoil/receipts.jsonl`, else they stay in memory."""
+    `root/.counterfoil/receipts.jsonl`, else they stay in memory. The rest of what it is set
+    up with (its MCP tools, rules, limits, hooks) is `setup`."""
     if isinstance(where, ToolPolicy):
         if policy:
             raise TypeError("policy options go with a folder, not with a policy made already")
@@ -55,9 +59,12 @@ def make_workspace(
         tool_policy,
         confirm_tool,
         store,
-        confirm_proposal=confirm_proposal,
-        stop_commands=stop_commands,
-        run_id=run_id,
-        approval_via=approval_via,
-        read_digests=read_digests,
+        setup=replace(
+            setup or WorkspaceSetup(),
+            confirm_proposal=confirm_proposal,
+            stop_commands=stop_commands,
+            run_id=run_id,
+            approval_via=approval_via,
+            read_digests=read_digests,
+        ),
     )

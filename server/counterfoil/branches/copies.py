@@ -26,6 +26,7 @@ from ..errors import AgentError
 from ..files.tree_copy import CopyCount, Snapshot, copy_tree, read_relative, snapshot
 from ..gate.policy import ToolPolicy
 from ..gate.workspace import Workspace
+from ..gate.workspace_setup import WorkspaceSetup
 from ..proposals import ToolProposal
 from ..receipt_fields import ApprovalRecord
 from ..receipts import ReceiptStore
@@ -153,14 +154,13 @@ def apply_branch(
             raise AgentError(
                 f"branch {branch.name} wrote {change.path} as bytes, not text"
             ) from None
-    workspace = Workspace(
-        policy,
-        receipt_store=store,
+    setup = WorkspaceSetup(
         confirm_proposal=confirm,
         approval_via=f"{via}, selecting branch {branch.name}",
         run_id=run_id,
+        before_effect=before_effect,  # its intent, durable before each write
     )
-    workspace.before_effect = before_effect  # its intent, durable before each write
+    workspace = Workspace(policy, receipt_store=store, setup=setup)
     results = []
     for change in changes:
         assert change.content is not None

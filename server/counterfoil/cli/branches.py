@@ -20,6 +20,7 @@ from ..branches.copies import BranchCopy
 from ..branches.records import BranchRecord, BranchStore, listed_state
 from ..errors import AgentError
 from ..gate.workspace import Workspace
+from ..gate.workspace_setup import WorkspaceSetup
 from ..proposals import CommandProposal, ToolProposal
 from ..receipts import ReceiptStore
 from ..sessions.record import CheckpointRefused
@@ -222,22 +223,20 @@ def _branch_workspace(
     store = ReceiptStore(copy.log)
     store.require_signer()
     own_copy = f"fork, in branch {name}'s own copy"
-    workspace = Workspace(
-        setup.settings.policy(copy.root),
-        receipt_store=store,
-        run_id=name,
-        read_digests=read_digests,  # what the model read still holds: the copy is of today's root
-    )
+
+    def via_of(proposal: ToolProposal) -> str:
+        return f"cli, in branch {name}" if isinstance(proposal, CommandProposal) else own_copy
 
     def confirm(proposal: ToolProposal) -> object:
-        if isinstance(proposal, CommandProposal):
-            workspace.approval_via = f"cli, in branch {name}"
-            return ask(proposal)
-        workspace.approval_via = own_copy
-        return True
+        return ask(proposal) if isinstance(proposal, CommandProposal) else True
 
-    workspace.confirm_proposal = confirm
-    return workspace
+    setup_of_branch = WorkspaceSetup(
+        confirm_proposal=confirm,
+        run_id=name,
+        via_of=via_of,
+        read_digests=read_digests,  # what the model read still holds: the copy is of today's root
+    )
+    return Workspace(setup.settings.policy(copy.root), receipt_store=store, setup=setup_of_branch)
 
 
 def _load_model(

@@ -13,28 +13,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from ..context.agents_file import read_agents_file
 from ..errors import AgentError
-from ..gate.rules import RuleDecision, RuleError
+from ..gate.rules import RuleError
 from ..gate.workspace import Workspace
-from ..loop import AgentEvent, run_verdict
-from ..model import ResponseStats
-from ..model_identity import describe_identity
-from ..models import close_model, streams_from_server
-from ..models.progress import ModelProgress
-from ..models.usage import usage_line
-from ..run_start import start_run
+from ..gate.workspace_setup import WorkspaceSetup
+from ..run_start import RunPlan, open_run
 from ..settings.approval_rules import RULES_FILE, terminal_rules
 from ..settings.table import Settings
 from . import doctor
 from .approvals import (
-    format_event,
     format_receipt,
     terminal_confirm,
 )
 from .command_setup import set_up_command
 from .mcp_approvals import terminal_mcp_confirm, terminal_toolbox
-from .model_download import download_command, model_to_load
+from .model_download import download_command
 from .receipts import add_receipt_parsers, keys_command, receipts_command
 from .sessions import (
     add_session_parsers,
@@ -47,12 +40,9 @@ from .subcommands import Subcommands, add_log_arguments
 from .terminal import (
     EXIT_INTERRUPTED,
     EXIT_SETUP_ERROR,
-    StepPrinter,
     Style,
-    exit_status,
-    format_verdict,
-    timed_load,
 )
+from .terminal_run import TerminalRun
 from .terminal_text import terminal_safe_stream
 
 
@@ -118,12 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    from ..models import load_generate
-
+    """`counterfoil agent` and `resume`: the run described for `open_run`, and its end shown."""
     setup = set_up_command(lambda: agent_settings(args), args.root, stdout, log_must_exist=False)
     if setup is None:
         return EXIT_SETUP_ERROR
-    settings, policy, log_path, store = setup.settings, setup.policy, setup.log_path, setup.store
+    settings, policy = setup.settings, setup.policy
     try:
         rules = terminal_rules(getattr(args, "rules", None))
     except RuleError as error:  # a rule is never dropped in silence: the run does not start
@@ -135,136 +124,33 @@ def run_agent_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -
     settings, model_line = model_to_continue(
         args, settings, session.recorded_model(), session.run_id
     )
-    style = Style.for_stream(stdout)
-    interrupted = threading.Event()
-    workspace = Workspace(
-        policy, receipt_store=store, run_id=session.run_id, read_digests=session.read_digests
-    )
-    toolbox = terminal_toolbox(settings, policy, stdin, stdout)
-    agents = read_agents_file(workspace, policy.root) if settings.agents_file else None
-    run = start_run(
-        args.goal,
-        workspace,
-        session,
-        terminal_confirm(stdin, stdout, style, interrupted),
-        interrupted.is_set,
-        agents=agents,
-        toolbox=toolbox,
-        confirm_mcp=terminal_mcp_confirm(stdin, stdout, interrupted),
-        rules=rules,
-    )
-
-    def rule_approved(_proposal: object, decided: RuleDecision) -> None:
-        stdout.write(f"\n[rule] {decided.line()} (Ctrl-C stops the run)\n")
-
-    workspace.on_rule_approved = rule_approved
-    before = len(store)
-    steps = StepPrinter(stdout)
-    steps.step = session.steps_done  # a resumed run's steps go on from where it stopped
-    stdout.write(
-        f"goal: {args.goal}\nroot: {policy.root}\n"
-        f"tools: {', '.join(sorted(workspace.available_tools))}\n"
-    )
-    if rules.rules:
-        stdout.write(f"approval rules: {len(rules.rules)}, rule set {rules.sha256}\n")
-    if agents is not None:
-        stdout.write(f"agents file: {agents.summary()}\n")
-    if model_line is not None:
-        stdout.write(model_line + "\n")
-    model = model_to_load(args, settings, stdout)
-    if isinstance(model, int):
-        session.release()
-        return model
-    session.model_spec = model.spec or None
-    loaded = threading.Event()
-
-    def on_progress(progress: ModelProgress) -> None:
-        steps.on_progress(progress)
-        if progress.note and loaded.is_set():
-            stdout.write(f"\n[model] {progress.note}\n")  # a server's cache stats and notes
-
-    stop_hook = {"should_stop": interrupted.is_set} if streams_from_server(model.options) else {}
-    try:
-        generate = timed_load(
-            stdout,
-            model.shown,
-            lambda: load_generate(model.spec, model.options, on_progress=on_progress, **stop_hook),
+    shown = TerminalRun(args, settings, stdout, session, rules, model_line)
+    interrupted = shown.interrupted
+    outcome = open_run(
+        RunPlan(
+            args.goal,
+            policy,
+            setup.store,
+            session,
+            terminal_confirm(stdin, stdout, Style.for_stream(stdout), interrupted),
+            shown.load,
+            settings.limits,
+            shown.on_event,
+            interrupted.is_set,
+            interrupted.is_set,  # an open approval stays open
+            shown.resumable,
+            toolbox=terminal_toolbox(settings, policy, stdin, stdout),
+            confirm_mcp=terminal_mcp_confirm(stdin, stdout, interrupted),
+            rules=rules,
+            on_rule_approved=shown.rule_approved,
+            read_agents=settings.agents_file,
+            opened=shown.opened,
+            on_interrupt=shown.on_interrupt,
         )
-    except KeyboardInterrupt:
-        stdout.write("interrupted while loading the model\n")
-        return EXIT_INTERRUPTED
-    except ImportError as error:
-        stdout.write(
-            f"error: model {settings.model!r} needs the MLX extra "
-            f"(pip install 'counterfoil[mlx]'): {error}\n"
-        )
-        return EXIT_SETUP_ERROR
-    except Exception as error:  # noqa: BLE001 - any load failure is one line
-        stdout.write(f"error: {error}\n")
-        return EXIT_SETUP_ERROR
-    loaded.set()
-    if settings.endpoint:
-        from ..models.server.remote import RemoteGenerate
-
-        served = generate.model if isinstance(generate, RemoteGenerate) else model.spec
-        stdout.write(f"model: {served} at {settings.endpoint}\n")
-    from ..models.identity import run_identity
-
-    identity = run_identity(generate, model.spec)
-    resolved = identity.get("resolved") if identity is not None else None
-    if isinstance(resolved, dict) and resolved.get("compute"):  # a local model's compute path
-        stdout.write(f"compute: {resolved['compute']}\n")
-    if identity is not None:
-        stdout.write(f"model identity: {describe_identity(identity)}\n")
-    responses: list[ResponseStats] = []  # what each response cost, as its event says
-
-    def on_event(event: AgentEvent) -> None:
-        if event.response_stats is not None:
-            responses.append(event.response_stats)
-        stdout.write(format_event(event))
-
-    try:
-        run.begin(generate, identity)
-        ended = run.run(
-            steps.wrap(generate),
-            settings.limits(generate),
-            on_event,
-            should_stop=interrupted.is_set,
-            count_tokens=generate.count_tokens,
-        )
-    except KeyboardInterrupt:
-        interrupted.set()
-        stdout.write("\n(interrupted)\n")
-        completed, reason, final, run_error = False, "interrupted", None, None
-        verdict = run_verdict(workspace)
-    else:
-        completed, reason, final, run_error = (
-            ended.completed,
-            ended.reason,
-            ended.final,
-            ended.error,
-        )
-        verdict = ended.verdict
-        if interrupted.is_set():
-            reason = "interrupted"
-    run.finish(reason, interrupted.is_set())
-    if toolbox is not None:
-        toolbox.close()
-    close_model(generate)  # a llama.cpp engine's server ends with the run
-    status = exit_status(completed, verdict, interrupted=interrupted.is_set())
-    stdout.write(f"\n== run ended: {reason} ==\n")
-    usage = usage_line(responses)
-    if usage:
-        stdout.write(f"model usage: {usage}\n")
-    new_receipts = store.receipts()[before:]
-    stdout.write(f"receipts ({len(new_receipts)} new, log {log_path}):\n")
-    stdout.writelines(format_receipt(receipt) + "\n" for receipt in new_receipts)
-    stdout.write(f"log: {store.checked}\n")
-    stdout.write(
-        format_verdict(verdict, reason=reason, final=final, status=status, error=run_error)
     )
-    stdout.flush()
-    return status
+    if isinstance(outcome, int):
+        return outcome
+    return shown.ended(outcome, setup.store, setup.log_path)
 
 
 def revert_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
@@ -282,7 +168,9 @@ def revert_command(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> i
     policy, store = setup.policy, setup.store
     interrupted = threading.Event()
     confirm = terminal_confirm(stdin, stdout, Style.for_stream(stdout), interrupted)
-    workspace = Workspace(policy, receipt_store=store, confirm_proposal=confirm)
+    workspace = Workspace(
+        policy, receipt_store=store, setup=WorkspaceSetup(confirm_proposal=confirm)
+    )
     before = len(store)
     try:
         result = workspace.revert(args.call_id)

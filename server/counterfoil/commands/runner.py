@@ -194,6 +194,8 @@ def run_bounded(
     between the reaper and the command, so the reaper still ends everything below it;
     `environment` adds variables; `pass_fds`, descriptors the wrapper reads (inherited through
     the reaper). Raises OSError when the command cannot start.
+    Long because the process, its reader and its reaper are set up and torn down in one
+    try/finally: every way out (exit, timeout, stop, an error) must end them all.
     """
     report_read, report_write = os.pipe()
     adopt_orphans()

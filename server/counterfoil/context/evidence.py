@@ -163,11 +163,6 @@ class BoundedEvidenceWorkspace(StepGate):
     def modified_files(self) -> tuple[str, ...]:
         return self.workspace.modified_files
 
-    @property
-    def unrecorded_effect(self) -> str | None:
-        """The wrapped workspace's unrecorded effect, so the loop still ends the run on it."""
-        return getattr(self.workspace, "unrecorded_effect", None)
-
     def execute_step(self, action: Any, tool_call_id: str | None = None) -> StepResult:
         """Execute normally, externalizing only oversized successful observations (the record
         keeps what the wrapped gate did; only the observation is bounded)."""

@@ -201,6 +201,7 @@ def package_workspace(
     """The gate for one run of `package` on its staged copy at `root`; its commands run in
     `sandbox`, which hides `hidden` from them."""
     from ..gate.workspace import Workspace
+    from ..gate.workspace_setup import WorkspaceSetup
 
     policy = ToolPolicy(
         root,
@@ -212,12 +213,8 @@ def package_workspace(
         granted_by=FROM_TASK_PACKAGE,
         editable_paths=tuple(package.editable_paths),
     )
-    return Workspace(
-        policy,
-        receipt_store=store,
-        confirm_proposal=package_confirm(package),
-        approval_via=APPROVED_BY,
-    )
+    setup = WorkspaceSetup(confirm_proposal=package_confirm(package), approval_via=APPROVED_BY)
+    return Workspace(policy, receipt_store=store, setup=setup)
 
 
 def _metrics(run: AgentRun, responses: Sequence[object], seconds: float) -> RunMetrics:

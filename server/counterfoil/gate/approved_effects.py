@@ -47,10 +47,10 @@ class ApprovedEffects:
 
     def approval(self, proposal: ToolProposal) -> Approval:
         record = self.record
-        if record.confirm_proposal is not None:
-            return Approval.of(record.confirm_proposal(proposal))
-        if record.confirm_tool is not None:
-            return Approval.of(record.confirm_tool(proposal.action))
+        if record.setup.confirm_proposal is not None:
+            return Approval.of(record.setup.confirm_proposal(proposal))
+        if record.setup.confirm_tool is not None:
+            return Approval.of(record.setup.confirm_tool(proposal.action))
         return Approval(False)
 
     def perform(self, proposal: ToolProposal) -> CallRecord:
@@ -64,8 +64,8 @@ class ApprovedEffects:
             raise EffectStopped(self.record.note(proposal, "refused", reason), AgentError(reason))
         if ruled.decision == "allow":
             approval, note = Approval(True), ""
-            if self.record.on_rule_approved is not None:
-                self.record.on_rule_approved(proposal, ruled)
+            if self.record.setup.on_rule_approved is not None:
+                self.record.setup.on_rule_approved(proposal, ruled)
         else:
             approval, note = self.approval(proposal), ""
         while approval.repropose and can_repropose(proposal):
@@ -85,8 +85,8 @@ class ApprovedEffects:
                 shown, proposal = proposal, edited
         record = self.record
         try:
-            if record.before_effect is not None:
-                record.before_effect(proposal, record.approval_evidence(proposal, shown))
+            if record.setup.before_effect is not None:
+                record.setup.before_effect(proposal, record.approval_evidence(proposal, shown))
             record.receipt_store.check_writable()
             if isinstance(proposal, CommandProposal):
                 return self.commands.run(proposal, self.approval)

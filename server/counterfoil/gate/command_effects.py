@@ -4,7 +4,6 @@ in the workspace's record and returning its own (`CallRecord`)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 
 from .. import tools
@@ -17,7 +16,7 @@ from ..commands.tree.restore import (
     propose_command_revert,
 )
 from ..commands.tree.sandbox import OFF, sandbox_for
-from ..commands.tree.snapshot import TreeLimits, TreeRules, guarded_paths
+from ..commands.tree.snapshot import TreeRules, guarded_paths
 from ..errors import AgentError
 from ..proposals import ChangeSetProposal, CommandProposal, CommandRunsAs, ToolProposal
 from ..receipt_fields import ReceiptEvidence
@@ -38,8 +37,6 @@ class CommandEffects:
     def __init__(self, paths: WorkspacePaths, record: WorkspaceRecord) -> None:
         self.paths = paths
         self.record = record
-        self.tree_limits = TreeLimits()
-        self.stop_commands: threading.Event | None = None  # set: a running command is ended
         self._tree: CommandTree | None = None
 
     @property
@@ -102,7 +99,7 @@ class CommandEffects:
                     (*store.own_paths(with_folder=True), *self.paths.counterfoil_folders),
                 ),
             )
-            self._tree = CommandTree(self.policy.root, rules, store, self.tree_limits)
+            self._tree = CommandTree(self.policy.root, rules, store, self.record.setup.tree_limits)
         return self._tree
 
     def run(self, proposal: CommandProposal, ask: Ask) -> CallRecord:
@@ -125,7 +122,7 @@ class CommandEffects:
             self.policy,
             self.record.receipt_store,
             self.command_tree(),
-            stop=self.stop_commands,
+            stop=self.record.setup.stop_commands,
             ask=ask,
             load_object=self.record.stored_object,
             ran=ran,

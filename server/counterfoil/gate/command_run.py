@@ -14,7 +14,7 @@ from ..commands.tree.command_tree import CommandTree
 from ..commands.tree.reach import apart_from_root
 from ..commands.tree.restore import apply_change_set
 from ..commands.tree.review import ReviewCopy
-from ..commands.tree.sandbox import REVIEW, private_temporary, sandbox_for
+from ..commands.tree.sandbox import REVIEW, Sandbox, private_temporary, sandbox_for
 from ..errors import AgentError
 from ..proposals import CommandProposal, CommandRan, ToolProposal
 from ..receipt_evidence import command_evidence
@@ -55,37 +55,7 @@ def run_tracked_command(
     try:
         with store.output_stream(policy.max_command_output_bytes) as output:
             started = time.monotonic()
-            try:
-                with private_temporary(policy.command_sandbox) as temporary:
-                    sandbox = sandbox_for(
-                        policy.command_sandbox,
-                        policy.root,
-                        network=policy.allow_network,
-                        read_only=store.own_paths(with_folder=True)
-                        + (() if review is None else review.shared),
-                        source=None if review is None else review.copy,
-                        temporary=temporary,
-                        hidden=policy.hidden_paths
-                        + apart_from_root(policy.root, store.own_paths(with_folder=True)[-1:]),
-                    )
-                    with sandbox.launch() as (prefix, fds):
-                        outcome = run_bounded(
-                            proposal.argv,
-                            policy.root
-                            if review is None or sandbox.mechanism != "sandbox-exec"
-                            else review.copy,
-                            policy.command_timeout_seconds,
-                            pass_environment=policy.pass_environment,
-                            withheld_environment=policy.withheld_environment,
-                            limits=policy.command_limits,
-                            stop=stop,
-                            output_sink=output.write,
-                            wrapper=prefix,
-                            environment=sandbox.environment,
-                            pass_fds=fds,
-                        )
-            except OSError as error:
-                raise AgentError(f"could not run command: {error}") from None
+            outcome, sandbox = _run_confined(proposal, policy, store, review, stop, output.write)
             duration = time.monotonic() - started
             try:
                 if review is None:
@@ -141,12 +111,59 @@ def run_tracked_command(
     finally:
         if review is not None:
             review.remove()
-    stored = (
-        "the first bytes of the output, up to the cap, are kept with the receipt"
-        if evidence.output_truncated is True
-        else "the whole output is kept with the receipt"
-    )
+    stored = _stored_words(evidence)
     return CommandRun(outcome, _joined(outcome.observation(stored), text), evidence, effect)
+
+
+def _stored_words(evidence: ReceiptEvidence) -> str:
+    """How much of the command's output the receipt keeps, in the observation's words."""
+    if evidence.output_truncated is True:
+        return "the first bytes of the output, up to the cap, are kept with the receipt"
+    return "the whole output is kept with the receipt"
+
+
+def _run_confined(
+    proposal: CommandProposal,
+    policy: ToolPolicy,
+    store: ReceiptStore,
+    review: ReviewCopy | None,
+    stop: threading.Event | None,
+    output_sink: Callable[[bytes], None],
+) -> tuple[CommandResult, Sandbox]:
+    """The command run in the policy's sandbox (the receipt log read-only, the evaluation's
+    hidden paths hidden; under review, in the review's copy), its output to `output_sink`."""
+    try:
+        with private_temporary(policy.command_sandbox) as temporary:
+            sandbox = sandbox_for(
+                policy.command_sandbox,
+                policy.root,
+                network=policy.allow_network,
+                read_only=store.own_paths(with_folder=True)
+                + (() if review is None else review.shared),
+                source=None if review is None else review.copy,
+                temporary=temporary,
+                hidden=policy.hidden_paths
+                + apart_from_root(policy.root, store.own_paths(with_folder=True)[-1:]),
+            )
+            with sandbox.launch() as (prefix, fds):
+                outcome = run_bounded(
+                    proposal.argv,
+                    policy.root
+                    if review is None or sandbox.mechanism != "sandbox-exec"
+                    else review.copy,
+                    policy.command_timeout_seconds,
+                    pass_environment=policy.pass_environment,
+                    withheld_environment=policy.withheld_environment,
+                    limits=policy.command_limits,
+                    stop=stop,
+                    output_sink=output_sink,
+                    wrapper=prefix,
+                    environment=sandbox.environment,
+                    pass_fds=fds,
+                )
+    except OSError as error:
+        raise AgentError(f"could not run command: {error}") from None
+    return outcome, sandbox
 
 
 def _joined(observation: str, notes: list[str]) -> str:

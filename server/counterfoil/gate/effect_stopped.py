@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import AgentError, ApprovalWithdrawn, DetailedRefusal, MissingPath
+from ..receipts.errors import ReceiptNotRecorded
 from ..step_facts import NoSuchPath, StepDetail
 from ..steps import StepResult, error_text
 from ..verdict import EffectOutcome, EffectState
@@ -50,4 +51,5 @@ def stopped_step(
         effect=effect,
         error=sentence,
         detail=detail,
+        unrecorded=sentence if isinstance(error, ReceiptNotRecorded) else None,
     )

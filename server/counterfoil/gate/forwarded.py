@@ -1,5 +1,6 @@
-"""An attribute a facade keeps on one of its parts: read and set on the facade, held by the
-part, so the part never reaches back into the facade for its settings."""
+"""An attribute a facade keeps on one of its parts: read on the facade, held by the part, so
+the part never reaches back into the facade for its settings. It is never set through the
+facade: what the facade is set up with is given when it is built."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ T = TypeVar("T")
 
 
 class Forwarded(Generic[T]):
-    """`name = Forwarded[T]("part")`: `facade.name` is `facade.part.name`, both ways."""
+    """`name = Forwarded[T]("part")`: `facade.name` reads `facade.part.name`."""
 
     def __init__(self, part: str) -> None:
         self.part = part
@@ -31,4 +32,6 @@ class Forwarded(Generic[T]):
         return value
 
     def __set__(self, facade: object, value: T) -> None:
-        setattr(getattr(facade, self.part), self.name, value)
+        raise AttributeError(
+            f"{self.name} is set up when the {type(facade).__name__} is built, never after"
+        )

@@ -39,7 +39,7 @@ class McpCalls:
 
     def propose(self, action: ToolAction, tool_call_id: str) -> McpProposal:
         """The call as the person will see it; AgentError when it cannot be made."""
-        toolbox = self.record.mcp_toolbox
+        toolbox = self.record.setup.mcp_toolbox
         if toolbox is None:
             raise AgentError("no MCP servers are configured")
         server, name = action.arguments["server"], action.arguments["name"]
@@ -82,8 +82,8 @@ class McpCalls:
             raise EffectStopped(outcome, AgentError(reason))
         if ruled.decision == "allow":
             approval = Approval(True)
-            if self.record.on_rule_approved is not None:
-                self.record.on_rule_approved(proposal, ruled)
+            if self.record.setup.on_rule_approved is not None:
+                self.record.setup.on_rule_approved(proposal, ruled)
         else:  # a rule that says ask (or could not allow) asks even about a read-only tool
             approval = self._approval(proposal, asks=ruled.rule is not None)
         read_only_pass = ruled.rule is None and proposal.read_only  # nobody asked, no rule
@@ -94,14 +94,14 @@ class McpCalls:
             outcome = self._note(tool_call_id, "rejected", approval.reason, named)
             raise EffectStopped(outcome, AgentError(denial(approval.reason)))
         record = self.record
-        toolbox = record.mcp_toolbox
+        toolbox = record.setup.mcp_toolbox
         assert toolbox is not None
         offered = toolbox.find(str(proposal.server["name"]), proposal.tool)
         assert offered is not None
         approval_record = self._approval_record(proposal, read_only_pass)
         try:
-            if record.before_mcp_call is not None:
-                record.before_mcp_call(proposal, approval_record)
+            if record.setup.before_mcp_call is not None:
+                record.setup.before_mcp_call(proposal, approval_record)
             record.receipt_store.check_writable()
             started = time.monotonic()
             reply = toolbox.call(offered, proposal.arguments)
@@ -118,9 +118,9 @@ class McpCalls:
         effect = self.record.seen_before(
             RuleEffect("mcp_call", server=server, mcp_tool=proposal.tool)
         )
-        toolbox = self.record.mcp_toolbox
+        toolbox = self.record.setup.mcp_toolbox
         offered = None if toolbox is None else toolbox.find(server, proposal.tool)
-        if toolbox is None or offered is None or not self.record.approval_rules.rules:
+        if toolbox is None or offered is None or not self.record.setup.approval_rules.rules:
             return effect
         pinned = toolbox.pins.check(offered.server, offered.definition).state == "pinned"
         return replace(effect, pinned=pinned)
@@ -128,7 +128,7 @@ class McpCalls:
     def _approval(self, proposal: McpProposal, *, asks: bool = False) -> Approval:
         if proposal.read_only and not asks:
             return Approval(True)
-        confirm = self.record.confirm_mcp
+        confirm = self.record.setup.confirm_mcp
         return Approval(False) if confirm is None else Approval.of(confirm(proposal))
 
     def _approval_record(self, proposal: McpProposal, not_asked: bool) -> ApprovalRecord:
@@ -138,7 +138,7 @@ class McpCalls:
             ApprovalRecord(
                 decision="approved",
                 by=os_user(),
-                via="readOnlyTools" if not_asked else self.record.approval_via,
+                via="readOnlyTools" if not_asked else self.record.setup.approval_via,
                 shown_sha256=sha256_hex(canonical_json(proposal.shown).encode("utf-8")),
                 modified=False,
                 asked=False if not_asked else None,

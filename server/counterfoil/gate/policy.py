@@ -59,6 +59,13 @@ class ToolPolicy:
         if not root.is_dir():
             raise ValueError(f"workspace root must be a directory: {root}")
         object.__setattr__(self, "root", root.resolve())
+        self._check_switches_and_limits()
+        self._check_lists()
+        object.__setattr__(
+            self, "hidden_paths", tuple(Path(path).resolve() for path in self.hidden_paths)
+        )
+
+    def _check_switches_and_limits(self) -> None:
         for limit in (
             self.max_file_bytes,
             self.max_list_entries,
@@ -78,13 +85,6 @@ class ToolPolicy:
             raise ValueError(f"command_sandbox must be one of {', '.join(SANDBOX_MODES)}")
         if not isinstance(self.allow_network, bool):
             raise ValueError("allow_network must be a boolean")
-        if not isinstance(self.hidden_paths, tuple) or not all(
-            isinstance(path, Path) for path in self.hidden_paths
-        ):
-            raise ValueError("hidden paths must be a tuple of paths")
-        object.__setattr__(
-            self, "hidden_paths", tuple(Path(path).resolve() for path in self.hidden_paths)
-        )
         timeout = self.command_timeout_seconds
         if (
             not isinstance(timeout, (int, float))
@@ -93,6 +93,23 @@ class ToolPolicy:
             or timeout <= 0
         ):
             raise ValueError("command timeout must be finite and positive")
+        for command_limit in (
+            self.limit_cpu_seconds,
+            self.limit_memory_bytes,
+            self.limit_processes,
+        ):
+            if command_limit is not None and (
+                not isinstance(command_limit, int)
+                or isinstance(command_limit, bool)
+                or command_limit <= 0
+            ):
+                raise ValueError("command limits must be positive integers")
+
+    def _check_lists(self) -> None:
+        if not isinstance(self.hidden_paths, tuple) or not all(
+            isinstance(path, Path) for path in self.hidden_paths
+        ):
+            raise ValueError("hidden paths must be a tuple of paths")
         commands = self.allowed_commands
         if not isinstance(commands, tuple) or not all(isinstance(c, tuple) for c in commands):
             raise ValueError("allowed commands must be a tuple of tuples")
@@ -120,17 +137,6 @@ class ToolPolicy:
                 for name in names
             ):
                 raise ValueError(f"{label} must be a tuple of variable names")
-        for command_limit in (
-            self.limit_cpu_seconds,
-            self.limit_memory_bytes,
-            self.limit_processes,
-        ):
-            if command_limit is not None and (
-                not isinstance(command_limit, int)
-                or isinstance(command_limit, bool)
-                or command_limit <= 0
-            ):
-                raise ValueError("command limits must be positive integers")
 
     def editable(self, path: str) -> bool:
         """Whether a write or an edit may change `path` (relative to the root)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -41,36 +42,32 @@ from .policy import ToolPolicy
 from .rules import RuleSet
 from .workspace_paths import WorkspacePaths
 from .workspace_reads import WorkspaceReads
-from .workspace_record import (
-    ConfirmMcp,
-    ConfirmProposal,
-    ConfirmTool,
-    RuleApproved,
-    WorkspaceRecord,
-)
+from .workspace_record import WorkspaceRecord
+from .workspace_setup import ConfirmMcp, ConfirmProposal, ConfirmTool, RuleApproved, WorkspaceSetup
 
 
 class Workspace(StepGate):
     """Tools confined to `policy.root`; effects need approval and leave a receipt."""
 
-    # Settings callers set after construction, each held by the part that uses it.
-    confirm_tool = Forwarded[ConfirmTool | None]("record")
-    confirm_proposal = Forwarded[ConfirmProposal | None]("record")
+    # What it was set up with (`WorkspaceSetup`, fixed when it is built) and, from the run's
+    # record, its id, the proposing model and an effect left without a receipt.
+    confirm_tool = Forwarded[ConfirmTool | None]("setup")
+    confirm_proposal = Forwarded[ConfirmProposal | None]("setup")
+    approval_via = Forwarded[str]("setup")
+    keeps_run_record = Forwarded[bool]("setup")
+    before_effect = Forwarded[Callable[[ToolProposal, ApprovalRecord], None] | None]("setup")
+    search_limits = Forwarded[SearchLimits]("setup")
+    search_engine = Forwarded[str]("setup")
+    tree_limits = Forwarded[TreeLimits]("setup")
+    stop_commands = Forwarded[threading.Event | None]("setup")
+    mcp_toolbox = Forwarded[McpToolbox | None]("setup")
+    confirm_mcp = Forwarded[ConfirmMcp | None]("setup")
+    before_mcp_call = Forwarded[Callable[[McpProposal, ApprovalRecord], None] | None]("setup")
+    approval_rules = Forwarded[RuleSet]("setup")
+    on_rule_approved = Forwarded[RuleApproved | None]("setup")
     run_id = Forwarded[str]("record")
-    approval_via = Forwarded[str]("record")
-    keeps_run_record = Forwarded[bool]("record")
     model_identity = Forwarded[dict[str, Any] | None]("record")
     unrecorded_effect = Forwarded[str | None]("record")
-    before_effect = Forwarded[Callable[[ToolProposal, ApprovalRecord], None] | None]("record")
-    search_limits = Forwarded[SearchLimits]("reads")
-    search_engine = Forwarded[str]("reads")
-    tree_limits = Forwarded[TreeLimits]("commands")
-    stop_commands = Forwarded[threading.Event | None]("commands")
-    mcp_toolbox = Forwarded[McpToolbox | None]("record")
-    confirm_mcp = Forwarded[ConfirmMcp | None]("record")
-    before_mcp_call = Forwarded[Callable[[McpProposal, ApprovalRecord], None] | None]("record")
-    approval_rules = Forwarded[RuleSet]("record")
-    on_rule_approved = Forwarded[RuleApproved | None]("record")
 
     def __init__(
         self,
@@ -78,24 +75,27 @@ class Workspace(StepGate):
         confirm_tool: ConfirmTool | None = None,
         receipt_store: ReceiptStore | None = None,
         *,
-        confirm_proposal: ConfirmProposal | None = None,
-        stop_commands: threading.Event | None = None,
-        run_id: str | None = None,
-        approval_via: str = "cli",
-        read_digests: dict[str, str] | None = None,
+        setup: WorkspaceSetup | None = None,
     ) -> None:
-        self.record = WorkspaceRecord(policy, receipt_store, read_digests)
-        self.confirm_tool, self.confirm_proposal = confirm_tool, confirm_proposal
-        self.approval_via = approval_via
-        if run_id:
-            self.run_id = run_id
+        """`confirm_tool` and `receipt_store` stay positional for the course; the rest of
+        what the workspace is set up with is `setup` (its `confirm_tool` is this one's)."""
+        if setup is None:
+            setup = WorkspaceSetup()
+        if confirm_tool is not None:
+            setup = replace(setup, confirm_tool=confirm_tool)
+        self.setup = setup
+        self.record = WorkspaceRecord(policy, receipt_store, setup)
         self.paths = WorkspacePaths(policy, self.record.receipt_store)
         self.reads = WorkspaceReads(self.paths, self.record, self._resolve)
         self.commands = CommandEffects(self.paths, self.record)
-        self.commands.stop_commands = stop_commands
         self.files = FileEffects(self.paths, self.record, self._resolve, self._note_effect)
         self.effects = ApprovedEffects(self.record, self.files, self.commands)
         self.mcp_calls = McpCalls(self.record)
+
+    def record_model(self, identity: dict[str, Any]) -> None:
+        """Record the loaded model's identity, which each approval's evidence then names: the
+        run's record, known only once the model is loaded, not part of the setup."""
+        self.record.record_model(identity)
 
     def _resolve(self, raw: str, *, must_exist: bool = True) -> Path:
         """The parts resolve through `resolve_path` as it is on this workspace now."""

@@ -16,7 +16,6 @@ from ..files.files import directory_entries, open_directory
 from ..files.paths import protected_walk_matcher
 from ..proposals import sha256_hex
 from ..search.engine import search_tree
-from ..search.scope import SearchLimits
 from ..step_facts import NotAFolder, SearchHits
 from .call_record import CallRecord
 from .line_ranges import check_line_range, render_line_range
@@ -32,8 +31,6 @@ class WorkspaceReads:
         self.paths = paths
         self.record = record
         self.resolve = resolve
-        self.search_limits = SearchLimits()
-        self.search_engine = "auto"  # or "ripgrep" / "python", to pin one engine
 
     @property
     def policy(self) -> ToolPolicy:
@@ -108,10 +105,10 @@ class WorkspaceReads:
             pattern,
             literal=literal,
             hidden=hidden,
-            limits=self.search_limits,
-            engine=self.search_engine,
+            limits=self.record.setup.search_limits,
+            engine=self.record.setup.search_engine,
         )
         return CallRecord(
-            result.observation(self.search_limits.max_line_chars),
+            result.observation(self.record.setup.search_limits.max_line_chars),
             search=SearchHits(len(result.hits), complete=result.stopped is None),
         )

@@ -1,5 +1,5 @@
-"""What a workspace is set up with and what it has recorded: each effect's outcome, its
-receipt (assembled here and nowhere else: the evidence, the run id, who approved what they were
+"""What a workspace has recorded (beside what it is set up with, `WorkspaceSetup`): each
+effect's outcome, its receipt (assembled here and nowhere else: the evidence, the run id, who approved what they were
 shown), the call ids it handed out, and the files the model has seen and changed. The reads and
 the effects are handed this one record of the run; none of them keeps its own, and what one
 call did comes back from the call itself (`CallRecord`), not through this record."""
@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import tools
-from ..actions import ToolAction
 from ..errors import AgentError
 from ..proposals import ChangeSetProposal, CommandProposal, EditProposal, McpProposal, ToolProposal
 from ..receipt_evidence import approval_record, utc_now
@@ -23,63 +22,43 @@ from ..receipts.content import load_object
 from ..receipts.own_folder import own_folder
 from ..verdict import EffectOutcome, EffectState
 from .policy import ToolPolicy
-from .rules import NO_RULES, RuleDecision, RuleEffect, RuleSet
-
-if TYPE_CHECKING:
-    from ..mcp.toolbox import McpToolbox
+from .rules import RuleDecision, RuleEffect
+from .workspace_setup import WorkspaceSetup
 
 RULES_VIA = "approvalRules"  # an approval's `via` when a rule approved without asking
-ConfirmTool = Callable[[ToolAction], object]
-ConfirmProposal = Callable[[ToolProposal], object]
-ConfirmMcp = Callable[[McpProposal], object]
-# Told of each effect a rule approved, as it is approved (the terminal's line, the run panel's).
-RuleApproved = Callable[[ToolProposal | McpProposal, RuleDecision], None]
 
 
 class WorkspaceRecord:
-    """The settings of a workspace and the record of its effects so far."""
+    """The setup of a workspace and the record of its effects so far."""
 
     def __init__(
-        self, policy: ToolPolicy, store: ReceiptStore | None, read_digests: dict[str, str] | None
+        self, policy: ToolPolicy, store: ReceiptStore | None, setup: WorkspaceSetup
     ) -> None:
-        """What it records into and what the model has already read; the settings (who
-        confirms, the run id, the approval channel) start at their defaults and the workspace
-        sets them."""
+        """What it records into and how it is set up; the record starts with the files the
+        model has already read."""
         self.policy = policy
-        self.confirm_tool: ConfirmTool | None = None
-        self.confirm_proposal: ConfirmProposal | None = None
+        self.setup = setup
         self.receipt_store = store if store is not None else ReceiptStore()
         # The files the model has read (or written), by digest: an existing file is changed
         # only over bytes it has seen (a follow-up starts with its earlier reads).
-        self.seen: dict[str, str] = dict(read_digests or {})
+        self.seen: dict[str, str] = dict(setup.read_digests or {})
         self.modified: set[str] = set()
         self._outcomes: list[EffectOutcome] = []
         self._call_ids = threading.Lock()
-        self.run_id = uuid.uuid4().hex
-        self.approval_via = "cli"
-        # True while a record of the run is kept beside the log (counterfoil.sessions): its
-        # receipts say so, and a record then missing is a finding of `receipts verify`.
-        self.keeps_run_record = False
-        # The proposing model's identity (`ModelIdentity.as_record()`), set once it is loaded;
-        # each approval's evidence names it.
+        self.run_id = setup.run_id or uuid.uuid4().hex
+        # The proposing model's identity (`ModelIdentity.as_record()`), recorded once it is
+        # loaded (`record_model`); each approval's evidence names it.
         self.model_identity: dict[str, Any] | None = None
+        # Why an effect that ran has no receipt (the log could not be written): the run stops.
         self.unrecorded_effect: str | None = None
-        # Called with an approved proposal and its approval evidence just before the effect;
-        # raising stops the effect (a durable intent, see counterfoil.sessions.intents).
-        self.before_effect: Callable[[ToolProposal, ApprovalRecord], None] | None = None
-        # The run's MCP servers (None: none; `mcp_call` is then off) and who is asked about
-        # each call of a tool not marked read-only (None: every such call is a No).
-        self.mcp_toolbox: McpToolbox | None = None
-        self.confirm_mcp: ConfirmMcp | None = None
-        # `before_effect` for an MCP call: its durable intent, written before the call is sent.
-        self.before_mcp_call: Callable[[McpProposal, ApprovalRecord], None] | None = None
-        # The person's approval rules (`rules.py`), the calls a rule approved (their receipts
-        # name it), the effects the person said No to (no rule allows them again this run),
-        # and who is told as a rule approves one.
-        self.approval_rules: RuleSet = NO_RULES
+        # The calls a rule approved (their receipts name it) and the effects the person said
+        # No to (no rule allows them again this run).
         self.by_rule: dict[str, RuleDecision] = {}
         self.rejected_effects: set[tuple[str, ...]] = set()
-        self.on_rule_approved: RuleApproved | None = None
+
+    def record_model(self, identity: dict[str, Any]) -> None:
+        """The run's record of the model that proposes its effects, known once it is loaded."""
+        self.model_identity = identity
 
     @property
     def available_tools(self) -> frozenset[str]:
@@ -87,7 +66,7 @@ class WorkspaceRecord:
             self.policy.allow_writes,
             self.policy.allowed_commands,
             self.policy.allow_search,
-            allow_mcp=self.mcp_toolbox is not None,
+            allow_mcp=self.setup.mcp_toolbox is not None,
         )
 
     @property
@@ -163,7 +142,7 @@ class WorkspaceRecord:
 
     def decide_by_rules(self, effect: RuleEffect, call_id: str) -> RuleDecision:
         """What the rules decide for one call; an `allow` is kept for its receipt."""
-        decided = self.approval_rules.decide(effect, self.policy.protected_patterns)
+        decided = self.setup.approval_rules.decide(effect, self.policy.protected_patterns)
         if decided.decision == "allow":
             self.by_rule[call_id] = decided
         return decided
@@ -225,11 +204,16 @@ class WorkspaceRecord:
         return self.rule_record(
             proposal.tool_call_id,
             replace(
-                approval_record(proposal, self.approval_via),
+                approval_record(proposal, self.via(proposal)),
                 grant=self.policy.granted_by.of(argv),
                 model=self.model_record(),
             ),
         )
+
+    def via(self, proposal: ToolProposal) -> str:
+        """The approval channel `proposal`'s receipt names."""
+        via_of = self.setup.via_of
+        return self.setup.approval_via if via_of is None else via_of(proposal)
 
     def rule_record(self, call_id: str, approval: ApprovalRecord) -> ApprovalRecord:
         """`approval`, naming the rule that approved the call when one did: nobody was asked."""
@@ -261,7 +245,7 @@ class WorkspaceRecord:
         if approval is None:
             assert not isinstance(proposal, McpProposal)  # its approval is its own
             approval = self.approval_record(proposal)
-        recorded = True if self.keeps_run_record else None
+        recorded = True if self.setup.keeps_run_record else None
         return replace(evidence, run_id=self.run_id, run_record=recorded, approval=approval)
 
     def stored_object(self, digest: str) -> bytes | None:

@@ -10,13 +10,14 @@ checkpoint. What the person should hear goes to `say`, a line at a time.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..actions import ToolAction
 from ..context.budget import Observation, note_observation
 from ..context.prompt import build_system_prompt
 from ..gate.workspace import Workspace
+from ..gate.workspace_setup import WorkspaceSetup
 from ..loop import Messages, continue_conversation, initial_messages
 from ..receipts import ReceiptStore
 from ..steps import StepResult
@@ -102,6 +103,24 @@ class RecordedRun:
     @property
     def read_digests(self) -> dict[str, str] | None:
         return None if self.plan is None else self.plan.read_digests
+
+    def kept(self, setup: WorkspaceSetup) -> WorkspaceSetup:
+        """`setup` for the workspace of the run this session keeps: each proposal is asked
+        after the checkpoint records it open, each effect's intent is written before it runs,
+        and each receipt says a record of the run is kept (the recorder is attached before
+        the loop, so before any of them)."""
+        confirm = setup.confirm_proposal
+        return replace(
+            setup,
+            confirm_proposal=None if confirm is None else self.confirming(confirm),
+            before_effect=lambda proposal, approval: self._recorder.write_intent(
+                proposal, approval
+            ),
+            before_mcp_call=lambda proposal, approval: self._recorder.write_mcp_intent(
+                proposal, approval
+            ),
+            keeps_run_record=True,
+        )
 
     def attach(
         self,
@@ -216,6 +235,13 @@ class RecordedRun:
             if found.call_id == call_id and found.outcome == "unknown":
                 return StepResult(found.observation, call_id=call_id, error=found.error)
         self.say(f"asking again for {call_id}, as a new proposal checked against the disk")
+        # The record's latest word on the call is no longer its withdrawal: it is asked again.
+        again: dict[str, Any] = {"kind": "decision", "call_id": call_id, "tool": action.tool}
+        again.update(state="pending", reason="asked again when the run went on")
+        for key in ("path", "argv"):
+            if isinstance(action.arguments.get(key), (str, list)):
+                again[key] = action.arguments[key]
+        self._recorder.decisions.decided([again])
         step = workspace.execute_step(action, call_id)
         if self._recorder.stopping():
             return step  # withdrawn again: the call stays open, nothing is decided

@@ -105,9 +105,6 @@ class SessionRecorder:
         self._prompt_cache: str | None = None  # the KV cache file last written
         self._prompt_cache_sha256: str | None = None  # and its bytes' digest
         self.max_prompt_cache_bytes = max_prompt_cache_bytes
-        workspace.before_effect = self.write_intent
-        workspace.before_mcp_call = self.write_mcp_intent
-        workspace.keeps_run_record = True
 
     def continue_run(self, earlier: Sequence[EffectOutcome]) -> None:
         """A resumed run: what its earlier parts decided counts in its verdict, and is in the

@@ -55,6 +55,8 @@ def build_tiny_gguf(
     tensors); `sentencepiece` writes a SentencePiece vocabulary
     (pieces, scores and types as llama.cpp's converter writes them, from `train_sentencepiece`)
     instead of the byte-level BPE one.
+    Long because it writes the file's metadata and tensors in the order a GGUF file lays them
+    out, each architecture's variant beside the common one, so the file reads as its format.
     """
     import gguf
     import numpy as np

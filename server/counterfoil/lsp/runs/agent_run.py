@@ -20,8 +20,8 @@ from ...models.errors import ModelLoadError
 from ...models.hub.download import DownloadCancelled
 from ...models.usage import usage_line
 from ...protocol import notice, wire
-from ...run_start import RunSession, start_run
-from ...sessions.earlier_steps import earlier_steps, earlier_words
+from ...run_start import LoadedModel, RunOutcome, RunPlan, RunSession, open_run
+from ...sessions.earlier_steps import EarlierStep, earlier_steps, earlier_words
 from ...sessions.intents import Settled
 from ...sessions.recorded_run import RecordedRun
 from ...sessions.reopen import ResumePlan
@@ -31,7 +31,7 @@ from ..mcp_servers.mcp_servers import run_toolbox
 from ..model_service.model_download import ModelDownloads
 from ..model_service.model_host import HostedGenerate, ModelHost, ModelLoadFailed
 from .disabled_note import enabled_by
-from .jobs import Job, WorkspaceUnavailable, open_workspace
+from .jobs import Job, WorkspaceUnavailable, open_log, rule_told
 from .protected_note import protected_by
 from .run_messages import event_message, failed_run, run_result
 from .run_record import Conversation
@@ -84,130 +84,154 @@ class AgentRunner:
     downloads: ModelDownloads
 
     def run(self, request: RunRequest) -> RunEnd:
-        job, run_id, continued, plan = request.job, request.run_id, request.continued, request.plan
-        settings, root = job.settings, job.root
-        read_digests = None if continued is None else continued.read_digests
+        """The run `request` describes, opened as every run kept on disk is (`open_run`)."""
+        job, plan, continued = request.job, request.plan, request.continued
         try:
-            workspace, unsubscribe = open_workspace(
-                self.channel,
-                job,
-                run_id=run_id,
-                read_digests=plan.read_digests if plan is not None else read_digests,
-                tell=False,  # the run's result says it: one error, shown once
-            )
-        except WorkspaceUnavailable as error:
+            policy, store, unsubscribe = open_log(self.channel, job, tell=False)
+        except WorkspaceUnavailable as error:  # the run's result says it: one error, shown once
             if plan is not None:
                 plan.lock.release()
             return RunEnd(failed_run(error.reason, error.message), None)
-        sessions = SessionStore(settings.receipt_log_path(root))
+        settings = job.settings
+        sessions = SessionStore(settings.receipt_log_path(job.root))
+        model_spec = settings.model or None
         recorded = RecordedRun(
             sessions,
-            workspace.receipt_store,
+            store,
             plan,
             request.steer,
             request.settled,
-            say=self.channel.log,
-            model_spec=settings.model or None,
-        )
-        toolbox = run_toolbox(settings, workspace.policy, job.bridge, self.channel)
-        started = start_run(
-            request.goal,
-            workspace,
-            recorded,
-            job.bridge,
-            lambda: job.stopping or job.bridge.withdrew,  # an open approval stays open
-            agents=request.agents,
-            toolbox=toolbox,
-            confirm_mcp=recorded.confirming(job.bridge),  # resumed: asked again
-            continued=None if continued is None else continued.messages,
-            observations=None if continued is None else continued.observations,
-            cause_of=job.bridge.cause_of,
-            rules=settings.approval_rules,
+            self.channel.log,
+            model_spec=model_spec,
         )
         token = self.channel.begin_progress("Counterfoil", request.goal[:80])
+        shown = ShownRun(self, request, recorded, token)
         try:
-            return self._go(request, started, token)
+            outcome = open_run(
+                RunPlan(
+                    request.goal,
+                    policy,
+                    store,
+                    recorded,
+                    job.bridge,
+                    shown.load,
+                    settings.limits,
+                    shown.on_event,
+                    shown.stop_or_pause,
+                    lambda: job.stopping or job.bridge.withdrew,  # an open approval stays open
+                    shown.resumable,
+                    run_id=request.run_id,
+                    continued=None if continued is None else continued.messages,
+                    observations=None if continued is None else continued.observations,
+                    read_digests=plan.read_digests
+                    if plan is not None
+                    else (None if continued is None else continued.read_digests),
+                    toolbox=run_toolbox(settings, policy, job.bridge, self.channel),
+                    confirm_mcp=recorded.confirming(job.bridge),  # resumed: asked again
+                    rules=settings.approval_rules,
+                    on_rule_approved=rule_told(self.channel, job.root, request.run_id),
+                    approval_via="editor",
+                    stop_commands=job.bridge.stop,
+                    cause_of=job.bridge.cause_of,
+                    agents=request.agents,
+                    begun=shown.begun,
+                )
+            )
+            return outcome if isinstance(outcome, RunEnd) else shown.ended(outcome)
         finally:
-            if toolbox is not None:
-                toolbox.close()  # every server this run started stops with it
-            recorded.release()  # a no-op once the recorder has finished
             unsubscribe()
             self.channel.end_progress(token, "done")
 
-    def _go(self, request: RunRequest, started: RunSession, token: str | None) -> RunEnd:
-        job, goal, run_id, continued = request.job, request.goal, request.run_id, request.continued
-        recorded, workspace = started.recorded, started.workspace
-        assert recorded is not None  # every daemon run keeps its session
+
+class ShownRun:
+    """How the daemon shows one run: its model loaded (or why not, as the run's result), its
+    steps numbered as the person reads them, its earlier steps retold, what it answers."""
+
+    def __init__(
+        self, runner: AgentRunner, request: RunRequest, recorded: RecordedRun, token: str | None
+    ) -> None:
+        self.channel, self.runner, self.request = runner.channel, runner, request
+        self.job, self.recorded, self.token = request.job, recorded, token
+        # A resumed run's steps, and a follow-up's, go on from the conversation's: the loop
+        # counts this part's steps from 1, the person reads the run's.
+        self.before = 0
+        self.told_before: list[EarlierStep] = []
+
+    def stop_or_pause(self) -> bool:
+        return self.job.stopping or self.job.interrupted
+
+    def resumable(self) -> str | None:
+        job = self.job
+        if job.closing:
+            return "interrupted"
+        return "paused" if job.pausing and not job.stopping else None
+
+    def activity(self, phase: messages.ActivityPhase, message: str, step: int | None) -> None:
+        shown = messages.RunActivity(
+            runId=self.request.run_id, phase=phase, step=step, message=message
+        )
+        self.channel.notify(*notice(shown))
+
+    def report(self, step: int, phase: messages.ActivityPhase, message: str) -> None:
+        self.channel.report_progress(self.token, f"step {step + self.before}: {message}")
+        self.activity(phase, message, step + self.before)
+
+    def on_text(self, step: int, text: str, thinking: bool) -> None:
+        shown = messages.ModelText(
+            runId=self.request.run_id, step=step + self.before, text=text, thinking=thinking
+        )
+        self.channel.notify(*notice(shown))
+
+    def on_event(self, event: AgentEvent) -> None:
+        event = replace(event, step=event.step + self.before)
+        patterns = self.job.settings.protected_patterns
+        shown = event_message(
+            event,
+            self.request.run_id,
+            event.model_note,
+            protected_by(event, patterns),
+            enabled_by(event),
+        )
+        self.channel.notify(*notice(shown))
+        self.channel.log(f"step {event.step} response: {event.response}")
+        self.channel.log(f"step {event.step} action: {json.dumps(wire(shown.action))}")
+        if event.result is not None:
+            self.channel.log(f"step {event.step} observation: {event.result}")
+
+    def load(self, started: RunSession, agents: object) -> LoadedModel | RunEnd:
+        """The model, on disk and loaded (or the run's result saying why not), the run's
+        earlier steps retold and its identity as the person gave the model."""
+        job, request = self.job, self.request
         settings, root = job.settings, job.root
         if job.stopping:
             return RunEnd(failed_run("cancelled", None), None)
         try:
             if not settings.endpoint:
-                self.downloads.ensure_on_disk(settings.model, lambda: job.stopping)
+                self.runner.downloads.ensure_on_disk(settings.model, lambda: job.stopping)
         except DownloadCancelled:
             return RunEnd(failed_run("cancelled", None), None)
         except ModelLoadError as error:  # said once, by the run's result
             return RunEnd(failed_run("model_error", str(error)), None)
-
-        def activity(phase: messages.ActivityPhase, message: str, step: int | None) -> None:
-            shown = messages.RunActivity(runId=run_id, phase=phase, step=step, message=message)
-            self.channel.notify(*notice(shown))
-
         try:
-            loaded = self.models.load(
+            loaded = self.runner.models.load(
                 settings,
                 root,
-                lambda phase, message: activity(phase, message, None),
+                lambda phase, message: self.activity(phase, message, None),
                 model_named=request.model_named,
             )
         except ModelLoadFailed as error:  # said once, by the run's result
             return RunEnd(failed_run("model_error", str(error)), None)
-
-        # A resumed run's steps, and a follow-up's, go on from the conversation's: the loop
-        # counts this part's steps from 1, the person reads the run's.
-        before = [0]
-
-        def report(step: int, phase: messages.ActivityPhase, message: str) -> None:
-            self.channel.report_progress(token, f"step {step + before[0]}: {message}")
-            activity(phase, message, step + before[0])
-
-        def on_text(step: int, text: str, thinking: bool) -> None:
-            shown = messages.ModelText(
-                runId=run_id, step=step + before[0], text=text, thinking=thinking
-            )
-            self.channel.notify(*notice(shown))
-
-        def on_event(event: AgentEvent) -> None:
-            event = replace(event, step=event.step + before[0])
-            shown = event_message(
-                event,
-                run_id,
-                event.model_note,
-                protected_by(event, settings.protected_patterns),
-                enabled_by(event),
-            )
-            self.channel.notify(*notice(shown))
-            self.channel.log(f"step {event.step} response: {event.response}")
-            self.channel.log(f"step {event.step} action: {json.dumps(wire(shown.action))}")
-            if event.result is not None:
-                self.channel.log(f"step {event.step} observation: {event.result}")
-
-        stop_or_pause = lambda: job.stopping or job.interrupted
         generate = HostedGenerate(
-            self.models, loaded, report, should_stop=stop_or_pause, on_text=on_text
+            self.runner.models,
+            loaded,
+            self.report,
+            should_stop=self.stop_or_pause,
+            on_text=self.on_text,
         )
-        self.channel.log(f"run {'resumed' if recorded.resuming else 'started'}: {goal}")
-        told_before = earlier_steps(
-            [(message["role"], message["content"]) for message in started.continues()],
-            earlier_observations(request),
+        self.channel.log(
+            f"run {'resumed' if self.recorded.resuming else 'started'}: {request.goal}"
         )
-        if request.plan is not None:  # the run's story so far, from its record, before it
-            record = request.plan.record  # asks its open approval again
-            words = earlier_words(record.state, record.reason)
-            for told in told_before:
-                earlier = AgentEvent(told.step, told.response, told.action, told.observation)
-                shown = replace(event_message(earlier, run_id), earlier=words)
-                self.channel.notify(*notice(shown))
+        self.retell(started)
         plan = request.plan
         if request.steer is not None and plan is not None and plan.record.pending is not None:
             job.bridge.note = PROPOSED_BEFORE_STEERING  # asked again before the model reads it
@@ -216,35 +240,48 @@ class AgentRunner:
         # As the person gave it: none when only an endpoint was set (the CLI's spec, too).
         given = "" if settings.endpoint and not request.model_named else settings.model
         identity = run_identity(loaded, given)
-        try:
-            started.begin(loaded, identity)
-        finally:
-            job.bridge.note = None
-        before[0] = len(told_before)
-        if recorded.asked_again is not None:  # the open approval, answered again: its own step
-            response, action, step = recorded.asked_again
-            on_event(AgentEvent(1, response, action, step.observation, step))
-            before[0] += 1
-        run = started.run(
-            generate,
-            settings.limits(loaded),
-            on_event,
-            should_stop=stop_or_pause,
-            count_tokens=generate.count_tokens,
+        return LoadedModel(loaded, generate, identity, generate.count_tokens)
+
+    def retell(self, started: RunSession) -> None:
+        """A resumed run's story so far, from its record, before it asks its open approval
+        again."""
+        request = self.request
+        self.told_before = earlier_steps(
+            [(message["role"], message["content"]) for message in started.continues()],
+            earlier_observations(request),
         )
-        resumable = job.closing or (job.pausing and not job.stopping)
-        reason = run.reason
-        if resumable:
-            reason = "interrupted" if job.closing else "paused"
-        started.finish(reason, resumable)
+        if request.plan is None:
+            return
+        record = request.plan.record
+        words = earlier_words(record.state, record.reason)
+        for told in self.told_before:
+            earlier = AgentEvent(told.step, told.response, told.action, told.observation)
+            shown = replace(event_message(earlier, request.run_id), earlier=words)
+            self.channel.notify(*notice(shown))
+
+    def begun(self, started: RunSession) -> None:
+        """The open approval a resume asked again, answered: its own step."""
+        self.job.bridge.note = None
+        self.before = len(self.told_before)
+        asked_again = self.recorded.asked_again
+        if asked_again is not None:
+            response, action, step = asked_again
+            self.on_event(AgentEvent(1, response, action, step.observation, step))
+            self.before += 1
+
+    def ended(self, outcome: RunOutcome) -> RunEnd:
+        """The run's result, and the conversation a follow-up continues when it ended."""
+        run, reason, request = outcome.run, outcome.reason, self.request
+        assert run is not None  # no Ctrl-C reaches a daemon's run
         self.channel.log(f"run ended: {reason}; verdict: {run.verdict.summary()}")
-        result = run_result(run, reason, usage_line(run.responses), identity)
-        kept = None
-        if not resumable:
-            kept = continued or Conversation(run_id, goal, recorded.messages)
-            kept.messages = recorded.messages
-            kept.observations = recorded.observations  # so a follow-up elides them too
-            kept.read_digests = workspace.read_digests
-            kept.run_id = run_id
-            kept.turns += 1
+        result = run_result(run, reason, usage_line(run.responses), outcome.identity)
+        if outcome.resumable:
+            return RunEnd(result, None)
+        recorded = self.recorded
+        kept = request.continued or Conversation(request.run_id, request.goal, recorded.messages)
+        kept.messages = recorded.messages
+        kept.observations = recorded.observations  # so a follow-up elides them too
+        kept.read_digests = outcome.workspace.read_digests
+        kept.run_id = request.run_id
+        kept.turns += 1
         return RunEnd(result, kept)

@@ -18,8 +18,10 @@ from typing import Any
 
 from ...errors import AgentError
 from ...gate.grants import FROM_SETTINGS, GrantedBy
+from ...gate.policy import ToolPolicy
 from ...gate.rules import RuleDecision
 from ...gate.workspace import Workspace
+from ...gate.workspace_setup import RuleApproved, WorkspaceSetup
 from ...proposals import McpProposal, ToolProposal
 from ...protocol import notice
 from ...receipts import EffectReceipt, ReceiptStore
@@ -119,15 +121,40 @@ class Job:
 
 
 def open_workspace(
-    channel: ClientChannel,
-    job: Job,
-    *,
-    run_id: str | None = None,
-    read_digests: dict[str, str] | None = None,
-    tell: bool = True,
+    channel: ClientChannel, job: Job, *, tell: bool = True
 ) -> tuple[Workspace, Callable[[], None]]:
     """A Workspace for one operation whose receipts go to the client as they are recorded
-    (the second value unsubscribes). When the root or the log cannot be used
+    (the second value unsubscribes); see `open_log` for when it cannot be opened."""
+    policy, store, unsubscribe = open_log(channel, job, tell=tell)
+    return Workspace(policy, receipt_store=store, setup=editor_setup(channel, job)), unsubscribe
+
+
+def editor_setup(channel: ClientChannel, job: Job, run_id: str | None = None) -> WorkspaceSetup:
+    """How the editor's workspace asks (the job's bridge, its stop ending a running command)
+    and tells of each effect a rule approved."""
+    return WorkspaceSetup(
+        confirm_proposal=job.bridge,
+        stop_commands=job.bridge.stop,
+        approval_via="editor",
+        run_id=run_id,
+        on_rule_approved=rule_told(channel, job.root, run_id),
+    )
+
+
+def rule_told(channel: ClientChannel, root: Path, run_id: str | None) -> RuleApproved:
+    """Tells the client of each effect a rule approved, as it is approved."""
+
+    def on_rule_approved(proposal: ToolProposal | McpProposal, decided: RuleDecision) -> None:
+        channel.notify(*notice(rule_approved(proposal, decided, root, run_id)))
+
+    return on_rule_approved
+
+
+def open_log(
+    channel: ClientChannel, job: Job, *, tell: bool = True
+) -> tuple[ToolPolicy, ReceiptStore, Callable[[], None]]:
+    """The job's policy and receipt log, whose receipts go to the client as they are recorded
+    (the third value unsubscribes). When the root or the log cannot be used
     WorkspaceUnavailable carries the reason for the result, and the person is told unless
     `tell` is False (a run's result says it, once)."""
 
@@ -153,19 +180,4 @@ def open_workspace(
     def on_receipt(receipt: EffectReceipt) -> None:
         channel.notify(*notice(receipt_message(receipt)))
 
-    unsubscribe = store.subscribe(on_receipt)
-    workspace = Workspace(
-        policy,
-        receipt_store=store,
-        confirm_proposal=job.bridge,
-        stop_commands=job.bridge.stop,
-        approval_via="editor",
-        run_id=run_id,
-        read_digests=read_digests,
-    )
-
-    def on_rule_approved(proposal: ToolProposal | McpProposal, decided: RuleDecision) -> None:
-        channel.notify(*notice(rule_approved(proposal, decided, root, run_id)))
-
-    workspace.on_rule_approved = on_rule_approved
-    return workspace, unsubscribe
+    return policy, store, store.subscribe(on_receipt)

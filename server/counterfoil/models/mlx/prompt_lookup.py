@@ -198,6 +198,8 @@ def lookup_generate_step(
     along with the response and `sources` (see `NgramIndex`). It ends after an end-of-sequence token or `max_tokens` tokens, the
     cache then holding the prompt and every token yielded, as the plain loop leaves it; closed
     earlier, it trims the cache back to tokens it yielded (without computing the last one).
+    Long because it follows `mlx_lm.generate_step` step for step (prefill, draft, verify,
+    accept, trim), so the two read side by side; split, the cache's state would cross calls.
     """
     from mlx_lm.generate import generation_stream
     from mlx_lm.models.cache import can_trim_prompt_cache, trim_prompt_cache

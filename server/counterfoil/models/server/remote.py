@@ -20,7 +20,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...actions import ToolAction, parse_action
@@ -39,6 +39,7 @@ from .server_stream import (
     MAX_ERROR_BYTES,
     KeyScrubber,
     ResponseBudget,
+    StreamScrubber,
     as_thinking,
     chunk_events,
     one_line,
@@ -241,60 +242,21 @@ class RemoteGenerate:
     # One call
 
     def _generate(self, messages: Messages) -> ModelReply:
+        """One response streamed from the server, each token shown as it comes, then its
+        reply with what it cost."""
         started = time.perf_counter()
         watch = StopWatch(self.should_stop)
         shown_text = self._scrub.stream()  # what progress shows, the key held back and replaced
-        content: list[str] = []
-        tokens = 0
-        first_token: float | None = None
-        finish_reason: str | None = None
-        usage: dict[str, Any] = {}
-        attempts = 1
-        reasoning = False  # inside the server's reasoning deltas, shown as a <think> block
-        reasoned = False
+        stream = _Stream()
         self._report(ModelProgress("generating", message="waiting for the server"))
         try:
             for kind, value in self._events(self.request_body(messages), watch):
                 if watch.stopped():
                     raise GenerationCancelled("generation stopped")
-                if kind in ("content", "reasoning"):
-                    if tokens >= self.max_tokens:
-                        finish_reason = "length"
-                        logger.warning("%s sent more than max_tokens; stopped reading", self.model)
-                        break
-                    if first_token is None:
-                        first_token = time.perf_counter()
-                    tokens += 1
-                    if kind == "content":
-                        content.append(value)
-                    reasoned = reasoned or kind == "reasoning"
-                    shown, reasoning = as_thinking(kind, value, reasoning)
-                    shown = shown_text.feed(shown)
-                    elapsed = time.perf_counter() - first_token
-                    rate = (tokens - 1) / elapsed if tokens > 1 and elapsed > 0 else None
-                    self._report(
-                        ModelProgress(
-                            "generating", text=shown, tokens=tokens, tokens_per_second=rate
-                        )
-                    )
-                elif kind == "prefill":
-                    self._report_prefill(*value)
-                elif kind == "finish":
-                    finish_reason = value
-                elif kind == "usage":
-                    usage = value
-                elif kind == "retry":
-                    attempts += 1
-                    self._report(ModelProgress("generating", message=value))
-                elif kind == "end":
-                    if finish_reason is None and not value:
-                        raise ModelServerError(
-                            f"the model server at {self.endpoint} closed the stream midway "
-                            f"after {tokens} tokens; check the server's log"
-                        )
+                if not self._take(stream, kind, value, shown_text):
                     break
             if held := shown_text.flush():
-                self._report(ModelProgress("generating", text=held, tokens=tokens))
+                self._report(ModelProgress("generating", text=held, tokens=stream.tokens))
         except BaseException as error:
             if watch.stopped() and not isinstance(error, GenerationCancelled):
                 error = GenerationCancelled("generation stopped")
@@ -305,24 +267,68 @@ class RemoteGenerate:
             raise
         finally:
             watch.close()
+        return self._reply_of(messages, started, stream)
+
+    def _take(self, stream: _Stream, kind: str, value: Any, shown_text: StreamScrubber) -> bool:
+        """One event of the stream into `stream`; False once the response has ended."""
+        if kind in ("content", "reasoning"):
+            if stream.tokens >= self.max_tokens:
+                stream.finish_reason = "length"
+                logger.warning("%s sent more than max_tokens; stopped reading", self.model)
+                return False
+            if stream.first_token is None:
+                stream.first_token = time.perf_counter()
+            stream.tokens += 1
+            if kind == "content":
+                stream.content.append(value)
+            stream.reasoned = stream.reasoned or kind == "reasoning"
+            shown, stream.reasoning = as_thinking(kind, value, stream.reasoning)
+            shown = shown_text.feed(shown)
+            elapsed = time.perf_counter() - stream.first_token
+            tokens = stream.tokens
+            rate = (tokens - 1) / elapsed if tokens > 1 and elapsed > 0 else None
+            self._report(
+                ModelProgress("generating", text=shown, tokens=tokens, tokens_per_second=rate)
+            )
+        elif kind == "prefill":
+            self._report_prefill(*value)
+        elif kind == "finish":
+            stream.finish_reason = value
+        elif kind == "usage":
+            stream.usage = value
+        elif kind == "retry":
+            stream.attempts += 1
+            self._report(ModelProgress("generating", message=value))
+        elif kind == "end":
+            if stream.finish_reason is None and not value:
+                raise ModelServerError(
+                    f"the model server at {self.endpoint} closed the stream midway "
+                    f"after {stream.tokens} tokens; check the server's log"
+                )
+            return False
+        return True
+
+    def _reply_of(self, messages: Messages, started: float, stream: _Stream) -> ModelReply:
+        """The streamed response as a reply: its text, what it cost, the server's notes."""
         seconds = time.perf_counter() - started
+        usage, first_token = stream.usage, stream.first_token
         details = usage.get("prompt_tokens_details") or {}
         stats = ResponseStats(
             prompt_tokens=token_count(usage.get("prompt_tokens")),
             cached_tokens=token_count(details.get("cached_tokens"))
             if isinstance(details, dict)
             else None,
-            generated_tokens=token_count(usage.get("completion_tokens")) or tokens,
-            finish_reason=finish_reason or "stop",
+            generated_tokens=token_count(usage.get("completion_tokens")) or stream.tokens,
+            finish_reason=stream.finish_reason or "stop",
             seconds=seconds,
             first_token_seconds=None if first_token is None else first_token - started,
-            attempts=attempts,
+            attempts=stream.attempts,
         )
         self.stats.append(stats)
         self._token_count.seen(messages, stats.prompt_tokens)
-        raw = "".join(content)
+        raw = "".join(stream.content)
         text = self._scrub(strip_thinking(raw))
-        reasoned = reasoned or "<think>" in raw
+        reasoned = stream.reasoned or "<think>" in raw
         notes = []  # the counters travel in the report's fields; these are the server's notes
         if stats.cached_tokens is not None and stats.prompt_tokens:
             notes.append(f"{stats.cached_tokens}/{stats.prompt_tokens} prompt tokens cached")
@@ -532,3 +538,17 @@ class RemoteGenerate:
                     note=self._scrub(progress.note),
                 )
             )
+
+
+@dataclass
+class _Stream:
+    """What one response's stream has brought so far."""
+
+    content: list[str] = field(default_factory=list)
+    tokens: int = 0
+    first_token: float | None = None  # when the first token came (perf_counter)
+    finish_reason: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    attempts: int = 1
+    reasoning: bool = False  # inside the server's reasoning deltas, shown as a <think> block
+    reasoned: bool = False
