@@ -31,6 +31,10 @@ export interface CounterfoilApi {
 
 let activeClient: DaemonClient | undefined;
 
+/** What the run panel says while the daemon starts and lists the runs that can go on. */
+export const LOOKING_FOR_RUNS =
+  "Looking for a paused or interrupted run to resume (the daemon is starting)…";
+
 export function activate(context: vscode.ExtensionContext): CounterfoilApi {
   const trace = vscode.window.createOutputChannel("Counterfoil", { log: true });
   const validationOutput = vscode.window.createOutputChannel(
@@ -74,6 +78,11 @@ export function activate(context: vscode.ExtensionContext): CounterfoilApi {
   );
   const folderGrants = new FolderGrantCommands(client, panel);
   panel.setActions({ allowFolderGrants: () => folderGrants.allow() });
+  context.subscriptions.push(
+    client.onRunning((running) => {
+      if (running) setup.noteInterpreterReady();
+    }),
+  );
   activeClient = client;
   context.subscriptions.push(
     trace,
@@ -93,11 +102,14 @@ export function activate(context: vscode.ExtensionContext): CounterfoilApi {
 
   setup.openWalkthroughOnce();
   if (vscode.workspace.workspaceFolders?.length) {
+    // Until the daemon has listed its runs, the panel says it is looking for one to go on.
+    panel.lookingForRuns(LOOKING_FOR_RUNS);
     void client
       .start()
       .then(() => receiptCommands.refreshReceipts())
       .then(() => sessions.offerResumable(false))
-      .catch((error: unknown) => showStartFailure(error, trace));
+      .catch((error: unknown) => showStartFailure(error, trace))
+      .finally(() => panel.lookingForRuns(null));
   }
   return {
     client,

@@ -229,6 +229,7 @@ def _client_for(daemon_box: list[Daemon]) -> LanguageClient:
         "counterfoil/modelText",
         "counterfoil/folderSettingsChanged",
         "counterfoil/runActivity",
+        "counterfoil/approvalState",
     ):
 
         def note(params: dict[str, Any], method: str = method) -> None:

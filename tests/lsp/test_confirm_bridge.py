@@ -22,6 +22,7 @@ class OneAnswerChannel:
     def __init__(self, outcome: Any) -> None:
         self.outcome = outcome
         self.lines: list[str] = []
+        self.told: list[tuple[str, Any]] = []
 
     def request(self, method: str, params: Any) -> tuple[str, Future[Any]]:
         answer: Future[Any] = Future()
@@ -35,6 +36,9 @@ class OneAnswerChannel:
 
     def cancel_request(self, request_id: str) -> None:
         pass
+
+    def notify(self, method: str, params: Any) -> None:
+        self.told.append((method, params))
 
     def log(self, text: str) -> None:
         self.lines.append(text)
@@ -86,3 +90,18 @@ def test_after_the_client_went_away_no_later_question_is_asked(demo_project: Pat
 
     assert bridge(proposal(demo_project)).approved is False
     assert bridge.cause_of("call-1") == "interrupted"
+
+
+def test_a_question_the_connection_could_not_carry_is_told_as_interrupted(
+    demo_project: Path,
+) -> None:
+    channel = OneAnswerChannel(ConnectionError("the client connection is closed"))
+    bridge = ConfirmBridge(channel, demo_project, 5.0)  # type: ignore[arg-type]
+    bridge.run_id = "run-1"
+    bridge(proposal(demo_project))
+
+    told = [(method, params["runId"], params["state"]) for method, params in channel.told]
+    assert told == [
+        ("counterfoil/approvalState", "run-1", "pending"),
+        ("counterfoil/approvalState", "run-1", "interrupted"),
+    ]

@@ -133,4 +133,5 @@ async def test_everything_a_run_sends_has_the_declared_shape(
         "counterfoil/modelText",
         "counterfoil/folderSettingsChanged",
         "counterfoil/runActivity",
+        "counterfoil/approvalState",
     }

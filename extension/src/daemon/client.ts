@@ -24,6 +24,7 @@ import {
   type ModelText,
   type RunActivity,
   type RuleApproved,
+  type ApprovalState,
   type ParamsOf,
   type Receipt,
   type RequestMethod,
@@ -71,6 +72,8 @@ export class DaemonClient implements vscode.Disposable {
   private readonly runActivityEmitter = new vscode.EventEmitter<RunActivity>();
   private readonly ruleApprovedEmitter =
     new vscode.EventEmitter<RuleApproved>();
+  private readonly approvalStateEmitter =
+    new vscode.EventEmitter<ApprovalState>();
   private readonly runStateEmitter = new vscode.EventEmitter<RunStateNotice>();
   private readonly downloadEmitter =
     new vscode.EventEmitter<DownloadProgress>();
@@ -93,6 +96,8 @@ export class DaemonClient implements vscode.Disposable {
   readonly onRunActivity = this.runActivityEmitter.event;
   /** A call the person's approval rule approved, as it is decided (`counterfoil/ruleApproved`). */
   readonly onRuleApproved = this.ruleApprovedEmitter.event;
+  /** Where a call's question stands, at each change (`counterfoil/approvalState`). */
+  readonly onApprovalState = this.approvalStateEmitter.event;
   /** Stopping, cancelled or ended (`counterfoil/runState`). */
   readonly onRunState = this.runStateEmitter.event;
   /** A model download's progress (`counterfoil/download`). */
@@ -114,6 +119,7 @@ export class DaemonClient implements vscode.Disposable {
       this.modelTextEmitter,
       this.runActivityEmitter,
       this.ruleApprovedEmitter,
+      this.approvalStateEmitter,
       this.runStateEmitter,
       this.downloadEmitter,
       this.folderSettingsEmitter,
@@ -304,6 +310,9 @@ export class DaemonClient implements vscode.Disposable {
     );
     client.onNotification(Methods.ruleApproved, (approved: RuleApproved) =>
       this.ruleApprovedEmitter.fire(approved),
+    );
+    client.onNotification(Methods.approvalState, (told: ApprovalState) =>
+      this.approvalStateEmitter.fire(told),
     );
     client.onNotification(Methods.runState, (state: RunStateNotice) =>
       this.runStateEmitter.fire(state),

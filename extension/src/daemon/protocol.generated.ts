@@ -473,6 +473,14 @@ export interface AgentsFileRecord {
   notRead: string | null;
 }
 
+/** Where one call's question stands, sent by the daemon at each change (asked, asked again after a resume, withdrawn, answered, denied): the one state the run panel, the notifications and the receipts tree show, so none of them guesses it from its own events. */
+export interface ApprovalState {
+  runId: string | null;
+  toolCallId: string;
+  state: "pending" | "withdrawn" | "interrupted" | "answered" | "denied";
+  why: string | null;
+}
+
 export interface FileChanged {
   path: string;
   sha256: string | null;
@@ -824,6 +832,7 @@ export const Methods = {
   modelText: "counterfoil/modelText",
   runActivity: "counterfoil/runActivity",
   ruleApproved: "counterfoil/ruleApproved",
+  approvalState: "counterfoil/approvalState",
   download: "counterfoil/download",
   folderSettingsChanged: "counterfoil/folderSettingsChanged",
 } as const;

@@ -2,6 +2,7 @@
 // nodes into TreeItems. Kept pure so the unit tests can check labels, icons and children.
 
 import type {
+  ApprovalState,
   Decision,
   Receipt,
   RunRecord,
@@ -468,10 +469,19 @@ export function decisionNode(runId: string, decision: Decision): ReceiptNode {
   };
 }
 
-/** The decisions of a run whose call ids have no receipt, each once (the latest word). */
+/** A question's states the record holds while it is open: the daemon's live word replaces them. */
+const OPEN_STATES = new Set(["pending", "withdrawn", "interrupted"]);
+
+/**
+ * The decisions of a run whose call ids have no receipt, each once (the latest word): the
+ * record's, then where a question still open there stands now, as the daemon told it
+ * (`counterfoil/approvalState`), so the tree says what the run panel says. A person's answer
+ * is the record's to say (with their reason), once it holds it.
+ */
 function unreceipted(
   record: StoredRunRecord | undefined,
   members: readonly Receipt[],
+  live: readonly ApprovalState[] = [],
 ): Decision[] {
   const receipted = new Set(members.map((receipt) => receipt.tool_call_id));
   const latest = new Map<string, Decision>();
@@ -479,6 +489,25 @@ function unreceipted(
     if (!receipted.has(decision.toolCallId) && decision.state !== "approved") {
       latest.set(decision.toolCallId, decision);
     }
+  }
+  for (const told of live) {
+    const known = latest.get(told.toolCallId);
+    if (
+      receipted.has(told.toolCallId) ||
+      (told.state === "answered" && told.why === "approved") ||
+      (known !== undefined && !OPEN_STATES.has(known.state))
+    ) {
+      continue;
+    }
+    latest.set(told.toolCallId, {
+      toolCallId: told.toolCallId,
+      tool: known?.tool ?? null,
+      path: known?.path ?? null,
+      argv: known?.argv ?? null,
+      time: known?.time ?? null,
+      state: told.state,
+      reason: told.why,
+    });
   }
   return [...latest.values()];
 }
@@ -494,6 +523,7 @@ export function runNodes(
   now: Date = new Date(),
   records: readonly StoredRunRecord[] = [],
   exported: ReadonlySet<string> = new Set(),
+  live: readonly ApprovalState[] = [],
 ): ReceiptNode[] {
   const groups = new Map<string, Receipt[]>();
   for (const receipt of receipts) {
@@ -503,6 +533,11 @@ export function runNodes(
   for (const record of records) {
     if (!groups.has(record.runId) && record.decisions.length > 0) {
       groups.set(record.runId, []);
+    }
+  }
+  for (const told of live) {
+    if (told.runId && !groups.has(told.runId)) {
+      groups.set(told.runId, []);
     }
   }
   const startOf = ([runId, members]: [string, Receipt[]]) =>
@@ -609,9 +644,11 @@ export function runNodes(
       expanded: index === newest,
       children: [
         ...members.map(receiptNode),
-        ...unreceipted(record, members).map((decision) =>
-          decisionNode(runId, decision),
-        ),
+        ...unreceipted(
+          record,
+          members,
+          live.filter((told) => told.runId === runId),
+        ).map((decision) => decisionNode(runId, decision)),
       ],
     };
   });
@@ -627,8 +664,9 @@ export function receiptRoots(
   runs: readonly RunRecord[] = [],
   records: readonly StoredRunRecord[] = [],
   exported: ReadonlySet<string> = new Set(),
+  live: readonly ApprovalState[] = [],
 ): ReceiptNode[] {
-  const nodes = runNodes(receipts, runs, new Date(), records, exported);
+  const nodes = runNodes(receipts, runs, new Date(), records, exported, live);
   if (!problem) {
     return nodes;
   }

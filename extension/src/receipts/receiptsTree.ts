@@ -5,6 +5,7 @@
 import * as vscode from "vscode";
 import type { DaemonClient } from "../daemon/client";
 import type {
+  ApprovalState,
   Receipt,
   ReceiptsResult,
   RunRecord,
@@ -31,6 +32,8 @@ export class ReceiptsTree
   private live: RunRecord[] = [];
   private records: StoredRunRecord[] = [];
   private exported: ReadonlySet<string> = new Set();
+  /** Where each question of this window's runs stands, as the daemon last told it. */
+  private approvals = new Map<string, ApprovalState>();
   private readonly changed = new vscode.EventEmitter<ReceiptNode | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   private readonly disposables: vscode.Disposable[] = [this.changed];
@@ -45,6 +48,10 @@ export class ReceiptsTree
         showCollapseAll: true,
       }),
       client.onReceipt((receipt) => this.add(receipt)),
+      client.onApprovalState((told) => {
+        this.approvals.set(`${told.runId ?? ""}/${told.toolCallId}`, told);
+        this.changed.fire(undefined);
+      }),
       client.onRunStarted((started) => {
         this.live = withLiveRuns(this.live, [
           liveRunRecord(started, new Date().toISOString()),
@@ -172,6 +179,7 @@ export class ReceiptsTree
       withLiveRuns(this.runs, this.live),
       this.records,
       this.exported,
+      [...this.approvals.values()],
     );
   }
 

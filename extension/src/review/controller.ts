@@ -54,6 +54,9 @@ export class ReviewController implements vscode.Disposable {
     this.onDidChangePending = this.pending.onDidChangePending;
     this.onDidChangeProposal = this.pending.onDidChangeProposal;
     client.handleConfirm((params, token) => this.confirm(params, token));
+    this.disposables.push(
+      client.onApprovalState((state) => this.pending.told(state)),
+    );
     const register = commandRegistrar(this.disposables);
     register("counterfoil.acceptProposal", (target?: unknown) =>
       this.accept(target),

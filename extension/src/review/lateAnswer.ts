@@ -8,7 +8,7 @@ export function lateButtonNotice(
   button: string,
   subject: string,
   toolCallId: string,
-  outcome: ProposalState | undefined,
+  outcome: ProposalState | "asked again" | undefined,
 ): string {
   return `Counterfoil: ${button} did nothing: ${subject} (${toolCallId}) ${outcomeWords(outcome)}.`;
 }
@@ -19,7 +19,7 @@ export function lateNotice(
   approval: {
     subject: string;
     toolCallId: string;
-    outcome?: ProposalState;
+    outcome?: ProposalState | "asked again";
   },
 ): string {
   return lateButtonNotice(
@@ -30,8 +30,12 @@ export function lateNotice(
   );
 }
 
-function outcomeWords(outcome: ProposalState | undefined): string {
+function outcomeWords(
+  outcome: ProposalState | "asked again" | undefined,
+): string {
   switch (outcome) {
+    case "asked again":
+      return "was withdrawn and is pending again: answer its new question";
     case "approved":
       return "was already accepted";
     case "rejected":

@@ -2,7 +2,11 @@
 // panel and settled. Only an explicit Accept settles approved; everything else answers No.
 
 import * as vscode from "vscode";
-import type { ConfirmParams, ConfirmResult } from "../daemon/protocol";
+import type {
+  ApprovalState,
+  ConfirmParams,
+  ConfirmResult,
+} from "../daemon/protocol";
 import type { ProposalState, ProposalView } from "../run/runModel";
 import { type Hunk, hunkLabel } from "./hunks";
 import { proposalSubject } from "./proposal";
@@ -34,8 +38,9 @@ export interface PendingApproval {
   subject: string;
   kind: ProposalView["kind"];
   edit?: EditState;
-  /** What became of it once it no longer waits: what a late button says. */
-  outcome?: ProposalState;
+  /** What became of it once it no longer waits: what a late button says (`asked again`: the
+   * daemon withdrew it and asks the same call again, a newer question). */
+  outcome?: ProposalState | "asked again";
   /** The daemon's word on the question ("proposed before your message"), shown while it waits. */
   note?: string;
   /** The whole of what is asked, when the subject cannot hold it (an MCP call's arguments). */
@@ -45,6 +50,8 @@ export interface PendingApproval {
 
 export class PendingApprovals implements vscode.Disposable {
   private readonly pending = new Map<string, PendingApproval>();
+  /** Every question asked for a call id in this window, latest last: a late button's. */
+  private readonly asked = new Map<string, PendingApproval[]>();
   private readonly cancellations = new Map<
     PendingApproval,
     vscode.Disposable
@@ -105,6 +112,34 @@ export class PendingApprovals implements vscode.Disposable {
     }
     this.pendingChanged();
     closeDiffsOf(abandoned);
+  }
+
+  /**
+   * Where a call's question stands, as the daemon says it (`counterfoil/approvalState`): each
+   * earlier question for that call that no longer waits takes it as its outcome, so a late
+   * button says the daemon's state (asked again, withdrawn), not a guess of its own.
+   */
+  told(state: ApprovalState): void {
+    const asked = this.asked.get(state.toolCallId) ?? [];
+    for (const approval of asked) {
+      if (this.isWaiting(approval)) {
+        continue;
+      }
+      if (state.state === "answered") {
+        // A person's answer keeps its own words (accepted, rejected, stale); an earlier
+        // question of the call takes the answer of the one asked again.
+        if (approval.outcome === "asked again") {
+          approval.outcome = asked[asked.length - 1].outcome;
+        }
+        continue;
+      }
+      approval.outcome =
+        state.state === "pending"
+          ? "asked again"
+          : state.state === "denied"
+            ? "rejected"
+            : state.state;
+    }
   }
 
   publish(
@@ -191,6 +226,10 @@ export class PendingApprovals implements vscode.Disposable {
       .get(params.toolCallId)
       ?.settle({ approved: false }, "the daemon asked again");
     this.pending.set(params.toolCallId, approval);
+    this.asked.set(params.toolCallId, [
+      ...(this.asked.get(params.toolCallId) ?? []).slice(-4),
+      approval,
+    ]);
     this.cancellations.set(approval, cancellation);
     this.pendingChanged();
     this.publish(approval, "pending");

@@ -48,4 +48,7 @@ export interface ModelMessage {
     waiting: boolean;
     refused: string[];
   } | null;
+  /** What the panel is waiting for before it can say whether a run can go on (the daemon
+   * starting, its runs listed after a reload), so an empty Goal box does not read as nothing. */
+  looking: string | null;
 }

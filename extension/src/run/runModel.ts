@@ -6,6 +6,7 @@
 import type {
   AgentEvent,
   AgentsFileRecord,
+  ApprovalState,
   EffectState,
   RunActivity,
   RuleApproved,
@@ -53,6 +54,9 @@ export interface ProposalView {
   edited?: boolean;
   /** The turn it belongs to (index into `turns`); absent outside any run (a revert). */
   turn?: number;
+  /** How many steps its turn showed when it was asked: one tied to no step (an MCP tool's
+   * definition) is drawn there, in the order it was asked, not after the run's last step. */
+  askedAt?: number;
   /** An edit whose file changed while it waited: still pending, but Accept cannot apply it. */
   outdated?: boolean;
   /** Approved by the person's approval rule, nobody asked: its place in the set and its words,
@@ -164,6 +168,18 @@ export interface RunModel {
   proposals: Record<string, ProposalView>;
   /** A run kept on disk that can go on: offered with Resume instead of a follow-up. */
   resumable: ResumableView | null;
+}
+
+/**
+ * What an empty panel says while it looks for a run that can go on (the daemon starting and
+ * listing its runs after a reload), so the Goal box alone does not read as "nothing to resume";
+ * a turn or an offer to resume replaces it.
+ */
+export function lookingLine(
+  model: RunModel,
+  looking: string | null,
+): string | null {
+  return model.turns.length === 0 && model.resumable === null ? looking : null;
 }
 
 export function emptyModel(): RunModel {
@@ -410,7 +426,65 @@ export function setProposal(model: RunModel, proposal: ProposalView): void {
   // A proposal asked again when its run resumed belongs to the resumed turn.
   const askedAgain = proposal.state === "pending" && going !== undefined;
   const turn = askedAgain ? going : (known?.turn ?? going);
-  model.proposals[proposal.toolCallId] = { ...known, ...proposal, turn };
+  const askedAt =
+    known?.askedAt !== undefined && known.turn === turn
+      ? known.askedAt
+      : turn !== undefined
+        ? model.turns[turn].steps.length
+        : undefined;
+  model.proposals[proposal.toolCallId] = {
+    ...known,
+    ...proposal,
+    turn,
+    askedAt,
+  };
+}
+
+/**
+ * The proposals of turn `index` tied to none of its steps (an MCP tool's definition, a
+ * question asked again after a resume) that were asked when it showed `position` steps, in the
+ * order asked; `position` at the turn's end takes every one left (asked later, or not known).
+ */
+export function untiedAt(
+  turn: Pick<TurnView, "steps">,
+  index: number,
+  proposals: Record<string, ProposalView>,
+  position: number,
+): ProposalView[] {
+  const tied = new Set(turn.steps.map((step) => step.toolCallId));
+  const last = position >= turn.steps.length;
+  return Object.values(proposals).filter(
+    (proposal) =>
+      proposal.turn === index &&
+      !tied.has(proposal.toolCallId) &&
+      (proposal.askedAt === position ||
+        (last && (proposal.askedAt ?? Infinity) > position)),
+  );
+}
+
+/**
+ * Where a question stands, as the daemon says it at each change (`counterfoil/approvalState`):
+ * asked (again, after a pause or a steer), withdrawn, interrupted, or denied without an
+ * answer; the one state the panel shows for it. A person's answer keeps the panel's own words
+ * (accepted, with changes, stale), which say more than `answered`.
+ */
+export function setApprovalState(model: RunModel, told: ApprovalState): void {
+  const proposal = model.proposals[told.toolCallId];
+  if (!proposal || told.state === "answered") {
+    return; // a question the editor has not shown yet is shown pending when it is
+  }
+  if (told.state === "denied") {
+    proposal.state = "rejected";
+  } else {
+    proposal.state = told.state;
+    if (told.state === "pending") {
+      // Asked again in the resumed turn: it belongs there, not at its withdrawn step.
+      const turn =
+        told.runId !== null ? latestTurnOf(model, told.runId) : undefined;
+      proposal.turn = turn ? model.turns.indexOf(turn) : proposal.turn;
+    }
+  }
+  proposal.reason = told.why ?? undefined;
 }
 
 /**
@@ -463,6 +537,9 @@ function interruptProposals(
       proposal.state === "withdrawn";
     if (proposal.turn === index && open) {
       count++;
+      if (proposal.state === state) {
+        continue; // the daemon said so, in its words (counterfoil/approvalState)
+      }
       proposal.state = state;
       proposal.reason =
         state === "withdrawn"

@@ -19,12 +19,14 @@ import {
   addEvent,
   addModelText,
   addRuleApproval,
+  setApprovalState,
   emptyModel,
   endTurns,
   failTurn,
   finishTurn,
   interruptTurn,
   isGoing,
+  lookingLine,
   type RunModel,
   setPausing,
   setProposal,
@@ -64,6 +66,7 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   private pendingRender: NodeJS.Timeout | undefined;
   private actions: Partial<RunActions> = {};
   private folderSettings: ModelMessage["folderSettings"] = null;
+  private looking: string | null = null;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly renderedEmitter = new vscode.EventEmitter<RunModel>();
   /** Fires after each change is sent to the webview (tests wait on it). */
@@ -120,6 +123,10 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         addRuleApproval(this.model, told);
         this.render();
       }),
+      client.onApprovalState((told) => {
+        setApprovalState(this.model, told);
+        this.render();
+      }),
       client.onRunState((state) => {
         if (state.state === "stopping") {
           setStopping(this.model);
@@ -165,6 +172,12 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
   /** The daemon died under the run: interrupted, not rejected; Resume is offered next. */
   runInterrupted(): void {
     interruptTurn(this.model);
+    this.render();
+  }
+
+  /** Says the panel is looking for a run that can go on (null: it has looked). */
+  lookingForRuns(note: string | null): void {
+    this.looking = note;
     this.render();
   }
 
@@ -335,6 +348,7 @@ export class RunPanel implements vscode.WebviewViewProvider, vscode.Disposable {
         lines: resumableLines(resumable),
       },
       folderSettings: this.folderSettings,
+      looking: lookingLine(this.model, this.looking),
     };
     void this.view?.webview.postMessage(message);
     this.renderedEmitter.fire(this.model);

@@ -5,7 +5,7 @@
 
 import { wireBranches } from "./branchesScript";
 import { button, closeAllDetails, details, el } from "./panelDom";
-import { acceptBlocked, isGoing, takesReason } from "./runModel";
+import { acceptBlocked, isGoing, takesReason, untiedAt } from "./runModel";
 import type { DrawnTurn, ModelMessage, PanelMessage } from "./panelMessages";
 import type { ProposalState, ProposalView, StepView } from "./runModel";
 import { ruleApprovalLine } from "./turnNotes";
@@ -472,6 +472,11 @@ function render(state: ModelMessage): void {
       } else if (!step.earlier && before?.earlier) {
         block.append(el("p", "earlier-note", "Resumed here."));
       }
+      // Asked before this step and tied to none (an MCP tool's definition): drawn here.
+      for (const proposal of untiedAt(turn, index, state.proposals, position)) {
+        block.append(proposalBlock(proposal));
+        shown.add(proposal.toolCallId);
+      }
       block.append(stepBlock(step, state.proposals, shown, index));
     });
     if (turn.steps[turn.steps.length - 1]?.earlier) {
@@ -559,6 +564,8 @@ function render(state: ModelMessage): void {
   }
   if (state.resumable) {
     conversation.append(resumableBlock(state.resumable));
+  } else if (state.looking) {
+    conversation.append(el("p", "looking", state.looking));
   }
   if (state.folderSettings) {
     conversation.prepend(folderSettingsBlock(state.folderSettings));

@@ -35,6 +35,9 @@ const DEMO_VALIDATION = ["python", "-m", "pytest", "tests/test_math.py", "-q"];
 /** True while this folder's settings allow writes and at least one command: the walkthrough's
  * permissions step is checked off by it (`onContext`), so a grant that failed checks nothing. */
 export const ALLOWED_HERE = "counterfoil.allowedHere";
+/** True once an interpreter is known to run the daemon (it started, or Check Setup found it):
+ * the walkthrough's interpreter step is checked off by it, never by a click that picked nothing. */
+export const INTERPRETER_READY = "counterfoil.interpreterReady";
 
 /** Tells the daemon that Counterfoil itself wrote these values into the folder's settings, so
  * they count as the person's confirmed grants (the daemon keeps that outside the folder). */
@@ -96,6 +99,11 @@ export class SetupCommands implements vscode.Disposable {
         `the daemon did not record the walkthrough's grants: ${errorMessage(error)}`,
       );
     }
+  }
+
+  /** The daemon started on the interpreter, or Check Setup found it: the step is done. */
+  noteInterpreterReady(): void {
+    void vscode.commands.executeCommand("setContext", INTERPRETER_READY, true);
   }
 
   /** Sets ALLOWED_HERE from what the first folder's settings allow now. */
@@ -374,6 +382,7 @@ export class SetupCommands implements vscode.Disposable {
     let report: string;
     try {
       const launch = await this.interpreter.resolve(this.folder, "doctor");
+      this.noteInterpreterReady();
       const args = launch.argv.slice(1);
       // The settings as the daemon gets them, by where each was written: the doctor applies
       // the same rules (the folder's endpoint is never tried) and lists the folder's values.

@@ -27,3 +27,10 @@ test("a button whose proposal left no outcome still says it did nothing", () => 
     /Reject did nothing: .* is no longer waiting for an answer\.$/,
   );
 });
+
+test("a button of a question the daemon asked again says it is pending again", () => {
+  assert.equal(
+    lateButtonNotice("Accept", "run_command true", "call-1", "asked again"),
+    "Counterfoil: Accept did nothing: run_command true (call-1) was withdrawn and is pending again: answer its new question.",
+  );
+});

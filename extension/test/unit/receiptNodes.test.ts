@@ -397,3 +397,46 @@ describe("who decided an effect", () => {
     assert.equal(receiptNode(asked).description, "ok");
   });
 });
+
+test("a question the record holds withdrawn reads as the daemon says it now: pending again", () => {
+  const record = {
+    runId: "run-1",
+    goal: "run it",
+    by: null,
+    via: "editor",
+    startedAt: "2026-12-01T08:00:00Z",
+    endedAt: null,
+    state: null,
+    reason: null,
+    effects: null,
+    validation: null,
+    resumed: 1,
+    problem: null,
+    decisions: [
+      {
+        toolCallId: "call-1",
+        tool: "run_command",
+        state: "withdrawn",
+        reason: "withdrawn by a pause before it was answered",
+        path: null,
+        argv: ["true"],
+        time: null,
+      },
+    ],
+  };
+  const live = [
+    {
+      runId: "run-1",
+      toolCallId: "call-1",
+      state: "pending" as const,
+      why: null,
+    },
+  ];
+
+  const [group] = runNodes([], [], new Date(), [record], new Set(), live);
+
+  assert.deepEqual(
+    group.children.map((node) => [node.label, node.description]),
+    [["call-1 pending", "run_command true"]],
+  );
+});

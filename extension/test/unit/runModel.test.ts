@@ -8,10 +8,13 @@ import {
   addModelText,
   emptyModel,
   finishTurn,
+  lookingLine,
+  setApprovalState,
   setProposal,
   setStopping,
   splitThinking,
   startTurn,
+  untiedAt,
   verdictLines,
 } from "../../src/run/runModel";
 import { verifyReport } from "../../src/receipts/verifyReport";
@@ -376,4 +379,85 @@ test("a paused turn whose run ended elsewhere offers nothing to resume", () => {
 
   assert.equal(model.turns[0].status, "ended");
   assert.match(verdictLines(model.turns[0])[0], /nothing to resume/);
+});
+
+test("a question the daemon withdrew and asks again shows the daemon's state, pending again in the going turn", () => {
+  const model = emptyModel();
+  startTurn(model, "fix it", "run-1");
+  setProposal(model, {
+    toolCallId: "call-1",
+    subject: "run_command true",
+    kind: "command",
+    state: "pending",
+  });
+  const why = "withdrawn for a pause before it was answered";
+  setApprovalState(model, {
+    runId: "run-1",
+    toolCallId: "call-1",
+    state: "withdrawn",
+    why,
+  });
+  assert.equal(model.proposals["call-1"].state, "withdrawn");
+  assert.equal(model.proposals["call-1"].reason, why);
+  finishTurn(model, {
+    completed: false,
+    reason: "paused",
+    final: null,
+    modifiedFiles: [],
+    verdict: null,
+    runId: "run-1",
+  } as unknown as RunResult);
+  assert.equal(model.proposals["call-1"].reason, why);
+  startTurn(model, "fix it"); // Resume opens a turn; the daemon's runStarted names it
+  startTurn(model, "fix it", "run-1", false, null, true, "keep it short");
+  setApprovalState(model, {
+    runId: "run-1",
+    toolCallId: "call-1",
+    state: "pending",
+    why: null,
+  });
+  assert.equal(model.proposals["call-1"].state, "pending");
+  assert.equal(model.proposals["call-1"].turn, 1);
+});
+
+test("an MCP tool's definition is drawn where it was asked, not after the run's last step", () => {
+  const model = emptyModel();
+  startTurn(model, "use the tool", "run-1");
+  const step = (n: number, toolCallId: string | null) => ({
+    step: n,
+    response: "{}",
+    action: { tool: "read_file", arguments: { path: "app.py" } },
+    result: "ok",
+    ...NO_CALL,
+    toolCallId,
+    state: null,
+  });
+  addEvent(model, step(1, null));
+  setProposal(model, {
+    toolCallId: "mcp-definition-1",
+    subject: "MCP tool notes.add",
+    kind: "mcp_definition",
+    state: "pending",
+  });
+  addEvent(model, step(2, "call-2"));
+  addEvent(model, step(3, null));
+  const turn = model.turns[0];
+
+  const drawn = [0, 1, 2, 3].map((position) =>
+    untiedAt(turn, 0, model.proposals, position).map(
+      (proposal) => proposal.toolCallId,
+    ),
+  );
+
+  assert.deepEqual(drawn, [[], ["mcp-definition-1"], [], []]);
+});
+
+test("an empty panel says it is looking for a run to resume until a run or an offer replaces it", () => {
+  const model = emptyModel();
+  const looking = "Looking for a paused or interrupted run to resume…";
+
+  assert.equal(lookingLine(model, looking), looking);
+  assert.equal(lookingLine(model, null), null);
+  startTurn(model, "fix it");
+  assert.equal(lookingLine(model, looking), null);
 });

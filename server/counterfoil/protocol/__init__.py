@@ -79,6 +79,7 @@ from .review import (
 from .runs import (
     AgentEvent,
     AgentsFileRecord,
+    ApprovalState,
     FileChanged,
     FinalAnswer,
     FollowUpParams,
@@ -127,6 +128,7 @@ from .status import (
 from .wire import (
     SOMETIMES,
     ActivityPhase,
+    ApprovalStateName,
     DownloadState,
     EffectState,
     ModelStateName,
@@ -228,6 +230,7 @@ NOTIFICATIONS: dict[str, type] = {
     "counterfoil/modelText": ModelText,
     "counterfoil/runActivity": RunActivity,
     "counterfoil/ruleApproved": RuleApproved,
+    "counterfoil/approvalState": ApprovalState,
     "counterfoil/download": DownloadProgress,
     "counterfoil/folderSettingsChanged": FolderSettingsResult,
 }
@@ -257,6 +260,8 @@ __all__ = [
     "AgentEvent",
     "AgentsFileRecord",
     "ApprovalRecord",
+    "ApprovalState",
+    "ApprovalStateName",
     "BranchCheckResult",
     "BranchInfo",
     "BranchState",

@@ -11,7 +11,7 @@ from .wire import SOMETIMES
 if TYPE_CHECKING:
     from .receipts import Receipt
     from .review import ConfirmParams
-    from .wire import ActivityPhase, EffectState, RunStateName, Validation
+    from .wire import ActivityPhase, ApprovalStateName, EffectState, RunStateName, Validation
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -238,6 +238,18 @@ class RuleApproved:
     ruleIndex: int  # its place in the rule set in force, from 1
     ruleWords: str  # the rule in a few words: "allow commands starting python -m pytest"
     rulesSha256: str  # the digest of the rule set in force
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApprovalState:
+    """Where one call's question stands, sent by the daemon at each change (asked, asked again
+    after a resume, withdrawn, answered, denied): the one state the run panel, the
+    notifications and the receipts tree show, so none of them guesses it from its own events."""
+
+    runId: str | None
+    toolCallId: str
+    state: ApprovalStateName
+    why: str | None  # the daemon's words for it: "withdrawn for a pause; Resume asks again"
 
 
 @dataclass(frozen=True, kw_only=True)

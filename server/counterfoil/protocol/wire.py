@@ -13,6 +13,10 @@ Validation = Literal["passed", "failed", "not_run", "stale"]
 RunStateName = Literal["running", "stopping", "pausing", "paused", "cancelled", "ended"]
 ModelStateName = Literal["unloaded", "loading", "ready", "generating", "error"]
 DownloadState = Literal["downloading", "done", "cancelled", "failed"]
+# Where a call's question stands, as the daemon says it (`counterfoil/approvalState`): asked and
+# waiting (again, after a resume), taken back by a pause, left when the editor went away, answered
+# by the person, or denied without an answer (Stop, the confirm timeout).
+ApprovalStateName = Literal["pending", "withdrawn", "interrupted", "answered", "denied"]
 SessionStateName = Literal["interrupted", "paused", "discarded", "ended", "running", "unreadable"]
 # What the model is doing for a run: loading (then loaded), and each step's prefill, generation
 # and its end (generated).

@@ -13,6 +13,9 @@ question that could not be sent or whose answer never can come) said nothing: it
 withdrawn as interrupted, never taken as a No, and the run stops resumable (`lost`). Whatever
 answer reaches the daemon after it learned the client is going is not acted on either: the
 question is asked again when the run resumes.
+
+Each change of a question's state (asked, withdrawn, interrupted, answered, denied) is told to
+the editor as it happens (`counterfoil/approvalState`): the one state every surface shows.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from ... import protocol as messages
 from ...gate.approval import Approval
 from ...mcp.toolbox import DefinitionQuestion
 from ...proposals import McpProposal, ToolProposal
-from ...protocol import wire
+from ...protocol import notice, wire
 from ..channel import ClientChannel
 from .confirm_messages import approval_of, confirm_params
 from .mcp_questions import definition_call_id, definition_params
@@ -37,6 +40,14 @@ from .mcp_questions import definition_call_id, definition_params
 CONFIRM_METHOD = messages.asked_as(messages.ConfirmParams)
 
 logger = logging.getLogger(__name__)
+
+WITHDRAWN_WHY = (
+    "withdrawn for a pause before it was answered; nothing was done, "
+    "and the run asks again when it goes on"
+)
+INTERRUPTED_WHY = (
+    "the editor went away before it was answered; nothing was done, and Resume asks again"
+)
 
 
 class ConfirmBridge:
@@ -58,6 +69,7 @@ class ConfirmBridge:
         self.lost = threading.Event()  # the client went away: every question is withdrawn
         self.withdrew = False  # a pause withdrew a question: it stays open in the checkpoint
         self.note: str | None = None  # said with the questions asked while it is set
+        self.run_id: str | None = None  # the run whose questions these are, once known
         self._causes: dict[str, str] = {}
         self._waiting: set[threading.Event] = set()
         self._lock = threading.Lock()
@@ -88,9 +100,17 @@ class ConfirmBridge:
             for decided in self._waiting:
                 decided.set()
 
+    def _tell(self, call_id: str, state: messages.ApprovalStateName, why: str | None) -> None:
+        told = messages.ApprovalState(runId=self.run_id, toolCallId=call_id, state=state, why=why)
+        self._channel.notify(*notice(told))
+
     def _withdrawn(self, call_id: str, cause: str = "paused") -> Approval:
         self.withdrew = True
         self._causes[call_id] = cause
+        if cause == "paused":
+            self._tell(call_id, "withdrawn", WITHDRAWN_WHY)
+        else:
+            self._tell(call_id, "interrupted", INTERRUPTED_WHY)
         return Approval(False, withdrawn=True)
 
     def _gone(self, call_id: str, why: object) -> Approval:
@@ -125,6 +145,7 @@ class ConfirmBridge:
             self._waiting.add(decided)
         try:
             request_id, answer = self._channel.request(CONFIRM_METHOD, params)
+            self._tell(call_id, "pending", params.get("note"))
             answer.add_done_callback(lambda _: decided.set())
             deadline = time.monotonic() + self._timeout
             while not decided.is_set() and not self._interrupted():
@@ -151,6 +172,7 @@ class ConfirmBridge:
                 self._channel.log(f"approval of {call_id} withdrawn for a pause")
                 return self._withdrawn(call_id)
             self._causes[call_id] = "stopped" if self.stop.is_set() else "timed_out"
+            self._tell(call_id, "denied", f"{why}: answered No without you")
             self._channel.log(f"approval of {call_id} {why}: denied")
             logger.info("confirm %s %s: denied", call_id, why)
             return Approval(False)
@@ -161,8 +183,10 @@ class ConfirmBridge:
             return self._gone(call_id, failure)  # the connection, not the client, failed
         if failure is not None:  # the client answered with an error: a No
             logger.info("confirm %s failed: denied (%s)", call_id, failure)
+            self._tell(call_id, "denied", "the editor answered with an error: a No")
             return Approval(False)
         approval = approval_of(answer.result())
+        self._tell(call_id, "answered", "approved" if approval.approved else "rejected")
         cause = answer.result().get("cause") if isinstance(answer.result(), dict) else None
         if not approval.approved and cause in ("stale", "closed"):
             self._causes[call_id] = cause

@@ -227,6 +227,7 @@ class Operations:
         plan, settled = prepared.plan, prepared.settled
         run_id = plan.record.run_id if plan is not None else uuid.uuid4().hex
         job.run_id = run_id
+        job.bridge.run_id = run_id  # its questions' states name the run
         conversation_id = continued.conversation_id if continued is not None else run_id
         if continued is None:
             self._book.forget_conversation()
