@@ -15,7 +15,7 @@ from tests.support.workspaces import make_workspace
 from counterfoil import ReceiptStore, ToolAction, ToolPolicy
 from counterfoil.cli.approvals import proposal_diff
 from counterfoil.cli.main import main
-from counterfoil.lsp.protocol import preview
+from counterfoil.lsp.approvals.confirm_messages import preview
 from counterfoil.proposals import ChangeSetProposal, ToolProposal
 
 PYTHON = sys.executable

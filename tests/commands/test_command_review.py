@@ -26,7 +26,8 @@ from counterfoil.context.compaction import COMPACTED_PREFIX, compacted_record
 from counterfoil.errors import AgentError
 from counterfoil.files.path_text import shown_path
 from counterfoil.gate.workspace_setup import WorkspaceSetup
-from counterfoil.lsp.protocol import preview, step_dict, verdict_message
+from counterfoil.lsp.approvals.confirm_messages import preview
+from counterfoil.lsp.runs.run_messages import step_dict, verdict_message
 from counterfoil.proposals import ChangeSetProposal, ToolProposal
 from counterfoil.receipts.verify import last_results
 from counterfoil.verdict import compute_verdict

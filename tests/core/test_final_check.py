@@ -15,7 +15,7 @@ from tests.support.workspaces import make_workspace
 
 from counterfoil import AgentLimits, run_agent
 from counterfoil.cli.approvals import format_event
-from counterfoil.lsp.protocol import event_message
+from counterfoil.lsp.runs.run_messages import event_message
 from counterfoil.step_facts import FinalTooSoon
 
 CHECKED = AgentLimits(check_final_answer=True)

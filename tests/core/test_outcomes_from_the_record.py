@@ -10,7 +10,7 @@ from tests.support.workspaces import make_workspace
 
 from counterfoil.actions import ToolAction
 from counterfoil.loop import AgentEvent
-from counterfoil.lsp.protected_note import protected_by
+from counterfoil.lsp.runs.protected_note import protected_by
 from counterfoil.step_facts import KeptFromModel, LinesShown
 from counterfoil.steps import StepResult, error_text, refusal
 

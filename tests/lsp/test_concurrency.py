@@ -8,7 +8,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from counterfoil.lsp.protocol import RUN_IN_PROGRESS
+from counterfoil.lsp.rpc_errors import RUN_IN_PROGRESS
 
 from .conftest import Daemon, StartDaemon, edit_app_model, never_answer, script
 

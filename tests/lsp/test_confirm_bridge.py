@@ -12,7 +12,7 @@ from typing import Any
 from pygls.exceptions import JsonRpcInternalError
 
 from counterfoil.actions import ToolAction
-from counterfoil.lsp.confirm_bridge import ConfirmBridge
+from counterfoil.lsp.approvals.confirm_bridge import ConfirmBridge
 from counterfoil.proposals import EditProposal
 
 

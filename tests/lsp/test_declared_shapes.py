@@ -15,10 +15,11 @@ from tests.support.workspaces import make_workspace
 
 from counterfoil import ReceiptStore, ToolAction, Workspace
 from counterfoil import protocol as messages
+from counterfoil.lsp.approvals.confirm_messages import confirm_params
 from counterfoil.lsp.handlers import handlers
-from counterfoil.lsp.model_download import DownloadJob, answer
-from counterfoil.lsp.protocol import confirm_params, receipt_message
+from counterfoil.lsp.model_service.model_download import DownloadJob, answer
 from counterfoil.lsp.request_rules import answer as served_answer
+from counterfoil.lsp.runs.run_messages import receipt_message
 from counterfoil.lsp.session import Session
 from counterfoil.proposals import ToolProposal
 from counterfoil.protocol import REQUESTS, wire
@@ -160,7 +161,7 @@ def test_every_result_has_its_declared_shape(
 
 def test_a_step_without_an_action_says_why_in_its_own_field(project: Path) -> None:
     from counterfoil.loop import AgentEvent, run_agent
-    from counterfoil.lsp.protocol import event_message
+    from counterfoil.lsp.runs.run_messages import event_message
 
     events: list[AgentEvent] = []
     responses = iter(['{"tool":"write_file","path":"a","content":"b"}', '{"final":"no"}'])
@@ -175,7 +176,7 @@ def test_a_step_without_an_action_says_why_in_its_own_field(project: Path) -> No
 
 def test_a_tool_not_enabled_is_named_in_its_own_field(project: Path) -> None:
     from counterfoil.loop import AgentEvent, run_agent
-    from counterfoil.lsp.protocol import event_message
+    from counterfoil.lsp.runs.run_messages import event_message
 
     events: list[AgentEvent] = []
     responses = iter(['{"tool":"write_file","path":"a","content":"b"}', '{"final":"no"}'])
@@ -191,7 +192,7 @@ def test_a_refused_read_carries_the_gates_reason_apart_from_what_the_model_read(
     project: Path,
 ) -> None:
     from counterfoil.loop import AgentEvent
-    from counterfoil.lsp.protocol import event_message
+    from counterfoil.lsp.runs.run_messages import event_message
 
     action = ToolAction("read_file", {"path": "../outside.txt"})
     step = make_workspace(project).execute_step(action)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from counterfoil.lsp.disabled_note import FIELD_FOR, SETTING_KEYS
+from counterfoil.lsp.runs.disabled_note import FIELD_FOR, SETTING_KEYS
 from counterfoil.tools import TOOLS
 
 

@@ -13,7 +13,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from tests.support.hub_server import REPO, WEIGHTS, HubServer, serve_hub, write_model_folder
 
-from counterfoil.lsp.model_requests import model_runtime_answer
+from counterfoil.lsp.model_service.model_requests import model_runtime_answer
 from counterfoil.models import runtime
 
 from .conftest import Daemon, StartDaemon

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from counterfoil.actions import ToolAction
-from counterfoil.lsp.edit_preview import lines_of
-from counterfoil.lsp.protocol import preview
+from counterfoil.lsp.approvals.confirm_messages import preview
+from counterfoil.lsp.approvals.edit_preview import lines_of
 from counterfoil.proposals import EditProposal
 
 

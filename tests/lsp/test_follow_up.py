@@ -9,7 +9,7 @@ import pytest
 from pygls.exceptions import JsonRpcException
 from tests.support.recording_model import RecordingModel
 
-from counterfoil.lsp import model_host
+from counterfoil.lsp.model_service import model_host
 from counterfoil.lsp.session import Session
 from counterfoil.protocol import FollowUpParams, RunParams
 from counterfoil.settings.table import Settings

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from tests.support.recording_model import RecordingModel
 
-from counterfoil.lsp import model_host
+from counterfoil.lsp.model_service import model_host
 from counterfoil.lsp.session import EVENT_METHOD, Session
 from counterfoil.protocol import FollowUpParams, RunParams, wire
 from counterfoil.settings.table import Settings

@@ -11,8 +11,8 @@ import pytest
 from tests.support.workspaces import make_workspace
 
 from counterfoil import run_agent
-from counterfoil.lsp import model_host
-from counterfoil.lsp.model_host import HostedGenerate, ModelHost, ModelLoadFailed
+from counterfoil.lsp.model_service import model_host
+from counterfoil.lsp.model_service.model_host import HostedGenerate, ModelHost, ModelLoadFailed
 from counterfoil.models import GenerationOptions, ModelProgress, ProgressCallback
 from counterfoil.settings.table import Settings
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from counterfoil.lsp.model_text import TextBatcher
+from counterfoil.lsp.model_service.model_text import TextBatcher
 
 
 def test_text_is_held_between_batches_and_split_at_think_tags() -> None:

@@ -14,10 +14,10 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from counterfoil.lsp.handlers import handlers
-from counterfoil.lsp.jobs import Job
-from counterfoil.lsp.model_download import DownloadJob
-from counterfoil.lsp.protocol import RUN_IN_PROGRESS
+from counterfoil.lsp.model_service.model_download import DownloadJob
 from counterfoil.lsp.request_rules import SERVED_AS
+from counterfoil.lsp.rpc_errors import RUN_IN_PROGRESS
+from counterfoil.lsp.runs.jobs import Job
 from counterfoil.lsp.session import Session
 from counterfoil.protocol import REQUESTS, ConfirmParams, ConfirmResult, Request, Runs
 

@@ -62,7 +62,7 @@ async def test_a_command_that_changed_no_file_has_nothing_to_revert_and_nobody_i
 
 def test_reverting_a_command_is_previewed_as_a_change_set(tmp_path: Path) -> None:
     from counterfoil.actions import ToolAction
-    from counterfoil.lsp.protocol import preview
+    from counterfoil.lsp.approvals.confirm_messages import preview
     from counterfoil.proposals import ChangeSetProposal, FileRestore
 
     proposal = ChangeSetProposal(
@@ -104,7 +104,7 @@ async def test_revert_needs_a_tool_call_id(start_daemon: StartDaemon) -> None:
 
 def test_reverting_a_created_file_is_previewed_as_a_removal(tmp_path: Path) -> None:
     from counterfoil.actions import ToolAction
-    from counterfoil.lsp.protocol import preview
+    from counterfoil.lsp.approvals.confirm_messages import preview
     from counterfoil.proposals import EditProposal
 
     proposal = EditProposal(

@@ -87,7 +87,7 @@ async def test_a_run_of_another_process_is_in_the_records_too(
 
 
 def test_a_run_paused_because_its_daemon_went_away_is_recorded_as_interrupted() -> None:
-    from counterfoil.lsp.sessions_served import stored_record
+    from counterfoil.lsp.kept_runs.sessions_served import stored_record
 
     started = {"kind": "started", "goal": "g", "time": "2026-01-01T10:00:00+00:00"}
     interrupted = {"kind": "paused", "reason": "interrupted", "time": "2026-01-01T10:01:00+00:00"}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from counterfoil.lsp.protocol import RUN_REFUSED
+from counterfoil.lsp.rpc_errors import RUN_REFUSED
 
 from .conftest import Daemon, StartDaemon, edit_app_model
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from counterfoil.actions import ToolAction
-from counterfoil.lsp.protocol import approval_of, preview
+from counterfoil.lsp.approvals.confirm_messages import approval_of, preview
 from counterfoil.lsp.settings import Settings, SettingsError, parse_settings
 from counterfoil.proposals import CommandProposal
 

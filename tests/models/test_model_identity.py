@@ -63,7 +63,7 @@ def test_each_receipts_approval_names_the_proposing_model(tmp_path: Path) -> Non
 def test_the_daemons_receipt_names_its_model_by_spec_short_digest_and_engine(
     tmp_path: Path,
 ) -> None:
-    from counterfoil.lsp.protocol import receipt_message
+    from counterfoil.lsp.runs.run_messages import receipt_message
     from counterfoil.model_identity import ModelIdentity
 
     root = tmp_path / "project"
@@ -136,7 +136,7 @@ def test_the_short_identity_names_the_engine_the_record_names(
 
 def test_the_runs_answer_names_its_model_as_its_receipts_do() -> None:
     from counterfoil.loop import AgentRun
-    from counterfoil.lsp.protocol import run_result
+    from counterfoil.lsp.runs.run_messages import run_result
     from counterfoil.model_identity import ModelIdentity
 
     identity = ModelIdentity("smol.gguf", {"engine": "llama.cpp"}, "cc324af070c2" + "0" * 52)

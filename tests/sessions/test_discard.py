@@ -113,7 +113,7 @@ def test_an_unknown_run_is_refused_in_one_sentence(tmp_path: Path) -> None:
 
 
 def test_the_listing_in_json_terms_reads_discarded(tmp_path: Path) -> None:
-    from counterfoil.lsp.sessions_served import list_sessions
+    from counterfoil.lsp.kept_runs.sessions_served import list_sessions
     from counterfoil.protocol import wire
 
     run_id = _paused_run(tmp_path)

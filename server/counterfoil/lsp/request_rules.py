@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..protocol import Request, Runs
 
 if TYPE_CHECKING:  # the jobs and the downloads load at the first request
-    from .jobs import Job
+    from .runs.jobs import Job
 
 logger = logging.getLogger("counterfoil.lsp")
 
@@ -51,7 +51,7 @@ async def one_at_a_time_checked_off_loop(work: Work) -> Any:
 
 
 async def one_download_at_a_time(work: Work) -> Any:
-    from .model_download import answer
+    from .model_service.model_download import answer
 
     return await answer(work())
 
@@ -80,8 +80,8 @@ async def answer(request: Request, handler: Callable[..., Any], params: Any) -> 
     """The result message of `handler` given its parsed `params`, served as `request`'s row
     says."""
     from ..sessions.record import CheckpointRefused
-    from .jobs import ModelNotChosen, NoConversation, NoWorkspaceRoot, SessionBusy
-    from .protocol import NoConversationToContinue, NoWorkspace, RunInProgress, RunRefused
+    from .rpc_errors import NoConversationToContinue, NoWorkspace, RunInProgress, RunRefused
+    from .runs.jobs import ModelNotChosen, NoConversation, NoWorkspaceRoot, SessionBusy
 
     if request.runs is None:
         raise ValueError("the daemon serves no request it asks the client")

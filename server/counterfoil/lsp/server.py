@@ -214,7 +214,7 @@ class CounterfoilServer(LanguageServer):
         """Tell the editor what the folder's settings did (an empty list once they do nothing,
         so what it shows is never stale)."""
         from ..protocol import notice
-        from .folder_settings import folder_settings_message
+        from .folder_settings.folder_settings import folder_settings_message
 
         self.channel.notify(*notice(folder_settings_message(root, layered)))
 

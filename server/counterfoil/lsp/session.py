@@ -18,16 +18,16 @@ from pathlib import Path
 
 from ..settings.layers import LayeredSettings
 from ..settings.table import Settings
-from .agent_run import EVENT_METHOD, AgentRunner
 from .channel import ClientChannel
-from .folder_settings import FolderSettingsAnswers
-from .jobs import Job, NoConversation, NoWorkspaceRoot, SessionBusy, WorkspaceUnavailable
-from .model_download import ModelDownloads
-from .model_host import ModelHost
-from .model_requests import ModelRequests
-from .operations import Operations
-from .run_book import RunBook
-from .session_queries import ModelStatus, SessionQueries
+from .folder_settings.folder_settings import FolderSettingsAnswers
+from .kept_runs.session_queries import ModelStatus, SessionQueries
+from .model_service.model_download import ModelDownloads
+from .model_service.model_host import ModelHost
+from .model_service.model_requests import ModelRequests
+from .runs.agent_run import EVENT_METHOD, AgentRunner
+from .runs.jobs import Job, NoConversation, NoWorkspaceRoot, SessionBusy, WorkspaceUnavailable
+from .runs.operations import Operations
+from .runs.run_book import RunBook
 from .session_state import SessionState
 
 __all__ = [

@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from ..protocol import review as shapes  # LSP's own WorkspaceEdit shapes
+from ...protocol import review as shapes  # LSP's own WorkspaceEdit shapes
 
 # LSP ends a line at \r\n, \n or \r; each line keeps its ending.
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")

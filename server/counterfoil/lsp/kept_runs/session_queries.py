@@ -11,18 +11,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from .. import protocol as messages
-from ..attestation.export import export_evidence, exported_runs
-from ..errors import AgentError
-from ..protocol import ModelStateName
-from ..receipts import verify_receipt_log
-from ..receipts.content import load_object_prefix
-from ..receipts.own_folder import own_folder
-from ..receipts.verify import read_receipt_log
-from ..tools import enabled_tools
-from .protocol import receipt_message, tool_table
-from .run_book import RunBook
-from .session_state import SessionState
+from ... import protocol as messages
+from ...attestation.export import export_evidence, exported_runs
+from ...errors import AgentError
+from ...protocol import ModelStateName
+from ...receipts import verify_receipt_log
+from ...receipts.content import load_object_prefix
+from ...receipts.own_folder import own_folder
+from ...receipts.verify import read_receipt_log
+from ...tools import enabled_tools
+from ..runs.run_book import RunBook
+from ..runs.run_messages import receipt_message, tool_table
+from ..session_state import SessionState
 from .sessions_served import discard_session, inspect_session, list_sessions, run_records
 
 MAX_OBJECT_TEXT_BYTES = 1024 * 1024
@@ -191,7 +191,7 @@ class SessionQueries:
 
     def inspect(self, params: messages.InspectParams) -> messages.InspectResult:
         """`counterfoil/inspect`; raises CheckpointRefused with one sentence."""
-        from ..sessions.record import CheckpointRefused
+        from ...sessions.record import CheckpointRefused
 
         log, root = self.receipt_log(), self.root
         if log is None or root is None:
@@ -200,7 +200,7 @@ class SessionQueries:
 
     def discard(self, params: messages.DiscardParams) -> messages.DiscardResult:
         """`counterfoil/discard`; raises CheckpointRefused with one sentence."""
-        from ..sessions.record import CheckpointRefused
+        from ...sessions.record import CheckpointRefused
 
         log, root = self.receipt_log(), self.root
         if log is None or root is None:
@@ -209,6 +209,6 @@ class SessionQueries:
 
     def branches(self, params: messages.BranchesParams) -> messages.BranchesResult:
         """`counterfoil/branches`: the branches forked from a run, graded."""
-        from ..branches.listing import branches_answer
+        from ...branches.listing import branches_answer
 
         return branches_answer(self.receipt_log(), params.runId)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from ..loop import AgentEvent
-from ..settings.table import Settings
-from ..tools import tool_named
+from ...loop import AgentEvent
+from ...settings.table import Settings
+from ...tools import tool_named
 
 # Which switch of the policy each tool's requirement is (tools.enabled_tools), by field name.
 FIELD_FOR = {

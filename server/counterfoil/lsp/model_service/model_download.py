@@ -18,10 +18,10 @@ from pathlib import Path
 
 from pygls.exceptions import JsonRpcException, JsonRpcServerError
 
-from ..models.errors import ModelLoadError
-from ..models.hub import download
-from ..protocol import DownloadModelResult, DownloadProgress, notice
-from .channel import ClientChannel
+from ...models.errors import ModelLoadError
+from ...models.hub import download
+from ...protocol import DownloadModelResult, DownloadProgress, notice
+from ..channel import ClientChannel
 
 DOWNLOAD_FAILED = -32003
 DOWNLOAD_IN_PROGRESS = -32004

@@ -16,20 +16,21 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from ..errors import AgentError
-from ..gate.grants import FROM_SETTINGS, GrantedBy
-from ..gate.policy import ToolPolicy
-from ..gate.rules import RuleDecision
-from ..gate.workspace import Workspace
-from ..gate.workspace_setup import RuleApproved, WorkspaceSetup
-from ..proposals import McpProposal, ToolProposal
-from ..protocol import notice
-from ..receipts import EffectReceipt, ReceiptStore
-from ..receipts.logfile import make_log_folder
-from ..settings.table import Settings
-from .channel import ClientChannel
-from .confirm_bridge import ConfirmBridge
-from .protocol import receipt_message, rule_approved
+from ...errors import AgentError
+from ...gate.grants import FROM_SETTINGS, GrantedBy
+from ...gate.policy import ToolPolicy
+from ...gate.rules import RuleDecision
+from ...gate.workspace import Workspace
+from ...gate.workspace_setup import RuleApproved, WorkspaceSetup
+from ...proposals import McpProposal, ToolProposal
+from ...protocol import notice
+from ...receipts import EffectReceipt, ReceiptStore
+from ...receipts.logfile import make_log_folder
+from ...settings.table import Settings
+from ..approvals.confirm_bridge import ConfirmBridge
+from ..approvals.confirm_messages import rule_approved
+from ..channel import ClientChannel
+from .run_messages import receipt_message
 
 
 class SessionBusy(RuntimeError):

@@ -21,20 +21,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import protocol as messages
-from ..actions import ToolAction
-from ..context.agents_file import AgentsFile, read_agents_file
-from ..errors import AgentError
-from ..gate.workspace import Workspace
-from ..protocol import notice
-from ..receipts import ReceiptStore
-from ..settings.refused import unchosen_model
-from ..settings.table import Settings
-from ..steps import StepResult, refusal
+from ... import protocol as messages
+from ...actions import ToolAction
+from ...context.agents_file import AgentsFile, read_agents_file
+from ...errors import AgentError
+from ...gate.workspace import Workspace
+from ...protocol import notice
+from ...receipts import ReceiptStore
+from ...settings.refused import unchosen_model
+from ...settings.table import Settings
+from ...steps import StepResult, refusal
+from ..approvals.confirm_bridge import ConfirmBridge
+from ..channel import ClientChannel
+from ..folder_settings.folder_settings import folder_settings_result
+from ..session_state import SessionState
+from ..settings import model_named
 from .agent_run import AgentRunner, RunRequest
-from .channel import ClientChannel
-from .confirm_bridge import ConfirmBridge
-from .folder_settings import folder_settings_result
 from .jobs import (
     Job,
     ModelNotChosen,
@@ -44,15 +46,13 @@ from .jobs import (
     WorkspaceUnavailable,
     open_workspace,
 )
-from .protocol import failed_run, receipt_message, step_fields
 from .run_book import RunBook
+from .run_messages import failed_run, receipt_message, step_fields
 from .run_record import Conversation
-from .session_state import SessionState
-from .settings import model_named
 
 if TYPE_CHECKING:  # the sessions package loads when a run first needs it
-    from ..sessions.intents import Settled
-    from ..sessions.reopen import ResumePlan
+    from ...sessions.intents import Settled
+    from ...sessions.reopen import ResumePlan
 
 logger = logging.getLogger(__name__)
 
@@ -108,8 +108,8 @@ class Operations:
     def resume(self, params: messages.ResumeParams) -> Job:
         """Continue a run kept on disk (interrupted or paused), its checks made first: raises
         CheckpointRefused with one sentence when it cannot go on, and nothing runs."""
-        from ..sessions.reopen import open_for_resume
-        from ..sessions.store import SessionStore
+        from ...sessions.reopen import open_for_resume
+        from ...sessions.store import SessionStore
 
         def prepare(settings: Settings, root: Path) -> Prepared:
             settled = self._settle(settings, root).settled
@@ -137,8 +137,8 @@ class Operations:
     def _settle(self, settings: Settings, root: Path) -> Prepared:
         """Settle from the disk what an interrupted run left (an intent without a receipt),
         once, before any run of this root goes on; the person is told what was found."""
-        from ..sessions.intents import settle_intents
-        from ..sessions.store import SessionStore
+        from ...sessions.intents import settle_intents
+        from ...sessions.store import SessionStore
 
         log = settings.receipt_log_path(root)
         sessions = SessionStore(log)

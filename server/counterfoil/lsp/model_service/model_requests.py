@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import protocol as messages
-from ..settings.table import Settings
+from ... import protocol as messages
+from ...settings.table import Settings
+from ..session_state import SessionState
 from .model_download import DownloadJob, ModelDownloads
-from .session_state import SessionState
 
 
 class ModelRequests:
@@ -36,11 +36,11 @@ def model_runtime_answer(
     """What the model needs in the daemon's Python and, when something is missing, whether the
     model's files can be had at all (cached, local, downloadable): an install is not offered
     for a model that could not run after it, and both are said together."""
-    from ..models.runtime import runtime_report
+    from ...models.runtime import runtime_report
 
     report: dict[str, Any] = runtime_report(model, endpoint=endpoint, engine=engine)
     if report.get("missing") and not endpoint:
-        from ..models.hub.availability import model_check
+        from ...models.hub.availability import model_check
 
         check = model_check(model, 3.0)
         return messages.ModelRuntimeResult(

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import protocol as messages
-from ..mcp.toolbox import DefinitionQuestion
-from ..proposals import McpProposal
+from ... import protocol as messages
+from ...mcp.toolbox import DefinitionQuestion
+from ...proposals import McpProposal
 
 DEFINITION_TOOL = "mcp_definition"  # the confirm's `tool` for a definition: no call is made
 

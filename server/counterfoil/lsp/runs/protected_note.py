@@ -5,10 +5,10 @@ read."""
 
 from __future__ import annotations
 
-from ..actions import ToolAction
-from ..files.paths import protection_rule
-from ..loop import AgentEvent
-from ..step_facts import KeptFromModel
+from ...actions import ToolAction
+from ...files.paths import protection_rule
+from ...loop import AgentEvent
+from ...step_facts import KeptFromModel
 
 
 def protected_by(event: AgentEvent, extra_patterns: tuple[str, ...]) -> str | None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 from dataclasses import replace
 
-from .. import protocol as messages
-from ..receipt_evidence import utc_now
+from ... import protocol as messages
+from ...receipt_evidence import utc_now
 from .run_record import Conversation
 
 

@@ -22,19 +22,19 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..model import Model, ModelReply, WrappedModel, model_reply
-from ..models import (
+from ...model import Model, ModelReply, WrappedModel, model_reply
+from ...models import (
     GenerationOptions,
     ModelProgress,
     close_model,
     load_generate,
     streams_from_server,
 )
-from ..models.errors import GenerationCancelled
-from ..models.scripted import SCRIPTED_PREFIX
-from ..protocol import ActivityPhase, ModelState, ModelStateName, notice
-from ..settings.table import Settings
-from .channel import ClientChannel
+from ...models.errors import GenerationCancelled
+from ...models.scripted import SCRIPTED_PREFIX
+from ...protocol import ActivityPhase, ModelState, ModelStateName, notice
+from ...settings.table import Settings
+from ..channel import ClientChannel
 from .model_text import TextBatcher
 
 STATE_INTERVAL_SECONDS = 0.1

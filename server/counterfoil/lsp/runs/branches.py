@@ -8,13 +8,13 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..gate.workspace import Workspace
-from ..protocol.branches import (
+from ...gate.workspace import Workspace
+from ...protocol.branches import (
     SelectBranchResult,
 )
-from ..receipts import ReceiptStore
-from ..sessions.record import CheckpointRefused
-from ..sessions.store import SessionStore
+from ...receipts import ReceiptStore
+from ...sessions.record import CheckpointRefused
+from ...sessions.store import SessionStore
 
 
 def select_answer(
@@ -22,7 +22,7 @@ def select_answer(
 ) -> SelectBranchResult:
     """Select branch `name` in the daemon's root: its receipts go to the client as they are
     recorded; the selection writes without `allowWrites`, as a revert does (the person asked)."""
-    from ..branches.selection import SelectionStopped, select_named_branch
+    from ...branches.selection import SelectionStopped, select_named_branch
     from .jobs import WorkspaceUnavailable
 
     def answer(

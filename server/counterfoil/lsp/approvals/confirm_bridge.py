@@ -28,14 +28,14 @@ from pathlib import Path
 
 from pygls.exceptions import JsonRpcException
 
-from .. import protocol as messages
-from ..gate.approval import Approval
-from ..mcp.toolbox import DefinitionQuestion
-from ..proposals import McpProposal, ToolProposal
-from ..protocol import notice, wire
-from .channel import ClientChannel
+from ... import protocol as messages
+from ...gate.approval import Approval
+from ...mcp.toolbox import DefinitionQuestion
+from ...proposals import McpProposal, ToolProposal
+from ...protocol import notice, wire
+from ..channel import ClientChannel
+from .confirm_messages import approval_of, confirm_params
 from .mcp_questions import definition_call_id, definition_params
-from .protocol import approval_of, confirm_params
 
 CONFIRM_METHOD = messages.asked_as(messages.ConfirmParams)
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .. import protocol as messages
-from ..protocol import notice
-from ..settings.layers import LayeredSettings, confirm_grants
-from .channel import ClientChannel
-from .params import invalid_params
-from .session_state import SessionState
-from .settings import read_settings
+from ... import protocol as messages
+from ...protocol import notice
+from ...settings.layers import LayeredSettings, confirm_grants
+from ..channel import ClientChannel
+from ..params import invalid_params
+from ..session_state import SessionState
+from ..settings import read_settings
 
 
 class FolderSettingsAnswers:

@@ -1,4 +1,6 @@
-"""The JSON shapes of the daemon protocol, and the checks on what a client sends.
+"""A run as the editor reads it: each step's event, the run's result and verdict, the
+receipts it wrote and the tools it may use (`counterfoil/status`' table), built from the core's
+records as the messages of `protocol/`.
 
 Everything here is plain data in, plain data out, so the shapes the extension relies on are
 written down once and tested without a running server. See docs/protocol.md.
@@ -7,58 +9,22 @@ written down once and tested without a running server. See docs/protocol.md.
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pygls.exceptions import JsonRpcServerError
-
-from .. import protocol as messages
-from .. import tools
-from ..actions import Action, FinalAction, ToolAction
-from ..gate.approval import Approval, clean_reason
-from ..gate.revert import revertable
-from ..gate.rules import RuleDecision
-from ..model_identity import identity_short
-from ..proposals import ChangeSetProposal, CommandProposal, McpProposal, ToolProposal
-from ..protocol import wire
-from ..step_facts import NoSuchPath
-from ..steps import StepResult
-from ..tools import example_action
-from ..verdict import EffectOutcome, RunVerdict
-from .edit_preview import workspace_edit
-from .mcp_questions import mcp_call_preview
+from ... import protocol as messages
+from ... import tools
+from ...actions import Action, FinalAction, ToolAction
+from ...gate.revert import revertable
+from ...model_identity import identity_short
+from ...protocol import wire
+from ...step_facts import NoSuchPath
+from ...steps import StepResult
+from ...tools import example_action
+from ...verdict import EffectOutcome, RunVerdict
 
 if TYPE_CHECKING:
-    from ..loop import AgentEvent, AgentRun
-    from ..receipts import EffectReceipt
-
-RUN_IN_PROGRESS = -32001
-NO_WORKSPACE = -32002
-NO_CONVERSATION = -32003
-RUN_REFUSED = -32005
-
-
-class RunInProgress(JsonRpcServerError):
-    def __init__(self) -> None:
-        super().__init__("a Counterfoil run is already in progress", RUN_IN_PROGRESS)  # type: ignore[no-untyped-call]
-
-
-class NoWorkspace(JsonRpcServerError):
-    def __init__(self) -> None:
-        super().__init__("no workspace folder is open", NO_WORKSPACE)  # type: ignore[no-untyped-call]
-
-
-class NoConversationToContinue(JsonRpcServerError):
-    def __init__(self) -> None:
-        super().__init__("no conversation to continue", NO_CONVERSATION)  # type: ignore[no-untyped-call]
-
-
-class RunRefused(JsonRpcServerError):
-    """A run that cannot be resumed or inspected: the message is the sentence that says why."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message, RUN_REFUSED)  # type: ignore[no-untyped-call]
-
+    from ...loop import AgentEvent, AgentRun
+    from ...receipts import EffectReceipt
 
 # Results and notifications: built from `messages`, turned into JSON data by `wire`
 
@@ -238,140 +204,3 @@ def tool_table(enabled: frozenset[str]) -> list[messages.ToolInfo]:
         )
         for tool in tools.TOOLS
     ]
-
-
-# The confirm request
-
-
-Preview = (
-    messages.EditPreview
-    | messages.CommandPreview
-    | messages.ChangeSetPreview
-    | messages.McpDefinitionPreview
-    | messages.McpCallPreview
-)
-Asked = ToolProposal | McpProposal
-
-
-def preview(proposal: Asked, root: Path) -> dict[str, Any]:
-    """The preview as JSON data (what tests compare)."""
-    data: dict[str, Any] = wire(preview_message(proposal, root))
-    return data
-
-
-def preview_message(proposal: Asked, root: Path) -> Preview:
-    """What the person is shown: the exact argv, the exact MCP call, or the whole proposed file
-    once and the same change as a WorkspaceEdit."""
-    shown: Preview
-    if isinstance(proposal, McpProposal):
-        shown = mcp_call_preview(proposal)
-    elif isinstance(proposal, ChangeSetProposal):
-        shown = _change_set_preview(proposal, root)
-    elif isinstance(proposal, CommandProposal):
-        runs_as = proposal.runs_as
-        shown = messages.CommandPreview(
-            argv=list(proposal.argv),
-            cwd=proposal.cwd,
-            timeoutSeconds=proposal.timeout_seconds,
-            runsAs=None
-            if runs_as is None
-            else messages.CommandRunsAs(
-                mode=runs_as.mode, mechanism=runs_as.mechanism, network=runs_as.network
-            ),
-        )
-    else:
-        uri = (root / proposal.path).as_uri()
-        removes = proposal.removes_file
-        shown = messages.EditPreview(
-            path=proposal.path,
-            uri=uri,
-            removesFile=removes,
-            baseSha256=proposal.base_sha256,
-            proposedSha256=None if removes else proposal.proposed_sha256,
-            proposedText=None if removes else proposal.proposed_text,
-            baseText=proposal.base_text,
-            edit=workspace_edit(uri, proposal.base_text, proposal.proposed_text, removes),
-            reverts=proposal.reverts,
-            newFolders=list(proposal.new_folders) or None,
-        )
-    return shown
-
-
-def _change_set_preview(proposal: ChangeSetProposal, root: Path) -> messages.ChangeSetPreview:
-    """A revert's or a reviewed command's files: each with what is there now and what it gets."""
-    ran = proposal.ran
-    return messages.ChangeSetPreview(
-        reverts=proposal.reverts,
-        files=[
-            messages.ChangedFile(
-                path=item.path,
-                uri=(root / item.path).as_uri(),
-                expectedSha256=item.expected_sha256,
-                contentSha256=item.content_sha256,
-                removesFile=item.content is None,
-                currentText=_text_or_none(item.current),
-                proposedText=_text_or_none(item.content),
-                mode=item.mode,
-                currentMode=item.current_mode,
-                changesMode=item.changes_mode,
-                madeFolders=list(item.made_folders) or None,
-            )
-            for item in proposal.files
-        ],
-        leftAlone=[messages.LeftAlone(path=path, why=why) for path, why in proposal.left_alone],
-        ran=None
-        if ran is None
-        else messages.CommandRan(
-            argv=list(ran.argv),
-            exitStatus=ran.exit_status,
-            timedOut=ran.timed_out,
-            mode=ran.mode,
-            mechanism=ran.mechanism,
-            network=ran.network,
-        ),
-    )
-
-
-def _text_or_none(data: bytes | None) -> str | None:
-    try:
-        return None if data is None else data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-def confirm_params(proposal: Asked, root: Path, note: str | None = None) -> messages.ConfirmParams:
-    return messages.ConfirmParams(
-        toolCallId=proposal.tool_call_id,
-        tool=proposal.action.tool,
-        arguments=dict(proposal.action.arguments),
-        preview=preview_message(proposal, root),
-        note=note,
-    )
-
-
-def rule_approved(
-    proposal: Asked, decided: RuleDecision, root: Path, run_id: str | None
-) -> messages.RuleApproved:
-    """A call the person's approval rule approved: what its question would have shown, and
-    the rule (its text, place and words) with the digest of the set in force."""
-    rule, index, digest = decided.rule, decided.index, decided.rules_sha256
-    assert rule is not None and index is not None and digest is not None  # an `allow` has them
-    return messages.RuleApproved(
-        runId=run_id,
-        approved=confirm_params(proposal, root),
-        rule=rule.text,
-        ruleIndex=index,
-        ruleWords=rule.describe(),
-        rulesSha256=digest,
-    )
-
-
-def approval_of(answer: Any) -> Approval:
-    """The confirm answer as the core's Approval: a reason with a No, a text with a Yes."""
-    if not isinstance(answer, dict):
-        return Approval(False)
-    if answer.get("approved") is True:
-        return Approval(True, None, answer.get("text"))
-    return Approval(
-        False, clean_reason(answer.get("reason")), repropose=answer.get("repropose") is True
-    )

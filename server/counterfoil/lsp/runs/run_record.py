@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..context.budget import Observation
-from ..loop import Messages
-from ..protocol import ConversationStatus
+from ...context.budget import Observation
+from ...loop import Messages
+from ...protocol import ConversationStatus
 
 
 @dataclass

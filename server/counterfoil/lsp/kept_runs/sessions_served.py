@@ -12,13 +12,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .. import protocol as messages
-from ..receipts import EffectReceipt
-from ..receipts.verify import file_digest, read_receipt_log
-from ..sessions.decisions import DECISIONS_FILE, read_entries, verify_decisions
-from ..sessions.record import CheckpointRefused, SessionRecord
-from ..sessions.reopen import run_state, status_of
-from ..sessions.store import SessionStore, StoredRun
+from ... import protocol as messages
+from ...receipts import EffectReceipt
+from ...receipts.verify import file_digest, read_receipt_log
+from ...sessions.decisions import DECISIONS_FILE, read_entries, verify_decisions
+from ...sessions.record import CheckpointRefused, SessionRecord
+from ...sessions.reopen import run_state, status_of
+from ...sessions.store import SessionStore, StoredRun
 
 
 class UnknownRun(CheckpointRefused):
@@ -62,7 +62,7 @@ def inspect_session(log_path: Path, root: Path, run_id: str) -> messages.Inspect
 def discard_session(log_path: Path, root: Path, run_id: str) -> messages.DiscardResult:
     """`counterfoil/discard`: close an interrupted or paused run for good; raises
     CheckpointRefused with the sentence that says why not."""
-    from ..sessions.discard import discard_run
+    from ...sessions.discard import discard_run
 
     discarded = discard_run(SessionStore(log_path), root, run_id)
     return messages.DiscardResult(

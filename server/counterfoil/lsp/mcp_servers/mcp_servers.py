@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from weakref import WeakKeyDictionary
 
-from ..gate.policy import ToolPolicy
-from ..mcp.pins import PinStore
-from ..mcp.toolbox import McpToolbox, ServerEvent
-from ..settings.table import Settings
-from .channel import ClientChannel
-from .confirm_bridge import ConfirmBridge
+from ...gate.policy import ToolPolicy
+from ...mcp.pins import PinStore
+from ...mcp.toolbox import McpToolbox, ServerEvent
+from ...settings.table import Settings
+from ..approvals.confirm_bridge import ConfirmBridge
+from ..channel import ClientChannel
 
 SAID = ("not started", "not pinned")  # the events the person is told, not only logged
 _told: WeakKeyDictionary[ClientChannel, set[tuple[str, str]]] = WeakKeyDictionary()

@@ -12,28 +12,28 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from .. import protocol as messages
-from ..context.agents_file import AgentsFile
-from ..context.budget import Observation
-from ..loop import AgentEvent
-from ..models.errors import ModelLoadError
-from ..models.hub.download import DownloadCancelled
-from ..models.usage import usage_line
-from ..protocol import notice, wire
-from ..run_start import LoadedModel, RunOutcome, RunPlan, RunSession, open_run
-from ..sessions.earlier_steps import EarlierStep, earlier_steps, earlier_words
-from ..sessions.intents import Settled
-from ..sessions.recorded_run import RecordedRun
-from ..sessions.reopen import ResumePlan
-from ..sessions.store import SessionStore
-from .channel import ClientChannel
+from ... import protocol as messages
+from ...context.agents_file import AgentsFile
+from ...context.budget import Observation
+from ...loop import AgentEvent
+from ...models.errors import ModelLoadError
+from ...models.hub.download import DownloadCancelled
+from ...models.usage import usage_line
+from ...protocol import notice, wire
+from ...run_start import LoadedModel, RunOutcome, RunPlan, RunSession, open_run
+from ...sessions.earlier_steps import EarlierStep, earlier_steps, earlier_words
+from ...sessions.intents import Settled
+from ...sessions.recorded_run import RecordedRun
+from ...sessions.reopen import ResumePlan
+from ...sessions.store import SessionStore
+from ..channel import ClientChannel
+from ..mcp_servers.mcp_servers import run_toolbox
+from ..model_service.model_download import ModelDownloads
+from ..model_service.model_host import HostedGenerate, ModelHost, ModelLoadFailed
 from .disabled_note import enabled_by
 from .jobs import Job, WorkspaceUnavailable, open_log, rule_told
-from .mcp_servers import run_toolbox
-from .model_download import ModelDownloads
-from .model_host import HostedGenerate, ModelHost, ModelLoadFailed
 from .protected_note import protected_by
-from .protocol import event_message, failed_run, run_result
+from .run_messages import event_message, failed_run, run_result
 from .run_record import Conversation
 
 EVENT_METHOD = messages.method_of(messages.AgentEvent)
@@ -235,7 +235,7 @@ class ShownRun:
         plan = request.plan
         if request.steer is not None and plan is not None and plan.record.pending is not None:
             job.bridge.note = PROPOSED_BEFORE_STEERING  # asked again before the model reads it
-        from ..models.identity import run_identity
+        from ...models.identity import run_identity
 
         # As the person gave it: none when only an endpoint was set (the CLI's spec, too).
         given = "" if settings.endpoint and not request.model_named else settings.model

@@ -1,0 +1,1 @@
+"""The person's MCP servers for a daemon run: started when the run first needs them."""
