@@ -513,7 +513,8 @@ class Settings:
         boolean,
         schema={"type": "boolean"},
         description="When the model answers final while the run's record shows work left (a "
-        "file the task names unchanged or missing, a file written back with the same meaning, a "
+        "file the task names unchanged or missing, the only file of a kind the task refers to "
+        "(its JSON, its docs) not read, a file written back with the same meaning, a "
         "change no allowed command has checked since, an allowed command that did not pass when it "
         "last ran after the last change), tell the model so, with the first thing "
         "left as its next call, and go on. Not checked, and the run says so: after a change was "
