@@ -41,8 +41,9 @@ export function describeDaemon(
           tooltip: `${history_} The run panel says what became of its run.`,
         }
       : {
-          text: "$(debug-disconnect) Counterfoil: stopped",
-          tooltip: "The daemon is not running.",
+          text: "$(debug-disconnect) Counterfoil: not running",
+          tooltip:
+            "The daemon is not running; it starts with the first run or request.",
         };
   }
   return {

@@ -495,7 +495,9 @@ export async function showCounterfoilView(page: Page): Promise<void> {
 export async function waitForDaemon(page: Page): Promise<void> {
   await showCounterfoilView(page);
   await page
-    .locator(".statusbar-item", { hasText: /Counterfoil: (?!stopped)/ })
+    .locator(".statusbar-item", {
+      hasText: /Counterfoil: (?!stopped|not running)/,
+    })
     .first()
     .waitFor({ timeout: 60_000 });
 }

@@ -5,14 +5,14 @@ import { describeDaemon, historyLine } from "../../src/model/daemonStatus";
 const lostAt = new Date(2026, 0, 2, 14, 3, 7);
 const restartedAt = new Date(2026, 0, 2, 14, 3, 9);
 
-test("a daemon that was never lost is unloaded while it runs and stopped when it does not", () => {
+test('a daemon that was never lost is unloaded while it runs and not running, never "stopped", before it starts', () => {
   assert.deepEqual(describeDaemon(true, {}), {
     text: "$(circle-outline) Counterfoil: unloaded",
     tooltip: "The daemon is running; the model loads on the first run.",
   });
   assert.equal(
     describeDaemon(false, {}).text,
-    "$(debug-disconnect) Counterfoil: stopped",
+    "$(debug-disconnect) Counterfoil: not running",
   );
   assert.equal(historyLine({}), null);
 });
