@@ -18,6 +18,7 @@ import {
   python,
   runCommand,
   screenshot,
+  scrollIntoView,
   startBrowser,
   startRun,
   stepTimer,
@@ -77,7 +78,7 @@ describe("settings not taken as written", () => {
       assert.match(toast.replace(/\s/g, " "), /using 8 \(the default\)/);
       const line = await inPanel(page, ".refused-settings li", said);
       assert.equal(await line.innerText(), said);
-      await line.scrollIntoViewIfNeeded();
+      await scrollIntoView(line);
       await screenshot(page, "settings-refused-panel.png");
       step("the panel says it");
 
@@ -157,7 +158,7 @@ describe("settings not taken as written", () => {
         /: applies \(stricter than yours\)/,
       );
       const first = await inPanel(page, ".folder-settings li", "endpoint = ");
-      await first.scrollIntoViewIfNeeded();
+      await scrollIntoView(first);
       await screenshot(page, "settings-folder-values-panel.png");
       step("the panel lists them");
 

@@ -721,6 +721,24 @@ export async function reload(
  * more than one of Counterfoil's webview frames (one of them no longer shown), so every frame
  * is looked in, and the visible match is the one.
  */
+/**
+ * Scrolls a run-panel element into view. The panel renders anew on each change (its nodes
+ * replaced: a folder's settings listed, the look for a run to resume ended), so a node found a
+ * moment ago may be gone by the time it is scrolled to: the locator is then resolved again.
+ */
+export async function scrollIntoView(locator: Locator): Promise<void> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await locator.scrollIntoViewIfNeeded({ timeout: 30_000 });
+      return;
+    } catch (error) {
+      if (attempt >= 5 || !String(error).includes("not attached")) {
+        throw error;
+      }
+    }
+  }
+}
+
 export async function inPanel(
   page: Page,
   selector: string,
