@@ -48,14 +48,19 @@ def _run_probe(root: Path, hidden: tuple[Path, ...], log: Path) -> str:
 
 @needs_bubblewrap
 def test_a_hidden_folder_is_empty_and_read_only_to_a_confined_command(tmp_path: Path) -> None:
+    """Empty where the folder above it is shown; absent where the sandbox shows nothing of it
+    (a checkout in the home folder, which a confined command does not see)."""
     package = Path(__file__).resolve().parents[2] / "fixtures" / "evals" / "release-notes"
     root = tmp_path / "root"
     root.mkdir()
 
     observation = _run_probe(root, (package,), tmp_path / "receipts" / "receipts.jsonl")
 
-    assert f"{package} holds []" in observation
-    assert f"{package} unwritable OSError" in observation
+    assert (
+        f"{package} holds []" in observation
+        or f"{package} unlisted FileNotFoundError" in observation
+    )
+    assert f"{package} unwritable" in observation
     assert (package / "held_out_tests" / "checks.json").is_file()
     assert not (package / "planted.txt").exists()
 
