@@ -6,9 +6,10 @@ features import each other, so a feature can be read, and tested, without the da
 
 from __future__ import annotations
 
-import ast
 from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
+
+from tests.support.import_units import imported_units
 
 LSP = Path(__file__).resolve().parents[2] / "server" / "counterfoil" / "lsp"
 # What makes the daemon out of its features: a feature that imported one of these would need the
@@ -16,43 +17,13 @@ LSP = Path(__file__).resolve().parents[2] / "server" / "counterfoil" / "lsp"
 COMPOSITION = {"__init__.py", "server.py", "session.py", "handlers.py", "request_rules.py"}
 
 
-def lsp_unit(parts: list[str]) -> str:
-    """The part of `lsp/` a module path inside it belongs to: a feature folder (`runs/`) or a
-    module of the base (`channel.py`); the folder's own `__init__.py` for `from . import main`."""
-    if parts and (LSP / parts[0] / "__init__.py").is_file():
-        return f"{parts[0]}/"
-    if parts and (LSP / f"{parts[0]}.py").is_file():
-        return f"{parts[0]}.py"
-    return "__init__.py"
-
-
-def lsp_imports(path: Path) -> set[str]:
-    """The other parts of `lsp/` that `path` imports, anywhere in the file, relative or absolute."""
-    parts = list(path.relative_to(LSP).with_suffix("").parts)
-    own = lsp_unit(parts) if parts != ["__init__"] else "__init__.py"
-    package = ["counterfoil", "lsp", *parts[:-1]]
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        modules: list[list[str]] = []
-        if isinstance(node, ast.Import):
-            modules = [alias.name.split(".") for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - node.level + 1] if node.level else []
-            module = [*base, *(node.module.split(".") if node.module else [])]
-            modules = [[*module, alias.name] for alias in node.names]
-        for module in modules:
-            if module[:2] == ["counterfoil", "lsp"]:
-                unit = lsp_unit(module[2:])
-                if unit != own:
-                    found.add(unit)
-    return found
-
-
 def feature_imports() -> dict[str, set[str]]:
     """Each feature folder of `lsp/` and the parts of `lsp/` its modules import."""
     imports: dict[str, set[str]] = {}
     for path in sorted(LSP.glob("*/*.py")):
-        imports.setdefault(f"{path.parent.name}/", set()).update(lsp_imports(path))
+        imports.setdefault(f"{path.parent.name}/", set()).update(
+            imported_units(LSP, path, ("counterfoil", "lsp"))
+        )
     return imports
 
 

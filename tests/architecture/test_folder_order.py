@@ -5,63 +5,23 @@ rows above its own, so the order has no cycle and a new back edge fails here."""
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
 import pytest
+from tests.support.import_units import imported_units, own_unit
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 PACKAGE = REPOSITORY / "server" / "counterfoil"
 ARCHITECTURE = REPOSITORY / "docs" / "architecture.md"
-ROOT_MODULE = "__init__.py"  # `from counterfoil import name`: the package root's lazy table
-
-
-def unit_of(package: Path, parts: list[str]) -> str:
-    """The unit a module path inside `package` belongs to: its top folder (`gate/`), its
-    top-level module (`loop.py`), or the package root for a name the root defines."""
-    if not parts:
-        return ROOT_MODULE
-    if (package / parts[0] / "__init__.py").is_file():
-        return f"{parts[0]}/"
-    if (package / f"{parts[0]}.py").is_file():
-        return f"{parts[0]}.py"
-    return ROOT_MODULE
-
-
-def imported_units(package: Path, path: Path) -> dict[str, int]:
-    """Each other unit `path` imports (anywhere in the file), with the first line that does."""
-    name = package.name
-    parts = list(path.relative_to(package).with_suffix("").parts)
-    own = unit_of(package, parts) if parts != ["__init__"] else ROOT_MODULE
-    module_package = [name, *parts[:-1]]
-    found: dict[str, int] = {}
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        targets: list[list[str]] = []
-        if isinstance(node, ast.Import):
-            targets = [alias.name.split(".") for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = module_package[: len(module_package) - node.level + 1] if node.level else []
-            module = [*base, *(node.module.split(".") if node.module else [])]
-            if module == [name]:  # `from counterfoil import gate` or `import __version__`
-                targets = [[name, alias.name] for alias in node.names]
-            else:
-                targets = [module]
-        for target in targets:
-            if target[0] == name:
-                unit = unit_of(package, target[1:])
-                if unit != own:
-                    found.setdefault(unit, node.lineno)
-    return found
 
 
 def import_edges(package: Path) -> dict[tuple[str, str], str]:
     """Every import from one unit into another: `(importer, imported)` → where it is."""
     edges: dict[tuple[str, str], str] = {}
     for path in sorted(package.rglob("*.py")):
-        parts = list(path.relative_to(package).with_suffix("").parts)
-        own = unit_of(package, parts) if parts != ["__init__"] else ROOT_MODULE
-        for unit, line in imported_units(package, path).items():
+        own = own_unit(package, path)
+        for unit, line in imported_units(package, path, (package.name,)).items():
             edges.setdefault((own, unit), f"{path.relative_to(package).as_posix()}:{line}")
     return edges
 
