@@ -1,4 +1,5 @@
-"""One way to open a run that keeps its session on disk, for the terminal and the daemon.
+"""One way to open a run, for the terminal and the daemon (kept on disk), a fork's branch and
+an evaluation's task (kept nowhere).
 
 A front end describes the run in one value (`RunPlan`: the goal, the root's policy and log,
 the session it keeps, how it asks and shows, and how it loads its model) and `open_run`
@@ -19,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from .context.agents_file import AgentsFile, read_agents_file
+from .context.prompt import build_system_prompt
 from .gate.workspace import Workspace
 from .gate.workspace_setup import WorkspaceSetup
 from .loop import AgentEvent, AgentLimits, AgentRun, run_agent, run_verdict
@@ -27,7 +29,12 @@ if TYPE_CHECKING:
     from .context.budget import Observation
     from .gate.policy import ToolPolicy
     from .gate.rules import RuleSet
-    from .gate.workspace_setup import ConfirmMcp, ConfirmProposal, RuleApproved
+    from .gate.workspace_setup import (
+        ApprovalChannel,
+        ConfirmMcp,
+        ConfirmProposal,
+        RuleApproved,
+    )
     from .loop import Messages
     from .mcp.toolbox import McpToolbox
     from .receipts import ReceiptStore
@@ -52,6 +59,7 @@ class RunSession:
     continued: Messages | None = None
     observations: list[Observation] | None = None
     cause_of: Callable[[str], str | None] | None = None  # the daemon's review cause of a call
+    system_prompt_anew: bool = False  # `continued`'s system prompt rebuilt, as a resume's is
 
     def continues(self) -> Messages:
         """The conversation this run goes on from: a resumed run's checkpoint, a follow-up's
@@ -69,6 +77,7 @@ class RunSession:
             self.workspace.record_model(identity)
         recorded = self.recorded
         if recorded is None:
+            self._system_prompt_anew()
             return
         recorded.attach(
             self.workspace,
@@ -81,6 +90,16 @@ class RunSession:
             assert recorded.recorder is not None
             recorded.recorder.cause_of = self.cause_of
         recorded.begin(model, self.workspace, self.instructions)
+
+    def _system_prompt_anew(self) -> None:
+        """A branch's conversation goes on under today's system prompt, as a resumed run's does
+        (the tools, the root and AGENTS.md as they are now)."""
+        messages = self.continued
+        if self.system_prompt_anew and messages and messages[0].get("role") == "system":
+            messages[0] = {
+                "role": "system",
+                "content": build_system_prompt(self.workspace, self.instructions),
+            }
 
     def run(
         self,
@@ -145,14 +164,16 @@ class LoadedModel:
 
 @dataclass(frozen=True)
 class RunPlan(Generic[NotLoaded]):
-    """One run kept on disk, as a front end describes it.
+    """One run, as a front end describes it: the terminal's and the daemon's (kept on disk),
+    a branch's of a fork and an evaluation's (kept nowhere).
 
     What it works on: `goal`, the root's `policy`, the receipt `store`, the `session` that
-    keeps it (new, a follow-up or resumed) and, for a follow-up, the conversation `continued`
-    with its `observations` and `read_digests`. How it asks: `confirm` each effect (and
-    `confirm_mcp` each MCP call of `toolbox`), `rules` that approve without asking and
-    `on_rule_approved` told of each, `approval_via` named in each receipt, `stop_commands`
-    ending a running command. How it shows: `on_event` for each step, `opened` once the
+    keeps it (new, a follow-up or resumed; None: kept nowhere) and the conversation
+    `continued` with its `observations` and `read_digests` (a follow-up's, or a branch's
+    checkpoint with its steering, whose system prompt is rebuilt when `system_prompt_anew`).
+    How it asks: `confirm` each effect (and `confirm_mcp` each MCP call of `toolbox`), `rules`
+    that approve without asking and `on_rule_approved` told of each, `approval_via` (or
+    `via_of` a proposal) named in each receipt, `stop_commands` ending a running command. How it shows: `on_event` for each step, `opened` once the
     workspace is built (the run's header), `begun` once the conversation is started or
     restored. When it stops: `should_stop` ends the loop at its next boundary, `stopping`
     keeps an open approval open, `resumable` says why a run that stopped short stays
@@ -166,23 +187,25 @@ class RunPlan(Generic[NotLoaded]):
     goal: str
     policy: ToolPolicy
     store: ReceiptStore
-    session: RecordedRun
     confirm: ConfirmProposal
     load: Callable[[RunSession, AgentsFile | None], LoadedModel | NotLoaded]
     limits: Callable[[object], AgentLimits]
-    on_event: Callable[[AgentEvent], Any]
-    should_stop: Callable[[], bool]
-    stopping: Callable[[], bool]
-    resumable: Callable[[], str | None]
+    session: RecordedRun | None = None
+    on_event: Callable[[AgentEvent], Any] | None = None
+    should_stop: Callable[[], bool] = lambda: False
+    stopping: Callable[[], bool] = lambda: False
+    resumable: Callable[[], str | None] = lambda: None
     run_id: str | None = None
     continued: Messages | None = None
     observations: list[Observation] | None = None
+    system_prompt_anew: bool = False
     read_digests: dict[str, str] | None = None
     toolbox: McpToolbox | None = None
     confirm_mcp: ConfirmMcp | None = None
     rules: RuleSet | None = None
     on_rule_approved: RuleApproved | None = None
     approval_via: str = "cli"
+    via_of: ApprovalChannel | None = None
     stop_commands: threading.Event | None = None
     cause_of: Callable[[str], str | None] | None = None  # the daemon's review cause of a call
     agents: AgentsFile | None | Literal["read"] = "read"
@@ -210,7 +233,6 @@ class RunOutcome:
 def open_run(plan: RunPlan[NotLoaded]) -> RunOutcome | NotLoaded:
     """Assemble and run `plan` (see the module's docstring); the tools are closed, the
     session's lock given back and the model closed however the run ends."""
-    session = plan.session
     workspace = Workspace(plan.policy, receipt_store=plan.store, setup=_setup(plan))
     agents = plan.agents
     if agents == "read":
@@ -218,12 +240,13 @@ def open_run(plan: RunPlan[NotLoaded]) -> RunOutcome | NotLoaded:
     started = RunSession(
         plan.goal,
         workspace,
-        recorded=session,
+        recorded=plan.session,
         stopping=plan.stopping,
         instructions=None if agents is None else agents.text,
         continued=plan.continued,
         observations=plan.observations,
         cause_of=plan.cause_of,
+        system_prompt_anew=plan.system_prompt_anew,
     )
     loaded: LoadedModel | None = None
     try:
@@ -243,7 +266,7 @@ def open_run(plan: RunPlan[NotLoaded]) -> RunOutcome | NotLoaded:
     finally:
         if plan.toolbox is not None:
             plan.toolbox.close()  # every server this run started stops with it
-        session.release()  # a no-op once the session has finished
+        started.release()  # a no-op once the session has finished, or with none
         if loaded is not None:
             loaded.close()
 
@@ -270,14 +293,16 @@ def _begun_and_run(
 
 
 def _setup(plan: RunPlan[NotLoaded]) -> WorkspaceSetup:
-    """The workspace's setup for `plan`: each proposal asked through the session (an intent
-    sealed before an effect runs) with the front end's confirm, unless the person's approval
+    """The workspace's setup for `plan`: each proposal asked with the front end's confirm
+    (through the session, when one keeps the run: an intent sealed before an effect runs), unless the person's approval
     rules decide it; the MCP servers offered, each call asked."""
+    session = plan.session
     setup = WorkspaceSetup(
         confirm_proposal=plan.confirm,
-        run_id=plan.run_id or plan.session.run_id,
+        run_id=plan.run_id or (None if session is None else session.run_id),
         approval_via=plan.approval_via,
-        read_digests=plan.read_digests or plan.session.read_digests,
+        via_of=plan.via_of,
+        read_digests=plan.read_digests or (None if session is None else session.read_digests),
         stop_commands=plan.stop_commands,
         on_rule_approved=plan.on_rule_approved,
         mcp_toolbox=plan.toolbox,
@@ -285,4 +310,4 @@ def _setup(plan: RunPlan[NotLoaded]) -> WorkspaceSetup:
     )
     if plan.rules is not None:
         setup = replace(setup, approval_rules=plan.rules)
-    return plan.session.kept(setup)
+    return setup if session is None else session.kept(setup)

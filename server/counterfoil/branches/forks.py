@@ -16,15 +16,14 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Never
 
-from ..context.budget import Observation
 from ..errors import AgentError
-from ..gate.workspace import Workspace
 from ..loop import AgentEvent, AgentLimits, AgentRun
 from ..model import Model, ResponseStats
 from ..receipt_evidence import utc_now
-from ..run_start import RunSession
+from ..receipts import ReceiptStore
+from ..run_start import LoadedModel, RunPlan, RunSession, open_run
 from ..sessions.checkpoint import RestoresCheckpoints, restore_model_state
 from ..sessions.record import CheckpointRefused
 from ..sessions.reopen import ResumePlan, check_origin, read_files_kept
@@ -36,6 +35,8 @@ from .records import BranchCheck, BranchRecord, BranchStore
 
 if TYPE_CHECKING:
     from ..evals.package import TaskPackage
+    from ..gate.policy import ToolPolicy
+    from ..gate.workspace_setup import ApprovalChannel, ConfirmProposal
 
 NO_COUNTERS = "the model reports no prompt counters (a scripted model prefills nothing)"
 
@@ -109,15 +110,18 @@ def branch_record(branches: BranchStore, plan: ResumePlan, copy: BranchCopy) -> 
 
 @dataclass(frozen=True)
 class BranchRun:
-    """How one branch runs: the model (shared by all), its limits and what the terminal
-    shows. `system_prompt` replaces the saved one, as a resume rebuilds it (None: kept)."""
+    """How one branch runs: its gate (the `policy` over the branch's copy, `confirm` each
+    proposal, `via_of` one named in its receipt), the model (shared by all), its limits and
+    what the terminal shows. `read_agents`: the copy's AGENTS.md is read into the prompt."""
 
     model: Callable[[list[dict[str, str]]], str]
-    system_prompt: str | None = None
+    policy: ToolPolicy
+    confirm: ConfirmProposal
+    via_of: ApprovalChannel | None = None
     limits: AgentLimits | None = None
     on_event: Callable[[AgentEvent], Any] | None = None
-    should_stop: Callable[[], bool] | None = None
-    instructions: str | None = None
+    should_stop: Callable[[], bool] = lambda: False
+    read_agents: bool = True
     prompt_cache: Callable[[], None] | None = None  # read the checkpoint's KV cache, if kept
     shown: Callable[[list[dict[str, str]]], str] | None = None  # the model as the terminal shows it
 
@@ -126,44 +130,62 @@ def run_in_branch(
     plan: ResumePlan,
     branches: BranchStore,
     copy: BranchCopy,
-    workspace: Workspace,
     how: BranchRun,
     checks: TaskPackage | None = None,
 ) -> BranchRecord:
-    """Continue the checkpoint with this branch's steering in `workspace` (over the branch's
-    copy), then record its end: steps, verdict, files changed, prefill avoided and, with a
-    task package as `checks`, its held-out checks graded on the copy."""
+    """Continue the checkpoint with this branch's steering over the branch's copy, opened as
+    every run is (`open_run`, kept nowhere but in the branch's record), then record its end:
+    steps, verdict, files changed, prefill avoided and, with a task package as `checks`, its
+    held-out checks graded on the copy."""
     record = branch_record(branches, plan, copy)
     saved = plan.record
     model = how.model
-    if saved.model_restorable and isinstance(model, RestoresCheckpoints):
-        restore_model_state(model, saved.checkpoint.model)
-    if how.prompt_cache is not None:
-        how.prompt_cache()
     messages = saved.checkpoint.message_list()
-    if how.system_prompt is not None and messages and messages[0].get("role") == "system":
-        messages[0] = {"role": "system", "content": how.system_prompt}
-    prefix_tokens = model.count_tokens(messages) if isinstance(model, Model) else None
+    checkpoint_length = len(messages)
     notice = plan.notice()
     if notice is not None:
         messages.append({"role": "user", "content": notice})
     messages.append(steering_message(record.steering))
-    observations: list[Observation] = list(saved.observations)
-    branch = RunSession(
+    counts = model.count_tokens if isinstance(model, Model) else None
+    prefix_tokens: list[int] = []
+
+    def load(run: RunSession, agents: object) -> LoadedModel:
+        if saved.model_restorable and isinstance(model, RestoresCheckpoints):
+            restore_model_state(model, saved.checkpoint.model)
+        if how.prompt_cache is not None:
+            how.prompt_cache()
+        shown = how.shown or model
+        return LoadedModel(model, shown, identity=None, count_tokens=counts)
+
+    def begun(run: RunSession) -> None:  # the checkpoint under today's system prompt, counted
+        if counts is not None and run.continued is not None:
+            prefix_tokens.append(counts(run.continued[:checkpoint_length]))
+
+    store = ReceiptStore(copy.log)
+    store.require_signer()
+    opened: RunPlan[Never] = RunPlan(
         saved.checkpoint.task,
-        workspace,
-        instructions=how.instructions,
-        continued=messages,
-        observations=observations,
-    )
-    run = branch.run(
-        how.shown or model,
-        how.limits,
-        how.on_event,
+        how.policy,
+        store,
+        how.confirm,
+        load,
+        lambda loaded: how.limits or AgentLimits(),
+        on_event=how.on_event,
         should_stop=how.should_stop,
-        count_tokens=model.count_tokens if isinstance(model, Model) else None,
+        run_id=f"{saved.run_id}.{copy.name}",
+        continued=messages,
+        observations=list(saved.observations),
+        system_prompt_anew=True,
+        read_digests=plan.read_digests,  # what the model read still holds: the copy is of today's root
+        via_of=how.via_of,
+        read_agents=how.read_agents,
+        begun=begun,
     )
-    record = _ended(record, run, copy, list(run.responses), prefix_tokens)
+    outcome = open_run(opened)
+    assert outcome.run is not None  # a Ctrl-C is raised to the fork, never answered here
+    run = outcome.run
+    prefix = prefix_tokens[0] if prefix_tokens else None
+    record = _ended(record, run, copy, list(run.responses), prefix)
     if checks is not None:
         record = _graded(record, copy, checks)
     branches.write(record)

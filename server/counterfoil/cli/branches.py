@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -19,10 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from ..branches.copies import BranchCopy
 from ..branches.records import BranchRecord, BranchStore, listed_state
 from ..errors import AgentError
-from ..gate.workspace import Workspace
-from ..gate.workspace_setup import WorkspaceSetup
 from ..proposals import CommandProposal, ToolProposal
-from ..receipts import ReceiptStore
 from ..sessions.record import CheckpointRefused
 from ..settings.table import Settings
 from .command_setup import CommandSetup, set_up_command
@@ -133,8 +131,6 @@ def _fork(
     stdout: TextIO,
 ) -> int:
     from ..branches.forks import BranchRun, run_in_branch, start_branch
-    from ..context.agents_file import read_agents_file
-    from ..context.prompt import build_system_prompt
     from .approvals import format_event, terminal_confirm
     from .sessions import read_prompt_cache
 
@@ -168,17 +164,15 @@ def _fork(
             return EXIT_SETUP_ERROR
         name = f"{record.run_id}.{copy.name}"
         stdout.write(f"\n==== branch {name}: {steering} ====\n{_copy_line(copy)}\n")
-        workspace = _branch_workspace(setup, copy, name, ask, plan.read_digests)
         steps.step = 0
-        agents = read_agents_file(workspace, copy.root) if setup.settings.agents_file else None
-        instructions = None if agents is None else agents.text
         how = BranchRun(
-            model=generate,
-            system_prompt=build_system_prompt(workspace, instructions),
+            generate,
+            setup.settings.policy(copy.root),
+            *_branch_approvals(name, ask),
             limits=setup.settings.limits(generate),
             on_event=lambda event: stdout.write(format_event(event)),
             should_stop=interrupted.is_set,
-            instructions=instructions,
+            read_agents=setup.settings.agents_file,
             prompt_cache=(
                 (lambda: read_prompt_cache(branches.sessions, record, generate, stdout))
                 if index == 0
@@ -187,7 +181,7 @@ def _fork(
             shown=steps.wrap(generate),
         )
         try:
-            outcome = run_in_branch(plan, branches, copy, workspace, how, package)
+            outcome = run_in_branch(plan, branches, copy, how, package)
         except KeyboardInterrupt:
             stdout.write(f"\n(interrupted: branch {name} was not finished)\n")
             return EXIT_INTERRUPTED
@@ -215,13 +209,12 @@ def _copy_line(copy: BranchCopy) -> str:
     return f"copy of the root: {copy.root} ({how})"
 
 
-def _branch_workspace(
-    setup: CommandSetup, copy: BranchCopy, name: str, ask: Any, read_digests: dict[str, str]
-) -> Workspace:
-    """The gate over the branch's copy: a write there is the fork's to approve (the copy is the
-    branch's own); a command is asked on the terminal, since it runs on this machine."""
-    store = ReceiptStore(copy.log)
-    store.require_signer()
+def _branch_approvals(
+    name: str, ask: Callable[[ToolProposal], object]
+) -> tuple[Callable[[ToolProposal], object], Callable[[ToolProposal], str]]:
+    """How a branch asks, and what its receipts name: a write in the branch's copy is the
+    fork's to approve (the copy is the branch's own); a command is asked on the terminal,
+    since it runs on this machine."""
     own_copy = f"fork, in branch {name}'s own copy"
 
     def via_of(proposal: ToolProposal) -> str:
@@ -230,13 +223,7 @@ def _branch_workspace(
     def confirm(proposal: ToolProposal) -> object:
         return ask(proposal) if isinstance(proposal, CommandProposal) else True
 
-    setup_of_branch = WorkspaceSetup(
-        confirm_proposal=confirm,
-        run_id=name,
-        via_of=via_of,
-        read_digests=read_digests,  # what the model read still holds: the copy is of today's root
-    )
-    return Workspace(setup.settings.policy(copy.root), receipt_store=store, setup=setup_of_branch)
+    return confirm, via_of
 
 
 def _load_model(

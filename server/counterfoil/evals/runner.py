@@ -16,19 +16,19 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Never
 
 from ..actions import ToolAction
 from ..commands.tree.sandbox import CONFINE
-from ..context.agents_file import read_agents_file
 from ..files.tree_copy import remove_tree, snapshot
 from ..gate.approval import Approval, ApprovalDecision
 from ..gate.grants import FROM_TASK_PACKAGE
 from ..gate.policy import ToolPolicy
+from ..gate.workspace_setup import WorkspaceSetup
 from ..loop import AgentLimits, AgentRun
 from ..proposals import EditProposal, ToolProposal
 from ..receipts import ReceiptStore, verify_receipt_log
-from ..run_start import RunSession
+from ..run_start import LoadedModel, RunPlan, open_run
 from ..verdict import RunVerdict
 from .grading import CheckResult, Modification, forbidden_modifications, grade
 from .package import PackageError, TaskPackage, stage_workspace
@@ -141,18 +141,12 @@ def run_task(
         before = snapshot(root)
         log = Path(scratch) / "receipts" / "receipts.jsonl"
         log.parent.mkdir()
-        workspace = package_workspace(
-            package,
-            root,
-            ReceiptStore(log),
-            sandbox=sandbox,
-            hidden=(package.source, log.parent, *hidden),
-        )
         limits = replace(limits or AgentLimits(), max_steps=package.max_steps)
         run_started = time.perf_counter()
-        agents = read_agents_file(workspace, root)
-        instructions = None if agents is None else agents.text
-        run = RunSession(package.prompt, workspace, instructions=instructions).run(generate, limits)
+        hidden_here = (package.source, log.parent, *hidden)
+        run = _opened(
+            package, generate, limits, package_policy(package, root, sandbox, hidden_here), log
+        )
         run_seconds = time.perf_counter() - run_started
         metrics = _metrics(run, run.responses, run_seconds)
         transcript = (
@@ -198,12 +192,20 @@ def package_workspace(
     sandbox: str = CONFINE,
     hidden: tuple[Path, ...] = (),
 ) -> Any:
-    """The gate for one run of `package` on its staged copy at `root`; its commands run in
-    `sandbox`, which hides `hidden` from them."""
+    """The gate one run of `package` on its staged copy at `root` is given (`run_task` opens
+    it through `open_run`; a test or a bench takes it as it is)."""
     from ..gate.workspace import Workspace
-    from ..gate.workspace_setup import WorkspaceSetup
 
-    policy = ToolPolicy(
+    policy = package_policy(package, root, sandbox, hidden)
+    return Workspace(policy, receipt_store=store, setup=_package_setup(package))
+
+
+def package_policy(
+    package: TaskPackage, root: Path, sandbox: str, hidden: tuple[Path, ...]
+) -> ToolPolicy:
+    """What `package` allows on its staged copy at `root`: writes to its editable paths, its
+    own commands, run in `sandbox`, which hides `hidden` from them."""
+    return ToolPolicy(
         root,
         allow_writes=bool(package.editable_paths),
         allowed_commands=package.allowed_commands,
@@ -213,8 +215,33 @@ def package_workspace(
         granted_by=FROM_TASK_PACKAGE,
         editable_paths=tuple(package.editable_paths),
     )
-    setup = WorkspaceSetup(confirm_proposal=package_confirm(package), approval_via=APPROVED_BY)
-    return Workspace(policy, receipt_store=store, setup=setup)
+
+
+def _package_setup(package: TaskPackage) -> WorkspaceSetup:
+    return WorkspaceSetup(confirm_proposal=package_confirm(package), approval_via=APPROVED_BY)
+
+
+def _opened(
+    package: TaskPackage,
+    generate: Generate,
+    limits: AgentLimits,
+    policy: ToolPolicy,
+    log: Path,
+) -> AgentRun:
+    """The package's run opened as every run is (`open_run`), kept nowhere: the package
+    answers each proposal, the project's AGENTS.md is read, the model is the one given."""
+    plan: RunPlan[Never] = RunPlan(
+        package.prompt,
+        policy,
+        ReceiptStore(log),
+        package_confirm(package),
+        lambda run, agents: LoadedModel(generate, generate, identity=None),
+        lambda model: limits,
+        approval_via=APPROVED_BY,
+    )
+    outcome = open_run(plan)
+    assert outcome.run is not None  # a Ctrl-C is raised, never answered
+    return outcome.run
 
 
 def _metrics(run: AgentRun, responses: Sequence[object], seconds: float) -> RunMetrics:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 ConfirmTool = Callable[[ToolAction], object]
 ConfirmProposal = Callable[[ToolProposal], object]
 ConfirmMcp = Callable[[McpProposal], object]
+ApprovalChannel = Callable[[ToolProposal], str]  # the channel a receipt names, by proposal
 # Told of each effect a rule approved, as it is approved (the terminal's line, the run panel's).
 RuleApproved = Callable[[ToolProposal | McpProposal, RuleDecision], None]
 
@@ -38,7 +39,7 @@ class WorkspaceSetup:
     approval_via: str = "cli"  # the approval channel each receipt names
     # When the channel depends on the proposal (a branch: its own copy's writes are the
     # fork's, its commands are asked on the terminal): the channel of each.
-    via_of: Callable[[ToolProposal], str] | None = None
+    via_of: ApprovalChannel | None = None
     # The files the model has already read (a follow-up's), by digest.
     read_digests: Mapping[str, str] | None = None
     # True while a record of the run is kept beside the log (counterfoil.sessions): its
