@@ -25,7 +25,7 @@ from ..sessions.record import CheckpointRefused
 from ..settings.table import Settings
 from .command_setup import CommandSetup, set_up_command
 from .subcommands import Subcommands
-from .terminal import EXIT_INTERRUPTED, EXIT_SETUP_ERROR, StepPrinter, Style, timed_load
+from .terminal import EXIT_INTERRUPTED, EXIT_SETUP_ERROR, StepPrinter, Style
 
 if TYPE_CHECKING:
     from ..evals.package import TaskPackage
@@ -230,24 +230,10 @@ def _load_model(
     args: argparse.Namespace, settings: Settings, stdout: TextIO, steps: StepPrinter
 ) -> Any:
     """The model every branch shares, or the exit status once the reason is written."""
-    from ..models import load_generate
-    from .model_download import model_to_load
+    from .model_load import load_terminal_model
 
-    model = model_to_load(args, settings, stdout)
-    if isinstance(model, int):
-        return model
-    try:
-        return timed_load(
-            stdout,
-            model.shown,
-            lambda: load_generate(model.spec, model.options, on_progress=steps.on_progress),
-        )
-    except KeyboardInterrupt:
-        stdout.write("interrupted while loading the model\n")
-        return EXIT_INTERRUPTED
-    except Exception as error:  # noqa: BLE001 - any load failure is one line
-        stdout.write(f"error: {error}\n")
-        return EXIT_SETUP_ERROR
+    model = load_terminal_model(args, settings, stdout, steps.on_progress)
+    return model if isinstance(model, int) else model.generate
 
 
 def describe_branch(record: BranchRecord, state: str | None = None) -> str:

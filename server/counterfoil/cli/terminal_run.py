@@ -13,7 +13,7 @@ from ..gate.rules import RuleDecision, RuleSet
 from ..loop import AgentEvent
 from ..model import ResponseStats
 from ..model_identity import describe_identity
-from ..models import close_model, streams_from_server
+from ..models import close_model
 from ..models.progress import ModelProgress
 from ..models.usage import usage_line
 from ..receipts import ReceiptStore
@@ -21,15 +21,8 @@ from ..run_start import LoadedModel, RunOutcome, RunSession
 from ..sessions.recorded_run import RecordedRun
 from ..settings.table import Settings
 from .approvals import format_event, format_receipt
-from .model_download import model_to_load
-from .terminal import (
-    EXIT_INTERRUPTED,
-    EXIT_SETUP_ERROR,
-    StepPrinter,
-    exit_status,
-    format_verdict,
-    timed_load,
-)
+from .model_load import load_terminal_model
+from .terminal import StepPrinter, exit_status, format_verdict
 
 
 class TerminalRun:
@@ -86,13 +79,9 @@ class TerminalRun:
     def load(self, _run: RunSession, _agents: AgentsFile | None) -> LoadedModel | int:
         """The model, loaded with its lines (served where, computed how, its identity), or the
         exit status once the reason is written."""
-        from ..models import load_generate
+        from ..models.identity import run_identity
 
-        args, settings, stdout = self.args, self.settings, self.stdout
-        model = model_to_load(args, settings, stdout)
-        if isinstance(model, int):
-            return model
-        self.session.model_spec = model.spec or None
+        settings, stdout = self.settings, self.stdout
         loaded = threading.Event()
 
         def on_progress(progress: ModelProgress) -> None:
@@ -100,38 +89,19 @@ class TerminalRun:
             if progress.note and loaded.is_set():
                 stdout.write(f"\n[model] {progress.note}\n")  # a server's cache stats and notes
 
-        interrupted = self.interrupted
-        stop_hook = (
-            {"should_stop": interrupted.is_set} if streams_from_server(model.options) else {}
+        model = load_terminal_model(
+            self.args, settings, stdout, on_progress, should_stop=self.interrupted.is_set
         )
-        try:
-            generate = timed_load(
-                stdout,
-                model.shown,
-                lambda: load_generate(
-                    model.spec, model.options, on_progress=on_progress, **stop_hook
-                ),
-            )
-        except KeyboardInterrupt:
-            stdout.write("interrupted while loading the model\n")
-            return EXIT_INTERRUPTED
-        except ImportError as error:
-            stdout.write(
-                f"error: model {settings.model!r} needs the MLX extra "
-                f"(pip install 'counterfoil[mlx]'): {error}\n"
-            )
-            return EXIT_SETUP_ERROR
-        except Exception as error:  # noqa: BLE001 - any load failure is one line
-            stdout.write(f"error: {error}\n")
-            return EXIT_SETUP_ERROR
+        if isinstance(model, int):
+            return model
         loaded.set()
+        generate = model.generate
+        self.session.model_spec = model.spec or None
         if settings.endpoint:
             from ..models.server.remote import RemoteGenerate
 
             served = generate.model if isinstance(generate, RemoteGenerate) else model.spec
             stdout.write(f"model: {served} at {settings.endpoint}\n")
-        from ..models.identity import run_identity
-
         identity = run_identity(generate, model.spec)
         resolved = identity.get("resolved") if identity is not None else None
         if isinstance(resolved, dict) and resolved.get("compute"):  # a local model's compute
