@@ -36,6 +36,9 @@ class EditProposal:
     removes_file: bool = False  # a revert of an effect that created its file
     # Folders the write creates first (outermost first), or a revert removes when still empty.
     new_folders: tuple[str, ...] = ()
+    # The line of the file through which the model's `old` was read, its `new` text having run
+    # on past `old` and rejoined the file there (`gate/edit_rejoin.py`); None: as written.
+    rejoined_through: int | None = None
     kind: Literal["edit"] = field(default="edit", init=False)
 
     @property

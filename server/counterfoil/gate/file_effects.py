@@ -20,6 +20,7 @@ from ..receipt_evidence import file_evidence
 from ..receipts import EffectReceipt
 from ..step_facts import AlreadyHolds, BreaksFile, ReadFirst, lines_around
 from .call_record import CallRecord
+from .edit_rejoin import Rejoined, rejoined
 from .edited_approval import diff_shows_all, edited_observation
 from .edits import apply_edit
 from .new_folders import folders_made, missing_folders, remove_folders
@@ -71,6 +72,7 @@ class FileEffects:
             raise AgentError(f"nothing to write: {relative}: old and new are the same text")
         base_text: str | None = None
         base_digest: str | None = None
+        rejoin: Rejoined | None = None
         if exists:
             recorded = self.record.seen.get(relative)
             if recorded is None:
@@ -85,6 +87,10 @@ class FileEffects:
             if base_text is None:
                 raise AgentError("path is not accessible")
             proposed = apply_edit(base_text, old, new, relative)
+            rejoin = self._rejoined(relative, base_text, old, new, proposed)
+            if rejoin is not None:  # the widened edit is the one asked, written and receipted
+                action = ToolAction(action.tool, {**arguments, "old": rejoin.old})
+                proposed = rejoin.text
         else:
             proposed = arguments["content"]
         try:
@@ -110,7 +116,23 @@ class FileEffects:
             proposed_text=proposed,
             proposed_sha256=proposed_digest,
             new_folders=new_folders,
+            rejoined_through=None if rejoin is None else rejoin.through_line,
         )
+
+    def _rejoined(
+        self, path: str, base_text: str, old: str, new: str, proposed: str
+    ) -> Rejoined | None:
+        """The edit read as running on to where its `new` text rejoins the file, when as
+        written it would break a file that parses and so read it does not."""
+        parsed = self.policy.parsed_files
+        if syntax_problem(path, proposed, base_text, parsed) is None:
+            return None
+        if not parses(path, base_text, parsed):
+            return None
+        found = rejoined(base_text, old, new)
+        if found is None or syntax_problem(path, found.text, base_text, parsed) is not None:
+            return None
+        return found
 
     def _refuse_breaking(self, tool: str, path: str, base_text: str | None, proposed: str) -> None:
         """A change that would leave the file unparseable in its format, when it parsed before
@@ -178,6 +200,11 @@ class FileEffects:
         result = f"{verb} {shown_path(proposal.path)}"
         if proposal.new_folders:
             result += f" (in new folders: {', '.join(proposal.new_folders)})"
+        if proposal.rejoined_through is not None:
+            result += (
+                f" (your new text ran on past your old text as the file has it: the edit "
+                f"replaced through line {proposal.rejoined_through})"
+            )
         approval = self.record.approval_evidence(proposal, shown)
         if shown is not None:
             result = edited_observation(
