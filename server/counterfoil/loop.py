@@ -23,10 +23,10 @@ from .context.shown_view import workspace_view
 from .errors import AgentError, ToolNotEnabled
 from .final_check import FinalCheck, changed_tree, done_before, unchecked
 from .gate.workspace import Workspace
-from .loop_parts import CHANGES, LoopPart, OpeningRead, TurnRecord
+from .loop_parts import LoopPart, OpeningRead, TurnRecord
 from .mcp.toolbox import offered_listings
 from .model import ConfiguresTools, Model, ModelReply, ResponseStats, configure, model_reply
-from .opening_reads import OpeningReads, read_for_the_model
+from .opening_reads import OpeningReads, read_for_the_model, unread_sources
 from .step_facts import (
     ActionLoop,
     AlreadyHolds,
@@ -38,6 +38,7 @@ from .step_facts import (
 )
 from .steps import StepResult, error_text, refusal, step_taker
 from .verdict import RunVerdict, compute_verdict
+from .workspace_view import CHANGES
 
 Messages = list[dict[str, str]]
 IDENTICAL_ACTION = "identical action loop detected"
@@ -371,6 +372,7 @@ class _Turns:
                     self.run.tree,
                     self.conversation.events,
                     elided=any(item.elided for item in self.conversation.observations),
+                    read_first=unread_sources(self.run),
                 )
             reply = model_reply(generate, list(self.conversation.messages))
         except Exception as error:  # noqa: BLE001 - a model failure ends the run with its reason
@@ -539,10 +541,12 @@ def _configure_step(
     events: Sequence[AgentEvent],
     *,
     elided: bool = False,
+    read_first: tuple[str, ...] = (),
 ) -> None:
     """Tell the model the run's tools and, on a receipt-keeping workspace, what it has been
     shown: the overview, its listings and its reads (`workspace_view`); the files read whole
-    are taken as still in view only while no observation was `elided`."""
+    are taken as still in view only while no observation was `elided`; no change is offered
+    while a file in `read_first` is unread."""
     view = None
     if isinstance(workspace, Workspace):
         steps = [
@@ -558,7 +562,12 @@ def _configure_step(
             if ref is not None
         ]
         view = workspace_view(
-            workspace, tree, steps, artifacts, () if elided else _shown_whole(events)
+            workspace,
+            tree,
+            steps,
+            artifacts,
+            () if elided else _shown_whole(events),
+            read_first=read_first,
         )
     configure(
         generate,

@@ -17,6 +17,7 @@ from .gate.workspace import Workspace
 from .step_facts import FinalTooSoon, TreeOverview
 from .steps import StepResult
 from .verdict import EffectOutcome
+from .workspace_view import CHANGES
 
 
 @dataclass
@@ -71,9 +72,6 @@ class FinalCall:
 
     held: FinalTooSoon | None = None
     unchecked: str | None = None
-
-
-CHANGES = ("edit_file", "write_file")
 
 
 class LoopPart:

@@ -70,6 +70,26 @@ def referred_files(task: str, tree: TreeOverview) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def unread_sources(run: TurnRecord) -> tuple[str, ...]:
+    """The files the task refers to by their kind alone (`referred_files`) that the model has
+    not read: until it has, the grammar offers no change. A file whose read failed is left
+    out (nothing the model can do would make the change possible again)."""
+    gate = run.gate
+    if run.tree is None or gate is None:
+        return ()
+    failed = {
+        str(action.arguments.get("path"))
+        for action, step in run.history
+        if action.tool == "read_file" and step.is_error
+    }
+    seen = gate.read_digests
+    return tuple(
+        path
+        for path in referred_files(run.task, run.tree)
+        if path not in seen and path not in failed
+    )
+
+
 def opening_files(task: str, tree: TreeOverview) -> tuple[str, ...]:
     """The files read for the model before its first step: those the task names, then, when
     the whole project is that small (the listing complete, at most three files besides

@@ -9,7 +9,8 @@ turn, so a wrong value cannot be generated at all:
   relative path: the enum would cost more than it saves, and the pattern refuses nothing real),
   and a file is not read again while the conversation shows it whole and unchanged;
 - an existing file is edited only once read (in full or in the range the edit is in) and
-  rewritten only once read in full; a new file only where no file or folder is and, when the
+  rewritten only once read in full; no file is changed while a file the task refers to by its
+  kind alone (`opening_reads.referred_files`) is unread; a new file only where no file or folder is and, when the
   task says where it may write, only there;
 - `old` is a run of 1 to `MAX_RUN_LINES` consecutive whole lines of the file as read, one that
   occurs exactly once in it (what `apply_edit` takes), so a copy of the path, an example or an
@@ -26,6 +27,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+CHANGES = ("edit_file", "write_file")  # the tools that change a file
 MAX_SHOWN_NAMES = 400  # paths an enum names before the schema takes any relative path
 MAX_RUN_LINES = 4  # the longest run of whole lines an edit's old text is
 # Bytes of old-text choices one file offers; runs of fewer lines are offered first, so a file
@@ -66,6 +68,10 @@ class WorkspaceView:
     # shows nothing new (the 1.5B read two files, ran the test, then read both again to the
     # step limit instead of editing).
     shown_whole: tuple[str, ...] = ()
+    # Files the task refers to (by their kind alone) that the model has not read: no change
+    # is offered until it has (the 1.5B, held for not reading the task's "JSON defaults" and
+    # given the read as its next call, edited the constant with its old value instead).
+    read_first: tuple[str, ...] = ()
 
 
 def view_choices(
@@ -90,6 +96,8 @@ def view_choices(
         if not unread and view.read_pattern is None:
             return []  # every file shown is in view whole: nothing to read
         return [branch(path=path_schema(unread, view.read_pattern))]
+    if tool in CHANGES and view.read_first:
+        return []  # read what the task refers to first: the grammar, not a refusal
     if tool == "edit_file":
         choices = []
         for read in view.reads:

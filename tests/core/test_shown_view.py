@@ -130,3 +130,30 @@ def test_a_file_changed_on_disk_since_its_read_may_be_read_again(tmp_path: Path)
     read, changed = views_around_a_change_on_disk(tmp_path)
     assert read.shown_whole == ("app.py",)
     assert changed.shown_whole == ()
+
+
+def test_no_change_is_offered_until_the_file_the_task_refers_to_by_its_kind_is_read(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B, held for not reading "the project's JSON defaults" and given the read as its
+    next call, edited the constant with its old value instead: the read comes first."""
+    (tmp_path / "client.py").write_text("DEFAULT_RETRIES = 2\n")
+    (tmp_path / "defaults.json").write_text('{"retries": 5}\n')
+    task = (
+        "DEFAULT_RETRIES in client.py must equal the retry count the project's JSON defaults set."
+    )
+    reads = [
+        '{"tool":"read_file","path":"client.py"}',
+        '{"tool":"read_file","path":"defaults.json"}',
+        FINAL,
+        FINAL,
+    ]
+    model = ViewRecordingModel(reads)
+    run_agent(task, model, make_workspace(tmp_path, allow_writes=True))
+    first, read_client, read_both = (view for view in model.views[:3] if view is not None)
+    tools = frozenset({"read_file", "write_file", "edit_file"})
+    change = edit("client.py", "DEFAULT_RETRIES = 2", "DEFAULT_RETRIES = 5")
+    assert first.read_first == read_client.read_first == ("defaults.json",)
+    assert not expressible(action_schema(tools, (), view=read_client), change)
+    assert read_both.read_first == ()
+    assert expressible(action_schema(tools, (), view=read_both), change)

@@ -148,3 +148,16 @@ def test_with_every_file_shown_whole_no_read_is_offered() -> None:
     schema = action_schema(WRITES, (), view=view(shown_whole=shown))
     tools = {branch["properties"].get("tool", {}).get("const") for branch in schema["anyOf"]}
     assert "read_file" not in tools and "list_files" in tools
+
+
+def test_while_a_file_the_task_refers_to_is_unread_no_change_can_be_expressed() -> None:
+    read = FileRead("app.py", MODULE)
+    waiting = view(reads=(read,), read_first=("README.md",))
+    assert not expressible(action_schema(WRITES, (), view=waiting), edit("app.py", "def main():"))
+    new_file = {"tool": "write_file", "path": "notes.txt", "content": "x"}
+    assert not expressible(action_schema(WRITES, (), view=waiting), new_file)
+    assert expressible(
+        action_schema(WRITES, (), view=waiting), {"tool": "read_file", "path": "README.md"}
+    )
+    ready = view(reads=(read,))
+    assert expressible(action_schema(WRITES, (), view=ready), edit("app.py", "def main():"))
