@@ -546,7 +546,7 @@ def _configure_step(
     """Tell the model the run's tools and, on a receipt-keeping workspace, what it has been
     shown: the overview, its listings and its reads (`workspace_view`); the files read whole
     are taken as still in view only while no observation was `elided`; no change is offered
-    while a file in `read_first` is unread."""
+    while a file in `read_first` is unread, and no final answer right after one was held."""
     view = None
     if isinstance(workspace, Workspace):
         steps = [
@@ -568,6 +568,7 @@ def _configure_step(
             artifacts,
             () if elided else _shown_whole(events),
             read_first=read_first,
+            final_offered=not events or events[-1].final_held is None,
         )
     configure(
         generate,

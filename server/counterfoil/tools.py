@@ -272,7 +272,8 @@ def action_schema(
     of those arrays exactly; when `mcp_tools` is given (each `{"server", "name",
     "input_schema"}`, the approved definitions), an `mcp_call` can only be one of those tools
     with arguments under its own schema. With `view` (what the workspace has shown the model
-    this turn), paths, edits and rewrites are narrowed to it (`workspace_view.view_choices`).
+    this turn), paths, edits and rewrites are narrowed to it (`workspace_view.view_choices`),
+    and the final answer is left out on a turn the view offers none (while any tool is).
     Raises ValueError for a tool name the table does not know.
     """
     names = tool_names()
@@ -304,14 +305,15 @@ def action_schema(
                 "additionalProperties": False,
             }
         )
-    choices.append(
-        {
-            "type": "object",
-            "properties": {"final": {"type": "string"}},
-            "required": ["final"],
-            "additionalProperties": False,
-        }
-    )
+    if view is None or view.final_offered or not choices:
+        choices.append(
+            {
+                "type": "object",
+                "properties": {"final": {"type": "string"}},
+                "required": ["final"],
+                "additionalProperties": False,
+            }
+        )
     return {"anyOf": choices}
 
 

@@ -12,6 +12,7 @@ turn, so a wrong value cannot be generated at all:
   rewritten only once read in full; no file is changed while a file the task refers to by its
   kind alone (`opening_reads.referred_files`) is unread; a new file only where no file or folder is and, when the
   task says where it may write, only there;
+- no final answer is offered on the turn after one the record held;
 - `old` is a run of 1 to `MAX_RUN_LINES` consecutive whole lines of the file as read, one that
   occurs exactly once in it (what `apply_edit` takes), so a copy of the path, an example or an
   invented text cannot be spelled.
@@ -72,6 +73,10 @@ class WorkspaceView:
     # is offered until it has (the 1.5B, held for not reading the task's "JSON defaults" and
     # given the read as its next call, edited the constant with its old value instead).
     read_first: tuple[str, ...] = ()
+    # False on the turn after a final answer the record held: that turn is an action (the
+    # 1.5B, held for a test it had not run, sent the same untrue final answer again, which
+    # ends the run; offered only actions, it takes one, the note's next call most often).
+    final_offered: bool = True
 
 
 def view_choices(

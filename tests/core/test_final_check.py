@@ -346,3 +346,49 @@ def test_a_final_before_reading_the_file_the_task_refers_to_by_kind_is_held_with
     assert "- defaults.json (what the task refers to) has not been read." in held.sentence()
     assert (run.reason, run.final) == ("completed", "set to 5")
     assert run.events[5].final_held is None
+
+
+class ViewKeepingModel(RecordingModel):
+    """Keeps the view each turn's grammar is built from."""
+
+    def __init__(self, *responses: str) -> None:
+        super().__init__(*responses)
+        self.views: list[object] = []
+
+    def configure_tools(
+        self,
+        available_tools: object,
+        allowed_commands: object,
+        mcp_tools: object = None,
+        view: object = None,
+    ) -> None:
+        self.views.append(view)
+
+
+def test_the_turn_after_a_held_final_answer_offers_no_final_answer_only_actions(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B, held for a test it had not run, sent the same untrue final answer again."""
+    from counterfoil.tools import action_schema
+    from counterfoil.workspace_view import WorkspaceView
+
+    _project(tmp_path)
+    workspace = make_workspace(
+        tmp_path, answer=True, allow_writes=True, allowed_commands=(tuple(TEST),)
+    )
+    run_test = json.dumps({"tool": "run_command", "argv": TEST})
+    model = ViewKeepingModel(
+        READ_GREET, EDIT_GREET, '{"final":"ran the test"}', run_test, '{"final":"done"}'
+    )
+
+    run_agent("Make greet() in greet.py put a comma after hello.", model, workspace, CHECKED)
+
+    views = [view for view in model.views if isinstance(view, WorkspaceView)]
+    assert [view.final_offered for view in views] == [True, True, True, False, True]
+    tools = workspace.available_tools
+    after_hold = action_schema(tools, (tuple(TEST),), view=views[3])
+    assert all("final" not in branch["properties"] for branch in after_hold["anyOf"])
+    assert any(
+        "final" in branch["properties"]
+        for branch in action_schema(tools, (), view=views[4])["anyOf"]
+    )

@@ -161,3 +161,15 @@ def test_while_a_file_the_task_refers_to_is_unread_no_change_can_be_expressed() 
     )
     ready = view(reads=(read,))
     assert expressible(action_schema(WRITES, (), view=ready), edit("app.py", "def main():"))
+
+
+def test_a_view_that_offers_no_final_answer_offers_the_tools_alone() -> None:
+    final = {"final": "done"}
+    assert expressible(action_schema(WRITES, (), view=view()), final)
+    assert not expressible(action_schema(WRITES, (), view=view(final_offered=False)), final)
+    assert expressible(
+        action_schema(WRITES, (), view=view(final_offered=False)),
+        {"tool": "read_file", "path": "app.py"},
+    )
+    # With no tool to call, the final answer is what is left.
+    assert expressible(action_schema(frozenset(), (), view=view(final_offered=False)), final)

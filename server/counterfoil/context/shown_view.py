@@ -32,13 +32,15 @@ def workspace_view(
     shown_whole: Iterable[str] = (),
     *,
     read_first: tuple[str, ...] = (),
+    final_offered: bool = True,
 ) -> WorkspaceView:
     """What `workspace` has shown the model after `steps` (its reads and listings, in order)
     with `tree` the overview it was shown last, and the results externalized so far
     (`artifacts`, their ids: a range of one may be read), and the files whose whole text the
     conversation still shows (`shown_whole`: kept when their bytes are unchanged since they
     were read). A change is offered only where the policy's editable paths allow one, and
-    none while a file in `read_first` (one the task refers to) is unread."""
+    none while a file in `read_first` (one the task refers to) is unread; `final_offered`
+    False: the turn after a held final answer is an action."""
     steps = [(action, step) for action, step in steps if not step.is_error]
     files_now, folders_now, _ = walked_paths(workspace.paths)
     files: dict[str, None] = {}
@@ -71,6 +73,7 @@ def workspace_view(
         read_pattern=_ranges(artifacts),
         shown_whole=tuple(path for path in dict.fromkeys(shown_whole) if path in unchanged),
         read_first=read_first,
+        final_offered=final_offered,
     )
 
 
