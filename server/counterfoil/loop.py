@@ -448,7 +448,9 @@ class _Turns:
         recorded or the model went round again after being told."""
         history = self.run.history
         loop = alternating_loop(action, history)
+        read_next = next(iter(unread_sources(self.run)), None)
         if loop is not None:
+            loop = replace(loop, read_next=read_next)
             self.loops += 1
             taken, shown = _loop_step(loop), None
         elif self.evidence is None:
@@ -457,7 +459,7 @@ class _Turns:
             taken, shown = self.evidence.execute(action, self.run.take_step)
         again = self.repeats > 1 and loop is None and _same_again(taken, history[-1][1])
         if again:
-            taken = replace(taken, loop=ActionLoop((_written(action),)))
+            taken = replace(taken, loop=ActionLoop((_written(action),), read_next))
         taken, shown = self._noted(action, taken, shown)
         history.append((action, taken))
         externalized = shown if shown is not None and shown.shows is not None else None

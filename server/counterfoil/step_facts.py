@@ -124,6 +124,9 @@ class ActionLoop:
     model wrote them."""
 
     actions: tuple[dict[str, Any], ...]  # {"tool": …, …}
+    # A file the task refers to that is still unread: the grammar offers no change until it
+    # is read, so that read is what to do instead.
+    read_next: str | None = None
 
     def sentence(self) -> str:
         shown = " and ".join(json.dumps(action, separators=(",", ":")) for action in self.actions)
@@ -140,6 +143,9 @@ class ActionLoop:
         )
 
     def _instead(self) -> str:
+        if self.read_next is not None:
+            call = {"tool": "read_file", "path": self.read_next}
+            return f"read the file the task refers to: {json.dumps(call)}"
         tools = {str(action.get("tool")) for action in self.actions}
         if tools <= {"search_files", "list_files"}:
             return "read a file from the project's files with read_file, or search for one word"

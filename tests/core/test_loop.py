@@ -590,3 +590,26 @@ def test_a_write_that_changed_only_the_layout_is_told_to_the_model(tmp_path: Pat
 
     told = model.calls[2][-1]["content"]
     assert told.startswith("Tool result:\nwrote config.json\n\nNote: config.json holds the same")
+
+
+def test_going_round_while_the_file_the_task_refers_to_is_unread_is_told_to_read_it(
+    tmp_path: Path,
+) -> None:
+    """The grammar offers no change until the task's "JSON defaults" are read; the 1.5B went
+    round a search and a read and was told to change the file instead, which it could not."""
+    (tmp_path / "client.py").write_text("DEFAULT_RETRIES = 2\n")
+    (tmp_path / "defaults.json").write_text('{"retries": 5}\n')
+    task = (
+        "DEFAULT_RETRIES in client.py must equal the retry count the project's JSON defaults set."
+    )
+    search = '{"tool":"search_files","pattern":"DEFAULT_RETRIES"}'
+    read = '{"tool":"read_file","path":"client.py"}'
+    workspace = make_workspace(tmp_path, allow_writes=True, allow_search=True)
+    run = run_agent(task, RecordingModel(search, read, search, FINAL, FINAL), workspace)
+    third = run.events[2].step_result
+    assert third is not None and third.loop is not None
+    assert third.loop.read_next == "defaults.json"
+    assert third.loop.sentence().endswith(
+        'instead read the file the task refers to: {"tool": "read_file", "path": '
+        '"defaults.json"}, or reply with your final answer.'
+    )
