@@ -9,7 +9,7 @@ python="${PYTHON:-python3}"
 # The tree walk's C loops are built by the install (setup.py) wherever a C compiler is at hand.
 compiled=""
 if command -v cc >/dev/null 2>&1; then compiled=", counterfoil.commands.tree._listing"; fi
-if ! "$python" -c "import counterfoil, pygls, mlx_lm, llguidance, pytest_lsp, hypothesis, httpx, gguf, mcp, xllamacpp$compiled" \
+if ! "$python" -c "import counterfoil, pygls, mlx_lm, llguidance, pytest_lsp, xdist, hypothesis, httpx, gguf, mcp, xllamacpp$compiled" \
     2>/dev/null || [ "$("$python" -c 'import counterfoil, pathlib; print(pathlib.Path(counterfoil.__file__).resolve().parents[2])' 2>/dev/null)" != "$repository" ]; then
   echo "== installing the Python package and its extras"
   "$python" -m pip install --quiet --disable-pip-version-check -e "$repository[all]"

@@ -8,7 +8,11 @@
 # after the Python tests. With fewer cores they run after pytest, so that neither starves the
 # other of CPU (a test waits for what it checks, but two cores shared by code-server, Chromium
 # and pytest made the whole run slower than one part after the other).
-# COUNTERFOIL_TEST_SERIAL=1 runs them alone first instead (to tell a failure under load apart).
+# pytest runs its tests on one worker per core (at least 2, at most 4) through pytest-xdist,
+# work-stealing (a few tests take a minute, most under a second); without xdist it runs them
+# in one process.
+# COUNTERFOIL_TEST_SERIAL=1 runs the editor tests alone first instead, and pytest in one
+# process (to tell a failure under load apart).
 #
 # Every part runs even when an earlier one failed; a summary of each part's result and time
 # ends the output, and the exit status is non-zero when any part failed.
@@ -86,8 +90,20 @@ pytest_preload="${LD_PRELOAD:-}"
 if [ -e "$openblas" ]; then
   pytest_preload="$openblas${LD_PRELOAD:+ $LD_PRELOAD}"
 fi
+# Most tests wait on a process they started (a daemon, a command, a model run), so one pytest
+# process keeps about one core busy: xdist runs one worker per core, at least 2 (a 2-core
+# machine is still half idle with one) and at most 4 (beyond that the few minute-long tests,
+# not the count of workers, bound the time).
+workers=()
+if [ "${COUNTERFOIL_TEST_SERIAL:-0}" != "1" ] && "$python" -c "import xdist" 2>/dev/null; then
+  count="$cores"
+  [ "$count" -ge 2 ] || count=2
+  [ "$count" -le 4 ] || count=4
+  workers=(-n "$count" --dist worksteal)
+fi
 # --durations=20: every log lists the slowest tests, so a slower suite shows where it went.
-part "pytest" env LD_PRELOAD="$pytest_preload" "$python" -m pytest -q -p no:cacheprovider --durations=20
+part "pytest" env LD_PRELOAD="$pytest_preload" "$python" -m pytest -q -p no:cacheprovider \
+  --durations=20 ${workers[@]+"${workers[@]}"}
 
 if [ "$editor_when" = alongside ]; then
   editor_status=0

@@ -11,7 +11,9 @@ float weights; token ids with the tokenizer the file's vocabulary was trained as
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -327,6 +329,29 @@ def test_import_redone_when_the_cached_folder_was_altered(
     config.write_text(config.read_text().replace('"llama"', '"mistral"'))
     again = import_gguf(gguf_files["Q4_1"], cache_root=cache_root)
     assert json.loads((again.folder / "config.json").read_text())["model_type"] == "llama"
+
+
+def test_an_import_another_process_renamed_into_place_first_is_kept(
+    gguf_files: dict[str, Path], cache_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes importing one file at once (two test workers, two editors): the import
+    finished first stays in place, since its process may be loading from it already."""
+    theirs = import_gguf(gguf_files["Q4_1"], cache_root=tmp_path / "their-cache")
+    convert = gguf_import._convert_in_child
+    kept: list[int] = []
+
+    def finished_by_another_process_meanwhile(
+        source: Path, target: Path, report: Callable[[str], None]
+    ) -> None:
+        shutil.copytree(theirs.folder, cache_root / theirs.sha256)
+        kept.append((cache_root / theirs.sha256).stat().st_ino)
+        convert(source, target, report)
+
+    monkeypatch.setattr(gguf_import, "_convert_in_child", finished_by_another_process_meanwhile)
+    ours = import_gguf(gguf_files["Q4_1"], cache_root=cache_root)
+    assert ours.folder == cache_root / theirs.sha256
+    assert kept == [ours.folder.stat().st_ino]
+    assert [entry.name for entry in cache_root.iterdir()] == [theirs.sha256]  # ours is gone
 
 
 def test_other_architecture_is_refused_from_the_header_before_hashing(

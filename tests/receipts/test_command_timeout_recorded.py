@@ -7,9 +7,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from tests.support.processes import GUARD_SECONDS
 from tests.support.workspaces import make_workspace
 
 from counterfoil.attestation.statement import effect_entry
+from counterfoil.receipts.store import ReceiptStore
 from counterfoil.sessions.decisions import recorded_outcomes
 
 SLEEP = (sys.executable, "-c", "import time; time.sleep(30)")
@@ -19,14 +21,25 @@ QUICK = (sys.executable, "-c", "print('ok')")
 def test_a_timed_out_command_s_receipt_says_so_and_the_statement_and_verdict_read_it(
     tmp_path: Path,
 ) -> None:
-    workspace = make_workspace(
-        tmp_path, answer=True, allowed_commands=(SLEEP, QUICK), command_timeout_seconds=0.5
+    # One log, two limits: the sleep outlasts half a second on any machine, and the quick
+    # command has the hang guard, as a busy machine may take longer than half a second to start
+    # Python.
+    store = ReceiptStore()
+    short = make_workspace(
+        tmp_path, answer=True, allowed_commands=(SLEEP,), command_timeout_seconds=0.5, store=store
+    )
+    guarded = make_workspace(
+        tmp_path,
+        answer=True,
+        allowed_commands=(QUICK,),
+        command_timeout_seconds=GUARD_SECONDS,
+        store=store,
     )
 
-    assert workspace.run_command(list(SLEEP)).startswith("status: timeout")
-    assert workspace.run_command(list(QUICK)).startswith("status: 0")
+    assert short.run_command(list(SLEEP)).startswith("status: timeout")
+    assert guarded.run_command(list(QUICK)).startswith("status: 0")
 
-    slow, quick = workspace.receipt_store.receipts()
+    slow, quick = store.receipts()
     assert (slow.evidence.exit_status, slow.evidence.timed_out) == (None, True)
     assert (quick.evidence.exit_status, quick.evidence.timed_out) == (0, None)
     assert "timed_out" not in quick.evidence.as_record()

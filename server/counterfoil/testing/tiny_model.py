@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sysconfig
 from collections.abc import Iterator
@@ -200,13 +201,21 @@ def cached_tiny_model(
     key = "-".join(f"{name}={named[name]}" for name in sorted(named)) or "default"
     target = root / key.replace("/", "_")
     if not (target / "model.safetensors").is_file():
-        partial = root / f"{target.name}.partial"
+        # Built beside under this process's own name: two processes (benchmarks run side by
+        # side) may build the same model at once, and the first rename wins; the other's copy
+        # is dropped rather than replacing a folder that may already be loading.
+        partial = root / f"{target.name}.partial-{os.getpid()}"
         if partial.exists():
             shutil.rmtree(partial)
         build_tiny_model(partial, shape=shape, **options)
-        if target.exists():
-            shutil.rmtree(target)
-        partial.rename(target)
+        try:
+            partial.rename(target)
+        except OSError:
+            if not (target / "model.safetensors").is_file():
+                shutil.rmtree(target, ignore_errors=True)
+                partial.rename(target)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)
     return target
 
 

@@ -91,9 +91,7 @@ def import_gguf(
     try:
         _convert_in_child(source, partial, report)
         _write_manifest(partial, digest)
-        if folder.exists():
-            shutil.rmtree(folder)
-        partial.rename(folder)
+        _publish(partial, folder, digest)
     finally:
         if partial.exists():
             shutil.rmtree(partial, ignore_errors=True)
@@ -212,6 +210,19 @@ def _folder_digests(folder: Path) -> dict[str, str]:
 def _write_manifest(folder: Path, digest: str) -> None:
     manifest = {"format": IMPORT_FORMAT, "source_sha256": digest, "files": _folder_digests(folder)}
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
+
+def _publish(partial: Path, folder: Path, digest: str) -> None:
+    """Rename the finished import into place. Another process importing the same file at the
+    same time (two test workers, two editors) may have renamed its own there first: that one is
+    complete and in use, so it stays and ours is dropped; only a damaged folder is replaced."""
+    try:
+        partial.rename(folder)
+    except OSError:
+        if _verified(folder, digest):
+            return
+        shutil.rmtree(folder, ignore_errors=True)
+        partial.rename(folder)
 
 
 def _verified(folder: Path, digest: str) -> bool:
