@@ -166,6 +166,24 @@ def _limiter(cpu: str, memory: str, processes: str) -> Callable[[], None] | None
     return set_limits
 
 
+def _in_child(limits: Callable[[], None] | None) -> Callable[[], None]:
+    """What the command's process does before exec: SIGTERM as it was before the reaper held
+    it back (a blocked signal stays blocked across exec), then its resource limits."""
+
+    def prepare() -> None:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+        if limits is not None:
+            limits()
+
+    return prepare
+
+
+def _discard_stop() -> None:
+    """No command started: a SIGTERM held back meanwhile has nothing left to end."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
 def _wait_for(pid: int, me: int, subreaper: bool, remembered: ProcessTable) -> int:
     """The command's exit status; without a subreaper, remember every descendant seen."""
     while True:
@@ -192,16 +210,23 @@ def main(arguments: list[str]) -> int:
     subreaper = sys.platform.startswith("linux") and prctl(PR_SET_CHILD_SUBREAPER, 1)
     remembered: ProcessTable = {}
     report: dict[str, object]
+    # A SIGTERM while the command starts waits until Popen has returned: raised inside Popen
+    # after the fork, it read as "could not start" for a command that was running (a timeout
+    # on a starved machine), and ended it as such. Held back, it ends the command as a stop.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     try:
         limits = _limiter(cpu, memory, processes)
-        command = subprocess.Popen(argv, preexec_fn=limits, pass_fds=passed)  # noqa: PLW1509 - one thread here
+        command = subprocess.Popen(argv, preexec_fn=_in_child(limits), pass_fds=passed)  # noqa: PLW1509 - one thread here
     except OSError as error:
+        _discard_stop()
         report = {"error": [error.errno, error.strerror, error.filename]}
-    except (Stop, subprocess.SubprocessError) as error:
+    except subprocess.SubprocessError as error:
+        _discard_stop()
         kill_everything_below(me, remembered)
         report = {"error": [None, f"could not start: {error!r}", None]}
     else:
         try:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # one held back: Stop
             status = _wait_for(command.pid, me, subreaper, remembered)
         except Stop:
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
