@@ -135,7 +135,7 @@ def test_proposal_for_a_new_file_has_no_base(tmp_path: Path) -> None:
 
 def test_proposal_for_a_command_shows_argv_cwd_and_timeout(tmp_path: Path) -> None:
     asked = Operator()
-    policy = ToolPolicy(tmp_path, allowed_commands=(HELLO,), command_timeout_seconds=7)
+    policy = ToolPolicy(tmp_path, allowed_commands=(HELLO,), command_timeout_seconds=70)
     workspace = make_workspace(policy, confirm_proposal=asked)
     workspace.execute(run(HELLO))
     [proposal] = asked.asked
@@ -144,7 +144,7 @@ def test_proposal_for_a_command_shows_argv_cwd_and_timeout(tmp_path: Path) -> No
         "command",
         HELLO,
         str(tmp_path.resolve()),
-        7.0,
+        70.0,
     )
     assert isinstance(proposal, CommandProposal) and not hasattr(proposal, "proposed_text")
 

@@ -133,8 +133,8 @@ def test_the_model_sees_the_earlier_messages_in_a_follow_up(
     session.settings = Settings(model=script(demo_project.parent / "unused.jsonl", {"final": "-"}))
 
     operations = session.operations
-    operations.run(RunParams(goal="what does double do?")).result.result(timeout=10)
-    operations.follow_up(FollowUpParams(text="and how should it?")).result.result(timeout=10)
+    operations.run(RunParams(goal="what does double do?")).result.result(timeout=120)
+    operations.follow_up(FollowUpParams(text="and how should it?")).result.result(timeout=120)
 
     first_turn, follow_up = model.calls[1], model.calls[2]
     assert follow_up[: len(first_turn)] == first_turn
