@@ -226,6 +226,35 @@ class BreaksFile:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class UndefinedName:
+    """A change that would leave a Python module reading names nothing defines (`names`: each
+    with the first line that reads it), which it did not before: refused before the person is
+    asked, like a change that does not parse. A small model renaming a function rewrote the
+    caller's `def` line with another signature, and its body kept a parameter that was gone."""
+
+    tool: str
+    path: str
+    names: tuple[tuple[str, int], ...]
+    around: tuple[tuple[int, str], ...] = ()
+
+    def sentence(self) -> str:
+        listed = ", ".join(f"{name} (line {line})" for name, line in self.names)
+        head = (
+            f"refused: your {self.tool} would leave {self.path} using a name nothing in it"
+            f" defines: {listed}. Nothing was changed and no one was asked."
+        )
+        lines = [head]
+        if self.around:
+            lines.append("Your text there:")
+            lines += [f"{number:>4}| {text}" for number, text in self.around]
+        lines.append(
+            "Send the change again so that each name it uses is defined: a parameter, an"
+            " assignment or an import (read_file shows the file as it is now)."
+        )
+        return "\n".join(lines)
+
+
 def lines_around(text: str, line: int | None) -> tuple[tuple[int, str], ...]:
     """The numbered lines of `text` around `line` (from 1), each cut to a readable length."""
     if line is None:
@@ -604,6 +633,7 @@ StepDetail = (
     | Placeholder
     | KeptFromModel
     | BreaksFile
+    | UndefinedName
     | AlreadyHolds
     | CopiedText
 )

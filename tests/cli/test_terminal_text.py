@@ -53,7 +53,7 @@ def test_the_cli_escapes_model_chosen_text_in_diffs_paths_observations_and_answe
         tmp_path / "script.jsonl",
         {"tool": "read_file", "path": "notes.txt"},
         {"tool": "write_file", "path": "app.sh", "content": "x = 1\n\x1b[2K\x1b[1Gsafe = True\n"},
-        {"tool": "write_file", "path": "\u202egnp.py", "content": "y\r\n"},
+        {"tool": "write_file", "path": "\u202egnp.py", "content": "y = 1\r\n"},
         {"final": "done \x1b]0;title\x07 \u202e"},
     )
     _, output = run_cli(
@@ -64,7 +64,7 @@ def test_the_cli_escapes_model_chosen_text_in_diffs_paths_observations_and_answe
     assert "\\x1b[31mred\\x9b" in output
     assert "+\\x1b[2K\\x1b[1Gsafe = True\n" in output
     assert "b/<U+202E>gnp.py" in output
-    assert "+y\\x0d\n" in output
+    assert "+y = 1\\x0d\n" in output
     assert "done \\x1b]0;title\\x07 <U+202E>" in output
     assert (project / "app.sh").read_text() == "x = 1\n\x1b[2K\x1b[1Gsafe = True\n"
 

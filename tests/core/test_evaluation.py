@@ -67,7 +67,7 @@ def test_a_structured_denial_reaches_the_model_with_its_reason(tmp_path: Path) -
         tmp_path, confirm_proposal=lambda _: ApprovalDecision(False, "not this file")
     )
 
-    result = workspace.execute(ToolAction("write_file", {"path": "a.py", "content": "x"}))
+    result = workspace.execute(ToolAction("write_file", {"path": "a.py", "content": "x = 1"}))
 
     assert result == "error: operator denied the tool action: not this file"
     assert not (tmp_path / "a.py").exists()

@@ -248,7 +248,9 @@ def test_a_write_removes_stale_temporary_files_from_its_directory(tmp_path: Path
     for path in (*stale, elsewhere):
         os.utime(path, (an_hour_ago, an_hour_ago))
     workspace = make_workspace(tmp_path, answer=True, allow_writes=True)
-    result = workspace.execute(ToolAction("write_file", {"path": "src/new.py", "content": "x"}))
+    result = workspace.execute(
+        ToolAction("write_file", {"path": "src/new.py", "content": "x = 1\n"})
+    )
 
     assert result == "wrote src/new.py"
     assert sorted(os.listdir(tmp_path / "src")) == [fresh.name, "new.py"]

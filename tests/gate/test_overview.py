@@ -104,7 +104,7 @@ def test_a_new_file_shows_the_overview_again_after_the_observation(tmp_path: Pat
 def test_an_edit_that_adds_no_file_does_not_repeat_the_overview(tmp_path: Path) -> None:
     files(tmp_path, "app.py")
     read = '{"tool":"read_file","path":"app.py"}'
-    edit = '{"tool":"edit_file","path":"app.py","old":"xxxxxx","new":"y"}'
+    edit = '{"tool":"edit_file","path":"app.py","old":"xxxxxx","new":"y = 1"}'
     model = RecordingModel(read, edit, '{"final":"done"}')
 
     run = run_agent("edit", model, make_workspace(tmp_path, allow_writes=True, answer=True))
@@ -121,7 +121,7 @@ def test_after_each_effect_the_model_is_told_the_task_and_what_was_done(tmp_path
     task undone (it bumped no version after fixing the test): each effect done repeats both."""
     files(tmp_path, "app.py")
     read = '{"tool":"read_file","path":"app.py"}'
-    edit = '{"tool":"edit_file","path":"app.py","old":"xxxxxx","new":"y"}'
+    edit = '{"tool":"edit_file","path":"app.py","old":"xxxxxx","new":"y = 1"}'
     write = '{"tool":"write_file","path":"notes.md","content":"hi"}'
     model = RecordingModel(read, edit, write, '{"final":"done"}')
 
@@ -201,7 +201,7 @@ def test_once_the_record_shows_nothing_left_the_note_after_a_command_asks_for_th
 def test_a_rejected_edit_is_not_done_and_the_list_keeps_the_latest_effects(tmp_path: Path) -> None:
     files(tmp_path, "app.py")
     read = '{"tool":"read_file","path":"app.py"}'
-    edit = '{"tool":"edit_file","path":"app.py","old":"xxxxxx","new":"y"}'
+    edit = '{"tool":"edit_file","path":"app.py","old":"xxxxxx","new":"y = 1"}'
     model = RecordingModel(read, edit, '{"final":"done"}')
 
     run = run_agent("edit", model, make_workspace(tmp_path, allow_writes=True, answer=False))
@@ -219,7 +219,7 @@ def test_a_change_refused_for_an_unread_short_file_shows_the_file_read_for_the_m
     """The 1.5B wrote version.py unread, read it as told, then had to propose the change again:
     two of its ten steps. A short file is read through the gate with the refusal."""
     files(tmp_path, "app.py")
-    write = '{"tool":"write_file","path":"app.py","content":"y"}'
+    write = '{"tool":"write_file","path":"app.py","content":"y = 1"}'
     model = RecordingModel(write, write, '{"final":"done"}')
     workspace = make_workspace(tmp_path, allow_writes=True, answer=True)
 
@@ -242,7 +242,7 @@ def test_a_change_refused_for_an_unread_long_file_is_asked_for_again_once_it_is_
     """Too long to show with the refusal: the model reads it, and the read says the change is
     still to be made."""
     (tmp_path / "app.py").write_text("x = 1\n" * 500)
-    write = '{"tool":"write_file","path":"app.py","content":"y"}'
+    write = '{"tool":"write_file","path":"app.py","content":"y = 1"}'
     read = '{"tool":"read_file","path":"app.py"}'
     model = RecordingModel(write, read, read, '{"final":"done"}')
 

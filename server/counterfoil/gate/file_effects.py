@@ -18,15 +18,15 @@ from ..files.path_text import shown_path
 from ..proposals import EditProposal, sha256_hex
 from ..receipt_evidence import file_evidence
 from ..receipts import EffectReceipt
-from ..step_facts import AlreadyHolds, BreaksFile, ReadFirst, lines_around
+from ..step_facts import AlreadyHolds, ReadFirst
 from .call_record import CallRecord
-from .edit_rejoin import Rejoined, rejoined
+from .change_checks import checked_change
 from .edited_approval import diff_shows_all, edited_observation
 from .edits import apply_edit
 from .new_folders import folders_made, missing_folders, remove_folders
 from .policy import ToolPolicy
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
-from .syntax import parses, same_meaning, syntax_problem
+from .syntax import same_meaning, syntax_problem
 from .workspace_paths import Resolve, WorkspacePaths
 from .workspace_record import WorkspaceRecord
 
@@ -72,7 +72,6 @@ class FileEffects:
             raise AgentError(f"nothing to write: {relative}: old and new are the same text")
         base_text: str | None = None
         base_digest: str | None = None
-        rejoin: Rejoined | None = None
         if exists:
             recorded = self.record.seen.get(relative)
             if recorded is None:
@@ -83,24 +82,23 @@ class FileEffects:
             base_text = data.decode("utf-8")
             base_digest = recorded
         if action.tool == "edit_file":
-            old, new = arguments["old"], arguments["new"]
             if base_text is None:
                 raise AgentError("path is not accessible")
-            proposed = apply_edit(base_text, old, new, relative)
-            rejoin = self._rejoined(relative, base_text, old, new, proposed)
-            if rejoin is not None:  # the widened edit is the one asked, written and receipted
-                action = ToolAction(action.tool, {**arguments, "old": rejoin.old})
-                proposed = rejoin.text
+            proposed = apply_edit(base_text, arguments["old"], arguments["new"], relative)
         else:
             proposed = arguments["content"]
         try:
-            encoded = proposed.encode("utf-8")
+            proposed.encode("utf-8")
         except UnicodeEncodeError:
             raise AgentError("content must be valid Unicode text") from None
+        rejoin = checked_change(action, relative, base_text, proposed, self.policy.parsed_files)
+        if rejoin is not None:  # the widened edit is the one asked, written and receipted
+            action = ToolAction(action.tool, {**arguments, "old": rejoin.old})
+            proposed = rejoin.text
+        encoded = proposed.encode("utf-8")
         write_limit = self._write_limit(action.tool, base_text)
         if len(encoded) > write_limit:
             raise AgentError(f"write exceeds {write_limit} bytes")
-        self._refuse_breaking(action.tool, relative, base_text, proposed)
         proposed_digest = sha256_hex(encoded)
         if proposed_digest == base_digest:  # nothing to ask, write or receipt
             holds = AlreadyHolds(relative, by_run=relative in self.record.modified)
@@ -117,39 +115,6 @@ class FileEffects:
             proposed_sha256=proposed_digest,
             new_folders=new_folders,
             rejoined_through=None if rejoin is None else rejoin.through_line,
-        )
-
-    def _rejoined(
-        self, path: str, base_text: str, old: str, new: str, proposed: str
-    ) -> Rejoined | None:
-        """The edit read as running on to where its `new` text rejoins the file, when as
-        written it would break a file that parses and so read it does not."""
-        parsed = self.policy.parsed_files
-        if syntax_problem(path, proposed, base_text, parsed) is None:
-            return None
-        if not parses(path, base_text, parsed):
-            return None
-        found = rejoined(base_text, old, new)
-        if found is None or syntax_problem(path, found.text, base_text, parsed) is not None:
-            return None
-        return found
-
-    def _refuse_breaking(self, tool: str, path: str, base_text: str | None, proposed: str) -> None:
-        """A change that would leave the file unparseable in its format, when it parsed before
-        (or is new), is refused here, before the person is asked: the model is told where and
-        what the file was. A file that did not parse before may be changed (the written file's
-        problem is told after the write, as before)."""
-        parsed = self.policy.parsed_files
-        problem = syntax_problem(path, proposed, base_text, parsed)
-        if problem is None or (base_text is not None and not parses(path, base_text, parsed)):
-            return
-        detail = BreaksFile(
-            tool, problem, lines_around(proposed, problem.line), new=base_text is None
-        )
-        where = "" if problem.line is None else f" at line {problem.line}"
-        raise DetailedRefusal(
-            f"change would leave {path} not valid {problem.language}{where}: {problem.message}",
-            detail,
         )
 
     def _write_limit(self, tool: str, base_text: str | None) -> int:
