@@ -3,7 +3,9 @@
 # .vsix (with its bundled daemon) installed
 # into a real VS Code (code-server on 127.0.0.1) driven by Debian's Chromium: extension-host
 # tests through the real vscode API and a UI test of the agent flow, both against the real
-# daemon. Screenshots go to test-artifacts/editor/. Exits non-zero on any failure.
+# daemon. Screenshots go to test-artifacts/editor/. Exits non-zero on any failure. The test
+# code-server leaves out the built-in extensions no test uses (git, GitHub, the JSON and
+# TypeScript language features, Emmet, ...): each would start in every window the tests open.
 #
 #   bash scripts/editor-test.sh [NAME]     NAME: only extension/test/ui/NAME.test.ts
 #   UI_TEST_PATTERN=REGEX bash scripts/editor-test.sh NAME   only its tests whose names match
@@ -35,6 +37,14 @@ node --test dist/test/unit/
 echo "== extension: package (with the daemon bundled)"
 PYTHON="$PYTHON" npm run --silent package > /dev/null
 echo "counterfoil.vsix: $(( $(stat -c %s counterfoil.vsix) / 1024 )) KiB"
+
+# Built-in extensions (their folder names) that no UI test uses; code-server would activate them in
+# every window (git scans the folder, JSON starts a language server) while the test waits.
+export CODE_SERVER_DISABLED_EXTENSIONS="git git-base github github-authentication microsoft-authentication
+  emmet merge-conflict debug-auto-launch debug-server-ready json-language-features
+  typescript-language-features configuration-editing extension-editing npm references-view
+  ms-vscode.js-debug ms-vscode.js-debug-companion ms-vscode.vscode-js-profile-table
+  tunnel-forwarding simple-browser ipynb terminal-suggest markdown-math"
 
 STATE="$(mktemp -d "${TMPDIR:-/tmp}/counterfoil-editor.XXXXXX")"
 cleanup() {

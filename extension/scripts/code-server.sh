@@ -57,7 +57,26 @@ code_server_env() {
     XDG_CACHE_HOME="$state/xdg/cache" "$@"
 }
 
+# code_server_builtin_extensions BIN STATE_DIR: prints a folder of links to code-server's built-in
+# extensions, less those whose folder names are in CODE_SERVER_DISABLED_EXTENSIONS (names
+# separated by white space); code-server has no --disable-extension.
+code_server_builtin_extensions() {
+  local bin="$1" state="$2" builtin entry name disabled
+  builtin="$(cd "$(dirname "$(readlink -f "$bin")")/../.." && pwd)/lib/vscode/extensions"
+  rm -rf "$state/builtin-extensions"
+  mkdir -p "$state/builtin-extensions"
+  for entry in "$builtin"/*; do
+    name="$(basename "$entry")"
+    for disabled in $CODE_SERVER_DISABLED_EXTENSIONS; do
+      if [ "$name" = "$disabled" ]; then continue 2; fi
+    done
+    ln -s "$entry" "$state/builtin-extensions/$name"
+  done
+  echo "$state/builtin-extensions"
+}
+
 # code_server_start BIN STATE_DIR PORT [FOLDER]: serves on 127.0.0.1:PORT and waits for /healthz.
+# The built-in extensions named in CODE_SERVER_DISABLED_EXTENSIONS are left out.
 code_server_start() {
   local bin="$1" state="$2" port="$3" folder="${4:-}"
   if ! code_server_port_is_free "$port"; then
@@ -67,6 +86,9 @@ code_server_start() {
   local args=(--config "$state/config.yaml" --user-data-dir "$state/user" --extensions-dir "$state/ext"
     --bind-addr "127.0.0.1:$port" --auth none --disable-telemetry --disable-update-check
     --disable-workspace-trust --disable-getting-started-override)
+  if [ -n "${CODE_SERVER_DISABLED_EXTENSIONS:-}" ]; then
+    args+=(--builtin-extensions-dir "$(code_server_builtin_extensions "$bin" "$state")")
+  fi
   if [ -n "$folder" ]; then args+=("$folder"); fi
   # A plain command (not a function) so that $! is setsid's own pid, which becomes the group id.
   TMPDIR="$state/tmp" XDG_CONFIG_HOME="$state/xdg/config" XDG_DATA_HOME="$state/xdg/data" \

@@ -31,6 +31,7 @@ import {
   receiptsOnDisk,
   verifyWithCli,
   openFolder,
+  pageOptions,
 } from "./workbench";
 
 let browser: Browser;
@@ -60,9 +61,7 @@ describe("Counterfoil in a real VS Code", () => {
     const exited = new Promise<number>((done) => {
       exit = done;
     });
-    const page = await browser.newPage({
-      viewport: { width: 1440, height: 900 },
-    });
+    const page = await browser.newPage(pageOptions);
     page.on("console", (message) => {
       const text = message.text();
       if (text.includes("counterfoil-host:")) {
