@@ -204,10 +204,7 @@ class BreaksFile:
             f"refused: your {self.tool} would leave {problem.path} not valid {problem.language}"
             f"{where}: {problem.message}. Nothing was changed and no one was asked."
         )
-        lines = [head]
-        if self.around:
-            lines.append("Your text there:")
-            lines += [f"{number:>4}| {text}" for number, text in self.around]
+        lines = [head, *text_there(self.around)]
         if self.new:
             lines.append(
                 f"{problem.path} is a new file: its text must be valid {problem.language}."
@@ -244,15 +241,19 @@ class UndefinedName:
             f"refused: your {self.tool} would leave {self.path} using a name nothing in it"
             f" defines: {listed}. Nothing was changed and no one was asked."
         )
-        lines = [head]
-        if self.around:
-            lines.append("Your text there:")
-            lines += [f"{number:>4}| {text}" for number, text in self.around]
+        lines = [head, *text_there(self.around)]
         lines.append(
             "Send the change again so that each name it uses is defined: a parameter, an"
             " assignment or an import (read_file shows the file as it is now)."
         )
         return "\n".join(lines)
+
+
+def text_there(around: tuple[tuple[int, str], ...]) -> list[str]:
+    """The lines of a refused change's text around where it breaks, numbered as in the file."""
+    if not around:
+        return []
+    return ["Your text there:", *(f"{number:>4}| {text}" for number, text in around)]
 
 
 def lines_around(text: str, line: int | None) -> tuple[tuple[int, str], ...]:
