@@ -67,6 +67,7 @@ def test_a_name_only_another_scope_has_is_undefined(module: str, name: str) -> N
         "globals()['made'] = 1\nprint(made)\n",
         "def __getattr__(name):\n    return name\nprint(lazy)\n",
         "def f(:\n",  # does not parse: the parse check says so instead
+        "print(missing)\n" + "# padding\n" * 200_000,  # past what the parse check reads
     ],
 )
 def test_a_module_whose_names_its_text_cannot_show_is_not_judged(module: str) -> None:

@@ -18,6 +18,8 @@ import builtins
 import symtable
 from collections.abc import Iterator
 
+from .syntax import MAX_CHECKED_CHARS
+
 # Names every module has without defining them.
 MODULE_NAMES = frozenset(
     {"__name__", "__file__", "__doc__", "__spec__", "__loader__", "__package__", "__path__"}
@@ -30,7 +32,9 @@ def undefined_names(text: str) -> dict[str, int]:
     """Each name the module reads that no scope defines and that is not a builtin, with the
     first line that reads a name so spelled (in a rare module that also binds it in an inner
     scope, that line may be the inner one); empty when the module does not parse or its
-    globals cannot be known."""
+    globals cannot be known, or it is past the size the parse check reads."""
+    if len(text) > MAX_CHECKED_CHARS:
+        return {}
     try:
         tree = ast.parse(text)
         table = symtable.symtable(text, "<module>", "exec")
