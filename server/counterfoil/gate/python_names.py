@@ -42,11 +42,7 @@ def undefined_names(text: str) -> dict[str, int]:
         return {}
     if _dynamic_globals(tree):
         return {}
-    defined = {
-        symbol.get_name()
-        for symbol in table.get_symbols()
-        if symbol.is_assigned() or symbol.is_imported() or symbol.is_namespace()
-    }
+    defined = _module_names(table)
     defined |= {
         symbol.get_name()
         for scope in _scopes(table)
@@ -89,11 +85,7 @@ def _function_bindings(text: str) -> set[str]:
         table = symtable.symtable(text, "<module>", "exec")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return set()
-    module = {
-        symbol.get_name()
-        for symbol in table.get_symbols()
-        if symbol.is_assigned() or symbol.is_imported() or symbol.is_namespace()
-    }
+    module = _module_names(table)
     local = {
         symbol.get_name()
         for scope in _scopes(table)
@@ -102,6 +94,15 @@ def _function_bindings(text: str) -> set[str]:
         if symbol.is_parameter() or (symbol.is_local() and symbol.is_assigned())
     }
     return local - module
+
+
+def _module_names(table: symtable.SymbolTable) -> set[str]:
+    """The names the module itself binds: assigned, imported, or a `def` or `class`."""
+    return {
+        symbol.get_name()
+        for symbol in table.get_symbols()
+        if symbol.is_assigned() or symbol.is_imported() or symbol.is_namespace()
+    }
 
 
 def _scopes(table: symtable.SymbolTable) -> Iterator[symtable.SymbolTable]:
