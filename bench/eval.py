@@ -16,7 +16,7 @@ log that did not verify); per set the tasks passed in each round. The peer colum
 packages through Aider on the same llama.cpp server (`aider_peer.py`), absent, and said so,
 when Aider is not installed or the engine is not llama.cpp (`--no-peer`: not run).
 `--check-final-answer`: each engine runs the tasks twice, side by side, with the setting off
-and on. Targets: at least 3 of the 4 fixtures in every round, 60 % of the held-out set, ahead
+and on; `--edit-form` (once per form): with each `editForm` given. Targets: at least 3 of the 4 fixtures in every round, 60 % of the held-out set, ahead
 of the peer on every set. Prints a table per set, then one JSON line.
 """
 
@@ -35,6 +35,7 @@ from counterfoil.evals.models import ModelUnderTest
 from counterfoil.evals.package import TaskPackage, load_package
 from counterfoil.evals.runner import run_task
 from counterfoil.models import close_model
+from counterfoil.tools import EDIT_FORMS
 from workload import sized
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "evals"
@@ -103,18 +104,22 @@ def evaluate(
     transcripts: Path | None = None,
     check_final: bool | None = None,
     peer: bool = True,
+    edit_form: str | None = None,
 ) -> dict[str, Any]:
     """Every task of each set `runs` times through one engine: per task its figures, and per
     round (the tasks' n-th runs) how many passed; with `peer`, the same through Aider on the
     same llama.cpp server. `transcripts`: the folder that keeps each run's transcript and
     receipt log (`<engine>[-final-on|off]-<task>-<run>`, Aider's output as
-    `aider-<task>-<run>.log`). `check_final`: the setting `checkFinalAnswer` (None: its
-    default)."""
+    `aider-<task>-<run>.log`). `check_final`: the setting `checkFinalAnswer`, `edit_form`:
+    `editForm` (None: their defaults)."""
     settings: dict[str, Any] = {"engine": engine, "contextTokens": context_tokens}
     label = engine
     if check_final is not None:
         settings["checkFinalAnswer"] = check_final
         label += "-final-on" if check_final else "-final-off"
+    if edit_form is not None:
+        settings["editForm"] = edit_form
+        label += f"-{edit_form}"
     model = ModelUnderTest(spec, settings)
     chosen = {name: set_packages(name) for name in sets}
     hidden = tuple(package.source for packages in chosen.values() for package in packages)
@@ -134,7 +139,14 @@ def evaluate(
                     if transcripts is None
                     else transcripts / f"{label}-{package.id}-{number + 1}"
                 )
-                run = run_task(package, generate, limits=limits, hidden=hidden, keep_in=kept)
+                run = run_task(
+                    package,
+                    generate,
+                    limits=limits,
+                    hidden=hidden,
+                    keep_in=kept,
+                    edit_form=model.edit_form,
+                )
                 task_runs.append(run)
                 rounds[number] += run.status == "passed"
                 print(
@@ -162,6 +174,7 @@ def evaluate(
     return {
         "engine": engine,
         "check_final_answer": check_final,
+        "edit_form": model.edit_form,
         "sets": results,
         "model": identity,
     }
@@ -227,18 +240,20 @@ def model_results(arguments: argparse.Namespace) -> None:
             sets,
             arguments.transcripts,
             check_final,
-            peer=arguments.peer and index == 0,
+            peer=arguments.peer and index == 0 and form_index == 0,
+            edit_form=edit_form,
         )
         for engine in arguments.engine or ["llama.cpp"]
         for index, check_final in enumerate(
             (False, True) if arguments.check_final_answer else (None,)
         )
+        for form_index, edit_form in enumerate(arguments.edit_form or [None])
     ]
     print(f"model: {arguments.model}; {arguments.runs} runs per task")
     for result in results:
         final = {None: "", True: " checkFinalAnswer on", False: " checkFinalAnswer off"}[
             result.get("check_final_answer")
-        ]
+        ] + (f" editForm {result.get('edit_form')}" if arguments.edit_form else "")
         if "error" in result:
             print(f"{result['engine']}: not run: {result['error']}")
             continue
@@ -294,6 +309,12 @@ def main() -> None:
         "--check-final-answer",
         action="store_true",
         help="run each engine with checkFinalAnswer off and on, side by side (the peer once)",
+    )
+    parser.add_argument(
+        "--edit-form",
+        action="append",
+        choices=tuple(EDIT_FORMS),
+        help="run each engine with each edit form given (editForm), side by side (the peer once)",
     )
     arguments = parser.parse_args()
     if arguments.model is None:

@@ -20,6 +20,7 @@ from .loop_parts import FinalCall, LoopPart, TurnRecord
 from .opening_reads import named_files, referred_files
 from .step_facts import FinalTooSoon, TaskProgress
 from .steps import StepResult
+from .tools import edit_tool
 from .verdict import EffectOutcome
 
 MAX_DONE_COMMAND = 80  # characters of a command's argv a TaskProgress line keeps
@@ -164,6 +165,7 @@ def final_too_soon(
         as_check=tuple(path for path in named if path in in_commands and path not in meaning),
         failing=() if left else _failing(run),
         unread_sources=tuple(path for path in sources if path not in seen and path not in meaning),
+        edit_tool=edit_tool(run.workspace.available_tools),
     )
 
 

@@ -37,6 +37,7 @@ from .step_facts import (
     TreeOverview,
 )
 from .steps import StepResult, error_text, refusal, step_taker
+from .tools import edit_tool
 from .verdict import RunVerdict, compute_verdict
 from .workspace_view import CHANGES
 
@@ -449,8 +450,9 @@ class _Turns:
         history = self.run.history
         loop = alternating_loop(action, history)
         read_next = next(iter(unread_sources(self.run)), None)
+        editing = edit_tool(self.run.workspace.available_tools)
         if loop is not None:
-            loop = replace(loop, read_next=read_next)
+            loop = replace(loop, read_next=read_next, edit_tool=editing)
             self.loops += 1
             taken, shown = _loop_step(loop), None
         elif self.evidence is None:
@@ -459,7 +461,7 @@ class _Turns:
             taken, shown = self.evidence.execute(action, self.run.take_step)
         again = self.repeats > 1 and loop is None and _same_again(taken, history[-1][1])
         if again:
-            taken = replace(taken, loop=ActionLoop((_written(action),), read_next))
+            taken = replace(taken, loop=ActionLoop((_written(action),), read_next, editing))
         taken, shown = self._noted(action, taken, shown)
         history.append((action, taken))
         externalized = shown if shown is not None and shown.shows is not None else None

@@ -127,6 +127,7 @@ class ActionLoop:
     # A file the task refers to that is still unread: the grammar offers no change until it
     # is read, so that read is what to do instead.
     read_next: str | None = None
+    edit_tool: str = "edit_file"  # the run's tool that changes part of a file
 
     def sentence(self) -> str:
         shown = " and ".join(json.dumps(action, separators=(",", ":")) for action in self.actions)
@@ -150,7 +151,7 @@ class ActionLoop:
         if tools <= {"search_files", "list_files"}:
             return "read a file from the project's files with read_file, or search for one word"
         if tools <= {"read_file", "search_files", "list_files"}:
-            return "change the file the task is about with edit_file or write_file"
+            return f"change the file the task is about with {self.edit_tool} or write_file"
         return "read the file again with read_file and do something else"
 
 
@@ -196,6 +197,7 @@ class BreaksFile:
     problem: SyntaxProblem
     around: tuple[tuple[int, str], ...] = ()
     new: bool = False
+    edit_tool: str = "edit_file"  # the run's tool that changes part of a file
 
     def sentence(self) -> str:
         problem = self.problem
@@ -218,7 +220,7 @@ class BreaksFile:
             lines.append(f"{problem.path} is valid {problem.language} now: read_file shows it.")
         lines.append(
             f"Send the change again so that {problem.path} stays valid {problem.language}"
-            + (" (edit_file changes only the lines you name)." if not self.new else ".")
+            + (f" ({self.edit_tool} changes only the lines you name)." if not self.new else ".")
         )
         return "\n".join(lines)
 
@@ -356,10 +358,15 @@ class ReadNow:
     tool: str  # the refused change's tool
 
     def sentence(self) -> str:
+        edit = (
+            "patch_file (its lines copied exactly from the text above)"
+            if self.tool == "patch_file"
+            else "edit_file (old copied exactly from the text above)"
+        )
         return (
             f"{self.path} is read now (your {self.tool} on it was refused only because it had"
-            " not been read): change it now as the task asks, with edit_file (old copied"
-            " exactly from the text above) or write_file (the whole new text)."
+            f" not been read): change it now as the task asks, with {edit} or write_file (the"
+            " whole new text)."
         )
 
 
@@ -435,6 +442,7 @@ class FinalTooSoon:
     # Files the task refers to by their kind alone ("the JSON defaults", its only JSON file)
     # that the model has not read: where the value the task asks for is.
     unread_sources: tuple[str, ...] = ()
+    edit_tool: str = "edit_file"  # the run's tool that changes part of a file
 
     def __bool__(self) -> bool:
         return bool(
@@ -493,11 +501,11 @@ class FinalTooSoon:
         for path in self.unread_sources:
             return json.dumps({"tool": "read_file", "path": path})
         for path in self.layout_only:
-            return f"edit_file on {path}, with new text that makes the change the task asks"
+            return f"{self.edit_tool} on {path}, with new text that makes the change the task asks"
         for path in self.untouched:
             if path in self.unread:
                 return json.dumps({"tool": "read_file", "path": path})
-            return f"edit_file on {path}, as the task asks"
+            return f"{self.edit_tool} on {path}, as the task asks"
         for path in self.missing:
             return f"write_file on {path}, with the content the task gives"
         for argv in self.failing:

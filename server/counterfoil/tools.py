@@ -117,10 +117,7 @@ TOOLS: tuple[Tool, ...] = (
         effect=True,
         requires="writes",
         example={"path": "<file>", "content": "<the whole new text of the file>"},
-        guidance=(
-            "Read an existing file with read_file before you change it.",
-            "edit_file replaces old text that occurs exactly once in the file.",
-        ),
+        guidance=("Read an existing file with read_file before you change it.",),
     ),
     Tool(
         "edit_file",
@@ -132,6 +129,23 @@ TOOLS: tuple[Tool, ...] = (
             "old": "<lines of the file as they are>",
             "new": "<those lines, changed as the task asks>",
         },
+        guidance=("edit_file replaces old text that occurs exactly once in the file.",),
+    ),
+    Tool(
+        "patch_file",
+        (Argument("path", "string"), Argument("diff", "string")),
+        effect=True,
+        requires="writes",
+        example={
+            "path": "<file>",
+            "diff": "<lines of the file after - or space, new lines after +>",
+        },
+        note=(
+            "patch_file changes a file by one hunk of a unified diff against the file as read:"
+            ' each of its lines is a line of the file after "-" (removed) or " " (kept, a line'
+            ' around the change), or a new line after "+"; the kept and removed lines are'
+            " consecutive lines of the file, in order."
+        ),
     ),
     Tool(
         "run_command",
@@ -166,13 +180,25 @@ def tool_names() -> tuple[str, ...]:
     return tuple(tool.name for tool in TOOLS)
 
 
+# How a model edits part of a file: `old` and `new` texts (edit_file), or a diff's hunk
+# (patch_file). A run offers one, so the prompt and the grammar teach one form.
+EDIT_FORMS = {"replace": "edit_file", "diff": "patch_file"}
+
+
+def edit_tool(enabled: Iterable[str]) -> str:
+    """The tool of `enabled` that changes part of a file, named in what the model is told."""
+    return "patch_file" if "patch_file" in set(enabled) else "edit_file"
+
+
 def enabled_tools(
     allow_writes: bool,
     allowed_commands: Sequence[Sequence[str]],
     allow_search: bool = False,
     allow_mcp: bool = False,
+    edit_form: str = "replace",
 ) -> frozenset[str]:
-    """The tools a policy with these switches enables (`allow_mcp`: the run has MCP servers)."""
+    """The tools a policy with these switches enables (`allow_mcp`: the run has MCP servers;
+    `edit_form`: which of `EDIT_FORMS`' tools edits part of a file)."""
     met: set[Requirement] = {"nothing"}
     if allow_mcp:
         met.add("mcp")
@@ -182,7 +208,10 @@ def enabled_tools(
         met.add("writes")
     if allowed_commands:
         met.add("commands")
-    return frozenset(tool.name for tool in TOOLS if tool.requires in met)
+    left_out = {name for form, name in EDIT_FORMS.items() if form != edit_form}
+    return frozenset(
+        tool.name for tool in TOOLS if tool.requires in met and tool.name not in left_out
+    )
 
 
 def is_argv(

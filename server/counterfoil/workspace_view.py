@@ -28,12 +28,15 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-CHANGES = ("edit_file", "write_file")  # the tools that change a file
+CHANGES = ("edit_file", "patch_file", "write_file")  # the tools that change a file
 MAX_SHOWN_NAMES = 400  # paths an enum names before the schema takes any relative path
 MAX_RUN_LINES = 4  # the longest run of whole lines an edit's old text is
 # Bytes of old-text choices one file offers; runs of fewer lines are offered first, so a file
 # too long for runs of four keeps its single lines (a ranged read narrows it further).
 MAX_RUN_BYTES_PER_FILE = 24_000
+# The lines of the file (kept or removed) a patch's hunk names at most; a file too long for
+# hunks of this height within the same bytes keeps shorter ones.
+HUNK_HEIGHTS = (8, 4, 2, 1)
 # A path the schema's patterns take: names of these characters, joined by "/".
 _NAME = "[A-Za-z0-9_.@+,=~-]+"
 ANY_PATH = f"{_NAME}(/{_NAME})*"
@@ -111,6 +114,13 @@ def view_choices(
             if runs != ():
                 choices.append(branch(path={"const": read.path}, old=old))
         return choices
+    if tool == "patch_file":
+        choices = []
+        for read in view.reads:
+            pattern = hunk_pattern(read)
+            diff = {"type": "string"} if pattern is None else {"type": "string", "pattern": pattern}
+            choices.append(branch(path={"const": read.path}, diff=diff))
+        return choices
     if tool == "write_file":
         whole = [read.path for read in view.reads if read.shown is None]
         choices = [branch(path={"enum": whole})] if whole else []
@@ -159,6 +169,50 @@ def old_runs(read: FileRead) -> tuple[str, ...] | None:
                 return tuple(runs) if height > 1 else None
             runs.append(run)
     return tuple(runs)
+
+
+def hunk_pattern(read: FileRead) -> str | None:
+    """A pattern of the hunks a patch of `read` may be: an optional `@@` header line, then
+    consecutive lines of the file within the lines shown, from any of them, each after "-"
+    (removed) or " " (kept), with new lines after "+" before, between and after them; every
+    line ends with a newline. The highest of `HUNK_HEIGHTS` that fits `MAX_RUN_BYTES_PER_FILE`;
+    None: not even one line does (the diff is then any string, and a miss is refused)."""
+    lines = read.text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the file's last newline ends its last line
+    first, last = read.shown or (1, len(lines))
+    shown = [_hunk_line(line) for line in lines[max(first, 1) - 1 : min(last, len(lines))]]
+    if not shown:
+        return None
+    for height in HUNK_HEIGHTS:
+        hunks = []
+        for start in range(len(shown)):
+            chain = ""  # the hunk from `start`, nested: each next line is optional
+            for line in reversed(shown[start : start + height]):
+                chain = line + _ADDED + (f"({chain})?" if chain else "")
+            hunks.append(chain)
+        pattern = f"^({_HEADER})?{_ADDED}({'|'.join(hunks)})$"
+        if len(pattern.encode("utf-8")) <= MAX_RUN_BYTES_PER_FILE:
+            return pattern
+    return None
+
+
+_HEADER = r"@@[^\n]*\n"
+_ADDED = r"([+][^\n]*\n)*"
+
+
+def _hunk_line(line: str) -> str:
+    """A line of the file in a hunk: after "-" or " " (a blank one also bare), then newline."""
+    if not line:
+        return r"[ -]?\n"
+    return "[ -]" + "".join(_regex_char(char) for char in line) + r"\n"
+
+
+def _regex_char(char: str) -> str:
+    """`char` as a pattern llguidance reads literally (punctuation in a class)."""
+    if char.isalnum() or char == " " or ord(char) > 127:
+        return char
+    return "[" + ("\\" + char if char in "\\]^[" else char) + "]"
 
 
 def _occurs_twice(text: str, run: str) -> bool:

@@ -100,6 +100,34 @@ def test_a_read_range_limits_old_to_the_lines_it_showed() -> None:
     assert not expressible(schema, edit("app.py", "def greet(name):"))
 
 
+PATCHES = frozenset({"list_files", "read_file", "write_file", "patch_file"})
+
+
+def patch(path: str, diff: str) -> dict[str, Any]:
+    return {"tool": "patch_file", "path": path, "diff": diff}
+
+
+def test_a_hunk_is_lines_of_the_file_read_in_order_with_new_lines_after_plus() -> None:
+    schema = action_schema(PATCHES, (), view=view(reads=(FileRead("app.py", MODULE),)))
+    assert expressible(schema, patch("app.py", "-    return 'hi ' + name\n+    return name\n"))
+    assert expressible(schema, patch("app.py", "@@ -5,2 +5,2 @@\n def main():\n+    pass\n"))
+    assert expressible(schema, patch("app.py", " def greet(name):\n-    return 'hi ' + name\n"))
+    assert expressible(schema, patch("app.py", "\n\n def main():\n+    pass\n"))  # bare blanks
+    assert not expressible(schema, patch("src/util.py", " def main():\n"))  # not read
+    assert not expressible(schema, patch("app.py", "-app.py\n+main.py\n"))  # a copied path
+    assert not expressible(schema, patch("app.py", "-    return 'hello'\n+x\n"))  # invented
+    assert not expressible(schema, patch("app.py", " def main():\n def greet(name):\n"))  # order
+    assert not expressible(schema, patch("app.py", "-<lines of the file as they are>\n"))
+    assert not expressible(schema, patch("app.py", "-def main():"))  # each line ends
+
+
+def test_a_hunk_names_only_the_lines_a_ranged_read_showed() -> None:
+    read = FileRead("app.py", MODULE, shown=(5, 6))
+    schema = action_schema(PATCHES, (), view=view(reads=(read,)))
+    assert expressible(schema, patch("app.py", " def main():\n+    pass\n"))
+    assert not expressible(schema, patch("app.py", "-def greet(name):\n"))
+
+
 def test_a_rewrite_needs_the_whole_file_read() -> None:
     ranged = FileRead("app.py", MODULE, shown=(1, 2))
     whole = FileRead("README.md", "# Greet\n")

@@ -296,6 +296,26 @@ def test_grammar_from_a_view_spells_only_edits_of_lines_read(
     assert not _accepts(grammar, '{"tool":"read_file","path":"missing.py"}')
 
 
+def test_grammar_from_a_view_spells_hunks_of_lines_read_whatever_they_hold(
+    tokenizer: Any, vocab_size: int
+) -> None:
+    text = 'PATTERN = r"[a-z]+\\d"  # a^b (c) {d} $e |f\n\nANSWER = 41\n'
+    shown = WorkspaceView(files=("re.py",), reads=(FileRead("re.py", text),), existing=("re.py",))
+    patches = READ_ONLY | {"write_file", "patch_file"}
+    grammar = ActionGrammar(tokenizer, vocab_size, patches, view=shown)
+
+    def patch(diff: str) -> str:
+        action = {"tool": "patch_file", "path": "re.py", "diff": diff}
+        return json.dumps(action, separators=(",", ":"))
+
+    first = text.split("\n")[0]
+    assert _accepts(grammar, patch(f"-{first}\n+PATTERN = 1\n"))
+    assert _accepts(grammar, patch(f"@@ -1,3 +1,3 @@\n {first}\n\n-ANSWER = 41\n+ANSWER = 42\n"))
+    assert not _accepts(grammar, patch(f"-{first[:-1]}\n+x\n"))  # not the whole line
+    assert not _accepts(grammar, patch("-re.py\n+x\n"))
+    assert not _accepts(grammar, _edit("re.py", "ANSWER = 41"))  # the other form is not offered
+
+
 def test_random_logits_under_a_view_edit_only_lines_read(tokenizer: Any, vocab_size: int) -> None:
     grammar = ActionGrammar(tokenizer, vocab_size, WRITES, view=SHOWN)
     runs = old_runs(SHOWN.reads[0])

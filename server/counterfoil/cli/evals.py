@@ -31,6 +31,7 @@ from ..evals.transcripts import run_folder
 from ..settings.checks import ENGINES
 from ..settings.endpoints import SCHEMA_MODES
 from ..settings.table import Settings, SettingsError
+from ..tools import EDIT_FORMS
 from .terminal_text import terminal_safe_stream
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_PACKAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -90,6 +91,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         const=False,
         default=None,
         help="end each run at the model's final answer without checking it against the record",
+    )
+    agent.add_argument(
+        "--edit-form",
+        default=None,
+        choices=tuple(EDIT_FORMS),
+        help="how the model edits part of a file: replace (old and new text) or diff (a hunk)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--report", type=Path, metavar="FILE", help="also write an HTML report")
@@ -152,6 +159,7 @@ def eval_command(
             ("maxTokens", args.max_tokens),
             ("readNamedFiles", args.read_named_files),
             ("checkFinalAnswer", args.check_final_answer),
+            ("editForm", args.edit_form),
         )
         if value is not None
     }
@@ -300,6 +308,7 @@ def _one_run(
             sandbox=sandbox,
             hidden=hidden,
             keep_in=keep_in,
+            edit_form=model.edit_form,
         )
     except Exception as error:  # noqa: BLE001 - one run that cannot be judged loses no other
         return TaskRun(package.id, "error", "not_judged", error=f"{type(error).__name__}: {error}")

@@ -21,9 +21,13 @@ WORK_ORDER = (
     " lines of the file as they are, new is those lines changed as the task asks; or"
     " write_file with the whole new text); then reply with final."
 )
-WORK_ORDER_WITH_COMMAND = WORK_ORDER.replace(
-    "; then reply", "; run an allowed command to check the change; then reply"
+PATCH_WORK_ORDER = (
+    "Work in this order: read the files the task is about; change them (patch_file: a hunk"
+    " of lines of the file as they are, after - where they go or a space where they stay,"
+    " and the new lines after +; or write_file with the whole new text); then reply with final."
 )
+CHECK_STEP = ("; then reply", "; run an allowed command to check the change; then reply")
+WORK_ORDER_WITH_COMMAND = WORK_ORDER.replace(*CHECK_STEP)
 REFRESHED_HEADING = "The project folder's files changed; now (path: size):"
 
 
@@ -91,8 +95,9 @@ def build_system_prompt(workspace: Workspace, instructions: str | None = None) -
         lines.extend(_compact(offered.listing()) for offered in toolbox.offered())
     lines.append("Paths are relative to the project folder.")
     lines.append("Never invent file contents: read them with read_file.")
-    if "edit_file" in enabled:
-        lines.append(WORK_ORDER_WITH_COMMAND if commands else WORK_ORDER)
+    order = WORK_ORDER if "edit_file" in enabled else PATCH_WORK_ORDER
+    if "edit_file" in enabled or "patch_file" in enabled:
+        lines.append(order.replace(*CHECK_STEP) if commands else order)
     if isinstance(workspace, ShowsOverview):
         lines.append(OVERVIEW_HEADING)
         lines.extend(overview_lines(workspace.overview()))

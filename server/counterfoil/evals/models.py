@@ -40,6 +40,14 @@ class ModelUnderTest:
         return str(endpoint) if endpoint else None
 
     @property
+    def edit_form(self) -> str:
+        """The setting `editForm` the runs' gate is given (a script's runs: the default)."""
+        from ..settings.table import Settings
+
+        value = self.settings.get("editForm")
+        return str(Settings.default("editForm")) if value is None else str(value)
+
+    @property
     def name(self) -> str:
         _name, at, url = self.spec.rpartition("@")
         return _name if at and url.startswith(("http://", "https://")) else self.spec

@@ -122,6 +122,7 @@ def run_task(
     sandbox: str = CONFINE,
     hidden: tuple[Path, ...] = (),
     keep_in: Path | None = None,
+    edit_form: str = "replace",
 ) -> TaskRun:
     """Stage, run, grade and verify one task; the person's package is only read.
 
@@ -129,7 +130,8 @@ def run_task(
     context window; its step count is always the package's. `sandbox` is the mode the
     package's commands run in; under it they see neither this package, nor `hidden` (the
     evaluation's other packages), nor the receipt log. `keep_in`: the folder that keeps the
-    run's transcript and a copy of its receipt log once the run has ended.
+    run's transcript and a copy of its receipt log once the run has ended. `edit_form`: the
+    setting `editForm`, how the model edits part of a file.
     """
     started = time.perf_counter()
     with _scratch(package.id) as scratch:
@@ -145,7 +147,11 @@ def run_task(
         run_started = time.perf_counter()
         hidden_here = (package.source, log.parent, *hidden)
         run = _opened(
-            package, generate, limits, package_policy(package, root, sandbox, hidden_here), log
+            package,
+            generate,
+            limits,
+            package_policy(package, root, sandbox, hidden_here, edit_form),
+            log,
         )
         run_seconds = time.perf_counter() - run_started
         metrics = _metrics(run, run.responses, run_seconds)
@@ -201,10 +207,15 @@ def package_workspace(
 
 
 def package_policy(
-    package: TaskPackage, root: Path, sandbox: str, hidden: tuple[Path, ...]
+    package: TaskPackage,
+    root: Path,
+    sandbox: str,
+    hidden: tuple[Path, ...],
+    edit_form: str = "replace",
 ) -> ToolPolicy:
-    """What `package` allows on its staged copy at `root`: writes to its editable paths, its
-    own commands, run in `sandbox`, which hides `hidden` from them."""
+    """What `package` allows on its staged copy at `root`: writes to its editable paths (part
+    of a file edited in `edit_form`), its own commands, run in `sandbox`, which hides `hidden`
+    from them."""
     return ToolPolicy(
         root,
         allow_writes=bool(package.editable_paths),
@@ -214,6 +225,7 @@ def package_policy(
         hidden_paths=hidden,
         granted_by=FROM_TASK_PACKAGE,
         editable_paths=tuple(package.editable_paths),
+        edit_form=edit_form,
     )
 
 

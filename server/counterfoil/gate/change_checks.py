@@ -20,11 +20,14 @@ def checked_change(
     base_text: str | None,
     proposed: str,
     parsed_files: tuple[str, ...] = (),
+    edit_tool: str = "edit_file",
+    asked_as: str | None = None,
 ) -> Rejoined | None:
     """Refuses a change to `path` (from `base_text`, None for a new file, to `proposed`) that
     would break it; returns the widened reading of a run-on edit, or None to take the change as
     written. A file that did not parse before may be changed (the written file's problem is
-    told after the write)."""
+    told after the write). `edit_tool`: the run's tool that changes part of a file, and
+    `asked_as`: the tool the model called (a patch is read as the edit it makes)."""
     problem = syntax_problem(path, proposed, base_text, parsed_files)
     if problem is None:
         _refuse_undefined(action.tool, path, base_text, proposed, parsed_files)
@@ -37,7 +40,11 @@ def checked_change(
             _refuse_undefined(action.tool, path, base_text, found.text, parsed_files)
             return found
     detail = BreaksFile(
-        action.tool, problem, lines_around(proposed, problem.line), new=base_text is None
+        asked_as or action.tool,
+        problem,
+        lines_around(proposed, problem.line),
+        new=base_text is None,
+        edit_tool=edit_tool,
     )
     where = "" if problem.line is None else f" at line {problem.line}"
     raise DetailedRefusal(

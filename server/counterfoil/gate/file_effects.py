@@ -19,11 +19,13 @@ from ..proposals import EditProposal, sha256_hex
 from ..receipt_evidence import file_evidence
 from ..receipts import EffectReceipt
 from ..step_facts import AlreadyHolds, ReadFirst
+from ..tools import EDIT_FORMS
 from .call_record import CallRecord
 from .change_checks import checked_change
 from .edited_approval import diff_shows_all, edited_observation
 from .edits import apply_edit
 from .new_folders import folders_made, missing_folders, remove_folders
+from .patches import patch_edit
 from .policy import ToolPolicy
 from .revert import DRIFT_ERROR, REVERT_TOOL, plan_revert
 from .syntax import same_meaning, syntax_problem
@@ -31,6 +33,7 @@ from .workspace_paths import Resolve, WorkspacePaths
 from .workspace_record import WorkspaceRecord
 
 READ_FIRST = "read the existing file before changing it"
+PART_EDITS = ("edit_file", "patch_file")  # the tools that change part of an existing file
 
 
 class FileEffects:
@@ -56,7 +59,7 @@ class FileEffects:
         if not self.policy.allow_writes:
             raise AgentError("writes are not enabled")
         arguments = action.arguments
-        path = self.resolve(arguments["path"], must_exist=action.tool == "edit_file")
+        path = self.resolve(arguments["path"], must_exist=action.tool in PART_EDITS)
         relative = self.paths.relative(path)
         if not self.policy.editable(relative):
             allowed = ", ".join(self.policy.editable_paths or ()) or "nothing"
@@ -81,9 +84,15 @@ class FileEffects:
                 raise AgentError("file changed since it was read")
             base_text = data.decode("utf-8")
             base_digest = recorded
-        if action.tool == "edit_file":
-            if base_text is None:
-                raise AgentError("path is not accessible")
+        if action.tool in PART_EDITS and base_text is None:
+            raise AgentError("path is not accessible")
+        asked_as = action.tool
+        if action.tool == "patch_file" and base_text is not None:
+            # The hunk is read as the exact edit it makes: that edit is asked and receipted.
+            old, new = patch_edit(base_text, arguments["diff"], relative)
+            arguments = {"path": arguments["path"], "old": old, "new": new}
+            action = ToolAction("edit_file", arguments)
+        if action.tool == "edit_file" and base_text is not None:
             proposed = apply_edit(base_text, arguments["old"], arguments["new"], relative)
         else:
             proposed = arguments["content"]
@@ -91,7 +100,15 @@ class FileEffects:
             proposed.encode("utf-8")
         except UnicodeEncodeError:
             raise AgentError("content must be valid Unicode text") from None
-        rejoin = checked_change(action, relative, base_text, proposed, self.policy.parsed_files)
+        rejoin = checked_change(
+            action,
+            relative,
+            base_text,
+            proposed,
+            self.policy.parsed_files,
+            EDIT_FORMS[self.policy.edit_form],
+            asked_as,
+        )
         if rejoin is not None:  # the widened edit is the one asked, written and receipted
             action = ToolAction(action.tool, {**arguments, "old": rejoin.old})
             proposed = rejoin.text

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..commands.runner import ResourceLimits
 from ..commands.tree.sandbox import SANDBOX_MODES
 from ..receipts.content import OUTPUT_LIMIT_BYTES
-from ..tools import is_argv
+from ..tools import EDIT_FORMS, is_argv
 from .grants import FROM_SETTINGS, GrantedBy
 
 
@@ -49,6 +49,9 @@ class ToolPolicy:
     # The only paths a write or an edit may change, each a file or a folder (None: any): a
     # task's rule, so a change outside them is refused before anyone is asked.
     editable_paths: tuple[str, ...] | None = None
+    # How the model edits part of a file (a key of `tools.EDIT_FORMS`): old and new texts, or
+    # a diff's hunk; either is the same exact edit once the gate has read it.
+    edit_form: str = "replace"
 
     def __post_init__(self) -> None:
         root = Path(self.root)
@@ -85,6 +88,8 @@ class ToolPolicy:
             raise ValueError(f"command_sandbox must be one of {', '.join(SANDBOX_MODES)}")
         if not isinstance(self.allow_network, bool):
             raise ValueError("allow_network must be a boolean")
+        if self.edit_form not in EDIT_FORMS:
+            raise ValueError(f"edit_form must be one of {', '.join(EDIT_FORMS)}")
         timeout = self.command_timeout_seconds
         if (
             not isinstance(timeout, (int, float))

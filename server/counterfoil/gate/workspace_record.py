@@ -67,6 +67,7 @@ class WorkspaceRecord:
             self.policy.allowed_commands,
             self.policy.allow_search,
             allow_mcp=self.setup.mcp_toolbox is not None,
+            edit_form=self.policy.edit_form,
         )
 
     @property

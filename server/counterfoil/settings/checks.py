@@ -15,7 +15,7 @@ from ..commands.tree.sandbox import SANDBOX_MODES
 from ..context.budget import MIN_INLINE_CHARS
 from ..gate.syntax import FORMATS
 from ..mcp.servers import McpServer, ServerSettingInvalid, parse_servers
-from ..tools import MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
+from ..tools import EDIT_FORMS, MAX_ARGV_ITEM_CHARS, MAX_ARGV_ITEMS, is_argv
 from .endpoints import SCHEMA_MODES, EndpointRefused, checked_endpoint
 from .folder_rules import FolderRule
 
@@ -159,6 +159,12 @@ def schema_mode(value: object) -> str:
 def engine_name(value: object) -> str:
     if value not in ENGINES:
         raise Invalid(f"must be one of {', '.join(ENGINES)}")
+    return str(value)
+
+
+def edit_form(value: object) -> str:
+    if value not in EDIT_FORMS:
+        raise Invalid(f"must be one of {', '.join(EDIT_FORMS)}")
     return str(value)
 
 

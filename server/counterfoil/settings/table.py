@@ -27,6 +27,7 @@ from ..commands.tree.sandbox import SANDBOX_MODES
 from ..gate.rules import NO_RULES, RuleSet
 from ..mcp.servers import McpServer
 from ..receipts.content import OUTPUT_LIMIT_BYTES
+from ..tools import EDIT_FORMS
 from .approval_rules import NARROW_RULES, approval_rules
 from .checks import (
     COUNT_SCHEMA,
@@ -37,6 +38,7 @@ from .checks import (
     Invalid,
     boolean,
     commands,
+    edit_form,
     endpoint,
     engine_name,
     environment_name,
@@ -421,6 +423,21 @@ class Settings:
         help="leave search_files out of the tools",
         folder=OFF_ONLY,
     )
+    edit_form: str = setting(
+        "replace",
+        "editForm",
+        edit_form,
+        schema={"type": "string", "enum": list(EDIT_FORMS)},
+        description="How the model edits part of a file: `replace` (`edit_file`: old lines of "
+        "the file and the new text for them) or `diff` (`patch_file`: one hunk of a unified "
+        "diff against the file as read). Either way the change asked and receipted is the exact "
+        "edit, placed only where the file holds its lines once. See docs/eval.md.",
+        flag="--edit-form",
+        choices=tuple(EDIT_FORMS),
+        help="how the model edits part of a file: replace (old and new text) or diff (a hunk) "
+        "(default {default})",
+        folder=FOLDER_MAY,
+    )
     context_tokens: int | None = setting(
         None,
         "contextTokens",
@@ -672,6 +689,7 @@ class Settings:
             limit_memory_bytes=self.limit_memory_bytes,
             limit_processes=self.limit_processes,
             allow_search=self.search_files,
+            edit_form=self.edit_form,
             max_command_output_bytes=self.max_command_output_bytes,
             create_parent_folders=True,
             command_sandbox=self.command_sandbox,

@@ -66,6 +66,7 @@ class SessionQueries:
                     policy.allowed_commands,
                     policy.allow_search,
                     allow_mcp=bool(settings.mcp_servers),  # a run starts them (mcp_servers.py)
+                    edit_form=policy.edit_form,
                 )
             except ValueError:  # the root has gone; runs will say so
                 enabled = frozenset()
