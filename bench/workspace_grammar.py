@@ -7,7 +7,8 @@ for a Qwen tokenizer (the grammar MLX decodes under, up to its first mask), each
 schema of the tools alone. With `--model FILE.gguf` (default: Qwen2.5-Coder-1.5B where it is
 installed) the same turn on llama.cpp, alternating the tools-only schema and the workspace's:
 the first token's delay and the whole step, medians over pairs, and the share of a step the
-grammar adds (build + first-token delta). `--quick` (the test suite's) runs the core and
+grammar adds (build + first-token delta). `--edit-form diff`: the same with `patch_file`'s hunk
+pattern in place of `edit_file`'s old-text runs. `--quick` (the test suite's) runs the core and
 llguidance parts on the small test model's tokenizer, and no llama.cpp. Prints a table, then
 one JSON line.
 """
@@ -43,14 +44,15 @@ def median_ms(run: Any, repeats: int = REPEATS) -> float:
     return statistics.median(seconds) * 1000
 
 
-def staged(folder: Path) -> tuple[Any, Any, list[Any]]:
-    """The workspace on a copy of the package, the overview, and the steps: a read, a listing."""
+def staged(folder: Path, edit_form: str = "replace") -> tuple[Any, Any, list[Any]]:
+    """The workspace on a copy of the package, the overview, and the steps: a read, a listing
+    (part of a file edited in `edit_form`)."""
     from counterfoil.actions import ToolAction
     from counterfoil.gate.policy import ToolPolicy
     from counterfoil.gate.workspace import Workspace
 
     shutil.copytree(PROJECT, folder / "gate", ignore=shutil.ignore_patterns("__pycache__"))
-    workspace = Workspace(ToolPolicy(folder, allow_writes=True))
+    workspace = Workspace(ToolPolicy(folder, allow_writes=True, edit_form=edit_form))
     steps = []
     for action in (
         ToolAction("list_files", {"path": "gate"}),
@@ -120,12 +122,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=None, help="a GGUF file for the llama.cpp turns")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--edit-form", default="replace", choices=("replace", "diff"), help="editForm"
+    )
     arguments = parser.parse_args()
     from counterfoil.context.shown_view import workspace_view
     from counterfoil.tools import action_schema
 
     with tempfile.TemporaryDirectory() as scratch:
-        workspace, tree, steps = staged(Path(scratch))
+        workspace, tree, steps = staged(Path(scratch), arguments.edit_form)
         tools = workspace.available_tools
         view = workspace_view(workspace, tree, steps)
         schema = action_schema(tools, (), view=view)
@@ -137,6 +142,11 @@ def main() -> None:
             len(branch["properties"]["old"].get("enum", ()))
             for branch in schema["anyOf"]
             if branch["properties"].get("tool") == {"const": "edit_file"}
+        )
+        hunk_bytes = sum(
+            len(branch["properties"]["diff"].get("pattern", ""))
+            for branch in schema["anyOf"]
+            if branch["properties"].get("tool") == {"const": "patch_file"}
         )
 
         from mlx_lm.utils import load_tokenizer
@@ -172,7 +182,10 @@ def main() -> None:
 
     schema_bytes = len(json.dumps(schema))
     print(f"workspace: a copy of gate/ ({len(view.files)} names shown), {READ} read whole")
-    print(f"schema: {schema_bytes:,} bytes, {runs} old-text runs")
+    print(
+        f"schema ({arguments.edit_form}): {schema_bytes:,} bytes, {runs} old-text runs,"
+        f" {hunk_bytes:,} bytes of hunk pattern"
+    )
     print(f"build (view + schema): {build_ms:.2f} ms; tools alone {plain_ms:.2f} ms")
     print(
         f"llguidance compile to first mask ({vocab:,} tokens): workspace {grammar_ms['workspace']:.1f}"
@@ -181,7 +194,9 @@ def main() -> None:
     figures: dict[str, Any] = {
         "bench": "workspace_grammar",
         "schema_bytes": schema_bytes,
+        "edit_form": arguments.edit_form,
         "old_runs": runs,
+        "hunk_pattern_bytes": hunk_bytes,
         "build_ms": round(build_ms, 3),
         "tools_only_build_ms": round(plain_ms, 3),
         "llguidance_compile_ms": {name: round(value, 2) for name, value in grammar_ms.items()},

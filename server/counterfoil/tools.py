@@ -293,6 +293,8 @@ def action_schema(
     allowed_commands: Sequence[Sequence[str]] | None = None,
     mcp_tools: Sequence[Mapping[str, Any]] | None = None,
     view: WorkspaceView | None = None,
+    *,
+    text_patterns: bool = True,
 ) -> dict[str, Any]:
     """The JSON schema of one action: a call of an enabled tool, or `{"final": string}`.
 
@@ -302,7 +304,9 @@ def action_schema(
     "input_schema"}`, the approved definitions), an `mcp_call` can only be one of those tools
     with arguments under its own schema. With `view` (what the workspace has shown the model
     this turn), paths, edits and rewrites are narrowed to it (`workspace_view.view_choices`),
-    and the final answer is left out on a turn the view offers none (while any tool is).
+    and the final answer is left out on a turn the view offers none (while any tool is);
+    `text_patterns`: whether a string of text lines (a patch's hunk) is held to a pattern, for
+    a decoder that reads a pattern over the string as JSON decodes it (llguidance).
     Raises ValueError for a tool name the table does not know.
     """
     names = tool_names()
@@ -324,7 +328,7 @@ def action_schema(
         if view is not None:
             from .workspace_view import view_choices  # a turn's view: not at the daemon's start
 
-            choices.extend(view_choices(tool.name, properties, required, view))
+            choices.extend(view_choices(tool.name, properties, required, view, text_patterns))
             continue
         choices.append(
             {

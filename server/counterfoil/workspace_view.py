@@ -34,9 +34,6 @@ MAX_RUN_LINES = 4  # the longest run of whole lines an edit's old text is
 # Bytes of old-text choices one file offers; runs of fewer lines are offered first, so a file
 # too long for runs of four keeps its single lines (a ranged read narrows it further).
 MAX_RUN_BYTES_PER_FILE = 24_000
-# The lines of the file (kept or removed) a patch's hunk names at most; a file too long for
-# hunks of this height within the same bytes keeps shorter ones.
-HUNK_HEIGHTS = (8, 4, 2, 1)
 # A path the schema's patterns take: names of these characters, joined by "/".
 _NAME = "[A-Za-z0-9_.@+,=~-]+"
 ANY_PATH = f"{_NAME}(/{_NAME})*"
@@ -83,11 +80,15 @@ class WorkspaceView:
 
 
 def view_choices(
-    tool: str, properties: dict[str, Any], required: list[str], view: WorkspaceView
+    tool: str,
+    properties: dict[str, Any],
+    required: list[str],
+    view: WorkspaceView,
+    text_patterns: bool = True,
 ) -> list[dict[str, Any]]:
     """The schema branches of `tool` under `view`, from its plain branch's `properties`: the
     paths narrowed to what was shown, and an edit or a rewrite one branch per file read (none:
-    the tool cannot be called yet)."""
+    the tool cannot be called yet); a hunk held to `hunk_pattern` only with `text_patterns`."""
 
     def branch(**values: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -117,7 +118,7 @@ def view_choices(
     if tool == "patch_file":
         choices = []
         for read in view.reads:
-            pattern = hunk_pattern(read)
+            pattern = hunk_pattern(read) if text_patterns else None
             diff = {"type": "string"} if pattern is None else {"type": "string", "pattern": pattern}
             choices.append(branch(path={"const": read.path}, diff=diff))
         return choices
@@ -173,39 +174,33 @@ def old_runs(read: FileRead) -> tuple[str, ...] | None:
 
 def hunk_pattern(read: FileRead) -> str | None:
     """A pattern of the hunks a patch of `read` may be: an optional `@@` header line, then
-    consecutive lines of the file within the lines shown, from any of them, each after "-"
-    (removed) or " " (kept), with new lines after "+" before, between and after them; every
-    line ends with a newline. The highest of `HUNK_HEIGHTS` that fits `MAX_RUN_BYTES_PER_FILE`;
-    None: not even one line does (the diff is then any string, and a miss is refused)."""
+    lines each a line of the file within the lines shown after "-" (removed) or " " (kept), or
+    a new line after "+"; every line ends with a newline. That the file's lines are
+    consecutive and in order is the gate's to refuse (`gate/patches.py`): a pattern that says
+    so nests an optional group per line and grows as the file times the hunk's height. The
+    file's lines are alternatives that each end with the newline, longest first, so no choice
+    is a prefix of another. None: the lines shown do not fit `MAX_RUN_BYTES_PER_FILE` (the
+    diff is then any string, and a miss is refused)."""
     lines = read.text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the file's last newline ends its last line
     first, last = read.shown or (1, len(lines))
-    shown = [_hunk_line(line) for line in lines[max(first, 1) - 1 : min(last, len(lines))]]
+    shown = lines[max(first, 1) - 1 : min(last, len(lines))]
     if not shown:
         return None
-    for height in HUNK_HEIGHTS:
-        hunks = []
-        for start in range(len(shown)):
-            chain = ""  # the hunk from `start`, nested: each next line is optional
-            for line in reversed(shown[start : start + height]):
-                chain = line + _ADDED + (f"({chain})?" if chain else "")
-            hunks.append(chain)
-        pattern = f"^({_HEADER})?{_ADDED}({'|'.join(hunks)})$"
-        if len(pattern.encode("utf-8")) <= MAX_RUN_BYTES_PER_FILE:
-            return pattern
-    return None
+    texts = sorted({line for line in shown if line}, key=lambda line: (-len(line), line))
+    choices = ["".join(_regex_char(char) for char in line) + r"\n" for line in texts]
+    if "" in shown:
+        choices.append(r"\n")
+    kept = f"[ -]({'|'.join(choices)})" + ("" if "" not in shown else r"|\n")
+    pattern = f"^({_HEADER})?({kept}|{_ADDED})*$"
+    if len(pattern.encode("utf-8")) > MAX_RUN_BYTES_PER_FILE:
+        return None
+    return pattern
 
 
 _HEADER = r"@@[^\n]*\n"
-_ADDED = r"([+][^\n]*\n)*"
-
-
-def _hunk_line(line: str) -> str:
-    """A line of the file in a hunk: after "-" or " " (a blank one also bare), then newline."""
-    if not line:
-        return r"[ -]?\n"
-    return "[ -]" + "".join(_regex_char(char) for char in line) + r"\n"
+_ADDED = r"[+][^\n]*\n"
 
 
 def _regex_char(char: str) -> str:

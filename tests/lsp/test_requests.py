@@ -134,6 +134,7 @@ async def test_settings_come_from_initialization_and_configuration_changes(
         ("search_files", True),
         ("write_file", False),
         ("edit_file", False),
+        ("patch_file", False),  # in place of edit_file with editForm diff
         ("run_command", False),
         ("mcp_call", False),  # on only with the person's MCP servers (test_mcp_daemon.py)
     ]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from counterfoil.models import EndpointOptions, GenerationOptions, ModelLoadError, load_generate
 from counterfoil.models.server.endpoint import api_key_from_environment, checked_endpoint
 from counterfoil.models.server.remote import schema_request, server_action_schema
 from counterfoil.tools import action_schema
+from counterfoil.workspace_view import FileRead, WorkspaceView
 
 
 @pytest.mark.parametrize(
@@ -81,6 +84,25 @@ def test_server_schema_is_the_local_decoders_for_enabled_tools_and_allowed_argv(
     assert schema["anyOf"][1]["properties"]["argv"] == {
         "anyOf": [{"const": ["python", "validate.py"]}]
     }
+
+
+def test_a_server_is_not_asked_to_hold_a_hunk_to_a_pattern_over_its_text() -> None:
+    # llama.cpp's server reads a string's pattern over the JSON text as written: a newline in
+    # the pattern became a raw newline in the string. The gate refuses a hunk that misses.
+    tools = {"read_file", "patch_file"}
+    view = WorkspaceView(files=("a.py",), reads=(FileRead("a.py", "A = 1\n"),), existing=("a.py",))
+
+    local = action_schema(tools, (), view=view)
+    served = server_action_schema(tools, (), view=view)
+
+    def diff(schema: dict[str, Any]) -> dict[str, Any]:
+        patch = next(
+            c for c in schema["anyOf"] if c["properties"]["tool"] == {"const": "patch_file"}
+        )
+        return dict(patch["properties"]["diff"])
+
+    assert "pattern" in diff(local)
+    assert diff(served) == {"type": "string"}
 
 
 def test_each_schema_mode_asks_in_its_servers_form() -> None:

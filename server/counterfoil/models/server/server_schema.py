@@ -20,8 +20,12 @@ def server_action_schema(
     mcp_tools: McpListings | None = None,
     view: WorkspaceView | None = None,
 ) -> dict[str, Any]:
-    """The action schema the server is asked to enforce: the one the local decoder uses."""
-    return action_schema(available_tools, allowed_commands, mcp_tools, view)
+    """The action schema the server is asked to enforce: the one the local decoder uses, less
+    the patterns over text that holds newlines or quotes (a patch's hunk): llama.cpp's server
+    reads a string's pattern over the JSON text as written, not as it decodes (a pattern's
+    newline became a raw newline in the string, and a hunk's `"` ended it), and what another
+    server does is not known. Such a string is any string; the gate refuses a hunk that misses."""
+    return action_schema(available_tools, allowed_commands, mcp_tools, view, text_patterns=False)
 
 
 def schema_request(mode: str, schema: dict[str, Any]) -> dict[str, Any]:
