@@ -173,7 +173,8 @@ def old_runs(read: FileRead) -> tuple[str, ...] | None:
 
 
 def hunk_pattern(read: FileRead) -> str | None:
-    """A pattern of the hunks a patch of `read` may be: an optional `@@` header line, then
+    """A pattern of the hunks a patch of `read` may be: a diff's header lines (`---`, `@@`),
+    then
     lines each a line of the file within the lines shown after "-" (removed) or " " (kept), or
     a new line after "+"; every line ends with a newline. That the file's lines are
     consecutive and in order is the gate's to refuse (`gate/patches.py`): a pattern that says
@@ -193,13 +194,14 @@ def hunk_pattern(read: FileRead) -> str | None:
     if "" in shown:
         choices.append(r"\n")
     kept = f"[ -]({'|'.join(choices)})" + ("" if "" not in shown else r"|\n")
-    pattern = f"^({_HEADER})?({kept}|{_ADDED})*$"
+    pattern = f"^({_HEADER})*({kept}|{_ADDED})*$"
     if len(pattern.encode("utf-8")) > MAX_RUN_BYTES_PER_FILE:
         return None
     return pattern
 
 
-_HEADER = r"@@[^\n]*\n"
+# The lines a unified diff starts with (`git diff` writes them all) and a hunk's header.
+_HEADER = r"(diff --git |index |--- |[+][+][+] |@@)[^\n]*\n"
 _ADDED = r"[+][^\n]*\n"
 
 

@@ -79,6 +79,12 @@ def test_a_hunk_is_asked_and_receipted_as_the_exact_edit_it_makes(tmp_path: Path
         ("a\nb\nc\n", "-a\n", "b\nc\n"),
         ("a\nb\nc\n", "-b\n", "a\nc\n"),
         ("a\nb\nc", "-c\n", "a\nb"),
+        # the lines a unified diff starts with, as git writes them, are not read
+        (
+            "a\nb\n",
+            "diff --git a/f b/f\nindex 1..2 100644\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-b\n+B\n",
+            "a\nB\n",
+        ),
         # new lines before, between and after the lines named
         ("a\nb\n", "+x\n a\n+y\n b\n+z\n", "x\na\ny\nb\nz\n"),
         # lines whose text also ends another line: the edit is widened until it is unique

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from ..errors import AgentError
 from .edits import occurrences
 
-HEADER = "@@"  # a hunk header line, which says where the model thinks the hunk is: not read
+# The lines a unified diff starts with (`git diff` writes all of them) and a hunk's header,
+# which says where the model thinks the hunk is: not read.
+HEADERS = ("diff --git ", "index ", "--- ", "+++ ", "@@")
 
 
 @dataclass(frozen=True)
@@ -30,7 +32,7 @@ def parse_hunk(diff: str) -> Hunk:
     lines = diff.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the last line
-    while lines and lines[0].startswith(HEADER):
+    while lines and lines[0].startswith(HEADERS):
         lines.pop(0)
     old: list[str] = []
     new: list[str] = []
