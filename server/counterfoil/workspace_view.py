@@ -8,6 +8,9 @@ turn, so a wrong value cannot be generated at all:
 - a path to read or list is one the overview or a listing showed (past `MAX_SHOWN_NAMES`, any
   relative path: the enum would cost more than it saves, and the pattern refuses nothing real),
   and a file is not read again while the conversation shows it whole and unchanged;
+- no search is offered while the conversation shows every file there is whole and unchanged
+  (the 1.5B, both files of a task read, searched for the words of the refusal it was given
+  and of the note after that, to the step limit);
 - an existing file is edited only once read (in full or in the range the edit is in) and
   rewritten only once read in full; no file is changed while a file the task refers to by its
   kind alone (`opening_reads.referred_files`) is unread; a new file only where no file or folder is and, when the
@@ -105,6 +108,11 @@ def view_choices(
         if not unread and view.read_pattern is None:
             return []  # every file shown is in view whole: nothing to read
         return [branch(path=path_schema(unread, view.read_pattern))]
+    if tool == "search_files":
+        shown = set(view.shown_whole)
+        if view.existing_files and shown.issuperset(view.existing_files):
+            return []  # every file there is in view whole: a search finds nothing new
+        return [branch()]
     if tool in CHANGES and view.read_first:
         return []  # read what the task refers to first: the grammar, not a refusal
     if tool == "edit_file":

@@ -179,6 +179,18 @@ def test_with_every_file_shown_whole_no_read_is_offered() -> None:
     assert "read_file" not in tools and "list_files" in tools
 
 
+def test_with_every_file_there_shown_whole_no_search_is_offered() -> None:
+    tools = WRITES | {"search_files"}
+    every = ("app.py", "README.md", "src/util.py")
+
+    def offered(**fields: Any) -> bool:
+        schema = action_schema(tools, (), view=view(existing_files=every, **fields))
+        return expressible(schema, {"tool": "search_files", "pattern": "greet"})
+
+    assert offered(shown_whole=("app.py", "README.md"))
+    assert not offered(shown_whole=every)
+
+
 def test_while_a_file_the_task_refers_to_is_unread_no_change_can_be_expressed() -> None:
     read = FileRead("app.py", MODULE)
     waiting = view(reads=(read,), read_first=("README.md",))
