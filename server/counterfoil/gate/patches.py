@@ -32,12 +32,13 @@ def parse_hunk(diff: str) -> Hunk:
     lines = diff.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # the newline that ends the last line
-    while lines and lines[0].startswith(HEADERS):
-        lines.pop(0)
+    headers = 0
+    while headers < len(lines) and lines[headers].startswith(HEADERS):
+        headers += 1
     old: list[str] = []
     new: list[str] = []
     changed = False
-    for number, line in enumerate(lines, 1):
+    for number, line in enumerate(lines[headers:], headers + 1):  # numbered as sent
         mark, text = line[:1], line[1:]
         if mark in ("", " "):  # a blank line kept: a model drops the space of its mark
             old.append(text)
