@@ -198,7 +198,7 @@ def hunk_pattern(read: FileRead) -> str | None:
     if not shown:
         return None
     texts = sorted({line for line in shown if line}, key=lambda line: (-len(line), line))
-    choices = ["".join(_regex_char(char) for char in line) + r"\n" for line in texts]
+    choices = [literal_pattern(line) + r"\n" for line in texts]
     if "" in shown:
         choices.append(r"\n")
     kept = f"[ -]({'|'.join(choices)})" + ("" if "" not in shown else r"|\n")
@@ -211,13 +211,6 @@ def hunk_pattern(read: FileRead) -> str | None:
 # The lines a unified diff starts with (`git diff` writes them all) and a hunk's header.
 _HEADER = r"(diff --git |index |--- |[+][+][+] |@@)[^\n]*\n"
 _ADDED = r"[+][^\n]*\n"
-
-
-def _regex_char(char: str) -> str:
-    """`char` as a pattern llguidance reads literally (punctuation in a class)."""
-    if char.isalnum() or char == " " or ord(char) > 127:
-        return char
-    return "[" + ("\\" + char if char in "\\]^[" else char) + "]"
 
 
 def _occurs_twice(text: str, run: str) -> bool:
@@ -257,8 +250,16 @@ _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.@+,
 
 def literal_pattern(text: str) -> str:
     """`text` as a pattern every engine reads alike (llguidance's regex, llama.cpp's
-    converter): punctuation as a one-character class, never a backslash escape."""
-    return "".join(char if char.isalnum() or char in "_/@,=" else f"[{char}]" for char in text)
+    converter): punctuation as a one-character class; the four characters a class must escape
+    (a file's line may hold them, a path never does) escaped in it."""
+    return "".join(
+        char
+        if char.isalnum() or char in "_/@,="
+        else f"[\\{char}]"
+        if char in "\\]^["
+        else f"[{char}]"
+        for char in text
+    )
 
 
 @functools.lru_cache(maxsize=512)
