@@ -496,7 +496,8 @@ class _Turns:
             read = read_for_the_model(taken, run.tree, run.take_step)
             if read is not taken:
                 taken, shown = read, None
-        taken = _with_read_now(taken, action, self.refused_unread)
+        editing = edit_tool(self.run.workspace.available_tools)
+        taken = _with_read_now(taken, action, self.refused_unread, editing)
         if isinstance(taken.detail, AlreadyHolds) and taken.detail.by_run:
             # Bytes this run wrote, sent again: answered with what is done, never counted
             # toward the repeated-action limit.
@@ -673,7 +674,7 @@ def _action_json(action: ToolAction) -> str:
 
 
 def _with_read_now(
-    taken: StepResult, action: ToolAction, refused_unread: dict[str, str]
+    taken: StepResult, action: ToolAction, refused_unread: dict[str, str], editing: str
 ) -> StepResult:
     """Note a change refused for an unread file; once a read shows that file, say so."""
     if isinstance(taken.detail, ReadFirst) and taken.detail.text is None:
@@ -681,7 +682,7 @@ def _with_read_now(
     elif _was_read(action, taken):
         tool = refused_unread.pop(str(action.arguments.get("path", "")), None)
         if tool is not None:
-            return replace(taken, read_now=ReadNow(str(action.arguments["path"]), tool))
+            return replace(taken, read_now=ReadNow(str(action.arguments["path"]), tool, editing))
     return taken
 
 

@@ -356,11 +356,12 @@ class ReadNow:
 
     path: str
     tool: str  # the refused change's tool
+    edit_tool: str = "edit_file"  # the run's tool that changes part of a file
 
     def sentence(self) -> str:
         edit = (
             "patch_file (its lines copied exactly from the text above)"
-            if self.tool == "patch_file"
+            if self.edit_tool == "patch_file"
             else "edit_file (old copied exactly from the text above)"
         )
         return (

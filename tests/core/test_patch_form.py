@@ -43,3 +43,25 @@ def test_a_diff_run_is_told_patch_file_at_every_turn(tmp_path: Path) -> None:
     assert "patch_file on other.py" in told[5]
     assert "edit_file on" not in "\n".join(told)
     assert run.final == "done"
+
+
+def test_a_change_refused_unread_is_then_asked_for_in_the_runs_edit_form(tmp_path: Path) -> None:
+    # Long enough not to be shown with the refusal: the read is the model's own.
+    (tmp_path / "answer.py").write_text("ANSWER = 41\n" + "# a comment line\n" * 200)
+    workspace = make_workspace(
+        tmp_path,
+        confirm_proposal=lambda _proposal: Approval(True),
+        allow_writes=True,
+        edit_form="diff",
+    )
+    model = RecordingModel(
+        {"tool": "write_file", "path": "answer.py", "content": "ANSWER = 42\n"},
+        {"tool": "read_file", "path": "answer.py"},
+        {"final": "done"},
+    )
+
+    run_agent(TASK, model, workspace)
+
+    told = [message["content"] for message in model.calls[-1] if message["role"] == "user"]
+    assert "with patch_file (its lines copied exactly from the text above)" in told[2]
+    assert "edit_file" not in told[2]
