@@ -18,7 +18,9 @@ turn, so a wrong value cannot be generated at all:
 - no final answer is offered on the turn after one the record held;
 - `old` is a run of 1 to `MAX_RUN_LINES` consecutive whole lines of the file as read, one that
   occurs exactly once in it (what `apply_edit` takes), so a copy of the path, an example or an
-  invented text cannot be spelled.
+  invented text cannot be spelled; a run the model already sent back as its own `new` is not
+  offered again (the 1.5B, refused for an edit that changed nothing, sent the same one again,
+  to the step limit).
 
 The view is plain data, built by the gate's side from the record (`context/shown_view.py`); the
 schema values are built here, in the standard library only, for every engine alike.
@@ -50,6 +52,8 @@ class FileRead:
     path: str
     text: str
     shown: tuple[int, int] | None = None
+    # Old texts an edit of this file named with the same text as its new: not offered again.
+    sent_unchanged: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -158,12 +162,14 @@ def path_schema(names: Iterable[str], extra_pattern: str | None = None) -> dict[
 
 def old_runs(read: FileRead) -> tuple[str, ...] | None:
     """The old texts an edit of `read` may name: runs of 1 to `MAX_RUN_LINES` whole lines
-    within the lines shown, neither first nor last line blank, occurring once in the file; shorter runs first, within
+    within the lines shown, neither first nor last line blank, occurring once in the file, not
+    one the model sent back unchanged; shorter runs first, within
     `MAX_RUN_BYTES_PER_FILE`. None: not even its single lines fit (the old text is then any
     string, and a miss is refused as without a view)."""
     lines = read.text.split("\n")
     first, last = read.shown or (1, len(lines))
     first, last = max(first, 1), min(last, len(lines))
+    unchanged = set(read.sent_unchanged)
     runs: list[str] = []
     size = 0
     for height in range(1, MAX_RUN_LINES + 1):
@@ -171,7 +177,7 @@ def old_runs(read: FileRead) -> tuple[str, ...] | None:
             if not lines[start].strip() or not lines[start + height - 1].strip():
                 continue  # a blank line at either end: the same edit without it is offered
             run = "\n".join(lines[start : start + height])
-            if _occurs_twice(read.text, run):
+            if run in unchanged or _occurs_twice(read.text, run):
                 continue
             size += len(run.encode("utf-8")) + 4
             if size > MAX_RUN_BYTES_PER_FILE:

@@ -93,6 +93,23 @@ def test_a_file_changed_since_it_was_read_is_not_offered_for_an_edit(tmp_path: P
     assert changed.reads == ()
 
 
+def test_an_old_text_sent_back_as_its_own_new_is_not_offered_again(tmp_path: Path) -> None:
+    """The 1.5B sent an edit whose new text was its old one, was refused, and sent it again
+    to the step limit: the grammar offers that old text no more, and the file's other lines
+    still."""
+    (tmp_path / "app.py").write_text(MODULE)
+    same = (
+        '{"tool":"edit_file","path":"./app.py","old":"    return x + x","new":"    return x + x"}'
+    )
+    _, before, after = views_of(tmp_path, [READ, same, FINAL], answer=True)
+    tools = frozenset({"read_file", "list_files", "write_file", "edit_file"})
+    change = edit("app.py", "    return x + x", "    return 2 * x")
+    assert expressible(action_schema(tools, (), view=before), change)
+    assert not expressible(action_schema(tools, (), view=after), change)
+    assert expressible(action_schema(tools, (), view=after), edit("app.py", "def double(x):"))
+    assert (tmp_path / "app.py").read_text() == MODULE
+
+
 def test_a_search_shows_the_files_it_looked_in(tmp_path: Path) -> None:
     (tmp_path / "lib").mkdir()
     for number in range(60):

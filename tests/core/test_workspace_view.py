@@ -100,6 +100,13 @@ def test_a_read_range_limits_old_to_the_lines_it_showed() -> None:
     assert not expressible(schema, edit("app.py", "def greet(name):"))
 
 
+def test_an_old_text_sent_back_unchanged_is_not_offered_again() -> None:
+    read = FileRead("app.py", MODULE, sent_unchanged=("def main():",))
+    schema = action_schema(WRITES, (), view=view(reads=(read,)))
+    assert not expressible(schema, edit("app.py", "def main():", "def main() -> None:"))
+    assert expressible(schema, edit("app.py", "def main():\n    print(greet('x'))"))
+
+
 PATCHES = frozenset({"list_files", "read_file", "write_file", "patch_file"})
 
 

@@ -41,6 +41,8 @@ def workspace_view(
     were read). A change is offered only where the policy's editable paths allow one, and
     none while a file in `read_first` (one the task refers to) is unread; `final_offered`
     False: the turn after a held final answer is an action."""
+    steps = list(steps)
+    sent_unchanged = _sent_unchanged(workspace, steps)
     steps = [(action, step) for action, step in steps if not step.is_error]
     files_now, folders_now, _ = walked_paths(workspace.paths)
     files: dict[str, None] = {}
@@ -66,7 +68,7 @@ def workspace_view(
     return WorkspaceView(
         files=tuple(files),
         folders=tuple(folders),
-        reads=_reads(workspace, steps, unchanged),
+        reads=_reads(workspace, steps, unchanged, sent_unchanged),
         existing=(*files_now, *folders_now),
         new_files_under=workspace.policy.editable_paths,
         existing_files=tuple(files_now),
@@ -81,10 +83,12 @@ def _reads(
     workspace: Workspace,
     steps: list[tuple[ToolAction, StepResult]],
     unchanged: dict[str, bytes],
+    sent_unchanged: dict[str, tuple[str, ...]],
 ) -> tuple[FileRead, ...]:
     """The files seen whose bytes are unchanged since, with the lines shown of each: a whole
     read or a write shows all of it; ranged reads show the span from the first line to the
-    last they showed; a file seen before these steps (an earlier run's read) all of it."""
+    last they showed; a file seen before these steps (an earlier run's read) all of it; and
+    the old texts the model sent back unchanged."""
     shown: dict[str, tuple[int, int] | None] = {}
     for action, step in steps:
         path = str(action.arguments.get("path", ""))
@@ -107,8 +111,21 @@ def _reads(
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             continue
-        reads.append(FileRead(path, text, shown.get(path)))
+        reads.append(FileRead(path, text, shown.get(path), sent_unchanged.get(path, ())))
     return tuple(reads)
+
+
+def _sent_unchanged(
+    workspace: Workspace, steps: list[tuple[ToolAction, StepResult]]
+) -> dict[str, tuple[str, ...]]:
+    """Per file, the old texts of the edits that named the same text as their new (each one
+    refused: it changes nothing)."""
+    sent: dict[str, dict[str, None]] = {}
+    for action, _ in steps:
+        old, new = action.arguments.get("old"), action.arguments.get("new")
+        if action.tool == "edit_file" and isinstance(old, str) and old == new:
+            sent.setdefault(_relative(workspace, action), {})[old] = None
+    return {path: tuple(olds) for path, olds in sent.items()}
 
 
 def _unchanged(workspace: Workspace) -> dict[str, bytes]:
