@@ -10,7 +10,8 @@ turn, so a wrong value cannot be generated at all:
   and a file is not read again while the conversation shows it whole and unchanged;
 - no search is offered while the conversation shows every file there is whole and unchanged
   (the 1.5B, both files of a task read, searched for the words of the refusal it was given
-  and of the note after that, to the step limit);
+  and of the note after that, to the step limit); no listing while the overview names every
+  file there is (it would show nothing new);
 - an existing file is edited only once read (in full or in the range the edit is in) and
   rewritten only once read in full; no file is changed while a file the task refers to by its
   kind alone (`opening_reads.referred_files`) is unread; a new file only where no file or folder is and, when the
@@ -80,6 +81,9 @@ class WorkspaceView:
     # is offered until it has (the 1.5B, held for not reading the task's "JSON defaults" and
     # given the read as its next call, edited the constant with its old value instead).
     read_first: tuple[str, ...] = ()
+    # Whether the overview named every file there is: a listing shows nothing it did not (the
+    # 1.5B spent the first of its eight steps listing a folder of three files it was shown).
+    listed_whole: bool = False
     # False on the turn after a final answer the record held: that turn is an action (the
     # 1.5B, held for a test it had not run, sent the same untrue final answer again, which
     # ends the run; offered only actions, it takes one, the note's next call most often).
@@ -106,7 +110,7 @@ def view_choices(
         }
 
     if tool == "list_files":
-        return [branch(path=path_schema([".", *view.folders]))]
+        return [] if view.listed_whole else [branch(path=path_schema([".", *view.folders]))]
     if tool == "read_file":
         unread = [path for path in view.files if path not in view.shown_whole]
         if not unread and view.read_pattern is None:

@@ -61,6 +61,14 @@ def test_a_listing_can_name_the_root_or_a_shown_folder_only() -> None:
     assert not expressible(schema, {"tool": "list_files", "path": "lib"})
 
 
+def test_no_listing_is_offered_while_the_overview_names_every_file() -> None:
+    """The 1.5B spent the first of its eight steps listing a folder of three files it had been
+    shown."""
+    listing = {"tool": "list_files", "path": "."}
+    assert not expressible(action_schema(WRITES, (), view=view(listed_whole=True)), listing)
+    assert expressible(action_schema(WRITES, (), view=view(listed_whole=False)), listing)
+
+
 def test_past_the_budget_a_read_takes_any_relative_path() -> None:
     many = tuple(f"pkg/module_{number}.py" for number in range(MAX_SHOWN_NAMES + 1))
     schema = action_schema(WRITES, (), view=view(files=many))

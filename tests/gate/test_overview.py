@@ -11,7 +11,7 @@ from tests.support.workspaces import make_workspace
 
 from counterfoil import build_system_prompt, run_agent
 from counterfoil.context.prompt import OVERVIEW_HEADING, REFRESHED_HEADING
-from counterfoil.gate.overview import nearby_paths, tree_overview
+from counterfoil.gate.overview import lists_every_file, nearby_paths, tree_overview
 from counterfoil.step_facts import (
     NotAFolder,
     OverviewFile,
@@ -75,6 +75,14 @@ def test_a_cache_folder_is_shown_but_not_walked(tmp_path: Path) -> None:
 
     assert OverviewFolder("node_modules", None, None) in overview.entries
     assert "node_modules/x/index.js" not in overview.paths()
+
+
+def test_the_overview_names_every_file_until_a_folder_is_folded(tmp_path: Path) -> None:
+    files(tmp_path, "a.py", "pkg/c.py", "pkg/deep/d.py", "__pycache__/a.pyc")
+    paths = make_workspace(tmp_path).paths
+
+    assert lists_every_file(tree_overview(paths))  # the cache is shown, not walked
+    assert not lists_every_file(tree_overview(paths, max_lines=3))  # pkg folded
 
 
 def test_the_system_prompt_shows_the_overview(tmp_path: Path) -> None:

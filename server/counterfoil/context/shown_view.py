@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 
 from ..actions import ToolAction
 from ..errors import AgentError
-from ..gate.overview import walked_paths
+from ..gate.overview import lists_every_file, walked_paths
 from ..gate.workspace import Workspace
 from ..proposals import sha256_hex
 from ..step_facts import OverviewFolder, TreeOverview
@@ -75,6 +75,7 @@ def workspace_view(
         read_pattern=_ranges(artifacts),
         shown_whole=tuple(path for path in dict.fromkeys(shown_whole) if path in unchanged),
         read_first=read_first,
+        listed_whole=tree is not None and lists_every_file(tree),
         final_offered=final_offered,
     )
 

@@ -15,6 +15,7 @@ import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from ..commands.tree.ignore import CACHE_NAMES
 from ..files.files import directory_entries, open_directory
@@ -53,6 +54,16 @@ def tree_overview(paths: WorkspacePaths, max_lines: int = MAX_OVERVIEW_LINES) ->
     entries.sort(key=lambda entry: (entry.path.count("/"), entry.path))
     more = max(0, len(entries) - max_lines)
     return TreeOverview(tuple(entries[:max_lines]), more, walked.complete)
+
+
+def lists_every_file(tree: TreeOverview) -> bool:
+    """Whether the overview names every file there is (no folder folded but a cache)."""
+    if not tree.complete or tree.more:
+        return False
+    return all(
+        isinstance(entry, OverviewFile) or PurePosixPath(entry.path).name in CACHE_NAMES
+        for entry in tree.entries
+    )
 
 
 def nearby_paths(paths: WorkspacePaths, missing: str, count: int = MAX_NEARBY) -> tuple[str, ...]:
