@@ -146,8 +146,9 @@ def final_too_soon(
     missing: tuple[str, ...] = ()
     if tree is not None and tree.complete:  # else a name not listed may still be there
         listed = set(tree.file_paths())
+        # A file an allowed command names counts too: the command cannot pass without it (the
+        # 1.5B, asked to write test_normalize.py and run it, answered with neither done).
         known = listed | {PurePosixPath(path).name for path in listed} | set(meaning)
-        known |= in_commands
         missing = tuple(
             dict.fromkeys(name for name in FILE_NAME.findall(task) if name not in known)
         )

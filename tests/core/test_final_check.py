@@ -142,6 +142,25 @@ def test_a_file_the_task_names_as_its_check_s_script_is_not_asked_to_change(
     assert held is not None and held.untouched == ("greet.py",)
 
 
+def test_a_final_before_the_file_the_task_s_command_runs_exists_is_held_with_its_write(
+    tmp_path: Path,
+) -> None:
+    """The 1.5B, asked to write test_normalize.py and run it, had its write refused and
+    answered final with neither done: the command cannot pass without the file."""
+    _project(tmp_path)
+    command = ("python3", "test_clamp.py")
+    workspace = make_workspace(
+        tmp_path, answer=True, allow_writes=True, allowed_commands=(command,)
+    )
+    model = RecordingModel('{"final":"wrote the test"}', '{"final":"again"}')
+
+    run = run_agent("Write test_clamp.py and run python3 test_clamp.py.", model, workspace, CHECKED)
+
+    held = run.events[0].final_held
+    assert held is not None and held.missing == ("test_clamp.py",)
+    assert "Your next reply: write_file on test_clamp.py" in held.sentence()
+
+
 def test_a_final_the_record_bears_out_ends_the_run_at_once(tmp_path: Path) -> None:
     (tmp_path / "version.py").write_text('VERSION = "0.1.0"\n')
     workspace = make_workspace(tmp_path, answer=True, allow_writes=True)
