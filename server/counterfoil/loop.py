@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
 
-from .actions import Action, FinalAction, ToolAction, parse_action
+from .actions import EXPECTED_FORM, Action, FinalAction, ToolAction, parse_action
 from .context.artifacts import RunEvidence, ShapedObservation
 from .context.budget import (
     MIN_INLINE_CHARS,
@@ -383,6 +383,9 @@ class _Turns:
             return self._finish(False, "model_error", error="model returned a non-string response")
         try:
             action = parse_action(response, workspace.available_tools)
+        except AgentError as error:
+            return self._invalid(step, response, reply, _cut_off(reply) or error)
+        try:
             _refuse_copied(action, self.run.task, self.conversation, self.run.tree)
         except AgentError as error:
             return self._invalid(step, response, reply, error)
@@ -667,6 +670,19 @@ def _refuse_copied(
     copied = copied_value(action, system)
     if copied is not None:
         raise AgentError(copied.sentence())
+
+
+def _cut_off(reply: ModelReply) -> AgentError | None:
+    """Why a response that does not parse ended, when the reply limit cut it: its JSON said as
+    "not valid" left the 1.5B, its file's content cut in a loop of repeated lines, quoting
+    that error as its final answer."""
+    stats = reply.stats
+    if stats is None or stats.finish_reason != "length":
+        return None
+    return AgentError(
+        f"response was cut off at the reply limit ({stats.generated_tokens} tokens) before its"
+        f" JSON ended: nothing was done. Send a shorter action; {EXPECTED_FORM}"
+    )
 
 
 def _action_json(action: ToolAction) -> str:

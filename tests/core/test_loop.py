@@ -174,6 +174,34 @@ def test_unparseable_response_event_has_no_action(demo_project: Path) -> None:
     assert event.result is not None and event.result.startswith("error: ")
 
 
+def test_a_response_cut_off_at_the_reply_limit_is_told_so_not_that_its_json_is_wrong(
+    demo_project: Path,
+) -> None:
+    """The 1.5B's write ran to the reply limit in a loop of repeated lines; told only that its
+    JSON was not valid, it quoted that error as its final answer."""
+    cut = ResponseStats(1024, "length", 9.0)
+
+    class Cut:
+        def __call__(self, messages: list[dict[str, str]]) -> str:
+            raise AssertionError("the loop asks for the reply, not the text alone")
+
+        def reply(self, messages: list[dict[str, str]]) -> ModelReply:
+            if len(messages) == 2:
+                return ModelReply(
+                    '{"tool":"write_file","path":"a.py","content":"print(1)\npri', cut
+                )
+            return ModelReply(FINAL)
+
+    run = run_agent(TASK, Cut(), read_only(demo_project))
+
+    event = run.events[0]
+    assert event.action is None and event.result is not None
+    assert event.result.startswith(
+        "error: response was cut off at the reply limit (1024 tokens) before its JSON ended:"
+        " nothing was done."
+    )
+
+
 def test_refused_tool_event_has_no_action_and_says_not_enabled(demo_project: Path) -> None:
     response = '{"tool":"write_file","path":"notes.md","content":"x"}'
     run = run_agent(TASK, RecordingModel(response, FINAL), read_only(demo_project))
