@@ -675,13 +675,14 @@ def _refuse_copied(
 def _cut_off(reply: ModelReply) -> AgentError | None:
     """Why a response that does not parse ended, when the reply limit cut it: its JSON said as
     "not valid" left the 1.5B, its file's content cut in a loop of repeated lines, quoting
-    that error as its final answer."""
+    that error as its final answer (told also that "nothing was done", it answered "I did
+    nothing as instructed")."""
     stats = reply.stats
     if stats is None or stats.finish_reason != "length":
         return None
     return AgentError(
         f"response was cut off at the reply limit ({stats.generated_tokens} tokens) before its"
-        f" JSON ended: nothing was done. Send a shorter action; {EXPECTED_FORM}"
+        f" JSON ended. Send a shorter action; {EXPECTED_FORM}"
     )
 
 
