@@ -9,21 +9,23 @@ from pathlib import Path
 from tests.support.recording_model import RecordingModel
 from tests.support.workspaces import make_workspace
 
-from counterfoil import AgentLimits, build_system_prompt, run_agent
+from counterfoil import AgentLimits, Workspace, build_system_prompt, run_agent
 from counterfoil.gate.approval import Approval
 
 TASK = "Set ANSWER to 42 in answer.py and in other.py."
 
 
+def diff_workspace(root: Path) -> Workspace:
+    """A workspace whose edit form is `diff`, every change approved."""
+    return make_workspace(
+        root, confirm_proposal=lambda _proposal: Approval(True), allow_writes=True, edit_form="diff"
+    )
+
+
 def test_a_diff_run_is_told_patch_file_at_every_turn(tmp_path: Path) -> None:
     for name in ("answer.py", "other.py"):
         (tmp_path / name).write_text("ANSWER = 41\n")
-    workspace = make_workspace(
-        tmp_path,
-        confirm_proposal=lambda _proposal: Approval(True),
-        allow_writes=True,
-        edit_form="diff",
-    )
+    workspace = diff_workspace(tmp_path)
     model = RecordingModel(
         {"tool": "read_file", "path": "answer.py"},
         {"tool": "read_file", "path": "other.py"},
@@ -48,12 +50,7 @@ def test_a_diff_run_is_told_patch_file_at_every_turn(tmp_path: Path) -> None:
 def test_a_change_refused_unread_is_then_asked_for_in_the_runs_edit_form(tmp_path: Path) -> None:
     # Long enough not to be shown with the refusal: the read is the model's own.
     (tmp_path / "answer.py").write_text("ANSWER = 41\n" + "# a comment line\n" * 200)
-    workspace = make_workspace(
-        tmp_path,
-        confirm_proposal=lambda _proposal: Approval(True),
-        allow_writes=True,
-        edit_form="diff",
-    )
+    workspace = diff_workspace(tmp_path)
     model = RecordingModel(
         {"tool": "write_file", "path": "answer.py", "content": "ANSWER = 42\n"},
         {"tool": "read_file", "path": "answer.py"},
