@@ -15,6 +15,8 @@ false verdicts (the run's own validation passed while the held-out checks failed
 log that did not verify); per set the tasks passed in each round. The peer column is the same
 packages through Aider on the same llama.cpp server (`aider_peer.py`), absent, and said so,
 when Aider is not installed or the engine is not llama.cpp (`--no-peer`: not run).
+Where the packages' commands cannot run confined (no sandbox here), it runs nothing and exits 2,
+as `counterfoil eval` does without `--unconfined`: every task would count as failed by the model.
 `--check-final-answer`: each engine runs the tasks twice, side by side, with the setting off
 and on; `--edit-form` (once per form): with each `editForm` given. Targets: at least 3 of the 4 fixtures in every round, 60 % of the held-out set, ahead
 of the peer on every set. Prints a table per set, then one JSON line.
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from aider_peer import aider_absent, run_aider
+from counterfoil.evals.confinement import command_sandbox
 from counterfoil.evals.models import ModelUnderTest
 from counterfoil.evals.package import TaskPackage, load_package
 from counterfoil.evals.runner import run_task
@@ -317,6 +320,11 @@ def main() -> None:
         help="run each engine with each edit form given (editForm), side by side (the peer once)",
     )
     arguments = parser.parse_args()
+    sets = ["fixtures"] if arguments.model is None else arguments.set or ["fixtures", "tuning"]
+    _, refusal = command_sandbox(package for name in sets for package in set_packages(name))
+    if refusal is not None:  # every command would fail for the machine, and count as the model's
+        print(f"error: {refusal}; nothing was run", file=sys.stderr)
+        sys.exit(2)
     if arguments.model is None:
         harness_overhead()
     else:

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -119,9 +120,63 @@ def test_where_no_sandbox_can_be_had_the_evaluation_is_refused_in_one_sentence(
     status, output = _eval(RELEASE_NOTES, "--model", SOLVE, "--yes")
 
     assert status == 2
-    assert output.startswith("error: a package's commands run only in a sandbox, and none can")
+    assert output.startswith(
+        "error: a package's commands and command checks run only in a sandbox, and none can"
+    )
     assert output.endswith("pass --unconfined to run them without one\n")
     assert output.count("\n") == 1
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux's")
+def test_a_package_whose_only_program_is_a_command_check_is_refused_too_where_none_can_be_had(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its check would fail with the sandbox's error, and the task would count as failed."""
+    checked = FIXTURES / "tuning" / "readme-flag"
+    assert not json.loads((checked / "task.json").read_text()).get("allowed_commands")
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on it
+
+    status, output = _eval(str(checked), "--model", SOLVE, "--yes")
+
+    assert status == 2
+    assert "command checks run only in a sandbox, and none can be had here" in output
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux's")
+def test_a_package_that_runs_no_program_runs_where_no_sandbox_can_be_had(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = FIXTURES / "failure-recovery"
+    checks = json.loads((plain / "held_out_tests" / "checks.json").read_text())["checks"]
+    assert all(check["type"] != "command" for check in checks)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on it
+
+    status, output = _eval(str(plain), "--model", SOLVE, "--yes")
+
+    assert status == 0, output
+    assert output.rstrip().endswith("overall: passed")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux's")
+def test_the_bench_runs_nothing_where_the_packages_commands_cannot_run_confined(
+    tmp_path: Path,
+) -> None:
+    """A figure where every command failed for the machine would be counted as the model's."""
+    (tmp_path / "python3").symlink_to(sys.executable)
+    bench = FIXTURES.parents[1] / "bench"
+    done = subprocess.run(
+        [sys.executable, "eval.py", "--model", SOLVE, "--set", "fixtures", "--no-peer"],
+        cwd=bench,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": str(tmp_path), "HF_HUB_OFFLINE": "1"},
+        check=False,
+    )
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stdout == ""
+    assert done.stderr.startswith("error: a package's commands and command checks run only in")
+    assert done.stderr.endswith("; nothing was run\n")
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux's")

@@ -2,8 +2,8 @@
 [--transcripts DIR]`.
 
 Every package is checked before any model loads, so a bad package costs nothing (exit 2, one
-sentence). A package is data, but its commands are programs the person did not write here: they
-run only confined (exit 2 where no sandbox can be had, unless `--unconfined`), and only after
+sentence). A package is data, but its commands and command checks are programs the person did
+not write here: they run only confined (exit 2 where no sandbox can be had, unless `--unconfined`), and only after
 the person has seen them and said yes once (`--yes` says it for CI). Progress goes to stderr as
 each run ends; the report (a table, or one JSON document) goes to stdout. Exit 0 only when every
 task passed for every model, else 1 (130: Ctrl-C).
@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from ..commands.tree.sandbox import CONFINE, OFF, sandbox_for
-from ..errors import AgentError
+from ..commands.tree.sandbox import CONFINE
+from ..evals.confinement import command_sandbox
 from ..evals.models import ModelUnderTest
 from ..evals.package import PackageError, TaskPackage, load_package
 from ..evals.report import TaskResult, document, one_line, overall_status
@@ -140,14 +140,14 @@ def eval_command(
     if duplicate is not None:
         stdout.write(f"error: two packages have the task id {duplicate!r}\n")
         return EXIT_BAD_PACKAGE
-    sandbox = CONFINE
-    if any(package.allowed_commands for package in packages):
-        sandbox, refusal = _command_sandbox(args.unconfined)
-        if refusal is None:
-            refusal = _consent(packages, sandbox, args.yes, stdin or sys.stdin, stderr)
-        if refusal is not None:
-            stdout.write(f"error: {refusal}\n")
-            return EXIT_BAD_PACKAGE
+    sandbox, refusal = command_sandbox(packages, args.unconfined)
+    if refusal is not None:
+        refusal += "; pass --unconfined to run them without one"
+    elif any(package.allowed_commands for package in packages):
+        refusal = _consent(packages, sandbox, args.yes, stdin or sys.stdin, stderr)
+    if refusal is not None:
+        stdout.write(f"error: {refusal}\n")
+        return EXIT_BAD_PACKAGE
     models = list(dict.fromkeys(args.models))
     overrides = {
         key: value
@@ -196,20 +196,6 @@ def eval_command(
             return EXIT_FAILED
         stderr.write(f"report written to {args.report}\n")
     return EXIT_PASSED if overall_status(results) == "passed" else EXIT_FAILED
-
-
-def _command_sandbox(unconfined: bool) -> tuple[str, str | None]:
-    """The mode the packages' commands run in, or why none can be had here."""
-    try:
-        sandbox_for(CONFINE, Path(tempfile.gettempdir()), network=False)
-    except AgentError as error:
-        if unconfined:
-            return OFF, None
-        return CONFINE, (
-            f"a package's commands run only in a sandbox, and none can be had here ({error}); "
-            "pass --unconfined to run them without one"
-        )
-    return CONFINE, None
 
 
 def _consent(
