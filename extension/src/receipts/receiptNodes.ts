@@ -611,8 +611,20 @@ export function runNodes(
     const models = [
       ...new Set(members.flatMap((receipt) => receipt.proposedBy ?? [])),
     ];
+    const children = [
+      ...members.map(receiptNode),
+      ...unreceipted(
+        record,
+        members,
+        live.filter((told) => told.runId === runId),
+      ).map((decision) => decisionNode(runId, decision)),
+    ];
     return {
-      id: `run/${runId || "none"}`,
+      // VS Code applies an item's collapsible state only when it first sees the item's id. A
+      // run is listed as it starts, before any receipt or question, as a leaf; on a busy
+      // machine the tree drew it then, and the newest run stayed closed once it had children.
+      // A run with children has an id of its own, so it is drawn anew, open when newest.
+      id: `run/${runId || "none"}${children.length === 0 ? "/empty" : ""}`,
       label: goal,
       description: [
         time,
@@ -642,14 +654,7 @@ export function runNodes(
       icon: { id: "history" },
       contextValue: "run",
       expanded: index === newest,
-      children: [
-        ...members.map(receiptNode),
-        ...unreceipted(
-          record,
-          members,
-          live.filter((told) => told.runId === runId),
-        ).map((decision) => decisionNode(runId, decision)),
-      ],
+      children,
     };
   });
 }

@@ -132,3 +132,24 @@ test("runs whose long goals read the same are told apart by their ids", () => {
   assert.match(nodes[0].description ?? "", /run aaaa1111/);
   assert.match(nodes[1].description ?? "", /run cccc2222/);
 });
+
+test("a run listed before its first receipt has an id of its own, so the tree draws it anew, open, once it has one", () => {
+  // VS Code keeps the collapsible state it first saw for an id: a run first drawn as a leaf
+  // (its command approved, no receipt yet) stayed closed on a busy machine.
+  const approved = {
+    runId: "cli-run",
+    toolCallId: "call-4",
+    state: "answered" as const,
+    why: "approved",
+  };
+  const [leaf] = runNodes([], [], SAME_DAY, [], new Set(), [approved]);
+  const [withReceipt] = runNodes([EDIT], [], SAME_DAY, [], new Set(), [
+    approved,
+  ]);
+
+  assert.equal(leaf.children.length, 0);
+  assert.equal(withReceipt.children.length, 1);
+  assert.notEqual(leaf.id, withReceipt.id);
+  assert.equal(withReceipt.id, "run/cli-run");
+  assert.equal(withReceipt.expanded, true);
+});
