@@ -5,8 +5,9 @@ Every package is checked before any model loads, so a bad package costs nothing 
 sentence). A package is data, but its commands and command checks are programs the person did
 not write here: they run only confined (exit 2 where no sandbox can be had, unless
 `--unconfined`), and its commands only after the person has seen them and said yes once
-(`--yes` says it for CI). Progress goes to stderr as each run ends; the report (a table, or one JSON document) goes to stdout. Exit 0 only when every
-task passed for every model, else 1 (130: Ctrl-C).
+(`--yes` says it for CI). Progress goes to stderr as each run ends; the report (a table, or one
+JSON document) goes to stdout. Exit 0 only when every task passed for every model, else 1
+(130: Ctrl-C).
 """
 
 from __future__ import annotations
