@@ -13,6 +13,7 @@ import type { Browser, Page } from "playwright-core";
 import {
   answerCommandQuestion,
   changeSettings,
+  clickRevert,
   confirmAsWalkthrough,
   editorTitleAction,
   makeWorkspace,
@@ -162,21 +163,7 @@ describe("a conversation in the run panel", () => {
   test("Revert from the receipts tree goes through the same diff approval and restores the bytes", async () => {
     const step = stepTimer("revert");
     await showCounterfoilView(page);
-    const receipts = page.locator(".pane", {
-      has: page.locator(".pane-header", { hasText: "Receipts" }),
-    });
-    const row = receipts
-      .locator(".monaco-list-row", { hasText: "write_file app.py" })
-      .first();
-    if ((await row.count()) === 0) {
-      await receipts
-        .locator(".monaco-list-row", { hasText: "tidy app.py" })
-        .first()
-        .click();
-    }
-    await row.waitFor({ timeout: 30_000 });
-    await row.hover();
-    await row.locator('.action-label[aria-label^="Revert"]').click();
+    await clickRevert(page, "write_file app.py", "why keep the old docstring?");
     await waitForProposalDiff(page, /revert app\.py/);
     await page.mouse.move(10, 10);
     await screenshot(page, "revert-diff.png");

@@ -15,6 +15,7 @@ import {
   openFolder,
   python,
   receiptsOnDisk,
+  receiptsPane,
   repoRoot,
   runPanel,
   screenshot,
@@ -143,9 +144,7 @@ describe("MCP tools", () => {
     await call.locator(".monaco-button", { hasText: /^Accept$/ }).click();
     step("call approved");
 
-    const receipts = page.locator(".pane", {
-      has: page.locator(".pane-header", { hasText: "Receipts" }),
-    });
+    const receipts = receiptsPane(page);
     try {
       await panel.locator("article.turn .verdict").waitFor({ timeout: 60_000 });
       await showCounterfoilView(page);

@@ -24,6 +24,7 @@ import {
   openPage,
   readSettingsFile,
   receiptsOnDisk,
+  receiptsPane,
   resizeSideBar,
   runCommand,
   runPanel,
@@ -208,9 +209,7 @@ describe("what the editor says", () => {
       await screenshot(page, "noise-jumped.png");
 
       // The receipts tree gives the run's time to the second.
-      const receipts = page.locator(".pane", {
-        has: page.locator(".pane-header", { hasText: "Receipts" }),
-      });
+      const receipts = receiptsPane(page);
       const run = receipts
         .locator(".monaco-list-row", { hasText: "look around, then wait" })
         .first();

@@ -15,6 +15,7 @@ import {
   makeWorkspace,
   openFolder,
   receiptsOnDisk,
+  receiptsPane,
   runPanel,
   screenshot,
   startBrowser,
@@ -215,9 +216,7 @@ describe("pause and steer", () => {
       );
       assert.doesNotMatch(await notificationsText(page), /rejected/i);
       assert.deepEqual(decisions(workspace), ["call-1 withdrawn"]);
-      const receipts = page.locator(".pane", {
-        has: page.locator(".pane-header", { hasText: "Receipts" }),
-      });
+      const receipts = receiptsPane(page);
       const run = receipts
         .locator(".monaco-list-row", { hasText: "double the value" })
         .first();

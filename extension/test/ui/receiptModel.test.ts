@@ -10,6 +10,7 @@ import {
   failureScreenshot,
   makeWorkspace,
   openFolder,
+  receiptsPane,
   runPanel,
   screenshot,
   scriptedWeightsModel,
@@ -80,9 +81,7 @@ describe("the model on the receipt", () => {
     const panel = runPanel(page);
     await panel.locator("#message").fill(GOAL);
     await panel.locator("#send").click();
-    const receipts = page.locator(".pane", {
-      has: page.locator(".pane-header", { hasText: "Receipts" }),
-    });
+    const receipts = receiptsPane(page);
     try {
       await panel
         .locator(".proposal.state-pending button.accept")

@@ -13,12 +13,14 @@ import { spawnSync } from "node:child_process";
 import {
   answerCommandQuestion,
   clearNotifications,
+  clickRevert,
   failureScreenshot,
   makeWorkspace,
   openFolder,
   python,
   receiptLog,
   receiptsOnDisk,
+  receiptsPane,
   resizeSideBar,
   runPanel,
   screenshot,
@@ -158,15 +160,7 @@ describe("review mode", () => {
       writeFileSync(join(workspace, "gen/out.txt"), "edited by hand\n");
       await clearNotifications(page);
       await showCounterfoilView(page);
-      const row = page
-        .locator(".pane", {
-          has: page.locator(".pane-header", { hasText: "Receipts" }),
-        })
-        .locator(".monaco-list-row", { hasText: "run_command python" })
-        .first();
-      await row.waitFor({ timeout: 30_000 });
-      await row.hover();
-      await row.locator('.action-label[aria-label^="Revert"]').click();
+      await clickRevert(page, "run_command python", "run the tool");
       const asked = await waitForNotification(page, /Revert call-1/);
       assert.match(asked, /gen\/out\.txt \(changed since the command\)/);
       await page
@@ -259,10 +253,7 @@ describe("review mode", () => {
 
       // The receipts tree: a rejected review does not read "ok" alone.
       await showCounterfoilView(page);
-      const row = page
-        .locator(".pane", {
-          has: page.locator(".pane-header", { hasText: "Receipts" }),
-        })
+      const row = receiptsPane(page)
         .locator(".monaco-list-row", { hasText: "run_command python" })
         .first();
       await row.waitFor({ timeout: 30_000 });

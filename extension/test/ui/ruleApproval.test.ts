@@ -17,6 +17,7 @@ import {
   openFolder,
   readSettingsFile,
   receiptsOnDisk,
+  receiptsPane,
   runPanel,
   screenshot,
   showCounterfoilView,
@@ -112,9 +113,7 @@ describe("an effect a rule approves", () => {
     await screenshot(page, "rule-approval-verdict.png");
 
     await showCounterfoilView(page);
-    const receipts = page.locator(".pane", {
-      has: page.locator(".pane-header", { hasText: "Receipts" }),
-    });
+    const receipts = receiptsPane(page);
     const command = receipts
       .locator(".monaco-list-row", { hasText: "run_command python -m pytest" })
       .first();

@@ -10,6 +10,7 @@ import {
   failureScreenshot,
   makeWorkspace,
   openFolder,
+  receiptsPane,
   runCommand,
   runPanel,
   screenshot,
@@ -86,9 +87,7 @@ describe("a question asked again after a steer", () => {
 
       // The tree: call-1 pending, not withdrawn.
       await showCounterfoilView(page);
-      const receipts = page.locator(".pane", {
-        has: page.locator(".pane-header", { hasText: "Receipts" }),
-      });
+      const receipts = receiptsPane(page);
       const row = receipts
         .locator(".monaco-list-row", { hasText: /call-1 / })
         .first();

@@ -502,6 +502,38 @@ export async function showCounterfoilView(page: Page): Promise<void> {
   }
 }
 
+/** The Receipts view's pane in the Counterfoil side bar. */
+export function receiptsPane(page: Page): Locator {
+  return page.locator(".pane", {
+    has: page.locator(".pane-header", { hasText: "Receipts" }),
+  });
+}
+
+/**
+ * Clicks the inline Revert of the first receipt row that reads `rowText`, once the run
+ * `runGoal` shows its verdict in the tree. The refresh a run's end brings redraws every row and
+ * its actions; a click that lands while they are redrawn reaches nothing (seen beside two busy
+ * loops: the Revert button hovered, no request sent). The verdict is what that refresh draws.
+ */
+export async function clickRevert(
+  page: Page,
+  rowText: string,
+  runGoal: string,
+): Promise<void> {
+  const receipts = receiptsPane(page);
+  await receipts
+    .locator(".monaco-list-row", { hasText: runGoal })
+    .filter({ hasText: /validat/ })
+    .first()
+    .waitFor({ timeout: 30_000 });
+  const row = receipts
+    .locator(".monaco-list-row", { hasText: rowText })
+    .first();
+  await row.waitFor({ timeout: 30_000 });
+  await row.hover();
+  await row.locator('.action-label[aria-label^="Revert"]').click();
+}
+
 /** Opens the Counterfoil view (which activates the extension) and waits for the daemon. */
 export async function waitForDaemon(page: Page): Promise<void> {
   await showCounterfoilView(page);
