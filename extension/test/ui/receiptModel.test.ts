@@ -18,6 +18,7 @@ import {
   startBrowser,
   stepTimer,
   waitForDaemon,
+  waitForVerdictInTree,
 } from "./workbench";
 
 const GOAL = "double the value in app.py";
@@ -94,6 +95,7 @@ describe("the model on the receipt", () => {
         .locator(".monaco-list-row", { hasText: "edit_file app.py" })
         .first()
         .waitFor({ timeout: 30_000 });
+      await waitForVerdictInTree(page, GOAL);
     } catch (error) {
       await failureScreenshot(page, "failure-receipt-model.png");
       throw error;

@@ -510,23 +510,30 @@ export function receiptsPane(page: Page): Locator {
 }
 
 /**
- * Clicks the inline Revert of the first receipt row that reads `rowText`, once the run
- * `runGoal` shows its verdict in the tree. The refresh a run's end brings redraws every row and
- * its actions; a click that lands while they are redrawn reaches nothing (seen beside two busy
- * loops: the Revert button hovered, no request sent). The verdict is what that refresh draws.
+ * Waits until the run `runGoal` shows its verdict in the receipts tree. The refresh a run's end
+ * brings redraws every row and its actions; a click or a hover that lands while they are
+ * redrawn reaches nothing (seen beside two busy loops: the Revert button hovered, no request
+ * sent). The verdict is what that refresh draws.
  */
+export async function waitForVerdictInTree(
+  page: Page,
+  runGoal: string,
+): Promise<void> {
+  await receiptsPane(page)
+    .locator(".monaco-list-row", { hasText: runGoal })
+    .filter({ hasText: /validat/ })
+    .first()
+    .waitFor({ timeout: 30_000 });
+}
+
+/** Clicks the inline Revert of the first receipt row that reads `rowText`, once the tree is drawn. */
 export async function clickRevert(
   page: Page,
   rowText: string,
   runGoal: string,
 ): Promise<void> {
-  const receipts = receiptsPane(page);
-  await receipts
-    .locator(".monaco-list-row", { hasText: runGoal })
-    .filter({ hasText: /validat/ })
-    .first()
-    .waitFor({ timeout: 30_000 });
-  const row = receipts
+  await waitForVerdictInTree(page, runGoal);
+  const row = receiptsPane(page)
     .locator(".monaco-list-row", { hasText: rowText })
     .first();
   await row.waitFor({ timeout: 30_000 });
