@@ -81,12 +81,22 @@ async function walkthroughButton(
 /** The permissions step's Allow for This Folder, its proposed command accepted as it is. */
 async function allowForFolder(page: Page): Promise<void> {
   await walkthroughButton(page, "permissions", "Allow for This Folder");
-  await page
-    .locator(".quick-input-widget", {
-      hasText: "allow writes and one validation command",
-    })
-    .waitFor();
-  await page.locator(".quick-input-widget input").press("Enter");
+  const widget = page.locator(".quick-input-widget", {
+    hasText: "allow writes and one validation command",
+  });
+  await widget.waitFor();
+  // An Enter pressed while the box is still being filled in is lost (seen beside two busy
+  // loops: the box stayed open with its command): press again until the box has closed.
+  for (let tries = 0; tries < 3; tries++) {
+    await page.locator(".quick-input-widget input").press("Enter");
+    try {
+      await widget.waitFor({ state: "hidden", timeout: 10_000 });
+      return;
+    } catch {
+      // still open: the Enter did not reach it
+    }
+  }
+  await widget.waitFor({ state: "hidden" });
 }
 
 /** Whether the walkthrough shows the permissions step checked off. */
