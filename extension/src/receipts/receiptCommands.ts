@@ -69,11 +69,6 @@ export class ReceiptCommands implements vscode.Disposable {
     try {
       const result = await this.client.request(Methods.receipts, {});
       this.receipts.load(result);
-      this.receipts.setRuns(
-        result.runs ?? [],
-        result.records ?? [],
-        result.exportedRuns ?? [],
-      );
       return result;
     } catch (error) {
       this.receipts.showProblem(

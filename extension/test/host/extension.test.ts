@@ -291,6 +291,19 @@ suite("Counterfoil in the extension host", () => {
     assert.equal(verified?.count, api.receipts.shown.length);
   });
 
+  test("a refresh of the receipts is one change of the tree (a second within 200 ms redraws it under a person's click)", async () => {
+    let changes = 0;
+    const counting = api.receipts.onDidChangeTreeData(() => {
+      changes += 1;
+    });
+    try {
+      assert.ok(await api.receiptCommands.refreshReceipts());
+    } finally {
+      counting.dispose();
+    }
+    assert.equal(changes, 1);
+  });
+
   test("closing the proposal diff answers No and nothing is written", async () => {
     await useScript("new-file", [
       { tool: "write_file", path: "notes.txt", content: "hello\n" },
