@@ -49,7 +49,7 @@ export function activate(context: vscode.ExtensionContext): CounterfoilApi {
   );
   const statusBar = new ModelStatusBar(client);
   const panel = new RunPanel(context.extensionUri, client, review);
-  const receiptCommands = new ReceiptCommands(client, receipts);
+  const receiptCommands = new ReceiptCommands(client, receipts, trace);
   const commands = new RunCommands({
     client,
     review,

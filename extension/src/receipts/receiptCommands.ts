@@ -12,6 +12,7 @@ import {
   type VerifyResult,
 } from "../daemon/protocol";
 import type { ReceiptsTree } from "./receiptsTree";
+import { NO_RECEIPT_TO_REVERT } from "./receiptNodes";
 import { verifyReport } from "./verifyReport";
 import { commandRegistrar } from "../commandRegistrar";
 
@@ -31,6 +32,7 @@ export class ReceiptCommands implements vscode.Disposable {
   constructor(
     private readonly client: DaemonClient,
     private readonly receipts: ReceiptsTree,
+    private readonly trace: vscode.LogOutputChannel,
   ) {
     const register = commandRegistrar(this.disposables);
     register("counterfoil.revertReceipt", (target?: unknown) =>
@@ -168,7 +170,12 @@ export class ReceiptCommands implements vscode.Disposable {
     }
   }
 
-  /** Undoes an edit (a diff) or a command (a multi-file diff) from its receipt, approved like any effect. */
+  /**
+   * Undoes an edit (a diff) or a command (a multi-file diff) from its receipt, approved like any
+   * effect. The command is offered only on a receipt's row, so a call without one is a click VS
+   * Code could not resolve: a refresh of the tree drops the rows' handles until it has asked for
+   * them again, and a click in between reaches the command with nothing. That is said, not guessed.
+   */
   async revert(target?: unknown): Promise<RevertResult | undefined> {
     const toolCallId =
       typeof target === "string"
@@ -177,9 +184,10 @@ export class ReceiptCommands implements vscode.Disposable {
           ? String(target.toolCallId)
           : undefined;
     if (!toolCallId) {
-      void vscode.window.showInformationMessage(
-        "Choose an edit or command receipt in the Receipts view to revert.",
+      this.trace.warn(
+        "revert: the click reached no receipt (the Receipts view was being redrawn); nothing was reverted",
       );
+      void vscode.window.showWarningMessage(NO_RECEIPT_TO_REVERT);
       return undefined;
     }
     try {

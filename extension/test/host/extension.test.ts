@@ -304,6 +304,18 @@ suite("Counterfoil in the extension host", () => {
     assert.equal(changes, 1);
   });
 
+  test("a Revert that reaches no receipt (its row mid-redraw) reverts nothing and asks for no approval", async () => {
+    const loaded = await api.receiptCommands.refreshReceipts();
+    assert.ok(loaded?.logPath, "the daemon keeps a log file");
+    const before = readFileSync(loaded.logPath, "utf8");
+    const reverted: unknown = await vscode.commands.executeCommand(
+      "counterfoil.revertReceipt",
+    );
+    assert.equal(reverted, undefined);
+    assert.equal(api.review.pendingIds.length, 0, "no proposal opened");
+    assert.equal(readFileSync(loaded.logPath, "utf8"), before);
+  });
+
   test("closing the proposal diff answers No and nothing is written", async () => {
     await useScript("new-file", [
       { tool: "write_file", path: "notes.txt", content: "hello\n" },

@@ -163,7 +163,14 @@ describe("a conversation in the run panel", () => {
   test("Revert from the receipts tree goes through the same diff approval and restores the bytes", async () => {
     const step = stepTimer("revert");
     await showCounterfoilView(page);
-    await clickRevert(page, "write_file app.py", "why keep the old docstring?");
+    await clickRevert(
+      page,
+      "write_file app.py",
+      "why keep the old docstring?",
+      page.locator(".tabs-container .tab.active", {
+        hasText: /revert app\.py/,
+      }),
+    );
     await waitForProposalDiff(page, /revert app\.py/);
     await page.mouse.move(10, 10);
     await screenshot(page, "revert-diff.png");

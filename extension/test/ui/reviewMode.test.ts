@@ -160,7 +160,14 @@ describe("review mode", () => {
       writeFileSync(join(workspace, "gen/out.txt"), "edited by hand\n");
       await clearNotifications(page);
       await showCounterfoilView(page);
-      await clickRevert(page, "run_command python", "run the tool");
+      await clickRevert(
+        page,
+        "run_command python",
+        "run the tool",
+        page.locator(".notifications-toasts .notification-toast", {
+          hasText: /Revert call-1/,
+        }),
+      );
       const asked = await waitForNotification(page, /Revert call-1/);
       assert.match(asked, /gen\/out\.txt \(changed since the command\)/);
       await page

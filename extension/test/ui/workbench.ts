@@ -20,6 +20,7 @@ import {
   chromium,
 } from "playwright-core";
 import type { LoggedReceipt } from "../../src/daemon/protocol";
+import { NO_RECEIPT_TO_REVERT } from "../../src/receipts/receiptNodes";
 
 function required(name: string): string {
   const value = process.env[name];
@@ -526,19 +527,39 @@ export async function waitForVerdictInTree(
     .waitFor({ timeout: 30_000 });
 }
 
-/** Clicks the inline Revert of the first receipt row that reads `rowText`, once the tree is drawn. */
+/**
+ * Clicks the inline Revert of the first receipt row that reads `rowText`, once the tree is drawn,
+ * until `opened` (what the revert shows: its diff, its question) is visible. A refresh of the
+ * tree in flight (the run's end redraws it) can leave a click without its receipt; Counterfoil
+ * then says so, and the click is made again, as a person would: that answer is the handshake.
+ */
 export async function clickRevert(
   page: Page,
   rowText: string,
   runGoal: string,
+  opened: Locator,
 ): Promise<void> {
   await waitForVerdictInTree(page, runGoal);
   const row = receiptsPane(page)
     .locator(".monaco-list-row", { hasText: rowText })
     .first();
-  await row.waitFor({ timeout: 30_000 });
-  await row.hover();
-  await row.locator('.action-label[aria-label^="Revert"]').click();
+  const missed = page
+    .locator(".notifications-toasts .notification-toast", {
+      hasText: NO_RECEIPT_TO_REVERT,
+    })
+    .first();
+  for (let attempt = 1; attempt <= 3; attempt += 1) {
+    await row.waitFor({ timeout: 30_000 });
+    await row.hover();
+    await row.locator('.action-label[aria-label^="Revert"]').click();
+    await opened.or(missed).first().waitFor({ timeout: 30_000 });
+    if (!(await missed.isVisible())) {
+      return;
+    }
+    await clearNotifications(page);
+    await missed.waitFor({ state: "hidden" });
+  }
+  assert.fail("three Revert clicks in a row reached no receipt");
 }
 
 /** Opens the Counterfoil view (which activates the extension) and waits for the daemon. */
