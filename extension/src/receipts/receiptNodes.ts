@@ -10,11 +10,11 @@ import type {
   StoredRunRecord,
   Verdict,
 } from "../daemon/protocol";
+import { argvText } from "../argvText";
 
 /** What Revert says when its click reached no receipt (the tree was being redrawn under it). */
 export const NO_RECEIPT_TO_REVERT =
   "Nothing was reverted: the Receipts view was being redrawn when Revert was clicked. Click Revert on the receipt again.";
-import { argvText } from "../argvText";
 
 export interface NodeIcon {
   /** Codicon id, e.g. "edit". */
